@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+type refreshRequest struct {
+	RefreshToken string `json:"refreshToken"`
+}
+
+// loginUser and loginResult are the login shape of spec 2.2, to the letter.
+type loginUser struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	OrgID string `json:"orgId"`
+}
+
+type loginResult struct {
+	AccessToken  string    `json:"accessToken"`
+	RefreshToken string    `json:"refreshToken"`
+	ExpiresIn    int       `json:"expiresIn"`
+	User         loginUser `json:"user"`
+}
+
+func (s *Server) routesAuth() {
+	s.handle(&Route{Method: "POST", Path: "/auth/login", Tag: "auth", Public: true, Body: loginRequest{}, Resp: loginResult{},
+		Summary: "Log in with e-mail and password; rate limited per account", Handler: s.login})
+	s.handle(&Route{Method: "POST", Path: "/auth/refresh", Tag: "auth", Public: true, Body: refreshRequest{}, Resp: loginResult{},
+		Summary: "Exchange a refresh token for a new pair; the old refresh token stops working", Handler: s.refresh})
+	s.handle(&Route{Method: "POST", Path: "/auth/logout", Tag: "auth", Status: fiber.StatusNoContent,
+		Summary: "Revoke the session of the presented access token and its refresh token", Handler: s.logout})
+	s.handle(&Route{Method: "GET", Path: "/auth/me", Tag: "auth", Resp: kassa.User{},
+		Summary: "The authenticated user", Handler: s.me})
+	s.handle(&Route{Method: "POST", Path: "/users", Tag: "auth", Body: kassa.UserCreate{}, Resp: kassa.User{}, Status: 201,
+		Summary: "Add a staff account (owners only)",
+		Handler: createWith("/users", func(u *kassa.User) string { return u.ID }, s.svc.Users.CreateUser)})
+}
+
+func tokensResult(t *kassa.Tokens) loginResult {
+	return loginResult{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, ExpiresIn: t.ExpiresIn,
+		User: loginUser{ID: t.User.ID, Email: t.User.Email, OrgID: t.User.OrgID}}
+}
+
+func (s *Server) login(c *fiber.Ctx) error {
+	var in loginRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	var v kassa.Validation
+	v.Check(in.Email != "", "email", "is required")
+	v.Check(in.Password != "", "password", "is required")
+	v.Check(len(in.Email) <= 254 && len(in.Password) <= 1024, "password", "is too long")
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, tokensResult(t))
+}
+
+func (s *Server) refresh(c *fiber.Ctx) error {
+	var in refreshRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	if in.RefreshToken == "" {
+		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "refreshToken", Message: "is required"}}}
+	}
+	t, err := s.svc.Auth.Refresh(c.UserContext(), in.RefreshToken)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, tokensResult(t))
+}
+
+func (s *Server) logout(c *fiber.Ctx) error {
+	if err := s.svc.Auth.Logout(c.UserContext()); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) me(c *fiber.Ctx) error {
+	u, err := s.svc.Auth.Me(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, u)
+}

@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+// Route is one API operation: the Fiber handler plus what the OpenAPI
+// document says of it. Every /api/v1 route is registered through handle,
+// so the document lists exactly the routes that exist.
+type Route struct {
+	Method  string
+	Path    string // Fiber form, relative to /api/v1: /catalog/products/:id
+	Summary string
+	Tag     string
+	Scope   kassa.Scope // required scope; "" with Public false means any valid token
+	Public  bool        // no token needed
+	Body    any         // request body type, nil for none
+	Resp    any         // type of data in the response envelope; nil for none
+	List    bool        // the response is a list envelope
+	Status  int         // success status, default 200
+	Query   []Param
+	Handler fiber.Handler
+}
+
+// Param is a documented query parameter.
+type Param struct {
+	Name, Type, Description string
+}
+
+var pageParams = []Param{
+	{"limit", "integer", "page size, 1-200, default 50"},
+	{"cursor", "string", "opaque cursor from next_cursor"},
+}
+
+func (s *Server) handle(r *Route) {
+	if r.Status == 0 {
+		r.Status = fiber.StatusOK
+	}
+	s.routes = append(s.routes, r)
+	handlers := []fiber.Handler{}
+	if !r.Public {
+		handlers = append(handlers, s.authenticate(r.Scope))
+		if r.Method == fiber.MethodPost {
+			handlers = append(handlers, s.idempotent)
+		}
+	}
+	handlers = append(handlers, r.Handler)
+	s.api.Add(r.Method, r.Path, handlers...)
+}
+
+// decode reads a JSON body strictly: malformed JSON is 400, a field of the
+// wrong type or an unknown field is 422 naming the field.
+func decode(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return kassa.Errorf(kassa.EBadRequest, "a JSON request body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return kassa.Errorf(kassa.EBadRequest, "the request body has data after the JSON value")
+		}
+		return nil
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
+		return kassa.Errorf(kassa.EBadRequest, "the request body is not valid JSON")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return kassa.Errorf(kassa.EBadRequest, "the request body must be a JSON object")
+		}
+		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: typ.Field, Message: "must be of type " + jsonType(typ.Type.Kind().String())}}}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: name, Message: "is not a known field"}}}
+	default:
+		var ke *kassa.Error
+		if errors.As(err, &ke) {
+			return ke
+		}
+		return kassa.Errorf(kassa.EBadRequest, "the request body could not be read: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+func jsonType(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "integer"
+	case strings.HasPrefix(kind, "float"):
+		return "number"
+	case kind == "slice" || kind == "array":
+		return "array"
+	case kind == "struct" || kind == "map":
+		return "object"
+	case kind == "bool":
+		return "boolean"
+	}
+	return kind
+}
+
+// page reads limit and cursor; a bad limit is 400.
+func page(c *fiber.Ctx) (kassa.Page, error) {
+	p := kassa.Page{Limit: kassa.DefaultLimit, Cursor: c.Query("cursor")}
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > kassa.MaxLimit {
+			return p, kassa.Errorf(kassa.EBadRequest, "limit must be an integer from 1 to %d", kassa.MaxLimit)
+		}
+		p.Limit = n
+	}
+	if len(p.Cursor) > 512 {
+		return p, kassa.Errorf(kassa.EBadRequest, "cursor is not valid")
+	}
+	return p, nil
+}
+
+// queryBool reads an optional true/false query parameter.
+func queryBool(c *fiber.Ctx, name string) (*bool, error) {
+	v := c.Query(name)
+	if v == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil || (v != "true" && v != "false") {
+		return nil, kassa.Errorf(kassa.EBadRequest, "%s must be true or false", name)
+	}
+	return &b, nil
+}
+
+// queryID reads an optional id query parameter; a malformed one is 400.
+func queryID(c *fiber.Ctx, name string) (*string, error) {
+	v := c.Query(name)
+	if v == "" {
+		return nil, nil
+	}
+	if !kassa.ValidID(v) {
+		return nil, kassa.Errorf(kassa.EBadRequest, "%s must be an id", name)
+	}
+	return &v, nil
+}
+
+// pathID reads the :id path parameter; one that cannot be an id is 404.
+func pathID(c *fiber.Ctx, resource string) (string, error) {
+	id := c.Params("id")
+	if !kassa.ValidID(id) {
+		return "", kassa.NotFound(resource, id)
+	}
+	return id, nil
+}
+
+// one writes {"data": v}.
+func one(c *fiber.Ctx, status int, v any) error {
+	return c.Status(status).JSON(fiber.Map{"data": v})
+}
+
+// created writes 201 {"data": v} with Location.
+func created(c *fiber.Ctx, location string, v any) error {
+	c.Location("/api/v1" + location)
+	return one(c, fiber.StatusCreated, v)
+}
+
+// listEnvelope is the JSON of a list page.
+type listEnvelope[T any] struct {
+	Data       []T     `json:"data"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// list writes a list page.
+func list[T any](c *fiber.Ctx, l kassa.List[T], err error) error {
+	if err != nil {
+		return err
+	}
+	env := listEnvelope[T]{Data: l.Items, HasMore: l.HasMore}
+	if env.Data == nil {
+		env.Data = []T{}
+	}
+	if l.NextCursor != "" {
+		env.NextCursor = &l.NextCursor
+	}
+	return c.JSON(env)
+}

@@ -1,0 +1,139 @@
+// Package httpapi serves Kassa's REST API (/api/v1) over Fiber for both
+// node kinds, with the cross-cutting parts every resource shares: request
+// ids, access log, panic recovery, RFC 9457 problems, body size limit,
+// paging, Idempotency-Key, per-org rate limiting, /healthz, /readyz,
+// /metrics and the OpenAPI document of every route.
+//
+// Handlers are thin: they parse, call a kassa service and encode.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/ratelimit"
+)
+
+// Config holds the HTTP settings of a node.
+type Config struct {
+	Node       string // kassa.NodeEdge or kassa.NodeHub
+	NodeID     string
+	Version    string
+	ErrorsBase string // prefix of problem type URIs
+	BodyLimit  int    // bytes
+	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
+	RatePerMinute int
+	RateBurst     int
+	// Now is the clock; tests set it.
+	Now func() time.Time
+}
+
+// Services are the domain services the API serves.
+type Services struct {
+	Auth           kassa.AuthService
+	Users          kassa.UserService
+	Locations      kassa.LocationService
+	Products       kassa.ProductService
+	Categories     kassa.CategoryService
+	ModifierGroups kassa.ModifierGroupService
+	PriceLists     kassa.PriceListService
+	Idempotency    kassa.IdempotencyStore
+	// Ready checks the node's dependencies for /readyz; nil error is ready.
+	Ready func(ctx context.Context) error
+}
+
+// Server is the HTTP API of one node.
+type Server struct {
+	cfg      Config
+	svc      Services
+	log      *slog.Logger
+	app      *fiber.App
+	api      fiber.Router
+	routes   []*Route
+	metrics  *metrics
+	orgLimit *ratelimit.Limiter
+	docOnce  sync.Once
+	doc      map[string]any
+}
+
+// New builds the Fiber app with every route of the API.
+func New(cfg Config, svc Services, log *slog.Logger) *Server {
+	if cfg.ErrorsBase == "" {
+		cfg.ErrorsBase = "https://kassa.dev/problems"
+	}
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics()}
+	if cfg.RatePerMinute > 0 {
+		s.orgLimit = ratelimit.New(cfg.RatePerMinute, max(cfg.RateBurst, 1), cfg.Now)
+	}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "kassa-" + cfg.Node,
+		BodyLimit:             cfg.BodyLimit,
+		ErrorHandler:          s.errorHandler,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		StrictRouting:         false,
+	})
+	s.app.Use(s.recoverer, s.requestIDs, s.accessLog)
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	s.app.Get("/metrics", s.metrics.handler())
+	s.api = s.app.Group("/api/v1")
+	s.routesAuth()
+	s.routesLocations()
+	s.routesProducts()
+	s.routesCategories()
+	s.routesModifierGroups()
+	s.routesPriceLists()
+	s.handle(&Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Public: true, Resp: nil,
+		Handler: s.openapi})
+	return s
+}
+
+// App returns the Fiber app, for listening and for tests.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Serve serves on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+
+// Listen serves on addr until Shutdown.
+func (s *Server) Listen(addr string) error {
+	return s.app.Listen(addr)
+}
+
+// Shutdown stops accepting connections and waits for in-flight requests,
+// up to the context's deadline.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.app.ShutdownWithContext(ctx)
+}
+
+func (s *Server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok", "node": s.cfg.Node, "node_id": s.cfg.NodeID, "version": s.cfg.Version})
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	if s.svc.Ready != nil {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		if err := s.svc.Ready(ctx); err != nil {
+			s.log.Warn("not ready", slog.Any("err", err))
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable"})
+		}
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

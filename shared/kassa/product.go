@@ -1,0 +1,147 @@
+package kassa
+
+import (
+	"context"
+	"time"
+)
+
+// Product is a sellable catalog item. Archiving sets IsActive false; the row stays.
+type Product struct {
+	ID               string    `json:"id"`
+	OrgID            string    `json:"org_id"`
+	Name             string    `json:"name"`
+	Description      *string   `json:"description"`
+	SKU              string    `json:"sku"`
+	Barcodes         []string  `json:"barcodes"`
+	BasePrice        int64     `json:"base_price"` // minor units
+	CategoryID       *string   `json:"category_id"`
+	Tags             []string  `json:"tags"`
+	IsActive         bool      `json:"is_active"`
+	ModifierGroupIDs []string  `json:"modifier_group_ids"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// ProductCreate is the body of POST /catalog/products.
+type ProductCreate struct {
+	Name             string   `json:"name"`
+	Description      *string  `json:"description"`
+	SKU              string   `json:"sku"`
+	Barcodes         []string `json:"barcodes"`
+	BasePrice        *int64   `json:"base_price"`
+	CategoryID       *string  `json:"category_id"`
+	Tags             []string `json:"tags"`
+	IsActive         *bool    `json:"is_active"`
+	ModifierGroupIDs []string `json:"modifier_group_ids"`
+}
+
+// Validate checks the fields of a new product (spec 2.3: name, sku and
+// base_price are required).
+func (in *ProductCreate) Validate() error {
+	var v Validation
+	v.Check(in.Name != "", "name", "is required")
+	v.Check(ValidText(in.Name, 200), "name", "must be at most 200 characters of text")
+	if in.Description != nil {
+		v.Check(ValidText(*in.Description, 2000), "description", "must be at most 2000 characters of text")
+	}
+	if in.SKU == "" {
+		v.Add("sku", "is required")
+	} else {
+		v.Check(ValidSKU(in.SKU), "sku", "must be 1-64 letters, digits or . _ / - starting with a letter or digit")
+	}
+	if in.BasePrice == nil {
+		v.Add("base_price", "is required")
+	} else {
+		v.Check(*in.BasePrice >= 0 && *in.BasePrice <= MaxMoney, "base_price", "must be between 0 and 10^12 minor units")
+	}
+	checkStrings(&v, "barcodes", in.Barcodes, 64)
+	checkStrings(&v, "tags", in.Tags, 64)
+	checkIDs(&v, "modifier_group_ids", in.ModifierGroupIDs)
+	if in.CategoryID != nil {
+		v.Check(ValidID(*in.CategoryID), "category_id", "must be an id")
+	}
+	return v.Err()
+}
+
+// ProductUpdate is the body of PATCH /catalog/products/:id. SKU and barcodes
+// are not updatable (spec 2.3).
+type ProductUpdate struct {
+	Name             Opt[string]   `json:"name"`
+	Description      Opt[string]   `json:"description"`
+	BasePrice        Opt[int64]    `json:"base_price"`
+	CategoryID       Opt[string]   `json:"category_id"`
+	Tags             Opt[[]string] `json:"tags"`
+	IsActive         Opt[bool]     `json:"is_active"`
+	ModifierGroupIDs Opt[[]string] `json:"modifier_group_ids"`
+	// SKU and Barcodes are only here to be refused with a clear message.
+	SKU      Opt[any] `json:"sku" openapi:"-"`
+	Barcodes Opt[any] `json:"barcodes" openapi:"-"`
+}
+
+// Validate checks the fields present in a product update.
+func (in *ProductUpdate) Validate() error {
+	var v Validation
+	v.Check(!in.SKU.Set, "sku", "cannot be changed; create a new product instead")
+	v.Check(!in.Barcodes.Set, "barcodes", "cannot be changed; create a new product instead")
+	if in.Name.Set {
+		v.Check(!in.Name.Null && in.Name.Value != "" && ValidText(in.Name.Value, 200), "name", "must be 1-200 characters of text")
+	}
+	if in.Description.Set && !in.Description.Null {
+		v.Check(ValidText(in.Description.Value, 2000), "description", "must be at most 2000 characters of text")
+	}
+	if in.BasePrice.Set {
+		v.Check(!in.BasePrice.Null && in.BasePrice.Value >= 0 && in.BasePrice.Value <= MaxMoney, "base_price", "must be between 0 and 10^12 minor units")
+	}
+	if in.CategoryID.Set && !in.CategoryID.Null {
+		v.Check(ValidID(in.CategoryID.Value), "category_id", "must be an id")
+	}
+	if in.Tags.Set {
+		checkStrings(&v, "tags", in.Tags.Value, 64)
+	}
+	v.Check(!in.IsActive.Null, "is_active", "must be true or false")
+	if in.ModifierGroupIDs.Set {
+		checkIDs(&v, "modifier_group_ids", in.ModifierGroupIDs.Value)
+	}
+	return v.Err()
+}
+
+// MaxMoney bounds any amount in minor units (10^12) so that sums never overflow.
+const MaxMoney = 1_000_000_000_000
+
+func checkStrings(v *Validation, field string, ss []string, max int) {
+	v.Check(len(ss) <= 100, field, "must have at most 100 entries")
+	for _, s := range ss {
+		if s == "" || !ValidText(s, max) {
+			v.Add(field, "entries must be 1-%d characters of text", max)
+			return
+		}
+	}
+}
+
+func checkIDs(v *Validation, field string, ids []string) {
+	v.Check(len(ids) <= 100, field, "must have at most 100 entries")
+	for _, id := range ids {
+		if !ValidID(id) {
+			v.Add(field, "entries must be ids")
+			return
+		}
+	}
+}
+
+// ProductFilter selects products in FindProducts.
+type ProductFilter struct {
+	CategoryID *string
+	IsActive   *bool
+	Q          string // substring of name, sku or a barcode
+	Page
+}
+
+// ProductService manages the org's catalog products. Errors: ENotFound,
+// EInvalid, EConflict (duplicate sku).
+type ProductService interface {
+	FindProducts(ctx context.Context, f ProductFilter) (List[Product], error)
+	FindProductByID(ctx context.Context, id string) (*Product, error)
+	CreateProduct(ctx context.Context, in *ProductCreate) (*Product, error)
+	UpdateProduct(ctx context.Context, id string, in *ProductUpdate) (*Product, error)
+	ArchiveProduct(ctx context.Context, id string) (*Product, error)
+}

@@ -1,0 +1,36 @@
+package node
+
+import (
+	"flag"
+	"log/slog"
+	"time"
+)
+
+// Flags are the command-line settings both binaries share. Every flag can
+// also be set as KASSA_<NAME> in the environment (package envflag).
+type Flags struct {
+	Config
+	HTTPAddr        string
+	NATSHost        string
+	NATSPort        int
+	Demo            bool
+	LogLevel        slog.Level
+	ShutdownTimeout time.Duration
+}
+
+// Bind defines the shared flags on fs with the node kind's defaults.
+func (f *Flags) Bind(fs *flag.FlagSet, httpAddr, dataDir string, natsPort, ratePerMinute, rateBurst int) {
+	fs.StringVar(&f.HTTPAddr, "http-addr", httpAddr, "HTTP listen address of the API")
+	fs.StringVar(&f.DataDir, "data-dir", dataDir, "directory of the SQLite file and NATS storage")
+	fs.StringVar(&f.NATSHost, "nats-host", "127.0.0.1", "listen host of the embedded NATS server")
+	fs.IntVar(&f.NATSPort, "nats-port", natsPort, "client port of the embedded NATS server (-1: any free port)")
+	fs.StringVar(&f.ErrorsBase, "errors-base", "https://kassa.dev/problems", "prefix of problem type URIs")
+	fs.IntVar(&f.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
+	fs.IntVar(&f.RatePerMinute, "rate-per-minute", ratePerMinute, "per-org API requests per minute (0: no limit)")
+	fs.IntVar(&f.RateBurst, "rate-burst", rateBurst, "per-org API burst")
+	fs.IntVar(&f.LoginPerMinute, "login-per-minute", 5, "login attempts per account per minute")
+	fs.IntVar(&f.LoginBurst, "login-burst", 10, "login attempts per account at once")
+	fs.BoolVar(&f.Demo, "demo", false, "seed the demo org (Demo Coffee) on start if it does not exist")
+	fs.TextVar(&f.LogLevel, "log-level", slog.LevelInfo, "log level: DEBUG, INFO, WARN, ERROR")
+	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for in-flight requests")
+}

@@ -1,0 +1,138 @@
+// Package node assembles the part of a Kassa node that edge and hub share:
+// the SQLite store, the event bus, the services and the HTTP API. The edge
+// and hub mains add their own parts (the embedded NATS server, the sync
+// relay, OAuth) around it.
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"kassa.dev/shared/eventbus"
+	"kassa.dev/shared/httpapi"
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/token"
+)
+
+// Config is what a node needs; mains fill it from flags and environment.
+type Config struct {
+	Kind           string // kassa.NodeEdge or kassa.NodeHub
+	DataDir        string // holds kassa.db
+	ErrorsBase     string
+	BodyLimit      int
+	RatePerMinute  int // per-org API rate; 0 disables
+	RateBurst      int
+	LoginPerMinute int // login attempts per account
+	LoginBurst     int
+	Version        string
+	Now            func() time.Time // nil: time.Now
+	// Ready adds checks to /readyz (the NATS server, the leaf link).
+	Ready func(ctx context.Context) error
+}
+
+// Node is an open node.
+type Node struct {
+	Config   Config
+	DB       *sqlite.DB
+	Bus      *eventbus.Bus
+	Services httpapi.Services
+	Orgs     *sqlite.OrgService
+	HTTP     *httpapi.Server
+	log      *slog.Logger
+}
+
+// Open opens the store in cfg.DataDir (creating it) and builds the API.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if cfg.LoginPerMinute == 0 {
+		cfg.LoginPerMinute, cfg.LoginBurst = 5, 10
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("node: data dir: %w", err)
+	}
+	bus := eventbus.New()
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	key, err := signingKey(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	signer, err := token.NewSigner(key, cfg.Kind+":"+db.NodeID, cfg.Now)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	n := &Node{Config: cfg, DB: db, Bus: bus, Orgs: sqlite.NewOrgService(db), log: log}
+	n.Services = httpapi.Services{
+		Auth:           sqlite.NewAuthService(db, signer, cfg.LoginPerMinute, cfg.LoginBurst),
+		Users:          sqlite.NewUserService(db),
+		Locations:      sqlite.NewLocationService(db),
+		Products:       sqlite.NewProductService(db),
+		Categories:     sqlite.NewCategoryService(db),
+		ModifierGroups: sqlite.NewModifierGroupService(db),
+		PriceLists:     sqlite.NewPriceListService(db),
+		Idempotency:    sqlite.NewIdempotencyStore(db),
+		Ready: func(ctx context.Context) error {
+			if err := db.Ping(ctx); err != nil {
+				return err
+			}
+			if cfg.Ready != nil {
+				return cfg.Ready(ctx)
+			}
+			return nil
+		},
+	}
+	n.HTTP = httpapi.New(httpapi.Config{
+		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
+		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,
+	}, n.Services, log)
+	return n, nil
+}
+
+// signingKey loads the node's JWT key, creating it on first start. It stays
+// in the store so that tokens survive restarts.
+func signingKey(ctx context.Context, db *sqlite.DB) ([]byte, error) {
+	k, err := db.Meta(ctx, "jwt_key")
+	if err != nil {
+		return nil, err
+	}
+	if k == "" {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		k = hex.EncodeToString(b)
+		if err := db.SetMeta(ctx, "jwt_key", k); err != nil {
+			return nil, err
+		}
+	}
+	return hex.DecodeString(k)
+}
+
+// Serve serves the API on ln until Shutdown.
+func (n *Node) Serve(ln net.Listener) error { return n.HTTP.Serve(ln) }
+
+// Shutdown finishes in-flight requests (up to ctx's deadline), then closes the store.
+func (n *Node) Shutdown(ctx context.Context) error {
+	return errors.Join(n.HTTP.Shutdown(ctx), n.DB.Close())
+}
+
+// Actor returns a context acting as the given user of an org, for internal
+// callers such as the demo seed.
+func Actor(ctx context.Context, u *kassa.User) context.Context {
+	return kassa.WithActor(ctx, &kassa.Actor{OrgID: u.OrgID, UserID: u.ID, Role: u.Role, Scopes: kassa.RoleScopes(u.Role)})
+}

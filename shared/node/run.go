@@ -1,0 +1,49 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+)
+
+// Run opens the node described by f, calls start for the binary's own parts
+// (its embedded NATS server, the demo seed), serves the API on f.HTTPAddr
+// and, once ctx is done, finishes in-flight requests, calls the stop that
+// start returned and closes the store. It prints the API's URL to out.
+func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) (stop func(), err error)) error {
+	n, err := Open(ctx, f.Config, log)
+	if err != nil {
+		return err
+	}
+	stop := func() {}
+	if start != nil {
+		if stop, err = start(ctx, n); err != nil {
+			n.DB.Close()
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", f.HTTPAddr)
+	if err != nil {
+		stop()
+		n.DB.Close()
+		return fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
+	}
+	fmt.Fprintf(out, "kassa %s %s serving http://%s\n", f.Kind, n.DB.NodeID, ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- n.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.String("node", f.Kind))
+	sctx, cancel := context.WithTimeout(context.Background(), f.ShutdownTimeout)
+	defer cancel()
+	serr := n.Shutdown(sctx)
+	stop()
+	if err != nil {
+		return err
+	}
+	return serr
+}

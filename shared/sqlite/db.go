@@ -1,0 +1,228 @@
+// Package sqlite implements Kassa's services on SQLite.
+//
+// A DB has one writer connection (every write is one IMMEDIATE transaction)
+// and a pool of read-only connections, in WAL mode with synchronous=FULL so
+// that a committed write survives a power cut. Migrations are embedded and
+// applied at Open. Every write of a replicated row goes through Tx.insert or
+// Tx.update, which also write the row's change record to the outbox in the
+// same transaction.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/hlc"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// TimeFormat is how timestamps are stored: fixed width, so text order is time order.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// DB is an open Kassa store.
+type DB struct {
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+	NodeID string // origin of the changes this node makes
+
+	Clock *hlc.Clock
+	Now   func() time.Time // wall clock, UTC
+	NewID func() string    // UUIDv7 by default
+	Bus   kassa.Publisher  // may be nil
+	Log   *slog.Logger
+}
+
+// Options configure Open. Zero values take defaults.
+type Options struct {
+	Now     func() time.Time
+	MaxSkew time.Duration // HLC clamp for remote stamps; default 1 minute
+	Bus     kassa.Publisher
+	Log     *slog.Logger
+	Readers int // read pool size; default max(4, GOMAXPROCS)
+}
+
+// Open opens (creating if needed) the store at path, applies migrations and
+// loads or creates the node id.
+func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	if o.Now == nil {
+		o.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if o.MaxSkew == 0 {
+		o.MaxSkew = time.Minute
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Readers == 0 {
+		o.Readers = max(4, runtime.GOMAXPROCS(0))
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", "10000")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_foreign_keys", "1")
+	q.Set("_txlock", "immediate")
+	write, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Log: o.Log,
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7}
+	if err := db.migrate(ctx); err != nil {
+		write.Close()
+		return nil, err
+	}
+	rq := url.Values{}
+	rq.Set("_busy_timeout", "10000")
+	rq.Set("_query_only", "1")
+	rq.Set("_foreign_keys", "1")
+	db.reader, err = sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
+	}
+	db.reader.SetMaxOpenConns(o.Readers)
+	db.reader.SetMaxIdleConns(o.Readers)
+	if err := db.loadNode(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func newUUIDv7() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.reader.Close(), db.writer.Close())
+}
+
+// Ping checks that the store answers reads and the writer is free to take a
+// transaction; /readyz uses it.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("sqlite: migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var n int
+		if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := db.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, db.Now().Format(TimeFormat)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// loadNode reads this node's id (creating it on first start) and moves the
+// clock past the newest stamp this node wrote, so stamps never go back
+// across a restart with a wall clock that did.
+func (db *DB) loadNode(ctx context.Context) error {
+	id, err := db.Meta(ctx, "node_id")
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		id = db.NewID()
+		if err := db.SetMeta(ctx, "node_id", id); err != nil {
+			return err
+		}
+	}
+	db.NodeID = id
+	var last sql.NullString
+	if err := db.reader.QueryRowContext(ctx, `SELECT max(hlc) FROM outbox`).Scan(&last); err != nil {
+		return err
+	}
+	if last.Valid {
+		if ts, err := hlc.Parse(last.String); err == nil {
+			db.Clock.Observe(ts)
+		}
+	}
+	return nil
+}
+
+// Meta returns a node_meta value, or "" when unset.
+func (db *DB) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.writer.QueryRowContext(ctx, `SELECT value FROM node_meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta stores a node_meta value.
+func (db *DB) SetMeta(ctx context.Context, key, value string) error {
+	_, err := db.writer.ExecContext(ctx, `INSERT INTO node_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+// isUniqueViolation reports whether err is a UNIQUE constraint failure.
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
+}
+
+// fmtTime formats t for storage.
+func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// parseTime reads a stored timestamp.
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(TimeFormat, s)
+	return t
+}
+
+// placeholders returns "?, ?, ?" for n.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}

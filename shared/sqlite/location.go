@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"kassa.dev/shared/kassa"
+)
+
+// LocationService implements kassa.LocationService.
+type LocationService struct{ db *DB }
+
+// NewLocationService returns the location service of db.
+func NewLocationService(db *DB) *LocationService { return &LocationService{db: db} }
+
+var _ kassa.LocationService = (*LocationService)(nil)
+
+const locationCols = `SELECT id, org_id, name, timezone, address, currency, created_at, updated_at FROM locations`
+
+func scanLocation(s scanner) (*kassa.Location, error) {
+	var l kassa.Location
+	var created, updated string
+	if err := s.Scan(&l.ID, &l.OrgID, &l.Name, &l.Timezone, &l.Address, &l.Currency, &created, &updated); err != nil {
+		return nil, err
+	}
+	l.CreatedAt, l.UpdatedAt = parseTime(created), parseTime(updated)
+	return &l, nil
+}
+
+func locationID(l *kassa.Location) string { return l.ID }
+
+// FindLocations lists the org's locations.
+func (s *LocationService) FindLocations(ctx context.Context, p kassa.Page) (kassa.List[kassa.Location], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Location]{}, err
+	}
+	return findPage(ctx, s.db.reader, locationCols, "org_id = ?", []any{a.OrgID}, p, scanLocation, locationID)
+}
+
+// FindLocationByID returns one location of the org, or ENotFound.
+func (s *LocationService) FindLocationByID(ctx context.Context, id string) (*kassa.Location, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findLocation(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findLocation(ctx context.Context, q querier, orgID, id string) (*kassa.Location, error) {
+	l, err := scanLocation(q.QueryRowContext(ctx, locationCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("location", id)
+	}
+	return l, err
+}
+
+// CreateLocation adds a location; only owners may. The currency defaults to
+// the org's. Errors: EForbidden, EInvalid.
+func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.LocationCreate) (*kassa.Location, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.Role != kassa.RoleOwner {
+		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can create locations")
+	}
+	var v kassa.Validation
+	v.Check(in.Name != "" && kassa.ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
+	v.Check(kassa.ValidTimezone(in.Timezone), "timezone", "must be an IANA time zone such as Australia/Sydney")
+	v.Check(kassa.ValidText(in.Address, 500), "address", "must be at most 500 characters of text")
+	v.Check(in.Currency == "" || kassa.ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		cur := in.Currency
+		if cur == "" {
+			org, err := findOrg(ctx, tx, a.OrgID)
+			if err != nil {
+				return err
+			}
+			cur = org.Currency
+		}
+		return tx.insert(ctx, entLocation, a.OrgID, id, map[string]any{
+			"name": in.Name, "timezone": in.Timezone, "address": in.Address, "currency": cur,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findLocation(ctx, s.db.reader, a.OrgID, id)
+}

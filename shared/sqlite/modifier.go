@@ -1,0 +1,319 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"kassa.dev/shared/kassa"
+)
+
+// ModifierGroupService implements kassa.ModifierGroupService. Which products
+// offer a group is stored on the products (products.modifier_group_ids); a
+// group's ProductIDs are derived from them, and setting them writes the
+// affected product rows.
+type ModifierGroupService struct{ db *DB }
+
+// NewModifierGroupService returns the modifier group service of db.
+func NewModifierGroupService(db *DB) *ModifierGroupService { return &ModifierGroupService{db: db} }
+
+var _ kassa.ModifierGroupService = (*ModifierGroupService)(nil)
+
+const modifierGroupCols = `SELECT id, org_id, name, required, min_selections, max_selections, options, created_at, updated_at FROM modifier_groups`
+
+func scanModifierGroup(s scanner) (*kassa.ModifierGroup, error) {
+	var g kassa.ModifierGroup
+	var options, created, updated string
+	if err := s.Scan(&g.ID, &g.OrgID, &g.Name, &g.Required, &g.MinSelections, &g.MaxSelections, &options, &created, &updated); err != nil {
+		return nil, err
+	}
+	g.CreatedAt, g.UpdatedAt = parseTime(created), parseTime(updated)
+	g.Options = []kassa.ModifierOption{}
+	g.ProductIDs = []string{}
+	return &g, decodeJSON(options, &g.Options)
+}
+
+func modifierGroupID(g *kassa.ModifierGroup) string { return g.ID }
+
+// FindModifierGroups lists the org's modifier groups by id; with productID,
+// only the groups that product offers.
+func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID *string, p kassa.Page) (kassa.List[kassa.ModifierGroup], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.ModifierGroup]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if productID != nil {
+		where += ` AND EXISTS (SELECT 1 FROM products p, json_each(p.modifier_group_ids) j
+			WHERE p.org_id = modifier_groups.org_id AND p.id = ? AND j.value = modifier_groups.id)`
+		args = append(args, *productID)
+	}
+	list, err := findPage(ctx, s.db.reader, modifierGroupCols, where, args, p, scanModifierGroup, modifierGroupID)
+	if err != nil {
+		return list, err
+	}
+	return list, fillGroupProducts(ctx, s.db.reader, a.OrgID, list.Items)
+}
+
+// FindModifierGroupByID returns one modifier group of the org, or ENotFound.
+func (s *ModifierGroupService) FindModifierGroupByID(ctx context.Context, id string) (*kassa.ModifierGroup, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findModifierGroup(ctx context.Context, q querier, orgID, id string) (*kassa.ModifierGroup, error) {
+	g, err := scanModifierGroup(q.QueryRowContext(ctx, modifierGroupCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("modifier group", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	groups := []kassa.ModifierGroup{*g}
+	if err := fillGroupProducts(ctx, q, orgID, groups); err != nil {
+		return nil, err
+	}
+	return &groups[0], nil
+}
+
+// fillGroupProducts sets the ProductIDs of groups, in id order, with one
+// query over the org's products.
+func fillGroupProducts(ctx context.Context, q querier, orgID string, groups []kassa.ModifierGroup) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	idx := make(map[string]int, len(groups))
+	args := []any{orgID}
+	for i := range groups {
+		groups[i].ProductIDs = []string{}
+		idx[groups[i].ID] = i
+		args = append(args, groups[i].ID)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT p.id, j.value FROM products p, json_each(p.modifier_group_ids) j
+		WHERE p.org_id = ? AND j.value IN (`+placeholders(len(groups))+`) ORDER BY p.id`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid, gid string
+		if err := rows.Scan(&pid, &gid); err != nil {
+			return err
+		}
+		if i, ok := idx[gid]; ok {
+			groups[i].ProductIDs = append(groups[i].ProductIDs, pid)
+		}
+	}
+	return rows.Err()
+}
+
+// CreateModifierGroup validates and stores a new group and links it to the
+// listed products. Errors: EInvalid (also for products not in the org).
+func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kassa.ModifierGroupCreate) (*kassa.ModifierGroup, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	options, err := s.modifierOptions(in.Options)
+	if err != nil {
+		return nil, err
+	}
+	maxSel := len(options)
+	if in.MaxSelections != nil {
+		maxSel = *in.MaxSelections
+	}
+	products := dedupe(in.ProductIDs)
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		if err := checkExist(ctx, tx, "products", a.OrgID, "product_ids", "no such product: %s", products); err != nil {
+			return err
+		}
+		if err := tx.insert(ctx, entModifierGroup, a.OrgID, id, map[string]any{
+			"name": in.Name, "required": in.Required, "min_selections": in.MinSelections,
+			"max_selections": maxSel, "options": options,
+		}); err != nil {
+			return err
+		}
+		return linkGroupProducts(ctx, tx, a.OrgID, id, nil, products)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
+}
+
+// UpdateModifierGroup applies a partial update; the merged group must be
+// valid as a whole. Product links, when present, replace the group's
+// links: the products no longer listed lose the group, the new ones gain it.
+// Errors: ENotFound, EInvalid.
+func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id string, in *kassa.ModifierGroupUpdate) (*kassa.ModifierGroup, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		g, err := findModifierGroup(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		merged := kassa.ModifierGroupCreate{
+			Name: g.Name, Required: g.Required, MinSelections: g.MinSelections,
+			MaxSelections: &g.MaxSelections,
+		}
+		for _, o := range g.Options {
+			merged.Options = append(merged.Options, kassa.ModifierOptionInput(o))
+		}
+		if in.Name.Set {
+			merged.Name = in.Name.Value
+		}
+		if in.Required.Set {
+			merged.Required = in.Required.Value
+		}
+		if in.MinSelections.Set {
+			merged.MinSelections = in.MinSelections.Value
+		}
+		if in.MaxSelections.Set {
+			maxSel := in.MaxSelections.Value
+			merged.MaxSelections = &maxSel
+		}
+		if in.Options.Set {
+			merged.Options = in.Options.Value
+		}
+		if in.ProductIDs.Set {
+			merged.ProductIDs = dedupe(in.ProductIDs.Value)
+		}
+		if err := merged.Validate(); err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if in.Name.Set {
+			changed(cols, "name", g.Name, merged.Name)
+		}
+		if in.Required.Set {
+			changed(cols, "required", g.Required, merged.Required)
+		}
+		if in.MinSelections.Set {
+			changed(cols, "min_selections", g.MinSelections, merged.MinSelections)
+		}
+		if in.MaxSelections.Set {
+			changed(cols, "max_selections", g.MaxSelections, *merged.MaxSelections)
+		}
+		if in.Options.Set {
+			options, err := s.modifierOptions(merged.Options)
+			if err != nil {
+				return err
+			}
+			changed(cols, "options", g.Options, options)
+		}
+		if in.ProductIDs.Set {
+			if err := checkExist(ctx, tx, "products", a.OrgID, "product_ids", "no such product: %s", merged.ProductIDs); err != nil {
+				return err
+			}
+		}
+		if err := tx.update(ctx, entModifierGroup, a.OrgID, id, cols); err != nil {
+			return err
+		}
+		if !in.ProductIDs.Set {
+			return nil
+		}
+		return linkGroupProducts(ctx, tx, a.OrgID, id, g.ProductIDs, merged.ProductIDs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
+}
+
+// modifierOptions gives id-less options a new id and refuses an id listed twice.
+func (s *ModifierGroupService) modifierOptions(in []kassa.ModifierOptionInput) ([]kassa.ModifierOption, error) {
+	out := make([]kassa.ModifierOption, 0, len(in))
+	seen := map[string]bool{}
+	for _, o := range in {
+		if o.ID == "" {
+			o.ID = s.db.NewID()
+		}
+		if seen[o.ID] {
+			var v kassa.Validation
+			v.Add("options", "option %s is listed twice", o.ID)
+			return nil, v.Err()
+		}
+		seen[o.ID] = true
+		out = append(out, kassa.ModifierOption(o))
+	}
+	return out, nil
+}
+
+// linkGroupProducts moves the group's links from the products in old to
+// those in new: one product row write for each product that gains or loses
+// the group.
+func linkGroupProducts(ctx context.Context, tx *Tx, orgID, groupID string, old, new []string) error {
+	for _, pid := range new {
+		if slices.Contains(old, pid) {
+			continue
+		}
+		if err := editProductGroups(ctx, tx, orgID, pid, func(ids []string) []string {
+			if slices.Contains(ids, groupID) {
+				return ids
+			}
+			return append(ids, groupID)
+		}); err != nil {
+			return err
+		}
+	}
+	for _, pid := range old {
+		if slices.Contains(new, pid) {
+			continue
+		}
+		if err := editProductGroups(ctx, tx, orgID, pid, func(ids []string) []string {
+			return slices.DeleteFunc(ids, func(id string) bool { return id == groupID })
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edit func([]string) []string) error {
+	p, err := findProduct(ctx, tx, orgID, productID)
+	if err != nil {
+		return err
+	}
+	cols := map[string]any{}
+	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
+	return tx.update(ctx, entProduct, orgID, productID, cols)
+}
+
+// checkExist checks that every id names a row of table in the org; the first
+// that does not is reported as field with message (formatted with the id).
+func checkExist(ctx context.Context, q querier, table, orgID, field, message string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	var missing string
+	err = q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+` WHERE org_id = ?) LIMIT 1`,
+		string(list), orgID).Scan(&missing)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var v kassa.Validation
+	v.Add(field, message, missing)
+	return v.Err()
+}

@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"strings"
+
+	"kassa.dev/shared/kassa"
+)
+
+// Cursors are opaque to clients: base64url of "v1:" and the last id of the
+// page. Lists are ordered by id, and ids are UUIDv7, so that is creation order.
+
+func encodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("v1:" + id))
+}
+
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	id, ok := strings.CutPrefix(string(b), "v1:")
+	if err != nil || !ok || !kassa.ValidID(id) {
+		return "", kassa.Errorf(kassa.EBadRequest, "cursor is not valid")
+	}
+	return id, nil
+}
+
+// scanner is what *sql.Row and *sql.Rows share.
+type scanner interface{ Scan(dest ...any) error }
+
+// findPage runs "SELECT cols FROM table WHERE <where> [AND id > cursor]
+// ORDER BY id LIMIT limit+1" and scans one page.
+func findPage[T any](ctx context.Context, q *sql.DB, selectFrom, where string, args []any, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
+	var out kassa.List[T]
+	limit := p.Limit
+	if limit <= 0 {
+		limit = kassa.DefaultLimit
+	}
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return out, err
+		}
+		where += " AND id > ?"
+		args = append(args, after)
+	}
+	args = append(args, limit+1)
+	rows, err := q.QueryContext(ctx, selectFrom+" WHERE "+where+" ORDER BY id LIMIT ?", args...)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	out.Items = []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return out, err
+		}
+		out.Items = append(out.Items, *v)
+	}
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	if len(out.Items) > limit {
+		out.Items = out.Items[:limit]
+		out.HasMore = true
+		out.NextCursor = encodeCursor(idOf(&out.Items[limit-1]))
+	}
+	return out, nil
+}

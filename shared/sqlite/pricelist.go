@@ -1,0 +1,194 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// PriceListService implements kassa.PriceListService.
+type PriceListService struct{ db *DB }
+
+// NewPriceListService returns the price list service of db.
+func NewPriceListService(db *DB) *PriceListService { return &PriceListService{db: db} }
+
+var _ kassa.PriceListService = (*PriceListService)(nil)
+
+const priceListCols = `SELECT id, org_id, name, location_ids, prices, starts_at, ends_at, is_active, created_at, updated_at FROM price_lists`
+
+func scanPriceList(s scanner) (*kassa.PriceList, error) {
+	var pl kassa.PriceList
+	var locations, prices, created, updated string
+	var starts, ends sql.NullString
+	if err := s.Scan(&pl.ID, &pl.OrgID, &pl.Name, &locations, &prices, &starts, &ends, &pl.IsActive, &created, &updated); err != nil {
+		return nil, err
+	}
+	pl.CreatedAt, pl.UpdatedAt = parseTime(created), parseTime(updated)
+	if starts.Valid {
+		t := parseTime(starts.String)
+		pl.StartsAt = &t
+	}
+	if ends.Valid {
+		t := parseTime(ends.String)
+		pl.EndsAt = &t
+	}
+	pl.LocationIDs, pl.Prices = []string{}, []kassa.PriceListPrice{}
+	err := errors.Join(decodeJSON(locations, &pl.LocationIDs), decodeJSON(prices, &pl.Prices))
+	return &pl, err
+}
+
+func priceListID(pl *kassa.PriceList) string { return pl.ID }
+
+// FindPriceLists lists the org's price lists by id; with locationID, only
+// the lists that name that location.
+func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *string, p kassa.Page) (kassa.List[kassa.PriceList], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.PriceList]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if locationID != nil {
+		where += " AND EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE json_each.value = ?)"
+		args = append(args, *locationID)
+	}
+	return findPage(ctx, s.db.reader, priceListCols, where, args, p, scanPriceList, priceListID)
+}
+
+// FindPriceListByID returns one price list of the org, or ENotFound.
+func (s *PriceListService) FindPriceListByID(ctx context.Context, id string) (*kassa.PriceList, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findPriceList(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findPriceList(ctx context.Context, q querier, orgID, id string) (*kassa.PriceList, error) {
+	pl, err := scanPriceList(q.QueryRowContext(ctx, priceListCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("price list", id)
+	}
+	return pl, err
+}
+
+// CreatePriceList validates and stores a new price list. Errors: EInvalid
+// (also for locations or products not in the org).
+func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceListCreate) (*kassa.PriceList, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Times are stored to the millisecond: validate what will be stored.
+	v := *in
+	v.StartsAt, v.EndsAt = truncMilli(in.StartsAt), truncMilli(in.EndsAt)
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	locations := dedupe(v.LocationIDs)
+	prices := orEmpty(v.Prices)
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		if err := checkPriceListRefs(ctx, tx, a.OrgID, locations, prices); err != nil {
+			return err
+		}
+		active := v.IsActive == nil || *v.IsActive
+		return tx.insert(ctx, entPriceList, a.OrgID, id, map[string]any{
+			"name": v.Name, "location_ids": locations, "prices": prices,
+			"starts_at": v.StartsAt, "ends_at": v.EndsAt, "is_active": active,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findPriceList(ctx, s.db.reader, a.OrgID, id)
+}
+
+// UpdatePriceList applies a partial update; location_ids and prices, when
+// present, replace the stored lists, and starts_at or ends_at null removes
+// that bound. The merged list must be valid as a whole. Errors: ENotFound,
+// EInvalid.
+func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *kassa.PriceListUpdate) (*kassa.PriceList, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		pl, err := findPriceList(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		merged := kassa.PriceListCreate{Name: pl.Name, StartsAt: pl.StartsAt, EndsAt: pl.EndsAt}
+		if in.Name.Set {
+			merged.Name = in.Name.Value
+		}
+		if in.LocationIDs.Set {
+			merged.LocationIDs = dedupe(in.LocationIDs.Value)
+		}
+		if in.Prices.Set {
+			merged.Prices = orEmpty(in.Prices.Value)
+		}
+		if in.StartsAt.Set {
+			merged.StartsAt = truncMilli(optPtr(in.StartsAt))
+		}
+		if in.EndsAt.Set {
+			merged.EndsAt = truncMilli(optPtr(in.EndsAt))
+		}
+		if err := merged.Validate(); err != nil {
+			return err
+		}
+		if err := checkPriceListRefs(ctx, tx, a.OrgID, merged.LocationIDs, merged.Prices); err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if in.Name.Set {
+			changed(cols, "name", pl.Name, merged.Name)
+		}
+		if in.LocationIDs.Set {
+			changed(cols, "location_ids", pl.LocationIDs, merged.LocationIDs)
+		}
+		if in.Prices.Set {
+			changed(cols, "prices", pl.Prices, merged.Prices)
+		}
+		if in.StartsAt.Set {
+			changed(cols, "starts_at", pl.StartsAt, merged.StartsAt)
+		}
+		if in.EndsAt.Set {
+			changed(cols, "ends_at", pl.EndsAt, merged.EndsAt)
+		}
+		if in.IsActive.Set {
+			changed(cols, "is_active", pl.IsActive, in.IsActive.Value)
+		}
+		return tx.update(ctx, entPriceList, a.OrgID, id, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findPriceList(ctx, s.db.reader, a.OrgID, id)
+}
+
+// checkPriceListRefs checks that the locations and the priced products
+// exist in the org.
+func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations []string, prices []kassa.PriceListPrice) error {
+	if err := checkExist(ctx, q, "locations", orgID, "location_ids", "no such location: %s", locations); err != nil {
+		return err
+	}
+	products := make([]string, len(prices))
+	for i, p := range prices {
+		products[i] = p.ProductID
+	}
+	return checkExist(ctx, q, "products", orgID, "prices", "no such product: %s", products)
+}
+
+func truncMilli(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC().Truncate(time.Millisecond)
+	return &u
+}

@@ -1,0 +1,221 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"kassa.dev/shared/kassa"
+)
+
+// ProductService implements kassa.ProductService.
+type ProductService struct{ db *DB }
+
+// NewProductService returns the product service of db.
+func NewProductService(db *DB) *ProductService { return &ProductService{db: db} }
+
+var _ kassa.ProductService = (*ProductService)(nil)
+
+const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, category_id, tags, is_active, modifier_group_ids, created_at, updated_at FROM products`
+
+func scanProduct(s scanner) (*kassa.Product, error) {
+	var p kassa.Product
+	var barcodes, tags, groups, created, updated string
+	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.Description, &p.SKU, &barcodes, &p.BasePrice, &p.CategoryID,
+		&tags, &p.IsActive, &groups, &created, &updated); err != nil {
+		return nil, err
+	}
+	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
+	err := errors.Join(decodeJSON(barcodes, &p.Barcodes), decodeJSON(tags, &p.Tags), decodeJSON(groups, &p.ModifierGroupIDs))
+	return &p, err
+}
+
+func productID(p *kassa.Product) string { return p.ID }
+
+// FindProducts lists the org's products by id, filtered.
+func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter) (kassa.List[kassa.Product], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Product]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if f.CategoryID != nil {
+		where += " AND category_id = ?"
+		args = append(args, *f.CategoryID)
+	}
+	if f.IsActive != nil {
+		where += " AND is_active = ?"
+		args = append(args, sqlValue(*f.IsActive))
+	}
+	if f.Q != "" {
+		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
+		where += ` AND (lower(name) LIKE ? ESCAPE '\' OR lower(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`
+		args = append(args, like, like, f.Q)
+	}
+	return findPage(ctx, s.db.reader, productCols, where, args, f.Page, scanProduct, productID)
+}
+
+// FindProductByID returns one product of the org, or ENotFound.
+func (s *ProductService) FindProductByID(ctx context.Context, id string) (*kassa.Product, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findProduct(ctx, s.db.reader, a.OrgID, id)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Product, error) {
+	p, err := scanProduct(q.QueryRowContext(ctx, productCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("product", id)
+	}
+	return p, err
+}
+
+// CreateProduct validates and stores a new product. Errors: EInvalid,
+// EConflict when the sku is taken in the org.
+func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCreate) (*kassa.Product, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
+			return err
+		}
+		active := in.IsActive == nil || *in.IsActive
+		err := tx.insert(ctx, entProduct, a.OrgID, id, map[string]any{
+			"name": in.Name, "description": in.Description, "sku": in.SKU,
+			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "category_id": in.CategoryID,
+			"tags": orEmpty(in.Tags), "is_active": active, "modifier_group_ids": dedupe(in.ModifierGroupIDs),
+		})
+		if isUniqueViolation(err) {
+			return kassa.Errorf(kassa.EConflict, "a product with sku %q already exists", in.SKU)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findProduct(ctx, s.db.reader, a.OrgID, id)
+}
+
+// UpdateProduct applies a partial update. Errors: ENotFound, EInvalid.
+func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa.ProductUpdate) (*kassa.Product, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		p, err := findProduct(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if in.Name.Set {
+			changed(cols, "name", p.Name, in.Name.Value)
+		}
+		if in.Description.Set {
+			changed(cols, "description", p.Description, optPtr(in.Description))
+		}
+		if in.BasePrice.Set {
+			changed(cols, "base_price", p.BasePrice, in.BasePrice.Value)
+		}
+		if in.CategoryID.Set {
+			changed(cols, "category_id", p.CategoryID, optPtr(in.CategoryID))
+		}
+		if in.Tags.Set {
+			changed(cols, "tags", p.Tags, orEmpty(in.Tags.Value))
+		}
+		if in.IsActive.Set {
+			changed(cols, "is_active", p.IsActive, in.IsActive.Value)
+		}
+		if in.ModifierGroupIDs.Set {
+			changed(cols, "modifier_group_ids", p.ModifierGroupIDs, dedupe(in.ModifierGroupIDs.Value))
+		}
+		var groups []string
+		if in.ModifierGroupIDs.Set {
+			groups = in.ModifierGroupIDs.Value
+		}
+		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
+			return err
+		}
+		return tx.update(ctx, entProduct, a.OrgID, id, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findProduct(ctx, s.db.reader, a.OrgID, id)
+}
+
+// ArchiveProduct soft-deletes a product: it stays, inactive. Archiving an
+// archived product changes nothing and returns it.
+func (s *ProductService) ArchiveProduct(ctx context.Context, id string) (*kassa.Product, error) {
+	return s.UpdateProduct(ctx, id, &kassa.ProductUpdate{IsActive: kassa.Some(false)})
+}
+
+// checkRefs checks that a category and modifier groups exist in the org.
+func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, groupIDs []string) error {
+	var v kassa.Validation
+	if categoryID != nil && !exists(ctx, tx, "categories", orgID, *categoryID) {
+		v.Add("category_id", "no such category")
+	}
+	for _, g := range groupIDs {
+		if !exists(ctx, tx, "modifier_groups", orgID, g) {
+			v.Add("modifier_group_ids", "no such modifier group: %s", g)
+			break
+		}
+	}
+	return v.Err()
+}
+
+// exists reports whether table has a row id in org.
+func exists(ctx context.Context, q querier, table, orgID, id string) bool {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE org_id = ? AND id = ?", orgID, id).Scan(&n)
+	return err == nil && n == 1
+}
+
+func optPtr[T any](o kassa.Opt[T]) *T {
+	if !o.Set || o.Null {
+		return nil
+	}
+	v := o.Value
+	return &v
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func dedupe(ids []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}

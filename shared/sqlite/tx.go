@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
+)
+
+// entity describes a replicated table for the change capture.
+type entity struct {
+	name  string // change record entity, e.g. "product"
+	table string
+	// orgCol is the column holding the row's org: "org_id", or "id" for orgs.
+	orgCol string
+}
+
+// The replicated entities.
+var (
+	entOrg           = entity{"org", "orgs", "id"}
+	entUser          = entity{"user", "users", "org_id"}
+	entLocation      = entity{"location", "locations", "org_id"}
+	entCategory      = entity{"category", "categories", "org_id"}
+	entProduct       = entity{"product", "products", "org_id"}
+	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id"}
+	entPriceList     = entity{"price_list", "price_lists", "org_id"}
+)
+
+// Tx is one write transaction. Row writes of replicated entities go through
+// insert and update, which stamp the row and write its change record; events
+// collected with emit are published once the transaction committed.
+type Tx struct {
+	*sql.Tx
+	db     *DB
+	now    time.Time
+	events []kassa.Event
+}
+
+// write runs fn in one IMMEDIATE transaction on the writer connection and
+// publishes the events it emitted after commit.
+func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
+	sqltx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
+	if err := fn(tx); err != nil {
+		sqltx.Rollback()
+		return err
+	}
+	if err := sqltx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	if db.Bus != nil {
+		for _, e := range tx.events {
+			db.Bus.Publish(ctx, e)
+		}
+	}
+	return nil
+}
+
+// emit queues a business event for publication after commit.
+func (tx *Tx) emit(orgID, locationID, typ string, data any) {
+	tx.events = append(tx.events, kassa.Event{
+		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
+		OccurredAt: tx.now, Data: data,
+	})
+}
+
+// insert writes a new row of e with the given columns (id, org_id,
+// created_at, updated_at, hlc and origin are added) and its change record.
+func (tx *Tx) insert(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
+	cols = maps.Clone(cols)
+	cols["id"] = id
+	cols[e.orgCol] = orgID
+	cols["created_at"] = tx.now
+	cols["updated_at"] = tx.now
+	return tx.writeRow(ctx, e, change.OpInsert, orgID, "", id, cols)
+}
+
+// update writes changed columns of an existing row of e (updated_at is
+// added) and its change record. Callers pass only the columns whose values
+// changed; an empty map writes nothing.
+func (tx *Tx) update(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	cols = maps.Clone(cols)
+	cols["updated_at"] = tx.now
+	return tx.writeRow(ctx, e, change.OpUpdate, orgID, "", id, cols)
+}
+
+func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
+	stamp := tx.db.Clock.Now()
+	names := slices.Sorted(maps.Keys(cols))
+	args := make([]any, 0, len(names)+3)
+	var query string
+	switch op {
+	case change.OpInsert:
+		for _, n := range names {
+			args = append(args, sqlValue(cols[n]))
+		}
+		args = append(args, stamp.String(), tx.db.NodeID)
+		query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
+	default:
+		for _, n := range names {
+			args = append(args, sqlValue(cols[n]))
+		}
+		args = append(args, stamp.String(), tx.db.NodeID, id, orgID)
+		query = fmt.Sprintf("UPDATE %s SET %s, hlc = ?, origin = ? WHERE id = ? AND %s = ?", e.table, joinCols(names, " = ?"), e.orgCol)
+	}
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.name, id, n)
+	}
+	return tx.record(ctx, change.Change{
+		ID: tx.db.NewID(), OrgID: orgID, LocationID: locationID, Entity: e.name, EntityID: id,
+		Op: op, Fields: jsonFields(cols), HLC: stamp, Origin: tx.db.NodeID,
+	})
+}
+
+// record appends a change record to the outbox.
+func (tx *Tx) record(ctx context.Context, c change.Change) error {
+	fields, err := json.Marshal(c.Fields)
+	if err != nil {
+		return fmt.Errorf("sqlite: encode change fields: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin, fmtTime(tx.now))
+	return err
+}
+
+func joinCols(names []string, suffix string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n + suffix
+	}
+	return s
+}
+
+// sqlValue converts a Go value to what the column stores: times as text,
+// booleans as 0/1, nil pointers as NULL, slices, maps and structs as JSON.
+func sqlValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string, int, int64, float64, []byte:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	case time.Time:
+		return fmtTime(x)
+	case *time.Time:
+		if x == nil {
+			return nil
+		}
+		return fmtTime(*x)
+	case *string:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case *int64:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case hlc.Timestamp:
+		return x.String()
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			panic(fmt.Sprintf("sqlite: column value %T: %v", v, err))
+		}
+		return string(b)
+	}
+}
+
+// jsonFields renders column values as the change record carries them: the
+// same values the API shows (times in RFC 3339, lists as lists).
+func jsonFields(cols map[string]any) map[string]any {
+	out := make(map[string]any, len(cols))
+	for k, v := range cols {
+		switch x := v.(type) {
+		case time.Time:
+			out[k] = fmtTime(x)
+		case *time.Time:
+			if x == nil {
+				out[k] = nil
+			} else {
+				out[k] = fmtTime(*x)
+			}
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// decodeJSON unmarshals a JSON column into v.
+func decodeJSON(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}
+
+// changed adds name to cols when the new value differs from the old one, as
+// compared by their stored forms.
+func changed(cols map[string]any, name string, old, new any) {
+	if fmt.Sprint(sqlValue(old)) != fmt.Sprint(sqlValue(new)) || (sqlValue(old) == nil) != (sqlValue(new) == nil) {
+		cols[name] = new
+	}
+}

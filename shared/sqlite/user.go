@@ -1,0 +1,78 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/password"
+)
+
+// UserService implements kassa.UserService.
+type UserService struct{ db *DB }
+
+// NewUserService returns the user service of db.
+func NewUserService(db *DB) *UserService { return &UserService{db: db} }
+
+var _ kassa.UserService = (*UserService)(nil)
+
+const userCols = `SELECT id, org_id, email, name, role, is_active, created_at, updated_at FROM users`
+
+func scanUser(s scanner) (*kassa.User, error) {
+	var u kassa.User
+	var created, updated string
+	if err := s.Scan(&u.ID, &u.OrgID, &u.Email, &u.Name, &u.Role, &u.IsActive, &created, &updated); err != nil {
+		return nil, err
+	}
+	u.CreatedAt, u.UpdatedAt = parseTime(created), parseTime(updated)
+	return &u, nil
+}
+
+func findUser(ctx context.Context, q querier, orgID, id string) (*kassa.User, error) {
+	u, err := scanUser(q.QueryRowContext(ctx, userCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("user", id)
+	}
+	return u, err
+}
+
+// CreateUser adds a staff account to the caller's org; only owners may.
+// Errors: EForbidden, EInvalid, EConflict when the e-mail is taken.
+func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*kassa.User, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.Role != kassa.RoleOwner {
+		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can add staff")
+	}
+	var v kassa.Validation
+	v.Check(kassa.ValidEmail(in.Email), "email", "must be an e-mail address")
+	v.Check(in.Role.Valid(), "role", "must be one of owner, manager, cashier, kitchen")
+	v.Check(len(in.Password) >= 8 && len(in.Password) <= 256, "password", "must have 8-256 characters")
+	v.Check(kassa.ValidText(in.Name, 200), "name", "must be at most 200 characters of text")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	hash, err := password.Hash(in.Password)
+	if err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	if err := s.db.write(ctx, func(tx *Tx) error { return insertUser(ctx, tx, a.OrgID, id, in, hash) }); err != nil {
+		return nil, err
+	}
+	return findUser(ctx, s.db.reader, a.OrgID, id)
+}
+
+func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCreate, hash string) error {
+	err := tx.insert(ctx, entUser, orgID, id, map[string]any{
+		"email": kassa.NormalizeEmail(in.Email), "name": in.Name, "role": string(in.Role),
+		"password_hash": hash, "is_active": true,
+	})
+	if isUniqueViolation(err) {
+		return kassa.Errorf(kassa.EConflict, "a user with e-mail %s exists", in.Email)
+	}
+	return err
+}

@@ -1,0 +1,60 @@
+// Package change defines the change record: the unit of replication.
+//
+// Every write of a replicated row writes one Change to the node's outbox in
+// the same transaction. The record names the entity and row, the operation,
+// the fields it set with their new values, the HLC stamp of the write and
+// the node it came from. Shipping, routing and applying records is the job of
+// the rest of this module; the record itself is plain data.
+package change
+
+import (
+	"fmt"
+
+	"kassa.dev/sync/hlc"
+)
+
+// Op is what a change did to its row.
+type Op string
+
+// The operations. Deletes of replicated rows are tombstones: the row stays,
+// marked deleted, so that a late update cannot resurrect it.
+const (
+	OpInsert Op = "insert"
+	OpUpdate Op = "update"
+	OpDelete Op = "delete"
+)
+
+// Valid reports whether op is one of the known operations.
+func (op Op) Valid() bool { return op == OpInsert || op == OpUpdate || op == OpDelete }
+
+// Change is one replicated row write.
+type Change struct {
+	ID         string         `json:"id"`                    // UUIDv7, also the JetStream Nats-Msg-Id
+	OrgID      string         `json:"org_id"`                // tenant of the row
+	LocationID string         `json:"location_id,omitempty"` // set for location-scoped rows (orders, stock)
+	Entity     string         `json:"entity"`                // e.g. "product"
+	EntityID   string         `json:"entity_id"`             // id of the row
+	Op         Op             `json:"op"`
+	Fields     map[string]any `json:"fields"` // changed fields and their new values
+	HLC        hlc.Timestamp  `json:"hlc"`
+	Origin     string         `json:"origin"` // node id that made the change
+}
+
+// Validate reports the first structural problem of c, if any.
+func (c *Change) Validate() error {
+	switch {
+	case c.ID == "":
+		return fmt.Errorf("change: missing id")
+	case c.OrgID == "":
+		return fmt.Errorf("change %s: missing org", c.ID)
+	case c.Entity == "" || c.EntityID == "":
+		return fmt.Errorf("change %s: missing entity", c.ID)
+	case !c.Op.Valid():
+		return fmt.Errorf("change %s: unknown op %q", c.ID, c.Op)
+	case c.Origin == "":
+		return fmt.Errorf("change %s: missing origin", c.ID)
+	case c.HLC.IsZero():
+		return fmt.Errorf("change %s: missing hlc", c.ID)
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+module kassa.dev/web
+
+go 1.26.0
