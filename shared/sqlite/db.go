@@ -117,8 +117,7 @@ func (db *DB) Close() error {
 	return errors.Join(db.reader.Close(), db.writer.Close())
 }
 
-// Ping checks that the store answers reads and the writer is free to take a
-// transaction; /readyz uses it.
+// Ping checks that the store answers reads; /readyz uses it.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
 	return db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)

@@ -182,6 +182,16 @@ func sqlValue(v any) any {
 			return nil
 		}
 		return *x
+	case *int:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case *bool:
+		if x == nil {
+			return nil
+		}
+		return sqlValue(*x)
 	case hlc.Timestamp:
 		return x.String()
 	default:

@@ -1,0 +1,29 @@
+# Kassa — see README.md. Every target works from a fresh clone with Go and gcc.
+GO       ?= go
+PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/...
+# CGO is needed by mattn/go-sqlite3.
+export CGO_ENABLED := 1
+
+.PHONY: build run test bench lint clean
+
+build:
+	$(GO) build -o bin/ ./edge ./hub
+
+## run: build, then start a hub on :8080 and a demo edge on :8081 (Ctrl-C stops both)
+run: build
+	bash deploy/run-demo.sh
+
+## test: every test of every module
+test:
+	$(GO) test -count=1 -timeout 14m $(PKGS)
+
+## bench: the benchmarks named in the issues, beside raw baselines from the same run
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
+
+lint:
+	@test -z "$$(gofmt -l shared sync edge hub web)" || (gofmt -l shared sync edge hub web; exit 1)
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf bin data

@@ -1,0 +1,208 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/sync/change"
+)
+
+// fakeClock is the wall clock of a test node; tests move it forward.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// testNode is a real node: a SQLite file in a temp dir and the real Fiber
+// app served on a loopback port.
+type testNode struct {
+	t     testing.TB
+	URL   string
+	N     *node.Node
+	Clock *fakeClock
+}
+
+// MustStartNode starts a node of the given kind; tweak may change its config.
+func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNode {
+	t.Helper()
+	clock := &fakeClock{t: time.Now().UTC()}
+	cfg := node.Config{Kind: kind, DataDir: t.TempDir(), ErrorsBase: "https://kassa.test/problems",
+		BodyLimit: 64 << 10, Now: clock.Now, LoginPerMinute: 600, LoginBurst: 600}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	n, err := node.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go n.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n.Shutdown(ctx)
+	})
+	return &testNode{t: t, URL: "http://" + ln.Addr().String(), N: n, Clock: clock}
+}
+
+// resp is a decoded HTTP response.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *resp) JSON() map[string]any {
+	var m map[string]any
+	json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Data returns the "data" object of an envelope.
+func (r *resp) Data() map[string]any {
+	d, _ := r.JSON()["data"].(map[string]any)
+	return d
+}
+
+// List returns the "data" array of a list envelope.
+func (r *resp) List() []any {
+	d, _ := r.JSON()["data"].([]any)
+	return d
+}
+
+// Do sends a request; body may be nil, a string (sent raw) or a value (sent as JSON).
+func (tn *testNode) Do(method, path, token string, body any, headers ...string) *resp {
+	tn.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, tn.URL+path, rd)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// testOrg is an org provisioned on a node, with a logged-in owner.
+type testOrg struct {
+	ID, OwnerEmail, Owner string // Owner is the owner's access token
+}
+
+const testPassword = "correct horse battery"
+
+// MustOrg provisions an org with an owner and logs the owner in.
+func (tn *testNode) MustOrg(name string) *testOrg {
+	tn.t.Helper()
+	email := strings.ToLower(strings.ReplaceAll(name, " ", "")) + "@owner.test"
+	org, _, err := tn.N.Orgs.CreateOrg(context.Background(), &kassa.OrgCreate{
+		Name: name, Currency: "AUD", OwnerEmail: email, OwnerName: name + " owner", OwnerPassword: testPassword})
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	return &testOrg{ID: org.ID, OwnerEmail: email, Owner: tn.MustLogin(email, testPassword)["accessToken"].(string)}
+}
+
+// MustUser adds a staff user with the owner's token and returns its access token.
+func (tn *testNode) MustUser(o *testOrg, email string, role kassa.Role) string {
+	tn.t.Helper()
+	r := tn.Do("POST", "/api/v1/users", o.Owner, map[string]any{"email": email, "role": role, "password": testPassword, "name": string(role)})
+	if r.Status != 201 {
+		tn.t.Fatalf("create user: %d %s", r.Status, r.Body)
+	}
+	return tn.MustLogin(email, testPassword)["accessToken"].(string)
+}
+
+// MustLogin logs in and returns the login result's data.
+func (tn *testNode) MustLogin(email, password string) map[string]any {
+	tn.t.Helper()
+	r := tn.Do("POST", "/api/v1/auth/login", "", map[string]any{"email": email, "password": password})
+	if r.Status != 200 {
+		tn.t.Fatalf("login %s: %d %s", email, r.Status, r.Body)
+	}
+	return r.Data()
+}
+
+// changes returns the outbox records of one row.
+func (tn *testNode) changes(entity, id string) []change.Change {
+	tn.t.Helper()
+	cs, err := tn.N.DB.Changes(context.Background(), entity, id)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	return cs
+}
+
+// outboxLen counts all change records.
+func (tn *testNode) outboxLen() int {
+	tn.t.Helper()
+	n, err := tn.N.DB.OutboxLen(context.Background(), false)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	return n
+}
+
+// mustProblem checks that r is a problem document of the given status and kind.
+func mustProblem(t testing.TB, r *resp, status int, kind string) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("content type %q, want application/problem+json", ct)
+	}
+	p := r.JSON()
+	if p["type"] != "https://kassa.test/problems/"+kind || p["status"] != float64(status) || p["title"] == "" ||
+		p["instance"] == "" || p["request_id"] != r.Header.Get("X-Request-Id") || p["detail"] == "" {
+		t.Fatalf("problem body %s, want kind %s", r.Body, kind)
+	}
+	return p
+}
