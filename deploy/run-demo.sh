@@ -21,7 +21,7 @@ stop() {
   wait "$hub" "$edge" 2>/dev/null || true
   echo "stopped hub and edge"
 }
-trap stop INT TERM
+trap "stop; exit 0" INT TERM
 
 for url in "http://$HUB_ADDR/readyz" "http://$EDGE_ADDR/readyz"; do
   for _ in $(seq 1 100); do

@@ -113,7 +113,7 @@ func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 // a retry after a server error runs again.
 func (s *Server) idempotent(c *fiber.Ctx) error {
 	key := c.Get("Idempotency-Key")
-	if key == "" || c.Method() != fiber.MethodPost {
+	if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
 		return c.Next()
 	}
 	if len(key) > 255 || !validRequestID(key) {

@@ -94,12 +94,23 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
 	s.api = s.app.Group("/api/v1")
-	s.routesAuth()
-	s.routesLocations()
-	s.routesProducts()
-	s.routesCategories()
-	s.routesModifierGroups()
-	s.routesPriceLists()
+	// A resource's routes exist when its service does, so a node (or a
+	// test) without one serves and documents none of them.
+	for _, g := range []struct {
+		present bool
+		routes  func()
+	}{
+		{svc.Auth != nil && svc.Users != nil, s.routesAuth},
+		{svc.Locations != nil, s.routesLocations},
+		{svc.Products != nil, s.routesProducts},
+		{svc.Categories != nil, s.routesCategories},
+		{svc.ModifierGroups != nil, s.routesModifierGroups},
+		{svc.PriceLists != nil, s.routesPriceLists},
+	} {
+		if g.present {
+			g.routes()
+		}
+	}
 	s.handle(&Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Public: true, Resp: nil,
 		Handler: s.openapi})
 	return s

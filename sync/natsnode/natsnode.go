@@ -90,7 +90,7 @@ func (s *Server) Connect(name string) (*nats.Conn, error) {
 }
 
 // Ready reports whether the server accepts connections.
-func (s *Server) Ready() bool { return s.ns.Running() && s.ns.ReadyForConnections(0) }
+func (s *Server) Ready() bool { return s.ns.Running() && s.ns.ReadyForConnections(time.Millisecond) }
 
 // Shutdown stops the server and waits for it to finish.
 func (s *Server) Shutdown() {

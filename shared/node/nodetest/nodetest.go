@@ -1,0 +1,129 @@
+// Package nodetest runs a node's main function in-process for tests, the
+// way a shell would run the binary: with arguments, an environment, and
+// stdout to read the listening address from.
+package nodetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// MainFunc is the testable body of a main package.
+type MainFunc func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+
+// Proc is a running main.
+type Proc struct {
+	URL    string
+	cancel context.CancelFunc
+	done   chan error
+	out    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+var servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
+
+// Start runs main with args and waits (up to 30 s) until it prints the URL
+// it serves on. The process is stopped at the end of the test.
+func Start(t testing.TB, main MainFunc, env map[string]string, args ...string) *Proc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proc{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}}
+	go func() { p.done <- main(ctx, args, func(k string) string { return env[k] }, p.out, io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for p.URL == "" {
+		if m := servingRe.FindStringSubmatch(p.out.String()); m != nil {
+			p.URL = m[1]
+			break
+		}
+		select {
+		case err := <-p.done:
+			t.Fatalf("main exited before serving: %v\n%s", err, p.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("main did not serve within 30s:\n%s", p.out.String())
+		}
+	}
+	t.Cleanup(func() { p.Stop(t) })
+	return p
+}
+
+// Output is what main printed so far.
+func (p *Proc) Output() string { return p.out.String() }
+
+// Stop cancels main's context (as SIGTERM does) and waits up to 20 s for
+// it to return; it fails the test if main returned an error.
+func (p *Proc) Stop(t testing.TB) {
+	t.Helper()
+	if p.cancel == nil {
+		return
+	}
+	p.cancel()
+	p.cancel = nil
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("main returned %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("main did not stop within 20s")
+	}
+}
+
+// Call sends a JSON request and decodes a JSON answer into out (if not nil);
+// it returns the status.
+func (p *Proc) Call(t testing.TB, method, path, token string, body, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, p.URL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	if out != nil {
+		b, _ := io.ReadAll(res.Body)
+		if err := json.Unmarshal(b, out); err != nil && !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+	}
+	return res.StatusCode
+}
+
+// Login logs in and returns the access token, failing the test otherwise.
+func (p *Proc) Login(t testing.TB, email, password string) string {
+	t.Helper()
+	var out struct {
+		Data struct {
+			AccessToken string `json:"accessToken"`
+		} `json:"data"`
+	}
+	if st := p.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": email, "password": password}, &out); st != 200 {
+		t.Fatalf("login %s: status %d", email, st)
+	}
+	return out.Data.AccessToken
+}
