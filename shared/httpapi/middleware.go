@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -24,8 +25,11 @@ func requestID(c *fiber.Ctx) string {
 }
 
 // validRequestID accepts client ids of up to 128 visible ASCII characters.
-func validRequestID(s string) bool {
-	if s == "" || len(s) > 128 {
+func validRequestID(s string) bool { return validKey(s, 128) }
+
+// validKey accepts 1 to max visible ASCII characters.
+func validKey(s string, max int) bool {
+	if s == "" || len(s) > max {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -116,7 +120,7 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
 		return c.Next()
 	}
-	if len(key) > 255 || !validRequestID(key) {
+	if !validKey(key, 255) {
 		return kassa.Errorf(kassa.EBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters")
 	}
 	ctx := c.UserContext()
@@ -138,6 +142,13 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, replay.ContentType)
 		return c.Status(replay.Status).Send(replay.Body)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			// A panic is a server error: release the key so a retry runs.
+			s.svc.Idempotency.Abandon(context.WithoutCancel(ctx), scope, key)
+			panic(r)
+		}
+	}()
 	if err := c.Next(); err != nil {
 		if herr := s.app.ErrorHandler(c, err); herr != nil {
 			return herr

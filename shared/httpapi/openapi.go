@@ -3,9 +3,9 @@ package httpapi
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -130,8 +130,6 @@ func (s *Server) responses(r *reflector, rt *Route) map[string]any {
 // reflector turns Go types into JSON Schemas, named structs into components.
 type reflector struct{ schemas map[string]any }
 
-var timeType = reflect.TypeOf(time.Time{})
-
 func (r *reflector) schema(t reflect.Type) map[string]any {
 	nullable := false
 	for t.Kind() == reflect.Pointer {
@@ -182,9 +180,11 @@ func (r *reflector) schema(t reflect.Type) map[string]any {
 
 func (r *reflector) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
+	var required []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() || f.Tag.Get("openapi") == "-" {
+		tags := strings.Split(f.Tag.Get("openapi"), ",")
+		if !f.IsExported() || slices.Contains(tags, "-") {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -194,7 +194,20 @@ func (r *reflector) object(t reflect.Type) map[string]any {
 		if name == "" {
 			name = f.Name
 		}
-		props[name] = r.schema(f.Type)
+		schema := r.schema(f.Type)
+		if slices.Contains(tags, "nullable") {
+			if typ, ok := schema["type"].(string); ok {
+				schema["type"] = []string{typ, "null"}
+			}
+		}
+		if slices.Contains(tags, "required") {
+			required = append(required, name)
+		}
+		props[name] = schema
 	}
-	return map[string]any{"type": "object", "properties": props}
+	obj := map[string]any{"type": "object", "properties": props}
+	if required != nil {
+		obj["required"] = required
+	}
+	return obj
 }

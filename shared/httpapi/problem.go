@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
 )
@@ -76,6 +77,13 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 }
 
 func (s *Server) writeProblem(c *fiber.Ctx, ke *kassa.Error) error {
+	if requestID(c) == "" {
+		// Fiber rejects some requests (an oversize body) before any
+		// middleware ran: they get an id here.
+		id := uuid.NewString()
+		c.Locals(localRequestID, id)
+		c.Set(fiber.HeaderXRequestID, id)
+	}
 	p, ok := problemOf[ke.Kind]
 	if !ok {
 		p = problemOf[kassa.EInternal]

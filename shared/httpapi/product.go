@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -39,8 +41,8 @@ func (s *Server) listProducts(c *fiber.Ctx) error {
 	if f.IsActive, err = queryBool(c, "is_active"); err != nil {
 		return err
 	}
-	if len(f.Q) > 200 {
-		return kassa.Errorf(kassa.EBadRequest, "q must be at most 200 characters")
+	if !kassa.ValidText(f.Q, 200) || strings.ContainsAny(f.Q, "\n\t") {
+		return kassa.Errorf(kassa.EBadRequest, "q must be at most 200 characters of text")
 	}
 	l, err := s.svc.Products.FindProducts(c.UserContext(), f)
 	return list(c, l, err)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -61,8 +63,12 @@ func (s *Server) handle(r *Route) {
 // wrong type or an unknown field is 422 naming the field.
 func decode(c *fiber.Ctx, v any) error {
 	body := c.Body()
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return kassa.Errorf(kassa.EBadRequest, "a JSON request body is required")
+	}
+	if trimmed[0] != '{' {
+		return kassa.Errorf(kassa.EBadRequest, "the request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -92,6 +98,11 @@ func decode(c *fiber.Ctx, v any) error {
 		var ke *kassa.Error
 		if errors.As(err, &ke) {
 			return ke
+		}
+		var te *time.ParseError
+		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "Time.UnmarshalJSON") {
+			return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+				Fields: []kassa.FieldError{{Field: badTimeField(body, v), Message: "must be an RFC 3339 time"}}}
 		}
 		return kassa.Errorf(kassa.EBadRequest, "the request body could not be read: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -194,4 +205,29 @@ func list[T any](c *fiber.Ctx, l kassa.List[T], err error) error {
 		env.NextCursor = &l.NextCursor
 	}
 	return c.JSON(env)
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// badTimeField names the top-level field of body that holds a time the
+// JSON decoder could not parse (its errors do not say which field).
+func badTimeField(body []byte, v any) string {
+	var raw map[string]json.RawMessage
+	json.Unmarshal(body, &raw)
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := 0; t.Kind() == reflect.Struct && i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !strings.Contains(f.Type.String(), "time.Time") || raw[name] == nil || string(raw[name]) == "null" {
+			continue
+		}
+		var tm time.Time
+		if json.Unmarshal(raw[name], &tm) != nil {
+			return name
+		}
+	}
+	return "body"
 }

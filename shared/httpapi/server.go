@@ -43,6 +43,12 @@ type Services struct {
 	Categories     kassa.CategoryService
 	ModifierGroups kassa.ModifierGroupService
 	PriceLists     kassa.PriceListService
+	Customers      kassa.CustomerService
+	Loyalty        kassa.LoyaltyService
+	Inventory      kassa.InventoryService
+	Orders         kassa.OrderService
+	Payments       kassa.PaymentService
+	Settings       kassa.SettingsService
 	Idempotency    kassa.IdempotencyStore
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
 	Ready func(ctx context.Context) error
@@ -106,6 +112,12 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Categories != nil, s.routesCategories},
 		{svc.ModifierGroups != nil, s.routesModifierGroups},
 		{svc.PriceLists != nil, s.routesPriceLists},
+		{svc.Customers != nil, s.routesCustomers},
+		{svc.Loyalty != nil, s.routesLoyalty},
+		{svc.Inventory != nil, s.routesInventory},
+		{svc.Orders != nil, s.routesOrders},
+		{svc.Payments != nil, s.routesPayments},
+		{svc.Settings != nil, s.routesSettings},
 	} {
 		if g.present {
 			g.routes()

@@ -142,10 +142,10 @@ type AuthService interface {
 
 // UserCreate is the input of UserService.CreateUser.
 type UserCreate struct {
-	Email    string `json:"email"`
+	Email    string `json:"email" openapi:"required"`
 	Name     string `json:"name"`
-	Role     Role   `json:"role"`
-	Password string `json:"password"`
+	Role     Role   `json:"role" openapi:"required"`
+	Password string `json:"password" openapi:"required"`
 }
 
 // UserService manages staff accounts of the caller's org.

@@ -20,7 +20,7 @@ type Category struct {
 
 // CategoryCreate is the body of POST /catalog/categories.
 type CategoryCreate struct {
-	Name        string  `json:"name"`
+	Name        string  `json:"name" openapi:"required"`
 	Description *string `json:"description"`
 	ParentID    *string `json:"parent_id"`
 	SortOrder   int     `json:"sort_order"`
@@ -44,8 +44,8 @@ func (in *CategoryCreate) Validate() error {
 // CategoryUpdate is the body of PATCH /catalog/categories/:id.
 type CategoryUpdate struct {
 	Name        Opt[string] `json:"name"`
-	Description Opt[string] `json:"description"`
-	ParentID    Opt[string] `json:"parent_id"`
+	Description Opt[string] `json:"description" openapi:"nullable"`
+	ParentID    Opt[string] `json:"parent_id" openapi:"nullable"`
 	SortOrder   Opt[int]    `json:"sort_order"`
 	IsActive    Opt[bool]   `json:"is_active"`
 }

@@ -41,11 +41,11 @@ type ModifierOptionInput struct {
 
 // ModifierGroupCreate is the body of POST /catalog/modifiers/groups.
 type ModifierGroupCreate struct {
-	Name          string                `json:"name"`
+	Name          string                `json:"name" openapi:"required"`
 	Required      bool                  `json:"required"`
 	MinSelections int                   `json:"min_selections"`
 	MaxSelections *int                  `json:"max_selections"` // defaults to the number of options
-	Options       []ModifierOptionInput `json:"options"`
+	Options       []ModifierOptionInput `json:"options" openapi:"required"`
 	ProductIDs    []string              `json:"product_ids"`
 }
 

@@ -54,8 +54,8 @@ type Location struct {
 
 // LocationCreate is the body of POST /locations.
 type LocationCreate struct {
-	Name     string `json:"name"`
-	Timezone string `json:"timezone"`
+	Name     string `json:"name" openapi:"required"`
+	Timezone string `json:"timezone" openapi:"required"`
 	Address  string `json:"address"`
 	Currency string `json:"currency"` // defaults to the org's
 }

@@ -32,7 +32,7 @@ func (pl *PriceList) ActiveAt(t time.Time) bool {
 
 // PriceListCreate is the body of POST /catalog/price-lists.
 type PriceListCreate struct {
-	Name        string           `json:"name"`
+	Name        string           `json:"name" openapi:"required"`
 	LocationIDs []string         `json:"location_ids"`
 	Prices      []PriceListPrice `json:"prices"`
 	StartsAt    *time.Time       `json:"starts_at"`
@@ -75,8 +75,8 @@ type PriceListUpdate struct {
 	Name        Opt[string]           `json:"name"`
 	LocationIDs Opt[[]string]         `json:"location_ids"`
 	Prices      Opt[[]PriceListPrice] `json:"prices"`
-	StartsAt    Opt[time.Time]        `json:"starts_at"`
-	EndsAt      Opt[time.Time]        `json:"ends_at"`
+	StartsAt    Opt[time.Time]        `json:"starts_at" openapi:"nullable"`
+	EndsAt      Opt[time.Time]        `json:"ends_at" openapi:"nullable"`
 	IsActive    Opt[bool]             `json:"is_active"`
 }
 

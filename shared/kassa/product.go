@@ -24,11 +24,11 @@ type Product struct {
 
 // ProductCreate is the body of POST /catalog/products.
 type ProductCreate struct {
-	Name             string   `json:"name"`
+	Name             string   `json:"name" openapi:"required"`
 	Description      *string  `json:"description"`
-	SKU              string   `json:"sku"`
+	SKU              string   `json:"sku" openapi:"required"`
 	Barcodes         []string `json:"barcodes"`
-	BasePrice        *int64   `json:"base_price"`
+	BasePrice        *int64   `json:"base_price" openapi:"required"`
 	CategoryID       *string  `json:"category_id"`
 	Tags             []string `json:"tags"`
 	IsActive         *bool    `json:"is_active"`
@@ -67,9 +67,9 @@ func (in *ProductCreate) Validate() error {
 // are not updatable (spec 2.3).
 type ProductUpdate struct {
 	Name             Opt[string]   `json:"name"`
-	Description      Opt[string]   `json:"description"`
+	Description      Opt[string]   `json:"description" openapi:"nullable"`
 	BasePrice        Opt[int64]    `json:"base_price"`
-	CategoryID       Opt[string]   `json:"category_id"`
+	CategoryID       Opt[string]   `json:"category_id" openapi:"nullable"`
 	Tags             Opt[[]string] `json:"tags"`
 	IsActive         Opt[bool]     `json:"is_active"`
 	ModifierGroupIDs Opt[[]string] `json:"modifier_group_ids"`

@@ -85,6 +85,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Categories:     sqlite.NewCategoryService(db),
 		ModifierGroups: sqlite.NewModifierGroupService(db),
 		PriceLists:     sqlite.NewPriceListService(db),
+		Inventory:      sqlite.NewInventoryService(db),
+		Customers:      sqlite.NewCustomerService(db),
+		Loyalty:        sqlite.NewLoyaltyService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Ready: func(ctx context.Context) error {
 			if err := db.Ping(ctx); err != nil {

@@ -32,6 +32,16 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// driverName is go-sqlite3 with Kassa's SQL functions: fold(s) lower-cases
+// any script (SQLite's own lower() only knows ASCII), for search.
+const driverName = "sqlite3_kassa"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		return c.RegisterFunc("fold", strings.ToLower, true)
+	}})
+}
+
 // TimeFormat is how timestamps are stored: fixed width, so text order is time order.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
@@ -47,6 +57,8 @@ type DB struct {
 	NewID func() string    // UUIDv7 by default
 	Bus   kassa.Publisher  // may be nil
 	Log   *slog.Logger
+
+	orders keyedMutex // per-order lock for steps around processor calls
 }
 
 // Options configure Open. Zero values take defaults.
@@ -79,7 +91,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	write, err := sql.Open(driverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -96,7 +108,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_foreign_keys", "1")
-	db.reader, err = sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	db.reader, err = sql.Open(driverName, "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)

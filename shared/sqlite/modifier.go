@@ -122,7 +122,7 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	options, err := s.modifierOptions(in.Options)
+	options, err := s.modifierOptions(ctx, s.db.reader, a.OrgID, "", in.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 			changed(cols, "max_selections", g.MaxSelections, *merged.MaxSelections)
 		}
 		if in.Options.Set {
-			options, err := s.modifierOptions(merged.Options)
+			options, err := s.modifierOptions(ctx, tx, a.OrgID, id, merged.Options)
 			if err != nil {
 				return err
 			}
@@ -235,13 +235,27 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
 }
 
-// modifierOptions gives id-less options a new id and refuses an id listed twice.
-func (s *ModifierGroupService) modifierOptions(in []kassa.ModifierOptionInput) ([]kassa.ModifierOption, error) {
+// modifierOptions gives id-less options a new id and refuses an id listed
+// twice or one that belongs to another group of the org (order lines name
+// options by id, so an id must mean one option).
+func (s *ModifierGroupService) modifierOptions(ctx context.Context, q querier, orgID, groupID string, in []kassa.ModifierOptionInput) ([]kassa.ModifierOption, error) {
 	out := make([]kassa.ModifierOption, 0, len(in))
 	seen := map[string]bool{}
 	for _, o := range in {
 		if o.ID == "" {
 			o.ID = s.db.NewID()
+		} else {
+			var n int
+			err := q.QueryRowContext(ctx, `SELECT count(*) FROM modifier_groups g, json_each(g.options) j
+				WHERE g.org_id = ? AND g.id != ? AND json_extract(j.value, '$.id') = ?`, orgID, groupID, o.ID).Scan(&n)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				var v kassa.Validation
+				v.Add("options", "option %s belongs to another group", o.ID)
+				return nil, v.Err()
+			}
 		}
 		if seen[o.ID] {
 			var v kassa.Validation

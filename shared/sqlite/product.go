@@ -50,7 +50,7 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 	}
 	if f.Q != "" {
 		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
-		where += ` AND (lower(name) LIKE ? ESCAPE '\' OR lower(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`
+		where += ` AND (fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`
 		args = append(args, like, like, f.Q)
 	}
 	return findPage(ctx, s.db.reader, productCols, where, args, f.Page, scanProduct, productID)

@@ -31,6 +31,19 @@ var (
 	entProduct       = entity{"product", "products", "org_id"}
 	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id"}
 	entPriceList     = entity{"price_list", "price_lists", "org_id"}
+
+	entCustomer     = entity{"customer", "customers", "org_id"}
+	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id"}
+	entAccount      = entity{"loyalty_account", "loyalty_accounts", "org_id"}
+	entPointsTxn    = entity{"points_transaction", "points_transactions", "org_id"}
+	entStockLevel   = entity{"stock_level", "stock_levels", "org_id"}
+	entMovement     = entity{"stock_movement", "stock_movements", "org_id"}
+	entTransfer     = entity{"transfer", "transfers", "org_id"}
+	entOrder        = entity{"order", "orders", "org_id"}
+	entOrderLine    = entity{"order_line", "order_lines", "org_id"}
+	entOrderHistory = entity{"order_history", "order_history", "org_id"}
+	entPayment      = entity{"payment", "payments", "org_id"}
+	entRefund       = entity{"refund", "refunds", "org_id"}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through
@@ -77,24 +90,36 @@ func (tx *Tx) emit(orgID, locationID, typ string, data any) {
 // insert writes a new row of e with the given columns (id, org_id,
 // created_at, updated_at, hlc and origin are added) and its change record.
 func (tx *Tx) insert(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
+	return tx.insertAt(ctx, e, orgID, "", id, cols)
+}
+
+// insertAt is insert for a row scoped to a location (orders, payments,
+// stock): the change record names the location, so that sync routes it to
+// that location's edge only.
+func (tx *Tx) insertAt(ctx context.Context, e entity, orgID, locationID, id string, cols map[string]any) error {
 	cols = maps.Clone(cols)
 	cols["id"] = id
 	cols[e.orgCol] = orgID
 	cols["created_at"] = tx.now
 	cols["updated_at"] = tx.now
-	return tx.writeRow(ctx, e, change.OpInsert, orgID, "", id, cols)
+	return tx.writeRow(ctx, e, change.OpInsert, orgID, locationID, id, cols)
 }
 
 // update writes changed columns of an existing row of e (updated_at is
 // added) and its change record. Callers pass only the columns whose values
 // changed; an empty map writes nothing.
 func (tx *Tx) update(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
+	return tx.updateAt(ctx, e, orgID, "", id, cols)
+}
+
+// updateAt is update for a row scoped to a location.
+func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id string, cols map[string]any) error {
 	if len(cols) == 0 {
 		return nil
 	}
 	cols = maps.Clone(cols)
 	cols["updated_at"] = tx.now
-	return tx.writeRow(ctx, e, change.OpUpdate, orgID, "", id, cols)
+	return tx.writeRow(ctx, e, change.OpUpdate, orgID, locationID, id, cols)
 }
 
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {

@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+func (s *Server) routesOrders() {
+	svc := s.svc.Orders
+	filters := append([]Param{
+		{"status", "string", "open, completed, partially_refunded, refunded or cancelled"},
+		{"location_id", "string", "only orders of this location"},
+		{"customer_id", "string", "only orders of this customer"},
+		{"created_after", "string", "RFC 3339 time, inclusive"},
+		{"created_before", "string", "RFC 3339 time, exclusive"},
+	}, pageParams...)
+	s.handle(&Route{Method: "GET", Path: "/orders", Tag: "orders", Scope: kassa.ScopeOrdersRead, List: true, Resp: kassa.Order{},
+		Query: filters, Summary: "List orders with their lines, payments, refunds and history", Handler: s.listOrders})
+	s.handle(&Route{Method: "POST", Path: "/orders", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Status: 201,
+		Body: kassa.OrderCreate{}, Resp: kassa.Order{},
+		Summary: "Create an open order; the server prices it from the catalog, the location's newest active price list, " +
+			"modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line)",
+		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, svc.CreateOrder)})
+	s.handle(&Route{Method: "GET", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersRead, Resp: kassa.Order{},
+		Summary: "Retrieve an order with line items, payments, refunds and history", Handler: getBy("order", svc.FindOrderByID)})
+	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
+		Summary: "Update notes or customer, or cancel an open order (status cancelled; captured payments must be voided first: 409)",
+		Handler: updateWith("order", svc.UpdateOrder)})
+	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Resp: kassa.Order{},
+		Summary: "Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)",
+		Handler: getBy("order", svc.CompleteOrder)})
+	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
+		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +
+			"above the org's refund_limit a cashier gets 403",
+		Handler: s.refundOrder})
+	s.handle(&Route{Method: "GET", Path: "/customers/:id/orders", Tag: "customers", Scope: kassa.ScopeOrdersRead, List: true, Resp: kassa.Order{},
+		Query: pageParams, Summary: "A customer's order history", Handler: s.customerOrders})
+}
+
+func (s *Server) listOrders(c *fiber.Ctx) error {
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	f := kassa.OrderFilter{Page: p, Status: c.Query("status")}
+	if f.Status != "" && !kassa.ValidOrderStatus(f.Status) {
+		return kassa.Errorf(kassa.EBadRequest, "status must be one of open, completed, partially_refunded, refunded, cancelled")
+	}
+	if f.LocationID, err = queryID(c, "location_id"); err != nil {
+		return err
+	}
+	if f.CustomerID, err = queryID(c, "customer_id"); err != nil {
+		return err
+	}
+	if f.CreatedAfter, err = queryTime(c, "created_after"); err != nil {
+		return err
+	}
+	if f.CreatedBefore, err = queryTime(c, "created_before"); err != nil {
+		return err
+	}
+	l, err := s.svc.Orders.FindOrders(c.UserContext(), f)
+	return list(c, l, err)
+}
+
+func (s *Server) customerOrders(c *fiber.Ctx) error {
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(c, "customer")
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.Orders.FindOrders(c.UserContext(), kassa.OrderFilter{Page: p, CustomerID: &id})
+	return list(c, l, err)
+}
+
+// queryTime reads an optional RFC 3339 time query parameter.
+func queryTime(c *fiber.Ctx, name string) (*time.Time, error) {
+	v := c.Query(name)
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil, kassa.Errorf(kassa.EBadRequest, "%s must be an RFC 3339 time", name)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// refundOrder accepts an empty body as a full refund.
+func (s *Server) refundOrder(c *fiber.Ctx) error {
+	id, err := pathID(c, "order")
+	if err != nil {
+		return err
+	}
+	var in kassa.RefundRequest
+	if len(bytes.TrimSpace(c.Body())) > 0 {
+		if err := decode(c, &in); err != nil {
+			return err
+		}
+	}
+	o, err := s.svc.Orders.RefundOrder(c.UserContext(), id, &in)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, o)
+}

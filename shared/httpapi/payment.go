@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+type paymentMethods struct {
+	Methods []kassa.PaymentMethodConfig `json:"methods"`
+}
+
+func (s *Server) routesPayments() {
+	svc := s.svc.Payments
+	s.handle(&Route{Method: "GET", Path: "/payments", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Payment{},
+		Query: append([]Param{
+			{"order_id", "string", "only payments of this order"},
+			{"location_id", "string", "only payments taken at this location"},
+			{"status", "string", "payment status"},
+			{"method", "string", "cash, card, gift_card or external"},
+		}, pageParams...), Summary: "List payments", Handler: s.listPayments})
+	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Status: 201,
+		Body: kassa.PaymentInitiate{}, Resp: kassa.Payment{},
+		Summary: "Take a payment for an open order (capture false only authorizes a card). A declined card answers 201 with " +
+			"status failed and failure_reason. Simulator cards: 4242424242424242 approves, 4000000000000002 declines, " +
+			"4000000000009995 insufficient funds, 4000000000000119 processing error",
+		Handler: createWith("/payments", func(p *kassa.Payment) string { return p.ID }, svc.Initiate)})
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/capture", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+		Summary: "Capture an authorized payment (409 otherwise)", Handler: getBy("payment", svc.Capture)})
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/void", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+		Summary: "Void a pending or authorized payment, or a captured one while its order is open (409 otherwise: refund the order)",
+		Handler: getBy("payment", svc.Void)})
+	s.handle(&Route{Method: "GET", Path: "/payments/settlements", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Settlement{},
+		Query: []Param{
+			{"date_from", "string", "first local date (YYYY-MM-DD), default 6 days before date_to"},
+			{"date_to", "string", "last local date (YYYY-MM-DD), default today (UTC)"},
+			{"location_id", "string", "only this location"},
+		}, Summary: "Per local day, location and method: count and gross of captured payments, refunds, net", Handler: s.settlements})
+	if s.svc.Settings != nil {
+		s.handle(&Route{Method: "GET", Path: "/payments/methods", Tag: "payments", Scope: kassa.ScopePaymentsRead, Resp: paymentMethods{},
+			Summary: "The payment methods the org accepts", Handler: s.getPaymentMethods})
+		s.handle(&Route{Method: "PUT", Path: "/payments/methods", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Body: paymentMethods{}, Resp: paymentMethods{},
+			Summary: "Enable or disable payment methods (owners only)", Handler: s.putPaymentMethods})
+	}
+}
+
+func (s *Server) listPayments(c *fiber.Ctx) error {
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	f := kassa.PaymentFilter{Page: p, Status: c.Query("status"), Method: kassa.PaymentMethod(c.Query("method"))}
+	if f.Method != "" && !f.Method.Valid() {
+		return kassa.Errorf(kassa.EBadRequest, "method must be one of cash, card, gift_card, external")
+	}
+	switch f.Status {
+	case "", kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided, kassa.PaymentFailed,
+		kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded:
+	default:
+		return kassa.Errorf(kassa.EBadRequest, "status is not a payment status")
+	}
+	if f.OrderID, err = queryID(c, "order_id"); err != nil {
+		return err
+	}
+	if f.LocationID, err = queryID(c, "location_id"); err != nil {
+		return err
+	}
+	l, err := s.svc.Payments.FindPayments(c.UserContext(), f)
+	return list(c, l, err)
+}
+
+func (s *Server) settlements(c *fiber.Ctx) error {
+	f := kassa.SettlementFilter{From: c.Query("date_from"), To: c.Query("date_to")}
+	if f.To == "" {
+		f.To = s.cfg.Now().UTC().Format("2006-01-02")
+	}
+	if f.From == "" {
+		if to, err := time.Parse("2006-01-02", f.To); err == nil {
+			f.From = to.AddDate(0, 0, -6).Format("2006-01-02")
+		}
+	}
+	var err error
+	if f.LocationID, err = queryID(c, "location_id"); err != nil {
+		return err
+	}
+	out, err := s.svc.Payments.Settlements(c.UserContext(), f)
+	return list(c, kassa.List[kassa.Settlement]{Items: out}, err)
+}
+
+func (s *Server) getPaymentMethods(c *fiber.Ctx) error {
+	st, err := s.svc.Settings.Settings(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, paymentMethods{Methods: st.PaymentMethods})
+}
+
+func (s *Server) putPaymentMethods(c *fiber.Ctx) error {
+	var in paymentMethods
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	ms, err := s.svc.Settings.SetPaymentMethods(c.UserContext(), in.Methods)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, paymentMethods{Methods: ms})
+}

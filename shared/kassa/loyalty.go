@@ -1,0 +1,122 @@
+package kassa
+
+import (
+	"context"
+	"time"
+)
+
+// LoyaltyProgram defines how points are earned and what they are worth.
+type LoyaltyProgram struct {
+	ID    string `json:"id"`
+	OrgID string `json:"org_id"`
+	Name  string `json:"name"`
+	// PointsPerUnit is the points earned per major currency unit spent
+	// (per 100 minor units), rounded down per order.
+	PointsPerUnit int64 `json:"points_per_unit"`
+	// RedemptionValue is what one point is worth, in minor units.
+	RedemptionValue int64         `json:"redemption_value"`
+	Tiers           []LoyaltyTier `json:"tiers"`
+	IsActive        bool          `json:"is_active"`
+	CreatedAt       time.Time     `json:"created_at"`
+	UpdatedAt       time.Time     `json:"updated_at"`
+}
+
+// LoyaltyTier is reached at MinLifetimePoints.
+type LoyaltyTier struct {
+	Name              string `json:"name"`
+	MinLifetimePoints int64  `json:"min_lifetime_points"`
+}
+
+// TierFor returns the name of the highest tier reached with lifetime
+// points, or nil when none is.
+func (p *LoyaltyProgram) TierFor(lifetime int64) *string {
+	var best *LoyaltyTier
+	for i := range p.Tiers {
+		t := &p.Tiers[i]
+		if lifetime >= t.MinLifetimePoints && (best == nil || t.MinLifetimePoints > best.MinLifetimePoints) {
+			best = t
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	name := best.Name
+	return &name
+}
+
+// LoyaltyProgramCreate is the body of POST /loyalty/programs.
+type LoyaltyProgramCreate struct {
+	Name            string        `json:"name"`
+	PointsPerUnit   int64         `json:"points_per_unit"`
+	RedemptionValue int64         `json:"redemption_value"`
+	Tiers           []LoyaltyTier `json:"tiers"`
+	IsActive        *bool         `json:"is_active"`
+}
+
+// LoyaltyAccount is a customer's membership of a program. Balance and
+// lifetime points are sums of its transactions; the tier follows lifetime points.
+type LoyaltyAccount struct {
+	ID             string    `json:"id"`
+	OrgID          string    `json:"org_id"`
+	ProgramID      string    `json:"program_id"`
+	CustomerID     string    `json:"customer_id"`
+	PointsBalance  int64     `json:"points_balance"`
+	LifetimePoints int64     `json:"lifetime_points"`
+	Tier           *string   `json:"tier"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// PointsType is the kind of a points transaction.
+type PointsType string
+
+// The points transaction types.
+const (
+	PointsEarn   PointsType = "earn"
+	PointsRedeem PointsType = "redeem"
+	PointsAdjust PointsType = "adjust"
+)
+
+// PointsTransaction is one append-only entry of an account. Points are
+// signed: redemptions are negative.
+type PointsTransaction struct {
+	ID           string     `json:"id"`
+	OrgID        string     `json:"org_id"`
+	AccountID    string     `json:"account_id"`
+	Type         PointsType `json:"type"`
+	Points       int64      `json:"points"`
+	BalanceAfter int64      `json:"balance_after"`
+	OrderID      *string    `json:"order_id"`
+	Reason       string     `json:"reason"`
+	Origin       string     `json:"origin"`
+	CreatedAt    time.Time  `json:"created_at"`
+}
+
+// EnrolRequest is the body of POST /loyalty/accounts; the program defaults
+// to the org's only active program.
+type EnrolRequest struct {
+	CustomerID string  `json:"customer_id"`
+	ProgramID  *string `json:"program_id"`
+}
+
+// PointsRequest is the body of earn and redeem: positive points, or (earn
+// only) an amount spent in minor units that the program converts.
+type PointsRequest struct {
+	Points  int64   `json:"points"`
+	Amount  int64   `json:"amount"`
+	OrderID *string `json:"order_id"`
+	Reason  string  `json:"reason"`
+}
+
+// LoyaltyService runs programs, accounts and the points ledger. Redeeming
+// more than the balance is EConflict. Errors also: ENotFound, EInvalid.
+type LoyaltyService interface {
+	FindPrograms(ctx context.Context, p Page) (List[LoyaltyProgram], error)
+	CreateProgram(ctx context.Context, in *LoyaltyProgramCreate) (*LoyaltyProgram, error)
+	Enrol(ctx context.Context, in *EnrolRequest) (*LoyaltyAccount, error)
+	FindAccountByID(ctx context.Context, id string) (*LoyaltyAccount, error)
+	FindAccountByCustomer(ctx context.Context, customerID string) (*LoyaltyAccount, error)
+	Earn(ctx context.Context, accountID string, in *PointsRequest) (*PointsTransaction, error)
+	Redeem(ctx context.Context, accountID string, in *PointsRequest) (*PointsTransaction, error)
+	FindTransactions(ctx context.Context, accountID string, p Page) (List[PointsTransaction], error)
+}

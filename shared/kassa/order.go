@@ -1,0 +1,201 @@
+package kassa
+
+import (
+	"context"
+	"time"
+)
+
+// Order states. Status only moves forward: open → completed →
+// partially_refunded → refunded, or open → cancelled.
+const (
+	OrderOpen              = "open"
+	OrderCompleted         = "completed"
+	OrderPartiallyRefunded = "partially_refunded"
+	OrderRefunded          = "refunded"
+	OrderCancelled         = "cancelled"
+)
+
+// orderRank orders the states on the merge lattice: a higher rank wins.
+var orderRank = map[string]int{OrderOpen: 0, OrderCancelled: 1, OrderCompleted: 2, OrderPartiallyRefunded: 3, OrderRefunded: 4}
+
+// OrderStatusAfter reports whether status b may follow a (or equal it) on
+// the lattice: a completed order never returns to open, and a cancel loses
+// to a complete.
+func OrderStatusAfter(a, b string) bool { return orderRank[b] >= orderRank[a] }
+
+// ValidOrderStatus reports whether s is an order state.
+func ValidOrderStatus(s string) bool { _, ok := orderRank[s]; return ok }
+
+// Channels.
+const (
+	ChannelPOS     = "pos"
+	ChannelOnline  = "online"
+	ChannelPartner = "partner"
+)
+
+// Kitchen states, moved by the KDS.
+const (
+	KitchenNew        = "new"
+	KitchenInProgress = "in_progress"
+	KitchenReady      = "ready"
+	KitchenServed     = "served"
+)
+
+// Order is a sale at a location.
+type Order struct {
+	ID                  string         `json:"id"`
+	OrgID               string         `json:"org_id"`
+	LocationID          string         `json:"location_id"`
+	Number              string         `json:"number"`
+	Status              string         `json:"status"`
+	Channel             string         `json:"channel"`
+	CustomerID          *string        `json:"customer_id"`
+	LineItems           []LineItem     `json:"line_items"`
+	Subtotal            int64          `json:"subtotal"`       // sum of lines before discounts (tax as priced)
+	DiscountTotal       int64          `json:"discount_total"` // sum of line discounts
+	TaxTotal            int64          `json:"tax_total"`      // tax contained in (inclusive) or added to (exclusive) the total
+	Total               int64          `json:"total"`          // what the customer pays
+	PaidTotal           int64          `json:"paid_total"`     // captured payments
+	RefundedTotal       int64          `json:"refunded_total"`
+	Currency            string         `json:"currency"`
+	TaxInclusive        bool           `json:"tax_inclusive"`
+	TaxRateBps          int            `json:"tax_rate_bps"`
+	Payments            []Payment      `json:"payments"`
+	Refunds             []Refund       `json:"refunds"`
+	History             []OrderHistory `json:"history"`
+	LoyaltyPointsEarned int64          `json:"loyalty_points_earned"`
+	KitchenStatus       string         `json:"kitchen_status"`
+	Notes               string         `json:"notes"`
+	OccurredAt          time.Time      `json:"occurred_at"`
+	CompletedAt         *time.Time     `json:"completed_at"`
+	CreatedAt           time.Time      `json:"created_at"`
+	UpdatedAt           time.Time      `json:"updated_at"`
+}
+
+// LineItem is one line of an order, fixed at creation.
+type LineItem struct {
+	ID        string         `json:"id"`
+	ProductID string         `json:"product_id"`
+	Name      string         `json:"name"`
+	SKU       string         `json:"sku"`
+	Quantity  int64          `json:"quantity"`
+	UnitPrice int64          `json:"unit_price"` // before modifiers
+	Modifiers []LineModifier `json:"modifiers"`
+	Discount  int64          `json:"discount"`
+	Tax       int64          `json:"tax"`
+	Total     int64          `json:"total"` // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
+	// RefundedQuantity is how many units were refunded by line.
+	RefundedQuantity int64 `json:"refunded_quantity"`
+}
+
+// LineModifier is a chosen modifier option, priced at order time.
+type LineModifier struct {
+	OptionID        string `json:"option_id"`
+	GroupID         string `json:"group_id"`
+	Name            string `json:"name"`
+	PriceAdjustment int64  `json:"price_adjustment"`
+}
+
+// OrderHistory is one status change.
+type OrderHistory struct {
+	Status string    `json:"status"`
+	At     time.Time `json:"at"`
+	Actor  *string   `json:"actor"`
+}
+
+// Refund is an append-only refund entry of an order.
+type Refund struct {
+	ID        string          `json:"id"`
+	OrderID   string          `json:"order_id"`
+	Amount    int64           `json:"amount"`
+	Reason    string          `json:"reason"`
+	Restock   bool            `json:"restock"`
+	Lines     []RefundLine    `json:"line_items"`
+	Payments  []RefundPayment `json:"payments"`
+	Actor     *string         `json:"actor"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// RefundLine is a refunded quantity of a line and the amount it returned.
+type RefundLine struct {
+	LineItemID string `json:"line_item_id"`
+	Quantity   int64  `json:"quantity"`
+	Amount     int64  `json:"amount"`
+}
+
+// RefundPayment is the part of a refund returned through one payment.
+type RefundPayment struct {
+	PaymentID    string `json:"payment_id"`
+	Amount       int64  `json:"amount"`
+	ProcessorRef string `json:"processor_ref"`
+}
+
+// Discount is a manual discount: percent (Value in basis points, 1000 =
+// 10 %) or amount (minor units).
+type Discount struct {
+	Type  string `json:"type"` // percent | amount
+	Value int64  `json:"value"`
+}
+
+// OrderLineInput is a line of POST /orders.
+type OrderLineInput struct {
+	ProductID         string    `json:"product_id" openapi:"required"`
+	Quantity          int64     `json:"quantity" openapi:"required"`
+	ModifierOptionIDs []string  `json:"modifier_option_ids"`
+	Discount          *Discount `json:"discount"`
+}
+
+// OrderCreate is the body of POST /orders. Prices come from the catalog
+// and the location's active price list; clients never send prices.
+type OrderCreate struct {
+	LocationID string           `json:"location_id" openapi:"required"`
+	CustomerID *string          `json:"customer_id"`
+	Channel    string           `json:"channel"`
+	LineItems  []OrderLineInput `json:"line_items" openapi:"required"`
+	Discount   *Discount        `json:"discount"` // order-level, spread over the lines
+	Notes      string           `json:"notes"`
+}
+
+// OrderUpdate is the body of PATCH /orders/:id.
+type OrderUpdate struct {
+	Notes      Opt[string] `json:"notes"`
+	CustomerID Opt[string] `json:"customer_id" openapi:"nullable"`
+	Status     Opt[string] `json:"status"` // only "cancelled", from open
+}
+
+// RefundLineInput asks to refund quantity units of a line.
+type RefundLineInput struct {
+	LineItemID string `json:"line_item_id"`
+	Quantity   int64  `json:"quantity"`
+}
+
+// RefundRequest is the body of POST /orders/:id/refund: with neither
+// amount nor line_items it refunds what is left.
+type RefundRequest struct {
+	Amount    *int64            `json:"amount"`
+	LineItems []RefundLineInput `json:"line_items"`
+	Reason    string            `json:"reason"`
+	Restock   bool              `json:"restock"`
+}
+
+// OrderFilter selects orders.
+type OrderFilter struct {
+	Status        string
+	LocationID    *string
+	CustomerID    *string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+	Page
+}
+
+// OrderService takes and settles orders. Errors: ENotFound, EInvalid,
+// EConflict (a transition the state forbids), EForbidden (a refund above
+// the cashier limit).
+type OrderService interface {
+	FindOrders(ctx context.Context, f OrderFilter) (List[Order], error)
+	FindOrderByID(ctx context.Context, id string) (*Order, error)
+	CreateOrder(ctx context.Context, in *OrderCreate) (*Order, error)
+	UpdateOrder(ctx context.Context, id string, in *OrderUpdate) (*Order, error)
+	CompleteOrder(ctx context.Context, id string) (*Order, error)
+	RefundOrder(ctx context.Context, id string, in *RefundRequest) (*Order, error)
+}

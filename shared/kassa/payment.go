@@ -1,0 +1,139 @@
+package kassa
+
+import (
+	"context"
+	"time"
+)
+
+// PaymentMethod is how a payment is made.
+type PaymentMethod string
+
+// The payment methods.
+const (
+	PaymentCash     PaymentMethod = "cash"
+	PaymentCard     PaymentMethod = "card"
+	PaymentGiftCard PaymentMethod = "gift_card"
+	PaymentExternal PaymentMethod = "external"
+)
+
+// Valid reports whether m is a known method.
+func (m PaymentMethod) Valid() bool {
+	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal
+}
+
+// Payment states.
+const (
+	PaymentPending           = "pending"
+	PaymentAuthorized        = "authorized"
+	PaymentCaptured          = "captured"
+	PaymentVoided            = "voided"
+	PaymentFailed            = "failed"
+	PaymentRefunded          = "refunded"
+	PaymentPartiallyRefunded = "partially_refunded"
+)
+
+// Payment is money taken (or attempted) for an order.
+type Payment struct {
+	ID             string        `json:"id"`
+	OrgID          string        `json:"org_id"`
+	OrderID        string        `json:"order_id"`
+	LocationID     string        `json:"location_id"`
+	Amount         int64         `json:"amount"`
+	Method         PaymentMethod `json:"method"`
+	Status         string        `json:"status"`
+	Offline        bool          `json:"offline"` // taken store-and-forward while the edge had no uplink
+	ProcessorRef   *string       `json:"processor_ref"`
+	Tendered       *int64        `json:"tendered"`   // cash handed over
+	ChangeDue      *int64        `json:"change_due"` // cash handed back
+	CardLast4      *string       `json:"card_last4"`
+	RefundedAmount int64         `json:"refunded_amount"`
+	FailureReason  *string       `json:"failure_reason"`
+	CapturedAt     *time.Time    `json:"captured_at"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+}
+
+// PaymentInitiate is the body of POST /payments/initiate. Capture defaults
+// to true; false only authorizes (cards). Tendered is the cash handed over
+// (default: the amount). CardNumber is only read by the card simulator and
+// never stored beyond its last four digits.
+type PaymentInitiate struct {
+	OrderID    string        `json:"order_id" openapi:"required"`
+	Amount     int64         `json:"amount" openapi:"required"`
+	Method     PaymentMethod `json:"method" openapi:"required"`
+	Capture    *bool         `json:"capture"`
+	Tendered   *int64        `json:"tendered"`
+	CardNumber string        `json:"card_number"`
+}
+
+// PaymentFilter selects payments.
+type PaymentFilter struct {
+	OrderID    *string
+	LocationID *string
+	Status     string
+	Method     PaymentMethod
+	Page
+}
+
+// Settlement sums a day's payments at a location by method. Date is the
+// local date of the location.
+type Settlement struct {
+	Date       string        `json:"date"`
+	LocationID string        `json:"location_id"`
+	Method     PaymentMethod `json:"method"`
+	Count      int64         `json:"count"`
+	Gross      int64         `json:"gross"`
+	Refunds    int64         `json:"refunds"`
+	Net        int64         `json:"net"`
+}
+
+// SettlementFilter selects settlements by local date (YYYY-MM-DD, inclusive).
+type SettlementFilter struct {
+	From, To   string
+	LocationID *string
+}
+
+// PaymentService takes payments. A declined card is not an error: the
+// payment is stored with status failed. Errors: ENotFound, EInvalid,
+// EConflict (capture of a captured payment, void of a captured one, paying
+// a closed order).
+type PaymentService interface {
+	FindPayments(ctx context.Context, f PaymentFilter) (List[Payment], error)
+	Initiate(ctx context.Context, in *PaymentInitiate) (*Payment, error)
+	Capture(ctx context.Context, id string) (*Payment, error)
+	Void(ctx context.Context, id string) (*Payment, error)
+	Settlements(ctx context.Context, f SettlementFilter) ([]Settlement, error)
+}
+
+// ChargeRequest asks a processor for money.
+type ChargeRequest struct {
+	PaymentID  string
+	Amount     int64
+	Currency   string
+	Capture    bool
+	Tendered   int64
+	CardNumber string
+	// Offline is set when the node has no uplink: a processor that can
+	// store and forward does so, others refuse.
+	Offline bool
+}
+
+// ChargeResult is a processor's answer. Declined is not an error.
+type ChargeResult struct {
+	Approved      bool
+	Captured      bool
+	Offline       bool // stored to forward later
+	Ref           string
+	ChangeDue     int64
+	CardLast4     string
+	FailureReason string
+}
+
+// Processor talks to a payment network. Cash and the card simulator
+// implement it; a real acquirer would too.
+type Processor interface {
+	Charge(ctx context.Context, r ChargeRequest) (ChargeResult, error)
+	Capture(ctx context.Context, ref string, amount int64) error
+	Void(ctx context.Context, ref string) error
+	Refund(ctx context.Context, ref string, amount int64) (refundRef string, err error)
+}

@@ -1,0 +1,193 @@
+// Package processor holds Kassa's payment processors: Cash, which computes
+// change and always succeeds; CardSimulator, a card network stand-in with
+// documented test cards and store-and-forward while offline; and External,
+// for money taken outside Kassa. All implement kassa.Processor, the same
+// interface a real acquirer integration would.
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"kassa.dev/shared/kassa"
+)
+
+// Cash takes notes and coins: it always approves and captures, and hands
+// back tendered − amount as change.
+type Cash struct{}
+
+var _ kassa.Processor = Cash{}
+
+// Charge approves and captures at once.
+func (Cash) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	tendered := max(r.Tendered, r.Amount)
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "cash_" + r.PaymentID, ChangeDue: tendered - r.Amount}, nil
+}
+
+// Capture is a no-op: cash is captured when taken.
+func (Cash) Capture(context.Context, string, int64) error { return nil }
+
+// Void hands the cash back.
+func (Cash) Void(context.Context, string) error { return nil }
+
+// Refund hands cash back from the drawer.
+func (Cash) Refund(_ context.Context, ref string, amount int64) (string, error) {
+	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// External records money taken outside Kassa (a voucher, a bank transfer).
+type External struct{}
+
+var _ kassa.Processor = External{}
+
+// Charge approves and captures.
+func (External) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "ext_" + r.PaymentID}, nil
+}
+
+// Capture is a no-op.
+func (External) Capture(context.Context, string, int64) error { return nil }
+
+// Void is a no-op.
+func (External) Void(context.Context, string) error { return nil }
+
+// Refund records the refund.
+func (External) Refund(_ context.Context, ref string, amount int64) (string, error) {
+	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// Test cards of the CardSimulator. Any other number that passes the Luhn
+// check is approved; one that fails it is declined as invalid_number.
+const (
+	CardApprove           = "4242424242424242"
+	CardDecline           = "4000000000000002" // declined: card_declined
+	CardInsufficientFunds = "4000000000009995" // declined: insufficient_funds
+	CardProcessingError   = "4000000000000119" // the network errors: processing_error
+)
+
+// ErrProcessing is the error of CardProcessingError.
+var ErrProcessing = errors.New("processor: card network processing error")
+
+// CardSimulator stands in for a card network. It keeps authorizations in
+// memory; a payment it approved offline is approved again when forwarded,
+// unless its number is a decline card (the merchant's offline risk).
+type CardSimulator struct {
+	mu    sync.Mutex
+	auths map[string]*auth
+}
+
+type auth struct {
+	amount, captured, refunded int64
+	voided                     bool
+}
+
+// NewCardSimulator returns a simulator with no authorizations.
+func NewCardSimulator() *CardSimulator { return &CardSimulator{auths: map[string]*auth{}} }
+
+var _ kassa.Processor = (*CardSimulator)(nil)
+
+// Charge authorizes (and captures when asked) the amount on a test card.
+// Offline, it approves without asking the network and marks the result
+// for forwarding.
+func (s *CardSimulator) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	num := strings.ReplaceAll(strings.ReplaceAll(r.CardNumber, " ", ""), "-", "")
+	res := kassa.ChargeResult{}
+	if len(num) >= 4 {
+		res.CardLast4 = num[len(num)-4:]
+	}
+	if !luhn(num) {
+		res.FailureReason = "invalid_number"
+		return res, nil
+	}
+	if r.Offline {
+		res.Approved, res.Offline, res.Captured = true, true, r.Capture
+		res.Ref = "offline_" + r.PaymentID
+		return res, nil
+	}
+	switch num {
+	case CardDecline:
+		res.FailureReason = "card_declined"
+		return res, nil
+	case CardInsufficientFunds:
+		res.FailureReason = "insufficient_funds"
+		return res, nil
+	case CardProcessingError:
+		return res, ErrProcessing
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Ref = "sim_" + r.PaymentID
+	a := &auth{amount: r.Amount}
+	if r.Capture {
+		a.captured = r.Amount
+	}
+	s.auths[res.Ref] = a
+	res.Approved, res.Captured = true, r.Capture
+	return res, nil
+}
+
+// Capture captures an authorization (up to its amount).
+func (s *CardSimulator) Capture(_ context.Context, ref string, amount int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.auths[ref]
+	switch {
+	case strings.HasPrefix(ref, "offline_"):
+		return nil
+	case a == nil || a.voided:
+		return fmt.Errorf("processor: no open authorization %s", ref)
+	case amount > a.amount:
+		return fmt.Errorf("processor: capture %d above authorization %d", amount, a.amount)
+	}
+	a.captured = amount
+	return nil
+}
+
+// Void releases an authorization or reverses a capture before settlement.
+func (s *CardSimulator) Void(_ context.Context, ref string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.auths[ref]; a != nil {
+		a.voided = true
+	}
+	return nil
+}
+
+// Refund returns part of a captured amount.
+func (s *CardSimulator) Refund(_ context.Context, ref string, amount int64) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.auths[ref]; a != nil {
+		if a.refunded+amount > a.captured {
+			return "", fmt.Errorf("processor: refund above captured amount of %s", ref)
+		}
+		a.refunded += amount
+	}
+	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// luhn reports whether num is 12-19 digits with a valid check digit.
+func luhn(num string) bool {
+	if len(num) < 12 || len(num) > 19 {
+		return false
+	}
+	sum := 0
+	for i := range len(num) {
+		c := num[len(num)-1-i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		d := int(c - '0')
+		if i%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}

@@ -1,0 +1,301 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"unicode"
+
+	"kassa.dev/shared/kassa"
+)
+
+// CustomerService implements kassa.CustomerService. E-mails are stored
+// trimmed and lower-cased and are unique per org among customers not
+// deleted. Deleting keeps a tombstone row (deleted_at set) with every
+// personal field erased, so the erasure replicates and wins over a
+// concurrent update; a deleted customer is not found by any method.
+type CustomerService struct{ db *DB }
+
+// NewCustomerService returns the customer service of db.
+func NewCustomerService(db *DB) *CustomerService { return &CustomerService{db: db} }
+
+var _ kassa.CustomerService = (*CustomerService)(nil)
+
+const customerCols = `SELECT id, org_id, first_name, last_name, email, phone, birthday, preferences, loyalty_member_id, tags, notes, created_at, updated_at FROM customers`
+
+func scanCustomer(s scanner) (*kassa.Customer, error) {
+	var c kassa.Customer
+	var prefs, tags, created, updated string
+	if err := s.Scan(&c.ID, &c.OrgID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Birthday, &prefs,
+		&c.LoyaltyMemberID, &tags, &c.Notes, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	err := errors.Join(decodeJSON(prefs, &c.Preferences), decodeJSON(tags, &c.Tags))
+	if c.Preferences == nil {
+		c.Preferences = map[string]any{}
+	}
+	if c.Tags == nil {
+		c.Tags = []string{}
+	}
+	return &c, err
+}
+
+func customerID(c *kassa.Customer) string { return c.ID }
+
+// FindCustomers lists the org's customers by id. Q is a case-insensitive
+// substring of the first name, last name, full name, e-mail or phone (a
+// phone also matches on its digits alone); Email matches the normalized
+// e-mail exactly.
+func (s *CustomerService) FindCustomers(ctx context.Context, f kassa.CustomerFilter) (kassa.List[kassa.Customer], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Customer]{}, err
+	}
+	where, args := "org_id = ? AND deleted_at IS NULL", []any{a.OrgID}
+	if f.Email != "" {
+		where += " AND email = ?"
+		args = append(args, kassa.NormalizeEmail(f.Email))
+	}
+	if q := strings.TrimSpace(f.Q); q != "" {
+		like := "%" + escapeLike(strings.ToLower(q)) + "%"
+		// fold lower-cases any script, as strings.ToLower did to q.
+		cond := `fold(first_name) LIKE ? ESCAPE '\' OR fold(last_name) LIKE ? ESCAPE '\'
+			OR fold(first_name || ' ' || last_name) LIKE ? ESCAPE '\' OR fold(coalesce(email, '')) LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
+		args = append(args, like, like, like, like, like)
+		if digits := digitsOf(q); len(digits) >= 3 && len(digits) == len(strings.Map(dropPhonePunct, q)) {
+			// "0412 345 678" finds "0412-345-678": compare the digits alone.
+			cond += ` OR replace(replace(replace(replace(replace(phone, ' ', ''), '-', ''), '(', ''), ')', ''), '+', '') LIKE ?`
+			args = append(args, "%"+digits+"%")
+		}
+		where += " AND (" + cond + ")"
+	}
+	return findPage(ctx, s.db.reader, customerCols, where, args, f.Page, scanCustomer, customerID)
+}
+
+// digitsOf returns the ASCII digits of s.
+func digitsOf(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// dropPhonePunct drops the characters a phone number may hold besides digits.
+func dropPhonePunct(r rune) rune {
+	if unicode.IsSpace(r) || strings.ContainsRune("+-()", r) {
+		return -1
+	}
+	return r
+}
+
+// FindCustomerByID returns one customer of the org, or ENotFound (also
+// when deleted).
+func (s *CustomerService) FindCustomerByID(ctx context.Context, id string) (*kassa.Customer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findCustomer(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findCustomer(ctx context.Context, q querier, orgID, id string) (*kassa.Customer, error) {
+	c, err := scanCustomer(q.QueryRowContext(ctx, customerCols+` WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("customer", id)
+	}
+	return c, err
+}
+
+func emailTaken(email *string) error {
+	return kassa.Errorf(kassa.EConflict, "a customer with e-mail %q already exists", *email)
+}
+
+// CreateCustomer validates and stores a new customer and emits
+// customer.created. Errors: EInvalid, EConflict when the e-mail is taken in
+// the org.
+func (s *CustomerService) CreateCustomer(ctx context.Context, in *kassa.CustomerCreate) (*kassa.Customer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.Normalize()
+	if err := in.Validate(s.db.Now()); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	var c *kassa.Customer
+	err = s.db.write(ctx, func(tx *Tx) error {
+		err := tx.insert(ctx, entCustomer, a.OrgID, id, map[string]any{
+			"first_name": in.FirstName, "last_name": in.LastName, "email": in.Email, "phone": in.Phone,
+			"birthday": in.Birthday, "preferences": orEmptyMap(in.Preferences), "loyalty_member_id": in.LoyaltyMemberID,
+			"tags": orEmpty(in.Tags), "notes": in.Notes,
+		})
+		if isUniqueViolation(err) {
+			return emailTaken(in.Email)
+		}
+		if err != nil {
+			return err
+		}
+		if c, err = findCustomer(ctx, tx, a.OrgID, id); err != nil {
+			return err
+		}
+		tx.emit(a.OrgID, "", kassa.EventCustomerCreated, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// UpdateCustomer applies a partial update and emits customer.updated when
+// a field changed. Errors: ENotFound, EInvalid (also when the customer
+// would be left with no name, e-mail or phone), EConflict when the new
+// e-mail is taken in the org.
+func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kassa.CustomerUpdate) (*kassa.Customer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.Normalize()
+	if err := in.Validate(s.db.Now()); err != nil {
+		return nil, err
+	}
+	var out *kassa.Customer
+	err = s.db.write(ctx, func(tx *Tx) error {
+		c, err := findCustomer(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if in.FirstName.Set {
+			changed(cols, "first_name", c.FirstName, in.FirstName.Value)
+		}
+		if in.LastName.Set {
+			changed(cols, "last_name", c.LastName, in.LastName.Value)
+		}
+		if in.Email.Set {
+			changed(cols, "email", c.Email, optPtr(in.Email))
+		}
+		if in.Phone.Set {
+			changed(cols, "phone", c.Phone, optPtr(in.Phone))
+		}
+		if in.Birthday.Set {
+			changed(cols, "birthday", c.Birthday, optPtr(in.Birthday))
+		}
+		if in.Preferences.Set {
+			changed(cols, "preferences", c.Preferences, orEmptyMap(in.Preferences.Value))
+		}
+		if in.LoyaltyMemberID.Set {
+			changed(cols, "loyalty_member_id", c.LoyaltyMemberID, optPtr(in.LoyaltyMemberID))
+		}
+		if in.Tags.Set {
+			changed(cols, "tags", c.Tags, orEmpty(in.Tags.Value))
+		}
+		if in.Notes.Set {
+			changed(cols, "notes", c.Notes, in.Notes.Value)
+		}
+		if len(cols) == 0 {
+			out = c
+			return nil
+		}
+		if err := keepsContact(c, in); err != nil {
+			return err
+		}
+		err = tx.update(ctx, entCustomer, a.OrgID, id, cols)
+		if isUniqueViolation(err) {
+			return emailTaken(&in.Email.Value)
+		}
+		if err != nil {
+			return err
+		}
+		if out, err = findCustomer(ctx, tx, a.OrgID, id); err != nil {
+			return err
+		}
+		tx.emit(a.OrgID, "", kassa.EventCustomerUpdated, out)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// keepsContact refuses an update that leaves c with no name, e-mail or
+// phone, naming the fields the update cleared.
+func keepsContact(c *kassa.Customer, in *kassa.CustomerUpdate) error {
+	first, last, email, phone := c.FirstName, c.LastName, c.Email != nil, c.Phone != nil
+	if in.FirstName.Set {
+		first = in.FirstName.Value
+	}
+	if in.LastName.Set {
+		last = in.LastName.Value
+	}
+	if in.Email.Set {
+		email = !in.Email.Null
+	}
+	if in.Phone.Set {
+		phone = !in.Phone.Null
+	}
+	if first != "" || last != "" || email || phone {
+		return nil
+	}
+	var v kassa.Validation
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"first_name", in.FirstName.Set}, {"last_name", in.LastName.Set}, {"email", in.Email.Set}, {"phone", in.Phone.Set}} {
+		if f.set {
+			v.Add(f.name, "cannot be cleared: a customer needs a name, an e-mail or a phone")
+		}
+	}
+	return v.Err()
+}
+
+// DeleteCustomer erases a customer: one update sets deleted_at and blanks
+// every personal field, so the tombstone replicates the erasure. It emits
+// customer.updated with the erased customer and "deleted": true. Errors:
+// ENotFound (also when already deleted).
+func (s *CustomerService) DeleteCustomer(ctx context.Context, id string) error {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.write(ctx, func(tx *Tx) error {
+		c, err := findCustomer(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		// Every personal column is written, changed or not: each carries the
+		// tombstone's stamp, so the erasure wins field by field at merge.
+		err = tx.update(ctx, entCustomer, a.OrgID, id, map[string]any{
+			"deleted_at": tx.now, "first_name": "", "last_name": "", "email": (*string)(nil), "phone": (*string)(nil),
+			"birthday": (*string)(nil), "preferences": map[string]any{}, "notes": "", "tags": []string{},
+			"loyalty_member_id": (*string)(nil),
+		})
+		if err != nil {
+			return err
+		}
+		tombstone := kassa.Customer{ID: c.ID, OrgID: c.OrgID, Preferences: map[string]any{}, Tags: []string{},
+			CreatedAt: c.CreatedAt, UpdatedAt: tx.now}
+		tx.emit(a.OrgID, "", kassa.EventCustomerUpdated, deletedCustomer{Customer: tombstone, Deleted: true})
+		return nil
+	})
+}
+
+// deletedCustomer is the event data of an erasure.
+type deletedCustomer struct {
+	kassa.Customer
+	Deleted bool `json:"deleted"`
+}
+
+func orEmptyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,469 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// InventoryService implements kassa.InventoryService.
+//
+// Stock is kept as append-only movements (DESIGN.md: on-hand = sum of
+// movements). stock_levels.on_hand is a cache of that sum, updated in the
+// transaction that appends, and is never part of a change record: only a
+// level's identity and reorder point replicate, each node derives on-hand
+// from the movements it has.
+type InventoryService struct{ db *DB }
+
+// NewInventoryService returns the inventory service of db.
+func NewInventoryService(db *DB) *InventoryService { return &InventoryService{db: db} }
+
+var _ kassa.InventoryService = (*InventoryService)(nil)
+
+// Reference types of the movements this file writes (ref_type); sales and
+// refunds write "order" and "refund".
+const (
+	stockRefTransfer   = "transfer"
+	stockRefAdjustment = "adjustment"
+)
+
+// movement is one stock change to append.
+type movement struct {
+	orgID, locationID, productID string
+	delta                        int64
+	reason, refType, refID       string
+	actor, note                  string
+}
+
+// stockLevelCols selects a level. updated_at is the later of the row's own
+// stamp (identity, reorder point) and its newest movement, since on-hand
+// changes do not touch the replicated row.
+const stockLevelCols = `SELECT id, org_id, product_id, location_id, on_hand, reorder_point,
+	max(updated_at, coalesce((SELECT m.created_at FROM stock_movements m
+		WHERE m.location_id = stock_levels.location_id AND m.product_id = stock_levels.product_id
+		ORDER BY m.id DESC LIMIT 1), '')) FROM stock_levels`
+
+func scanStockLevel(s scanner) (*kassa.StockLevel, error) {
+	var l kassa.StockLevel
+	var updated string
+	if err := s.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.LocationID, &l.OnHand, &l.ReorderPoint, &updated); err != nil {
+		return nil, err
+	}
+	l.UpdatedAt = parseTime(updated)
+	return &l, nil
+}
+
+func stockLevelID(l *kassa.StockLevel) string { return l.ID }
+
+// findLevel returns the level of a product at a location, or nil when the
+// product has never had stock there.
+func findLevel(ctx context.Context, q querier, orgID, locationID, productID string) (*kassa.StockLevel, error) {
+	l, err := scanStockLevel(q.QueryRowContext(ctx, stockLevelCols+` WHERE org_id = ? AND location_id = ? AND product_id = ?`,
+		orgID, locationID, productID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return l, err
+}
+
+// ensureLevel returns the level of a product at a location, creating it
+// (on-hand 0, reorder point 0) when missing. The caller has checked that
+// the location and product belong to the org.
+func ensureLevel(ctx context.Context, tx *Tx, orgID, locationID, productID string) (*kassa.StockLevel, error) {
+	l, err := findLevel(ctx, tx, orgID, locationID, productID)
+	if err != nil || l != nil {
+		return l, err
+	}
+	id := tx.db.NewID()
+	err = tx.insertAt(ctx, entStockLevel, orgID, locationID, id, map[string]any{
+		"location_id": locationID, "product_id": productID, "reorder_point": int64(0),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findLevel(ctx, tx, orgID, locationID, productID)
+}
+
+// writeMovement appends a movement, creates the stock level row if missing
+// (reorder_point 0), updates its on_hand (a cache of the sum; on_hand is not
+// written into the stock_level change record, since on-hand is derived) and
+// emits inventory.low_stock when on-hand crosses the reorder point downward
+// (before > reorder_point >= after, reorder_point > 0) and
+// inventory.stockout when it reaches zero or below from above zero. When the
+// org forbids negative stock and the movement takes on-hand below zero, it
+// returns an EConflict error naming the product. The caller has checked
+// that the location and product belong to the org.
+func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, error) {
+	if m.delta == 0 {
+		return nil, fmt.Errorf("sqlite: empty stock movement of product %s", m.productID)
+	}
+	lvl, err := ensureLevel(ctx, tx, m.orgID, m.locationID, m.productID)
+	if err != nil {
+		return nil, err
+	}
+	before := lvl.OnHand
+	after := before + m.delta
+	if m.delta < 0 && after < 0 {
+		set, err := orgSettings(ctx, tx, m.orgID)
+		if err != nil {
+			return nil, err
+		}
+		if !set.AllowNegativeStock {
+			var name string
+			if err := tx.QueryRowContext(ctx, `SELECT name FROM products WHERE id = ?`, m.productID).Scan(&name); err != nil {
+				return nil, err
+			}
+			return nil, kassa.Errorf(kassa.EConflict, "not enough stock of %q (product %s): %d on hand, %d needed, and the org does not allow negative stock",
+				name, m.productID, before, -m.delta)
+		}
+	}
+	err = tx.insertAt(ctx, entMovement, m.orgID, m.locationID, tx.db.NewID(), map[string]any{
+		"location_id": m.locationID, "product_id": m.productID, "delta": m.delta, "reason": m.reason,
+		"ref_type": m.refType, "ref_id": nullString(m.refID), "actor": nullString(m.actor), "note": m.note,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The cache of the sum; not a replicated column, so no change record.
+	if _, err := tx.ExecContext(ctx, `UPDATE stock_levels SET on_hand = on_hand + ? WHERE id = ?`, m.delta, lvl.ID); err != nil {
+		return nil, err
+	}
+	if lvl, err = findLevel(ctx, tx, m.orgID, m.locationID, m.productID); err != nil {
+		return nil, err
+	}
+	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
+		tx.emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
+	}
+	if before > 0 && after <= 0 {
+		tx.emit(m.orgID, m.locationID, kassa.EventInventoryStockout, *lvl)
+	}
+	return lvl, nil
+}
+
+// orgSettings returns an org's settings: kassa.DefaultSettings overlaid with
+// what the org row stores (which may be "{}"). A stored payment_methods
+// list replaces the default list as a whole.
+func orgSettings(ctx context.Context, q querier, orgID string) (kassa.OrgSettings, error) {
+	set := kassa.DefaultSettings()
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT settings FROM orgs WHERE id = ?`, orgID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return set, kassa.NotFound("org", orgID)
+	}
+	if err != nil {
+		return set, err
+	}
+	var present map[string]json.RawMessage
+	if err := decodeJSON(raw, &present); err != nil {
+		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
+	}
+	if _, ok := present["payment_methods"]; ok {
+		set.PaymentMethods = nil
+	}
+	if err := decodeJSON(raw, &set); err != nil {
+		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
+	}
+	return set, nil
+}
+
+// movementActor is who a movement names: the user, or the OAuth client.
+func movementActor(a *kassa.Actor) string {
+	if a.UserID != "" {
+		return a.UserID
+	}
+	return a.ClientID
+}
+
+// FindStock lists the org's stock levels by id, filtered by location and
+// product; LowOnly keeps those at or below a positive reorder point.
+func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (kassa.List[kassa.StockLevel], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.StockLevel]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if f.LocationID != nil {
+		where += " AND location_id = ?"
+		args = append(args, *f.LocationID)
+	}
+	if f.ProductID != nil {
+		where += " AND product_id = ?"
+		args = append(args, *f.ProductID)
+	}
+	if f.LowOnly {
+		where += " AND reorder_point > 0 AND on_hand <= reorder_point"
+	}
+	return findPage(ctx, s.db.reader, stockLevelCols, where, args, f.Page, scanStockLevel, stockLevelID)
+}
+
+// Adjust records a manual stock change with a reason code and returns the
+// level after it. "count" sets the on-hand to the counted quantity by
+// writing the difference (nothing when it matches); losses are taken off
+// whatever the sign of the quantity (kassa.StockAdjust.Delta). A given
+// reorder point is set first, so the movement's low-stock check uses it.
+// Errors: EInvalid (also for a location or product not in the org),
+// EConflict (negative stock the org forbids).
+func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*kassa.StockLevel, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		var v kassa.Validation
+		v.Check(exists(ctx, tx, "locations", a.OrgID, in.LocationID), "location_id", "no such location")
+		v.Check(exists(ctx, tx, "products", a.OrgID, in.ProductID), "product_id", "no such product")
+		if err := v.Err(); err != nil {
+			return err
+		}
+		lvl, err := findLevel(ctx, tx, a.OrgID, in.LocationID, in.ProductID)
+		if err != nil {
+			return err
+		}
+		delta := in.Delta()
+		if in.Reason == kassa.ReasonCount {
+			delta = in.Quantity
+			if lvl != nil {
+				delta -= lvl.OnHand
+			}
+		}
+		if lvl == nil && (delta == 0 || in.ReorderPoint != nil) {
+			// A count that matches still establishes the level.
+			if lvl, err = ensureLevel(ctx, tx, a.OrgID, in.LocationID, in.ProductID); err != nil {
+				return err
+			}
+		}
+		if in.ReorderPoint != nil {
+			cols := map[string]any{}
+			changed(cols, "reorder_point", lvl.ReorderPoint, *in.ReorderPoint)
+			if err := tx.updateAt(ctx, entStockLevel, a.OrgID, in.LocationID, lvl.ID, cols); err != nil {
+				return err
+			}
+		}
+		if delta == 0 {
+			return nil
+		}
+		_, err = writeMovement(ctx, tx, movement{
+			orgID: a.OrgID, locationID: in.LocationID, productID: in.ProductID, delta: delta,
+			reason: in.Reason, refType: stockRefAdjustment, actor: movementActor(a), note: in.Note,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findLevel(ctx, s.db.reader, a.OrgID, in.LocationID, in.ProductID)
+}
+
+const movementCols = `SELECT id, org_id, product_id, location_id, delta, reason, ref_type, ref_id, actor, note, origin, created_at FROM stock_movements`
+
+func scanMovement(s scanner) (*kassa.Movement, error) {
+	var m kassa.Movement
+	var created string
+	if err := s.Scan(&m.ID, &m.OrgID, &m.ProductID, &m.LocationID, &m.Delta, &m.Reason, &m.RefType, &m.RefID,
+		&m.Actor, &m.Note, &m.Origin, &created); err != nil {
+		return nil, err
+	}
+	m.CreatedAt = parseTime(created)
+	return &m, nil
+}
+
+func movementID(m *kassa.Movement) string { return m.ID }
+
+// FindMovements lists the org's movements in the order they were written
+// (by id), filtered by location, product and reference type.
+func (s *InventoryService) FindMovements(ctx context.Context, f kassa.MovementFilter) (kassa.List[kassa.Movement], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Movement]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if f.LocationID != nil {
+		where += " AND location_id = ?"
+		args = append(args, *f.LocationID)
+	}
+	if f.ProductID != nil {
+		where += " AND product_id = ?"
+		args = append(args, *f.ProductID)
+	}
+	if f.RefType != "" {
+		where += " AND ref_type = ?"
+		args = append(args, f.RefType)
+	}
+	return findPage(ctx, s.db.reader, movementCols, where, args, f.Page, scanMovement, movementID)
+}
+
+const transferCols = `SELECT id, org_id, from_location_id, to_location_id, status, lines, notes, received_at, cancelled_at, created_at, updated_at FROM transfers`
+
+func scanTransfer(s scanner) (*kassa.Transfer, error) {
+	var t kassa.Transfer
+	var lines, created, updated string
+	var received, cancelled sql.NullString
+	if err := s.Scan(&t.ID, &t.OrgID, &t.FromLocationID, &t.ToLocationID, &t.Status, &lines, &t.Notes,
+		&received, &cancelled, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.UpdatedAt = parseTime(created), parseTime(updated)
+	t.ReceivedAt, t.CancelledAt = transferTime(received), transferTime(cancelled)
+	t.Lines = []kassa.TransferLine{}
+	return &t, decodeJSON(lines, &t.Lines)
+}
+
+// transferTime reads a nullable timestamp of a transfer.
+func transferTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}
+
+func transferID(t *kassa.Transfer) string { return t.ID }
+
+func findTransfer(ctx context.Context, q querier, orgID, id string) (*kassa.Transfer, error) {
+	t, err := scanTransfer(q.QueryRowContext(ctx, transferCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("transfer", id)
+	}
+	return t, err
+}
+
+// FindTransfers lists the org's transfers by id.
+func (s *InventoryService) FindTransfers(ctx context.Context, p kassa.Page) (kassa.List[kassa.Transfer], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Transfer]{}, err
+	}
+	return findPage(ctx, s.db.reader, transferCols, "org_id = ?", []any{a.OrgID}, p, scanTransfer, transferID)
+}
+
+// FindTransferByID returns one transfer of the org with its lines, or ENotFound.
+func (s *InventoryService) FindTransferByID(ctx context.Context, id string) (*kassa.Transfer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findTransfer(ctx, s.db.reader, a.OrgID, id)
+}
+
+// CreateTransfer records a transfer in transit and takes its lines off the
+// source's stock (transfer_out movements). Errors: EInvalid (also for
+// locations or products not in the org), EConflict (negative stock the org
+// forbids).
+func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.TransferCreate) (*kassa.Transfer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		var v kassa.Validation
+		v.Check(exists(ctx, tx, "locations", a.OrgID, in.FromLocationID), "from_location_id", "no such location")
+		v.Check(exists(ctx, tx, "locations", a.OrgID, in.ToLocationID), "to_location_id", "no such location")
+		for i, l := range in.Lines {
+			if !exists(ctx, tx, "products", a.OrgID, l.ProductID) {
+				v.Add("lines", "line %d: no such product: %s", i+1, l.ProductID)
+				break
+			}
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		err := tx.insertAt(ctx, entTransfer, a.OrgID, in.FromLocationID, id, map[string]any{
+			"from_location_id": in.FromLocationID, "to_location_id": in.ToLocationID, "status": kassa.TransferInTransit,
+			"lines": in.Lines, "notes": in.Notes,
+		})
+		if err != nil {
+			return err
+		}
+		return moveLines(ctx, tx, a, id, in.FromLocationID, in.Lines, -1, kassa.ReasonTransferOut, "")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findTransfer(ctx, s.db.reader, a.OrgID, id)
+}
+
+// moveLines writes one movement per transfer line at a location, with the
+// quantities times sign.
+func moveLines(ctx context.Context, tx *Tx, a *kassa.Actor, transferID, locationID string, lines []kassa.TransferLine, sign int64, reason, note string) error {
+	for _, l := range lines {
+		_, err := writeMovement(ctx, tx, movement{
+			orgID: a.OrgID, locationID: locationID, productID: l.ProductID, delta: sign * l.Quantity,
+			reason: reason, refType: stockRefTransfer, refID: transferID, actor: movementActor(a), note: note,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReceiveTransfer books an in-transit transfer into the destination's stock
+// (transfer_in movements) and emits inventory.transfer_completed. Errors:
+// ENotFound, EConflict when the transfer is not in transit.
+func (s *InventoryService) ReceiveTransfer(ctx context.Context, id string) (*kassa.Transfer, error) {
+	return s.finishTransfer(ctx, id, kassa.TransferReceived)
+}
+
+// CancelTransfer cancels an in-transit transfer and returns its stock to
+// the source (movements of reason correction, noted "transfer cancelled").
+// Errors: ENotFound, EConflict when the transfer is not in transit.
+func (s *InventoryService) CancelTransfer(ctx context.Context, id string) (*kassa.Transfer, error) {
+	return s.finishTransfer(ctx, id, kassa.TransferCancelled)
+}
+
+// finishTransfer moves an in-transit transfer to status (received or
+// cancelled) with its movements.
+func (s *InventoryService) finishTransfer(ctx context.Context, id, status string) (*kassa.Transfer, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		t, err := findTransfer(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if t.Status != kassa.TransferInTransit {
+			verb := map[string]string{kassa.TransferReceived: "received", kassa.TransferCancelled: "cancelled"}[status]
+			return kassa.Errorf(kassa.EConflict, "transfer %s is %s; only a transfer in transit can be %s", id, t.Status, verb)
+		}
+		cols := map[string]any{"status": status}
+		if status == kassa.TransferReceived {
+			err = moveLines(ctx, tx, a, id, t.ToLocationID, t.Lines, 1, kassa.ReasonTransferIn, "")
+			cols["received_at"] = tx.now
+		} else {
+			err = moveLines(ctx, tx, a, id, t.FromLocationID, t.Lines, 1, kassa.ReasonCorrection, "transfer cancelled")
+			cols["cancelled_at"] = tx.now
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.updateAt(ctx, entTransfer, a.OrgID, t.FromLocationID, id, cols); err != nil {
+			return err
+		}
+		if status == kassa.TransferReceived {
+			done, err := findTransfer(ctx, tx, a.OrgID, id)
+			if err != nil {
+				return err
+			}
+			tx.emit(a.OrgID, t.ToLocationID, kassa.EventInventoryTransferDone, *done)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findTransfer(ctx, s.db.reader, a.OrgID, id)
+}

@@ -1,0 +1,442 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"kassa.dev/shared/kassa"
+)
+
+// LoyaltyService implements kassa.LoyaltyService. The ledger is
+// points_transactions: append-only rows of signed points. An account's
+// points_balance (sum of all points), lifetime_points (sum of earned
+// points) and tier (from lifetime points) are derived from its rows and
+// rewritten by the transaction that appends one, so that sync can merge
+// the rows of several nodes and recompute the same figures.
+type LoyaltyService struct{ db *DB }
+
+// NewLoyaltyService returns the loyalty service of db.
+func NewLoyaltyService(db *DB) *LoyaltyService { return &LoyaltyService{db: db} }
+
+var _ kassa.LoyaltyService = (*LoyaltyService)(nil)
+
+const programCols = `SELECT id, org_id, name, points_per_unit, redemption_value, tiers, is_active, created_at, updated_at FROM loyalty_programs`
+
+func scanProgram(s scanner) (*kassa.LoyaltyProgram, error) {
+	var p kassa.LoyaltyProgram
+	var tiers, created, updated string
+	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.PointsPerUnit, &p.RedemptionValue, &tiers, &p.IsActive, &created, &updated); err != nil {
+		return nil, err
+	}
+	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
+	err := decodeJSON(tiers, &p.Tiers)
+	if p.Tiers == nil {
+		p.Tiers = []kassa.LoyaltyTier{}
+	}
+	return &p, err
+}
+
+func programID(p *kassa.LoyaltyProgram) string { return p.ID }
+
+const accountCols = `SELECT id, org_id, program_id, customer_id, points_balance, lifetime_points, tier, created_at, updated_at FROM loyalty_accounts`
+
+func scanAccount(s scanner) (*kassa.LoyaltyAccount, error) {
+	var a kassa.LoyaltyAccount
+	var created, updated string
+	if err := s.Scan(&a.ID, &a.OrgID, &a.ProgramID, &a.CustomerID, &a.PointsBalance, &a.LifetimePoints, &a.Tier, &created, &updated); err != nil {
+		return nil, err
+	}
+	a.CreatedAt, a.UpdatedAt = parseTime(created), parseTime(updated)
+	return &a, nil
+}
+
+const pointsTxnCols = `SELECT id, org_id, account_id, type, points, balance_after, order_id, reason, origin, created_at FROM points_transactions`
+
+func scanPointsTxn(s scanner) (*kassa.PointsTransaction, error) {
+	var t kassa.PointsTransaction
+	var created string
+	if err := s.Scan(&t.ID, &t.OrgID, &t.AccountID, &t.Type, &t.Points, &t.BalanceAfter, &t.OrderID, &t.Reason, &t.Origin, &created); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = parseTime(created)
+	return &t, nil
+}
+
+func pointsTxnID(t *kassa.PointsTransaction) string { return t.ID }
+
+// FindPrograms lists the org's programs by id.
+func (s *LoyaltyService) FindPrograms(ctx context.Context, p kassa.Page) (kassa.List[kassa.LoyaltyProgram], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.LoyaltyProgram]{}, err
+	}
+	return findPage(ctx, s.db.reader, programCols, "org_id = ?", []any{a.OrgID}, p, scanProgram, programID)
+}
+
+// FindProgramByID returns one program of the org, or ENotFound.
+func (s *LoyaltyService) FindProgramByID(ctx context.Context, id string) (*kassa.LoyaltyProgram, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findProgram(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findProgram(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyProgram, error) {
+	p, err := scanProgram(q.QueryRowContext(ctx, programCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("loyalty program", id)
+	}
+	return p, err
+}
+
+// CreateProgram validates and stores a new program; its tiers are stored
+// lowest threshold first. Errors: EInvalid.
+func (s *LoyaltyService) CreateProgram(ctx context.Context, in *kassa.LoyaltyProgramCreate) (*kassa.LoyaltyProgram, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	tiers := orEmpty(append([]kassa.LoyaltyTier(nil), in.Tiers...))
+	kassa.SortTiers(tiers)
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		return tx.insert(ctx, entProgram, a.OrgID, id, map[string]any{
+			"name": in.Name, "points_per_unit": in.PointsPerUnit, "redemption_value": in.RedemptionValue,
+			"tiers": tiers, "is_active": in.IsActive == nil || *in.IsActive,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findProgram(ctx, s.db.reader, a.OrgID, id)
+}
+
+// Enrol opens an account for a customer in a program (by default the org's
+// only active program), starting at the tier reached with 0 points.
+// Errors: EInvalid (no such customer; no program given and not exactly one
+// active; no such program), EConflict (already enrolled in that program, or
+// the program is not active).
+func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*kassa.LoyaltyAccount, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		var v kassa.Validation
+		if _, err := findCustomer(ctx, tx, a.OrgID, in.CustomerID); kassa.ErrorKind(err) == kassa.ENotFound {
+			v.Add("customer_id", "no such customer")
+		} else if err != nil {
+			return err
+		}
+		prog, err := enrolProgram(ctx, tx, a.OrgID, in.ProgramID, &v)
+		if err != nil {
+			return err
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if !prog.IsActive {
+			return kassa.Errorf(kassa.EConflict, "loyalty program %s is not active", prog.ID)
+		}
+		err = tx.insert(ctx, entAccount, a.OrgID, id, map[string]any{
+			"program_id": prog.ID, "customer_id": in.CustomerID, "points_balance": int64(0),
+			"lifetime_points": int64(0), "tier": prog.TierFor(0),
+		})
+		if isUniqueViolation(err) {
+			return kassa.Errorf(kassa.EConflict, "customer %s is already enrolled in loyalty program %s", in.CustomerID, prog.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findAccount(ctx, s.db.reader, a.OrgID, id)
+}
+
+// enrolProgram returns the program named by id, or the org's only active
+// program when id is nil; what is wrong is added to v (and nil returned).
+func enrolProgram(ctx context.Context, q querier, orgID string, id *string, v *kassa.Validation) (*kassa.LoyaltyProgram, error) {
+	if id != nil {
+		p, err := findProgram(ctx, q, orgID, *id)
+		if kassa.ErrorKind(err) == kassa.ENotFound {
+			v.Add("program_id", "no such loyalty program")
+			return nil, nil
+		}
+		return p, err
+	}
+	rows, err := q.QueryContext(ctx, programCols+` WHERE org_id = ? AND is_active = 1 ORDER BY id LIMIT 2`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var active []*kassa.LoyaltyProgram
+	for rows.Next() {
+		p, err := scanProgram(rows)
+		if err != nil {
+			return nil, err
+		}
+		active = append(active, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(active) {
+	case 0:
+		v.Add("program_id", "is required: the org has no active loyalty program")
+		return nil, nil
+	case 1:
+		return active[0], nil
+	default:
+		v.Add("program_id", "is required: the org has more than one active loyalty program")
+		return nil, nil
+	}
+}
+
+// FindAccountByID returns one account of the org, or ENotFound.
+func (s *LoyaltyService) FindAccountByID(ctx context.Context, id string) (*kassa.LoyaltyAccount, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findAccount(ctx, s.db.reader, a.OrgID, id)
+}
+
+func findAccount(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyAccount, error) {
+	acct, err := scanAccount(q.QueryRowContext(ctx, accountCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("loyalty account", id)
+	}
+	return acct, err
+}
+
+// FindAccountByCustomer returns the account of a customer (not deleted):
+// the one in an active program, the newest if there are several, else the
+// newest in any program. Errors: ENotFound.
+func (s *LoyaltyService) FindAccountByCustomer(ctx context.Context, customerID string) (*kassa.LoyaltyAccount, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := findCustomerAccount(ctx, s.db.reader, a.OrgID, customerID, false)
+	if err != nil {
+		return nil, err
+	}
+	if acct == nil {
+		return nil, kassa.Errorf(kassa.ENotFound, "no loyalty account for customer %s", customerID)
+	}
+	return acct, nil
+}
+
+// findCustomerAccount returns the account FindAccountByCustomer describes,
+// only in an active program with activeOnly, or nil when there is none.
+func findCustomerAccount(ctx context.Context, q querier, orgID, customerID string, activeOnly bool) (*kassa.LoyaltyAccount, error) {
+	query := `SELECT a.id, a.org_id, a.program_id, a.customer_id, a.points_balance, a.lifetime_points, a.tier, a.created_at, a.updated_at
+		FROM loyalty_accounts a
+		JOIN loyalty_programs p ON p.id = a.program_id AND p.org_id = a.org_id
+		JOIN customers c ON c.id = a.customer_id AND c.org_id = a.org_id AND c.deleted_at IS NULL
+		WHERE a.org_id = ? AND a.customer_id = ?`
+	if activeOnly {
+		query += ` AND p.is_active = 1`
+	}
+	acct, err := scanAccount(q.QueryRowContext(ctx, query+` ORDER BY p.is_active DESC, a.id DESC LIMIT 1`, orgID, customerID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return acct, err
+}
+
+// Earn credits points, or the points an amount spent is worth in the
+// account's program, and emits loyalty.points_earned (and
+// loyalty.tier_changed when the tier moves). Errors: ENotFound, EInvalid
+// (also an amount worth no points), EConflict (the program is not active).
+func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.PointsRequest) (*kassa.PointsTransaction, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.ValidateEarn(); err != nil {
+		return nil, err
+	}
+	var out *kassa.PointsTransaction
+	err = s.db.write(ctx, func(tx *Tx) error {
+		acct, prog, err := accountAndProgram(ctx, tx, a.OrgID, accountID)
+		if err != nil {
+			return err
+		}
+		if !prog.IsActive {
+			return kassa.Errorf(kassa.EConflict, "loyalty program %s is not active: no points can be earned", prog.ID)
+		}
+		points := in.Points
+		if in.Amount > 0 {
+			if points = prog.PointsFor(in.Amount); points <= 0 {
+				var v kassa.Validation
+				v.Add("amount", "earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit)
+				return v.Err()
+			}
+		}
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Redeem debits points; the balance never goes below zero. Errors:
+// ENotFound, EInvalid, EConflict (more points than the balance).
+func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa.PointsRequest) (*kassa.PointsTransaction, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.ValidateRedeem(); err != nil {
+		return nil, err
+	}
+	var out *kassa.PointsTransaction
+	err = s.db.write(ctx, func(tx *Tx) error {
+		acct, prog, err := accountAndProgram(ctx, tx, a.OrgID, accountID)
+		if err != nil {
+			return err
+		}
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, in.OrderID, in.Reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*kassa.LoyaltyAccount, *kassa.LoyaltyProgram, error) {
+	acct, err := findAccount(ctx, tx, orgID, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := findProgram(ctx, tx, orgID, acct.ProgramID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: program of loyalty account %s: %w", acct.ID, err)
+	}
+	return acct, prog, nil
+}
+
+// earnForOrder credits the customer's account in the org's active program with the points for an order total; it returns 0 and writes nothing when the customer has no account.
+func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string, total int64) (int64, error) {
+	acct, err := findCustomerAccount(ctx, tx, orgID, customerID, true)
+	if err != nil || acct == nil {
+		return 0, err
+	}
+	prog, err := findProgram(ctx, tx, orgID, acct.ProgramID)
+	if err != nil {
+		return 0, err
+	}
+	points := prog.PointsFor(total)
+	if points <= 0 {
+		return 0, nil
+	}
+	if _, err := appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, &orderID, "order"); err != nil {
+		return 0, err
+	}
+	return points, nil
+}
+
+// appendPoints is the one way points move: it appends a transaction of
+// signed points to the ledger of acct and rewrites the account's derived
+// columns (balance, lifetime points, tier) in the same transaction, only
+// those that changed. The figures before the entry are summed from the
+// ledger, not read from the account row, so rows merged in by sync count.
+// A debit beyond the balance is EConflict. An earn emits
+// loyalty.points_earned; a tier move emits loyalty.tier_changed.
+func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog *kassa.LoyaltyProgram, typ kassa.PointsType, points int64, orderID *string, reason string) (*kassa.PointsTransaction, error) {
+	var balance, lifetime int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(points), 0), coalesce(sum(CASE WHEN type = 'earn' THEN points ELSE 0 END), 0)
+		FROM points_transactions WHERE org_id = ? AND account_id = ?`, acct.OrgID, acct.ID).Scan(&balance, &lifetime)
+	if err != nil {
+		return nil, err
+	}
+	if points < 0 && balance+points < 0 {
+		return nil, kassa.Errorf(kassa.EConflict, "cannot redeem %d points: the balance of loyalty account %s is %d", -points, acct.ID, balance)
+	}
+	balance += points
+	if typ == kassa.PointsEarn {
+		lifetime += points
+	}
+	id := tx.db.NewID()
+	err = tx.insert(ctx, entPointsTxn, acct.OrgID, id, map[string]any{
+		"account_id": acct.ID, "type": string(typ), "points": points, "balance_after": balance,
+		"order_id": orderID, "reason": reason,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tier := prog.TierFor(lifetime)
+	cols := map[string]any{}
+	changed(cols, "points_balance", acct.PointsBalance, balance)
+	changed(cols, "lifetime_points", acct.LifetimePoints, lifetime)
+	changed(cols, "tier", acct.Tier, tier)
+	if err := tx.update(ctx, entAccount, acct.OrgID, acct.ID, cols); err != nil {
+		return nil, err
+	}
+	if typ == kassa.PointsEarn {
+		tx.emit(acct.OrgID, "", kassa.EventLoyaltyPointsEarned, pointsEarned{
+			AccountID: acct.ID, CustomerID: acct.CustomerID, ProgramID: acct.ProgramID, TransactionID: id,
+			Points: points, PointsBalance: balance, LifetimePoints: lifetime, OrderID: orderID,
+		})
+	}
+	if _, tierChanged := cols["tier"]; tierChanged {
+		tx.emit(acct.OrgID, "", kassa.EventLoyaltyTierChanged, tierChange{
+			AccountID: acct.ID, CustomerID: acct.CustomerID, ProgramID: acct.ProgramID, From: acct.Tier, To: tier,
+			LifetimePoints: lifetime,
+		})
+	}
+	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ?`, id))
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// pointsEarned is the data of loyalty.points_earned.
+type pointsEarned struct {
+	AccountID      string  `json:"account_id"`
+	CustomerID     string  `json:"customer_id"`
+	ProgramID      string  `json:"program_id"`
+	TransactionID  string  `json:"transaction_id"`
+	Points         int64   `json:"points"`
+	PointsBalance  int64   `json:"points_balance"`
+	LifetimePoints int64   `json:"lifetime_points"`
+	OrderID        *string `json:"order_id"`
+}
+
+// tierChange is the data of loyalty.tier_changed.
+type tierChange struct {
+	AccountID      string  `json:"account_id"`
+	CustomerID     string  `json:"customer_id"`
+	ProgramID      string  `json:"program_id"`
+	From           *string `json:"from"`
+	To             *string `json:"to"`
+	LifetimePoints int64   `json:"lifetime_points"`
+}
+
+// FindTransactions lists an account's transactions, oldest first.
+// Errors: ENotFound for an account not in the org.
+func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string, p kassa.Page) (kassa.List[kassa.PointsTransaction], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.PointsTransaction]{}, err
+	}
+	if !exists(ctx, s.db.reader, "loyalty_accounts", a.OrgID, accountID) {
+		return kassa.List[kassa.PointsTransaction]{}, kassa.NotFound("loyalty account", accountID)
+	}
+	return findPage(ctx, s.db.reader, pointsTxnCols, "org_id = ? AND account_id = ?", []any{a.OrgID, accountID}, p, scanPointsTxn, pointsTxnID)
+}
