@@ -69,9 +69,10 @@ func Seed(ctx context.Context, n *node.Node) (string, error) {
 	}
 	ctx = node.Actor(ctx, owner)
 	s := n.Services
-	if _, err := s.Locations.CreateLocation(ctx, &kassa.LocationCreate{
+	loc, err := s.Locations.CreateLocation(ctx, &kassa.LocationCreate{
 		Name: "Demo Coffee Surry Hills", Timezone: "Australia/Sydney", Address: "1 Crown St, Surry Hills NSW 2010",
-	}); err != nil {
+	})
+	if err != nil {
 		return "", fmt.Errorf("demo: location: %w", err)
 	}
 	for _, u := range Users[1:] {
@@ -102,8 +103,13 @@ func Seed(ctx context.Context, n *node.Node) (string, error) {
 		if it.milk {
 			in.ModifierGroupIDs = []string{milk.ID}
 		}
-		if _, err := s.Products.CreateProduct(ctx, in); err != nil {
+		p, err := s.Products.CreateProduct(ctx, in)
+		if err != nil {
 			return "", fmt.Errorf("demo: product %s: %w", it.sku, err)
+		}
+		if _, err := s.Inventory.Adjust(ctx, &kassa.StockAdjust{LocationID: loc.ID, ProductID: p.ID,
+			Reason: kassa.ReasonReceived, Quantity: 200, ReorderPoint: ptr(int64(20)), Note: "opening stock"}); err != nil {
+			return "", fmt.Errorf("demo: stock %s: %w", it.sku, err)
 		}
 	}
 	return org.ID, nil

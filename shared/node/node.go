@@ -19,6 +19,7 @@ import (
 	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/processor"
 	"kassa.dev/shared/sqlite"
 	"kassa.dev/shared/token"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	Now            func() time.Time // nil: time.Now
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
+	// Offline reports that the node has no uplink, so card payments are
+	// taken store-and-forward. Nil: always online.
+	Offline func() bool
 }
 
 // Node is an open node.
@@ -89,6 +93,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
+		Settings:       sqlite.NewSettingsService(db),
 		Ready: func(ctx context.Context) error {
 			if err := db.Ping(ctx); err != nil {
 				return err
@@ -99,6 +104,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			return nil
 		},
 	}
+	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
+		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
+	})
+	payments.Offline = cfg.Offline
+	n.Services.Payments = payments
+	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,

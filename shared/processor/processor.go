@@ -27,6 +27,9 @@ func (Cash) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "cash_" + r.PaymentID, ChangeDue: tendered - r.Amount}, nil
 }
 
+// Instant reports that cash needs no network round trip.
+func (Cash) Instant() bool { return true }
+
 // Capture is a no-op: cash is captured when taken.
 func (Cash) Capture(context.Context, string, int64) error { return nil }
 
@@ -47,6 +50,9 @@ var _ kassa.Processor = External{}
 func (External) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "ext_" + r.PaymentID}, nil
 }
+
+// Instant reports that recording external money needs no network.
+func (External) Instant() bool { return true }
 
 // Capture is a no-op.
 func (External) Capture(context.Context, string, int64) error { return nil }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"sync"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -23,7 +24,16 @@ type AuthService struct {
 	db     *DB
 	signer *token.Signer
 	guard  *ratelimit.Limiter // login attempts per account
+
+	// open caches sessions found open (session id → time checked) for
+	// sessionTTL, so that not every request reads the sessions table.
+	// Sessions are node-local and this service is the only one to revoke
+	// them, and it drops the entry when it does: a logout takes effect at
+	// once. A user deactivated elsewhere is refused within sessionTTL.
+	open sync.Map
 }
+
+const sessionTTL = 5 * time.Second
 
 // NewAuthService returns the auth service of db. Login attempts are limited
 // per e-mail address to loginBurst at once, refilled at loginPerMinute.
@@ -63,7 +73,7 @@ func (s *AuthService) Login(ctx context.Context, email, pw string) (*kassa.Token
 	}
 	sid, jti := s.db.NewID(), s.db.NewID()
 	now := s.db.Now()
-	_, err = s.db.writer.ExecContext(ctx, `INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	err = s.db.exec(ctx, `INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		sid, orgID, id, jti, fmtTime(now), fmtTime(now.Add(RefreshTTL)))
 	if err != nil {
 		return nil, err
@@ -110,6 +120,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 		}
 		if current != c.ID {
 			// Reuse of a rotated token: revoke the family, commit that, refuse.
+			s.open.Delete(c.SessionID)
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ?`, fmtTime(now), c.SessionID); err != nil {
 				return err
 			}
@@ -121,6 +132,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 	if err != nil {
 		return nil, err
 	}
+	s.open.Delete(c.SessionID)
 	u, err := findUser(ctx, s.db.reader, orgID, userID)
 	if err != nil {
 		return nil, errBadRefresh
@@ -133,7 +145,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 
 func (s *AuthService) sessionCurrent(ctx context.Context, sid, jti string) bool {
 	var n int
-	err := s.db.writer.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND refresh_jti = ? AND revoked_at IS NULL`, sid, jti).Scan(&n)
+	err := s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND refresh_jti = ? AND revoked_at IS NULL`, sid, jti).Scan(&n)
 	return err == nil && n == 1
 }
 
@@ -146,8 +158,10 @@ func (s *AuthService) Logout(ctx context.Context) error {
 	if a.SessionID == "" {
 		return kassa.Errorf(kassa.EBadRequest, "this token has no session to log out of")
 	}
-	_, err = s.db.writer.ExecContext(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
+	s.open.Delete(a.SessionID)
+	err = s.db.exec(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
 		fmtTime(s.db.Now()), a.SessionID, a.OrgID)
+	s.open.Delete(a.SessionID) // a request may have cached it meanwhile
 	return err
 }
 
@@ -159,14 +173,18 @@ func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Acto
 	if err != nil {
 		return nil, errBadToken
 	}
-	var n int
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id
-		WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`, c.SessionID, c.Subject).Scan(&n)
-	if err != nil {
-		return nil, err
-	}
-	if n != 1 {
-		return nil, errBadToken
+	if at, ok := s.open.Load(c.SessionID); !ok || s.db.Now().Sub(at.(time.Time)) > sessionTTL {
+		var n int
+		err = s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id
+			WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`, c.SessionID, c.Subject).Scan(&n)
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			s.open.Delete(c.SessionID)
+			return nil, errBadToken
+		}
+		s.open.Store(c.SessionID, s.db.Now())
 	}
 	role := kassa.Role(c.Role)
 	return &kassa.Actor{OrgID: c.OrgID, UserID: c.Subject, Role: role, SessionID: c.SessionID, Scopes: kassa.RoleScopes(role)}, nil

@@ -110,7 +110,12 @@ func findCustomer(ctx context.Context, q querier, orgID, id string) (*kassa.Cust
 	return c, err
 }
 
+// emailTaken is the conflict of a unique index violation on customers:
+// the only unique key besides the id is the org's live e-mails.
 func emailTaken(email *string) error {
+	if email == nil {
+		return kassa.Errorf(kassa.EConflict, "the customer conflicts with another one")
+	}
 	return kassa.Errorf(kassa.EConflict, "a customer with e-mail %q already exists", *email)
 }
 

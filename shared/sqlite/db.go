@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,6 +60,13 @@ type DB struct {
 	Log   *slog.Logger
 
 	orders keyedMutex // per-order lock for steps around processor calls
+
+	stmts     map[string]*sql.Stmt // prepared on the writer; write loop only
+	toPrepare map[string]bool
+	writes    chan *writeReq // units of work for writeLoop
+	loopDone  chan struct{}
+	closeMu   sync.RWMutex
+	closed    bool
 }
 
 // Options configure Open. Zero values take defaults.
@@ -115,6 +123,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	db.reader.SetMaxOpenConns(o.Readers)
 	db.reader.SetMaxIdleConns(o.Readers)
+	db.writes, db.loopDone = make(chan *writeReq, 1024), make(chan struct{})
+	db.stmts, db.toPrepare = map[string]*sql.Stmt{}, map[string]bool{}
+	go db.writeLoop()
 	if err := db.loadNode(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -124,8 +135,17 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 
 func newUUIDv7() string { return uuid.Must(uuid.NewV7()).String() }
 
-// Close closes both pools.
+// Close waits for queued writes to finish, then closes both pools.
 func (db *DB) Close() error {
+	db.closeMu.Lock()
+	if db.closed {
+		db.closeMu.Unlock()
+		return nil
+	}
+	db.closed = true
+	close(db.writes)
+	db.closeMu.Unlock()
+	<-db.loopDone
 	return errors.Join(db.reader.Close(), db.writer.Close())
 }
 

@@ -54,14 +54,12 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 
 // Complete stores the response of a claimed key.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	_, err := s.db.writer.ExecContext(ctx, `UPDATE idempotency_keys SET status = 'done', resp_status = ?, content_type = ?, location = ?, body = ?
+	return s.db.exec(ctx, `UPDATE idempotency_keys SET status = 'done', resp_status = ?, content_type = ?, location = ?, body = ?
 		WHERE scope = ? AND key = ?`, r.Status, r.ContentType, r.Location, r.Body, scope, key)
-	return err
 }
 
 // Abandon releases a claimed key without a response (the request failed
 // with a server error), so a retry runs again.
 func (s *IdempotencyStore) Abandon(ctx context.Context, scope, key string) error {
-	_, err := s.db.writer.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
-	return err
+	return s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
 }

@@ -89,6 +89,18 @@ func ensureLevel(ctx context.Context, tx *Tx, orgID, locationID, productID strin
 	return findLevel(ctx, tx, orgID, locationID, productID)
 }
 
+// levelForMovement is ensureLevel without the level's derived updated_at,
+// which a movement is about to change anyway: the quick read for the hot path.
+func levelForMovement(ctx context.Context, tx *Tx, orgID, locationID, productID string) (*kassa.StockLevel, error) {
+	l := kassa.StockLevel{OrgID: orgID, LocationID: locationID, ProductID: productID}
+	err := tx.QueryRowContext(ctx, `SELECT id, on_hand, reorder_point FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`,
+		orgID, locationID, productID).Scan(&l.ID, &l.OnHand, &l.ReorderPoint)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ensureLevel(ctx, tx, orgID, locationID, productID)
+	}
+	return &l, err
+}
+
 // writeMovement appends a movement, creates the stock level row if missing
 // (reorder_point 0), updates its on_hand (a cache of the sum; on_hand is not
 // written into the stock_level change record, since on-hand is derived) and
@@ -102,7 +114,7 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 	if m.delta == 0 {
 		return nil, fmt.Errorf("sqlite: empty stock movement of product %s", m.productID)
 	}
-	lvl, err := ensureLevel(ctx, tx, m.orgID, m.locationID, m.productID)
+	lvl, err := levelForMovement(ctx, tx, m.orgID, m.locationID, m.productID)
 	if err != nil {
 		return nil, err
 	}
@@ -130,12 +142,10 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 		return nil, err
 	}
 	// The cache of the sum; not a replicated column, so no change record.
-	if _, err := tx.ExecContext(ctx, `UPDATE stock_levels SET on_hand = on_hand + ? WHERE id = ?`, m.delta, lvl.ID); err != nil {
+	if _, err := tx.execCached(ctx, `UPDATE stock_levels SET on_hand = on_hand + ? WHERE id = ?`, m.delta, lvl.ID); err != nil {
 		return nil, err
 	}
-	if lvl, err = findLevel(ctx, tx, m.orgID, m.locationID, m.productID); err != nil {
-		return nil, err
-	}
+	lvl.OnHand, lvl.UpdatedAt = after, tx.now // what findLevel would read now
 	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
 		tx.emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
 	}

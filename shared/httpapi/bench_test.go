@@ -1,0 +1,250 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite"
+)
+
+// BenchmarkOrderFlow measures a sale over HTTP — POST /orders (3 lines, one
+// with a modifier), POST /payments/initiate (cash), POST
+// /orders/:id/complete — with 16 concurrent clients against a real edge on
+// loopback, and beside it a raw baseline: the same SQLite rows written
+// directly with database/sql, in the same three transactions per sale (create, cash payment, complete), by
+// 16 goroutines, on the same machine in the same run. It prints a table;
+// `make bench` runs it.
+func BenchmarkOrderFlow(b *testing.B) {
+	const clients = 16
+	sales := 1500
+	if s := os.Getenv("KASSA_BENCH_SALES"); s != "" {
+		fmt.Sscan(s, &sales)
+	}
+	for range b.N {
+		api := benchAPI(b, clients, sales)
+		raw := benchRaw(b, clients, sales)
+		fmt.Printf("\nOrder flow: %d sales (3 requests each), %d concurrent clients, %s, %d CPUs, %s\n",
+			sales, clients, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+		fmt.Printf("| %-38s | %10s | %10s | %9s | %9s |\n", "run", "sales/s", "requests/s", "p50 ms", "p99 ms")
+		fmt.Printf("|%s|%s|%s|%s|%s|\n", dashes(40), dashes(12), dashes(12), dashes(11), dashes(11))
+		row := func(name string, r benchResult) {
+			fmt.Printf("| %-38s | %10.0f | %10.0f | %9.2f | %9.2f |\n", name, r.salesPerSec, r.salesPerSec*3, r.p50, r.p99)
+		}
+		row("raw SQLite baseline (3 tx per sale)", raw)
+		row("Kassa edge over HTTP", api)
+		fmt.Printf("Kassa at %.0f%% of the raw baseline (target >= 40%%); p99 per request %.2f ms (target <= 20 ms)\n\n",
+			100*api.salesPerSec/raw.salesPerSec, api.p99)
+	}
+}
+
+func dashes(n int) string { return string(bytes.Repeat([]byte("-"), n)) }
+
+type benchResult struct{ salesPerSec, p50, p99 float64 }
+
+func percentile(ds []time.Duration, p float64) float64 {
+	slices.Sort(ds)
+	return float64(ds[int(float64(len(ds)-1)*p)]) / float64(time.Millisecond)
+}
+
+func benchAPI(b *testing.B, clients, sales int) benchResult {
+	tn := MustStartNode(b, kassa.NodeEdge, nil)
+	o := tn.MustOrg("Bench Cafe")
+	loc := tn.Do("POST", "/api/v1/locations", o.Owner, map[string]any{"name": "Bench", "timezone": "UTC"}).Data()["id"].(string)
+	var products []string
+	for i := range 3 {
+		p := tn.Do("POST", "/api/v1/catalog/products", o.Owner, map[string]any{"name": fmt.Sprint("P", i), "sku": fmt.Sprint("B-", i), "base_price": 450 + i*10})
+		products = append(products, p.Data()["id"].(string))
+		tn.Do("POST", "/api/v1/inventory/stock/adjust", o.Owner, map[string]any{"location_id": loc, "product_id": products[i], "reason": "received", "quantity": 1_000_000})
+	}
+	g := tn.Do("POST", "/api/v1/catalog/modifiers/groups", o.Owner, map[string]any{"name": "Milk", "options": []any{
+		map[string]any{"name": "Oat", "price_adjustment": 70}, map[string]any{"name": "Soy", "price_adjustment": 60}}, "product_ids": products[:1]}).Data()
+	oat := g["options"].([]any)[0].(map[string]any)["id"].(string)
+	order, _ := json.Marshal(map[string]any{"location_id": loc, "line_items": []any{
+		map[string]any{"product_id": products[0], "quantity": 2, "modifier_option_ids": []string{oat}},
+		map[string]any{"product_id": products[1], "quantity": 1},
+		map[string]any{"product_id": products[2], "quantity": 1},
+	}})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients * 2}}
+	post := func(path string, body []byte, out any) time.Duration {
+		req, _ := http.NewRequest("POST", tn.URL+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+o.Owner)
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		d := time.Since(start)
+		if res.StatusCode >= 300 {
+			b.Fatalf("%s: %d %s", path, res.StatusCode, data)
+		}
+		if out != nil {
+			json.Unmarshal(data, out)
+		}
+		return d
+	}
+	var next atomic.Int64
+	lat := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(sales) {
+				var created struct {
+					Data struct {
+						ID    string `json:"id"`
+						Total int64  `json:"total"`
+					} `json:"data"`
+				}
+				lat[c] = append(lat[c], post("/api/v1/orders", order, &created))
+				pay, _ := json.Marshal(map[string]any{"order_id": created.Data.ID, "amount": created.Data.Total, "method": "cash"})
+				lat[c] = append(lat[c], post("/api/v1/payments/initiate", pay, nil))
+				lat[c] = append(lat[c], post("/api/v1/orders/"+created.Data.ID+"/complete", nil, nil))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	return benchResult{salesPerSec: float64(sales) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
+}
+
+// benchRaw writes what a sale writes, directly: the order, its lines, its
+// history and the counter; the captured cash payment with the order's
+// paid total; the completion (three movements with their stock
+// levels, the order, history) — each row with its outbox record. It
+// reads nothing and commits each sale step on its own, as a plain
+// database/sql program would.
+func benchRaw(b *testing.B, clients, sales int) benchResult {
+	path := filepath.Join(b.TempDir(), "raw.db")
+	db, err := sqlite.Open(context.Background(), path, sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.Close()
+	w, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	ctx := context.Background()
+	id := func() string { return uuid.Must(uuid.NewV7()).String() }
+	now := func() string { return time.Now().UTC().Format(sqlite.TimeFormat) }
+	org, loc := id(), id()
+	must := func(_ sql.Result, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(w.Exec(`INSERT INTO orgs (id, name, currency, created_at, updated_at, hlc, origin) VALUES (?, 'raw', 'AUD', ?, ?, 'h', 'n')`, org, now(), now()))
+	must(w.Exec(`INSERT INTO locations (id, org_id, name, timezone, currency, created_at, updated_at, hlc, origin) VALUES (?, ?, 'l', 'UTC', 'AUD', ?, ?, 'h', 'n')`, loc, org, now(), now()))
+	products := []string{id(), id(), id()}
+	levels := []string{id(), id(), id()}
+	for i, p := range products {
+		must(w.Exec(`INSERT INTO products (id, org_id, name, sku, base_price, created_at, updated_at, hlc, origin) VALUES (?, ?, 'p', ?, 450, ?, ?, 'h', 'n')`, p, org, fmt.Sprint("R", i), now(), now()))
+		must(w.Exec(`INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, ?, 1000000, ?, ?, 'h', 'n')`, levels[i], org, loc, p, now(), now()))
+	}
+	outbox := func(tx *sql.Tx, entity, eid, op string) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, '{"a":1}', 'h', 'n', ?)`,
+			id(), org, loc, entity, eid, op, now())
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	inTx := func(fn func(tx *sql.Tx)) {
+		tx, err := w.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fn(tx)
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	exec := func(tx *sql.Tx, q string, args ...any) {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	lat := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= int64(sales); n = next.Add(1) {
+				oid, pid := id(), id()
+				t := time.Now()
+				inTx(func(tx *sql.Tx) {
+					exec(tx, `INSERT INTO order_counters (location_id, next) VALUES (?, 2) ON CONFLICT(location_id) DO UPDATE SET next = next + 1`, loc)
+					exec(tx, `INSERT INTO orders (id, org_id, location_id, number, status, channel, currency, subtotal, discount_total, tax_total, total,
+						tax_inclusive, tax_rate_bps, occurred_at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, ?, 'open', 'pos', 'AUD', 2010, 0, 183, 2010, 1, 1000, ?, ?, ?, 'h', 'n')`,
+						oid, org, loc, fmt.Sprint("RAW-", n), now(), now(), now())
+					outbox(tx, "order", oid, "insert")
+					for i, p := range products {
+						lid := id()
+						exec(tx, `INSERT INTO order_lines (id, org_id, order_id, position, product_id, name, sku, quantity, unit_price, modifiers, total, created_at, updated_at, hlc, origin)
+							VALUES (?, ?, ?, ?, ?, 'p', 's', 1, 450, '[]', 450, ?, ?, 'h', 'n')`, lid, org, oid, i, p, now(), now())
+						outbox(tx, "order_line", lid, "insert")
+					}
+					hid := id()
+					exec(tx, `INSERT INTO order_history (id, org_id, order_id, status, at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, 'open', ?, ?, ?, 'h', 'n')`, hid, org, oid, now(), now(), now())
+					outbox(tx, "order_history", hid, "insert")
+				})
+				lat[c] = append(lat[c], time.Since(t))
+				t = time.Now()
+				inTx(func(tx *sql.Tx) {
+					exec(tx, `INSERT INTO payments (id, org_id, location_id, order_id, amount, method, status, captured_at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, ?, 2010, 'cash', 'captured', ?, ?, ?, 'h', 'n')`, pid, org, loc, oid, now(), now(), now())
+					outbox(tx, "payment", pid, "insert")
+					exec(tx, `UPDATE orders SET paid_total = 2010, updated_at = ? WHERE id = ?`, now(), oid)
+					outbox(tx, "order", oid, "update")
+				})
+				lat[c] = append(lat[c], time.Since(t))
+				t = time.Now()
+				inTx(func(tx *sql.Tx) {
+					for i, p := range products {
+						mid := id()
+						exec(tx, `INSERT INTO stock_movements (id, org_id, location_id, product_id, delta, reason, ref_type, ref_id, origin, created_at, updated_at, hlc)
+							VALUES (?, ?, ?, ?, -1, 'sale', 'order', ?, 'n', ?, ?, 'h')`, mid, org, loc, p, oid, now(), now())
+						outbox(tx, "stock_movement", mid, "insert")
+						exec(tx, `UPDATE stock_levels SET on_hand = on_hand - 1 WHERE id = ?`, levels[i])
+					}
+					exec(tx, `UPDATE orders SET status = 'completed', completed_at = ?, updated_at = ? WHERE id = ?`, now(), now(), oid)
+					outbox(tx, "order", oid, "update")
+					hid := id()
+					exec(tx, `INSERT INTO order_history (id, org_id, order_id, status, at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, 'completed', ?, ?, ?, 'h', 'n')`, hid, org, oid, now(), now(), now())
+					outbox(tx, "order_history", hid, "insert")
+				})
+				lat[c] = append(lat[c], time.Since(t))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	return benchResult{salesPerSec: float64(sales) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
+}

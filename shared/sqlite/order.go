@@ -1,0 +1,895 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// OrderService implements kassa.OrderService.
+type OrderService struct {
+	db       *DB
+	payments *PaymentService
+}
+
+// NewOrderService returns the order service of db; it refunds and voids
+// through the processors of payments.
+func NewOrderService(db *DB, payments *PaymentService) *OrderService {
+	return &OrderService{db: db, payments: payments}
+}
+
+var _ kassa.OrderService = (*OrderService)(nil)
+
+const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
+	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
+	occurred_at, completed_at, created_at, updated_at FROM orders`
+
+func scanOrder(s scanner) (*kassa.Order, error) {
+	var o kassa.Order
+	var occurred, created, updated string
+	var completed sql.NullString
+	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
+		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
+		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated); err != nil {
+		return nil, err
+	}
+	o.OccurredAt, o.CreatedAt, o.UpdatedAt = parseTime(occurred), parseTime(created), parseTime(updated)
+	if completed.Valid {
+		t := parseTime(completed.String)
+		o.CompletedAt = &t
+	}
+	o.LineItems, o.Payments, o.Refunds, o.History = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}, []kassa.OrderHistory{}
+	return &o, nil
+}
+
+func orderID(o *kassa.Order) string { return o.ID }
+
+// orderParts selects what loadOrder reads besides the order row.
+type orderParts uint8
+
+const (
+	partLines orderParts = 1 << iota
+	partPayments
+	partRefunds // also fills the lines' refunded quantities
+	partHistory
+	allParts = partLines | partPayments | partRefunds | partHistory
+)
+
+// findOrder loads one order of the org with its lines, payments, refunds and history.
+func findOrder(ctx context.Context, q querier, orgID, id string) (*kassa.Order, error) {
+	return loadOrder(ctx, q, orgID, id, allParts)
+}
+
+// loadOrder loads one order of the org with the given parts: steps inside
+// a write read only what they decide on, to keep the writer's time short.
+func loadOrder(ctx context.Context, q querier, orgID, id string, parts orderParts) (*kassa.Order, error) {
+	o, err := scanOrder(q.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("order", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := loadOrderParts(ctx, q, []*kassa.Order{o}, parts); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// loadOrderParts fills the chosen parts of orders with one query per part.
+func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts orderParts) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	if parts&partRefunds != 0 {
+		parts |= partLines
+	}
+	byID := make(map[string]*kassa.Order, len(orders))
+	args := make([]any, len(orders))
+	for i, o := range orders {
+		byID[o.ID] = o
+		args[i] = o.ID
+	}
+	in := "(" + placeholders(len(orders)) + ")"
+	if parts&partLines != 0 {
+		if err := loadLines(ctx, q, in, args, byID); err != nil {
+			return err
+		}
+	}
+	if parts&partPayments != 0 {
+		if err := loadPayments(ctx, q, in, args, byID); err != nil {
+			return err
+		}
+	}
+	if parts&partRefunds != 0 {
+		if err := loadRefunds(ctx, q, in, args, byID); err != nil {
+			return err
+		}
+	}
+	if parts&partHistory != 0 {
+		return loadHistory(ctx, q, in, args, byID)
+	}
+	return nil
+}
+
+func loadLines(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
+	rows, err := q.QueryContext(ctx, `SELECT order_id, id, product_id, name, sku, quantity, unit_price, modifiers, discount, tax, total
+		FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var oid, mods string
+		var l kassa.LineItem
+		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := decodeJSON(mods, &l.Modifiers); err != nil {
+			rows.Close()
+			return err
+		}
+		byID[oid].LineItems = append(byID[oid].LineItems, l)
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+func loadPayments(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
+	rows, err := q.QueryContext(ctx, paymentCols+` WHERE order_id IN `+in+` ORDER BY id`, args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		byID[p.OrderID].Payments = append(byID[p.OrderID].Payments, *p)
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
+	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, created_at
+		FROM refunds WHERE order_id IN `+in+` ORDER BY id`, args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r kassa.Refund
+		var lines, pays, created string
+		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &created); err != nil {
+			rows.Close()
+			return err
+		}
+		r.CreatedAt = parseTime(created)
+		if err := errors.Join(decodeJSON(lines, &r.Lines), decodeJSON(pays, &r.Payments)); err != nil {
+			rows.Close()
+			return err
+		}
+		o := byID[r.OrderID]
+		o.Refunds = append(o.Refunds, r)
+		for _, rl := range r.Lines {
+			for i := range o.LineItems {
+				if o.LineItems[i].ID == rl.LineItemID {
+					o.LineItems[i].RefundedQuantity += rl.Quantity
+				}
+			}
+		}
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+func loadHistory(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
+	rows, err := q.QueryContext(ctx, `SELECT order_id, status, at, actor FROM order_history WHERE order_id IN `+in+` ORDER BY at, id`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var oid, at string
+		var h kassa.OrderHistory
+		if err := rows.Scan(&oid, &h.Status, &at, &h.Actor); err != nil {
+			return err
+		}
+		h.At = parseTime(at)
+		byID[oid].History = append(byID[oid].History, h)
+	}
+	return rows.Err()
+}
+
+// FindOrders lists the org's orders, filtered, with their parts.
+func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kassa.List[kassa.Order], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Order]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if f.Status != "" {
+		where += " AND status = ?"
+		args = append(args, f.Status)
+	}
+	if f.LocationID != nil {
+		where += " AND location_id = ?"
+		args = append(args, *f.LocationID)
+	}
+	if f.CustomerID != nil {
+		if !customerExists(ctx, s.db.reader, a.OrgID, *f.CustomerID) {
+			return kassa.List[kassa.Order]{}, kassa.NotFound("customer", *f.CustomerID)
+		}
+		where += " AND customer_id = ?"
+		args = append(args, *f.CustomerID)
+	}
+	if f.CreatedAfter != nil {
+		where += " AND created_at >= ?"
+		args = append(args, fmtTime(*f.CreatedAfter))
+	}
+	if f.CreatedBefore != nil {
+		where += " AND created_at < ?"
+		args = append(args, fmtTime(*f.CreatedBefore))
+	}
+	l, err := findPage(ctx, s.db.reader, orderCols, where, args, f.Page, scanOrder, orderID)
+	if err != nil {
+		return l, err
+	}
+	ptrs := make([]*kassa.Order, len(l.Items))
+	for i := range l.Items {
+		ptrs[i] = &l.Items[i]
+	}
+	return l, loadOrderParts(ctx, s.db.reader, ptrs, allParts)
+}
+
+func customerExists(ctx context.Context, q querier, orgID, id string) bool {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM customers WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, orgID, id).Scan(&n)
+	return err == nil && n == 1
+}
+
+// FindOrderByID returns one order with its parts, or ENotFound.
+func (s *OrderService) FindOrderByID(ctx context.Context, id string) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findOrder(ctx, s.db.reader, a.OrgID, id)
+}
+
+func actorID(a *kassa.Actor) *string {
+	id := a.UserID
+	if id == "" {
+		id = a.ClientID
+	}
+	if id == "" {
+		return nil
+	}
+	return &id
+}
+
+// validateOrderCreate checks the shape of a new order.
+func validateOrderCreate(in *kassa.OrderCreate) error {
+	var v kassa.Validation
+	v.Check(kassa.ValidID(in.LocationID), "location_id", "is required: an id")
+	if in.CustomerID != nil {
+		v.Check(kassa.ValidID(*in.CustomerID), "customer_id", "must be an id")
+	}
+	v.Check(in.Channel == "" || slices.Contains([]string{kassa.ChannelPOS, kassa.ChannelOnline, kassa.ChannelPartner}, in.Channel),
+		"channel", "must be one of pos, online, partner")
+	v.Check(len(in.LineItems) >= 1 && len(in.LineItems) <= 100, "line_items", "must have 1-100 lines")
+	v.Check(kassa.ValidText(in.Notes, 2000), "notes", "must be at most 2000 characters of text")
+	checkDiscount(&v, "discount", in.Discount)
+	for i, l := range in.LineItems {
+		f := fmt.Sprintf("line_items[%d]", i)
+		v.Check(kassa.ValidID(l.ProductID), f+".product_id", "is required: an id")
+		v.Check(l.Quantity >= 1 && l.Quantity <= 10_000, f+".quantity", "must be 1-10000")
+		v.Check(len(l.ModifierOptionIDs) <= 50, f+".modifier_option_ids", "must have at most 50 entries")
+		for _, id := range l.ModifierOptionIDs {
+			if !kassa.ValidID(id) {
+				v.Add(f+".modifier_option_ids", "entries must be ids")
+				break
+			}
+		}
+		checkDiscount(&v, f+".discount", l.Discount)
+	}
+	return v.Err()
+}
+
+func checkDiscount(v *kassa.Validation, field string, d *kassa.Discount) {
+	if d == nil {
+		return
+	}
+	switch d.Type {
+	case "percent":
+		v.Check(d.Value >= 0 && d.Value <= 10000, field+".value", "a percent discount is 0-10000 basis points")
+	case "amount":
+		v.Check(d.Value >= 0 && d.Value <= kassa.MaxMoney, field+".value", "an amount discount is 0-10^12 minor units")
+	default:
+		v.Add(field+".type", "must be percent or amount")
+	}
+}
+
+// CreateOrder prices and stores a new open order. Errors: EInvalid.
+func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateOrderCreate(in); err != nil {
+		return nil, err
+	}
+	// Everything the order is priced from is read on the reader pool, off
+	// the writer: the catalog as it stands when the order is taken.
+	loc, err := findLocation(ctx, s.db.reader, a.OrgID, in.LocationID)
+	if err != nil {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "location_id", Message: "no such location"}}}
+	}
+	if in.CustomerID != nil && !customerExists(ctx, s.db.reader, a.OrgID, *in.CustomerID) {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+	}
+	settings, err := orgSettings(ctx, s.db.reader, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := s.buildLines(ctx, s.db.reader, a.OrgID, loc.ID, s.db.Now(), in.LineItems)
+	if err != nil {
+		return nil, err
+	}
+	priced := make([]kassa.PricedLine, len(lines))
+	for i, l := range lines {
+		priced[i] = kassa.PricedLine{Gross: l.gross, Discount: in.LineItems[i].Discount}
+	}
+	price := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
+	id := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		number, err := s.nextNumber(ctx, tx, loc.ID)
+		if err != nil {
+			return err
+		}
+		channel := in.Channel
+		if channel == "" {
+			channel = kassa.ChannelPOS
+		}
+		err = tx.insertAt(ctx, entOrder, a.OrgID, loc.ID, id, map[string]any{
+			"location_id": loc.ID, "number": number, "status": kassa.OrderOpen, "channel": channel,
+			"customer_id": in.CustomerID, "currency": loc.Currency, "subtotal": price.Subtotal,
+			"discount_total": price.DiscountTotal, "tax_total": price.TaxTotal, "total": price.Total,
+			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
+			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": settings.TaxInclusive,
+			"tax_rate_bps": settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.now,
+		})
+		if err != nil {
+			return err
+		}
+		for i, l := range lines {
+			lp := price.Lines[i]
+			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, s.db.NewID(), map[string]any{
+				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
+				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
+				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return addHistory(ctx, tx, a, id, loc.ID, kassa.OrderOpen)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.db.loadAndPublish(ctx, a.OrgID, id, kassa.EventOrderCreated)
+}
+
+// loadAndPublish reads a committed order and publishes an event about it;
+// the read happens outside the writer.
+func (db *DB) loadAndPublish(ctx context.Context, orgID, id, event string) (*kassa.Order, error) {
+	o, err := findOrder(ctx, db.reader, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	db.publish(ctx, orgID, o.LocationID, event, o)
+	return o, nil
+}
+
+type builtLine struct {
+	product   *kassa.Product
+	unitPrice int64
+	modifiers []kassa.LineModifier
+	gross     int64
+}
+
+// buildLines resolves products, the location's price list and modifiers.
+// Required groups without a choice take their default options.
+func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locationID string, now time.Time, in []kassa.OrderLineInput) ([]builtLine, error) {
+	prices, err := activePrices(ctx, q, orgID, locationID, now)
+	if err != nil {
+		return nil, err
+	}
+	var v kassa.Validation
+	out := make([]builtLine, len(in))
+	groups := map[string]*kassa.ModifierGroup{}
+	for i, li := range in {
+		f := fmt.Sprintf("line_items[%d]", i)
+		p, err := findProduct(ctx, q, orgID, li.ProductID)
+		if err != nil || !p.IsActive {
+			v.Add(f+".product_id", "no such active product")
+			continue
+		}
+		b := builtLine{product: p, unitPrice: p.BasePrice}
+		if pr, ok := prices[p.ID]; ok {
+			b.unitPrice = pr
+		}
+		chosen := map[string]bool{}
+		for _, o := range li.ModifierOptionIDs {
+			chosen[o] = true
+		}
+		used := 0
+		var adj int64
+		for _, gid := range p.ModifierGroupIDs {
+			g := groups[gid]
+			if g == nil {
+				if g, err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
+					return nil, err
+				}
+				groups[gid] = g
+			}
+			var picked []kassa.ModifierOption
+			for _, opt := range g.Options {
+				if chosen[opt.ID] {
+					picked = append(picked, opt)
+				}
+			}
+			if len(picked) == 0 && g.MinSelections > 0 {
+				for _, opt := range g.Options {
+					if opt.IsDefault {
+						picked = append(picked, opt)
+					}
+				}
+			}
+			if len(picked) < g.MinSelections || len(picked) > g.MaxSelections {
+				v.Add(f+".modifier_option_ids", "%s needs %d to %d choices", g.Name, g.MinSelections, g.MaxSelections)
+			}
+			used += len(picked)
+			for _, opt := range picked {
+				if chosen[opt.ID] {
+					delete(chosen, opt.ID)
+				}
+				b.modifiers = append(b.modifiers, kassa.LineModifier{OptionID: opt.ID, GroupID: g.ID, Name: opt.Name, PriceAdjustment: opt.PriceAdjustment})
+				adj += opt.PriceAdjustment
+			}
+		}
+		if len(chosen) > 0 {
+			v.Add(f+".modifier_option_ids", "options not offered on %s", p.Name)
+		}
+		if b.modifiers == nil {
+			b.modifiers = []kassa.LineModifier{}
+		}
+		unit := max(0, b.unitPrice+adj)
+		b.gross = unit * li.Quantity
+		if b.gross > kassa.MaxMoney {
+			v.Add(f+".quantity", "the line is too large")
+		}
+		out[i] = b
+	}
+	return out, v.Err()
+}
+
+// findModifierGroupTx loads a group's options inside a transaction.
+func findModifierGroupTx(ctx context.Context, q querier, orgID, id string) (*kassa.ModifierGroup, error) {
+	var g kassa.ModifierGroup
+	var opts string
+	err := q.QueryRowContext(ctx, `SELECT id, name, min_selections, max_selections, options FROM modifier_groups WHERE org_id = ? AND id = ?`, orgID, id).
+		Scan(&g.ID, &g.Name, &g.MinSelections, &g.MaxSelections, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: modifier group %s of a product: %w", id, err)
+	}
+	return &g, decodeJSON(opts, &g.Options)
+}
+
+// activePrices returns product prices of the newest price list active at t
+// that applies to the location (a list with no locations applies to all).
+func activePrices(ctx context.Context, q querier, orgID, locationID string, t time.Time) (map[string]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT prices, starts_at, ends_at FROM price_lists
+		WHERE org_id = ? AND is_active = 1
+		AND (json_array_length(location_ids) = 0 OR EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE value = ?))
+		ORDER BY id DESC`, orgID, locationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	now := fmtTime(t)
+	out := map[string]int64{}
+	for rows.Next() {
+		var prices string
+		var starts, ends sql.NullString
+		if err := rows.Scan(&prices, &starts, &ends); err != nil {
+			return nil, err
+		}
+		if (starts.Valid && starts.String > now) || (ends.Valid && ends.String <= now) {
+			continue
+		}
+		var ps []kassa.PriceListPrice
+		if err := decodeJSON(prices, &ps); err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if _, ok := out[p.ProductID]; !ok { // the newest list wins
+				out[p.ProductID] = p.Price
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
+// nextNumber returns the location's next order number at this node:
+// a prefix naming the node and a counter, unique without asking the hub.
+func (s *OrderService) nextNumber(ctx context.Context, tx *Tx, locationID string) (string, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, 2)
+		ON CONFLICT(location_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, locationID).Scan(&n)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-%05d", s.db.NumberPrefix(), n), nil
+}
+
+// NumberPrefix is this node's order number prefix: the last six hex digits
+// of its id, upper-cased.
+func (db *DB) NumberPrefix() string {
+	id := strings.ReplaceAll(db.NodeID, "-", "")
+	return strings.ToUpper(id[len(id)-6:])
+}
+
+func addHistory(ctx context.Context, tx *Tx, a *kassa.Actor, orderID, locationID, status string) error {
+	return tx.insertAt(ctx, entOrderHistory, a.OrgID, locationID, tx.db.NewID(), map[string]any{
+		"order_id": orderID, "status": status, "at": tx.now, "actor": actorID(a),
+	})
+}
+
+// UpdateOrder changes notes and customer, or cancels an open order. A
+// cancel needs the order's captured payments voided first; it voids open
+// authorizations itself. Errors: ENotFound, EInvalid, EConflict.
+func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpdate) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var v kassa.Validation
+	if in.Notes.Set {
+		v.Check(!in.Notes.Null && kassa.ValidText(in.Notes.Value, 2000), "notes", "must be at most 2000 characters of text")
+	}
+	if in.CustomerID.Set && !in.CustomerID.Null {
+		v.Check(kassa.ValidID(in.CustomerID.Value), "customer_id", "must be an id")
+	}
+	if in.Status.Set {
+		v.Check(!in.Status.Null && in.Status.Value == kassa.OrderCancelled, "status", "can only be set to cancelled; use complete and refund for the rest")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	defer s.db.orders.Lock(id)()
+	if in.Status.Set {
+		// Check before voiding anything, so a refused cancel changes nothing.
+		o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := cancellable(o); err != nil && o.Status != kassa.OrderCancelled {
+			return nil, err
+		}
+		if err := s.payments.voidAuthorizations(ctx, a, id); err != nil {
+			return nil, err
+		}
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		o, err := findOrder(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if in.Notes.Set {
+			changed(cols, "notes", o.Notes, in.Notes.Value)
+		}
+		if in.CustomerID.Set {
+			c := optPtr(in.CustomerID)
+			if c != nil && !customerExists(ctx, tx, a.OrgID, *c) {
+				return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+					Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+			}
+			changed(cols, "customer_id", o.CustomerID, c)
+		}
+		if in.Status.Set && o.Status != kassa.OrderCancelled {
+			if err := cancellable(o); err != nil {
+				return err
+			}
+			cols["status"] = kassa.OrderCancelled
+			if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCancelled); err != nil {
+				return err
+			}
+		}
+		return tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findOrder(ctx, s.db.reader, a.OrgID, id)
+}
+
+// cancellable says why an order cannot be cancelled, if it cannot.
+func cancellable(o *kassa.Order) error {
+	if o.Status != kassa.OrderOpen {
+		return kassa.Errorf(kassa.EConflict, "order %s is %s; only an open order can be cancelled", o.Number, o.Status)
+	}
+	if o.PaidTotal > 0 {
+		return kassa.Errorf(kassa.EConflict, "order %s has captured payments; void them before cancelling", o.Number)
+	}
+	return nil
+}
+
+// CompleteOrder completes a fully paid open order: it writes a sale
+// movement for every line, earns loyalty points when the customer has an
+// account, and emits order.completed. Errors: ENotFound, EConflict.
+func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.db.orders.Lock(id)()
+	// Lines never change after creation: read them off the writer, then
+	// check the state that can change inside the unit of work.
+	o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, partLines)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT status, paid_total FROM orders WHERE id = ?`, id).Scan(&o.Status, &o.PaidTotal)
+		if err != nil {
+			return err
+		}
+		if o.Status != kassa.OrderOpen {
+			return kassa.Errorf(kassa.EConflict, "order %s is %s, not open", o.Number, o.Status)
+		}
+		if o.PaidTotal < o.Total {
+			return kassa.Errorf(kassa.EConflict, "order %s is not fully paid: %d of %d", o.Number, o.PaidTotal, o.Total)
+		}
+		actor := ""
+		if p := actorID(a); p != nil {
+			actor = *p
+		}
+		for _, l := range o.LineItems {
+			if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
+				delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
+				return err
+			}
+		}
+		var points int64
+		if o.CustomerID != nil {
+			if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total); err != nil {
+				return err
+			}
+		}
+		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{
+			"status": kassa.OrderCompleted, "completed_at": tx.now, "loyalty_points_earned": points,
+		}); err != nil {
+			return err
+		}
+		return addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.db.loadAndPublish(ctx, a.OrgID, id, kassa.EventOrderCompleted)
+}
+
+// RefundOrder refunds a completed order: in full (no amount, no lines), by
+// amount, or by line quantities, through the payments' processors, never
+// more than was paid. With restock, refunded line quantities go back to
+// stock. Errors: ENotFound, EInvalid, EConflict, EForbidden (a cashier
+// refunding above the org's limit).
+func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.RefundRequest) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var v kassa.Validation
+	v.Check(in.Amount == nil || len(in.LineItems) == 0, "amount", "give amount or line_items, not both")
+	v.Check(in.Amount == nil || *in.Amount > 0, "amount", "must be positive")
+	v.Check(kassa.ValidText(in.Reason, 500), "reason", "must be at most 500 characters of text")
+	v.Check(len(in.LineItems) <= 100, "line_items", "must have at most 100 entries")
+	for i, l := range in.LineItems {
+		v.Check(kassa.ValidID(l.LineItemID), fmt.Sprintf("line_items[%d].line_item_id", i), "is required: an id")
+		v.Check(l.Quantity >= 1, fmt.Sprintf("line_items[%d].quantity", i), "must be at least 1")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	defer s.db.orders.Lock(id)()
+	o, err := findOrder(ctx, s.db.reader, a.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != kassa.OrderCompleted && o.Status != kassa.OrderPartiallyRefunded {
+		return nil, kassa.Errorf(kassa.EConflict, "order %s is %s; only completed orders can be refunded", o.Number, o.Status)
+	}
+	plan, err := planRefund(o, in)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := orgSettings(ctx, s.db.reader, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if plan.amount > settings.RefundLimit && !a.IsStaff() && a.ClientID == "" {
+		return nil, kassa.Errorf(kassa.EForbidden, "refunds above %d need a manager or owner", settings.RefundLimit)
+	}
+	paid, err := s.payments.refundPayments(ctx, o, plan.amount)
+	if err != nil && len(paid) == 0 {
+		return nil, err
+	}
+	if err != nil {
+		// Part of the money went back before a processor failed: record
+		// that part, so what the books say matches what the customer got.
+		s.db.Log.Error("refund partly failed", "order", o.ID, "err", err)
+		plan = plan.scaled(sumRefunded(paid))
+	}
+	refundID := s.db.NewID()
+	err = s.db.write(ctx, func(tx *Tx) error {
+		cur, err := findOrder(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if cur.RefundedTotal != o.RefundedTotal {
+			return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
+		}
+		for _, rp := range paid {
+			p := paymentIn(cur, rp.PaymentID)
+			status := kassa.PaymentPartiallyRefunded
+			if p.RefundedAmount+rp.Amount >= p.Amount {
+				status = kassa.PaymentRefunded
+			}
+			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, p.ID, map[string]any{
+				"refunded_amount": p.RefundedAmount + rp.Amount, "status": status}); err != nil {
+				return err
+			}
+		}
+		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
+			"order_id": id, "location_id": o.LocationID, "amount": plan.amount, "reason": in.Reason,
+			"restock": in.Restock, "lines": plan.lines, "payments": paid, "actor": actorID(a),
+		}); err != nil {
+			return err
+		}
+		refunded := cur.RefundedTotal + plan.amount
+		status := kassa.OrderPartiallyRefunded
+		if refunded >= min(cur.Total, cur.PaidTotal) {
+			status = kassa.OrderRefunded
+		}
+		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
+			return err
+		}
+		if status != cur.Status {
+			if err := addHistory(ctx, tx, a, id, o.LocationID, status); err != nil {
+				return err
+			}
+		}
+		if in.Restock {
+			actor := ""
+			if p := actorID(a); p != nil {
+				actor = *p
+			}
+			for _, rl := range plan.lines {
+				l := lineIn(cur, rl.LineItemID)
+				if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
+					delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: refundID, actor: actor}); err != nil {
+					return err
+				}
+			}
+		}
+		done, err := findOrder(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.amount})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findOrder(ctx, s.db.reader, a.OrgID, id)
+}
+
+type refundPlan struct {
+	amount int64
+	lines  []kassa.RefundLine
+}
+
+// scaled keeps the plan's lines but caps its amount (a partial processor failure).
+func (p refundPlan) scaled(amount int64) refundPlan {
+	p.amount = amount
+	return p
+}
+
+// planRefund works out what a refund request returns.
+func planRefund(o *kassa.Order, in *kassa.RefundRequest) (refundPlan, error) {
+	refundable := min(o.Total, o.PaidTotal) - o.RefundedTotal
+	if refundable <= 0 {
+		return refundPlan{}, kassa.Errorf(kassa.EConflict, "order %s has nothing left to refund", o.Number)
+	}
+	var plan refundPlan
+	switch {
+	case in.Amount != nil:
+		if *in.Amount > refundable {
+			return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the refund exceeds what was paid",
+				Fields: []kassa.FieldError{{Field: "amount", Message: fmt.Sprintf("must be at most %d", refundable)}}}
+		}
+		plan.amount = *in.Amount
+		plan.lines = []kassa.RefundLine{}
+	case len(in.LineItems) > 0:
+		seen := map[string]bool{}
+		for i, rl := range in.LineItems {
+			l := lineIn(o, rl.LineItemID)
+			f := fmt.Sprintf("line_items[%d]", i)
+			if l == nil || seen[rl.LineItemID] {
+				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+					Fields: []kassa.FieldError{{Field: f + ".line_item_id", Message: "no such line on this order, or listed twice"}}}
+			}
+			seen[rl.LineItemID] = true
+			if rl.Quantity > l.Quantity-l.RefundedQuantity {
+				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+					Fields: []kassa.FieldError{{Field: f + ".quantity", Message: fmt.Sprintf("at most %d left to refund", l.Quantity-l.RefundedQuantity)}}}
+			}
+			amt := kassa.RefundShare(l.Total, l.Quantity, l.RefundedQuantity, rl.Quantity)
+			plan.lines = append(plan.lines, kassa.RefundLine{LineItemID: l.ID, Quantity: rl.Quantity, Amount: amt})
+			plan.amount += amt
+		}
+		plan.amount = min(plan.amount, refundable)
+	default: // everything left
+		plan.amount = refundable
+		plan.lines = []kassa.RefundLine{}
+		for _, l := range o.LineItems {
+			if left := l.Quantity - l.RefundedQuantity; left > 0 {
+				plan.lines = append(plan.lines, kassa.RefundLine{LineItemID: l.ID, Quantity: left,
+					Amount: kassa.RefundShare(l.Total, l.Quantity, l.RefundedQuantity, left)})
+			}
+		}
+	}
+	if plan.amount <= 0 {
+		return plan, kassa.Errorf(kassa.EConflict, "order %s has nothing left to refund", o.Number)
+	}
+	return plan, nil
+}
+
+func lineIn(o *kassa.Order, id string) *kassa.LineItem {
+	for i := range o.LineItems {
+		if o.LineItems[i].ID == id {
+			return &o.LineItems[i]
+		}
+	}
+	return nil
+}
+
+func paymentIn(o *kassa.Order, id string) *kassa.Payment {
+	for i := range o.Payments {
+		if o.Payments[i].ID == id {
+			return &o.Payments[i]
+		}
+	}
+	return nil
+}
+
+func sumRefunded(ps []kassa.RefundPayment) int64 {
+	var n int64
+	for _, p := range ps {
+		n += p.Amount
+	}
+	return n
+}

@@ -1,0 +1,576 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// PaymentService implements kassa.PaymentService over processors, one per
+// method. Processor calls happen between two transactions, under the
+// order's lock, so the writer is never held while a network answers.
+type PaymentService struct {
+	db         *DB
+	processors map[kassa.PaymentMethod]kassa.Processor
+	// Offline reports that the node has no uplink: card payments are then
+	// taken store-and-forward within the org's offline limits. Nil: online.
+	Offline func() bool
+}
+
+// NewPaymentService returns the payment service of db.
+func NewPaymentService(db *DB, processors map[kassa.PaymentMethod]kassa.Processor) *PaymentService {
+	return &PaymentService{db: db, processors: processors}
+}
+
+var _ kassa.PaymentService = (*PaymentService)(nil)
+
+const paymentCols = `SELECT id, org_id, order_id, location_id, amount, method, status, offline, processor_ref, tendered,
+	change_due, card_last4, refunded_amount, failure_reason, captured_at, created_at, updated_at FROM payments`
+
+func scanPayment(s scanner) (*kassa.Payment, error) {
+	var p kassa.Payment
+	var created, updated string
+	var captured sql.NullString
+	if err := s.Scan(&p.ID, &p.OrgID, &p.OrderID, &p.LocationID, &p.Amount, &p.Method, &p.Status, &p.Offline, &p.ProcessorRef,
+		&p.Tendered, &p.ChangeDue, &p.CardLast4, &p.RefundedAmount, &p.FailureReason, &captured, &created, &updated); err != nil {
+		return nil, err
+	}
+	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
+	if captured.Valid {
+		t := parseTime(captured.String)
+		p.CapturedAt = &t
+	}
+	return &p, nil
+}
+
+func paymentID(p *kassa.Payment) string { return p.ID }
+
+func findPayment(ctx context.Context, q querier, orgID, id string) (*kassa.Payment, error) {
+	p, err := scanPayment(q.QueryRowContext(ctx, paymentCols+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("payment", id)
+	}
+	return p, err
+}
+
+// FindPayments lists the org's payments.
+func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter) (kassa.List[kassa.Payment], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Payment]{}, err
+	}
+	where, args := "org_id = ?", []any{a.OrgID}
+	if f.OrderID != nil {
+		where += " AND order_id = ?"
+		args = append(args, *f.OrderID)
+	}
+	if f.LocationID != nil {
+		where += " AND location_id = ?"
+		args = append(args, *f.LocationID)
+	}
+	if f.Status != "" {
+		where += " AND status = ?"
+		args = append(args, f.Status)
+	}
+	if f.Method != "" {
+		where += " AND method = ?"
+		args = append(args, string(f.Method))
+	}
+	return findPage(ctx, s.db.reader, paymentCols, where, args, f.Page, scanPayment, paymentID)
+}
+
+func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {
+	p := s.processors[m]
+	if p == nil {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not supported on this node", m)}}}
+	}
+	return p, nil
+}
+
+// Initiate takes a payment for an open order. A declined or errored card
+// is stored as a failed payment (and emits payment.failed), not an error.
+// Errors: ENotFound (order), EInvalid, EConflict (order not open).
+func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate) (*kassa.Payment, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var v kassa.Validation
+	v.Check(kassa.ValidID(in.OrderID), "order_id", "is required: an id")
+	v.Check(in.Amount > 0 && in.Amount <= kassa.MaxMoney, "amount", "must be positive")
+	v.Check(in.Method.Valid(), "method", "must be one of cash, card, gift_card, external")
+	if in.Tendered != nil {
+		v.Check(in.Method == kassa.PaymentCash, "tendered", "only applies to cash")
+		v.Check(*in.Tendered >= in.Amount && *in.Tendered <= kassa.MaxMoney, "tendered", "must cover the amount")
+	}
+	v.Check(in.Method != kassa.PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
+	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
+	v.Check(in.Capture == nil || *in.Capture || in.Method == kassa.PaymentCard, "capture", "only card payments can be authorized without capture")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	proc, err := s.processor(in.Method)
+	if err != nil {
+		return nil, err
+	}
+	capture := in.Capture == nil || *in.Capture
+	offline := in.Method == kassa.PaymentCard && s.Offline != nil && s.Offline()
+	id := s.db.NewID()
+	defer s.db.orders.Lock(in.OrderID)()
+
+	var o *kassa.Order
+	var limitReason string
+	// check reads the order and settings and decides whether the payment may be taken.
+	check := func(tx *Tx) error {
+		if o, err = loadOrder(ctx, tx, a.OrgID, in.OrderID, partPayments); err != nil {
+			return err
+		}
+		settings, err := orgSettings(ctx, tx, a.OrgID)
+		if err != nil {
+			return err
+		}
+		if !settings.Accepts(in.Method) {
+			return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+				Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not enabled for this org", in.Method)}}}
+		}
+		if o.Status != kassa.OrderOpen {
+			return kassa.Errorf(kassa.EConflict, "order %s is %s; payments are taken on open orders", o.Number, o.Status)
+		}
+		if due := o.Total - o.PaidTotal - authorizedTotal(o); in.Amount > due {
+			return &kassa.Error{Kind: kassa.EInvalid, Message: "the payment exceeds the amount due",
+				Fields: []kassa.FieldError{{Field: "amount", Message: fmt.Sprintf("must be at most %d", max(due, 0))}}}
+		}
+		if offline {
+			limitReason, err = s.offlineLimit(ctx, tx, o, settings, in.Amount)
+		}
+		return err
+	}
+	charge := func() kassa.ChargeResult {
+		if limitReason != "" {
+			return kassa.ChargeResult{FailureReason: limitReason}
+		}
+		req := kassa.ChargeRequest{PaymentID: id, Amount: in.Amount, Currency: o.Currency, Capture: capture,
+			CardNumber: in.CardNumber, Offline: offline}
+		if in.Tendered != nil {
+			req.Tendered = *in.Tendered
+		}
+		res, perr := proc.Charge(ctx, req)
+		if perr != nil {
+			s.db.Log.Warn("processor error", "payment", id, "method", in.Method, "err", perr)
+			res = kassa.ChargeResult{FailureReason: "processing_error", CardLast4: res.CardLast4}
+		}
+		return res
+	}
+	pending := func() map[string]any {
+		var tendered any
+		if in.Method == kassa.PaymentCash {
+			t := in.Amount
+			if in.Tendered != nil {
+				t = *in.Tendered
+			}
+			tendered = t
+		}
+		return map[string]any{
+			"order_id": o.ID, "location_id": o.LocationID, "amount": in.Amount, "method": string(in.Method),
+			"status": kassa.PaymentPending, "offline": offline, "tendered": tendered, "refunded_amount": int64(0),
+		}
+	}
+
+	var event string
+	if instant(proc) {
+		// Cash and external money need no network: one unit of work.
+		err = s.db.write(ctx, func(tx *Tx) error {
+			if err := check(tx); err != nil {
+				return err
+			}
+			cols := pending()
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, in, charge(), cols)
+			if err != nil {
+				return err
+			}
+			event = ev
+			return tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols)
+		})
+	} else {
+		// 1. Record the attempt as pending; 2. ask the processor outside any
+		// transaction; 3. record the outcome.
+		err = s.db.write(ctx, func(tx *Tx) error {
+			if err := check(tx); err != nil {
+				return err
+			}
+			return tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, pending())
+		})
+		if err != nil {
+			return nil, err
+		}
+		res := charge()
+		err = s.db.write(ctx, func(tx *Tx) error {
+			cols := map[string]any{}
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, in, res, cols)
+			if err != nil {
+				return err
+			}
+			event = ev
+			return tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if event != "" {
+		s.db.publish(ctx, a.OrgID, p.LocationID, event, p)
+	}
+	return p, nil
+}
+
+// instant reports whether a processor answers without a network (cash).
+func instant(p kassa.Processor) bool {
+	i, ok := p.(interface{ Instant() bool })
+	return ok && i.Instant()
+}
+
+// outcome sets the payment columns for a processor's answer, adds a
+// capture to the order's paid total, and returns the event to publish.
+func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID string, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any) (string, error) {
+	if res.Offline {
+		cols["offline"] = true
+	}
+	if res.Ref != "" {
+		cols["processor_ref"] = res.Ref
+	}
+	if res.CardLast4 != "" {
+		cols["card_last4"] = res.CardLast4
+	}
+	switch {
+	case !res.Approved:
+		cols["status"] = kassa.PaymentFailed
+		cols["failure_reason"] = res.FailureReason
+		return kassa.EventPaymentFailed, nil
+	case res.Captured:
+		cols["status"] = kassa.PaymentCaptured
+		cols["captured_at"] = tx.now
+		if in.Method == kassa.PaymentCash {
+			cols["change_due"] = res.ChangeDue
+		}
+		return kassa.EventPaymentCaptured, addPaid(ctx, tx, orgID, orderID, in.Amount)
+	default:
+		cols["status"] = kassa.PaymentAuthorized
+		return "", nil
+	}
+}
+
+// authorizedTotal sums the order's authorized (not yet captured) payments.
+func authorizedTotal(o *kassa.Order) int64 {
+	var n int64
+	for _, p := range o.Payments {
+		if p.Status == kassa.PaymentAuthorized || p.Status == kassa.PaymentPending {
+			n += p.Amount
+		}
+	}
+	return n
+}
+
+// offlineLimit returns a failure reason when an offline card payment would
+// pass the org's per-payment or daily (per location, UTC day) limit.
+func (s *PaymentService) offlineLimit(ctx context.Context, tx *Tx, o *kassa.Order, st kassa.OrgSettings, amount int64) (string, error) {
+	if amount > st.OfflineCardLimit {
+		return "offline_limit_exceeded", nil
+	}
+	day := tx.now.Format("2006-01-02")
+	var taken int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'card'
+		AND offline = 1 AND status IN ('authorized', 'captured', 'partially_refunded', 'refunded') AND created_at >= ?`,
+		o.LocationID, day).Scan(&taken)
+	if err != nil {
+		return "", err
+	}
+	if taken+amount > st.OfflineCardDailyLimit {
+		return "offline_daily_limit_exceeded", nil
+	}
+	return "", nil
+}
+
+// addPaid moves an order's paid total by delta.
+func addPaid(ctx context.Context, tx *Tx, orgID, orderID string, delta int64) error {
+	var paid int64
+	var loc string
+	if err := tx.QueryRowContext(ctx, `SELECT paid_total, location_id FROM orders WHERE org_id = ? AND id = ?`, orgID, orderID).Scan(&paid, &loc); err != nil {
+		return err
+	}
+	return tx.updateAt(ctx, entOrder, orgID, loc, orderID, map[string]any{"paid_total": paid + delta})
+}
+
+// Capture captures an authorized payment of an open order.
+func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.db.orders.Lock(p.OrderID)()
+	o, err := findOrder(ctx, s.db.reader, a.OrgID, p.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	p = paymentIn(o, id)
+	if p.Status != kassa.PaymentAuthorized {
+		return nil, kassa.Errorf(kassa.EConflict, "payment %s is %s; only authorized payments can be captured", id, p.Status)
+	}
+	if o.Status != kassa.OrderOpen {
+		return nil, kassa.Errorf(kassa.EConflict, "order %s is %s", o.Number, o.Status)
+	}
+	proc, err := s.processor(p.Method)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.Capture(ctx, deref(p.ProcessorRef), p.Amount); err != nil {
+		return nil, fmt.Errorf("capture %s: %w", id, err)
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.now}); err != nil {
+			return err
+		}
+		if err := addPaid(ctx, tx, a.OrgID, o.ID, p.Amount); err != nil {
+			return err
+		}
+		cp, err := findPayment(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		tx.emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return findPayment(ctx, s.db.reader, a.OrgID, id)
+}
+
+// Void cancels a pending or authorized payment, or reverses a captured
+// one while its order is still open. Errors: ENotFound, EConflict.
+func (s *PaymentService) Void(ctx context.Context, id string) (*kassa.Payment, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.db.orders.Lock(p.OrderID)()
+	if err := s.void(ctx, a, p.OrderID, id); err != nil {
+		return nil, err
+	}
+	return findPayment(ctx, s.db.reader, a.OrgID, id)
+}
+
+// void voids one payment; the caller holds the order's lock.
+func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id string) error {
+	o, err := findOrder(ctx, s.db.reader, a.OrgID, orderID)
+	if err != nil {
+		return err
+	}
+	p := paymentIn(o, id)
+	switch {
+	case p.Status == kassa.PaymentCaptured && o.Status != kassa.OrderOpen:
+		return kassa.Errorf(kassa.EConflict, "payment %s belongs to a %s order; refund the order instead", id, o.Status)
+	case p.Status != kassa.PaymentCaptured && p.Status != kassa.PaymentAuthorized && p.Status != kassa.PaymentPending:
+		return kassa.Errorf(kassa.EConflict, "payment %s is %s and cannot be voided", id, p.Status)
+	}
+	proc, err := s.processor(p.Method)
+	if err != nil {
+		return err
+	}
+	if p.ProcessorRef != nil {
+		if err := proc.Void(ctx, *p.ProcessorRef); err != nil {
+			return fmt.Errorf("void %s: %w", id, err)
+		}
+	}
+	return s.db.write(ctx, func(tx *Tx) error {
+		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentVoided}); err != nil {
+			return err
+		}
+		if p.Status == kassa.PaymentCaptured {
+			return addPaid(ctx, tx, a.OrgID, o.ID, -p.Amount)
+		}
+		return nil
+	})
+}
+
+// voidAuthorizations voids an order's open authorizations (before a
+// cancel); the caller holds the order's lock.
+func (s *PaymentService) voidAuthorizations(ctx context.Context, a *kassa.Actor, orderID string) error {
+	o, err := findOrder(ctx, s.db.reader, a.OrgID, orderID)
+	if err != nil {
+		return err
+	}
+	if o.Status != kassa.OrderOpen {
+		return nil
+	}
+	for _, p := range o.Payments {
+		if p.Status == kassa.PaymentAuthorized {
+			if err := s.void(ctx, a, orderID, p.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refundPayments returns amount through the order's captured payments,
+// newest first; it returns what each processor refunded, and an error if
+// one failed. The caller holds the order's lock.
+func (s *PaymentService) refundPayments(ctx context.Context, o *kassa.Order, amount int64) ([]kassa.RefundPayment, error) {
+	out := []kassa.RefundPayment{}
+	for i := len(o.Payments) - 1; i >= 0 && amount > 0; i-- {
+		p := o.Payments[i]
+		if p.Status != kassa.PaymentCaptured && p.Status != kassa.PaymentPartiallyRefunded {
+			continue
+		}
+		part := min(amount, p.Amount-p.RefundedAmount)
+		if part <= 0 {
+			continue
+		}
+		proc, err := s.processor(p.Method)
+		if err != nil {
+			return out, err
+		}
+		ref, err := proc.Refund(ctx, deref(p.ProcessorRef), part)
+		if err != nil {
+			return out, fmt.Errorf("refund through payment %s: %w", p.ID, err)
+		}
+		out = append(out, kassa.RefundPayment{PaymentID: p.ID, Amount: part, ProcessorRef: ref})
+		amount -= part
+	}
+	if amount > 0 {
+		return out, kassa.Errorf(kassa.EConflict, "the captured payments cannot cover the refund")
+	}
+	return out, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Settlements sums captured payments and refunds per location-local day,
+// location and method.
+func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilter) ([]kassa.Settlement, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, err1 := time.Parse("2006-01-02", f.From)
+	to, err2 := time.Parse("2006-01-02", f.To)
+	if err1 != nil || err2 != nil || to.Before(from) || to.Sub(from) > 366*24*time.Hour {
+		return nil, kassa.Errorf(kassa.EBadRequest, "date_from and date_to must be dates (YYYY-MM-DD), in order, at most a year apart")
+	}
+	zones := map[string]*time.Location{}
+	zone := func(locID string) *time.Location {
+		if z, ok := zones[locID]; ok {
+			return z
+		}
+		var tz string
+		s.db.reader.QueryRowContext(ctx, `SELECT timezone FROM locations WHERE id = ?`, locID).Scan(&tz)
+		z, err := time.LoadLocation(tz)
+		if err != nil {
+			z = time.UTC
+		}
+		zones[locID] = z
+		return z
+	}
+	// Local days span UTC from 14 h before to 14 h after.
+	lo, hi := fmtTime(from.Add(-14*time.Hour)), fmtTime(to.Add(38*time.Hour))
+	type key struct {
+		date, loc string
+		method    kassa.PaymentMethod
+	}
+	sums := map[key]*kassa.Settlement{}
+	add := func(k key) *kassa.Settlement {
+		if sums[k] == nil {
+			sums[k] = &kassa.Settlement{Date: k.date, LocationID: k.loc, Method: k.method}
+		}
+		return sums[k]
+	}
+	inRange := func(d string) bool { return d >= f.From && d <= f.To }
+	where, args := `org_id = ? AND captured_at IS NOT NULL AND captured_at >= ? AND captured_at < ?`, []any{a.OrgID, lo, hi}
+	if f.LocationID != nil {
+		where += ` AND location_id = ?`
+		args = append(args, *f.LocationID)
+	}
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var loc, method, at string
+		var amount int64
+		if err := rows.Scan(&loc, &method, &amount, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
+		if inRange(d) {
+			st := add(key{d, loc, kassa.PaymentMethod(method)})
+			st.Count++
+			st.Gross += amount
+		}
+	}
+	rows.Close()
+	where, args = `r.org_id = ? AND r.created_at >= ? AND r.created_at < ?`, []any{a.OrgID, lo, hi}
+	if f.LocationID != nil {
+		where += ` AND r.location_id = ?`
+		args = append(args, *f.LocationID)
+	}
+	rows, err = s.db.reader.QueryContext(ctx, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
+		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var loc, method, at string
+		var amount int64
+		if err := rows.Scan(&loc, &method, &amount, &at); err != nil {
+			return nil, err
+		}
+		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
+		if inRange(d) {
+			add(key{d, loc, kassa.PaymentMethod(method)}).Refunds += amount
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]kassa.Settlement, 0, len(sums))
+	for _, st := range sums {
+		st.Net = st.Gross - st.Refunds
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Date != y.Date {
+			return x.Date < y.Date
+		}
+		if x.LocationID != y.LocationID {
+			return x.LocationID < y.LocationID
+		}
+		return x.Method < y.Method
+	})
+	return out, nil
+}
