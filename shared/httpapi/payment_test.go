@@ -442,7 +442,7 @@ func TestPaymentListFilters(t *testing.T) {
 
 // paySettlement is a settlement row in a comparable form.
 type paySettlement struct {
-	date, location, method        string
+	date, location, method     string
 	count, gross, refunds, net int64
 }
 

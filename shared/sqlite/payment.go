@@ -508,7 +508,7 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		return sums[k]
 	}
 	inRange := func(d string) bool { return d >= f.From && d <= f.To }
-	where, args := `org_id = ? AND captured_at IS NOT NULL AND captured_at >= ? AND captured_at < ?`, []any{a.OrgID, lo, hi}
+	where, args := `org_id = ? AND status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, []any{a.OrgID, lo, hi}
 	if f.LocationID != nil {
 		where += ` AND location_id = ?`
 		args = append(args, *f.LocationID)
