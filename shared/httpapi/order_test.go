@@ -418,11 +418,22 @@ func TestOrderCreatePricesFromTheCatalog(t *testing.T) {
 	archived := f.product("Old scone", "SCO-1", 300)
 	f.must(f.do("DELETE", "/catalog/products/"+archived, "", nil), 200)
 	_, size := f.group("Size", true, 1, 1, []ordOpt{{"Regular", 0, true}, {"Large", 100, false}}, latte)
-	_, milk := f.group("Milk", false, 0, 1, []ordOpt{{"Oat", 60, false}, {"Soy", 50, false}}, latte)
+	_, milk := f.group("Milk", false, 0, 1, []ordOpt{{"Oat", 60, false}, {"Soy", 50, false}, {"Skim", -20, false}}, latte)
 	_, warm := f.group("Warm up", false, 0, 1, []ordOpt{{"Warmed", 0, false}}, muffin)
+	bagel := f.product("Bagel", "BAG-1", 300)
+	_, spread := f.group("Spread", true, 1, 1, []ordOpt{{"Butter", 0, false}, {"Jam", 30, false}}, bagel)
 	// A price list for shop A only: the muffin costs 3.00 there.
 	f.create("/catalog/price-lists", map[string]any{"name": "Shop A", "location_ids": []string{f.locA},
 		"prices": []any{map[string]any{"product_id": muffin, "price": 300}}})
+	// Lists for shop B that do not apply: inactive, not yet started, ended.
+	now := f.tn.Clock.Now()
+	f.create("/catalog/price-lists", map[string]any{"name": "Off", "location_ids": []string{f.locB}, "is_active": false,
+		"prices": []any{map[string]any{"product_id": latte, "price": 100}}})
+	f.create("/catalog/price-lists", map[string]any{"name": "Soon", "location_ids": []string{f.locB},
+		"starts_at": now.Add(time.Hour).Format(time.RFC3339), "prices": []any{map[string]any{"product_id": muffin, "price": 1}}})
+	f.create("/catalog/price-lists", map[string]any{"name": "Over", "location_ids": []string{f.locB},
+		"starts_at": now.Add(-2 * time.Hour).Format(time.RFC3339), "ends_at": now.Add(-time.Hour).Format(time.RFC3339),
+		"prices": []any{map[string]any{"product_id": latte, "price": 2}}})
 	ann := f.customer("Ann")
 
 	other := f.tn.MustOrg("Rival Bakery")
@@ -461,6 +472,12 @@ func TestOrderCreatePricesFromTheCatalog(t *testing.T) {
 			lines: []wantLine{{muffin, 300, []string{"Warmed"}, 600}}, total: 600},
 		{name: "no price list at shop B", body: body(f.locB, line(muffin, 2), line(latte, 1, size["Large"])), status: 201,
 			lines: []wantLine{{muffin, 380, nil, 760}, {latte, 450, []string{"Large"}, 550}}, total: 1310},
+		{name: "a negative price adjustment", body: body(f.locA, line(latte, 2, milk["Skim"])), status: 201,
+			lines: []wantLine{{latte, 450, []string{"Regular", "Skim"}, 860}}, total: 860},
+		{name: "a required group without a default needs a choice", body: body(f.locA, line(bagel, 1)), status: 422,
+			field: "line_items[0].modifier_option_ids"},
+		{name: "a required group's choice", body: body(f.locB, line(bagel, 1, spread["Jam"])), status: 201,
+			lines: []wantLine{{bagel, 300, []string{"Jam"}, 330}}, total: 330},
 		{name: "too many choices in a group", body: body(f.locA, line(latte, 1, size["Regular"], size["Large"])), status: 422,
 			field: "line_items[0].modifier_option_ids"},
 		{name: "an option of a group the product does not offer", body: body(f.locA, line(muffin, 1), line(latte, 1, warm["Warmed"])), status: 422,
@@ -536,6 +553,15 @@ func TestOrderCreatePricesFromTheCatalog(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a newer list for every location wins", func(t *testing.T) {
+		f.create("/catalog/price-lists", map[string]any{"name": "Everywhere",
+			"prices": []any{map[string]any{"product_id": muffin, "price": 350}, map[string]any{"product_id": latte, "price": 400}}})
+		a := f.order(body(f.locA, line(muffin, 1)))
+		b := f.order(body(f.locB, line(latte, 1)))
+		if ordLines(a)[0]["unit_price"] != 350.0 || ordLines(b)[0]["unit_price"] != 400.0 {
+			t.Fatalf("unit prices %v at A, %v at B", ordLines(a)[0]["unit_price"], ordLines(b)[0]["unit_price"])
+		}
+	})
 	t.Run("modifier price adjustments are priced at order time", func(t *testing.T) {
 		o := f.order(body(f.locA, line(latte, 1, milk["Soy"])))
 		mods := ordLines(o)[0]["modifiers"].([]any)

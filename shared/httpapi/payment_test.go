@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -609,4 +610,60 @@ func TestPaymentOrgIsolation(t *testing.T) {
 			t.Fatalf("the rival moved payment %v", pm)
 		}
 	}
+}
+
+// Offline card payments racing on one location's daily limit: however
+// they interleave, the approved ones stay within the limit.
+func TestPaymentOfflineDailyLimitUnderConcurrency(t *testing.T) {
+	f := newOrdFixture(t, func(c *node.Config) { c.Offline = func() bool { return true } })
+	p := f.product("Tin of tea", "TIN-1", 300)
+	f.settings(map[string]any{"offline_card_daily_limit": 1000})
+	reqs := make([][2]string, 8)
+	bodies := make([]map[string]any, 8)
+	for i := range reqs {
+		reqs[i] = [2]string{"POST", "/payments/initiate"}
+		bodies[i] = map[string]any{"order_id": f.simpleOrder(f.locA, p, 1)["id"], "amount": 300, "method": "card", "card_number": payApprove}
+	}
+	statuses, answers := payRace(t, f.tn, f.org.Owner, bodies)
+	approved, limited := 0, 0
+	for i, s := range statuses {
+		if s != 201 {
+			t.Fatalf("payment %d: %d %s", i, s, answers[i])
+		}
+		switch {
+		case strings.Contains(string(answers[i]), `"status":"captured"`):
+			approved++
+		case strings.Contains(string(answers[i]), `"failure_reason":"offline_daily_limit_exceeded"`):
+			limited++
+		default:
+			t.Fatalf("payment %d: %s", i, answers[i])
+		}
+	}
+	if approved != 3 || limited != 5 {
+		t.Fatalf("%d approved (%d taken offline) and %d refused, want 3 (900 of a 1000 limit) and 5", approved, approved*300, limited)
+	}
+}
+
+// payRace posts the payments at the same moment, one goroutine each.
+func payRace(t *testing.T, tn *testNode, token string, bodies []map[string]any) ([]int, [][]byte) {
+	t.Helper()
+	statuses, answers, errs := make([]int, len(bodies)), make([][]byte, len(bodies)), make([]error, len(bodies))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, b := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i], answers[i], errs[i] = ordRawDo(tn, "POST", "/payments/initiate", token, b)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return statuses, answers
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"kassa.dev/shared/kassa"
 )
 
@@ -71,6 +73,13 @@ func findLevel(ctx context.Context, q querier, orgID, locationID, productID stri
 	return l, err
 }
 
+// levelKeyID is the id of a product's level at a location, the same on
+// every node (a name-based UUID), so that two nodes that both create it
+// make one row, not two.
+func levelKeyID(locationID, productID string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("kassa:stock-level:"+locationID+":"+productID)).String()
+}
+
 // ensureLevel returns the level of a product at a location, creating it
 // (on-hand 0, reorder point 0) when missing. The caller has checked that
 // the location and product belong to the org.
@@ -79,7 +88,7 @@ func ensureLevel(ctx context.Context, tx *Tx, orgID, locationID, productID strin
 	if err != nil || l != nil {
 		return l, err
 	}
-	id := tx.db.NewID()
+	id := levelKeyID(locationID, productID)
 	err = tx.insertAt(ctx, entStockLevel, orgID, locationID, id, map[string]any{
 		"location_id": locationID, "product_id": productID, "reorder_point": int64(0),
 	})

@@ -289,7 +289,7 @@ func (s *PaymentService) offlineLimit(ctx context.Context, tx *Tx, o *kassa.Orde
 	day := tx.now.Format("2006-01-02")
 	var taken int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'card'
-		AND offline = 1 AND status IN ('authorized', 'captured', 'partially_refunded', 'refunded') AND created_at >= ?`,
+		AND offline = 1 AND status IN ('pending', 'authorized', 'captured', 'partially_refunded', 'refunded') AND created_at >= ?`,
 		o.LocationID, day).Scan(&taken)
 	if err != nil {
 		return "", err

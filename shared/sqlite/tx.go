@@ -21,30 +21,33 @@ type entity struct {
 	table string
 	// orgCol is the column holding the row's org: "org_id", or "id" for orgs.
 	orgCol string
+	// lww marks rows merged field by field: their writes also stamp each
+	// field in field_hlc. Append-only rows are never updated and have none.
+	lww bool
 }
 
 // The replicated entities.
 var (
-	entOrg           = entity{"org", "orgs", "id"}
-	entUser          = entity{"user", "users", "org_id"}
-	entLocation      = entity{"location", "locations", "org_id"}
-	entCategory      = entity{"category", "categories", "org_id"}
-	entProduct       = entity{"product", "products", "org_id"}
-	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id"}
-	entPriceList     = entity{"price_list", "price_lists", "org_id"}
+	entOrg           = entity{"org", "orgs", "id", true}
+	entUser          = entity{"user", "users", "org_id", true}
+	entLocation      = entity{"location", "locations", "org_id", true}
+	entCategory      = entity{"category", "categories", "org_id", true}
+	entProduct       = entity{"product", "products", "org_id", true}
+	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id", true}
+	entPriceList     = entity{"price_list", "price_lists", "org_id", true}
 
-	entCustomer     = entity{"customer", "customers", "org_id"}
-	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id"}
-	entAccount      = entity{"loyalty_account", "loyalty_accounts", "org_id"}
-	entPointsTxn    = entity{"points_transaction", "points_transactions", "org_id"}
-	entStockLevel   = entity{"stock_level", "stock_levels", "org_id"}
-	entMovement     = entity{"stock_movement", "stock_movements", "org_id"}
-	entTransfer     = entity{"transfer", "transfers", "org_id"}
-	entOrder        = entity{"order", "orders", "org_id"}
-	entOrderLine    = entity{"order_line", "order_lines", "org_id"}
-	entOrderHistory = entity{"order_history", "order_history", "org_id"}
-	entPayment      = entity{"payment", "payments", "org_id"}
-	entRefund       = entity{"refund", "refunds", "org_id"}
+	entCustomer     = entity{"customer", "customers", "org_id", true}
+	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id", true}
+	entAccount      = entity{"loyalty_account", "loyalty_accounts", "org_id", true}
+	entPointsTxn    = entity{"points_transaction", "points_transactions", "org_id", false}
+	entStockLevel   = entity{"stock_level", "stock_levels", "org_id", true}
+	entMovement     = entity{"stock_movement", "stock_movements", "org_id", false}
+	entTransfer     = entity{"transfer", "transfers", "org_id", true}
+	entOrder        = entity{"order", "orders", "org_id", true}
+	entOrderLine    = entity{"order_line", "order_lines", "org_id", false}
+	entOrderHistory = entity{"order_history", "order_history", "org_id", false}
+	entPayment      = entity{"payment", "payments", "org_id", true}
+	entRefund       = entity{"refund", "refunds", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through
@@ -270,21 +273,28 @@ func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id stri
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
-	args := make([]any, 0, len(names)+3)
+	args := make([]any, 0, len(names)+4)
+	for _, n := range names {
+		args = append(args, sqlValue(cols[n]))
+	}
+	args = append(args, stamp.String(), tx.db.NodeID)
 	var query string
 	switch op {
 	case change.OpInsert:
-		for _, n := range names {
-			args = append(args, sqlValue(cols[n]))
+		if e.lww {
+			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
+			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
+		} else {
+			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
 		}
-		args = append(args, stamp.String(), tx.db.NodeID)
-		query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
 	default:
-		for _, n := range names {
-			args = append(args, sqlValue(cols[n]))
+		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
+		if e.lww {
+			set += ", field_hlc = json_patch(field_hlc, ?)"
+			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
 		}
-		args = append(args, stamp.String(), tx.db.NodeID, id, orgID)
-		query = fmt.Sprintf("UPDATE %s SET %s, hlc = ?, origin = ? WHERE id = ? AND %s = ?", e.table, joinCols(names, " = ?"), e.orgCol)
+		args = append(args, id, orgID)
+		query = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)
 	}
 	res, err := tx.execCached(ctx, query, args...)
 	if err != nil {
@@ -309,6 +319,23 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin, fmtTime(tx.now))
 	return err
+}
+
+// fieldStamp is how field_hlc records a write: "<hlc>@<origin>"; the HLC
+// text is fixed-width, so comparing two stamps as strings orders them by
+// clock, then by node.
+func fieldStamp(t hlc.Timestamp, origin string) string { return t.String() + "@" + origin }
+
+// fieldStamps renders {"name": stamp, ...} for the written columns.
+func fieldStamps(names []string, stamp string) string {
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		if n != "id" && n != "org_id" {
+			m[n] = stamp
+		}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 func joinCols(names []string, suffix string) string {
