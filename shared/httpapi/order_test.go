@@ -418,7 +418,7 @@ func TestOrderCreatePricesFromTheCatalog(t *testing.T) {
 	archived := f.product("Old scone", "SCO-1", 300)
 	f.must(f.do("DELETE", "/catalog/products/"+archived, "", nil), 200)
 	_, size := f.group("Size", true, 1, 1, []ordOpt{{"Regular", 0, true}, {"Large", 100, false}}, latte)
-	_, milk := f.group("Milk", false, 0, 1, []ordOpt{{"Oat", 60, false}, {"Soy", 50, false}, {"Skim", -20, false}}, latte)
+	milkID, milk := f.group("Milk", false, 0, 1, []ordOpt{{"Oat", 60, false}, {"Soy", 50, false}, {"Skim", -20, false}}, latte)
 	_, warm := f.group("Warm up", false, 0, 1, []ordOpt{{"Warmed", 0, false}}, muffin)
 	bagel := f.product("Bagel", "BAG-1", 300)
 	_, spread := f.group("Spread", true, 1, 1, []ordOpt{{"Butter", 0, false}, {"Jam", 30, false}}, bagel)
@@ -563,15 +563,30 @@ func TestOrderCreatePricesFromTheCatalog(t *testing.T) {
 		}
 	})
 	t.Run("modifier price adjustments are priced at order time", func(t *testing.T) {
-		o := f.order(body(f.locA, line(latte, 1, milk["Soy"])))
-		mods := ordLines(o)[0]["modifiers"].([]any)
-		adj := map[string]float64{}
-		for _, m := range mods {
-			mm := m.(map[string]any)
-			adj[mm["name"].(string)] = mm["price_adjustment"].(float64)
+		soy := func(o map[string]any) float64 {
+			for _, m := range ordLines(o)[0]["modifiers"].([]any) {
+				if mm := m.(map[string]any); mm["name"] == "Soy" {
+					return mm["price_adjustment"].(float64)
+				}
+			}
+			t.Fatalf("no soy on %v", o)
+			return 0
 		}
-		if adj["Soy"] != 50 || adj["Regular"] != 0 || len(adj) != 2 {
-			t.Fatalf("modifiers %v", mods)
+		before := f.order(body(f.locA, line(latte, 1, milk["Soy"])))
+		if soy(before) != 50 || before["total"] != 450.0 { // 4.00 on the list for every location
+			t.Fatalf("order %v", before)
+		}
+		f.must(f.do("PATCH", "/catalog/modifiers/groups/"+milkID, "", map[string]any{"options": []any{
+			map[string]any{"id": milk["Oat"], "name": "Oat", "price_adjustment": 60},
+			map[string]any{"id": milk["Soy"], "name": "Soy", "price_adjustment": 80},
+			map[string]any{"id": milk["Skim"], "name": "Skim", "price_adjustment": -20},
+		}}), 200)
+		after := f.order(body(f.locA, line(latte, 1, milk["Soy"])))
+		if soy(after) != 80 || after["total"] != 480.0 {
+			t.Fatalf("order after the change %v", after)
+		}
+		if again := f.get(before["id"].(string)); soy(again) != 50 || again["total"] != 450.0 {
+			t.Fatalf("the change repriced an existing order: %v", again)
 		}
 	})
 }
@@ -1602,4 +1617,71 @@ func TestOrderConcurrentActionsOnOneOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A complete refused for one line's stock moves none of the others.
+func TestOrderCompleteIsAllOrNothing(t *testing.T) {
+	f := newOrdFixture(t, nil)
+	beans, milk := f.product("Beans", "BEA-1", 1500), f.product("Milk", "MIL-1", 300)
+	f.settings(map[string]any{"allow_negative_stock": false})
+	f.receive(f.locA, beans, 5)
+	o := f.order(map[string]any{"location_id": f.locA, "line_items": []any{
+		map[string]any{"product_id": beans, "quantity": 2}, map[string]any{"product_id": milk, "quantity": 1}}})
+	id := o["id"].(string)
+	f.payCash(id, ordNum(o["total"]))
+	before := f.tn.outboxLen()
+	f.refused(t, f.do("POST", "/orders/"+id+"/complete", "", nil), 409, "conflict", "", before)
+	if b, m := f.onHand(f.locA, beans), f.onHand(f.locA, milk); b != 5 || m != 0 {
+		t.Fatalf("on hand %d, %d after a refused complete; want 5, 0", b, m)
+	}
+	if ms := f.movements("order"); len(ms) != 0 {
+		t.Fatalf("a refused complete left movements %v", ms)
+	}
+	if got := f.get(id); got["status"] != "open" || got["completed_at"] != nil {
+		t.Fatalf("order %v", got)
+	}
+	f.receive(f.locA, milk, 1)
+	f.complete(id)
+	if b, m := f.onHand(f.locA, beans), f.onHand(f.locA, milk); b != 3 || m != 0 {
+		t.Fatalf("on hand %d, %d; want 3, 0", b, m)
+	}
+}
+
+func TestOrderScopes(t *testing.T) {
+	f := newOrdFixture(t, nil)
+	p := f.product("Tea", "TEA-1", 500)
+	kitchen := f.tn.MustUser(f.org, "k@order.test", kassa.RoleKitchen)
+	o := f.simpleOrder(f.locA, p, 1)
+	id := o["id"].(string)
+	for _, rq := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/orders", nil},
+		{"GET", "/orders/" + id, nil},
+		{"POST", "/orders", map[string]any{"location_id": f.locA, "line_items": []any{map[string]any{"product_id": p, "quantity": 1}}}},
+		{"PATCH", "/orders/" + id, map[string]any{"notes": "x"}},
+		{"POST", "/orders/" + id + "/complete", nil},
+		{"POST", "/orders/" + id + "/refund", nil},
+		{"GET", "/payments", nil},
+		{"POST", "/payments/initiate", map[string]any{"order_id": id, "amount": 500, "method": "cash"}},
+		{"GET", "/payments/settlements", nil},
+	} {
+		t.Run("kitchen "+rq.method+" "+rq.path, func(t *testing.T) {
+			before := f.tn.outboxLen()
+			f.refused(t, f.do(rq.method, rq.path, kitchen, rq.body), 403, "forbidden", "", before)
+		})
+	}
+	t.Run("a cashier sells", func(t *testing.T) {
+		r := f.do("POST", "/orders", f.cashier, map[string]any{"location_id": f.locA, "line_items": []any{map[string]any{"product_id": p, "quantity": 2}}})
+		c := f.must(r, 201).Data()
+		f.must(f.do("POST", "/payments/initiate", f.cashier, map[string]any{"order_id": c["id"], "amount": 1000, "method": "cash"}), 201)
+		f.must(f.do("POST", "/orders/"+c["id"].(string)+"/complete", f.cashier, nil), 200)
+		f.must(f.do("GET", "/orders/"+c["id"].(string), f.cashier, nil), 200)
+		f.must(f.do("GET", "/payments/settlements", f.cashier, nil), 200)
+	})
+	t.Run("without a token", func(t *testing.T) {
+		mustProblem(t, f.tn.Do("GET", "/api/v1/orders", "", nil), 401, "unauthorized")
+		mustProblem(t, f.tn.Do("POST", "/api/v1/orders/"+id+"/complete", "", nil), 401, "unauthorized")
+	})
 }

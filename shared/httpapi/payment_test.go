@@ -667,3 +667,31 @@ func payRace(t *testing.T, tn *testNode, token string, bodies []map[string]any) 
 	}
 	return statuses, answers
 }
+
+// Two terminals paying the rest of one order at the same moment: one
+// payment is taken, the other is refused, and the order is paid once.
+func TestPaymentConcurrentPaymentsOnOneOrder(t *testing.T) {
+	f := newOrdFixture(t, nil)
+	p := f.product("Cake", "CAK-1", 2400)
+	for round := range 3 {
+		o := f.simpleOrder(f.locA, p, 1)["id"].(string)
+		statuses, answers := payRace(t, f.tn, f.org.Owner, []map[string]any{
+			{"order_id": o, "amount": 2400, "method": "cash"},
+			{"order_id": o, "amount": 2400, "method": "card", "card_number": payApprove},
+			{"order_id": o, "amount": 2400, "method": "card", "card_number": payApprove, "capture": false},
+		})
+		if ordCount(statuses, 201) != 1 || ordCount(statuses, 422) != 2 {
+			t.Fatalf("round %d: statuses %v: %s | %s | %s", round, statuses, answers[0], answers[1], answers[2])
+		}
+		got := f.get(o)
+		var live int64
+		for _, pm := range ordItems(got, "payments") {
+			if pm["status"] == "captured" || pm["status"] == "authorized" {
+				live += ordNum(pm["amount"])
+			}
+		}
+		if live != 2400 || len(ordItems(got, "payments")) != 1 {
+			t.Fatalf("round %d: %d taken in %d payments", round, live, len(ordItems(got, "payments")))
+		}
+	}
+}

@@ -14,6 +14,7 @@ type Category struct {
 	ParentID    *string   `json:"parent_id"`
 	SortOrder   int       `json:"sort_order"`
 	IsActive    bool      `json:"is_active"`
+	Station     *string   `json:"station"` // KDS station of its products' lines; nil: kitchen
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }
@@ -25,6 +26,7 @@ type CategoryCreate struct {
 	ParentID    *string `json:"parent_id"`
 	SortOrder   int     `json:"sort_order"`
 	IsActive    *bool   `json:"is_active"`
+	Station     *string `json:"station"`
 }
 
 // Validate checks a new category.
@@ -38,6 +40,7 @@ func (in *CategoryCreate) Validate() error {
 		v.Check(ValidID(*in.ParentID), "parent_id", "must be an id")
 	}
 	v.Check(in.SortOrder >= -1_000_000 && in.SortOrder <= 1_000_000, "sort_order", "must be between -1000000 and 1000000")
+	checkStation(&v, in.Station)
 	return v.Err()
 }
 
@@ -48,6 +51,7 @@ type CategoryUpdate struct {
 	ParentID    Opt[string] `json:"parent_id" openapi:"nullable"`
 	SortOrder   Opt[int]    `json:"sort_order"`
 	IsActive    Opt[bool]   `json:"is_active"`
+	Station     Opt[string] `json:"station" openapi:"nullable"`
 }
 
 // Validate checks the fields present in a category update.
@@ -66,6 +70,9 @@ func (in *CategoryUpdate) Validate() error {
 		v.Check(!in.SortOrder.Null && in.SortOrder.Value >= -1_000_000 && in.SortOrder.Value <= 1_000_000, "sort_order", "must be between -1000000 and 1000000")
 	}
 	v.Check(!in.IsActive.Null, "is_active", "must be true or false")
+	if in.Station.Set && !in.Station.Null {
+		checkStation(&v, &in.Station.Value)
+	}
 	return v.Err()
 }
 

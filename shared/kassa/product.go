@@ -18,6 +18,7 @@ type Product struct {
 	Tags             []string  `json:"tags"`
 	IsActive         bool      `json:"is_active"`
 	ModifierGroupIDs []string  `json:"modifier_group_ids"`
+	Station          *string   `json:"station"` // KDS station of its lines; nil: the category's
 	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
 }
@@ -33,6 +34,7 @@ type ProductCreate struct {
 	Tags             []string `json:"tags"`
 	IsActive         *bool    `json:"is_active"`
 	ModifierGroupIDs []string `json:"modifier_group_ids"`
+	Station          *string  `json:"station"`
 }
 
 // Validate checks the fields of a new product (spec 2.3: name, sku and
@@ -60,6 +62,7 @@ func (in *ProductCreate) Validate() error {
 	if in.CategoryID != nil {
 		v.Check(ValidID(*in.CategoryID), "category_id", "must be an id")
 	}
+	checkStation(&v, in.Station)
 	return v.Err()
 }
 
@@ -73,6 +76,7 @@ type ProductUpdate struct {
 	Tags             Opt[[]string] `json:"tags"`
 	IsActive         Opt[bool]     `json:"is_active"`
 	ModifierGroupIDs Opt[[]string] `json:"modifier_group_ids"`
+	Station          Opt[string]   `json:"station" openapi:"nullable"`
 	// SKU and Barcodes are only here to be refused with a clear message.
 	SKU      Opt[any] `json:"sku" openapi:"-"`
 	Barcodes Opt[any] `json:"barcodes" openapi:"-"`
@@ -101,6 +105,9 @@ func (in *ProductUpdate) Validate() error {
 	v.Check(!in.IsActive.Null, "is_active", "must be true or false")
 	if in.ModifierGroupIDs.Set {
 		checkIDs(&v, "modifier_group_ids", in.ModifierGroupIDs.Value)
+	}
+	if in.Station.Set && !in.Station.Null {
+		checkStation(&v, &in.Station.Value)
 	}
 	return v.Err()
 }

@@ -16,12 +16,12 @@ func NewCategoryService(db *DB) *CategoryService { return &CategoryService{db: d
 
 var _ kassa.CategoryService = (*CategoryService)(nil)
 
-const categoryCols = `SELECT id, org_id, name, description, parent_id, sort_order, is_active, created_at, updated_at FROM categories`
+const categoryCols = `SELECT id, org_id, name, description, parent_id, sort_order, is_active, station, created_at, updated_at FROM categories`
 
 func scanCategory(s scanner) (*kassa.Category, error) {
 	var c kassa.Category
 	var created, updated string
-	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &c.ParentID, &c.SortOrder, &c.IsActive, &created, &updated); err != nil {
+	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &c.ParentID, &c.SortOrder, &c.IsActive, &c.Station, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
@@ -83,7 +83,7 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 		active := in.IsActive == nil || *in.IsActive
 		return tx.insert(ctx, entCategory, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "parent_id": in.ParentID,
-			"sort_order": in.SortOrder, "is_active": active,
+			"sort_order": in.SortOrder, "is_active": active, "station": in.Station,
 		})
 	})
 	if err != nil {
@@ -122,6 +122,9 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 		}
 		if in.IsActive.Set {
 			changed(cols, "is_active", c.IsActive, in.IsActive.Value)
+		}
+		if in.Station.Set {
+			changed(cols, "station", c.Station, optPtr(in.Station))
 		}
 		if parent, ok := cols["parent_id"].(*string); ok && parent != nil {
 			if !exists(ctx, tx, "categories", a.OrgID, *parent) {

@@ -59,7 +59,8 @@ type DB struct {
 	Bus   kassa.Publisher  // may be nil
 	Log   *slog.Logger
 
-	orders keyedMutex // per-order lock for steps around processor calls
+	orders  keyedMutex    // per-order lock for steps around processor calls
+	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
 	stmts     map[string]*sql.Stmt // prepared on the writer; write loop only
 	toPrepare map[string]bool
@@ -107,7 +108,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
 	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Log: o.Log,
-		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7}
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew}
 	if err := db.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err

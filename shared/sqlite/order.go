@@ -382,7 +382,10 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 				return err
 			}
 		}
-		return addHistory(ctx, tx, a, id, loc.ID, kassa.OrderOpen)
+		if err := addHistory(ctx, tx, a, id, loc.ID, kassa.OrderOpen); err != nil {
+			return err
+		}
+		return recordTicket(ctx, tx, a.OrgID, id, kassa.TicketCreated)
 	})
 	if err != nil {
 		return nil, err
@@ -617,7 +620,10 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 				return err
 			}
 		}
-		return tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, cols)
+		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, cols); err != nil {
+			return err
+		}
+		return recordTicketUpdate(ctx, tx, a.OrgID, id, cols)
 	})
 	if err != nil {
 		return nil, err

@@ -50,3 +50,72 @@ func (db *DB) OutboxLen(ctx context.Context, unsentOnly bool) (int, error) {
 	err := db.reader.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
 }
+
+// LogEntry is a change record with its position in this node's outbox.
+type LogEntry struct {
+	Seq int64
+	change.Change
+}
+
+// Scope selects the changes an edge receives: its org's org-wide changes
+// and those of its location. An empty LocationID selects the whole org.
+type Scope struct {
+	OrgID, LocationID string
+}
+
+// ChangesAfter returns up to limit outbox records after seq, oldest first.
+// With unsentOnly it returns only records not yet acknowledged upstream
+// (an edge's relay); with a scope only records in it (the hub's fan-out),
+// leaving out those that came from excludeOrigin (the asking edge's own).
+func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
+	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin FROM outbox WHERE seq > ?`
+	args := []any{seq}
+	if unsentOnly {
+		q += ` AND sent_at IS NULL`
+	}
+	if scope != nil {
+		q += ` AND org_id = ?`
+		args = append(args, scope.OrgID)
+		if scope.LocationID != "" {
+			q += ` AND (location_id IS NULL OR location_id = ?)`
+			args = append(args, scope.LocationID)
+		}
+	}
+	if excludeOrigin != "" {
+		q += ` AND origin != ?`
+		args = append(args, excludeOrigin)
+	}
+	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LogEntry
+	for rows.Next() {
+		var e LogEntry
+		var fields, stamp string
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Entity, &e.EntityID, &e.Op, &fields, &stamp, &e.Origin); err != nil {
+			return nil, err
+		}
+		if e.HLC, err = hlc.Parse(stamp); err != nil {
+			return nil, fmt.Errorf("sqlite: outbox %s: %w", e.ID, err)
+		}
+		if err := decodeJSON(fields, &e.Fields); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// MarkSent records that the hub acknowledged the outbox records up to seq.
+func (db *DB) MarkSent(ctx context.Context, seq int64) error {
+	return db.exec(ctx, `UPDATE outbox SET sent_at = ? WHERE seq <= ? AND sent_at IS NULL`, fmtTime(db.Now()), seq)
+}
+
+// LastSeq is the newest outbox position (0 when empty).
+func (db *DB) LastSeq(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&n)
+	return n, err
+}

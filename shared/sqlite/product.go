@@ -17,13 +17,13 @@ func NewProductService(db *DB) *ProductService { return &ProductService{db: db} 
 
 var _ kassa.ProductService = (*ProductService)(nil)
 
-const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, category_id, tags, is_active, modifier_group_ids, created_at, updated_at FROM products`
+const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, category_id, tags, is_active, modifier_group_ids, station, created_at, updated_at FROM products`
 
 func scanProduct(s scanner) (*kassa.Product, error) {
 	var p kassa.Product
 	var barcodes, tags, groups, created, updated string
 	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.Description, &p.SKU, &barcodes, &p.BasePrice, &p.CategoryID,
-		&tags, &p.IsActive, &groups, &created, &updated); err != nil {
+		&tags, &p.IsActive, &groups, &p.Station, &created, &updated); err != nil {
 		return nil, err
 	}
 	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
@@ -98,6 +98,7 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 			"name": in.Name, "description": in.Description, "sku": in.SKU,
 			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "category_id": in.CategoryID,
 			"tags": orEmpty(in.Tags), "is_active": active, "modifier_group_ids": dedupe(in.ModifierGroupIDs),
+			"station": in.Station,
 		})
 		if isUniqueViolation(err) {
 			return kassa.Errorf(kassa.EConflict, "a product with sku %q already exists", in.SKU)
@@ -145,6 +146,9 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		}
 		if in.ModifierGroupIDs.Set {
 			changed(cols, "modifier_group_ids", p.ModifierGroupIDs, dedupe(in.ModifierGroupIDs.Value))
+		}
+		if in.Station.Set {
+			changed(cols, "station", p.Station, optPtr(in.Station))
 		}
 		var groups []string
 		if in.ModifierGroupIDs.Set {

@@ -1,0 +1,442 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
+)
+
+// The merge rules of DESIGN.md, per replicated entity:
+//
+//   - Rows of LWW entities merge field by field: a field takes the remote
+//     value when the change's stamp (<hlc>@<origin>) is later than the
+//     field's stamp in field_hlc. A tombstone (customers' deleted_at) wins
+//     over any concurrent update: once set, the erased fields stay erased.
+//   - Status columns move only forward on their lattice, whatever the
+//     stamps say: a completed order never returns to open; a cancel that
+//     meets a complete loses, and is recorded as a conflict.
+//   - Append-only entities (movements, points, lines, history, refunds) are
+//     inserted once; a replay is a no-op.
+//   - Derived columns never travel: paid and refunded totals, on-hand,
+//     balances, lifetime points and tiers are recomputed from the entries
+//     after every apply; an on-hand or balance below zero is recorded as an
+//     oversold or overdrawn conflict.
+//
+// Apply is idempotent (keyed by change id) and commutative for changes of
+// different rows; changes of one row arrive in causal order because every
+// change passes through the hub, whose log is the order edges apply in.
+
+type mergeMode int
+
+const (
+	mergeLWW mergeMode = iota
+	mergeAppend
+)
+
+type replica struct {
+	e         entity
+	mode      mergeMode
+	lattice   map[string]map[string]int // column → rank of its values
+	derived   []string                  // columns recomputed, never applied
+	tombstone string                    // column whose non-null value deletes the row
+	erase     map[string]any            // columns a tombstone resets, and their values
+}
+
+var orderStatusRank = map[string]int{kassa.OrderOpen: 0, kassa.OrderCancelled: 1, kassa.OrderCompleted: 2,
+	kassa.OrderPartiallyRefunded: 3, kassa.OrderRefunded: 4}
+
+var kitchenRank = map[string]int{kassa.KitchenNew: 0, kassa.KitchenInProgress: 1, kassa.KitchenReady: 2, kassa.KitchenServed: 3}
+
+var replicas = map[string]replica{}
+
+func init() {
+	for _, r := range []replica{
+		{e: entOrg}, {e: entUser}, {e: entLocation}, {e: entCategory}, {e: entProduct}, {e: entModifierGroup},
+		{e: entPriceList}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
+		{e: entCustomer, tombstone: "deleted_at", erase: map[string]any{
+			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
+			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
+		{e: entAccount, derived: []string{"points_balance", "lifetime_points", "tier"}},
+		{e: entStockLevel, derived: []string{"on_hand"}},
+		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
+			lattice: map[string]map[string]int{"status": orderStatusRank, "kitchen_status": kitchenRank}},
+		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
+		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
+	} {
+		replicas[r.e.name] = r
+	}
+}
+
+// ApplyResult says what an Apply did.
+type ApplyResult struct {
+	Applied   int // changes applied now
+	Duplicate int // changes applied before (replays, duplicate deliveries)
+	Conflicts int // conflicts recorded
+}
+
+// Apply applies change records made at other nodes, in one unit of work.
+// With log set (the hub) each applied change is also appended to this
+// node's outbox, which is the log other edges pull from. Errors: a change
+// that is malformed or names an unknown entity fails the whole batch.
+func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (ApplyResult, error) {
+	var res ApplyResult
+	err := db.write(ctx, func(tx *Tx) error {
+		res = ApplyResult{}
+		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
+		for i := range changes {
+			c := &changes[i]
+			if err := c.Validate(); err != nil {
+				return kassa.Errorf(kassa.EInvalid, "%v", err)
+			}
+			if c.Origin == db.NodeID {
+				res.Duplicate++ // our own change coming back
+				continue
+			}
+			var seen int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
+				return err
+			}
+			if seen > 0 {
+				res.Duplicate++
+				continue
+			}
+			if err := a.apply(ctx, c); err != nil {
+				return fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
+			}
+			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+				return err
+			}
+			if log {
+				if err := tx.record(ctx, *c); err != nil {
+					return err
+				}
+			}
+			res.Applied++
+		}
+		if err := a.recompute(ctx); err != nil {
+			return err
+		}
+		res.Conflicts = a.conflicts
+		return nil
+	})
+	return res, err
+}
+
+// applier applies one batch and remembers what it must recompute.
+type applier struct {
+	tx        *Tx
+	orders    map[string]string  // order id → org
+	levels    map[[3]string]bool // org, location, product
+	accounts  map[string]string  // account id → org
+	conflicts int
+}
+
+func (a *applier) apply(ctx context.Context, c *change.Change) error {
+	r, ok := replicas[c.Entity]
+	if !ok {
+		return fmt.Errorf("unknown entity %q", c.Entity)
+	}
+	stamp := c.HLC
+	if clamped := a.clamp(stamp); clamped != stamp {
+		if err := a.conflict(ctx, c.OrgID, c.LocationID, "clock_clamped", c.Entity, c.EntityID,
+			map[string]any{"now": a.tx.now}, map[string]any{"hlc": c.HLC.String(), "origin": c.Origin, "clamped_to": clamped.String()}); err != nil {
+			return err
+		}
+		stamp = clamped
+	}
+	a.tx.db.Clock.Update(stamp)
+	fields := make(map[string]any, len(c.Fields))
+	for k, v := range c.Fields {
+		if !validColumn(k) {
+			return fmt.Errorf("bad field name %q", k)
+		}
+		if !slices.Contains(r.derived, k) {
+			fields[k] = columnValue(v)
+		}
+	}
+	a.track(c, r, fields)
+	if r.mode == mergeAppend {
+		fields["id"] = c.EntityID
+		fields[r.e.orgCol] = c.OrgID
+		return a.insertRow(ctx, r, fields, stamp, c.Origin)
+	}
+	return a.merge(ctx, c, r, fields, stamp)
+}
+
+// clamp caps a remote stamp at the local wall clock plus the maximum skew.
+func (a *applier) clamp(t hlc.Timestamp) hlc.Timestamp {
+	limit := a.tx.db.Now().Add(a.tx.db.maxSkew).UnixMilli()
+	if t.Wall > limit {
+		return hlc.Timestamp{Wall: limit}
+	}
+	return t
+}
+
+// track notes the rows whose derived columns the change affects.
+func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
+	str := func(k string) string { s, _ := fields[k].(string); return s }
+	switch r.e {
+	case entOrder:
+		a.orders[c.EntityID] = c.OrgID
+	case entPayment, entRefund:
+		if id := str("order_id"); id != "" {
+			a.orders[id] = c.OrgID
+		}
+	case entMovement:
+		a.levels[[3]string{c.OrgID, str("location_id"), str("product_id")}] = true
+	case entPointsTxn:
+		if id := str("account_id"); id != "" {
+			a.accounts[id] = c.OrgID
+		}
+	case entAccount:
+		a.accounts[c.EntityID] = c.OrgID
+	}
+}
+
+func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]any, stamp hlc.Timestamp, origin string) error {
+	names := slices.Sorted(maps.Keys(fields))
+	args := make([]any, 0, len(names)+3)
+	for _, n := range names {
+		args = append(args, fields[n])
+	}
+	args = append(args, stamp.String(), origin)
+	cols := joinCols(names, "") + ", hlc, origin"
+	ph := placeholders(len(names) + 2)
+	if r.mode == mergeLWW {
+		cols += ", field_hlc"
+		ph += ", ?"
+		args = append(args, fieldStamps(names, fieldStamp(stamp, origin)))
+	}
+	_, err := a.tx.execCached(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph), args...)
+	return err
+}
+
+// merge applies an insert or update of an LWW row field by field.
+func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields map[string]any, stamp hlc.Timestamp) error {
+	tx := a.tx
+	latticeCols := slices.Sorted(maps.Keys(r.lattice))
+	sel := "field_hlc"
+	for _, col := range latticeCols {
+		sel += ", " + col
+	}
+	if r.tombstone != "" {
+		sel += ", " + r.tombstone
+	}
+	dest := make([]any, 1+len(latticeCols)+1)
+	var stamps string
+	dest[0] = &stamps
+	cur := make([]sql.NullString, len(latticeCols)+1)
+	for i := range cur {
+		dest[1+i] = &cur[i]
+	}
+	if r.tombstone == "" {
+		dest = dest[:len(dest)-1]
+	}
+	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		fields["id"] = c.EntityID
+		fields[r.e.orgCol] = c.OrgID
+		return a.insertRow(ctx, r, fields, stamp, c.Origin)
+	}
+	if err != nil {
+		return err
+	}
+	var have map[string]string
+	if err := decodeJSON(stamps, &have); err != nil {
+		return err
+	}
+	mine := fieldStamp(stamp, c.Origin)
+	set := map[string]any{}
+	for k, v := range fields {
+		if k == "id" || k == r.e.orgCol {
+			continue
+		}
+		if ranks, ok := r.lattice[k]; ok {
+			i := slices.Index(latticeCols, k)
+			now, _ := v.(string)
+			if ranks[now] > ranks[cur[i].String] {
+				set[k] = v
+				if k == "status" && cur[i].String == kassa.OrderCancelled {
+					if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
+						map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
+						return err
+					}
+				}
+			} else if k == "status" && now == kassa.OrderCancelled && cur[i].String != kassa.OrderCancelled {
+				if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
+					map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if mine > have[k] {
+			set[k] = v
+		}
+	}
+	if r.tombstone != "" {
+		deleted := cur[len(latticeCols)].Valid
+		if v, ok := fields[r.tombstone]; ok && v != nil {
+			deleted, set[r.tombstone] = true, v
+		}
+		if deleted {
+			for k, v := range r.erase {
+				set[k] = v
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(set))
+	args := make([]any, 0, len(names)+4)
+	for _, n := range names {
+		args = append(args, set[n])
+	}
+	// SET expressions read the row as it was, so origin follows the newer stamp.
+	args = append(args, fieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
+	_, err = tx.execCached(ctx, fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
+		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`,
+		r.e.table, joinCols(names, " = ?")), args...)
+	return err
+}
+
+// conflict records a merge conflict with both sides' values.
+func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity, entityID string, local, remote any) error {
+	l, _ := json.Marshal(local)
+	r, _ := json.Marshal(remote)
+	_, err := a.tx.ExecContext(ctx, `INSERT INTO sync_conflicts (id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.tx.db.NewID(), orgID, nullString(locationID), kind, entity, entityID, string(l), string(r), fmtTime(a.tx.now))
+	if err == nil {
+		a.conflicts++
+	}
+	return err
+}
+
+// recompute refreshes the derived columns of the rows the batch touched.
+func (a *applier) recompute(ctx context.Context) error {
+	tx := a.tx
+	for id := range a.orders {
+		_, err := tx.ExecContext(ctx, `UPDATE orders SET
+			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND status IN ('captured', 'partially_refunded', 'refunded')),
+			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id) WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+	}
+	for k := range a.levels {
+		orgID, loc, product := k[0], k[1], k[2]
+		var before int64
+		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE location_id = ? AND product_id = ?`, loc, product).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			// The level's own change has not arrived: create it as its origin did (the id is derived).
+			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
+				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.now), fmtTime(tx.now))
+		}
+		if err != nil {
+			return err
+		}
+		var after int64
+		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
+			WHERE location_id = ?1 AND product_id = ?2) WHERE location_id = ?1 AND product_id = ?2 RETURNING on_hand`, loc, product).Scan(&after); err != nil {
+			return err
+		}
+		if after < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
+				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
+				return err
+			}
+			tx.emit(orgID, loc, kassa.EventInventoryStockout, map[string]any{"location_id": loc, "product_id": product, "on_hand": after})
+		}
+	}
+	for id, orgID := range a.accounts {
+		var before, balance, lifetime int64
+		var program string
+		err := tx.QueryRowContext(ctx, `SELECT points_balance, program_id,
+			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1),
+			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1 AND type = 'earn')
+			FROM loyalty_accounts WHERE id = ?1`, id).Scan(&before, &program, &balance, &lifetime)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // its account row arrives later in the log
+		}
+		if err != nil {
+			return err
+		}
+		var tiers string
+		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ?`, program).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		p := kassa.LoyaltyProgram{}
+		decodeJSON(tiers, &p.Tiers)
+		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ?`,
+			balance, lifetime, p.TierFor(lifetime), id); err != nil {
+			return err
+		}
+		if balance < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
+				map[string]any{"points_balance_before": before}, map[string]any{"points_balance": balance}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validColumn accepts the names change records may carry.
+func validColumn(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) < 0
+}
+
+// columnValue turns a value decoded from a change record's JSON into what
+// its column stores: booleans as 0/1, whole numbers as integers, lists and
+// objects as JSON text.
+func columnValue(v any) any {
+	switch x := v.(type) {
+	case nil, string, int64:
+		return x
+	case bool:
+		return sqlValue(x)
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+		return x
+	case int:
+		return int64(x)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// Conflict is a recorded merge conflict.
+type Conflict struct {
+	ID         string          `json:"id"`
+	OrgID      string          `json:"org_id"`
+	LocationID *string         `json:"location_id"`
+	Kind       string          `json:"kind"`
+	Entity     string          `json:"entity"`
+	EntityID   string          `json:"entity_id"`
+	Local      json.RawMessage `json:"local"`
+	Remote     json.RawMessage `json:"remote"`
+	DetectedAt time.Time       `json:"detected_at"`
+}

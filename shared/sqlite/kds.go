@@ -1,0 +1,366 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// The kitchen display's durable feed. Every unit of work that changes what
+// the kitchen sees of an order calls recordTicket, which appends one row to
+// kds_events in that same unit: the row commits with the order change or
+// not at all, so the feed never misses an order nor shows one that did not
+// happen, and its seq (the SSE id) only grows, also across restarts. After
+// commit the unit publishes kassa.EventKDSTicket on the bus, which wakes
+// the streams; they read the table, never the bus, so a dropped bus event
+// delays nothing beyond the streams' poll.
+//
+// Sync's apply (in this package) must call recordTicket in the unit that
+// applies an order, so that orders taken elsewhere (at the hub for pickup,
+// or at another node) reach this node's screens: ticket.created once the
+// order and its lines are in (it is idempotent: a second created event for
+// an order is skipped, so replays add nothing), ticket.updated after notes
+// or status changed, and ticket.bumped or ticket.recalled after a
+// kitchen_status change. DB.RecordTicket does the same as a unit of its own.
+
+// ticketWindow is how far back the board looks for open tickets.
+const ticketWindow = 24 * time.Hour
+
+// KDSService implements kassa.KDSService.
+type KDSService struct{ db *DB }
+
+// NewKDSService returns the kitchen display service of db.
+func NewKDSService(db *DB) *KDSService { return &KDSService{db: db} }
+
+var _ kassa.KDSService = (*KDSService)(nil)
+
+// RecordTicket appends a ticket event of type typ for an order, as a unit
+// of work of its own. ticket.created is skipped when the order has one.
+func (db *DB) RecordTicket(ctx context.Context, orgID, orderID, typ string) error {
+	return db.write(ctx, func(tx *Tx) error { return recordTicket(ctx, tx, orgID, orderID, typ) })
+}
+
+// recordTicket appends a ticket event for an order inside tx. A second
+// ticket.created for an order is skipped.
+func recordTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) error {
+	if typ == kassa.TicketCreated {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kds_events WHERE order_id = ? AND type = ?`, orderID, typ).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	_, err := writeTicket(ctx, tx, orgID, orderID, typ)
+	return err
+}
+
+// recordTicketUpdate records ticket.updated when an order update changed
+// what the kitchen sees (notes, status); cols are the changed columns.
+func recordTicketUpdate(ctx context.Context, tx *Tx, orgID, orderID string, cols map[string]any) error {
+	_, notes := cols["notes"]
+	_, status := cols["status"]
+	if !notes && !status {
+		return nil
+	}
+	return recordTicket(ctx, tx, orgID, orderID, kassa.TicketUpdated)
+}
+
+// writeTicket builds the order's ticket as it stands in tx, appends it to
+// kds_events and queues the wake-up event.
+func writeTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) (*kassa.Ticket, error) {
+	o, err := loadOrder(ctx, tx, orgID, orderID, partLines)
+	if err != nil {
+		return nil, err
+	}
+	t, err := buildTicket(ctx, tx, o)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	stations, _ := json.Marshal(t.Stations)
+	res, err := tx.execCached(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, o.LocationID, o.ID, typ, string(stations), string(data), fmtTime(tx.now))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: kds event: %w", err)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	tx.emit(orgID, o.LocationID, kassa.EventKDSTicket, seq)
+	return t, nil
+}
+
+// buildTicket turns an order with its lines into a ticket. A line's station
+// is its product's, else its category's, else kassa.StationDefault.
+func buildTicket(ctx context.Context, q querier, o *kassa.Order) (*kassa.Ticket, error) {
+	stationOf := map[string]string{}
+	if len(o.LineItems) > 0 {
+		args := []any{o.OrgID}
+		for _, l := range o.LineItems {
+			args = append(args, l.ProductID)
+		}
+		rows, err := q.QueryContext(ctx, `SELECT p.id, coalesce(p.station, c.station, '')
+			FROM products p LEFT JOIN categories c ON c.id = p.category_id AND c.org_id = p.org_id
+			WHERE p.org_id = ? AND p.id IN (`+placeholders(len(o.LineItems))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, st string
+			if err := rows.Scan(&id, &st); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			stationOf[id] = st
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	t := &kassa.Ticket{ID: o.ID, LocationID: o.LocationID, Number: o.Number, Channel: o.Channel, Status: o.Status,
+		KitchenStatus: o.KitchenStatus, Notes: o.Notes, OrderedAt: o.OccurredAt, UpdatedAt: o.UpdatedAt,
+		Lines: make([]kassa.TicketLine, 0, len(o.LineItems)), Stations: []string{}}
+	for _, l := range o.LineItems {
+		st := stationOf[l.ProductID]
+		if st == "" {
+			st = kassa.StationDefault
+		}
+		mods := make([]string, 0, len(l.Modifiers))
+		for _, m := range l.Modifiers {
+			mods = append(mods, m.Name)
+		}
+		t.Lines = append(t.Lines, kassa.TicketLine{ID: l.ID, ProductID: l.ProductID, Name: l.Name, Quantity: l.Quantity,
+			Modifiers: mods, Station: st})
+		if !slices.Contains(t.Stations, st) {
+			t.Stations = append(t.Stations, st)
+		}
+	}
+	slices.Sort(t.Stations)
+	return t, nil
+}
+
+// TicketEvents returns the org's ticket events after f.After, oldest first,
+// trimmed to f.Station's lines when a station is given.
+func (s *KDSService) TicketEvents(ctx context.Context, f kassa.TicketEventFilter) ([]kassa.TicketEvent, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 500
+	}
+	q := `SELECT seq, type, location_id, data, created_at FROM kds_events WHERE org_id = ? AND seq > ?`
+	args := []any{a.OrgID, f.After}
+	if f.LocationID != nil {
+		q += ` AND location_id = ?`
+		args = append(args, *f.LocationID)
+	}
+	if f.Station != "" {
+		q += ` AND EXISTS (SELECT 1 FROM json_each(kds_events.stations) WHERE value = ?)`
+		args = append(args, f.Station)
+	}
+	rows, err := s.db.reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, f.Limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []kassa.TicketEvent{}
+	for rows.Next() {
+		e := kassa.TicketEvent{OrgID: a.OrgID}
+		var data, created string
+		if err := rows.Scan(&e.Seq, &e.Type, &e.LocationID, &data, &created); err != nil {
+			return nil, err
+		}
+		if err := decodeJSON(data, &e.Ticket); err != nil {
+			return nil, fmt.Errorf("sqlite: kds event %d: %w", e.Seq, err)
+		}
+		e.CreatedAt = parseTime(created)
+		e.Ticket = e.Ticket.ForStation(f.Station)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// LastTicketSeq returns the org's newest ticket event seq at this node.
+func (s *KDSService) LastTicketSeq(ctx context.Context) (int64, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = s.db.reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&seq)
+	return seq, err
+}
+
+// TicketBoard returns the tickets of the last 24 hours that are still open
+// in the kitchen (by default new, in progress or ready; never cancelled),
+// oldest first, with the seq they are current at — read in one snapshot,
+// so a stream resuming from that seq misses nothing and repeats nothing.
+func (s *KDSService) TicketBoard(ctx context.Context, f kassa.TicketBoardFilter) (*kassa.TicketBoard, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	show := f.KitchenStatuses
+	if len(show) == 0 {
+		show = []string{kassa.KitchenNew, kassa.KitchenInProgress, kassa.KitchenReady}
+	}
+	now := s.db.Now().UTC()
+	tx, err := s.db.reader.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	b := &kassa.TicketBoard{Tickets: []kassa.Ticket{}, Now: now.Truncate(time.Millisecond)}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&b.LastEventID); err != nil {
+		return nil, err
+	}
+	inner := `SELECT max(seq) FROM kds_events WHERE org_id = ? AND created_at >= ?`
+	args := []any{a.OrgID, fmtTime(now.Add(-ticketWindow))}
+	if f.LocationID != nil {
+		inner += ` AND location_id = ?`
+		args = append(args, *f.LocationID)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM kds_events WHERE seq IN (`+inner+` GROUP BY order_id) AND seq <= ? ORDER BY seq`,
+		append(args, b.LastEventID)...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var data string
+		var t kassa.Ticket
+		if err := rows.Scan(&data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if err := decodeJSON(data, &t); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if t.Status == kassa.OrderCancelled || !slices.Contains(show, t.KitchenStatus) || !t.HasStation(f.Station) {
+			continue
+		}
+		b.Tickets = append(b.Tickets, t.ForStation(f.Station))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(b.Tickets, func(x, y kassa.Ticket) int { return x.OrderedAt.Compare(y.OrderedAt) })
+	if b.Stations, err = stationsInUse(ctx, tx, a.OrgID); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// stationsInUse lists the stations the org's active products send lines to.
+func stationsInUse(ctx context.Context, q querier, orgID string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT coalesce(p.station, c.station, ?)
+		FROM products p LEFT JOIN categories c ON c.id = p.category_id AND c.org_id = p.org_id
+		WHERE p.org_id = ? AND p.is_active = 1`, kassa.StationDefault, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var st string
+		if err := rows.Scan(&st); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	if len(out) == 0 {
+		out = append(out, kassa.StationDefault)
+	}
+	slices.Sort(out)
+	return out, rows.Err()
+}
+
+// BumpTicket moves an order's kitchen status forward: one step, or to
+// in.KitchenStatus. Errors: ENotFound, EInvalid, EConflict.
+func (s *KDSService) BumpTicket(ctx context.Context, orderID string, in *kassa.TicketMove) (*kassa.Ticket, error) {
+	return s.move(ctx, orderID, in, true)
+}
+
+// RecallTicket moves an order's kitchen status back: one step, or to
+// in.KitchenStatus. Errors: ENotFound, EInvalid, EConflict.
+func (s *KDSService) RecallTicket(ctx context.Context, orderID string, in *kassa.TicketMove) (*kassa.Ticket, error) {
+	return s.move(ctx, orderID, in, false)
+}
+
+func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketMove, forward bool) (*kassa.Ticket, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in == nil {
+		in = &kassa.TicketMove{}
+	}
+	if in.KitchenStatus != "" && kassa.KitchenRank(in.KitchenStatus) < 0 {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "kitchen_status", Message: "must be one of new, in_progress, ready, served"}}}
+	}
+	var t *kassa.Ticket
+	err = s.db.write(ctx, func(tx *Tx) error {
+		var status, kitchen, number, loc string
+		err := tx.QueryRowContext(ctx, `SELECT status, kitchen_status, number, location_id FROM orders WHERE org_id = ? AND id = ?`,
+			a.OrgID, orderID).Scan(&status, &kitchen, &number, &loc)
+		if errors.Is(err, sql.ErrNoRows) {
+			return kassa.NotFound("ticket", orderID)
+		}
+		if err != nil {
+			return err
+		}
+		if status == kassa.OrderCancelled {
+			return kassa.Errorf(kassa.EConflict, "order %s is cancelled", number)
+		}
+		cur, to := kassa.KitchenRank(kitchen), 0
+		typ := kassa.TicketBumped
+		switch {
+		case in.KitchenStatus != "":
+			to = kassa.KitchenRank(in.KitchenStatus)
+		case forward:
+			to = cur + 1
+		default:
+			to = cur - 1
+		}
+		if !forward {
+			typ = kassa.TicketRecalled
+		}
+		switch {
+		case forward && cur == len(kassa.KitchenStates)-1:
+			return kassa.Errorf(kassa.EConflict, "order %s is already served", number)
+		case !forward && cur <= 0:
+			return kassa.Errorf(kassa.EConflict, "order %s is new; there is nothing to recall", number)
+		case forward && to <= cur, !forward && to >= cur, to < 0, to >= len(kassa.KitchenStates):
+			verb := "bump"
+			if !forward {
+				verb = "recall"
+			}
+			return kassa.Errorf(kassa.EConflict, "order %s is %s; cannot %s it to %s", number, kitchen, verb, in.KitchenStatus)
+		}
+		if err := tx.updateAt(ctx, entOrder, a.OrgID, loc, orderID, map[string]any{"kitchen_status": kassa.KitchenStates[to]}); err != nil {
+			return err
+		}
+		t, err = writeTicket(ctx, tx, a.OrgID, orderID, typ)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
