@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/ratelimit"
 )
@@ -32,6 +33,11 @@ type Config struct {
 	RateBurst     int
 	// Now is the clock; tests set it.
 	Now func() time.Time
+	// KDSHeartbeat is how often a KDS stream writes a heartbeat comment
+	// (default 15 s); KDSWriteTimeout cuts off a client that stopped reading
+	// (default twice the heartbeat).
+	KDSHeartbeat    time.Duration
+	KDSWriteTimeout time.Duration
 }
 
 // Services are the domain services the API serves.
@@ -49,7 +55,10 @@ type Services struct {
 	Orders         kassa.OrderService
 	Payments       kassa.PaymentService
 	Settings       kassa.SettingsService
+	KDS            kassa.KDSService
 	Idempotency    kassa.IdempotencyStore
+	// Events wakes the KDS streams after a commit; nil: they poll.
+	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
 	Ready func(ctx context.Context) error
 }
@@ -66,6 +75,7 @@ type Server struct {
 	orgLimit *ratelimit.Limiter
 	docOnce  sync.Once
 	doc      map[string]any
+	kds      *kdsFeeds
 }
 
 // New builds the Fiber app with every route of the API.
@@ -118,6 +128,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Payments != nil, s.routesPayments},
 		{svc.Settings != nil, s.routesSettings},
+		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 	} {
 		if g.present {
 			g.routes()
@@ -142,6 +153,9 @@ func (s *Server) Listen(addr string) error {
 // Shutdown stops accepting connections and waits for in-flight requests,
 // up to the context's deadline.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.kds != nil {
+		s.kds.close() // open event streams would keep their connections busy
+	}
 	return s.app.ShutdownWithContext(ctx)
 }
 

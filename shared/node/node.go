@@ -41,6 +41,8 @@ type Config struct {
 	// Offline reports that the node has no uplink, so card payments are
 	// taken store-and-forward. Nil: always online.
 	Offline func() bool
+	// KDSHeartbeat is the KDS stream's heartbeat interval; 0: 15 s.
+	KDSHeartbeat time.Duration
 }
 
 // Node is an open node.
@@ -94,6 +96,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Loyalty:        sqlite.NewLoyaltyService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Settings:       sqlite.NewSettingsService(db),
+		KDS:            sqlite.NewKDSService(db),
+		Events:         bus,
 		Ready: func(ctx context.Context) error {
 			if err := db.Ping(ctx); err != nil {
 				return err
@@ -112,7 +116,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
-		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,
+		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now, KDSHeartbeat: cfg.KDSHeartbeat,
 	}, n.Services, log)
 	return n, nil
 }

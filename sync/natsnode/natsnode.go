@@ -7,6 +7,7 @@
 package natsnode
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -28,7 +29,18 @@ type Config struct {
 	LeafHost string // hub: leaf-node listen host
 	LeafPort int    // hub: leaf-node listen port; 0 disables, -1 picks a free port
 
-	LeafRemotes []string // edge: nats-leaf URLs of the hub
+	LeafRemotes []string // edge: nats-leaf URLs of the hub, with user:password
+
+	// Domain is the JetStream domain, so that an edge's and the hub's
+	// JetStream stay apart across the leaf link.
+	Domain string
+
+	// LeafAuth (hub) authorizes a leaf connection by its credentials and
+	// returns the permissions of that edge; nil refuses it. With LeafAuth
+	// set, plain clients must present ClientToken (in-process clients of
+	// the node itself).
+	LeafAuth    func(user, password string) *server.Permissions
+	ClientToken string
 }
 
 // Server is a running embedded NATS server.
@@ -48,9 +60,15 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		JetStream:  cfg.JetStream,
 		StoreDir:   filepath.Clean(cfg.StoreDir),
 	}
+	if cfg.Domain != "" {
+		opts.JetStreamDomain = cfg.Domain
+	}
 	if cfg.LeafPort != 0 {
 		opts.LeafNode.Host = cfg.LeafHost
 		opts.LeafNode.Port = cfg.LeafPort
+	}
+	if cfg.LeafAuth != nil {
+		opts.CustomClientAuthentication = &auth{leaf: cfg.LeafAuth, token: cfg.ClientToken}
 	}
 	for _, r := range cfg.LeafRemotes {
 		u, err := url.Parse(r)
@@ -84,9 +102,41 @@ func (s *Server) LeafURL() string {
 	return fmt.Sprintf("nats-leaf://%s:%d", s.opts.LeafNode.Host, s.opts.LeafNode.Port)
 }
 
-// Connect returns an in-process client connection to the server.
-func (s *Server) Connect(name string) (*nats.Conn, error) {
-	return nats.Connect("", nats.InProcessServer(s.ns), nats.Name(name))
+// Connect returns an in-process client connection to the server; token is
+// the server's ClientToken when it has one. Extra options (a custom inbox
+// prefix, handlers) are passed on.
+func (s *Server) Connect(name, token string, extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}, extra...)
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	return nats.Connect("", opts...)
+}
+
+// LeafConnected reports whether the server has a live leaf-node link.
+func (s *Server) LeafConnected() bool { return s.ns.NumLeafNodes() > 0 }
+
+// auth is the hub's authenticator: leaf connections by their edge's
+// credentials, plain clients by the node's own token.
+type auth struct {
+	leaf  func(user, password string) *server.Permissions
+	token string
+}
+
+func (a *auth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	switch c.Kind() {
+	case server.LEAF:
+		perms := a.leaf(o.Username, o.Password)
+		if perms == nil {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: o.Username, Permissions: perms})
+		return true
+	case server.CLIENT:
+		return a.token != "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.token)) == 1
+	}
+	return false
 }
 
 // Ready reports whether the server accepts connections.
