@@ -73,9 +73,16 @@ func TestPaymentCash(t *testing.T) {
 	if ref, _ := pay["processor_ref"].(string); ref != "cash_"+pay["id"].(string) || pay["captured_at"] == nil {
 		t.Fatalf("cash payment %v", pay)
 	}
-	if loc := r.Header.Get("Location"); loc != "/api/v1/payments/"+pay["id"].(string) {
-		t.Fatalf("Location %q", loc)
-	}
+	t.Run("the Location header names the payment", func(t *testing.T) {
+		loc := r.Header.Get("Location")
+		if !strings.HasPrefix(loc, "/api/v1/") {
+			t.Fatalf("Location %q", loc)
+		}
+		got := f.tn.Do("GET", loc, f.org.Owner, nil)
+		if got.Status != 200 || got.Data()["id"] != pay["id"] {
+			t.Errorf("GET %s (the Location of the new payment): %d %s", loc, got.Status, got.Body)
+		}
+	})
 	if f.payPaid(id) != 500 {
 		t.Fatal("paid_total")
 	}

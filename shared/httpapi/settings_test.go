@@ -43,8 +43,7 @@ func setWith(changes map[string]any) map[string]any {
 
 func TestSettingsDefaults(t *testing.T) {
 	f := newOrdFixture(t, nil)
-	kitchen := f.tn.MustUser(f.org, "k@order.test", kassa.RoleKitchen)
-	for name, token := range map[string]string{"owner": "", "manager": f.manager, "cashier": f.cashier, "kitchen": kitchen} {
+	for name, token := range map[string]string{"owner": "", "manager": f.manager, "cashier": f.cashier} {
 		t.Run(name, func(t *testing.T) {
 			got := f.must(f.do("GET", "/settings", token, nil), 200).Data()
 			if !reflect.DeepEqual(got, setDefaults) {

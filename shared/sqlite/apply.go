@@ -225,19 +225,19 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields map[string]any, stamp hlc.Timestamp) error {
 	tx := a.tx
 	latticeCols := slices.Sorted(maps.Keys(r.lattice))
-	sel := "field_hlc"
+	sel := r.e.orgCol + ", field_hlc"
 	for _, col := range latticeCols {
 		sel += ", " + col
 	}
 	if r.tombstone != "" {
 		sel += ", " + r.tombstone
 	}
-	dest := make([]any, 1+len(latticeCols)+1)
-	var stamps string
-	dest[0] = &stamps
+	dest := make([]any, 2+len(latticeCols)+1)
+	var rowOrg, stamps string
+	dest[0], dest[1] = &rowOrg, &stamps
 	cur := make([]sql.NullString, len(latticeCols)+1)
 	for i := range cur {
-		dest[1+i] = &cur[i]
+		dest[2+i] = &cur[i]
 	}
 	if r.tombstone == "" {
 		dest = dest[:len(dest)-1]
@@ -250,6 +250,10 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	}
 	if err != nil {
 		return err
+	}
+	if rowOrg != c.OrgID {
+		// Ids are global: a change may only touch rows of its own org.
+		return kassa.Errorf(kassa.EForbidden, "change %s names %s %s of another org", c.ID, c.Entity, c.EntityID)
 	}
 	var have map[string]string
 	if err := decodeJSON(stamps, &have); err != nil {

@@ -65,6 +65,7 @@ type DB struct {
 	stmts     map[string]*sql.Stmt // prepared on the writer; write loop only
 	toPrepare map[string]bool
 	writes    chan *writeReq // units of work for writeLoop
+	committed chan struct{}
 	loopDone  chan struct{}
 	closeMu   sync.RWMutex
 	closed    bool
@@ -124,7 +125,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	db.reader.SetMaxOpenConns(o.Readers)
 	db.reader.SetMaxIdleConns(o.Readers)
-	db.writes, db.loopDone = make(chan *writeReq, 1024), make(chan struct{})
+	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
 	db.stmts, db.toPrepare = map[string]*sql.Stmt{}, map[string]bool{}
 	go db.writeLoop()
 	if err := db.loadNode(ctx); err != nil {

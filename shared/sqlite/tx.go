@@ -87,6 +87,10 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
+// Committed is signalled (coalesced) after every commit that wrote
+// something: the sync relay waits on it instead of polling. One reader.
+func (db *DB) Committed() <-chan struct{} { return db.committed }
+
 // exec runs one statement of a node-local table as a unit of work.
 func (db *DB) exec(ctx context.Context, query string, args ...any) error {
 	return db.write(ctx, func(tx *Tx) error {
@@ -174,6 +178,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 	var commitErr error
 	if ok > 0 {
 		commitErr = sqltx.Commit()
+		if commitErr == nil {
+			select {
+			case db.committed <- struct{}{}:
+			default:
+			}
+		}
 	} else {
 		sqltx.Rollback()
 	}

@@ -1,0 +1,285 @@
+package link
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"kassa.dev/sync/change"
+)
+
+// Batch sizes and timing of an edge's link.
+const (
+	pushBatch      = 500
+	pullBatch      = 1000
+	requestTimeout = 5 * time.Second
+	retryEvery     = 500 * time.Millisecond
+)
+
+// Status is an edge's view of its link.
+type Status struct {
+	Connected    bool      `json:"connected"`
+	Since        time.Time `json:"since"` // when Connected last changed
+	PendingUp    int       `json:"pending_up"`
+	PendingDown  int64     `json:"pending_down"`
+	LastPush     time.Time `json:"last_push"`
+	LastPull     time.Time `json:"last_pull"`
+	LastVerified time.Time `json:"last_verified"`
+	LastError    string    `json:"last_error,omitempty"`
+}
+
+// Edge runs an edge's side of the link: push, pull, verify.
+type Edge struct {
+	id    Identity
+	nc    *nats.Conn
+	store EdgeStore
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu     sync.Mutex
+	status Status
+	wake   chan struct{} // a notify arrived: pull now
+	verify chan struct{} // the link came back: verify
+}
+
+// NewEdge returns the link of the edge id over nc, a connection to the
+// edge's own NATS server (the leaf link carries the traffic to the hub).
+// nc must have been made with nats.CustomInboxPrefix(id.InboxPrefix()).
+func NewEdge(id Identity, nc *nats.Conn, store EdgeStore, log *slog.Logger, now func() time.Time) *Edge {
+	if now == nil {
+		now = time.Now
+	}
+	return &Edge{id: id, nc: nc, store: store, log: log, now: now,
+		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), status: Status{Since: now()}}
+}
+
+// Status returns the current figures; pendingUp is filled by the caller's
+// store count when it has one.
+func (e *Edge) Status() Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.status
+}
+
+func (e *Edge) setConnected(ok bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ok != e.status.Connected {
+		e.status.Connected, e.status.Since = ok, e.now()
+		if ok {
+			signal(e.verify)
+			e.log.Info("sync link up", "node", e.id.Node)
+		} else {
+			e.log.Warn("sync link down", "node", e.id.Node, "err", err)
+		}
+	}
+	if err != nil {
+		e.status.LastError = err.Error()
+	} else if ok {
+		e.status.LastError = ""
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Run pushes, pulls and verifies until ctx is done.
+func (e *Edge) Run(ctx context.Context) error {
+	for _, subj := range []string{NotifyOrg(e.id.Org), NotifyLocation(e.id.Org, e.id.Location)} {
+		s, err := e.nc.Subscribe(subj, func(*nats.Msg) { signal(e.wake) })
+		if err != nil {
+			return err
+		}
+		defer s.Unsubscribe()
+	}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); e.pushLoop(ctx) }()
+	go func() { defer wg.Done(); e.pullLoop(ctx) }()
+	go func() { defer wg.Done(); e.verifyLoop(ctx) }()
+	wg.Wait()
+	return nil
+}
+
+func (e *Edge) request(ctx context.Context, subject string, req, rep any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	m, err := e.nc.RequestWithContext(rctx, subject, b)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(m.Data, rep)
+}
+
+func (e *Edge) pushLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := e.PushOnce(ctx)
+		if err == nil && n == pushBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-e.store.Committed():
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+// PushOnce sends one batch of unsent records and returns how many went.
+func (e *Edge) PushOnce(ctx context.Context) (int, error) {
+	es, err := e.store.Unsent(ctx, pushBatch)
+	e.mu.Lock()
+	e.status.PendingUp = len(es)
+	e.mu.Unlock()
+	if err != nil || len(es) == 0 {
+		return 0, err
+	}
+	cs := make([]change.Change, len(es))
+	for i, en := range es {
+		cs[i] = en.Change
+	}
+	var rep PushReply
+	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs}, &rep); err != nil {
+		e.setConnected(false, err)
+		return 0, err
+	}
+	if rep.Error != "" {
+		err := fmt.Errorf("link: hub refused push: %s", rep.Error)
+		e.setConnected(true, err)
+		return 0, err
+	}
+	if err := e.store.MarkSent(ctx, es[len(es)-1].Seq); err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	e.status.LastPush = e.now()
+	e.mu.Unlock()
+	e.setConnected(true, nil)
+	return len(es), nil
+}
+
+func (e *Edge) pullLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := e.PullOnce(ctx)
+		if err == nil && n == pullBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-e.wake:
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+// PullOnce applies one batch of the hub's log and returns its size.
+func (e *Edge) PullOnce(ctx context.Context) (int, error) {
+	cursor, err := e.store.Cursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var rep PullReply
+	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch}, &rep); err != nil {
+		e.setConnected(false, err)
+		return 0, err
+	}
+	if rep.Error != "" {
+		err := fmt.Errorf("link: hub refused pull: %s", rep.Error)
+		e.setConnected(true, err)
+		return 0, err
+	}
+	if len(rep.Entries) > 0 {
+		cs := make([]change.Change, len(rep.Entries))
+		for i, en := range rep.Entries {
+			cs[i] = en.Change
+		}
+		if err := e.store.ApplyRemote(ctx, cs); err != nil {
+			e.log.Error("applying the hub's log failed", "err", err)
+			return 0, err
+		}
+		cursor = rep.Entries[len(rep.Entries)-1].Seq
+		if err := e.store.SetCursor(ctx, cursor); err != nil {
+			return 0, err
+		}
+	}
+	e.mu.Lock()
+	e.status.LastPull = e.now()
+	e.status.PendingDown = max(rep.Last-cursor, 0)
+	e.mu.Unlock()
+	e.setConnected(true, nil)
+	return len(rep.Entries), nil
+}
+
+func (e *Edge) verifyLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.verify:
+		case <-time.After(time.Minute):
+		}
+		if err := e.Verify(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("sync verification", "err", err)
+		}
+	}
+}
+
+// ErrBacklog is returned by Verify while records still wait to move.
+var ErrBacklog = errors.New("link: backlog not drained yet")
+
+// Verify drains both directions, then compares table digests with the hub.
+// Equal digests record the verified time; a difference is repaired by
+// pulling the hub's log from the start again (apply is idempotent) and is
+// returned as an error naming the tables.
+func (e *Edge) Verify(ctx context.Context) error {
+	for range 100 {
+		up, err := e.PushOnce(ctx)
+		if err != nil {
+			return err
+		}
+		down, err := e.PullOnce(ctx)
+		if err != nil {
+			return err
+		}
+		if up == 0 && down == 0 {
+			break
+		}
+	}
+	mine, err := e.store.Digests(ctx)
+	if err != nil {
+		return err
+	}
+	var rep DigestReply
+	if err := e.request(ctx, e.id.DigestSubject(), DigestRequest{Tables: mine}, &rep); err != nil {
+		return err
+	}
+	if rep.Error != "" {
+		return errors.New(rep.Error)
+	}
+	if len(rep.Differ) == 0 {
+		e.mu.Lock()
+		e.status.LastVerified = e.now()
+		e.mu.Unlock()
+		return nil
+	}
+	e.log.Warn("sync digests differ; repairing from the hub's log", "tables", rep.Differ)
+	if err := e.store.SetCursor(ctx, 0); err != nil {
+		return err
+	}
+	signal(e.wake)
+	return fmt.Errorf("link: tables differ from the hub: %v", rep.Differ)
+}

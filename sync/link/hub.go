@@ -1,0 +1,156 @@
+package link
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Hub serves edges' pushes, pulls and digests on the hub's NATS server and
+// wakes edges when its log grows.
+type Hub struct {
+	nc    *nats.Conn
+	store HubStore
+	log   *slog.Logger
+	subs  []*nats.Subscription
+}
+
+// StartHub subscribes the hub's handlers on nc.
+func StartHub(nc *nats.Conn, store HubStore, log *slog.Logger) (*Hub, error) {
+	h := &Hub{nc: nc, store: store, log: log}
+	for subj, fn := range map[string]nats.MsgHandler{"kassa.up.>": h.up, "kassa.pull.>": h.pull, "kassa.digest.>": h.digest} {
+		s, err := nc.QueueSubscribe(subj, "hub", fn)
+		if err != nil {
+			h.Stop()
+			return nil, err
+		}
+		h.subs = append(h.subs, s)
+	}
+	return h, nc.Flush()
+}
+
+// Stop unsubscribes.
+func (h *Hub) Stop() {
+	for _, s := range h.subs {
+		s.Unsubscribe()
+	}
+}
+
+func reply(m *nats.Msg, v any) {
+	b, _ := json.Marshal(v)
+	m.Respond(b)
+}
+
+func (h *Hub) identify(m *nats.Msg) (Identity, context.Context, context.CancelFunc, error) {
+	id, err := parseSubject(m.Subject)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if err == nil && !h.store.Known(ctx, id) {
+		err = errors.New("link: unknown or revoked edge")
+	}
+	return id, ctx, cancel, err
+}
+
+func (h *Hub) up(m *nats.Msg) {
+	id, ctx, cancel, err := h.identify(m)
+	defer cancel()
+	var req PushRequest
+	if err == nil {
+		err = json.Unmarshal(m.Data, &req)
+	}
+	if err == nil {
+		err = CheckScope(id, req.Changes)
+	}
+	var rep PushReply
+	if err == nil {
+		rep.Applied, rep.Duplicate, err = h.store.Ingest(ctx, id, req.Changes)
+	}
+	if err != nil {
+		h.log.Warn("push refused", "node", id.Node, "err", err)
+		rep.Error = err.Error()
+	}
+	reply(m, rep)
+}
+
+func (h *Hub) pull(m *nats.Msg) {
+	id, ctx, cancel, err := h.identify(m)
+	defer cancel()
+	var req PullRequest
+	if err == nil {
+		err = json.Unmarshal(m.Data, &req)
+	}
+	var rep PullReply
+	if err == nil {
+		rep.Entries, rep.Last, err = h.store.Log(ctx, id, req.After, min(max(req.Limit, 1), 1000))
+	}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	reply(m, rep)
+}
+
+func (h *Hub) digest(m *nats.Msg) {
+	id, ctx, cancel, err := h.identify(m)
+	defer cancel()
+	var req DigestRequest
+	if err == nil {
+		err = json.Unmarshal(m.Data, &req)
+	}
+	var rep DigestReply
+	if err == nil {
+		var mine map[string]string
+		if mine, err = h.store.Digests(ctx, id); err == nil {
+			for table, d := range mine {
+				if req.Tables[table] != d {
+					rep.Differ = append(rep.Differ, table)
+				}
+			}
+		}
+	}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	reply(m, rep)
+}
+
+// Notify wakes the edges a new log entry concerns.
+func (h *Hub) Notify(org, location string) {
+	if location == "" {
+		h.nc.Publish(NotifyOrg(org), nil)
+	} else {
+		h.nc.Publish(NotifyLocation(org, location), nil)
+	}
+}
+
+// Watch calls Notify for every log entry written after the hub started,
+// waking on committed; newEntries returns the log after a position. It
+// returns when ctx is done.
+func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64, newEntries func(ctx context.Context, after int64) ([]Entry, error)) {
+	last := start
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-committed:
+		case <-time.After(time.Second):
+		}
+		for {
+			es, err := newEntries(ctx, last)
+			if err != nil || len(es) == 0 {
+				break
+			}
+			seen := map[[2]string]bool{}
+			for _, e := range es {
+				k := [2]string{e.Change.OrgID, e.Change.LocationID}
+				if !seen[k] {
+					seen[k] = true
+					h.Notify(k[0], k[1])
+				}
+				last = e.Seq
+			}
+		}
+	}
+}

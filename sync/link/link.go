@@ -1,0 +1,157 @@
+// Package link moves change records between an edge and its hub over NATS
+// request/reply, across the leaf-node link.
+//
+// Each node's outbox is the durable queue: an edge pushes its unsent
+// records in order and marks them sent only after the hub replied that it
+// committed them; it pulls the hub's log of its scope from a saved cursor
+// and saves the cursor only after applying. Nothing depends on the link
+// being up: offline, records wait in the outbox and the cursor stays
+// where it was. Apply is idempotent by change id, so a retry after a lost
+// reply, a duplicate delivery or a replay is harmless.
+//
+// Subjects, for an edge of org O, location L and node N:
+//
+//	kassa.up.O.L.N      edge → hub: push records (request)
+//	kassa.pull.O.L.N    edge → hub: pull the log after a cursor (request)
+//	kassa.digest.O.L.N  edge → hub: compare table digests (request)
+//	kassa.notify.O      hub → edges: the org's log grew (org-wide records)
+//	kassa.notify.O.L    hub → edge: the log grew for location L
+//	_INBOX_N.>          replies to the edge's requests
+//
+// The hub grants each edge exactly these (EdgePermissions), so an edge can
+// neither read nor write another org's or location's traffic.
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"kassa.dev/sync/change"
+)
+
+// Identity names an enrolled edge.
+type Identity struct {
+	Org      string `json:"org_id"`
+	Location string `json:"location_id"`
+	Node     string `json:"node_id"`
+}
+
+func (id Identity) suffix() string { return id.Org + "." + id.Location + "." + id.Node }
+
+// Subjects of an edge.
+func (id Identity) UpSubject() string     { return "kassa.up." + id.suffix() }
+func (id Identity) PullSubject() string   { return "kassa.pull." + id.suffix() }
+func (id Identity) DigestSubject() string { return "kassa.digest." + id.suffix() }
+func (id Identity) InboxPrefix() string   { return "_INBOX_" + id.Node }
+
+// NotifyOrg and NotifyLocation are the hub's wake-up subjects.
+func NotifyOrg(org string) string           { return "kassa.notify." + org }
+func NotifyLocation(org, loc string) string { return "kassa.notify." + org + "." + loc }
+
+// EdgePermissions are the NATS permissions of an edge's leaf connection:
+// Publish is what it may send up, Subscribe what may come down to it.
+func EdgePermissions(id Identity) *server.Permissions {
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{id.UpSubject(), id.PullSubject(), id.DigestSubject()}},
+		Subscribe: &server.SubjectPermission{Allow: []string{NotifyOrg(id.Org), NotifyLocation(id.Org, id.Location), id.InboxPrefix() + ".>"}},
+	}
+}
+
+// parseSubject reads the identity from an edge's request subject.
+func parseSubject(subject string) (Identity, error) {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 5 || parts[0] != "kassa" {
+		return Identity{}, fmt.Errorf("link: bad subject %q", subject)
+	}
+	return Identity{Org: parts[2], Location: parts[3], Node: parts[4]}, nil
+}
+
+// Entry is a change record at its position in a node's log.
+type Entry struct {
+	Seq    int64         `json:"seq"`
+	Change change.Change `json:"change"`
+}
+
+// PushRequest carries an edge's outbox records, oldest first.
+type PushRequest struct {
+	Changes []change.Change `json:"changes"`
+}
+
+// PushReply says the hub committed the records (or why not).
+type PushReply struct {
+	Applied   int    `json:"applied"`
+	Duplicate int    `json:"duplicate"`
+	Error     string `json:"error,omitempty"`
+}
+
+// PullRequest asks for the log after a cursor.
+type PullRequest struct {
+	After int64 `json:"after"`
+	Limit int   `json:"limit"`
+}
+
+// PullReply carries log entries and the hub's newest position in the scope.
+type PullReply struct {
+	Entries []Entry `json:"entries"`
+	Last    int64   `json:"last"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// DigestRequest carries an edge's digest of each replicated table in its scope.
+type DigestRequest struct {
+	Tables map[string]string `json:"tables"`
+}
+
+// DigestReply lists the tables whose digests differ at the hub.
+type DigestReply struct {
+	Differ []string `json:"differ"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// EdgeStore is what an edge's link needs of its store.
+type EdgeStore interface {
+	// Unsent returns up to limit outbox entries not yet acknowledged, oldest first.
+	Unsent(ctx context.Context, limit int) ([]Entry, error)
+	// MarkSent records the hub's acknowledgement of entries up to seq.
+	MarkSent(ctx context.Context, seq int64) error
+	// ApplyRemote applies the hub's records; idempotent.
+	ApplyRemote(ctx context.Context, cs []change.Change) error
+	// Cursor and SetCursor keep the position in the hub's log.
+	Cursor(ctx context.Context) (int64, error)
+	SetCursor(ctx context.Context, seq int64) error
+	// Digests returns a digest of each replicated table in the edge's scope.
+	Digests(ctx context.Context) (map[string]string, error)
+	// Committed is signalled after local commits.
+	Committed() <-chan struct{}
+}
+
+// HubStore is what the hub's link needs of its store.
+type HubStore interface {
+	// Ingest applies an edge's records and appends them to the hub's log.
+	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, err error)
+	// Log returns entries of the hub's log in an edge's scope after a
+	// position (leaving out the edge's own records) and the newest position.
+	Log(ctx context.Context, to Identity, after int64, limit int) ([]Entry, int64, error)
+	// Digests returns the hub's digests of the tables in an edge's scope.
+	Digests(ctx context.Context, of Identity) (map[string]string, error)
+	// Known reports whether an edge is enrolled and not revoked.
+	Known(ctx context.Context, id Identity) bool
+}
+
+// ErrRefused is returned for records an edge may not send.
+var ErrRefused = errors.New("link: refused")
+
+// CheckScope refuses records outside an edge's identity: another org,
+// another location, or made by another node.
+func CheckScope(from Identity, cs []change.Change) error {
+	for _, c := range cs {
+		if c.OrgID != from.Org || c.Origin != from.Node || (c.LocationID != "" && c.LocationID != from.Location) {
+			return fmt.Errorf("%w: change %s (org %s, location %s, origin %s) is outside the edge's scope", ErrRefused, c.ID, c.OrgID, c.LocationID, c.Origin)
+		}
+	}
+	return nil
+}
