@@ -44,6 +44,9 @@ func (s *Server) routesPayments() {
 		s.handle(&Route{Method: "PUT", Path: "/payments/methods", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Body: paymentMethods{}, Resp: paymentMethods{},
 			Summary: "Enable or disable payment methods (owners only)", Handler: s.putPaymentMethods})
 	}
+	// After the fixed paths, which it would otherwise shadow.
+	s.handle(&Route{Method: "GET", Path: "/payments/:id", Tag: "payments", Scope: kassa.ScopePaymentsRead, Resp: kassa.Payment{},
+		Summary: "Retrieve a payment", Handler: getBy("payment", svc.FindPaymentByID)})
 }
 
 func (s *Server) listPayments(c *fiber.Ctx) error {

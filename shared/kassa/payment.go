@@ -99,6 +99,7 @@ type SettlementFilter struct {
 // a closed order).
 type PaymentService interface {
 	FindPayments(ctx context.Context, f PaymentFilter) (List[Payment], error)
+	FindPaymentByID(ctx context.Context, id string) (*Payment, error)
 	Initiate(ctx context.Context, in *PaymentInitiate) (*Payment, error)
 	Capture(ctx context.Context, id string) (*Payment, error)
 	Void(ctx context.Context, id string) (*Payment, error)

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -432,15 +431,3 @@ func columnValue(v any) any {
 	}
 }
 
-// Conflict is a recorded merge conflict.
-type Conflict struct {
-	ID         string          `json:"id"`
-	OrgID      string          `json:"org_id"`
-	LocationID *string         `json:"location_id"`
-	Kind       string          `json:"kind"`
-	Entity     string          `json:"entity"`
-	EntityID   string          `json:"entity_id"`
-	Local      json.RawMessage `json:"local"`
-	Remote     json.RawMessage `json:"remote"`
-	DetectedAt time.Time       `json:"detected_at"`
-}

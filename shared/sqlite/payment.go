@@ -84,6 +84,15 @@ func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter
 	return findPage(ctx, s.db.reader, paymentCols, where, args, f.Page, scanPayment, paymentID)
 }
 
+// FindPaymentByID returns one payment of the org, or ENotFound.
+func (s *PaymentService) FindPaymentByID(ctx context.Context, id string) (*kassa.Payment, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findPayment(ctx, s.db.reader, a.OrgID, id)
+}
+
 func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {
 	p := s.processors[m]
 	if p == nil {

@@ -40,3 +40,25 @@ CREATE TABLE sync_conflicts (
   detected_at TEXT NOT NULL
 ) STRICT;
 CREATE INDEX sync_conflicts_org ON sync_conflicts(org_id, id);
+
+-- hub: enrolment tokens, single use, expiring; only their hash is kept.
+CREATE TABLE enrolment_tokens (
+  token_hash  TEXT PRIMARY KEY,
+  org_id      TEXT NOT NULL REFERENCES orgs(id),
+  location_id TEXT NOT NULL REFERENCES locations(id),
+  created_by  TEXT,
+  expires_at  TEXT NOT NULL,
+  used_at     TEXT,
+  used_by     TEXT
+) STRICT;
+
+-- hub: enrolled edges and the hash of their link secret.
+CREATE TABLE sync_nodes (
+  node_id     TEXT PRIMARY KEY,
+  org_id      TEXT NOT NULL REFERENCES orgs(id),
+  location_id TEXT NOT NULL REFERENCES locations(id),
+  secret_hash TEXT NOT NULL,
+  enrolled_at TEXT NOT NULL,
+  revoked_at  TEXT
+) STRICT;
+CREATE INDEX sync_nodes_org ON sync_nodes(org_id);

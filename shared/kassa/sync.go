@@ -1,0 +1,82 @@
+package kassa
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SyncStatus is a node's view of replication. On an edge it describes its
+// link to the hub; on the hub, Edges lists every enrolled edge of the org.
+type SyncStatus struct {
+	Node         string       `json:"node"` // edge or hub
+	NodeID       string       `json:"node_id"`
+	Connected    bool         `json:"connected"`
+	Since        time.Time    `json:"since"`
+	PendingUp    int          `json:"pending_up"`   // changes waiting to go to the hub
+	PendingDown  int64        `json:"pending_down"` // changes waiting to come from the hub
+	LastVerified *time.Time   `json:"last_verified"`
+	LastError    string       `json:"last_error,omitempty"`
+	Edges        []EdgeStatus `json:"edges,omitempty"`
+}
+
+// EdgeStatus is the hub's view of one edge.
+type EdgeStatus struct {
+	NodeID      string     `json:"node_id"`
+	LocationID  string     `json:"location_id"`
+	Connected   bool       `json:"connected"` // spoke to the hub in the last 10 s
+	LastSeen    *time.Time `json:"last_seen"`
+	PendingDown int64      `json:"pending_down"` // hub log entries the edge has not pulled
+	EnrolledAt  time.Time  `json:"enrolled_at"`
+}
+
+// Conflict is a merge conflict recorded by sync, with both sides' values.
+type Conflict struct {
+	ID         string          `json:"id"`
+	OrgID      string          `json:"org_id"`
+	LocationID *string         `json:"location_id"`
+	Kind       string          `json:"kind"` // oversold, overdrawn, cancel_lost, clock_clamped
+	Entity     string          `json:"entity"`
+	EntityID   string          `json:"entity_id"`
+	Local      json.RawMessage `json:"local"`
+	Remote     json.RawMessage `json:"remote"`
+	DetectedAt time.Time       `json:"detected_at"`
+}
+
+// SyncService reports replication state.
+type SyncService interface {
+	Status(ctx context.Context) (*SyncStatus, error)
+	Conflicts(ctx context.Context, p Page) (List[Conflict], error)
+}
+
+// Enrolment is a single-use token that lets an edge join a location.
+type Enrolment struct {
+	Token      string    `json:"token"` // shown once
+	LocationID string    `json:"location_id"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// EnrolmentClaim is the body of POST /sync/enrol.
+type EnrolmentClaim struct {
+	Token  string `json:"token" openapi:"required"`
+	NodeID string `json:"node_id" openapi:"required"`
+}
+
+// EnrolResult is what an enrolled edge needs to join: its scope and the
+// credentials of its leaf link.
+type EnrolResult struct {
+	OrgID        string `json:"org_id"`
+	LocationID   string `json:"location_id"`
+	NodeID       string `json:"node_id"`
+	LeafURL      string `json:"leaf_url"`
+	LeafUser     string `json:"leaf_user"`
+	LeafPassword string `json:"leaf_password"`
+}
+
+// EnrolmentService (hub) issues tokens and enrols edges. CreateEnrolment
+// needs an owner. Claim errors: EUnauthorized for an unknown, used or
+// expired token.
+type EnrolmentService interface {
+	CreateEnrolment(ctx context.Context, locationID string) (*Enrolment, error)
+	Claim(ctx context.Context, in *EnrolmentClaim) (*EnrolResult, error)
+}
