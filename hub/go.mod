@@ -3,6 +3,8 @@ module kassa.dev/hub
 go 1.26.0
 
 require (
+	github.com/nats-io/nats-server/v2 v2.15.2
+	kassa.dev/edge v0.0.0-00010101000000-000000000000
 	kassa.dev/shared v0.0.0
 	kassa.dev/sync v0.0.0
 )
@@ -25,7 +27,6 @@ require (
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
-	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
@@ -44,6 +45,7 @@ require (
 )
 
 replace (
+	kassa.dev/edge => ../edge
 	kassa.dev/shared => ../shared
 	kassa.dev/sync => ../sync
 )

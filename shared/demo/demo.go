@@ -125,3 +125,16 @@ func PrintLogins(out io.Writer) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// OwnerAndLocation returns the demo org's owner and its location.
+func OwnerAndLocation(ctx context.Context, n *node.Node, orgID string) (*kassa.User, string, error) {
+	owner, err := n.DB.UserByEmail(ctx, Users[0].Email)
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := n.Services.Locations.FindLocations(node.Actor(ctx, owner), kassa.Page{Limit: 1})
+	if err != nil || len(l.Items) == 0 {
+		return nil, "", fmt.Errorf("demo: no location: %v", err)
+	}
+	return owner, l.Items[0].ID, nil
+}

@@ -231,7 +231,9 @@ func newKDSFeeds(svc kassa.KDSService, bus *eventbus.Bus, log *slog.Logger, hear
 		heartbeat = 15 * time.Second
 	}
 	if writeTimeout <= 0 {
-		writeTimeout = 2 * heartbeat
+		// The deadline is absolute: a loaded machine must not cut off a
+		// client that reads, so never less than a second.
+		writeTimeout = max(2*heartbeat, time.Second)
 	}
 	k := &kdsFeeds{svc: svc, log: log, heartbeat: heartbeat, writeTimeout: writeTimeout, orgs: map[string]*orgFeed{},
 		done: make(chan struct{}),
@@ -432,6 +434,7 @@ func (st *kdsStream) run(w *bufio.Writer) {
 	}
 	w.WriteString("retry: " + strconv.Itoa(kdsRetryMS) + "\n: connected\n\n")
 	if flush() != nil {
+		println("DBG initial flush")
 		return
 	}
 	hb := time.NewTicker(k.heartbeat)
@@ -480,8 +483,11 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			wrote = true
 		}
 		cursor = max(cursor, head)
-		if wrote && flush() != nil {
-			return
+		if wrote {
+			if err := flush(); err != nil {
+				println("DBG flush", err.Error())
+				return
+			}
 		}
 		select {
 		case <-k.done:
@@ -489,10 +495,12 @@ func (st *kdsStream) run(w *bufio.Writer) {
 		case <-changed:
 		case <-hb.C:
 			if _, err := st.auth.Authenticate(context.Background(), st.token); err != nil {
+				println("DBG auth", err.Error())
 				return // logged out or expired: the client reconnects with a fresh token
 			}
 			w.WriteString(": ping\n\n")
-			if flush() != nil {
+			if err := flush(); err != nil {
+				println("DBG ping", err.Error())
 				return
 			}
 		}

@@ -539,7 +539,7 @@ func TestKDSStalledClientDoesNotSlowOrders(t *testing.T) {
 		t.Fatalf("order creation p99 %s with stalled screens", p99)
 	}
 	healthy.WaitEvents(orders, 10*time.Second)
-	// heartbeat 100 ms: the write timeout is 200 ms.
+	// heartbeat 100 ms: the write timeout is its floor, 1 s.
 	waitFor(t, 10*time.Second, "stalled streams cut off", func() bool { return f.tn.streams() == 1 })
 }
 

@@ -35,7 +35,7 @@ type Config struct {
 	Now func() time.Time
 	// KDSHeartbeat is how often a KDS stream writes a heartbeat comment
 	// (default 15 s); KDSWriteTimeout cuts off a client that stopped reading
-	// (default twice the heartbeat).
+	// (default twice the heartbeat, at least 1 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
 }
@@ -55,6 +55,8 @@ type Services struct {
 	Orders         kassa.OrderService
 	Payments       kassa.PaymentService
 	Settings       kassa.SettingsService
+	Sync           kassa.SyncService
+	Enrolment      kassa.EnrolmentService // hub only
 	KDS            kassa.KDSService
 	Idempotency    kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
@@ -128,6 +130,8 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Payments != nil, s.routesPayments},
 		{svc.Settings != nil, s.routesSettings},
+		{svc.Sync != nil, s.routesSync},
+		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 	} {
 		if g.present {

@@ -38,6 +38,9 @@ type Config struct {
 	Now            func() time.Time // nil: time.Now
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
+	// Extend lets the binary add services that need the store (sync,
+	// enrolment) before the API is built.
+	Extend func(n *Node) error
 	// Offline reports that the node has no uplink, so card payments are
 	// taken store-and-forward. Nil: always online.
 	Offline func() bool
@@ -114,6 +117,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
+	if cfg.Extend != nil {
+		if err := cfg.Extend(n); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now, KDSHeartbeat: cfg.KDSHeartbeat,

@@ -430,4 +430,3 @@ func columnValue(v any) any {
 		return string(b)
 	}
 }
-

@@ -76,3 +76,13 @@ func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCre
 	}
 	return err
 }
+
+// UserByEmail returns the user with that e-mail on this node (internal
+// callers only: it reads across orgs).
+func (db *DB) UserByEmail(ctx context.Context, email string) (*kassa.User, error) {
+	u, err := scanUser(db.reader.QueryRowContext(ctx, userCols+` WHERE email = ?`, kassa.NormalizeEmail(email)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound("user", email)
+	}
+	return u, err
+}

@@ -66,6 +66,9 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.LeafPort != 0 {
 		opts.LeafNode.Host = cfg.LeafHost
 		opts.LeafNode.Port = cfg.LeafPort
+		// Edges reach the hub at the URL they were enrolled with (which may
+		// go through a proxy); they must not learn other addresses.
+		opts.LeafNode.NoAdvertise = true
 	}
 	if cfg.LeafAuth != nil {
 		opts.CustomClientAuthentication = &auth{leaf: cfg.LeafAuth, token: cfg.ClientToken}

@@ -1,4 +1,4 @@
-package main
+package edgenode
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestEdgeBinaryDemoStartRestart(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", dir}
 	env := map[string]string{"KASSA_NATS_PORT": "-1"}
-	p := nodetest.Start(t, run, env, append(args, "--demo")...)
+	p := nodetest.Start(t, Run, env, append(args, "--demo")...)
 	tok := p.Login(t, "cashier@demo.test", demo.Password)
 	var products list
 	if st := p.Call(t, "GET", "/api/v1/catalog/products?limit=200", tok, nil, &products); st != 200 || len(products.Data) != 15 {
@@ -32,7 +32,7 @@ func TestEdgeBinaryDemoStartRestart(t *testing.T) {
 	}
 	p.Stop(t)
 
-	p = nodetest.Start(t, run, env, args...)
+	p = nodetest.Start(t, Run, env, args...)
 	tok = p.Login(t, "owner@demo.test", demo.Password)
 	if st := p.Call(t, "GET", "/api/v1/catalog/products?limit=200", tok, nil, &products); st != 200 || len(products.Data) != 15 {
 		t.Fatalf("after restart: status %d, %d products", st, len(products.Data))
@@ -46,7 +46,7 @@ func TestEdgeBinaryDemoStartRestart(t *testing.T) {
 // TestEdgeRefusesBadConfiguration checks that a bad flag value stops the
 // binary with an error instead of starting half-configured.
 func TestEdgeRefusesBadConfiguration(t *testing.T) {
-	err := run(t.Context(), []string{"--data-dir", t.TempDir()}, func(k string) string {
+	err := Run(t.Context(), []string{"--data-dir", t.TempDir()}, func(k string) string {
 		return map[string]string{"KASSA_BODY_LIMIT": "lots"}[k]
 	}, nil, discard{})
 	if err == nil {

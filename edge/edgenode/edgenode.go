@@ -1,0 +1,262 @@
+// Package edgenode runs a Kassa edge: the shared node (store, services,
+// API) plus its embedded NATS server and, once enrolled at a hub, the sync
+// link that pushes the store's changes up and pulls its scope down over a
+// NATS leaf-node connection. Offline, everything keeps working: changes
+// wait in the outbox and card payments are taken store-and-forward.
+package edgenode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"kassa.dev/shared/demo"
+	"kassa.dev/shared/envflag"
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/link"
+	"kassa.dev/sync/natsnode"
+)
+
+// Version is stamped at build time.
+var Version = "dev"
+
+// Run runs an edge until ctx is done.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var f node.Flags
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.Bind(fs, "127.0.0.1:8081", "data/edge", 4223, 6000, 9000)
+	hubURL := fs.String("hub-url", "", "HTTP address of the hub, to enrol at (with --enrol-token)")
+	enrolToken := fs.String("enrol-token", "", "single-use enrolment token from the hub (POST /locations/:id/enrolment); needed once")
+	leafOverride := fs.String("hub-leaf-url", "", "the hub's leaf URL, when it differs from what the hub advertises")
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
+		return err
+	}
+	f.Kind, f.Version = kassa.NodeEdge, Version
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
+	var ns *natsnode.Server
+	var edge *link.Edge
+	var edgeMu sync.Mutex
+	current := func() *link.Edge { edgeMu.Lock(); defer edgeMu.Unlock(); return edge }
+	f.Ready = func(context.Context) error {
+		if ns == nil || !ns.Ready() {
+			return fmt.Errorf("nats server not ready")
+		}
+		return nil
+	}
+	f.Offline = func() bool { e := current(); return e == nil || !e.Status().Connected }
+	f.Extend = func(n *node.Node) error {
+		n.Services.Sync = &edgeSync{db: n.DB, link: current}
+		return nil
+	}
+	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
+		id, creds, err := identity(ctx, n.DB, *hubURL, *enrolToken, *leafOverride)
+		if err != nil {
+			return nil, err
+		}
+		cfg := natsnode.Config{Name: "edge-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort,
+			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "edge-" + n.DB.NodeID}
+		if id != nil {
+			cfg.LeafRemotes = []string{creds}
+		}
+		ns, err = natsnode.Start(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		stop := ns.Shutdown
+		if id == nil {
+			if f.Demo {
+				if _, err := demo.Seed(ctx, n); err != nil {
+					ns.Shutdown()
+					return nil, err
+				}
+				demo.PrintLogins(stdout)
+			}
+			log.Info("edge not enrolled: running standalone; start it with --hub-url and --enrol-token to sync")
+			return stop, nil
+		}
+		if f.Demo {
+			log.Info("edge enrolled: the demo data comes from the hub, --demo is ignored")
+		}
+		nc, err := ns.Connect("edge-sync", "", nats.CustomInboxPrefix(id.InboxPrefix()))
+		if err != nil {
+			ns.Shutdown()
+			return nil, err
+		}
+		e := link.NewEdge(*id, nc, &edgeStore{db: n.DB, id: *id}, log, nil)
+		edgeMu.Lock()
+		edge = e
+		edgeMu.Unlock()
+		lctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { e.Run(lctx); close(done) }()
+		fmt.Fprintf(stdout, "kassa edge enrolled: org %s location %s\n", id.Org, id.Location)
+		return func() { cancel(); <-done; nc.Close(); ns.Shutdown() }, nil
+	})
+}
+
+// Keys of the edge's identity in node_meta.
+const (
+	metaOrg      = "sync_org"
+	metaLocation = "sync_location"
+	metaLeafURL  = "sync_leaf_url"
+	metaPassword = "sync_leaf_password"
+	metaCursor   = "sync_pull_cursor"
+)
+
+// identity returns the edge's enrolled identity and leaf URL (with its
+// credentials), enrolling at the hub first when a token is given and the
+// edge has none yet. It returns nil for an edge that is not enrolled.
+func identity(ctx context.Context, db *sqlite.DB, hubURL, token, leafOverride string) (*link.Identity, string, error) {
+	org, err := db.Meta(ctx, metaOrg)
+	if err != nil {
+		return nil, "", err
+	}
+	if org == "" {
+		if token == "" {
+			return nil, "", nil
+		}
+		if hubURL == "" {
+			return nil, "", fmt.Errorf("edge: --enrol-token needs --hub-url")
+		}
+		if err := enrol(ctx, db, hubURL, token); err != nil {
+			return nil, "", err
+		}
+	}
+	vals := map[string]string{}
+	for _, k := range []string{metaOrg, metaLocation, metaLeafURL, metaPassword} {
+		if vals[k], err = db.Meta(ctx, k); err != nil {
+			return nil, "", err
+		}
+	}
+	leaf := vals[metaLeafURL]
+	if leafOverride != "" {
+		leaf = leafOverride
+	}
+	u, err := url.Parse(leaf)
+	if err != nil {
+		return nil, "", fmt.Errorf("edge: leaf url %q: %w", leaf, err)
+	}
+	u.User = url.UserPassword(db.NodeID, vals[metaPassword])
+	return &link.Identity{Org: vals[metaOrg], Location: vals[metaLocation], Node: db.NodeID}, u.String(), nil
+}
+
+// enrol claims the token at the hub and keeps what it returns.
+func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string) error {
+	body, _ := json.Marshal(kassa.EnrolmentClaim{Token: token, NodeID: db.NodeID})
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(hubURL, "/")+"/api/v1/sync/enrol", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("edge: enrol at %s: %w", hubURL, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return fmt.Errorf("edge: enrol at %s: %d %s", hubURL, res.StatusCode, b)
+	}
+	var out struct {
+		Data kassa.EnrolResult `json:"data"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{metaLocation: out.Data.LocationID, metaLeafURL: out.Data.LeafURL,
+		metaPassword: out.Data.LeafPassword, metaCursor: "0", metaOrg: out.Data.OrgID} {
+		if err := db.SetMeta(ctx, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// edgeStore adapts the edge's store to the link.
+type edgeStore struct {
+	db *sqlite.DB
+	id link.Identity
+}
+
+func (s *edgeStore) Unsent(ctx context.Context, limit int) ([]link.Entry, error) {
+	log, err := s.db.ChangesAfter(ctx, 0, limit, true, nil, "")
+	out := make([]link.Entry, len(log))
+	for i, e := range log {
+		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}
+	}
+	return out, err
+}
+
+func (s *edgeStore) MarkSent(ctx context.Context, seq int64) error { return s.db.MarkSent(ctx, seq) }
+
+func (s *edgeStore) ApplyRemote(ctx context.Context, cs []change.Change) error {
+	_, err := s.db.Apply(ctx, cs, false)
+	return err
+}
+
+func (s *edgeStore) Cursor(ctx context.Context) (int64, error) {
+	v, err := s.db.Meta(ctx, metaCursor)
+	if err != nil || v == "" {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+func (s *edgeStore) SetCursor(ctx context.Context, seq int64) error {
+	return s.db.SetMeta(ctx, metaCursor, strconv.FormatInt(seq, 10))
+}
+
+func (s *edgeStore) Digests(ctx context.Context) (map[string]string, error) {
+	return s.db.Digests(ctx, s.id.Org, s.id.Location)
+}
+
+func (s *edgeStore) Committed() <-chan struct{} { return s.db.Committed() }
+
+// edgeSync is the edge's kassa.SyncService.
+type edgeSync struct {
+	db   *sqlite.DB
+	link func() *link.Edge
+}
+
+func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
+	if _, err := kassa.MustActor(ctx); err != nil {
+		return nil, err
+	}
+	st := &kassa.SyncStatus{Node: kassa.NodeEdge, NodeID: s.db.NodeID}
+	pending, err := s.db.OutboxLen(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	st.PendingUp = pending
+	if e := s.link(); e != nil {
+		ls := e.Status()
+		st.Connected, st.Since, st.PendingDown, st.LastError = ls.Connected, ls.Since, ls.PendingDown, ls.LastError
+		if !ls.LastVerified.IsZero() {
+			st.LastVerified = &ls.LastVerified
+		}
+	} else {
+		st.LastError = "not enrolled at a hub"
+	}
+	return st, nil
+}
+
+func (s *edgeSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, p)
+}

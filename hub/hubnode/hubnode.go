@@ -1,0 +1,247 @@
+// Package hubnode runs the Kassa hub: the shared node (store, services,
+// API) plus its embedded NATS server with JetStream and the leaf-node
+// listener that edges connect to, the sync link that ingests edges'
+// changes and serves their pulls, and edge enrolment.
+package hubnode
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"kassa.dev/shared/demo"
+	"kassa.dev/shared/envflag"
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/link"
+	"kassa.dev/sync/natsnode"
+)
+
+// Version is stamped at build time.
+var Version = "dev"
+
+// DemoTokenFile is where a --demo hub writes an enrolment token for the
+// demo location, for `make run` to hand to the demo edge.
+const DemoTokenFile = "demo-edge.token"
+
+// Run runs a hub until ctx is done.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var f node.Flags
+	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.Bind(fs, "127.0.0.1:8080", "data/hub", 4222, 600, 900)
+	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
+	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
+	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
+		return err
+	}
+	f.Kind, f.Version = kassa.NodeHub, Version
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
+	var ns *natsnode.Server
+	var db *sqlite.DB
+	edges := &edgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}}
+	f.Ready = func(context.Context) error {
+		if ns == nil || !ns.Ready() {
+			return fmt.Errorf("nats server not ready")
+		}
+		return nil
+	}
+	f.Extend = func(n *node.Node) error {
+		db = n.DB
+		n.Services.Enrolment = sqlite.NewEnrolmentService(n.DB, func() string {
+			if *leafAdvertise != "" {
+				return *leafAdvertise
+			}
+			return ns.LeafURL()
+		})
+		n.Services.Sync = &hubSync{db: n.DB, edges: edges}
+		return nil
+	}
+	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
+		token := "hub-" + randomToken()
+		var err error
+		ns, err = natsnode.Start(natsnode.Config{
+			Name: "hub-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort,
+			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
+			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token,
+			LeafAuth: func(user, password string) *server.Permissions {
+				sn := db.FindSyncNode(context.Background(), user, password, true)
+				if sn == nil {
+					log.Warn("leaf connection refused", "user", user)
+					return nil
+				}
+				return link.EdgePermissions(link.Identity{Org: sn.OrgID, Location: sn.LocationID, Node: sn.NodeID})
+			},
+		}, log)
+		if err != nil {
+			return nil, err
+		}
+		nc, err := ns.Connect("hub-sync", token)
+		if err != nil {
+			ns.Shutdown()
+			return nil, err
+		}
+		h, err := link.StartHub(nc, &hubStore{db: n.DB, edges: edges}, log)
+		if err != nil {
+			nc.Close()
+			ns.Shutdown()
+			return nil, err
+		}
+		wctx, cancel := context.WithCancel(context.Background())
+		start, _ := n.DB.LastSeq(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.Watch(wctx, n.DB.Committed(), start, func(ctx context.Context, after int64) ([]link.Entry, error) {
+				return entries(n.DB.ChangesAfter(ctx, after, 1000, false, nil, ""))
+			})
+		}()
+		stop := func() {
+			cancel()
+			wg.Wait()
+			h.Stop()
+			nc.Close()
+			ns.Shutdown()
+		}
+		fmt.Fprintf(stdout, "kassa hub nats %s leaf %s\n", ns.ClientURL(), ns.LeafURL())
+		if f.Demo {
+			if err := seedDemo(ctx, n, f.DataDir, stdout); err != nil {
+				stop()
+				return nil, err
+			}
+		}
+		return stop, nil
+	})
+}
+
+// seedDemo seeds the demo org and writes an enrolment token for its
+// location where `make run` picks it up.
+func seedDemo(ctx context.Context, n *node.Node, dataDir string, out io.Writer) error {
+	orgID, err := demo.Seed(ctx, n)
+	if err != nil {
+		return err
+	}
+	demo.PrintLogins(out)
+	owner, loc, err := demo.OwnerAndLocation(ctx, n, orgID)
+	if err != nil {
+		return err
+	}
+	e, err := n.Services.Enrolment.CreateEnrolment(node.Actor(ctx, owner), loc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dataDir, DemoTokenFile), []byte(e.Token+"\n"), 0o600)
+}
+
+func entries(log []sqlite.LogEntry, err error) ([]link.Entry, error) {
+	out := make([]link.Entry, len(log))
+	for i, e := range log {
+		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}
+	}
+	return out, err
+}
+
+// edgeBook remembers when each edge last spoke and how far it pulled.
+type edgeBook struct {
+	mu     sync.Mutex
+	seen   map[string]time.Time
+	cursor map[string]int64
+}
+
+func (b *edgeBook) saw(node string, cursor int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seen[node] = time.Now()
+	if cursor >= 0 {
+		b.cursor[node] = cursor
+	}
+}
+
+// hubStore adapts the hub's store to the link.
+type hubStore struct {
+	db    *sqlite.DB
+	edges *edgeBook
+}
+
+func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
+	s.edges.saw(from.Node, -1)
+	res, err := s.db.Apply(ctx, cs, true)
+	return res.Applied, res.Duplicate, err
+}
+
+func (s *hubStore) Log(ctx context.Context, to link.Identity, after int64, limit int) ([]link.Entry, int64, error) {
+	s.edges.saw(to.Node, after)
+	es, err := entries(s.db.ChangesAfter(ctx, after, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
+	if err != nil {
+		return nil, 0, err
+	}
+	last, err := s.db.LastSeq(ctx)
+	return es, last, err
+}
+
+func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]string, error) {
+	return s.db.Digests(ctx, of.Org, of.Location)
+}
+
+func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {
+	n := s.db.FindSyncNode(ctx, id.Node, "", false)
+	return n != nil && n.OrgID == id.Org && n.LocationID == id.Location
+}
+
+// hubSync is the hub's kassa.SyncService: every enrolled edge of the org.
+type hubSync struct {
+	db    *sqlite.DB
+	edges *edgeBook
+}
+
+func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := s.db.SyncNodes(ctx, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	st := &kassa.SyncStatus{Node: kassa.NodeHub, NodeID: s.db.NodeID, Connected: true, Edges: []kassa.EdgeStatus{}}
+	for _, n := range nodes {
+		es := kassa.EdgeStatus{NodeID: n.NodeID, LocationID: n.LocationID, EnrolledAt: n.EnrolledAt}
+		s.edges.mu.Lock()
+		seen, ok := s.edges.seen[n.NodeID]
+		cursor := s.edges.cursor[n.NodeID]
+		s.edges.mu.Unlock()
+		if ok {
+			es.LastSeen = &seen
+			es.Connected = time.Since(seen) < 10*time.Second
+		}
+		es.PendingDown, _ = s.db.LogCount(ctx, cursor, sqlite.Scope{OrgID: n.OrgID, LocationID: n.LocationID}, n.NodeID)
+		st.Edges = append(st.Edges, es)
+	}
+	return st, nil
+}
+
+func (s *hubSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, p)
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,260 @@
+package synctest
+
+import (
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kassa.dev/edge/edgenode"
+	"kassa.dev/hub/hubnode"
+	"kassa.dev/shared/demo"
+	"kassa.dev/shared/node/nodetest"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type env struct {
+	hub, edge *nodetest.Proc
+	hubDir    string
+	proxy     *proxy
+	hubTok    string // owner at the hub
+	edgeTok   string // cashier at the edge
+	edgeMgr   string // manager at the edge (sync status needs reports:read)
+	edgeArgs  []string
+	location  string
+}
+
+// MustStartPair starts a demo hub and an edge enrolled at its demo
+// location, the edge's leaf link running through a proxy the test can cut.
+func MustStartPair(t *testing.T) *env {
+	t.Helper()
+	e := &env{hubDir: t.TempDir()}
+	e.hub = nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
+		"--nats-port", "-1", "--leaf-port", "-1")
+	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
+	e.proxy = startProxy(t, leaf)
+	token, err := os.ReadFile(filepath.Join(e.hubDir, hubnode.DemoTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+		"--hub-url", e.hub.URL, "--enrol-token", strings.TrimSpace(string(token)), "--hub-leaf-url", "nats-leaf://" + e.proxy.addr}
+	e.edge = nodetest.Start(t, edgenode.Run, nil, e.edgeArgs...)
+	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
+	// The staff users reach the edge through sync: wait until a login works there.
+	waitFor(t, 20*time.Second, "the demo users to reach the edge", func() bool {
+		var out map[string]any
+		return e.edge.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
+	})
+	e.edgeTok = e.edge.Login(t, "cashier@demo.test", demo.Password)
+	e.edgeMgr = e.edge.Login(t, "manager@demo.test", demo.Password)
+	var locs struct{ Data []map[string]any }
+	e.edge.Call(t, "GET", "/api/v1/locations", e.edgeTok, nil, &locs)
+	e.location = locs.Data[0]["id"].(string)
+	return e
+}
+
+func field(out, prefix string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, prefix); i >= 0 {
+			return strings.Fields(line[i+len(prefix):])[0]
+		}
+	}
+	return ""
+}
+
+// proxy relays TCP to the hub's leaf port until cut.
+type proxy struct {
+	addr, target string
+	ln           net.Listener
+	mu           sync.Mutex
+	conns        []net.Conn
+	down         bool
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: ln.Addr().String(), target: target, ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.down {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	return p
+}
+
+// cut drops every connection and refuses new ones until restore.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+type listResp struct {
+	Data []map[string]any `json:"data"`
+}
+
+type oneResp struct {
+	Data map[string]any `json:"data"`
+}
+
+func (e *env) status(t *testing.T, p *nodetest.Proc, tok string) map[string]any {
+	var st oneResp
+	p.Call(t, "GET", "/api/v1/sync/status", tok, nil, &st)
+	return st.Data
+}
+
+// sale creates, pays and completes an order of one unit at the edge.
+func (e *env) sale(t *testing.T, product string) string {
+	t.Helper()
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("create order at the edge: %d %v", st, o)
+	}
+	id := o.Data["id"].(string)
+	if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil); st != 201 {
+		t.Fatalf("pay: %d", st)
+	}
+	if st := e.edge.Call(t, "POST", "/api/v1/orders/"+id+"/complete", e.edgeTok, nil, nil); st != 200 {
+		t.Fatalf("complete: %d", st)
+	}
+	return id
+}
+
+func (e *env) products(t *testing.T, p *nodetest.Proc, tok string) []map[string]any {
+	var l listResp
+	p.Call(t, "GET", "/api/v1/catalog/products?limit=200", tok, nil, &l)
+	return l.Data
+}
+
+func TestRoundTripEdgeToHubAndBack(t *testing.T) {
+	e := MustStartPair(t)
+	waitFor(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	// An order made at the edge is readable at the hub, completed and paid.
+	id := e.sale(t, e.products(t, e.edge, e.edgeTok)[0]["id"].(string))
+	waitFor(t, 10*time.Second, "the edge's order at the hub", func() bool {
+		var o oneResp
+		return e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) == 200 && o.Data["status"] == "completed" &&
+			o.Data["paid_total"] == o.Data["total"] && len(o.Data["line_items"].([]any)) == 1
+	})
+	// A product made at the hub is sold at the edge.
+	var p oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "Hub Special", "sku": "HUB-1", "base_price": 990}, &p); st != 201 {
+		t.Fatalf("create at hub: %d", st)
+	}
+	pid := p.Data["id"].(string)
+	waitFor(t, 10*time.Second, "the hub's product at the edge", func() bool {
+		var got oneResp
+		return e.edge.Call(t, "GET", "/api/v1/catalog/products/"+pid, e.edgeTok, nil, &got) == 200
+	})
+	id2 := e.sale(t, pid)
+	waitFor(t, 10*time.Second, "the second order at the hub", func() bool {
+		var o oneResp
+		return e.hub.Call(t, "GET", "/api/v1/orders/"+id2, e.hubTok, nil, &o) == 200 && o.Data["total"] == float64(990)
+	})
+	// Both sides report the link, and the edge verifies digests.
+	waitFor(t, 10*time.Second, "the edge to verify", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
+	})
+	hubSt := e.status(t, e.hub, e.hubTok)
+	edges, _ := hubSt["edges"].([]any)
+	if len(edges) != 1 || edges[0].(map[string]any)["connected"] != true {
+		t.Fatalf("hub status %v", hubSt)
+	}
+}
+
+func TestPartitionKeepsSellingAndConverges(t *testing.T) {
+	e := MustStartPair(t)
+	waitFor(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	products := e.products(t, e.edge, e.edgeTok)
+	e.proxy.cut()
+	waitFor(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	var orders []string
+	for i := range 20 {
+		orders = append(orders, e.sale(t, products[i%5]["id"].(string)))
+	}
+	// Meanwhile at the hub: a price change and a new product.
+	pid := products[0]["id"].(string)
+	if st := e.hub.Call(t, "PATCH", "/api/v1/catalog/products/"+pid, e.hubTok, map[string]any{"base_price": 555}, nil); st != 200 {
+		t.Fatalf("patch at hub: %d", st)
+	}
+	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "Offline Special", "sku": "OFF-1", "base_price": 100}, nil); st != 201 {
+		t.Fatalf("create at hub: %d", st)
+	}
+	st := e.status(t, e.edge, e.edgeMgr)
+	if st["pending_up"].(float64) == 0 {
+		t.Fatalf("offline edge shows nothing waiting: %v", st)
+	}
+	e.proxy.restore()
+	for _, id := range orders {
+		waitFor(t, 20*time.Second, "order "+id+" at the hub", func() bool {
+			var o oneResp
+			return e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) == 200 && o.Data["status"] == "completed"
+		})
+	}
+	waitFor(t, 20*time.Second, "the hub's changes at the edge", func() bool {
+		var p oneResp
+		e.edge.Call(t, "GET", "/api/v1/catalog/products/"+pid, e.edgeTok, nil, &p)
+		return p.Data["base_price"] == float64(555) && len(e.products(t, e.edge, e.edgeTok)) == 16
+	})
+	// Exactly once: the hub has every order once.
+	var l listResp
+	e.hub.Call(t, "GET", "/api/v1/orders?limit=200&location_id="+e.location, e.hubTok, nil, &l)
+	if len(l.Data) != len(orders) {
+		t.Fatalf("hub has %d orders, want %d", len(l.Data), len(orders))
+	}
+	waitFor(t, 20*time.Second, "the edge to verify after reconnect", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
+	})
+}

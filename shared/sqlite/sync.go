@@ -1,0 +1,280 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// EnrolmentTTL is how long an enrolment token can be claimed.
+const EnrolmentTTL = 24 * time.Hour
+
+// EnrolmentService implements kassa.EnrolmentService on the hub.
+type EnrolmentService struct {
+	db      *DB
+	leafURL func() string // the hub's leaf-node URL as edges reach it
+}
+
+// NewEnrolmentService returns the enrolment service of a hub whose leaf
+// listener edges reach at leafURL.
+func NewEnrolmentService(db *DB, leafURL func() string) *EnrolmentService {
+	return &EnrolmentService{db: db, leafURL: leafURL}
+}
+
+var _ kassa.EnrolmentService = (*EnrolmentService)(nil)
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func hashSecret(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// CreateEnrolment issues a single-use token for a location; owners only.
+func (s *EnrolmentService) CreateEnrolment(ctx context.Context, locationID string) (*kassa.Enrolment, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.Role != kassa.RoleOwner {
+		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can enrol an edge")
+	}
+	if _, err := findLocation(ctx, s.db.reader, a.OrgID, locationID); err != nil {
+		return nil, err
+	}
+	token := "kse_" + randomHex(24)
+	expires := s.db.Now().Add(EnrolmentTTL).UTC().Truncate(time.Millisecond)
+	err = s.db.exec(ctx, `INSERT INTO enrolment_tokens (token_hash, org_id, location_id, created_by, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		hashSecret(token), a.OrgID, locationID, nullString(a.UserID), fmtTime(expires))
+	if err != nil {
+		return nil, err
+	}
+	return &kassa.Enrolment{Token: token, LocationID: locationID, ExpiresAt: expires}, nil
+}
+
+var errBadEnrolment = kassa.Errorf(kassa.EUnauthorized, "the enrolment token is unknown, used or expired")
+
+// Claim enrols an edge with a token: the token is spent, the edge's link
+// secret is minted (only its hash is kept) and returned once.
+func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) (*kassa.EnrolResult, error) {
+	if !kassa.ValidID(in.NodeID) {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "node_id", Message: "must be an id"}}}
+	}
+	secret := randomHex(32)
+	var res kassa.EnrolResult
+	err := s.db.write(ctx, func(tx *Tx) error {
+		var org, loc, expires string
+		var used sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT org_id, location_id, expires_at, used_at FROM enrolment_tokens WHERE token_hash = ?`,
+			hashSecret(in.Token)).Scan(&org, &loc, &expires, &used)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && (used.Valid || parseTime(expires).Before(tx.now)) {
+			return errBadEnrolment
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE enrolment_tokens SET used_at = ?, used_by = ? WHERE token_hash = ?`,
+			fmtTime(tx.now), in.NodeID, hashSecret(in.Token)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(node_id) DO UPDATE SET org_id = excluded.org_id, location_id = excluded.location_id,
+			secret_hash = excluded.secret_hash, enrolled_at = excluded.enrolled_at, revoked_at = NULL`,
+			in.NodeID, org, loc, hashSecret(secret), fmtTime(tx.now))
+		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: in.NodeID, LeafURL: s.leafURL(), LeafUser: in.NodeID, LeafPassword: secret}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// SyncNode is an enrolled edge as the hub knows it.
+type SyncNode struct {
+	NodeID, OrgID, LocationID string
+	EnrolledAt                time.Time
+}
+
+// FindSyncNode returns an enrolled, unrevoked edge whose link secret
+// matches (compared in constant time), or nil. An empty secret skips the check.
+func (db *DB) FindSyncNode(ctx context.Context, nodeID, secret string, checkSecret bool) *SyncNode {
+	var n SyncNode
+	var hash, enrolled string
+	err := db.reader.QueryRowContext(ctx, `SELECT node_id, org_id, location_id, secret_hash, enrolled_at FROM sync_nodes
+		WHERE node_id = ? AND revoked_at IS NULL`, nodeID).Scan(&n.NodeID, &n.OrgID, &n.LocationID, &hash, &enrolled)
+	if err != nil {
+		return nil
+	}
+	if checkSecret && subtle.ConstantTimeCompare([]byte(hash), []byte(hashSecret(secret))) != 1 {
+		return nil
+	}
+	n.EnrolledAt = parseTime(enrolled)
+	return &n
+}
+
+// SyncNodes lists an org's enrolled edges.
+func (db *DB) SyncNodes(ctx context.Context, orgID string) ([]SyncNode, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT node_id, org_id, location_id, enrolled_at FROM sync_nodes
+		WHERE org_id = ? AND revoked_at IS NULL ORDER BY enrolled_at`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SyncNode
+	for rows.Next() {
+		var n SyncNode
+		var enrolled string
+		if err := rows.Scan(&n.NodeID, &n.OrgID, &n.LocationID, &enrolled); err != nil {
+			return nil, err
+		}
+		n.EnrolledAt = parseTime(enrolled)
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// LogCount counts the log entries in a scope after seq, leaving out those
+// from excludeOrigin: what an edge has yet to pull.
+func (db *DB) LogCount(ctx context.Context, seq int64, scope Scope, excludeOrigin string) (int64, error) {
+	var n int64
+	err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE seq > ? AND org_id = ?
+		AND (location_id IS NULL OR location_id = ?) AND origin != ?`, seq, scope.OrgID, scope.LocationID, excludeOrigin).Scan(&n)
+	return n, err
+}
+
+// Conflicts lists the org's recorded merge conflicts, newest last.
+func (db *DB) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Conflict]{}, err
+	}
+	return findPage(ctx, db.reader, `SELECT id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at FROM sync_conflicts`,
+		"org_id = ?", []any{a.OrgID}, p, func(s scanner) (*kassa.Conflict, error) {
+			var c kassa.Conflict
+			var local, remote, at string
+			if err := s.Scan(&c.ID, &c.OrgID, &c.LocationID, &c.Kind, &c.Entity, &c.EntityID, &local, &remote, &at); err != nil {
+				return nil, err
+			}
+			c.Local, c.Remote, c.DetectedAt = json.RawMessage(local), json.RawMessage(remote), parseTime(at)
+			return &c, nil
+		}, func(c *kassa.Conflict) string { return c.ID })
+}
+
+// digestTables are the replicated tables compared by Digests, each with the
+// condition that puts a row in an edge's scope (?1 org, ?2 location).
+var digestTables = map[string]string{
+	"orgs":                "id = ?1",
+	"users":               "org_id = ?1",
+	"locations":           "org_id = ?1",
+	"categories":          "org_id = ?1",
+	"products":            "org_id = ?1",
+	"modifier_groups":     "org_id = ?1",
+	"price_lists":         "org_id = ?1",
+	"customers":           "org_id = ?1",
+	"loyalty_programs":    "org_id = ?1",
+	"loyalty_accounts":    "org_id = ?1",
+	"points_transactions": "org_id = ?1",
+	"stock_levels":        "org_id = ?1 AND location_id = ?2",
+	"stock_movements":     "org_id = ?1 AND location_id = ?2",
+	"transfers":           "org_id = ?1 AND from_location_id = ?2",
+	"orders":              "org_id = ?1 AND location_id = ?2",
+	"order_lines":         "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
+	"order_history":       "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
+	"payments":            "org_id = ?1 AND location_id = ?2",
+	"refunds":             "org_id = ?1 AND location_id = ?2",
+}
+
+// digestSkip are bookkeeping columns left out of digests: how a node
+// stamped a row, not what the row says.
+var digestSkip = map[string]bool{"hlc": true, "origin": true, "field_hlc": true}
+
+// Digests returns a SHA-256 of each replicated table's rows in a scope, in
+// id order, with JSON values normalized (keys sorted), so that two nodes
+// holding the same data compute the same digests.
+func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string]string, error) {
+	out := make(map[string]string, len(digestTables))
+	names := make([]string, 0, len(digestTables))
+	for t := range digestTables {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, table := range names {
+		rows, err := db.reader.QueryContext(ctx, "SELECT * FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", orgID, locationID)
+		if err != nil {
+			return nil, fmt.Errorf("digest %s: %w", table, err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			for i, c := range cols {
+				if digestSkip[c] {
+					continue
+				}
+				h.Write([]byte(c))
+				h.Write([]byte{0})
+				h.Write([]byte(normalized(vals[i])))
+				h.Write([]byte{0})
+			}
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		out[table] = strconv.Itoa(n) + ":" + hex.EncodeToString(h.Sum(nil))
+	}
+	return out, nil
+}
+
+// normalized renders a column value canonically: JSON text re-encoded with
+// sorted keys, everything else as Go prints it.
+func normalized(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "\x00null"
+	case []byte:
+		return normalizedText(string(x))
+	case string:
+		return normalizedText(x)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func normalizedText(s string) string {
+	if len(s) > 0 && (s[0] == '{' || s[0] == '[') {
+		var j any
+		if json.Unmarshal([]byte(s), &j) == nil {
+			b, _ := json.Marshal(j)
+			return string(b)
+		}
+	}
+	return s
+}
