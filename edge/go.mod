@@ -6,6 +6,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	kassa.dev/shared v0.0.0
 	kassa.dev/sync v0.0.0
+	kassa.dev/web v0.0.0
 )
 
 require (
@@ -14,6 +15,9 @@ require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gofiber/fiber/v2 v2.52.15 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
@@ -46,4 +50,5 @@ require (
 replace (
 	kassa.dev/shared => ../shared
 	kassa.dev/sync => ../sync
+	kassa.dev/web => ../web
 )

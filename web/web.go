@@ -1,11 +1,27 @@
 // Package web embeds Kassa's browser pages (KDS screen, store console, ops
 // monitor, OAuth consent page) so that each binary ships as one file. The
-// pages land with their issues; FS is empty until then.
+// pages are plain HTML, CSS and JavaScript: no build step, nothing fetched
+// from the internet, so they work on a store LAN that is offline.
 package web
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+)
 
 // FS holds the pages under static/.
 //
 //go:embed static
 var FS embed.FS
+
+// KDS is the kitchen display page (static/kds), which the edge serves at
+// /kds: index.html, kds.css and kds.js.
+var KDS = mustSub("static/kds")
+
+func mustSub(dir string) fs.FS {
+	sub, err := fs.Sub(FS, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}

@@ -31,6 +31,7 @@ import (
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
+	"kassa.dev/web"
 )
 
 // Version is stamped at build time.
@@ -49,6 +50,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	f.Kind, f.Version = kassa.NodeEdge, Version
+	f.KDSPage = web.KDS
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
 	var ns *natsnode.Server
 	var edge *link.Edge

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/eventbus"
@@ -52,6 +54,9 @@ const (
 func (s *Server) routesKDS() {
 	s.kds = newKDSFeeds(s.svc.KDS, s.svc.Events, s.log, s.cfg.KDSHeartbeat, s.cfg.KDSWriteTimeout)
 	s.metrics.Registry.MustRegister(s.kds.gauge)
+	if s.cfg.KDSPage != nil {
+		s.app.Use("/kds", filesystem.New(filesystem.Config{Root: http.FS(s.cfg.KDSPage), Index: "index.html"}))
+	}
 	loc := Param{"location_id", "string", "only this location's tickets (required on the hub)"}
 	station := Param{"station", "string", "only tickets with lines of this station (e.g. kitchen, bar), trimmed to those lines"}
 	stream := &Route{Method: "GET", Path: "/kds/stream", Tag: "kds", Scope: kassa.ScopeKDS, Status: fiber.StatusOK,
@@ -232,8 +237,8 @@ func newKDSFeeds(svc kassa.KDSService, bus *eventbus.Bus, log *slog.Logger, hear
 	}
 	if writeTimeout <= 0 {
 		// The deadline is absolute: a loaded machine must not cut off a
-		// client that reads, so never less than a second.
-		writeTimeout = max(2*heartbeat, time.Second)
+		// client that reads, so never less than 5 s.
+		writeTimeout = max(2*heartbeat, 5*time.Second)
 	}
 	k := &kdsFeeds{svc: svc, log: log, heartbeat: heartbeat, writeTimeout: writeTimeout, orgs: map[string]*orgFeed{},
 		done: make(chan struct{}),
@@ -434,7 +439,6 @@ func (st *kdsStream) run(w *bufio.Writer) {
 	}
 	w.WriteString("retry: " + strconv.Itoa(kdsRetryMS) + "\n: connected\n\n")
 	if flush() != nil {
-		println("DBG initial flush")
 		return
 	}
 	hb := time.NewTicker(k.heartbeat)
@@ -483,11 +487,8 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			wrote = true
 		}
 		cursor = max(cursor, head)
-		if wrote {
-			if err := flush(); err != nil {
-				println("DBG flush", err.Error())
-				return
-			}
+		if wrote && flush() != nil {
+			return
 		}
 		select {
 		case <-k.done:
@@ -495,12 +496,10 @@ func (st *kdsStream) run(w *bufio.Writer) {
 		case <-changed:
 		case <-hb.C:
 			if _, err := st.auth.Authenticate(context.Background(), st.token); err != nil {
-				println("DBG auth", err.Error())
 				return // logged out or expired: the client reconnects with a fresh token
 			}
 			w.WriteString(": ping\n\n")
-			if err := flush(); err != nil {
-				println("DBG ping", err.Error())
+			if flush() != nil {
 				return
 			}
 		}

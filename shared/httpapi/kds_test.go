@@ -19,6 +19,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/sync/change"
 )
 
 // sseEvent is one event read from a KDS stream.
@@ -511,7 +512,7 @@ func TestKDSManyStreams(t *testing.T) {
 // healthy screen gets everything, and that the stalled streams are cut
 // off after the write timeout.
 func TestKDSStalledClientDoesNotSlowOrders(t *testing.T) {
-	f := mustKDS(t, kassa.NodeEdge, nil)
+	f := mustKDS(t, kassa.NodeEdge, func(c *node.Config) { c.KDSWriteTimeout = 2 * time.Second })
 	healthy := f.tn.openStream(f.kitchen, "")
 	host := strings.TrimPrefix(f.tn.URL, "http://")
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
@@ -539,7 +540,6 @@ func TestKDSStalledClientDoesNotSlowOrders(t *testing.T) {
 		t.Fatalf("order creation p99 %s with stalled screens", p99)
 	}
 	healthy.WaitEvents(orders, 10*time.Second)
-	// heartbeat 100 ms: the write timeout is its floor, 1 s.
 	waitFor(t, 10*time.Second, "stalled streams cut off", func() bool { return f.tn.streams() == 1 })
 }
 
@@ -613,5 +613,25 @@ func TestKDSSyncedOrdersAndHub(t *testing.T) {
 	evs = s.WaitEvents(2, 5*time.Second)
 	if len(evs) != 2 || evs[1].Type != kassa.TicketUpdated {
 		t.Fatalf("a replayed created event must add nothing: %v", summary(evs))
+	}
+	// A bump made at another node arrives as a change record; sync's apply
+	// then calls SyncTicket, which records what moved, once.
+	db := f.tn.N.DB
+	remote := change.Change{ID: db.NewID(), OrgID: f.org.ID, LocationID: f.loc, Entity: "order", EntityID: id,
+		Op: change.OpUpdate, Fields: map[string]any{"kitchen_status": kassa.KitchenReady}, HLC: db.Clock.Now(), Origin: db.NewID()}
+	if _, err := db.Apply(ctx, []change.Change{remote}, false); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := db.SyncTicket(ctx, f.org.ID, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs = s.WaitEvents(3, 5*time.Second)
+	other, _ := f.order("", f.toast)
+	evs = s.WaitEvents(4, 5*time.Second)
+	if len(evs) != 4 || evs[2].Type != kassa.TicketBumped || evs[2].Data.Ticket.KitchenStatus != kassa.KitchenReady ||
+		evs[3].Data.Ticket.ID != other {
+		t.Fatalf("synced bump: %v", summary(evs))
 	}
 }

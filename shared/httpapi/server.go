@@ -9,6 +9,7 @@ package httpapi
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"net"
 	"sync"
@@ -35,9 +36,11 @@ type Config struct {
 	Now func() time.Time
 	// KDSHeartbeat is how often a KDS stream writes a heartbeat comment
 	// (default 15 s); KDSWriteTimeout cuts off a client that stopped reading
-	// (default twice the heartbeat, at least 1 s).
+	// (default twice the heartbeat, at least 5 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
+	// KDSPage, when set, is the kitchen display page, served at /kds (the edge).
+	KDSPage fs.FS
 }
 
 // Services are the domain services the API serves.

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -44,8 +45,12 @@ type Config struct {
 	// Offline reports that the node has no uplink, so card payments are
 	// taken store-and-forward. Nil: always online.
 	Offline func() bool
-	// KDSHeartbeat is the KDS stream's heartbeat interval; 0: 15 s.
-	KDSHeartbeat time.Duration
+	// KDSHeartbeat is the KDS stream's heartbeat interval (0: 15 s);
+	// KDSWriteTimeout cuts off a screen that stopped reading (0: 30 s).
+	KDSHeartbeat    time.Duration
+	KDSWriteTimeout time.Duration
+	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
+	KDSPage fs.FS
 }
 
 // Node is an open node.
@@ -125,7 +130,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
-		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now, KDSHeartbeat: cfg.KDSHeartbeat,
+		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,
+		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 	}, n.Services, log)
 	return n, nil
 }

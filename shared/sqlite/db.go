@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,7 +51,7 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 type DB struct {
 	path   string
 	writer *sql.DB
-	reader *sql.DB
+	reader *readPool
 	NodeID string // origin of the changes this node makes
 
 	Clock *hlc.Clock
@@ -118,7 +119,8 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_foreign_keys", "1")
-	db.reader, err = sql.Open(driverName, "file:"+path+"?"+rq.Encode())
+	rdb, err := sql.Open(driverName, "file:"+path+"?"+rq.Encode())
+	db.reader = &readPool{DB: rdb}
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
@@ -136,6 +138,53 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 }
 
 func newUUIDv7() string { return uuid.Must(uuid.NewV7()).String() }
+
+// maxCachedStmts bounds the prepared statements kept per pool: queries
+// built from filters vary, and past this they simply run unprepared.
+const maxCachedStmts = 512
+
+// readPool is the read-only connection pool with prepared statements kept
+// by query text: preparing a statement cost more than running it.
+type readPool struct {
+	*sql.DB
+	stmts sync.Map
+	n     atomic.Int32
+}
+
+func (r *readPool) stmt(ctx context.Context, q string) *sql.Stmt {
+	if st, ok := r.stmts.Load(q); ok {
+		return st.(*sql.Stmt)
+	}
+	if r.n.Load() >= maxCachedStmts {
+		return nil
+	}
+	st, err := r.DB.PrepareContext(ctx, q)
+	if err != nil {
+		return nil // let the plain call report the error
+	}
+	if old, loaded := r.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return old.(*sql.Stmt)
+	}
+	r.n.Add(1)
+	return st
+}
+
+// QueryContext runs q as a prepared statement.
+func (r *readPool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := r.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return r.DB.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q as a prepared statement.
+func (r *readPool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := r.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return r.DB.QueryRowContext(ctx, q, args...)
+}
 
 // Close waits for queued writes to finish, then closes both pools.
 func (db *DB) Close() error {

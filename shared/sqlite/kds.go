@@ -21,13 +21,13 @@ import (
 // the streams; they read the table, never the bus, so a dropped bus event
 // delays nothing beyond the streams' poll.
 //
-// Sync's apply (in this package) must call recordTicket in the unit that
-// applies an order, so that orders taken elsewhere (at the hub for pickup,
-// or at another node) reach this node's screens: ticket.created once the
-// order and its lines are in (it is idempotent: a second created event for
-// an order is skipped, so replays add nothing), ticket.updated after notes
-// or status changed, and ticket.bumped or ticket.recalled after a
-// kitchen_status change. DB.RecordTicket does the same as a unit of its own.
+// Sync's apply (in this package) must call syncTicket in its unit of work
+// for every order whose row or lines a batch touched, so that orders taken
+// elsewhere (at the hub for pickup, or at another node) reach this node's
+// screens, and bumps made elsewhere move them: it compares the order with
+// its newest ticket event and records what changed, so a replay records
+// nothing. DB.SyncTicket and DB.RecordTicket do the same as units of their
+// own.
 
 // ticketWindow is how far back the board looks for open tickets.
 const ticketWindow = 24 * time.Hour
@@ -363,4 +363,56 @@ func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketM
 		return nil, err
 	}
 	return t, nil
+}
+
+// SyncTicket brings the order's ticket up to date after sync applied
+// changes of it, as a unit of work of its own; see syncTicket.
+func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
+	return db.write(ctx, func(tx *Tx) error { return syncTicket(ctx, tx, orgID, orderID) })
+}
+
+// syncTicket is what sync's apply calls, in its unit of work, for every
+// order whose row or lines a batch of remote changes touched: it compares
+// the order with its newest ticket event at this node and records what
+// changed — ticket.created for an order first seen (once it has lines),
+// ticket.bumped or ticket.recalled when kitchen_status moved, and
+// ticket.updated when notes, status or lines differ. A replay records
+// nothing.
+func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
+	o, err := loadOrder(ctx, tx, orgID, orderID, partLines)
+	if errors.Is(err, sql.ErrNoRows) || kassa.ErrorKind(err) == kassa.ENotFound {
+		return nil // its order row comes in a later batch
+	}
+	if err != nil {
+		return err
+	}
+	if len(o.LineItems) == 0 {
+		return nil // its lines come in a later batch
+	}
+	var data string
+	err = tx.QueryRowContext(ctx, `SELECT data FROM kds_events WHERE order_id = ? ORDER BY seq DESC LIMIT 1`, orderID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = writeTicket(ctx, tx, orgID, orderID, kassa.TicketCreated)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	var last kassa.Ticket
+	if err := decodeJSON(data, &last); err != nil {
+		return err
+	}
+	typ := ""
+	switch was, now := kassa.KitchenRank(last.KitchenStatus), kassa.KitchenRank(o.KitchenStatus); {
+	case now > was:
+		typ = kassa.TicketBumped
+	case now < was:
+		typ = kassa.TicketRecalled
+	case last.Notes != o.Notes || last.Status != o.Status || len(last.Lines) != len(o.LineItems):
+		typ = kassa.TicketUpdated
+	default:
+		return nil
+	}
+	_, err = writeTicket(ctx, tx, orgID, orderID, typ)
+	return err
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"strings"
 
@@ -30,7 +29,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 // findPage runs "SELECT cols FROM table WHERE <where> [AND id > cursor]
 // ORDER BY id LIMIT limit+1" and scans one page.
-func findPage[T any](ctx context.Context, q *sql.DB, selectFrom, where string, args []any, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
+func findPage[T any](ctx context.Context, q querier, selectFrom, where string, args []any, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
 	var out kassa.List[T]
 	limit := p.Limit
 	if limit <= 0 {

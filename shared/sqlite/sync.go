@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -216,7 +217,11 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 	}
 	sort.Strings(names)
 	for _, table := range names {
-		rows, err := db.reader.QueryContext(ctx, "SELECT * FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", orgID, locationID)
+		args := []any{orgID}
+		if strings.Contains(digestTables[table], "?2") {
+			args = append(args, locationID)
+		}
+		rows, err := db.reader.QueryContext(ctx, "SELECT * FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", args...)
 		if err != nil {
 			return nil, fmt.Errorf("digest %s: %w", table, err)
 		}

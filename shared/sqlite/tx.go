@@ -212,11 +212,43 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 // first time runs unprepared and is prepared after its batch committed,
 // when the writer connection is free. Only the write loop calls it.
 func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := tx.db.stmts[query]; st != nil {
+	if st := tx.cached(query); st != nil {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	tx.db.toPrepare[query] = true
-	return tx.ExecContext(ctx, query, args...)
+	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// cached returns the writer's prepared statement of query, or nil (and
+// notes it for preparing after the batch).
+func (tx *Tx) cached(query string) *sql.Stmt {
+	if st := tx.db.stmts[query]; st != nil {
+		return st
+	}
+	if len(tx.db.stmts)+len(tx.db.toPrepare) < maxCachedStmts {
+		tx.db.toPrepare[query] = true
+	}
+	return nil
+}
+
+// ExecContext runs a statement of the unit as a cached prepared statement.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.execCached(ctx, query, args...)
+}
+
+// QueryContext runs a query of the unit as a cached prepared statement.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := tx.cached(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a query of the unit as a cached prepared statement.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := tx.cached(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
 // prepareSeen prepares the statements execCached met for the first time.
