@@ -258,3 +258,105 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
 }
+
+// addEdge enrols another edge at the demo location through its own proxy.
+func (e *env) addEdge(t *testing.T) (*nodetest.Proc, *proxy, string) {
+	t.Helper()
+	var en oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/locations/"+e.location+"/enrolment", e.hubTok, nil, &en); st != 201 {
+		t.Fatalf("enrolment: %d %v", st, en)
+	}
+	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
+	px := startProxy(t, leaf)
+	p := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string), "--hub-leaf-url", "nats-leaf://"+px.addr)
+	waitFor(t, 20*time.Second, "the second edge's users", func() bool {
+		var out map[string]any
+		return p.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "manager@demo.test", "password": demo.Password}, &out) == 200
+	})
+	return p, px, p.Login(t, "manager@demo.test", demo.Password)
+}
+
+func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
+	e := MustStartPair(t)
+	b, bProxy, bTok := e.addEdge(t)
+	product := ""
+	waitFor(t, 20*time.Second, "the catalog at edge A", func() bool {
+		ps := e.products(t, e.edge, e.edgeTok)
+		if len(ps) == 15 {
+			product = ps[3]["id"].(string)
+		}
+		return product != ""
+	})
+	// At the hub: 5 units on hand, a customer with 10 points.
+	if st := e.hub.Call(t, "POST", "/api/v1/inventory/stock/adjust", e.hubTok, map[string]any{"location_id": e.location, "product_id": product, "reason": "count", "quantity": 5}, nil); st != 200 {
+		t.Fatalf("count: %d", st)
+	}
+	var cust, acct oneResp
+	e.hub.Call(t, "POST", "/api/v1/customers", e.hubTok, map[string]any{"first_name": "Kim", "email": "kim@x.test"}, &cust)
+	e.hub.Call(t, "POST", "/api/v1/loyalty/programs", e.hubTok, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 10}, nil)
+	if st := e.hub.Call(t, "POST", "/api/v1/loyalty/accounts", e.hubTok, map[string]any{"customer_id": cust.Data["id"]}, &acct); st != 201 {
+		t.Fatalf("enrol: %d %v", st, acct)
+	}
+	account := acct.Data["id"].(string)
+	e.hub.Call(t, "POST", "/api/v1/loyalty/accounts/"+account+"/earn", e.hubTok, map[string]any{"points": 10}, nil)
+	onHand := func(p *nodetest.Proc, tok string) float64 {
+		var l listResp
+		p.Call(t, "GET", "/api/v1/inventory/stock?product_id="+product+"&location_id="+e.location, tok, nil, &l)
+		if len(l.Data) != 1 {
+			return -999
+		}
+		return l.Data[0]["on_hand"].(float64)
+	}
+	balance := func(p *nodetest.Proc, tok string) float64 {
+		var a oneResp
+		if p.Call(t, "GET", "/api/v1/loyalty/accounts/"+account, tok, nil, &a) != 200 {
+			return -999
+		}
+		return a.Data["points_balance"].(float64)
+	}
+	waitFor(t, 20*time.Second, "stock and points at both edges", func() bool {
+		return onHand(e.edge, e.edgeMgr) == 5 && onHand(b, bTok) == 5 && balance(e.edge, e.edgeMgr) == 10 && balance(b, bTok) == 10
+	})
+	// Cut both; each sells 4 of the 5 units and redeems 8 of the 10 points.
+	e.proxy.cut()
+	bProxy.cut()
+	waitFor(t, 10*time.Second, "both edges to see the link down", func() bool {
+		return e.status(t, e.edge, e.edgeMgr)["connected"] == false && e.status(t, b, bTok)["connected"] == false
+	})
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeMgr}, {b, bTok}} {
+		var o oneResp
+		if st := n.p.Call(t, "POST", "/api/v1/orders", n.tok, map[string]any{"location_id": e.location,
+			"line_items": []any{map[string]any{"product_id": product, "quantity": 4}}}, &o); st != 201 {
+			t.Fatalf("order: %d", st)
+		}
+		n.p.Call(t, "POST", "/api/v1/payments/initiate", n.tok, map[string]any{"order_id": o.Data["id"], "amount": o.Data["total"], "method": "cash"}, nil)
+		if st := n.p.Call(t, "POST", "/api/v1/orders/"+o.Data["id"].(string)+"/complete", n.tok, nil, nil); st != 200 {
+			t.Fatalf("complete: %d", st)
+		}
+		if st := n.p.Call(t, "POST", "/api/v1/loyalty/accounts/"+account+"/redeem", n.tok, map[string]any{"points": 8}, nil); st != 201 {
+			t.Fatalf("redeem offline: %d", st)
+		}
+	}
+	e.proxy.restore()
+	bProxy.restore()
+	waitFor(t, 30*time.Second, "all three nodes to agree", func() bool {
+		return onHand(e.hub, e.hubTok) == -3 && onHand(e.edge, e.edgeMgr) == -3 && onHand(b, bTok) == -3 &&
+			balance(e.hub, e.hubTok) == -6 && balance(e.edge, e.edgeMgr) == -6 && balance(b, bTok) == -6
+	})
+	var cs listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &cs)
+	kinds := map[string]int{}
+	for _, c := range cs.Data {
+		kinds[c["kind"].(string)]++
+		if c["local"] == nil || c["remote"] == nil {
+			t.Fatalf("conflict without both sides: %v", c)
+		}
+	}
+	if kinds["oversold"] != 1 || kinds["overdrawn"] != 1 {
+		t.Fatalf("hub conflicts %v", cs.Data)
+	}
+}
