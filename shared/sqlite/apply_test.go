@@ -26,8 +26,11 @@ type node struct {
 	custs    *CustomerService
 }
 
-func mustNode(t *testing.T) *node {
-	db := MustOpenDB(t)
+func mustNode(t *testing.T) *node { return wrapNode(t, MustOpenDB(t)) }
+
+// wrapNode builds the services of an open store.
+func wrapNode(t *testing.T, db *DB) *node {
+	t.Cleanup(func() { db.Close() })
 	pay := NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{}})
 	return &node{t: t, db: db, products: NewProductService(db), orders: NewOrderService(db, pay), payments: pay,
 		inv: NewInventoryService(db), loyalty: NewLoyaltyService(db), custs: NewCustomerService(db)}
