@@ -4,7 +4,7 @@ PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/...
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: build run test bench lint clean
+.PHONY: build run test bench lint clean verify chromium
 
 build:
 	$(GO) build -o bin/ ./edge ./hub
@@ -13,13 +13,21 @@ build:
 run: build
 	bash deploy/run-demo.sh
 
-## test: every test of every module
-test:
+## test: every test of every module (installs chromium for the KDS browser test where missing)
+test: chromium
 	$(GO) test -count=1 -timeout 14m $(PKGS)
+
+## chromium: Debian's chromium, which the KDS browser test drives headless
+chromium:
+	@bash deploy/ensure-chromium.sh
 
 ## bench: the benchmarks named in the issues, beside raw baselines from the same run
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
+
+## verify: does the demo edge hold exactly the hub's data in its scope? (make run must have run)
+verify: build
+	./bin/hub verify --data-dir data/hub --edge-data-dir data/edge
 
 lint:
 	@test -z "$$(gofmt -l shared sync edge hub web)" || (gofmt -l shared sync edge hub web; exit 1)

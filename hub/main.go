@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,7 +17,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := hubnode.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	run := hubnode.Run
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "verify" {
+		run = func(ctx context.Context, args []string, _ func(string) string, out, _ io.Writer) error {
+			return hubnode.Verify(ctx, args, out)
+		}
+		args = args[1:]
+	}
+	if err := run(ctx, args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "hub:", err)
 		os.Exit(1)
 	}

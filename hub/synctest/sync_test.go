@@ -31,6 +31,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 type env struct {
 	hub, edge *nodetest.Proc
 	hubDir    string
+	edgeDir   string
 	proxy     *proxy
 	hubTok    string // owner at the hub
 	edgeTok   string // cashier at the edge
@@ -52,7 +53,8 @@ func MustStartPair(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+	e.edgeDir = t.TempDir()
+	e.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", e.edgeDir, "--nats-port", "-1",
 		"--hub-url", e.hub.URL, "--enrol-token", strings.TrimSpace(string(token)), "--hub-leaf-url", "nats-leaf://" + e.proxy.addr}
 	e.edge = nodetest.Start(t, edgenode.Run, nil, e.edgeArgs...)
 	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
@@ -359,4 +361,40 @@ func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
 	if kinds["oversold"] != 1 || kinds["overdrawn"] != 1 {
 		t.Fatalf("hub conflicts %v", cs.Data)
 	}
+}
+
+func TestVerifyCommandComparesHubAndEdgeStores(t *testing.T) {
+	e := MustStartPair(t)
+	waitFor(t, 20*time.Second, "the edge to verify", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["last_verified"] != nil && st["pending_up"] == float64(0)
+	})
+	var out strings.Builder
+	if err := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "identical: ") || verifyLine(out.String(), "products") != "products hub 15 rows edge 15 rows identical" {
+		t.Fatalf("verify output:\n%s", out.String())
+	}
+	// A product the edge has not seen yet (cut off) makes them differ.
+	e.proxy.cut()
+	waitFor(t, 10*time.Second, "the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "Only at hub", "sku": "HUB-ONLY", "base_price": 1}, nil); st != 201 {
+		t.Fatalf("create: %d", st)
+	}
+	out.Reset()
+	if err := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out); err != hubnode.ErrDiffer ||
+		verifyLine(out.String(), "products") != "products hub 16 rows edge 15 rows DIFFERENT" {
+		t.Fatalf("verify after a hub-only change: %v\n%s", err, out.String())
+	}
+}
+
+// verifyLine returns the verify output line of a table, spaces collapsed.
+func verifyLine(out, table string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == table {
+			return strings.Join(f, " ")
+		}
+	}
+	return ""
 }
