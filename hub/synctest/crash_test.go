@@ -1,0 +1,168 @@
+package synctest
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/demo"
+	"kassa.dev/shared/node/nodetest"
+)
+
+// edgeProcess is the real edge binary running as a child process, so that
+// the test can kill -9 it.
+type edgeProcess struct {
+	cmd *exec.Cmd
+	URL string
+}
+
+func buildEdge(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "edge")
+	out, err := exec.Command("go", "build", "-o", bin, "kassa.dev/edge").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build edge: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
+
+func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &edgeProcess{cmd: cmd}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.URL = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatal("edge process did not serve within 30s")
+	}
+	return p
+}
+
+// TestKillDashNineLosesNoCommittedSale runs the edge as a process, makes
+// sales from eight terminals, kills the edge with SIGKILL in the middle of
+// the burst, restarts it on the same data directory, and checks that every
+// sale the edge acknowledged reached the hub, completed, exactly once.
+func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
+	bin := buildEdge(t)
+	hubDir := t.TempDir()
+	hub := nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--nats-port", "-1", "--leaf-port", "-1")
+	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edgeDir := t.TempDir()
+	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--nats-port", "-1", "--hub-url", hub.URL}
+	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
+	ep := &nodetest.Proc{URL: edge.URL}
+	waitFor(t, 20*time.Second, "the demo users at the edge", func() bool {
+		var out map[string]any
+		return ep.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
+	})
+	tok := ep.Login(t, "cashier@demo.test", demo.Password)
+	var locs, products listResp
+	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
+	waitFor(t, 20*time.Second, "the catalog", func() bool {
+		ep.Call(t, "GET", "/api/v1/catalog/products", tok, nil, &products)
+		return len(products.Data) == 15
+	})
+	loc, product := locs.Data[0]["id"].(string), products.Data[0]["id"].(string)
+
+	var mu sync.Mutex
+	var acked []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var o oneResp
+				if ep.TryCall("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc,
+					"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o) != 201 {
+					return
+				}
+				id, _ := o.Data["id"].(string)
+				if ep.TryCall("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil) != 201 {
+					return
+				}
+				if ep.TryCall("POST", "/api/v1/orders/"+id+"/complete", tok, nil, nil) != 200 {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, id)
+				mu.Unlock()
+			}
+		}()
+	}
+	waitFor(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 40 })
+	edge.cmd.Process.Signal(syscall.SIGKILL)
+	edge.cmd.Wait()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	done := append([]string(nil), acked...)
+	mu.Unlock()
+
+	edge = startEdgeProcess(t, bin, args...) // no token: it is enrolled
+	ep = &nodetest.Proc{URL: edge.URL}
+	tok = ep.Login(t, "cashier@demo.test", demo.Password)
+	hubTok := hub.Login(t, "owner@demo.test", demo.Password)
+	for _, id := range done {
+		var o oneResp
+		if st := ep.Call(t, "GET", "/api/v1/orders/"+id, tok, nil, &o); st != 200 || o.Data["status"] != "completed" {
+			t.Fatalf("acknowledged sale %s lost at the edge: %d %v", id, st, o.Data["status"])
+		}
+		waitFor(t, 30*time.Second, "sale "+id+" at the hub", func() bool {
+			return hub.Call(t, "GET", "/api/v1/orders/"+id, hubTok, nil, &o) == 200 && o.Data["status"] == "completed"
+		})
+	}
+	// Exactly once: the hub ends with the edge's orders, no more, no fewer.
+	count := func(p *nodetest.Proc, tok string) int {
+		n, cursor := 0, ""
+		for {
+			var l struct {
+				Data       []map[string]any `json:"data"`
+				NextCursor *string          `json:"next_cursor"`
+			}
+			p.Call(t, "GET", "/api/v1/orders?limit=200&location_id="+loc+cursor, tok, nil, &l)
+			n += len(l.Data)
+			if l.NextCursor == nil {
+				return n
+			}
+			cursor = "&cursor=" + *l.NextCursor
+		}
+	}
+	mgr := ep.Login(t, "manager@demo.test", demo.Password)
+	waitFor(t, 30*time.Second, "the hub to hold exactly the edge's orders", func() bool {
+		return count(hub, hubTok) == count(ep, mgr)
+	})
+	t.Logf("%d sales acknowledged before the kill; %d orders at both nodes after restart", len(done), count(ep, mgr))
+}

@@ -1,0 +1,5 @@
+package synctest
+
+import "kassa.dev/hub/hubnode"
+
+var hubRun = hubnode.Run
