@@ -17,7 +17,7 @@ import (
 )
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -42,7 +42,7 @@ type env struct {
 
 // MustStartPair starts a demo hub and an edge enrolled at its demo
 // location, the edge's leaf link running through a proxy the test can cut.
-func MustStartPair(t *testing.T) *env {
+func MustStartPair(t testing.TB) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
 	e.hub = nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
@@ -89,7 +89,7 @@ type proxy struct {
 	down         bool
 }
 
-func startProxy(t *testing.T, target string) *proxy {
+func startProxy(t testing.TB, target string) *proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -148,14 +148,14 @@ type oneResp struct {
 	Data map[string]any `json:"data"`
 }
 
-func (e *env) status(t *testing.T, p *nodetest.Proc, tok string) map[string]any {
+func (e *env) status(t testing.TB, p *nodetest.Proc, tok string) map[string]any {
 	var st oneResp
 	p.Call(t, "GET", "/api/v1/sync/status", tok, nil, &st)
 	return st.Data
 }
 
 // sale creates, pays and completes an order of one unit at the edge.
-func (e *env) sale(t *testing.T, product string) string {
+func (e *env) sale(t testing.TB, product string) string {
 	t.Helper()
 	var o oneResp
 	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
@@ -172,7 +172,7 @@ func (e *env) sale(t *testing.T, product string) string {
 	return id
 }
 
-func (e *env) products(t *testing.T, p *nodetest.Proc, tok string) []map[string]any {
+func (e *env) products(t testing.TB, p *nodetest.Proc, tok string) []map[string]any {
 	var l listResp
 	p.Call(t, "GET", "/api/v1/catalog/products?limit=200", tok, nil, &l)
 	return l.Data

@@ -1,0 +1,144 @@
+package synctest
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"kassa.dev/sync/natsnode"
+)
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func pct(ds []time.Duration, p float64) float64 {
+	slices.Sort(ds)
+	return ms(ds[int(float64(len(ds)-1)*p)])
+}
+
+// BenchmarkSync measures, on one machine over loopback: an edge write
+// becoming visible on the hub's API, and the catch-up of an outage's
+// backlog of orders, beside raw NATS request/reply between a leaf and its
+// hub measured in the same run. `make bench` runs it.
+func BenchmarkSync(b *testing.B) {
+	backlog := 10000
+	if s := os.Getenv("KASSA_BENCH_BACKLOG"); s != "" {
+		fmt.Sscan(s, &backlog)
+	}
+	for range b.N {
+		raw := rawLeafRTT(b, 500)
+		e := MustStartPair(b)
+		waitFor(b, 20*time.Second, "the catalog", func() bool { return len(e.products(b, e.edge, e.edgeTok)) == 15 })
+		product := e.products(b, e.edge, e.edgeTok)[0]["id"].(string)
+
+		// Edge write → visible on the hub API.
+		var vis []time.Duration
+		for range 200 {
+			var o oneResp
+			start := time.Now()
+			e.edge.Call(b, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+				"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o)
+			id := o.Data["id"].(string)
+			for e.hub.TryCall("GET", "/api/v1/orders/"+id, e.hubTok, nil, nil) != 200 {
+				time.Sleep(200 * time.Microsecond)
+			}
+			vis = append(vis, time.Since(start))
+		}
+
+		// Catch-up after an outage of `backlog` orders.
+		e.proxy.cut()
+		waitFor(b, 10*time.Second, "the link down", func() bool { return e.status(b, e.edge, e.edgeMgr)["connected"] == false })
+		var next atomic.Int64
+		var last atomic.Value
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(backlog) {
+					var o oneResp
+					e.edge.TryCall("POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+						"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o)
+					if id, ok := o.Data["id"].(string); ok {
+						last.Store(id)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		lastID := last.Load().(string)
+		start := time.Now()
+		e.proxy.restore()
+		waitFor(b, 5*time.Minute, "the backlog at the hub", func() bool {
+			return e.hub.TryCall("GET", "/api/v1/orders/"+lastID, e.hubTok, nil, nil) == 200 &&
+				e.status(b, e.edge, e.edgeMgr)["pending_up"] == float64(0)
+		})
+		catchUp := time.Since(start)
+
+		fmt.Printf("\nSync: loopback, %s, %d CPUs, %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+		fmt.Printf("| %-52s | %9s | %9s |\n", "run", "p50 ms", "p99 ms")
+		fmt.Printf("|%s|%s|%s|\n", dashes(54), dashes(11), dashes(11))
+		fmt.Printf("| %-52s | %9.2f | %9.2f |\n", "raw NATS request/reply, leaf → hub → leaf", pct(raw, .5), pct(raw, .99))
+		fmt.Printf("| %-52s | %9.2f | %9.2f |\n", "Kassa: order created at the edge → readable at hub", pct(vis, .5), pct(vis, .99))
+		fmt.Printf("Catch-up: %d orders made offline (%d change records) at the hub %.2f s after reconnect (target <= 10 s); visibility p99 target <= 100 ms\n\n",
+			backlog, backlog*3, catchUp.Seconds())
+	}
+}
+
+func dashes(n int) string {
+	s := make([]byte, n)
+	for i := range s {
+		s[i] = '-'
+	}
+	return string(s)
+}
+
+// rawLeafRTT measures request/reply between a client on a leaf server and a
+// responder on its hub server.
+func rawLeafRTT(b *testing.B, n int) []time.Duration {
+	log := slog.New(slog.DiscardHandler)
+	hub, err := natsnode.Start(natsnode.Config{Name: "rawhub", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
+		ClientToken: "t", LeafAuth: func(u, p string) *server.Permissions { return &server.Permissions{} }}, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hub.Shutdown()
+	u, _ := url.Parse(hub.LeafURL())
+	u.User = url.UserPassword("x", "y")
+	leaf, err := natsnode.Start(natsnode.Config{Name: "rawleaf", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafRemotes: []string{u.String()}}, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer leaf.Shutdown()
+	hc, _ := hub.Connect("h", "t")
+	defer hc.Close()
+	hc.Subscribe("echo", func(m *nats.Msg) { m.Respond(m.Data) })
+	hc.Flush()
+	lc, _ := leaf.Connect("l", "")
+	defer lc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := lc.Request("echo", []byte("x"), 100*time.Millisecond); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	ds := make([]time.Duration, 0, n)
+	payload := make([]byte, 2048)
+	for range n {
+		start := time.Now()
+		if _, err := lc.Request("echo", payload, time.Second); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return ds
+}
