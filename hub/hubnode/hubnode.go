@@ -106,8 +106,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.Watch(wctx, n.DB.Committed(), start, func(ctx context.Context, after int64) ([]link.Entry, error) {
-				return entries(n.DB.ChangesAfter(ctx, after, 1000, false, nil, ""))
+			h.Watch(wctx, n.DB.Committed(), start, func(ctx context.Context, after int64) ([]link.Head, error) {
+				hs, err := n.DB.LogHeadsAfter(ctx, after, 5000)
+				out := make([]link.Head, len(hs))
+				for i, h := range hs {
+					out[i] = link.Head{Seq: h.Seq, Org: h.OrgID, Location: h.LocationID}
+				}
+				return out, err
 			})
 		}()
 		stop := func() {
@@ -183,14 +188,23 @@ func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.C
 	return res.Applied, res.Duplicate, err
 }
 
-func (s *hubStore) Log(ctx context.Context, to link.Identity, after int64, limit int) ([]link.Entry, int64, error) {
+func (s *hubStore) Log(ctx context.Context, to link.Identity, after int64, limit int) ([]link.Entry, int64, int64, error) {
 	s.edges.saw(to.Node, after)
-	es, err := entries(s.db.ChangesAfter(ctx, after, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
-	if err != nil {
-		return nil, 0, err
-	}
+	// Bound the read by the newest position first: entries committed while
+	// it runs must not be skipped when the cursor moves past what was read.
 	last, err := s.db.LastSeq(ctx)
-	return es, last, err
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	upTo := last
+	if len(es) == limit {
+		upTo = es[len(es)-1].Seq
+	}
+	return es, upTo, last, nil
 }
 
 func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]string, error) {

@@ -194,18 +194,30 @@ func (s *Server) kdsStream(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The table, not the feed, says what exists: the feed may not have
+	// read the newest rows yet, which a board read just now includes.
+	last, err := s.svc.KDS.LastTicketSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if !resume || after > last {
+		// A fresh screen starts with the next event (it read the board
+		// first); an id from the future (a replaced data directory) too.
+		after = last
+	}
 	feed, err := s.kds.acquire(a.OrgID)
 	if err != nil {
 		return err
 	}
-	if head := feed.headSeq(); !resume || after > head {
-		// A fresh screen starts with the next event (it read the board
-		// first); an id from the future (a replaced data directory) too.
-		after = head
-	}
 	token, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	st := &kdsStream{feeds: s.kds, feed: feed, ctx: ctx, after: after, location: loc, station: station,
-		token: strings.TrimSpace(token), auth: s.svc.Auth, conn: c.Context().Conn()}
+	// Fiber's strings point into the request's buffers: the stream, which
+	// outlives the handler, keeps copies.
+	if loc != nil {
+		l := strings.Clone(*loc)
+		loc = &l
+	}
+	st := &kdsStream{feeds: s.kds, feed: feed, ctx: ctx, after: after, location: loc, station: strings.Clone(station),
+		token: strings.Clone(strings.TrimSpace(token)), auth: s.svc.Auth, conn: c.Context().Conn()}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -322,8 +334,37 @@ type orgFeed struct {
 	mu      sync.Mutex
 	base    int64 // the ring holds every event of the org in (base, head]
 	head    int64
-	ring    []kassa.TicketEvent
+	ring    []feedEvent
 	changed chan struct{} // closed (and replaced) when head moves
+}
+
+// feedEvent is an event of the ring with its SSE form encoded once for
+// every screen: whole, and trimmed to each of its stations.
+type feedEvent struct {
+	kassa.TicketEvent
+	sse       []byte
+	byStation map[string][]byte
+}
+
+func newFeedEvent(e kassa.TicketEvent) feedEvent {
+	fe := feedEvent{TicketEvent: e, sse: appendSSE(nil, &e)}
+	if len(e.Ticket.Stations) > 1 {
+		fe.byStation = make(map[string][]byte, len(e.Ticket.Stations))
+		for _, st := range e.Ticket.Stations {
+			one := e
+			one.Ticket = e.Ticket.ForStation(st)
+			fe.byStation[st] = appendSSE(nil, &one)
+		}
+	}
+	return fe
+}
+
+// forStation returns the event's SSE form for a station's screen ("": all).
+func (fe *feedEvent) forStation(station string) []byte {
+	if b, ok := fe.byStation[station]; ok {
+		return b
+	}
+	return fe.sse
 }
 
 func (f *orgFeed) wake() {
@@ -363,11 +404,15 @@ func (f *orgFeed) fetch() {
 		if len(evs) == 0 {
 			return
 		}
+		encoded := make([]feedEvent, len(evs))
+		for i := range evs {
+			encoded[i] = newFeedEvent(evs[i])
+		}
 		f.mu.Lock()
-		f.ring = append(f.ring, evs...)
+		f.ring = append(f.ring, encoded...)
 		if n := len(f.ring) - kdsRingSize; n > 0 {
 			f.base = f.ring[n-1].Seq
-			f.ring = append([]kassa.TicketEvent(nil), f.ring[n:]...)
+			f.ring = append([]feedEvent(nil), f.ring[n:]...)
 		}
 		f.head = evs[len(evs)-1].Seq
 		close(f.changed)
@@ -379,12 +424,6 @@ func (f *orgFeed) fetch() {
 	}
 }
 
-func (f *orgFeed) headSeq() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.head
-}
-
 func (f *orgFeed) baseSeq() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -394,7 +433,7 @@ func (f *orgFeed) baseSeq() int64 {
 // since returns the ring's events after cursor and the head they reach,
 // with ok false when the ring does not reach back to cursor; changed is
 // closed once there is more.
-func (f *orgFeed) since(cursor int64) (evs []kassa.TicketEvent, head int64, ok bool, changed <-chan struct{}) {
+func (f *orgFeed) since(cursor int64) (evs []feedEvent, head int64, ok bool, changed <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cursor < f.base {
@@ -480,10 +519,7 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			if (st.location != nil && e.LocationID != *st.location) || !e.Ticket.HasStation(st.station) {
 				continue
 			}
-			out := *e
-			out.Ticket = e.Ticket.ForStation(st.station)
-			buf = appendSSE(buf[:0], &out)
-			w.Write(buf)
+			w.Write(e.forStation(st.station))
 			wrote = true
 		}
 		cursor = max(cursor, head)

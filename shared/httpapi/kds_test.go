@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
@@ -634,4 +638,119 @@ func TestKDSSyncedOrdersAndHub(t *testing.T) {
 		evs[3].Data.Ticket.ID != other {
 		t.Fatalf("synced bump: %v", summary(evs))
 	}
+}
+
+// BenchmarkKDSFanout measures how long an order takes from the terminal to
+// the kitchen: POST /orders sent → its ticket.created read by each of 200
+// connected stream clients, on loopback, against a real edge. Beside it, a
+// raw baseline from the same run: a bare Fiber SSE server that fans a
+// broadcast out to 200 clients (write and flush, nothing else). It prints
+// a table; `make bench` runs it.
+func BenchmarkKDSFanout(b *testing.B) {
+	const clients = 200
+	orders := 100
+	if s := os.Getenv("KASSA_BENCH_KDS_ORDERS"); s != "" {
+		fmt.Sscan(s, &orders)
+	}
+	for range b.N {
+		raw := benchRawSSE(b, clients, orders)
+		api := benchKDS(b, clients, orders)
+		fmt.Printf("\nKDS fan-out: %d orders, %d stream clients, %s, %d CPUs, %s\n",
+			orders, clients, goruntime.GOOS+"/"+goruntime.GOARCH, goruntime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+		fmt.Printf("| %-52s | %8s | %8s | %8s | %8s |\n", "run", "events", "p50 ms", "p99 ms", "max ms")
+		fmt.Printf("|%s|%s|%s|%s|%s|\n", dashes(54), dashes(10), dashes(10), dashes(10), dashes(10))
+		row := func(name string, ds []time.Duration) {
+			n := len(ds)
+			fmt.Printf("| %-52s | %8d | %8.2f | %8.2f | %8.2f |\n", name, n, percentile(ds, .5), percentile(ds, .99), percentile(ds, 1))
+		}
+		row("raw baseline: bare SSE broadcast → client (Fiber)", raw)
+		row("Kassa: POST /orders sent → ticket.created at client", api)
+		fmt.Printf("Kassa p99 %.2f ms (target <= 50 ms on loopback)\n\n", percentile(api, .99))
+	}
+}
+
+func benchKDS(b *testing.B, clients, orders int) []time.Duration {
+	f := mustKDS(b, kassa.NodeEdge, func(c *node.Config) { c.KDSHeartbeat = 15 * time.Second })
+	streams := make([]*sseStream, clients)
+	for i := range streams {
+		streams[i] = f.tn.openStream("", "?access_token="+f.kitchen)
+	}
+	waitFor(b, 10*time.Second, "open streams", func() bool { return f.tn.streams() == clients })
+	sent := map[string]time.Time{}
+	for range orders {
+		start := time.Now()
+		id, _ := f.order("", f.latte, f.toast)
+		sent[id] = start
+	}
+	var lat []time.Duration
+	for _, s := range streams {
+		for _, e := range s.WaitEvents(orders, 30*time.Second) {
+			lat = append(lat, e.At.Sub(sent[e.Data.Ticket.ID]))
+		}
+		s.Close()
+	}
+	return lat
+}
+
+// benchRawSSE serves a bare event stream with Fiber: every client's
+// writer waits for a broadcast, writes one event and flushes.
+func benchRawSSE(b *testing.B, clients, events int) []time.Duration {
+	var mu sync.Mutex
+	seq := 0
+	changed := make(chan struct{})
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get("/api/v1/kds/stream", func(c *fiber.Ctx) error {
+		c.Set("Content-Type", "text/event-stream")
+		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+			w.WriteString(": connected\n\n")
+			if w.Flush() != nil {
+				return
+			}
+			sent := 0
+			for sent < events {
+				mu.Lock()
+				ch, n := changed, seq
+				mu.Unlock()
+				for ; sent < n; sent++ {
+					fmt.Fprintf(w, "id: %d\nevent: raw\ndata: {\"seq\":%d}\n\n", sent+1, sent+1)
+				}
+				if w.Flush() != nil {
+					return
+				}
+				if sent < events {
+					<-ch
+				}
+			}
+		})
+		return nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go app.Listener(ln)
+	defer app.Shutdown()
+	tn := &testNode{t: b, URL: "http://" + ln.Addr().String()}
+	streams := make([]*sseStream, clients)
+	for i := range streams {
+		streams[i] = tn.openStream("", "")
+	}
+	sent := make([]time.Time, events+1)
+	for i := 1; i <= events; i++ {
+		mu.Lock()
+		seq = i
+		sent[i] = time.Now()
+		close(changed)
+		changed = make(chan struct{})
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond) // about the pace of the order loop
+	}
+	var lat []time.Duration
+	for _, s := range streams {
+		for _, e := range s.WaitEvents(events, 30*time.Second) {
+			lat = append(lat, e.At.Sub(sent[e.ID]))
+		}
+		s.Close()
+	}
+	return lat
 }

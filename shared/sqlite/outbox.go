@@ -68,8 +68,17 @@ type Scope struct {
 // (an edge's relay); with a scope only records in it (the hub's fan-out),
 // leaving out those that came from excludeOrigin (the asking edge's own).
 func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
+	return db.ChangesBetween(ctx, seq, 0, limit, unsentOnly, scope, excludeOrigin)
+}
+
+// ChangesBetween is ChangesAfter for positions up to until (0: no bound).
+func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
 	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin FROM outbox WHERE seq > ?`
 	args := []any{seq}
+	if until > 0 {
+		q += ` AND seq <= ?`
+		args = append(args, until)
+	}
 	if unsentOnly {
 		q += ` AND sent_at IS NULL`
 	}
@@ -118,4 +127,29 @@ func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&n)
 	return n, err
+}
+
+// LogHead is where a log entry belongs, without its fields.
+type LogHead struct {
+	Seq               int64
+	OrgID, LocationID string
+}
+
+// LogHeadsAfter returns the positions, orgs and locations of up to limit
+// log entries after seq: what the hub needs to wake the right edges.
+func (db *DB) LogHeadsAfter(ctx context.Context, seq int64, limit int) ([]LogHead, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LogHead
+	for rows.Next() {
+		var h LogHead
+		if err := rows.Scan(&h.Seq, &h.OrgID, &h.LocationID); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }

@@ -211,7 +211,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 			e.log.Error("applying the hub's log failed", "err", err)
 			return 0, err
 		}
-		cursor = rep.Entries[len(rep.Entries)-1].Seq
+	}
+	if rep.UpTo > cursor {
+		cursor = rep.UpTo
 		if err := e.store.SetCursor(ctx, cursor); err != nil {
 			return 0, err
 		}

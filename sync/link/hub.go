@@ -84,7 +84,7 @@ func (h *Hub) pull(m *nats.Msg) {
 	}
 	var rep PullReply
 	if err == nil {
-		rep.Entries, rep.Last, err = h.store.Log(ctx, id, req.After, min(max(req.Limit, 1), 1000))
+		rep.Entries, rep.UpTo, rep.Last, err = h.store.Log(ctx, id, req.After, min(max(req.Limit, 1), 1000))
 	}
 	if err != nil {
 		rep.Error = err.Error()
@@ -125,10 +125,16 @@ func (h *Hub) Notify(org, location string) {
 	}
 }
 
+// Head is where a log entry belongs.
+type Head struct {
+	Seq           int64
+	Org, Location string
+}
+
 // Watch calls Notify for every log entry written after the hub started,
 // waking on committed; newEntries returns the log after a position. It
 // returns when ctx is done.
-func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64, newEntries func(ctx context.Context, after int64) ([]Entry, error)) {
+func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64, newEntries func(ctx context.Context, after int64) ([]Head, error)) {
 	last := start
 	for {
 		select {
@@ -144,7 +150,7 @@ func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64,
 			}
 			seen := map[[2]string]bool{}
 			for _, e := range es {
-				k := [2]string{e.Change.OrgID, e.Change.LocationID}
+				k := [2]string{e.Org, e.Location}
 				if !seen[k] {
 					seen[k] = true
 					h.Notify(k[0], k[1])

@@ -94,9 +94,12 @@ type PullRequest struct {
 	Limit int   `json:"limit"`
 }
 
-// PullReply carries log entries and the hub's newest position in the scope.
+// PullReply carries log entries, the position the edge may move its
+// cursor to (past entries it need not receive, such as its own), and the
+// hub's newest position.
 type PullReply struct {
 	Entries []Entry `json:"entries"`
+	UpTo    int64   `json:"up_to"`
 	Last    int64   `json:"last"`
 	Error   string  `json:"error,omitempty"`
 }
@@ -134,8 +137,9 @@ type HubStore interface {
 	// Ingest applies an edge's records and appends them to the hub's log.
 	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, err error)
 	// Log returns entries of the hub's log in an edge's scope after a
-	// position (leaving out the edge's own records) and the newest position.
-	Log(ctx context.Context, to Identity, after int64, limit int) ([]Entry, int64, error)
+	// position (leaving out the edge's own records), the position up to
+	// which the log was examined, and the newest position.
+	Log(ctx context.Context, to Identity, after int64, limit int) (es []Entry, upTo, last int64, err error)
 	// Digests returns the hub's digests of the tables in an edge's scope.
 	Digests(ctx context.Context, of Identity) (map[string]string, error)
 	// Known reports whether an edge is enrolled and not revoked.

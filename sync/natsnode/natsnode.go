@@ -56,6 +56,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		Host:       cfg.Host,
 		Port:       cfg.Port,
 		NoSigs:     true,
+		MaxPayload: 8 << 20, // room for a push of large change records
 		NoLog:      true,
 		JetStream:  cfg.JetStream,
 		StoreDir:   filepath.Clean(cfg.StoreDir),
