@@ -203,6 +203,33 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 		var o oneResp
 		return e.hub.Call(t, "GET", "/api/v1/orders/"+id2, e.hubTok, nil, &o) == 200 && o.Data["total"] == float64(990)
 	})
+	// An online order taken at the hub for pickup at the store reaches the
+	// store's kitchen screens; a bump there reaches the hub.
+	var online oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/orders", e.hubTok, map[string]any{"location_id": e.location, "channel": "online",
+		"line_items": []any{map[string]any{"product_id": pid, "quantity": 2}}}, &online); st != 201 {
+		t.Fatalf("online order at hub: %d", st)
+	}
+	oid := online.Data["id"].(string)
+	waitFor(t, 10*time.Second, "the online order on the edge's kitchen board", func() bool {
+		var board oneResp
+		e.edge.Call(t, "GET", "/api/v1/kds/tickets?location_id="+e.location, e.edgeTok, nil, &board)
+		tickets, _ := board.Data["tickets"].([]any)
+		for _, tk := range tickets {
+			if tk.(map[string]any)["id"] == oid && tk.(map[string]any)["channel"] == "online" {
+				return true
+			}
+		}
+		return false
+	})
+	if st := e.edge.Call(t, "POST", "/api/v1/kds/tickets/"+oid+"/bump", e.edgeTok, nil, nil); st != 200 {
+		t.Fatalf("bump at the edge: %d", st)
+	}
+	waitFor(t, 10*time.Second, "the bump at the hub", func() bool {
+		var o oneResp
+		e.hub.Call(t, "GET", "/api/v1/orders/"+oid, e.hubTok, nil, &o)
+		return o.Data["kitchen_status"] != "new"
+	})
 	// Both sides report the link, and the edge verifies digests.
 	waitFor(t, 10*time.Second, "the edge to verify", func() bool {
 		st := e.status(t, e.edge, e.edgeMgr)

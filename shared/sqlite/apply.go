@@ -54,8 +54,6 @@ type replica struct {
 var orderStatusRank = map[string]int{kassa.OrderOpen: 0, kassa.OrderCancelled: 1, kassa.OrderCompleted: 2,
 	kassa.OrderPartiallyRefunded: 3, kassa.OrderRefunded: 4}
 
-var kitchenRank = map[string]int{kassa.KitchenNew: 0, kassa.KitchenInProgress: 1, kassa.KitchenReady: 2, kassa.KitchenServed: 3}
-
 var replicas = map[string]replica{}
 
 func init() {
@@ -67,8 +65,9 @@ func init() {
 			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
 		{e: entAccount, derived: []string{"points_balance", "lifetime_points", "tier"}},
 		{e: entStockLevel, derived: []string{"on_hand"}},
+		// kitchen_status is last-writer-wins, not a lattice: a recall moves it back.
 		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
-			lattice: map[string]map[string]int{"status": orderStatusRank, "kitchen_status": kitchenRank}},
+			lattice: map[string]map[string]int{"status": orderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
 	} {
@@ -124,6 +123,12 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 		}
 		if err := a.recompute(ctx); err != nil {
 			return err
+		}
+		// Orders that arrived or changed by sync reach the kitchen screens.
+		for id, org := range a.orders {
+			if err := syncTicket(ctx, tx, org, id); err != nil {
+				return err
+			}
 		}
 		res.Conflicts = a.conflicts
 		return nil
@@ -187,7 +192,7 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 	switch r.e {
 	case entOrder:
 		a.orders[c.EntityID] = c.OrgID
-	case entPayment, entRefund:
+	case entPayment, entRefund, entOrderLine, entOrderHistory:
 		if id := str("order_id"); id != "" {
 			a.orders[id] = c.OrgID
 		}
