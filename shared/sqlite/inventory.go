@@ -398,7 +398,9 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		if err := v.Err(); err != nil {
 			return err
 		}
-		err := tx.insertAt(ctx, entTransfer, a.OrgID, in.FromLocationID, id, map[string]any{
+		// Transfers are org-wide records: both locations' edges (and the
+		// hub) need them, so their change records name no location.
+		err := tx.insert(ctx, entTransfer, a.OrgID, id, map[string]any{
 			"from_location_id": in.FromLocationID, "to_location_id": in.ToLocationID, "status": kassa.TransferInTransit,
 			"lines": in.Lines, "notes": in.Notes,
 		})
@@ -469,7 +471,7 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		if err != nil {
 			return err
 		}
-		if err := tx.updateAt(ctx, entTransfer, a.OrgID, t.FromLocationID, id, cols); err != nil {
+		if err := tx.update(ctx, entTransfer, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		if status == kassa.TransferReceived {

@@ -194,7 +194,7 @@ var digestTables = map[string]string{
 	"points_transactions": "org_id = ?1",
 	"stock_levels":        "org_id = ?1 AND location_id = ?2",
 	"stock_movements":     "org_id = ?1 AND location_id = ?2",
-	"transfers":           "org_id = ?1 AND from_location_id = ?2",
+	"transfers":           "org_id = ?1",
 	"orders":              "org_id = ?1 AND location_id = ?2",
 	"order_lines":         "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
 	"order_history":       "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
