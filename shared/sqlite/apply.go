@@ -221,8 +221,56 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 		ph += ", ?"
 		args = append(args, fieldStamps(names, fieldStamp(stamp, origin)))
 	}
-	_, err := a.tx.execCached(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph), args...)
-	return err
+	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph)
+	return a.uniquely(ctx, r, fields, func() error {
+		for i, n := range names {
+			args[i] = fields[n]
+		}
+		_, err := a.tx.execCached(ctx, query, args...)
+		return err
+	})
+}
+
+// uniqueKeys are the columns unique among an org's rows that two nodes
+// can fill alike while apart (a sku, a customer's e-mail), and how the
+// duplicate is settled on every node alike: the row with the greater id
+// gives way, and a duplicate_key conflict is recorded.
+var uniqueKeys = map[string]struct {
+	col, extra string
+	giveWay    func(v any, id string) any
+}{
+	"products":  {"sku", "", func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
+	"customers": {"email", " AND deleted_at IS NULL", func(any, string) any { return nil }},
+}
+
+// uniquely runs write; when it breaks a unique key of the table, it
+// settles the duplicate as uniqueKeys says and runs it again.
+func (a *applier) uniquely(ctx context.Context, r replica, fields map[string]any, write func() error) error {
+	err := write()
+	k, ok := uniqueKeys[r.e.table]
+	if !ok || !isUniqueViolation(err) || fields[k.col] == nil {
+		return err
+	}
+	id, _ := fields["id"].(string)
+	org, _ := fields[r.e.orgCol].(string)
+	var other string
+	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.e.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
+		org, fields[k.col], id).Scan(&other); qerr != nil {
+		return err
+	}
+	val := fields[k.col]
+	if other > id {
+		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.e.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
+			return err
+		}
+	} else {
+		fields[k.col] = k.giveWay(val, id)
+	}
+	if err := a.conflict(ctx, org, "", "duplicate_key", r.e.name, id,
+		map[string]any{"id": other, k.col: val}, map[string]any{"id": id, k.col: val, "kept_by": min(id, other)}); err != nil {
+		return err
+	}
+	return write()
 }
 
 // merge applies an insert or update of an LWW row field by field.
@@ -313,10 +361,16 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	}
 	// SET expressions read the row as it was, so origin follows the newer stamp.
 	args = append(args, fieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
-	_, err = tx.execCached(ctx, fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
-		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`,
-		r.e.table, joinCols(names, " = ?")), args...)
-	return err
+	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
+		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.e.table, joinCols(names, " = ?"))
+	set["id"], set[r.e.orgCol] = c.EntityID, c.OrgID
+	return a.uniquely(ctx, r, set, func() error {
+		for i, n := range names {
+			args[i] = set[n]
+		}
+		_, err := tx.execCached(ctx, query, args...)
+		return err
+	})
 }
 
 // conflict records a merge conflict with both sides' values.

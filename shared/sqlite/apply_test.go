@@ -382,3 +382,37 @@ func TestApplyOrderDoesNotMatterAcrossRows(t *testing.T) {
 		t.Fatal("conflicts differ")
 	}
 }
+
+func TestDuplicateKeysMadeApartAreSettledAlike(t *testing.T) {
+	a, b := mustNode(t), mustNode(t)
+	w := seed(t, a)
+	syncPair(t, a, b)
+	// Apart, both nodes create a product with sku NEW-1 and a customer with
+	// the same e-mail.
+	for _, n := range []*node{a, b} {
+		if _, err := n.products.CreateProduct(w.ctx, &kassa.ProductCreate{Name: "New", SKU: "NEW-1", BasePrice: ptr(int64(100))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.custs.CreateCustomer(w.ctx, &kassa.CustomerCreate{FirstName: "Dup", Email: ptr("dup@x.test")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncPair(t, a, b)
+	mustConverge(t, a, b)
+	for _, n := range []*node{a, b} {
+		var skus, emails int
+		n.db.reader.QueryRow(`SELECT count(*) FROM products WHERE sku LIKE 'NEW-1%'`).Scan(&skus)
+		n.db.reader.QueryRow(`SELECT count(*) FROM customers WHERE email = 'dup@x.test'`).Scan(&emails)
+		if skus != 2 || emails != 1 {
+			t.Fatalf("skus %d (want both products kept), e-mails %d (want one keeps it)", skus, emails)
+		}
+		if conflictKinds(t, n)["duplicate_key"] == 0 {
+			t.Fatal("duplicate not recorded")
+		}
+	}
+	// Selling continues on both sides afterwards.
+	sell(t, a, w, w.p1, 1)
+	sell(t, b, w, w.p1, 1)
+	syncPair(t, a, b)
+	mustConverge(t, a, b)
+}
