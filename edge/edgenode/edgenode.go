@@ -108,6 +108,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		lctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { e.Run(lctx); close(done) }()
+		go forwardOffline(lctx, n, e, log)
 		fmt.Fprintf(stdout, "kassa edge enrolled: org %s location %s\n", id.Org, id.Location)
 		return func() { cancel(); <-done; nc.Close(); ns.Shutdown() }, nil
 	})
@@ -261,4 +262,24 @@ func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 
 func (s *edgeSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
 	return s.db.Conflicts(ctx, p)
+}
+
+// forwardOffline sends card payments taken while the link was down to the
+// card network once it is up again.
+func forwardOffline(ctx context.Context, n *node.Node, e *link.Edge, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+		if !e.Status().Connected {
+			continue
+		}
+		if k, err := n.Payments.ForwardOffline(ctx, 100); err != nil {
+			log.Warn("forwarding offline card payments", "err", err)
+		} else if k > 0 {
+			log.Info("forwarded offline card payments", "count", k)
+		}
+	}
 }

@@ -252,6 +252,15 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 	for i := range 20 {
 		orders = append(orders, e.sale(t, products[i%5]["id"].(string)))
 	}
+	// A card payment while cut off is taken store-and-forward.
+	var cardOrder, cardPay oneResp
+	e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": products[1]["id"], "quantity": 1}}}, &cardOrder)
+	if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, map[string]any{"order_id": cardOrder.Data["id"],
+		"amount": cardOrder.Data["total"], "method": "card", "card_number": "4242424242424242"}, &cardPay); st != 201 ||
+		cardPay.Data["offline"] != true || cardPay.Data["status"] != "captured" {
+		t.Fatalf("offline card payment: %d %v", st, cardPay.Data)
+	}
 	// Meanwhile at the hub: a price change and a new product.
 	pid := products[0]["id"].(string)
 	if st := e.hub.Call(t, "PATCH", "/api/v1/catalog/products/"+pid, e.hubTok, map[string]any{"base_price": 555}, nil); st != 200 {
@@ -276,6 +285,14 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 		e.edge.Call(t, "GET", "/api/v1/catalog/products/"+pid, e.edgeTok, nil, &p)
 		return p.Data["base_price"] == float64(555) && len(e.products(t, e.edge, e.edgeTok)) == 16
 	})
+	// The card payment was forwarded to the network once the link was back.
+	waitFor(t, 20*time.Second, "the offline card payment forwarded and synced", func() bool {
+		var p oneResp
+		e.hub.Call(t, "GET", "/api/v1/payments/"+cardPay.Data["id"].(string), e.hubTok, nil, &p)
+		ref, _ := p.Data["processor_ref"].(string)
+		return strings.HasPrefix(ref, "sim_fwd_") && p.Data["offline"] == true
+	})
+	orders = append(orders, cardOrder.Data["id"].(string))
 	// Exactly once: the hub has every order once.
 	var l listResp
 	e.hub.Call(t, "GET", "/api/v1/orders?limit=200&location_id="+e.location, e.hubTok, nil, &l)

@@ -128,6 +128,9 @@ type ChargeResult struct {
 	ChangeDue     int64
 	CardLast4     string
 	FailureReason string
+	// Token identifies the card to the processor for forwarding a payment
+	// taken offline (never the card number).
+	Token string
 }
 
 // Processor talks to a payment network. Cash and the card simulator
@@ -137,4 +140,7 @@ type Processor interface {
 	Capture(ctx context.Context, ref string, amount int64) error
 	Void(ctx context.Context, ref string) error
 	Refund(ctx context.Context, ref string, amount int64) (refundRef string, err error)
+	// Forward sends a payment taken offline to the network once the node
+	// is back online; a decline then is the merchant's loss, not an error.
+	Forward(ctx context.Context, token string, amount int64, capture bool) (ChargeResult, error)
 }

@@ -60,6 +60,7 @@ type Node struct {
 	Bus      *eventbus.Bus
 	Services httpapi.Services
 	Orgs     *sqlite.OrgService
+	Payments *sqlite.PaymentService
 	HTTP     *httpapi.Server
 	log      *slog.Logger
 }
@@ -121,6 +122,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments
+	n.Payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	if cfg.Extend != nil {
 		if err := cfg.Extend(n); err != nil {

@@ -27,6 +27,11 @@ func (Cash) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "cash_" + r.PaymentID, ChangeDue: tendered - r.Amount}, nil
 }
 
+// Forward is never needed: cash is not taken offline.
+func (Cash) Forward(context.Context, string, int64, bool) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{}, errors.New("processor: cash is not forwarded")
+}
+
 // Instant reports that cash needs no network round trip.
 func (Cash) Instant() bool { return true }
 
@@ -49,6 +54,11 @@ var _ kassa.Processor = External{}
 // Charge approves and captures.
 func (External) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "ext_" + r.PaymentID}, nil
+}
+
+// Forward is never needed for external money.
+func (External) Forward(context.Context, string, int64, bool) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{}, errors.New("processor: external payments are not forwarded")
 }
 
 // Instant reports that recording external money needs no network.
@@ -109,8 +119,17 @@ func (s *CardSimulator) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.
 		return res, nil
 	}
 	if r.Offline {
+		// The terminal approves on its own; the token records what the
+		// network will answer when the payment is forwarded.
 		res.Approved, res.Offline, res.Captured = true, true, r.Capture
 		res.Ref = "offline_" + r.PaymentID
+		res.Token = "simtok:approve:" + res.CardLast4
+		switch num {
+		case CardDecline:
+			res.Token = "simtok:decline:card_declined:" + res.CardLast4
+		case CardInsufficientFunds:
+			res.Token = "simtok:decline:insufficient_funds:" + res.CardLast4
+		}
 		return res, nil
 	}
 	switch num {
@@ -173,6 +192,30 @@ func (s *CardSimulator) Refund(_ context.Context, ref string, amount int64) (str
 		a.refunded += amount
 	}
 	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// Forward sends an offline payment to the network: the token says how the
+// simulated network answers.
+func (s *CardSimulator) Forward(_ context.Context, token string, amount int64, capture bool) (kassa.ChargeResult, error) {
+	parts := strings.Split(token, ":")
+	if len(parts) < 3 || parts[0] != "simtok" {
+		return kassa.ChargeResult{}, fmt.Errorf("processor: not a simulator token")
+	}
+	res := kassa.ChargeResult{CardLast4: parts[len(parts)-1]}
+	if parts[1] == "decline" {
+		res.FailureReason = parts[2]
+		return res, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Ref = fmt.Sprintf("sim_fwd_%d_%s", len(s.auths)+1, res.CardLast4)
+	a := &auth{amount: amount}
+	if capture {
+		a.captured = amount
+	}
+	s.auths[res.Ref] = a
+	res.Approved, res.Captured = true, capture
+	return res, nil
 }
 
 // luhn reports whether num is 12-19 digits with a valid check digit.

@@ -199,7 +199,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 				return err
 			}
 			cols := pending()
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, in, charge(), cols)
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, charge(), cols)
 			if err != nil {
 				return err
 			}
@@ -221,7 +221,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		res := charge()
 		err = s.db.write(ctx, func(tx *Tx) error {
 			cols := map[string]any{}
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, in, res, cols)
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, res, cols)
 			if err != nil {
 				return err
 			}
@@ -250,9 +250,15 @@ func instant(p kassa.Processor) bool {
 
 // outcome sets the payment columns for a processor's answer, adds a
 // capture to the order's paid total, and returns the event to publish.
-func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID string, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any) (string, error) {
+func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, paymentID string, capture bool, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any) (string, error) {
 	if res.Offline {
 		cols["offline"] = true
+		if res.Approved && res.Token != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+				paymentID, orgID, res.Token, in.Amount, sqlValue(capture), fmtTime(tx.now)); err != nil {
+				return "", err
+			}
+		}
 	}
 	if res.Ref != "" {
 		cols["processor_ref"] = res.Ref
@@ -582,4 +588,65 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		return x.Method < y.Method
 	})
 	return out, nil
+}
+
+// ForwardOffline sends card payments taken while the node had no uplink
+// to the network, oldest first, up to limit; the node calls it once its
+// link is back. An approval replaces the payment's offline reference with
+// the network's; a decline now is recorded on the payment
+// (failure_reason "declined_after_offline: ...") and the payment stays
+// captured: the goods are gone, the loss is the merchant's risk of
+// offline mode. It returns how many it forwarded.
+func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, error) {
+	proc := s.processors[kassa.PaymentCard]
+	if proc == nil {
+		return 0, nil
+	}
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT f.payment_id, f.org_id, f.token, f.amount, f.capture, p.location_id
+		FROM offline_forwards f JOIN payments p ON p.id = f.payment_id WHERE f.forwarded_at IS NULL ORDER BY f.created_at LIMIT ?`, limit)
+	if err != nil {
+		return 0, err
+	}
+	type fwd struct {
+		id, org, token, loc string
+		amount              int64
+		capture             bool
+	}
+	var todo []fwd
+	for rows.Next() {
+		var f fwd
+		if err := rows.Scan(&f.id, &f.org, &f.token, &f.amount, &f.capture, &f.loc); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		todo = append(todo, f)
+	}
+	rows.Close()
+	n := 0
+	for _, f := range todo {
+		res, err := proc.Forward(ctx, f.token, f.amount, f.capture)
+		if err != nil {
+			return n, fmt.Errorf("forward payment %s: %w", f.id, err)
+		}
+		err = s.db.write(ctx, func(tx *Tx) error {
+			cols := map[string]any{}
+			result := "approved"
+			if res.Approved {
+				cols["processor_ref"] = res.Ref
+			} else {
+				result = "declined: " + res.FailureReason
+				cols["failure_reason"] = "declined_after_offline: " + res.FailureReason
+			}
+			if err := tx.updateAt(ctx, entPayment, f.org, f.loc, f.id, cols); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE offline_forwards SET forwarded_at = ?, result = ? WHERE payment_id = ?`, fmtTime(tx.now), result, f.id)
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
