@@ -84,22 +84,27 @@ func writeTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) (*kass
 	if err != nil {
 		return nil, err
 	}
+	return t, writeTicketRow(ctx, tx, orgID, typ, t)
+}
+
+// writeTicketRow appends a built ticket to kds_events and queues the wake-up.
+func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticket) error {
 	data, err := json.Marshal(t)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	stations, _ := json.Marshal(t.Stations)
 	res, err := tx.execCached(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, o.LocationID, o.ID, typ, string(stations), string(data), fmtTime(tx.now))
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.now))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: kds event: %w", err)
+		return fmt.Errorf("sqlite: kds event: %w", err)
 	}
 	seq, err := res.LastInsertId()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tx.emit(orgID, o.LocationID, kassa.EventKDSTicket, seq)
-	return t, nil
+	tx.emit(orgID, t.LocationID, kassa.EventKDSTicket, seq)
+	return nil
 }
 
 // buildTicket turns an order with its lines into a ticket. A line's station

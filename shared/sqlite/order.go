@@ -351,14 +351,28 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	}
 	price := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
 	id := s.db.NewID()
+	channel := in.Channel
+	if channel == "" {
+		channel = kassa.ChannelPOS
+	}
+	// The kitchen ticket is built here too, off the writer; the unit of
+	// work only adds its number and time.
+	draft := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Channel: channel, Status: kassa.OrderOpen,
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
+	lineIDs := make([]string, len(lines))
+	for i, l := range lines {
+		lineIDs[i] = s.db.NewID()
+		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
+			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
+	}
+	ticket, err := buildTicket(ctx, s.db.reader, draft)
+	if err != nil {
+		return nil, err
+	}
 	err = s.db.write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
 		if err != nil {
 			return err
-		}
-		channel := in.Channel
-		if channel == "" {
-			channel = kassa.ChannelPOS
 		}
 		err = tx.insertAt(ctx, entOrder, a.OrgID, loc.ID, id, map[string]any{
 			"location_id": loc.ID, "number": number, "status": kassa.OrderOpen, "channel": channel,
@@ -373,7 +387,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		}
 		for i, l := range lines {
 			lp := price.Lines[i]
-			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, s.db.NewID(), map[string]any{
+			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, lineIDs[i], map[string]any{
 				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
 				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
 				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total,
@@ -385,7 +399,9 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		if err := addHistory(ctx, tx, a, id, loc.ID, kassa.OrderOpen); err != nil {
 			return err
 		}
-		return recordTicket(ctx, tx, a.OrgID, id, kassa.TicketCreated)
+		t := *ticket
+		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
+		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
 	})
 	if err != nil {
 		return nil, err
