@@ -135,13 +135,13 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 
 	var o *kassa.Order
 	var limitReason string
-	// check reads the order and settings and decides whether the payment may be taken.
+	settings, err := orgSettings(ctx, s.db.reader, a.OrgID) // read off the writer
+	if err != nil {
+		return nil, err
+	}
+	// check reads the order and decides whether the payment may be taken.
 	check := func(tx *Tx) error {
 		if o, err = loadOrder(ctx, tx, a.OrgID, in.OrderID, partPayments); err != nil {
-			return err
-		}
-		settings, err := orgSettings(ctx, tx, a.OrgID)
-		if err != nil {
 			return err
 		}
 		if !settings.Accepts(in.Method) {

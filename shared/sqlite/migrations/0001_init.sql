@@ -149,7 +149,6 @@ CREATE TABLE outbox (
   sent_at     TEXT
 ) STRICT;
 CREATE INDEX outbox_unsent ON outbox(seq) WHERE sent_at IS NULL;
-CREATE INDEX outbox_entity ON outbox(entity, entity_id);
 
 CREATE TABLE idempotency_keys (
   scope        TEXT NOT NULL,
