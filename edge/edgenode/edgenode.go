@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/envflag"
@@ -101,7 +102,29 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ns.Shutdown()
 			return nil, err
 		}
-		e := link.NewEdge(*id, nc, &edgeStore{db: n.DB, id: *id}, log, nil)
+		lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kassa_sync_pull_lag_seconds",
+			Help:    "Time from a change made elsewhere (its HLC) to its apply at this edge.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
+		e := link.NewEdge(*id, nc, &edgeStore{db: n.DB, id: *id, lag: lag}, log, nil)
+		gauge := func(name, help string, f func(link.Status) float64) prometheus.Collector {
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Status()) })
+		}
+		n.HTTP.Registry().MustRegister(lag,
+			gauge("kassa_sync_connected", "1 while the link to the hub works.", func(s link.Status) float64 {
+				if s.Connected {
+					return 1
+				}
+				return 0
+			}),
+			gauge("kassa_sync_pending_down", "Hub changes this edge has not pulled yet.", func(s link.Status) float64 { return float64(s.PendingDown) }),
+			gauge("kassa_sync_last_verified_timestamp_seconds", "When digests last matched the hub's.", func(s link.Status) float64 {
+				if s.LastVerified.IsZero() {
+					return 0
+				}
+				return float64(s.LastVerified.Unix())
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_pending_up", Help: "Local changes not yet acknowledged by the hub."},
+				func() float64 { k, _ := n.DB.OutboxLen(context.Background(), true); return float64(k) }))
 		edgeMu.Lock()
 		edge = e
 		edgeMu.Unlock()
@@ -194,8 +217,9 @@ func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string) error {
 
 // edgeStore adapts the edge's store to the link.
 type edgeStore struct {
-	db *sqlite.DB
-	id link.Identity
+	db  *sqlite.DB
+	id  link.Identity
+	lag prometheus.Observer
 }
 
 func (s *edgeStore) Unsent(ctx context.Context, limit int) ([]link.Entry, error) {
@@ -211,6 +235,12 @@ func (s *edgeStore) MarkSent(ctx context.Context, seq int64) error { return s.db
 
 func (s *edgeStore) ApplyRemote(ctx context.Context, cs []change.Change) error {
 	_, err := s.db.Apply(ctx, cs, false)
+	if err == nil && s.lag != nil {
+		now := time.Now()
+		for _, c := range cs {
+			s.lag.Observe(now.Sub(c.HLC.Time()).Seconds())
+		}
+	}
 	return err
 }
 

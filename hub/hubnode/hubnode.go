@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/envflag"
@@ -52,7 +53,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
 	var ns *natsnode.Server
 	var db *sqlite.DB
-	edges := &edgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}}
+	edges := &edgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}, pending: map[string]int{}, verified: map[string]time.Time{}}
 	f.Ready = func(context.Context) error {
 		if ns == nil || !ns.Ready() {
 			return fmt.Errorf("nats server not ready")
@@ -94,7 +95,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ns.Shutdown()
 			return nil, err
 		}
-		h, err := link.StartHub(nc, &hubStore{db: n.DB, edges: edges}, log)
+		lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kassa_sync_apply_lag_seconds",
+			Help:    "Time from a change made at an edge (its HLC) to its apply at the hub; alarm on the high buckets.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
+		edgesUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_edges_connected",
+			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.connected()) })
+		n.HTTP.Registry().MustRegister(lag, edgesUp)
+		h, err := link.StartHub(nc, &hubStore{db: n.DB, edges: edges, lag: lag}, log)
 		if err != nil {
 			nc.Close()
 			ns.Shutdown()
@@ -160,11 +167,35 @@ func entries(log []sqlite.LogEntry, err error) ([]link.Entry, error) {
 	return out, err
 }
 
-// edgeBook remembers when each edge last spoke and how far it pulled.
+// edgeBook remembers when each edge last spoke, how far it pulled, and
+// the figures it reported.
 type edgeBook struct {
-	mu     sync.Mutex
-	seen   map[string]time.Time
-	cursor map[string]int64
+	mu       sync.Mutex
+	seen     map[string]time.Time
+	cursor   map[string]int64
+	pending  map[string]int
+	verified map[string]time.Time
+}
+
+func (b *edgeBook) connected() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, t := range b.seen {
+		if time.Since(t) < 10*time.Second {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *edgeBook) report(node string, pending int, verified time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending[node] = pending
+	if !verified.IsZero() {
+		b.verified[node] = verified
+	}
 }
 
 func (b *edgeBook) saw(node string, cursor int64) {
@@ -180,16 +211,25 @@ func (b *edgeBook) saw(node string, cursor int64) {
 type hubStore struct {
 	db    *sqlite.DB
 	edges *edgeBook
+	lag   prometheus.Observer // change made at an edge → applied at the hub
 }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
 	s.edges.saw(from.Node, -1)
 	res, err := s.db.Apply(ctx, cs, true)
+	if err == nil && s.lag != nil {
+		now := time.Now()
+		for _, c := range cs {
+			s.lag.Observe(now.Sub(c.HLC.Time()).Seconds())
+		}
+	}
 	return res.Applied, res.Duplicate, err
 }
 
-func (s *hubStore) Log(ctx context.Context, to link.Identity, after int64, limit int) ([]link.Entry, int64, int64, error) {
+func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullRequest) ([]link.Entry, int64, int64, error) {
+	after, limit := req.After, req.Limit
 	s.edges.saw(to.Node, after)
+	s.edges.report(to.Node, req.PendingUp, req.LastVerified)
 	// Bound the read by the newest position first: entries committed while
 	// it runs must not be skipped when the cursor moves past what was read.
 	last, err := s.db.LastSeq(ctx)
@@ -237,6 +277,10 @@ func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 		s.edges.mu.Lock()
 		seen, ok := s.edges.seen[n.NodeID]
 		cursor := s.edges.cursor[n.NodeID]
+		es.PendingUp = s.edges.pending[n.NodeID]
+		if v, ok := s.edges.verified[n.NodeID]; ok {
+			es.LastVerified = &v
+		}
 		s.edges.mu.Unlock()
 		if ok {
 			es.LastSeen = &seen

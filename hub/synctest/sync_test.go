@@ -3,6 +3,7 @@ package synctest
 import (
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,10 +236,30 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
-	hubSt := e.status(t, e.hub, e.hubTok)
-	edges, _ := hubSt["edges"].([]any)
-	if len(edges) != 1 || edges[0].(map[string]any)["connected"] != true {
-		t.Fatalf("hub status %v", hubSt)
+	waitFor(t, 10*time.Second, "the hub's status to show the edge verified", func() bool {
+		hubSt := e.status(t, e.hub, e.hubTok)
+		edges, _ := hubSt["edges"].([]any)
+		if len(edges) != 1 {
+			return false
+		}
+		es := edges[0].(map[string]any)
+		return es["connected"] == true && es["last_verified"] != nil && es["pending_up"] == float64(0)
+	})
+	// The link is visible in the metrics: lag histograms and link gauges.
+	for _, c := range []struct {
+		p    *nodetest.Proc
+		want string
+	}{{e.hub, "kassa_sync_apply_lag_seconds_count"}, {e.hub, "kassa_sync_edges_connected 1"},
+		{e.edge, "kassa_sync_connected 1"}, {e.edge, "kassa_sync_pull_lag_seconds_count"}, {e.edge, "kassa_sync_pending_up 0"}} {
+		res, err := http.Get(c.p.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), c.want) {
+			t.Fatalf("metrics of %s lack %q", c.p.URL, c.want)
+		}
 	}
 }
 

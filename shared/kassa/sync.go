@@ -22,12 +22,14 @@ type SyncStatus struct {
 
 // EdgeStatus is the hub's view of one edge.
 type EdgeStatus struct {
-	NodeID      string     `json:"node_id"`
-	LocationID  string     `json:"location_id"`
-	Connected   bool       `json:"connected"` // spoke to the hub in the last 10 s
-	LastSeen    *time.Time `json:"last_seen"`
-	PendingDown int64      `json:"pending_down"` // hub log entries the edge has not pulled
-	EnrolledAt  time.Time  `json:"enrolled_at"`
+	NodeID       string     `json:"node_id"`
+	LocationID   string     `json:"location_id"`
+	Connected    bool       `json:"connected"` // spoke to the hub in the last 10 s
+	LastSeen     *time.Time `json:"last_seen"`
+	PendingUp    int        `json:"pending_up"`   // changes waiting at the edge, as it last reported
+	PendingDown  int64      `json:"pending_down"` // hub log entries the edge has not pulled
+	LastVerified *time.Time `json:"last_verified"`
+	EnrolledAt   time.Time  `json:"enrolled_at"`
 }
 
 // Conflict is a merge conflict recorded by sync, with both sides' values.

@@ -193,7 +193,8 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var rep PullReply
-	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch}, &rep); err != nil {
+	st := e.Status()
+	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified}, &rep); err != nil {
 		e.setConnected(false, err)
 		return 0, err
 	}

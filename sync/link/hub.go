@@ -84,7 +84,8 @@ func (h *Hub) pull(m *nats.Msg) {
 	}
 	var rep PullReply
 	if err == nil {
-		rep.Entries, rep.UpTo, rep.Last, err = h.store.Log(ctx, id, req.After, min(max(req.Limit, 1), 1000))
+		req.Limit = min(max(req.Limit, 1), 1000)
+		rep.Entries, rep.UpTo, rep.Last, err = h.store.Log(ctx, id, req)
 	}
 	if err != nil {
 		rep.Error = err.Error()

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -92,6 +93,9 @@ type PushReply struct {
 type PullRequest struct {
 	After int64 `json:"after"`
 	Limit int   `json:"limit"`
+	// The edge's own figures, for the hub's status of every edge.
+	PendingUp    int       `json:"pending_up"`
+	LastVerified time.Time `json:"last_verified"`
 }
 
 // PullReply carries log entries, the position the edge may move its
@@ -138,8 +142,9 @@ type HubStore interface {
 	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, err error)
 	// Log returns entries of the hub's log in an edge's scope after a
 	// position (leaving out the edge's own records), the position up to
-	// which the log was examined, and the newest position.
-	Log(ctx context.Context, to Identity, after int64, limit int) (es []Entry, upTo, last int64, err error)
+	// which the log was examined, and the newest position. req carries
+	// the edge's own figures.
+	Log(ctx context.Context, to Identity, req PullRequest) (es []Entry, upTo, last int64, err error)
 	// Digests returns the hub's digests of the tables in an edge's scope.
 	Digests(ctx context.Context, of Identity) (map[string]string, error)
 	// Known reports whether an edge is enrolled and not revoked.
