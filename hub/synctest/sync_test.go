@@ -463,3 +463,72 @@ func verifyLine(out, table string) string {
 	}
 	return ""
 }
+
+// TestCustomerFromStoreAEarnsPointsAtStoreB: a customer enrolled at one
+// store's edge earns points at another store's edge, and every node agrees
+// on the balance.
+func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
+	e := MustStartPair(t)
+	// A second store with its own edge.
+	var loc2, en oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/locations", e.hubTok, map[string]any{"name": "Second Store", "timezone": "Australia/Sydney"}, &loc2); st != 201 {
+		t.Fatalf("location: %d", st)
+	}
+	l2 := loc2.Data["id"].(string)
+	e.hub.Call(t, "POST", "/api/v1/loyalty/programs", e.hubTok, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 10}, nil)
+	if st := e.hub.Call(t, "POST", "/api/v1/locations/"+l2+"/enrolment", e.hubTok, nil, &en); st != 201 {
+		t.Fatalf("enrolment: %d", st)
+	}
+	b := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string))
+	waitFor(t, 20*time.Second, "store B's users", func() bool {
+		var out map[string]any
+		return b.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
+	})
+	bTok := b.Login(t, "cashier@demo.test", demo.Password)
+	// At store A: a new customer joins the program.
+	var cust, acct oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/customers", e.edgeTok, map[string]any{"first_name": "Rae", "email": "rae@x.test"}, &cust); st != 201 {
+		t.Fatalf("customer at A: %d", st)
+	}
+	cid := cust.Data["id"].(string)
+	waitFor(t, 20*time.Second, "the program at store A", func() bool {
+		return e.edge.Call(t, "POST", "/api/v1/loyalty/accounts", e.edgeTok, map[string]any{"customer_id": cid}, &acct) == 201
+	})
+	// At store B: she buys, paying 12.00 → 12 points.
+	product := ""
+	waitFor(t, 20*time.Second, "the customer and catalog at store B", func() bool {
+		ps := e.products(t, b, bTok)
+		var c oneResp
+		if len(ps) > 0 && b.Call(t, "GET", "/api/v1/customers/"+cid, bTok, nil, &c) == 200 {
+			product = ps[13]["id"].(string) // Ham & Cheese Toastie, 12.50
+			return true
+		}
+		return false
+	})
+	var accB oneResp
+	waitFor(t, 20*time.Second, "the account at store B", func() bool {
+		return b.Call(t, "GET", "/api/v1/loyalty/accounts/customer/"+cid, bTok, nil, &accB) == 200
+	})
+	var o oneResp
+	if st := b.Call(t, "POST", "/api/v1/orders", bTok, map[string]any{"location_id": l2, "customer_id": cid,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order at B: %d %v", st, o)
+	}
+	b.Call(t, "POST", "/api/v1/payments/initiate", bTok, map[string]any{"order_id": o.Data["id"], "amount": o.Data["total"], "method": "cash"}, nil)
+	var done oneResp
+	if st := b.Call(t, "POST", "/api/v1/orders/"+o.Data["id"].(string)+"/complete", bTok, nil, &done); st != 200 || done.Data["loyalty_points_earned"].(float64) <= 0 {
+		t.Fatalf("complete at B: %d points %v", st, done.Data["loyalty_points_earned"])
+	}
+	earned := done.Data["loyalty_points_earned"].(float64)
+	account := acct.Data["id"].(string)
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.hub, e.hubTok}, {e.edge, e.edgeTok}, {b, bTok}} {
+		waitFor(t, 20*time.Second, "the balance everywhere", func() bool {
+			var a oneResp
+			return n.p.Call(t, "GET", "/api/v1/loyalty/accounts/"+account, n.tok, nil, &a) == 200 && a.Data["points_balance"] == earned
+		})
+	}
+}
