@@ -222,8 +222,8 @@ type edgeStore struct {
 	lag prometheus.Observer
 }
 
-func (s *edgeStore) Unsent(ctx context.Context, limit int) ([]link.Entry, error) {
-	log, err := s.db.ChangesAfter(ctx, 0, limit, true, nil, "")
+func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.Entry, error) {
+	log, err := s.db.ChangesAfter(ctx, after, limit, true, nil, "")
 	out := make([]link.Entry, len(log))
 	for i, e := range log {
 		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}

@@ -88,6 +88,15 @@ type ApplyResult struct {
 // that is malformed or names an unknown entity fails the whole batch.
 func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (ApplyResult, error) {
 	var res ApplyResult
+	var touched map[string]string
+	defer func() {
+		// Orders that arrived or changed by sync reach the kitchen screens,
+		// in units of their own right after: tickets are derived, and
+		// building them inside this unit would hold up the sync.
+		for id, org := range touched {
+			db.queueTicket(org, id)
+		}
+	}()
 	err := db.write(ctx, func(tx *Tx) error {
 		res = ApplyResult{}
 		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
@@ -124,15 +133,13 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 		if err := a.recompute(ctx); err != nil {
 			return err
 		}
-		// Orders that arrived or changed by sync reach the kitchen screens.
-		for id, org := range a.orders {
-			if err := syncTicket(ctx, tx, org, id); err != nil {
-				return err
-			}
-		}
+		touched = a.orders
 		res.Conflicts = a.conflicts
 		return nil
 	})
+	if err != nil {
+		touched = nil
+	}
 	return res, err
 }
 

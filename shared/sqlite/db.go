@@ -63,13 +63,19 @@ type DB struct {
 	orders  keyedMutex    // per-order lock for steps around processor calls
 	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
-	stmts     map[string]*sql.Stmt // prepared on the writer; write loop only
-	toPrepare map[string]bool
-	writes    chan *writeReq // units of work for writeLoop
-	committed chan struct{}
-	loopDone  chan struct{}
-	closeMu   sync.RWMutex
-	closed    bool
+	stmts       map[string]*sql.Stmt // prepared on the writer; write loop only
+	toPrepare   map[string]bool
+	writes      chan *writeReq // units of work for writeLoop
+	committed   chan struct{}
+	tickets     chan ticketWork // synced orders whose kitchen tickets are due
+	ticketsDone chan struct{}
+	loopDone    chan struct{}
+	closeMu     sync.RWMutex
+	closing     bool
+	closed      bool
+
+	ticketMu      sync.Mutex
+	ticketsClosed bool
 }
 
 // Options configure Open. Zero values take defaults.
@@ -134,6 +140,12 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	db.tickets, db.ticketsDone = make(chan ticketWork, 100_000), make(chan struct{})
+	go db.ticketLoop()
+	if err := db.sweepTickets(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -189,10 +201,23 @@ func (r *readPool) QueryRowContext(ctx context.Context, q string, args ...any) *
 // Close waits for queued writes to finish, then closes both pools.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
-	if db.closed {
+	if db.closed || db.closing {
 		db.closeMu.Unlock()
 		return nil
 	}
+	db.closing = true
+	db.closeMu.Unlock()
+	// First let the ticket loop finish (it writes), then the writer.
+	db.ticketMu.Lock()
+	if db.tickets != nil && !db.ticketsClosed {
+		db.ticketsClosed = true
+		close(db.tickets)
+	}
+	db.ticketMu.Unlock()
+	if db.tickets != nil {
+		<-db.ticketsDone
+	}
+	db.closeMu.Lock()
 	db.closed = true
 	close(db.writes)
 	db.closeMu.Unlock()

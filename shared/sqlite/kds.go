@@ -397,8 +397,7 @@ func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
 	var data string
 	err = tx.QueryRowContext(ctx, `SELECT data FROM kds_events WHERE order_id = ? ORDER BY seq DESC LIMIT 1`, orderID).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
-		_, err = writeTicket(ctx, tx, orgID, orderID, kassa.TicketCreated)
-		return err
+		return writeBuiltTicket(ctx, tx, orgID, o, kassa.TicketCreated)
 	}
 	if err != nil {
 		return err
@@ -418,6 +417,85 @@ func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
 	default:
 		return nil
 	}
-	_, err = writeTicket(ctx, tx, orgID, orderID, typ)
-	return err
+	return writeBuiltTicket(ctx, tx, orgID, o, typ)
+}
+
+// writeBuiltTicket builds the ticket of an order already loaded with its
+// lines and appends it.
+func writeBuiltTicket(ctx context.Context, tx *Tx, orgID string, o *kassa.Order, typ string) error {
+	t, err := buildTicket(ctx, tx, o)
+	if err != nil {
+		return err
+	}
+	return writeTicketRow(ctx, tx, orgID, typ, t)
+}
+
+// ticketWork is an order whose kitchen ticket sync must bring up to date.
+type ticketWork struct{ org, order string }
+
+// queueTicket asks the ticket loop to bring an order's ticket up to date.
+// It never blocks the caller: when the queue is full the order is picked
+// up by the start-up sweep (an order without a ticket) or its next change.
+func (db *DB) queueTicket(org, order string) {
+	db.ticketMu.Lock()
+	defer db.ticketMu.Unlock()
+	if db.ticketsClosed {
+		return
+	}
+	select {
+	case db.tickets <- ticketWork{org, order}:
+	default:
+		db.Log.Warn("kitchen ticket queue full", "order", order)
+	}
+}
+
+// ticketLoop records the tickets of synced orders, up to 200 per unit of
+// work, until the store closes.
+func (db *DB) ticketLoop() {
+	defer close(db.ticketsDone)
+	for w := range db.tickets {
+		batch := map[string]string{w.order: w.org}
+	more:
+		for len(batch) < 200 {
+			select {
+			case w, ok := <-db.tickets:
+				if !ok {
+					break more
+				}
+				batch[w.order] = w.org
+			default:
+				break more
+			}
+		}
+		err := db.write(context.Background(), func(tx *Tx) error {
+			for id, org := range batch {
+				if err := syncTicket(context.Background(), tx, org, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			db.Log.Error("recording kitchen tickets of synced orders", "err", err)
+		}
+	}
+}
+
+// sweepTickets queues the orders of the last day that have no ticket yet:
+// those whose ticket work was lost in a crash.
+func (db *DB) sweepTickets(ctx context.Context) error {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, org_id FROM orders WHERE created_at > ?
+		AND NOT EXISTS (SELECT 1 FROM kds_events WHERE kds_events.order_id = orders.id)`, fmtTime(db.Now().Add(-24*time.Hour)))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, org string
+		if err := rows.Scan(&id, &org); err != nil {
+			return err
+		}
+		db.queueTicket(org, id)
+	}
+	return rows.Err()
 }

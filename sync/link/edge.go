@@ -18,7 +18,7 @@ import (
 const (
 	pushBatch      = 500
 	pullBatch      = 1000
-	requestTimeout = 5 * time.Second
+	requestTimeout = 15 * time.Second // a push of a full batch is applied before the reply
 	retryEvery     = 500 * time.Millisecond
 )
 
@@ -125,29 +125,65 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 	return json.Unmarshal(m.Data, rep)
 }
 
+// pushLoop keeps up to two pushes in flight, so the hub applies one batch
+// while the next travels: the hub handles an edge's pushes one after the
+// other, in order. A failed push resends everything from the first record
+// not acknowledged.
 func (e *Edge) pushLoop(ctx context.Context) {
+	type flight struct {
+		last int64
+		n    int
+		done chan error
+	}
+	var sent int64 // highest seq sent (in flight or acknowledged)
+	var q []flight
 	for ctx.Err() == nil {
-		n, err := e.PushOnce(ctx)
-		if err == nil && n == pushBatch {
+		if len(q) < 2 {
+			es, err := e.store.Unsent(ctx, sent, pushBatch)
+			if err == nil && len(es) > 0 {
+				f := flight{last: es[len(es)-1].Seq, n: len(es), done: make(chan error, 1)}
+				go func() { f.done <- e.push(ctx, es) }()
+				sent = f.last
+				q = append(q, f)
+				continue
+			}
+		}
+		if len(q) == 0 {
+			n, _ := e.store.Unsent(ctx, 0, 1)
+			e.mu.Lock()
+			e.status.PendingUp = len(n)
+			e.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-e.store.Committed():
+			case <-time.After(retryEvery):
+			}
 			continue
 		}
-		select {
-		case <-ctx.Done():
-		case <-e.store.Committed():
-		case <-time.After(retryEvery):
+		err := <-q[0].done
+		if err == nil {
+			err = e.store.MarkSent(ctx, q[0].last)
 		}
+		if err != nil {
+			for _, f := range q[1:] {
+				<-f.done
+			}
+			q, sent = nil, 0
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryEvery):
+			}
+			continue
+		}
+		q = q[1:]
+	}
+	for _, f := range q {
+		<-f.done
 	}
 }
 
-// PushOnce sends one batch of unsent records and returns how many went.
-func (e *Edge) PushOnce(ctx context.Context) (int, error) {
-	es, err := e.store.Unsent(ctx, pushBatch)
-	e.mu.Lock()
-	e.status.PendingUp = len(es)
-	e.mu.Unlock()
-	if err != nil || len(es) == 0 {
-		return 0, err
-	}
+// push sends one batch and waits for the hub's reply.
+func (e *Edge) push(ctx context.Context, es []Entry) error {
 	cs := make([]change.Change, len(es))
 	for i, en := range es {
 		cs[i] = en.Change
@@ -155,21 +191,30 @@ func (e *Edge) PushOnce(ctx context.Context) (int, error) {
 	var rep PushReply
 	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs}, &rep); err != nil {
 		e.setConnected(false, err)
-		return 0, err
+		return err
 	}
 	if rep.Error != "" {
 		err := fmt.Errorf("link: hub refused push: %s", rep.Error)
 		e.setConnected(true, err)
-		return 0, err
-	}
-	if err := e.store.MarkSent(ctx, es[len(es)-1].Seq); err != nil {
-		return 0, err
+		return err
 	}
 	e.mu.Lock()
 	e.status.LastPush = e.now()
 	e.mu.Unlock()
 	e.setConnected(true, nil)
-	return len(es), nil
+	return nil
+}
+
+// PushOnce sends one batch of unsent records and returns how many went.
+func (e *Edge) PushOnce(ctx context.Context) (int, error) {
+	es, err := e.store.Unsent(ctx, 0, pushBatch)
+	if err != nil || len(es) == 0 {
+		return 0, err
+	}
+	if err := e.push(ctx, es); err != nil {
+		return 0, err
+	}
+	return len(es), e.store.MarkSent(ctx, es[len(es)-1].Seq)
 }
 
 func (e *Edge) pullLoop(ctx context.Context) {
@@ -244,23 +289,32 @@ func (e *Edge) verifyLoop(ctx context.Context) {
 // ErrBacklog is returned by Verify while records still wait to move.
 var ErrBacklog = errors.New("link: backlog not drained yet")
 
-// Verify drains both directions, then compares table digests with the hub.
+// Verify waits until both directions are drained, then compares table digests with the hub.
 // Equal digests record the verified time; a difference is repaired by
 // pulling the hub's log from the start again (apply is idempotent) and is
 // returned as an error naming the tables.
 func (e *Edge) Verify(ctx context.Context) error {
-	for range 100 {
-		up, err := e.PushOnce(ctx)
+	// Wait for the push and pull loops to drain the backlog (pushing here
+	// too would send the same records twice).
+	for drained := false; !drained; {
+		unsent, err := e.store.Unsent(ctx, 0, 1)
 		if err != nil {
 			return err
 		}
-		down, err := e.PullOnce(ctx)
-		if err != nil {
-			return err
+		st := e.Status()
+		if !st.Connected {
+			return ErrBacklog
 		}
-		if up == 0 && down == 0 {
-			break
+		if drained = len(unsent) == 0 && st.PendingDown == 0; !drained {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(retryEvery):
+			}
 		}
+	}
+	if _, err := e.PullOnce(ctx); err != nil { // catch up to this moment
+		return err
 	}
 	mine, err := e.store.Digests(ctx)
 	if err != nil {

@@ -121,8 +121,9 @@ type DigestReply struct {
 
 // EdgeStore is what an edge's link needs of its store.
 type EdgeStore interface {
-	// Unsent returns up to limit outbox entries not yet acknowledged, oldest first.
-	Unsent(ctx context.Context, limit int) ([]Entry, error)
+	// Unsent returns up to limit outbox entries after seq not yet
+	// acknowledged, oldest first.
+	Unsent(ctx context.Context, after int64, limit int) ([]Entry, error)
 	// MarkSent records the hub's acknowledgement of entries up to seq.
 	MarkSent(ctx context.Context, seq int64) error
 	// ApplyRemote applies the hub's records; idempotent.

@@ -74,6 +74,9 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.LeafAuth != nil {
 		opts.CustomClientAuthentication = &auth{leaf: cfg.LeafAuth, token: cfg.ClientToken}
 	}
+	// A store whose link comes back should notice within a fraction of a
+	// second, not the default second.
+	opts.LeafNode.ReconnectInterval = 250 * time.Millisecond
 	for _, r := range cfg.LeafRemotes {
 		u, err := url.Parse(r)
 		if err != nil {
