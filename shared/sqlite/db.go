@@ -64,6 +64,7 @@ type DB struct {
 	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
 	stmts       map[string]*sql.Stmt // prepared on the writer; write loop only
+	savepoints  map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
 	toPrepare   map[string]bool
 	writes      chan *writeReq // units of work for writeLoop
 	committed   chan struct{}
@@ -134,6 +135,15 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	db.reader.SetMaxOpenConns(o.Readers)
 	db.reader.SetMaxIdleConns(o.Readers)
 	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
+	db.savepoints = map[string]*sql.Stmt{}
+	for _, q := range []string{"SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"} {
+		st, err := db.writer.PrepareContext(ctx, q)
+		if err != nil {
+			write.Close()
+			return nil, fmt.Errorf("sqlite: prepare %s: %w", q, err)
+		}
+		db.savepoints[q] = st
+	}
 	db.stmts, db.toPrepare = map[string]*sql.Stmt{}, map[string]bool{}
 	go db.writeLoop()
 	if err := db.loadNode(ctx); err != nil {

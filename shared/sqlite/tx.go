@@ -148,16 +148,16 @@ func (db *DB) runBatch(batch []*writeReq) {
 			r.err = r.ctx.Err()
 			continue
 		}
-		if _, err := sqltx.ExecContext(ctx, "SAVEPOINT unit"); err != nil {
+		if _, err := db.savepoint(ctx, sqltx, "SAVEPOINT unit"); err != nil {
 			r.err = err
 			continue
 		}
 		tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
 		r.err = runUnit(r, tx)
 		if r.err != nil {
-			_, err = sqltx.ExecContext(ctx, "ROLLBACK TO unit")
+			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 			if err == nil {
-				_, err = sqltx.ExecContext(ctx, "RELEASE unit")
+				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
 			}
 			if err != nil { // the transaction is unusable: fail the batch
 				sqltx.Rollback()
@@ -168,7 +168,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 			}
 			continue
 		}
-		if _, err := sqltx.ExecContext(ctx, "RELEASE unit"); err != nil {
+		if _, err := db.savepoint(ctx, sqltx, "RELEASE unit"); err != nil {
 			r.err = err
 			continue
 		}
@@ -193,6 +193,15 @@ func (db *DB) runBatch(batch []*writeReq) {
 		}
 		r.done <- r.err
 	}
+}
+
+// savepoint runs a savepoint statement, prepared once: run unprepared for
+// every unit, parsing them cost a quarter of the writer's time.
+func (db *DB) savepoint(ctx context.Context, tx *sql.Tx, stmt string) (sql.Result, error) {
+	if st := db.savepoints[stmt]; st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx)
+	}
+	return tx.ExecContext(ctx, stmt)
 }
 
 // runUnit runs one unit, turning a panic into an error so that one bad
