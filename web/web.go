@@ -18,6 +18,10 @@ var FS embed.FS
 // /kds: index.html, kds.css and kds.js.
 var KDS = mustSub("static/kds")
 
+// Console is the store console (static/console), which the edge serves at
+// /console: the state of its sync link for the store's manager.
+var Console = mustSub("static/console")
+
 func mustSub(dir string) fs.FS {
 	sub, err := fs.Sub(FS, dir)
 	if err != nil {

@@ -12,10 +12,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/kassa"
@@ -41,6 +43,8 @@ type Config struct {
 	KDSWriteTimeout time.Duration
 	// KDSPage, when set, is the kitchen display page, served at /kds (the edge).
 	KDSPage fs.FS
+	// ConsolePage, when set, is the store console, served at /console (the edge).
+	ConsolePage fs.FS
 }
 
 // Services are the domain services the API serves.
@@ -114,6 +118,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
+	if cfg.ConsolePage != nil {
+		s.app.Use("/console", filesystem.New(filesystem.Config{Root: http.FS(cfg.ConsolePage), Index: "index.html"}))
+	}
 	s.api = s.app.Group("/api/v1")
 	// A resource's routes exist when its service does, so a node (or a
 	// test) without one serves and documents none of them.

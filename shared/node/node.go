@@ -51,6 +51,8 @@ type Config struct {
 	KDSWriteTimeout time.Duration
 	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
 	KDSPage fs.FS
+	// ConsolePage is the store console to serve at /console (the edge sets it).
+	ConsolePage fs.FS
 }
 
 // Node is an open node.
@@ -134,6 +136,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
+		ConsolePage: cfg.ConsolePage,
 	}, n.Services, log)
 	return n, nil
 }

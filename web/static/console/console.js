@@ -1,0 +1,323 @@
+// Kassa store console: plain JavaScript, no build step, nothing loaded from
+// anywhere but the edge that serves it.
+//
+// After a manager or owner logs in (the token pair stays in sessionStorage,
+// so it ends with the tab), the page polls GET /api/v1/sync/status every
+// 2 s and shows the state of the store's link to the hub in a large banner:
+// green when in sync, amber while changes wait in either direction, red
+// while the link is down (sales keep being saved and go up later). When the
+// edge itself does not answer, the banner says so and polling goes on until
+// it answers again. Below: changes waiting, last verification, last error
+// and the most recent sync conflicts (GET /api/v1/sync/conflicts).
+(function () {
+  'use strict';
+
+  var API = '/api/v1';
+  var AUTH_KEY = 'kassa.console.auth';
+  var POLL_MS = 2000;
+  var TIMEOUT_MS = 5000; // a request that takes longer counts as no answer
+  var CONFLICTS = 20;
+
+  var state = {
+    auth: loadAuth(),
+    timer: 0,
+    gen: 0, // bumped on login and logout, so a late answer of an old session is dropped
+    offset: 0, // the edge's clock minus ours, ms (from the Date header)
+    lastAnswer: null,
+    last: null // the last status shown
+  };
+
+  var $ = function (id) { return document.getElementById(id); };
+
+  // --- auth ---------------------------------------------------------------
+
+  function loadAuth() {
+    try { return JSON.parse(sessionStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
+  }
+
+  function saveAuth(d) {
+    state.auth = { accessToken: d.accessToken, refreshToken: d.refreshToken };
+    sessionStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
+  }
+
+  function clearAuth() {
+    state.auth = null;
+    sessionStorage.removeItem(AUTH_KEY);
+  }
+
+  // request fetches with a timeout; it rejects with err.unreachable set when
+  // the edge did not answer (network error, timeout, a proxy's 502-504).
+  function request(method, path, body, token) {
+    var ctl = new AbortController();
+    var t = setTimeout(function () { ctl.abort(); }, TIMEOUT_MS);
+    var h = {};
+    if (token) h.Authorization = 'Bearer ' + token;
+    if (body) h['Content-Type'] = 'application/json';
+    return fetch(API + path, {
+      method: method, headers: h, body: body ? JSON.stringify(body) : undefined,
+      cache: 'no-store', signal: ctl.signal
+    }).then(function (r) {
+      clearTimeout(t);
+      var date = Date.parse(r.headers.get('Date') || '');
+      if (!isNaN(date)) state.offset = date - Date.now();
+      if (r.status === 502 || r.status === 503 || r.status === 504) throw unreachable();
+      return r.json().catch(function () { return {}; }).then(function (j) {
+        if (!r.ok) {
+          var e = new Error(j.detail || j.title || ('HTTP ' + r.status));
+          e.status = r.status;
+          throw e;
+        }
+        return j;
+      });
+    }, function () {
+      clearTimeout(t);
+      throw unreachable();
+    });
+  }
+
+  function unreachable() {
+    var e = new Error('edge not answering');
+    e.unreachable = true;
+    return e;
+  }
+
+  var refreshing = null;
+  // refresh swaps the refresh token for a new pair once, however many
+  // callers ask at the same time.
+  function refresh() {
+    if (refreshing) return refreshing;
+    if (!state.auth || !state.auth.refreshToken) return Promise.reject(sessionEnded());
+    refreshing = request('POST', '/auth/refresh', { refreshToken: state.auth.refreshToken }).then(function (j) {
+      saveAuth(j.data);
+    }, function (e) {
+      if (e.status === 401 || e.status === 400) throw sessionEnded();
+      throw e;
+    });
+    refreshing.then(done, done);
+    function done() { refreshing = null; }
+    return refreshing;
+  }
+
+  function sessionEnded() {
+    var e = new Error('Your session ended: log in again.');
+    e.status = 401;
+    e.ended = true;
+    return e;
+  }
+
+  // api calls the API with the session's token, refreshing it once on 401.
+  function api(path) {
+    if (!state.auth) return Promise.reject(sessionEnded());
+    return request('GET', path, null, state.auth.accessToken).catch(function (e) {
+      if (e.status !== 401) throw e;
+      return refresh().then(function () { return request('GET', path, null, state.auth.accessToken); });
+    }).catch(function (e) {
+      if (e.status === 401 && !e.ended) throw sessionEnded();
+      throw e;
+    });
+  }
+
+  function showLogin(message) {
+    clearTimeout(state.timer);
+    state.gen++;
+    $('console').hidden = true;
+    $('login').hidden = false;
+    $('login-error').textContent = message || '';
+    $('password').value = '';
+    $('email').focus();
+  }
+
+  function logout(tell) {
+    if (tell && state.auth) request('POST', '/auth/logout', null, state.auth.accessToken).catch(function () {});
+    clearAuth();
+    state.last = null;
+    showLogin('');
+  }
+
+  $('login').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var btn = $('login-btn');
+    btn.disabled = true;
+    $('login-error').textContent = '';
+    request('POST', '/auth/login', { email: $('email').value.trim(), password: $('password').value }).then(function (j) {
+      saveAuth(j.data);
+      start();
+    }, function (e) {
+      $('login-error').textContent = e.unreachable ? 'Edge not answering: check that it is running, then try again.' :
+        e.status === 401 ? 'Wrong e-mail or password.' : e.message;
+    }).then(function () { btn.disabled = false; });
+  });
+
+  $('logout').addEventListener('click', function () { logout(true); });
+
+  // --- polling ------------------------------------------------------------
+
+  function start() {
+    clearTimeout(state.timer);
+    state.gen++;
+    $('login').hidden = true;
+    $('console').hidden = false;
+    poll();
+  }
+
+  function poll() {
+    clearTimeout(state.timer);
+    var gen = state.gen;
+    api('/sync/status').then(function (j) {
+      if (gen !== state.gen) return null;
+      state.lastAnswer = now();
+      renderStatus(j.data);
+      // Conflicts are extra: their failure leaves the last table in place.
+      return api('/sync/conflicts?limit=' + CONFLICTS).then(function (c) {
+        if (gen === state.gen) renderConflicts(c.data || []);
+      }, function () {});
+    }).catch(function (e) {
+      if (gen !== state.gen) return;
+      if (e.unreachable) {
+        renderUnreachable();
+      } else if (e.status === 401) {
+        clearAuth();
+        showLogin(e.message);
+      } else if (e.status === 403) {
+        clearAuth();
+        showLogin('This account cannot see the sync status: log in as a manager or owner.');
+      } else {
+        renderError(e.message);
+      }
+    }).then(function () {
+      if (gen === state.gen) state.timer = setTimeout(poll, POLL_MS);
+    });
+  }
+
+  // --- rendering ----------------------------------------------------------
+
+  function now() { return Date.now() + state.offset; }
+
+  // time parses an API timestamp; the zero time and garbage are null.
+  function time(s) {
+    if (!s) return null;
+    var t = Date.parse(s);
+    return isNaN(t) || new Date(t).getUTCFullYear() < 2000 ? null : t;
+  }
+
+  function clock(t) {
+    var d = new Date(t), today = new Date(now());
+    var hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    if (d.toDateString() === today.toDateString()) return hm;
+    return d.toLocaleDateString([], { day: 'numeric', month: 'short', year: 'numeric' }) + ' ' + hm;
+  }
+
+  function ago(t) {
+    var s = Math.max(0, Math.round((now() - t) / 1000));
+    if (s < 60) return s + ' s';
+    var m = Math.floor(s / 60);
+    if (m < 60) return m + ' min';
+    var h = Math.floor(m / 60);
+    if (h < 48) return h + ' h ' + (m % 60) + ' min';
+    return Math.floor(h / 24) + ' days';
+  }
+
+  function changes(n) { return n + (n === 1 ? ' change' : ' changes'); }
+
+  function banner(kind, text, sub) {
+    var el = $('status');
+    el.className = 'status ' + kind;
+    el.dataset.state = kind;
+    var t = $('status-text');
+    t.textContent = text;
+    if (sub) {
+      var s = document.createElement('span');
+      s.className = 'sub';
+      s.textContent = sub;
+      t.appendChild(s);
+    }
+  }
+
+  function renderStatus(st) {
+    state.last = st;
+    var up = Number(st.pending_up) || 0, down = Number(st.pending_down) || 0;
+    var since = time(st.since);
+    var el = $('status');
+    el.dataset.pendingUp = String(up);
+    el.dataset.pendingDown = String(down);
+    if (!st.connected) {
+      var text = (since ? 'OFFLINE since ' + clock(since) : 'OFFLINE — no link to the hub yet') +
+        ' — sales are saved and will sync when the link returns (' + changes(up) + ' waiting)';
+      banner('offline', text, since ? 'Offline for ' + ago(since) + '.' : '');
+    } else if (up > 0 || down > 0) {
+      banner('behind', 'Online — catching up (' + changes(up) + ' to send, ' + down + ' to receive)',
+        since ? 'Connected since ' + clock(since) + '.' : '');
+    } else {
+      banner('ok', 'Online — in sync', since ? 'Connected since ' + clock(since) + '.' : '');
+    }
+    $('node').textContent = (st.node || 'edge') + ' ' + (st.node_id || '');
+    $('pending-up').textContent = String(up);
+    $('pending-down').textContent = String(down);
+    var verified = time(st.last_verified);
+    $('last-verified').textContent = verified ? clock(verified) + ' (' + ago(verified) + ' ago)' : 'never';
+    var err = $('last-error');
+    err.textContent = st.last_error || 'none';
+    err.className = st.last_error ? 'bad' : '';
+    $('checked').textContent = clock(state.lastAnswer);
+  }
+
+  function renderUnreachable() {
+    var sub = 'Retrying every ' + POLL_MS / 1000 + ' s.';
+    if (state.lastAnswer) sub += ' Last answer at ' + clock(state.lastAnswer) + ' (' + ago(state.lastAnswer) + ' ago); the figures below are from then.';
+    banner('unreachable', 'Edge not answering', sub);
+  }
+
+  function renderError(msg) {
+    banner('unreachable', 'Cannot read the sync status', msg + ' — retrying every ' + POLL_MS / 1000 + ' s.');
+  }
+
+  function json(v) {
+    if (v === null || v === undefined) return '';
+    var s = typeof v === 'string' ? v : JSON.stringify(v);
+    return s.length > 160 ? s.slice(0, 157) + '…' : s;
+  }
+
+  function cell(tr, text, cls, code) {
+    var td = document.createElement('td');
+    if (cls) td.className = cls;
+    if (code) {
+      var c = document.createElement('code');
+      c.textContent = text;
+      td.appendChild(c);
+    } else {
+      td.textContent = text;
+    }
+    tr.appendChild(td);
+    return td;
+  }
+
+  function renderConflicts(list) {
+    var body = $('conflict-rows');
+    var rows = list.slice().sort(function (a, b) {
+      return (time(b.detected_at) || 0) - (time(a.detected_at) || 0);
+    });
+    body.textContent = '';
+    if (!rows.length) {
+      var tr = document.createElement('tr');
+      tr.className = 'none';
+      cell(tr, 'No conflicts.').colSpan = 5;
+      body.appendChild(tr);
+      return;
+    }
+    rows.forEach(function (c) {
+      var tr = document.createElement('tr');
+      tr.dataset.id = c.id || '';
+      var at = time(c.detected_at);
+      cell(tr, at ? clock(at) : '');
+      cell(tr, (c.kind || '').replace(/_/g, ' '), 'kind');
+      cell(tr, (c.entity || '') + ' ' + (c.entity_id || ''));
+      cell(tr, json(c.local), '', true).title = JSON.stringify(c.local);
+      cell(tr, json(c.remote), '', true).title = JSON.stringify(c.remote);
+      body.appendChild(tr);
+    });
+  }
+
+  // --- start --------------------------------------------------------------
+
+  if (state.auth) start(); else showLogin('');
+})();
