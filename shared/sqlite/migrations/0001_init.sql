@@ -136,7 +136,7 @@ CREATE INDEX price_lists_org ON price_lists(org_id, id);
 -- acknowledged the record.
 CREATE TABLE outbox (
   seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-  id          TEXT NOT NULL UNIQUE,
+  id          TEXT NOT NULL, -- change id; applied_changes keeps replays out
   org_id      TEXT NOT NULL,
   location_id TEXT,
   entity      TEXT NOT NULL,
