@@ -416,3 +416,14 @@ func TestDuplicateKeysMadeApartAreSettledAlike(t *testing.T) {
 	syncPair(t, a, b)
 	mustConverge(t, a, b)
 }
+
+func TestFieldStampsIsJSON(t *testing.T) {
+	got := fieldStamps([]string{"base_price", "id", "name", "org_id"}, "000000000000001.0000000002@node")
+	var m map[string]string
+	if err := json.Unmarshal([]byte(got), &m); err != nil || len(m) != 2 || m["name"] != "000000000000001.0000000002@node" {
+		t.Fatalf("%s: %v %v", got, m, err)
+	}
+	if fieldStamps([]string{"id"}, "x") != "{}" {
+		t.Fatal("empty stamps")
+	}
+}
