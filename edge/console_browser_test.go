@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,56 +50,8 @@ func TestConsolePageInChromium(t *testing.T) {
 		t.Fatalf("a standalone edge reports %+v, want not connected, not enrolled", st.Data)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true), chromedp.WindowSize(1280, 800),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil { // starts the browser and its tab
-		t.Fatalf("start %s: %v", chromium, err)
-	}
-	// Uncaught exceptions of the page fail the test at the end.
-	var jsErrs []string
-	var mu sync.Mutex
-	console := chromedp.Console(bctx)
-	go func() {
-		for m, err := range console {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleException {
-				mu.Lock()
-				jsErrs = append(jsErrs, m.Text)
-				mu.Unlock()
-			}
-		}
-	}()
-	page := func() string {
-		html, _ := chromedp.Run(bctx, chromedp.OuterHTML("body"))
-		return html
-	}
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			t.Fatalf("%s: %v\npage: %.3000s", what, err, page())
-		}
-	}
-	within := func(d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(bctx, d)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			t.Fatalf("%s (within %s): %v\npage: %.3000s", what, d, err, page())
-		}
-	}
+	b := startBrowser(t, chromium, 1280, 800)
+	bctx, run, within := b.ctx, b.run, b.within
 	text := func(sel string) string {
 		t.Helper()
 		v, err := chromedp.Run(bctx, chromedp.Text(sel))
@@ -194,9 +144,7 @@ func TestConsolePageInChromium(t *testing.T) {
 	manager = p.Login(t, "manager@demo.test", demo.Password)
 	within(30*time.Second, "the page recovers", chromedp.WaitVisible(offline(status().Data.PendingUp)))
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(jsErrs) > 0 {
-		t.Fatalf("JavaScript errors: %v", jsErrs)
+	if errs := b.jsErrors(); len(errs) > 0 {
+		t.Fatalf("JavaScript errors: %v", errs)
 	}
 }
