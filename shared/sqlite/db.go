@@ -86,6 +86,9 @@ type Options struct {
 	Bus     kassa.Publisher
 	Log     *slog.Logger
 	Readers int // read pool size; default max(4, GOMAXPROCS)
+	// Inspect opens a store that another process runs (hub verify): no
+	// background work that would write to it.
+	Inspect bool
 }
 
 // Open opens (creating if needed) the store at path, applies migrations and
@@ -150,11 +153,13 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	db.tickets, db.ticketsDone = make(chan ticketWork, 100_000), make(chan struct{})
-	go db.ticketLoop()
-	if err := db.sweepTickets(ctx); err != nil {
-		db.Close()
-		return nil, err
+	if !o.Inspect {
+		db.tickets, db.ticketsDone = make(chan ticketWork, 100_000), make(chan struct{})
+		go db.ticketLoop()
+		if err := db.sweepTickets(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }

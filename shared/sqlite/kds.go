@@ -439,7 +439,7 @@ type ticketWork struct{ org, order string }
 func (db *DB) queueTicket(org, order string) {
 	db.ticketMu.Lock()
 	defer db.ticketMu.Unlock()
-	if db.ticketsClosed {
+	if db.ticketsClosed || db.tickets == nil {
 		return
 	}
 	select {
