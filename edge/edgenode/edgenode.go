@@ -235,7 +235,7 @@ func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.
 func (s *edgeStore) MarkSent(ctx context.Context, seq int64) error { return s.db.MarkSent(ctx, seq) }
 
 func (s *edgeStore) ApplyRemote(ctx context.Context, cs []change.Change) error {
-	_, err := s.db.Apply(ctx, cs, false)
+	_, _, err := s.db.ApplyEach(ctx, cs, false)
 	if err == nil && s.lag != nil {
 		now := time.Now()
 		for _, c := range cs {

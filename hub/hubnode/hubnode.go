@@ -216,7 +216,7 @@ type hubStore struct {
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
 	s.edges.saw(from.Node, -1)
-	res, err := s.db.Apply(ctx, cs, true)
+	res, _, err := s.db.ApplyEach(ctx, cs, true)
 	if err == nil && s.lag != nil {
 		now := time.Now()
 		for _, c := range cs {

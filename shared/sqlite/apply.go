@@ -496,3 +496,50 @@ func columnValue(v any) any {
 		return string(b)
 	}
 }
+
+// ApplyEach applies changes like Apply, but when the batch fails it
+// applies them one at a time, in order, and quarantines each record that
+// still fails: it is kept whole in sync_quarantine, marked applied (a
+// replay skips it), and listed as a "quarantined" conflict, so one bad
+// record cannot stall every later change of an edge. It returns how many
+// were quarantined.
+func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) (ApplyResult, int, error) {
+	res, err := db.Apply(ctx, changes, log)
+	if err == nil {
+		return res, 0, nil
+	}
+	var total ApplyResult
+	quarantined := 0
+	for i := range changes {
+		r, err := db.Apply(ctx, changes[i:i+1], log)
+		if err == nil {
+			total.Applied += r.Applied
+			total.Duplicate += r.Duplicate
+			total.Conflicts += r.Conflicts
+			continue
+		}
+		if qerr := db.quarantine(ctx, &changes[i], err); qerr != nil {
+			return total, quarantined, qerr
+		}
+		quarantined++
+	}
+	return total, quarantined, nil
+}
+
+func (db *DB) quarantine(ctx context.Context, c *change.Change, cause error) error {
+	db.Log.Error("change quarantined", "change", c.ID, "entity", c.Entity, "entity_id", c.EntityID, "err", cause)
+	body, _ := json.Marshal(c)
+	return db.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_quarantine (id, org_id, change, error, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO NOTHING`, c.ID, c.OrgID, string(body), cause.Error(), fmtTime(tx.now)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+			c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+			return err
+		}
+		a := &applier{tx: tx}
+		return a.conflict(ctx, c.OrgID, c.LocationID, "quarantined", c.Entity, c.EntityID,
+			map[string]any{"error": cause.Error()}, c)
+	})
+}

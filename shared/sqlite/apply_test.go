@@ -427,3 +427,31 @@ func TestFieldStampsIsJSON(t *testing.T) {
 		t.Fatal("empty stamps")
 	}
 }
+
+func TestABadRecordIsQuarantinedAndTheRestApplies(t *testing.T) {
+	a, b := mustNode(t), mustNode(t)
+	w := seed(t, a)
+	syncPair(t, a, b)
+	sell(t, a, w, w.p1, 1)
+	log, _ := a.db.ChangesAfter(context.Background(), 0, 10000, false, nil, "")
+	cs := wire(t, log)
+	// A record for an entity this node does not know, in the middle.
+	bad := change.Change{ID: a.db.NewID(), OrgID: w.org, Entity: "no_such_thing", EntityID: "x", Op: change.OpInsert,
+		Fields: map[string]any{}, HLC: hlc.Timestamp{Wall: 1}, Origin: "someone"}
+	cs = append(cs[:len(cs)/2], append([]change.Change{bad}, cs[len(cs)/2:]...)...)
+	if _, err := b.db.Apply(context.Background(), cs, false); err == nil {
+		t.Fatal("a batch with a bad record applied")
+	}
+	res, q, err := b.db.ApplyEach(context.Background(), cs, false)
+	if err != nil || q != 1 || res.Applied == 0 {
+		t.Fatalf("ApplyEach: %+v, %d quarantined, %v", res, q, err)
+	}
+	mustConverge(t, a, b)
+	if conflictKinds(t, b)["quarantined"] != 1 {
+		t.Fatal("quarantine not listed")
+	}
+	// A replay skips it.
+	if _, q, err := b.db.ApplyEach(context.Background(), cs, false); err != nil || q != 0 {
+		t.Fatalf("replay: %d quarantined, %v", q, err)
+	}
+}

@@ -13,3 +13,14 @@ CREATE TABLE offline_forwards (
   result       TEXT
 ) STRICT;
 CREATE INDEX offline_forwards_open ON offline_forwards(created_at) WHERE forwarded_at IS NULL;
+
+-- Change records this node could not apply (a bug, a constraint no merge
+-- rule covers): kept whole for ops instead of stalling the link behind
+-- them forever. Node-local.
+CREATE TABLE sync_quarantine (
+  id         TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  change     TEXT NOT NULL, -- the record, JSON
+  error      TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) STRICT;
