@@ -144,8 +144,8 @@ func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult 
 	return benchResult{salesPerSec: float64(sales) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
 }
 
-// benchRaw writes what a sale writes, directly: the order, its lines, its
-// history and the counter; the captured cash payment with the order's
+// benchRaw writes what a sale writes, directly: the order, its lines and
+// the counter; the captured cash payment with the order's
 // paid total; the completion (three movements with their stock
 // levels, the order, history) — each row with its outbox record. It
 // reads nothing and commits each sale step on its own, as a plain
@@ -225,9 +225,6 @@ func benchRaw(b *testing.B, clients, sales int) benchResult {
 							VALUES (?, ?, ?, ?, ?, 'p', 's', 1, 450, '[]', 450, ?, ?, 'h', 'n')`, lid, org, oid, i, p, now(), now())
 						outbox(tx, "order_line", lid, "insert")
 					}
-					hid := id()
-					exec(tx, `INSERT INTO order_history (id, org_id, order_id, status, at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, 'open', ?, ?, ?, 'h', 'n')`, hid, org, oid, now(), now(), now())
-					outbox(tx, "order_history", hid, "insert")
 				})
 				lat[c] = append(lat[c], time.Since(t))
 				t = time.Now()

@@ -67,6 +67,7 @@ type Order struct {
 	KitchenStatus       string         `json:"kitchen_status"`
 	Notes               string         `json:"notes"`
 	OccurredAt          time.Time      `json:"occurred_at"`
+	CreatedBy           *string        `json:"created_by"` // the user or OAuth client who took the order
 	CompletedAt         *time.Time     `json:"completed_at"`
 	CreatedAt           time.Time      `json:"created_at"`
 	UpdatedAt           time.Time      `json:"updated_at"`

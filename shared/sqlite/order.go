@@ -28,7 +28,7 @@ var _ kassa.OrderService = (*OrderService)(nil)
 
 const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
 	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
-	occurred_at, completed_at, created_at, updated_at FROM orders`
+	occurred_at, completed_at, created_at, updated_at, created_by FROM orders`
 
 func scanOrder(s scanner) (*kassa.Order, error) {
 	var o kassa.Order
@@ -36,7 +36,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 	var completed sql.NullString
 	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
 		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
-		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated); err != nil {
+		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy); err != nil {
 		return nil, err
 	}
 	o.OccurredAt, o.CreatedAt, o.UpdatedAt = parseTime(occurred), parseTime(created), parseTime(updated)
@@ -44,7 +44,8 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 		t := parseTime(completed.String)
 		o.CompletedAt = &t
 	}
-	o.LineItems, o.Payments, o.Refunds, o.History = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}, []kassa.OrderHistory{}
+	o.LineItems, o.Payments, o.Refunds = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}
+	o.History = []kassa.OrderHistory{{Status: kassa.OrderOpen, At: o.CreatedAt, Actor: o.CreatedBy}}
 	return &o, nil
 }
 
@@ -396,9 +397,8 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 				return err
 			}
 		}
-		if err := addHistory(ctx, tx, a, id, loc.ID, kassa.OrderOpen); err != nil {
-			return err
-		}
+		// No history row for "open": it is the order row's own creation
+		// (created_at, created_by), and scanOrder puts it first.
 		t := *ticket
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
 		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
