@@ -352,6 +352,8 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	}
 	price := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
 	id := s.db.NewID()
+	var created time.Time
+	var createdNumber string
 	channel := in.Channel
 	if channel == "" {
 		channel = kassa.ChannelPOS
@@ -401,12 +403,29 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		// (created_at, created_by), and scanOrder puts it first.
 		t := *ticket
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
+		created, createdNumber = tx.now, number
 		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.db.loadAndPublish(ctx, a.OrgID, id, kassa.EventOrderCreated)
+	// The order as stored, assembled from what was written rather than
+	// read back: the order flow's hottest path.
+	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Number: createdNumber, Status: kassa.OrderOpen,
+		Channel: channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
+		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: settings.TaxInclusive,
+		TaxRateBps: settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
+		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, At: created, Actor: actorID(a)}},
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, OccurredAt: created, CreatedAt: created, UpdatedAt: created,
+		CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines))}
+	for i, l := range lines {
+		lp := price.Lines[i]
+		o.LineItems[i] = kassa.LineItem{ID: lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
+			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
+			Tax: lp.Tax, Total: lp.Total}
+	}
+	s.db.publish(ctx, a.OrgID, loc.ID, kassa.EventOrderCreated, o)
+	return o, nil
 }
 
 // loadAndPublish reads a committed order and publishes an event about it;

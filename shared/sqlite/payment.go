@@ -199,7 +199,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 				return err
 			}
 			cols := pending()
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, charge(), cols)
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, charge(), cols, o)
 			if err != nil {
 				return err
 			}
@@ -221,7 +221,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		res := charge()
 		err = s.db.write(ctx, func(tx *Tx) error {
 			cols := map[string]any{}
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, res, cols)
+			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, res, cols, nil)
 			if err != nil {
 				return err
 			}
@@ -250,7 +250,7 @@ func instant(p kassa.Processor) bool {
 
 // outcome sets the payment columns for a processor's answer, adds a
 // capture to the order's paid total, and returns the event to publish.
-func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, paymentID string, capture bool, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any) (string, error) {
+func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, paymentID string, capture bool, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any, known *kassa.Order) (string, error) {
 	if res.Offline {
 		cols["offline"] = true
 		if res.Approved && res.Token != "" {
@@ -276,6 +276,10 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 		cols["captured_at"] = tx.now
 		if in.Method == kassa.PaymentCash {
 			cols["change_due"] = res.ChangeDue
+		}
+		if known != nil { // read in this same unit of work
+			return kassa.EventPaymentCaptured, tx.updateAt(ctx, entOrder, orgID, known.LocationID, orderID,
+				map[string]any{"paid_total": known.PaidTotal + in.Amount})
 		}
 		return kassa.EventPaymentCaptured, addPaid(ctx, tx, orgID, orderID, in.Amount)
 	default:
