@@ -692,11 +692,15 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
+	lines := o.LineItems
+	var done time.Time
 	err = s.db.write(ctx, func(tx *Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT status, paid_total FROM orders WHERE id = ?`, id).Scan(&o.Status, &o.PaidTotal)
+		row, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, id))
 		if err != nil {
 			return err
 		}
+		o = row
+		o.LineItems = lines
 		if o.Status != kassa.OrderOpen {
 			return kassa.Errorf(kassa.EConflict, "order %s is %s, not open", o.Number, o.Status)
 		}
@@ -724,12 +728,22 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		}); err != nil {
 			return err
 		}
+		done, o.LoyaltyPointsEarned = tx.now, points
 		return addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.db.loadAndPublish(ctx, a.OrgID, id, kassa.EventOrderCompleted)
+	// The completed order from what this unit read and wrote, and its
+	// payments; an open order has no refunds, and its history is its
+	// creation (scanOrder) and this completion.
+	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
+	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+	if err := loadOrderParts(ctx, s.db.reader, []*kassa.Order{o}, partPayments); err != nil {
+		return nil, err
+	}
+	s.db.publish(ctx, a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
+	return o, nil
 }
 
 // RefundOrder refunds a completed order: in full (no amount, no lines), by
