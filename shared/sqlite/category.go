@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"kassa.dev/shared/kassa"
 )
@@ -58,11 +56,7 @@ func (s *CategoryService) FindCategoryByID(ctx context.Context, id string) (*kas
 }
 
 func findCategory(ctx context.Context, q querier, orgID, id string) (*kassa.Category, error) {
-	c, err := scanCategory(q.QueryRowContext(ctx, categoryCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("category", id)
-	}
-	return c, err
+	return findByID(ctx, q, categoryCols, "category", orgID, id, scanCategory)
 }
 
 // CreateCategory validates and stores a new category. Errors: EInvalid

@@ -347,11 +347,7 @@ func transferTime(s sql.NullString) *time.Time {
 func transferID(t *kassa.Transfer) string { return t.ID }
 
 func findTransfer(ctx context.Context, q querier, orgID, id string) (*kassa.Transfer, error) {
-	t, err := scanTransfer(q.QueryRowContext(ctx, transferCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("transfer", id)
-	}
-	return t, err
+	return findByID(ctx, q, transferCols, "transfer", orgID, id, scanTransfer)
 }
 
 // FindTransfers lists the org's transfers by id.

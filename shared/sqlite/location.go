@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"kassa.dev/shared/kassa"
 )
@@ -49,11 +47,7 @@ func (s *LocationService) FindLocationByID(ctx context.Context, id string) (*kas
 }
 
 func findLocation(ctx context.Context, q querier, orgID, id string) (*kassa.Location, error) {
-	l, err := scanLocation(q.QueryRowContext(ctx, locationCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("location", id)
-	}
-	return l, err
+	return findByID(ctx, q, locationCols, "location", orgID, id, scanLocation)
 }
 
 // CreateLocation adds a location; only owners may. The currency defaults to

@@ -85,11 +85,7 @@ func (s *LoyaltyService) FindProgramByID(ctx context.Context, id string) (*kassa
 }
 
 func findProgram(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyProgram, error) {
-	p, err := scanProgram(q.QueryRowContext(ctx, programCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("loyalty program", id)
-	}
-	return p, err
+	return findByID(ctx, q, programCols, "loyalty program", orgID, id, scanProgram)
 }
 
 // CreateProgram validates and stores a new program; its tiers are stored
@@ -212,11 +208,7 @@ func (s *LoyaltyService) FindAccountByID(ctx context.Context, id string) (*kassa
 }
 
 func findAccount(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyAccount, error) {
-	acct, err := scanAccount(q.QueryRowContext(ctx, accountCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("loyalty account", id)
-	}
-	return acct, err
+	return findByID(ctx, q, accountCols, "loyalty account", orgID, id, scanAccount)
 }
 
 // FindAccountByCustomer returns the account of a customer (not deleted):

@@ -67,10 +67,7 @@ func (s *ModifierGroupService) FindModifierGroupByID(ctx context.Context, id str
 }
 
 func findModifierGroup(ctx context.Context, q querier, orgID, id string) (*kassa.ModifierGroup, error) {
-	g, err := scanModifierGroup(q.QueryRowContext(ctx, modifierGroupCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("modifier group", id)
-	}
+	g, err := findByID(ctx, q, modifierGroupCols, "modifier group", orgID, id, scanModifierGroup)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
+	"errors"
 	"strings"
 
 	"kassa.dev/shared/kassa"
@@ -66,4 +68,15 @@ func findPage[T any](ctx context.Context, q querier, selectFrom, where string, a
 		out.NextCursor = encodeCursor(idOf(&out.Items[limit-1]))
 	}
 	return out, nil
+}
+
+// findByID reads one row of the org by id with the given SELECT ... FROM
+// and scanner; a row that does not exist (or is another org's) is the
+// resource's ENotFound.
+func findByID[T any](ctx context.Context, q querier, selectFrom, resource, orgID, id string, scan func(scanner) (*T, error)) (*T, error) {
+	v, err := scan(q.QueryRowContext(ctx, selectFrom+` WHERE org_id = ? AND id = ?`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.NotFound(resource, id)
+	}
+	return v, err
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -51,11 +50,7 @@ func scanPayment(s scanner) (*kassa.Payment, error) {
 func paymentID(p *kassa.Payment) string { return p.ID }
 
 func findPayment(ctx context.Context, q querier, orgID, id string) (*kassa.Payment, error) {
-	p, err := scanPayment(q.QueryRowContext(ctx, paymentCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("payment", id)
-	}
-	return p, err
+	return findByID(ctx, q, paymentCols, "payment", orgID, id, scanPayment)
 }
 
 // FindPayments lists the org's payments.

@@ -67,11 +67,7 @@ func (s *PriceListService) FindPriceListByID(ctx context.Context, id string) (*k
 }
 
 func findPriceList(ctx context.Context, q querier, orgID, id string) (*kassa.PriceList, error) {
-	pl, err := scanPriceList(q.QueryRowContext(ctx, priceListCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("price list", id)
-	}
-	return pl, err
+	return findByID(ctx, q, priceListCols, "price list", orgID, id, scanPriceList)
 }
 
 // CreatePriceList validates and stores a new price list. Errors: EInvalid

@@ -71,11 +71,7 @@ type querier interface {
 }
 
 func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Product, error) {
-	p, err := scanProduct(q.QueryRowContext(ctx, productCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("product", id)
-	}
-	return p, err
+	return findByID(ctx, q, productCols, "product", orgID, id, scanProduct)
 }
 
 // CreateProduct validates and stores a new product. Errors: EInvalid,
