@@ -302,6 +302,9 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 		dest = dest[:len(dest)-1]
 	}
 	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) && c.Op != change.OpInsert {
+		return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		fields["id"] = c.EntityID
 		fields[r.e.orgCol] = c.OrgID
@@ -497,6 +500,10 @@ func columnValue(v any) any {
 	}
 }
 
+// ErrOutOfOrder is returned for a change to a row this node does not have:
+// the change that made the row has not arrived. It is never quarantined.
+var ErrOutOfOrder = errors.New("sqlite: change of a row that has not arrived")
+
 // ApplyEach applies changes like Apply, but when the batch fails it
 // applies them one at a time, in order, and quarantines each record that
 // still fails: it is kept whole in sync_quarantine, marked applied (a
@@ -517,6 +524,11 @@ func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) 
 			total.Duplicate += r.Duplicate
 			total.Conflicts += r.Conflicts
 			continue
+		}
+		if errors.Is(err, ErrOutOfOrder) || isForeignKeyViolation(err) {
+			// Not this record's fault: what it builds on has not arrived.
+			// Refuse the batch (the sender retries) rather than lose it.
+			return total, quarantined, err
 		}
 		if qerr := db.quarantine(ctx, &changes[i], err); qerr != nil {
 			return total, quarantined, qerr

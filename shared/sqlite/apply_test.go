@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -454,4 +455,25 @@ func TestABadRecordIsQuarantinedAndTheRestApplies(t *testing.T) {
 	if _, q, err := b.db.ApplyEach(context.Background(), cs, false); err != nil || q != 0 {
 		t.Fatalf("replay: %d quarantined, %v", q, err)
 	}
+}
+
+func TestAnUpdateBeforeItsRowIsRefusedNotQuarantined(t *testing.T) {
+	a, b := mustNode(t), mustNode(t)
+	w := seed(t, a)
+	syncPair(t, a, b)
+	o := sell(t, a, w, w.p1, 1)
+	log, _ := a.db.ChangesAfter(context.Background(), 0, 100000, false, nil, "")
+	var updates []change.Change
+	for _, c := range wire(t, log) {
+		if c.Entity == "order" && c.EntityID == o.ID && c.Op == change.OpUpdate {
+			updates = append(updates, c)
+		}
+	}
+	_, q, err := b.db.ApplyEach(context.Background(), updates, false)
+	if !errors.Is(err, ErrOutOfOrder) || q != 0 {
+		t.Fatalf("ApplyEach of updates before their order: %v, %d quarantined", err, q)
+	}
+	// Once everything arrives in order, it all applies.
+	syncPair(t, a, b)
+	mustConverge(t, a, b)
 }

@@ -335,6 +335,12 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
 }
 
+// isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
+func isForeignKeyViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+}
+
 // fmtTime formats t for storage.
 func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 

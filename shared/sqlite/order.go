@@ -70,10 +70,7 @@ func findOrder(ctx context.Context, q querier, orgID, id string) (*kassa.Order, 
 // loadOrder loads one order of the org with the given parts: steps inside
 // a write read only what they decide on, to keep the writer's time short.
 func loadOrder(ctx context.Context, q querier, orgID, id string, parts orderParts) (*kassa.Order, error) {
-	o, err := scanOrder(q.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("order", id)
-	}
+	o, err := findByID(ctx, q, orderCols, "order", orgID, id, scanOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -425,17 +422,6 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 			Tax: lp.Tax, Total: lp.Total}
 	}
 	s.db.publish(ctx, a.OrgID, loc.ID, kassa.EventOrderCreated, o)
-	return o, nil
-}
-
-// loadAndPublish reads a committed order and publishes an event about it;
-// the read happens outside the writer.
-func (db *DB) loadAndPublish(ctx context.Context, orgID, id, event string) (*kassa.Order, error) {
-	o, err := findOrder(ctx, db.reader, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	db.publish(ctx, orgID, o.LocationID, event, o)
 	return o, nil
 }
 

@@ -30,11 +30,7 @@ func scanUser(s scanner) (*kassa.User, error) {
 }
 
 func findUser(ctx context.Context, q querier, orgID, id string) (*kassa.User, error) {
-	u, err := scanUser(q.QueryRowContext(ctx, userCols+` WHERE org_id = ? AND id = ?`, orgID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, kassa.NotFound("user", id)
-	}
-	return u, err
+	return findByID(ctx, q, userCols, "user", orgID, id, scanUser)
 }
 
 // CreateUser adds a staff account to the caller's org; only owners may.

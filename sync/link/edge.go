@@ -18,7 +18,7 @@ import (
 const (
 	pushBatch      = 500
 	pullBatch      = 1000
-	requestTimeout = 15 * time.Second // a push of a full batch is applied before the reply
+	requestTimeout = 5 * time.Second
 	retryEvery     = 500 * time.Millisecond
 )
 
@@ -125,60 +125,30 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 	return json.Unmarshal(m.Data, rep)
 }
 
-// pushLoop keeps up to two pushes in flight, so the hub applies one batch
-// while the next travels: the hub handles an edge's pushes one after the
-// other, in order. A failed push resends everything from the first record
-// not acknowledged.
+// pushLoop sends the outbox in order, one batch at a time, and marks a
+// batch sent only when the hub replied that it committed it. (Two batches
+// in flight let the second land when the first failed — right after a
+// restart, before the leaf link was up — and the hub then saw updates of
+// rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
-	type flight struct {
-		last int64
-		n    int
-		done chan error
-	}
-	var sent int64 // highest seq sent (in flight or acknowledged)
-	var q []flight
 	for ctx.Err() == nil {
-		if len(q) < 2 {
-			es, err := e.store.Unsent(ctx, sent, pushBatch)
-			if err == nil && len(es) > 0 {
-				f := flight{last: es[len(es)-1].Seq, n: len(es), done: make(chan error, 1)}
-				go func() { f.done <- e.push(ctx, es) }()
-				sent = f.last
-				q = append(q, f)
+		es, err := e.store.Unsent(ctx, 0, pushBatch)
+		e.mu.Lock()
+		e.status.PendingUp = len(es)
+		e.mu.Unlock()
+		if err == nil && len(es) > 0 {
+			if err = e.push(ctx, es); err == nil {
+				err = e.store.MarkSent(ctx, es[len(es)-1].Seq)
+			}
+			if err == nil && len(es) == pushBatch {
 				continue
 			}
 		}
-		if len(q) == 0 {
-			n, _ := e.store.Unsent(ctx, 0, 1)
-			e.mu.Lock()
-			e.status.PendingUp = len(n)
-			e.mu.Unlock()
-			select {
-			case <-ctx.Done():
-			case <-e.store.Committed():
-			case <-time.After(retryEvery):
-			}
-			continue
+		select {
+		case <-ctx.Done():
+		case <-e.store.Committed():
+		case <-time.After(retryEvery):
 		}
-		err := <-q[0].done
-		if err == nil {
-			err = e.store.MarkSent(ctx, q[0].last)
-		}
-		if err != nil {
-			for _, f := range q[1:] {
-				<-f.done
-			}
-			q, sent = nil, 0
-			select {
-			case <-ctx.Done():
-			case <-time.After(retryEvery):
-			}
-			continue
-		}
-		q = q[1:]
-	}
-	for _, f := range q {
-		<-f.done
 	}
 }
 
@@ -203,18 +173,6 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return nil
-}
-
-// PushOnce sends one batch of unsent records and returns how many went.
-func (e *Edge) PushOnce(ctx context.Context) (int, error) {
-	es, err := e.store.Unsent(ctx, 0, pushBatch)
-	if err != nil || len(es) == 0 {
-		return 0, err
-	}
-	if err := e.push(ctx, es); err != nil {
-		return 0, err
-	}
-	return len(es), e.store.MarkSent(ctx, es[len(es)-1].Seq)
 }
 
 func (e *Edge) pullLoop(ctx context.Context) {
