@@ -40,6 +40,9 @@ const driverName = "sqlite3_kassa"
 
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		if _, err := c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCapPages), nil); err != nil {
+			return err
+		}
 		return c.RegisterFunc("fold", strings.ToLower, true)
 	}})
 }

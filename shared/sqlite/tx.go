@@ -112,10 +112,42 @@ type writeReq struct {
 // maxBatch bounds how many units share one commit.
 const maxBatch = 64
 
+// Checkpoints — folding the WAL back into the database file — cost the
+// writer milliseconds during which every queued sale waits, so the write
+// loop runs them in lulls: once nothing has been queued for
+// checkpointLull after a commit. During a rush without lulls the WAL
+// grows until walCapPages, where SQLite's own automatic checkpoint after
+// a commit takes over (set in the connect hook).
+const (
+	checkpointLull = 25 * time.Millisecond
+	walCapPages    = 20000 // about 80 MB of 4 KiB pages
+)
+
 // writeLoop owns the writer connection until db.writes is closed.
 func (db *DB) writeLoop() {
 	defer close(db.loopDone)
-	for req := range db.writes {
+	lull := time.NewTimer(checkpointLull)
+	lull.Stop()
+	uncheckpointed := false
+	for {
+		var req *writeReq
+		ok := true
+		if uncheckpointed {
+			lull.Reset(checkpointLull)
+			select {
+			case req, ok = <-db.writes:
+				lull.Stop()
+			case <-lull.C:
+				db.checkpoint()
+				uncheckpointed = false
+				continue
+			}
+		} else {
+			req, ok = <-db.writes
+		}
+		if !ok {
+			return
+		}
 		batch := []*writeReq{req}
 	drain:
 		for len(batch) < maxBatch {
@@ -129,19 +161,33 @@ func (db *DB) writeLoop() {
 				break drain
 			}
 		}
-		db.runBatch(batch)
+		if db.runBatch(batch) {
+			uncheckpointed = true
+		}
 		db.prepareSeen()
 	}
 }
 
-func (db *DB) runBatch(batch []*writeReq) {
+// checkpoint copies what the WAL holds into the database file without
+// waiting for readers (PASSIVE); the next write restarts the WAL when
+// every frame was copied.
+func (db *DB) checkpoint() {
+	var busy, frames, copied int
+	if err := db.writer.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		db.Log.Warn("sqlite: checkpoint", "err", err)
+	}
+}
+
+// runBatch runs the batch in one transaction and reports whether it
+// committed anything.
+func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
 	sqltx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
 			r.done <- fmt.Errorf("sqlite: begin: %w", err)
 		}
-		return
+		return false
 	}
 	ok := 0
 	for _, r := range batch {
@@ -165,7 +211,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 				for _, r := range batch {
 					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
 				}
-				return
+				return false
 			}
 			continue
 		}
@@ -194,6 +240,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 		}
 		r.done <- r.err
 	}
+	return ok > 0 && commitErr == nil
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for
