@@ -226,7 +226,7 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 	if r.mode == mergeLWW {
 		cols += ", field_hlc"
 		ph += ", ?"
-		args = append(args, fieldStamps(names, fieldStamp(stamp, origin)))
+		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
 	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph)
 	return a.uniquely(ctx, r, fields, func() error {
@@ -346,7 +346,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 			}
 			continue
 		}
-		if mine > have[k] {
+		if mine > stampOf(have, k) {
 			set[k] = v
 		}
 	}

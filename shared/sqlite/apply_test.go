@@ -338,6 +338,37 @@ func TestFarFutureStampIsClampedAndReported(t *testing.T) {
 	}
 }
 
+// A new row stamps all its fields at once ("*" in field_hlc); a field
+// nobody updated since still weighs the insert's stamp against a remote
+// write: an older write loses, a newer one wins.
+func TestUntouchedFieldsKeepTheInsertStamp(t *testing.T) {
+	a := mustNode(t)
+	w := seed(t, a)
+	var stamps string
+	if err := a.db.reader.QueryRow(`SELECT field_hlc FROM products WHERE id = ?`, w.p1).Scan(&stamps); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(stamps), &m); err != nil || len(m) != 1 || m["*"] == "" {
+		t.Fatalf("field_hlc of a new row: %s", stamps)
+	}
+	rename := func(name string, at hlc.Timestamp) string {
+		c := change.Change{ID: a.db.NewID(), OrgID: w.org, Entity: "product", EntityID: w.p1, Op: change.OpUpdate,
+			Fields: map[string]any{"name": name}, HLC: at, Origin: "other-node"}
+		if _, err := a.db.Apply(context.Background(), []change.Change{c}, false); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := a.products.FindProductByID(w.ctx, w.p1)
+		return p.Name
+	}
+	if got := rename("Older than the row", hlc.Timestamp{Wall: 1}); got == "Older than the row" {
+		t.Fatal("a write stamped before the insert won")
+	}
+	if got := rename("Newer", a.db.Clock.Now()); got != "Newer" {
+		t.Fatalf("a later write lost: %q", got)
+	}
+}
+
 func TestDeleteWinsOverConcurrentUpdate(t *testing.T) {
 	a, b := mustNode(t), mustNode(t)
 	w := seed(t, a)

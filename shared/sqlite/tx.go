@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -381,7 +382,7 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	switch op {
 	case change.OpInsert:
 		if e.lww {
-			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
+			args = append(args, rowStamps(fieldStamp(stamp, tx.db.NodeID)))
 			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
 		} else {
 			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
@@ -402,10 +403,14 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.name, id, n)
 	}
-	return tx.record(ctx, change.Change{
+	fields, err := appendFields(make([]byte, 0, 512), names, cols)
+	if err != nil {
+		return err
+	}
+	return tx.recordEncoded(ctx, change.Change{
 		ID: tx.db.NewID(), OrgID: orgID, LocationID: locationID, Entity: e.name, EntityID: id,
-		Op: op, Fields: jsonFields(cols), HLC: stamp, Origin: tx.db.NodeID,
-	})
+		Op: op, HLC: stamp, Origin: tx.db.NodeID,
+	}, fields)
 }
 
 // record appends a change record to the outbox.
@@ -414,16 +419,90 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: encode change fields: %w", err)
 	}
-	_, err = tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, created_at)
+	return tx.recordEncoded(ctx, c, fields)
+}
+
+// recordEncoded is record with the fields already in JSON.
+func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
+	_, err := tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin, fmtTime(tx.now))
 	return err
+}
+
+// appendFields renders a row write's columns (names sorted) as the
+// change record carries them: the values the API shows (times in RFC
+// 3339, lists as lists), as json.Marshal of the map would, without its
+// reflection and key sorting: this runs for every row write.
+func appendFields(b []byte, names []string, cols map[string]any) ([]byte, error) {
+	b = append(b, '{')
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, n)
+		b = append(b, ':')
+		switch x := cols[n].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case string:
+			b = appendJSONString(b, x)
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case int:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case bool:
+			b = strconv.AppendBool(b, x)
+		case time.Time:
+			b = appendJSONString(b, fmtTime(x))
+		case *time.Time:
+			if x == nil {
+				b = append(b, "null"...)
+			} else {
+				b = appendJSONString(b, fmtTime(*x))
+			}
+		default:
+			v, err := json.Marshal(x)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: encode change field %s: %w", n, err)
+			}
+			b = append(b, v...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it; plain
+// printable ASCII — ids, stamps, most names — is copied as is.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // fieldStamp is how field_hlc records a write: "<hlc>@<origin>"; the HLC
 // text is fixed-width, so comparing two stamps as strings orders them by
 // clock, then by node.
 func fieldStamp(t hlc.Timestamp, origin string) string { return t.String() + "@" + origin }
+
+// rowStamps is field_hlc of a new row: every field carries the insert's
+// stamp, written once under "*" (a field without its own key has the "*"
+// stamp). Spelling out each column made an order row twice as large.
+func rowStamps(stamp string) string { return `{"*":"` + stamp + `"}` }
+
+// stampOf is the stamp of field name in a row's decoded field_hlc.
+func stampOf(stamps map[string]string, name string) string {
+	if s, ok := stamps[name]; ok {
+		return s
+	}
+	return stamps["*"]
+}
 
 // fieldStamps renders {"name": stamp, ...} for the written columns (in
 // the sorted order of names). Column names and stamps need no escaping, so
@@ -511,27 +590,6 @@ func sqlValue(v any) any {
 		}
 		return string(b)
 	}
-}
-
-// jsonFields renders column values as the change record carries them: the
-// same values the API shows (times in RFC 3339, lists as lists).
-func jsonFields(cols map[string]any) map[string]any {
-	out := make(map[string]any, len(cols))
-	for k, v := range cols {
-		switch x := v.(type) {
-		case time.Time:
-			out[k] = fmtTime(x)
-		case *time.Time:
-			if x == nil {
-				out[k] = nil
-			} else {
-				out[k] = fmtTime(*x)
-			}
-		default:
-			out[k] = v
-		}
-	}
-	return out
 }
 
 func nullString(s string) any {
