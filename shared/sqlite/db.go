@@ -216,6 +216,73 @@ func (r *readPool) QueryRowContext(ctx context.Context, q string, args ...any) *
 	return r.DB.QueryRowContext(ctx, q, args...)
 }
 
+// snapshot is one read transaction on a reader connection. The queries a
+// request runs in it see one state of the store and share the
+// connection's page cache: run one by one, each query is a read
+// transaction of its own, and SQLite drops a connection's cache at the
+// start of every read transaction that follows a commit (under trade,
+// every one), so each query read its pages anew.
+type snapshot struct {
+	tx   *sql.Tx
+	pool *readPool
+}
+
+// snapshot begins a read transaction; close it (done) before waiting on
+// the writer, so that a request never holds a reader while it queues.
+func (r *readPool) snapshot(ctx context.Context) (*snapshot, error) {
+	tx, err := r.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin read: %w", err)
+	}
+	return &snapshot{tx: tx, pool: r}, nil
+}
+
+// inSnapshot returns q as is when it already is one transaction (a
+// snapshot, a unit of work), or a new snapshot of the pool q is, which
+// the caller ends with the returned func.
+func inSnapshot(ctx context.Context, q querier) (querier, func(), error) {
+	r, ok := q.(*readPool)
+	if !ok {
+		return q, func() {}, nil
+	}
+	s, err := r.snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.done, nil
+}
+
+// done ends the read transaction.
+func (s *snapshot) done() { s.tx.Rollback() }
+
+// QueryContext runs q in the snapshot, prepared once per connection.
+func (s *snapshot) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := s.cached(q); st != nil {
+		return s.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return s.tx.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q in the snapshot, prepared once per connection.
+func (s *snapshot) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := s.cached(q); st != nil {
+		return s.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return s.tx.QueryRowContext(ctx, q, args...)
+}
+
+// cached returns the pool's prepared statement of q, or nil: then q runs
+// unprepared this once while it is prepared in the background. Preparing
+// here would wait for a second connection while holding one — with every
+// reader held by a snapshot, forever.
+func (s *snapshot) cached(q string) *sql.Stmt {
+	if st, ok := s.pool.stmts.Load(q); ok {
+		return st.(*sql.Stmt)
+	}
+	go s.pool.stmt(context.Background(), q)
+	return nil
+}
+
 // Close waits for queued writes to finish, then closes both pools.
 func (db *DB) Close() error {
 	db.closeMu.Lock()

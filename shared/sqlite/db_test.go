@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"kassa.dev/shared/kassa"
 )
 
 // TestLullFoldsTheWALIntoTheDatabaseFile writes a few products — far
@@ -38,6 +40,37 @@ func TestLullFoldsTheWALIntoTheDatabaseFile(t *testing.T) {
 			t.Fatalf("the database file alone holds %d of 20 products 10 s after the last write", n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOrdersTakenAtOnceOnOneReaderAllComplete takes orders from many
+// terminals at once on a store with a single reader connection, with
+// every statement still unprepared: an order is priced inside one read
+// transaction, and nothing in it may wait for a second reader.
+func TestOrdersTakenAtOnceOnOneReaderAllComplete(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "k.db"), Options{Readers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := wrapNode(t, db)
+	w := seed(t, n)
+	ctx, cancel := context.WithTimeout(w.ctx, 20*time.Second)
+	defer cancel()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			o, err := n.orders.CreateOrder(ctx, &kassa.OrderCreate{LocationID: w.loc, CustomerID: &w.customer,
+				LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}, {ProductID: w.p2, Quantity: 2}}})
+			if err == nil {
+				_, err = n.orders.FindOrderByID(ctx, o.ID)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

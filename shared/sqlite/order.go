@@ -70,6 +70,11 @@ func findOrder(ctx context.Context, q querier, orgID, id string) (*kassa.Order, 
 // loadOrder loads one order of the org with the given parts: steps inside
 // a write read only what they decide on, to keep the writer's time short.
 func loadOrder(ctx context.Context, q querier, orgID, id string, parts orderParts) (*kassa.Order, error) {
+	q, done, err := inSnapshot(ctx, q) // the order and its parts as of one moment
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	o, err := findByID(ctx, q, orderCols, "order", orgID, id, scanOrder)
 	if err != nil {
 		return nil, err
@@ -236,7 +241,12 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 		where += " AND created_at < ?"
 		args = append(args, fmtTime(*f.CreatedBefore))
 	}
-	l, err := findPage(ctx, s.db.reader, orderCols, where, args, f.Page, scanOrder, orderID)
+	q, done, err := inSnapshot(ctx, s.db.reader) // the page and its orders' parts as of one moment
+	if err != nil {
+		return kassa.List[kassa.Order]{}, err
+	}
+	defer done()
+	l, err := findPage(ctx, q, orderCols, where, args, f.Page, scanOrder, orderID)
 	if err != nil {
 		return l, err
 	}
@@ -244,7 +254,7 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 	for i := range l.Items {
 		ptrs[i] = &l.Items[i]
 	}
-	return l, loadOrderParts(ctx, s.db.reader, ptrs, allParts)
+	return l, loadOrderParts(ctx, q, ptrs, allParts)
 }
 
 func customerExists(ctx context.Context, q querier, orgID, id string) bool {
@@ -324,70 +334,39 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	if err := validateOrderCreate(in); err != nil {
 		return nil, err
 	}
-	// Everything the order is priced from is read on the reader pool, off
-	// the writer: the catalog as it stands when the order is taken.
-	loc, err := findLocation(ctx, s.db.reader, a.OrgID, in.LocationID)
-	if err != nil {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "location_id", Message: "no such location"}}}
-	}
-	if in.CustomerID != nil && !customerExists(ctx, s.db.reader, a.OrgID, *in.CustomerID) {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
-	}
-	settings, err := orgSettings(ctx, s.db.reader, a.OrgID)
+	// Everything the order is priced from is read off the writer, in one
+	// read transaction: the catalog as it stands when the order is taken.
+	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lines, err := s.buildLines(ctx, s.db.reader, a.OrgID, loc.ID, s.db.Now(), in.LineItems)
+	p, err := s.priceOrder(ctx, snap, a, in)
+	snap.done()
 	if err != nil {
 		return nil, err
 	}
-	priced := make([]kassa.PricedLine, len(lines))
-	for i, l := range lines {
-		priced[i] = kassa.PricedLine{Gross: l.gross, Discount: in.LineItems[i].Discount}
-	}
-	price := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
-	id := s.db.NewID()
+	loc, lines, price, id := p.loc, p.lines, p.price, p.id
 	var created time.Time
 	var createdNumber string
-	channel := in.Channel
-	if channel == "" {
-		channel = kassa.ChannelPOS
-	}
-	// The kitchen ticket is built here too, off the writer; the unit of
-	// work only adds its number and time.
-	draft := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Channel: channel, Status: kassa.OrderOpen,
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
-	lineIDs := make([]string, len(lines))
-	for i, l := range lines {
-		lineIDs[i] = s.db.NewID()
-		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
-			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
-	}
-	ticket, err := buildTicket(ctx, s.db.reader, draft)
-	if err != nil {
-		return nil, err
-	}
 	err = s.db.write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
 		if err != nil {
 			return err
 		}
 		err = tx.insertAt(ctx, entOrder, a.OrgID, loc.ID, id, map[string]any{
-			"location_id": loc.ID, "number": number, "status": kassa.OrderOpen, "channel": channel,
+			"location_id": loc.ID, "number": number, "status": kassa.OrderOpen, "channel": p.channel,
 			"customer_id": in.CustomerID, "currency": loc.Currency, "subtotal": price.Subtotal,
 			"discount_total": price.DiscountTotal, "tax_total": price.TaxTotal, "total": price.Total,
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
-			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": settings.TaxInclusive,
-			"tax_rate_bps": settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.now,
+			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
+			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.now,
 		})
 		if err != nil {
 			return err
 		}
 		for i, l := range lines {
 			lp := price.Lines[i]
-			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, lineIDs[i], map[string]any{
+			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
 				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
 				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
 				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total,
@@ -398,7 +377,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		}
 		// No history row for "open": it is the order row's own creation
 		// (created_at, created_by), and scanOrder puts it first.
-		t := *ticket
+		t := *p.ticket
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
 		created, createdNumber = tx.now, number
 		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
@@ -409,20 +388,78 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	// The order as stored, assembled from what was written rather than
 	// read back: the order flow's hottest path.
 	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Number: createdNumber, Status: kassa.OrderOpen,
-		Channel: channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
-		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: settings.TaxInclusive,
-		TaxRateBps: settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
+		Channel: p.channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
+		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
+		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
 		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, At: created, Actor: actorID(a)}},
 		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, OccurredAt: created, CreatedAt: created, UpdatedAt: created,
 		CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines))}
 	for i, l := range lines {
 		lp := price.Lines[i]
-		o.LineItems[i] = kassa.LineItem{ID: lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
+		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
 			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
 			Tax: lp.Tax, Total: lp.Total}
 	}
 	s.db.publish(ctx, a.OrgID, loc.ID, kassa.EventOrderCreated, o)
 	return o, nil
+}
+
+// pricedOrder is what CreateOrder reads and computes before its unit of
+// work.
+type pricedOrder struct {
+	loc      *kassa.Location
+	settings kassa.OrgSettings
+	lines    []builtLine
+	price    kassa.OrderPrice
+	id       string
+	channel  string
+	lineIDs  []string
+	ticket   *kassa.Ticket
+}
+
+// priceOrder reads the location, settings and catalog an order is priced
+// from, prices it and builds its kitchen ticket.
+func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
+	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
+	if err != nil {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "location_id", Message: "no such location"}}}
+	}
+	if in.CustomerID != nil && !customerExists(ctx, q, a.OrgID, *in.CustomerID) {
+		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
+			Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+	}
+	settings, err := orgSettings(ctx, q, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := s.buildLines(ctx, q, a.OrgID, loc.ID, s.db.Now(), in.LineItems)
+	if err != nil {
+		return nil, err
+	}
+	priced := make([]kassa.PricedLine, len(lines))
+	for i, l := range lines {
+		priced[i] = kassa.PricedLine{Gross: l.gross, Discount: in.LineItems[i].Discount}
+	}
+	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel,
+		price: kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)}
+	if p.channel == "" {
+		p.channel = kassa.ChannelPOS
+	}
+	// The kitchen ticket is built here too, off the writer; the unit of
+	// work only adds its number and time.
+	draft := &kassa.Order{ID: p.id, OrgID: a.OrgID, LocationID: loc.ID, Channel: p.channel, Status: kassa.OrderOpen,
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
+	p.lineIDs = make([]string, len(lines))
+	for i, l := range lines {
+		p.lineIDs[i] = s.db.NewID()
+		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
+			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
+	}
+	if p.ticket, err = buildTicket(ctx, q, draft); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 type builtLine struct {

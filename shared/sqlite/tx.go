@@ -118,10 +118,13 @@ const maxBatch = 64
 // loop runs them in lulls: once nothing has been queued for
 // checkpointLull after a commit. During a rush without lulls the WAL
 // grows until walCapPages, where SQLite's own automatic checkpoint after
-// a commit takes over (set in the connect hook).
+// a commit takes over (set in the connect hook). A store never gets
+// there: a sale writes about 25 pages, and even at a rush a 25 ms gap
+// comes within seconds; the cap bounds disk use and crash recovery (the
+// WAL is read whole on open) should the writer never rest.
 const (
 	checkpointLull = 25 * time.Millisecond
-	walCapPages    = 20000 // about 80 MB of 4 KiB pages
+	walCapPages    = 65536 // 256 MiB of 4 KiB pages
 )
 
 // writeLoop owns the writer connection until db.writes is closed.
