@@ -159,12 +159,13 @@ func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Durat
 	return slices.Concat(lat...), time.Since(start)
 }
 
-// warmThenMeasure warms up with n sales, pauses as a store does now and
-// then (the writer folds its WAL back in such a lull; see sqlite/tx.go),
-// then measures n sales.
+// warmThenMeasure warms up with n sales, pauses for a second as a store
+// does between customers (the writer folds its WAL back in such a lull;
+// see sqlite/tx.go — folding the warm-up's takes a good part of that
+// second), then measures n sales.
 func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Duration) []time.Duration) benchResult {
 	drive(clients, n, warm)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Second)
 	all, elapsed := drive(clients, n, sale)
 	return benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
 }
