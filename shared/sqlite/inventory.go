@@ -98,14 +98,20 @@ func ensureLevel(ctx context.Context, tx *Tx, orgID, locationID, productID strin
 	return findLevel(ctx, tx, orgID, locationID, productID)
 }
 
-// levelForMovement is ensureLevel without the level's derived updated_at,
-// which a movement is about to change anyway: the quick read for the hot path.
-func levelForMovement(ctx context.Context, tx *Tx, orgID, locationID, productID string) (*kassa.StockLevel, error) {
+// moveLevel adds delta to the on-hand of the level (creating the level
+// when missing) in one statement and returns the level as it is now: the
+// quick path for movements, without the level's derived updated_at.
+// on_hand is the cache of the sum of movements; not a replicated column,
+// so no change record.
+func moveLevel(ctx context.Context, tx *Tx, orgID, locationID, productID string, delta int64) (*kassa.StockLevel, error) {
 	l := kassa.StockLevel{OrgID: orgID, LocationID: locationID, ProductID: productID}
-	err := tx.QueryRowContext(ctx, `SELECT id, on_hand, reorder_point FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`,
-		orgID, locationID, productID).Scan(&l.ID, &l.OnHand, &l.ReorderPoint)
+	err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = on_hand + ? WHERE org_id = ? AND location_id = ? AND product_id = ?
+		RETURNING id, on_hand, reorder_point`, delta, orgID, locationID, productID).Scan(&l.ID, &l.OnHand, &l.ReorderPoint)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ensureLevel(ctx, tx, orgID, locationID, productID)
+		if _, err := ensureLevel(ctx, tx, orgID, locationID, productID); err != nil {
+			return nil, err
+		}
+		return moveLevel(ctx, tx, orgID, locationID, productID, delta)
 	}
 	return &l, err
 }
@@ -123,18 +129,23 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 	if m.delta == 0 {
 		return nil, fmt.Errorf("sqlite: empty stock movement of product %s", m.productID)
 	}
-	lvl, err := levelForMovement(ctx, tx, m.orgID, m.locationID, m.productID)
+	lvl, err := moveLevel(ctx, tx, m.orgID, m.locationID, m.productID, m.delta)
 	if err != nil {
 		return nil, err
 	}
-	before := lvl.OnHand
-	after := before + m.delta
+	after := lvl.OnHand
+	before := after - m.delta
 	if m.delta < 0 && after < 0 {
 		set, err := orgSettings(ctx, tx, m.orgID)
 		if err != nil {
 			return nil, err
 		}
 		if !set.AllowNegativeStock {
+			// Take the move back: a caller that goes on after the refusal
+			// must find on-hand as it was.
+			if _, err := moveLevel(ctx, tx, m.orgID, m.locationID, m.productID, -m.delta); err != nil {
+				return nil, err
+			}
 			var name string
 			if err := tx.QueryRowContext(ctx, `SELECT name FROM products WHERE id = ?`, m.productID).Scan(&name); err != nil {
 				return nil, err
@@ -150,11 +161,7 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 	if err != nil {
 		return nil, err
 	}
-	// The cache of the sum; not a replicated column, so no change record.
-	if _, err := tx.execCached(ctx, `UPDATE stock_levels SET on_hand = on_hand + ? WHERE id = ?`, m.delta, lvl.ID); err != nil {
-		return nil, err
-	}
-	lvl.OnHand, lvl.UpdatedAt = after, tx.now // what findLevel would read now
+	lvl.UpdatedAt = tx.now // what findLevel would read now
 	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
 		tx.emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
 	}
