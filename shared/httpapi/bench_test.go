@@ -33,6 +33,10 @@ import (
 // measured after a warm-up of as many sales and a short pause, as on a
 // store that has been trading: the first sales of a fresh store also pay
 // for growing its files. It prints a table; `make bench` runs it.
+//
+// KASSA_BENCH_ONLY=saturated runs the saturated run alone and prints one
+// line: for comparing two builds, run their test binaries interleaved
+// (go test -c), as single runs on a shared machine mislead.
 func BenchmarkOrderFlow(b *testing.B) {
 	clients, sales := 16, 1500
 	if s := os.Getenv("KASSA_BENCH_CLIENTS"); s != "" {
@@ -43,6 +47,10 @@ func BenchmarkOrderFlow(b *testing.B) {
 	}
 	for range b.N {
 		api := benchAPI(b, clients, sales, 0)
+		if os.Getenv("KASSA_BENCH_ONLY") == "saturated" {
+			fmt.Printf("saturated: %.0f sales/s p50 %.2f ms p99 %.2f ms; %s\n", api.salesPerSec, api.p50, api.p99, api.writer)
+			continue
+		}
 		paced := benchAPI(b, clients, sales/3, 10*time.Millisecond*time.Duration(clients))
 		raw := benchRaw(b, clients, sales)
 		fmt.Printf("\nOrder flow: %d sales (3 requests each), %d concurrent clients, %s, %d CPUs, %s\n",
@@ -55,14 +63,32 @@ func BenchmarkOrderFlow(b *testing.B) {
 		row("raw SQLite baseline (3 tx per sale)", raw)
 		row("Kassa edge over HTTP (saturated)", api)
 		row("Kassa edge over HTTP (paced 100 sales/s)", paced)
-		fmt.Printf("Kassa at %.0f%% of the raw baseline (target >= 40%%); p99 per request %.2f ms saturated, %.2f ms paced (target <= 20 ms)\n\n",
+		fmt.Printf("Kassa at %.0f%% of the raw baseline (target >= 40%%); p99 per request %.2f ms saturated, %.2f ms paced (target <= 20 ms)\n",
 			100*api.salesPerSec/raw.salesPerSec, api.p99, paced.p99)
+		fmt.Printf("Kassa's writer, saturated: %s\n\n", api.writer)
 	}
 }
 
 func dashes(n int) string { return string(bytes.Repeat([]byte("-"), n)) }
 
-type benchResult struct{ salesPerSec, p50, p99 float64 }
+type benchResult struct {
+	salesPerSec, p50, p99 float64
+	writer                writerUse // Kassa runs only
+}
+
+// writerUse is what the store's single writer did during a measured run.
+type writerUse struct {
+	elapsed time.Duration
+	d       sqlite.WriterStats // counters' growth over the run
+}
+
+func (w writerUse) String() string {
+	if w.d.Batches == 0 {
+		return "no writes"
+	}
+	return fmt.Sprintf("busy %.0f%% of the run, %.1f units per commit, committing %.0f%% of its busy time",
+		100*w.d.Busy.Seconds()/w.elapsed.Seconds(), float64(w.d.Units)/float64(w.d.Batches), 100*w.d.Commit.Seconds()/w.d.Busy.Seconds())
+}
 
 func percentile(ds []time.Duration, p float64) float64 {
 	slices.Sort(ds)
@@ -135,7 +161,8 @@ func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult 
 	}
 	return warmThenMeasure(clients, sales,
 		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, 0, lat) },
-		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, pace, lat) })
+		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, pace, lat) },
+		tn.N.DB.WriterStats)
 }
 
 // drive runs n sales on clients goroutines; sale rings up a client's k-th
@@ -162,12 +189,25 @@ func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Durat
 // warmThenMeasure warms up with n sales, pauses for a second as a store
 // does between customers (the writer folds its WAL back in such a lull;
 // see sqlite/tx.go — folding the warm-up's takes a good part of that
-// second), then measures n sales.
-func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Duration) []time.Duration) benchResult {
+// second), then measures n sales. With stats (Kassa's writer counters) it
+// also reports what the writer did during the measured sales.
+func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Duration) []time.Duration, stats func() sqlite.WriterStats) benchResult {
 	drive(clients, n, warm)
 	time.Sleep(time.Second)
+	var before sqlite.WriterStats
+	if stats != nil {
+		before = stats()
+	}
 	all, elapsed := drive(clients, n, sale)
-	return benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
+	r := benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
+	if stats != nil {
+		after := stats()
+		r.writer = writerUse{elapsed: elapsed, d: sqlite.WriterStats{
+			Batches: after.Batches - before.Batches, Units: after.Units - before.Units,
+			Busy: after.Busy - before.Busy, Commit: after.Commit - before.Commit,
+		}}
+	}
+	return r
 }
 
 // benchRaw writes what a sale writes, directly: the order, its lines and
@@ -272,5 +312,5 @@ func benchRaw(b *testing.B, clients, sales int) benchResult {
 		lat = append(lat, time.Since(t))
 		return lat
 	}
-	return warmThenMeasure(clients, sales, sale, sale)
+	return warmThenMeasure(clients, sales, sale, sale, nil)
 }

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
@@ -138,7 +140,27 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		ConsolePage: cfg.ConsolePage,
 	}, n.Services, log)
+	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	return n, nil
+}
+
+// writerCollectors expose the store's write loop in /metrics: whether the
+// single writer is the bottleneck (busy seconds close to wall seconds, a
+// queue that does not drain) and how group commit packs units per batch.
+func writerCollectors(db *sqlite.DB) []prometheus.Collector {
+	counter := func(name, help string, f func(sqlite.WriterStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return f(db.WriterStats()) })
+	}
+	return []prometheus.Collector{
+		counter("kassa_store_write_batches_total", "Write transactions run (group commits).", func(s sqlite.WriterStats) float64 { return float64(s.Batches) }),
+		counter("kassa_store_write_units_total", "Units of work run by the writer.", func(s sqlite.WriterStats) float64 { return float64(s.Units) }),
+		counter("kassa_store_write_units_failed_total", "Units of work that failed and rolled back alone.", func(s sqlite.WriterStats) float64 { return float64(s.Failed) }),
+		counter("kassa_store_writer_busy_seconds_total", "Time the writer spent running batches, commits included.", func(s sqlite.WriterStats) float64 { return s.Busy.Seconds() }),
+		counter("kassa_store_commit_seconds_total", "Time the writer spent committing (WAL write and fsync).", func(s sqlite.WriterStats) float64 { return s.Commit.Seconds() }),
+		counter("kassa_store_checkpoints_total", "WAL checkpoints run in the writer's lulls.", func(s sqlite.WriterStats) float64 { return float64(s.Checkpoints) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_write_queue", Help: "Units of work waiting for the writer."},
+			func() float64 { return float64(db.WriterStats().Queued) }),
+	}
 }
 
 // signingKey loads the node's JWT key, creating it on first start. It stays

@@ -71,6 +71,7 @@ type DB struct {
 	toPrepare   map[string]bool
 	writes      chan *writeReq // units of work for writeLoop
 	committed   chan struct{}
+	stats       writerStats
 	tickets     chan ticketWork // synced orders whose kitchen tickets are due
 	ticketsDone chan struct{}
 	loopDone    chan struct{}

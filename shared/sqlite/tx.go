@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -127,9 +129,40 @@ const (
 	walCapPages    = 65536 // 256 MiB of 4 KiB pages
 )
 
-// writeLoop owns the writer connection until db.writes is closed.
+// WriterStats are the write loop's counters since Open: what ops watch to
+// see whether the single writer is the store's bottleneck (Busy close to
+// the wall time) and how well group commit packs units (Units / Batches).
+type WriterStats struct {
+	Batches     int64         // transactions run (each commits or rolls back once)
+	Units       int64         // units of work run
+	Failed      int64         // units that returned an error and rolled back alone
+	Busy        time.Duration // time spent running batches, commits included
+	Commit      time.Duration // time spent committing (the WAL write and fsync)
+	Checkpoints int64         // checkpoints run in lulls
+	Queued      int           // units waiting for the writer now
+}
+
+// writerStats are WriterStats' counters, updated by the write loop only.
+type writerStats struct {
+	batches, units, failed, busy, commit, checkpoints atomic.Int64
+}
+
+// WriterStats returns the write loop's counters.
+func (db *DB) WriterStats() WriterStats {
+	s := &db.stats
+	return WriterStats{
+		Batches: s.batches.Load(), Units: s.units.Load(), Failed: s.failed.Load(),
+		Busy: time.Duration(s.busy.Load()), Commit: time.Duration(s.commit.Load()),
+		Checkpoints: s.checkpoints.Load(), Queued: len(db.writes),
+	}
+}
+
+// writeLoop owns the writer connection until db.writes is closed. Its
+// goroutine is labelled kassa=writer for CPU profiles (go tool pprof
+// -tagfocus kassa=writer shows the writer alone).
 func (db *DB) writeLoop() {
 	defer close(db.loopDone)
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "writer")))
 	lull := time.NewTimer(checkpointLull)
 	lull.Stop()
 	uncheckpointed := false
@@ -165,9 +198,13 @@ func (db *DB) writeLoop() {
 				break drain
 			}
 		}
+		began := time.Now()
 		if db.runBatch(batch) {
 			uncheckpointed = true
 		}
+		db.stats.busy.Add(int64(time.Since(began)))
+		db.stats.batches.Add(1)
+		db.stats.units.Add(int64(len(batch)))
 		db.prepareSeen()
 	}
 }
@@ -179,7 +216,9 @@ func (db *DB) checkpoint() {
 	var busy, frames, copied int
 	if err := db.writer.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		db.Log.Warn("sqlite: checkpoint", "err", err)
+		return
 	}
+	db.stats.checkpoints.Add(1)
 }
 
 // runBatch runs the batch in one transaction and reports whether it
@@ -206,6 +245,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
 		r.err = runUnit(r, tx)
 		if r.err != nil {
+			db.stats.failed.Add(1)
 			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 			if err == nil {
 				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
@@ -228,7 +268,9 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 	}
 	var commitErr error
 	if ok > 0 {
+		began := time.Now()
 		commitErr = sqltx.Commit()
+		db.stats.commit.Add(int64(time.Since(began)))
 		if commitErr == nil {
 			select {
 			case db.committed <- struct{}{}:
