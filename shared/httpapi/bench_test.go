@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/sqlite"
 )
 
@@ -45,6 +47,9 @@ func BenchmarkOrderFlow(b *testing.B) {
 	if s := os.Getenv("KASSA_BENCH_SALES"); s != "" {
 		fmt.Sscan(s, &sales)
 	}
+	// The GC target the kassa binaries run with (node.Run applies
+	// -gc-percent); the raw baseline shares the process and so the setting.
+	defer debug.SetGCPercent(debug.SetGCPercent(node.DefaultGCPercent))
 	for range b.N {
 		api := benchAPI(b, clients, sales, 0)
 		if os.Getenv("KASSA_BENCH_ONLY") == "saturated" {

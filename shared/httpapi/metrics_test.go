@@ -57,5 +57,8 @@ func TestMetricsShowTheWriter(t *testing.T) {
 	if q := tn.metric("kassa_store_write_queue"); q != 0 {
 		t.Errorf("write queue %v with nothing in flight", q)
 	}
+	if r := tn.metric("kassa_store_writer_priority_raised"); r != 0 && r != 1 {
+		t.Errorf("kassa_store_writer_priority_raised %v", r)
+	}
 	waitFor(t, 5*time.Second, "a checkpoint in the lull", func() bool { return tn.metric("kassa_store_checkpoints_total") >= 1 })
 }

@@ -55,6 +55,9 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
 	ConsolePage fs.FS
+	// WriterPriority raises the store's writer thread (sqlite.Options);
+	// 0: the default, negative: not raised.
+	WriterPriority int
 }
 
 // Node is an open node.
@@ -81,7 +84,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
 	bus := eventbus.New()
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log})
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log, WriterPriority: cfg.WriterPriority})
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +163,13 @@ func writerCollectors(db *sqlite.DB) []prometheus.Collector {
 		counter("kassa_store_checkpoints_total", "WAL checkpoints run in the writer's lulls.", func(s sqlite.WriterStats) float64 { return float64(s.Checkpoints) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_write_queue", Help: "Units of work waiting for the writer."},
 			func() float64 { return float64(db.WriterStats().Queued) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_writer_priority_raised", Help: "1 when the writer's thread runs at a raised priority (--writer-priority)."},
+			func() float64 {
+				if db.WriterStats().Raised {
+					return 1
+				}
+				return 0
+			}),
 	}
 }
 

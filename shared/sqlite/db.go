@@ -72,6 +72,7 @@ type DB struct {
 	writes      chan *writeReq // units of work for writeLoop
 	committed   chan struct{}
 	stats       writerStats
+	writerTID   atomic.Int64    // the write loop's OS thread, once raised
 	tickets     chan ticketWork // synced orders whose kitchen tickets are due
 	ticketsDone chan struct{}
 	loopDone    chan struct{}
@@ -90,6 +91,12 @@ type Options struct {
 	Bus     kassa.Publisher
 	Log     *slog.Logger
 	Readers int // read pool size; default max(4, GOMAXPROCS)
+	// WriterPriority is how many nice levels the write loop's OS thread is
+	// raised above the rest of the process (Linux; needs CAP_SYS_NICE or
+	// RLIMIT_NICE). Every write waits on that one thread, so it should not
+	// queue for a CPU behind request handlers. 0: DefaultWriterPriority;
+	// negative: leave the thread's priority alone.
+	WriterPriority int
 	// Inspect opens a store that another process runs (hub verify): no
 	// background work that would write to it.
 	Inspect bool
@@ -106,6 +113,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.WriterPriority == 0 {
+		o.WriterPriority = DefaultWriterPriority
 	}
 	if o.Readers == 0 {
 		o.Readers = max(4, runtime.GOMAXPROCS(0))
@@ -152,7 +162,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		db.savepoints[q] = st
 	}
 	db.stmts, db.toPrepare = map[string]*sql.Stmt{}, map[string]bool{}
-	go db.writeLoop()
+	go db.writeLoop(o.WriterPriority)
 	if err := db.loadNode(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -167,6 +177,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	return db, nil
 }
+
+// DefaultWriterPriority is Options.WriterPriority's default: measured on a
+// 2-vCPU machine at a rush (session 3), raising the writer's thread by 10
+// nice levels gave about 10 % more sales per second and a lower p99.
+const DefaultWriterPriority = 10
 
 func newUUIDv7() string { return uuid.Must(uuid.NewV7()).String() }
 

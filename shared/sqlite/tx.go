@@ -140,11 +140,13 @@ type WriterStats struct {
 	Commit      time.Duration // time spent committing (the WAL write and fsync)
 	Checkpoints int64         // checkpoints run in lulls
 	Queued      int           // units waiting for the writer now
+	Raised      bool          // the writer's thread runs at a raised priority
 }
 
 // writerStats are WriterStats' counters, updated by the write loop only.
 type writerStats struct {
 	batches, units, failed, busy, commit, checkpoints atomic.Int64
+	raised                                            atomic.Bool
 }
 
 // WriterStats returns the write loop's counters.
@@ -153,16 +155,27 @@ func (db *DB) WriterStats() WriterStats {
 	return WriterStats{
 		Batches: s.batches.Load(), Units: s.units.Load(), Failed: s.failed.Load(),
 		Busy: time.Duration(s.busy.Load()), Commit: time.Duration(s.commit.Load()),
-		Checkpoints: s.checkpoints.Load(), Queued: len(db.writes),
+		Checkpoints: s.checkpoints.Load(), Queued: len(db.writes), Raised: s.raised.Load(),
 	}
 }
 
 // writeLoop owns the writer connection until db.writes is closed. Its
 // goroutine is labelled kassa=writer for CPU profiles (go tool pprof
-// -tagfocus kassa=writer shows the writer alone).
-func (db *DB) writeLoop() {
+// -tagfocus kassa=writer shows the writer alone). With priority > 0 it runs
+// on an OS thread of its own, raised by that many nice levels: the SQLite
+// work of every write runs there.
+func (db *DB) writeLoop(priority int) {
 	defer close(db.loopDone)
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "writer")))
+	if priority > 0 {
+		tid, err := raiseThread(priority)
+		db.writerTID.Store(int64(tid))
+		if err != nil {
+			db.Log.Info("sqlite: the writer thread's priority is not raised; grant CAP_SYS_NICE or LimitNICE to raise it", "err", err)
+		} else {
+			db.stats.raised.Store(true)
+		}
+	}
 	lull := time.NewTimer(checkpointLull)
 	lull.Stop()
 	uncheckpointed := false
