@@ -69,7 +69,8 @@ type DB struct {
 	stmts       map[string]*sql.Stmt // prepared on the writer; write loop only
 	savepoints  map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
 	toPrepare   map[string]bool
-	writes      chan *writeReq // units of work for writeLoop
+	rowQueries  map[string]string // writeRow's statements by row shape; write loop only
+	writes      chan *writeReq    // units of work for writeLoop
 	committed   chan struct{}
 	stats       writerStats
 	writerTID   atomic.Int64    // the write loop's OS thread, once raised
@@ -161,7 +162,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		}
 		db.savepoints[q] = st
 	}
-	db.stmts, db.toPrepare = map[string]*sql.Stmt{}, map[string]bool{}
+	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
 	go db.writeLoop(o.WriterPriority)
 	if err := db.loadNode(ctx); err != nil {
 		db.Close()

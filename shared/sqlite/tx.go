@@ -436,25 +436,18 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 		args = append(args, sqlValue(cols[n]))
 	}
 	args = append(args, stamp.String(), tx.db.NodeID)
-	var query string
 	switch op {
 	case change.OpInsert:
 		if e.lww {
 			args = append(args, rowStamps(fieldStamp(stamp, tx.db.NodeID)))
-			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
-		} else {
-			query = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
 		}
 	default:
-		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
 		if e.lww {
-			set += ", field_hlc = json_patch(field_hlc, ?)"
 			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
 		}
 		args = append(args, id, orgID)
-		query = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)
 	}
-	res, err := tx.execCached(ctx, query, args...)
+	res, err := tx.execCached(ctx, tx.db.rowQuery(e, op, names), args...)
 	if err != nil {
 		return err
 	}
@@ -586,6 +579,36 @@ func fieldStamps(names []string, stamp string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// rowQuery returns the statement writeRow runs for a write of the named
+// columns (sorted) of a row of e: built once per shape and kept, as
+// building it for every row write cost more than a map lookup. Only the
+// write loop calls it.
+func (db *DB) rowQuery(e entity, op change.Op, names []string) string {
+	key := e.table + "|" + string(op) + "|" + strings.Join(names, ",")
+	if q, ok := db.rowQueries[key]; ok {
+		return q
+	}
+	var q string
+	switch op {
+	case change.OpInsert:
+		if e.lww {
+			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
+		} else {
+			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
+		}
+	default:
+		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
+		if e.lww {
+			set += ", field_hlc = json_patch(field_hlc, ?)"
+		}
+		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)
+	}
+	if len(db.rowQueries) < maxCachedStmts {
+		db.rowQueries[key] = q
+	}
+	return q
 }
 
 func joinCols(names []string, suffix string) string {
