@@ -164,10 +164,18 @@ func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult 
 		}
 		return lat
 	}
-	return warmThenMeasure(clients, sales,
+	r := warmThenMeasure(clients, sales,
 		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, 0, lat) },
 		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, pace, lat) },
 		tn.N.DB.WriterStats)
+	// Stop the node now, not at the benchmark's cleanup: with -benchtime
+	// Nx, nodes left open pile up in the process (heap, goroutines) and
+	// slow the later runs.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	client.CloseIdleConnections()
+	tn.N.Shutdown(ctx)
+	return r
 }
 
 // drive runs n sales on clients goroutines; sale rings up a client's k-th
