@@ -34,16 +34,10 @@ func (s *CategoryService) FindCategories(ctx context.Context, f kassa.CategoryFi
 	if err != nil {
 		return kassa.List[kassa.Category]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.ParentID != nil {
-		where += " AND parent_id = ?"
-		args = append(args, *f.ParentID)
-	}
-	if f.IsActive != nil {
-		where += " AND is_active = ?"
-		args = append(args, sqlValue(*f.IsActive))
-	}
-	return findPage(ctx, s.db.reader, categoryCols, where, args, f.Page, scanCategory, categoryID)
+	w := orgFilter(a.OrgID)
+	eq(w, "parent_id", f.ParentID)
+	eq(w, "is_active", f.IsActive)
+	return findPage(ctx, s.db.reader, categoryCols, w, f.Page, scanCategory, categoryID)
 }
 
 // FindCategoryByID returns one category of the org, or ENotFound.

@@ -53,25 +53,24 @@ func (s *CustomerService) FindCustomers(ctx context.Context, f kassa.CustomerFil
 	if err != nil {
 		return kassa.List[kassa.Customer]{}, err
 	}
-	where, args := "org_id = ? AND deleted_at IS NULL", []any{a.OrgID}
+	w := orgFilter(a.OrgID).and("deleted_at IS NULL")
 	if f.Email != "" {
-		where += " AND email = ?"
-		args = append(args, kassa.NormalizeEmail(f.Email))
+		w.and("email = ?", kassa.NormalizeEmail(f.Email))
 	}
 	if q := strings.TrimSpace(f.Q); q != "" {
 		like := "%" + escapeLike(strings.ToLower(q)) + "%"
 		// fold lower-cases any script, as strings.ToLower did to q.
 		cond := `fold(first_name) LIKE ? ESCAPE '\' OR fold(last_name) LIKE ? ESCAPE '\'
 			OR fold(first_name || ' ' || last_name) LIKE ? ESCAPE '\' OR fold(coalesce(email, '')) LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
-		args = append(args, like, like, like, like, like)
+		args := []any{like, like, like, like, like}
 		if digits := digitsOf(q); len(digits) >= 3 && len(digits) == len(strings.Map(dropPhonePunct, q)) {
 			// "0412 345 678" finds "0412-345-678": compare the digits alone.
 			cond += ` OR replace(replace(replace(replace(replace(phone, ' ', ''), '-', ''), '(', ''), ')', ''), '+', '') LIKE ?`
 			args = append(args, "%"+digits+"%")
 		}
-		where += " AND (" + cond + ")"
+		w.and("("+cond+")", args...)
 	}
-	return findPage(ctx, s.db.reader, customerCols, where, args, f.Page, scanCustomer, customerID)
+	return findPage(ctx, s.db.reader, customerCols, w, f.Page, scanCustomer, customerID)
 }
 
 // digitsOf returns the ASCII digits of s.

@@ -212,19 +212,13 @@ func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (
 	if err != nil {
 		return kassa.List[kassa.StockLevel]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.LocationID != nil {
-		where += " AND location_id = ?"
-		args = append(args, *f.LocationID)
-	}
-	if f.ProductID != nil {
-		where += " AND product_id = ?"
-		args = append(args, *f.ProductID)
-	}
+	w := orgFilter(a.OrgID)
+	eq(w, "location_id", f.LocationID)
+	eq(w, "product_id", f.ProductID)
 	if f.LowOnly {
-		where += " AND reorder_point > 0 AND on_hand <= reorder_point"
+		w.and("reorder_point > 0 AND on_hand <= reorder_point")
 	}
-	return findPage(ctx, s.db.reader, stockLevelCols, where, args, f.Page, scanStockLevel, stockLevelID)
+	return findPage(ctx, s.db.reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
 }
 
 // Adjust records a manual stock change with a reason code and returns the
@@ -310,20 +304,11 @@ func (s *InventoryService) FindMovements(ctx context.Context, f kassa.MovementFi
 	if err != nil {
 		return kassa.List[kassa.Movement]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.LocationID != nil {
-		where += " AND location_id = ?"
-		args = append(args, *f.LocationID)
-	}
-	if f.ProductID != nil {
-		where += " AND product_id = ?"
-		args = append(args, *f.ProductID)
-	}
-	if f.RefType != "" {
-		where += " AND ref_type = ?"
-		args = append(args, f.RefType)
-	}
-	return findPage(ctx, s.db.reader, movementCols, where, args, f.Page, scanMovement, movementID)
+	w := orgFilter(a.OrgID)
+	eq(w, "location_id", f.LocationID)
+	eq(w, "product_id", f.ProductID)
+	w.eqText("ref_type", f.RefType)
+	return findPage(ctx, s.db.reader, movementCols, w, f.Page, scanMovement, movementID)
 }
 
 const transferCols = `SELECT id, org_id, from_location_id, to_location_id, status, lines, notes, received_at, cancelled_at, created_at, updated_at FROM transfers`
@@ -363,7 +348,7 @@ func (s *InventoryService) FindTransfers(ctx context.Context, p kassa.Page) (kas
 	if err != nil {
 		return kassa.List[kassa.Transfer]{}, err
 	}
-	return findPage(ctx, s.db.reader, transferCols, "org_id = ?", []any{a.OrgID}, p, scanTransfer, transferID)
+	return findPage(ctx, s.db.reader, transferCols, orgFilter(a.OrgID), p, scanTransfer, transferID)
 }
 
 // FindTransferByID returns one transfer of the org with its lines, or ENotFound.

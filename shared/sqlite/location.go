@@ -34,7 +34,7 @@ func (s *LocationService) FindLocations(ctx context.Context, p kassa.Page) (kass
 	if err != nil {
 		return kassa.List[kassa.Location]{}, err
 	}
-	return findPage(ctx, s.db.reader, locationCols, "org_id = ?", []any{a.OrgID}, p, scanLocation, locationID)
+	return findPage(ctx, s.db.reader, locationCols, orgFilter(a.OrgID), p, scanLocation, locationID)
 }
 
 // FindLocationByID returns one location of the org, or ENotFound.

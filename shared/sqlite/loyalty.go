@@ -72,7 +72,7 @@ func (s *LoyaltyService) FindPrograms(ctx context.Context, p kassa.Page) (kassa.
 	if err != nil {
 		return kassa.List[kassa.LoyaltyProgram]{}, err
 	}
-	return findPage(ctx, s.db.reader, programCols, "org_id = ?", []any{a.OrgID}, p, scanProgram, programID)
+	return findPage(ctx, s.db.reader, programCols, orgFilter(a.OrgID), p, scanProgram, programID)
 }
 
 // FindProgramByID returns one program of the org, or ENotFound.
@@ -430,5 +430,5 @@ func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string,
 	if !exists(ctx, s.db.reader, "loyalty_accounts", a.OrgID, accountID) {
 		return kassa.List[kassa.PointsTransaction]{}, kassa.NotFound("loyalty account", accountID)
 	}
-	return findPage(ctx, s.db.reader, pointsTxnCols, "org_id = ? AND account_id = ?", []any{a.OrgID, accountID}, p, scanPointsTxn, pointsTxnID)
+	return findPage(ctx, s.db.reader, pointsTxnCols, orgFilter(a.OrgID).and("account_id = ?", accountID), p, scanPointsTxn, pointsTxnID)
 }

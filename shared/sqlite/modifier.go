@@ -44,13 +44,12 @@ func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID
 	if err != nil {
 		return kassa.List[kassa.ModifierGroup]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
+	w := orgFilter(a.OrgID)
 	if productID != nil {
-		where += ` AND EXISTS (SELECT 1 FROM products p, json_each(p.modifier_group_ids) j
-			WHERE p.org_id = modifier_groups.org_id AND p.id = ? AND j.value = modifier_groups.id)`
-		args = append(args, *productID)
+		w.and(`EXISTS (SELECT 1 FROM products p, json_each(p.modifier_group_ids) j
+			WHERE p.org_id = modifier_groups.org_id AND p.id = ? AND j.value = modifier_groups.id)`, *productID)
 	}
-	list, err := findPage(ctx, s.db.reader, modifierGroupCols, where, args, p, scanModifierGroup, modifierGroupID)
+	list, err := findPage(ctx, s.db.reader, modifierGroupCols, w, p, scanModifierGroup, modifierGroupID)
 	if err != nil {
 		return list, err
 	}

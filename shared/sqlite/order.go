@@ -217,36 +217,27 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 	if err != nil {
 		return kassa.List[kassa.Order]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.Status != "" {
-		where += " AND status = ?"
-		args = append(args, f.Status)
-	}
-	if f.LocationID != nil {
-		where += " AND location_id = ?"
-		args = append(args, *f.LocationID)
-	}
+	w := orgFilter(a.OrgID)
+	w.eqText("status", f.Status)
+	eq(w, "location_id", f.LocationID)
 	if f.CustomerID != nil {
 		if !customerExists(ctx, s.db.reader, a.OrgID, *f.CustomerID) {
 			return kassa.List[kassa.Order]{}, kassa.NotFound("customer", *f.CustomerID)
 		}
-		where += " AND customer_id = ?"
-		args = append(args, *f.CustomerID)
+		eq(w, "customer_id", f.CustomerID)
 	}
 	if f.CreatedAfter != nil {
-		where += " AND created_at >= ?"
-		args = append(args, fmtTime(*f.CreatedAfter))
+		w.and("created_at >= ?", fmtTime(*f.CreatedAfter))
 	}
 	if f.CreatedBefore != nil {
-		where += " AND created_at < ?"
-		args = append(args, fmtTime(*f.CreatedBefore))
+		w.and("created_at < ?", fmtTime(*f.CreatedBefore))
 	}
 	q, done, err := inSnapshot(ctx, s.db.reader) // the page and its orders' parts as of one moment
 	if err != nil {
 		return kassa.List[kassa.Order]{}, err
 	}
 	defer done()
-	l, err := findPage(ctx, q, orderCols, where, args, f.Page, scanOrder, orderID)
+	l, err := findPage(ctx, q, orderCols, w, f.Page, scanOrder, orderID)
 	if err != nil {
 		return l, err
 	}

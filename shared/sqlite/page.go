@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 
 	"kassa.dev/shared/kassa"
@@ -29,10 +30,42 @@ func decodeCursor(c string) (string, error) {
 // scanner is what *sql.Row and *sql.Rows share.
 type scanner interface{ Scan(dest ...any) error }
 
-// findPage runs "SELECT cols FROM table WHERE <where> [AND id > cursor]
+// filter is a list query's WHERE clause: the caller's org first, then a
+// condition for each filter the request gave.
+type filter struct {
+	where string
+	args  []any
+}
+
+// orgFilter starts the clause of a list of orgID's rows.
+func orgFilter(orgID string) *filter { return &filter{where: "org_id = ?", args: []any{orgID}} }
+
+// and adds a condition with its arguments.
+func (f *filter) and(cond string, args ...any) *filter {
+	f.where += " AND " + cond
+	f.args = append(f.args, args...)
+	return f
+}
+
+// eq adds "col = v" when the request gave v (as the column stores it).
+func eq[T any](f *filter, col string, v *T) {
+	if v != nil {
+		f.and(col+" = ?", sqlValue(*v))
+	}
+}
+
+// eqText adds "col = v" unless v is empty.
+func (f *filter) eqText(col, v string) {
+	if v != "" {
+		f.and(col+" = ?", v)
+	}
+}
+
+// findPage runs "SELECT cols FROM table WHERE <filter> [AND id > cursor]
 // ORDER BY id LIMIT limit+1" and scans one page.
-func findPage[T any](ctx context.Context, q querier, selectFrom, where string, args []any, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
+func findPage[T any](ctx context.Context, q querier, selectFrom string, f *filter, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
 	var out kassa.List[T]
+	where, args := f.where, slices.Clone(f.args)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = kassa.DefaultLimit

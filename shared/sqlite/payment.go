@@ -59,24 +59,12 @@ func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter
 	if err != nil {
 		return kassa.List[kassa.Payment]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.OrderID != nil {
-		where += " AND order_id = ?"
-		args = append(args, *f.OrderID)
-	}
-	if f.LocationID != nil {
-		where += " AND location_id = ?"
-		args = append(args, *f.LocationID)
-	}
-	if f.Status != "" {
-		where += " AND status = ?"
-		args = append(args, f.Status)
-	}
-	if f.Method != "" {
-		where += " AND method = ?"
-		args = append(args, string(f.Method))
-	}
-	return findPage(ctx, s.db.reader, paymentCols, where, args, f.Page, scanPayment, paymentID)
+	w := orgFilter(a.OrgID)
+	eq(w, "order_id", f.OrderID)
+	eq(w, "location_id", f.LocationID)
+	w.eqText("status", f.Status)
+	w.eqText("method", string(f.Method))
+	return findPage(ctx, s.db.reader, paymentCols, w, f.Page, scanPayment, paymentID)
 }
 
 // FindPaymentByID returns one payment of the org, or ENotFound.
@@ -522,12 +510,9 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		return sums[k]
 	}
 	inRange := func(d string) bool { return d >= f.From && d <= f.To }
-	where, args := `org_id = ? AND status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, []any{a.OrgID, lo, hi}
-	if f.LocationID != nil {
-		where += ` AND location_id = ?`
-		args = append(args, *f.LocationID)
-	}
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+where, args...)
+	w := orgFilter(a.OrgID).and(`status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, lo, hi)
+	eq(w, "location_id", f.LocationID)
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -546,13 +531,11 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		}
 	}
 	rows.Close()
-	where, args = `r.org_id = ? AND r.created_at >= ? AND r.created_at < ?`, []any{a.OrgID, lo, hi}
-	if f.LocationID != nil {
-		where += ` AND r.location_id = ?`
-		args = append(args, *f.LocationID)
-	}
+	w = &filter{where: "r.org_id = ?", args: []any{a.OrgID}}
+	w.and("r.created_at >= ? AND r.created_at < ?", lo, hi)
+	eq(w, "r.location_id", f.LocationID)
 	rows, err = s.db.reader.QueryContext(ctx, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
-		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+where, args...)
+		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+w.where, w.args...)
 	if err != nil {
 		return nil, err
 	}

@@ -49,12 +49,11 @@ func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *strin
 	if err != nil {
 		return kassa.List[kassa.PriceList]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
+	w := orgFilter(a.OrgID)
 	if locationID != nil {
-		where += " AND EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE json_each.value = ?)"
-		args = append(args, *locationID)
+		w.and("EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE json_each.value = ?)", *locationID)
 	}
-	return findPage(ctx, s.db.reader, priceListCols, where, args, p, scanPriceList, priceListID)
+	return findPage(ctx, s.db.reader, priceListCols, w, p, scanPriceList, priceListID)
 }
 
 // FindPriceListByID returns one price list of the org, or ENotFound.

@@ -39,21 +39,14 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 	if err != nil {
 		return kassa.List[kassa.Product]{}, err
 	}
-	where, args := "org_id = ?", []any{a.OrgID}
-	if f.CategoryID != nil {
-		where += " AND category_id = ?"
-		args = append(args, *f.CategoryID)
-	}
-	if f.IsActive != nil {
-		where += " AND is_active = ?"
-		args = append(args, sqlValue(*f.IsActive))
-	}
+	w := orgFilter(a.OrgID)
+	eq(w, "category_id", f.CategoryID)
+	eq(w, "is_active", f.IsActive)
 	if f.Q != "" {
 		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
-		where += ` AND (fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`
-		args = append(args, like, like, f.Q)
+		w.and(`(fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`, like, like, f.Q)
 	}
-	return findPage(ctx, s.db.reader, productCols, where, args, f.Page, scanProduct, productID)
+	return findPage(ctx, s.db.reader, productCols, w, f.Page, scanProduct, productID)
 }
 
 // FindProductByID returns one product of the org, or ENotFound.
