@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"kassa.dev/sync/natsnode"
+	"kassa.dev/sync/wait"
 )
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -37,7 +38,7 @@ func BenchmarkSync(b *testing.B) {
 	for range b.N {
 		raw := rawLeafRTT(b, 500)
 		e := MustStartPair(b)
-		waitFor(b, 20*time.Second, "the catalog", func() bool { return len(e.products(b, e.edge, e.edgeTok)) == 15 })
+		wait.For(b, 20*time.Second, "the catalog", func() bool { return len(e.products(b, e.edge, e.edgeTok)) == 15 })
 		product := e.products(b, e.edge, e.edgeTok)[0]["id"].(string)
 
 		// Edge write → visible on the hub API.
@@ -56,7 +57,7 @@ func BenchmarkSync(b *testing.B) {
 
 		// Catch-up after an outage of `backlog` orders.
 		e.proxy.cut()
-		waitFor(b, 10*time.Second, "the link down", func() bool { return e.status(b, e.edge, e.edgeMgr)["connected"] == false })
+		wait.For(b, 10*time.Second, "the link down", func() bool { return e.status(b, e.edge, e.edgeMgr)["connected"] == false })
 		var next atomic.Int64
 		var last atomic.Value
 		var wg sync.WaitGroup
@@ -78,7 +79,7 @@ func BenchmarkSync(b *testing.B) {
 		lastID := last.Load().(string)
 		start := time.Now()
 		e.proxy.restore()
-		waitFor(b, 5*time.Minute, "the backlog at the hub", func() bool {
+		wait.For(b, 5*time.Minute, "the backlog at the hub", func() bool {
 			return e.hub.TryCall("GET", "/api/v1/orders/"+lastID, e.hubTok, nil, nil) == 200 &&
 				e.status(b, e.edge, e.edgeMgr)["pending_up"] == float64(0)
 		})

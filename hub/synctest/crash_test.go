@@ -14,6 +14,7 @@ import (
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/wait"
 )
 
 // edgeProcess is the real edge binary running as a child process, so that
@@ -77,14 +78,14 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--nats-port", "-1", "--hub-url", hub.URL}
 	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
 	ep := &nodetest.Proc{URL: edge.URL}
-	waitFor(t, 20*time.Second, "the demo users at the edge", func() bool {
+	wait.For(t, 20*time.Second, "the demo users at the edge", func() bool {
 		var out map[string]any
 		return ep.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
 	})
 	tok := ep.Login(t, "cashier@demo.test", demo.Password)
 	var locs, products listResp
 	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
-	waitFor(t, 20*time.Second, "the catalog", func() bool {
+	wait.For(t, 20*time.Second, "the catalog", func() bool {
 		ep.Call(t, "GET", "/api/v1/catalog/products", tok, nil, &products)
 		return len(products.Data) == 15
 	})
@@ -122,7 +123,7 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 40 })
+	wait.For(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 40 })
 	edge.cmd.Process.Signal(syscall.SIGKILL)
 	edge.cmd.Wait()
 	close(stop)
@@ -140,7 +141,7 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 		if st := ep.Call(t, "GET", "/api/v1/orders/"+id, tok, nil, &o); st != 200 || o.Data["status"] != "completed" {
 			t.Fatalf("acknowledged sale %s lost at the edge: %d %v", id, st, o.Data["status"])
 		}
-		waitFor(t, 30*time.Second, "sale "+id+" at the hub", func() bool {
+		wait.For(t, 30*time.Second, "sale "+id+" at the hub", func() bool {
 			return hub.Call(t, "GET", "/api/v1/orders/"+id, hubTok, nil, &o) == 200 && o.Data["status"] == "completed"
 		})
 	}
@@ -161,7 +162,7 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 		}
 	}
 	mgr := ep.Login(t, "manager@demo.test", demo.Password)
-	waitFor(t, 30*time.Second, "the hub to hold exactly the edge's orders", func() bool {
+	wait.For(t, 30*time.Second, "the hub to hold exactly the edge's orders", func() bool {
 		return count(hub, hubTok) == count(ep, mgr)
 	})
 	t.Logf("%d sales acknowledged before the kill; %d orders at both nodes after restart", len(done), count(ep, mgr))

@@ -15,19 +15,8 @@ import (
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/wait"
 )
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 type env struct {
 	hub, edge *nodetest.Proc
@@ -60,7 +49,7 @@ func MustStartPair(t testing.TB) *env {
 	e.edge = nodetest.Start(t, edgenode.Run, nil, e.edgeArgs...)
 	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
 	// The staff users reach the edge through sync: wait until a login works there.
-	waitFor(t, 20*time.Second, "the demo users to reach the edge", func() bool {
+	wait.For(t, 20*time.Second, "the demo users to reach the edge", func() bool {
 		var out map[string]any
 		return e.edge.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
 	})
@@ -181,10 +170,10 @@ func (e *env) products(t testing.TB, p *nodetest.Proc, tok string) []map[string]
 
 func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 	e := MustStartPair(t)
-	waitFor(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	// An order made at the edge is readable at the hub, completed and paid.
 	id := e.sale(t, e.products(t, e.edge, e.edgeTok)[0]["id"].(string))
-	waitFor(t, 10*time.Second, "the edge's order at the hub", func() bool {
+	wait.For(t, 10*time.Second, "the edge's order at the hub", func() bool {
 		var o oneResp
 		return e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) == 200 && o.Data["status"] == "completed" &&
 			o.Data["paid_total"] == o.Data["total"] && len(o.Data["line_items"].([]any)) == 1
@@ -195,12 +184,12 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 		t.Fatalf("create at hub: %d", st)
 	}
 	pid := p.Data["id"].(string)
-	waitFor(t, 10*time.Second, "the hub's product at the edge", func() bool {
+	wait.For(t, 10*time.Second, "the hub's product at the edge", func() bool {
 		var got oneResp
 		return e.edge.Call(t, "GET", "/api/v1/catalog/products/"+pid, e.edgeTok, nil, &got) == 200
 	})
 	id2 := e.sale(t, pid)
-	waitFor(t, 10*time.Second, "the second order at the hub", func() bool {
+	wait.For(t, 10*time.Second, "the second order at the hub", func() bool {
 		var o oneResp
 		return e.hub.Call(t, "GET", "/api/v1/orders/"+id2, e.hubTok, nil, &o) == 200 && o.Data["total"] == float64(990)
 	})
@@ -212,7 +201,7 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 		t.Fatalf("online order at hub: %d", st)
 	}
 	oid := online.Data["id"].(string)
-	waitFor(t, 10*time.Second, "the online order on the edge's kitchen board", func() bool {
+	wait.For(t, 10*time.Second, "the online order on the edge's kitchen board", func() bool {
 		var board oneResp
 		e.edge.Call(t, "GET", "/api/v1/kds/tickets?location_id="+e.location, e.edgeTok, nil, &board)
 		tickets, _ := board.Data["tickets"].([]any)
@@ -226,17 +215,17 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 	if st := e.edge.Call(t, "POST", "/api/v1/kds/tickets/"+oid+"/bump", e.edgeTok, nil, nil); st != 200 {
 		t.Fatalf("bump at the edge: %d", st)
 	}
-	waitFor(t, 10*time.Second, "the bump at the hub", func() bool {
+	wait.For(t, 10*time.Second, "the bump at the hub", func() bool {
 		var o oneResp
 		e.hub.Call(t, "GET", "/api/v1/orders/"+oid, e.hubTok, nil, &o)
 		return o.Data["kitchen_status"] != "new"
 	})
 	// Both sides report the link, and the edge verifies digests.
-	waitFor(t, 10*time.Second, "the edge to verify", func() bool {
+	wait.For(t, 10*time.Second, "the edge to verify", func() bool {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
-	waitFor(t, 10*time.Second, "the hub's status to show the edge verified", func() bool {
+	wait.For(t, 10*time.Second, "the hub's status to show the edge verified", func() bool {
 		hubSt := e.status(t, e.hub, e.hubTok)
 		edges, _ := hubSt["edges"].([]any)
 		if len(edges) != 1 {
@@ -265,10 +254,10 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 
 func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 	e := MustStartPair(t)
-	waitFor(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	products := e.products(t, e.edge, e.edgeTok)
 	e.proxy.cut()
-	waitFor(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
 	var orders []string
 	for i := range 20 {
 		orders = append(orders, e.sale(t, products[i%5]["id"].(string)))
@@ -296,18 +285,18 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 	}
 	e.proxy.restore()
 	for _, id := range orders {
-		waitFor(t, 20*time.Second, "order "+id+" at the hub", func() bool {
+		wait.For(t, 20*time.Second, "order "+id+" at the hub", func() bool {
 			var o oneResp
 			return e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) == 200 && o.Data["status"] == "completed"
 		})
 	}
-	waitFor(t, 20*time.Second, "the hub's changes at the edge", func() bool {
+	wait.For(t, 20*time.Second, "the hub's changes at the edge", func() bool {
 		var p oneResp
 		e.edge.Call(t, "GET", "/api/v1/catalog/products/"+pid, e.edgeTok, nil, &p)
 		return p.Data["base_price"] == float64(555) && len(e.products(t, e.edge, e.edgeTok)) == 16
 	})
 	// The card payment was forwarded to the network once the link was back.
-	waitFor(t, 20*time.Second, "the offline card payment forwarded and synced", func() bool {
+	wait.For(t, 20*time.Second, "the offline card payment forwarded and synced", func() bool {
 		var p oneResp
 		e.hub.Call(t, "GET", "/api/v1/payments/"+cardPay.Data["id"].(string), e.hubTok, nil, &p)
 		ref, _ := p.Data["processor_ref"].(string)
@@ -320,7 +309,7 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 	if len(l.Data) != len(orders) {
 		t.Fatalf("hub has %d orders, want %d", len(l.Data), len(orders))
 	}
-	waitFor(t, 20*time.Second, "the edge to verify after reconnect", func() bool {
+	wait.For(t, 20*time.Second, "the edge to verify after reconnect", func() bool {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
@@ -337,7 +326,7 @@ func (e *env) addEdge(t *testing.T) (*nodetest.Proc, *proxy, string) {
 	px := startProxy(t, leaf)
 	p := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string), "--hub-leaf-url", "nats-leaf://"+px.addr)
-	waitFor(t, 20*time.Second, "the second edge's users", func() bool {
+	wait.For(t, 20*time.Second, "the second edge's users", func() bool {
 		var out map[string]any
 		return p.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "manager@demo.test", "password": demo.Password}, &out) == 200
 	})
@@ -348,7 +337,7 @@ func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
 	e := MustStartPair(t)
 	b, bProxy, bTok := e.addEdge(t)
 	product := ""
-	waitFor(t, 20*time.Second, "the catalog at edge A", func() bool {
+	wait.For(t, 20*time.Second, "the catalog at edge A", func() bool {
 		ps := e.products(t, e.edge, e.edgeTok)
 		if len(ps) == 15 {
 			product = ps[3]["id"].(string)
@@ -382,13 +371,13 @@ func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
 		}
 		return a.Data["points_balance"].(float64)
 	}
-	waitFor(t, 20*time.Second, "stock and points at both edges", func() bool {
+	wait.For(t, 20*time.Second, "stock and points at both edges", func() bool {
 		return onHand(e.edge, e.edgeMgr) == 5 && onHand(b, bTok) == 5 && balance(e.edge, e.edgeMgr) == 10 && balance(b, bTok) == 10
 	})
 	// Cut both; each sells 4 of the 5 units and redeems 8 of the 10 points.
 	e.proxy.cut()
 	bProxy.cut()
-	waitFor(t, 10*time.Second, "both edges to see the link down", func() bool {
+	wait.For(t, 10*time.Second, "both edges to see the link down", func() bool {
 		return e.status(t, e.edge, e.edgeMgr)["connected"] == false && e.status(t, b, bTok)["connected"] == false
 	})
 	for _, n := range []struct {
@@ -410,7 +399,7 @@ func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
 	}
 	e.proxy.restore()
 	bProxy.restore()
-	waitFor(t, 30*time.Second, "all three nodes to agree", func() bool {
+	wait.For(t, 30*time.Second, "all three nodes to agree", func() bool {
 		return onHand(e.hub, e.hubTok) == -3 && onHand(e.edge, e.edgeMgr) == -3 && onHand(b, bTok) == -3 &&
 			balance(e.hub, e.hubTok) == -6 && balance(e.edge, e.edgeMgr) == -6 && balance(b, bTok) == -6
 	})
@@ -430,7 +419,7 @@ func TestTwoEdgesOversellAndOverdrawOfflineThenAgree(t *testing.T) {
 
 func TestVerifyCommandComparesHubAndEdgeStores(t *testing.T) {
 	e := MustStartPair(t)
-	waitFor(t, 20*time.Second, "the edge to verify", func() bool {
+	wait.For(t, 20*time.Second, "the edge to verify", func() bool {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
@@ -443,7 +432,7 @@ func TestVerifyCommandComparesHubAndEdgeStores(t *testing.T) {
 	}
 	// A product the edge has not seen yet (cut off) makes them differ.
 	e.proxy.cut()
-	waitFor(t, 10*time.Second, "the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	wait.For(t, 10*time.Second, "the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
 	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "Only at hub", "sku": "HUB-ONLY", "base_price": 1}, nil); st != 201 {
 		t.Fatalf("create: %d", st)
 	}
@@ -481,7 +470,7 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 	}
 	b := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string))
-	waitFor(t, 20*time.Second, "store B's users", func() bool {
+	wait.For(t, 20*time.Second, "store B's users", func() bool {
 		var out map[string]any
 		return b.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
 	})
@@ -492,12 +481,12 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 		t.Fatalf("customer at A: %d", st)
 	}
 	cid := cust.Data["id"].(string)
-	waitFor(t, 20*time.Second, "the program at store A", func() bool {
+	wait.For(t, 20*time.Second, "the program at store A", func() bool {
 		return e.edge.Call(t, "POST", "/api/v1/loyalty/accounts", e.edgeTok, map[string]any{"customer_id": cid}, &acct) == 201
 	})
 	// At store B: she buys, paying 12.00 → 12 points.
 	product := ""
-	waitFor(t, 20*time.Second, "the customer and catalog at store B", func() bool {
+	wait.For(t, 20*time.Second, "the customer and catalog at store B", func() bool {
 		ps := e.products(t, b, bTok)
 		var c oneResp
 		if len(ps) > 0 && b.Call(t, "GET", "/api/v1/customers/"+cid, bTok, nil, &c) == 200 {
@@ -507,7 +496,7 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 		return false
 	})
 	var accB oneResp
-	waitFor(t, 20*time.Second, "the account at store B", func() bool {
+	wait.For(t, 20*time.Second, "the account at store B", func() bool {
 		return b.Call(t, "GET", "/api/v1/loyalty/accounts/customer/"+cid, bTok, nil, &accB) == 200
 	})
 	var o oneResp
@@ -526,7 +515,7 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 		p   *nodetest.Proc
 		tok string
 	}{{e.hub, e.hubTok}, {e.edge, e.edgeTok}, {b, bTok}} {
-		waitFor(t, 20*time.Second, "the balance everywhere", func() bool {
+		wait.For(t, 20*time.Second, "the balance everywhere", func() bool {
 			var a oneResp
 			return n.p.Call(t, "GET", "/api/v1/loyalty/accounts/"+account, n.tok, nil, &a) == 200 && a.Data["points_balance"] == earned
 		})

@@ -24,6 +24,7 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/change"
+	"kassa.dev/sync/wait"
 )
 
 // sseEvent is one event read from a KDS stream.
@@ -162,18 +163,6 @@ func summary(evs []sseEvent) []string {
 	return out
 }
 
-// waitFor polls cond until it holds or d passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // kdsFixture is an org with a location, a kitchen user and a small menu:
 // latte (category Drinks, station bar), toast (no category: kitchen) and
 // steak (its own station grill).
@@ -277,7 +266,7 @@ func TestKDSStreamResumeMissesNothing(t *testing.T) {
 	}
 	last := evs[0].ID
 	s.Close()
-	waitFor(t, 5*time.Second, "the cut stream to be freed", func() bool { return f.tn.streams() == 0 })
+	wait.For(t, 5*time.Second, "the cut stream to be freed", func() bool { return f.tn.streams() == 0 })
 
 	o2, _ := f.order("", f.latte, f.toast)
 	o3, _ := f.order("", f.steak)
@@ -474,7 +463,7 @@ func TestKDSManyStreams(t *testing.T) {
 	for i := range streams {
 		streams[i] = f.tn.openStream("", "?access_token="+f.kitchen)
 	}
-	waitFor(t, 10*time.Second, "200 open streams", func() bool { return f.tn.streams() == clients })
+	wait.For(t, 10*time.Second, "200 open streams", func() bool { return f.tn.streams() == clients })
 	var wg sync.WaitGroup
 	ids := make(chan string, terminals*perTerminal)
 	for range terminals {
@@ -507,7 +496,7 @@ func TestKDSManyStreams(t *testing.T) {
 	for _, s := range streams {
 		s.Close()
 	}
-	waitFor(t, 10*time.Second, "every stream freed", func() bool { return f.tn.streams() == 0 })
+	wait.For(t, 10*time.Second, "every stream freed", func() bool { return f.tn.streams() == 0 })
 }
 
 // TestKDSStalledClientDoesNotSlowOrders connects screens that never read
@@ -530,7 +519,7 @@ func TestKDSStalledClientDoesNotSlowOrders(t *testing.T) {
 		defer conn.Close()
 		fmt.Fprintf(conn, "GET /api/v1/kds/stream?access_token=%s HTTP/1.1\r\nHost: kassa\r\n\r\n", f.kitchen)
 	}
-	waitFor(t, 5*time.Second, "4 open streams", func() bool { return f.tn.streams() == 4 })
+	wait.For(t, 5*time.Second, "4 open streams", func() bool { return f.tn.streams() == 4 })
 	notes := strings.Repeat("extra crispy, no salt. ", 80)
 	const orders = 150
 	var lat []time.Duration
@@ -544,7 +533,7 @@ func TestKDSStalledClientDoesNotSlowOrders(t *testing.T) {
 		t.Fatalf("order creation p99 %s with stalled screens", p99)
 	}
 	healthy.WaitEvents(orders, 10*time.Second)
-	waitFor(t, 10*time.Second, "stalled streams cut off", func() bool { return f.tn.streams() == 1 })
+	wait.For(t, 10*time.Second, "stalled streams cut off", func() bool { return f.tn.streams() == 1 })
 }
 
 // TestKDSRestartKeepsIDs stops an edge with a stream open (shutdown does
@@ -675,7 +664,7 @@ func benchKDS(b *testing.B, clients, orders int) []time.Duration {
 	for i := range streams {
 		streams[i] = f.tn.openStream("", "?access_token="+f.kitchen)
 	}
-	waitFor(b, 10*time.Second, "open streams", func() bool { return f.tn.streams() == clients })
+	wait.For(b, 10*time.Second, "open streams", func() bool { return f.tn.streams() == clients })
 	sent := map[string]time.Time{}
 	for range orders {
 		start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/wait"
 )
 
 // metric reads one unlabelled sample from the node's /metrics.
@@ -60,5 +61,5 @@ func TestMetricsShowTheWriter(t *testing.T) {
 	if r := tn.metric("kassa_store_writer_priority_raised"); r != 0 && r != 1 {
 		t.Errorf("kassa_store_writer_priority_raised %v", r)
 	}
-	waitFor(t, 5*time.Second, "a checkpoint in the lull", func() bool { return tn.metric("kassa_store_checkpoints_total") >= 1 })
+	wait.For(t, 5*time.Second, "a checkpoint in the lull", func() bool { return tn.metric("kassa_store_checkpoints_total") >= 1 })
 }

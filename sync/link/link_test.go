@@ -11,18 +11,8 @@ import (
 
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/natsnode"
+	"kassa.dev/sync/wait"
 )
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // TestEdgeCredentialsAreConfinedToTheirOrgAndLocation connects an edge of
 // org A, location 1, with the permissions the hub grants it, and checks
@@ -50,7 +40,7 @@ func TestEdgeCredentialsAreConfinedToTheirOrgAndLocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer edge.Shutdown()
-	waitFor(t, 5*time.Second, "the leaf link", edge.LeafConnected)
+	wait.For(t, 5*time.Second, "the leaf link", edge.LeafConnected)
 	hc, _ := hub.Connect("hub", "tok")
 	ec, _ := edge.Connect("edge", "")
 	other := Identity{Org: "orgB", Location: "loc9", Node: "node9"}
@@ -82,7 +72,7 @@ func TestEdgeCredentialsAreConfinedToTheirOrgAndLocation(t *testing.T) {
 	}
 	hc.Flush()
 	ec.Flush()
-	waitFor(t, 5*time.Second, "interest across the link", func() bool {
+	wait.For(t, 5*time.Second, "interest across the link", func() bool {
 		ec.Publish(me.UpSubject(), []byte("edge"))
 		hc.Publish(NotifyOrg("orgA"), []byte("hub"))
 		seen := map[string]bool{}
@@ -111,7 +101,7 @@ func TestEdgeCredentialsAreConfinedToTheirOrgAndLocation(t *testing.T) {
 	ec.Publish(me.PullSubject(), []byte("edge"))
 	hc.Publish("_INBOX_node1.x", []byte("hub"))
 	seen := map[string]bool{}
-	waitFor(t, 5*time.Second, "the sentinels", func() bool {
+	wait.For(t, 5*time.Second, "the sentinels", func() bool {
 		for {
 			select {
 			case m := <-got:

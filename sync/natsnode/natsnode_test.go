@@ -8,19 +8,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-)
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+	"kassa.dev/sync/wait"
+)
 
 func TestLeafPermissionsDirection(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
@@ -46,7 +36,7 @@ func TestLeafPermissionsDirection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer edge.Shutdown()
-	waitFor(t, 5*time.Second, "leaf link", edge.LeafConnected)
+	wait.For(t, 5*time.Second, "leaf link", edge.LeafConnected)
 	hc, err := hub.Connect("hub", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +67,7 @@ func TestLeafPermissionsDirection(t *testing.T) {
 	ec.Flush()
 	// Interest crosses the link asynchronously: wait until an allowed
 	// message gets through each way.
-	waitFor(t, 5*time.Second, "interest to propagate", func() bool {
+	wait.For(t, 5*time.Second, "interest to propagate", func() bool {
 		ec.Publish("p.allowed", []byte("edge"))
 		hc.Publish("s.allowed", []byte("hub"))
 		seen := map[string]bool{}
@@ -98,7 +88,7 @@ func TestLeafPermissionsDirection(t *testing.T) {
 		hc.Publish(subj, []byte("hub"))
 	}
 	seen := map[string]bool{}
-	waitFor(t, 5*time.Second, "the allowed messages", func() bool {
+	wait.For(t, 5*time.Second, "the allowed messages", func() bool {
 		for {
 			select {
 			case m := <-got:

@@ -94,23 +94,11 @@ func (p *Proc) Stop(t testing.TB) {
 // it returns the status.
 func (p *Proc) Call(t testing.TB, method, path, token string, body, out any) int {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, p.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
+	res, b, err := p.send(method, path, token, body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer res.Body.Close()
 	if out != nil {
-		b, _ := io.ReadAll(res.Body)
 		if err := json.Unmarshal(b, out); err != nil && !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
 			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
 		}
@@ -121,6 +109,19 @@ func (p *Proc) Call(t testing.TB, method, path, token string, body, out any) int
 // TryCall is Call for goroutines other than the test's: a failure to
 // connect (the node was killed) returns 0 instead of failing the test.
 func (p *Proc) TryCall(method, path, token string, body, out any) int {
+	res, b, err := p.send(method, path, token, body)
+	if err != nil {
+		return 0
+	}
+	if out != nil {
+		json.Unmarshal(b, out)
+	}
+	return res.StatusCode
+}
+
+// send sends body as JSON with the bearer token (if any) and reads the
+// answer; only a request that got no answer is an error.
+func (p *Proc) send(method, path, token string, body any) (*http.Response, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -133,14 +134,11 @@ func (p *Proc) TryCall(method, path, token string, body, out any) int {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0
+		return nil, nil, err
 	}
 	defer res.Body.Close()
-	if out != nil {
-		b, _ := io.ReadAll(res.Body)
-		json.Unmarshal(b, out)
-	}
-	return res.StatusCode
+	b, _ := io.ReadAll(res.Body) // the status stands even if the body is cut off
+	return res, b, nil
 }
 
 // Login logs in and returns the access token, failing the test otherwise.
