@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,9 +46,10 @@ func BenchmarkOrderFlow(b *testing.B) {
 	if s := os.Getenv("KASSA_BENCH_SALES"); s != "" {
 		fmt.Sscan(s, &sales)
 	}
-	// The GC target the kassa binaries run with (node.Run applies
-	// -gc-percent); the raw baseline shares the process and so the setting.
-	defer debug.SetGCPercent(debug.SetGCPercent(node.DefaultGCPercent))
+	// The runtime the kassa binaries run with (node.Run applies the same
+	// with the flags' defaults); the raw baseline shares the process and so
+	// the settings.
+	defer node.Tune(node.DefaultGCPercent, 0, 0)()
 	for range b.N {
 		api := benchAPI(b, clients, sales, 0)
 		if os.Getenv("KASSA_BENCH_ONLY") == "saturated" {

@@ -19,6 +19,7 @@ type Flags struct {
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
 	GCPercent       int
+	GoProcs         int
 }
 
 // DefaultGCPercent is the -gc-percent default. A node's live heap is small
@@ -45,5 +46,6 @@ func (f *Flags) Bind(fs *flag.FlagSet, httpAddr, dataDir string, natsPort, rateP
 	fs.TextVar(&f.LogLevel, "log-level", slog.LevelInfo, "log level: DEBUG, INFO, WARN, ERROR")
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for in-flight requests")
 	fs.IntVar(&f.GCPercent, "gc-percent", DefaultGCPercent, "Go garbage collector target percentage (0: leave it to GOGC)")
+	fs.IntVar(&f.GoProcs, "go-procs", 0, "Go processors (GOMAXPROCS); 0: one more than Go's setting when the writer thread can be raised, else Go's; negative: Go's")
 	fs.IntVar(&f.WriterPriority, "writer-priority", sqlite.DefaultWriterPriority, "nice levels the store's writer thread is raised above the rest (Linux; needs CAP_SYS_NICE or LimitNICE; negative: off)")
 }

@@ -6,18 +6,15 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime/debug"
 )
 
 // Run opens the node described by f, calls start for the binary's own parts
 // (its embedded NATS server, the demo seed), serves the API on f.HTTPAddr
 // and, once ctx is done, finishes in-flight requests, calls the stop that
 // start returned and closes the store. It prints the API's URL to out.
-// It sets the process's GC target from f.GCPercent first.
+// It tunes the Go runtime from the flags first (Tune).
 func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) (stop func(), err error)) error {
-	if f.GCPercent > 0 {
-		debug.SetGCPercent(f.GCPercent)
-	}
+	defer Tune(f.GCPercent, f.GoProcs, f.WriterPriority)()
 	n, err := Open(ctx, f.Config, log)
 	if err != nil {
 		return err

@@ -23,3 +23,15 @@ func raiseThread(levels int) (tid int, err error) {
 	}
 	return tid, syscall.Setpriority(syscall.PRIO_PROCESS, tid, max(20-prio-levels, -20))
 }
+
+// CanRaiseThread reports whether this process may raise a thread by levels
+// nice levels (CAP_SYS_NICE or RLIMIT_NICE), trying it on a goroutine of
+// its own: that goroutine ends locked to its thread, so the thread ends too.
+func CanRaiseThread(levels int) bool {
+	ok := make(chan bool)
+	go func() {
+		_, err := raiseThread(levels)
+		ok <- err == nil
+	}()
+	return <-ok
+}

@@ -13,3 +13,6 @@ func raiseThread(levels int) (tid int, err error) {
 	runtime.LockOSThread()
 	return 0, errors.New("per-thread priority is only raised on Linux")
 }
+
+// CanRaiseThread reports false: threads are only raised on Linux.
+func CanRaiseThread(levels int) bool { return false }
