@@ -42,7 +42,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var f node.Flags
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, "127.0.0.1:8080", "data/hub", 4222, 600, 900)
+	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: "data/hub", NATSPort: 4222, RatePerMinute: 600, RateBurst: 900,
+		WriterPriority: -1})
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")

@@ -7,6 +7,11 @@ import (
 	"kassa.dev/shared/sqlite"
 )
 
+// goProcs is Go's own GOMAXPROCS (the CPUs, or the GOMAXPROCS variable),
+// read before anything changed it: Tune adds to it, not to the current
+// value, so that two nodes in one process (tests) add one processor, not two.
+var goProcs = runtime.GOMAXPROCS(0)
+
 // Tune sets the Go runtime as a serving node wants it and returns a
 // function that restores the previous settings; node.Run applies it from
 // the flags, and the benchmarks apply the defaults, so that they measure
@@ -31,7 +36,7 @@ func Tune(gcPercent, procs, writerPriority int) (restore func()) {
 	case procs > 0:
 		runtime.GOMAXPROCS(procs)
 	case procs == 0 && writerPriority > 0 && sqlite.CanRaiseThread(writerPriority):
-		runtime.GOMAXPROCS(oldProcs + 1)
+		runtime.GOMAXPROCS(goProcs + 1)
 	}
 	return func() {
 		if oldGC != -2 {

@@ -36,6 +36,14 @@ func TestTuneSetsAndRestoresTheRuntime(t *testing.T) {
 		t.Errorf("GC target %d after restore, want %d", got, gc)
 	}
 
+	// Two nodes in one process (tests run several) add one processor, not two.
+	r1, r2 := Tune(0, 0, 0), Tune(0, 0, 0)
+	if got := runtime.GOMAXPROCS(0); got != want {
+		t.Errorf("GOMAXPROCS %d after two nodes tuned, want %d", got, want)
+	}
+	r2()
+	r1()
+
 	for _, tc := range []struct {
 		name                string
 		procs, writer, want int
