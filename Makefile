@@ -22,8 +22,9 @@ chromium:
 	@bash deploy/ensure-chromium.sh
 
 ## bench: the benchmarks named in the issues, beside raw baselines from the same run
+## (-p 1: one package at a time, or two packages' benchmarks share the CPUs)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
 
 ## verify: does the demo edge hold exactly the hub's data in its scope? (make run must have run)
 verify: build
