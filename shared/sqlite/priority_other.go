@@ -2,15 +2,11 @@
 
 package sqlite
 
-import (
-	"errors"
-	"runtime"
-)
+import "errors"
 
-// raiseThread locks the calling goroutine to its OS thread; raising one
-// thread's priority is only done on Linux.
+// raiseThread raises nothing: one thread's priority is only raised on
+// Linux.
 func raiseThread(levels int) (tid int, err error) {
-	runtime.LockOSThread()
 	return 0, errors.New("per-thread priority is only raised on Linux")
 }
 

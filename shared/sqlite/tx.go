@@ -161,9 +161,9 @@ func (db *DB) WriterStats() WriterStats {
 
 // writeLoop owns the writer connection until db.writes is closed. Its
 // goroutine is labelled kassa=writer for CPU profiles (go tool pprof
-// -tagfocus kassa=writer shows the writer alone). With priority > 0 it runs
-// on an OS thread of its own, raised by that many nice levels: the SQLite
-// work of every write runs there.
+// -tagfocus kassa=writer shows the writer alone). With priority > 0, where
+// the OS allows it, it runs on an OS thread of its own raised by that many
+// nice levels: the SQLite work of every write runs there.
 func (db *DB) writeLoop(priority int) {
 	defer close(db.loopDone)
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "writer")))
