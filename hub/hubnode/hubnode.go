@@ -102,6 +102,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		edgesUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_edges_connected",
 			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.connected()) })
 		n.HTTP.Registry().MustRegister(lag, edgesUp)
+		for _, code := range sqlite.RefusalCodes {
+			n.HTTP.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kassa_sync_refused_total",
+				Help:        "Changes pushed by edges that the trust boundary refused and quarantined, by reason.",
+				ConstLabels: prometheus.Labels{"reason": code}}, func() float64 { return float64(n.DB.RefusedCounts()[code]) }))
+		}
 		h, err := link.StartHub(nc, &hubStore{db: n.DB, edges: edges, lag: lag}, log)
 		if err != nil {
 			nc.Close()
@@ -217,7 +222,7 @@ type hubStore struct {
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
 	s.edges.saw(from.Node, -1)
-	res, _, err := s.db.ApplyEach(ctx, cs, true)
+	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)
 	if err == nil && s.lag != nil {
 		now := time.Now()
 		for _, c := range cs {

@@ -87,6 +87,18 @@ type ApplyResult struct {
 // node's outbox, which is the log other edges pull from. Errors: a change
 // that is malformed or names an unknown entity fails the whole batch.
 func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (ApplyResult, error) {
+	return db.apply(ctx, changes, applyOpts{log: log})
+}
+
+// applyOpts: log appends applied changes to this node's outbox (the hub's
+// log); from, when set, is the edge that pushed them, and every change is
+// admitted first (trust.go).
+type applyOpts struct {
+	log  bool
+	from *EdgeScope
+}
+
+func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, error) {
 	var res ApplyResult
 	var touched map[string]string
 	defer func() {
@@ -100,6 +112,9 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 	err := db.write(ctx, func(tx *Tx) error {
 		res = ApplyResult{}
 		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
+		if opts.from != nil {
+			a.admitter = &admitter{tx: tx, from: *opts.from}
+		}
 		for i := range changes {
 			c := &changes[i]
 			if err := c.Validate(); err != nil {
@@ -123,7 +138,7 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
 				return err
 			}
-			if log {
+			if opts.log {
 				if err := tx.record(ctx, *c); err != nil {
 					return err
 				}
@@ -146,6 +161,7 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 // applier applies one batch and remembers what it must recompute.
 type applier struct {
 	tx        *Tx
+	admitter  *admitter // set for changes pushed by an edge
 	orders    map[string]string  // order id → org
 	levels    map[[3]string]bool // org, location, product
 	accounts  map[string]string  // account id → org
@@ -155,7 +171,22 @@ type applier struct {
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	r, ok := replicas[c.Entity]
 	if !ok {
-		return fmt.Errorf("unknown entity %q", c.Entity)
+		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
+	}
+	fields := make(map[string]any, len(c.Fields))
+	for k, v := range c.Fields {
+		if !validColumn(k) {
+			return refuse(RefusedField, "bad field name %q", k)
+		}
+		fields[k] = columnValue(v)
+	}
+	if a.admitter != nil {
+		if err := a.admitter.admit(ctx, c, r, fields); err != nil {
+			return err
+		}
+	}
+	for _, k := range r.derived {
+		delete(fields, k)
 	}
 	stamp := c.HLC
 	if clamped := a.clamp(stamp); clamped != stamp {
@@ -166,15 +197,6 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 		stamp = clamped
 	}
 	a.tx.db.Clock.Update(stamp)
-	fields := make(map[string]any, len(c.Fields))
-	for k, v := range c.Fields {
-		if !validColumn(k) {
-			return fmt.Errorf("bad field name %q", k)
-		}
-		if !slices.Contains(r.derived, k) {
-			fields[k] = columnValue(v)
-		}
-	}
 	a.track(c, r, fields)
 	if r.mode == mergeAppend {
 		fields["id"] = c.EntityID
@@ -398,18 +420,15 @@ func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity,
 // recompute refreshes the derived columns of the rows the batch touched.
 func (a *applier) recompute(ctx context.Context) error {
 	tx := a.tx
-	for id := range a.orders {
-		_, err := tx.ExecContext(ctx, `UPDATE orders SET
-			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND status IN ('captured', 'partially_refunded', 'refunded')),
-			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id) WHERE id = ?`, id)
-		if err != nil {
+	for id, orgID := range a.orders {
+		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
 			return err
 		}
 	}
 	for k := range a.levels {
 		orgID, loc, product := k[0], k[1], k[2]
 		var before int64
-		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE location_id = ? AND product_id = ?`, loc, product).Scan(&before)
+		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`, orgID, loc, product).Scan(&before)
 		if errors.Is(err, sql.ErrNoRows) {
 			// The level's own change has not arrived: create it as its origin did (the id is derived).
 			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
@@ -420,7 +439,8 @@ func (a *applier) recompute(ctx context.Context) error {
 		}
 		var after int64
 		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
-			WHERE location_id = ?1 AND product_id = ?2) WHERE location_id = ?1 AND product_id = ?2 RETURNING on_hand`, loc, product).Scan(&after); err != nil {
+			WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
+			loc, product, orgID).Scan(&after); err != nil {
 			return err
 		}
 		if after < 0 && before >= 0 {
@@ -437,7 +457,7 @@ func (a *applier) recompute(ctx context.Context) error {
 		err := tx.QueryRowContext(ctx, `SELECT points_balance, program_id,
 			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1),
 			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1 AND type = 'earn')
-			FROM loyalty_accounts WHERE id = ?1`, id).Scan(&before, &program, &balance, &lifetime)
+			FROM loyalty_accounts WHERE id = ?1 AND org_id = ?2`, id, orgID).Scan(&before, &program, &balance, &lifetime)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its account row arrives later in the log
 		}
@@ -445,13 +465,13 @@ func (a *applier) recompute(ctx context.Context) error {
 			return err
 		}
 		var tiers string
-		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ?`, program).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ? AND org_id = ?`, program, orgID).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		p := kassa.LoyaltyProgram{}
 		decodeJSON(tiers, &p.Tiers)
-		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ?`,
-			balance, lifetime, p.TierFor(lifetime), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ? AND org_id = ?`,
+			balance, lifetime, p.TierFor(lifetime), id, orgID); err != nil {
 			return err
 		}
 		if balance < 0 && before >= 0 {
@@ -460,6 +480,51 @@ func (a *applier) recompute(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// recomputeOrder refreshes an order's derived columns from its entries:
+// payments' refunded amounts from the refunds that name them, the paid
+// and refunded totals, and — for changes an edge pushed — the order's
+// totals from its lines (an order's lines are fixed at creation, so this
+// changes nothing for an honest edge). Every statement is scoped to the
+// order's org. An edge's order that claims completion without being paid
+// in full is refused.
+func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
+	tx := a.tx
+	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
+			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
+		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE orders SET
+			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
+			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
+	if err != nil || a.admitter == nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE orders SET
+			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
+				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
+			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
+		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
+	if err != nil {
+		return err
+	}
+	var status string
+	var total, paid int64
+	if err := tx.QueryRowContext(ctx, `SELECT status, total, paid_total FROM orders WHERE id = ? AND org_id = ?`, id, orgID).Scan(&status, &total, &paid); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // its row arrives later in the log
+		}
+		return err
+	}
+	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
+		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
 	}
 	return nil
 }
@@ -480,7 +545,10 @@ func columnValue(v any) any {
 	case nil, string, int64:
 		return x
 	case bool:
-		return sqlValue(x)
+		if x {
+			return int64(1)
+		}
+		return int64(0)
 	case json.Number:
 		if n, err := x.Int64(); err == nil {
 			return n
@@ -511,14 +579,26 @@ var ErrOutOfOrder = errors.New("sqlite: change of a row that has not arrived")
 // record cannot stall every later change of an edge. It returns how many
 // were quarantined.
 func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) (ApplyResult, int, error) {
-	res, err := db.Apply(ctx, changes, log)
+	return db.applyEach(ctx, changes, applyOpts{log: log})
+}
+
+// Ingest applies the changes an edge pushed, at the hub: like ApplyEach
+// with the log, but each change is admitted first as untrusted input
+// (trust.go). A refused change is quarantined with its reason and never
+// applied; the rest of the batch applies.
+func (db *DB) Ingest(ctx context.Context, from EdgeScope, changes []change.Change) (ApplyResult, int, error) {
+	return db.applyEach(ctx, changes, applyOpts{log: true, from: &from})
+}
+
+func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, int, error) {
+	res, err := db.apply(ctx, changes, opts)
 	if err == nil {
 		return res, 0, nil
 	}
 	var total ApplyResult
 	quarantined := 0
 	for i := range changes {
-		r, err := db.Apply(ctx, changes[i:i+1], log)
+		r, err := db.apply(ctx, changes[i:i+1], opts)
 		if err == nil {
 			total.Applied += r.Applied
 			total.Duplicate += r.Duplicate
@@ -530,7 +610,11 @@ func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) 
 			// Refuse the batch (the sender retries) rather than lose it.
 			return total, quarantined, err
 		}
-		if qerr := db.quarantine(ctx, &changes[i], err); qerr != nil {
+		org := changes[i].OrgID
+		if opts.from != nil {
+			org = opts.from.OrgID // listed for the org of the edge that sent it, whatever it claims
+		}
+		if qerr := db.quarantine(ctx, org, &changes[i], err); qerr != nil {
 			return total, quarantined, qerr
 		}
 		quarantined++
@@ -538,12 +622,22 @@ func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) 
 	return total, quarantined, nil
 }
 
-func (db *DB) quarantine(ctx context.Context, c *change.Change, cause error) error {
-	db.Log.Error("change quarantined", "change", c.ID, "entity", c.Entity, "entity_id", c.EntityID, "err", cause)
+func (db *DB) quarantine(ctx context.Context, orgID string, c *change.Change, cause error) error {
+	reason := "apply_failed"
+	var ref *Refusal
+	if errors.As(cause, &ref) {
+		reason = ref.Code
+	} else if strings.Contains(cause.Error(), "kassa: cross-org reference") {
+		reason = RefusedReference // the schema's own check (migration 0006)
+	}
+	if reason != "apply_failed" {
+		db.refused.add(reason)
+	}
+	db.Log.Error("change quarantined", "change", c.ID, "entity", c.Entity, "entity_id", c.EntityID, "origin", c.Origin, "reason", reason, "err", cause)
 	body, _ := json.Marshal(c)
 	return db.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_quarantine (id, org_id, change, error, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO NOTHING`, c.ID, c.OrgID, string(body), cause.Error(), fmtTime(tx.now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_quarantine (id, org_id, change, error, reason, entity_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO NOTHING`, c.ID, orgID, string(body), cause.Error(), reason, c.EntityID, fmtTime(tx.now)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
@@ -551,7 +645,7 @@ func (db *DB) quarantine(ctx context.Context, c *change.Change, cause error) err
 			return err
 		}
 		a := &applier{tx: tx}
-		return a.conflict(ctx, c.OrgID, c.LocationID, "quarantined", c.Entity, c.EntityID,
-			map[string]any{"error": cause.Error()}, c)
+		return a.conflict(ctx, orgID, c.LocationID, "quarantined", c.Entity, c.EntityID,
+			map[string]any{"error": cause.Error(), "reason": reason}, c)
 	})
 }

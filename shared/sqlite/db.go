@@ -73,6 +73,7 @@ type DB struct {
 	writes      chan *writeReq    // units of work for writeLoop
 	committed   chan struct{}
 	stats       writerStats
+	refused     refusedCounts // pushed changes the trust boundary refused
 	writerTID   atomic.Int64    // the write loop's OS thread, once raised
 	tickets     chan ticketWork // synced orders whose kitchen tickets are due
 	ticketsDone chan struct{}

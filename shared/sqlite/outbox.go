@@ -11,7 +11,7 @@ import (
 // Changes returns the change records of one row in write order. An empty
 // entityID returns every record of the entity.
 func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Change, error) {
-	q := `SELECT id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin FROM outbox WHERE entity = ?`
+	q := `SELECT id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin, coalesce(actor, '') FROM outbox WHERE entity = ?`
 	args := []any{entity}
 	if entityID != "" {
 		q += ` AND entity_id = ?`
@@ -26,7 +26,7 @@ func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Ch
 	for rows.Next() {
 		var c change.Change
 		var fields, stamp string
-		if err := rows.Scan(&c.ID, &c.OrgID, &c.LocationID, &c.Entity, &c.EntityID, &c.Op, &fields, &stamp, &c.Origin); err != nil {
+		if err := rows.Scan(&c.ID, &c.OrgID, &c.LocationID, &c.Entity, &c.EntityID, &c.Op, &fields, &stamp, &c.Origin, &c.Actor); err != nil {
 			return nil, err
 		}
 		if c.HLC, err = hlc.Parse(stamp); err != nil {
@@ -73,7 +73,7 @@ func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, unsentOnly
 
 // ChangesBetween is ChangesAfter for positions up to until (0: no bound).
 func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
-	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin FROM outbox WHERE seq > ?`
+	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin, coalesce(actor, '') FROM outbox WHERE seq > ?`
 	args := []any{seq}
 	if until > 0 {
 		q += ` AND seq <= ?`
@@ -103,7 +103,7 @@ func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, u
 	for rows.Next() {
 		var e LogEntry
 		var fields, stamp string
-		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Entity, &e.EntityID, &e.Op, &fields, &stamp, &e.Origin); err != nil {
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Entity, &e.EntityID, &e.Op, &fields, &stamp, &e.Origin, &e.Actor); err != nil {
 			return nil, err
 		}
 		if e.HLC, err = hlc.Parse(stamp); err != nil {

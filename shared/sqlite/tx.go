@@ -460,8 +460,19 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	}
 	return tx.recordEncoded(ctx, change.Change{
 		ID: tx.db.NewID(), OrgID: orgID, LocationID: locationID, Entity: e.name, EntityID: id,
-		Op: op, HLC: stamp, Origin: tx.db.NodeID,
+		Op: op, HLC: stamp, Origin: tx.db.NodeID, Actor: ctxActorID(ctx),
 	}, fields)
+}
+
+// ctxActorID is the id of the user or OAuth client whose request ctx
+// carries, for the change records it makes; empty for the node's own work.
+func ctxActorID(ctx context.Context) string {
+	if a := kassa.ActorFrom(ctx); a != nil {
+		if p := actorID(a); p != nil {
+			return *p
+		}
+	}
+	return ""
 }
 
 // record appends a change record to the outbox.
@@ -475,9 +486,10 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 
 // recordEncoded is record with the fields already in JSON.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
-	_, err := tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin, fmtTime(tx.now))
+	_, err := tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
+		nullString(c.Actor), fmtTime(tx.now))
 	return err
 }
 

@@ -38,6 +38,10 @@ type Change struct {
 	Fields     map[string]any `json:"fields"` // changed fields and their new values
 	HLC        hlc.Timestamp  `json:"hlc"`
 	Origin     string         `json:"origin"` // node id that made the change
+	// Actor is the user (or OAuth client) whose request made the change;
+	// empty for the node's own work (forwarding offline payments, sync).
+	// The hub replays authorization for it (DESIGN.md, Sync, "Trust").
+	Actor string `json:"actor,omitempty"`
 }
 
 // Validate reports the first structural problem of c, if any.

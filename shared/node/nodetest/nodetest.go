@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"net/http"
 	"regexp"
 	"strings"
@@ -47,7 +48,7 @@ func Start(t testing.TB, main MainFunc, env map[string]string, args ...string) *
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proc{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}}
-	go func() { p.done <- main(ctx, args, func(k string) string { return env[k] }, p.out, io.Discard) }()
+	go func() { p.done <- main(ctx, args, func(k string) string { return env[k] }, p.out, testStderr()) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for p.URL == "" {
 		if m := servingRe.FindStringSubmatch(p.out.String()); m != nil {
@@ -153,4 +154,13 @@ func (p *Proc) Login(t testing.TB, email, password string) string {
 		t.Fatalf("login %s: status %d", email, st)
 	}
 	return out.Data.AccessToken
+}
+
+// testStderr is where nodes under test log: nowhere, unless
+// KASSA_TEST_LOG=1 asks for their logs on the test's stderr.
+func testStderr() io.Writer {
+	if os.Getenv("KASSA_TEST_LOG") == "1" {
+		return os.Stderr
+	}
+	return io.Discard
 }

@@ -1,0 +1,824 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+)
+
+// The trust boundary (DESIGN.md, Sync, "Trust"): a store machine can be
+// stolen or compromised, so the hub treats every change an edge pushes as
+// untrusted input, like an HTTP body. Before a pushed change is merged,
+// admit checks, in the unit of work that applies it:
+//
+//   - the entity is one an edge may write at all (edgeRules): never orgs,
+//     users (roles), locations, settings or anything hub-only;
+//   - the operation and every field are allowed for the entity (inserts:
+//     the table's columns; updates: the columns the API can change);
+//   - the actor the change names is an active user of the org whose role
+//     grants a scope that makes such a write (authorization replayed);
+//     only a few node-made writes (forwarding offline card payments) carry
+//     no actor;
+//   - the row and every row it references belong to the edge's org, and
+//     location-scoped rows (orders, payments, stock) to the edge's location;
+//   - every field passes the same domain validation as an HTTP body, and
+//     the arithmetic of order lines holds;
+//   - derived fields (paid and refunded totals, on-hand, balances, tiers,
+//     payments' refunded amounts, order totals) are recomputed after the
+//     batch, never taken from the wire (apply.go, recompute).
+//
+// A refused change is a *Refusal: ApplyEach quarantines it with its reason
+// code, counts it (RefusedCounts, kassa_sync_refused_total) and lists it
+// as a "quarantined" conflict; it is never applied. A change that names a
+// row this node does not have yet is out of order (retried), unless that
+// row was itself quarantined, when it is refused too, so that the link
+// never stalls behind a refused record.
+
+// EdgeScope is who pushed a batch of changes: an enrolled edge's org,
+// location and node.
+type EdgeScope struct {
+	OrgID, LocationID, NodeID string
+}
+
+// Refusal codes, the label of kassa_sync_refused_total.
+const (
+	RefusedEntity    = "refused_entity"    // hub-only data, or an operation the entity does not have
+	RefusedField     = "refused_field"     // a field the edge may not write
+	RefusedScope     = "refused_scope"     // another org's or location's row
+	RefusedReference = "refused_reference" // a reference outside the scope, or to a quarantined row
+	RefusedActor     = "refused_actor"     // no such active user, or a role without the scope
+	RefusedValue     = "refused_value"     // a field fails domain validation
+)
+
+// RefusalCodes lists every refusal code.
+var RefusalCodes = []string{RefusedEntity, RefusedField, RefusedScope, RefusedReference, RefusedActor, RefusedValue}
+
+// Refusal is a pushed change the hub will not apply, and why.
+type Refusal struct {
+	Code   string
+	Reason string
+}
+
+func (r *Refusal) Error() string { return r.Code + ": " + r.Reason }
+
+func refuse(code, format string, args ...any) error {
+	return &Refusal{Code: code, Reason: fmt.Sprintf(format, args...)}
+}
+
+// refusedCounts counts refusals per code since the store opened.
+type refusedCounts struct{ n [6]atomic.Int64 }
+
+func (r *refusedCounts) add(code string) {
+	if i := slices.Index(RefusalCodes, code); i >= 0 {
+		r.n[i].Add(1)
+	}
+}
+
+// RefusedCounts returns how many pushed changes were refused, per code,
+// since the store opened.
+func (db *DB) RefusedCounts() map[string]int64 {
+	out := make(map[string]int64, len(RefusalCodes))
+	for i, c := range RefusalCodes {
+		out[c] = db.refused.n[i].Load()
+	}
+	return out
+}
+
+// locMode says how a row is tied to a location.
+type locMode int
+
+const (
+	orgWide       locMode = iota
+	ownLocation           // the row's location_id is the edge's
+	orderLocation         // the row's order is at the edge's location
+	transferEnds          // the edge's location is one end of the transfer
+)
+
+// ref is a column that names another row: a single id, a JSON list of ids
+// (list), or a JSON list of objects holding the id under key.
+type ref struct {
+	col, table string
+	list       bool
+	key        string
+}
+
+// edgeRule is what an edge may write of one entity.
+type edgeRule struct {
+	loc    locMode
+	update []string      // columns an update may change; nil: no updates
+	scopes []kassa.Scope // the actor needs one of them
+	system []string      // update columns the node itself may write without an actor
+	refs   []ref
+	check  func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
+}
+
+var (
+	catalogWrite   = []kassa.Scope{kassa.ScopeCatalogWrite}
+	saleWrite      = []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite}
+	loyaltyWrite   = []kassa.Scope{kassa.ScopeLoyaltyWrite, kassa.ScopeOrdersWrite}
+	inventoryWrite = []kassa.Scope{kassa.ScopeInventoryWrite}
+)
+
+// edgeRules: the entities an edge may write. Everything else (org, user,
+// location, and whatever is added later) is hub-only.
+var edgeRules = map[string]edgeRule{
+	"category": {update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
+		scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory},
+	"product": {update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
+		scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
+		check: checkProduct},
+	"modifier_group": {update: []string{"name", "required", "min_selections", "max_selections", "options"},
+		scopes: catalogWrite, check: checkModifierGroup},
+	"price_list": {update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
+		scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
+		check: checkPriceList},
+	"customer": {update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
+		scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
+	"loyalty_program": {update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
+		scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram},
+	"loyalty_account": {update: []string{"points_balance", "lifetime_points", "tier"}, scopes: loyaltyWrite,
+		refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
+	"points_transaction": {scopes: loyaltyWrite,
+		refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
+	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, scopes: []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite},
+		refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
+	"stock_movement": {loc: ownLocation, scopes: []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite},
+		refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
+	"transfer": {loc: transferEnds, update: []string{"status", "received_at", "cancelled_at", "notes"}, scopes: inventoryWrite,
+		refs: []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
+		check: checkTransfer},
+	"order": {loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
+		scopes: []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite, kassa.ScopeKDS},
+		refs:   []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
+	"order_line": {loc: orderLocation, scopes: saleWrite,
+		refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
+	"order_history": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
+	"payment": {loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4"},
+		system: []string{"processor_ref", "failure_reason"},
+		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
+	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+}
+
+// admitter checks one batch's changes against edgeRules.
+type admitter struct {
+	tx      *Tx
+	from    EdgeScope
+	columns map[string][]string // table → its columns
+}
+
+// admit refuses a change the edge may not make; fields are the change's
+// values as the columns store them. A nil error admits it.
+func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fields map[string]any) error {
+	rule, ok := edgeRules[c.Entity]
+	if !ok {
+		return refuse(RefusedEntity, "%s is written at the hub only", c.Entity)
+	}
+	if c.OrgID != ad.from.OrgID {
+		return refuse(RefusedScope, "change of org %s from an edge of org %s", c.OrgID, ad.from.OrgID)
+	}
+	if id, ok := fields["id"]; ok && id != c.EntityID {
+		return refuse(RefusedField, "id %v differs from the change's row %s", id, c.EntityID)
+	}
+	if org, ok := fields[r.e.orgCol]; ok && org != c.OrgID {
+		return refuse(RefusedScope, "%s %v differs from the change's org", r.e.orgCol, org)
+	}
+	existing, err := ad.existing(ctx, c, r)
+	if err != nil {
+		return err
+	}
+	switch c.Op {
+	case change.OpInsert:
+		if existing == nil {
+			cols, err := ad.tableColumns(ctx, r.e.table)
+			if err != nil {
+				return err
+			}
+			for k := range fields {
+				if !slices.Contains(cols, k) || k == "hlc" || k == "origin" || k == "field_hlc" {
+					return refuse(RefusedField, "%s has no writable field %q", c.Entity, k)
+				}
+			}
+			break
+		}
+		fallthrough // an insert of a row this node has merges as an update
+	case change.OpUpdate:
+		if rule.update == nil {
+			return refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
+		}
+		for k := range fields {
+			if k != "updated_at" && k != "id" && k != r.e.orgCol && !slices.Contains(rule.update, k) {
+				return refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
+			}
+		}
+	default:
+		return refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
+	}
+	if err := ad.actor(ctx, c, rule, fields); err != nil {
+		return err
+	}
+	if err := ad.location(ctx, c, rule, fields, existing); err != nil {
+		return err
+	}
+	for _, rf := range rule.refs {
+		if err := ad.reference(ctx, c, rf, fields[rf.col]); err != nil {
+			return err
+		}
+	}
+	if rule.check != nil {
+		return rule.check(ctx, ad, c, fields)
+	}
+	return nil
+}
+
+// existing returns the row's org and location columns as this node has
+// them, or nil when it has no such row. A row of another org is refused;
+// an update of a row this node has not got is out of order, or refused
+// when the row was quarantined.
+func (ad *admitter) existing(ctx context.Context, c *change.Change, r replica) (map[string]any, error) {
+	cols := "org_id"
+	if r.e.orgCol == "id" {
+		cols = "id"
+	}
+	rule := edgeRules[c.Entity]
+	switch rule.loc {
+	case ownLocation:
+		cols += ", location_id, ''"
+	case transferEnds:
+		cols += ", from_location_id, to_location_id"
+	default:
+		cols += ", '', ''"
+	}
+	var org, a, b string
+	err := ad.tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
+	if errors.Is(err, sql.ErrNoRows) {
+		if c.Op != change.OpInsert {
+			if ad.quarantined(ctx, c.EntityID) {
+				return nil, refuse(RefusedReference, "%s %s was quarantined", c.Entity, c.EntityID)
+			}
+			return nil, fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if org != c.OrgID {
+		return nil, refuse(RefusedScope, "%s %s belongs to another org", c.Entity, c.EntityID)
+	}
+	return map[string]any{"location_id": a, "from_location_id": a, "to_location_id": b}, nil
+}
+
+// actor replays authorization: the change's actor must be an active user
+// of the org whose role grants one of the rule's scopes. A change without
+// an actor is the node's own work, allowed only for the rule's system columns.
+func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, fields map[string]any) error {
+	if c.Actor == "" {
+		if c.Op == change.OpUpdate && len(rule.system) > 0 {
+			for k := range fields {
+				if k != "updated_at" && !slices.Contains(rule.system, k) {
+					return refuse(RefusedActor, "%s.%s changed without an actor", c.Entity, k)
+				}
+			}
+			return nil
+		}
+		return refuse(RefusedActor, "%s %s without an actor", c.Op, c.Entity)
+	}
+	var role string
+	var active bool
+	err := ad.tx.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, c.Actor, c.OrgID).Scan(&role, &active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedActor, "actor %s is not a user of the org", c.Actor)
+	}
+	if err != nil {
+		return err
+	}
+	if !active {
+		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
+	}
+	for _, s := range kassa.RoleScopes(kassa.Role(role)) {
+		if slices.Contains(rule.scopes, s) {
+			return nil
+		}
+	}
+	return refuse(RefusedActor, "a %s may not write %s", role, c.Entity)
+}
+
+// location checks that a location-scoped row is the edge's location's.
+func (ad *admitter) location(ctx context.Context, c *change.Change, rule edgeRule, fields, existing map[string]any) error {
+	mine := ad.from.LocationID
+	switch rule.loc {
+	case ownLocation:
+		if c.LocationID != mine {
+			return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
+		}
+		if v, ok := fields["location_id"]; ok && v != mine {
+			return refuse(RefusedScope, "location_id %v is not the edge's location", v)
+		}
+		if existing != nil && existing["location_id"] != mine {
+			return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
+		}
+		if c.Op == change.OpInsert && existing == nil && fields["location_id"] != mine {
+			return refuse(RefusedField, "%s needs its location_id", c.Entity)
+		}
+	case orderLocation:
+		if c.LocationID != mine {
+			return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
+		}
+		if v, ok := fields["location_id"]; ok && v != mine {
+			return refuse(RefusedScope, "location_id %v is not the edge's location", v)
+		}
+		order, _ := fields["order_id"].(string)
+		if c.Op == change.OpInsert && order == "" {
+			if c.Entity == "payment" && existing != nil {
+				break
+			}
+			return refuse(RefusedField, "%s needs its order_id", c.Entity)
+		}
+		if order == "" {
+			var loc string
+			err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+edgeTable(c.Entity)+` WHERE id = ?`, c.EntityID).Scan(&loc)
+			if err != nil {
+				return err
+			}
+			if loc != mine {
+				return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
+			}
+			break
+		}
+		var loc string
+		err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM orders WHERE id = ? AND org_id = ?`, order, c.OrgID).Scan(&loc)
+		if err == nil && loc != mine {
+			return refuse(RefusedScope, "order %s is another location's", order)
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		} // a missing order is the reference check's to judge
+	case transferEnds:
+		from, to := fields["from_location_id"], fields["to_location_id"]
+		if existing != nil {
+			from, to = existing["from_location_id"], existing["to_location_id"]
+		}
+		if existing == nil && from != mine {
+			return refuse(RefusedScope, "a transfer is created at its source location, not %s", mine)
+		}
+		if from != mine && to != mine {
+			return refuse(RefusedScope, "transfer %s is between other locations", c.EntityID)
+		}
+	}
+	return nil
+}
+
+func edgeTable(entity string) string {
+	if r, ok := replicas[entity]; ok {
+		return r.e.table
+	}
+	return "orgs" // unreachable for entities with rules
+}
+
+// reference checks the rows a column names: each must belong to the org
+// (a missing one is out of order, unless it was quarantined).
+func (ad *admitter) reference(ctx context.Context, c *change.Change, rf ref, v any) error {
+	var ids []string
+	switch {
+	case v == nil:
+		return nil
+	case rf.list || rf.key != "":
+		s, ok := v.(string)
+		if !ok {
+			return refuse(RefusedValue, "%s must be a list", rf.col)
+		}
+		if rf.key == "" {
+			if err := json.Unmarshal([]byte(s), &ids); err != nil {
+				return refuse(RefusedValue, "%s must be a list of ids", rf.col)
+			}
+			break
+		}
+		var objs []map[string]any
+		if err := json.Unmarshal([]byte(s), &objs); err != nil {
+			return refuse(RefusedValue, "%s must be a list of objects", rf.col)
+		}
+		for _, o := range objs {
+			id, ok := o[rf.key].(string)
+			if !ok {
+				return refuse(RefusedValue, "%s: every entry needs %s", rf.col, rf.key)
+			}
+			ids = append(ids, id)
+		}
+	default:
+		s, ok := v.(string)
+		if !ok {
+			return refuse(RefusedValue, "%s must be an id", rf.col)
+		}
+		ids = []string{s}
+	}
+	for _, id := range ids {
+		if !kassa.ValidID(id) {
+			return refuse(RefusedValue, "%s: %q is not an id", rf.col, id)
+		}
+		var org string
+		err := ad.tx.QueryRowContext(ctx, "SELECT org_id FROM "+rf.table+" WHERE id = ?", id).Scan(&org)
+		if errors.Is(err, sql.ErrNoRows) {
+			if ad.quarantined(ctx, id) {
+				return refuse(RefusedReference, "%s names %s, which was quarantined", rf.col, id)
+			}
+			if rf.table == "locations" {
+				return refuse(RefusedReference, "%s names an unknown location %s", rf.col, id)
+			}
+			return fmt.Errorf("%w: %s %s named by %s", ErrOutOfOrder, rf.table, id, rf.col)
+		}
+		if err != nil {
+			return err
+		}
+		if org != c.OrgID {
+			return refuse(RefusedReference, "%s names %s of another org", rf.col, id)
+		}
+	}
+	return nil
+}
+
+func (ad *admitter) quarantined(ctx context.Context, entityID string) bool {
+	var n int
+	ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM sync_quarantine WHERE entity_id = ?`, entityID).Scan(&n)
+	return n > 0
+}
+
+// tableColumns returns a table's columns (cached per batch).
+func (ad *admitter) tableColumns(ctx context.Context, table string) ([]string, error) {
+	if cols, ok := ad.columns[table]; ok {
+		return cols, nil
+	}
+	rows, err := ad.tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		cols = append(cols, n)
+	}
+	if ad.columns == nil {
+		ad.columns = map[string][]string{}
+	}
+	ad.columns[table] = cols
+	return cols, rows.Err()
+}
+
+// asInput decodes a change's fields into an API input struct, so that the
+// API's own Validate judges them. Column values that are JSON text (lists,
+// objects) are decoded first.
+func asInput(f map[string]any, into any) error {
+	m := make(map[string]any, len(f))
+	for k, v := range f {
+		if s, ok := v.(string); ok && len(s) > 0 && (s[0] == '[' || s[0] == '{') {
+			var j any
+			if json.Unmarshal([]byte(s), &j) == nil {
+				m[k] = j
+				continue
+			}
+		}
+		if i, ok := v.(int64); ok && (k == "is_active" || k == "required") {
+			m[k] = i != 0
+			continue
+		}
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, into)
+	}
+	if err != nil {
+		return refuse(RefusedValue, "fields of the wrong type: %v", err)
+	}
+	return nil
+}
+
+// validated turns a domain validation error into a refusal.
+func validated(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ke *kassa.Error
+	if errors.As(err, &ke) && len(ke.Fields) > 0 {
+		return refuse(RefusedValue, "%s %s", ke.Fields[0].Field, ke.Fields[0].Message)
+	}
+	return refuse(RefusedValue, "%v", err)
+}
+
+// checkAs validates an insert with the create input's rules and an update
+// with the update input's.
+func checkAs[C interface{ Validate() error }, U interface{ Validate() error }](c *change.Change, f map[string]any, create C, update U) error {
+	if c.Op == change.OpInsert {
+		if err := asInput(f, create); err != nil {
+			return err
+		}
+		return validated(create.Validate())
+	}
+	if err := asInput(f, update); err != nil {
+		return err
+	}
+	return validated(update.Validate())
+}
+
+func checkCategory(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.CategoryCreate{}, &kassa.CategoryUpdate{})
+}
+
+func checkProduct(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.ProductCreate{}, &kassa.ProductUpdate{})
+}
+
+func checkModifierGroup(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.ModifierGroupCreate{}, &kassa.ModifierGroupUpdate{})
+}
+
+func checkPriceList(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.PriceListCreate{}, &kassa.PriceListUpdate{})
+}
+
+func checkProgram(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	in := &kassa.LoyaltyProgramCreate{}
+	if err := asInput(f, in); err != nil {
+		return err
+	}
+	if c.Op == change.OpInsert {
+		return validated(in.Validate())
+	}
+	return nil
+}
+
+func checkCustomer(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if _, erased := f["deleted_at"]; erased {
+		return nil // an erasure blanks the fields; there is nothing to validate
+	}
+	now := ad.tx.now
+	if c.Op == change.OpInsert {
+		in := &kassa.CustomerCreate{}
+		if err := asInput(f, in); err != nil {
+			return err
+		}
+		return validated(in.Validate(now))
+	}
+	in := &kassa.CustomerUpdate{}
+	if err := asInput(f, in); err != nil {
+		return err
+	}
+	return validated(in.Validate(now))
+}
+
+// Bounds on the numbers a pushed record may carry, beyond which no till
+// rings: they keep every sum of them far from overflowing.
+const (
+	maxQuantity = 1_000_000
+	maxAmount   = 1_000_000_000_00 // a billion in major units
+	maxPoints   = 1_000_000_000
+)
+
+func intField(f map[string]any, k string) (int64, bool) {
+	v, ok := f[k].(int64)
+	return v, ok
+}
+
+// within refuses field k unless it is an integer in [lo, hi]; absent is
+// allowed unless required.
+func within(f map[string]any, k string, lo, hi int64, required bool) error {
+	v, present := f[k]
+	if !present || v == nil {
+		if required {
+			return refuse(RefusedValue, "%s is required", k)
+		}
+		return nil
+	}
+	n, ok := v.(int64)
+	if !ok || n < lo || n > hi {
+		return refuse(RefusedValue, "%s must be a whole number from %d to %d", k, lo, hi)
+	}
+	return nil
+}
+
+// oneOf refuses field k unless it is one of the values (absent is allowed
+// unless required).
+func oneOf(f map[string]any, k string, required bool, values ...string) error {
+	v, present := f[k]
+	if !present || v == nil {
+		if required {
+			return refuse(RefusedValue, "%s is required", k)
+		}
+		return nil
+	}
+	if s, ok := v.(string); !ok || !slices.Contains(values, s) {
+		return refuse(RefusedValue, "%s must be one of %v", k, values)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	orderStates   = []string{kassa.OrderOpen, kassa.OrderCompleted, kassa.OrderPartiallyRefunded, kassa.OrderRefunded, kassa.OrderCancelled}
+	kitchenStates = []string{kassa.KitchenNew, kassa.KitchenInProgress, kassa.KitchenReady, kassa.KitchenServed}
+	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
+		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
+	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal)}
+)
+
+func checkOrder(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	insert := c.Op == change.OpInsert
+	if insert {
+		if s, _ := f["status"].(string); s != kassa.OrderOpen {
+			return refuse(RefusedValue, "an order is created open, not %q", s)
+		}
+		if cur, _ := f["currency"].(string); !kassa.ValidCurrency(cur) {
+			return refuse(RefusedValue, "currency must be an ISO 4217 code")
+		}
+		if n, _ := f["number"].(string); !kassa.ValidText(n, 64) || n == "" {
+			return refuse(RefusedValue, "number must be a short text")
+		}
+	}
+	if n, ok := f["notes"].(string); ok && !kassa.ValidText(n, 2000) {
+		return refuse(RefusedValue, "notes must be text of at most 2000 characters")
+	}
+	return firstErr(
+		oneOf(f, "status", insert, orderStates...),
+		oneOf(f, "kitchen_status", false, kitchenStates...),
+		oneOf(f, "channel", insert, kassa.ChannelPOS, kassa.ChannelOnline, kassa.ChannelPartner),
+		within(f, "tax_rate_bps", 0, 10000, insert),
+		within(f, "tax_inclusive", 0, 1, insert),
+		within(f, "subtotal", 0, maxAmount, insert),
+		within(f, "discount_total", 0, maxAmount, insert),
+		within(f, "tax_total", 0, maxAmount, insert),
+		within(f, "total", 0, maxAmount, insert),
+		within(f, "loyalty_points_earned", 0, maxPoints, false),
+	)
+}
+
+// checkOrderLine checks a line's arithmetic against its order's tax
+// settings: gross = (unit price + modifier adjustments) × quantity, the
+// discount within the gross, tax and total as pricing computes them.
+func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(within(f, "quantity", 1, maxQuantity, true), within(f, "unit_price", 0, maxAmount, true),
+		within(f, "discount", 0, maxAmount, true), within(f, "tax", 0, maxAmount, true), within(f, "total", 0, maxAmount, true),
+		within(f, "position", 0, 10000, true)); err != nil {
+		return err
+	}
+	var mods []struct {
+		PriceAdjustment int64 `json:"price_adjustment"`
+	}
+	if s, ok := f["modifiers"].(string); ok {
+		if err := json.Unmarshal([]byte(s), &mods); err != nil || len(mods) > 100 {
+			return refuse(RefusedValue, "modifiers must be a list of at most 100 options")
+		}
+	}
+	unit, _ := intField(f, "unit_price")
+	for _, m := range mods {
+		if m.PriceAdjustment < -maxAmount || m.PriceAdjustment > maxAmount {
+			return refuse(RefusedValue, "a modifier's price_adjustment is out of range")
+		}
+		unit += m.PriceAdjustment
+	}
+	qty, _ := intField(f, "quantity")
+	gross := unit * qty
+	if unit < 0 || gross > maxAmount {
+		return refuse(RefusedValue, "the line's gross is out of range")
+	}
+	discount, _ := intField(f, "discount")
+	if discount > gross {
+		return refuse(RefusedValue, "the discount %d exceeds the line's gross %d", discount, gross)
+	}
+	var rate int64
+	var inclusive bool
+	order, _ := f["order_id"].(string)
+	if err := ad.tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
+		return err // the reference check found the order
+	}
+	want := kassa.Price([]kassa.PricedLine{{Gross: gross, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive).Lines[0]
+	tax, _ := intField(f, "tax")
+	total, _ := intField(f, "total")
+	if tax != want.Tax || total != want.Total {
+		return refuse(RefusedValue, "tax %d and total %d do not follow from the line (tax %d, total %d)", tax, total, want.Tax, want.Total)
+	}
+	return nil
+}
+
+func checkHistory(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
+	return oneOf(f, "status", true, orderStates...)
+}
+
+func checkPayment(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	insert := c.Op == change.OpInsert
+	return firstErr(
+		within(f, "amount", 1, maxAmount, insert),
+		within(f, "tendered", 0, maxAmount, false),
+		within(f, "change_due", 0, maxAmount, false),
+		within(f, "offline", 0, 1, false),
+		oneOf(f, "method", insert, paymentMethods...),
+		oneOf(f, "status", insert, paymentStates...),
+	)
+}
+
+func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(within(f, "amount", 1, maxAmount, true), within(f, "restock", 0, 1, false)); err != nil {
+		return err
+	}
+	var paid []struct {
+		PaymentID string `json:"payment_id"`
+		Amount    int64  `json:"amount"`
+	}
+	if s, ok := f["payments"].(string); ok {
+		if err := json.Unmarshal([]byte(s), &paid); err != nil {
+			return refuse(RefusedValue, "payments must be a list of {payment_id, amount}")
+		}
+	}
+	order, _ := f["order_id"].(string)
+	for _, p := range paid {
+		var n int
+		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = ? AND order_id = ? AND org_id = ?`,
+			p.PaymentID, order, c.OrgID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return refuse(RefusedReference, "the refund names payment %s, which is not one of order %s", p.PaymentID, order)
+		}
+		if p.Amount < 0 || p.Amount > maxAmount {
+			return refuse(RefusedValue, "a refunded payment amount is out of range")
+		}
+	}
+	return nil
+}
+
+func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn)
+	if err := firstErr(within(f, "delta", -maxQuantity, maxQuantity, true), oneOf(f, "reason", true, reasons...),
+		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment")); err != nil {
+		return err
+	}
+	if f["delta"] == int64(0) {
+		return refuse(RefusedValue, "a movement moves stock")
+	}
+	if a, ok := f["actor"]; ok && a != nil && a != c.Actor {
+		return refuse(RefusedField, "the movement's actor is not the change's")
+	}
+	return nil
+}
+
+func checkStockLevel(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if c.Op == change.OpInsert {
+		product, _ := f["product_id"].(string)
+		if c.EntityID != levelKeyID(ad.from.LocationID, product) {
+			return refuse(RefusedValue, "a stock level's id is derived from its location and product")
+		}
+	}
+	return within(f, "reorder_point", 0, maxQuantity, false)
+}
+
+func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
+	if err := firstErr(oneOf(f, "type", true, "earn", "redeem", "adjust"), within(f, "points", -maxPoints, maxPoints, true)); err != nil {
+		return err
+	}
+	p, _ := intField(f, "points")
+	switch f["type"] {
+	case "earn":
+		if p <= 0 {
+			return refuse(RefusedValue, "earned points are positive")
+		}
+	case "redeem":
+		if p >= 0 {
+			return refuse(RefusedValue, "redeemed points are negative")
+		}
+	}
+	return nil
+}
+
+func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	if c.Op == change.OpInsert {
+		in := &kassa.TransferCreate{}
+		if err := asInput(f, in); err != nil {
+			return err
+		}
+		if err := validated(in.Validate()); err != nil {
+			return err
+		}
+		if s, _ := f["status"].(string); s != "in_transit" {
+			return refuse(RefusedValue, "a transfer is created in transit")
+		}
+		return nil
+	}
+	return oneOf(f, "status", false, "received", "cancelled")
+}
