@@ -99,6 +99,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if f.Demo {
 			log.Info("edge enrolled: the demo data comes from the hub, --demo is ignored")
 		}
+		n.DB.SetUnderHub()
 		nc, err := ns.Connect("edge-sync", "", nats.CustomInboxPrefix(id.InboxPrefix()))
 		if err != nil {
 			ns.Shutdown()

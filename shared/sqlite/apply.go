@@ -161,7 +161,7 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 // applier applies one batch and remembers what it must recompute.
 type applier struct {
 	tx        *Tx
-	admitter  *admitter // set for changes pushed by an edge
+	admitter  *admitter          // set for changes pushed by an edge
 	orders    map[string]string  // order id → org
 	levels    map[[3]string]bool // org, location, product
 	accounts  map[string]string  // account id → org

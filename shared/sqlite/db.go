@@ -73,7 +73,8 @@ type DB struct {
 	writes      chan *writeReq    // units of work for writeLoop
 	committed   chan struct{}
 	stats       writerStats
-	refused     refusedCounts // pushed changes the trust boundary refused
+	refused     refusedCounts   // pushed changes the trust boundary refused
+	underHub    atomic.Bool     // an enrolled edge: hub-only data is not written here
 	writerTID   atomic.Int64    // the write loop's OS thread, once raised
 	tickets     chan ticketWork // synced orders whose kitchen tickets are due
 	ticketsDone chan struct{}

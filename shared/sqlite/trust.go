@@ -91,6 +91,12 @@ func (db *DB) RefusedCounts() map[string]int64 {
 	return out
 }
 
+// SetUnderHub marks the store as an enrolled edge's: from then on its own
+// writes of hub-only data (the org and its settings, users, locations)
+// are refused with EConflict instead of being made here and refused at
+// the hub.
+func (db *DB) SetUnderHub() { db.underHub.Store(true) }
+
 // locMode says how a row is tied to a location.
 type locMode int
 
@@ -114,9 +120,11 @@ type edgeRule struct {
 	loc    locMode
 	update []string      // columns an update may change; nil: no updates
 	scopes []kassa.Scope // the actor needs one of them
-	system []string      // update columns the node itself may write without an actor
-	refs   []ref
-	check  func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
+	// scopesOf, when set, picks the scopes by the record's fields.
+	scopesOf func(f map[string]any) []kassa.Scope
+	system   []string // update columns the node itself may write without an actor
+	refs     []ref
+	check    func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
 }
 
 var (
@@ -149,10 +157,10 @@ var edgeRules = map[string]edgeRule{
 		refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
 	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, scopes: []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite},
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
-	"stock_movement": {loc: ownLocation, scopes: []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite},
+	"stock_movement": {loc: ownLocation, scopesOf: movementScopes,
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
 	"transfer": {loc: transferEnds, update: []string{"status", "received_at", "cancelled_at", "notes"}, scopes: inventoryWrite,
-		refs: []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
+		refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
 		check: checkTransfer},
 	"order": {loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
 		scopes: []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite, kassa.ScopeKDS},
@@ -220,10 +228,10 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fiel
 	default:
 		return refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
 	}
-	if err := ad.actor(ctx, c, rule, fields); err != nil {
+	if err := ad.location(ctx, c, rule, fields, existing); err != nil {
 		return err
 	}
-	if err := ad.location(ctx, c, rule, fields, existing); err != nil {
+	if err := ad.actor(ctx, c, rule, fields); err != nil {
 		return err
 	}
 	for _, rf := range rule.refs {
@@ -302,8 +310,12 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 	if !active {
 		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
 	}
+	scopes := rule.scopes
+	if rule.scopesOf != nil {
+		scopes = rule.scopesOf(fields)
+	}
 	for _, s := range kassa.RoleScopes(kassa.Role(role)) {
-		if slices.Contains(rule.scopes, s) {
+		if slices.Contains(scopes, s) {
 			return nil
 		}
 	}
@@ -776,6 +788,16 @@ func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[strin
 		return refuse(RefusedField, "the movement's actor is not the change's")
 	}
 	return nil
+}
+
+// movementScopes: a sale or a refund moves stock as part of the order;
+// adjustments and transfers are inventory writes.
+func movementScopes(f map[string]any) []kassa.Scope {
+	switch f["reason"] {
+	case kassa.ReasonSale, kassa.ReasonRefund:
+		return saleWrite
+	}
+	return inventoryWrite
 }
 
 func checkStockLevel(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {

@@ -429,6 +429,11 @@ func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id stri
 }
 
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
+	if tx.db.underHub.Load() {
+		if _, ok := edgeRules[e.name]; !ok {
+			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
+		}
+	}
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)

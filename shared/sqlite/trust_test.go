@@ -1,0 +1,175 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+)
+
+// victim is a second org on the same hub, with a product, its stock and
+// an open order.
+type victim struct {
+	ctx                           context.Context
+	org, loc, product, order, cat string
+}
+
+func mustVictim(t *testing.T, n *node) victim {
+	t.Helper()
+	ctx := context.Background()
+	org, owner, err := NewOrgService(n.db).CreateOrg(ctx, &kassa.OrgCreate{Name: "Victim Bakery", Currency: "AUD", OwnerEmail: "v@victim.test", OwnerPassword: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := victim{ctx: kassa.WithActor(ctx, &kassa.Actor{OrgID: org.ID, UserID: owner.ID, Role: kassa.RoleOwner, Scopes: kassa.RoleScopes(kassa.RoleOwner)}), org: org.ID}
+	loc, err := NewLocationService(n.db).CreateLocation(v.ctx, &kassa.LocationCreate{Name: "Bakery", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.loc = loc.ID
+	cat, err := NewCategoryService(n.db).CreateCategory(v.ctx, &kassa.CategoryCreate{Name: "Bread"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.cat = cat.ID
+	p, err := n.products.CreateProduct(v.ctx, &kassa.ProductCreate{Name: "Loaf", SKU: "LOAF", BasePrice: ptr(int64(700))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.product = p.ID
+	if _, err := n.inv.Adjust(v.ctx, &kassa.StockAdjust{LocationID: loc.ID, ProductID: p.ID, Reason: "received", Quantity: 9}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := n.orders.CreateOrder(v.ctx, &kassa.OrderCreate{LocationID: loc.ID, LineItems: []kassa.OrderLineInput{{ProductID: p.ID, Quantity: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.order = o.ID
+	return v
+}
+
+// TestTheSchemaRefusesCrossOrgReferences: whatever writes a row, the
+// schema refuses a reference to another org's row (migration 0006).
+func TestTheSchemaRefusesCrossOrgReferences(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	v := mustVictim(t, hub)
+	now := fmtTime(hub.db.Now())
+	for _, tc := range []struct {
+		name, query string
+		args        []any
+	}{
+		{"a movement of another org's product", `INSERT INTO stock_movements (id, org_id, location_id, product_id, delta, reason, ref_type, origin, created_at, updated_at, hlc)
+			VALUES (?, ?, ?, ?, -5, 'theft', 'adjustment', 'x', ?, ?, 'h')`, []any{hub.db.NewID(), w.org, w.loc, v.product, now, now}},
+		{"a payment on another org's order", `INSERT INTO payments (id, org_id, location_id, order_id, amount, method, status, created_at, updated_at, hlc, origin)
+			VALUES (?, ?, ?, ?, 700, 'cash', 'captured', ?, ?, 'h', 'x')`, []any{hub.db.NewID(), w.org, w.loc, v.order, now, now}},
+		{"a payment on its org's order at another location", `INSERT INTO payments (id, org_id, location_id, order_id, amount, method, status, created_at, updated_at, hlc, origin)
+			VALUES (?, ?, ?, ?, 700, 'cash', 'captured', ?, ?, 'h', 'x')`, []any{hub.db.NewID(), v.org, mustLocation(t, hub.db, v.org), v.order, now, now}},
+		{"a product moved into another org's category", `UPDATE products SET category_id = ? WHERE id = ?`, []any{v.cat, w.p1}},
+		{"an order at another org's location", `INSERT INTO orders (id, org_id, location_id, number, status, channel, currency, subtotal, discount_total, tax_total, total,
+			tax_inclusive, tax_rate_bps, occurred_at, created_at, updated_at, hlc, origin) VALUES (?, ?, ?, 'N-1', 'open', 'pos', 'AUD', 0, 0, 0, 0, 1, 0, ?, ?, ?, 'h', 'x')`,
+			[]any{hub.db.NewID(), w.org, v.loc, now, now, now}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := hub.db.writer.Exec(tc.query, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), "kassa: cross-org reference") {
+				t.Fatalf("err = %v, want a cross-org reference refusal", err)
+			}
+		})
+	}
+}
+
+// TestIngestKeepsAnEdgeInsideItsOrg: changes an edge of one org pushes
+// cannot reach another org's rows through references, and the recompute
+// that follows a batch touches only the edge's org.
+func TestIngestKeepsAnEdgeInsideItsOrg(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	v := mustVictim(t, hub)
+	owner := kassa.ActorFrom(w.ctx).UserID
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	stamp := func(entity, id, loc string, fields map[string]any) change.Change {
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: loc, Entity: entity, EntityID: id, Op: change.OpInsert,
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	}
+	now := hub.db.Now()
+	cs := []change.Change{
+		stamp("payment", hub.db.NewID(), w.loc, map[string]any{"location_id": w.loc, "order_id": v.order, "amount": 700,
+			"method": "cash", "status": "captured", "created_at": now, "updated_at": now}),
+		stamp("stock_movement", hub.db.NewID(), w.loc, map[string]any{"location_id": w.loc, "product_id": v.product, "delta": -9,
+			"reason": "theft", "ref_type": "adjustment", "note": "", "created_at": now, "updated_at": now}),
+	}
+	res, quarantined, err := hub.db.Ingest(context.Background(), from, cs)
+	if err != nil {
+		t.Fatalf("ingest: %v (res %+v)", err, res)
+	}
+	if quarantined != 2 || res.Applied != 0 {
+		t.Errorf("applied %d, quarantined %d; want none applied, both quarantined", res.Applied, quarantined)
+	}
+	o, err := hub.orders.FindOrderByID(v.ctx, v.order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.PaidTotal != 0 {
+		t.Errorf("the victim's order is paid %d by another org's change", o.PaidTotal)
+	}
+	lvl, err := findLevel(context.Background(), hub.db.reader, v.org, v.loc, v.product)
+	if err != nil || lvl == nil || lvl.OnHand != 9 {
+		t.Errorf("the victim's stock: %+v, %v; want 9 on hand", lvl, err)
+	}
+	var reasons []string
+	rows, err := hub.db.reader.Query(`SELECT reason FROM sync_quarantine WHERE org_id = ? ORDER BY created_at`, w.org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r string
+		rows.Scan(&r)
+		reasons = append(reasons, r)
+	}
+	rows.Close()
+	if len(reasons) < 2 || reasons[0] != RefusedReference || reasons[1] != RefusedReference {
+		t.Errorf("quarantine reasons %v, want the payment and the movement refused as references", reasons)
+	}
+	if got := hub.db.RefusedCounts()[RefusedReference]; got < 2 {
+		t.Errorf("refused references counted: %d", got)
+	}
+	var forVictim int
+	hub.db.reader.QueryRow(`SELECT count(*) FROM sync_quarantine WHERE org_id = ?`, v.org).Scan(&forVictim)
+	if forVictim != 0 {
+		t.Errorf("%d refusals listed for the victim's org", forVictim)
+	}
+}
+
+// TestAnUnarrivedReferenceWaitsAndAQuarantinedOneIsRefused: a record
+// naming a row the hub has not got is out of order (the edge retries),
+// unless that row was quarantined, so the link never stalls.
+func TestAnUnarrivedReferenceWaitsAndAQuarantinedOneIsRefused(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	owner := kassa.ActorFrom(w.ctx).UserID
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	now := hub.db.Now()
+	order := hub.db.NewID()
+	line := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "order_line", EntityID: hub.db.NewID(), Op: change.OpInsert,
+		Fields: map[string]any{"order_id": order, "position": 0, "product_id": w.p1, "name": "P", "sku": "S", "quantity": 1, "unit_price": 500,
+			"modifiers": "[]", "discount": 0, "tax": 0, "total": 500, "created_at": now, "updated_at": now},
+		HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	_, _, err := hub.db.Ingest(context.Background(), from, []change.Change{line})
+	if !errors.Is(err, ErrOutOfOrder) {
+		t.Fatalf("a line before its order: %v, want out of order", err)
+	}
+	// The order arrives refused (a cashier cannot open an order at another org's... here: a status it cannot be created in).
+	bad := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "order", EntityID: order, Op: change.OpInsert,
+		Fields: map[string]any{"location_id": w.loc, "number": "X-1", "status": "completed", "channel": "pos", "currency": "AUD",
+			"subtotal": 500, "discount_total": 0, "tax_total": 0, "total": 500, "tax_inclusive": true, "tax_rate_bps": 0,
+			"occurred_at": now, "created_at": now, "updated_at": now},
+		HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{bad, line})
+	if err != nil || q != 2 {
+		t.Fatalf("order created completed and its line: quarantined %d, err %v; want both quarantined", q, err)
+	}
+}
