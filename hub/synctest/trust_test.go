@@ -22,7 +22,8 @@ import (
 
 // TestEnrolmentCannotRebindANode: node ids are minted by the hub; a claim
 // naming an enrolled edge's id is refused and spends nothing, a claim
-// gets a new id, and the enrolled edge keeps syncing. /healthz shows no id.
+// gets a new id, a store that ran standalone cannot enrol, and the
+// enrolled edge keeps syncing. /healthz shows no id.
 func TestEnrolmentCannotRebindANode(t *testing.T) {
 	e := MustStartPair(t)
 	m := regexp.MustCompile(`kassa edge (\S+) serving`).FindStringSubmatch(e.edge.Output())
@@ -60,6 +61,21 @@ func TestEnrolmentCannotRebindANode(t *testing.T) {
 	}
 	if id, _ := res.Data["node_id"].(string); id == "" || id == nodeID || res.Data["leaf_user"] != id {
 		t.Fatalf("claim result %v; want a new node id", res.Data)
+	}
+	// A store that ran standalone has changes under its own id: it refuses
+	// to enrol, before spending the token.
+	if st := e.hub.Call(t, "POST", "/api/v1/locations/"+e.location+"/enrolment", e.hubTok, nil, &en); st != 201 {
+		t.Fatalf("enrolment: %d", st)
+	}
+	standalone := t.TempDir()
+	nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", standalone, "--demo").Stop(t)
+	err := edgenode.Run(t.Context(), []string{"--http-addr", "127.0.0.1:0", "--data-dir", standalone, "--hub-url", e.hub.URL,
+		"--enrol-token", en.Data["token"].(string)}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "standalone") {
+		t.Fatalf("a standalone store enrolling: %v", err)
+	}
+	if st := e.hub.Call(t, "POST", "/api/v1/sync/enrol", "", map[string]any{"token": en.Data["token"]}, nil); st != 200 {
+		t.Fatalf("the token after the refused enrolment: %d", st)
 	}
 	// The enrolled edge keeps its link: a sale still reaches the hub.
 	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
