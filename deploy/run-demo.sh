@@ -14,7 +14,7 @@ mkdir -p data
 # The hub seeds the demo org and writes an enrolment token for the demo
 # location; the edge claims it on its first start and syncs from then on.
 rm -f data/hub/demo-edge.token
-./bin/hub --demo --http-addr "$HUB_ADDR" --data-dir data/hub --nats-port 4222 --leaf-port 7422 2>data/hub.log &
+./bin/hub --demo --http-addr "$HUB_ADDR" --data-dir data/hub --leaf-port 7422 2>data/hub.log &
 hub=$!
 edge=
 for _ in $(seq 1 100); do
@@ -22,7 +22,7 @@ for _ in $(seq 1 100); do
   kill -0 "$hub" 2>/dev/null || { echo "the hub failed to start; see data/hub.log"; exit 1; }
   sleep 0.1
 done
-./bin/edge --http-addr "$EDGE_ADDR" --data-dir data/edge --nats-port 4223 \
+./bin/edge --http-addr "$EDGE_ADDR" --data-dir data/edge \
   --hub-url "http://$HUB_ADDR" --enrol-token "$(cat data/hub/demo-edge.token)" 2>data/edge.log &
 edge=$!
 

@@ -8,6 +8,7 @@ package edgenode
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -43,7 +44,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var f node.Flags
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8081", DataDir: "data/edge", NATSPort: 4223, RatePerMinute: 6000, RateBurst: 9000,
+	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8081", DataDir: "data/edge", RatePerMinute: 6000, RateBurst: 9000,
 		WriterPriority: sqlite.DefaultWriterPriority})
 	hubURL := fs.String("hub-url", "", "HTTP address of the hub, to enrol at (with --enrol-token)")
 	enrolToken := fs.String("enrol-token", "", "single-use enrolment token from the hub (POST /locations/:id/enrolment); needed once")
@@ -52,6 +53,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	f.Kind, f.Version = kassa.NodeEdge, Version
+	clientTLS, err := f.TLS.Client()
+	if err != nil {
+		return err
+	}
 	f.KDSPage = web.KDS
 	f.ConsolePage = web.Console
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
@@ -66,19 +71,35 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	f.Offline = func() bool { e := current(); return e == nil || !e.Status().Connected }
+	// Enrol before anything uses the store's node id: the edge adopts the
+	// id its hub mints.
+	f.Prepare = func(ctx context.Context, db *sqlite.DB) error {
+		org, err := db.Meta(ctx, metaOrg)
+		if err != nil || org != "" || *enrolToken == "" {
+			return err
+		}
+		if *hubURL == "" {
+			return fmt.Errorf("edge: --enrol-token needs --hub-url")
+		}
+		return enrol(ctx, db, *hubURL, *enrolToken, clientTLS)
+	}
 	f.Extend = func(n *node.Node) error {
 		n.Services.Sync = &edgeSync{db: n.DB, link: current}
 		return nil
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
-		id, creds, err := identity(ctx, n.DB, *hubURL, *enrolToken, *leafOverride)
+		id, creds, err := identity(ctx, n.DB, *leafOverride)
 		if err != nil {
 			return nil, err
 		}
-		cfg := natsnode.Config{Name: "edge-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort,
+		cfg := natsnode.Config{Name: "edge-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "edge-" + n.DB.NodeID}
 		if id != nil {
 			cfg.LeafRemotes = []string{creds}
+			cfg.LeafTLS = clientTLS
+			if cfg.LeafTLS == nil && strings.HasPrefix(creds, "tls://") {
+				cfg.LeafTLS = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
 		}
 		ns, err = natsnode.Start(cfg, log)
 		if err != nil {
@@ -150,23 +171,11 @@ const (
 )
 
 // identity returns the edge's enrolled identity and leaf URL (with its
-// credentials), enrolling at the hub first when a token is given and the
-// edge has none yet. It returns nil for an edge that is not enrolled.
-func identity(ctx context.Context, db *sqlite.DB, hubURL, token, leafOverride string) (*link.Identity, string, error) {
+// credentials), or nil for an edge that is not enrolled.
+func identity(ctx context.Context, db *sqlite.DB, leafOverride string) (*link.Identity, string, error) {
 	org, err := db.Meta(ctx, metaOrg)
-	if err != nil {
+	if err != nil || org == "" {
 		return nil, "", err
-	}
-	if org == "" {
-		if token == "" {
-			return nil, "", nil
-		}
-		if hubURL == "" {
-			return nil, "", fmt.Errorf("edge: --enrol-token needs --hub-url")
-		}
-		if err := enrol(ctx, db, hubURL, token); err != nil {
-			return nil, "", err
-		}
 	}
 	vals := map[string]string{}
 	for _, k := range []string{metaOrg, metaLocation, metaLeafURL, metaPassword} {
@@ -186,15 +195,23 @@ func identity(ctx context.Context, db *sqlite.DB, hubURL, token, leafOverride st
 	return &link.Identity{Org: vals[metaOrg], Location: vals[metaLocation], Node: db.NodeID}, u.String(), nil
 }
 
-// enrol claims the token at the hub and keeps what it returns.
-func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string) error {
-	body, _ := json.Marshal(kassa.EnrolmentClaim{Token: token, NodeID: db.NodeID})
+// enrol claims the token at the hub and keeps what it returns, adopting
+// the node id the hub minted. A store with changes of its own (it ran
+// standalone) cannot enrol: its history carries its old id.
+func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *tls.Config) error {
+	if n, err := db.OutboxLen(ctx, false); err != nil || n > 0 {
+		if err == nil {
+			err = fmt.Errorf("edge: this store has %d changes of its own (it ran standalone); only an empty store can enrol: start with a new --data-dir", n)
+		}
+		return err
+	}
+	body, _ := json.Marshal(kassa.EnrolmentClaim{Token: token})
 	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(hubURL, "/")+"/api/v1/sync/enrol", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	res, err := (&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS}}).Do(req)
 	if err != nil {
 		return fmt.Errorf("edge: enrol at %s: %w", hubURL, err)
 	}
@@ -209,9 +226,13 @@ func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string) error {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return err
 	}
-	for k, v := range map[string]string{metaLocation: out.Data.LocationID, metaLeafURL: out.Data.LeafURL,
-		metaPassword: out.Data.LeafPassword, metaCursor: "0", metaOrg: out.Data.OrgID} {
-		if err := db.SetMeta(ctx, k, v); err != nil {
+	if err := db.AdoptNodeID(ctx, out.Data.NodeID); err != nil {
+		return fmt.Errorf("edge: enrol: %w", err)
+	}
+	// The org goes last: it marks the edge enrolled.
+	for _, kv := range [][2]string{{metaLocation, out.Data.LocationID}, {metaLeafURL, out.Data.LeafURL},
+		{metaPassword, out.Data.LeafPassword}, {metaCursor, "0"}, {metaOrg, out.Data.OrgID}} {
+		if err := db.SetMeta(ctx, kv[0], kv[1]); err != nil {
 			return err
 		}
 	}

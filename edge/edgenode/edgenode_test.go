@@ -19,7 +19,7 @@ type list struct {
 func TestEdgeBinaryDemoStartRestart(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", dir}
-	env := map[string]string{"KASSA_NATS_PORT": "-1"}
+	var env map[string]string
 	p := nodetest.Start(t, Run, env, append(args, "--demo")...)
 	tok := p.Login(t, "cashier@demo.test", demo.Password)
 	var products list

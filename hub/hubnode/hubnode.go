@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var f node.Flags
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: "data/hub", NATSPort: 4222, RatePerMinute: 600, RateBurst: 900,
+	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: "data/hub", RatePerMinute: 600, RateBurst: 900,
 		WriterPriority: -1})
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
@@ -51,6 +51,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
+	serverTLS, err := f.TLS.Server()
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
 	var ns *natsnode.Server
 	var db *sqlite.DB
@@ -76,7 +80,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		token := "hub-" + randomToken()
 		var err error
 		ns, err = natsnode.Start(natsnode.Config{
-			Name: "hub-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort,
+			Name: "hub-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
 			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token,
 			LeafAuth: func(user, password string) *server.Permissions {
@@ -135,7 +139,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			nc.Close()
 			ns.Shutdown()
 		}
-		fmt.Fprintf(stdout, "kassa hub nats %s leaf %s\n", ns.ClientURL(), ns.LeafURL())
+		fmt.Fprintf(stdout, "kassa hub leaf %s\n", ns.LeafURL())
 		if f.Demo {
 			if err := seedDemo(ctx, n, f.DataDir, stdout); err != nil {
 				stop()

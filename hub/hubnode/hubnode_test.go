@@ -13,7 +13,7 @@ import (
 // checks that the per-org rate limit headers of the hub are present.
 func TestHubBinaryServesDemoAndLeafPort(t *testing.T) {
 	p := nodetest.Start(t, Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--nats-port", "-1", "--leaf-port", "-1")
+		"--leaf-port", "-1")
 	if !strings.Contains(p.Output(), "leaf nats-leaf://127.0.0.1:") || !strings.Contains(p.Output(), "owner@demo.test") {
 		t.Fatalf("hub output lacks the leaf URL or the demo logins:\n%s", p.Output())
 	}

@@ -69,13 +69,13 @@ func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
 func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 	bin := buildEdge(t)
 	hubDir := t.TempDir()
-	hub := nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--nats-port", "-1", "--leaf-port", "-1")
+	hub := nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1")
 	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	edgeDir := t.TempDir()
-	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--nats-port", "-1", "--hub-url", hub.URL}
+	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--hub-url", hub.URL}
 	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
 	ep := &nodetest.Proc{URL: edge.URL}
 	wait.For(t, 20*time.Second, "the demo users at the edge", func() bool {

@@ -36,7 +36,7 @@ func MustStartPair(t testing.TB) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
 	e.hub = nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
-		"--nats-port", "-1", "--leaf-port", "-1")
+		"--leaf-port", "-1")
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
 	e.proxy = startProxy(t, leaf)
 	token, err := os.ReadFile(filepath.Join(e.hubDir, hubnode.DemoTokenFile))
@@ -44,7 +44,7 @@ func MustStartPair(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e.edgeDir = t.TempDir()
-	e.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", e.edgeDir, "--nats-port", "-1",
+	e.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", e.edgeDir,
 		"--hub-url", e.hub.URL, "--enrol-token", strings.TrimSpace(string(token)), "--hub-leaf-url", "nats-leaf://" + e.proxy.addr}
 	e.edge = nodetest.Start(t, edgenode.Run, nil, e.edgeArgs...)
 	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
@@ -324,7 +324,7 @@ func (e *env) addEdge(t *testing.T) (*nodetest.Proc, *proxy, string) {
 	}
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
 	px := startProxy(t, leaf)
-	p := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+	p := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string), "--hub-leaf-url", "nats-leaf://"+px.addr)
 	wait.For(t, 20*time.Second, "the second edge's users", func() bool {
 		var out map[string]any
@@ -468,7 +468,7 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 	if st := e.hub.Call(t, "POST", "/api/v1/locations/"+l2+"/enrolment", e.hubTok, nil, &en); st != 201 {
 		t.Fatalf("enrolment: %d", st)
 	}
-	b := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--nats-port", "-1",
+	b := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string))
 	wait.For(t, 20*time.Second, "store B's users", func() bool {
 		var out map[string]any

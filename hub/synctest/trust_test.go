@@ -46,12 +46,12 @@ func (e *env) mustForge(t *testing.T, location string) *forger {
 		t.Fatalf("enrolment token: %d %v", st, en)
 	}
 	var claim oneResp
-	if st := e.hub.Call(t, "POST", "/api/v1/sync/enrol", "", map[string]any{"token": en.Data["token"], "node_id": newID()}, &claim); st != 200 {
+	if st := e.hub.Call(t, "POST", "/api/v1/sync/enrol", "", map[string]any{"token": en.Data["token"]}, &claim); st != 200 {
 		t.Fatalf("claim: %d %v", st, claim)
 	}
 	id := link.Identity{Org: claim.Data["org_id"].(string), Location: claim.Data["location_id"].(string), Node: claim.Data["node_id"].(string)}
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
-	ns, err := natsnode.Start(natsnode.Config{Name: "forger", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(),
+	ns, err := natsnode.Start(natsnode.Config{Name: "forger", StoreDir: t.TempDir(),
 		LeafRemotes: []string{fmt.Sprintf("nats-leaf://%s:%s@%s", id.Node, claim.Data["leaf_password"], leaf)}},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -89,7 +89,8 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"cursor paging (limit 1-200, default 50), RFC 9457 problems of type " + s.cfg.ErrorsBase + "/<kind>. " +
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
-				"refresh tokens live 30 days from their last use; logins are limited per account.",
+				"refresh tokens live 30 days from their last use; logins are limited per account. " +
+				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

@@ -174,7 +174,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) healthz(c *fiber.Ctx) error {
-	return c.JSON(fiber.Map{"status": "ok", "node": s.cfg.Node, "node_id": s.cfg.NodeID, "version": s.cfg.Version})
+	// No ids here: a node id is what an edge's leaf user is, and this
+	// answer is public.
+	return c.JSON(fiber.Map{"status": "ok", "node": s.cfg.Node, "version": s.cfg.Version})
 }
 
 func (s *Server) readyz(c *fiber.Ctx) error {

@@ -58,10 +58,10 @@ type Enrolment struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
-// EnrolmentClaim is the body of POST /sync/enrol.
+// EnrolmentClaim is the body of POST /sync/enrol. The hub mints the new
+// edge's node id; a claim cannot name one.
 type EnrolmentClaim struct {
-	Token  string `json:"token" openapi:"required"`
-	NodeID string `json:"node_id" openapi:"required"`
+	Token string `json:"token" openapi:"required"`
 }
 
 // EnrolResult is what an enrolled edge needs to join: its scope and the

@@ -2,6 +2,7 @@ package node
 
 import (
 	"flag"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -12,7 +13,9 @@ type Flags struct {
 	Config
 	HTTPAddr        string
 	NATSHost        string
-	NATSPort        int
+	NATSPort        int    // 0: no client listener
+	NATSToken       string // outside clients' token on the NATS client listener
+	TLS             TLSFiles
 	Demo            bool
 	LogLevel        slog.Level
 	ShutdownTimeout time.Duration
@@ -31,7 +34,6 @@ const DefaultGCPercent = 400
 // Defaults are a node kind's flag defaults.
 type Defaults struct {
 	HTTPAddr, DataDir        string
-	NATSPort                 int
 	RatePerMinute, RateBurst int
 	// WriterPriority: the edge raises its writer (terminals wait on it at
 	// a rush); the hub does not, as there the raised writer's background
@@ -45,7 +47,11 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.StringVar(&f.HTTPAddr, "http-addr", d.HTTPAddr, "HTTP listen address of the API")
 	fs.StringVar(&f.DataDir, "data-dir", d.DataDir, "directory of the SQLite file and NATS storage")
 	fs.StringVar(&f.NATSHost, "nats-host", "127.0.0.1", "listen host of the embedded NATS server")
-	fs.IntVar(&f.NATSPort, "nats-port", d.NATSPort, "client port of the embedded NATS server (-1: any free port)")
+	fs.IntVar(&f.NATSPort, "nats-port", 0, "client port of the embedded NATS server for outside clients (0: none, the default; -1: any free port); needs --nats-token")
+	fs.StringVar(&f.NATSToken, "nats-token", "", "token outside NATS clients present on --nats-port (at least 16 characters); they get no JetStream and none of the node's subjects")
+	fs.StringVar(&f.TLS.Cert, "tls-cert", "", "PEM certificate: HTTP serves HTTPS; on the hub the leaf listener requires TLS")
+	fs.StringVar(&f.TLS.Key, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&f.TLS.CA, "tls-ca", "", "PEM CA the edge verifies the hub with (enrolment over HTTPS, the leaf link over TLS)")
 	fs.StringVar(&f.ErrorsBase, "errors-base", "https://kassa.dev/problems", "prefix of problem type URIs")
 	fs.IntVar(&f.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
 	fs.IntVar(&f.RatePerMinute, "rate-per-minute", d.RatePerMinute, "per-org API requests per minute (0: no limit)")
@@ -58,4 +64,21 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.IntVar(&f.GCPercent, "gc-percent", DefaultGCPercent, "Go garbage collector target percentage (0: leave it to GOGC)")
 	fs.IntVar(&f.GoProcs, "go-procs", 0, "Go processors (GOMAXPROCS); 0: one more than Go's setting when the writer thread can be raised, else Go's; negative: Go's")
 	fs.IntVar(&f.WriterPriority, "writer-priority", d.WriterPriority, "nice levels the store's writer thread is raised above the rest (Linux; needs CAP_SYS_NICE or LimitNICE; negative: off)")
+}
+
+// MinNATSToken is the shortest --nats-token accepted.
+const MinNATSToken = 16
+
+// Check reports flag combinations a node must not start with.
+func (f *Flags) Check() error {
+	if f.NATSPort != 0 && len(f.NATSToken) < MinNATSToken {
+		return fmt.Errorf("--nats-port needs --nats-token of at least %d characters: the NATS client port admits no client without it", MinNATSToken)
+	}
+	if f.NATSPort == 0 && f.NATSToken != "" {
+		return fmt.Errorf("--nats-token without --nats-port: there is no NATS client listener to use it on")
+	}
+	if (f.TLS.Cert == "") != (f.TLS.Key == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	return nil
 }

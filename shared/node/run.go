@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,13 @@ import (
 // start returned and closes the store. It prints the API's URL to out.
 // It tunes the Go runtime from the flags first (Tune).
 func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) (stop func(), err error)) error {
+	if err := f.Check(); err != nil {
+		return err
+	}
+	serverTLS, err := f.TLS.Server()
+	if err != nil {
+		return err
+	}
 	defer Tune(f.GCPercent, f.GoProcs, f.WriterPriority)()
 	n, err := Open(ctx, f.Config, log)
 	if err != nil {
@@ -32,7 +40,11 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 		n.DB.Close()
 		return fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
 	}
-	fmt.Fprintf(out, "kassa %s %s serving http://%s\n", f.Kind, n.DB.NodeID, ln.Addr())
+	scheme := "http"
+	if serverTLS != nil {
+		ln, scheme = tls.NewListener(ln, serverTLS), "https"
+	}
+	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.DB.NodeID, scheme, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- n.Serve(ln) }()
 	select {

@@ -406,6 +406,29 @@ func (db *DB) loadNode(ctx context.Context) error {
 	return nil
 }
 
+// AdoptNodeID makes id this node's id from now on: an edge takes the id its
+// hub minted at enrolment. Only a store that has made no change of its own
+// can: every change record and row stamp names its origin, and rewriting
+// them would make the hub see another node's history. Errors: EConflict
+// when the store has changes in its outbox.
+func (db *DB) AdoptNodeID(ctx context.Context, id string) error {
+	if !kassa.ValidID(id) {
+		return kassa.Errorf(kassa.EInvalid, "node id %q is not an id", id)
+	}
+	var n int64
+	if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return kassa.Errorf(kassa.EConflict, "this store already has %d changes of its own (it ran standalone); enrol a store with an empty data directory", n)
+	}
+	if err := db.SetMeta(ctx, "node_id", id); err != nil {
+		return err
+	}
+	db.NodeID = id
+	return nil
+}
+
 // Meta returns a node_meta value, or "" when unset.
 func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 	var v string

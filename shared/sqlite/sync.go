@@ -70,14 +70,14 @@ func (s *EnrolmentService) CreateEnrolment(ctx context.Context, locationID strin
 
 var errBadEnrolment = kassa.Errorf(kassa.EUnauthorized, "the enrolment token is unknown, used or expired")
 
-// Claim enrols an edge with a token: the token is spent, the edge's link
-// secret is minted (only its hash is kept) and returned once.
+// Claim enrols a new edge with a token: the token is spent, the edge's
+// node id and link secret are minted (only the secret's hash is kept) and
+// returned once. A claim only ever adds a sync node of the token's org and
+// location; it never touches an existing one (a revoked node stays
+// revoked). Errors: EUnauthorized for an unknown, used or expired token.
 func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) (*kassa.EnrolResult, error) {
-	if !kassa.ValidID(in.NodeID) {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "node_id", Message: "must be an id"}}}
-	}
 	secret := randomHex(32)
+	nodeID := s.db.NewID()
 	var res kassa.EnrolResult
 	err := s.db.write(ctx, func(tx *Tx) error {
 		var org, loc, expires string
@@ -91,14 +91,12 @@ func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) 
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE enrolment_tokens SET used_at = ?, used_by = ? WHERE token_hash = ?`,
-			fmtTime(tx.now), in.NodeID, hashSecret(in.Token)); err != nil {
+			fmtTime(tx.now), nodeID, hashSecret(in.Token)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(node_id) DO UPDATE SET org_id = excluded.org_id, location_id = excluded.location_id,
-			secret_hash = excluded.secret_hash, enrolled_at = excluded.enrolled_at, revoked_at = NULL`,
-			in.NodeID, org, loc, hashSecret(secret), fmtTime(tx.now))
-		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: in.NodeID, LeafURL: s.leafURL(), LeafUser: in.NodeID, LeafPassword: secret}
+		_, err = tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
+			nodeID, org, loc, hashSecret(secret), fmtTime(tx.now))
+		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: nodeID, LeafURL: s.leafURL(), LeafUser: nodeID, LeafPassword: secret}
 		return err
 	})
 	if err != nil {

@@ -4,14 +4,26 @@
 // has JetStream for store-and-forward and, once enrolled, a leaf-node remote
 // to its hub. Ports are configurable (-1 picks a free one) so that several
 // nodes run side by side on one machine.
+//
+// Trust: the node's own clients connect in-process with a token minted at
+// start. There is no client listener unless Port is set, and on it only
+// clients presenting ListenToken are admitted, into an account of their
+// own: they reach neither the node's subjects (the sync link, its replies)
+// nor its JetStream. The hub admits one leaf session per edge credential
+// at a time; leaf links are pinged every PingInterval so that a session
+// cut off silently is dropped within three intervals.
 package natsnode
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -21,8 +33,8 @@ import (
 // Config describes one embedded server.
 type Config struct {
 	Name      string // server name, e.g. "hub" or "edge-<node id>"
-	Host      string // listen host for clients, e.g. 127.0.0.1
-	Port      int    // client port; -1 picks a free port
+	Host      string // listen host for outside clients, e.g. 127.0.0.1
+	Port      int    // client port; 0: no listener (in-process only), -1: a free port
 	StoreDir  string // JetStream storage directory
 	JetStream bool
 
@@ -36,30 +48,69 @@ type Config struct {
 	Domain string
 
 	// LeafAuth (hub) authorizes a leaf connection by its credentials and
-	// returns the permissions of that edge; nil refuses it. With LeafAuth
-	// set, plain clients must present ClientToken (in-process clients of
-	// the node itself).
-	LeafAuth    func(user, password string) *server.Permissions
+	// returns the permissions of that edge; nil refuses it. A second
+	// session with the same user while the first is up is refused.
+	LeafAuth func(user, password string) *server.Permissions
+	// ClientToken is what the node's own in-process clients present;
+	// empty: one is minted (Connect with an empty token uses it).
 	ClientToken string
+	// ListenToken admits outside clients on the client listener (Port),
+	// compared in constant time, into the isolated account LocalAccount.
+	// Empty: no outside client is admitted.
+	ListenToken string
+	// TLS (hub) is the server side of the leaf listener and of the client
+	// listener: with it, both require TLS and plain-text connections fail.
+	TLS *tls.Config
+	// LeafTLS (edge) makes the leaf remotes TLS connections verified with
+	// its RootCAs (the hub's name comes from the URL).
+	LeafTLS *tls.Config
+}
+
+// LocalAccount is the account of outside clients on the client listener:
+// no JetStream, no subjects shared with the node's own account.
+const LocalAccount = "kassa-local"
+
+// PingInterval is how often every connection, leaf links included, is
+// pinged when quiet; after two unanswered pings it is closed, so a leaf
+// session whose network went away silently is dropped within about 15 s
+// and its edge can connect again.
+const PingInterval = 5 * time.Second
+
+// outsidePermissions bar outside clients from JetStream and the system
+// subjects even within their own account.
+var outsidePermissions = &server.Permissions{
+	Publish:   &server.SubjectPermission{Deny: []string{"$JS.>", "$JSC.>", "$KV.>", "$O.>", "$SYS.>", "$NRG.>", "$MQTT.>"}},
+	Subscribe: &server.SubjectPermission{Deny: []string{"$JS.>", "$JSC.>", "$KV.>", "$O.>", "$SYS.>", "$NRG.>", "$MQTT.>"}},
 }
 
 // Server is a running embedded NATS server.
 type Server struct {
-	ns   *server.Server
-	opts *server.Options // the server writes resolved ports back here
+	ns    *server.Server
+	opts  *server.Options // the server writes resolved ports back here
+	token string          // the in-process clients' token
 }
 
 // Start starts the server and waits until it accepts connections.
 func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	opts := &server.Options{
-		ServerName: cfg.Name,
-		Host:       cfg.Host,
-		Port:       cfg.Port,
-		NoSigs:     true,
-		MaxPayload: 8 << 20, // room for a push of large change records
-		NoLog:      true,
-		JetStream:  cfg.JetStream,
-		StoreDir:   filepath.Clean(cfg.StoreDir),
+		ServerName:   cfg.Name,
+		Host:         cfg.Host,
+		Port:         cfg.Port,
+		DontListen:   cfg.Port == 0,
+		NoSigs:       true,
+		MaxPayload:   8 << 20, // room for a push of large change records
+		NoLog:        true,
+		JetStream:    cfg.JetStream,
+		StoreDir:     filepath.Clean(cfg.StoreDir),
+		PingInterval: PingInterval,
+		MaxPingsOut:  2,
+		Accounts:     []*server.Account{server.NewAccount(LocalAccount)},
+	}
+	if cfg.Port == 0 {
+		opts.Host, opts.Port = "127.0.0.1", -1 // unused: nothing listens
+	}
+	if cfg.TLS != nil && cfg.Port != 0 {
+		opts.TLSConfig, opts.TLSTimeout = cfg.TLS, 5
 	}
 	if cfg.Domain != "" {
 		opts.JetStreamDomain = cfg.Domain
@@ -70,10 +121,16 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		// Edges reach the hub at the URL they were enrolled with (which may
 		// go through a proxy); they must not learn other addresses.
 		opts.LeafNode.NoAdvertise = true
+		if cfg.TLS != nil {
+			opts.LeafNode.TLSConfig, opts.LeafNode.TLSTimeout = cfg.TLS, 5
+		}
 	}
-	if cfg.LeafAuth != nil {
-		opts.CustomClientAuthentication = &auth{leaf: cfg.LeafAuth, token: cfg.ClientToken}
+	token := cfg.ClientToken
+	if token == "" {
+		token = randomToken()
 	}
+	a := &auth{leaf: cfg.LeafAuth, token: token, listen: cfg.ListenToken, sessions: map[string]session{}, log: log}
+	opts.CustomClientAuthentication = a
 	// A store whose link comes back should notice within a fraction of a
 	// second, not the default second.
 	opts.LeafNode.ReconnectInterval = 250 * time.Millisecond
@@ -82,10 +139,18 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("natsnode: leaf remote %q: %w", r, err)
 		}
-		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, &server.RemoteLeafOpts{URLs: []*url.URL{u}})
+		r := &server.RemoteLeafOpts{URLs: []*url.URL{u}}
+		if cfg.LeafTLS != nil {
+			r.TLS, r.TLSConfig, r.TLSTimeout = true, cfg.LeafTLS, 5
+		}
+		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, r)
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
+		return nil, fmt.Errorf("natsnode: %w", err)
+	}
+	a.srv = ns
+	if a.local, err = ns.LookupAccount(LocalAccount); err != nil {
 		return nil, fmt.Errorf("natsnode: %w", err)
 	}
 	go ns.Start()
@@ -93,12 +158,30 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("natsnode: server %s not ready within 10s", cfg.Name)
 	}
-	log.Info("nats server started", "name", cfg.Name, "url", ns.ClientURL(), "jetstream", cfg.JetStream)
-	return &Server{ns: ns, opts: opts}, nil
+	// With LocalAccount configured the server no longer enables JetStream
+	// on the global account by itself; the node's own clients live there.
+	if cfg.JetStream {
+		if err := ns.GlobalAccount().EnableJetStream(nil, nil); err != nil {
+			ns.Shutdown()
+			return nil, fmt.Errorf("natsnode: jetstream: %w", err)
+		}
+	}
+	listen := "none"
+	if cfg.Port != 0 {
+		listen = ns.ClientURL()
+	}
+	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", cfg.JetStream, "tls", cfg.TLS != nil)
+	return &Server{ns: ns, opts: opts, token: token}, nil
 }
 
-// ClientURL is the URL local clients connect to.
-func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+// ClientURL is the URL outside clients connect to, or "" when the server
+// has no client listener.
+func (s *Server) ClientURL() string {
+	if s.opts.DontListen {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
 
 // LeafURL is the nats-leaf URL edges connect to, or "" when the server has
 // no leaf-node listener.
@@ -110,40 +193,109 @@ func (s *Server) LeafURL() string {
 }
 
 // Connect returns an in-process client connection to the server; token is
-// the server's ClientToken when it has one. Extra options (a custom inbox
+// the server's ClientToken ("" uses it too). Extra options (a custom inbox
 // prefix, handlers) are passed on.
 func (s *Server) Connect(name, token string, extra ...nats.Option) (*nats.Conn, error) {
-	opts := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}, extra...)
-	if token != "" {
-		opts = append(opts, nats.Token(token))
+	if token == "" {
+		token = s.token
 	}
+	opts := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1), nats.Token(token)}, extra...)
 	return nats.Connect("", opts...)
 }
 
 // LeafConnected reports whether the server has a live leaf-node link.
 func (s *Server) LeafConnected() bool { return s.ns.NumLeafNodes() > 0 }
 
-// auth is the hub's authenticator: leaf connections by their edge's
-// credentials, plain clients by the node's own token.
+// auth is every node's authenticator: leaf connections by their edge's
+// credentials (hub), the node's own clients by its in-process token,
+// outside clients by the listen token into their own account.
 type auth struct {
-	leaf  func(user, password string) *server.Permissions
-	token string
+	leaf   func(user, password string) *server.Permissions
+	token  string
+	listen string
+	srv    *server.Server
+	local  *server.Account
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]session // leaf user → its latest session
 }
+
+type session struct {
+	cid uint64    // the server's connection id
+	at  time.Time // when it was authenticated
+}
+
+// pendingGrace covers the moment between a leaf session's authentication
+// and its registration with the server, when Leafz does not list it yet.
+const pendingGrace = 2 * time.Second
 
 func (a *auth) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
 	switch c.Kind() {
 	case server.LEAF:
+		if a.leaf == nil {
+			return false
+		}
 		perms := a.leaf(o.Username, o.Password)
 		if perms == nil {
+			return false
+		}
+		if !a.claimSession(o.Username, c.GetID()) {
+			a.log.Warn("leaf connection refused: a session with the same credentials is up", "user", o.Username,
+				"remote", c.RemoteAddress().String())
 			return false
 		}
 		c.RegisterUser(&server.User{Username: o.Username, Permissions: perms})
 		return true
 	case server.CLIENT:
-		return a.token != "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.token)) == 1
+		if equal(o.Token, a.token) {
+			return true
+		}
+		if a.listen != "" && equal(o.Token, a.listen) {
+			c.RegisterUser(&server.User{Username: "local", Account: a.local, Permissions: outsidePermissions})
+			return true
+		}
 	}
 	return false
+}
+
+// claimSession records cid as user's leaf session unless another session
+// of user is alive: listed by the server, or authenticated so recently
+// that the server may not list it yet.
+func (a *auth) claimSession(user string, cid uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, ok := a.sessions[user]; ok && (time.Since(old.at) < pendingGrace || a.listed(old.cid)) {
+		return false
+	}
+	a.sessions[user] = session{cid: cid, at: time.Now()}
+	return true
+}
+
+func (a *auth) listed(cid uint64) bool {
+	lz, err := a.srv.Leafz(nil)
+	if err != nil {
+		return false
+	}
+	for _, l := range lz.Leafs {
+		if l.ID == cid {
+			return true
+		}
+	}
+	return false
+}
+
+func equal(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
 }
 
 // Ready reports whether the server accepts connections.

@@ -22,7 +22,10 @@ type MainFunc func(ctx context.Context, args []string, getenv func(string) strin
 
 // Proc is a running main.
 type Proc struct {
-	URL    string
+	URL string
+	// Client sends Call's requests; set it to one trusting the node's CA
+	// when the node serves HTTPS. Nil: http.DefaultClient.
+	Client *http.Client
 	cancel context.CancelFunc
 	done   chan error
 	out    *syncBuffer
@@ -40,7 +43,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-var servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
+var servingRe = regexp.MustCompile(`serving (https?://[0-9.:]+)`)
 
 // Start runs main with args and waits (up to 30 s) until it prints the URL
 // it serves on. The process is stopped at the end of the test.
@@ -133,7 +136,11 @@ func (p *Proc) send(method, path, token string, body any) (*http.Response, []byt
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := http.DefaultClient.Do(req)
+	client := p.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
