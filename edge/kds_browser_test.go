@@ -43,7 +43,7 @@ func chromiumPath(t *testing.T) string {
 func TestKDSPageInChromium(t *testing.T) {
 	chromium := chromiumPath(t)
 	dir := t.TempDir()
-	env := map[string]string{"KASSA_NATS_PORT": "-1"}
+	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"} // settings come from the environment too
 	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
 	api := newShop(t, p)
 
