@@ -89,7 +89,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"cursor paging (limit 1-200, default 50), RFC 9457 problems of type " + s.cfg.ErrorsBase + "/<kind>. " +
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
-				"refresh tokens live 30 days from their last use; logins are limited per account.",
+				"refresh tokens live 30 days from their last use; logins are limited per account. " +
+				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
+				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
+				"the week to each location's today in its own time zone.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,
