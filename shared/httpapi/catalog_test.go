@@ -1002,13 +1002,23 @@ func TestCatalogOrgIsolation(t *testing.T) {
 		}
 	}) {
 		p := aPaths[name]
+		// Only products have DELETE and locations have no PATCH: for the
+		// others the route's method does not exist, 405 for any id (it
+		// reveals nothing of A's row).
+		refused := func(has bool) (int, string) {
+			if has {
+				return 404, "not-found"
+			}
+			return 405, "method-not-allowed"
+		}
+		patchStatus, patchKind := refused(name != "location")
+		deleteStatus, deleteKind := refused(name == "product")
 		scenarios = append(scenarios,
 			catScenario{name: "B cannot GET A's " + name, method: "GET", path: p, token: b.Owner, wantStatus: 404, wantKind: "not-found"},
 			// A valid body, so that only the org can be the reason to refuse.
 			catScenario{name: "B cannot PATCH A's " + name, method: "PATCH", path: p, token: b.Owner, body: map[string]any{"name": "Hijacked"},
-				wantStatus: 404, wantKind: "not-found"},
-			// Only products have DELETE; for the others there is no such route, which is a 404 too.
-			catScenario{name: "B cannot DELETE A's " + name, method: "DELETE", path: p, token: b.Owner, wantStatus: 404, wantKind: "not-found"},
+				wantStatus: patchStatus, wantKind: patchKind},
+			catScenario{name: "B cannot DELETE A's " + name, method: "DELETE", path: p, token: b.Owner, wantStatus: deleteStatus, wantKind: deleteKind},
 		)
 	}
 	scenarios = append(scenarios,

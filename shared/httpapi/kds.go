@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/eventbus"
@@ -55,7 +53,7 @@ func (s *Server) routesKDS() {
 	s.kds = newKDSFeeds(s.svc.KDS, s.svc.Events, s.log, s.cfg.KDSHeartbeat, s.cfg.KDSWriteTimeout)
 	s.metrics.Registry.MustRegister(s.kds.gauge)
 	if s.cfg.KDSPage != nil {
-		s.app.Use("/kds", filesystem.New(filesystem.Config{Root: http.FS(s.cfg.KDSPage), Index: "index.html"}))
+		s.page("/kds", s.cfg.KDSPage)
 	}
 	loc := Param{"location_id", "string", "only this location's tickets (required on the hub)"}
 	station := Param{"station", "string", "only tickets with lines of this station (e.g. kitchen, bar), trimmed to those lines"}
@@ -72,7 +70,8 @@ func (s *Server) routesKDS() {
 			"are separate sequences. Tokens: bearer header, or access_token query",
 		Handler: s.kdsStream}
 	s.routes = append(s.routes, stream)
-	s.api.Get(stream.Path, queryToken, s.authenticate(stream.Scope), stream.Handler)
+	// GET only: a HEAD would open a stream that sends nothing.
+	s.api.Add(fiber.MethodGet, stream.Path, queryToken, s.authenticate(stream.Scope), stream.Handler)
 	s.handle(&Route{Method: "GET", Path: "/kds/tickets", Tag: "kds", Scope: kassa.ScopeKDS, Resp: kassa.TicketBoard{},
 		Query: []Param{loc, station, {"kitchen_status", "string", "comma-separated states to show; default new,in_progress,ready"}},
 		Summary: "The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, " +

@@ -57,16 +57,6 @@ func (s *Server) routesLoyalty() {
 		Summary: "List an account's points transactions, oldest first, each with balance_after", Handler: s.listPointsTransactions})
 }
 
-// paramID reads a path parameter holding an id; one that cannot be an id
-// is 404.
-func paramID(c *fiber.Ctx, name, resource string) (string, error) {
-	id := c.Params(name)
-	if !kassa.ValidID(id) {
-		return "", kassa.NotFound(resource, id)
-	}
-	return id, nil
-}
-
 func (s *Server) listPrograms(c *fiber.Ctx) error {
 	p, err := page(c)
 	if err != nil {

@@ -5,13 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
@@ -45,6 +49,10 @@ func (s *Server) requestIDs(c *fiber.Ctx) error {
 	id := c.Get(fiber.HeaderXRequestID)
 	if !validRequestID(id) {
 		id = uuid.NewString()
+	} else {
+		// The header's bytes are reused by the connection's next request;
+		// the id is logged and may be kept, so it is copied.
+		id = strings.Clone(id)
 	}
 	c.Locals(localRequestID, id)
 	c.Set(fiber.HeaderXRequestID, id)
@@ -74,12 +82,63 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	}
 	d := time.Since(start)
 	status := c.Response().StatusCode()
-	route := c.Route().Path
-	s.metrics.observe(c.Method(), route, status, d)
-	s.log.Info("http", slog.String("request_id", requestID(c)), slog.String("method", c.Method()),
-		slog.String("path", c.Path()), slog.Int("status", status), slog.Duration("duration", d),
-		slog.String("ip", c.IP()))
+	method := methodLabel(c.Method())
+	s.metrics.observe(method, routeLabel(c), status, d)
+	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {
+		// A handler may keep the record (buffer it, ship it later): the
+		// path is copied out of the request's buffer.
+		s.log.Info("http", slog.String("request_id", requestID(c)), slog.String("method", method),
+			slog.String("path", strings.Clone(c.Path())), slog.Int("status", status), slog.Duration("duration", d),
+			slog.String("ip", c.IP()))
+	}
 	return nil
+}
+
+// methodLabel returns the request's method as one of Fiber's constants.
+// c.Method() points into fasthttp's request buffer, which the connection's
+// next request overwrites; a metric label or a log record keeps the string
+// for longer ("GET" became "GETT", and /metrics answered 500 for the
+// duplicate series). Fiber refuses other methods before any handler.
+func methodLabel(m string) string {
+	switch m {
+	case fiber.MethodGet:
+		return fiber.MethodGet
+	case fiber.MethodHead:
+		return fiber.MethodHead
+	case fiber.MethodPost:
+		return fiber.MethodPost
+	case fiber.MethodPut:
+		return fiber.MethodPut
+	case fiber.MethodPatch:
+		return fiber.MethodPatch
+	case fiber.MethodDelete:
+		return fiber.MethodDelete
+	case fiber.MethodOptions:
+		return fiber.MethodOptions
+	case fiber.MethodConnect:
+		return fiber.MethodConnect
+	case fiber.MethodTrace:
+		return fiber.MethodTrace
+	}
+	return "other"
+}
+
+// routeUnmatched is the route label of a request that matched no route
+// (404, 405): one series for all of them, whatever the path.
+const routeUnmatched = "unmatched"
+
+// routeLabel returns the pattern of the route that served the request,
+// a string of the router's that lives as long as the app. A request no
+// route matched ends in the global middleware (path "/"; no route of its
+// own serves "/"), and Fiber's fallback route (no handlers) carries the raw
+// path: both are routeUnmatched, so that no client can grow the metric
+// without bound.
+func routeLabel(c *fiber.Ctx) string {
+	r := c.Route()
+	if len(r.Handlers) == 0 || r.Path == "/" {
+		return routeUnmatched
+	}
+	return r.Path
 }
 
 // authenticate reads the bearer token, puts the actor in the request
@@ -161,5 +220,53 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	return s.svc.Idempotency.Complete(ctx, scope, key, &kassa.IdempotentResponse{
 		Status: res.StatusCode(), ContentType: string(res.Header.ContentType()),
 		Location: string(res.Header.Peek(fiber.HeaderLocation)), Body: append([]byte(nil), res.Body()...),
+	})
+}
+
+// The security headers of every response. API answers are data, never a
+// document to render: their policy allows nothing. The pages (KDS,
+// console) load their own script, style and API from this origin only;
+// they have no inline script or style, and no page may frame them.
+const (
+	cspAPI  = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+	cspPage = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+		"connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+// secure sets the security headers on every response and refuses, with
+// 400, a path or query value that is not valid UTF-8 (bodies are checked
+// by decode). A handler serving a page replaces the CSP with cspPage.
+func (s *Server) secure(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	h.Set(fiber.HeaderXFrameOptions, "DENY")
+	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	h.Set(fiber.HeaderContentSecurityPolicy, cspAPI)
+	if !utf8.ValidString(c.Path()) {
+		return kassa.Errorf(kassa.EBadRequest, "the request path is not valid UTF-8")
+	}
+	if uri := c.Request().URI(); len(uri.QueryString()) > 0 {
+		bad := false
+		uri.QueryArgs().VisitAll(func(k, v []byte) { bad = bad || !utf8.Valid(k) || !utf8.Valid(v) })
+		if bad {
+			return kassa.Errorf(kassa.EBadRequest, "the query string is not valid UTF-8")
+		}
+	}
+	return c.Next()
+}
+
+// page serves a browser page's files under prefix: GET and HEAD only (405
+// with Allow otherwise), with the page's CSP.
+func (s *Server) page(prefix string, files fs.FS) {
+	serve := filesystem.New(filesystem.Config{Root: http.FS(files), Index: "index.html"})
+	s.app.Use(prefix, func(c *fiber.Ctx) error {
+		switch c.Method() {
+		case fiber.MethodGet, fiber.MethodHead:
+		default:
+			c.Set(fiber.HeaderAllow, "GET, HEAD")
+			return fiber.ErrMethodNotAllowed
+		}
+		c.Set(fiber.HeaderContentSecurityPolicy, cspPage)
+		return serve(c)
 	})
 }

@@ -90,7 +90,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
 				"refresh tokens live 30 days from their last use; logins are limited per account. " +
-				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id.",
+				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
+				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
+				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
+				"the week to each location's today in its own time zone.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"time"
-
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -35,7 +33,7 @@ func (s *Server) routesPayments() {
 	s.handle(&Route{Method: "GET", Path: "/payments/settlements", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Settlement{},
 		Query: []Param{
 			{"date_from", "string", "first local date (YYYY-MM-DD), default 6 days before date_to"},
-			{"date_to", "string", "last local date (YYYY-MM-DD), default today (UTC)"},
+			{"date_to", "string", "last local date (YYYY-MM-DD), default each location's today in its own time zone"},
 			{"location_id", "string", "only this location"},
 		}, Summary: "Per local day, location and method: count and gross of captured payments, refunds, net", Handler: s.settlements})
 	if s.svc.Settings != nil {
@@ -75,15 +73,9 @@ func (s *Server) listPayments(c *fiber.Ctx) error {
 }
 
 func (s *Server) settlements(c *fiber.Ctx) error {
+	// Empty dates stay empty: the service resolves them per location, in
+	// its time zone.
 	f := kassa.SettlementFilter{From: c.Query("date_from"), To: c.Query("date_to")}
-	if f.To == "" {
-		f.To = s.cfg.Now().UTC().Format("2006-01-02")
-	}
-	if f.From == "" {
-		if to, err := time.Parse("2006-01-02", f.To); err == nil {
-			f.From = to.AddDate(0, 0, -6).Format("2006-01-02")
-		}
-	}
 	var err error
 	if f.LocationID, err = queryID(c, "location_id"); err != nil {
 		return err

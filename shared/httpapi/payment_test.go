@@ -520,7 +520,7 @@ func TestPaymentSettlements(t *testing.T) {
 		{"Sydney on the UTC date", q(d, d, sydney), []paySettlement{}},
 		{"Sydney on its local date", q(d1, d1, sydney), []paySettlement{sCash}},
 		{"both days, every location", q(d, d1, ""), []paySettlement{aCard, aCash, sCash}},
-		{"the default: the week to today (UTC)", "", []paySettlement{aCard, aCash}},
+		{"the default: the week to each location's today", "", []paySettlement{aCard, aCash, sCash}},
 		{"only date_to", q("", d, ""), []paySettlement{aCard, aCash}},
 		{"the day before", q(d0, d0, ""), []paySettlement{}},
 		{"shop B", q(d, d1, f.locB), []paySettlement{}},

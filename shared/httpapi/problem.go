@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -25,6 +26,8 @@ var problemOf = map[kassa.Kind]struct {
 	kassa.EInvalid:      {422, "Unprocessable Entity"},
 	kassa.ERateLimited:  {429, "Too Many Requests"},
 	kassa.EInternal:     {500, "Internal Server Error"},
+
+	kassa.EMethodNotAllowed: {405, "Method Not Allowed"},
 }
 
 // Problem is an RFC 9457 problem document.
@@ -42,7 +45,7 @@ type Problem struct {
 var fiberKinds = map[int]kassa.Kind{
 	fiber.StatusBadRequest:            kassa.EBadRequest,
 	fiber.StatusNotFound:              kassa.ENotFound,
-	fiber.StatusMethodNotAllowed:      kassa.ENotFound,
+	fiber.StatusMethodNotAllowed:      kassa.EMethodNotAllowed,
 	fiber.StatusRequestEntityTooLarge: kassa.ETooLarge,
 	fiber.StatusUnauthorized:          kassa.EUnauthorized,
 	fiber.StatusTooManyRequests:       kassa.ERateLimited,
@@ -61,16 +64,20 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			kind = kassa.EBadRequest
 		}
 		msg := fe.Message
-		if fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed {
+		switch fe.Code {
+		case fiber.StatusNotFound:
 			msg = "no such route: " + c.Method() + " " + c.Path()
+		case fiber.StatusMethodNotAllowed:
+			// Fiber's router has set Allow to the path's methods.
+			msg = c.Method() + " is not allowed on " + c.Path() + "; allowed: " + c.GetRespHeader(fiber.HeaderAllow)
 		}
 		if fe.Code == fiber.StatusRequestEntityTooLarge {
 			msg = "the request body exceeds " + strconv.Itoa(s.cfg.BodyLimit) + " bytes"
 		}
 		ke = &kassa.Error{Kind: kind, Message: msg}
 	default:
-		s.log.Error("internal error", slog.String("request_id", requestID(c)), slog.String("method", c.Method()),
-			slog.String("path", c.Path()), slog.Any("err", err))
+		s.log.Error("internal error", slog.String("request_id", requestID(c)), slog.String("method", methodLabel(c.Method())),
+			slog.String("path", strings.Clone(c.Path())), slog.Any("err", err))
 		ke = &kassa.Error{Kind: kassa.EInternal, Message: "an unexpected error occurred; quote the request id to support"}
 	}
 	return s.writeProblem(c, ke)
@@ -83,6 +90,8 @@ func (s *Server) writeProblem(c *fiber.Ctx, ke *kassa.Error) error {
 		id := uuid.NewString()
 		c.Locals(localRequestID, id)
 		c.Set(fiber.HeaderXRequestID, id)
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		c.Set(fiber.HeaderContentSecurityPolicy, cspAPI)
 	}
 	p, ok := problemOf[ke.Kind]
 	if !ok {

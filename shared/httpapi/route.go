@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -57,6 +58,10 @@ func (s *Server) handle(r *Route) {
 	}
 	handlers = append(handlers, r.Handler)
 	s.api.Add(r.Method, r.Path, handlers...)
+	if r.Method == fiber.MethodGet {
+		// HEAD is GET without the body (RFC 9110 9.3.2); Allow lists both.
+		s.api.Add(fiber.MethodHead, r.Path, handlers...)
+	}
 }
 
 // decode reads a JSON body strictly: malformed JSON is 400, a field of the
@@ -69,6 +74,10 @@ func decode(c *fiber.Ctx, v any) error {
 	}
 	if trimmed[0] != '{' {
 		return kassa.Errorf(kassa.EBadRequest, "the request body must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would store U+FFFD in place of each bad byte.
+		return kassa.Errorf(kassa.EBadRequest, "the request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -167,11 +176,19 @@ func queryID(c *fiber.Ctx, name string) (*string, error) {
 
 // pathID reads the :id path parameter; one that cannot be an id is 404.
 func pathID(c *fiber.Ctx, resource string) (string, error) {
-	id := c.Params("id")
+	return paramID(c, "id", resource)
+}
+
+// paramID reads a path parameter holding an id; one that cannot be an id
+// is 404. The id is a copy: Fiber's parameter points into the request's
+// buffer, which the connection's next request overwrites, and services
+// keep ids past the handler (the per-order lock's map, events).
+func paramID(c *fiber.Ctx, name, resource string) (string, error) {
+	id := c.Params(name)
 	if !kassa.ValidID(id) {
 		return "", kassa.NotFound(resource, id)
 	}
-	return id, nil
+	return strings.Clone(id), nil
 }
 
 // one writes {"data": v}.

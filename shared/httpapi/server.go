@@ -12,12 +12,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
 
 	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/kassa"
@@ -114,12 +112,12 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		IdleTimeout:           120 * time.Second,
 		StrictRouting:         false,
 	})
-	s.app.Use(s.recoverer, s.requestIDs, s.accessLog)
+	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
 	if cfg.ConsolePage != nil {
-		s.app.Use("/console", filesystem.New(filesystem.Config{Root: http.FS(cfg.ConsolePage), Index: "index.html"}))
+		s.page("/console", cfg.ConsolePage)
 	}
 	s.api = s.app.Group("/api/v1")
 	// A resource's routes exist when its service does, so a node (or a

@@ -20,6 +20,8 @@ const (
 	ERateLimited  Kind = "rate-limited"      // too many requests
 	ETooLarge     Kind = "payload-too-large" // request body above the limit
 	EInternal     Kind = "internal"          // anything unexpected; never shown to clients
+	// EMethodNotAllowed: the path exists, the method does not (405 with Allow).
+	EMethodNotAllowed Kind = "method-not-allowed"
 )
 
 // FieldError is one invalid field of a request body.

@@ -88,9 +88,36 @@ type Settlement struct {
 }
 
 // SettlementFilter selects settlements by local date (YYYY-MM-DD, inclusive).
+// An empty To is each location's own today, an empty From six days before
+// To (see Days).
 type SettlementFilter struct {
 	From, To   string
 	LocationID *string
+}
+
+// MaxSettlementSpan is the longest range of dates a settlement query covers.
+const MaxSettlementSpan = 366 * 24 * time.Hour
+
+// Days returns the local dates, inclusive, that f covers at a location in
+// zone at the instant now: To defaults to the location's today (a store
+// east of UTC is already on tomorrow's date), From to six days before To.
+// Errors: EBadRequest for a date that is not YYYY-MM-DD, dates out of order
+// or more than MaxSettlementSpan apart.
+func (f SettlementFilter) Days(now time.Time, zone *time.Location) (from, to string, err error) {
+	const day = "2006-01-02"
+	from, to = f.From, f.To
+	if to == "" {
+		to = now.In(zone).Format(day)
+	}
+	t, err2 := time.Parse(day, to)
+	if from == "" && err2 == nil {
+		from = t.AddDate(0, 0, -6).Format(day)
+	}
+	fr, err1 := time.Parse(day, from)
+	if err1 != nil || err2 != nil || t.Before(fr) || t.Sub(fr) > MaxSettlementSpan {
+		return "", "", Errorf(EBadRequest, "date_from and date_to must be dates (YYYY-MM-DD), in order, at most a year apart")
+	}
+	return from, to, nil
 }
 
 // PaymentService takes payments. A declined card is not an error: the

@@ -470,17 +470,30 @@ func deref(s *string) string {
 	return *s
 }
 
+// earliestZone is the time zone that reaches a date first.
+var earliestZone = time.FixedZone("UTC+14", 14*3600)
+
 // Settlements sums captured payments and refunds per location-local day,
-// location and method.
+// location and method. Missing dates default per location, in its zone
+// (kassa.SettlementFilter.Days).
 func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilter) ([]kassa.Settlement, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	from, err1 := time.Parse("2006-01-02", f.From)
-	to, err2 := time.Parse("2006-01-02", f.To)
-	if err1 != nil || err2 != nil || to.Before(from) || to.Sub(from) > 366*24*time.Hour {
-		return nil, kassa.Errorf(kassa.EBadRequest, "date_from and date_to must be dates (YYYY-MM-DD), in order, at most a year apart")
+	now := s.db.Now()
+	// Checked in the zone whose today comes first (UTC+14), so that no
+	// store's today is refused as a date_from in the future; the bounds
+	// found there span every location's own dates, but for a defaulted
+	// date_from, which is up to two days earlier at UTC-12.
+	fromDay, toDay, err := f.Days(now, earliestZone)
+	if err != nil {
+		return nil, err
+	}
+	from, _ := time.Parse(time.DateOnly, fromDay)
+	to, _ := time.Parse(time.DateOnly, toDay)
+	if f.From == "" && f.To == "" {
+		from = from.AddDate(0, 0, -2)
 	}
 	zones := map[string]*time.Location{}
 	zone := func(locID string) *time.Location {
@@ -509,7 +522,18 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		}
 		return sums[k]
 	}
-	inRange := func(d string) bool { return d >= f.From && d <= f.To }
+	days := map[string][2]string{}
+	inRange := func(d, loc string) bool {
+		r, ok := days[loc]
+		if !ok {
+			// A range empty at this location (date_from after its today) is
+			// no error: nothing there.
+			from, to, _ := f.Days(now, zone(loc))
+			r = [2]string{from, to}
+			days[loc] = r
+		}
+		return r[0] != "" && d >= r[0] && d <= r[1]
+	}
 	w := orgFilter(a.OrgID).and(`status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, lo, hi)
 	eq(w, "location_id", f.LocationID)
 	rows, err := s.db.reader.QueryContext(ctx, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args...)
@@ -524,7 +548,7 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 			return nil, err
 		}
 		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
-		if inRange(d) {
+		if inRange(d, loc) {
 			st := add(key{d, loc, kassa.PaymentMethod(method)})
 			st.Count++
 			st.Gross += amount
@@ -547,7 +571,7 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 			return nil, err
 		}
 		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
-		if inRange(d) {
+		if inRange(d, loc) {
 			add(key{d, loc, kassa.PaymentMethod(method)}).Refunds += amount
 		}
 	}
