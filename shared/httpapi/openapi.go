@@ -89,7 +89,9 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"cursor paging (limit 1-200, default 50), RFC 9457 problems of type " + s.cfg.ErrorsBase + "/<kind>. " +
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
-				"refresh tokens live 30 days from their last use; logins are limited per account.",
+				"refresh tokens live 30 days from their last use; logins are limited per account. " +
+				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
+				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403).",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,
