@@ -273,7 +273,9 @@ func actorID(a *kassa.Actor) *string {
 	return &id
 }
 
-// CreateOrder prices and stores a new open order. Errors: EInvalid.
+// CreateOrder prices and stores a new open order. Errors: EInvalid (also
+// beyond the money limits), EForbidden (a manual discount above the actor's
+// discount limit, kassa.CheckDiscount).
 func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (*kassa.Order, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -723,7 +725,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 // amount, or by line quantities, through the payments' processors, never
 // more than was paid. With restock, refunded line quantities go back to
 // stock. Errors: ENotFound, EInvalid, EConflict, EForbidden (a cashier
-// refunding above the org's limit).
+// taking the order's refunds above the org's limit, kassa.CheckRefund).
 func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.RefundRequest) (*kassa.Order, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
