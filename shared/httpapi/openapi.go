@@ -93,7 +93,9 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
 				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
-				"the week to each location's today in its own time zone.",
+				"the week to each location's today in its own time zone. " +
+				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
+				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403).",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

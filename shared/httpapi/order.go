@@ -23,7 +23,9 @@ func (s *Server) routesOrders() {
 	s.handle(&Route{Method: "POST", Path: "/orders", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Status: 201,
 		Body: kassa.OrderCreate{}, Resp: kassa.Order{},
 		Summary: "Create an open order; the server prices it from the catalog, the location's newest active price list, " +
-			"modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line)",
+			"modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); " +
+			"quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); " +
+			"manual discounts above the role's discount_limits (basis points of the subtotal) are 403",
 		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, svc.CreateOrder)})
 	s.handle(&Route{Method: "GET", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersRead, Resp: kassa.Order{},
 		Summary: "Retrieve an order with line items, payments, refunds and history", Handler: getBy("order", svc.FindOrderByID)})
@@ -35,7 +37,7 @@ func (s *Server) routesOrders() {
 		Handler: getBy("order", svc.CompleteOrder)})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
 		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +
-			"above the org's refund_limit a cashier gets 403",
+			"a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)",
 		Handler: s.refundOrder})
 	s.handle(&Route{Method: "GET", Path: "/customers/:id/orders", Tag: "customers", Scope: kassa.ScopeOrdersRead, List: true, Resp: kassa.Order{},
 		Query: pageParams, Summary: "A customer's order history", Handler: s.customerOrders})

@@ -9,7 +9,8 @@ import (
 func (s *Server) routesSettings() {
 	svc := s.svc.Settings
 	s.handle(&Route{Method: "GET", Path: "/settings", Tag: "settings", Resp: kassa.OrgSettings{},
-		Summary: "The org's commercial settings: tax rate and mode, cashier refund limit, negative stock, offline card limits",
+		Summary: "The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, " +
+			"negative stock, offline card limits",
 		Handler: func(c *fiber.Ctx) error {
 			st, err := svc.Settings(c.UserContext())
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 var setDefaults = map[string]any{
 	"tax_rate_bps": 1000.0, "tax_inclusive": true, "refund_limit": 5000.0, "allow_negative_stock": true,
 	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0,
+	"discount_limits": map[string]any{"manager": 10000.0, "cashier": 0.0, "partner": 10000.0},
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
 		map[string]any{"method": "gift_card", "enabled": false}, map[string]any{"method": "external", "enabled": false},

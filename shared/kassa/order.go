@@ -190,8 +190,9 @@ type OrderFilter struct {
 }
 
 // OrderService takes and settles orders. Errors: ENotFound, EInvalid,
-// EConflict (a transition the state forbids), EForbidden (a refund above
-// the cashier limit).
+// EConflict (a transition the state forbids), EForbidden (a manual discount
+// above the role's limit, CheckDiscount; a cashier's refunds on one order
+// above the refund limit, CheckRefund).
 type OrderService interface {
 	FindOrders(ctx context.Context, f OrderFilter) (List[Order], error)
 	FindOrderByID(ctx context.Context, id string) (*Order, error)

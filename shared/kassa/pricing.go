@@ -1,8 +1,16 @@
 package kassa
 
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
 // Pricing rules, all in integer minor units:
 //
-//   - A line's gross is (unit price + modifier adjustments) × quantity.
+//   - A line's gross is its unit price (with modifier adjustments, see
+//     UnitPrice) × quantity.
 //   - A line discount (percent in basis points, or an amount) comes off the
 //     line's gross; a percent is rounded half up; an amount is capped at the gross.
 //   - An order discount is spread over the lines in proportion to what is
@@ -13,16 +21,24 @@ package kassa
 //     inclusive, tax = net × r / (10000 + r) is contained in the line total;
 //     exclusive, tax = net × r / 10000 is added to it.
 //   - Totals are sums of the lines, so the order always equals its lines.
+//
+// Bounded work: every input is checked against the limits of money.go
+// before any arithmetic (quantity, unit price, line gross, order total,
+// discounts, tax rate), products of two amounts are taken in 128 bits, and
+// the work is O(n log n) in the number of lines whatever the amounts.
 
-// PricedLine is a line to price: its gross and its own discount.
+// PricedLine is a line to price: its unit price (UnitPrice), quantity and
+// its own discount.
 type PricedLine struct {
-	Gross    int64
+	Unit     int64
+	Quantity int64
 	Discount *Discount
 }
 
 // LinePrice is the result for one line.
 type LinePrice struct {
-	Discount int64
+	Gross    int64 // unit price × quantity
+	Discount int64 // the line's own discount and its share of the order's
 	Tax      int64
 	Total    int64
 }
@@ -30,36 +46,64 @@ type LinePrice struct {
 // OrderPrice is the result for an order.
 type OrderPrice struct {
 	Lines         []LinePrice
-	Subtotal      int64
+	Subtotal      int64 // sum of the lines' gross
 	DiscountTotal int64
 	TaxTotal      int64
 	Total         int64
 }
 
-// divRound returns a/b rounded half up, for a ≥ 0 and b > 0.
-func divRound(a, b int64) int64 { return (2*a + b) / (2 * b) }
-
-// discountOf returns what d takes off base.
-func discountOf(d *Discount, base int64) int64 {
-	if d == nil || base <= 0 {
-		return 0
+// lineField names field sub of line i of POST /orders ("" names the line).
+func lineField(i int, sub string) string {
+	f := "line_items[" + strconv.Itoa(i) + "]"
+	if sub != "" {
+		f += "." + sub
 	}
-	if d.Type == "percent" {
-		return min(base, divRound(base*d.Value, 10000))
-	}
-	return min(base, d.Value)
+	return f
 }
 
-// Price prices an order's lines.
-func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bool) OrderPrice {
+// Price prices an order's lines with an optional order discount at the
+// org's tax rate. Errors: EInvalid naming the field (line_items[i].quantity,
+// line_items[i], line_items, line_items[i].discount.value, discount.value…)
+// when an input or a result is beyond the limits of money.go; a tax rate
+// out of range is an internal error (the settings forbid it).
+func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bool) (OrderPrice, error) {
+	if taxBps < 0 || taxBps > MaxTaxRateBps {
+		return OrderPrice{}, fmt.Errorf("kassa: a tax rate of %d basis points is out of range", taxBps)
+	}
+	var v Validation
+	v.Check(len(lines) >= 1 && len(lines) <= MaxOrderLines, "line_items", "must have 1-100 lines")
+	checkDiscount(&v, "discount", orderDiscount)
 	out := OrderPrice{Lines: make([]LinePrice, len(lines))}
+	for i, l := range lines {
+		if l.Discount != nil {
+			checkDiscount(&v, lineField(i, "discount"), l.Discount)
+		}
+		switch {
+		case l.Quantity < 1 || l.Quantity > MaxLineQuantity:
+			v.Add(lineField(i, "quantity"), "must be 1-10000")
+		case l.Unit < 0 || l.Unit > MaxUnitPrice:
+			v.Add(lineField(i, ""), "the unit price with modifiers must be 0-10^12 minor units")
+		case l.Unit > MaxLineGross/l.Quantity: // unit × quantity > MaxLineGross, without multiplying
+			v.Add(lineField(i, "quantity"), "the line's gross (unit price × quantity) is above 10^12 minor units")
+		default:
+			out.Lines[i].Gross = l.Unit * l.Quantity
+			out.Subtotal += out.Lines[i].Gross // ≤ MaxOrderLines × MaxLineGross: no overflow
+		}
+	}
+	if err := v.Err(); err != nil {
+		return OrderPrice{}, err
+	}
+	if out.Subtotal > MaxOrderTotal {
+		v.Add("line_items", "the order's subtotal is above 10^12 minor units")
+		return OrderPrice{}, v.Err()
+	}
 	rest := make([]int64, len(lines))
 	var restTotal int64
 	for i, l := range lines {
-		out.Lines[i].Discount = discountOf(l.Discount, l.Gross)
-		rest[i] = l.Gross - out.Lines[i].Discount
+		lp := &out.Lines[i]
+		lp.Discount = discountOf(l.Discount, lp.Gross)
+		rest[i] = lp.Gross - lp.Discount
 		restTotal += rest[i]
-		out.Subtotal += l.Gross
 	}
 	if od := discountOf(orderDiscount, restTotal); od > 0 {
 		for i, part := range allocate(od, rest) {
@@ -67,53 +111,85 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 		}
 	}
 	r := int64(taxBps)
-	for i, l := range lines {
+	for i := range out.Lines {
 		lp := &out.Lines[i]
-		net := l.Gross - lp.Discount
+		net := lp.Gross - lp.Discount
 		if inclusive {
-			lp.Tax = divRound(net*r, 10000+r)
+			lp.Tax, _ = mulDivRound(net, r, 10000+r) // ≤ net
 			lp.Total = net
 		} else {
-			lp.Tax = divRound(net*r, 10000)
+			lp.Tax, _ = mulDivRound(net, r, 10000) // ≤ net / 2
 			lp.Total = net + lp.Tax
 		}
 		out.DiscountTotal += lp.Discount
 		out.TaxTotal += lp.Tax
 		out.Total += lp.Total
 	}
-	return out
+	if out.Total > MaxOrderTotal {
+		v.Add("line_items", "the order's total with tax is above 10^12 minor units")
+		return OrderPrice{}, v.Err()
+	}
+	return out, nil
 }
 
-// allocate splits amount over weights in proportion, by largest remainder;
-// the parts sum to amount exactly (amount ≤ sum of weights).
+// discountOf returns what d takes off base (base ≥ 0, d within its limits):
+// never more than base.
+func discountOf(d *Discount, base int64) int64 {
+	if d == nil || base <= 0 || d.Value <= 0 {
+		return 0
+	}
+	if d.Type == "percent" {
+		q, ok := mulDivRound(base, min(d.Value, MaxPercentBps), MaxPercentBps)
+		if !ok {
+			return 0
+		}
+		return min(base, q)
+	}
+	return min(base, d.Value)
+}
+
+// allocate splits amount over weights in proportion, by the largest
+// remainder method: the parts sum to amount exactly and none exceeds its
+// weight, when the weights' sum fits an int64 (Price's bounds make it so).
+// amount is clamped to [0, sum of weights]; a negative weight counts as 0.
+// Whatever the input it runs in O(n log n) for n weights: amount × weight is
+// taken in 128 bits, and fewer than n units are left over after the
+// proportional parts, one each to the largest remainders (the earlier line
+// first on a tie).
 func allocate(amount int64, weights []int64) []int64 {
 	parts := make([]int64, len(weights))
 	var total int64
 	for _, w := range weights {
-		total += w
+		if w > 0 {
+			total = addSat(total, w)
+		}
 	}
-	if total == 0 {
+	amount = min(max(amount, 0), total)
+	if amount == 0 {
 		return parts
 	}
 	rems := make([]int64, len(weights))
 	var given int64
 	for i, w := range weights {
-		parts[i] = amount * w / total
-		rems[i] = amount * w % total
+		if w <= 0 {
+			continue
+		}
+		parts[i], rems[i], _ = mulDiv(amount, w, total) // amount ≤ total: the part is ≤ w
 		given += parts[i]
 	}
-	for left := amount - given; left > 0; left-- {
-		best := -1
-		for i := range weights {
-			if weights[i] > parts[i] && (best < 0 || rems[i] > rems[best]) {
-				best = i
-			}
+	left := amount - given
+	if left <= 0 {
+		return parts
+	}
+	order := make([]int, 0, len(weights))
+	for i, r := range rems {
+		if r > 0 {
+			order = append(order, i)
 		}
-		if best < 0 {
-			break
-		}
-		parts[best]++
-		rems[best] = -1
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rems[b], rems[a]) })
+	for _, i := range order[:min(left, int64(len(order)))] {
+		parts[i]++
 	}
 	return parts
 }
@@ -122,6 +198,15 @@ func allocate(amount int64, weights []int64) []int64 {
 // units returns, when done units were refunded before: the cumulative share
 // total × units / quantity (rounded half up) minus what was already
 // returned, so refunding every unit in any steps returns the total exactly.
+// It is never negative; done and done + qty are clamped to [0, quantity],
+// and a non-positive total or quantity returns 0.
 func RefundShare(total, quantity, done, qty int64) int64 {
-	return divRound(total*(done+qty), quantity) - divRound(total*done, quantity)
+	if total <= 0 || quantity <= 0 {
+		return 0
+	}
+	done = min(max(done, 0), quantity)
+	upto := min(max(addSat(done, qty), done), quantity)
+	after, _ := mulDivRound(total, upto, quantity) // upto ≤ quantity: ≤ total
+	before, _ := mulDivRound(total, done, quantity)
+	return after - before
 }

@@ -112,9 +112,6 @@ func (in *ProductUpdate) Validate() error {
 	return v.Err()
 }
 
-// MaxMoney bounds any amount in minor units (10^12) so that sums never overflow.
-const MaxMoney = 1_000_000_000_000
-
 func checkStrings(v *Validation, field string, ss []string, max int) {
 	v.Check(len(ss) <= 100, field, "must have at most 100 entries")
 	for _, s := range ss {

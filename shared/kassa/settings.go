@@ -8,9 +8,13 @@ type OrgSettings struct {
 	TaxRateBps int `json:"tax_rate_bps"`
 	// TaxInclusive: prices include tax (GST/VAT style); otherwise tax is added.
 	TaxInclusive bool `json:"tax_inclusive"`
-	// RefundLimit is the largest refund (minor units) a cashier may give;
-	// larger refunds need a manager or owner.
+	// RefundLimit is the most (minor units) a cashier may refund on one
+	// order, all its refunds together; beyond it a manager or owner must
+	// refund (CheckRefund).
 	RefundLimit int64 `json:"refund_limit"`
+	// DiscountLimits are the largest manual discount each role may give on
+	// an order, in basis points of its gross (CheckDiscount).
+	DiscountLimits DiscountLimits `json:"discount_limits"`
 	// AllowNegativeStock lets a sale complete when on-hand would go below
 	// zero (the goods are in the customer's hands); false refuses with 409.
 	AllowNegativeStock bool `json:"allow_negative_stock"`
@@ -30,11 +34,12 @@ type PaymentMethodConfig struct {
 }
 
 // DefaultSettings are a new org's settings: 10 % inclusive tax, cashier
-// refunds up to 50.00, negative stock allowed, offline card payments up to
-// 100.00 each and 1000.00 a day, cash and card enabled.
+// refunds up to 50.00 an order, no manual discounts by cashiers (managers
+// and partner apps unlimited), negative stock allowed, offline card
+// payments up to 100.00 each and 1000.00 a day, cash and card enabled.
 func DefaultSettings() OrgSettings {
 	return OrgSettings{
-		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, AllowNegativeStock: true,
+		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
 		PaymentMethods: []PaymentMethodConfig{
 			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false},
@@ -54,12 +59,59 @@ func (s *OrgSettings) Accepts(m PaymentMethod) bool {
 
 // SettingsUpdate is the body of PATCH /settings.
 type SettingsUpdate struct {
-	TaxRateBps            Opt[int]   `json:"tax_rate_bps"`
-	TaxInclusive          Opt[bool]  `json:"tax_inclusive"`
-	RefundLimit           Opt[int64] `json:"refund_limit"`
-	AllowNegativeStock    Opt[bool]  `json:"allow_negative_stock"`
-	OfflineCardLimit      Opt[int64] `json:"offline_card_limit"`
-	OfflineCardDailyLimit Opt[int64] `json:"offline_card_daily_limit"`
+	TaxRateBps   Opt[int]   `json:"tax_rate_bps"`
+	TaxInclusive Opt[bool]  `json:"tax_inclusive"`
+	RefundLimit  Opt[int64] `json:"refund_limit"`
+	// DiscountLimits replaces the roles' limits it names; absent or null
+	// changes none.
+	DiscountLimits        *DiscountLimitsUpdate `json:"discount_limits"`
+	AllowNegativeStock    Opt[bool]             `json:"allow_negative_stock"`
+	OfflineCardLimit      Opt[int64]            `json:"offline_card_limit"`
+	OfflineCardDailyLimit Opt[int64]            `json:"offline_card_daily_limit"`
+}
+
+// Validate checks the fields present: a tax rate of 0–MaxTaxRateBps, money
+// limits of 0–MaxMoney, discount limits of 0–10000 basis points, no null
+// where a value is needed.
+func (in *SettingsUpdate) Validate() error {
+	var v Validation
+	if in.TaxRateBps.Set {
+		v.Check(!in.TaxRateBps.Null && in.TaxRateBps.Value >= 0 && in.TaxRateBps.Value <= MaxTaxRateBps, "tax_rate_bps", "must be 0-5000 basis points")
+	}
+	for _, f := range []struct {
+		name string
+		o    Opt[int64]
+	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit}} {
+		if f.o.Set {
+			v.Check(!f.o.Null && f.o.Value >= 0 && f.o.Value <= MaxMoney, f.name, "must be 0-10^12 minor units")
+		}
+	}
+	v.Check(!in.TaxInclusive.Null, "tax_inclusive", "must be true or false")
+	v.Check(!in.AllowNegativeStock.Null, "allow_negative_stock", "must be true or false")
+	if in.DiscountLimits != nil {
+		in.DiscountLimits.check(&v)
+	}
+	return v.Err()
+}
+
+// Apply changes st by the fields present in a validated update.
+func (in *SettingsUpdate) Apply(st *OrgSettings) {
+	set(&st.TaxRateBps, in.TaxRateBps)
+	set(&st.TaxInclusive, in.TaxInclusive)
+	set(&st.RefundLimit, in.RefundLimit)
+	set(&st.AllowNegativeStock, in.AllowNegativeStock)
+	set(&st.OfflineCardLimit, in.OfflineCardLimit)
+	set(&st.OfflineCardDailyLimit, in.OfflineCardDailyLimit)
+	if in.DiscountLimits != nil {
+		in.DiscountLimits.apply(&st.DiscountLimits)
+	}
+}
+
+// set stores o's value in dst when o was present.
+func set[T any](dst *T, o Opt[T]) {
+	if o.Set {
+		*dst = o.Value
+	}
 }
 
 // SettingsService reads and changes the caller's org settings; changes need

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -274,55 +273,15 @@ func actorID(a *kassa.Actor) *string {
 	return &id
 }
 
-// validateOrderCreate checks the shape of a new order.
-func validateOrderCreate(in *kassa.OrderCreate) error {
-	var v kassa.Validation
-	v.Check(kassa.ValidID(in.LocationID), "location_id", "is required: an id")
-	if in.CustomerID != nil {
-		v.Check(kassa.ValidID(*in.CustomerID), "customer_id", "must be an id")
-	}
-	v.Check(in.Channel == "" || slices.Contains([]string{kassa.ChannelPOS, kassa.ChannelOnline, kassa.ChannelPartner}, in.Channel),
-		"channel", "must be one of pos, online, partner")
-	v.Check(len(in.LineItems) >= 1 && len(in.LineItems) <= 100, "line_items", "must have 1-100 lines")
-	v.Check(kassa.ValidText(in.Notes, 2000), "notes", "must be at most 2000 characters of text")
-	checkDiscount(&v, "discount", in.Discount)
-	for i, l := range in.LineItems {
-		f := fmt.Sprintf("line_items[%d]", i)
-		v.Check(kassa.ValidID(l.ProductID), f+".product_id", "is required: an id")
-		v.Check(l.Quantity >= 1 && l.Quantity <= 10_000, f+".quantity", "must be 1-10000")
-		v.Check(len(l.ModifierOptionIDs) <= 50, f+".modifier_option_ids", "must have at most 50 entries")
-		for _, id := range l.ModifierOptionIDs {
-			if !kassa.ValidID(id) {
-				v.Add(f+".modifier_option_ids", "entries must be ids")
-				break
-			}
-		}
-		checkDiscount(&v, f+".discount", l.Discount)
-	}
-	return v.Err()
-}
-
-func checkDiscount(v *kassa.Validation, field string, d *kassa.Discount) {
-	if d == nil {
-		return
-	}
-	switch d.Type {
-	case "percent":
-		v.Check(d.Value >= 0 && d.Value <= 10000, field+".value", "a percent discount is 0-10000 basis points")
-	case "amount":
-		v.Check(d.Value >= 0 && d.Value <= kassa.MaxMoney, field+".value", "an amount discount is 0-10^12 minor units")
-	default:
-		v.Add(field+".type", "must be percent or amount")
-	}
-}
-
-// CreateOrder prices and stores a new open order. Errors: EInvalid.
+// CreateOrder prices and stores a new open order. Errors: EInvalid (also
+// beyond the money limits), EForbidden (a manual discount above the actor's
+// discount limit, kassa.CheckDiscount).
 func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (*kassa.Order, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := validateOrderCreate(in); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	// Everything the order is priced from is read off the writer, in one
@@ -430,10 +389,16 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor
 	}
 	priced := make([]kassa.PricedLine, len(lines))
 	for i, l := range lines {
-		priced[i] = kassa.PricedLine{Gross: l.gross, Discount: in.LineItems[i].Discount}
+		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount}
 	}
-	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel,
-		price: kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)}
+	price, err := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
+	if err != nil {
+		return nil, err
+	}
+	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal); err != nil {
+		return nil, err
+	}
+	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price}
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
@@ -457,7 +422,7 @@ type builtLine struct {
 	product   *kassa.Product
 	unitPrice int64
 	modifiers []kassa.LineModifier
-	gross     int64
+	unit      int64 // unitPrice with the modifiers' adjustments (kassa.UnitPrice)
 }
 
 // buildLines resolves products, the location's price list and modifiers.
@@ -486,7 +451,7 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 			chosen[o] = true
 		}
 		used := 0
-		var adj int64
+		var adj []int64
 		for _, gid := range p.ModifierGroupIDs {
 			g := groups[gid]
 			if g == nil {
@@ -517,7 +482,7 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 					delete(chosen, opt.ID)
 				}
 				b.modifiers = append(b.modifiers, kassa.LineModifier{OptionID: opt.ID, GroupID: g.ID, Name: opt.Name, PriceAdjustment: opt.PriceAdjustment})
-				adj += opt.PriceAdjustment
+				adj = append(adj, opt.PriceAdjustment)
 			}
 		}
 		if len(chosen) > 0 {
@@ -526,11 +491,7 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 		if b.modifiers == nil {
 			b.modifiers = []kassa.LineModifier{}
 		}
-		unit := max(0, b.unitPrice+adj)
-		b.gross = unit * li.Quantity
-		if b.gross > kassa.MaxMoney {
-			v.Add(f+".quantity", "the line is too large")
-		}
+		b.unit = kassa.UnitPrice(b.unitPrice, adj...) // kassa.Price checks it and the line's gross
 		out[i] = b
 	}
 	return out, v.Err()
@@ -764,22 +725,13 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 // amount, or by line quantities, through the payments' processors, never
 // more than was paid. With restock, refunded line quantities go back to
 // stock. Errors: ENotFound, EInvalid, EConflict, EForbidden (a cashier
-// refunding above the org's limit).
+// taking the order's refunds above the org's limit, kassa.CheckRefund).
 func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.RefundRequest) (*kassa.Order, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var v kassa.Validation
-	v.Check(in.Amount == nil || len(in.LineItems) == 0, "amount", "give amount or line_items, not both")
-	v.Check(in.Amount == nil || *in.Amount > 0, "amount", "must be positive")
-	v.Check(kassa.ValidText(in.Reason, 500), "reason", "must be at most 500 characters of text")
-	v.Check(len(in.LineItems) <= 100, "line_items", "must have at most 100 entries")
-	for i, l := range in.LineItems {
-		v.Check(kassa.ValidID(l.LineItemID), fmt.Sprintf("line_items[%d].line_item_id", i), "is required: an id")
-		v.Check(l.Quantity >= 1, fmt.Sprintf("line_items[%d].quantity", i), "must be at least 1")
-	}
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	defer s.db.orders.Lock(id)()
@@ -798,8 +750,8 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 	if err != nil {
 		return nil, err
 	}
-	if plan.amount > settings.RefundLimit && !a.IsStaff() && a.ClientID == "" {
-		return nil, kassa.Errorf(kassa.EForbidden, "refunds above %d need a manager or owner", settings.RefundLimit)
+	if err := kassa.CheckRefund(a, settings.RefundLimit, o.RefundedTotal, plan.amount); err != nil {
+		return nil, err
 	}
 	paid, err := s.payments.refundPayments(ctx, o, plan.amount)
 	if err != nil && len(paid) == 0 {

@@ -26,43 +26,10 @@ func (s *SettingsService) Settings(ctx context.Context) (*kassa.OrgSettings, err
 
 // UpdateSettings changes the settings present in the update; owners only.
 func (s *SettingsService) UpdateSettings(ctx context.Context, in *kassa.SettingsUpdate) (*kassa.OrgSettings, error) {
-	var v kassa.Validation
-	if in.TaxRateBps.Set {
-		v.Check(!in.TaxRateBps.Null && in.TaxRateBps.Value >= 0 && in.TaxRateBps.Value <= 5000, "tax_rate_bps", "must be 0-5000 basis points")
-	}
-	for _, f := range []struct {
-		name string
-		o    kassa.Opt[int64]
-	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit}} {
-		if f.o.Set {
-			v.Check(!f.o.Null && f.o.Value >= 0 && f.o.Value <= kassa.MaxMoney, f.name, "must be 0-10^12 minor units")
-		}
-	}
-	v.Check(!in.TaxInclusive.Null, "tax_inclusive", "must be true or false")
-	v.Check(!in.AllowNegativeStock.Null, "allow_negative_stock", "must be true or false")
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, func(st *kassa.OrgSettings) {
-		if in.TaxRateBps.Set {
-			st.TaxRateBps = in.TaxRateBps.Value
-		}
-		if in.TaxInclusive.Set {
-			st.TaxInclusive = in.TaxInclusive.Value
-		}
-		if in.RefundLimit.Set {
-			st.RefundLimit = in.RefundLimit.Value
-		}
-		if in.AllowNegativeStock.Set {
-			st.AllowNegativeStock = in.AllowNegativeStock.Value
-		}
-		if in.OfflineCardLimit.Set {
-			st.OfflineCardLimit = in.OfflineCardLimit.Value
-		}
-		if in.OfflineCardDailyLimit.Set {
-			st.OfflineCardDailyLimit = in.OfflineCardDailyLimit.Value
-		}
-	})
+	return s.change(ctx, in.Apply)
 }
 
 // SetPaymentMethods replaces the accepted methods; owners only.

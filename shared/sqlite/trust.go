@@ -588,11 +588,11 @@ func checkCustomer(_ context.Context, ad *admitter, c *change.Change, f map[stri
 	return validated(in.Validate(now))
 }
 
-// Bounds on the numbers a pushed record may carry, beyond which no till
-// rings: they keep every sum of them far from overflowing.
+// Bounds on the numbers a pushed record may carry are the API's
+// (kassa/money.go), so that every sum of them stays far from overflowing.
 const (
-	maxQuantity = 1_000_000
-	maxAmount   = 1_000_000_000_00 // a billion in major units
+	maxQuantity = kassa.MaxLineQuantity
+	maxAmount   = kassa.MaxMoney
 	maxPoints   = 1_000_000_000
 )
 
@@ -671,7 +671,7 @@ func checkOrder(_ context.Context, _ *admitter, c *change.Change, f map[string]a
 		oneOf(f, "status", insert, orderStates...),
 		oneOf(f, "kitchen_status", false, kitchenStates...),
 		oneOf(f, "channel", insert, kassa.ChannelPOS, kassa.ChannelOnline, kassa.ChannelPartner),
-		within(f, "tax_rate_bps", 0, 10000, insert),
+		within(f, "tax_rate_bps", 0, kassa.MaxTaxRateBps, insert),
 		within(f, "tax_inclusive", 0, 1, insert),
 		within(f, "subtotal", 0, maxAmount, insert),
 		within(f, "discount_total", 0, maxAmount, insert),
@@ -694,8 +694,8 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 		PriceAdjustment int64 `json:"price_adjustment"`
 	}
 	if s, ok := f["modifiers"].(string); ok {
-		if err := json.Unmarshal([]byte(s), &mods); err != nil || len(mods) > 100 {
-			return refuse(RefusedValue, "modifiers must be a list of at most 100 options")
+		if err := json.Unmarshal([]byte(s), &mods); err != nil || len(mods) > kassa.MaxLineModifiers {
+			return refuse(RefusedValue, "modifiers must be a list of at most %d options", kassa.MaxLineModifiers)
 		}
 	}
 	unit, _ := intField(f, "unit_price")
@@ -720,7 +720,11 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 	if err := ad.tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
 		return err // the reference check found the order
 	}
-	want := kassa.Price([]kassa.PricedLine{{Gross: gross, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive).Lines[0]
+	priced, err := kassa.Price([]kassa.PricedLine{{Unit: unit, Quantity: qty, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive)
+	if err != nil {
+		return validated(err)
+	}
+	want := priced.Lines[0]
 	tax, _ := intField(f, "tax")
 	total, _ := intField(f, "total")
 	if tax != want.Tax || total != want.Total {
