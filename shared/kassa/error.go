@@ -20,6 +20,10 @@ const (
 	ERateLimited  Kind = "rate-limited"      // too many requests
 	ETooLarge     Kind = "payload-too-large" // request body above the limit
 	EInternal     Kind = "internal"          // anything unexpected; never shown to clients
+	// EUnavailable: what the request needs is out of reach for now (the
+	// store that owns an order is not connected to the hub); RetryAfter says
+	// when to try again.
+	EUnavailable Kind = "unavailable"
 )
 
 // FieldError is one invalid field of a request body.
@@ -33,7 +37,8 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Fields  []FieldError // for EInvalid
-	// RetryAfter is set on ERateLimited: seconds until a retry may succeed.
+	// RetryAfter is set on ERateLimited and EUnavailable: seconds until a
+	// retry may succeed.
 	RetryAfter int
 }
 
