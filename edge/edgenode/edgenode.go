@@ -130,7 +130,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				func() float64 { k, _ := n.DB.OutboxLen(context.Background(), true); return float64(k) }))
 		// The hub routes money operations on this store's orders here.
 		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
-			Idempotency: n.Services.Idempotency, Log: log}).Serve(nc)
+			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {
+				for range 100 { // a batch at a time, until nothing is left
+					if k, err := e.PullOnce(ctx); err != nil || k == 0 {
+						return err
+					}
+				}
+				return nil
+			}}).Serve(nc)
 		if err != nil {
 			nc.Close()
 			ns.Shutdown()

@@ -201,3 +201,32 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 }
 
 func itoa(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+// TestOnlineOrderAtTheHubIsPaidAndCompletedAtOnce: a partner creates an
+// order for pickup at the store, pays it and completes it at the hub, one
+// call right after the other. The payment runs at the store, which may
+// not have pulled the order yet (it catches up first), and the hub
+// answers once the store's payment reached its own copy, so the complete
+// that follows sees the order paid.
+func TestOnlineOrderAtTheHubIsPaidAndCompletedAtOnce(t *testing.T) {
+	e, product := moneyPair(t)
+	for i := range 3 {
+		var o oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/orders", e.hubTok, map[string]any{"location_id": e.location, "channel": "online",
+			"line_items": []any{map[string]any{"product_id": product, "quantity": 1 + i}}}, &o); st != 201 {
+			t.Fatalf("online order: %d", st)
+		}
+		id := o.Data["id"].(string)
+		if a := raw(t, e.hub, "POST", "/api/v1/payments/initiate", e.hubTok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "card",
+			"card_number": "4242424242424242"}); a.status != 201 || a.body["data"].(map[string]any)["status"] != "captured" {
+			t.Fatalf("pay at the hub right after creating: %d %v", a.status, a.body)
+		}
+		if a := raw(t, e.hub, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil); a.status != 200 {
+			t.Fatalf("complete at the hub right after paying: %d %v", a.status, a.body)
+		}
+		wait.For(t, 20*time.Second, "the completed order at the store", func() bool {
+			o := order(t, e.edge, e.edgeMgr, id)
+			return o["status"] == "completed" && o["paid_total"] == o["total"]
+		})
+	}
+}

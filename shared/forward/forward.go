@@ -68,9 +68,17 @@ type Router struct {
 	Edge    func(ctx context.Context, org, location string) (string, error)
 	Timeout time.Duration // 0: DefaultTimeout
 	Log     *slog.Logger
-	conn    atomic.Pointer[nats.Conn]
-	orders  kassa.OrderService // the hub's own, to find an order's location
+	// Settle bounds how long the hub waits, after the store answered, for
+	// the store's change to reach its own copy (0: DefaultSettle), so that
+	// a client's next call at the hub (complete after pay) sees it.
+	Settle   time.Duration
+	conn     atomic.Pointer[nats.Conn]
+	orders   kassa.OrderService   // the hub's own, to find an order's location
+	payments kassa.PaymentService // the hub's own, to see the store's change arrive
 }
+
+// DefaultSettle is how long the hub waits for a store's change to arrive.
+const DefaultSettle = 3 * time.Second
 
 // SetConn gives the router the hub's NATS connection once it is up;
 // until then every store counts as not connected.
@@ -168,7 +176,7 @@ type Orders struct {
 
 // Wrap returns the hub's payment and order services routed by r.
 func (r *Router) Wrap(payments kassa.PaymentService, orders kassa.OrderService) (*Payments, *Orders) {
-	r.orders = orders
+	r.orders, r.payments = orders, payments
 	return &Payments{PaymentService: payments, r: r}, &Orders{OrderService: orders, r: r}
 }
 
@@ -223,10 +231,41 @@ func call[T any](ctx context.Context, r *Router, id *link.Identity, op string, i
 	return &out, nil
 }
 
+// settle waits, up to r.Settle, until arrived reports that the store's
+// change reached the hub's copy. The store pushes its changes as it
+// commits them, so this is the sync lag, usually milliseconds; past the
+// bound the answer goes out anyway (it is the store's, and final).
+func (r *Router) settle(ctx context.Context, arrived func() bool) {
+	bound := r.Settle
+	if bound <= 0 {
+		bound = DefaultSettle
+	}
+	deadline := time.Now().Add(bound)
+	for !arrived() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// paymentArrived reports that the hub's copy of p is as the store answered.
+func (r *Router) paymentArrived(ctx context.Context, p *kassa.Payment) func() bool {
+	return func() bool {
+		got, err := r.payments.FindPaymentByID(ctx, p.ID)
+		return err == nil && got.Status == p.Status && got.RefundedAmount == p.RefundedAmount
+	}
+}
+
 // Initiate takes the payment at the order's store, if it has an edge.
 func (p *Payments) Initiate(ctx context.Context, in *kassa.PaymentInitiate) (*kassa.Payment, error) {
 	if e := p.r.orderEdge(ctx, in.OrderID); e != nil {
-		return call[kassa.Payment](ctx, p.r, e, opInitiate, in)
+		out, err := call[kassa.Payment](ctx, p.r, e, opInitiate, in)
+		if err == nil {
+			p.r.settle(ctx, p.r.paymentArrived(ctx, out))
+		}
+		return out, err
 	}
 	return p.PaymentService.Initiate(ctx, in)
 }
@@ -234,7 +273,11 @@ func (p *Payments) Initiate(ctx context.Context, in *kassa.PaymentInitiate) (*ka
 // Capture captures at the payment's store, if it has an edge.
 func (p *Payments) Capture(ctx context.Context, id string) (*kassa.Payment, error) {
 	if e := p.paymentEdge(ctx, id); e != nil {
-		return call[kassa.Payment](ctx, p.r, e, opCapture, idInput{ID: id})
+		out, err := call[kassa.Payment](ctx, p.r, e, opCapture, idInput{ID: id})
+		if err == nil {
+			p.r.settle(ctx, p.r.paymentArrived(ctx, out))
+		}
+		return out, err
 	}
 	return p.PaymentService.Capture(ctx, id)
 }
@@ -242,7 +285,11 @@ func (p *Payments) Capture(ctx context.Context, id string) (*kassa.Payment, erro
 // Void voids at the payment's store, if it has an edge.
 func (p *Payments) Void(ctx context.Context, id string) (*kassa.Payment, error) {
 	if e := p.paymentEdge(ctx, id); e != nil {
-		return call[kassa.Payment](ctx, p.r, e, opVoid, idInput{ID: id})
+		out, err := call[kassa.Payment](ctx, p.r, e, opVoid, idInput{ID: id})
+		if err == nil {
+			p.r.settle(ctx, p.r.paymentArrived(ctx, out))
+		}
+		return out, err
 	}
 	return p.PaymentService.Void(ctx, id)
 }
@@ -250,7 +297,14 @@ func (p *Payments) Void(ctx context.Context, id string) (*kassa.Payment, error) 
 // RefundOrder refunds at the order's store, if it has an edge.
 func (o *Orders) RefundOrder(ctx context.Context, id string, in *kassa.RefundRequest) (*kassa.Order, error) {
 	if e := o.r.orderEdge(ctx, id); e != nil {
-		return call[kassa.Order](ctx, o.r, e, opRefund, refundInput{ID: id, Refund: in})
+		out, err := call[kassa.Order](ctx, o.r, e, opRefund, refundInput{ID: id, Refund: in})
+		if err == nil {
+			o.r.settle(ctx, func() bool {
+				got, err := o.OrderService.FindOrderByID(ctx, id)
+				return err == nil && got.RefundedTotal >= out.RefundedTotal && got.Status == out.Status
+			})
+		}
+		return out, err
 	}
 	return o.OrderService.RefundOrder(ctx, id, in)
 }

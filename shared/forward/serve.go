@@ -21,6 +21,11 @@ type Edge struct {
 	Orders      kassa.OrderService
 	Idempotency kassa.IdempotencyStore
 	Log         *slog.Logger
+	// CatchUp pulls the hub's log now. A command may name an order the
+	// hub made a moment ago (an online order paid at once) that the edge
+	// has not pulled yet: on not-found the edge catches up and tries once
+	// more. Nil: no retry.
+	CatchUp func(ctx context.Context) error
 }
 
 // Serve answers the hub's commands on nc (the edge's connection to its own
@@ -69,8 +74,22 @@ func (e *Edge) Run(ctx context.Context, cmd link.Command) link.CommandReply {
 	return rep
 }
 
-// run decodes the command's input and calls the service.
+// run runs the command, once more after catching up with the hub's log
+// when what it names is not here yet.
 func (e *Edge) run(ctx context.Context, cmd link.Command) (any, error) {
+	result, err := e.runOnce(ctx, cmd)
+	if kassa.ErrorKind(err) == kassa.ENotFound && e.CatchUp != nil {
+		if cerr := e.CatchUp(ctx); cerr != nil {
+			e.Log.Warn("catching up with the hub for a routed money operation", "op", cmd.Op, "err", cerr)
+			return result, err
+		}
+		return e.runOnce(ctx, cmd)
+	}
+	return result, err
+}
+
+// runOnce decodes the command's input and calls the service.
+func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 	bad := func(err error) (any, error) {
 		return nil, kassa.Errorf(kassa.EBadRequest, "malformed %s command: %v", cmd.Op, err)
 	}
