@@ -230,3 +230,54 @@ func TestOnlineOrderAtTheHubIsPaidAndCompletedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderPaidAtTwoStoresOfflineIsAListedConflict: the backstop. Two
+// edges of one location, both cut off, each take the full amount of the
+// same open order; once they are back every node holds both payments
+// and the hub lists the order as overpaid, with both sides' totals.
+func TestOrderPaidAtTwoStoresOfflineIsAListedConflict(t *testing.T) {
+	e, product := moneyPair(t)
+	b, bProxy, bTok := e.addEdge(t)
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order: %d", st)
+	}
+	id, total := o.Data["id"].(string), o.Data["total"].(float64)
+	wait.For(t, 20*time.Second, "the order at the second edge", func() bool { return order(t, b, bTok, id)["status"] == "open" })
+	e.proxy.cut()
+	bProxy.cut()
+	wait.For(t, 10*time.Second, "both edges to see the link down", func() bool {
+		return e.status(t, e.edge, e.edgeMgr)["connected"] == false && e.status(t, b, bTok)["connected"] == false
+	})
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeTok}, {b, bTok}} {
+		if st := n.p.Call(t, "POST", "/api/v1/payments/initiate", n.tok, map[string]any{"order_id": id, "amount": total, "method": "cash"}, nil); st != 201 {
+			t.Fatalf("offline payment: %d", st)
+		}
+	}
+	e.proxy.restore()
+	bProxy.restore()
+	wait.For(t, 30*time.Second, "both payments everywhere", func() bool {
+		return order(t, e.hub, e.hubTok, id)["paid_total"] == 2*total && order(t, e.edge, e.edgeMgr, id)["paid_total"] == 2*total &&
+			order(t, b, bTok, id)["paid_total"] == 2*total
+	})
+	var cs listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts?limit=200", e.hubTok, nil, &cs)
+	var found []map[string]any
+	for _, c := range cs.Data {
+		if c["kind"] == "overpaid" && c["entity_id"] == id {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("overpaid conflicts of the order at the hub: %v (all: %v)", found, cs.Data)
+	}
+	local, _ := found[0]["local"].(map[string]any)
+	remote, _ := found[0]["remote"].(map[string]any)
+	if local["paid_total"] != total || remote["paid_total"] != 2*total || remote["total"] != total {
+		t.Fatalf("conflict sides: %v / %v", local, remote)
+	}
+}
