@@ -141,10 +141,10 @@ func TestFullPaymentsAtEdgeAndHubAtOncePayOnce(t *testing.T) {
 }
 
 // TestHubRefusesMoneyOfAStoreCutOff: with the store's link cut, the hub
-// refuses a refund and a payment of that store's orders with 503 and
+// refuses a refund, a payment and a cancel of that store's orders with 503 and
 // Retry-After, and nothing changes on either side; a location without an
 // edge is paid at the hub as before; once the link is back the hub's
-// refund runs at the store.
+// refund and cancel run at the store.
 func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 	e, product := moneyPair(t)
 	sold := e.sale(t, product)
@@ -158,13 +158,14 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 	e.proxy.cut()
 	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
 	for _, c := range []struct {
-		path string
-		body any
+		method, path string
+		body         any
 	}{
-		{"/api/v1/orders/" + sold + "/refund", map[string]any{"amount": 1000, "reason": "cut off"}},
-		{"/api/v1/payments/initiate", map[string]any{"order_id": open, "amount": 100, "method": "cash"}},
+		{"POST", "/api/v1/orders/" + sold + "/refund", map[string]any{"amount": 1000, "reason": "cut off"}},
+		{"POST", "/api/v1/payments/initiate", map[string]any{"order_id": open, "amount": 100, "method": "cash"}},
+		{"PATCH", "/api/v1/orders/" + open, map[string]any{"status": "cancelled"}},
 	} {
-		a := raw(t, e.hub, "POST", c.path, e.hubTok, c.body)
+		a := raw(t, e.hub, c.method, c.path, e.hubTok, c.body)
 		if a.status != 503 || a.body["type"] != "https://kassa.dev/problems/unavailable" || a.header.Get("Retry-After") == "" ||
 			a.header.Get("Content-Type") != "application/problem+json" {
 			t.Fatalf("%s while the store is cut off: %d %v %v", c.path, a.status, a.header, a.body)
@@ -190,14 +191,22 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 		p   *nodetest.Proc
 		tok string
 	}{{e.edge, e.edgeMgr}, {e.hub, e.hubTok}} {
-		if s, op := order(t, n.p, n.tok, sold), order(t, n.p, n.tok, open); s["refunded_total"] != float64(0) || op["paid_total"] != float64(0) {
-			t.Fatalf("refused operations changed %s: refunded %v, paid %v", n.p.URL, s["refunded_total"], op["paid_total"])
+		if s, op := order(t, n.p, n.tok, sold), order(t, n.p, n.tok, open); s["refunded_total"] != float64(0) || op["paid_total"] != float64(0) || op["status"] != "open" {
+			t.Fatalf("refused operations changed %s: refunded %v, paid %v, %v", n.p.URL, s["refunded_total"], op["paid_total"], op["status"])
 		}
 	}
 	wait.For(t, 20*time.Second, "the hub's refund to run at the store", func() bool {
 		return raw(t, e.hub, "POST", "/api/v1/orders/"+sold+"/refund", e.hubTok, map[string]any{"amount": 1000, "reason": "back"}).status == 200
 	})
 	wait.For(t, 20*time.Second, "the refund at the edge", func() bool { return order(t, e.edge, e.edgeMgr, sold)["refunded_total"] == float64(1000) })
+	if a := raw(t, e.hub, "PATCH", "/api/v1/orders/"+open, e.hubTok, map[string]any{"status": "cancelled", "notes": "no show"}); a.status != 200 ||
+		a.body["data"].(map[string]any)["status"] != "cancelled" || a.body["data"].(map[string]any)["notes"] != "no show" {
+		t.Fatalf("cancel at the hub once the store is back: %d %v", a.status, a.body)
+	}
+	if o := order(t, e.hub, e.hubTok, open); o["status"] != "cancelled" {
+		t.Fatalf("the hub's copy right after the cancel: %v", o["status"])
+	}
+	wait.For(t, 20*time.Second, "the cancel at the edge", func() bool { return order(t, e.edge, e.edgeMgr, open)["status"] == "cancelled" })
 }
 
 func itoa(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }

@@ -1,6 +1,7 @@
 // Package forward keeps an order's money on one node: at the hub, every
 // money operation on an order of a store that has an enrolled edge
-// (payment initiate, capture and void, order refund) runs at that edge,
+// (payment initiate, capture and void, order refund, and an update that
+// cancels, which voids the order's authorizations) runs at that edge,
 // which serializes it with the store's own payments and refunds under its
 // per-order lock. Two nodes taking money for one order at once could
 // otherwise each stay within the order's total and together pass it.
@@ -51,6 +52,7 @@ const (
 	opCapture  = "payment.capture"
 	opVoid     = "payment.void"
 	opRefund   = "order.refund"
+	opCancel   = "order.update" // an update that cancels: it voids the order's authorizations
 )
 
 // RetryAfter is the Retry-After (seconds) of a refusal while a store is
@@ -185,6 +187,23 @@ type idInput struct {
 	ID string `json:"id"`
 }
 
+// updateInput is the input of an order update: the body's present
+// fields, as the client sent them (Opt has no encoder of its own).
+type updateInput struct {
+	ID     string         `json:"id"`
+	Update map[string]any `json:"update"`
+}
+
+func putOpt[T any](m map[string]any, name string, o kassa.Opt[T]) {
+	switch {
+	case !o.Set:
+	case o.Null:
+		m[name] = nil
+	default:
+		m[name] = o.Value
+	}
+}
+
 // refundInput is the input of a refund.
 type refundInput struct {
 	ID     string               `json:"id"`
@@ -307,4 +326,27 @@ func (o *Orders) RefundOrder(ctx context.Context, id string, in *kassa.RefundReq
 		return out, err
 	}
 	return o.OrderService.RefundOrder(ctx, id, in)
+}
+
+// UpdateOrder runs an update that sets the status (a cancel, which voids
+// the order's authorizations) at the order's store, if it has an edge;
+// notes and customer alone stay hub-local.
+func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpdate) (*kassa.Order, error) {
+	if in.Status.Set {
+		if e := o.r.orderEdge(ctx, id); e != nil {
+			body := map[string]any{}
+			putOpt(body, "notes", in.Notes)
+			putOpt(body, "customer_id", in.CustomerID)
+			putOpt(body, "status", in.Status)
+			out, err := call[kassa.Order](ctx, o.r, e, opCancel, updateInput{ID: id, Update: body})
+			if err == nil {
+				o.r.settle(ctx, func() bool {
+					got, err := o.OrderService.FindOrderByID(ctx, id)
+					return err == nil && got.Status == out.Status
+				})
+			}
+			return out, err
+		}
+	}
+	return o.OrderService.UpdateOrder(ctx, id, in)
 }

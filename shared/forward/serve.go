@@ -109,6 +109,19 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 			return e.Payments.Capture(ctx, in.ID)
 		}
 		return e.Payments.Void(ctx, in.ID)
+	case opCancel:
+		var in struct {
+			ID     string          `json:"id"`
+			Update json.RawMessage `json:"update"`
+		}
+		var up kassa.OrderUpdate
+		if err := json.Unmarshal(cmd.Input, &in); err != nil {
+			return bad(err)
+		}
+		if err := json.Unmarshal(in.Update, &up); err != nil {
+			return bad(err)
+		}
+		return e.Orders.UpdateOrder(ctx, in.ID, &up)
 	case opRefund:
 		var in refundInput
 		if err := json.Unmarshal(cmd.Input, &in); err != nil {

@@ -90,7 +90,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
 				"refresh tokens live 30 days from their last use; logins are limited per account. " +
-				"Money operations at the hub (payment initiate, capture, void; order refund) on an order of a store with an " +
+				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
 				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
 				"of kind unavailable with Retry-After and change nothing.",
 		},
