@@ -27,6 +27,7 @@ import (
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/envflag"
+	"kassa.dev/shared/forward"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/sqlite"
@@ -149,6 +150,21 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_pending_up", Help: "Local changes not yet acknowledged by the hub."},
 				func() float64 { k, _ := n.DB.OutboxLen(context.Background(), true); return float64(k) }))
+		// The hub routes money operations on this store's orders here.
+		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
+			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {
+				for range 100 { // a batch at a time, until nothing is left
+					if k, err := e.PullOnce(ctx); err != nil || k == 0 {
+						return err
+					}
+				}
+				return nil
+			}}).Serve(nc)
+		if err != nil {
+			nc.Close()
+			ns.Shutdown()
+			return nil, err
+		}
 		edgeMu.Lock()
 		edge = e
 		edgeMu.Unlock()
@@ -157,7 +173,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { e.Run(lctx); close(done) }()
 		go forwardOffline(lctx, n, e, log)
 		fmt.Fprintf(stdout, "kassa edge enrolled: org %s location %s\n", id.Org, id.Location)
-		return func() { cancel(); <-done; nc.Close(); ns.Shutdown() }, nil
+		return func() { cmds.Unsubscribe(); cancel(); <-done; nc.Close(); ns.Shutdown() }, nil
 	})
 }
 

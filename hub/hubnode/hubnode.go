@@ -22,6 +22,7 @@ import (
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/envflag"
+	"kassa.dev/shared/forward"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/sqlite"
@@ -58,6 +59,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
 	var ns *natsnode.Server
 	var db *sqlite.DB
+	router := &forward.Router{Log: log, Edge: func(ctx context.Context, org, location string) (string, error) {
+		return locationEdge(ctx, db, org, location)
+	}}
 	edges := &edgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}, pending: map[string]int{}, verified: map[string]time.Time{}}
 	f.Ready = func(context.Context) error {
 		if ns == nil || !ns.Ready() {
@@ -74,6 +78,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return ns.LeafURL()
 		})
 		n.Services.Sync = &hubSync{db: n.DB, edges: edges}
+		// A store's money operations run at the store (package forward).
+		n.Services.Payments, n.Services.Orders = router.Wrap(n.Services.Payments, n.Services.Orders)
 		return nil
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
@@ -117,6 +123,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			ns.Shutdown()
 			return nil, err
 		}
+		router.SetConn(nc)
 		wctx, cancel := context.WithCancel(context.Background())
 		start, _ := n.DB.LastSeq(ctx)
 		var wg sync.WaitGroup
@@ -133,6 +140,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			})
 		}()
 		stop := func() {
+			router.SetConn(nil)
 			cancel()
 			wg.Wait()
 			h.Stop()
@@ -304,6 +312,22 @@ func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 
 func (s *hubSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
 	return s.db.Conflicts(ctx, p)
+}
+
+// locationEdge returns the newest edge enrolled (and not revoked) at a
+// location of org, or "" when it has none.
+func locationEdge(ctx context.Context, db *sqlite.DB, org, location string) (string, error) {
+	nodes, err := db.SyncNodes(ctx, org)
+	if err != nil {
+		return "", err
+	}
+	edge := ""
+	for _, n := range nodes { // oldest first
+		if n.LocationID == location {
+			edge = n.NodeID
+		}
+	}
+	return edge, nil
 }
 
 func randomToken() string {

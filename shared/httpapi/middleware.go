@@ -201,6 +201,9 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, replay.ContentType)
 		return c.Status(replay.Status).Send(replay.Body)
 	}
+	// A service that passes the request on (the hub routing a store's
+	// money operations) forwards the key; Fiber reuses the header's buffer.
+	c.SetUserContext(kassa.WithIdempotencyKey(ctx, strings.Clone(key)))
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic is a server error: release the key so a retry runs.

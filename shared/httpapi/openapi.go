@@ -95,7 +95,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
 				"the week to each location's today in its own time zone. " +
 				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
-				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403).",
+				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403). " +
+				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
+				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
+				"of kind unavailable with Retry-After and change nothing.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

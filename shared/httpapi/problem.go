@@ -28,6 +28,7 @@ var problemOf = map[kassa.Kind]struct {
 	kassa.EInternal:     {500, "Internal Server Error"},
 
 	kassa.EMethodNotAllowed: {405, "Method Not Allowed"},
+	kassa.EUnavailable:      {503, "Service Unavailable"},
 }
 
 // Problem is an RFC 9457 problem document.
@@ -100,7 +101,7 @@ func (s *Server) writeProblem(c *fiber.Ctx, ke *kassa.Error) error {
 	switch ke.Kind {
 	case kassa.EUnauthorized:
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="kassa"`)
-	case kassa.ERateLimited:
+	case kassa.ERateLimited, kassa.EUnavailable:
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, ke.RetryAfter)))
 	}
 	body := Problem{

@@ -18,7 +18,7 @@ func (s *Server) routesSync() {
 			return one(c, fiber.StatusOK, st)
 		}})
 	s.handle(&Route{Method: "GET", Path: "/sync/conflicts", Tag: "sync", Scope: kassa.ScopeReportsRead, List: true, Resp: kassa.Conflict{},
-		Query: pageParams, Summary: "Merge conflicts sync recorded (oversold, overdrawn, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values",
+		Query: pageParams, Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values",
 		Handler: func(c *fiber.Ctx) error {
 			p, err := page(c)
 			if err != nil {

@@ -22,6 +22,10 @@ const (
 	EInternal     Kind = "internal"          // anything unexpected; never shown to clients
 	// EMethodNotAllowed: the path exists, the method does not (405 with Allow).
 	EMethodNotAllowed Kind = "method-not-allowed"
+	// EUnavailable: what the request needs is out of reach for now (the
+	// store that owns an order is not connected to the hub); RetryAfter says
+	// when to try again.
+	EUnavailable Kind = "unavailable"
 )
 
 // FieldError is one invalid field of a request body.
@@ -35,7 +39,8 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Fields  []FieldError // for EInvalid
-	// RetryAfter is set on ERateLimited: seconds until a retry may succeed.
+	// RetryAfter is set on ERateLimited and EUnavailable: seconds until a
+	// retry may succeed.
 	RetryAfter int
 }
 

@@ -27,3 +27,18 @@ type IdempotencyStore interface {
 	Complete(ctx context.Context, scope, key string, r *IdempotentResponse) error
 	Abandon(ctx context.Context, scope, key string) error
 }
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns a context carrying the request's
+// Idempotency-Key, for a service that passes the request on to another
+// node (the hub routing a store's money operations to the store).
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+// IdempotencyKeyFrom returns the request's Idempotency-Key, or "".
+func IdempotencyKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(idempotencyKey{}).(string)
+	return k
+}

@@ -37,7 +37,7 @@ type Conflict struct {
 	ID         string          `json:"id"`
 	OrgID      string          `json:"org_id"`
 	LocationID *string         `json:"location_id"`
-	Kind       string          `json:"kind"` // oversold, overdrawn, cancel_lost, clock_clamped, duplicate_key, quarantined
+	Kind       string          `json:"kind"` // oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
 	Entity     string          `json:"entity"`
 	EntityID   string          `json:"entity_id"`
 	Local      json.RawMessage `json:"local"`

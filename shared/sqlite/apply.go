@@ -29,7 +29,8 @@ import (
 //   - Derived columns never travel: paid and refunded totals, on-hand,
 //     balances, lifetime points and tiers are recomputed from the entries
 //     after every apply; an on-hand or balance below zero is recorded as an
-//     oversold or overdrawn conflict.
+//     oversold or overdrawn conflict, an order paid beyond its total or
+//     refunded beyond what was paid as an overpaid or overrefunded one.
 //
 // Apply is idempotent (keyed by change id) and commutative for changes of
 // different rows; changes of one row arrive in causal order because every
@@ -421,7 +422,14 @@ func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity,
 func (a *applier) recompute(ctx context.Context) error {
 	tx := a.tx
 	for id, orgID := range a.orders {
+		before, err := orderMoney(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
+			return err
+		}
+		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
 			return err
 		}
 	}
@@ -525,6 +533,47 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	}
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
+	}
+	return nil
+}
+
+// money is an order's totals, as the money invariants see them.
+type money struct {
+	found                 bool
+	location              string
+	total, paid, refunded int64
+}
+
+func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
+	m := money{found: true}
+	err := tx.QueryRowContext(ctx, `SELECT location_id, total, paid_total, refunded_total FROM orders WHERE id = ?`, id).
+		Scan(&m.location, &m.total, &m.paid, &m.refunded)
+	if errors.Is(err, sql.ErrNoRows) {
+		return money{}, nil // its order row arrives later in the log
+	}
+	return m, err
+}
+
+// checkMoney records an overpaid or overrefunded conflict for each money
+// invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
+// taken at two nodes at once, each within the order's total there. The
+// local side is the totals before the merge, the remote side after.
+func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
+	after, err := orderMoney(ctx, a.tx, id)
+	if err != nil || !after.found {
+		return err
+	}
+	was := kassa.MoneyBreaches(before.total, before.paid, before.refunded)
+	for _, kind := range kassa.MoneyBreaches(after.total, after.paid, after.refunded) {
+		if before.found && slices.Contains(was, kind) {
+			continue // recorded when it first broke
+		}
+		side := func(m money) map[string]any {
+			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
+		}
+		if err := a.conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

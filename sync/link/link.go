@@ -16,6 +16,8 @@
 //	kassa.digest.O.L.N  edge → hub: compare table digests (request)
 //	kassa.notify.O      hub → edges: the org's log grew (org-wide records)
 //	kassa.notify.O.L    hub → edge: the log grew for location L
+//	kassa.cmd.O.L.N     hub → edge: run an operation at the edge (request)
+//	kassa.ans.O.L.N.>   edge → hub: answers to commands
 //	_INBOX_N.>          replies to the edge's requests
 //
 // The hub grants each edge exactly these (EdgePermissions), so an edge can
@@ -57,8 +59,9 @@ func NotifyLocation(org, loc string) string { return "kassa.notify." + org + "."
 // Publish is what it may send up, Subscribe what may come down to it.
 func EdgePermissions(id Identity) *server.Permissions {
 	return &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{id.UpSubject(), id.PullSubject(), id.DigestSubject()}},
-		Subscribe: &server.SubjectPermission{Allow: []string{NotifyOrg(id.Org), NotifyLocation(id.Org, id.Location), id.InboxPrefix() + ".>"}},
+		Publish: &server.SubjectPermission{Allow: []string{id.UpSubject(), id.PullSubject(), id.DigestSubject(), id.AnswerPrefix() + ".>"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{NotifyOrg(id.Org), NotifyLocation(id.Org, id.Location), id.InboxPrefix() + ".>",
+			id.CommandSubject()}},
 	}
 }
 

@@ -1,0 +1,292 @@
+package synctest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/wait"
+)
+
+// answer is one HTTP answer: status, headers and decoded body.
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+// raw sends a JSON request and keeps the headers too (Retry-After).
+func raw(t *testing.T, p *nodetest.Proc, method, path, tok string, body any) answer {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, p.URL+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("%s %s: %v", method, path, err)
+		return answer{}
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	a := answer{status: res.StatusCode, header: res.Header}
+	json.Unmarshal(data, &a.body)
+	return a
+}
+
+// atOnce sends one request to the edge and one to the hub at the same
+// moment and returns their answers.
+func atOnce(t *testing.T, e *env, path string, edgeTok string, edgeBody, hubBody any) (edge, hub answer) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	wg.Add(2)
+	go func() { defer wg.Done(); <-start; edge = raw(t, e.edge, "POST", path, edgeTok, edgeBody) }()
+	go func() { defer wg.Done(); <-start; hub = raw(t, e.hub, "POST", path, e.hubTok, hubBody) }()
+	close(start)
+	wg.Wait()
+	return edge, hub
+}
+
+// moneyPair starts an edge and a hub with a 66.00 product known to both.
+func moneyPair(t *testing.T) (*env, string) {
+	e := MustStartPair(t)
+	var p oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "Hamper", "sku": "HAMPER", "base_price": 6600}, &p); st != 201 {
+		t.Fatalf("product at the hub: %d", st)
+	}
+	id := p.Data["id"].(string)
+	wait.For(t, 20*time.Second, "the product at the edge", func() bool {
+		return e.edge.Call(t, "GET", "/api/v1/catalog/products/"+id, e.edgeTok, nil, nil) == 200
+	})
+	return e, id
+}
+
+// order reads an order at a node.
+func order(t *testing.T, p *nodetest.Proc, tok, id string) map[string]any {
+	var o oneResp
+	if p.Call(t, "GET", "/api/v1/orders/"+id, tok, nil, &o) != 200 {
+		return map[string]any{}
+	}
+	return o.Data
+}
+
+// oneWinner checks that of two answers exactly one is want and the other
+// the problem the store gives when it runs the second after the first.
+func oneWinner(t *testing.T, edge, hub answer, want int, field, message string) {
+	t.Helper()
+	won, lost := edge, hub
+	if hub.status == want {
+		won, lost = hub, edge
+	}
+	errs, _ := lost.body["errors"].([]any)
+	if won.status != want || lost.status != 422 || len(errs) != 1 ||
+		errs[0].(map[string]any)["field"] != field || errs[0].(map[string]any)["message"] != message {
+		t.Fatalf("edge %d %v, hub %d %v: want one %d and one 422 (%s %s)", edge.status, edge.body, hub.status, hub.body, want, field, message)
+	}
+}
+
+// TestRefundsAtEdgeAndHubAtOnceCountOnce: a 66.00 sale refunded 50.00 at
+// the store and 50.00 at the hub at the same moment is refunded once:
+// the hub routes its refund to the store, which runs the two one after
+// the other; the second finds 16.00 left. Both nodes agree on 50.00.
+func TestRefundsAtEdgeAndHubAtOnceCountOnce(t *testing.T) {
+	e, product := moneyPair(t)
+	id := e.sale(t, product)
+	total := order(t, e.edge, e.edgeTok, id)["total"].(float64)
+	wait.For(t, 20*time.Second, "the sale at the hub", func() bool { return order(t, e.hub, e.hubTok, id)["status"] == "completed" })
+	refund := map[string]any{"amount": 5000, "reason": "damaged"}
+	edge, hub := atOnce(t, e, "/api/v1/orders/"+id+"/refund", e.edgeMgr, refund, refund)
+	oneWinner(t, edge, hub, 200, "amount", "must be at most "+itoa(total-5000))
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeMgr}, {e.hub, e.hubTok}} {
+		wait.For(t, 20*time.Second, "refunded 50.00 once at "+n.p.URL, func() bool {
+			o := order(t, n.p, n.tok, id)
+			refunds, _ := o["refunds"].([]any)
+			return o["refunded_total"] == float64(5000) && len(refunds) == 1 && o["status"] == "partially_refunded"
+		})
+	}
+}
+
+// TestFullPaymentsAtEdgeAndHubAtOncePayOnce: an open order paid in full
+// at the store and at the hub at the same moment is paid once.
+func TestFullPaymentsAtEdgeAndHubAtOncePayOnce(t *testing.T) {
+	e, product := moneyPair(t)
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order at the edge: %d", st)
+	}
+	id, total := o.Data["id"].(string), o.Data["total"].(float64)
+	wait.For(t, 20*time.Second, "the order at the hub", func() bool { return order(t, e.hub, e.hubTok, id)["status"] == "open" })
+	pay := map[string]any{"order_id": id, "amount": total, "method": "cash"}
+	edge, hub := atOnce(t, e, "/api/v1/payments/initiate", e.edgeTok, pay, pay)
+	oneWinner(t, edge, hub, 201, "amount", "must be at most 0")
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeTok}, {e.hub, e.hubTok}} {
+		wait.For(t, 20*time.Second, "paid once at "+n.p.URL, func() bool {
+			o := order(t, n.p, n.tok, id)
+			payments, _ := o["payments"].([]any)
+			return o["paid_total"] == total && len(payments) == 1
+		})
+	}
+}
+
+// TestHubRefusesMoneyOfAStoreCutOff: with the store's link cut, the hub
+// refuses a refund, a payment and a cancel of that store's orders with 503 and
+// Retry-After, and nothing changes on either side; a location without an
+// edge is paid at the hub as before; once the link is back the hub's
+// refund and cancel run at the store.
+func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
+	e, product := moneyPair(t)
+	sold := e.sale(t, product)
+	var o oneResp
+	e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o)
+	open := o.Data["id"].(string)
+	wait.For(t, 20*time.Second, "both orders at the hub", func() bool {
+		return order(t, e.hub, e.hubTok, sold)["status"] == "completed" && order(t, e.hub, e.hubTok, open)["status"] == "open"
+	})
+	e.proxy.cut()
+	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/api/v1/orders/" + sold + "/refund", map[string]any{"amount": 1000, "reason": "cut off"}},
+		{"POST", "/api/v1/payments/initiate", map[string]any{"order_id": open, "amount": 100, "method": "cash"}},
+		{"PATCH", "/api/v1/orders/" + open, map[string]any{"status": "cancelled"}},
+	} {
+		a := raw(t, e.hub, c.method, c.path, e.hubTok, c.body)
+		if a.status != 503 || a.body["type"] != "https://kassa.dev/problems/unavailable" || a.header.Get("Retry-After") == "" ||
+			a.header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s while the store is cut off: %d %v %v", c.path, a.status, a.header, a.body)
+		}
+	}
+	// A location with no edge is the hub's own.
+	var loc, local oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/locations", e.hubTok, map[string]any{"name": "Pop-up", "timezone": "Australia/Sydney"}, &loc); st != 201 {
+		t.Fatalf("location: %d", st)
+	}
+	e.hub.Call(t, "POST", "/api/v1/orders", e.hubTok, map[string]any{"location_id": loc.Data["id"],
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &local)
+	if st := e.hub.Call(t, "POST", "/api/v1/payments/initiate", e.hubTok, map[string]any{"order_id": local.Data["id"],
+		"amount": local.Data["total"], "method": "cash"}, nil); st != 201 {
+		t.Fatalf("payment at the hub for a location without an edge: %d", st)
+	}
+	e.proxy.restore()
+	wait.For(t, 20*time.Second, "the edge to verify after reconnect", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
+	})
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeMgr}, {e.hub, e.hubTok}} {
+		if s, op := order(t, n.p, n.tok, sold), order(t, n.p, n.tok, open); s["refunded_total"] != float64(0) || op["paid_total"] != float64(0) || op["status"] != "open" {
+			t.Fatalf("refused operations changed %s: refunded %v, paid %v, %v", n.p.URL, s["refunded_total"], op["paid_total"], op["status"])
+		}
+	}
+	wait.For(t, 20*time.Second, "the hub's refund to run at the store", func() bool {
+		return raw(t, e.hub, "POST", "/api/v1/orders/"+sold+"/refund", e.hubTok, map[string]any{"amount": 1000, "reason": "back"}).status == 200
+	})
+	wait.For(t, 20*time.Second, "the refund at the edge", func() bool { return order(t, e.edge, e.edgeMgr, sold)["refunded_total"] == float64(1000) })
+	if a := raw(t, e.hub, "PATCH", "/api/v1/orders/"+open, e.hubTok, map[string]any{"status": "cancelled", "notes": "no show"}); a.status != 200 ||
+		a.body["data"].(map[string]any)["status"] != "cancelled" || a.body["data"].(map[string]any)["notes"] != "no show" {
+		t.Fatalf("cancel at the hub once the store is back: %d %v", a.status, a.body)
+	}
+	if o := order(t, e.hub, e.hubTok, open); o["status"] != "cancelled" {
+		t.Fatalf("the hub's copy right after the cancel: %v", o["status"])
+	}
+	wait.For(t, 20*time.Second, "the cancel at the edge", func() bool { return order(t, e.edge, e.edgeMgr, open)["status"] == "cancelled" })
+}
+
+func itoa(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+// TestOnlineOrderAtTheHubIsPaidAndCompletedAtOnce: a partner creates an
+// order for pickup at the store, pays it and completes it at the hub, one
+// call right after the other. The payment runs at the store, which may
+// not have pulled the order yet (it catches up first), and the hub
+// answers once the store's payment reached its own copy, so the complete
+// that follows sees the order paid.
+func TestOnlineOrderAtTheHubIsPaidAndCompletedAtOnce(t *testing.T) {
+	e, product := moneyPair(t)
+	for i := range 3 {
+		var o oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/orders", e.hubTok, map[string]any{"location_id": e.location, "channel": "online",
+			"line_items": []any{map[string]any{"product_id": product, "quantity": 1 + i}}}, &o); st != 201 {
+			t.Fatalf("online order: %d", st)
+		}
+		id := o.Data["id"].(string)
+		if a := raw(t, e.hub, "POST", "/api/v1/payments/initiate", e.hubTok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "card",
+			"card_number": "4242424242424242"}); a.status != 201 || a.body["data"].(map[string]any)["status"] != "captured" {
+			t.Fatalf("pay at the hub right after creating: %d %v", a.status, a.body)
+		}
+		if a := raw(t, e.hub, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil); a.status != 200 {
+			t.Fatalf("complete at the hub right after paying: %d %v", a.status, a.body)
+		}
+		wait.For(t, 20*time.Second, "the completed order at the store", func() bool {
+			o := order(t, e.edge, e.edgeMgr, id)
+			return o["status"] == "completed" && o["paid_total"] == o["total"]
+		})
+	}
+}
+
+// TestOrderPaidAtTwoStoresOfflineIsAListedConflict: the backstop. Two
+// edges of one location, both cut off, each take the full amount of the
+// same open order; once they are back every node holds both payments
+// and the hub lists the order as overpaid, with both sides' totals.
+func TestOrderPaidAtTwoStoresOfflineIsAListedConflict(t *testing.T) {
+	e, product := moneyPair(t)
+	b, bProxy, bTok := e.addEdge(t)
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order: %d", st)
+	}
+	id, total := o.Data["id"].(string), o.Data["total"].(float64)
+	wait.For(t, 20*time.Second, "the order at the second edge", func() bool { return order(t, b, bTok, id)["status"] == "open" })
+	e.proxy.cut()
+	bProxy.cut()
+	wait.For(t, 10*time.Second, "both edges to see the link down", func() bool {
+		return e.status(t, e.edge, e.edgeMgr)["connected"] == false && e.status(t, b, bTok)["connected"] == false
+	})
+	for _, n := range []struct {
+		p   *nodetest.Proc
+		tok string
+	}{{e.edge, e.edgeTok}, {b, bTok}} {
+		if st := n.p.Call(t, "POST", "/api/v1/payments/initiate", n.tok, map[string]any{"order_id": id, "amount": total, "method": "cash"}, nil); st != 201 {
+			t.Fatalf("offline payment: %d", st)
+		}
+	}
+	e.proxy.restore()
+	bProxy.restore()
+	wait.For(t, 30*time.Second, "both payments everywhere", func() bool {
+		return order(t, e.hub, e.hubTok, id)["paid_total"] == 2*total && order(t, e.edge, e.edgeMgr, id)["paid_total"] == 2*total &&
+			order(t, b, bTok, id)["paid_total"] == 2*total
+	})
+	var cs listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts?limit=200", e.hubTok, nil, &cs)
+	var found []map[string]any
+	for _, c := range cs.Data {
+		if c["kind"] == "overpaid" && c["entity_id"] == id {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("overpaid conflicts of the order at the hub: %v (all: %v)", found, cs.Data)
+	}
+	local, _ := found[0]["local"].(map[string]any)
+	remote, _ := found[0]["remote"].(map[string]any)
+	if local["paid_total"] != total || remote["paid_total"] != 2*total || remote["total"] != total {
+		t.Fatalf("conflict sides: %v / %v", local, remote)
+	}
+}

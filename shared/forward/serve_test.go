@@ -1,0 +1,98 @@
+package forward
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/processor"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/link"
+)
+
+// store is an edge's store with an open order of 500 and its owner.
+func store(t *testing.T) (*Edge, *kassa.Actor, *kassa.Order) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "k.db"), sqlite.Options{WriterPriority: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	org, owner, err := sqlite.NewOrgService(db).CreateOrg(ctx, &kassa.OrgCreate{Name: "Cafe", Currency: "AUD", OwnerEmail: "o@x.test", OwnerPassword: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &kassa.Actor{OrgID: org.ID, UserID: owner.ID, Role: kassa.RoleOwner, Scopes: kassa.RoleScopes(kassa.RoleOwner)}
+	actx := kassa.WithActor(ctx, a)
+	loc, err := sqlite.NewLocationService(db).CreateLocation(actx, &kassa.LocationCreate{Name: "Shop", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := int64(500)
+	p, err := sqlite.NewProductService(db).CreateProduct(actx, &kassa.ProductCreate{Name: "Tea", SKU: "TEA", BasePrice: &price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{}})
+	orders := sqlite.NewOrderService(db, pay)
+	o, err := orders.CreateOrder(actx, &kassa.OrderCreate{LocationID: loc.ID, LineItems: []kassa.OrderLineInput{{ProductID: p.ID, Quantity: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Edge{ID: link.Identity{Org: org.ID, Location: loc.ID, Node: db.NodeID}, Payments: pay, Orders: orders,
+		Idempotency: sqlite.NewIdempotencyStore(db), Log: slog.New(slog.DiscardHandler)}
+	return e, a, o
+}
+
+func command(t *testing.T, a *kassa.Actor, op, key string, in any) link.Command {
+	cmd := link.Command{Op: op, IdempotencyKey: key}
+	cmd.Actor, _ = json.Marshal(actor{OrgID: a.OrgID, UserID: a.UserID, Role: a.Role, Scopes: a.Scopes})
+	cmd.Input, _ = json.Marshal(in)
+	return cmd
+}
+
+// TestARetriedCommandPaysOnce: the hub forwards the client's
+// Idempotency-Key, so a payment command that reaches the store twice (the
+// hub's first wait timed out, the client retried) is taken once and both
+// get the same answer; without the key the second is refused as beyond
+// the amount due, as the store would refuse it itself.
+func TestARetriedCommandPaysOnce(t *testing.T) {
+	e, a, o := store(t)
+	in := kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total, Method: kassa.PaymentCash}
+	first := e.Run(context.Background(), command(t, a, opInitiate, "key-1", in))
+	again := e.Run(context.Background(), command(t, a, opInitiate, "key-1", in))
+	if len(first.Error) > 0 || !bytes.Equal(first.Result, again.Result) || len(again.Error) > 0 {
+		t.Fatalf("first %s %s, again %s %s", first.Result, first.Error, again.Result, again.Error)
+	}
+	other := e.Run(context.Background(), command(t, a, opInitiate, "", in))
+	var we wireError
+	if json.Unmarshal(other.Error, &we); we.Kind != kassa.EInvalid || len(we.Fields) != 1 || we.Fields[0].Field != "amount" {
+		t.Fatalf("a second payment: %s %s", other.Result, other.Error)
+	}
+	got, err := e.Orders.FindOrderByID(kassa.WithActor(context.Background(), a), o.ID)
+	if err != nil || got.PaidTotal != o.Total || len(got.Payments) != 1 {
+		t.Fatalf("paid %d in %d payments, want %d in 1 (%v)", got.PaidTotal, len(got.Payments), o.Total, err)
+	}
+	// The same key with another input is refused, as at the hub.
+	in.Amount = 1
+	if rep := e.Run(context.Background(), command(t, a, opInitiate, "key-1", in)); json.Unmarshal(rep.Error, &we) != nil || we.Kind != kassa.EInvalid {
+		t.Fatalf("the key with another input: %s %s", rep.Result, rep.Error)
+	}
+}
+
+// TestACommandForAnotherOrgIsRefused: the edge runs commands only as
+// actors of its own org.
+func TestACommandForAnotherOrgIsRefused(t *testing.T) {
+	e, a, o := store(t)
+	stranger := *a
+	stranger.OrgID = "01a20a62-0000-7000-8000-000000000000"
+	rep := e.Run(context.Background(), command(t, &stranger, opInitiate, "", kassa.PaymentInitiate{OrderID: o.ID, Amount: 1, Method: kassa.PaymentCash}))
+	var we wireError
+	if json.Unmarshal(rep.Error, &we); we.Kind != kassa.EForbidden {
+		t.Fatalf("%s %s", rep.Result, rep.Error)
+	}
+}
