@@ -534,7 +534,7 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
 	}
-	return nil
+	return a.admitter.checkDiscount(ctx, id, orgID)
 }
 
 // money is an order's totals, as the money invariants see them.

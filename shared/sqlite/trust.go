@@ -179,6 +179,7 @@ type admitter struct {
 	tx      *Tx
 	from    EdgeScope
 	columns map[string][]string // table → its columns
+	actorOf *kassa.Actor        // the change being admitted: its actor as the hub knows it
 }
 
 // admit refuses a change the edge may not make; fields are the change's
@@ -287,6 +288,7 @@ func (ad *admitter) existing(ctx context.Context, c *change.Change, r replica) (
 // of the org whose role grants one of the rule's scopes. A change without
 // an actor is the node's own work, allowed only for the rule's system columns.
 func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, fields map[string]any) error {
+	ad.actorOf = nil
 	if c.Actor == "" {
 		if c.Op == change.OpUpdate && len(rule.system) > 0 {
 			for k := range fields {
@@ -310,6 +312,7 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 	if !active {
 		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
 	}
+	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
 	scopes := rule.scopes
 	if rule.scopesOf != nil {
 		scopes = rule.scopesOf(fields)
@@ -763,6 +766,20 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 		}
 	}
 	order, _ := f["order_id"].(string)
+	// The refund limit, replayed: a cashier's refunds of one order together
+	// stay within the org's limit (kassa.CheckRefund).
+	var refunded int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ? AND org_id = ?`, order, c.OrgID).Scan(&refunded); err != nil {
+		return err
+	}
+	settings, err := orgSettings(ctx, ad.tx, c.OrgID)
+	if err != nil {
+		return err
+	}
+	amount, _ := intField(f, "amount")
+	if err := kassa.CheckRefund(ad.actorOf, settings.RefundLimit, refunded, amount); err != nil {
+		return refuse(RefusedActor, "%v", err)
+	}
 	for _, p := range paid {
 		var n int
 		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = ? AND order_id = ? AND org_id = ?`,
@@ -847,4 +864,39 @@ func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[strin
 		return nil
 	}
 	return oneOf(f, "status", false, "received", "cancelled")
+}
+
+// checkDiscount replays the discount permission on an order pushed by an
+// edge, once its lines are in: the manual discounts of the order together
+// stay within what its creator's role may give (kassa.CheckDiscount).
+func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) error {
+	var subtotal, discount int64
+	var creator sql.NullString
+	err := ad.tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
+		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`,
+		orderID, orgID).Scan(&subtotal, &discount, &creator)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // no lines yet: the totals are the wire's, recomputed once they come
+	}
+	if err != nil || discount == 0 {
+		return err
+	}
+	a := &kassa.Actor{OrgID: orgID}
+	var role string
+	err = ad.tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ?`, creator.String, orgID).Scan(&role)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	a.UserID, a.Role = creator.String, kassa.Role(role)
+	if role == "" {
+		a.Role = kassa.RoleCashier // an order of nobody the hub knows: the strictest limit
+	}
+	settings, err := orgSettings(ctx, ad.tx, orgID)
+	if err != nil {
+		return err
+	}
+	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, discount); err != nil {
+		return refuse(RefusedActor, "%v", err)
+	}
+	return nil
 }

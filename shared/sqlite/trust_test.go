@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -171,5 +172,60 @@ func TestAnUnarrivedReferenceWaitsAndAQuarantinedOneIsRefused(t *testing.T) {
 	_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{bad, line})
 	if err != nil || q != 2 {
 		t.Fatalf("order created completed and its line: quarantined %d, err %v; want both quarantined", q, err)
+	}
+}
+
+// TestTheHubReplaysTheRefundAndDiscountLimits: a cashier's refund beyond
+// the org's refund limit, or a cashier's manual discount, pushed by an
+// edge, is refused as the edge's API would have refused it.
+func TestTheHubReplaysTheRefundAndDiscountLimits(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSettingsService(hub.db).UpdateSettings(w.ctx, &kassa.SettingsUpdate{RefundLimit: kassa.Opt[int64]{Set: true, Value: 300}}); err != nil {
+		t.Fatal(err)
+	}
+	sold := sell(t, hub, w, w.p1, 2) // 1000, paid in cash
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	now := hub.db.Now()
+	push := func(entity, id string, fields map[string]any) (ApplyResult, int) {
+		t.Helper()
+		c := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: change.OpInsert,
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier.ID}
+		res, q, err := hub.db.Ingest(context.Background(), from, []change.Change{c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, q
+	}
+	refund := func(amount int64) map[string]any {
+		return map[string]any{"order_id": sold.ID, "location_id": w.loc, "amount": amount, "reason": "", "restock": false,
+			"lines": "[]", "payments": `[{"payment_id":"` + sold.Payments[0].ID + `","amount":` + fmt.Sprint(amount) + `}]`,
+			"actor": cashier.ID, "created_at": now, "updated_at": now}
+	}
+	if res, q := push("refund", hub.db.NewID(), refund(200)); res.Applied != 1 || q != 0 {
+		t.Fatalf("a refund within the limit: applied %d, quarantined %d", res.Applied, q)
+	}
+	if res, q := push("refund", hub.db.NewID(), refund(200)); res.Applied != 0 || q != 1 {
+		t.Errorf("a second refund taking the cashier past the limit: applied %d, quarantined %d", res.Applied, q)
+	}
+	o, err := hub.orders.FindOrderByID(w.ctx, sold.ID)
+	if err != nil || o.RefundedTotal != 200 {
+		t.Errorf("refunded %d (%v), want 200", o.RefundedTotal, err)
+	}
+
+	order := hub.db.NewID()
+	if res, q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-00001", "status": "open", "channel": "pos",
+		"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
+		"created_by": cashier.ID, "occurred_at": now, "created_at": now, "updated_at": now}); res.Applied != 1 || q != 0 {
+		t.Fatalf("the order row: applied %d, quarantined %d", res.Applied, q)
+	}
+	if res, q := push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": w.p1, "name": "P0",
+		"sku": "S-0", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
+		"created_at": now, "updated_at": now}); res.Applied != 0 || q != 1 {
+		t.Errorf("a cashier's 100 %% line discount: applied %d, quarantined %d", res.Applied, q)
 	}
 }
