@@ -71,12 +71,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	f.Extend = func(n *node.Node) error {
 		db = n.DB
-		n.Services.Enrolment = sqlite.NewEnrolmentService(n.DB, func() string {
+		enrolment := sqlite.NewEnrolmentService(n.DB, func() string {
 			if *leafAdvertise != "" {
 				return *leafAdvertise
 			}
 			return ns.LeafURL()
 		})
+		enrolment.OnRevoke(func(nodeID string) {
+			if ns != nil {
+				ns.DisconnectLeaf(nodeID)
+			}
+		})
+		n.Services.Enrolment = enrolment
 		n.Services.Sync = &hubSync{db: n.DB, edges: edges}
 		// A store's money operations run at the store (package forward).
 		n.Services.Payments, n.Services.Orders = router.Wrap(n.Services.Payments, n.Services.Orders)

@@ -144,3 +144,39 @@ func TestPairOverTLS(t *testing.T) {
 		return hub.Call(t, "GET", "/api/v1/customers/"+p.Data["id"].(string), hubTok, nil, nil) == 200
 	})
 }
+
+// TestARevokedEdgeIsCutOffAndStaysOut: an owner revokes an edge; its live
+// link is cut at once, it cannot connect again, its changes stay in its
+// outbox, and the hub no longer lists it. Revoking is for owners only and
+// idempotent.
+func TestARevokedEdgeIsCutOffAndStaysOut(t *testing.T) {
+	e := MustStartPair(t)
+	node := e.status(t, e.edge, e.edgeMgr)["node_id"].(string)
+	wait.For(t, 10*time.Second, "the edge to be connected", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == true })
+
+	if st := e.hub.Call(t, "DELETE", "/api/v1/sync/nodes/"+node, e.hub.Login(t, "manager@demo.test", demo.Password), nil, nil); st != 403 {
+		t.Errorf("a manager revokes an edge: %d, want 403", st)
+	}
+	if st := e.hub.Call(t, "DELETE", "/api/v1/sync/nodes/"+newID(), e.hubTok, nil, nil); st != 404 {
+		t.Errorf("revoking an unknown edge: %d, want 404", st)
+	}
+	if st := e.hub.Call(t, "DELETE", "/api/v1/sync/nodes/"+node, e.hubTok, nil, nil); st != 204 {
+		t.Fatalf("revoke: %d", st)
+	}
+	wait.For(t, 10*time.Second, "the revoked edge's link to drop", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	products := e.products(t, e.edge, e.edgeTok)
+	order := e.sale(t, products[0]["id"].(string))
+	wait.For(t, 10*time.Second, "the sale to wait in the revoked edge's outbox", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["connected"] == false && st["pending_up"].(float64) > 0
+	})
+	if st := e.hub.Call(t, "GET", "/api/v1/orders/"+order, e.hubTok, nil, nil); st != 404 {
+		t.Errorf("the revoked edge's sale reached the hub: %d", st)
+	}
+	if edges, _ := e.status(t, e.hub, e.hubTok)["edges"].([]any); len(edges) != 0 {
+		t.Errorf("the hub still lists %v", edges)
+	}
+	if st := e.hub.Call(t, "DELETE", "/api/v1/sync/nodes/"+node, e.hubTok, nil, nil); st != 204 {
+		t.Errorf("revoking again: %d, want 204", st)
+	}
+}

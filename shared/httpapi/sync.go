@@ -44,6 +44,18 @@ func (s *Server) routesEnrolment() {
 			}
 			return one(c, fiber.StatusCreated, e)
 		}})
+	s.handle(&Route{Method: "DELETE", Path: "/sync/nodes/:id", Tag: "sync", Scope: kassa.ScopeLocationsWrite, Status: 204,
+		Summary: "Revoke an enrolled edge (owners): its link is cut at once and its credentials never work again",
+		Handler: func(c *fiber.Ctx) error {
+			id, err := pathID(c, "edge")
+			if err != nil {
+				return err
+			}
+			if err := svc.RevokeNode(c.UserContext(), id); err != nil {
+				return err
+			}
+			return c.SendStatus(fiber.StatusNoContent)
+		}})
 	s.handle(&Route{Method: "POST", Path: "/sync/enrol", Tag: "sync", Public: true, Body: kassa.EnrolmentClaim{}, Resp: kassa.EnrolResult{},
 		Summary: "An edge claims an enrolment token and receives its scope and leaf-link credentials (shown once)",
 		Handler: func(c *fiber.Ctx) error {

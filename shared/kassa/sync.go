@@ -81,4 +81,8 @@ type EnrolResult struct {
 type EnrolmentService interface {
 	CreateEnrolment(ctx context.Context, locationID string) (*Enrolment, error)
 	Claim(ctx context.Context, in *EnrolmentClaim) (*EnrolResult, error)
+	// RevokeNode revokes an enrolled edge of the caller's org (owners):
+	// its link is cut and its credentials never work again; a token can
+	// enrol a new node, never this one. Errors: EForbidden, ENotFound.
+	RevokeNode(ctx context.Context, nodeID string) error
 }

@@ -23,8 +23,9 @@ const EnrolmentTTL = 24 * time.Hour
 
 // EnrolmentService implements kassa.EnrolmentService on the hub.
 type EnrolmentService struct {
-	db      *DB
-	leafURL func() string // the hub's leaf-node URL as edges reach it
+	db       *DB
+	leafURL  func() string // the hub's leaf-node URL as edges reach it
+	onRevoke func(nodeID string)
 }
 
 // NewEnrolmentService returns the enrolment service of a hub whose leaf
@@ -104,6 +105,38 @@ func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) 
 	}
 	return &res, nil
 }
+
+// RevokeNode revokes an enrolled edge of the caller's org; owners only.
+// Revoking a revoked node is a no-op. The hook set with OnRevoke (the hub
+// cuts the node's live link) runs after the commit.
+func (s *EnrolmentService) RevokeNode(ctx context.Context, nodeID string) error {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return err
+	}
+	if a.Role != kassa.RoleOwner {
+		return kassa.Errorf(kassa.EForbidden, "only an owner can revoke an edge")
+	}
+	err = s.db.write(ctx, func(tx *Tx) error {
+		var revoked sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT revoked_at FROM sync_nodes WHERE node_id = ? AND org_id = ?`, nodeID, a.OrgID).Scan(&revoked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return kassa.Errorf(kassa.ENotFound, "no enrolled edge %s", nodeID)
+		}
+		if err != nil || revoked.Valid {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sync_nodes SET revoked_at = ? WHERE node_id = ? AND org_id = ?`, fmtTime(tx.now), nodeID, a.OrgID)
+		return err
+	})
+	if err == nil && s.onRevoke != nil {
+		s.onRevoke(nodeID)
+	}
+	return err
+}
+
+// OnRevoke sets what runs after an edge was revoked.
+func (s *EnrolmentService) OnRevoke(fn func(nodeID string)) { s.onRevoke = fn }
 
 // SyncNode is an enrolled edge as the hub knows it.
 type SyncNode struct {

@@ -88,6 +88,7 @@ type Server struct {
 	ns    *server.Server
 	opts  *server.Options // the server writes resolved ports back here
 	token string          // the in-process clients' token
+	auth  *auth
 }
 
 // Start starts the server and waits until it accepts connections.
@@ -171,7 +172,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		listen = ns.ClientURL()
 	}
 	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", cfg.JetStream, "tls", cfg.TLS != nil)
-	return &Server{ns: ns, opts: opts, token: token}, nil
+	return &Server{ns: ns, opts: opts, token: token, auth: a}, nil
 }
 
 // ClientURL is the URL outside clients connect to, or "" when the server
@@ -201,6 +202,18 @@ func (s *Server) Connect(name, token string, extra ...nats.Option) (*nats.Conn, 
 	}
 	opts := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1), nats.Token(token)}, extra...)
 	return nats.Connect("", opts...)
+}
+
+// DisconnectLeaf closes the leaf session of user (an edge's node id), if
+// one is up: after its credentials were revoked it must not keep a link
+// it authenticated before.
+func (s *Server) DisconnectLeaf(user string) {
+	s.auth.mu.Lock()
+	sess, ok := s.auth.sessions[user]
+	s.auth.mu.Unlock()
+	if ok {
+		s.ns.DisconnectClientByID(sess.cid)
+	}
 }
 
 // LeafConnected reports whether the server has a live leaf-node link.
