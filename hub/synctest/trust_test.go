@@ -147,6 +147,11 @@ func TestForgedChangesOverTheLeafLinkAreRefused(t *testing.T) {
 	product := products[0]["id"].(string)
 	price := int64(products[0]["base_price"].(float64))
 
+	levels := hub.list(t, "/api/v1/inventory/stock?location_id="+e.location+"&limit=1")
+	if len(levels) == 0 {
+		t.Fatal("the demo location has no stock levels")
+	}
+	level := levels[0]["id"].(string)
 	f := e.mustForge(t, e.location)
 	orderID, lineID := newID(), newID()
 	now := time.Now().UTC().Format(time.RFC3339Nano)
@@ -183,6 +188,10 @@ func TestForgedChangesOverTheLeafLinkAreRefused(t *testing.T) {
 			map[string]any{"first_name": "A", "last_name": "B", "created_at": now, "updated_at": now}), "refused_actor"},
 		{"a product the API would refuse", f.change("product", newID(), change.OpInsert, "", e.hubOwnerID(t),
 			map[string]any{"name": "", "sku": "X-1", "base_price": -5, "created_at": now, "updated_at": now}), "refused_value"},
+		{"the kitchen cancelling an order", f.change("order", orderID, change.OpUpdate, e.location, kitchenID,
+			map[string]any{"status": "cancelled", "updated_at": now}), "refused_actor"},
+		{"a cashier changing a reorder point", f.change("stock_level", level, change.OpUpdate, e.location, cashierID,
+			map[string]any{"reorder_point": 99, "updated_at": now}), "refused_actor"},
 		{"a line whose total does not follow", f.change("order_line", newID(), change.OpInsert, e.location, cashierID,
 			map[string]any{"order_id": orderID, "position": 1, "product_id": product, "name": "x", "sku": "x", "quantity": 1,
 				"unit_price": price, "modifiers": []any{}, "discount": 0, "tax": 0, "total": 1, "created_at": now, "updated_at": now}), "refused_value"},

@@ -120,8 +120,8 @@ type edgeRule struct {
 	loc    locMode
 	update []string      // columns an update may change; nil: no updates
 	scopes []kassa.Scope // the actor needs one of them
-	// scopesOf, when set, picks the scopes by the record's fields.
-	scopesOf func(f map[string]any) []kassa.Scope
+	// scopesOf, when set, picks the scopes by the record itself.
+	scopesOf func(c *change.Change, f map[string]any) []kassa.Scope
 	system   []string // update columns the node itself may write without an actor
 	refs     []ref
 	check    func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
@@ -155,7 +155,7 @@ var edgeRules = map[string]edgeRule{
 		refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
 	"points_transaction": {scopes: loyaltyWrite,
 		refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
-	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, scopes: []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite},
+	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, scopesOf: levelScopes,
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
 	"stock_movement": {loc: ownLocation, scopesOf: movementScopes,
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
@@ -163,8 +163,7 @@ var edgeRules = map[string]edgeRule{
 		refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
 		check: checkTransfer},
 	"order": {loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
-		scopes: []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite, kassa.ScopeKDS},
-		refs:   []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
+		scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
 	"order_line": {loc: orderLocation, scopes: saleWrite,
 		refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
 	"order_history": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
@@ -315,7 +314,7 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
 	scopes := rule.scopes
 	if rule.scopesOf != nil {
-		scopes = rule.scopesOf(fields)
+		scopes = rule.scopesOf(c, fields)
 	}
 	for _, s := range kassa.RoleScopes(kassa.Role(role)) {
 		if slices.Contains(scopes, s) {
@@ -813,12 +812,38 @@ func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[strin
 
 // movementScopes: a sale or a refund moves stock as part of the order;
 // adjustments and transfers are inventory writes.
-func movementScopes(f map[string]any) []kassa.Scope {
+func movementScopes(_ *change.Change, f map[string]any) []kassa.Scope {
 	switch f["reason"] {
 	case kassa.ReasonSale, kassa.ReasonRefund:
 		return saleWrite
 	}
 	return inventoryWrite
+}
+
+// levelScopes: a sale creates the level of a product it is the first to
+// move; its reorder point is an inventory write.
+func levelScopes(c *change.Change, _ map[string]any) []kassa.Scope {
+	if c.Op == change.OpInsert {
+		return []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite}
+	}
+	return inventoryWrite
+}
+
+// orderScopes: the kitchen moves an order's kitchen_status and nothing
+// else; every other change of an order is a sale's.
+func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
+	if c.Op == change.OpUpdate {
+		kitchenOnly := true
+		for k := range f {
+			if k != "kitchen_status" && k != "updated_at" {
+				kitchenOnly = false
+			}
+		}
+		if kitchenOnly {
+			return []kassa.Scope{kassa.ScopeKDS, kassa.ScopeOrdersWrite}
+		}
+	}
+	return saleWrite
 }
 
 func checkStockLevel(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
