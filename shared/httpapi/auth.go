@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -31,7 +33,7 @@ type loginResult struct {
 
 func (s *Server) routesAuth() {
 	s.handle(&Route{Method: "POST", Path: "/auth/login", Tag: "auth", Public: true, Body: loginRequest{}, Resp: loginResult{},
-		Summary: "Log in with e-mail and password; rate limited per account", Handler: s.login})
+		Summary: "Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures", Handler: s.login})
 	s.handle(&Route{Method: "POST", Path: "/auth/refresh", Tag: "auth", Public: true, Body: refreshRequest{}, Resp: loginResult{},
 		Summary: "Exchange a refresh token for a new pair; the old refresh token stops working", Handler: s.refresh})
 	s.handle(&Route{Method: "POST", Path: "/auth/logout", Tag: "auth", Status: fiber.StatusNoContent,
@@ -60,7 +62,9 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password)
+	// c.IP() points into Fiber's reused buffer: copy it before the
+	// lockout keeps it as part of a key.
+	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, strings.Clone(c.IP()))
 	if err != nil {
 		return err
 	}

@@ -1,35 +1,115 @@
 // Package password hashes staff passwords with Argon2id, a memory-hard KDF,
 // in the PHC string format, through github.com/alexedwards/argon2id.
+//
+// Every hash and check runs in one of a few slots (a semaphore sized from
+// GOMAXPROCS), because each one holds Params.Memory for its duration: 32
+// unbounded concurrent logins at 64 MiB each once took an edge to 6 GiB. A
+// caller that cannot get a slot within Wait gets ErrBusy (the API answers
+// 429 with Retry-After), so the memory hashing can use is slots × Memory.
 package password
 
 import (
+	"context"
+	"errors"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/alexedwards/argon2id"
 )
 
-// Params are the Argon2id costs: 64 MiB, 1 pass, 2 lanes — OWASP's
-// recommended minimum, about 50 ms on one core of a small server.
-var Params = &argon2id.Params{Memory: 64 * 1024, Iterations: 1, Parallelism: 2, SaltLength: 16, KeyLength: 32}
+// Params are the Argon2id costs of new hashes: 19 MiB, 2 passes, 1 lane,
+// the second of OWASP's recommended settings. It costs about the CPU time
+// of the first (64 MiB, 1 pass) at under a third of its memory, which suits
+// a small store machine. Hashes made with other parameters still verify
+// (the parameters are in the PHC string); Verify reports them as stale.
+var Params = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
-// Hash returns the encoded hash of pw.
-func Hash(pw string) (string, error) { return argon2id.CreateHash(pw, Params) }
+// Wait is how long Hash, Check and Verify wait for a free slot before
+// giving up with ErrBusy.
+var Wait = 2 * time.Second
 
-// Check reports whether pw matches the encoded hash; it compares in constant time.
+// ErrBusy is returned when every hashing slot stayed busy for Wait.
+var ErrBusy = errors.New("password: every hashing slot is busy")
+
+// Slots is the number of hashes that may run at once: half of GOMAXPROCS
+// (read at first use), at least one.
+func Slots() int { return cap(slots()) }
+
+var slots = sync.OnceValue(func() chan struct{} {
+	return make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+})
+
+// run runs fn in a slot, waiting at most Wait (or until ctx ends) for one.
+func run(ctx context.Context, fn func()) error {
+	s := slots()
+	select {
+	case s <- struct{}{}:
+	default:
+		t := time.NewTimer(Wait)
+		defer t.Stop()
+		select {
+		case s <- struct{}{}:
+		case <-t.C:
+			return ErrBusy
+		case <-ctx.Done():
+			return ErrBusy
+		}
+	}
+	defer func() { <-s }()
+	fn()
+	return nil
+}
+
+// Hash returns the encoded hash of pw with Params. Errors: ErrBusy.
+func Hash(pw string) (string, error) {
+	var h string
+	var err error
+	if berr := run(context.Background(), func() { h, err = argon2id.CreateHash(pw, Params) }); berr != nil {
+		return "", berr
+	}
+	return h, err
+}
+
+// Verify reports whether pw matches the encoded hash, comparing in constant
+// time, and whether the hash was made with parameters other than Params
+// (stale: the caller should store a new hash). Errors: ErrBusy; a hash
+// that cannot be decoded is a mismatch, not an error.
+func Verify(ctx context.Context, pw, hash string) (ok, stale bool, err error) {
+	var p *argon2id.Params
+	var cerr error
+	if err := run(ctx, func() { ok, p, cerr = argon2id.CheckHash(pw, hash) }); err != nil {
+		return false, false, err
+	}
+	if cerr != nil || !ok {
+		return false, false, nil
+	}
+	return true, !sameParams(p, Params), nil
+}
+
+func sameParams(a, b *argon2id.Params) bool {
+	return a.Memory == b.Memory && a.Iterations == b.Iterations && a.Parallelism == b.Parallelism &&
+		a.SaltLength == b.SaltLength && a.KeyLength == b.KeyLength
+}
+
+// Check reports whether pw matches the encoded hash (false also when no
+// slot was free).
 func Check(pw, hash string) bool {
-	ok, err := argon2id.ComparePasswordAndHash(pw, hash)
-	return err == nil && ok
+	ok, _, _ := Verify(context.Background(), pw, hash)
+	return ok
 }
 
 // dummyHash is checked against when an account does not exist, so that the
-// response time does not tell which e-mail addresses have accounts.
+// response time does not tell which e-mail addresses have accounts. It is
+// made with Params, so it costs what a current hash costs.
 var dummyHash = sync.OnceValue(func() string {
-	h, _ := Hash("kassa-no-such-user")
+	h, _ := argon2id.CreateHash("kassa-no-such-user", Params)
 	return h
 })
 
-// CheckMissing spends the time of one Check and returns false.
-func CheckMissing(pw string) bool {
-	Check(pw, dummyHash())
-	return false
+// CheckMissing spends the time (and the slot) of one Verify and reports no
+// match. Errors: ErrBusy, as Verify would.
+func CheckMissing(ctx context.Context, pw string) error {
+	_, _, err := Verify(ctx, pw, dummyHash())
+	return err
 }
