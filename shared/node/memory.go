@@ -1,0 +1,127 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// The default memory limit is a fraction of the machine's memory (or of
+// the cgroup's limit, when it has a lower one), kept between a floor and a
+// ceiling: a Go program's heap otherwise grows with the GC target
+// (DefaultGCPercent lets it reach five times the live heap) and with any
+// burst, and never gives back what the burst reserved before the scavenger
+// gets to it. The limit is soft: the collector runs as often as it must to
+// stay under it, and beyond it only if the live heap itself is larger.
+const (
+	MemoryLimitFraction = 4         // a quarter of the machine's memory
+	MemoryLimitFloor    = 64 << 20  // 64 MiB
+	MemoryLimitCeiling  = 256 << 20 // 256 MiB
+)
+
+// DefaultMemoryLimit is the limit for a machine with total bytes of memory
+// (0: unknown): total/MemoryLimitFraction between the floor and the ceiling.
+func DefaultMemoryLimit(total int64) int64 {
+	if total <= 0 {
+		return MemoryLimitCeiling
+	}
+	return min(max(total/MemoryLimitFraction, MemoryLimitFloor), MemoryLimitCeiling)
+}
+
+// MachineMemory returns the memory this process may use: /proc/meminfo's
+// MemTotal, or the cgroup v2 memory.max when lower. 0 when unknown.
+func MachineMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		total = statusKiB(b, "MemTotal:")
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (total == 0 || n < total) {
+			total = n
+		}
+	}
+	return total
+}
+
+// ParseMemoryLimit reads a --memory-limit value: "" or "0" for the default
+// (DefaultMemoryLimit of the machine), "off" for none, or a size in bytes
+// with an optional B, KiB, MiB, GiB or TiB suffix as GOMEMLIMIT takes it.
+// It returns -1 for "off", 0 for the default.
+func ParseMemoryLimit(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "", "0":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = num, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("memory limit %q: want a size such as 256MiB, 0 for the default or off", s)
+	}
+	return n * mult, nil
+}
+
+// TuneMemory sets the Go memory limit (limit as ParseMemoryLimit returns
+// it) unless the GOMEMLIMIT variable is set, which wins. It returns the
+// limit in effect (math.MaxInt64: none) and a function that restores the
+// previous one.
+func TuneMemory(limit int64) (applied int64, restore func()) {
+	old := debug.SetMemoryLimit(-1)
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return old, func() {}
+	}
+	switch {
+	case limit == 0:
+		limit = DefaultMemoryLimit(MachineMemory())
+	case limit < 0:
+		limit = math.MaxInt64
+	}
+	debug.SetMemoryLimit(limit)
+	return limit, func() { debug.SetMemoryLimit(old) }
+}
+
+// RSS returns this process's resident set size and its peak (VmRSS and
+// VmHWM of /proc/self/status) in bytes; 0, 0 where there is no /proc.
+func RSS() (cur, peak int64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	return statusKiB(b, "VmRSS:"), statusKiB(b, "VmHWM:")
+}
+
+// ResetPeakRSS sets the peak RSS back to the current RSS (Linux: writing 5
+// to /proc/self/clear_refs), so that RSS reports the peak of what follows.
+func ResetPeakRSS() error { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// statusKiB reads a "Key:   123 kB" line of a /proc file, in bytes.
+func statusKiB(b []byte, key string) int64 {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
