@@ -68,6 +68,18 @@ func BenchmarkMemory(b *testing.B) {
 		took := time.Since(start)
 		_, flowPeak := procRSS(b, edge.pid)
 		afterFlow, _ := procRSS(b, edge.pid)
+		if os.Getenv("KASSA_BENCH_MEMSTATS") != "" {
+			res, err := http.Get(edge.URL + "/metrics")
+			if err == nil {
+				sc := bufio.NewScanner(res.Body)
+				for sc.Scan() {
+					if l := sc.Text(); strings.HasPrefix(l, "go_memstats_") && !strings.Contains(l, "total") || strings.HasPrefix(l, "go_gc_gogc") || strings.HasPrefix(l, "go_gc_gomemlimit") || strings.HasPrefix(l, "go_goroutines") || strings.HasPrefix(l, "go_threads") {
+						fmt.Println(l)
+					}
+				}
+				res.Body.Close()
+			}
+		}
 
 		resetPeak(b, edge.pid)
 		got := storm(b, edge.URL, 64)

@@ -9,28 +9,44 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"kassa.dev/shared/kassa"
 )
 
-// The default memory limit is a fraction of the machine's memory (or of
-// the cgroup's limit, when it has a lower one), kept between a floor and a
-// ceiling: a Go program's heap otherwise grows with the GC target
+// The default memory limit is a quarter of the machine's memory (or of
+// the cgroup's limit, when lower), between a floor and a ceiling per node
+// kind. Without it a node's heap grows with the GC target
 // (DefaultGCPercent lets it reach five times the live heap) and with any
-// burst, and never gives back what the burst reserved before the scavenger
-// gets to it. The limit is soft: the collector runs as often as it must to
-// stay under it, and beyond it only if the live heap itself is larger.
-const (
-	MemoryLimitFraction = 4         // a quarter of the machine's memory
-	MemoryLimitFloor    = 64 << 20  // 64 MiB
-	MemoryLimitCeiling  = 256 << 20 // 256 MiB
-)
+// burst, and the runtime keeps what it reserved for minutes: an edge with
+// a live heap of about 20 MiB peaked at 114-175 MiB RSS over 3,000 sales
+// (hub/synctest BenchmarkMemory). The limit is soft: the collector runs as
+// often as it must to stay under it (and the GC target applies below it),
+// and beyond it only if the live heap itself is larger.
+//
+// The edge's ceiling keeps its peak RSS under 100 MiB (Go memory plus
+// about 25-35 MiB of SQLite caches, thread stacks and the binary); the hub
+// serves many stores and partners, so its ceiling is higher.
+const MemoryLimitFraction = 4
 
-// DefaultMemoryLimit is the limit for a machine with total bytes of memory
-// (0: unknown): total/MemoryLimitFraction between the floor and the ceiling.
-func DefaultMemoryLimit(total int64) int64 {
-	if total <= 0 {
-		return MemoryLimitCeiling
+// MemoryLimitBounds are a node kind's floor and ceiling of the default
+// memory limit.
+var MemoryLimitBounds = map[string][2]int64{
+	kassa.NodeEdge: {48 << 20, 64 << 20},
+	kassa.NodeHub:  {64 << 20, 1 << 30},
+}
+
+// DefaultMemoryLimit is the limit of a node of kind on a machine with total
+// bytes of memory (0: unknown): total/MemoryLimitFraction between the
+// kind's floor and ceiling (the hub's for an unknown kind).
+func DefaultMemoryLimit(kind string, total int64) int64 {
+	bounds, ok := MemoryLimitBounds[kind]
+	if !ok {
+		bounds = MemoryLimitBounds[kassa.NodeHub]
 	}
-	return min(max(total/MemoryLimitFraction, MemoryLimitFloor), MemoryLimitCeiling)
+	if total <= 0 {
+		return bounds[1]
+	}
+	return min(max(total/MemoryLimitFraction, bounds[0]), bounds[1])
 }
 
 // MachineMemory returns the memory this process may use: /proc/meminfo's
@@ -49,7 +65,7 @@ func MachineMemory() int64 {
 }
 
 // ParseMemoryLimit reads a --memory-limit value: "" or "0" for the default
-// (DefaultMemoryLimit of the machine), "off" for none, or a size in bytes
+// (DefaultMemoryLimit), "off" for none, or a size in bytes
 // with an optional B, KiB, MiB, GiB or TiB suffix as GOMEMLIMIT takes it.
 // It returns -1 for "off", 0 for the default.
 func ParseMemoryLimit(s string) (int64, error) {
@@ -78,18 +94,18 @@ func ParseMemoryLimit(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// TuneMemory sets the Go memory limit (limit as ParseMemoryLimit returns
-// it) unless the GOMEMLIMIT variable is set, which wins. It returns the
-// limit in effect (math.MaxInt64: none) and a function that restores the
-// previous one.
-func TuneMemory(limit int64) (applied int64, restore func()) {
+// TuneMemory sets the Go memory limit of a node of kind (limit as
+// ParseMemoryLimit returns it) unless the GOMEMLIMIT variable is set, which
+// wins. It returns the limit in effect (math.MaxInt64: none) and a function
+// that restores the previous one.
+func TuneMemory(kind string, limit int64) (applied int64, restore func()) {
 	old := debug.SetMemoryLimit(-1)
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return old, func() {}
 	}
 	switch {
 	case limit == 0:
-		limit = DefaultMemoryLimit(MachineMemory())
+		limit = DefaultMemoryLimit(kind, MachineMemory())
 	case limit < 0:
 		limit = math.MaxInt64
 	}

@@ -19,7 +19,7 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 		return err
 	}
 	defer Tune(f.GCPercent, f.GoProcs, f.WriterPriority)()
-	applied, restore := TuneMemory(limit)
+	applied, restore := TuneMemory(f.Kind, limit)
 	defer restore()
 	log.Info("memory limit", slog.Int64("bytes", applied))
 	n, err := Open(ctx, f.Config, log)

@@ -11,7 +11,9 @@ package password
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -32,12 +34,17 @@ var Wait = 2 * time.Second
 // ErrBusy is returned when every hashing slot stayed busy for Wait.
 var ErrBusy = errors.New("password: every hashing slot is busy")
 
-// Slots is the number of hashes that may run at once: half of GOMAXPROCS
-// (read at first use), at least one.
+// Slots is the number of hashes that may run at once, fixed at first use:
+// half of GOMAXPROCS, and no more than a third of the Go memory limit (if
+// one is set) can hold; at least one.
 func Slots() int { return cap(slots()) }
 
 var slots = sync.OnceValue(func() chan struct{} {
-	return make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+	n := runtime.GOMAXPROCS(0) / 2
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		n = min(n, int(limit/3/(int64(Params.Memory)<<10)))
+	}
+	return make(chan struct{}, max(1, n))
 })
 
 // run runs fn in a slot, waiting at most Wait (or until ctx ends) for one.
