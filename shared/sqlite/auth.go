@@ -119,12 +119,22 @@ func (s *AuthService) Login(ctx context.Context, email, pw, addr string) (*kassa
 	return s.issue(u, sid, jti)
 }
 
+// hashPassword hashes a new password. Errors: ERateLimited when every
+// hashing slot stayed busy (password.ErrBusy).
+func hashPassword(pw string) (string, error) {
+	h, err := password.Hash(pw)
+	if errors.Is(err, password.ErrBusy) {
+		return "", rateLimited("the node is busy hashing passwords", time.Second)
+	}
+	return h, err
+}
+
 // rehash replaces a user's hash made with old parameters by one made with
 // password.Params (a replicated change, so edges get it). It is best
 // effort: a busy pool or a failed write leaves the old hash, which still
 // verifies, for the next login.
 func (s *AuthService) rehash(ctx context.Context, orgID, id, pw string) {
-	h, err := password.Hash(pw)
+	h, err := hashPassword(pw)
 	if err != nil {
 		return
 	}
