@@ -14,6 +14,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -69,9 +70,26 @@ func run(ctx context.Context, fn func()) error {
 	// Argon2 call) before the slot is free, so that the next hash reuses it
 	// instead of growing the heap: with the GC target of a node (400) a
 	// login storm otherwise left several garbage blocks resident at once.
-	// A collection of a node's small live heap costs a few per cent of a hash.
-	runtime.GC()
+	// Only while the live heap is small, so that the collection costs a few
+	// per cent of a hash; beside a large heap one block is a small share.
+	if liveHeap() <= 4*uint64(Params.Memory)<<10 {
+		runtime.GC()
+	}
 	return nil
+}
+
+var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+var liveMu sync.Mutex
+
+// liveHeap is the heap marked live by the last collection.
+func liveHeap() uint64 {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	metrics.Read(liveSample)
+	if liveSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return liveSample[0].Value.Uint64()
 }
 
 // Hash returns the encoded hash of pw with Params. Errors: ErrBusy.
