@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -62,13 +63,31 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	// c.IP() points into Fiber's reused buffer: copy it before the
-	// lockout keeps it as part of a key.
-	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, strings.Clone(c.IP()))
+	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, clientAddr(c.IP()))
 	if err != nil {
 		return err
 	}
 	return one(c, fiber.StatusOK, tokensResult(t))
+}
+
+// clientAddr is the address logins are throttled and locked by: the
+// connection's IP, an IPv6 one cut to its /64 (one host usually holds a
+// whole /64, so its addresses are free to rotate through). The result
+// is a copy: c.IP() points into Fiber's reused buffer, and the limiters
+// keep it as part of a key.
+func clientAddr(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return strings.Clone(ip)
+	}
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 func (s *Server) refresh(c *fiber.Ctx) error {
