@@ -70,9 +70,12 @@ func run(ctx context.Context, fn func()) error {
 	// Argon2 call) before the slot is free, so that the next hash reuses it
 	// instead of growing the heap: with the GC target of a node (400) a
 	// login storm otherwise left several garbage blocks resident at once.
-	// Only while the live heap is small, so that the collection costs a few
-	// per cent of a hash; beside a large heap one block is a small share.
-	if liveHeap() <= 4*uint64(Params.Memory)<<10 {
+	// Only while the live heap (which may include a block of a hash that
+	// was running when it was measured) is at most eight blocks, so that
+	// the collection costs at most about a hash (an edge's, at ~20 MiB, a
+	// few per cent); beside a larger heap the memory limit and the GC
+	// target bound the blocks well enough.
+	if liveHeap() <= 8*uint64(Params.Memory)<<10 {
 		runtime.GC()
 	}
 	return nil
