@@ -31,7 +31,8 @@ import (
 // replicated to the hub as they happen — and during a login storm of 64
 // concurrent logins with unknown e-mails from 64 client addresses (so the
 // per-address throttle lets them through to the password check). Target:
-// <= 100 MiB for the edge. `make bench` runs it.
+// <= 100 MiB for the edge. `make bench` runs it; KASSA_BENCH_MEMSTATS=1
+// also prints the edge's go_memstats after the order flow.
 func BenchmarkMemory(b *testing.B) {
 	dir := b.TempDir()
 	edgeBin, hubBin := filepath.Join(dir, "edge"), filepath.Join(dir, "hub")
