@@ -78,10 +78,7 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--hub-url", hub.URL}
 	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
 	ep := &nodetest.Proc{URL: edge.URL}
-	wait.For(t, 20*time.Second, "the demo users at the edge", func() bool {
-		var out map[string]any
-		return ep.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
-	})
+	ep.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users at the edge
 	tok := ep.Login(t, "cashier@demo.test", demo.Password)
 	var locs, products listResp
 	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)

@@ -130,11 +130,7 @@ func TestPairOverTLS(t *testing.T) {
 	if !strings.HasPrefix(edge.URL, "https://") {
 		t.Fatalf("edge serves %s", edge.URL)
 	}
-	wait.For(t, 20*time.Second, "the demo users at the edge over the TLS link", func() bool {
-		var out map[string]any
-		return edge.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
-	})
-	tok := edge.Login(t, "cashier@demo.test", demo.Password)
+	tok := edge.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password)
 	var p oneResp
 	if st := edge.Call(t, "POST", "/api/v1/customers", tok, map[string]any{"first_name": "Tls", "last_name": "Check"}, &p); st != 201 {
 		t.Fatalf("customer at the edge: %d", st)

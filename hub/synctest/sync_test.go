@@ -49,10 +49,7 @@ func MustStartPair(t testing.TB) *env {
 	e.edge = nodetest.Start(t, edgenode.Run, nil, e.edgeArgs...)
 	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
 	// The staff users reach the edge through sync: wait until a login works there.
-	wait.For(t, 20*time.Second, "the demo users to reach the edge", func() bool {
-		var out map[string]any
-		return e.edge.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
-	})
+	e.edge.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users to reach the edge
 	e.edgeTok = e.edge.Login(t, "cashier@demo.test", demo.Password)
 	e.edgeMgr = e.edge.Login(t, "manager@demo.test", demo.Password)
 	var locs struct{ Data []map[string]any }
@@ -326,10 +323,7 @@ func (e *env) addEdge(t *testing.T) (*nodetest.Proc, *proxy, string) {
 	px := startProxy(t, leaf)
 	p := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string), "--hub-leaf-url", "nats-leaf://"+px.addr)
-	wait.For(t, 20*time.Second, "the second edge's users", func() bool {
-		var out map[string]any
-		return p.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "manager@demo.test", "password": demo.Password}, &out) == 200
-	})
+	p.WaitLogin(t, 20*time.Second, "manager@demo.test", demo.Password) // the second edge's users
 	return p, px, p.Login(t, "manager@demo.test", demo.Password)
 }
 
@@ -470,10 +464,7 @@ func TestCustomerFromStoreAEarnsPointsAtStoreB(t *testing.T) {
 	}
 	b := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--hub-url", e.hub.URL, "--enrol-token", en.Data["token"].(string))
-	wait.For(t, 20*time.Second, "store B's users", func() bool {
-		var out map[string]any
-		return b.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": "cashier@demo.test", "password": demo.Password}, &out) == 200
-	})
+	b.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // store B's users
 	bTok := b.Login(t, "cashier@demo.test", demo.Password)
 	// At store A: a new customer joins the program.
 	var cust, acct oneResp

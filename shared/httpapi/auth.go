@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"net/netip"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -31,7 +34,7 @@ type loginResult struct {
 
 func (s *Server) routesAuth() {
 	s.handle(&Route{Method: "POST", Path: "/auth/login", Tag: "auth", Public: true, Body: loginRequest{}, Resp: loginResult{},
-		Summary: "Log in with e-mail and password; rate limited per account", Handler: s.login})
+		Summary: "Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures", Handler: s.login})
 	s.handle(&Route{Method: "POST", Path: "/auth/refresh", Tag: "auth", Public: true, Body: refreshRequest{}, Resp: loginResult{},
 		Summary: "Exchange a refresh token for a new pair; the old refresh token stops working", Handler: s.refresh})
 	s.handle(&Route{Method: "POST", Path: "/auth/logout", Tag: "auth", Status: fiber.StatusNoContent,
@@ -60,11 +63,31 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password)
+	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, clientAddr(c.IP()))
 	if err != nil {
 		return err
 	}
 	return one(c, fiber.StatusOK, tokensResult(t))
+}
+
+// clientAddr is the address logins are throttled and locked by: the
+// connection's IP, an IPv6 one cut to its /64 (one host usually holds a
+// whole /64, so its addresses are free to rotate through). The result
+// is a copy: c.IP() points into Fiber's reused buffer, and the limiters
+// keep it as part of a key.
+func clientAddr(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return strings.Clone(ip)
+	}
+	if a.Is4In6() {
+		a = a.Unmap()
+	}
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 func (s *Server) refresh(c *fiber.Ctx) error {

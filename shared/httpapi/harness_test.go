@@ -45,7 +45,8 @@ func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNod
 	t.Helper()
 	clock := &fakeClock{t: time.Now().UTC()}
 	cfg := node.Config{Kind: kind, DataDir: t.TempDir(), ErrorsBase: "https://kassa.test/problems",
-		BodyLimit: 64 << 10, Now: clock.Now, LoginPerMinute: 600, LoginBurst: 600}
+		BodyLimit: 64 << 10, Now: clock.Now, LoginPerMinute: 600, LoginBurst: 600,
+		LoginIPPerMinute: 6000, LoginIPBurst: 6000}
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -89,7 +89,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"cursor paging (limit 1-200, default 50), RFC 9457 problems of type " + s.cfg.ErrorsBase + "/<kind>. " +
 				"Decisions: request bodies are strict (an unknown field is 422 naming it); a malformed id in a path is 404; " +
 				"Idempotency-Key applies to authenticated POSTs (login and refresh never store tokens); first-party " +
-				"refresh tokens live 30 days from their last use; logins are limited per account. " +
+				"refresh tokens live 30 days from their last use; logins are throttled per client address and per node, and after " +
+				"5 failed logins for an account from one address that address waits 15 s, doubling per further failure up to 15 min " +
+				"(429 with Retry-After; a success resets it; other addresses are unaffected); a role change or deactivation " +
+				"applies to existing tokens on their next request. " +
 				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
 				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +

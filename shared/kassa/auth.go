@@ -130,9 +130,12 @@ type Tokens struct {
 }
 
 // AuthService logs staff in and out. Errors: EUnauthorized for bad
-// credentials or tokens, ERateLimited when an account is being guessed at.
+// credentials or tokens, ERateLimited when logins are throttled or an
+// account is locked for the client's address.
 type AuthService interface {
-	Login(ctx context.Context, email, password string) (*Tokens, error)
+	// Login checks the credentials; addr is the client's network address
+	// (throttles and lockout are per address).
+	Login(ctx context.Context, email, password, addr string) (*Tokens, error)
 	Refresh(ctx context.Context, refreshToken string) (*Tokens, error)
 	Logout(ctx context.Context) error
 	// Authenticate checks an access token and returns its actor.

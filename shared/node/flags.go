@@ -21,6 +21,8 @@ type Flags struct {
 	ShutdownTimeout time.Duration
 	GCPercent       int
 	GoProcs         int
+	// MemoryLimit is --memory-limit as given (ParseMemoryLimit).
+	MemoryLimit string
 }
 
 // DefaultGCPercent is the -gc-percent default. A node's live heap is small
@@ -30,6 +32,17 @@ type Flags struct {
 // sold about 9 % more per second (session 3). GOMEMLIMIT still caps the
 // heap where memory is tight.
 const DefaultGCPercent = 400
+
+// The login throttles' defaults. A password check costs about 35 ms of one
+// core and 19 MiB (package password), so the global default of 10 a second
+// keeps logins to about a third of a core at most; one address (a
+// terminal, an office) gets 30 a minute, 20 at once.
+const (
+	DefaultLoginPerMinute   = 600
+	DefaultLoginBurst       = 60
+	DefaultLoginIPPerMinute = 30
+	DefaultLoginIPBurst     = 20
+)
 
 // Defaults are a node kind's flag defaults.
 type Defaults struct {
@@ -56,13 +69,16 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.IntVar(&f.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
 	fs.IntVar(&f.RatePerMinute, "rate-per-minute", d.RatePerMinute, "per-org API requests per minute (0: no limit)")
 	fs.IntVar(&f.RateBurst, "rate-burst", d.RateBurst, "per-org API burst")
-	fs.IntVar(&f.LoginPerMinute, "login-per-minute", 5, "login attempts per account per minute")
-	fs.IntVar(&f.LoginBurst, "login-burst", 10, "login attempts per account at once")
+	fs.IntVar(&f.LoginPerMinute, "login-per-minute", DefaultLoginPerMinute, "login attempts per minute at this node, all addresses together")
+	fs.IntVar(&f.LoginBurst, "login-burst", DefaultLoginBurst, "login attempts at once at this node, all addresses together")
+	fs.IntVar(&f.LoginIPPerMinute, "login-ip-per-minute", DefaultLoginIPPerMinute, "login attempts per minute from one client address")
+	fs.IntVar(&f.LoginIPBurst, "login-ip-burst", DefaultLoginIPBurst, "login attempts at once from one client address")
 	fs.BoolVar(&f.Demo, "demo", false, "seed the demo org (Demo Coffee) on start if it does not exist")
 	fs.TextVar(&f.LogLevel, "log-level", slog.LevelInfo, "log level: DEBUG, INFO, WARN, ERROR")
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for in-flight requests")
 	fs.IntVar(&f.GCPercent, "gc-percent", DefaultGCPercent, "Go garbage collector target percentage (0: leave it to GOGC)")
 	fs.IntVar(&f.GoProcs, "go-procs", 0, "Go processors (GOMAXPROCS); 0: one more than Go's setting when the writer thread can be raised, else Go's; negative: Go's")
+	fs.StringVar(&f.MemoryLimit, "memory-limit", "0", "Go memory limit, e.g. 96MiB; 0: a quarter of the machine's memory, edge 48-64 MiB, hub 64 MiB-1 GiB; off: none; GOMEMLIMIT wins")
 	fs.IntVar(&f.WriterPriority, "writer-priority", d.WriterPriority, "nice levels the store's writer thread is raised above the rest (Linux; needs CAP_SYS_NICE or LimitNICE; negative: off)")
 }
 

@@ -35,10 +35,14 @@ type Config struct {
 	BodyLimit      int
 	RatePerMinute  int // per-org API rate; 0 disables
 	RateBurst      int
-	LoginPerMinute int // login attempts per account
+	LoginPerMinute int // login attempts per minute, all addresses together; 0: the default
 	LoginBurst     int
-	Version        string
-	Now            func() time.Time // nil: time.Now
+	// LoginIPPerMinute and LoginIPBurst throttle logins per client address
+	// (0: the default).
+	LoginIPPerMinute int
+	LoginIPBurst     int
+	Version          string
+	Now              func() time.Time // nil: time.Now
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
 	// Prepare runs on the freshly opened store before anything reads its
@@ -81,7 +85,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		cfg.Now = func() time.Time { return time.Now().UTC() }
 	}
 	if cfg.LoginPerMinute == 0 {
-		cfg.LoginPerMinute, cfg.LoginBurst = 5, 10
+		cfg.LoginPerMinute, cfg.LoginBurst = DefaultLoginPerMinute, DefaultLoginBurst
+	}
+	if cfg.LoginIPPerMinute == 0 {
+		cfg.LoginIPPerMinute, cfg.LoginIPBurst = DefaultLoginIPPerMinute, DefaultLoginIPBurst
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: data dir: %w", err)
@@ -108,8 +115,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{Config: cfg, DB: db, Bus: bus, Orgs: sqlite.NewOrgService(db), log: log}
+	auth := sqlite.NewAuthService(db, signer, sqlite.LoginLimits{PerMinute: cfg.LoginPerMinute, Burst: cfg.LoginBurst,
+		IPPerMinute: cfg.LoginIPPerMinute, IPBurst: cfg.LoginIPBurst})
+	auth.Rehash = cfg.Kind == kassa.NodeHub // users are written at the hub; an edge's are replicas
 	n.Services = httpapi.Services{
-		Auth:           sqlite.NewAuthService(db, signer, cfg.LoginPerMinute, cfg.LoginBurst),
+		Auth:           auth,
 		Users:          sqlite.NewUserService(db),
 		Locations:      sqlite.NewLocationService(db),
 		Products:       sqlite.NewProductService(db),

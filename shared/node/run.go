@@ -13,7 +13,7 @@ import (
 // (its embedded NATS server, the demo seed), serves the API on f.HTTPAddr
 // and, once ctx is done, finishes in-flight requests, calls the stop that
 // start returned and closes the store. It prints the API's URL to out.
-// It tunes the Go runtime from the flags first (Tune).
+// It tunes the Go runtime from the flags first (Tune, TuneMemory).
 func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) (stop func(), err error)) error {
 	if err := f.Check(); err != nil {
 		return err
@@ -22,7 +22,14 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	if err != nil {
 		return err
 	}
+	limit, err := ParseMemoryLimit(f.MemoryLimit)
+	if err != nil {
+		return err
+	}
 	defer Tune(f.GCPercent, f.GoProcs, f.WriterPriority)()
+	applied, restore := TuneMemory(f.Kind, limit)
+	defer restore()
+	log.Info("memory limit", slog.Int64("bytes", applied))
 	n, err := Open(ctx, f.Config, log)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"math"
-	"sync"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -23,49 +22,88 @@ const RefreshTTL = 30 * 24 * time.Hour
 type AuthService struct {
 	db     *DB
 	signer *token.Signer
-	guard  *ratelimit.Limiter // login attempts per account
 
-	// open caches sessions found open (session id → time checked) for
-	// sessionTTL, so that not every request reads the sessions table.
-	// Sessions are node-local and this service is the only one to revoke
-	// them, and it drops the entry when it does: a logout takes effect at
-	// once. A user deactivated elsewhere is refused within sessionTTL.
-	open sync.Map
+	// Logins are throttled per client address (ip) and for the node as a
+	// whole (global), and locked by account and address after failures
+	// (kassa.LockoutDelay). Password hashing itself is bounded by package
+	// password's slots.
+	ip, global *ratelimit.Limiter
+	lockout    *ratelimit.Lockout
+
+	// Rehash stores a new hash, made with password.Params, when a user logs
+	// in with a hash made with other parameters. Only a node where users are
+	// written (the hub) should: an edge's users are the hub's replicas.
+	Rehash bool
 }
 
-const sessionTTL = 5 * time.Second
+// LoginLimits are the login throttles: attempts a minute and at once, from
+// all addresses together and from one client address.
+type LoginLimits struct {
+	PerMinute, Burst     int
+	IPPerMinute, IPBurst int
+}
 
-// NewAuthService returns the auth service of db. Login attempts are limited
-// per e-mail address to loginBurst at once, refilled at loginPerMinute.
-func NewAuthService(db *DB, signer *token.Signer, loginPerMinute, loginBurst int) *AuthService {
-	return &AuthService{db: db, signer: signer, guard: ratelimit.New(loginPerMinute, loginBurst, db.Now)}
+// NewAuthService returns the auth service of db with the given throttles.
+func NewAuthService(db *DB, signer *token.Signer, l LoginLimits) *AuthService {
+	return &AuthService{db: db, signer: signer,
+		ip:      ratelimit.New(l.IPPerMinute, l.IPBurst, db.Now),
+		global:  ratelimit.New(l.PerMinute, l.Burst, db.Now),
+		lockout: ratelimit.NewLockout(kassa.LockoutDelay, db.Now),
+	}
 }
 
 var _ kassa.AuthService = (*AuthService)(nil)
 
 var errBadLogin = kassa.Errorf(kassa.EUnauthorized, "e-mail or password is wrong")
 
-// Login checks the credentials and opens a session. Errors: EUnauthorized
-// (the same for an unknown e-mail and a wrong password), ERateLimited.
-func (s *AuthService) Login(ctx context.Context, email, pw string) (*kassa.Tokens, error) {
+func rateLimited(msg string, d time.Duration) error {
+	return &kassa.Error{Kind: kassa.ERateLimited, Message: msg, RetryAfter: max(1, int(math.Ceil(d.Seconds())))}
+}
+
+// Login checks the credentials and opens a session; addr is the client's
+// address. Errors: EUnauthorized (the same for an unknown e-mail and a
+// wrong password), ERateLimited (throttled, locked out for this address,
+// or every password slot busy).
+func (s *AuthService) Login(ctx context.Context, email, pw, addr string) (*kassa.Tokens, error) {
 	email = kassa.NormalizeEmail(email)
-	if r := s.guard.Take(email); !r.Allowed {
-		return nil, &kassa.Error{Kind: kassa.ERateLimited, Message: "too many login attempts for this account",
-			RetryAfter: int(math.Ceil(r.RetryAfter.Seconds()))}
+	if r := s.ip.Take(addr); !r.Allowed {
+		return nil, rateLimited("too many login attempts from this address", r.RetryAfter)
+	}
+	if r := s.global.Take(""); !r.Allowed {
+		return nil, rateLimited("too many login attempts at this node", r.RetryAfter)
+	}
+	key := email + "\x00" + addr
+	if d := s.lockout.Locked(key); d > 0 {
+		return nil, rateLimited("too many failed logins for this account from this address", d)
 	}
 	var id, orgID, hash string
 	var active bool
 	err := s.db.reader.QueryRowContext(ctx, `SELECT id, org_id, password_hash, is_active FROM users WHERE email = ?`, email).
 		Scan(&id, &orgID, &hash, &active)
-	if errors.Is(err, sql.ErrNoRows) {
-		password.CheckMissing(pw)
-		return nil, errBadLogin
+	var ok, stale bool
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// An unknown e-mail costs a check and counts towards the lockout
+		// like a known one, so neither tells which addresses have accounts.
+		err = password.CheckMissing(ctx, pw)
+	case err == nil:
+		ok, stale, err = password.Verify(ctx, pw, hash)
+	}
+	if errors.Is(err, password.ErrBusy) {
+		return nil, rateLimited("the node is busy checking passwords", time.Second)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !password.Check(pw, hash) || !active {
+	if !ok || !active {
+		if d := s.lockout.Fail(key); d > 0 {
+			return nil, rateLimited("too many failed logins for this account from this address", d)
+		}
 		return nil, errBadLogin
+	}
+	s.lockout.Reset(key)
+	if stale && s.Rehash {
+		s.rehash(ctx, orgID, id, pw)
 	}
 	u, err := findUser(ctx, s.db.reader, orgID, id)
 	if err != nil {
@@ -79,6 +117,30 @@ func (s *AuthService) Login(ctx context.Context, email, pw string) (*kassa.Token
 		return nil, err
 	}
 	return s.issue(u, sid, jti)
+}
+
+// hashPassword hashes a new password. Errors: ERateLimited when every
+// hashing slot stayed busy (password.ErrBusy).
+func hashPassword(pw string) (string, error) {
+	h, err := password.Hash(pw)
+	if errors.Is(err, password.ErrBusy) {
+		return "", rateLimited("the node is busy hashing passwords", time.Second)
+	}
+	return h, err
+}
+
+// rehash replaces a user's hash made with old parameters by one made with
+// password.Params (a replicated change, so edges get it). It is best
+// effort: a busy pool or a failed write leaves the old hash, which still
+// verifies, for the next login.
+func (s *AuthService) rehash(ctx context.Context, orgID, id, pw string) {
+	h, err := hashPassword(pw)
+	if err != nil {
+		return
+	}
+	s.db.write(ctx, func(tx *Tx) error {
+		return tx.update(ctx, entUser, orgID, id, map[string]any{"password_hash": h})
+	})
 }
 
 func (s *AuthService) issue(u *kassa.User, sid, jti string) (*kassa.Tokens, error) {
@@ -120,7 +182,6 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 		}
 		if current != c.ID {
 			// Reuse of a rotated token: revoke the family, commit that, refuse.
-			s.open.Delete(c.SessionID)
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ?`, fmtTime(now), c.SessionID); err != nil {
 				return err
 			}
@@ -132,7 +193,6 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 	if err != nil {
 		return nil, err
 	}
-	s.open.Delete(c.SessionID)
 	u, err := findUser(ctx, s.db.reader, orgID, userID)
 	if err != nil {
 		return nil, errBadRefresh
@@ -158,35 +218,32 @@ func (s *AuthService) Logout(ctx context.Context) error {
 	if a.SessionID == "" {
 		return kassa.Errorf(kassa.EBadRequest, "this token has no session to log out of")
 	}
-	s.open.Delete(a.SessionID)
 	err = s.db.exec(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
 		fmtTime(s.db.Now()), a.SessionID, a.OrgID)
-	s.open.Delete(a.SessionID) // a request may have cached it meanwhile
 	return err
 }
 
 var errBadToken = kassa.Errorf(kassa.EUnauthorized, "access token is invalid, expired or revoked")
 
-// Authenticate checks an access token and that its session is still open.
+// Authenticate checks an access token, that its session is open and its
+// user active, and builds the actor from the user's current role, not the
+// token's claim: a demotion or a deactivation takes effect on the next
+// request. One query per request (sessions joined with users).
 func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Actor, error) {
 	c, err := s.signer.Parse(token.TypeAccess, raw)
 	if err != nil {
 		return nil, errBadToken
 	}
-	if at, ok := s.open.Load(c.SessionID); !ok || s.db.Now().Sub(at.(time.Time)) > sessionTTL {
-		var n int
-		err = s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id
-			WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`, c.SessionID, c.Subject).Scan(&n)
-		if err != nil {
-			return nil, err
-		}
-		if n != 1 {
-			s.open.Delete(c.SessionID)
-			return nil, errBadToken
-		}
-		s.open.Store(c.SessionID, s.db.Now())
+	var role kassa.Role
+	err = s.db.reader.QueryRowContext(ctx, `SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
+		WHERE s.id = ? AND s.user_id = ? AND s.org_id = ? AND u.org_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`,
+		c.SessionID, c.Subject, c.OrgID, c.OrgID).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errBadToken
 	}
-	role := kassa.Role(c.Role)
+	if err != nil {
+		return nil, err
+	}
 	return &kassa.Actor{OrgID: c.OrgID, UserID: c.Subject, Role: role, SessionID: c.SessionID, Scopes: kassa.RoleScopes(role)}, nil
 }
 

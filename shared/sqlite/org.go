@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
-	"kassa.dev/shared/password"
 )
 
 // OrgService implements kassa.OrgService: tenant provisioning.
@@ -23,7 +22,7 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 	if err := in.Validate(); err != nil {
 		return nil, nil, err
 	}
-	hash, err := password.Hash(in.OwnerPassword)
+	hash, err := hashPassword(in.OwnerPassword)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
-	"kassa.dev/shared/password"
 )
 
 // UserService implements kassa.UserService.
@@ -51,7 +50,7 @@ func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*ka
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	hash, err := password.Hash(in.Password)
+	hash, err := hashPassword(in.Password)
 	if err != nil {
 		return nil, err
 	}

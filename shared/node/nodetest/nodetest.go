@@ -8,13 +8,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"kassa.dev/sync/wait"
 )
 
 // MainFunc is the testable body of a main package.
@@ -170,4 +174,45 @@ func testStderr() io.Writer {
 		return os.Stderr
 	}
 	return io.Discard
+}
+
+// loginFrom numbers the client addresses of WaitLogin.
+var loginFrom atomic.Uint32
+
+// WaitLogin polls a login until it succeeds (the user reaches an edge by
+// sync) and returns the access token, failing the test after d. Each try
+// comes from another loopback address (127.2.0.0/16; Linux routes all of
+// 127/8 to lo), since a node throttles logins per address and locks an
+// account for an address after a few failures: a test polling from one
+// address would lock itself out, as a terminal retrying 20 times a second
+// would.
+func (p *Proc) WaitLogin(t testing.TB, d time.Duration, email, password string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	var token string
+	wait.For(t, d, "a login of "+email, func() bool {
+		n := loginFrom.Add(1)
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 2, byte(n>>8), byte(n))}, Timeout: 5 * time.Second}
+		tr := &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}
+		if p.Client != nil {
+			if base, ok := p.Client.Transport.(*http.Transport); ok {
+				tr.TLSClientConfig = base.TLSClientConfig // a node serving HTTPS
+			}
+		}
+		client := &http.Client{Transport: tr}
+		res, err := client.Post(p.URL+"/api/v1/auth/login", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		var out struct {
+			Data struct {
+				AccessToken string `json:"accessToken"`
+			} `json:"data"`
+		}
+		json.NewDecoder(res.Body).Decode(&out)
+		token = out.Data.AccessToken
+		return res.StatusCode == http.StatusOK
+	})
+	return token
 }
