@@ -43,13 +43,13 @@ func BenchmarkMemory(b *testing.B) {
 	}
 	for range b.N {
 		hubDir := b.TempDir()
-		hub := startProcess(b, hubBin, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--nats-port", "-1", "--leaf-port", "-1")
+		hub := startProcess(b, hubBin, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1")
 		hubRSS, _ := procRSS(b, hub.pid)
 		token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		edge := startProcess(b, edgeBin, "--http-addr", "127.0.0.1:0", "--data-dir", b.TempDir(), "--nats-port", "-1",
+		edge := startProcess(b, edgeBin, "--http-addr", "127.0.0.1:0", "--data-dir", b.TempDir(),
 			"--hub-url", hub.URL, "--enrol-token", strings.TrimSpace(string(token)))
 		ep := &nodetest.Proc{URL: edge.URL}
 		ep.WaitLogin(b, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users at the edge
