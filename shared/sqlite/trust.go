@@ -127,8 +127,8 @@ type edgeRule struct {
 	// anyUser: no scope is needed; an actor, when the record names one,
 	// must be an active user of the org, and node-made records name none.
 	anyUser bool
-	refs     []ref
-	check    func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
+	refs    []ref
+	check   func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
 }
 
 var (
