@@ -2,8 +2,9 @@
 // events to after their transaction committed. Subscribers get events on a
 // buffered channel; a subscriber that falls behind by more than its buffer
 // loses events (counted in Dropped) rather than slowing the publisher, so a
-// stuck consumer never blocks order taking. Durable consumers (webhooks,
-// sync) read the outbox, not the bus.
+// stuck consumer never blocks order taking. The bus is a wake-up: durable
+// consumers (webhooks, automations) read the event log from a saved
+// position (sqlite's DB.EventsAfter), sync reads the outbox.
 package eventbus
 
 import (

@@ -94,7 +94,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
 	bus := eventbus.New()
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log, WriterPriority: cfg.WriterPriority})
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log, WriterPriority: cfg.WriterPriority,
+		Hub: cfg.Kind == kassa.NodeHub})
 	if err != nil {
 		return nil, err
 	}

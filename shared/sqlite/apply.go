@@ -71,6 +71,9 @@ func init() {
 			lattice: map[string]map[string]int{"status": orderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
+		// Events: appended once per event id (events.id is unique), so an
+		// edge's event is in the hub's log once however often it arrives.
+		{e: entEvent, mode: mergeAppend},
 	} {
 		replicas[r.e.name] = r
 	}
@@ -112,6 +115,7 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 	}()
 	err := db.write(ctx, func(tx *Tx) error {
 		res = ApplyResult{}
+		tx.derived = true // events a merge raises are this node's own finding
 		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
 		if opts.from != nil {
 			a.admitter = &admitter{tx: tx, from: *opts.from}
@@ -139,7 +143,11 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
 				return err
 			}
-			if opts.log {
+			if c.Entity == entEvent.name {
+				// The hub's event log grew: wake its readers. Events are
+				// not in the hub's log of changes: edges never pull them.
+				tx.wakes = append(tx.wakes, loggedEvent(c))
+			} else if opts.log {
 				if err := tx.record(ctx, *c); err != nil {
 					return err
 				}
@@ -205,6 +213,17 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	return a.merge(ctx, c, r, fields, stamp)
+}
+
+// loggedEvent is the bus notification of an event that arrived by sync.
+func loggedEvent(c *change.Change) kassa.Event {
+	str := func(k string) string { s, _ := c.Fields[k].(string); return s }
+	e := kassa.Event{ID: c.EntityID, Type: str("type"), OrgID: c.OrgID, LocationID: str("location_id"),
+		OccurredAt: parseTime(str("occurred_at"))}
+	if d := str("data"); d != "" {
+		e.Data = json.RawMessage(d)
+	}
+	return e
 }
 
 // clamp caps a remote stamp at the local wall clock plus the maximum skew.

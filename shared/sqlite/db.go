@@ -75,6 +75,7 @@ type DB struct {
 	stats       writerStats
 	refused     refusedCounts   // pushed changes the trust boundary refused
 	underHub    atomic.Bool     // an enrolled edge: hub-only data is not written here
+	hub         bool            // the hub: its events get no change records (Options.Hub)
 	writerTID   atomic.Int64    // the write loop's OS thread, once raised
 	tickets     chan ticketWork // synced orders whose kitchen tickets are due
 	ticketsDone chan struct{}
@@ -103,6 +104,10 @@ type Options struct {
 	// Inspect opens a store that another process runs (hub verify): no
 	// background work that would write to it.
 	Inspect bool
+	// Hub opens the hub's store: the top of replication. Its event log is
+	// not replicated (edges do not receive events), so its events are
+	// written without change records.
+	Hub bool
 }
 
 // Open opens (creating if needed) the store at path, applies migrations and
@@ -137,7 +142,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
 	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Log: o.Log,
-		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew}
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew, hub: o.Hub}
 	if err := db.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err

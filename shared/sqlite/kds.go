@@ -103,7 +103,7 @@ func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Tic
 	if err != nil {
 		return err
 	}
-	tx.emit(orgID, t.LocationID, kassa.EventKDSTicket, seq)
+	tx.wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
 	return nil
 }
 

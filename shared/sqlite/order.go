@@ -296,8 +296,21 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		return nil, err
 	}
 	loc, lines, price, id := p.loc, p.lines, p.price, p.id
-	var created time.Time
-	var createdNumber string
+	// The order as stored, assembled from what is written rather than
+	// read back (the order flow's hottest path); the unit fills in its
+	// number and times and logs it as the order.created event.
+	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Status: kassa.OrderOpen,
+		Channel: p.channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
+		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
+		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
+		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, Actor: actorID(a)}},
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines))}
+	for i, l := range lines {
+		lp := price.Lines[i]
+		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
+			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
+			Tax: lp.Tax, Total: lp.Total}
+	}
 	err = s.db.write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
 		if err != nil {
@@ -329,28 +342,13 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		// (created_at, created_by), and scanOrder puts it first.
 		t := *p.ticket
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
-		created, createdNumber = tx.now, number
+		o.Number, o.History[0].At, o.OccurredAt, o.CreatedAt, o.UpdatedAt = number, tx.now, tx.now, tx.now, tx.now
+		tx.emit(a.OrgID, loc.ID, kassa.EventOrderCreated, o)
 		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The order as stored, assembled from what was written rather than
-	// read back: the order flow's hottest path.
-	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Number: createdNumber, Status: kassa.OrderOpen,
-		Channel: p.channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
-		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
-		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
-		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, At: created, Actor: actorID(a)}},
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, OccurredAt: created, CreatedAt: created, UpdatedAt: created,
-		CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines))}
-	for i, l := range lines {
-		lp := price.Lines[i]
-		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
-			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
-			Tax: lp.Tax, Total: lp.Total}
-	}
-	s.db.publish(ctx, a.OrgID, loc.ID, kassa.EventOrderCreated, o)
 	return o, nil
 }
 
@@ -661,21 +659,21 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		return nil, err
 	}
 	defer s.db.orders.Lock(id)()
-	// Lines never change after creation: read them off the writer, then
-	// check the state that can change inside the unit of work.
-	o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, partLines)
+	// Lines never change after creation, and payments only under the
+	// order's lock, held here: read them off the writer, then check the
+	// state that can change inside the unit of work.
+	o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, partLines|partPayments)
 	if err != nil {
 		return nil, err
 	}
-	lines := o.LineItems
-	var done time.Time
+	lines, payments := o.LineItems, o.Payments
 	err = s.db.write(ctx, func(tx *Tx) error {
 		row, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, id))
 		if err != nil {
 			return err
 		}
 		o = row
-		o.LineItems = lines
+		o.LineItems, o.Payments = lines, payments
 		if o.Status != kassa.OrderOpen {
 			return kassa.Errorf(kassa.EConflict, "order %s is %s, not open", o.Number, o.Status)
 		}
@@ -703,21 +701,22 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		}); err != nil {
 			return err
 		}
-		done, o.LoyaltyPointsEarned = tx.now, points
-		return addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted)
+		if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted); err != nil {
+			return err
+		}
+		// The completed order from what this unit read and wrote, and its
+		// payments; an open order has no refunds, and its history is its
+		// creation (scanOrder) and this completion.
+		done := tx.now
+		o.LoyaltyPointsEarned = points
+		o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
+		o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The completed order from what this unit read and wrote, and its
-	// payments; an open order has no refunds, and its history is its
-	// creation (scanOrder) and this completion.
-	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
-	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
-	if err := loadOrderParts(ctx, s.db.reader, []*kassa.Order{o}, partPayments); err != nil {
-		return nil, err
-	}
-	s.db.publish(ctx, a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
 	return o, nil
 }
 

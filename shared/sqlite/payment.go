@@ -174,7 +174,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		}
 	}
 
-	var event string
+	var p *kassa.Payment // read in the unit when it logs an event
 	if instant(proc) {
 		// Cash and external money need no network: one unit of work.
 		err = s.db.write(ctx, func(tx *Tx) error {
@@ -186,8 +186,11 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 			if err != nil {
 				return err
 			}
-			event = ev
-			return tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols)
+			if err := tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
+				return err
+			}
+			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)
+			return err
 		})
 	} else {
 		// 1. Record the attempt as pending; 2. ask the processor outside any
@@ -208,20 +211,33 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 			if err != nil {
 				return err
 			}
-			event = ev
-			return tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols)
+			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
+				return err
+			}
+			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)
+			return err
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
-	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	if p != nil {
+		return p, nil
+	}
+	return findPayment(ctx, s.db.reader, a.OrgID, id)
+}
+
+// emitPayment logs event (none when empty) about the payment as the unit
+// wrote it, and returns the payment it read.
+func emitPayment(ctx context.Context, tx *Tx, orgID, id, event string) (*kassa.Payment, error) {
+	if event == "" {
+		return nil, nil
+	}
+	p, err := findPayment(ctx, tx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	if event != "" {
-		s.db.publish(ctx, a.OrgID, p.LocationID, event, p)
-	}
+	tx.emit(orgID, p.LocationID, event, p)
 	return p, nil
 }
 

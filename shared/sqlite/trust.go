@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -123,8 +124,11 @@ type edgeRule struct {
 	// scopesOf, when set, picks the scopes by the record itself.
 	scopesOf func(c *change.Change, f map[string]any) []kassa.Scope
 	system   []string // update columns the node itself may write without an actor
-	refs     []ref
-	check    func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
+	// anyUser: no scope is needed; an actor, when the record names one,
+	// must be an active user of the org, and node-made records name none.
+	anyUser bool
+	refs    []ref
+	check   func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
 }
 
 var (
@@ -171,6 +175,8 @@ var edgeRules = map[string]edgeRule{
 		system: []string{"processor_ref", "failure_reason"},
 		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+	// Events are inserted once, never changed; checkEvent holds the rule.
+	"event": {anyUser: true, check: checkEvent},
 }
 
 // admitter checks one batch's changes against edgeRules.
@@ -289,6 +295,9 @@ func (ad *admitter) existing(ctx context.Context, c *change.Change, r replica) (
 func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, fields map[string]any) error {
 	ad.actorOf = nil
 	if c.Actor == "" {
+		if rule.anyUser {
+			return nil
+		}
 		if c.Op == change.OpUpdate && len(rule.system) > 0 {
 			for k := range fields {
 				if k != "updated_at" && !slices.Contains(rule.system, k) {
@@ -312,6 +321,9 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
 	}
 	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
+	if rule.anyUser {
+		return nil
+	}
 	scopes := rule.scopes
 	if rule.scopesOf != nil {
 		scopes = rule.scopesOf(c, fields)
@@ -922,6 +934,43 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 	}
 	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, discount); err != nil {
 		return refuse(RefusedActor, "%v", err)
+	}
+	return nil
+}
+
+// checkEvent admits an edge's business event: made at that edge (its
+// origin), about the edge's org (admit) and its location or the org as a
+// whole, of a type in the catalog, occurred at a valid time, with data
+// that is a JSON object of at most kassa.MaxEventData bytes. It does not
+// tie the event to the change that caused it: an edge can still invent an
+// event about its own location (docs/arch-events.md, open points).
+func checkEvent(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if c.Origin != ad.from.NodeID {
+		return refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.from.NodeID)
+	}
+	if _, ok := f["seq"]; ok {
+		return refuse(RefusedField, "event has no writable field \"seq\"")
+	}
+	if loc := f["location_id"]; loc != nil && loc != ad.from.LocationID {
+		return refuse(RefusedScope, "event of location %v from the edge of location %s", loc, ad.from.LocationID)
+	}
+	if loc, _ := f["location_id"].(string); c.LocationID != loc {
+		return refuse(RefusedScope, "event's location %q differs from its record's %q", loc, c.LocationID)
+	}
+	if typ, _ := f["type"].(string); !kassa.IsEventType(typ) {
+		return refuse(RefusedValue, "event type %v is not in the catalog", f["type"])
+	}
+	at, _ := f["occurred_at"].(string)
+	if _, err := time.Parse(TimeFormat, at); err != nil {
+		return refuse(RefusedValue, "occurred_at %q is not a time", at)
+	}
+	data, _ := f["data"].(string)
+	if len(data) > kassa.MaxEventData {
+		return refuse(RefusedValue, "event data of %d bytes exceeds %d", len(data), kassa.MaxEventData)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(data), &obj); err != nil {
+		return refuse(RefusedValue, "event data is not a JSON object")
 	}
 	return nil
 }

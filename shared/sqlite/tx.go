@@ -52,20 +52,29 @@ var (
 	entOrderHistory = entity{"order_history", "order_history", "org_id", false}
 	entPayment      = entity{"payment", "payments", "org_id", true}
 	entRefund       = entity{"refund", "refunds", "org_id", false}
+	entEvent        = entity{"event", "events", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through
 // insert and update, which stamp the row and write its change record; events
-// collected with emit are published once the transaction committed.
+// collected with emit are appended to the event log at the end of the unit
+// (logEvents) and published on the bus once the transaction committed.
 type Tx struct {
 	*sql.Tx
 	db     *DB
 	now    time.Time
-	events []kassa.Event
+	events []kassa.Event // business events: logged, then published
+	logged int           // how many of events are in the log already
+	wakes  []kassa.Event // bus-only wake-ups (wake)
+	// derived marks a unit whose events follow from merging other nodes'
+	// changes (apply): every node derives them itself, so they are logged
+	// here without a change record.
+	derived bool
 }
 
 // write runs fn as one atomic unit of work and returns once it is durable;
-// the events fn emitted are published after that.
+// the events fn emitted are in the event log in the same unit, and are
+// published on the bus after the commit.
 //
 // Writes are group-committed: one goroutine owns the writer connection and
 // runs queued units back to back inside one SQLite transaction, each under
@@ -85,6 +94,9 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
 	err := <-req.done
 	if err == nil && db.Bus != nil {
 		for _, e := range req.events {
+			db.Bus.Publish(ctx, e)
+		}
+		for _, e := range req.wakes {
 			db.Bus.Publish(ctx, e)
 		}
 	}
@@ -110,6 +122,7 @@ type writeReq struct {
 	done   chan error
 	err    error
 	events []kassa.Event
+	wakes  []kassa.Event
 }
 
 // maxBatch bounds how many units share one commit.
@@ -276,7 +289,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			r.err = err
 			continue
 		}
-		r.events = tx.events
+		r.events, r.wakes = tx.events, tx.wakes
 		ok++
 	}
 	var commitErr error
@@ -319,7 +332,10 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 			err = fmt.Errorf("sqlite: panic in write: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return r.fn(tx)
+	if err := r.fn(tx); err != nil {
+		return err
+	}
+	return tx.logEvents(r.ctx)
 }
 
 // execCached runs a statement prepared once on the writer connection: the
@@ -377,20 +393,55 @@ func (db *DB) prepareSeen() {
 	}
 }
 
-// publish publishes a business event about committed work directly.
-func (db *DB) publish(ctx context.Context, orgID, locationID, typ string, data any) {
-	if db.Bus != nil {
-		db.Bus.Publish(ctx, kassa.Event{ID: db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
-			OccurredAt: db.Now().UTC().Truncate(time.Millisecond), Data: data})
-	}
-}
-
-// emit queues a business event for publication after commit.
+// emit records a business event of the unit: at the end of the unit
+// (when fn returned nil) it is appended to the event log with the unit's
+// other writes, and after the commit it is published on the bus. data is
+// encoded then, so it may still be filled in after emit.
 func (tx *Tx) emit(orgID, locationID, typ string, data any) {
 	tx.events = append(tx.events, kassa.Event{
 		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
 		OccurredAt: tx.now, Data: data,
 	})
+}
+
+// wake queues a bus-only notification for after the commit: not a business
+// event and not logged (the kitchen screens' kassa.EventKDSTicket, whose
+// durable record is kds_events).
+func (tx *Tx) wake(orgID, locationID, typ string, data any) {
+	tx.wakes = append(tx.wakes, kassa.Event{
+		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
+		OccurredAt: tx.now, Data: data,
+	})
+}
+
+// logEvents appends the unit's emitted events to the event log. An
+// event is a replicated append-only row (entity "event") with its change
+// record, so an edge's events travel to the hub with its other changes;
+// events derived by a merge (tx.derived) and the hub's own (the top of
+// replication: no node pulls events from it) are written without one.
+func (tx *Tx) logEvents(ctx context.Context) error {
+	for ; tx.logged < len(tx.events); tx.logged++ {
+		e := &tx.events[tx.logged]
+		if !kassa.IsEventType(e.Type) {
+			return fmt.Errorf("sqlite: event type %q is not in the catalog", e.Type)
+		}
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return fmt.Errorf("sqlite: encode event %s: %w", e.Type, err)
+		}
+		cols := map[string]any{"location_id": nullString(e.LocationID), "type": e.Type, "data": string(data), "occurred_at": e.OccurredAt}
+		if tx.derived || tx.db.hub {
+			_, err = tx.execCached(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.OrgID, nullString(e.LocationID), e.Type, string(data),
+				fmtTime(e.OccurredAt), fmtTime(tx.now), fmtTime(tx.now), tx.db.Clock.Now().String(), tx.db.NodeID)
+		} else {
+			err = tx.insertAt(ctx, entEvent, e.OrgID, e.LocationID, e.ID, cols)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
+		}
+	}
+	return nil
 }
 
 // insert writes a new row of e with the given columns (id, org_id,

@@ -1,0 +1,46 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+
+	"kassa.dev/shared/kassa"
+)
+
+// LoggedEvent is a business event as this node's event log holds it.
+// Seq is its position in this node's log (local: the same event has
+// another Seq at the hub than at the edge where it happened); Event.ID is
+// the event's own id, the same at every node; Origin is the node where it
+// happened. Event.Data is the resource in its API shape, as JSON
+// (json.RawMessage).
+type LoggedEvent struct {
+	Seq int64
+	kassa.Event
+	Origin string
+}
+
+// EventsAfter returns up to limit events of the log after position after
+// (0: from the start), in log order. A reader that processes them and then
+// saves the last Seq, and starts again from the saved position, sees every
+// event once, across restarts and crashes: an event is in the log only if
+// the unit of work that caused it committed. New events are announced on
+// the bus (DB.Bus), which only wakes readers and may drop announcements.
+func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin
+		FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LoggedEvent
+	for rows.Next() {
+		var e LoggedEvent
+		var data, at string
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Type, &data, &at, &e.Origin); err != nil {
+			return nil, err
+		}
+		e.OccurredAt, e.Data = parseTime(at), json.RawMessage(data)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
