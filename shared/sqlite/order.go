@@ -372,12 +372,10 @@ type pricedOrder struct {
 func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
 	if err != nil {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "location_id", Message: "no such location"}}}
+		return nil, kassa.InvalidField("location_id", "no such location")
 	}
 	if in.CustomerID != nil && !customerExists(ctx, q, a.OrgID, *in.CustomerID) {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+		return nil, kassa.InvalidField("customer_id", "no such customer")
 	}
 	settings, err := orgSettings(ctx, q, a.OrgID)
 	if err != nil {
@@ -616,8 +614,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		if in.CustomerID.Set {
 			c := optPtr(in.CustomerID)
 			if c != nil && !customerExists(ctx, tx, a.OrgID, *c) {
-				return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+				return kassa.InvalidField("customer_id", "no such customer")
 			}
 			changed(cols, "customer_id", o.CustomerID, c)
 		}
@@ -860,13 +857,11 @@ func planRefund(o *kassa.Order, in *kassa.RefundRequest) (refundPlan, error) {
 			l := lineIn(o, rl.LineItemID)
 			f := fmt.Sprintf("line_items[%d]", i)
 			if l == nil || seen[rl.LineItemID] {
-				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: f + ".line_item_id", Message: "no such line on this order, or listed twice"}}}
+				return plan, kassa.InvalidField(f+".line_item_id", "no such line on this order, or listed twice")
 			}
 			seen[rl.LineItemID] = true
 			if rl.Quantity > l.Quantity-l.RefundedQuantity {
-				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: f + ".quantity", Message: fmt.Sprintf("at most %d left to refund", l.Quantity-l.RefundedQuantity)}}}
+				return plan, kassa.InvalidField(f+".quantity", fmt.Sprintf("at most %d left to refund", l.Quantity-l.RefundedQuantity))
 			}
 			amt := kassa.RefundShare(l.Total, l.Quantity, l.RefundedQuantity, rl.Quantity)
 			plan.lines = append(plan.lines, kassa.RefundLine{LineItemID: l.ID, Quantity: rl.Quantity, Amount: amt})

@@ -79,8 +79,7 @@ func (s *PaymentService) FindPaymentByID(ctx context.Context, id string) (*kassa
 func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {
 	p := s.processors[m]
 	if p == nil {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not supported on this node", m)}}}
+		return nil, kassa.InvalidField("method", fmt.Sprintf("%s is not supported on this node", m))
 	}
 	return p, nil
 }
@@ -128,8 +127,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 			return err
 		}
 		if !settings.Accepts(in.Method) {
-			return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-				Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not enabled for this org", in.Method)}}}
+			return kassa.InvalidField("method", fmt.Sprintf("%s is not enabled for this org", in.Method))
 		}
 		if o.Status != kassa.OrderOpen {
 			return kassa.Errorf(kassa.EConflict, "order %s is %s; payments are taken on open orders", o.Number, o.Status)
