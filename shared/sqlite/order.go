@@ -575,17 +575,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 	if err != nil {
 		return nil, err
 	}
-	var v kassa.Validation
-	if in.Notes.Set {
-		v.Check(!in.Notes.Null && kassa.ValidText(in.Notes.Value, 2000), "notes", "must be at most 2000 characters of text")
-	}
-	if in.CustomerID.Set && !in.CustomerID.Null {
-		v.Check(kassa.ValidID(in.CustomerID.Value), "customer_id", "must be an id")
-	}
-	if in.Status.Set {
-		v.Check(!in.Status.Null && in.Status.Value == kassa.OrderCancelled, "status", "can only be set to cancelled; use complete and refund for the rest")
-	}
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	defer s.db.orders.Lock(id)()
