@@ -156,3 +156,43 @@ func RefundedOrderStatus(o *Order, refunded int64) string {
 	}
 	return OrderPartiallyRefunded
 }
+
+// PickModifiers resolves the option ids chosen for a line of the product
+// named product against the product's modifier groups, in group order: a
+// group with a minimum and no choice takes its default options; each group
+// must end with MinSelections–MaxSelections options. Problems lists what is
+// wrong, each meant for the line's modifier_option_ids: a group with too few
+// or too many choices, ids no group of the product offers.
+func PickModifiers(product string, groups []*ModifierGroup, chosen []string) (mods []LineModifier, problems []string) {
+	want := map[string]bool{}
+	for _, o := range chosen {
+		want[o] = true
+	}
+	mods = []LineModifier{}
+	for _, g := range groups {
+		var picked []ModifierOption
+		for _, opt := range g.Options {
+			if want[opt.ID] {
+				picked = append(picked, opt)
+			}
+		}
+		if len(picked) == 0 && g.MinSelections > 0 {
+			for _, opt := range g.Options {
+				if opt.IsDefault {
+					picked = append(picked, opt)
+				}
+			}
+		}
+		if len(picked) < g.MinSelections || len(picked) > g.MaxSelections {
+			problems = append(problems, fmt.Sprintf("%s needs %d to %d choices", g.Name, g.MinSelections, g.MaxSelections))
+		}
+		for _, opt := range picked {
+			delete(want, opt.ID)
+			mods = append(mods, LineModifier{OptionID: opt.ID, GroupID: g.ID, Name: opt.Name, PriceAdjustment: opt.PriceAdjustment})
+		}
+	}
+	if len(want) > 0 {
+		problems = append(problems, fmt.Sprintf("options not offered on %s", product))
+	}
+	return mods, problems
+}

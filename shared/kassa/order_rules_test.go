@@ -145,3 +145,31 @@ func TestInvalidFieldLeavesTheWordingToHTTP(t *testing.T) {
 		t.Fatalf("Validation.Err = %#v", err)
 	}
 }
+
+func TestPickModifiers(t *testing.T) {
+	size := &ModifierGroup{ID: "g1", Name: "Size", MinSelections: 1, MaxSelections: 1,
+		Options: []ModifierOption{{ID: "s", Name: "Small", IsDefault: true}, {ID: "l", Name: "Large", PriceAdjustment: 50}}}
+	extras := &ModifierGroup{ID: "g2", Name: "Extras", MaxSelections: 2,
+		Options: []ModifierOption{{ID: "e1", Name: "Shot", PriceAdjustment: 40}, {ID: "e2", Name: "Syrup", PriceAdjustment: 30}, {ID: "e3", Name: "Cream"}}}
+	groups := []*ModifierGroup{size, extras}
+
+	mods, problems := PickModifiers("Latte", groups, nil)
+	if len(problems) != 0 || len(mods) != 1 || mods[0].OptionID != "s" || mods[0].GroupID != "g1" {
+		t.Fatalf("no choice takes the required group's default: %+v %v", mods, problems)
+	}
+	mods, problems = PickModifiers("Latte", groups, []string{"e2", "l", "e1"})
+	if len(problems) != 0 || len(mods) != 3 || mods[0].OptionID != "l" || mods[1].OptionID != "e1" || mods[2].PriceAdjustment != 30 {
+		t.Fatalf("choices in group order: %+v %v", mods, problems)
+	}
+	_, problems = PickModifiers("Latte", groups, []string{"e1", "e2", "e3"})
+	if len(problems) != 1 || problems[0] != "Extras needs 0 to 2 choices" {
+		t.Fatalf("too many choices: %v", problems)
+	}
+	_, problems = PickModifiers("Latte", groups, []string{"x"})
+	if len(problems) != 1 || problems[0] != "options not offered on Latte" {
+		t.Fatalf("an option of no group: %v", problems)
+	}
+	if mods, _ := PickModifiers("Tea", nil, nil); mods == nil {
+		t.Fatal("a line without modifiers has an empty list, not null")
+	}
+}

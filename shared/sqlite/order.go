@@ -444,50 +444,23 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 		if pr, ok := prices[p.ID]; ok {
 			b.unitPrice = pr
 		}
-		chosen := map[string]bool{}
-		for _, o := range li.ModifierOptionIDs {
-			chosen[o] = true
-		}
-		used := 0
-		var adj []int64
-		for _, gid := range p.ModifierGroupIDs {
-			g := groups[gid]
-			if g == nil {
-				if g, err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
+		gs := make([]*kassa.ModifierGroup, len(p.ModifierGroupIDs))
+		for k, gid := range p.ModifierGroupIDs {
+			if gs[k] = groups[gid]; gs[k] == nil {
+				if gs[k], err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
 					return nil, err
 				}
-				groups[gid] = g
-			}
-			var picked []kassa.ModifierOption
-			for _, opt := range g.Options {
-				if chosen[opt.ID] {
-					picked = append(picked, opt)
-				}
-			}
-			if len(picked) == 0 && g.MinSelections > 0 {
-				for _, opt := range g.Options {
-					if opt.IsDefault {
-						picked = append(picked, opt)
-					}
-				}
-			}
-			if len(picked) < g.MinSelections || len(picked) > g.MaxSelections {
-				v.Add(f+".modifier_option_ids", "%s needs %d to %d choices", g.Name, g.MinSelections, g.MaxSelections)
-			}
-			used += len(picked)
-			for _, opt := range picked {
-				if chosen[opt.ID] {
-					delete(chosen, opt.ID)
-				}
-				b.modifiers = append(b.modifiers, kassa.LineModifier{OptionID: opt.ID, GroupID: g.ID, Name: opt.Name, PriceAdjustment: opt.PriceAdjustment})
-				adj = append(adj, opt.PriceAdjustment)
+				groups[gid] = gs[k]
 			}
 		}
-		if len(chosen) > 0 {
-			v.Add(f+".modifier_option_ids", "options not offered on %s", p.Name)
+		var problems []string
+		b.modifiers, problems = kassa.PickModifiers(p.Name, gs, li.ModifierOptionIDs)
+		for _, msg := range problems {
+			v.Add(f+".modifier_option_ids", "%s", msg)
 		}
-		if b.modifiers == nil {
-			b.modifiers = []kassa.LineModifier{}
+		adj := make([]int64, len(b.modifiers))
+		for k, m := range b.modifiers {
+			adj[k] = m.PriceAdjustment
 		}
 		b.unit = kassa.UnitPrice(b.unitPrice, adj...) // kassa.Price checks it and the line's gross
 		out[i] = b
