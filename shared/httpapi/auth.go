@@ -96,8 +96,7 @@ func (s *Server) refresh(c *fiber.Ctx) error {
 		return err
 	}
 	if in.RefreshToken == "" {
-		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "refreshToken", Message: "is required"}}}
+		return kassa.InvalidField("refreshToken", "is required")
 	}
 	t, err := s.svc.Auth.Refresh(c.UserContext(), in.RefreshToken)
 	if err != nil {

@@ -31,6 +31,10 @@ var problemOf = map[kassa.Kind]struct {
 	kassa.EUnavailable:      {503, "Service Unavailable"},
 }
 
+// invalidFieldsDetail is the detail of a validation problem whose error
+// carries only its fields.
+const invalidFieldsDetail = "the request body has invalid fields"
+
 // Problem is an RFC 9457 problem document.
 type Problem struct {
 	Type      string             `json:"type"`
@@ -104,9 +108,14 @@ func (s *Server) writeProblem(c *fiber.Ctx, ke *kassa.Error) error {
 	case kassa.ERateLimited, kassa.EUnavailable:
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, ke.RetryAfter)))
 	}
+	detail := ke.Message
+	if detail == "" && ke.Kind == kassa.EInvalid {
+		// The domain names the fields (kassa.InvalidField); the wording is ours.
+		detail = invalidFieldsDetail
+	}
 	body := Problem{
 		Type: s.cfg.ErrorsBase + "/" + string(ke.Kind), Title: p.title, Status: p.status,
-		Detail: ke.Message, Instance: c.Path(), RequestID: requestID(c), Errors: ke.Fields,
+		Detail: detail, Instance: c.Path(), RequestID: requestID(c), Errors: ke.Fields,
 	}
 	c.Status(p.status)
 	if err := c.JSON(body); err != nil {

@@ -97,12 +97,10 @@ func decode(c *fiber.Ctx, v any) error {
 		if typ.Field == "" {
 			return kassa.Errorf(kassa.EBadRequest, "the request body must be a JSON object")
 		}
-		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: typ.Field, Message: "must be of type " + jsonType(typ.Type.Kind().String())}}}
+		return kassa.InvalidField(typ.Field, "must be of type "+jsonType(typ.Type.Kind().String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: name, Message: "is not a known field"}}}
+		return kassa.InvalidField(name, "is not a known field")
 	default:
 		var ke *kassa.Error
 		if errors.As(err, &ke) {
@@ -110,8 +108,7 @@ func decode(c *fiber.Ctx, v any) error {
 		}
 		var te *time.ParseError
 		if errors.As(err, &te) || strings.HasPrefix(err.Error(), "Time.UnmarshalJSON") {
-			return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-				Fields: []kassa.FieldError{{Field: badTimeField(body, v), Message: "must be an RFC 3339 time"}}}
+			return kassa.InvalidField(badTimeField(body, v), "must be an RFC 3339 time")
 		}
 		return kassa.Errorf(kassa.EBadRequest, "the request body could not be read: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}

@@ -155,3 +155,14 @@ type UserCreate struct {
 type UserService interface {
 	CreateUser(ctx context.Context, in *UserCreate) (*User, error)
 }
+
+// Validate checks a new staff account: an e-mail address, a known role, a
+// password of 8–256 bytes and a name of at most 200 characters.
+func (in *UserCreate) Validate() error {
+	var v Validation
+	v.Check(ValidEmail(in.Email), "email", "must be an e-mail address")
+	v.Check(in.Role.Valid(), "role", "must be one of owner, manager, cashier, kitchen")
+	v.Check(len(in.Password) >= 8 && len(in.Password) <= 256, "password", "must have 8-256 characters")
+	v.Check(ValidText(in.Name, 200), "name", "must be at most 200 characters of text")
+	return v.Err()
+}

@@ -155,3 +155,34 @@ func checkPreferences(v *Validation, p map[string]any) {
 	b, err := json.Marshal(p)
 	v.Check(err == nil && len(b) <= MaxPreferencesBytes, "preferences", "must be a JSON object of at most 8 KiB")
 }
+
+// KeepsContact refuses an update that leaves c with no name, e-mail or
+// phone, naming the fields the update cleared. Errors: EInvalid.
+func KeepsContact(c *Customer, in *CustomerUpdate) error {
+	first, last, email, phone := c.FirstName, c.LastName, c.Email != nil, c.Phone != nil
+	if in.FirstName.Set {
+		first = in.FirstName.Value
+	}
+	if in.LastName.Set {
+		last = in.LastName.Value
+	}
+	if in.Email.Set {
+		email = !in.Email.Null
+	}
+	if in.Phone.Set {
+		phone = !in.Phone.Null
+	}
+	if first != "" || last != "" || email || phone {
+		return nil
+	}
+	var v Validation
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"first_name", in.FirstName.Set}, {"last_name", in.LastName.Set}, {"email", in.Email.Set}, {"phone", in.Phone.Set}} {
+		if f.set {
+			v.Add(f.name, "cannot be cleared: a customer needs a name, an e-mail or a phone")
+		}
+	}
+	return v.Err()
+}

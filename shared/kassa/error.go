@@ -45,6 +45,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if len(e.Fields) > 0 && e.Message == "" {
+		return fmt.Sprintf("kassa %s: %s %s", e.Kind, e.Fields[0].Field, e.Fields[0].Message)
+	}
 	if len(e.Fields) > 0 {
 		return fmt.Sprintf("kassa %s: %s (%s %s)", e.Kind, e.Message, e.Fields[0].Field, e.Fields[0].Message)
 	}
@@ -65,6 +68,19 @@ func ErrorKind(err error) Kind {
 	return EInternal
 }
 
+// InvalidField returns the EInvalid error for one invalid field. It carries
+// no message: the HTTP layer words the problem ("the request body has
+// invalid fields") and lists the field.
+func InvalidField(field, msg string) *Error {
+	return &Error{Kind: EInvalid, Fields: []FieldError{{Field: field, Message: msg}}}
+}
+
+// InvalidFields returns the EInvalid error for fields, with an optional
+// summary message ("" leaves the wording to the HTTP layer, as InvalidField).
+func InvalidFields(message string, fields ...FieldError) *Error {
+	return &Error{Kind: EInvalid, Message: message, Fields: fields}
+}
+
 // Validation collects field errors; Err returns nil when none were added.
 type Validation struct{ fields []FieldError }
 
@@ -80,12 +96,13 @@ func (v *Validation) Check(ok bool, field, message string) {
 	}
 }
 
-// Err returns an EInvalid *Error listing the collected fields, or nil.
+// Err returns an EInvalid *Error listing the collected fields (see
+// InvalidFields), or nil.
 func (v *Validation) Err() error {
 	if len(v.fields) == 0 {
 		return nil
 	}
-	return &Error{Kind: EInvalid, Message: "the request body has invalid fields", Fields: v.fields}
+	return InvalidFields("", v.fields...)
 }
 
 // NotFound returns the ENotFound error for a resource, the same whether it

@@ -160,6 +160,14 @@ type TicketMove struct {
 	KitchenStatus string `json:"kitchen_status"`
 }
 
+// Validate checks that a target kitchen state, if given, is one.
+func (m *TicketMove) Validate() error {
+	if m.KitchenStatus != "" && KitchenRank(m.KitchenStatus) < 0 {
+		return InvalidField("kitchen_status", "must be one of new, in_progress, ready, served")
+	}
+	return nil
+}
+
 // KDSService serves the kitchen display. Errors: ENotFound (no such order
 // in the org), EInvalid (a bad target state), EConflict (a cancelled order,
 // or a move past the end or the wrong way).

@@ -12,22 +12,27 @@ import (
 )
 
 // TestDomainImportsOnlyTheStandardLibrary keeps the domain free of Fiber,
-// SQLite and NATS: those packages depend on it, never the reverse.
+// SQLite and NATS: those packages depend on it, never the reverse. Its
+// tests too: a rule of the domain is tested without a database or a
+// server (they may import the package itself, as kassa_test).
 func TestDomainImportsOnlyTheStandardLibrary(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
+	if len(files) < 10 {
+		t.Fatalf("found only %d files; the glob is broken", len(files))
+	}
 	fset := token.NewFileSet()
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
 		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, imp := range af.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasSuffix(f, "_test.go") && path == "kassa.dev/shared/kassa" {
+				continue
+			}
 			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
-				t.Errorf("%s imports %s: the domain package may import only the standard library", f, path)
+				t.Errorf("%s imports %s: the domain package and its tests may import only the standard library", f, path)
 			}
 		}
 	}

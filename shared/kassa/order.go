@@ -18,10 +18,15 @@ const (
 // orderRank orders the states on the merge lattice: a higher rank wins.
 var orderRank = map[string]int{OrderOpen: 0, OrderCancelled: 1, OrderCompleted: 2, OrderPartiallyRefunded: 3, OrderRefunded: 4}
 
+// OrderStatusRank is the order-status lattice the merge of replicated
+// orders follows: of two states the higher rank wins, so a completed order
+// never returns to open and a cancel loses to a complete. An unknown state
+// ranks with open (0) and so never wins.
+func OrderStatusRank(s string) int { return orderRank[s] }
+
 // OrderStatusAfter reports whether status b may follow a (or equal it) on
-// the lattice: a completed order never returns to open, and a cancel loses
-// to a complete.
-func OrderStatusAfter(a, b string) bool { return orderRank[b] >= orderRank[a] }
+// the lattice (OrderStatusRank).
+func OrderStatusAfter(a, b string) bool { return OrderStatusRank(b) >= OrderStatusRank(a) }
 
 // ValidOrderStatus reports whether s is an order state.
 func ValidOrderStatus(s string) bool { _, ok := orderRank[s]; return ok }

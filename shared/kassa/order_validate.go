@@ -47,3 +47,20 @@ func (in *RefundRequest) Validate() error {
 	}
 	return v.Err()
 }
+
+// Validate checks the fields of an order update present: notes of at most
+// 2000 characters, a customer id, and a status only of cancelled (complete
+// and refund have their own actions).
+func (in *OrderUpdate) Validate() error {
+	var v Validation
+	if in.Notes.Set {
+		v.Check(!in.Notes.Null && ValidText(in.Notes.Value, 2000), "notes", "must be at most 2000 characters of text")
+	}
+	if in.CustomerID.Set && !in.CustomerID.Null {
+		v.Check(ValidID(in.CustomerID.Value), "customer_id", "must be an id")
+	}
+	if in.Status.Set {
+		v.Check(!in.Status.Null && in.Status.Value == OrderCancelled, "status", "can only be set to cancelled; use complete and refund for the rest")
+	}
+	return v.Err()
+}

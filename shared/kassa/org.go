@@ -66,3 +66,15 @@ type LocationService interface {
 	FindLocationByID(ctx context.Context, id string) (*Location, error)
 	CreateLocation(ctx context.Context, in *LocationCreate) (*Location, error)
 }
+
+// Validate checks a new location: a name of 1–200 characters, an IANA time
+// zone, an address of at most 500 characters, and an ISO 4217 currency if
+// given (empty takes the org's).
+func (in *LocationCreate) Validate() error {
+	var v Validation
+	v.Check(in.Name != "" && ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
+	v.Check(ValidTimezone(in.Timezone), "timezone", "must be an IANA time zone such as Australia/Sydney")
+	v.Check(ValidText(in.Address, 500), "address", "must be at most 500 characters of text")
+	v.Check(in.Currency == "" || ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
+	return v.Err()
+}

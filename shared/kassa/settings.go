@@ -122,3 +122,16 @@ type SettingsService interface {
 	// SetPaymentMethods replaces the method list (PUT /payments/methods).
 	SetPaymentMethods(ctx context.Context, methods []PaymentMethodConfig) ([]PaymentMethodConfig, error)
 }
+
+// ValidatePaymentMethods checks a list of accepted methods: each entry a
+// known method, none twice.
+func ValidatePaymentMethods(methods []PaymentMethodConfig) error {
+	seen := map[PaymentMethod]bool{}
+	for _, m := range methods {
+		if !m.Method.Valid() || seen[m.Method] {
+			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external")
+		}
+		seen[m.Method] = true
+	}
+	return nil
+}

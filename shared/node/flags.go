@@ -26,11 +26,10 @@ type Flags struct {
 }
 
 // DefaultGCPercent is the -gc-percent default. A node's live heap is small
-// and every request allocates, so at Go's default (100) the collector ran
-// dozens of times a second at a rush, its workers and assists taking the
-// CPU from request handlers and the writer; at 400 the order-flow bench
-// sold about 9 % more per second (session 3). GOMEMLIMIT still caps the
-// heap where memory is tight.
+// and every request allocates, so at Go's default (100) the collector runs
+// many times a second at a rush, taking the CPU from request handlers and
+// the writer (measurements: docs/decisions.md, "Order-flow performance").
+// GOMEMLIMIT still caps the heap where memory is tight.
 const DefaultGCPercent = 400
 
 // The login throttles' defaults. A password check costs about 35 ms of one

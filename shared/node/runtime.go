@@ -22,8 +22,9 @@ var goProcs = runtime.GOMAXPROCS(0)
 // store's writer thread can run raised (writerPriority as in
 // Config.WriterPriority): the OS then runs that thread first, and the
 // spare processor means it never waits for one after a long SQLite call.
-// Without the raise an extra processor only adds contention (measured in
-// session 3), so it is not added. Negative values leave Go's settings.
+// Without the raise an extra processor only adds contention (see
+// docs/decisions.md, "Order-flow performance"), so it is not added.
+// Negative values leave Go's settings.
 func Tune(gcPercent, procs, writerPriority int) (restore func()) {
 	oldGC, oldProcs := -2, runtime.GOMAXPROCS(0)
 	if gcPercent > 0 {

@@ -46,14 +46,11 @@ const (
 type replica struct {
 	e         entity
 	mode      mergeMode
-	lattice   map[string]map[string]int // column → rank of its values
-	derived   []string                  // columns recomputed, never applied
-	tombstone string                    // column whose non-null value deletes the row
-	erase     map[string]any            // columns a tombstone resets, and their values
+	lattice   map[string]func(string) int // column → rank of its values
+	derived   []string                    // columns recomputed, never applied
+	tombstone string                      // column whose non-null value deletes the row
+	erase     map[string]any              // columns a tombstone resets, and their values
 }
-
-var orderStatusRank = map[string]int{kassa.OrderOpen: 0, kassa.OrderCancelled: 1, kassa.OrderCompleted: 2,
-	kassa.OrderPartiallyRefunded: 3, kassa.OrderRefunded: 4}
 
 var replicas = map[string]replica{}
 
@@ -68,7 +65,7 @@ func init() {
 		{e: entStockLevel, derived: []string{"on_hand"}},
 		// kitchen_status is last-writer-wins, not a lattice: a recall moves it back.
 		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
-			lattice: map[string]map[string]int{"status": orderStatusRank}},
+			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
@@ -369,10 +366,10 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 		if k == "id" || k == r.e.orgCol {
 			continue
 		}
-		if ranks, ok := r.lattice[k]; ok {
+		if rank, ok := r.lattice[k]; ok {
 			i := slices.Index(latticeCols, k)
 			now, _ := v.(string)
-			if ranks[now] > ranks[cur[i].String] {
+			if rank(now) > rank(cur[i].String) {
 				set[k] = v
 				if k == "status" && cur[i].String == kassa.OrderCancelled {
 					if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,

@@ -135,9 +135,7 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 }
 
 func noSuchParent() error {
-	var v kassa.Validation
-	v.Add("parent_id", "no such category")
-	return v.Err()
+	return kassa.InvalidField("parent_id", "no such category")
 }
 
 // isAncestorOrSelf reports whether id is from or one of from's ancestors in

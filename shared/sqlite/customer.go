@@ -207,7 +207,7 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 			out = c
 			return nil
 		}
-		if err := keepsContact(c, in); err != nil {
+		if err := kassa.KeepsContact(c, in); err != nil {
 			return err
 		}
 		err = tx.update(ctx, entCustomer, a.OrgID, id, cols)
@@ -227,37 +227,6 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 		return nil, err
 	}
 	return out, nil
-}
-
-// keepsContact refuses an update that leaves c with no name, e-mail or
-// phone, naming the fields the update cleared.
-func keepsContact(c *kassa.Customer, in *kassa.CustomerUpdate) error {
-	first, last, email, phone := c.FirstName, c.LastName, c.Email != nil, c.Phone != nil
-	if in.FirstName.Set {
-		first = in.FirstName.Value
-	}
-	if in.LastName.Set {
-		last = in.LastName.Value
-	}
-	if in.Email.Set {
-		email = !in.Email.Null
-	}
-	if in.Phone.Set {
-		phone = !in.Phone.Null
-	}
-	if first != "" || last != "" || email || phone {
-		return nil
-	}
-	var v kassa.Validation
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"first_name", in.FirstName.Set}, {"last_name", in.LastName.Set}, {"email", in.Email.Set}, {"phone", in.Phone.Set}} {
-		if f.set {
-			v.Add(f.name, "cannot be cleared: a customer needs a name, an e-mail or a phone")
-		}
-	}
-	return v.Err()
 }
 
 // DeleteCustomer erases a customer: one update sets deleted_at and blanks

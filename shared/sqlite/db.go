@@ -186,13 +186,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	return db, nil
 }
 
-// DefaultWriterPriority is Options.WriterPriority's default. Measured on a
-// 2-vCPU machine at a rush (session 3): raising the writer's thread by 10
-// nice levels gave about 10 % more sales per second; by 19 (the most an
-// unprivileged process at nice 0 can be allowed) the same throughput, but
-// the runs whose p99 a stall had pushed past 20 ms disappeared (0 of 17
-// against 5 of 17 at 10): at 10 the handlers, the GC and the load
-// generator still took the writer's CPU now and then.
+// DefaultWriterPriority is Options.WriterPriority's default: the writer's
+// thread runs 19 nice levels above the others (the most an unprivileged
+// process at nice 0 can be allowed), so that handlers, the GC and other
+// load do not take its CPU at a rush. The measurements behind it are in
+// docs/decisions.md, "Order-flow performance".
 const DefaultWriterPriority = 19
 
 func newUUIDv7() string { return uuid.Must(uuid.NewV7()).String() }

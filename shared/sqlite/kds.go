@@ -315,9 +315,8 @@ func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketM
 	if in == nil {
 		in = &kassa.TicketMove{}
 	}
-	if in.KitchenStatus != "" && kassa.KitchenRank(in.KitchenStatus) < 0 {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "kitchen_status", Message: "must be one of new, in_progress, ready, served"}}}
+	if err := in.Validate(); err != nil {
+		return nil, err
 	}
 	var t *kassa.Ticket
 	err = s.db.write(ctx, func(tx *Tx) error {

@@ -60,12 +60,7 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 	if a.Role != kassa.RoleOwner {
 		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can create locations")
 	}
-	var v kassa.Validation
-	v.Check(in.Name != "" && kassa.ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
-	v.Check(kassa.ValidTimezone(in.Timezone), "timezone", "must be an IANA time zone such as Australia/Sydney")
-	v.Check(kassa.ValidText(in.Address, 500), "address", "must be at most 500 characters of text")
-	v.Check(in.Currency == "" || kassa.ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	id := s.db.NewID()

@@ -271,9 +271,7 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 		points := in.Points
 		if in.Amount > 0 {
 			if points = prog.PointsFor(in.Amount); points <= 0 {
-				var v kassa.Validation
-				v.Add("amount", "earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit)
-				return v.Err()
+				return kassa.InvalidField("amount", fmt.Sprintf("earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit))
 			}
 		}
 		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"kassa.dev/shared/kassa"
@@ -248,15 +249,11 @@ func (s *ModifierGroupService) modifierOptions(ctx context.Context, q querier, o
 				return nil, err
 			}
 			if n > 0 {
-				var v kassa.Validation
-				v.Add("options", "option %s belongs to another group", o.ID)
-				return nil, v.Err()
+				return nil, kassa.InvalidField("options", fmt.Sprintf("option %s belongs to another group", o.ID))
 			}
 		}
 		if seen[o.ID] {
-			var v kassa.Validation
-			v.Add("options", "option %s is listed twice", o.ID)
-			return nil, v.Err()
+			return nil, kassa.InvalidField("options", fmt.Sprintf("option %s is listed twice", o.ID))
 		}
 		seen[o.ID] = true
 		out = append(out, kassa.ModifierOption(o))
@@ -323,7 +320,5 @@ func checkExist(ctx context.Context, q querier, table, orgID, field, message str
 	if err != nil {
 		return err
 	}
-	var v kassa.Validation
-	v.Add(field, message, missing)
-	return v.Err()
+	return kassa.InvalidField(field, fmt.Sprintf(message, missing))
 }

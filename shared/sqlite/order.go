@@ -370,12 +370,10 @@ type pricedOrder struct {
 func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
 	if err != nil {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "location_id", Message: "no such location"}}}
+		return nil, kassa.InvalidField("location_id", "no such location")
 	}
 	if in.CustomerID != nil && !customerExists(ctx, q, a.OrgID, *in.CustomerID) {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+		return nil, kassa.InvalidField("customer_id", "no such customer")
 	}
 	settings, err := orgSettings(ctx, q, a.OrgID)
 	if err != nil {
@@ -444,50 +442,23 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 		if pr, ok := prices[p.ID]; ok {
 			b.unitPrice = pr
 		}
-		chosen := map[string]bool{}
-		for _, o := range li.ModifierOptionIDs {
-			chosen[o] = true
-		}
-		used := 0
-		var adj []int64
-		for _, gid := range p.ModifierGroupIDs {
-			g := groups[gid]
-			if g == nil {
-				if g, err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
+		gs := make([]*kassa.ModifierGroup, len(p.ModifierGroupIDs))
+		for k, gid := range p.ModifierGroupIDs {
+			if gs[k] = groups[gid]; gs[k] == nil {
+				if gs[k], err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
 					return nil, err
 				}
-				groups[gid] = g
-			}
-			var picked []kassa.ModifierOption
-			for _, opt := range g.Options {
-				if chosen[opt.ID] {
-					picked = append(picked, opt)
-				}
-			}
-			if len(picked) == 0 && g.MinSelections > 0 {
-				for _, opt := range g.Options {
-					if opt.IsDefault {
-						picked = append(picked, opt)
-					}
-				}
-			}
-			if len(picked) < g.MinSelections || len(picked) > g.MaxSelections {
-				v.Add(f+".modifier_option_ids", "%s needs %d to %d choices", g.Name, g.MinSelections, g.MaxSelections)
-			}
-			used += len(picked)
-			for _, opt := range picked {
-				if chosen[opt.ID] {
-					delete(chosen, opt.ID)
-				}
-				b.modifiers = append(b.modifiers, kassa.LineModifier{OptionID: opt.ID, GroupID: g.ID, Name: opt.Name, PriceAdjustment: opt.PriceAdjustment})
-				adj = append(adj, opt.PriceAdjustment)
+				groups[gid] = gs[k]
 			}
 		}
-		if len(chosen) > 0 {
-			v.Add(f+".modifier_option_ids", "options not offered on %s", p.Name)
+		var problems []string
+		b.modifiers, problems = kassa.PickModifiers(p.Name, gs, li.ModifierOptionIDs)
+		for _, msg := range problems {
+			v.Add(f+".modifier_option_ids", "%s", msg)
 		}
-		if b.modifiers == nil {
-			b.modifiers = []kassa.LineModifier{}
+		adj := make([]int64, len(b.modifiers))
+		for k, m := range b.modifiers {
+			adj[k] = m.PriceAdjustment
 		}
 		b.unit = kassa.UnitPrice(b.unitPrice, adj...) // kassa.Price checks it and the line's gross
 		out[i] = b
@@ -575,17 +546,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 	if err != nil {
 		return nil, err
 	}
-	var v kassa.Validation
-	if in.Notes.Set {
-		v.Check(!in.Notes.Null && kassa.ValidText(in.Notes.Value, 2000), "notes", "must be at most 2000 characters of text")
-	}
-	if in.CustomerID.Set && !in.CustomerID.Null {
-		v.Check(kassa.ValidID(in.CustomerID.Value), "customer_id", "must be an id")
-	}
-	if in.Status.Set {
-		v.Check(!in.Status.Null && in.Status.Value == kassa.OrderCancelled, "status", "can only be set to cancelled; use complete and refund for the rest")
-	}
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	defer s.db.orders.Lock(id)()
@@ -595,7 +556,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		if err != nil {
 			return nil, err
 		}
-		if err := cancellable(o); err != nil && o.Status != kassa.OrderCancelled {
+		if err := kassa.Cancellable(o); err != nil && o.Status != kassa.OrderCancelled {
 			return nil, err
 		}
 		if err := s.payments.voidAuthorizations(ctx, a, id); err != nil {
@@ -614,13 +575,12 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		if in.CustomerID.Set {
 			c := optPtr(in.CustomerID)
 			if c != nil && !customerExists(ctx, tx, a.OrgID, *c) {
-				return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: "customer_id", Message: "no such customer"}}}
+				return kassa.InvalidField("customer_id", "no such customer")
 			}
 			changed(cols, "customer_id", o.CustomerID, c)
 		}
 		if in.Status.Set && o.Status != kassa.OrderCancelled {
-			if err := cancellable(o); err != nil {
+			if err := kassa.Cancellable(o); err != nil {
 				return err
 			}
 			cols["status"] = kassa.OrderCancelled
@@ -637,17 +597,6 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		return nil, err
 	}
 	return findOrder(ctx, s.db.reader, a.OrgID, id)
-}
-
-// cancellable says why an order cannot be cancelled, if it cannot.
-func cancellable(o *kassa.Order) error {
-	if o.Status != kassa.OrderOpen {
-		return kassa.Errorf(kassa.EConflict, "order %s is %s; only an open order can be cancelled", o.Number, o.Status)
-	}
-	if o.PaidTotal > 0 {
-		return kassa.Errorf(kassa.EConflict, "order %s has captured payments; void them before cancelling", o.Number)
-	}
-	return nil
 }
 
 // CompleteOrder completes a fully paid open order: it writes a sale
@@ -674,11 +623,8 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		}
 		o = row
 		o.LineItems, o.Payments = lines, payments
-		if o.Status != kassa.OrderOpen {
-			return kassa.Errorf(kassa.EConflict, "order %s is %s, not open", o.Number, o.Status)
-		}
-		if o.PaidTotal < o.Total {
-			return kassa.Errorf(kassa.EConflict, "order %s is not fully paid: %d of %d", o.Number, o.PaidTotal, o.Total)
+		if err := kassa.Completable(o); err != nil {
+			return err
 		}
 		actor := ""
 		if p := actorID(a); p != nil {
@@ -738,10 +684,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 	if err != nil {
 		return nil, err
 	}
-	if o.Status != kassa.OrderCompleted && o.Status != kassa.OrderPartiallyRefunded {
-		return nil, kassa.Errorf(kassa.EConflict, "order %s is %s; only completed orders can be refunded", o.Number, o.Status)
-	}
-	plan, err := planRefund(o, in)
+	plan, err := kassa.PlanRefund(o, in)
 	if err != nil {
 		return nil, err
 	}
@@ -749,10 +692,10 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 	if err != nil {
 		return nil, err
 	}
-	if err := kassa.CheckRefund(a, settings.RefundLimit, o.RefundedTotal, plan.amount); err != nil {
+	if err := kassa.CheckRefund(a, settings.RefundLimit, o.RefundedTotal, plan.Amount); err != nil {
 		return nil, err
 	}
-	paid, err := s.payments.refundPayments(ctx, o, plan.amount)
+	paid, err := s.payments.refundPayments(ctx, o, plan.Amount)
 	if err != nil && len(paid) == 0 {
 		return nil, err
 	}
@@ -760,7 +703,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		// Part of the money went back before a processor failed: record
 		// that part, so what the books say matches what the customer got.
 		s.db.Log.Error("refund partly failed", "order", o.ID, "err", err)
-		plan = plan.scaled(sumRefunded(paid))
+		plan = plan.Scaled(sumRefunded(paid))
 	}
 	refundID := s.db.NewID()
 	err = s.db.write(ctx, func(tx *Tx) error {
@@ -772,27 +715,20 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
 		}
 		for _, rp := range paid {
-			p := paymentIn(cur, rp.PaymentID)
-			status := kassa.PaymentPartiallyRefunded
-			if p.RefundedAmount+rp.Amount >= p.Amount {
-				status = kassa.PaymentRefunded
-			}
+			p := cur.FindPayment(rp.PaymentID)
 			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, p.ID, map[string]any{
-				"refunded_amount": p.RefundedAmount + rp.Amount, "status": status}); err != nil {
+				"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 				return err
 			}
 		}
 		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
-			"order_id": id, "location_id": o.LocationID, "amount": plan.amount, "reason": in.Reason,
-			"restock": in.Restock, "lines": plan.lines, "payments": paid, "actor": actorID(a),
+			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,
+			"restock": in.Restock, "lines": plan.Lines, "payments": paid, "actor": actorID(a),
 		}); err != nil {
 			return err
 		}
-		refunded := cur.RefundedTotal + plan.amount
-		status := kassa.OrderPartiallyRefunded
-		if refunded >= min(cur.Total, cur.PaidTotal) {
-			status = kassa.OrderRefunded
-		}
+		refunded := cur.RefundedTotal + plan.Amount
+		status := kassa.RefundedOrderStatus(cur, refunded)
 		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
 			return err
 		}
@@ -806,8 +742,8 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			if p := actorID(a); p != nil {
 				actor = *p
 			}
-			for _, rl := range plan.lines {
-				l := lineIn(cur, rl.LineItemID)
+			for _, rl := range plan.Lines {
+				l := cur.FindLine(rl.LineItemID)
 				if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
 					delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: refundID, actor: actor}); err != nil {
 					return err
@@ -818,92 +754,13 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		if err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.amount})
+		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.Amount})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return findOrder(ctx, s.db.reader, a.OrgID, id)
-}
-
-type refundPlan struct {
-	amount int64
-	lines  []kassa.RefundLine
-}
-
-// scaled keeps the plan's lines but caps its amount (a partial processor failure).
-func (p refundPlan) scaled(amount int64) refundPlan {
-	p.amount = amount
-	return p
-}
-
-// planRefund works out what a refund request returns.
-func planRefund(o *kassa.Order, in *kassa.RefundRequest) (refundPlan, error) {
-	refundable := min(o.Total, o.PaidTotal) - o.RefundedTotal
-	if refundable <= 0 {
-		return refundPlan{}, kassa.Errorf(kassa.EConflict, "order %s has nothing left to refund", o.Number)
-	}
-	var plan refundPlan
-	switch {
-	case in.Amount != nil:
-		if *in.Amount > refundable {
-			return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the refund exceeds what was paid",
-				Fields: []kassa.FieldError{{Field: "amount", Message: fmt.Sprintf("must be at most %d", refundable)}}}
-		}
-		plan.amount = *in.Amount
-		plan.lines = []kassa.RefundLine{}
-	case len(in.LineItems) > 0:
-		seen := map[string]bool{}
-		for i, rl := range in.LineItems {
-			l := lineIn(o, rl.LineItemID)
-			f := fmt.Sprintf("line_items[%d]", i)
-			if l == nil || seen[rl.LineItemID] {
-				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: f + ".line_item_id", Message: "no such line on this order, or listed twice"}}}
-			}
-			seen[rl.LineItemID] = true
-			if rl.Quantity > l.Quantity-l.RefundedQuantity {
-				return plan, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-					Fields: []kassa.FieldError{{Field: f + ".quantity", Message: fmt.Sprintf("at most %d left to refund", l.Quantity-l.RefundedQuantity)}}}
-			}
-			amt := kassa.RefundShare(l.Total, l.Quantity, l.RefundedQuantity, rl.Quantity)
-			plan.lines = append(plan.lines, kassa.RefundLine{LineItemID: l.ID, Quantity: rl.Quantity, Amount: amt})
-			plan.amount += amt
-		}
-		plan.amount = min(plan.amount, refundable)
-	default: // everything left
-		plan.amount = refundable
-		plan.lines = []kassa.RefundLine{}
-		for _, l := range o.LineItems {
-			if left := l.Quantity - l.RefundedQuantity; left > 0 {
-				plan.lines = append(plan.lines, kassa.RefundLine{LineItemID: l.ID, Quantity: left,
-					Amount: kassa.RefundShare(l.Total, l.Quantity, l.RefundedQuantity, left)})
-			}
-		}
-	}
-	if plan.amount <= 0 {
-		return plan, kassa.Errorf(kassa.EConflict, "order %s has nothing left to refund", o.Number)
-	}
-	return plan, nil
-}
-
-func lineIn(o *kassa.Order, id string) *kassa.LineItem {
-	for i := range o.LineItems {
-		if o.LineItems[i].ID == id {
-			return &o.LineItems[i]
-		}
-	}
-	return nil
-}
-
-func paymentIn(o *kassa.Order, id string) *kassa.Payment {
-	for i := range o.Payments {
-		if o.Payments[i].ID == id {
-			return &o.Payments[i]
-		}
-	}
-	return nil
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {

@@ -79,8 +79,7 @@ func (s *PaymentService) FindPaymentByID(ctx context.Context, id string) (*kassa
 func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {
 	p := s.processors[m]
 	if p == nil {
-		return nil, &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-			Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not supported on this node", m)}}}
+		return nil, kassa.MethodUnsupported(m)
 	}
 	return p, nil
 }
@@ -93,18 +92,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 	if err != nil {
 		return nil, err
 	}
-	var v kassa.Validation
-	v.Check(kassa.ValidID(in.OrderID), "order_id", "is required: an id")
-	v.Check(in.Amount > 0 && in.Amount <= kassa.MaxMoney, "amount", "must be positive")
-	v.Check(in.Method.Valid(), "method", "must be one of cash, card, gift_card, external")
-	if in.Tendered != nil {
-		v.Check(in.Method == kassa.PaymentCash, "tendered", "only applies to cash")
-		v.Check(*in.Tendered >= in.Amount && *in.Tendered <= kassa.MaxMoney, "tendered", "must cover the amount")
-	}
-	v.Check(in.Method != kassa.PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
-	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
-	v.Check(in.Capture == nil || *in.Capture || in.Method == kassa.PaymentCard, "capture", "only card payments can be authorized without capture")
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	proc, err := s.processor(in.Method)
@@ -127,19 +115,13 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		if o, err = loadOrder(ctx, tx, a.OrgID, in.OrderID, partPayments); err != nil {
 			return err
 		}
-		if !settings.Accepts(in.Method) {
-			return &kassa.Error{Kind: kassa.EInvalid, Message: "the request body has invalid fields",
-				Fields: []kassa.FieldError{{Field: "method", Message: fmt.Sprintf("%s is not enabled for this org", in.Method)}}}
-		}
-		if o.Status != kassa.OrderOpen {
-			return kassa.Errorf(kassa.EConflict, "order %s is %s; payments are taken on open orders", o.Number, o.Status)
-		}
-		if due := o.Total - o.PaidTotal - authorizedTotal(o); in.Amount > due {
-			return &kassa.Error{Kind: kassa.EInvalid, Message: "the payment exceeds the amount due",
-				Fields: []kassa.FieldError{{Field: "amount", Message: fmt.Sprintf("must be at most %d", max(due, 0))}}}
+		if err := kassa.Payable(o, &settings, in.Method, in.Amount); err != nil {
+			return err
 		}
 		if offline {
-			limitReason, err = s.offlineLimit(ctx, tx, o, settings, in.Amount)
+			var taken int64
+			taken, err = offlineCardsToday(ctx, tx, o.LocationID)
+			limitReason = kassa.OfflineCardRefusal(&settings, in.Amount, taken)
 		}
 		return err
 	}
@@ -247,16 +229,18 @@ func instant(p kassa.Processor) bool {
 	return ok && i.Instant()
 }
 
-// outcome sets the payment columns for a processor's answer, adds a
-// capture to the order's paid total, and returns the event to publish.
+// outcome records a processor's answer (kassa.OutcomeOf) in the payment
+// columns, adds a capture to the order's paid total, queues an offline
+// approval for forwarding, and returns the event to publish.
 func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, paymentID string, capture bool, in *kassa.PaymentInitiate, res kassa.ChargeResult, cols map[string]any, known *kassa.Order) (string, error) {
+	out := kassa.OutcomeOf(in.Method, in.Amount, res)
 	if res.Offline {
 		cols["offline"] = true
-		if res.Approved && res.Token != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-				paymentID, orgID, res.Token, in.Amount, sqlValue(capture), fmtTime(tx.now)); err != nil {
-				return "", err
-			}
+	}
+	if out.Forward {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			paymentID, orgID, res.Token, in.Amount, sqlValue(capture), fmtTime(tx.now)); err != nil {
+			return "", err
 		}
 	}
 	if res.Ref != "" {
@@ -265,57 +249,35 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	if res.CardLast4 != "" {
 		cols["card_last4"] = res.CardLast4
 	}
-	switch {
-	case !res.Approved:
-		cols["status"] = kassa.PaymentFailed
-		cols["failure_reason"] = res.FailureReason
-		return kassa.EventPaymentFailed, nil
-	case res.Captured:
-		cols["status"] = kassa.PaymentCaptured
+	cols["status"] = out.Status
+	switch out.Status {
+	case kassa.PaymentFailed:
+		cols["failure_reason"] = out.FailureReason
+	case kassa.PaymentCaptured:
 		cols["captured_at"] = tx.now
-		if in.Method == kassa.PaymentCash {
-			cols["change_due"] = res.ChangeDue
+		if out.ChangeDue != nil {
+			cols["change_due"] = *out.ChangeDue
 		}
-		if known != nil { // read in this same unit of work
-			return kassa.EventPaymentCaptured, tx.updateAt(ctx, entOrder, orgID, known.LocationID, orderID,
-				map[string]any{"paid_total": known.PaidTotal + in.Amount})
-		}
-		return kassa.EventPaymentCaptured, addPaid(ctx, tx, orgID, orderID, in.Amount)
-	default:
-		cols["status"] = kassa.PaymentAuthorized
-		return "", nil
 	}
+	if out.Paid == 0 {
+		return out.Event, nil
+	}
+	if known != nil { // read in this same unit of work
+		return out.Event, tx.updateAt(ctx, entOrder, orgID, known.LocationID, orderID,
+			map[string]any{"paid_total": known.PaidTotal + out.Paid})
+	}
+	return out.Event, addPaid(ctx, tx, orgID, orderID, out.Paid)
 }
 
-// authorizedTotal sums the order's authorized (not yet captured) payments.
-func authorizedTotal(o *kassa.Order) int64 {
-	var n int64
-	for _, p := range o.Payments {
-		if p.Status == kassa.PaymentAuthorized || p.Status == kassa.PaymentPending {
-			n += p.Amount
-		}
-	}
-	return n
-}
-
-// offlineLimit returns a failure reason when an offline card payment would
-// pass the org's per-payment or daily (per location, UTC day) limit.
-func (s *PaymentService) offlineLimit(ctx context.Context, tx *Tx, o *kassa.Order, st kassa.OrgSettings, amount int64) (string, error) {
-	if amount > st.OfflineCardLimit {
-		return "offline_limit_exceeded", nil
-	}
-	day := tx.now.Format("2006-01-02")
+// offlineCardsToday sums the location's card payments taken offline since
+// the start of the (UTC) day that are not failed or voided: what the daily
+// offline limit counts.
+func offlineCardsToday(ctx context.Context, tx *Tx, locationID string) (int64, error) {
 	var taken int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'card'
 		AND offline = 1 AND status IN ('pending', 'authorized', 'captured', 'partially_refunded', 'refunded') AND created_at >= ?`,
-		o.LocationID, day).Scan(&taken)
-	if err != nil {
-		return "", err
-	}
-	if taken+amount > st.OfflineCardDailyLimit {
-		return "offline_daily_limit_exceeded", nil
-	}
-	return "", nil
+		locationID, tx.now.Format("2006-01-02")).Scan(&taken)
+	return taken, err
 }
 
 // addPaid moves an order's paid total by delta.
@@ -343,12 +305,9 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err != nil {
 		return nil, err
 	}
-	p = paymentIn(o, id)
-	if p.Status != kassa.PaymentAuthorized {
-		return nil, kassa.Errorf(kassa.EConflict, "payment %s is %s; only authorized payments can be captured", id, p.Status)
-	}
-	if o.Status != kassa.OrderOpen {
-		return nil, kassa.Errorf(kassa.EConflict, "order %s is %s", o.Number, o.Status)
+	p = o.FindPayment(id)
+	if err := kassa.Capturable(o, p); err != nil {
+		return nil, err
 	}
 	proc, err := s.processor(p.Method)
 	if err != nil {
@@ -401,12 +360,9 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 	if err != nil {
 		return err
 	}
-	p := paymentIn(o, id)
-	switch {
-	case p.Status == kassa.PaymentCaptured && o.Status != kassa.OrderOpen:
-		return kassa.Errorf(kassa.EConflict, "payment %s belongs to a %s order; refund the order instead", id, o.Status)
-	case p.Status != kassa.PaymentCaptured && p.Status != kassa.PaymentAuthorized && p.Status != kassa.PaymentPending:
-		return kassa.Errorf(kassa.EConflict, "payment %s is %s and cannot be voided", id, p.Status)
+	p := o.FindPayment(id)
+	if err := kassa.Voidable(o, p); err != nil {
+		return err
 	}
 	proc, err := s.processor(p.Method)
 	if err != nil {
@@ -452,28 +408,22 @@ func (s *PaymentService) voidAuthorizations(ctx context.Context, a *kassa.Actor,
 // newest first; it returns what each processor refunded, and an error if
 // one failed. The caller holds the order's lock.
 func (s *PaymentService) refundPayments(ctx context.Context, o *kassa.Order, amount int64) ([]kassa.RefundPayment, error) {
+	parts, short := kassa.RefundSources(o, amount)
 	out := []kassa.RefundPayment{}
-	for i := len(o.Payments) - 1; i >= 0 && amount > 0; i-- {
-		p := o.Payments[i]
-		if p.Status != kassa.PaymentCaptured && p.Status != kassa.PaymentPartiallyRefunded {
-			continue
-		}
-		part := min(amount, p.Amount-p.RefundedAmount)
-		if part <= 0 {
-			continue
-		}
+	for _, part := range parts {
+		p := o.FindPayment(part.PaymentID)
 		proc, err := s.processor(p.Method)
 		if err != nil {
 			return out, err
 		}
-		ref, err := proc.Refund(ctx, deref(p.ProcessorRef), part)
+		ref, err := proc.Refund(ctx, deref(p.ProcessorRef), part.Amount)
 		if err != nil {
 			return out, fmt.Errorf("refund through payment %s: %w", p.ID, err)
 		}
-		out = append(out, kassa.RefundPayment{PaymentID: p.ID, Amount: part, ProcessorRef: ref})
-		amount -= part
+		part.ProcessorRef = ref
+		out = append(out, part)
 	}
-	if amount > 0 {
+	if short > 0 {
 		return out, kassa.Errorf(kassa.EConflict, "the captured payments cannot cover the refund")
 	}
 	return out, nil

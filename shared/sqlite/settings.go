@@ -34,16 +34,7 @@ func (s *SettingsService) UpdateSettings(ctx context.Context, in *kassa.Settings
 
 // SetPaymentMethods replaces the accepted methods; owners only.
 func (s *SettingsService) SetPaymentMethods(ctx context.Context, methods []kassa.PaymentMethodConfig) ([]kassa.PaymentMethodConfig, error) {
-	var v kassa.Validation
-	seen := map[kassa.PaymentMethod]bool{}
-	for _, m := range methods {
-		if !m.Method.Valid() || seen[m.Method] {
-			v.Add("methods", "each entry needs a distinct method of cash, card, gift_card, external")
-			break
-		}
-		seen[m.Method] = true
-	}
-	if err := v.Err(); err != nil {
+	if err := kassa.ValidatePaymentMethods(methods); err != nil {
 		return nil, err
 	}
 	st, err := s.change(ctx, func(st *kassa.OrgSettings) {

@@ -144,8 +144,10 @@ type SyncNode struct {
 	EnrolledAt                time.Time
 }
 
-// FindSyncNode returns an enrolled, unrevoked edge whose link secret
-// matches (compared in constant time), or nil. An empty secret skips the check.
+// FindSyncNode returns the enrolled, unrevoked edge nodeID, or nil. With
+// checkSecret its link secret must also match secret (hashes compared in
+// constant time); without, secret is ignored (the caller has already
+// authenticated the edge, by its leaf connection).
 func (db *DB) FindSyncNode(ctx context.Context, nodeID, secret string, checkSecret bool) *SyncNode {
 	var n SyncNode
 	var hash, enrolled string

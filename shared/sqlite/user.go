@@ -42,12 +42,7 @@ func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*ka
 	if a.Role != kassa.RoleOwner {
 		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can add staff")
 	}
-	var v kassa.Validation
-	v.Check(kassa.ValidEmail(in.Email), "email", "must be an e-mail address")
-	v.Check(in.Role.Valid(), "role", "must be one of owner, manager, cashier, kitchen")
-	v.Check(len(in.Password) >= 8 && len(in.Password) <= 256, "password", "must have 8-256 characters")
-	v.Check(kassa.ValidText(in.Name, 200), "name", "must be at most 200 characters of text")
-	if err := v.Err(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	hash, err := hashPassword(in.Password)
