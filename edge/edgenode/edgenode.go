@@ -88,10 +88,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n.Services.Sync = &edgeSync{db: n.DB, link: current}
 		return nil
 	}
-	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
+	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {
 		id, creds, err := identity(ctx, n.DB, *leafOverride)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cfg := natsnode.Config{Name: "edge-" + n.DB.NodeID, Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "edge-" + n.DB.NodeID}
@@ -104,19 +104,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		ns, err = natsnode.Start(cfg, log)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		stop := ns.Shutdown
+		n.Jobs.OnStop("nats-server", ns.Shutdown)
 		if id == nil {
 			if f.Demo {
 				if _, err := demo.Seed(ctx, n); err != nil {
-					ns.Shutdown()
-					return nil, err
+					return err
 				}
 				demo.PrintLogins(stdout)
 			}
 			log.Info("edge not enrolled: running standalone; start it with --hub-url and --enrol-token to sync")
-			return stop, nil
+			return nil
 		}
 		if f.Demo {
 			log.Info("edge enrolled: the demo data comes from the hub, --demo is ignored")
@@ -124,32 +123,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n.DB.SetUnderHub()
 		nc, err := ns.Connect("edge-sync", "", nats.CustomInboxPrefix(id.InboxPrefix()))
 		if err != nil {
-			ns.Shutdown()
-			return nil, err
+			return err
 		}
+		n.Jobs.OnStop("nats-connection", nc.Close)
 		lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kassa_sync_pull_lag_seconds",
 			Help:    "Time from a change made elsewhere (its HLC) to its apply at this edge.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		e := link.NewEdge(*id, nc, &edgeStore{db: n.DB, id: *id, lag: lag}, log, nil)
-		gauge := func(name, help string, f func(link.Status) float64) prometheus.Collector {
-			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Status()) })
-		}
-		n.HTTP.Registry().MustRegister(lag,
-			gauge("kassa_sync_connected", "1 while the link to the hub works.", func(s link.Status) float64 {
-				if s.Connected {
-					return 1
-				}
-				return 0
-			}),
-			gauge("kassa_sync_pending_down", "Hub changes this edge has not pulled yet.", func(s link.Status) float64 { return float64(s.PendingDown) }),
-			gauge("kassa_sync_last_verified_timestamp_seconds", "When digests last matched the hub's.", func(s link.Status) float64 {
-				if s.LastVerified.IsZero() {
-					return 0
-				}
-				return float64(s.LastVerified.Unix())
-			}),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_pending_up", Help: "Local changes not yet acknowledged by the hub."},
-				func() float64 { k, _ := n.DB.OutboxLen(context.Background(), true); return float64(k) }))
+		registerEdgeMetrics(n, e, lag)
 		// The hub routes money operations on this store's orders here.
 		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
 			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {
@@ -161,20 +142,41 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				return nil
 			}}).Serve(nc)
 		if err != nil {
-			nc.Close()
-			ns.Shutdown()
-			return nil, err
+			return err
 		}
 		edgeMu.Lock()
 		edge = e
 		edgeMu.Unlock()
-		lctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { e.Run(lctx); close(done) }()
-		go forwardOffline(lctx, n, e, log)
+		// Stopped in reverse: the forwarder, the link, then the commands.
+		n.Jobs.OnStop("money-commands", func() { cmds.Unsubscribe() })
+		n.Jobs.Start(node.Job{Name: "sync-link", Run: func(ctx context.Context) error { e.Run(ctx); return nil }})
+		n.Jobs.Start(node.ForwardOfflineJob(n.Payments, func() bool { return e.Status().Connected }, log))
 		fmt.Fprintf(stdout, "kassa edge enrolled: org %s location %s\n", id.Org, id.Location)
-		return func() { cmds.Unsubscribe(); cancel(); <-done; nc.Close(); ns.Shutdown() }, nil
+		return nil
 	})
+}
+
+// registerEdgeMetrics adds the sync link's figures to /metrics.
+func registerEdgeMetrics(n *node.Node, e *link.Edge, lag prometheus.Collector) {
+	gauge := func(name, help string, f func(link.Status) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Status()) })
+	}
+	n.HTTP.Registry().MustRegister(lag,
+		gauge("kassa_sync_connected", "1 while the link to the hub works.", func(s link.Status) float64 {
+			if s.Connected {
+				return 1
+			}
+			return 0
+		}),
+		gauge("kassa_sync_pending_down", "Hub changes this edge has not pulled yet.", func(s link.Status) float64 { return float64(s.PendingDown) }),
+		gauge("kassa_sync_last_verified_timestamp_seconds", "When digests last matched the hub's.", func(s link.Status) float64 {
+			if s.LastVerified.IsZero() {
+				return 0
+			}
+			return float64(s.LastVerified.Unix())
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_pending_up", Help: "Local changes not yet acknowledged by the hub."},
+			func() float64 { k, _ := n.DB.OutboxLen(context.Background(), true); return float64(k) }))
 }
 
 // Keys of the edge's identity in node_meta.
@@ -332,24 +334,4 @@ func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 
 func (s *edgeSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
 	return s.db.Conflicts(ctx, p)
-}
-
-// forwardOffline sends card payments taken while the link was down to the
-// card network once it is up again.
-func forwardOffline(ctx context.Context, n *node.Node, e *link.Edge, log *slog.Logger) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(2 * time.Second):
-		}
-		if !e.Status().Connected {
-			continue
-		}
-		if k, err := n.Payments.ForwardOffline(ctx, 100); err != nil {
-			log.Warn("forwarding offline card payments", "err", err)
-		} else if k > 0 {
-			log.Info("forwarded offline card payments", "count", k)
-		}
-	}
 }

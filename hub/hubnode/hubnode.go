@@ -88,7 +88,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n.Services.Payments, n.Services.Orders = router.Wrap(n.Services.Payments, n.Services.Orders)
 		return nil
 	}
-	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) (func(), error) {
+	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {
 		token := "hub-" + randomToken()
 		var err error
 		ns, err = natsnode.Start(natsnode.Config{
@@ -105,13 +105,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			},
 		}, log)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		n.Jobs.OnStop("nats-server", ns.Shutdown)
 		nc, err := ns.Connect("hub-sync", token)
 		if err != nil {
-			ns.Shutdown()
-			return nil, err
+			return err
 		}
+		n.Jobs.OnStop("nats-connection", nc.Close)
 		lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "kassa_sync_apply_lag_seconds",
 			Help:    "Time from a change made at an edge (its HLC) to its apply at the hub; alarm on the high buckets.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
@@ -125,18 +126,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		h, err := link.StartHub(nc, &hubStore{db: n.DB, edges: edges, lag: lag}, log)
 		if err != nil {
-			nc.Close()
-			ns.Shutdown()
-			return nil, err
+			return err
 		}
+		n.Jobs.OnStop("sync-hub", h.Stop)
 		router.SetConn(nc)
-		wctx, cancel := context.WithCancel(context.Background())
-		start, _ := n.DB.LastSeq(ctx)
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.Watch(wctx, n.DB.Committed(), start, func(ctx context.Context, after int64) ([]link.Head, error) {
+		n.Jobs.OnStop("money-router", func() { router.SetConn(nil) })
+		start, err := n.DB.LastSeq(ctx)
+		if err != nil {
+			return err
+		}
+		// The edge watch tells edges when the hub's log has news for their scope.
+		n.Jobs.Start(node.Job{Name: "edge-watch", Run: func(ctx context.Context) error {
+			h.Watch(ctx, n.DB.Committed(), start, func(ctx context.Context, after int64) ([]link.Head, error) {
 				hs, err := n.DB.LogHeadsAfter(ctx, after, 5000)
 				out := make([]link.Head, len(hs))
 				for i, h := range hs {
@@ -144,23 +145,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				}
 				return out, err
 			})
-		}()
-		stop := func() {
-			router.SetConn(nil)
-			cancel()
-			wg.Wait()
-			h.Stop()
-			nc.Close()
-			ns.Shutdown()
-		}
+			return nil
+		}})
 		fmt.Fprintf(stdout, "kassa hub leaf %s\n", ns.LeafURL())
 		if f.Demo {
-			if err := seedDemo(ctx, n, f.DataDir, stdout); err != nil {
-				stop()
-				return nil, err
-			}
+			return seedDemo(ctx, n, f.DataDir, stdout)
 		}
-		return stop, nil
+		return nil
 	})
 }
 

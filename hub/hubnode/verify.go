@@ -30,7 +30,7 @@ func Verify(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	open := func(dir string) (*sqlite.DB, error) {
-		return sqlite.Open(ctx, filepath.Join(dir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler), Inspect: true})
+		return sqlite.Open(ctx, filepath.Join(dir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
 	}
 	hub, err := open(*hubDir)
 	if err != nil {
