@@ -46,9 +46,10 @@ type Config struct {
 	Now              func() time.Time // nil: time.Now
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
-	// Prepare runs on the freshly opened store before anything reads its
-	// node id (the edge enrols here and adopts the id its hub minted).
-	Prepare func(ctx context.Context, db *sqlite.DB) error
+	// Enrol, on an edge not enrolled yet, enrols the freshly opened store
+	// at its hub before anything reads its node id: the edge adopts the id
+	// its hub minted.
+	Enrol *Enrolment
 	// Extend lets the binary add services that need the store (sync,
 	// enrolment) before the API is built.
 	Extend func(n *Node) error
@@ -103,11 +104,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Prepare != nil {
-		if err := cfg.Prepare(ctx, db); err != nil {
-			db.Close()
-			return nil, err
-		}
+	if err := enrolIfAsked(ctx, db, cfg.Enrol); err != nil {
+		db.Close()
+		return nil, err
 	}
 	key, err := signingKey(ctx, db)
 	if err != nil {
