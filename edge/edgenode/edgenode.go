@@ -131,7 +131,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// Stopped in reverse: the forwarder, the link, then the commands.
 		n.Jobs.OnStop("money-commands", func() { cmds.Unsubscribe() })
 		n.Jobs.Start(node.Job{Name: "sync-link", Run: e.Run})
-		n.Jobs.Start(node.ForwardOfflineJob(n.Payments, func() bool { return e.Status().Connected }, log))
+		n.Jobs.Start(n.ForwardOfflineJob(func() bool { return e.Status().Connected }))
 		fmt.Fprintf(stdout, "kassa edge enrolled: org %s location %s\n", id.Org, id.Location)
 		return nil
 	})

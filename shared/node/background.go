@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"kassa.dev/shared/sqlite"
 )
 
 // ticketBatch is how many orders' kitchen tickets one unit of work records.
@@ -17,7 +15,8 @@ const ticketBatch = 200
 // last day that have no ticket (their work was lost in a crash); when it
 // stops it records what is still due, so a clean shutdown loses none.
 // Open starts it first, so it stops last: after the sync link that feeds it.
-func TicketJob(db *sqlite.DB, log *slog.Logger) Job {
+func (n *Node) TicketJob() Job {
+	db, log := n.DB, n.log
 	drain := func(ctx context.Context) {
 		for {
 			k, err := db.RecordDueTickets(ctx, ticketBatch)
@@ -51,7 +50,8 @@ const forwardEvery = 2 * time.Second
 
 // ForwardOfflineJob sends card payments taken while the node had no uplink
 // to the card network, up to 100 every forwardEvery while online() holds.
-func ForwardOfflineJob(payments *sqlite.PaymentService, online func() bool, log *slog.Logger) Job {
+func (n *Node) ForwardOfflineJob(online func() bool) Job {
+	payments, log := n.Payments, n.log
 	return Job{Name: "offline-card-forwarding", Run: func(ctx context.Context) error {
 		t := time.NewTicker(forwardEvery)
 		defer t.Stop()

@@ -167,7 +167,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		ConsolePage: cfg.ConsolePage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
-	n.Jobs.Start(TicketJob(db, log))
+	n.Jobs.Start(n.TicketJob())
 	return n, nil
 }
 
