@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/node"
 )
 
 // ErrDiffer is returned by Verify when the edge's data differs from the hub's.
@@ -29,38 +27,17 @@ func Verify(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	open := func(dir string) (*sqlite.DB, error) {
-		return sqlite.Open(ctx, filepath.Join(dir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler), Inspect: true})
-	}
-	hub, err := open(*hubDir)
+	c, err := node.CompareScope(ctx, *hubDir, *edgeDir)
 	if err != nil {
 		return err
 	}
-	defer hub.Close()
-	edge, err := open(*edgeDir)
-	if err != nil {
-		return err
-	}
-	defer edge.Close()
-	org, _ := edge.Meta(ctx, "sync_org")
-	loc, _ := edge.Meta(ctx, "sync_location")
-	if org == "" {
-		return fmt.Errorf("the edge in %s is not enrolled", *edgeDir)
-	}
-	hd, err := hub.Digests(ctx, org, loc)
-	if err != nil {
-		return err
-	}
-	ed, err := edge.Digests(ctx, org, loc)
-	if err != nil {
-		return err
-	}
+	hd, ed, org, loc := c.Hub, c.Edge, c.Org, c.Location
 	tables := make([]string, 0, len(hd))
 	for t := range hd {
 		tables = append(tables, t)
 	}
 	sort.Strings(tables)
-	fmt.Fprintf(out, "edge %s (org %s, location %s) against hub %s\n", edge.NodeID, org, loc, hub.NodeID)
+	fmt.Fprintf(out, "edge %s (org %s, location %s) against hub %s\n", c.EdgeID, org, loc, c.HubID)
 	differ := 0
 	for _, t := range tables {
 		state := "identical"

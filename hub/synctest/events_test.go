@@ -22,7 +22,7 @@ import (
 // may hold open (as hub verify reads a live store).
 func eventLog(t testing.TB, dir string) []sqlite.LoggedEvent {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{Inspect: true})
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func eventsOf(t testing.TB, es []sqlite.LoggedEvent, typ, origin string) map[str
 // edgeOrigin is the node id of the edge whose store is in dir.
 func edgeOrigin(t testing.TB, dir string) string {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{Inspect: true})
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

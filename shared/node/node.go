@@ -1,7 +1,8 @@
 // Package node assembles the part of a Kassa node that edge and hub share:
-// the SQLite store, the event bus, the services and the HTTP API. The edge
+// the SQLite store, the event bus, the services, the HTTP API and the
+// background jobs (job.go), which start and stop in one order. The edge
 // and hub mains add their own parts (the embedded NATS server, the sync
-// relay, OAuth) around it.
+// link, their jobs) around it.
 package node
 
 import (
@@ -45,9 +46,10 @@ type Config struct {
 	Now              func() time.Time // nil: time.Now
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
-	// Prepare runs on the freshly opened store before anything reads its
-	// node id (the edge enrols here and adopts the id its hub minted).
-	Prepare func(ctx context.Context, db *sqlite.DB) error
+	// Enrol, on an edge not enrolled yet, enrols the freshly opened store
+	// at its hub before anything reads its node id: the edge adopts the id
+	// its hub minted.
+	Enrol *Enrolment
 	// Extend lets the binary add services that need the store (sync,
 	// enrolment) before the API is built.
 	Extend func(n *Node) error
@@ -76,7 +78,11 @@ type Node struct {
 	Orgs     *sqlite.OrgService
 	Payments *sqlite.PaymentService
 	HTTP     *httpapi.Server
-	log      *slog.Logger
+	// Jobs runs the node's background work: Open starts the kitchen
+	// ticket job; the binaries add theirs (and the resources those use,
+	// with OnStop). Shutdown stops them in reverse order.
+	Jobs *Jobs
+	log  *slog.Logger
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -99,11 +105,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Prepare != nil {
-		if err := cfg.Prepare(ctx, db); err != nil {
-			db.Close()
-			return nil, err
-		}
+	if err := enrolIfAsked(ctx, db, cfg.Enrol); err != nil {
+		db.Close()
+		return nil, err
 	}
 	key, err := signingKey(ctx, db)
 	if err != nil {
@@ -115,7 +119,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{Config: cfg, DB: db, Bus: bus, Orgs: sqlite.NewOrgService(db), log: log}
+	n := &Node{Config: cfg, DB: db, Bus: bus, Orgs: sqlite.NewOrgService(db), Jobs: NewJobs(log), log: log}
 	auth := sqlite.NewAuthService(db, signer, sqlite.LoginLimits{PerMinute: cfg.LoginPerMinute, Burst: cfg.LoginBurst,
 		IPPerMinute: cfg.LoginIPPerMinute, IPBurst: cfg.LoginIPBurst})
 	auth.Rehash = cfg.Kind == kassa.NodeHub // users are written at the hub; an edge's are replicas
@@ -164,6 +168,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		ConsolePage: cfg.ConsolePage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
+	n.Jobs.Start(n.TicketJob())
 	return n, nil
 }
 
@@ -216,9 +221,17 @@ func signingKey(ctx context.Context, db *sqlite.DB) ([]byte, error) {
 // Serve serves the API on ln until Shutdown.
 func (n *Node) Serve(ln net.Listener) error { return n.HTTP.Serve(ln) }
 
-// Shutdown finishes in-flight requests (up to ctx's deadline), then closes the store.
+// Shutdown finishes in-flight requests (up to ctx's deadline), stops the
+// jobs (newest first, each waited for), then closes the store.
 func (n *Node) Shutdown(ctx context.Context) error {
-	return errors.Join(n.HTTP.Shutdown(ctx), n.DB.Close())
+	err := n.HTTP.Shutdown(ctx)
+	return errors.Join(err, n.close())
+}
+
+// close stops the jobs, then closes the store: for a node that never served.
+func (n *Node) close() error {
+	n.Jobs.Stop()
+	return n.DB.Close()
 }
 
 // Actor returns a context acting as the given user of an org, for internal

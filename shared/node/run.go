@@ -10,11 +10,12 @@ import (
 )
 
 // Run opens the node described by f, calls start for the binary's own parts
-// (its embedded NATS server, the demo seed), serves the API on f.HTTPAddr
-// and, once ctx is done, finishes in-flight requests, calls the stop that
-// start returned and closes the store. It prints the API's URL to out.
+// (its embedded NATS server, the sync link, the demo seed), which adds its
+// jobs and resources to n.Jobs, serves the API on f.HTTPAddr and, once ctx
+// is done, finishes in-flight requests, stops the jobs in reverse order and
+// closes the store (Node.Shutdown). It prints the API's URL to out.
 // It tunes the Go runtime from the flags first (Tune, TuneMemory).
-func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) (stop func(), err error)) error {
+func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start func(ctx context.Context, n *Node) error) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
@@ -34,17 +35,15 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	if err != nil {
 		return err
 	}
-	stop := func() {}
 	if start != nil {
-		if stop, err = start(ctx, n); err != nil {
-			n.DB.Close()
+		if err := start(ctx, n); err != nil {
+			n.close()
 			return err
 		}
 	}
 	ln, err := net.Listen("tcp", f.HTTPAddr)
 	if err != nil {
-		stop()
-		n.DB.Close()
+		n.close()
 		return fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
 	}
 	scheme := "http"
@@ -62,7 +61,6 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	sctx, cancel := context.WithTimeout(context.Background(), f.ShutdownTimeout)
 	defer cancel()
 	serr := n.Shutdown(sctx)
-	stop()
 	if err != nil {
 		return err
 	}

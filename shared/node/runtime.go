@@ -7,6 +7,10 @@ import (
 	"kassa.dev/shared/sqlite"
 )
 
+// DefaultWriterPriority is the edge's default --writer-priority: how many
+// nice levels the store's writer thread runs above the rest (sqlite.Options).
+const DefaultWriterPriority = sqlite.DefaultWriterPriority
+
 // goProcs is Go's own GOMAXPROCS (the CPUs, or the GOMAXPROCS variable),
 // read before anything changed it: Tune adds to it, not to the current
 // value, so that two nodes in one process (tests) add one processor, not two.

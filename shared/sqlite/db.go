@@ -66,26 +66,21 @@ type DB struct {
 	orders  keyedMutex    // per-order lock for steps around processor calls
 	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
-	stmts       map[string]*sql.Stmt // prepared on the writer; write loop only
-	savepoints  map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
-	toPrepare   map[string]bool
-	rowQueries  map[string]string // writeRow's statements by row shape; write loop only
-	writes      chan *writeReq    // units of work for writeLoop
-	committed   chan struct{}
-	stats       writerStats
-	refused     refusedCounts   // pushed changes the trust boundary refused
-	underHub    atomic.Bool     // an enrolled edge: hub-only data is not written here
-	hub         bool            // the hub: its events get no change records (Options.Hub)
-	writerTID   atomic.Int64    // the write loop's OS thread, once raised
-	tickets     chan ticketWork // synced orders whose kitchen tickets are due
-	ticketsDone chan struct{}
-	loopDone    chan struct{}
-	closeMu     sync.RWMutex
-	closing     bool
-	closed      bool
-
-	ticketMu      sync.Mutex
-	ticketsClosed bool
+	stmts      map[string]*sql.Stmt // prepared on the writer; write loop only
+	savepoints map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
+	toPrepare  map[string]bool
+	rowQueries map[string]string // writeRow's statements by row shape; write loop only
+	writes     chan *writeReq    // units of work for writeLoop
+	committed  chan struct{}
+	stats      writerStats
+	refused    refusedCounts // pushed changes the trust boundary refused
+	underHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
+	hub        bool          // the hub: its events get no change records (Options.Hub)
+	writerTID  atomic.Int64  // the write loop's OS thread, once raised
+	tickets    ticketQueue   // synced orders whose kitchen tickets are due
+	loopDone   chan struct{}
+	closeMu    sync.RWMutex
+	closed     bool
 }
 
 // Options configure Open. Zero values take defaults.
@@ -101,9 +96,6 @@ type Options struct {
 	// queue for a CPU behind request handlers. 0: DefaultWriterPriority;
 	// negative: leave the thread's priority alone.
 	WriterPriority int
-	// Inspect opens a store that another process runs (hub verify): no
-	// background work that would write to it.
-	Inspect bool
 	// Hub opens the hub's store: the top of replication. Its event log is
 	// not replicated (edges do not receive events), so its events are
 	// written without change records.
@@ -160,6 +152,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	db.reader.SetMaxOpenConns(o.Readers)
 	db.reader.SetMaxIdleConns(o.Readers)
 	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
+	db.tickets.wake = make(chan struct{}, 1)
 	db.savepoints = map[string]*sql.Stmt{}
 	for _, q := range []string{"SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"} {
 		st, err := db.writer.PrepareContext(ctx, q)
@@ -174,14 +167,6 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if err := db.loadNode(ctx); err != nil {
 		db.Close()
 		return nil, err
-	}
-	if !o.Inspect {
-		db.tickets, db.ticketsDone = make(chan ticketWork, 100_000), make(chan struct{})
-		go db.ticketLoop()
-		if err := db.sweepTickets(ctx); err != nil {
-			db.Close()
-			return nil, err
-		}
 	}
 	return db, nil
 }
@@ -312,23 +297,10 @@ func (s *snapshot) cached(q string) *sql.Stmt {
 // Close waits for queued writes to finish, then closes both pools.
 func (db *DB) Close() error {
 	db.closeMu.Lock()
-	if db.closed || db.closing {
+	if db.closed {
 		db.closeMu.Unlock()
 		return nil
 	}
-	db.closing = true
-	db.closeMu.Unlock()
-	// First let the ticket loop finish (it writes), then the writer.
-	db.ticketMu.Lock()
-	if db.tickets != nil && !db.ticketsClosed {
-		db.ticketsClosed = true
-		close(db.tickets)
-	}
-	db.ticketMu.Unlock()
-	if db.tickets != nil {
-		<-db.ticketsDone
-	}
-	db.closeMu.Lock()
 	db.closed = true
 	close(db.writes)
 	db.closeMu.Unlock()

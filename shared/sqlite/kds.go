@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -27,7 +28,9 @@ import (
 // screens, and bumps made elsewhere move them: it compares the order with
 // its newest ticket event and records what changed, so a replay records
 // nothing. DB.SyncTicket and DB.RecordTicket do the same as units of their
-// own.
+// own. Apply does not build tickets in its own unit (that would hold up
+// the sync): it marks the orders due (queueTicket), and the node's ticket
+// job records them with RecordDueTickets.
 
 // ticketWindow is how far back the board looks for open tickets.
 const ticketWindow = 24 * time.Hour
@@ -429,60 +432,81 @@ func writeBuiltTicket(ctx context.Context, tx *Tx, orgID string, o *kassa.Order,
 	return writeTicketRow(ctx, tx, orgID, typ, t)
 }
 
-// ticketWork is an order whose kitchen ticket sync must bring up to date.
-type ticketWork struct{ org, order string }
+// maxDueTickets bounds the orders waiting for their kitchen tickets; past
+// it an order waits for the start-up sweep (an order without a ticket) or
+// its next change.
+const maxDueTickets = 100_000
 
-// queueTicket asks the ticket loop to bring an order's ticket up to date.
-// It never blocks the caller: when the queue is full the order is picked
-// up by the start-up sweep (an order without a ticket) or its next change.
+// ticketQueue holds the orders sync changed whose kitchen tickets are due.
+// The store only keeps the set; the node's ticket job drains it
+// (RecordDueTickets) when TicketsDue wakes it.
+type ticketQueue struct {
+	mu   sync.Mutex
+	due  map[string]string // order id → org id
+	wake chan struct{}     // one pending wake-up
+}
+
+// queueTicket marks an order's ticket due. It never blocks the caller.
 func (db *DB) queueTicket(org, order string) {
-	db.ticketMu.Lock()
-	defer db.ticketMu.Unlock()
-	if db.ticketsClosed || db.tickets == nil {
+	q := &db.tickets
+	q.mu.Lock()
+	if q.due == nil {
+		q.due = map[string]string{}
+	}
+	_, had := q.due[order]
+	full := !had && len(q.due) >= maxDueTickets
+	if !full {
+		q.due[order] = org
+	}
+	q.mu.Unlock()
+	if full {
+		db.Log.Warn("kitchen ticket queue full", "order", order)
 		return
 	}
 	select {
-	case db.tickets <- ticketWork{org, order}:
+	case q.wake <- struct{}{}:
 	default:
-		db.Log.Warn("kitchen ticket queue full", "order", order)
 	}
 }
 
-// ticketLoop records the tickets of synced orders, up to 200 per unit of
-// work, until the store closes.
-func (db *DB) ticketLoop() {
-	defer close(db.ticketsDone)
-	for w := range db.tickets {
-		batch := map[string]string{w.order: w.org}
-	more:
-		for len(batch) < 200 {
-			select {
-			case w, ok := <-db.tickets:
-				if !ok {
-					break more
-				}
-				batch[w.order] = w.org
-			default:
-				break more
-			}
+// TicketsDue signals (once per burst) that orders changed by sync wait for
+// their kitchen tickets: call RecordDueTickets then.
+func (db *DB) TicketsDue() <-chan struct{} { return db.tickets.wake }
+
+// RecordDueTickets brings the tickets of up to limit due orders up to date
+// in one unit of work (syncTicket) and returns how many it took off the
+// queue; fewer than limit means the queue is empty. On an error those
+// orders are dropped: a new one is found by the start-up sweep, a changed
+// one by its next change.
+func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
+	q := &db.tickets
+	batch := map[string]string{}
+	q.mu.Lock()
+	for id, org := range q.due {
+		if len(batch) == limit {
+			break
 		}
-		err := db.write(context.Background(), func(tx *Tx) error {
-			for id, org := range batch {
-				if err := syncTicket(context.Background(), tx, org, id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Log.Error("recording kitchen tickets of synced orders", "err", err)
-		}
+		batch[id] = org
+		delete(q.due, id)
 	}
+	q.mu.Unlock()
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	return len(batch), db.write(ctx, func(tx *Tx) error {
+		for id, org := range batch {
+			if err := syncTicket(ctx, tx, org, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// sweepTickets queues the orders of the last day that have no ticket yet:
-// those whose ticket work was lost in a crash.
-func (db *DB) sweepTickets(ctx context.Context) error {
+// SweepTickets marks due the tickets of the orders of the last day that
+// have none yet: those whose ticket work was lost in a crash. The ticket
+// job runs it once at start.
+func (db *DB) SweepTickets(ctx context.Context) error {
 	rows, err := db.reader.QueryContext(ctx, `SELECT id, org_id FROM orders WHERE created_at > ?
 		AND NOT EXISTS (SELECT 1 FROM kds_events WHERE kds_events.order_id = orders.id)`, fmtTime(db.Now().Add(-24*time.Hour)))
 	if err != nil {

@@ -1,0 +1,74 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// ticketBatch is how many orders' kitchen tickets one unit of work records.
+const ticketBatch = 200
+
+// TicketJob records the kitchen tickets of orders that sync changed (the
+// store marks them due after each apply), so that orders taken or bumped
+// elsewhere reach this node's screens. At start it sweeps the orders of the
+// last day that have no ticket (their work was lost in a crash); when it
+// stops it records what is still due, so a clean shutdown loses none.
+// Open starts it first, so it stops last: after the sync link that feeds it.
+func (n *Node) TicketJob() Job {
+	db, log := n.DB, n.log
+	drain := func(ctx context.Context) {
+		for {
+			k, err := db.RecordDueTickets(ctx, ticketBatch)
+			if err != nil {
+				log.Error("recording kitchen tickets of synced orders", slog.Any("err", err))
+			}
+			if k < ticketBatch {
+				return
+			}
+		}
+	}
+	return Job{Name: "kitchen-tickets", Run: func(ctx context.Context) error {
+		if err := db.SweepTickets(ctx); err != nil {
+			return err
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				drain(context.WithoutCancel(ctx))
+				return nil
+			case <-db.TicketsDue():
+				drain(context.WithoutCancel(ctx))
+			}
+		}
+	}}
+}
+
+// forwardEvery is how often the edge looks for offline card payments to
+// forward while its link is up.
+const forwardEvery = 2 * time.Second
+
+// ForwardOfflineJob sends card payments taken while the node had no uplink
+// to the card network, up to 100 every forwardEvery while online() holds.
+func (n *Node) ForwardOfflineJob(online func() bool) Job {
+	payments, log := n.Payments, n.log
+	return Job{Name: "offline-card-forwarding", Run: func(ctx context.Context) error {
+		t := time.NewTicker(forwardEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+			if !online() {
+				continue
+			}
+			if k, err := payments.ForwardOffline(ctx, 100); err != nil {
+				log.Warn("forwarding offline card payments", "err", err)
+			} else if k > 0 {
+				log.Info("forwarded offline card payments", "count", k)
+			}
+		}
+	}}
+}

@@ -1,0 +1,230 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/link"
+)
+
+// The edge's side of sync that touches the store: its enrolment at a hub,
+// its identity, the link's store and the sync status. The edge binary
+// wires these to its NATS connection; it does not reach into the store.
+
+// Keys of the edge's identity in node_meta.
+const (
+	metaOrg      = "sync_org"
+	metaLocation = "sync_location"
+	metaLeafURL  = "sync_leaf_url"
+	metaPassword = "sync_leaf_password"
+	metaCursor   = "sync_pull_cursor"
+)
+
+// Enrolment is where and how an edge enrols at its hub (Config.Enrol).
+type Enrolment struct {
+	HubURL string
+	Token  string // single-use enrolment token; "" once enrolled
+	TLS    *tls.Config
+}
+
+// enrolIfAsked enrols the store at its hub when e carries a token and the
+// store is not enrolled yet; Open calls it before anything reads the node
+// id, since the edge adopts the id its hub mints.
+func enrolIfAsked(ctx context.Context, db *sqlite.DB, e *Enrolment) error {
+	if e == nil || e.Token == "" {
+		return nil
+	}
+	org, err := db.Meta(ctx, metaOrg)
+	if err != nil || org != "" {
+		return err
+	}
+	if e.HubURL == "" {
+		return fmt.Errorf("edge: --enrol-token needs --hub-url")
+	}
+	return enrol(ctx, db, e.HubURL, e.Token, e.TLS)
+}
+
+// enrol claims the token at the hub and keeps what it returns, adopting
+// the node id the hub minted. A store with changes of its own (it ran
+// standalone) cannot enrol: its history carries its old id.
+func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *tls.Config) error {
+	if n, err := db.OutboxLen(ctx, false); err != nil || n > 0 {
+		if err == nil {
+			err = fmt.Errorf("edge: this store has %d changes of its own (it ran standalone); only an empty store can enrol: start with a new --data-dir", n)
+		}
+		return err
+	}
+	body, _ := json.Marshal(kassa.EnrolmentClaim{Token: token})
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(hubURL, "/")+"/api/v1/sync/enrol", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := (&http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS}}).Do(req)
+	if err != nil {
+		return fmt.Errorf("edge: enrol at %s: %w", hubURL, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return fmt.Errorf("edge: enrol at %s: %d %s", hubURL, res.StatusCode, b)
+	}
+	var out struct {
+		Data kassa.EnrolResult `json:"data"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return err
+	}
+	if err := db.AdoptNodeID(ctx, out.Data.NodeID); err != nil {
+		return fmt.Errorf("edge: enrol: %w", err)
+	}
+	// The org goes last: it marks the edge enrolled.
+	for _, kv := range [][2]string{{metaLocation, out.Data.LocationID}, {metaLeafURL, out.Data.LeafURL},
+		{metaPassword, out.Data.LeafPassword}, {metaCursor, "0"}, {metaOrg, out.Data.OrgID}} {
+		if err := db.SetMeta(ctx, kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NodeID is the store's node id.
+func (n *Node) NodeID() string { return n.DB.NodeID }
+
+// EdgeIdentity returns the edge's enrolled identity and leaf URL (with its
+// credentials; leafOverride replaces the URL the hub advertised), or nil
+// for an edge that is not enrolled.
+func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Identity, string, error) {
+	db := n.DB
+	org, err := db.Meta(ctx, metaOrg)
+	if err != nil || org == "" {
+		return nil, "", err
+	}
+	vals := map[string]string{}
+	for _, k := range []string{metaOrg, metaLocation, metaLeafURL, metaPassword} {
+		if vals[k], err = db.Meta(ctx, k); err != nil {
+			return nil, "", err
+		}
+	}
+	leaf := vals[metaLeafURL]
+	if leafOverride != "" {
+		leaf = leafOverride
+	}
+	u, err := url.Parse(leaf)
+	if err != nil {
+		return nil, "", fmt.Errorf("edge: leaf url %q: %w", leaf, err)
+	}
+	u.User = url.UserPassword(db.NodeID, vals[metaPassword])
+	return &link.Identity{Org: vals[metaOrg], Location: vals[metaLocation], Node: db.NodeID}, u.String(), nil
+}
+
+// SetUnderHub marks an enrolled edge: hub-only data is not written here.
+func (n *Node) SetUnderHub() { n.DB.SetUnderHub() }
+
+// PendingUp counts local changes the hub has not acknowledged yet.
+func (n *Node) PendingUp(ctx context.Context) (int, error) { return n.DB.OutboxLen(ctx, true) }
+
+// EdgeLinkStore is the store as the edge's sync link sees it; lag, if not
+// nil, observes the time from a change made elsewhere to its apply here.
+func (n *Node) EdgeLinkStore(id link.Identity, lag prometheus.Observer) link.EdgeStore {
+	return &edgeStore{db: n.DB, id: id, lag: lag}
+}
+
+// edgeStore adapts the edge's store to the link.
+type edgeStore struct {
+	db  *sqlite.DB
+	id  link.Identity
+	lag prometheus.Observer
+}
+
+func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.Entry, error) {
+	log, err := s.db.ChangesAfter(ctx, after, limit, true, nil, "")
+	out := make([]link.Entry, len(log))
+	for i, e := range log {
+		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}
+	}
+	return out, err
+}
+
+func (s *edgeStore) MarkSent(ctx context.Context, seq int64) error { return s.db.MarkSent(ctx, seq) }
+
+func (s *edgeStore) ApplyRemote(ctx context.Context, cs []change.Change) error {
+	_, _, err := s.db.ApplyEach(ctx, cs, false)
+	if err == nil && s.lag != nil {
+		now := time.Now()
+		for _, c := range cs {
+			s.lag.Observe(now.Sub(c.HLC.Time()).Seconds())
+		}
+	}
+	return err
+}
+
+func (s *edgeStore) Cursor(ctx context.Context) (int64, error) {
+	v, err := s.db.Meta(ctx, metaCursor)
+	if err != nil || v == "" {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+func (s *edgeStore) SetCursor(ctx context.Context, seq int64) error {
+	return s.db.SetMeta(ctx, metaCursor, strconv.FormatInt(seq, 10))
+}
+
+func (s *edgeStore) Digests(ctx context.Context) (map[string]string, error) {
+	return s.db.Digests(ctx, s.id.Org, s.id.Location)
+}
+
+func (s *edgeStore) Committed() <-chan struct{} { return s.db.Committed() }
+
+// EdgeSync returns the edge's kassa.SyncService; link returns the sync
+// link once the edge is enrolled and its link built, else nil.
+func (n *Node) EdgeSync(link func() *link.Edge) kassa.SyncService {
+	return &edgeSync{db: n.DB, link: link}
+}
+
+// edgeSync is the edge's kassa.SyncService.
+type edgeSync struct {
+	db   *sqlite.DB
+	link func() *link.Edge
+}
+
+func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
+	if _, err := kassa.MustActor(ctx); err != nil {
+		return nil, err
+	}
+	st := &kassa.SyncStatus{Node: kassa.NodeEdge, NodeID: s.db.NodeID}
+	pending, err := s.db.OutboxLen(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	st.PendingUp = pending
+	if e := s.link(); e != nil {
+		ls := e.Status()
+		st.Connected, st.Since, st.PendingDown, st.LastError = ls.Connected, ls.Since, ls.PendingDown, ls.LastError
+		if !ls.LastVerified.IsZero() {
+			st.LastVerified = &ls.LastVerified
+		}
+	} else {
+		st.LastError = "not enrolled at a hub"
+	}
+	return st, nil
+}
+
+func (s *edgeSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, p)
+}

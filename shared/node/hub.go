@@ -1,0 +1,284 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/link"
+)
+
+// The hub's side of sync that touches the store: enrolment, leaf
+// authentication, the link's store, the edge watch, the sync status and
+// the routing of money operations to a location's edge. The hub binary
+// wires these to its NATS server; it does not reach into the store.
+
+// EnrolmentService returns the hub's enrolment service; leafURL gives the
+// leaf URL handed to enrolling edges, onRevoke is told the node id of a
+// revoked edge (to cut its leaf connection).
+func (n *Node) EnrolmentService(leafURL func() string, onRevoke func(nodeID string)) kassa.EnrolmentService {
+	s := sqlite.NewEnrolmentService(n.DB, leafURL)
+	s.OnRevoke(onRevoke)
+	return s
+}
+
+// LeafIdentity returns the identity of the enrolled (not revoked) edge
+// whose leaf credentials these are, or nil.
+func (n *Node) LeafIdentity(ctx context.Context, user, password string) *link.Identity {
+	sn := n.DB.FindSyncNode(ctx, user, password, true)
+	if sn == nil {
+		return nil
+	}
+	return &link.Identity{Org: sn.OrgID, Location: sn.LocationID, Node: sn.NodeID}
+}
+
+// LocationEdge returns the newest edge enrolled (and not revoked) at a
+// location of org, or "" when it has none.
+func (n *Node) LocationEdge(ctx context.Context, org, location string) (string, error) {
+	nodes, err := n.DB.SyncNodes(ctx, org)
+	if err != nil {
+		return "", err
+	}
+	edge := ""
+	for _, sn := range nodes { // oldest first
+		if sn.LocationID == location {
+			edge = sn.NodeID
+		}
+	}
+	return edge, nil
+}
+
+// RefusedCounters are /metrics counters of the changes the trust boundary
+// refused, one per reason.
+func (n *Node) RefusedCounters() []prometheus.Collector {
+	var out []prometheus.Collector
+	for _, code := range sqlite.RefusalCodes {
+		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kassa_sync_refused_total",
+			Help:        "Changes pushed by edges that the trust boundary refused and quarantined, by reason.",
+			ConstLabels: prometheus.Labels{"reason": code}}, func() float64 { return float64(n.DB.RefusedCounts()[code]) }))
+	}
+	return out
+}
+
+// EdgeWatchJob tells edges, through h, when the hub's log has news for
+// their scope, from the log's current end on.
+func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
+	start, err := n.DB.LastSeq(ctx)
+	if err != nil {
+		return Job{}, err
+	}
+	heads := func(ctx context.Context, after int64) ([]link.Head, error) {
+		hs, err := n.DB.LogHeadsAfter(ctx, after, 5000)
+		out := make([]link.Head, len(hs))
+		for i, h := range hs {
+			out[i] = link.Head{Seq: h.Seq, Org: h.OrgID, Location: h.LocationID}
+		}
+		return out, err
+	}
+	return Job{Name: "edge-watch", Run: func(ctx context.Context) error {
+		h.Watch(ctx, n.DB.Committed(), start, heads)
+		return nil
+	}}, nil
+}
+
+// EdgeBook remembers when each edge last spoke to the hub, how far it
+// pulled, and the figures it reported.
+type EdgeBook struct {
+	mu       sync.Mutex
+	seen     map[string]time.Time
+	cursor   map[string]int64
+	pending  map[string]int
+	verified map[string]time.Time
+}
+
+// NewEdgeBook returns an empty book.
+func NewEdgeBook() *EdgeBook {
+	return &EdgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}, pending: map[string]int{}, verified: map[string]time.Time{}}
+}
+
+// Connected counts the edges that spoke in the last 10 seconds.
+func (b *EdgeBook) Connected() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, t := range b.seen {
+		if time.Since(t) < 10*time.Second {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *EdgeBook) report(node string, pending int, verified time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending[node] = pending
+	if !verified.IsZero() {
+		b.verified[node] = verified
+	}
+}
+
+func (b *EdgeBook) saw(node string, cursor int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seen[node] = time.Now()
+	if cursor >= 0 {
+		b.cursor[node] = cursor
+	}
+}
+
+// HubLinkStore is the store as the hub's sync link sees it, noting in
+// edges who spoke; lag, if not nil, observes the time from a change made
+// at an edge to its apply here.
+func (n *Node) HubLinkStore(edges *EdgeBook, lag prometheus.Observer) link.HubStore {
+	return &hubStore{db: n.DB, edges: edges, lag: lag}
+}
+
+func entries(log []sqlite.LogEntry, err error) ([]link.Entry, error) {
+	out := make([]link.Entry, len(log))
+	for i, e := range log {
+		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}
+	}
+	return out, err
+}
+
+// hubStore adapts the hub's store to the link.
+type hubStore struct {
+	db    *sqlite.DB
+	edges *EdgeBook
+	lag   prometheus.Observer // change made at an edge → applied at the hub
+}
+
+func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
+	s.edges.saw(from.Node, -1)
+	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)
+	if err == nil && s.lag != nil {
+		now := time.Now()
+		for _, c := range cs {
+			s.lag.Observe(now.Sub(c.HLC.Time()).Seconds())
+		}
+	}
+	return res.Applied, res.Duplicate, err
+}
+
+func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullRequest) ([]link.Entry, int64, int64, error) {
+	after, limit := req.After, req.Limit
+	s.edges.saw(to.Node, after)
+	s.edges.report(to.Node, req.PendingUp, req.LastVerified)
+	// Bound the read by the newest position first: entries committed while
+	// it runs must not be skipped when the cursor moves past what was read.
+	last, err := s.db.LastSeq(ctx)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	upTo := last
+	if len(es) == limit {
+		upTo = es[len(es)-1].Seq
+	}
+	return es, upTo, last, nil
+}
+
+func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]string, error) {
+	return s.db.Digests(ctx, of.Org, of.Location)
+}
+
+func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {
+	n := s.db.FindSyncNode(ctx, id.Node, "", false)
+	return n != nil && n.OrgID == id.Org && n.LocationID == id.Location
+}
+
+// HubSync returns the hub's kassa.SyncService: every enrolled edge of the
+// org, with what edges records of them.
+func (n *Node) HubSync(edges *EdgeBook) kassa.SyncService { return &hubSync{db: n.DB, edges: edges} }
+
+// hubSync is the hub's kassa.SyncService.
+type hubSync struct {
+	db    *sqlite.DB
+	edges *EdgeBook
+}
+
+func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := s.db.SyncNodes(ctx, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	st := &kassa.SyncStatus{Node: kassa.NodeHub, NodeID: s.db.NodeID, Connected: true, Edges: []kassa.EdgeStatus{}}
+	for _, n := range nodes {
+		es := kassa.EdgeStatus{NodeID: n.NodeID, LocationID: n.LocationID, EnrolledAt: n.EnrolledAt}
+		s.edges.mu.Lock()
+		seen, ok := s.edges.seen[n.NodeID]
+		cursor := s.edges.cursor[n.NodeID]
+		es.PendingUp = s.edges.pending[n.NodeID]
+		if v, ok := s.edges.verified[n.NodeID]; ok {
+			es.LastVerified = &v
+		}
+		s.edges.mu.Unlock()
+		if ok {
+			es.LastSeen = &seen
+			es.Connected = time.Since(seen) < 10*time.Second
+		}
+		es.PendingDown, _ = s.db.LogCount(ctx, cursor, sqlite.Scope{OrgID: n.OrgID, LocationID: n.LocationID}, n.NodeID)
+		st.Edges = append(st.Edges, es)
+	}
+	return st, nil
+}
+
+func (s *hubSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, p)
+}
+
+// ScopeComparison is an edge's scope as held by the edge and by its hub:
+// each replicated table's digest ("rows:hash") in both stores.
+type ScopeComparison struct {
+	HubID, EdgeID string
+	Org, Location string
+	Hub, Edge     map[string]string
+}
+
+// CompareScope opens the hub's and the edge's stores from their data
+// directories (both may keep running: it starts no background work and
+// only reads) and digests the edge's scope in each (hub verify).
+func CompareScope(ctx context.Context, hubDir, edgeDir string) (*ScopeComparison, error) {
+	open := func(dir string) (*sqlite.DB, error) {
+		return sqlite.Open(ctx, filepath.Join(dir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	}
+	hub, err := open(hubDir)
+	if err != nil {
+		return nil, err
+	}
+	defer hub.Close()
+	edge, err := open(edgeDir)
+	if err != nil {
+		return nil, err
+	}
+	defer edge.Close()
+	c := &ScopeComparison{HubID: hub.NodeID, EdgeID: edge.NodeID}
+	c.Org, _ = edge.Meta(ctx, metaOrg)
+	c.Location, _ = edge.Meta(ctx, metaLocation)
+	if c.Org == "" {
+		return nil, fmt.Errorf("the edge in %s is not enrolled", edgeDir)
+	}
+	if c.Hub, err = hub.Digests(ctx, c.Org, c.Location); err != nil {
+		return nil, err
+	}
+	if c.Edge, err = edge.Digests(ctx, c.Org, c.Location); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
