@@ -67,71 +67,11 @@ func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
 // the burst, restarts it on the same data directory, and checks that every
 // sale the edge acknowledged reached the hub, completed, exactly once.
 func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
-	bin := buildEdge(t)
-	hubDir := t.TempDir()
-	hub := nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1")
-	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edgeDir := t.TempDir()
-	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--hub-url", hub.URL}
-	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
+	k := mustKillMidBurst(t, 8, 40)
+	hub, loc, done := k.hub, k.loc, k.acked
+	edge := startEdgeProcess(t, k.bin, k.edgeArgs...) // no token: it is enrolled
 	ep := &nodetest.Proc{URL: edge.URL}
-	ep.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users at the edge
 	tok := ep.Login(t, "cashier@demo.test", demo.Password)
-	var locs, products listResp
-	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
-	wait.For(t, 20*time.Second, "the catalog", func() bool {
-		ep.Call(t, "GET", "/api/v1/catalog/products", tok, nil, &products)
-		return len(products.Data) == 15
-	})
-	loc, product := locs.Data[0]["id"].(string), products.Data[0]["id"].(string)
-
-	var mu sync.Mutex
-	var acked []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var o oneResp
-				if ep.TryCall("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc,
-					"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o) != 201 {
-					return
-				}
-				id, _ := o.Data["id"].(string)
-				if ep.TryCall("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil) != 201 {
-					return
-				}
-				if ep.TryCall("POST", "/api/v1/orders/"+id+"/complete", tok, nil, nil) != 200 {
-					return
-				}
-				mu.Lock()
-				acked = append(acked, id)
-				mu.Unlock()
-			}
-		}()
-	}
-	wait.For(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 40 })
-	edge.cmd.Process.Signal(syscall.SIGKILL)
-	edge.cmd.Wait()
-	close(stop)
-	wg.Wait()
-	mu.Lock()
-	done := append([]string(nil), acked...)
-	mu.Unlock()
-
-	edge = startEdgeProcess(t, bin, args...) // no token: it is enrolled
-	ep = &nodetest.Proc{URL: edge.URL}
-	tok = ep.Login(t, "cashier@demo.test", demo.Password)
 	hubTok := hub.Login(t, "owner@demo.test", demo.Password)
 	for _, id := range done {
 		var o oneResp
@@ -163,4 +103,82 @@ func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 		return count(hub, hubTok) == count(ep, mgr)
 	})
 	t.Logf("%d sales acknowledged before the kill; %d orders at both nodes after restart", len(done), count(ep, mgr))
+}
+
+// killedMidBurst is a demo hub and an edge binary enrolled at it whose
+// process was killed with SIGKILL in the middle of a burst of sales.
+type killedMidBurst struct {
+	bin, hubDir, edgeDir string
+	hub                  *nodetest.Proc
+	edgeArgs             []string // restart the edge with these (it is enrolled: no token)
+	loc                  string
+	acked                []string // sales acknowledged (created, paid, completed) before the kill
+}
+
+// mustKillMidBurst starts a demo hub and an edge binary enrolled at it,
+// lets terminals sell one product until at least min sales were
+// acknowledged, and kills the edge process with SIGKILL.
+func mustKillMidBurst(t *testing.T, terminals, min int) *killedMidBurst {
+	t.Helper()
+	k := &killedMidBurst{bin: buildEdge(t), hubDir: t.TempDir(), edgeDir: t.TempDir()}
+	k.hub = nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", k.hubDir, "--leaf-port", "-1")
+	token, err := os.ReadFile(filepath.Join(k.hubDir, "demo-edge.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", k.edgeDir, "--hub-url", k.hub.URL}
+	edge := startEdgeProcess(t, k.bin, append(k.edgeArgs, "--enrol-token", strings.TrimSpace(string(token)))...)
+	ep := &nodetest.Proc{URL: edge.URL}
+	ep.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users at the edge
+	tok := ep.Login(t, "cashier@demo.test", demo.Password)
+	var locs, products listResp
+	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
+	wait.For(t, 20*time.Second, "the catalog", func() bool {
+		ep.Call(t, "GET", "/api/v1/catalog/products", tok, nil, &products)
+		return len(products.Data) == 15
+	})
+	loc, product := locs.Data[0]["id"].(string), products.Data[0]["id"].(string)
+	k.loc = loc
+
+	var mu sync.Mutex
+	var acked []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range terminals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var o oneResp
+				if ep.TryCall("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc,
+					"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o) != 201 {
+					return
+				}
+				id, _ := o.Data["id"].(string)
+				if ep.TryCall("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil) != 201 {
+					return
+				}
+				if ep.TryCall("POST", "/api/v1/orders/"+id+"/complete", tok, nil, nil) != 200 {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, id)
+				mu.Unlock()
+			}
+		}()
+	}
+	wait.For(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= min })
+	edge.cmd.Process.Signal(syscall.SIGKILL)
+	edge.cmd.Wait()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	k.acked = append([]string(nil), acked...)
+	mu.Unlock()
+	return k
 }

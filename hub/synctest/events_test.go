@@ -3,11 +3,7 @@ package synctest
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,67 +129,12 @@ func TestAnEdgesEventsReachTheHubOnceAcrossPartitions(t *testing.T) {
 // hub, and no event names an order the edge does not have (a unit cut off
 // by the kill left neither its rows nor its events).
 func TestKillDashNineLosesNoEventOfACommittedSale(t *testing.T) {
-	bin := buildEdge(t)
-	hubDir := t.TempDir()
-	hub := nodetest.Start(t, hubRun, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1")
-	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edgeDir := t.TempDir()
-	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", edgeDir, "--hub-url", hub.URL}
-	edge := startEdgeProcess(t, bin, append(args, "--enrol-token", strings.TrimSpace(string(token)))...)
-	ep := &nodetest.Proc{URL: edge.URL}
-	ep.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password)
-	tok := ep.Login(t, "cashier@demo.test", demo.Password)
-	var locs, products listResp
-	ep.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
-	wait.For(t, 20*time.Second, "the catalog", func() bool {
-		ep.Call(t, "GET", "/api/v1/catalog/products", tok, nil, &products)
-		return len(products.Data) == 15
-	})
-	loc, product := locs.Data[0]["id"].(string), products.Data[0]["id"].(string)
-	var mu sync.Mutex
-	var acked []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var o oneResp
-				if ep.TryCall("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc,
-					"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o) != 201 {
-					return
-				}
-				id, _ := o.Data["id"].(string)
-				if ep.TryCall("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil) != 201 {
-					return
-				}
-				if ep.TryCall("POST", "/api/v1/orders/"+id+"/complete", tok, nil, nil) != 200 {
-					return
-				}
-				mu.Lock()
-				acked = append(acked, id)
-				mu.Unlock()
-			}
-		}()
-	}
-	wait.For(t, 30*time.Second, "a burst of sales", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 30 })
-	edge.cmd.Process.Signal(syscall.SIGKILL)
-	edge.cmd.Wait()
-	close(stop)
-	wg.Wait()
+	k := mustKillMidBurst(t, 6, 30)
+	hub, hubDir, edgeDir, loc, acked := k.hub, k.hubDir, k.edgeDir, k.loc, k.acked
 
-	edge = startEdgeProcess(t, bin, args...)
-	ep = &nodetest.Proc{URL: edge.URL}
-	tok = ep.Login(t, "manager@demo.test", demo.Password)
+	edge := startEdgeProcess(t, k.bin, k.edgeArgs...)
+	ep := &nodetest.Proc{URL: edge.URL}
+	tok := ep.Login(t, "manager@demo.test", demo.Password)
 	hubTok := hub.Login(t, "owner@demo.test", demo.Password)
 	for _, id := range acked {
 		wait.For(t, 30*time.Second, "sale "+id+" at the hub", func() bool {
