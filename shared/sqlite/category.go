@@ -96,24 +96,12 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 			return err
 		}
 		cols := map[string]any{}
-		if in.Name.Set {
-			changed(cols, "name", c.Name, in.Name.Value)
-		}
-		if in.Description.Set {
-			changed(cols, "description", c.Description, optPtr(in.Description))
-		}
-		if in.ParentID.Set {
-			changed(cols, "parent_id", c.ParentID, optPtr(in.ParentID))
-		}
-		if in.SortOrder.Set {
-			changed(cols, "sort_order", c.SortOrder, in.SortOrder.Value)
-		}
-		if in.IsActive.Set {
-			changed(cols, "is_active", c.IsActive, in.IsActive.Value)
-		}
-		if in.Station.Set {
-			changed(cols, "station", c.Station, optPtr(in.Station))
-		}
+		patch(cols, "name", c.Name, in.Name)
+		patchNullable(cols, "description", c.Description, in.Description)
+		patchNullable(cols, "parent_id", c.ParentID, in.ParentID)
+		patch(cols, "sort_order", c.SortOrder, in.SortOrder)
+		patch(cols, "is_active", c.IsActive, in.IsActive)
+		patchNullable(cols, "station", c.Station, in.Station)
 		if parent, ok := cols["parent_id"].(*string); ok && parent != nil {
 			if !exists(ctx, tx, "categories", a.OrgID, *parent) {
 				return noSuchParent()

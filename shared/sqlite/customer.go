@@ -176,33 +176,19 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 			return err
 		}
 		cols := map[string]any{}
-		if in.FirstName.Set {
-			changed(cols, "first_name", c.FirstName, in.FirstName.Value)
-		}
-		if in.LastName.Set {
-			changed(cols, "last_name", c.LastName, in.LastName.Value)
-		}
-		if in.Email.Set {
-			changed(cols, "email", c.Email, optPtr(in.Email))
-		}
-		if in.Phone.Set {
-			changed(cols, "phone", c.Phone, optPtr(in.Phone))
-		}
-		if in.Birthday.Set {
-			changed(cols, "birthday", c.Birthday, optPtr(in.Birthday))
-		}
+		patch(cols, "first_name", c.FirstName, in.FirstName)
+		patch(cols, "last_name", c.LastName, in.LastName)
+		patchNullable(cols, "email", c.Email, in.Email)
+		patchNullable(cols, "phone", c.Phone, in.Phone)
+		patchNullable(cols, "birthday", c.Birthday, in.Birthday)
 		if in.Preferences.Set {
 			changed(cols, "preferences", c.Preferences, orEmptyMap(in.Preferences.Value))
 		}
-		if in.LoyaltyMemberID.Set {
-			changed(cols, "loyalty_member_id", c.LoyaltyMemberID, optPtr(in.LoyaltyMemberID))
-		}
+		patchNullable(cols, "loyalty_member_id", c.LoyaltyMemberID, in.LoyaltyMemberID)
 		if in.Tags.Set {
 			changed(cols, "tags", c.Tags, orEmpty(in.Tags.Value))
 		}
-		if in.Notes.Set {
-			changed(cols, "notes", c.Notes, in.Notes.Value)
-		}
+		patch(cols, "notes", c.Notes, in.Notes)
 		if len(cols) == 0 {
 			out = c
 			return nil

@@ -569,9 +569,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 			return err
 		}
 		cols := map[string]any{}
-		if in.Notes.Set {
-			changed(cols, "notes", o.Notes, in.Notes.Value)
-		}
+		patch(cols, "notes", o.Notes, in.Notes)
 		if in.CustomerID.Set {
 			c := optPtr(in.CustomerID)
 			if c != nil && !customerExists(ctx, tx, a.OrgID, *c) {

@@ -156,9 +156,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 		if in.EndsAt.Set {
 			changed(cols, "ends_at", pl.EndsAt, merged.EndsAt)
 		}
-		if in.IsActive.Set {
-			changed(cols, "is_active", pl.IsActive, in.IsActive.Value)
-		}
+		patch(cols, "is_active", pl.IsActive, in.IsActive)
 		return tx.update(ctx, entPriceList, a.OrgID, id, cols)
 	})
 	if err != nil {

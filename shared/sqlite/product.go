@@ -115,30 +115,18 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 			return err
 		}
 		cols := map[string]any{}
-		if in.Name.Set {
-			changed(cols, "name", p.Name, in.Name.Value)
-		}
-		if in.Description.Set {
-			changed(cols, "description", p.Description, optPtr(in.Description))
-		}
-		if in.BasePrice.Set {
-			changed(cols, "base_price", p.BasePrice, in.BasePrice.Value)
-		}
-		if in.CategoryID.Set {
-			changed(cols, "category_id", p.CategoryID, optPtr(in.CategoryID))
-		}
+		patch(cols, "name", p.Name, in.Name)
+		patchNullable(cols, "description", p.Description, in.Description)
+		patch(cols, "base_price", p.BasePrice, in.BasePrice)
+		patchNullable(cols, "category_id", p.CategoryID, in.CategoryID)
 		if in.Tags.Set {
 			changed(cols, "tags", p.Tags, orEmpty(in.Tags.Value))
 		}
-		if in.IsActive.Set {
-			changed(cols, "is_active", p.IsActive, in.IsActive.Value)
-		}
+		patch(cols, "is_active", p.IsActive, in.IsActive)
 		if in.ModifierGroupIDs.Set {
 			changed(cols, "modifier_group_ids", p.ModifierGroupIDs, dedupe(in.ModifierGroupIDs.Value))
 		}
-		if in.Station.Set {
-			changed(cols, "station", p.Station, optPtr(in.Station))
-		}
+		patchNullable(cols, "station", p.Station, in.Station)
 		var groups []string
 		if in.ModifierGroupIDs.Set {
 			groups = in.ModifierGroupIDs.Value

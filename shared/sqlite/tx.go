@@ -756,6 +756,22 @@ func decodeJSON(s string, v any) error {
 	return json.Unmarshal([]byte(s), v)
 }
 
+// patch notes in cols the value an update sets for a column (an Opt that
+// is Set), when it differs from old.
+func patch[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
+	if o.Set {
+		changed(cols, name, old, o.Value)
+	}
+}
+
+// patchNullable is patch for a nullable column: a null in the update
+// clears it.
+func patchNullable[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
+	if o.Set {
+		changed(cols, name, old, optPtr(o))
+	}
+}
+
 // changed adds name to cols when the new value differs from the old one, as
 // compared by their stored forms.
 func changed(cols map[string]any, name string, old, new any) {
