@@ -183,8 +183,15 @@ var edgeRules = map[string]edgeRule{
 type admitter struct {
 	tx      *Tx
 	from    EdgeScope
-	columns map[string][]string // table → its columns
-	actorOf *kassa.Actor        // the change being admitted: its actor as the hub knows it
+	columns map[string][]string  // table → its columns
+	actorOf *kassa.Actor         // the change being admitted: its actor as the hub knows it
+	users   map[string]batchUser // actors read in this batch (org checked by the change's org, which is the edge's)
+}
+
+// batchUser is an actor as the hub's users table has it.
+type batchUser struct {
+	role          string
+	active, found bool
 }
 
 // admit refuses a change the edge may not make; fields are the change's
@@ -308,18 +315,27 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 		}
 		return refuse(RefusedActor, "%s %s without an actor", c.Op, c.Entity)
 	}
-	var role string
-	var active bool
-	err := ad.tx.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, c.Actor, c.OrgID).Scan(&role, &active)
-	if errors.Is(err, sql.ErrNoRows) {
+	// Users are written at the hub only, so a batch cannot change them:
+	// each actor is read once per batch.
+	u, ok := ad.users[c.Actor]
+	if !ok {
+		err := ad.tx.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, c.Actor, c.OrgID).Scan(&u.role, &u.active)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		u.found = err == nil
+		if ad.users == nil {
+			ad.users = map[string]batchUser{}
+		}
+		ad.users[c.Actor] = u
+	}
+	if !u.found {
 		return refuse(RefusedActor, "actor %s is not a user of the org", c.Actor)
 	}
-	if err != nil {
-		return err
-	}
-	if !active {
+	if !u.active {
 		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
 	}
+	role := u.role
 	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
 	if rule.anyUser {
 		return nil
