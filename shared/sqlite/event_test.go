@@ -297,38 +297,4 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 			}
 		})
 	}
-	for _, tc := range []struct {
-		name, reason string
-		mod          func(c *change.Change)
-	}{
-		{"another location's", RefusedScope, func(c *change.Change) { c.LocationID, c.Fields["location_id"] = other, other }},
-		{"a location that is not the record's", RefusedScope, func(c *change.Change) { c.LocationID = "" }},
-		{"a type outside the catalog", RefusedValue, func(c *change.Change) { c.Fields["type"] = "order.stolen" }},
-		{"oversized data", RefusedValue, func(c *change.Change) { c.Fields["data"] = `{"x":"` + strings.Repeat("a", kassa.MaxEventData) + `"}` }},
-		{"data that is not an object", RefusedValue, func(c *change.Change) { c.Fields["data"] = `[1]` }},
-		{"a bad time", RefusedValue, func(c *change.Change) { c.Fields["occurred_at"] = "yesterday" }},
-		{"a log position", RefusedField, func(c *change.Change) { c.Fields["seq"] = 1 }},
-		{"another node's", RefusedScope, func(c *change.Change) { c.Origin = hub.db.NewID() }},
-		{"an unknown actor's", RefusedActor, func(c *change.Change) { c.Actor = hub.db.NewID() }},
-		{"a change of a logged event", RefusedEntity, func(c *change.Change) {
-			c.Op, c.EntityID, c.Fields = change.OpUpdate, ok.EntityID, map[string]any{"data": `{"id":"y"}`}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := event(tc.mod)
-			_, q, err := hub.db.Ingest(context.Background(), from, wire(t, []LogEntry{{Change: c}}))
-			if err != nil || q != 1 {
-				t.Fatalf("ingest: %v, %d quarantined", err, q)
-			}
-			var reason string
-			if err := hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, c.ID).Scan(&reason); err != nil || reason != tc.reason {
-				t.Fatalf("reason %q (%v), want %s", reason, err, tc.reason)
-			}
-			var data string
-			hub.db.reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
-			if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != `{"id":"x"}` {
-				t.Fatalf("a refused event is in the hub's log: %s", data)
-			}
-		})
-	}
 }
