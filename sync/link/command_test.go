@@ -3,16 +3,12 @@ package link
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"kassa.dev/sync/natsnode"
 	"kassa.dev/sync/wait"
 )
 
@@ -22,29 +18,9 @@ import (
 // reaches it; the edge cannot answer in another edge's name; and once
 // the edge is gone a command fails at once as offline.
 func TestCommandsReachTheirEdgeAndItAnswers(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
 	me := Identity{Org: "orgA", Location: "loc1", Node: "node1"}
 	other := Identity{Org: "orgA", Location: "loc1", Node: "node2"}
-	hub, err := natsnode.Start(natsnode.Config{Name: "hub", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(),
-		LeafHost: "127.0.0.1", LeafPort: -1, ClientToken: "tok",
-		LeafAuth: func(u, p string) *server.Permissions {
-			if u == me.Node && p == "s3cret" {
-				return EdgePermissions(me)
-			}
-			return nil
-		}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hub.Shutdown()
-	u, _ := url.Parse(hub.LeafURL())
-	u.User = url.UserPassword(me.Node, "s3cret")
-	edge, err := natsnode.Start(natsnode.Config{Name: "edge", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(), LeafRemotes: []string{u.String()}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer edge.Shutdown()
-	wait.For(t, 5*time.Second, "the leaf link", edge.LeafConnected)
+	hub, edge := mustLeafPair(t, me)
 	hc, _ := hub.Connect("hub", "tok")
 	defer hc.Close()
 	ec, _ := edge.Connect("edge", "", nats.CustomInboxPrefix(me.InboxPrefix()))
@@ -65,6 +41,7 @@ func TestCommandsReachTheirEdgeAndItAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep *CommandReply
+	var err error
 	wait.For(t, 5*time.Second, "the edge's interest at the hub", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -19,28 +19,8 @@ import (
 // what crosses the leaf link: its own subjects do; another org's, another
 // location's and another edge's do not, in either direction.
 func TestEdgeCredentialsAreConfinedToTheirOrgAndLocation(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
 	me := Identity{Org: "orgA", Location: "loc1", Node: "node1"}
-	hub, err := natsnode.Start(natsnode.Config{Name: "hub", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(),
-		LeafHost: "127.0.0.1", LeafPort: -1, ClientToken: "tok",
-		LeafAuth: func(u, p string) *server.Permissions {
-			if u == me.Node && p == "s3cret" {
-				return EdgePermissions(me)
-			}
-			return nil
-		}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hub.Shutdown()
-	u, _ := url.Parse(hub.LeafURL())
-	u.User = url.UserPassword(me.Node, "s3cret")
-	edge, err := natsnode.Start(natsnode.Config{Name: "edge", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(), LeafRemotes: []string{u.String()}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer edge.Shutdown()
-	wait.For(t, 5*time.Second, "the leaf link", edge.LeafConnected)
+	hub, edge := mustLeafPair(t, me)
 	hc, _ := hub.Connect("hub", "tok")
 	ec, _ := edge.Connect("edge", "")
 	other := Identity{Org: "orgB", Location: "loc9", Node: "node9"}
@@ -139,4 +119,34 @@ func TestCheckScopeRefusesForeignChanges(t *testing.T) {
 			t.Errorf("accepted %+v", bad)
 		}
 	}
+}
+
+// mustLeafPair starts a hub's NATS server that grants the edge me its
+// EdgePermissions (leaf password "s3cret"; in-process token "tok") and an
+// edge's server linked to it as a leaf, and waits for the link. Both stop
+// at the end of the test.
+func mustLeafPair(t *testing.T, me Identity) (hub, edge *natsnode.Server) {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	hub, err := natsnode.Start(natsnode.Config{Name: "hub", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(),
+		LeafHost: "127.0.0.1", LeafPort: -1, ClientToken: "tok",
+		LeafAuth: func(u, p string) *server.Permissions {
+			if u == me.Node && p == "s3cret" {
+				return EdgePermissions(me)
+			}
+			return nil
+		}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Shutdown)
+	u, _ := url.Parse(hub.LeafURL())
+	u.User = url.UserPassword(me.Node, "s3cret")
+	edge, err = natsnode.Start(natsnode.Config{Name: "edge", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(), LeafRemotes: []string{u.String()}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(edge.Shutdown)
+	wait.For(t, 5*time.Second, "the leaf link", edge.LeafConnected)
+	return hub, edge
 }
