@@ -17,9 +17,9 @@ import (
 	"kassa.dev/sync/wait"
 )
 
-// edgeProcess is the real edge binary running as a child process, so that
-// the test can kill -9 it.
-type edgeProcess struct {
+// process is a kassa binary running as a child process, so that tests can
+// kill it for real (SIGKILL) or measure it (/proc/<pid>/status).
+type process struct {
 	cmd *exec.Cmd
 	URL string
 }
@@ -36,15 +36,17 @@ func buildEdge(t *testing.T) string {
 
 var servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
 
-func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
-	t.Helper()
+// startProcess runs bin with args and waits (up to 60 s) until it prints
+// the URL it serves on; it is interrupted at the end of the test.
+func startProcess(tb testing.TB, bin string, args ...string) *process {
+	tb.Helper()
 	cmd := exec.Command(bin, args...)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	p := &edgeProcess{cmd: cmd}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	p := &process{cmd: cmd}
+	tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -56,8 +58,8 @@ func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
 	}()
 	select {
 	case p.URL = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatal("edge process did not serve within 30s")
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("%s did not serve within 60s", bin)
 	}
 	return p
 }
@@ -69,7 +71,7 @@ func startEdgeProcess(t *testing.T, bin string, args ...string) *edgeProcess {
 func TestKillDashNineLosesNoCommittedSale(t *testing.T) {
 	k := mustKillMidBurst(t, 8, 40)
 	hub, loc, done := k.hub, k.loc, k.acked
-	edge := startEdgeProcess(t, k.bin, k.edgeArgs...) // no token: it is enrolled
+	edge := startProcess(t, k.bin, k.edgeArgs...) // no token: it is enrolled
 	ep := &nodetest.Proc{URL: edge.URL}
 	tok := ep.Login(t, "cashier@demo.test", demo.Password)
 	hubTok := hub.Login(t, "owner@demo.test", demo.Password)
@@ -127,7 +129,7 @@ func mustKillMidBurst(t *testing.T, terminals, min int) *killedMidBurst {
 		t.Fatal(err)
 	}
 	k.edgeArgs = []string{"--http-addr", "127.0.0.1:0", "--data-dir", k.edgeDir, "--hub-url", k.hub.URL}
-	edge := startEdgeProcess(t, k.bin, append(k.edgeArgs, "--enrol-token", strings.TrimSpace(string(token)))...)
+	edge := startProcess(t, k.bin, append(k.edgeArgs, "--enrol-token", strings.TrimSpace(string(token)))...)
 	ep := &nodetest.Proc{URL: edge.URL}
 	ep.WaitLogin(t, 20*time.Second, "cashier@demo.test", demo.Password) // the demo users at the edge
 	tok := ep.Login(t, "cashier@demo.test", demo.Password)

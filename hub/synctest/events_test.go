@@ -132,7 +132,7 @@ func TestKillDashNineLosesNoEventOfACommittedSale(t *testing.T) {
 	k := mustKillMidBurst(t, 6, 30)
 	hub, hubDir, edgeDir, loc, acked := k.hub, k.hubDir, k.edgeDir, k.loc, k.acked
 
-	edge := startEdgeProcess(t, k.bin, k.edgeArgs...)
+	edge := startProcess(t, k.bin, k.edgeArgs...)
 	ep := &nodetest.Proc{URL: edge.URL}
 	tok := ep.Login(t, "manager@demo.test", demo.Password)
 	hubTok := hub.Login(t, "owner@demo.test", demo.Password)

@@ -44,7 +44,7 @@ func BenchmarkMemory(b *testing.B) {
 	for range b.N {
 		hubDir := b.TempDir()
 		hub := startProcess(b, hubBin, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1")
-		hubRSS, _ := procRSS(b, hub.pid)
+		hubRSS, _ := procRSS(b, hub.cmd.Process.Pid)
 		token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
 		if err != nil {
 			b.Fatal(err)
@@ -61,14 +61,14 @@ func BenchmarkMemory(b *testing.B) {
 			return len(products.Data) == 15
 		})
 		loc := locs.Data[0]["id"].(string)
-		idle, _ := procRSS(b, edge.pid)
+		idle, _ := procRSS(b, edge.cmd.Process.Pid)
 
-		resetPeak(b, edge.pid)
+		resetPeak(b, edge.cmd.Process.Pid)
 		start := time.Now()
 		sell(b, ep, tok, loc, []string{products.Data[0]["id"].(string), products.Data[1]["id"].(string), products.Data[2]["id"].(string)}, 8, 3000)
 		took := time.Since(start)
-		_, flowPeak := procRSS(b, edge.pid)
-		afterFlow, _ := procRSS(b, edge.pid)
+		_, flowPeak := procRSS(b, edge.cmd.Process.Pid)
+		afterFlow, _ := procRSS(b, edge.cmd.Process.Pid)
 		if os.Getenv("KASSA_BENCH_MEMSTATS") != "" {
 			res, err := http.Get(edge.URL + "/metrics")
 			if err == nil {
@@ -82,9 +82,9 @@ func BenchmarkMemory(b *testing.B) {
 			}
 		}
 
-		resetPeak(b, edge.pid)
+		resetPeak(b, edge.cmd.Process.Pid)
 		got := storm(b, edge.URL, 64)
-		_, stormPeak := procRSS(b, edge.pid)
+		_, stormPeak := procRSS(b, edge.cmd.Process.Pid)
 
 		fmt.Printf("\nMemory (binaries as processes, default flags): %s, %d CPUs\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU())
 		fmt.Printf("| %-52s | %10s | %10s |\n", "run", "RSS MiB", "peak MiB")
@@ -98,37 +98,6 @@ func BenchmarkMemory(b *testing.B) {
 }
 
 // proc is a kassa binary running as a child process.
-type proc struct {
-	URL string
-	pid int
-}
-
-func startProcess(tb testing.TB, bin string, args ...string) *proc {
-	tb.Helper()
-	cmd := exec.Command(bin, args...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return &proc{URL: u, pid: cmd.Process.Pid}
-	case <-time.After(60 * time.Second):
-		tb.Fatalf("%s did not serve within 60s", bin)
-	}
-	return nil
-}
-
 // procRSS reads VmRSS and VmHWM of a process, in bytes.
 func procRSS(tb testing.TB, pid int) (cur, peak int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
