@@ -19,12 +19,7 @@ func TestLeafPermissionsDirection(t *testing.T) {
 		Subscribe: &server.SubjectPermission{Allow: []string{"s.allowed"}},
 	}
 	hub, err := Start(Config{Name: "hub", Host: "127.0.0.1", Port: -1, StoreDir: t.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
-		ClientToken: "tok", LeafAuth: func(u, p string) *server.Permissions {
-			if u == "edge" && p == "secret" {
-				return perms
-			}
-			return nil
-		}}, log)
+		ClientToken: "tok", LeafAuth: onlyEdge(perms)}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,5 +125,16 @@ func TestLeafWithWrongCredentialsNeverConnects(t *testing.T) {
 			t.Fatal("leaf with wrong credentials connected")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// onlyEdge is a hub's leaf authenticator that admits the user "edge" with
+// password "secret", granting perms, and nobody else.
+func onlyEdge(perms *server.Permissions) func(user, password string) *server.Permissions {
+	return func(u, p string) *server.Permissions {
+		if u == "edge" && p == "secret" {
+			return perms
+		}
+		return nil
 	}
 }

@@ -130,12 +130,7 @@ func TestHubRefusesSecondLeafSessionWithSameCredentials(t *testing.T) {
 	var logs syncLog
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	hub, err := Start(Config{Name: "hub", StoreDir: t.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
-		LeafAuth: func(u, p string) *server.Permissions {
-			if u == "edge" && p == "secret" {
-				return &server.Permissions{}
-			}
-			return nil
-		}}, log)
+		LeafAuth: onlyEdge(&server.Permissions{})}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,12 +164,7 @@ func TestTLSLeafListenerRefusesPlainText(t *testing.T) {
 	certs := tlstest.New(t)
 	log := slog.New(slog.DiscardHandler)
 	hub, err := Start(Config{Name: "hub", StoreDir: t.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1, TLS: certs.Server(t),
-		LeafAuth: func(u, p string) *server.Permissions {
-			if u == "edge" && p == "secret" {
-				return &server.Permissions{}
-			}
-			return nil
-		}}, log)
+		LeafAuth: onlyEdge(&server.Permissions{})}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
