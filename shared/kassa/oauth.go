@@ -1,0 +1,166 @@
+package kassa
+
+import (
+	"context"
+	"time"
+)
+
+// OAuth 2.0 partner access (spec 4.2 and 5, CONTRACT.md "Auth"). The hub is
+// the authorization server: it registers an org's apps, shows the consent
+// page, and issues opaque codes and tokens (64 hex characters, stored only
+// as SHA-256 hashes). Business routes accept its access tokens beside
+// first-party JWTs, with the same scope table.
+
+// ScopePartnersWrite is Kassa's own scope for creating tenants (resellers,
+// POST /partners/tenants). A role never grants it; an app registers it.
+const ScopePartnersWrite Scope = "partners:write"
+
+// Lifetimes of spec part 5.
+const (
+	OAuthCodeTTL   = 10 * time.Minute
+	OAuthAccessTTL = 900 * time.Second
+)
+
+// RFC 6749 error codes (5.2 and 4.1.2.1).
+const (
+	OAuthInvalidRequest          = "invalid_request"
+	OAuthInvalidClient           = "invalid_client"
+	OAuthInvalidGrant            = "invalid_grant"
+	OAuthUnauthorizedClient      = "unauthorized_client"
+	OAuthUnsupportedGrantType    = "unsupported_grant_type"
+	OAuthInvalidScope            = "invalid_scope"
+	OAuthAccessDenied            = "access_denied"
+	OAuthUnsupportedResponseType = "unsupported_response_type"
+)
+
+// OAuthError is an RFC 6749 error answer of the token, revoke and
+// introspection endpoints: {error, error_description}. Status is 400, or
+// 401 for invalid_client (with WWW-Authenticate when the client used HTTP
+// Basic).
+type OAuthError struct {
+	Code        string
+	Description string
+	Status      int
+}
+
+func (e *OAuthError) Error() string { return "oauth: " + e.Code + ": " + e.Description }
+
+// OAuthApp is a registered confidential client of an org.
+type OAuthApp struct {
+	ClientID     string    `json:"client_id"`
+	OrgID        string    `json:"org_id"`
+	Name         string    `json:"name"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	Scopes       []Scope   `json:"scopes"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// OAuthAppSecret is an app with its client secret: the answer of a
+// registration or a secret rotation, the only time the secret is shown.
+type OAuthAppSecret struct {
+	OAuthApp
+	ClientSecret string `json:"client_secret"`
+}
+
+// OAuthAppCreate is the body of POST /oauth/apps.
+type OAuthAppCreate struct {
+	Name         string   `json:"name" openapi:"required"`
+	RedirectURIs []string `json:"redirect_uris" openapi:"required"`
+	Scopes       []Scope  `json:"scopes" openapi:"required"`
+}
+
+// OAuthAppUpdate is the body of PATCH /oauth/apps/:id.
+type OAuthAppUpdate struct {
+	Name         Opt[string]   `json:"name"`
+	RedirectURIs Opt[[]string] `json:"redirect_uris"`
+	Scopes       Opt[[]Scope]  `json:"scopes"`
+}
+
+// TokenRequest is a call of the token endpoint, from a JSON or a
+// form-encoded body; the client's credentials come from the body or from
+// HTTP Basic (Basic true).
+type TokenRequest struct {
+	GrantType    string
+	Code         string
+	RedirectURI  string
+	RefreshToken string
+	Scope        string // optional narrowing on refresh_token and client_credentials
+	ClientID     string
+	ClientSecret string
+	Basic        bool
+}
+
+// TokenResponse is spec 2.1. RefreshToken is empty for client_credentials.
+type TokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	Scope        string `json:"scope"`
+}
+
+// ClientAuth is a client's credentials on the revoke and introspection
+// endpoints.
+type ClientAuth struct {
+	ClientID     string
+	ClientSecret string
+	Basic        bool
+}
+
+// Introspection is RFC 7662's answer; an inactive token is {active:false}
+// and nothing else.
+type Introspection struct {
+	Active    bool   `json:"active"`
+	Scope     string `json:"scope,omitempty"`
+	ClientID  string `json:"client_id,omitempty"`
+	OrgID     string `json:"org_id,omitempty"`
+	Sub       string `json:"sub,omitempty"`
+	TokenType string `json:"token_type,omitempty"`
+	Exp       int64  `json:"exp,omitempty"`
+	Iat       int64  `json:"iat,omitempty"`
+}
+
+// ConnectedApp is an app that holds a live grant in the caller's org.
+type ConnectedApp struct {
+	ClientID    string    `json:"client_id"`
+	Name        string    `json:"name"`
+	Scopes      []Scope   `json:"scopes"`
+	ConnectedAt time.Time `json:"connected_at"`
+	ApprovedBy  string    `json:"approved_by"` // user id; empty for client_credentials
+}
+
+// OAuthService is the authorization server. Methods that manage apps and
+// connections act for the context's actor (an owner); AppForAuthorize,
+// Token, Revoke and Introspect are public and authenticate the client
+// themselves; Approve acts for the signed-in merchant on the consent page.
+type OAuthService interface {
+	CreateApp(ctx context.Context, in *OAuthAppCreate) (*OAuthAppSecret, error)
+	ListApps(ctx context.Context, p Page) (*List[OAuthApp], error)
+	FindApp(ctx context.Context, clientID string) (*OAuthApp, error)
+	UpdateApp(ctx context.Context, clientID string, in *OAuthAppUpdate) (*OAuthApp, error)
+	DeleteApp(ctx context.Context, clientID string) error
+	RotateSecret(ctx context.Context, clientID string) (*OAuthAppSecret, error)
+
+	// AppForAuthorize returns the app if clientID exists and redirectURI is
+	// one of its registered URIs, byte for byte; otherwise ENotFound or
+	// EInvalid, and the consent page shows an error and never redirects.
+	AppForAuthorize(ctx context.Context, clientID, redirectURI string) (*OAuthApp, error)
+	// Approve records the context's actor's consent and returns a single-use
+	// code and the granted scopes: requested ∩ registered ∩ what the
+	// actor's role grants. An empty intersection is an EInvalid error.
+	Approve(ctx context.Context, clientID, redirectURI string, requested []Scope) (code string, granted []Scope, err error)
+
+	// Token runs a grant. Errors are *OAuthError.
+	Token(ctx context.Context, in *TokenRequest) (*TokenResponse, error)
+	// Revoke implements RFC 7009: nil for an unknown or expired token.
+	Revoke(ctx context.Context, client ClientAuth, token string) error
+	// Introspect implements RFC 7662; a client sees only its own tokens.
+	Introspect(ctx context.Context, client ClientAuth, token string) (*Introspection, error)
+	// Authenticate checks an opaque access token and returns its actor.
+	Authenticate(ctx context.Context, accessToken string) (*Actor, error)
+
+	ConnectedApps(ctx context.Context) ([]ConnectedApp, error)
+	// Disconnect revokes every grant of the app in the caller's org.
+	Disconnect(ctx context.Context, clientID string) error
+}
