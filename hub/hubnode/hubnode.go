@@ -34,6 +34,10 @@ var Version = "dev"
 // demo location, for `make run` to hand to the demo edge.
 const DemoTokenFile = "demo-edge.token"
 
+// MinOperatorToken is the shortest --operator-token accepted: the token
+// opens every org's tenant record and rate limit.
+const MinOperatorToken = 32
+
 // Run runs a hub until ctx is done.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var f node.Flags
@@ -44,8 +48,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
+	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
+	}
+	if f.OperatorToken != "" && len(f.OperatorToken) < MinOperatorToken {
+		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
 	serverTLS, err := f.TLS.Server()

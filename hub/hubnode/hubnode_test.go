@@ -1,6 +1,7 @@
 package hubnode
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -29,5 +30,34 @@ func TestHubBinaryServesDemoAndLeafPort(t *testing.T) {
 	}
 	if st := p.Call(t, "GET", "/api/v1/catalog/categories", tok, nil, &cats); st != 200 || len(cats.Data) != 5 {
 		t.Fatalf("categories: %d %v", st, cats.Data)
+	}
+}
+
+// TestHubOperatorTokenCreatesTenant runs the hub with --operator-token
+// (from the environment): the token creates a tenant whose owner logs in
+// at once; a hub given a short token does not start.
+func TestHubOperatorTokenCreatesTenant(t *testing.T) {
+	const op = "an-operator-token-of-at-least-32-chars"
+	p := nodetest.Start(t, Run, map[string]string{"KASSA_OPERATOR_TOKEN": op}, "--http-addr", "127.0.0.1:0",
+		"--data-dir", t.TempDir(), "--leaf-port", "-1")
+	body := map[string]any{"name": "Reseller Client", "currency": "EUR",
+		"owner":    map[string]any{"email": "owner@client.test", "name": "Owner", "password": "a long password"},
+		"location": map[string]any{"name": "Main", "timezone": "Europe/Berlin"}}
+	var out struct {
+		Data struct {
+			CreatedBy string `json:"created_by"`
+		} `json:"data"`
+	}
+	if st := p.Call(t, "POST", "/api/v1/partners/tenants", op, body, &out); st != 201 || out.Data.CreatedBy != "operator" {
+		t.Fatalf("create tenant: %d %+v", st, out)
+	}
+	if strings.Contains(p.Output(), op) {
+		t.Fatal("the operator token is in the hub's output")
+	}
+	p.Login(t, "owner@client.test", "a long password")
+
+	err := Run(t.Context(), []string{"--operator-token", "short", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--operator-token") {
+		t.Fatalf("a short operator token: %v", err)
 	}
 }

@@ -154,20 +154,34 @@ func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 			return err
 		}
 		c.SetUserContext(kassa.WithActor(c.UserContext(), a))
-		if s.orgLimit != nil {
-			r := s.orgLimit.Take(a.OrgID)
-			c.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
-			c.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
-			if !r.Allowed {
-				return &kassa.Error{Kind: kassa.ERateLimited, Message: "the org's request rate limit is exhausted",
-					RetryAfter: int(r.RetryAfter.Seconds() + 0.999)}
-			}
+		if err := s.takeOrgToken(c, a.OrgID); err != nil {
+			return err
 		}
 		if scope != "" && !a.Has(scope) {
 			return kassa.Errorf(kassa.EForbidden, "this token lacks the %s scope", scope)
 		}
 		return c.Next()
 	}
+}
+
+// takeOrgToken spends one token of the org's bucket and sets the rate
+// limit headers, which every answer after authentication carries (errors
+// too: the problem document keeps the response's headers). The bucket is
+// the org's, whatever the token: first-party and OAuth calls of one org
+// share it. Its size is the node's default or the org's own limit
+// (SetOrgRateLimit), held in memory with the buckets.
+func (s *Server) takeOrgToken(c *fiber.Ctx, orgID string) error {
+	if s.orgLimit == nil {
+		return nil
+	}
+	r := s.orgLimit.Take(orgID)
+	c.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
+	c.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
+	if !r.Allowed {
+		return &kassa.Error{Kind: kassa.ERateLimited, Message: "the org's request rate limit is exhausted",
+			RetryAfter: int(r.RetryAfter.Seconds() + 0.999)}
+	}
+	return nil
 }
 
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key

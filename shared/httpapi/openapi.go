@@ -101,7 +101,11 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403). " +
 				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
 				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
-				"of kind unavailable with Retry-After and change nothing.",
+				"of kind unavailable with Retry-After and change nothing. " +
+				"Rate limits: one token bucket per org, shared by its first-party and OAuth tokens; every authenticated answer " +
+				"(errors too) has X-RateLimit-Limit (the org's requests per minute, which the operator may raise per org) and " +
+				"X-RateLimit-Remaining, a 429 has Retry-After. Tenants (hub): /partners/tenants takes a token with partners:write " +
+				"or the operator token as a bearer token; a partner sees only the tenants its app created.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

@@ -26,12 +26,15 @@ type Route struct {
 	Tag     string
 	Scope   kassa.Scope // required scope; "" with Public false means any valid token
 	Public  bool        // no token needed
-	Body    any         // request body type, nil for none
-	Resp    any         // type of data in the response envelope; nil for none
-	List    bool        // the response is a list envelope
-	Status  int         // success status, default 200
-	Query   []Param
-	Handler fiber.Handler
+	// Operator: the hub operator's token is accepted besides the bearer
+	// tokens that satisfy Scope (partner routes).
+	Operator bool
+	Body     any  // request body type, nil for none
+	Resp     any  // type of data in the response envelope; nil for none
+	List     bool // the response is a list envelope
+	Status   int  // success status, default 200
+	Query    []Param
+	Handler  fiber.Handler
 }
 
 // Param is a documented query parameter.
@@ -51,7 +54,7 @@ func (s *Server) handle(r *Route) {
 	s.routes = append(s.routes, r)
 	handlers := []fiber.Handler{}
 	if !r.Public {
-		handlers = append(handlers, s.authenticate(r.Scope))
+		handlers = append(handlers, s.authenticator(r))
 		if r.Method == fiber.MethodPost {
 			handlers = append(handlers, s.idempotent)
 		}

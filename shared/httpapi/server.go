@@ -9,6 +9,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -32,6 +33,12 @@ type Config struct {
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
+	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
+	// RateBurst for those orgs (the hub loads them from its store).
+	OrgRates map[string]kassa.RateLimit
+	// OperatorToken, when set, is the hub operator's credential, accepted
+	// as a bearer token on the partner routes only (partner.go).
+	OperatorToken string
 	// Now is the clock; tests set it.
 	Now func() time.Time
 	// KDSHeartbeat is how often a KDS stream writes a heartbeat comment
@@ -62,6 +69,7 @@ type Services struct {
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
+	Tenants        kassa.TenantService    // hub only
 	KDS            kassa.KDSService
 	Idempotency    kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
@@ -80,6 +88,7 @@ type Server struct {
 	routes   []*Route
 	metrics  *metrics
 	orgLimit *ratelimit.Limiter
+	operator [sha256.Size]byte // hash of Config.OperatorToken
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
@@ -102,6 +111,12 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics()}
 	if cfg.RatePerMinute > 0 {
 		s.orgLimit = ratelimit.New(cfg.RatePerMinute, max(cfg.RateBurst, 1), cfg.Now)
+		for org, r := range cfg.OrgRates {
+			s.orgLimit.SetLimit(org, r.PerMinute, r.Burst)
+		}
+	}
+	if cfg.OperatorToken != "" {
+		s.operator = sha256.Sum256([]byte(cfg.OperatorToken))
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "kassa-" + cfg.Node,
@@ -140,6 +155,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Settings != nil, s.routesSettings},
 		{svc.Sync != nil, s.routesSync},
 		{svc.Enrolment != nil, s.routesEnrolment},
+		{svc.Tenants != nil, s.routesPartners},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 	} {
 		if g.present {

@@ -78,3 +78,134 @@ func (in *LocationCreate) Validate() error {
 	v.Check(in.Currency == "" || ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
 	return v.Err()
 }
+
+// Tenants (resellers, issue 12): a partner app with the partners:write
+// scope, or the hub's operator, creates an org with its owner and first
+// location in one call. The hub records who created it and may give the
+// org its own API rate limit. Tenants are hub-only data: the org, owner
+// and location replicate to the org's edges like any others, the record of
+// the creator and the rate limit never leave the hub.
+
+// Operator is the creator recorded for a tenant the hub's operator made,
+// where a partner app's is its client id.
+const Operator = "operator"
+
+// TenantCreate is the body of POST /partners/tenants.
+type TenantCreate struct {
+	Name     string         `json:"name" openapi:"required"`
+	Currency string         `json:"currency" openapi:"required"` // ISO 4217
+	Owner    TenantOwner    `json:"owner" openapi:"required"`
+	Location LocationCreate `json:"location" openapi:"required"`
+}
+
+// TenantOwner is the first owner of a new tenant; the role is owner.
+type TenantOwner struct {
+	Email    string `json:"email" openapi:"required"`
+	Name     string `json:"name" openapi:"required"`
+	Password string `json:"password" openapi:"required"`
+}
+
+// User returns the owner as a new user of role owner.
+func (o *TenantOwner) User() *UserCreate {
+	return &UserCreate{Email: o.Email, Name: o.Name, Password: o.Password, Role: RoleOwner}
+}
+
+// Validate checks a new tenant: a name of 1–200 characters, an ISO 4217
+// currency, the owner as a new user (a name is required) and the location
+// as a new location. Field names are nested: owner.email, location.timezone.
+func (in *TenantCreate) Validate() error {
+	var v Validation
+	v.Check(in.Name != "" && ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
+	v.Check(ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
+	v.Check(in.Owner.Name != "", "owner.name", "is required")
+	v.nest("owner.", in.Owner.User().Validate())
+	v.nest("location.", in.Location.Validate())
+	return v.Err()
+}
+
+// nest adds the field errors of err under prefix.
+func (v *Validation) nest(prefix string, err error) {
+	e, ok := err.(*Error)
+	if !ok || e == nil {
+		return
+	}
+	for _, f := range e.Fields {
+		v.Add(prefix+f.Field, "%s", f.Message)
+	}
+}
+
+// RateLimit is an org's own API rate limit, replacing the node's default
+// per-org token bucket (--rate-per-minute, --rate-burst).
+type RateLimit struct {
+	PerMinute int `json:"per_minute" openapi:"required"` // refill, requests per minute
+	Burst     int `json:"burst" openapi:"required"`      // bucket size
+}
+
+// MaxRate bounds an org's rate limit and burst.
+const MaxRate = 1_000_000
+
+// Validate checks a rate limit: both 1 to MaxRate.
+func (r *RateLimit) Validate() error {
+	var v Validation
+	v.Check(r.PerMinute >= 1 && r.PerMinute <= MaxRate, "per_minute", "must be an integer from 1 to 1000000")
+	v.Check(r.Burst >= 1 && r.Burst <= MaxRate, "burst", "must be an integer from 1 to 1000000")
+	return v.Err()
+}
+
+// Tenant is an org as a partner or the operator sees it: the org, its
+// first owner and location, who created it and its own rate limit (null:
+// the node's default).
+type Tenant struct {
+	ID        string     `json:"id"` // the org's id
+	Org       Org        `json:"org"`
+	Owner     *User      `json:"owner"`
+	Location  *Location  `json:"location"`
+	CreatedBy string     `json:"created_by"` // the partner app's client id, or "operator"
+	RateLimit *RateLimit `json:"rate_limit"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+// TenantService creates and reads tenants at the hub. The caller is the
+// context's operator mark (WithOperator) or an actor with the
+// partners:write scope; a partner sees only the tenants it created.
+type TenantService interface {
+	// CreateTenant creates the org, its owner and location in one unit of
+	// work. Errors: EForbidden, EInvalid, EConflict (the owner's e-mail or
+	// the org's name is taken).
+	CreateTenant(ctx context.Context, in *TenantCreate) (*Tenant, error)
+	FindTenants(ctx context.Context, p Page) (List[Tenant], error)
+	// FindTenantByID returns ENotFound for an org the caller did not create.
+	FindTenantByID(ctx context.Context, id string) (*Tenant, error)
+	// SetRateLimit gives any org its own limit (nil: back to the default);
+	// the operator only.
+	SetRateLimit(ctx context.Context, orgID string, r *RateLimit) (*Tenant, error)
+	// RateLimits returns every org's own limit, for the node to load at start.
+	RateLimits(ctx context.Context) (map[string]RateLimit, error)
+}
+
+type operatorKey struct{}
+
+// WithOperator marks ctx as the hub operator's (the --operator-token).
+func WithOperator(ctx context.Context) context.Context {
+	return context.WithValue(ctx, operatorKey{}, true)
+}
+
+// IsOperator reports whether ctx is the hub operator's.
+func IsOperator(ctx context.Context) bool {
+	op, _ := ctx.Value(operatorKey{}).(bool)
+	return op
+}
+
+// TenantCaller returns who calls the tenant service: Operator, or the
+// client id of an actor with the partners:write scope. Anyone else gets
+// EForbidden.
+func TenantCaller(ctx context.Context) (string, error) {
+	if IsOperator(ctx) {
+		return Operator, nil
+	}
+	a := ActorFrom(ctx)
+	if a == nil || !a.Has(ScopePartnersWrite) || a.ClientID == "" {
+		return "", Errorf(EForbidden, "this token lacks the %s scope", ScopePartnersWrite)
+	}
+	return a.ClientID, nil
+}

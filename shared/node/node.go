@@ -64,6 +64,9 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
 	ConsolePage fs.FS
+	// OperatorToken is the hub operator's credential on the partner routes
+	// (--operator-token); empty: the operator path is off.
+	OperatorToken string
 	// WriterPriority raises the store's writer thread (sqlite.Options);
 	// 0: the default, negative: not raised.
 	WriterPriority int
@@ -148,6 +151,16 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			return nil
 		},
 	}
+	var orgRates map[string]kassa.RateLimit
+	if cfg.Kind == kassa.NodeHub {
+		tenants := sqlite.NewTenantService(db)
+		n.Services.Tenants = tenants
+		// Read once: the limiter holds them, so a request reads no store.
+		if orgRates, err = tenants.RateLimits(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
 	})
@@ -163,7 +176,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
-		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, Now: cfg.Now,
+		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		ConsolePage: cfg.ConsolePage,
 	}, n.Services, log)

@@ -1,6 +1,8 @@
 // Package ratelimit is a keyed token bucket: one bucket per key (an org, an
-// account), refilled at a steady rate up to a burst. Idle full buckets are
-// forgotten, so memory stays bounded by the number of active keys.
+// account), refilled at a steady rate up to a burst. A key may have its own
+// rate and burst (SetLimit), kept in memory so that Take never reads a
+// store. Idle full buckets are forgotten, so memory stays bounded by the
+// number of active keys (and of keys with their own limit).
 package ratelimit
 
 import (
@@ -11,18 +13,35 @@ import (
 
 // Limiter holds the buckets. It is safe for concurrent use.
 type Limiter struct {
-	rate  float64 // tokens per second
-	burst float64
-	now   func() time.Time
+	def rate
+	now func() time.Time
 
 	mu      sync.Mutex
+	own     map[string]rate // keys with their own limit
 	buckets map[string]*bucket
 	sweep   time.Time
 }
 
+// rate is a bucket's refill and size.
+type rate struct {
+	perSecond float64
+	burst     float64
+}
+
+func newRate(perMinute, burst int) rate {
+	return rate{perSecond: float64(perMinute) / 60, burst: float64(burst)}
+}
+
 type bucket struct {
+	rate
 	tokens float64
 	at     time.Time
+}
+
+// refill adds the tokens earned since the bucket was last used.
+func (b *bucket) refill(now time.Time) {
+	b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.at).Seconds()*b.perSecond)
+	b.at = now
 }
 
 // New returns a limiter refilling perMinute tokens a minute up to burst.
@@ -30,7 +49,26 @@ func New(perMinute, burst int, now func() time.Time) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Limiter{rate: float64(perMinute) / 60, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+	return &Limiter{def: newRate(perMinute, burst), now: now, own: map[string]rate{}, buckets: map[string]*bucket{}}
+}
+
+// SetLimit gives key its own rate and burst; perMinute 0 returns it to the
+// limiter's. A bucket in use keeps its tokens, up to the new burst.
+func (l *Limiter) SetLimit(key string, perMinute, burst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.def
+	if perMinute > 0 {
+		r = newRate(perMinute, burst)
+		l.own[key] = r
+	} else {
+		delete(l.own, key)
+	}
+	if b := l.buckets[key]; b != nil {
+		b.refill(l.now())
+		b.rate = r
+		b.tokens = math.Min(b.tokens, b.burst)
+	}
 }
 
 // Result is the outcome of one Take.
@@ -48,17 +86,20 @@ func (l *Limiter) Take(key string) Result {
 	now := l.now()
 	b := l.buckets[key]
 	if b == nil {
-		b = &bucket{tokens: l.burst, at: now}
+		r, ok := l.own[key]
+		if !ok {
+			r = l.def
+		}
+		b = &bucket{rate: r, tokens: r.burst, at: now}
 		l.buckets[key] = b
 	}
-	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.rate)
-	b.at = now
-	res := Result{Limit: int(math.Round(l.rate * 60))}
+	b.refill(now)
+	res := Result{Limit: int(math.Round(b.perSecond * 60))}
 	if b.tokens >= 1 {
 		b.tokens--
 		res.Allowed = true
-	} else if l.rate > 0 {
-		res.RetryAfter = time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	} else if b.perSecond > 0 {
+		res.RetryAfter = time.Duration((1 - b.tokens) / b.perSecond * float64(time.Second))
 	} else {
 		res.RetryAfter = time.Hour
 	}
@@ -74,7 +115,7 @@ func (l *Limiter) maybeSweep(now time.Time) {
 	}
 	l.sweep = now
 	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
+		if b.tokens+now.Sub(b.at).Seconds()*b.perSecond >= b.burst {
 			delete(l.buckets, k)
 		}
 	}

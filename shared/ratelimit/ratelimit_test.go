@@ -25,3 +25,37 @@ func TestBurstThenRefillPerKey(t *testing.T) {
 		t.Fatal("bucket did not refill after one second at 60/min")
 	}
 }
+
+// TestOwnLimitPerKey: a key with its own limit gets its rate and burst
+// (also a bucket already in use, keeping its tokens up to the new burst),
+// others keep the default, and removing it returns the key to the default.
+func TestOwnLimitPerKey(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := New(60, 3, func() time.Time { return now })
+	l.Take("busy")
+	l.SetLimit("busy", 6000, 10)
+	if r := l.Take("busy"); !r.Allowed || r.Limit != 6000 || r.Remaining != 1 {
+		t.Fatalf("bucket in use after SetLimit: %+v", r)
+	}
+	now = now.Add(time.Second) // 100 tokens a second, up to 10
+	for i := range 10 {
+		if r := l.Take("busy"); !r.Allowed || r.Remaining != 9-i {
+			t.Fatalf("take %d at the own limit: %+v", i, r)
+		}
+	}
+	if r := l.Take("busy"); r.Allowed || r.RetryAfter > 10*time.Millisecond {
+		t.Fatalf("over the own burst: %+v", r)
+	}
+	l.SetLimit("fresh", 120, 1)
+	if r := l.Take("fresh"); !r.Allowed || r.Limit != 120 || r.Remaining != 0 {
+		t.Fatalf("new bucket at its own limit: %+v", r)
+	}
+	if r := l.Take("other"); r.Limit != 60 || r.Remaining != 2 {
+		t.Fatalf("default key: %+v", r)
+	}
+	l.SetLimit("busy", 0, 0)
+	now = now.Add(time.Minute)
+	if r := l.Take("busy"); r.Limit != 60 || r.Remaining != 2 {
+		t.Fatalf("back to the default: %+v", r)
+	}
+}

@@ -1,0 +1,284 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/sync/wait"
+)
+
+// Cross-org isolation, black-box (issue 12): org A holds one of every
+// resource; org B's owner calls every /api/v1 route that takes an id, as
+// the node's own OpenAPI document lists them, with A's ids, and must get
+// 404 — never 403 or 200 — with nothing of A changed; B's lists never
+// show A's rows. A route with an id this test has no fixture for fails
+// it, so a new route is covered the day it is added.
+
+// isoFixture is org A's resources and org B's tokens.
+type isoFixture struct {
+	tn       *testNode
+	a, b     *testOrg
+	ids      map[string]string // path prefix (up to the id) → A's id
+	aIDs     []string          // every id of A, for the list check
+	partnerB string            // on the hub: a partner app that did not create A
+}
+
+// isoCreate posts body as A's owner and returns the new id.
+func (f *isoFixture) isoCreate(t *testing.T, path string, body any) string {
+	t.Helper()
+	r := f.tn.Do("POST", "/api/v1"+path, f.a.Owner, body)
+	if r.Status != 201 && r.Status != 200 {
+		t.Fatalf("setup POST %s: %d %s", path, r.Status, r.Body)
+	}
+	id, _ := r.Data()["id"].(string)
+	return id
+}
+
+func newIsoFixture(t *testing.T, kind string) *isoFixture {
+	f := &isoFixture{ids: map[string]string{}}
+	if kind == kassa.NodeHub {
+		var apps *partnerApps
+		f.tn, apps = MustStartPartnerHub(t, func(c *node.Config) {
+			prev := c.Extend
+			c.Extend = func(n *node.Node) error {
+				// The hub's own services besides the common ones.
+				n.Services.Enrolment = n.EnrolmentService(func() string { return "nats-leaf://127.0.0.1:7422" }, nil)
+				n.Services.Sync = n.HubSync(node.NewEdgeBook())
+				return prev(n)
+			}
+		})
+		reseller := f.tn.MustOrg("Reseller")
+		partnerA := apps.app(reseller.ID, "partner-a", kassa.ScopePartnersWrite)
+		f.partnerB = apps.app(reseller.ID, "partner-b", kassa.ScopePartnersWrite)
+		f.a = f.tn.MustTenant(partnerA, "Org A")
+		f.b = f.tn.MustTenant(f.partnerB, "Org B")
+		f.ids["/partners/tenants/"] = f.a.ID
+	} else {
+		f.tn = MustStartNode(t, kind, nil)
+		f.a, f.b = f.tn.MustOrg("Org A"), f.tn.MustOrg("Org B")
+	}
+	loc := f.isoCreate(t, "/locations", map[string]any{"name": "A Main St", "timezone": "Australia/Sydney"})
+	loc2 := f.isoCreate(t, "/locations", map[string]any{"name": "A Back St", "timezone": "Australia/Sydney"})
+	cat := f.isoCreate(t, "/catalog/categories", map[string]any{"name": "A coffee"})
+	prod := f.isoCreate(t, "/catalog/products", map[string]any{"name": "A latte", "sku": "A-LAT", "base_price": 500, "category_id": cat})
+	group := f.isoCreate(t, "/catalog/modifiers/groups", map[string]any{"name": "A milk",
+		"options": []any{map[string]any{"name": "Oat", "price_adjustment": 50}}, "product_ids": []string{prod}})
+	prices := f.isoCreate(t, "/catalog/price-lists", map[string]any{"name": "A happy hour", "location_ids": []string{loc},
+		"prices": []any{map[string]any{"product_id": prod, "price": 400}}})
+	cust := f.isoCreate(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@a.test"})
+	program := f.isoCreate(t, "/loyalty/programs", map[string]any{"name": "A beans", "points_per_unit": 1, "redemption_value": 10})
+	account := f.isoCreate(t, "/loyalty/accounts", map[string]any{"customer_id": cust})
+	f.isoCreate(t, "/inventory/stock/adjust", map[string]any{"location_id": loc, "product_id": prod, "reason": "received", "quantity": 100})
+	transfer := f.isoCreate(t, "/inventory/transfers", map[string]any{"from_location_id": loc, "to_location_id": loc2,
+		"lines": []any{map[string]any{"product_id": prod, "quantity": 2}}})
+	order := f.isoCreate(t, "/orders", map[string]any{"location_id": loc, "customer_id": cust,
+		"line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}})
+	total := f.tn.Do("GET", "/api/v1/orders/"+order, f.a.Owner, nil).Data()["total"]
+	payment := f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": order, "amount": total, "method": "card",
+		"card_number": "4242 4242 4242 4242", "capture": false})
+	wait.For(t, 10*time.Second, "A's kitchen ticket", func() bool {
+		return strings.Contains(string(f.tn.Do("GET", "/api/v1/kds/tickets?location_id="+loc, f.a.Owner, nil).Body), order)
+	})
+	for prefix, id := range map[string]string{
+		"/locations/": loc, "/catalog/categories/": cat, "/catalog/products/": prod, "/catalog/modifiers/groups/": group,
+		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
+		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
+		"/kds/tickets/": order,
+	} {
+		f.ids[prefix] = id
+	}
+	if kind == kassa.NodeHub {
+		enrol := f.tn.Do("POST", "/api/v1/locations/"+loc+"/enrolment", f.a.Owner, map[string]any{})
+		claim := f.tn.Do("POST", "/api/v1/sync/enrol", "", map[string]any{"token": enrol.Data()["token"]})
+		if claim.Status != 200 && claim.Status != 201 {
+			t.Fatalf("enrol an edge of A: %d %s / %d %s", enrol.Status, enrol.Body, claim.Status, claim.Body)
+		}
+		f.ids["/sync/nodes/"] = claim.Data()["node_id"].(string)
+	}
+	for _, id := range f.ids {
+		f.aIDs = append(f.aIDs, id)
+	}
+	f.aIDs = append(f.aIDs, f.a.ID, loc2)
+	return f
+}
+
+// isoBodies are valid bodies of the routes with an id that take one, so
+// that B's calls fail on the id, not on the body.
+var isoBodies = map[string]any{
+	"PATCH /catalog/categories/{id}":            map[string]any{"name": "B was here"},
+	"PATCH /catalog/products/{id}":              map[string]any{"name": "B was here"},
+	"PATCH /catalog/modifiers/groups/{id}":      map[string]any{"name": "B was here"},
+	"PATCH /catalog/price-lists/{id}":           map[string]any{"name": "B was here"},
+	"PATCH /customers/{id}":                     map[string]any{"first_name": "B was here"},
+	"PATCH /orders/{id}":                        map[string]any{"notes": "B was here"},
+	"POST /orders/{id}/refund":                  map[string]any{"amount": 100, "reason": "B was here"},
+	"POST /loyalty/accounts/{accountId}/earn":   map[string]any{"points": 10, "reason": "B was here"},
+	"POST /loyalty/accounts/{accountId}/redeem": map[string]any{"points": 1, "reason": "B was here"},
+	"POST /kds/tickets/{id}/bump":               map[string]any{"kitchen_status": "served"},
+	"POST /kds/tickets/{id}/recall":             map[string]any{"kitchen_status": "new"},
+	"PUT /partners/tenants/{id}/rate-limit":     map[string]any{"per_minute": 1, "burst": 1},
+	"POST /inventory/transfers/{id}/cancel":     map[string]any{},
+	"POST /inventory/transfers/{id}/receive":    map[string]any{},
+	"POST /locations/{id}/enrolment":            map[string]any{},
+	"POST /payments/{id}/capture":               map[string]any{},
+	"POST /payments/{id}/void":                  map[string]any{},
+	"DELETE /partners/tenants/{id}/rate-limit":  nil,
+}
+
+// isoNot404 are the routes with an id whose answer to B is not 404, and
+// why: neither reveals whether the id exists.
+var isoNot404 = map[string]int{
+	// Only the operator sets rate limits: any other caller is 403 for
+	// every id alike.
+	"PUT /partners/tenants/{id}/rate-limit":    403,
+	"DELETE /partners/tenants/{id}/rate-limit": 403,
+}
+
+var isoParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
+
+type isoRoute struct{ method, path string } // path below /api/v1, with {params}
+
+// routes returns every operation of the node's OpenAPI document.
+func (f *isoFixture) routes(t *testing.T) (withID, lists []isoRoute, hasBody map[isoRoute]bool) {
+	t.Helper()
+	r := f.tn.Do("GET", "/api/v1/openapi.json", "", nil)
+	var doc struct {
+		Paths map[string]map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil || len(doc.Paths) < 20 {
+		t.Fatalf("openapi: %v %s", err, r.Body[:min(len(r.Body), 200)])
+	}
+	hasBody = map[isoRoute]bool{}
+	for p, ops := range doc.Paths {
+		for m, op := range ops {
+			rt := isoRoute{strings.ToUpper(m), strings.TrimPrefix(p, "/api/v1")}
+			hasBody[rt] = op["requestBody"] != nil
+			switch {
+			case isoParam.MatchString(p):
+				withID = append(withID, rt)
+			case rt.method == "GET" && rt.path != "/kds/stream" && rt.path != "/openapi.json":
+				lists = append(lists, rt)
+			}
+		}
+	}
+	less := func(a, b isoRoute) int { return strings.Compare(a.path+a.method, b.path+b.method) }
+	slices.SortFunc(withID, less)
+	slices.SortFunc(lists, less)
+	return withID, lists, hasBody
+}
+
+// expand fills a route's parameters with A's ids; ok is false when the
+// fixture has none for it.
+func (f *isoFixture) expand(path string) (string, bool) {
+	ok := true
+	out := isoParam.ReplaceAllStringFunc(path, func(m string) string {
+		prefix := path[:strings.Index(path, m)]
+		switch m {
+		case "{accountId}":
+			prefix = "/loyalty/accounts/"
+		case "{customerId}":
+			prefix = "/loyalty/accounts/customer/"
+		}
+		id, found := f.ids[prefix]
+		ok = ok && found
+		return id
+	})
+	return out, ok
+}
+
+// stateOfA is everything of A a call could change, as A's owner reads it:
+// every route with an id, every list, and the node's outbox.
+func (f *isoFixture) stateOfA(t *testing.T, withID, lists []isoRoute) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "outbox=%d\n", f.tn.outboxLen())
+	for _, rt := range append(slices.Clone(withID), lists...) {
+		if rt.method != "GET" || strings.HasPrefix(rt.path, "/kds/") || rt.path == "/sync/status" {
+			continue // the board and the link status carry the time
+		}
+		path, _ := f.expand(rt.path)
+		tok := f.a.Owner
+		if strings.HasPrefix(rt.path, "/partners/") {
+			tok = operatorToken // sees A's tenant record and rate limit
+		}
+		r := f.tn.Do("GET", "/api/v1"+path+"?limit=200", tok, nil)
+		fmt.Fprintf(&b, "%s %d %s\n", path, r.Status, r.Body)
+	}
+	return b.String()
+}
+
+func testCrossOrgIsolation(t *testing.T, kind string) {
+	f := newIsoFixture(t, kind)
+	withID, lists, hasBody := f.routes(t)
+	if len(withID) < 25 {
+		t.Fatalf("only %d routes with an id in the OpenAPI document", len(withID))
+	}
+	before := f.stateOfA(t, withID, lists)
+	for _, rt := range withID {
+		key := rt.method + " " + rt.path
+		t.Run(key, func(t *testing.T) {
+			path, ok := f.expand(rt.path)
+			if !ok {
+				t.Fatalf("no id of A for %s: give the fixture one of this resource", rt.path)
+			}
+			var body any
+			if hasBody[rt] {
+				body = isoBodies[key]
+				if body == nil {
+					t.Fatalf("no body for %s in isoBodies: give it a valid one", key)
+				}
+			}
+			tok := f.b.Owner
+			if strings.HasPrefix(rt.path, "/partners/") {
+				tok = f.partnerB // B's owner lacks partners:write: 403 before any id
+			}
+			want := 404
+			if s, ok := isoNot404[key]; ok {
+				want = s
+			}
+			r := f.tn.Do(rt.method, "/api/v1"+path, tok, body)
+			if r.Status != want {
+				t.Fatalf("B got %d, want %d: %s", r.Status, want, r.Body)
+			}
+			if r.Status == 404 && r.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("404 is not a problem: %s", r.Body)
+			}
+		})
+	}
+	query := "?location_id=" + f.ids["/locations/"] + "&customer_id=" + f.ids["/customers/"] + "&product_id=" + f.ids["/catalog/products/"]
+	for _, rt := range lists {
+		for _, q := range []string{"", query} {
+			tok := f.b.Owner
+			if strings.HasPrefix(rt.path, "/partners/") {
+				tok = f.partnerB
+			}
+			r := f.tn.Do("GET", "/api/v1"+rt.path+q, tok, nil)
+			for _, id := range f.aIDs {
+				if r.Status < 300 && strings.Contains(string(r.Body), id) {
+					t.Errorf("B's GET %s%s shows A's %s: %s", rt.path, q, id, r.Body)
+				}
+			}
+		}
+	}
+	after := strings.Split(f.stateOfA(t, withID, lists), "\n")
+	for i, line := range strings.Split(before, "\n") {
+		if i >= len(after) || after[i] != line {
+			t.Errorf("B's calls changed A:\nbefore: %s\nafter:  %s", line, after[min(i, len(after)-1)])
+		}
+	}
+}
+
+// TestCrossOrgIsolationHub runs the walk at a hub, where org B is a
+// tenant created over HTTP by another partner app than A's.
+func TestCrossOrgIsolationHub(t *testing.T) { testCrossOrgIsolation(t, kassa.NodeHub) }
+
+// TestCrossOrgIsolationEdge runs it at an edge (two orgs on one store:
+// not how edges run, but the same routes and services).
+func TestCrossOrgIsolationEdge(t *testing.T) { testCrossOrgIsolation(t, kassa.NodeEdge) }
