@@ -239,7 +239,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	}
 	if out.Forward {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			paymentID, orgID, res.Token, in.Amount, sqlValue(capture), fmtTime(tx.now)); err != nil {
+			paymentID, orgID, res.Token, in.Amount, columnValue(capture), fmtTime(tx.now)); err != nil {
 			return "", err
 		}
 	}
