@@ -64,7 +64,7 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findCategory, a.OrgID, id, func(tx *Tx) error {
 		if in.ParentID != nil && !exists(ctx, tx, "categories", a.OrgID, *in.ParentID) {
 			return noSuchParent()
 		}
@@ -74,10 +74,6 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 			"sort_order": in.SortOrder, "is_active": active, "station": in.Station,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateCategory applies a partial update. Errors: ENotFound, EInvalid,
@@ -90,7 +86,7 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findCategory, a.OrgID, id, func(tx *Tx) error {
 		c, err := findCategory(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -116,10 +112,6 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 		}
 		return tx.update(ctx, entCategory, a.OrgID, id, cols)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
 }
 
 func noSuchParent() error {

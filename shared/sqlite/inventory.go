@@ -373,7 +373,7 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findTransfer, a.OrgID, id, func(tx *Tx) error {
 		var v kassa.Validation
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.FromLocationID), "from_location_id", "no such location")
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.ToLocationID), "to_location_id", "no such location")
@@ -397,10 +397,6 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		}
 		return moveLines(ctx, tx, a, id, in.FromLocationID, in.Lines, -1, kassa.ReasonTransferOut, "")
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
 }
 
 // moveLines writes one movement per transfer line at a location, with the
@@ -439,7 +435,7 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findTransfer, a.OrgID, id, func(tx *Tx) error {
 		t, err := findTransfer(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -471,8 +467,4 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
 }

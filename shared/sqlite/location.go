@@ -64,7 +64,7 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findLocation, a.OrgID, id, func(tx *Tx) error {
 		cur := in.Currency
 		if cur == "" {
 			org, err := findOrg(ctx, tx, a.OrgID)
@@ -77,8 +77,4 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 			"name": in.Name, "timezone": in.Timezone, "address": in.Address, "currency": cur,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findLocation(ctx, s.db.reader, a.OrgID, id)
 }

@@ -101,16 +101,12 @@ func (s *LoyaltyService) CreateProgram(ctx context.Context, in *kassa.LoyaltyPro
 	tiers := orEmpty(append([]kassa.LoyaltyTier(nil), in.Tiers...))
 	kassa.SortTiers(tiers)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findProgram, a.OrgID, id, func(tx *Tx) error {
 		return tx.insert(ctx, entProgram, a.OrgID, id, map[string]any{
 			"name": in.Name, "points_per_unit": in.PointsPerUnit, "redemption_value": in.RedemptionValue,
 			"tiers": tiers, "is_active": in.IsActive == nil || *in.IsActive,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProgram(ctx, s.db.reader, a.OrgID, id)
 }
 
 // Enrol opens an account for a customer in a program (by default the org's
@@ -127,7 +123,7 @@ func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*ka
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findAccount, a.OrgID, id, func(tx *Tx) error {
 		var v kassa.Validation
 		if _, err := findCustomer(ctx, tx, a.OrgID, in.CustomerID); kassa.ErrorKind(err) == kassa.ENotFound {
 			v.Add("customer_id", "no such customer")
@@ -153,10 +149,6 @@ func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*ka
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findAccount(ctx, s.db.reader, a.OrgID, id)
 }
 
 // enrolProgram returns the program named by id, or the org's only active

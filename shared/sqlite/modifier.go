@@ -129,7 +129,7 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 	}
 	products := dedupe(in.ProductIDs)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findModifierGroup, a.OrgID, id, func(tx *Tx) error {
 		if err := checkExist(ctx, tx, "products", a.OrgID, "product_ids", "no such product: %s", products); err != nil {
 			return err
 		}
@@ -141,10 +141,6 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 		}
 		return linkGroupProducts(ctx, tx, a.OrgID, id, nil, products)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateModifierGroup applies a partial update; the merged group must be
@@ -159,7 +155,7 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findModifierGroup, a.OrgID, id, func(tx *Tx) error {
 		g, err := findModifierGroup(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -226,10 +222,6 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 		}
 		return linkGroupProducts(ctx, tx, a.OrgID, id, g.ProductIDs, merged.ProductIDs)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
 }
 
 // modifierOptions gives id-less options a new id and refuses an id listed

@@ -563,7 +563,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 			return nil, err
 		}
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		o, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -591,10 +591,6 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		}
 		return recordTicketUpdate(ctx, tx, a.OrgID, id, cols)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
 }
 
 // CompleteOrder completes a fully paid open order: it writes a sale
@@ -704,7 +700,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		plan = plan.Scaled(sumRefunded(paid))
 	}
 	refundID := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		cur, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -755,10 +751,6 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.Amount})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {

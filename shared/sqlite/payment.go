@@ -316,7 +316,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err := proc.Capture(ctx, deref(p.ProcessorRef), p.Amount); err != nil {
 		return nil, fmt.Errorf("capture %s: %w", id, err)
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findPayment, a.OrgID, id, func(tx *Tx) error {
 		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.now}); err != nil {
 			return err
 		}
@@ -330,10 +330,6 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		tx.emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
 }
 
 // Void cancels a pending or authorized payment, or reverses a captured

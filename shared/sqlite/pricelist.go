@@ -85,7 +85,7 @@ func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceL
 	locations := dedupe(v.LocationIDs)
 	prices := orEmpty(v.Prices)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findPriceList, a.OrgID, id, func(tx *Tx) error {
 		if err := checkPriceListRefs(ctx, tx, a.OrgID, locations, prices); err != nil {
 			return err
 		}
@@ -95,10 +95,6 @@ func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceL
 			"starts_at": v.StartsAt, "ends_at": v.EndsAt, "is_active": active,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdatePriceList applies a partial update; location_ids and prices, when
@@ -113,7 +109,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findPriceList, a.OrgID, id, func(tx *Tx) error {
 		pl, err := findPriceList(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -159,10 +155,6 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 		patch(cols, "is_active", pl.IsActive, in.IsActive)
 		return tx.update(ctx, entPriceList, a.OrgID, id, cols)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
 }
 
 // checkPriceListRefs checks that the locations and the priced products

@@ -78,7 +78,7 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findProduct, a.OrgID, id, func(tx *Tx) error {
 		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
 			return err
 		}
@@ -94,10 +94,6 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateProduct applies a partial update. Errors: ENotFound, EInvalid.
@@ -109,7 +105,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findProduct, a.OrgID, id, func(tx *Tx) error {
 		p, err := findProduct(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -136,10 +132,6 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		}
 		return tx.update(ctx, entProduct, a.OrgID, id, cols)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
 }
 
 // ArchiveProduct soft-deletes a product: it stays, inactive. Archiving an
