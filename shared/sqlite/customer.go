@@ -251,10 +251,3 @@ type deletedCustomer struct {
 	kassa.Customer
 	Deleted bool `json:"deleted"`
 }
-
-func orEmptyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return m
-}

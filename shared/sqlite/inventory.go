@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -171,40 +170,6 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 	return lvl, nil
 }
 
-// orgSettings returns an org's settings: kassa.DefaultSettings overlaid with
-// what the org row stores (which may be "{}"). A stored payment_methods
-// list replaces the default list as a whole.
-func orgSettings(ctx context.Context, q querier, orgID string) (kassa.OrgSettings, error) {
-	set := kassa.DefaultSettings()
-	var raw string
-	err := q.QueryRowContext(ctx, `SELECT settings FROM orgs WHERE id = ?`, orgID).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return set, kassa.NotFound("org", orgID)
-	}
-	if err != nil {
-		return set, err
-	}
-	var present map[string]json.RawMessage
-	if err := decodeJSON(raw, &present); err != nil {
-		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
-	}
-	if _, ok := present["payment_methods"]; ok {
-		set.PaymentMethods = nil
-	}
-	if err := decodeJSON(raw, &set); err != nil {
-		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
-	}
-	return set, nil
-}
-
-// movementActor is who a movement names: the user, or the OAuth client.
-func movementActor(a *kassa.Actor) string {
-	if a.UserID != "" {
-		return a.UserID
-	}
-	return a.ClientID
-}
-
 // FindStock lists the org's stock levels by id, filtered by location and
 // product; LowOnly keeps those at or below a positive reorder point.
 func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (kassa.List[kassa.StockLevel], error) {
@@ -272,7 +237,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 		}
 		_, err = writeMovement(ctx, tx, movement{
 			orgID: a.OrgID, locationID: in.LocationID, productID: in.ProductID, delta: delta,
-			reason: in.Reason, refType: stockRefAdjustment, actor: movementActor(a), note: in.Note,
+			reason: in.Reason, refType: stockRefAdjustment, actor: a.Ref(), note: in.Note,
 		})
 		return err
 	})
@@ -405,7 +370,7 @@ func moveLines(ctx context.Context, tx *Tx, a *kassa.Actor, transferID, location
 	for _, l := range lines {
 		_, err := writeMovement(ctx, tx, movement{
 			orgID: a.OrgID, locationID: locationID, productID: l.ProductID, delta: sign * l.Quantity,
-			reason: reason, refType: stockRefTransfer, refID: transferID, actor: movementActor(a), note: note,
+			reason: reason, refType: stockRefTransfer, refID: transferID, actor: a.Ref(), note: note,
 		})
 		if err != nil {
 			return err

@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -291,26 +288,4 @@ func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edi
 	cols := map[string]any{}
 	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
 	return tx.update(ctx, entProduct, orgID, productID, cols)
-}
-
-// checkExist checks that every id names a row of table in the org; the first
-// that does not is reported as field with message (formatted with the id).
-func checkExist(ctx context.Context, q querier, table, orgID, field, message string, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	var missing string
-	err = q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+` WHERE org_id = ?) LIMIT 1`,
-		string(list), orgID).Scan(&missing)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return kassa.InvalidField(field, fmt.Sprintf(message, missing))
 }

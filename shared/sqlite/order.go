@@ -262,17 +262,6 @@ func (s *OrderService) FindOrderByID(ctx context.Context, id string) (*kassa.Ord
 	return findOrder(ctx, s.db.reader, a.OrgID, id)
 }
 
-func actorID(a *kassa.Actor) *string {
-	id := a.UserID
-	if id == "" {
-		id = a.ClientID
-	}
-	if id == "" {
-		return nil
-	}
-	return &id
-}
-
 // CreateOrder prices and stores a new open order. Errors: EInvalid (also
 // beyond the money limits), EForbidden (a manual discount above the actor's
 // discount limit, kassa.CheckDiscount).

@@ -425,13 +425,6 @@ func (s *PaymentService) refundPayments(ctx context.Context, o *kassa.Order, amo
 	return out, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // earliestZone is the time zone that reaches a date first.
 var earliestZone = time.FixedZone("UTC+14", 14*3600)
 

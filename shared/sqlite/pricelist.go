@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"kassa.dev/shared/kassa"
 )
@@ -168,12 +167,4 @@ func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations 
 		products[i] = p.ProductID
 	}
 	return checkExist(ctx, q, "products", orgID, "prices", "no such product: %s", products)
-}
-
-func truncMilli(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC().Truncate(time.Millisecond)
-	return &u
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 
@@ -56,11 +55,6 @@ func (s *ProductService) FindProductByID(ctx context.Context, id string) (*kassa
 		return nil, err
 	}
 	return findProduct(ctx, s.db.reader, a.OrgID, id)
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Product, error) {
@@ -153,42 +147,4 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 		}
 	}
 	return v.Err()
-}
-
-// exists reports whether table has a row id in org.
-func exists(ctx context.Context, q querier, table, orgID, id string) bool {
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE org_id = ? AND id = ?", orgID, id).Scan(&n)
-	return err == nil && n == 1
-}
-
-func optPtr[T any](o kassa.Opt[T]) *T {
-	if !o.Set || o.Null {
-		return nil
-	}
-	v := o.Value
-	return &v
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func dedupe(ids []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

@@ -690,21 +690,6 @@ func joinCols(names []string, suffix string) string {
 	return s
 }
 
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// decodeJSON unmarshals a JSON column into v.
-func decodeJSON(s string, v any) error {
-	if s == "" {
-		return nil
-	}
-	return json.Unmarshal([]byte(s), v)
-}
-
 // patch notes in cols the value an update sets for a column (an Opt that
 // is Set), when it differs from old.
 func patch[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
@@ -727,4 +712,12 @@ func changed(cols map[string]any, name string, old, new any) {
 	if !sameStored(old, new) {
 		cols[name] = new
 	}
+}
+
+// actorID is the actor a record names (kassa.Actor.Ref), or NULL.
+func actorID(a *kassa.Actor) *string {
+	if id := a.Ref(); id != "" {
+		return &id
+	}
+	return nil
 }
