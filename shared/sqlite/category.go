@@ -42,11 +42,7 @@ func (s *CategoryService) FindCategories(ctx context.Context, f kassa.CategoryFi
 
 // FindCategoryByID returns one category of the org, or ENotFound.
 func (s *CategoryService) FindCategoryByID(ctx context.Context, id string) (*kassa.Category, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findCategory, id)
 }
 
 func findCategory(ctx context.Context, q querier, orgID, id string) (*kassa.Category, error) {

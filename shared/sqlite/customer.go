@@ -94,11 +94,7 @@ func dropPhonePunct(r rune) rune {
 // FindCustomerByID returns one customer of the org, or ENotFound (also
 // when deleted).
 func (s *CustomerService) FindCustomerByID(ctx context.Context, id string) (*kassa.Customer, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findCustomer(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findCustomer, id)
 }
 
 func findCustomer(ctx context.Context, q querier, orgID, id string) (*kassa.Customer, error) {

@@ -318,11 +318,7 @@ func (s *InventoryService) FindTransfers(ctx context.Context, p kassa.Page) (kas
 
 // FindTransferByID returns one transfer of the org with its lines, or ENotFound.
 func (s *InventoryService) FindTransferByID(ctx context.Context, id string) (*kassa.Transfer, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findTransfer, id)
 }
 
 // CreateTransfer records a transfer in transit and takes its lines off the

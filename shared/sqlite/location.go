@@ -39,11 +39,7 @@ func (s *LocationService) FindLocations(ctx context.Context, p kassa.Page) (kass
 
 // FindLocationByID returns one location of the org, or ENotFound.
 func (s *LocationService) FindLocationByID(ctx context.Context, id string) (*kassa.Location, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findLocation(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findLocation, id)
 }
 
 func findLocation(ctx context.Context, q querier, orgID, id string) (*kassa.Location, error) {

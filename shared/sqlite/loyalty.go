@@ -77,11 +77,7 @@ func (s *LoyaltyService) FindPrograms(ctx context.Context, p kassa.Page) (kassa.
 
 // FindProgramByID returns one program of the org, or ENotFound.
 func (s *LoyaltyService) FindProgramByID(ctx context.Context, id string) (*kassa.LoyaltyProgram, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findProgram(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findProgram, id)
 }
 
 func findProgram(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyProgram, error) {
@@ -192,11 +188,7 @@ func enrolProgram(ctx context.Context, q querier, orgID string, id *string, v *k
 
 // FindAccountByID returns one account of the org, or ENotFound.
 func (s *LoyaltyService) FindAccountByID(ctx context.Context, id string) (*kassa.LoyaltyAccount, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findAccount(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findAccount, id)
 }
 
 func findAccount(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyAccount, error) {

@@ -56,11 +56,7 @@ func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID
 
 // FindModifierGroupByID returns one modifier group of the org, or ENotFound.
 func (s *ModifierGroupService) FindModifierGroupByID(ctx context.Context, id string) (*kassa.ModifierGroup, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findModifierGroup, id)
 }
 
 func findModifierGroup(ctx context.Context, q querier, orgID, id string) (*kassa.ModifierGroup, error) {

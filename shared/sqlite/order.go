@@ -255,11 +255,7 @@ func customerExists(ctx context.Context, q querier, orgID, id string) bool {
 
 // FindOrderByID returns one order with its parts, or ENotFound.
 func (s *OrderService) FindOrderByID(ctx context.Context, id string) (*kassa.Order, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findOrder, id)
 }
 
 // CreateOrder prices and stores a new open order. Errors: EInvalid (also

@@ -69,11 +69,7 @@ func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter
 
 // FindPaymentByID returns one payment of the org, or ENotFound.
 func (s *PaymentService) FindPaymentByID(ctx context.Context, id string) (*kassa.Payment, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findPayment, id)
 }
 
 func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {

@@ -57,11 +57,7 @@ func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *strin
 
 // FindPriceListByID returns one price list of the org, or ENotFound.
 func (s *PriceListService) FindPriceListByID(ctx context.Context, id string) (*kassa.PriceList, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findPriceList, id)
 }
 
 func findPriceList(ctx context.Context, q querier, orgID, id string) (*kassa.PriceList, error) {

@@ -50,11 +50,7 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 
 // FindProductByID returns one product of the org, or ENotFound.
 func (s *ProductService) FindProductByID(ctx context.Context, id string) (*kassa.Product, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findProduct, id)
 }
 
 func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Product, error) {

@@ -20,6 +20,16 @@ import (
 // the reader.
 type finder[T any] func(ctx context.Context, q querier, orgID, id string) (*T, error)
 
+// readOwn reads row id of the actor's org on the reader: what a service's
+// FindXByID does. Errors: EUnauthorized without an actor, ENotFound.
+func readOwn[T any](ctx context.Context, db *DB, find finder[T], id string) (*T, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return find(ctx, db.reader, a.OrgID, id)
+}
+
 // writeRead is the shape of a service's create or update: write runs in one
 // unit of work, then row id of orgID is read back on the reader, as the
 // caller sees it after the commit. An error of write comes back as it is.
