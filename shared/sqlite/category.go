@@ -82,12 +82,7 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return writeRead(ctx, s.db, findCategory, a.OrgID, id, func(tx *Tx) error {
-		c, err := findCategory(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		cols := map[string]any{}
+	return updateRead(ctx, s.db, entCategory, findCategory, a.OrgID, id, func(tx *Tx, c *kassa.Category, cols map[string]any) error {
 		patch(cols, "name", c.Name, in.Name)
 		patchNullable(cols, "description", c.Description, in.Description)
 		patchNullable(cols, "parent_id", c.ParentID, in.ParentID)
@@ -106,7 +101,7 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 				return kassa.Errorf(kassa.EConflict, "category %s cannot be its own ancestor", id)
 			}
 		}
-		return tx.update(ctx, entCategory, a.OrgID, id, cols)
+		return nil
 	})
 }
 

@@ -104,11 +104,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return writeRead(ctx, s.db, findPriceList, a.OrgID, id, func(tx *Tx) error {
-		pl, err := findPriceList(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return updateRead(ctx, s.db, entPriceList, findPriceList, a.OrgID, id, func(tx *Tx, pl *kassa.PriceList, cols map[string]any) error {
 		merged := kassa.PriceListCreate{Name: pl.Name, StartsAt: pl.StartsAt, EndsAt: pl.EndsAt}
 		if in.Name.Set {
 			merged.Name = in.Name.Value
@@ -131,7 +127,6 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 		if err := checkPriceListRefs(ctx, tx, a.OrgID, merged.LocationIDs, merged.Prices); err != nil {
 			return err
 		}
-		cols := map[string]any{}
 		if in.Name.Set {
 			changed(cols, "name", pl.Name, merged.Name)
 		}
@@ -148,7 +143,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 			changed(cols, "ends_at", pl.EndsAt, merged.EndsAt)
 		}
 		patch(cols, "is_active", pl.IsActive, in.IsActive)
-		return tx.update(ctx, entPriceList, a.OrgID, id, cols)
+		return nil
 	})
 }
 

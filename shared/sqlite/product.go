@@ -95,12 +95,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return writeRead(ctx, s.db, findProduct, a.OrgID, id, func(tx *Tx) error {
-		p, err := findProduct(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		cols := map[string]any{}
+	return updateRead(ctx, s.db, entProduct, findProduct, a.OrgID, id, func(tx *Tx, p *kassa.Product, cols map[string]any) error {
 		patch(cols, "name", p.Name, in.Name)
 		patchNullable(cols, "description", p.Description, in.Description)
 		patch(cols, "base_price", p.BasePrice, in.BasePrice)
@@ -120,7 +115,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
 			return err
 		}
-		return tx.update(ctx, entProduct, a.OrgID, id, cols)
+		return nil
 	})
 }
 

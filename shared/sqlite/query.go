@@ -79,3 +79,21 @@ func checkExist(ctx context.Context, q querier, table, orgID, field, message str
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// updateRead is writeRead for a partial update of one row: in the unit,
+// the row is read (ENotFound), diff notes in cols the columns that change
+// (and checks what needs the unit), and those are written; then the row is
+// read back on the reader. An update that changes nothing writes nothing.
+func updateRead[T any](ctx context.Context, db *DB, e entity, find finder[T], orgID, id string, diff func(tx *Tx, old *T, cols map[string]any) error) (*T, error) {
+	return writeRead(ctx, db, find, orgID, id, func(tx *Tx) error {
+		old, err := find(ctx, tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if err := diff(tx, old, cols); err != nil {
+			return err
+		}
+		return tx.update(ctx, e, orgID, id, cols)
+	})
+}
