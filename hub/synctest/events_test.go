@@ -3,27 +3,21 @@ package synctest
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/nodetest"
-	"kassa.dev/shared/sqlite"
 	"kassa.dev/sync/wait"
 )
 
 // eventLog reads the event log of the store in dir, which a running node
 // may hold open (as hub verify reads a live store).
-func eventLog(t testing.TB, dir string) []sqlite.LoggedEvent {
+func eventLog(t testing.TB, dir string) []node.LoggedEvent {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	es, err := db.EventsAfter(context.Background(), 0, 1_000_000)
+	_, es, err := node.ReadEventLog(context.Background(), dir, 0, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +25,7 @@ func eventLog(t testing.TB, dir string) []sqlite.LoggedEvent {
 }
 
 // eventsOf counts a log's events of one type per resource id (data.id).
-func eventsOf(t testing.TB, es []sqlite.LoggedEvent, typ, origin string) map[string]int {
+func eventsOf(t testing.TB, es []node.LoggedEvent, typ, origin string) map[string]int {
 	out := map[string]int{}
 	for _, e := range es {
 		if e.Type != typ || e.Origin != origin {
@@ -49,19 +43,18 @@ func eventsOf(t testing.TB, es []sqlite.LoggedEvent, typ, origin string) map[str
 // edgeOrigin is the node id of the edge whose store is in dir.
 func edgeOrigin(t testing.TB, dir string) string {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "kassa.db"), sqlite.Options{})
+	id, _, err := node.ReadEventLog(context.Background(), dir, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	return db.NodeID
+	return id
 }
 
 // sameEvents checks that every event the edge made is in the hub's log
 // exactly once, with the edge's type, time and data.
-func sameEvents(t testing.TB, hubLog, edgeLog []sqlite.LoggedEvent, origin string) int {
+func sameEvents(t testing.TB, hubLog, edgeLog []node.LoggedEvent, origin string) int {
 	t.Helper()
-	atHub := map[string][]sqlite.LoggedEvent{}
+	atHub := map[string][]node.LoggedEvent{}
 	for _, e := range hubLog {
 		atHub[e.ID] = append(atHub[e.ID], e)
 	}
@@ -150,7 +143,7 @@ func TestKillDashNineLosesNoEventOfACommittedSale(t *testing.T) {
 	origin := edgeOrigin(t, edgeDir)
 	hubLog, edgeLog := eventLog(t, hubDir), eventLog(t, edgeDir)
 	sameEvents(t, hubLog, edgeLog, origin)
-	for _, log := range [][]sqlite.LoggedEvent{edgeLog, hubLog} {
+	for _, log := range [][]node.LoggedEvent{edgeLog, hubLog} {
 		created, completed := eventsOf(t, log, kassa.EventOrderCreated, origin), eventsOf(t, log, kassa.EventOrderCompleted, origin)
 		for _, id := range acked {
 			if created[id] != 1 || completed[id] != 1 {

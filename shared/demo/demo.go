@@ -128,7 +128,7 @@ func ptr[T any](v T) *T { return &v }
 
 // OwnerAndLocation returns the demo org's owner and its location.
 func OwnerAndLocation(ctx context.Context, n *node.Node, orgID string) (*kassa.User, string, error) {
-	owner, err := n.DB.UserByEmail(ctx, Users[0].Email)
+	owner, err := n.UserByEmail(ctx, Users[0].Email)
 	if err != nil {
 		return nil, "", err
 	}

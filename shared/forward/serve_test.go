@@ -5,46 +5,43 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"kassa.dev/shared/kassa"
-	"kassa.dev/shared/processor"
-	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/node"
 	"kassa.dev/sync/link"
 )
 
 // store is an edge's store with an open order of 500 and its owner.
 func store(t *testing.T) (*Edge, *kassa.Actor, *kassa.Order) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "k.db"), sqlite.Options{WriterPriority: -1})
+	n, err := node.Open(ctx, node.Config{Kind: kassa.NodeEdge, DataDir: t.TempDir(), WriterPriority: -1}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	org, owner, err := sqlite.NewOrgService(db).CreateOrg(ctx, &kassa.OrgCreate{Name: "Cafe", Currency: "AUD", OwnerEmail: "o@x.test", OwnerPassword: "longenough"})
+	t.Cleanup(func() { n.Shutdown(context.Background()) })
+	org, owner, err := n.Orgs.CreateOrg(ctx, &kassa.OrgCreate{Name: "Cafe", Currency: "AUD", OwnerEmail: "o@x.test", OwnerPassword: "longenough"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := &kassa.Actor{OrgID: org.ID, UserID: owner.ID, Role: kassa.RoleOwner, Scopes: kassa.RoleScopes(kassa.RoleOwner)}
 	actx := kassa.WithActor(ctx, a)
-	loc, err := sqlite.NewLocationService(db).CreateLocation(actx, &kassa.LocationCreate{Name: "Shop", Timezone: "UTC"})
+	svc := n.Services
+	loc, err := svc.Locations.CreateLocation(actx, &kassa.LocationCreate{Name: "Shop", Timezone: "UTC"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	price := int64(500)
-	p, err := sqlite.NewProductService(db).CreateProduct(actx, &kassa.ProductCreate{Name: "Tea", SKU: "TEA", BasePrice: &price})
+	p, err := svc.Products.CreateProduct(actx, &kassa.ProductCreate{Name: "Tea", SKU: "TEA", BasePrice: &price})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pay := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{}})
-	orders := sqlite.NewOrderService(db, pay)
-	o, err := orders.CreateOrder(actx, &kassa.OrderCreate{LocationID: loc.ID, LineItems: []kassa.OrderLineInput{{ProductID: p.ID, Quantity: 1}}})
+	o, err := svc.Orders.CreateOrder(actx, &kassa.OrderCreate{LocationID: loc.ID, LineItems: []kassa.OrderLineInput{{ProductID: p.ID, Quantity: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Edge{ID: link.Identity{Org: org.ID, Location: loc.ID, Node: db.NodeID}, Payments: pay, Orders: orders,
-		Idempotency: sqlite.NewIdempotencyStore(db), Log: slog.New(slog.DiscardHandler)}
+	e := &Edge{ID: link.Identity{Org: org.ID, Location: loc.ID, Node: n.NodeID()}, Payments: svc.Payments, Orders: svc.Orders,
+		Idempotency: svc.Idempotency, Log: slog.New(slog.DiscardHandler)}
 	return e, a, o
 }
 

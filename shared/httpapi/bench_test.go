@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,7 +21,6 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
-	"kassa.dev/shared/sqlite"
 )
 
 // BenchmarkOrderFlow measures a sale over HTTP — POST /orders (3 lines, one
@@ -84,7 +82,7 @@ type benchResult struct {
 // writerUse is what the store's single writer did during a measured run.
 type writerUse struct {
 	elapsed time.Duration
-	d       sqlite.WriterStats // counters' growth over the run
+	d       node.WriterStats // counters' growth over the run
 }
 
 func (w writerUse) String() string {
@@ -167,7 +165,7 @@ func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult 
 	r := warmThenMeasure(clients, sales,
 		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, 0, lat) },
 		func(c, k int, lat []time.Duration) []time.Duration { return sale(c, k, pace, lat) },
-		tn.N.DB.WriterStats)
+		tn.N.WriterStats)
 	// Stop the node now, not at the benchmark's cleanup: with -benchtime
 	// Nx, nodes left open pile up in the process (heap, goroutines) and
 	// slow the later runs.
@@ -204,10 +202,10 @@ func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Durat
 // see sqlite/tx.go — folding the warm-up's takes a good part of that
 // second), then measures n sales. With stats (Kassa's writer counters) it
 // also reports what the writer did during the measured sales.
-func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Duration) []time.Duration, stats func() sqlite.WriterStats) benchResult {
+func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Duration) []time.Duration, stats func() node.WriterStats) benchResult {
 	drive(clients, n, warm)
 	time.Sleep(time.Second)
-	var before sqlite.WriterStats
+	var before node.WriterStats
 	if stats != nil {
 		before = stats()
 	}
@@ -215,7 +213,7 @@ func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Durati
 	r := benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
 	if stats != nil {
 		after := stats()
-		r.writer = writerUse{elapsed: elapsed, d: sqlite.WriterStats{
+		r.writer = writerUse{elapsed: elapsed, d: node.WriterStats{
 			Batches: after.Batches - before.Batches, Units: after.Units - before.Units,
 			Busy: after.Busy - before.Busy, Commit: after.Commit - before.Commit,
 		}}
@@ -231,11 +229,9 @@ func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Durati
 // database/sql program would.
 func benchRaw(b *testing.B, clients, sales int) benchResult {
 	path := filepath.Join(b.TempDir(), "raw.db")
-	db, err := sqlite.Open(context.Background(), path, sqlite.Options{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
+	if err := node.CreateStore(context.Background(), path); err != nil {
 		b.Fatal(err)
 	}
-	db.Close()
 	w, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
 	if err != nil {
 		b.Fatal(err)
@@ -244,7 +240,7 @@ func benchRaw(b *testing.B, clients, sales int) benchResult {
 	w.SetMaxOpenConns(1)
 	ctx := context.Background()
 	id := func() string { return uuid.Must(uuid.NewV7()).String() }
-	now := func() string { return time.Now().UTC().Format(sqlite.TimeFormat) }
+	now := func() string { return time.Now().UTC().Format(node.TimeFormat) }
 	org, loc := id(), id()
 	must := func(_ sql.Result, err error) {
 		if err != nil {

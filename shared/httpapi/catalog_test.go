@@ -1107,7 +1107,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 	f := newCatFixture(t)
 	tn := f.tn
 	o := tn.MustOrg("Changes Cafe")
-	nodeID := tn.N.DB.NodeID
+	nodeID := tn.N.NodeID()
 
 	// changesOf checks every record of a row and returns them.
 	changesOf := func(t *testing.T, entity, key string, want int) []change.Change {

@@ -174,7 +174,7 @@ func (tn *testNode) MustLogin(email, password string) map[string]any {
 // changes returns the outbox records of one row.
 func (tn *testNode) changes(entity, id string) []change.Change {
 	tn.t.Helper()
-	cs, err := tn.N.DB.Changes(context.Background(), entity, id)
+	cs, err := tn.N.Changes(context.Background(), entity, id)
 	if err != nil {
 		tn.t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func (tn *testNode) changes(entity, id string) []change.Change {
 // outboxLen counts all change records.
 func (tn *testNode) outboxLen() int {
 	tn.t.Helper()
-	n, err := tn.N.DB.OutboxLen(context.Background(), false)
+	n, err := tn.N.OutboxLen(context.Background())
 	if err != nil {
 		tn.t.Fatal(err)
 	}

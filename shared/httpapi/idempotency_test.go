@@ -389,7 +389,7 @@ func startFlakyAPI(t *testing.T, tn *testNode, products kassa.ProductService) *t
 	t.Helper()
 	svc := tn.N.Services
 	svc.Products = products
-	s := httpapi.New(httpapi.Config{Node: kassa.NodeEdge, NodeID: tn.N.DB.NodeID, ErrorsBase: "https://kassa.test/problems",
+	s := httpapi.New(httpapi.Config{Node: kassa.NodeEdge, NodeID: tn.N.NodeID(), ErrorsBase: "https://kassa.test/problems",
 		BodyLimit: 64 << 10, Now: tn.Clock.Now}, svc, slog.New(slog.DiscardHandler))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -277,7 +277,7 @@ func TestInventoryAdjustReasonsAndCount(t *testing.T) {
 			}
 			m := after[len(after)-1]
 			if invNum(m["delta"]) != sc.wantDelta || m["reason"] != sc.body["reason"] || m["ref_type"] != "adjustment" ||
-				m["ref_id"] != nil || m["actor"] != f.ownerID || m["origin"] != f.tn.N.DB.NodeID {
+				m["ref_id"] != nil || m["actor"] != f.ownerID || m["origin"] != f.tn.N.NodeID() {
 				t.Fatalf("movement %v, want delta %d reason %v by %s", m, sc.wantDelta, sc.body["reason"], f.ownerID)
 			}
 			if note, _ := sc.body["note"].(string); m["note"] != note {

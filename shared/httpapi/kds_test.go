@@ -597,10 +597,10 @@ func TestKDSSyncedOrdersAndHub(t *testing.T) {
 		t.Fatalf("hub ticket %+v", evs[0].Data.Ticket)
 	}
 	ctx := context.Background()
-	if err := f.tn.N.DB.RecordTicket(ctx, f.org.ID, id, kassa.TicketCreated); err != nil {
+	if err := f.tn.N.RecordTicket(ctx, f.org.ID, id, kassa.TicketCreated); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.tn.N.DB.RecordTicket(ctx, f.org.ID, id, kassa.TicketUpdated); err != nil {
+	if err := f.tn.N.RecordTicket(ctx, f.org.ID, id, kassa.TicketUpdated); err != nil {
 		t.Fatal(err)
 	}
 	evs = s.WaitEvents(2, 5*time.Second)
@@ -609,14 +609,14 @@ func TestKDSSyncedOrdersAndHub(t *testing.T) {
 	}
 	// A bump made at another node arrives as a change record; sync's apply
 	// then calls SyncTicket, which records what moved, once.
-	db := f.tn.N.DB
-	remote := change.Change{ID: db.NewID(), OrgID: f.org.ID, LocationID: f.loc, Entity: "order", EntityID: id,
-		Op: change.OpUpdate, Fields: map[string]any{"kitchen_status": kassa.KitchenReady}, HLC: db.Clock.Now(), Origin: db.NewID()}
-	if _, err := db.Apply(ctx, []change.Change{remote}, false); err != nil {
+	n := f.tn.N
+	remote := change.Change{ID: n.NewID(), OrgID: f.org.ID, LocationID: f.loc, Entity: "order", EntityID: id,
+		Op: change.OpUpdate, Fields: map[string]any{"kitchen_status": kassa.KitchenReady}, HLC: n.Stamp(), Origin: n.NewID()}
+	if err := n.ApplyRemote(ctx, []change.Change{remote}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := db.SyncTicket(ctx, f.org.ID, id); err != nil {
+		if err := n.SyncTicket(ctx, f.org.ID, id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 // does at an edge (the way a role change or deactivation reaches a store).
 func (tn *testNode) applyUserChange(orgID, userID string, fields map[string]any) {
 	tn.t.Helper()
-	c := change.Change{ID: tn.N.DB.NewID(), OrgID: orgID, Entity: "user", EntityID: userID, Op: change.OpUpdate,
+	c := change.Change{ID: tn.N.NewID(), OrgID: orgID, Entity: "user", EntityID: userID, Op: change.OpUpdate,
 		Fields: fields, HLC: hlc.Timestamp{Wall: tn.Clock.Now().Add(time.Second).UnixMilli()}, Origin: "hub-of-this-test"}
-	if _, err := tn.N.DB.Apply(context.Background(), []change.Change{c}, false); err != nil {
+	if err := tn.N.ApplyRemote(context.Background(), []change.Change{c}); err != nil {
 		tn.t.Fatal(err)
 	}
 }

@@ -42,3 +42,30 @@ func IdempotencyKeyFrom(ctx context.Context) string {
 	k, _ := ctx.Value(idempotencyKey{}).(string)
 	return k
 }
+
+// IdempotencyRecord is what a store holds for a key: the fingerprint of
+// the request that claimed it, whether that request still runs, and when
+// it claimed the key.
+type IdempotencyRecord struct {
+	Fingerprint string
+	Running     bool
+	ClaimedAt   time.Time
+}
+
+// IdempotencyReplay decides what a request that carries a key does, given
+// the record held for the key (nil: none) and the request's fingerprint:
+// true replays the stored response; false claims the key (new, or older
+// than IdempotencyWindow). Errors: EInvalid when the key was used with
+// another request, EConflict while that request still runs.
+func IdempotencyReplay(held *IdempotencyRecord, fingerprint string, now time.Time) (bool, error) {
+	switch {
+	case held == nil || now.Sub(held.ClaimedAt) > IdempotencyWindow:
+		return false, nil
+	case held.Fingerprint != fingerprint:
+		return false, Errorf(EInvalid, "Idempotency-Key was already used with a different request")
+	case held.Running:
+		return false, Errorf(EConflict, "a request with this Idempotency-Key is still being processed")
+	default:
+		return true, nil
+	}
+}

@@ -1,6 +1,9 @@
 package kassa
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // OrgSettings are an org's commercial settings, kept on the org row.
 type OrgSettings struct {
@@ -134,4 +137,25 @@ func ValidatePaymentMethods(methods []PaymentMethodConfig) error {
 		seen[m.Method] = true
 	}
 	return nil
+}
+
+// DecodeSettings reads an org's stored settings: DefaultSettings overlaid
+// with what data holds (which may be "{}" or empty). A stored
+// payment_methods list replaces the default list as a whole; a field the
+// data leaves out keeps its default. On an error the value is what was
+// decoded so far.
+func DecodeSettings(data []byte) (OrgSettings, error) {
+	set := DefaultSettings()
+	if len(data) == 0 {
+		return set, nil
+	}
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(data, &present); err != nil {
+		return set, err
+	}
+	if _, ok := present["payment_methods"]; ok {
+		set.PaymentMethods = nil
+	}
+	err := json.Unmarshal(data, &set)
+	return set, err
 }

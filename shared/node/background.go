@@ -16,7 +16,7 @@ const ticketBatch = 200
 // stops it records what is still due, so a clean shutdown loses none.
 // Open starts it first, so it stops last: after the sync link that feeds it.
 func (n *Node) TicketJob() Job {
-	db, log := n.DB, n.log
+	db, log := n.db, n.log
 	drain := func(ctx context.Context) {
 		for {
 			k, err := db.RecordDueTickets(ctx, ticketBatch)
@@ -51,7 +51,7 @@ const forwardEvery = 2 * time.Second
 // ForwardOfflineJob sends card payments taken while the node had no uplink
 // to the card network, up to 100 every forwardEvery while online() holds.
 func (n *Node) ForwardOfflineJob(online func() bool) Job {
-	payments, log := n.Payments, n.log
+	payments, log := n.payments, n.log
 	return Job{Name: "offline-card-forwarding", Run: func(ctx context.Context) error {
 		t := time.NewTicker(forwardEvery)
 		defer t.Stop()

@@ -47,9 +47,9 @@ func TestSyncedBumpReachesTheKitchenOnceAcrossARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote := change.Change{ID: n.DB.NewID(), OrgID: orgID, LocationID: loc, Entity: "order", EntityID: o.ID,
-		Op: change.OpUpdate, Fields: map[string]any{"kitchen_status": kassa.KitchenInProgress}, HLC: n.DB.Clock.Now(), Origin: n.DB.NewID()}
-	if _, err := n.DB.Apply(ctx, []change.Change{remote}, false); err != nil {
+	remote := change.Change{ID: n.NewID(), OrgID: orgID, LocationID: loc, Entity: "order", EntityID: o.ID,
+		Op: change.OpUpdate, Fields: map[string]any{"kitchen_status": kassa.KitchenInProgress}, HLC: n.Stamp(), Origin: n.NewID()}
+	if err := n.ApplyRemote(ctx, []change.Change{remote}); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Shutdown(ctx); err != nil {

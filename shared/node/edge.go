@@ -103,13 +103,13 @@ func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *
 }
 
 // NodeID is the store's node id.
-func (n *Node) NodeID() string { return n.DB.NodeID }
+func (n *Node) NodeID() string { return n.db.NodeID }
 
 // EdgeIdentity returns the edge's enrolled identity and leaf URL (with its
 // credentials; leafOverride replaces the URL the hub advertised), or nil
 // for an edge that is not enrolled.
 func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Identity, string, error) {
-	db := n.DB
+	db := n.db
 	org, err := db.Meta(ctx, metaOrg)
 	if err != nil || org == "" {
 		return nil, "", err
@@ -133,15 +133,15 @@ func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Ide
 }
 
 // SetUnderHub marks an enrolled edge: hub-only data is not written here.
-func (n *Node) SetUnderHub() { n.DB.SetUnderHub() }
+func (n *Node) SetUnderHub() { n.db.SetUnderHub() }
 
 // PendingUp counts local changes the hub has not acknowledged yet.
-func (n *Node) PendingUp(ctx context.Context) (int, error) { return n.DB.OutboxLen(ctx, true) }
+func (n *Node) PendingUp(ctx context.Context) (int, error) { return n.db.OutboxLen(ctx, true) }
 
 // EdgeLinkStore is the store as the edge's sync link sees it; lag, if not
 // nil, observes the time from a change made elsewhere to its apply here.
 func (n *Node) EdgeLinkStore(id link.Identity, lag prometheus.Observer) link.EdgeStore {
-	return &edgeStore{db: n.DB, id: id, lag: lag}
+	return &edgeStore{db: n.db, id: id, lag: lag}
 }
 
 // edgeStore adapts the edge's store to the link.
@@ -194,7 +194,7 @@ func (s *edgeStore) Committed() <-chan struct{} { return s.db.Committed() }
 // EdgeSync returns the edge's kassa.SyncService; link returns the sync
 // link once the edge is enrolled and its link built, else nil.
 func (n *Node) EdgeSync(link func() *link.Edge) kassa.SyncService {
-	return &edgeSync{db: n.DB, link: link}
+	return &edgeSync{db: n.db, link: link}
 }
 
 // edgeSync is the edge's kassa.SyncService.

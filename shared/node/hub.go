@@ -25,7 +25,7 @@ import (
 // leaf URL handed to enrolling edges, onRevoke is told the node id of a
 // revoked edge (to cut its leaf connection).
 func (n *Node) EnrolmentService(leafURL func() string, onRevoke func(nodeID string)) kassa.EnrolmentService {
-	s := sqlite.NewEnrolmentService(n.DB, leafURL)
+	s := sqlite.NewEnrolmentService(n.db, leafURL)
 	s.OnRevoke(onRevoke)
 	return s
 }
@@ -33,7 +33,7 @@ func (n *Node) EnrolmentService(leafURL func() string, onRevoke func(nodeID stri
 // LeafIdentity returns the identity of the enrolled (not revoked) edge
 // whose leaf credentials these are, or nil.
 func (n *Node) LeafIdentity(ctx context.Context, user, password string) *link.Identity {
-	sn := n.DB.FindSyncNode(ctx, user, password, true)
+	sn := n.db.FindSyncNode(ctx, user, password, true)
 	if sn == nil {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (n *Node) LeafIdentity(ctx context.Context, user, password string) *link.Id
 // LocationEdge returns the newest edge enrolled (and not revoked) at a
 // location of org, or "" when it has none.
 func (n *Node) LocationEdge(ctx context.Context, org, location string) (string, error) {
-	nodes, err := n.DB.SyncNodes(ctx, org)
+	nodes, err := n.db.SyncNodes(ctx, org)
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +63,7 @@ func (n *Node) RefusedCounters() []prometheus.Collector {
 	for _, code := range sqlite.RefusalCodes {
 		out = append(out, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kassa_sync_refused_total",
 			Help:        "Changes pushed by edges that the trust boundary refused and quarantined, by reason.",
-			ConstLabels: prometheus.Labels{"reason": code}}, func() float64 { return float64(n.DB.RefusedCounts()[code]) }))
+			ConstLabels: prometheus.Labels{"reason": code}}, func() float64 { return float64(n.db.RefusedCounts()[code]) }))
 	}
 	return out
 }
@@ -71,12 +71,12 @@ func (n *Node) RefusedCounters() []prometheus.Collector {
 // EdgeWatchJob tells edges, through h, when the hub's log has news for
 // their scope, from the log's current end on.
 func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
-	start, err := n.DB.LastSeq(ctx)
+	start, err := n.db.LastSeq(ctx)
 	if err != nil {
 		return Job{}, err
 	}
 	heads := func(ctx context.Context, after int64) ([]link.Head, error) {
-		hs, err := n.DB.LogHeadsAfter(ctx, after, 5000)
+		hs, err := n.db.LogHeadsAfter(ctx, after, 5000)
 		out := make([]link.Head, len(hs))
 		for i, h := range hs {
 			out[i] = link.Head{Seq: h.Seq, Org: h.OrgID, Location: h.LocationID}
@@ -84,7 +84,7 @@ func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
 		return out, err
 	}
 	return Job{Name: "edge-watch", Run: func(ctx context.Context) error {
-		h.Watch(ctx, n.DB.Committed(), start, heads)
+		h.Watch(ctx, n.db.Committed(), start, heads)
 		return nil
 	}}, nil
 }
@@ -139,7 +139,7 @@ func (b *EdgeBook) saw(node string, cursor int64) {
 // edges who spoke; lag, if not nil, observes the time from a change made
 // at an edge to its apply here.
 func (n *Node) HubLinkStore(edges *EdgeBook, lag prometheus.Observer) link.HubStore {
-	return &hubStore{db: n.DB, edges: edges, lag: lag}
+	return &hubStore{db: n.db, edges: edges, lag: lag}
 }
 
 func entries(log []sqlite.LogEntry, err error) ([]link.Entry, error) {
@@ -201,7 +201,7 @@ func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {
 
 // HubSync returns the hub's kassa.SyncService: every enrolled edge of the
 // org, with what edges records of them.
-func (n *Node) HubSync(edges *EdgeBook) kassa.SyncService { return &hubSync{db: n.DB, edges: edges} }
+func (n *Node) HubSync(edges *EdgeBook) kassa.SyncService { return &hubSync{db: n.db, edges: edges} }
 
 // hubSync is the hub's kassa.SyncService.
 type hubSync struct {

@@ -75,17 +75,22 @@ type Config struct {
 // Node is an open node.
 type Node struct {
 	Config   Config
-	DB       *sqlite.DB
 	Bus      *eventbus.Bus
 	Services httpapi.Services
 	Orgs     *sqlite.OrgService
-	Payments *sqlite.PaymentService
 	HTTP     *httpapi.Server
 	// Jobs runs the node's background work: Open starts the kitchen
 	// ticket job; the binaries add theirs (and the resources those use,
 	// with OnStop). Shutdown stops them in reverse order.
 	Jobs *Jobs
 	log  *slog.Logger
+	// db is the store. Nothing outside this package reaches it: the
+	// binaries, the demo seed and tests use the services above and the
+	// node's narrow methods (store.go, edge.go, hub.go).
+	db *sqlite.DB
+	// payments is Services.Payments as the store's type: the offline card
+	// forwarding job needs its ForwardOffline step.
+	payments *sqlite.PaymentService
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -122,7 +127,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{Config: cfg, DB: db, Bus: bus, Orgs: sqlite.NewOrgService(db), Jobs: NewJobs(log), log: log}
+	n := &Node{Config: cfg, db: db, Bus: bus, Orgs: sqlite.NewOrgService(db), Jobs: NewJobs(log), log: log}
 	auth := sqlite.NewAuthService(db, signer, sqlite.LoginLimits{PerMinute: cfg.LoginPerMinute, Burst: cfg.LoginBurst,
 		IPPerMinute: cfg.LoginIPPerMinute, IPBurst: cfg.LoginIPBurst})
 	auth.Rehash = cfg.Kind == kassa.NodeHub // users are written at the hub; an edge's are replicas
@@ -166,7 +171,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments
-	n.Payments = payments
+	n.payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	if cfg.Extend != nil {
 		if err := cfg.Extend(n); err != nil {
@@ -244,7 +249,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // close stops the jobs, then closes the store: for a node that never served.
 func (n *Node) close() error {
 	n.Jobs.Stop()
-	return n.DB.Close()
+	return n.db.Close()
 }
 
 // Actor returns a context acting as the given user of an org, for internal

@@ -50,7 +50,7 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	if serverTLS != nil {
 		ln, scheme = tls.NewListener(ln, serverTLS), "https"
 	}
-	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.DB.NodeID, scheme, ln.Addr())
+	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.db.NodeID, scheme, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- n.Serve(ln) }()
 	select {

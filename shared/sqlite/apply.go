@@ -602,37 +602,6 @@ func validColumn(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) < 0
 }
 
-// columnValue turns a value decoded from a change record's JSON into what
-// its column stores: booleans as 0/1, whole numbers as integers, lists and
-// objects as JSON text.
-func columnValue(v any) any {
-	switch x := v.(type) {
-	case nil, string, int64:
-		return x
-	case bool:
-		if x {
-			return int64(1)
-		}
-		return int64(0)
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-		return x
-	case int:
-		return int64(x)
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-}
-
 // ErrOutOfOrder is returned for a change to a row this node does not have:
 // the change that made the row has not arrived. It is never quarantined.
 var ErrOutOfOrder = errors.New("sqlite: change of a row that has not arrived")

@@ -42,11 +42,7 @@ func (s *CategoryService) FindCategories(ctx context.Context, f kassa.CategoryFi
 
 // FindCategoryByID returns one category of the org, or ENotFound.
 func (s *CategoryService) FindCategoryByID(ctx context.Context, id string) (*kassa.Category, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findCategory, id)
 }
 
 func findCategory(ctx context.Context, q querier, orgID, id string) (*kassa.Category, error) {
@@ -64,7 +60,7 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findCategory, a.OrgID, id, func(tx *Tx) error {
 		if in.ParentID != nil && !exists(ctx, tx, "categories", a.OrgID, *in.ParentID) {
 			return noSuchParent()
 		}
@@ -74,10 +70,6 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 			"sort_order": in.SortOrder, "is_active": active, "station": in.Station,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateCategory applies a partial update. Errors: ENotFound, EInvalid,
@@ -90,12 +82,7 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
-		c, err := findCategory(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		cols := map[string]any{}
+	return updateRead(ctx, s.db, entCategory, findCategory, a.OrgID, id, func(tx *Tx, c *kassa.Category, cols map[string]any) error {
 		patch(cols, "name", c.Name, in.Name)
 		patchNullable(cols, "description", c.Description, in.Description)
 		patchNullable(cols, "parent_id", c.ParentID, in.ParentID)
@@ -114,12 +101,8 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 				return kassa.Errorf(kassa.EConflict, "category %s cannot be its own ancestor", id)
 			}
 		}
-		return tx.update(ctx, entCategory, a.OrgID, id, cols)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findCategory(ctx, s.db.reader, a.OrgID, id)
 }
 
 func noSuchParent() error {

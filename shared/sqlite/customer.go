@@ -94,11 +94,7 @@ func dropPhonePunct(r rune) rune {
 // FindCustomerByID returns one customer of the org, or ENotFound (also
 // when deleted).
 func (s *CustomerService) FindCustomerByID(ctx context.Context, id string) (*kassa.Customer, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findCustomer(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findCustomer, id)
 }
 
 func findCustomer(ctx context.Context, q querier, orgID, id string) (*kassa.Customer, error) {
@@ -250,11 +246,4 @@ func (s *CustomerService) DeleteCustomer(ctx context.Context, id string) error {
 type deletedCustomer struct {
 	kassa.Customer
 	Deleted bool `json:"deleted"`
-}
-
-func orEmptyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return m
 }

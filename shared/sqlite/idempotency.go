@@ -29,17 +29,19 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 		var ct, loc sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
 			FROM idempotency_keys WHERE scope = ? AND key = ?`, scope, key).Scan(&fp, &status, &rs, &ct, &loc, &r.Body, &created)
+		var held *kassa.IdempotencyRecord
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
-		case now.Sub(parseTime(created)) > kassa.IdempotencyWindow:
-			// expired: reuse the key as new
-		case fp != fingerprint:
-			return kassa.Errorf(kassa.EInvalid, "Idempotency-Key was already used with a different request")
-		case status == "running":
-			return kassa.Errorf(kassa.EConflict, "a request with this Idempotency-Key is still being processed")
 		default:
+			held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: parseTime(created)}
+		}
+		again, err := kassa.IdempotencyReplay(held, fingerprint, now)
+		if err != nil {
+			return err
+		}
+		if again {
 			r.Status, r.ContentType, r.Location = int(rs.Int64), ct.String, loc.String
 			replay = &r
 			return nil

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -171,40 +170,6 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 	return lvl, nil
 }
 
-// orgSettings returns an org's settings: kassa.DefaultSettings overlaid with
-// what the org row stores (which may be "{}"). A stored payment_methods
-// list replaces the default list as a whole.
-func orgSettings(ctx context.Context, q querier, orgID string) (kassa.OrgSettings, error) {
-	set := kassa.DefaultSettings()
-	var raw string
-	err := q.QueryRowContext(ctx, `SELECT settings FROM orgs WHERE id = ?`, orgID).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return set, kassa.NotFound("org", orgID)
-	}
-	if err != nil {
-		return set, err
-	}
-	var present map[string]json.RawMessage
-	if err := decodeJSON(raw, &present); err != nil {
-		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
-	}
-	if _, ok := present["payment_methods"]; ok {
-		set.PaymentMethods = nil
-	}
-	if err := decodeJSON(raw, &set); err != nil {
-		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
-	}
-	return set, nil
-}
-
-// movementActor is who a movement names: the user, or the OAuth client.
-func movementActor(a *kassa.Actor) string {
-	if a.UserID != "" {
-		return a.UserID
-	}
-	return a.ClientID
-}
-
 // FindStock lists the org's stock levels by id, filtered by location and
 // product; LowOnly keeps those at or below a positive reorder point.
 func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (kassa.List[kassa.StockLevel], error) {
@@ -272,7 +237,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 		}
 		_, err = writeMovement(ctx, tx, movement{
 			orgID: a.OrgID, locationID: in.LocationID, productID: in.ProductID, delta: delta,
-			reason: in.Reason, refType: stockRefAdjustment, actor: movementActor(a), note: in.Note,
+			reason: in.Reason, refType: stockRefAdjustment, actor: a.Ref(), note: in.Note,
 		})
 		return err
 	})
@@ -353,11 +318,7 @@ func (s *InventoryService) FindTransfers(ctx context.Context, p kassa.Page) (kas
 
 // FindTransferByID returns one transfer of the org with its lines, or ENotFound.
 func (s *InventoryService) FindTransferByID(ctx context.Context, id string) (*kassa.Transfer, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findTransfer, id)
 }
 
 // CreateTransfer records a transfer in transit and takes its lines off the
@@ -373,7 +334,7 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findTransfer, a.OrgID, id, func(tx *Tx) error {
 		var v kassa.Validation
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.FromLocationID), "from_location_id", "no such location")
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.ToLocationID), "to_location_id", "no such location")
@@ -397,10 +358,6 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		}
 		return moveLines(ctx, tx, a, id, in.FromLocationID, in.Lines, -1, kassa.ReasonTransferOut, "")
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
 }
 
 // moveLines writes one movement per transfer line at a location, with the
@@ -409,7 +366,7 @@ func moveLines(ctx context.Context, tx *Tx, a *kassa.Actor, transferID, location
 	for _, l := range lines {
 		_, err := writeMovement(ctx, tx, movement{
 			orgID: a.OrgID, locationID: locationID, productID: l.ProductID, delta: sign * l.Quantity,
-			reason: reason, refType: stockRefTransfer, refID: transferID, actor: movementActor(a), note: note,
+			reason: reason, refType: stockRefTransfer, refID: transferID, actor: a.Ref(), note: note,
 		})
 		if err != nil {
 			return err
@@ -439,7 +396,7 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findTransfer, a.OrgID, id, func(tx *Tx) error {
 		t, err := findTransfer(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -471,8 +428,4 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findTransfer(ctx, s.db.reader, a.OrgID, id)
 }

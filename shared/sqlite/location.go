@@ -39,11 +39,7 @@ func (s *LocationService) FindLocations(ctx context.Context, p kassa.Page) (kass
 
 // FindLocationByID returns one location of the org, or ENotFound.
 func (s *LocationService) FindLocationByID(ctx context.Context, id string) (*kassa.Location, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findLocation(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findLocation, id)
 }
 
 func findLocation(ctx context.Context, q querier, orgID, id string) (*kassa.Location, error) {
@@ -64,7 +60,7 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findLocation, a.OrgID, id, func(tx *Tx) error {
 		cur := in.Currency
 		if cur == "" {
 			org, err := findOrg(ctx, tx, a.OrgID)
@@ -77,8 +73,4 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 			"name": in.Name, "timezone": in.Timezone, "address": in.Address, "currency": cur,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findLocation(ctx, s.db.reader, a.OrgID, id)
 }

@@ -77,11 +77,7 @@ func (s *LoyaltyService) FindPrograms(ctx context.Context, p kassa.Page) (kassa.
 
 // FindProgramByID returns one program of the org, or ENotFound.
 func (s *LoyaltyService) FindProgramByID(ctx context.Context, id string) (*kassa.LoyaltyProgram, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findProgram(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findProgram, id)
 }
 
 func findProgram(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyProgram, error) {
@@ -101,16 +97,12 @@ func (s *LoyaltyService) CreateProgram(ctx context.Context, in *kassa.LoyaltyPro
 	tiers := orEmpty(append([]kassa.LoyaltyTier(nil), in.Tiers...))
 	kassa.SortTiers(tiers)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findProgram, a.OrgID, id, func(tx *Tx) error {
 		return tx.insert(ctx, entProgram, a.OrgID, id, map[string]any{
 			"name": in.Name, "points_per_unit": in.PointsPerUnit, "redemption_value": in.RedemptionValue,
 			"tiers": tiers, "is_active": in.IsActive == nil || *in.IsActive,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProgram(ctx, s.db.reader, a.OrgID, id)
 }
 
 // Enrol opens an account for a customer in a program (by default the org's
@@ -127,7 +119,7 @@ func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*ka
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findAccount, a.OrgID, id, func(tx *Tx) error {
 		var v kassa.Validation
 		if _, err := findCustomer(ctx, tx, a.OrgID, in.CustomerID); kassa.ErrorKind(err) == kassa.ENotFound {
 			v.Add("customer_id", "no such customer")
@@ -153,10 +145,6 @@ func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*ka
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findAccount(ctx, s.db.reader, a.OrgID, id)
 }
 
 // enrolProgram returns the program named by id, or the org's only active
@@ -200,11 +188,7 @@ func enrolProgram(ctx context.Context, q querier, orgID string, id *string, v *k
 
 // FindAccountByID returns one account of the org, or ENotFound.
 func (s *LoyaltyService) FindAccountByID(ctx context.Context, id string) (*kassa.LoyaltyAccount, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findAccount(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findAccount, id)
 }
 
 func findAccount(ctx context.Context, q querier, orgID, id string) (*kassa.LoyaltyAccount, error) {

@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -59,11 +56,7 @@ func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID
 
 // FindModifierGroupByID returns one modifier group of the org, or ENotFound.
 func (s *ModifierGroupService) FindModifierGroupByID(ctx context.Context, id string) (*kassa.ModifierGroup, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findModifierGroup, id)
 }
 
 func findModifierGroup(ctx context.Context, q querier, orgID, id string) (*kassa.ModifierGroup, error) {
@@ -129,7 +122,7 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 	}
 	products := dedupe(in.ProductIDs)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findModifierGroup, a.OrgID, id, func(tx *Tx) error {
 		if err := checkExist(ctx, tx, "products", a.OrgID, "product_ids", "no such product: %s", products); err != nil {
 			return err
 		}
@@ -141,10 +134,6 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 		}
 		return linkGroupProducts(ctx, tx, a.OrgID, id, nil, products)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateModifierGroup applies a partial update; the merged group must be
@@ -159,7 +148,7 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findModifierGroup, a.OrgID, id, func(tx *Tx) error {
 		g, err := findModifierGroup(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -226,10 +215,6 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 		}
 		return linkGroupProducts(ctx, tx, a.OrgID, id, g.ProductIDs, merged.ProductIDs)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findModifierGroup(ctx, s.db.reader, a.OrgID, id)
 }
 
 // modifierOptions gives id-less options a new id and refuses an id listed
@@ -299,26 +284,4 @@ func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edi
 	cols := map[string]any{}
 	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
 	return tx.update(ctx, entProduct, orgID, productID, cols)
-}
-
-// checkExist checks that every id names a row of table in the org; the first
-// that does not is reported as field with message (formatted with the id).
-func checkExist(ctx context.Context, q querier, table, orgID, field, message string, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	var missing string
-	err = q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+` WHERE org_id = ?) LIMIT 1`,
-		string(list), orgID).Scan(&missing)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return kassa.InvalidField(field, fmt.Sprintf(message, missing))
 }

@@ -255,22 +255,7 @@ func customerExists(ctx context.Context, q querier, orgID, id string) bool {
 
 // FindOrderByID returns one order with its parts, or ENotFound.
 func (s *OrderService) FindOrderByID(ctx context.Context, id string) (*kassa.Order, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
-}
-
-func actorID(a *kassa.Actor) *string {
-	id := a.UserID
-	if id == "" {
-		id = a.ClientID
-	}
-	if id == "" {
-		return nil
-	}
-	return &id
+	return readOwn(ctx, s.db, findOrder, id)
 }
 
 // CreateOrder prices and stores a new open order. Errors: EInvalid (also
@@ -563,7 +548,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 			return nil, err
 		}
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		o, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -591,10 +576,6 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 		}
 		return recordTicketUpdate(ctx, tx, a.OrgID, id, cols)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
 }
 
 // CompleteOrder completes a fully paid open order: it writes a sale
@@ -704,7 +685,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		plan = plan.Scaled(sumRefunded(paid))
 	}
 	refundID := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		cur, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -755,10 +736,6 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.Amount})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findOrder(ctx, s.db.reader, a.OrgID, id)
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {

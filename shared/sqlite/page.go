@@ -50,7 +50,7 @@ func (f *filter) and(cond string, args ...any) *filter {
 // eq adds "col = v" when the request gave v (as the column stores it).
 func eq[T any](f *filter, col string, v *T) {
 	if v != nil {
-		f.and(col+" = ?", sqlValue(*v))
+		f.and(col+" = ?", columnValue(*v))
 	}
 }
 

@@ -69,11 +69,7 @@ func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter
 
 // FindPaymentByID returns one payment of the org, or ENotFound.
 func (s *PaymentService) FindPaymentByID(ctx context.Context, id string) (*kassa.Payment, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findPayment, id)
 }
 
 func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, error) {
@@ -239,7 +235,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	}
 	if out.Forward {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			paymentID, orgID, res.Token, in.Amount, sqlValue(capture), fmtTime(tx.now)); err != nil {
+			paymentID, orgID, res.Token, in.Amount, columnValue(capture), fmtTime(tx.now)); err != nil {
 			return "", err
 		}
 	}
@@ -316,7 +312,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err := proc.Capture(ctx, deref(p.ProcessorRef), p.Amount); err != nil {
 		return nil, fmt.Errorf("capture %s: %w", id, err)
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findPayment, a.OrgID, id, func(tx *Tx) error {
 		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.now}); err != nil {
 			return err
 		}
@@ -330,10 +326,6 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		tx.emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
 }
 
 // Void cancels a pending or authorized payment, or reverses a captured
@@ -427,13 +419,6 @@ func (s *PaymentService) refundPayments(ctx context.Context, o *kassa.Order, amo
 		return out, kassa.Errorf(kassa.EConflict, "the captured payments cannot cover the refund")
 	}
 	return out, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // earliestZone is the time zone that reaches a date first.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"kassa.dev/shared/kassa"
 )
@@ -58,11 +57,7 @@ func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *strin
 
 // FindPriceListByID returns one price list of the org, or ENotFound.
 func (s *PriceListService) FindPriceListByID(ctx context.Context, id string) (*kassa.PriceList, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
+	return readOwn(ctx, s.db, findPriceList, id)
 }
 
 func findPriceList(ctx context.Context, q querier, orgID, id string) (*kassa.PriceList, error) {
@@ -85,7 +80,7 @@ func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceL
 	locations := dedupe(v.LocationIDs)
 	prices := orEmpty(v.Prices)
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findPriceList, a.OrgID, id, func(tx *Tx) error {
 		if err := checkPriceListRefs(ctx, tx, a.OrgID, locations, prices); err != nil {
 			return err
 		}
@@ -95,10 +90,6 @@ func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceL
 			"starts_at": v.StartsAt, "ends_at": v.EndsAt, "is_active": active,
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdatePriceList applies a partial update; location_ids and prices, when
@@ -113,11 +104,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
-		pl, err := findPriceList(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
+	return updateRead(ctx, s.db, entPriceList, findPriceList, a.OrgID, id, func(tx *Tx, pl *kassa.PriceList, cols map[string]any) error {
 		merged := kassa.PriceListCreate{Name: pl.Name, StartsAt: pl.StartsAt, EndsAt: pl.EndsAt}
 		if in.Name.Set {
 			merged.Name = in.Name.Value
@@ -140,7 +127,6 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 		if err := checkPriceListRefs(ctx, tx, a.OrgID, merged.LocationIDs, merged.Prices); err != nil {
 			return err
 		}
-		cols := map[string]any{}
 		if in.Name.Set {
 			changed(cols, "name", pl.Name, merged.Name)
 		}
@@ -157,12 +143,8 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 			changed(cols, "ends_at", pl.EndsAt, merged.EndsAt)
 		}
 		patch(cols, "is_active", pl.IsActive, in.IsActive)
-		return tx.update(ctx, entPriceList, a.OrgID, id, cols)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findPriceList(ctx, s.db.reader, a.OrgID, id)
 }
 
 // checkPriceListRefs checks that the locations and the priced products
@@ -176,12 +158,4 @@ func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations 
 		products[i] = p.ProductID
 	}
 	return checkExist(ctx, q, "products", orgID, "prices", "no such product: %s", products)
-}
-
-func truncMilli(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC().Truncate(time.Millisecond)
-	return &u
 }

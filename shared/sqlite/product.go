@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 
@@ -51,16 +50,7 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 
 // FindProductByID returns one product of the org, or ENotFound.
 func (s *ProductService) FindProductByID(ctx context.Context, id string) (*kassa.Product, error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	return readOwn(ctx, s.db, findProduct, id)
 }
 
 func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Product, error) {
@@ -78,7 +68,7 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		return nil, err
 	}
 	id := s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	return writeRead(ctx, s.db, findProduct, a.OrgID, id, func(tx *Tx) error {
 		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
 			return err
 		}
@@ -94,10 +84,6 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
 }
 
 // UpdateProduct applies a partial update. Errors: ENotFound, EInvalid.
@@ -109,12 +95,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
-		p, err := findProduct(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		cols := map[string]any{}
+	return updateRead(ctx, s.db, entProduct, findProduct, a.OrgID, id, func(tx *Tx, p *kassa.Product, cols map[string]any) error {
 		patch(cols, "name", p.Name, in.Name)
 		patchNullable(cols, "description", p.Description, in.Description)
 		patch(cols, "base_price", p.BasePrice, in.BasePrice)
@@ -134,12 +115,8 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
 			return err
 		}
-		return tx.update(ctx, entProduct, a.OrgID, id, cols)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return findProduct(ctx, s.db.reader, a.OrgID, id)
 }
 
 // ArchiveProduct soft-deletes a product: it stays, inactive. Archiving an
@@ -161,42 +138,4 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 		}
 	}
 	return v.Err()
-}
-
-// exists reports whether table has a row id in org.
-func exists(ctx context.Context, q querier, table, orgID, id string) bool {
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE org_id = ? AND id = ?", orgID, id).Scan(&n)
-	return err == nil && n == 1
-}
-
-func optPtr[T any](o kassa.Opt[T]) *T {
-	if !o.Set || o.Null {
-		return nil
-	}
-	v := o.Value
-	return &v
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func dedupe(ids []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

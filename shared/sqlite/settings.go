@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 
 	"kassa.dev/shared/kassa"
 )
@@ -79,4 +82,22 @@ func (s *SettingsService) change(ctx context.Context, fn func(*kassa.OrgSettings
 		return tx.update(ctx, entOrg, a.OrgID, a.OrgID, cols)
 	})
 	return &st, err
+}
+
+// orgSettings returns an org's settings as kassa.DecodeSettings reads
+// the org row's. Errors: ENotFound.
+func orgSettings(ctx context.Context, q querier, orgID string) (kassa.OrgSettings, error) {
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT settings FROM orgs WHERE id = ?`, orgID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return kassa.DefaultSettings(), kassa.NotFound("org", orgID)
+	}
+	if err != nil {
+		return kassa.DefaultSettings(), err
+	}
+	set, err := kassa.DecodeSettings([]byte(raw))
+	if err != nil {
+		return set, fmt.Errorf("sqlite: settings of org %s: %w", orgID, err)
+	}
+	return set, nil
 }

@@ -277,7 +277,7 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 				}
 				h.Write([]byte(c))
 				h.Write([]byte{0})
-				h.Write([]byte(normalized(vals[i])))
+				h.Write([]byte(canonical(vals[i])))
 				h.Write([]byte{0})
 			}
 			n++
@@ -289,30 +289,4 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 		out[table] = strconv.Itoa(n) + ":" + hex.EncodeToString(h.Sum(nil))
 	}
 	return out, nil
-}
-
-// normalized renders a column value canonically: JSON text re-encoded with
-// sorted keys, everything else as Go prints it.
-func normalized(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "\x00null"
-	case []byte:
-		return normalizedText(string(x))
-	case string:
-		return normalizedText(x)
-	default:
-		return fmt.Sprint(x)
-	}
-}
-
-func normalizedText(s string) string {
-	if len(s) > 0 && (s[0] == '{' || s[0] == '[') {
-		var j any
-		if json.Unmarshal([]byte(s), &j) == nil {
-			b, _ := json.Marshal(j)
-			return string(b)
-		}
-	}
-	return s
 }

@@ -489,7 +489,7 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)
 	for _, n := range names {
-		args = append(args, sqlValue(cols[n]))
+		args = append(args, columnValue(cols[n]))
 	}
 	args = append(args, stamp.String(), tx.db.NodeID)
 	switch op {
@@ -690,72 +690,6 @@ func joinCols(names []string, suffix string) string {
 	return s
 }
 
-// sqlValue converts a Go value to what the column stores: times as text,
-// booleans as 0/1, nil pointers as NULL, slices, maps and structs as JSON.
-func sqlValue(v any) any {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string, int, int64, float64, []byte:
-		return x
-	case bool:
-		if x {
-			return 1
-		}
-		return 0
-	case time.Time:
-		return fmtTime(x)
-	case *time.Time:
-		if x == nil {
-			return nil
-		}
-		return fmtTime(*x)
-	case *string:
-		if x == nil {
-			return nil
-		}
-		return *x
-	case *int64:
-		if x == nil {
-			return nil
-		}
-		return *x
-	case *int:
-		if x == nil {
-			return nil
-		}
-		return *x
-	case *bool:
-		if x == nil {
-			return nil
-		}
-		return sqlValue(*x)
-	case hlc.Timestamp:
-		return x.String()
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			panic(fmt.Sprintf("sqlite: column value %T: %v", v, err))
-		}
-		return string(b)
-	}
-}
-
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// decodeJSON unmarshals a JSON column into v.
-func decodeJSON(s string, v any) error {
-	if s == "" {
-		return nil
-	}
-	return json.Unmarshal([]byte(s), v)
-}
-
 // patch notes in cols the value an update sets for a column (an Opt that
 // is Set), when it differs from old.
 func patch[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
@@ -775,7 +709,15 @@ func patchNullable[T any](cols map[string]any, name string, old any, o kassa.Opt
 // changed adds name to cols when the new value differs from the old one, as
 // compared by their stored forms.
 func changed(cols map[string]any, name string, old, new any) {
-	if fmt.Sprint(sqlValue(old)) != fmt.Sprint(sqlValue(new)) || (sqlValue(old) == nil) != (sqlValue(new) == nil) {
+	if !sameStored(old, new) {
 		cols[name] = new
 	}
+}
+
+// actorID is the actor a record names (kassa.Actor.Ref), or NULL.
+func actorID(a *kassa.Actor) *string {
+	if id := a.Ref(); id != "" {
+		return &id
+	}
+	return nil
 }

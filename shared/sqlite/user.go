@@ -50,10 +50,7 @@ func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*ka
 		return nil, err
 	}
 	id := s.db.NewID()
-	if err := s.db.write(ctx, func(tx *Tx) error { return insertUser(ctx, tx, a.OrgID, id, in, hash) }); err != nil {
-		return nil, err
-	}
-	return findUser(ctx, s.db.reader, a.OrgID, id)
+	return writeRead(ctx, s.db, findUser, a.OrgID, id, func(tx *Tx) error { return insertUser(ctx, tx, a.OrgID, id, in, hash) })
 }
 
 func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCreate, hash string) error {

@@ -1,0 +1,101 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
+)
+
+// What the demo seed, tools and tests need of the store beyond the
+// services: narrow methods, so that nothing outside this package holds
+// the *sqlite.DB (Node.db).
+
+// WriterStats are the store's write-loop counters (see /metrics).
+type WriterStats = sqlite.WriterStats
+
+// WriterStats returns the store's write-loop counters so far.
+func (n *Node) WriterStats() WriterStats { return n.db.WriterStats() }
+
+// NewID returns a new id as the store makes them.
+func (n *Node) NewID() string { return n.db.NewID() }
+
+// Stamp returns the node's next hybrid logical clock timestamp.
+func (n *Node) Stamp() hlc.Timestamp { return n.db.Clock.Now() }
+
+// ApplyRemote applies change records made at other nodes, as sync applies
+// what it pulls (idempotent by change id, merged by the rules of
+// DESIGN.md "Sync"), in one unit of work. The kitchen ticket job records
+// what the changes moved. Errors: a malformed change or an unknown entity
+// fails the whole batch.
+func (n *Node) ApplyRemote(ctx context.Context, changes []change.Change) error {
+	_, err := n.db.Apply(ctx, changes, false)
+	return err
+}
+
+// Changes returns the change records of one row in the outbox, in write
+// order; an empty id returns every record of the entity.
+func (n *Node) Changes(ctx context.Context, entity, id string) ([]change.Change, error) {
+	return n.db.Changes(ctx, entity, id)
+}
+
+// OutboxLen counts every change record in the outbox, sent or not
+// (PendingUp counts the unsent ones).
+func (n *Node) OutboxLen(ctx context.Context) (int, error) { return n.db.OutboxLen(ctx, false) }
+
+// UserByEmail returns the user with that e-mail address on this node. It
+// reads across orgs: for the demo seed and tools, never for a request.
+// Errors: ENotFound.
+func (n *Node) UserByEmail(ctx context.Context, email string) (*kassa.User, error) {
+	return n.db.UserByEmail(ctx, email)
+}
+
+// RecordTicket appends a kitchen ticket event of type typ for an order,
+// as a unit of work of its own (ticket.created is skipped when the order
+// has one).
+func (n *Node) RecordTicket(ctx context.Context, orgID, orderID, typ string) error {
+	return n.db.RecordTicket(ctx, orgID, orderID, typ)
+}
+
+// SyncTicket brings an order's kitchen ticket up to date after sync
+// applied changes of it, as the ticket job does, in a unit of work of its
+// own.
+func (n *Node) SyncTicket(ctx context.Context, orgID, orderID string) error {
+	return n.db.SyncTicket(ctx, orgID, orderID)
+}
+
+// TimeFormat is how the store writes times (UTC, milliseconds).
+const TimeFormat = sqlite.TimeFormat
+
+// CreateStore creates the store file at path with the current schema (or
+// migrates it) and closes it again: for baselines and tools that then
+// write it with plain SQL.
+func CreateStore(ctx context.Context, path string) error {
+	db, err := sqlite.Open(ctx, path, sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// LoggedEvent is an event of a store's durable log, with its position
+// there (per node) and the node it happened at.
+type LoggedEvent = sqlite.LoggedEvent
+
+// ReadEventLog opens the store in dataDir and returns its node id and up
+// to limit events of its log after position after (0: from the start).
+// The node that owns the store may keep running: this starts no
+// background work and only reads (as hub verify does).
+func ReadEventLog(ctx context.Context, dataDir string, after int64, limit int) (string, []LoggedEvent, error) {
+	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "", nil, err
+	}
+	defer db.Close()
+	es, err := db.EventsAfter(ctx, after, limit)
+	return db.NodeID, es, err
+}
