@@ -64,9 +64,9 @@ type Services struct {
 	Enrolment      kassa.EnrolmentService // hub only
 	// OAuth is the authorization server (hub only): its routes exist and
 	// bearer tokens of its shape are accepted when it is set.
-	OAuth kassa.OAuthService
-	KDS            kassa.KDSService
-	Idempotency    kassa.IdempotencyStore
+	OAuth       kassa.OAuthService
+	KDS         kassa.KDSService
+	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
