@@ -143,8 +143,8 @@ func routeLabel(c *fiber.Ctx) string {
 
 // authenticate reads the bearer token, puts the actor in the request
 // context and checks the route's scope. A first-party JWT goes to the
-// auth service, an OAuth access token (64 hex, on the hub) to the
-// authorization server.
+// auth service, an OAuth access token (64 hex) to the authorization
+// server.
 func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
@@ -172,8 +172,8 @@ func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 	}
 }
 
-// bearer checks a bearer token: an OAuth access token (64 hex; the hub
-// only) with the authorization server, anything else as a first-party JWT.
+// bearer checks a bearer token: an OAuth access token (64 hex) with the
+// authorization server, anything else as a first-party JWT.
 func (s *Server) bearer(ctx context.Context, raw string) (*kassa.Actor, error) {
 	if s.svc.OAuth != nil && kassa.IsOpaqueToken(raw) {
 		return s.svc.OAuth.Authenticate(ctx, raw)

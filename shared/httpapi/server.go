@@ -62,8 +62,9 @@ type Services struct {
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
-	// OAuth is the authorization server (hub only): its routes exist and
-	// bearer tokens of its shape are accepted when it is set.
+	// OAuth is the authorization server: with it, bearer tokens of its
+	// shape are accepted; on the hub its routes exist too (an edge only
+	// checks the hub's tokens).
 	OAuth       kassa.OAuthService
 	KDS         kassa.KDSService
 	Idempotency kassa.IdempotencyStore
@@ -144,7 +145,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Sync != nil, s.routesSync},
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
-		{svc.OAuth != nil, s.routesOAuth},
+		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {
 		if g.present {
 			g.routes()

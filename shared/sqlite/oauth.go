@@ -13,19 +13,28 @@ import (
 )
 
 // OAuthService implements kassa.OAuthService: the hub's authorization
-// server. Its tables (migration 0008) are node-local: no change records,
-// nothing an edge may push. Codes, tokens and client secrets are 32 random
-// bytes handed out as 64 lower-case hex characters and stored only as
-// their SHA-256; a random 32-byte secret needs no slow hash, and a lookup
-// by hash compares nothing secret-dependent in Go. A token family is an
-// oauth_grants row: revoking it (a replayed code, a reused refresh token, a
-// revoked refresh token, a disconnect) revokes every token in it at once.
+// server. Its tables (migration 0008) are node-local — no change records,
+// nothing an edge may push — except oauth_access, the replicated copy of
+// each access token that lets the org's edges check bearer tokens (at an
+// edge only Authenticate is served). Codes, tokens and client secrets are
+// 32 random bytes handed out as 64 lower-case hex characters and stored
+// only as their SHA-256; a random 32-byte secret needs no slow hash, and a
+// lookup by hash compares nothing secret-dependent in Go. A token family is
+// an oauth_grants row: revoking it (a replayed code, a reused refresh
+// token, a revoked refresh token, a disconnect) revokes every token in it
+// at once.
 type OAuthService struct{ db *DB }
 
 // NewOAuthService returns the authorization server of db.
 func NewOAuthService(db *DB) *OAuthService { return &OAuthService{db: db} }
 
 var _ kassa.OAuthService = (*OAuthService)(nil)
+
+// entOAuthAccess is the replicated copy of each access token (table
+// oauth_access): the hub writes it with the token and its revocation, and
+// every edge of the org applies it, so bearer checks work at a store whose
+// link to the hub is down. Bearer checks read it on both nodes.
+var entOAuthAccess = entity{"oauth_access", "oauth_access", "org_id", true}
 
 // newSecret returns 32 random bytes as 64 hex characters and their hash
 // (hashSecret, as enrolment tokens and leaf secrets are stored).
@@ -190,6 +199,10 @@ func (s *OAuthService) DeleteApp(ctx context.Context, clientID string) error {
 	}
 	return s.db.write(ctx, func(tx *Tx) error {
 		if _, err := findOAuthApp(ctx, tx, a.OrgID, clientID); err != nil {
+			return err
+		}
+		// The replicated copies of its tokens outlive the cascade: revoke them.
+		if err := revokeGrants(ctx, tx, s.db.Now(), `client_id = ?`, clientID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM oauth_apps WHERE id = ? AND org_id = ?`, clientID, a.OrgID)
@@ -490,8 +503,14 @@ func issueTokens(ctx context.Context, tx *Tx, now time.Time, g *grant, scopes []
 	const ins = `INSERT INTO oauth_tokens (hash, kind, grant_id, client_id, org_id, user_id, scopes, parent, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	access, ah := newSecret()
 	res := &kassa.TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(kassa.OAuthAccessTTL.Seconds()), Scope: kassa.JoinScopes(scopes)}
+	expires := now.Add(kassa.OAuthAccessTTL)
 	if _, err := tx.ExecContext(ctx, ins, ah, "access", g.id, g.clientID, g.orgID, nullString(g.userID), res.Scope, nullString(parent),
-		fmtTime(now), fmtTime(now.Add(kassa.OAuthAccessTTL))); err != nil {
+		fmtTime(now), fmtTime(expires)); err != nil {
+		return nil, err
+	}
+	if err := tx.insert(ctx, entOAuthAccess, g.orgID, ah, map[string]any{
+		"client_id": g.clientID, "user_id": nullString(g.userID), "scopes": res.Scope, "expires_at": expires,
+	}); err != nil {
 		return nil, err
 	}
 	if withRefresh {
@@ -509,12 +528,46 @@ func issueTokens(ctx context.Context, tx *Tx, now time.Time, g *grant, scopes []
 // oauth_grants) and every token in them.
 func revokeGrants(ctx context.Context, tx *Tx, now time.Time, where string, args ...any) error {
 	at := fmtTime(now)
+	if err := revokeAccess(ctx, tx, now, `grant_id IN (SELECT id FROM oauth_grants WHERE `+where+`)`, args...); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = coalesce(revoked_at, ?)
 		WHERE grant_id IN (SELECT id FROM oauth_grants WHERE `+where+`)`, append([]any{at}, args...)...); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, ?) WHERE `+where, append([]any{at}, args...)...)
 	return err
+}
+
+// revokeAccess marks the live access tokens matching where (a condition on
+// oauth_tokens) revoked in their replicated copies, one change record
+// each, so that the org's edges refuse them too once synced. Expired ones
+// need nothing.
+func revokeAccess(ctx context.Context, tx *Tx, now time.Time, where string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT hash, org_id FROM oauth_tokens WHERE kind = 'access' AND revoked_at IS NULL AND expires_at > ? AND `+where,
+		append([]any{fmtTime(now)}, args...)...)
+	if err != nil {
+		return err
+	}
+	var live [][2]string
+	for rows.Next() {
+		var t [2]string
+		if err := rows.Scan(&t[0], &t[1]); err != nil {
+			rows.Close()
+			return err
+		}
+		live = append(live, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range live {
+		if err := tx.update(ctx, entOAuthAccess, t[1], t[0], map[string]any{"revoked_at": now}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storedToken is an oauth_tokens row joined with its family.
@@ -573,7 +626,11 @@ func (s *OAuthService) Revoke(ctx context.Context, c kassa.ClientAuth, raw strin
 		if t.kind == "refresh" {
 			return revokeGrants(ctx, tx, now, `id = ?`, t.grantID)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE hash = ?`, fmtTime(now), hashSecret(raw))
+		hash := hashSecret(raw)
+		if err := revokeAccess(ctx, tx, now, `hash = ?`, hash); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE hash = ?`, fmtTime(now), hash)
 		return err
 	})
 }
@@ -608,7 +665,9 @@ var errBadOAuthToken = kassa.Errorf(kassa.EUnauthorized, "access token is invali
 // org, the client, the consenting user (none for client_credentials) and
 // the token's scopes, less what the user's current role no longer grants.
 // A token of a deactivated user, a revoked family or a deleted app is
-// refused at once. One query. Errors: EUnauthorized.
+// refused at once. One query, on the replicated copies (oauth_access), so
+// an edge answers for its org's tokens with the hub out of reach.
+// Errors: EUnauthorized.
 func (s *OAuthService) Authenticate(ctx context.Context, raw string) (*kassa.Actor, error) {
 	if !kassa.IsOpaqueToken(raw) {
 		return nil, errBadOAuthToken
@@ -617,8 +676,8 @@ func (s *OAuthService) Authenticate(ctx context.Context, raw string) (*kassa.Act
 	var user, role sql.NullString
 	var active sql.NullBool
 	err := s.db.reader.QueryRowContext(ctx, `SELECT t.client_id, t.org_id, t.user_id, t.scopes, t.expires_at, u.role, u.is_active
-		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id LEFT JOIN users u ON u.id = t.user_id AND u.org_id = t.org_id
-		WHERE t.hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND g.revoked_at IS NULL`, hashSecret(raw)).
+		FROM oauth_access t LEFT JOIN users u ON u.id = t.user_id AND u.org_id = t.org_id
+		WHERE t.id = ? AND t.revoked_at IS NULL`, hashSecret(raw)).
 		Scan(&clientID, &orgID, &user, &scopes, &expires, &role, &active)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadOAuthToken

@@ -68,3 +68,24 @@ CREATE TABLE oauth_tokens (
   revoked_at TEXT
 ) STRICT;
 CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
+
+-- oauth_access: each access token as an edge needs it to accept the token
+-- while the hub is out of reach. Replicated hub → the org's edges
+-- (org-wide change records), written only by the hub (no edgeRules entry:
+-- an edge never pushes it). id is the token's SHA-256; revoked_at is set
+-- in the same unit as the revocation at the hub. Bearer checks read this
+-- table on both nodes.
+CREATE TABLE oauth_access (
+  id         TEXT PRIMARY KEY,
+  org_id     TEXT NOT NULL,
+  client_id  TEXT NOT NULL,
+  user_id    TEXT,
+  scopes     TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  revoked_at TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  hlc        TEXT NOT NULL,
+  origin     TEXT NOT NULL,
+  field_hlc  TEXT NOT NULL DEFAULT '{}'
+) STRICT;
