@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node/nodetest"
 )
 
 // The hub's OAuth 2.0 authorization server, driven with golang.org/x/oauth2
@@ -500,22 +500,8 @@ func TestOAuthMetadataAndHubOnly(t *testing.T) {
 	mustProblem(t, edge.Do("GET", "/api/v1/orders", strings.Repeat("a", 64), nil), 401, "unauthorized")
 }
 
-// syncBuffer is a log sink tests read while the node writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func TestOAuthSecretsNeverLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs nodetest.SyncBuffer
 	tn := MustStartNodeLog(t, kassa.NodeHub, nil, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	dev := tn.MustOrg("Developer")
 	merchant := tn.MustOrg("Merchant")
