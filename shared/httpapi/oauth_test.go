@@ -489,8 +489,8 @@ func TestOAuthMetadataAndHubOnly(t *testing.T) {
 		!strings.Contains(fmt.Sprint(m["scopes_supported"]), "partners:write") || !strings.Contains(fmt.Sprint(m["grant_types_supported"]), "client_credentials") {
 		t.Fatalf("metadata lists: %s", r.Body)
 	}
-	// The edge is no authorization server: no routes, and a 64-hex bearer
-	// token is just an invalid token there.
+	// The edge is no authorization server: no routes; it checks only the
+	// hub's tokens it has synced, so an unknown 64-hex token is refused.
 	edge := MustStartNode(t, kassa.NodeEdge, nil)
 	o := edge.MustOrg("Store")
 	if r := edge.Do("POST", "/api/v1/oauth/token", "", "grant_type=client_credentials", "Content-Type", "application/x-www-form-urlencoded"); r.Status != 404 {
