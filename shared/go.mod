@@ -11,6 +11,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
+	golang.org/x/oauth2 v0.37.0
 	kassa.dev/sync v0.0.0
 )
 

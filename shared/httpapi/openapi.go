@@ -57,8 +57,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": map[string]any{"type": q.Type}})
 		}
 		if rt.Method == fiber.MethodPost && !rt.Public {
+			desc := "replays the first response of the same key and body within 24 h"
+			if rt.NoReplay {
+				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
+			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
-				"description": "replays the first response of the same key and body within 24 h", "schema": map[string]any{"type": "string", "maxLength": 255}})
+				"description": desc, "schema": map[string]any{"type": "string", "maxLength": 255}})
 		}
 		if params != nil {
 			op["parameters"] = params
@@ -105,7 +109,11 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Rate limits: one token bucket per org, shared by its first-party and OAuth tokens; every authenticated answer " +
 				"(errors too) has X-RateLimit-Limit (the org's requests per minute, which the operator may raise per org) and " +
 				"X-RateLimit-Remaining, a 429 has Retry-After. Tenants (hub): /partners/tenants takes a token with partners:write " +
-				"or the operator token as a bearer token; a partner sees only the tenants its app created.",
+				"or the operator token as a bearer token; a partner sees only the tenants its app created. " +
+				"Partner OAuth (hub only, metadata at /.well-known/oauth-authorization-server): /oauth/token, /oauth/revoke and " +
+				"/oauth/introspect take form-encoded or JSON bodies, client auth by HTTP Basic or in the body (not both), and answer " +
+				"RFC 6749 errors {error, error_description}; tokens are opaque 64-hex strings (access 900 s; refresh tokens rotate and a " +
+				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

@@ -33,6 +33,9 @@ type Route struct {
 	Resp     any  // type of data in the response envelope; nil for none
 	List     bool // the response is a list envelope
 	Status   int  // success status, default 200
+	// NoReplay: the answer holds a secret shown once (a client secret), so
+	// it is never stored for an Idempotency-Key replay.
+	NoReplay bool
 	Query    []Param
 	Handler  fiber.Handler
 }
@@ -55,7 +58,7 @@ func (s *Server) handle(r *Route) {
 	handlers := []fiber.Handler{}
 	if !r.Public {
 		handlers = append(handlers, s.authenticator(r))
-		if r.Method == fiber.MethodPost {
+		if r.Method == fiber.MethodPost && !r.NoReplay {
 			handlers = append(handlers, s.idempotent)
 		}
 	}

@@ -70,8 +70,12 @@ type Services struct {
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
 	Tenants        kassa.TenantService    // hub only
-	KDS            kassa.KDSService
-	Idempotency    kassa.IdempotencyStore
+	// OAuth is the authorization server: with it, bearer tokens of its
+	// shape are accepted; on the hub its routes exist too (an edge only
+	// checks the hub's tokens).
+	OAuth       kassa.OAuthService
+	KDS         kassa.KDSService
+	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
@@ -157,6 +161,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.Tenants != nil, s.routesPartners},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
+		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {
 		if g.present {
 			g.routes()

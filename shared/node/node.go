@@ -173,6 +173,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Services.Payments = payments
 	n.payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
+	// Partners sign in at the hub (the OAuth routes are the hub's); an edge
+	// checks the hub's access tokens of its org from their replicated copies.
+	n.Services.OAuth = sqlite.NewOAuthService(db)
 	if cfg.Extend != nil {
 		if err := cfg.Extend(n); err != nil {
 			db.Close()

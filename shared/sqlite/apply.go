@@ -71,6 +71,8 @@ func init() {
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},
+		// The hub's OAuth access tokens (hashes), for bearer checks at edges.
+		{e: entOAuthAccess},
 	} {
 		replicas[r.e.name] = r
 	}

@@ -32,20 +32,22 @@ type Proc struct {
 	Client *http.Client
 	cancel context.CancelFunc
 	done   chan error
-	out    *syncBuffer
+	out    *SyncBuffer
 }
 
-type syncBuffer struct {
+// SyncBuffer is an output sink a test reads while a node writes to it
+// (a main's stdout, a node's log).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 var servingRe = regexp.MustCompile(`serving (https?://[0-9.:]+)`)
 
@@ -54,7 +56,7 @@ var servingRe = regexp.MustCompile(`serving (https?://[0-9.:]+)`)
 func Start(t testing.TB, main MainFunc, env map[string]string, args ...string) *Proc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proc{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}}
+	p := &Proc{cancel: cancel, done: make(chan error, 1), out: &SyncBuffer{}}
 	go func() { p.done <- main(ctx, args, func(k string) string { return env[k] }, p.out, testStderr()) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for p.URL == "" {
