@@ -7,6 +7,7 @@ require (
 	kassa.dev/edge v0.0.0-00010101000000-000000000000
 	kassa.dev/shared v0.0.0
 	kassa.dev/sync v0.0.0
+	kassa.dev/web v0.0.0
 )
 
 require (
@@ -48,4 +49,5 @@ replace (
 	kassa.dev/edge => ../edge
 	kassa.dev/shared => ../shared
 	kassa.dev/sync => ../sync
+	kassa.dev/web => ../web
 )

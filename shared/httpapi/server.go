@@ -43,6 +43,9 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
 	ConsolePage fs.FS
+	// ConsentPage, when set with Services.OAuth, is the OAuth consent
+	// page (web.OAuth), served at /oauth/authorize (the hub).
+	ConsentPage fs.FS
 }
 
 // Services are the domain services the API serves.
@@ -62,8 +65,11 @@ type Services struct {
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
-	KDS            kassa.KDSService
-	Idempotency    kassa.IdempotencyStore
+	OAuth          kassa.OAuthService     // hub only
+	// Orgs names the merchant's org on the consent page; nil: unnamed.
+	Orgs        kassa.OrgService
+	KDS         kassa.KDSService
+	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
@@ -83,6 +89,7 @@ type Server struct {
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
+	consent  *consent
 }
 
 // New builds the Fiber app with every route of the API.
@@ -118,6 +125,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/metrics", s.metrics.handler())
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
+	}
+	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
+		s.routesConsent(cfg.ConsentPage)
 	}
 	s.api = s.app.Group("/api/v1")
 	// A resource's routes exist when its service does, so a node (or a

@@ -61,6 +61,11 @@ func (s *OrgService) FindOrgByName(ctx context.Context, name string) (*kassa.Org
 	return findOrg(ctx, s.db.reader, id)
 }
 
+// FindOrg returns the org with that id, or ENotFound.
+func (s *OrgService) FindOrg(ctx context.Context, id string) (*kassa.Org, error) {
+	return findOrg(ctx, s.db.reader, id)
+}
+
 func findOrg(ctx context.Context, q querier, id string) (*kassa.Org, error) {
 	var o kassa.Org
 	var created, updated string
