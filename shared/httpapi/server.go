@@ -66,10 +66,9 @@ type Services struct {
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
 	OAuth          kassa.OAuthService     // hub only
-	// Orgs names the merchant's org on the consent page; nil: unnamed.
-	Orgs        kassa.OrgService
-	KDS         kassa.KDSService
-	Idempotency kassa.IdempotencyStore
+	Orgs           kassa.OrgService       // names the org on the consent page
+	KDS            kassa.KDSService
+	Idempotency    kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.
