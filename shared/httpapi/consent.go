@@ -317,8 +317,14 @@ func (s *Server) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeReq
 		r.errorCode, r.errorDesc = kassa.OAuthInvalidRequest, "state is required"
 	default:
 		r.scopes, err = kassa.ParseScopes(p.Scope)
-		if err != nil {
-			r.errorCode, r.errorDesc = kassa.OAuthInvalidScope, errorMessage(err)
+		var oe *kassa.OAuthError
+		switch {
+		case errors.As(err, &oe):
+			r.errorCode, r.errorDesc = oe.Code, oe.Description
+		case err != nil:
+			return nil, false, s.consentFailure(c, err)
+		case len(r.scopes) == 0:
+			r.errorCode, r.errorDesc = kassa.OAuthInvalidScope, "scope is required"
 		}
 	}
 	return r, true, nil
@@ -497,7 +503,7 @@ func (s *Server) consentForm(c *fiber.Ctx, status int, r *authorizeRequest, id s
 	v := &consentView{Title: "Connect " + r.app.Name, Message: message, Params: r.params,
 		CSRF: s.consent.sessions.csrf(id, purposeConsent, &r.params), AppName: r.app.Name, OrgName: orgName,
 		UserEmail: user.Email, Role: a.Role, RedirectHost: redirectHost(r.params.RedirectURI)}
-	granted := kassa.GrantableScopes(r.scopes, r.app.Scopes, a.Role)
+	granted := kassa.GrantedScopes(r.scopes, r.app.Scopes, kassa.RoleScopes(a.Role))
 	for _, sc := range r.scopes {
 		l := scopeLine{Scope: sc, Words: kassa.ScopeWords(sc)}
 		switch {

@@ -65,10 +65,13 @@ type Services struct {
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
-	OAuth          kassa.OAuthService     // hub only
-	Orgs           kassa.OrgService       // names the org on the consent page
-	KDS            kassa.KDSService
-	Idempotency    kassa.IdempotencyStore
+	// OAuth is the authorization server (hub only): its routes exist and
+	// bearer tokens of its shape are accepted when it is set.
+	OAuth kassa.OAuthService
+	// Orgs names the merchant's org on the consent page; nil: unnamed.
+	Orgs        kassa.OrgService
+	KDS         kassa.KDSService
+	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
 	// Ready checks the node's dependencies for /readyz; nil error is ready.

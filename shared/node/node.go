@@ -159,6 +159,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Services.Payments = payments
 	n.Payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
+	if cfg.Kind == kassa.NodeHub {
+		n.Services.OAuth = sqlite.NewOAuthService(db) // partners sign in at the hub only
+	}
 	if cfg.Extend != nil {
 		if err := cfg.Extend(n); err != nil {
 			db.Close()
