@@ -216,7 +216,7 @@ func (s *Server) kdsStream(c *fiber.Ctx) error {
 		loc = &l
 	}
 	st := &kdsStream{feeds: s.kds, feed: feed, ctx: ctx, after: after, location: loc, station: strings.Clone(station),
-		token: strings.Clone(strings.TrimSpace(token)), auth: s.svc.Auth, conn: c.Context().Conn()}
+		token: strings.Clone(strings.TrimSpace(token)), auth: s.bearer, conn: c.Context().Conn()}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -451,7 +451,7 @@ type kdsStream struct {
 	location *string
 	station  string
 	token    string
-	auth     kassa.AuthService
+	auth     func(context.Context, string) (*kassa.Actor, error)
 	conn     net.Conn
 }
 
@@ -530,7 +530,7 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			return
 		case <-changed:
 		case <-hb.C:
-			if _, err := st.auth.Authenticate(context.Background(), st.token); err != nil {
+			if _, err := st.auth(context.Background(), st.token); err != nil {
 				return // logged out or expired: the client reconnects with a fresh token
 			}
 			w.WriteString(": ping\n\n")

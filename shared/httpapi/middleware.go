@@ -142,14 +142,16 @@ func routeLabel(c *fiber.Ctx) string {
 }
 
 // authenticate reads the bearer token, puts the actor in the request
-// context and checks the route's scope.
+// context and checks the route's scope. A first-party JWT goes to the
+// auth service, an OAuth access token (64 hex, on the hub) to the
+// authorization server.
 func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 		if !ok || raw == "" {
 			return kassa.Errorf(kassa.EUnauthorized, "a bearer token is required")
 		}
-		a, err := s.svc.Auth.Authenticate(c.UserContext(), strings.TrimSpace(raw))
+		a, err := s.bearer(c.UserContext(), strings.TrimSpace(raw))
 		if err != nil {
 			return err
 		}
@@ -168,6 +170,15 @@ func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 		}
 		return c.Next()
 	}
+}
+
+// bearer checks a bearer token: an OAuth access token (64 hex; the hub
+// only) with the authorization server, anything else as a first-party JWT.
+func (s *Server) bearer(ctx context.Context, raw string) (*kassa.Actor, error) {
+	if s.svc.OAuth != nil && kassa.IsOpaqueToken(raw) {
+		return s.svc.OAuth.Authenticate(ctx, raw)
+	}
+	return s.svc.Auth.Authenticate(ctx, raw)
 }
 
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key

@@ -57,8 +57,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": map[string]any{"type": q.Type}})
 		}
 		if rt.Method == fiber.MethodPost && !rt.Public {
+			desc := "replays the first response of the same key and body within 24 h"
+			if rt.NoReplay {
+				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
+			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
-				"description": "replays the first response of the same key and body within 24 h", "schema": map[string]any{"type": "string", "maxLength": 255}})
+				"description": desc, "schema": map[string]any{"type": "string", "maxLength": 255}})
 		}
 		if params != nil {
 			op["parameters"] = params

@@ -30,8 +30,11 @@ type Route struct {
 	Resp    any         // type of data in the response envelope; nil for none
 	List    bool        // the response is a list envelope
 	Status  int         // success status, default 200
-	Query   []Param
-	Handler fiber.Handler
+	// NoReplay: the answer holds a secret shown once (a client secret), so
+	// it is never stored for an Idempotency-Key replay.
+	NoReplay bool
+	Query    []Param
+	Handler  fiber.Handler
 }
 
 // Param is a documented query parameter.
@@ -52,7 +55,7 @@ func (s *Server) handle(r *Route) {
 	handlers := []fiber.Handler{}
 	if !r.Public {
 		handlers = append(handlers, s.authenticate(r.Scope))
-		if r.Method == fiber.MethodPost {
+		if r.Method == fiber.MethodPost && !r.NoReplay {
 			handlers = append(handlers, s.idempotent)
 		}
 	}

@@ -153,6 +153,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Sync != nil, s.routesSync},
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
+		{svc.OAuth != nil, s.routesOAuth},
 	} {
 		if g.present {
 			g.routes()

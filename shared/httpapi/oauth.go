@@ -1,0 +1,318 @@
+package httpapi
+
+// The hub's OAuth 2.0 authorization server over HTTP (spec 4.2 and 5,
+// CONTRACT.md "Auth"): the token, revoke and introspection endpoints, RFC
+// 8414 metadata, app registration and the org's connected apps. The
+// consent page (/oauth/authorize) is served elsewhere.
+//
+// Traps:
+//   - The token, revoke and introspection endpoints speak RFC 6749, not
+//     this API's conventions: form-encoded or JSON bodies in, bare JSON
+//     {error, error_description} out (never a problem document), with
+//     Cache-Control: no-store. Standard client libraries send forms.
+//   - They are public and take secrets: bodies are capped at
+//     oauthBodyLimit, every value is checked for shape before the store is
+//     asked, and nothing here logs a parameter (the access log has the path
+//     only; a GET introspection's query never reaches a log).
+//   - Client credentials come in the body or by HTTP Basic, whose id and
+//     secret are form-url-encoded first (RFC 6749 2.3.1); both at once is
+//     invalid_request.
+//   - Fiber's buffers are reused by the connection's next request: every
+//     value taken from the request is copied before a service keeps it.
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+// oauthBodyLimit bounds the bodies of the public OAuth endpoints: their
+// largest legitimate body is a few hundred bytes.
+const oauthBodyLimit = 8 << 10
+
+// oauthParams are the parameters of the token, revoke and introspection
+// endpoints, from a form, a JSON body or (GET introspection) the query.
+type oauthParams struct {
+	GrantType     string `json:"grant_type"`
+	Code          string `json:"code"`
+	RedirectURI   string `json:"redirect_uri"`
+	RefreshToken  string `json:"refresh_token"`
+	Scope         string `json:"scope"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	Token         string `json:"token"`
+	TokenTypeHint string `json:"token_type_hint"`
+}
+
+// fields maps the form names of the parameters to their fields.
+func (p *oauthParams) fields() map[string]*string {
+	return map[string]*string{
+		"grant_type": &p.GrantType, "code": &p.Code, "redirect_uri": &p.RedirectURI, "refresh_token": &p.RefreshToken,
+		"scope": &p.Scope, "client_id": &p.ClientID, "client_secret": &p.ClientSecret, "token": &p.Token,
+		"token_type_hint": &p.TokenTypeHint,
+	}
+}
+
+func (s *Server) routesOAuth() {
+	svc := s.svc.OAuth
+	s.handle(&Route{Method: "POST", Path: "/oauth/token", Tag: "oauth", Public: true,
+		Summary: "OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; " +
+			"form-encoded or JSON; client auth by HTTP Basic or in the body", Handler: s.oauthToken})
+	s.handle(&Route{Method: "POST", Path: "/oauth/revoke", Tag: "oauth", Public: true,
+		Summary: "Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens", Handler: s.oauthRevoke})
+	for _, m := range []string{"GET", "POST"} {
+		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true,
+			Summary: "Describe a token of the client (RFC 7662); another client's token is {active:false}", Handler: s.oauthIntrospect})
+	}
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, NoReplay: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
+		Summary: "Register an OAuth app of the org (owners); the client_secret is in this answer only",
+		Handler: createWith("/oauth/apps", func(a *kassa.OAuthAppSecret) string { return a.ClientID }, svc.CreateApp)})
+	s.handle(&Route{Method: "GET", Path: "/oauth/apps", Tag: "oauth", List: true, Resp: kassa.OAuthApp{}, Query: pageParams,
+		Summary: "List the org's OAuth apps (owners)", Handler: s.listOAuthApps})
+	s.handle(&Route{Method: "GET", Path: "/oauth/apps/:id", Tag: "oauth", Resp: kassa.OAuthApp{},
+		Summary: "Retrieve an OAuth app of the org (owners)", Handler: getBy("oauth app", svc.FindApp)})
+	s.handle(&Route{Method: "PATCH", Path: "/oauth/apps/:id", Tag: "oauth", Body: kassa.OAuthAppUpdate{}, Resp: kassa.OAuthApp{},
+		Summary: "Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes", Handler: updateWith("oauth app", svc.UpdateApp)})
+	s.handle(&Route{Method: "DELETE", Path: "/oauth/apps/:id", Tag: "oauth", Status: fiber.StatusNoContent,
+		Summary: "Delete an app (owners); every token it holds in any org stops working", Handler: s.deleteOAuthApp})
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", NoReplay: true, Resp: kassa.OAuthAppSecret{},
+		Summary: "Give an app a new client_secret (owners); the old one stops working at once", Handler: s.rotateOAuthSecret})
+	s.handle(&Route{Method: "GET", Path: "/oauth/connections", Tag: "oauth", List: true, Resp: kassa.ConnectedApp{},
+		Summary: "The apps holding a live grant in the org (owners)", Handler: s.listConnections})
+	s.handle(&Route{Method: "DELETE", Path: "/oauth/connections/:clientId", Tag: "oauth", Status: fiber.StatusNoContent,
+		Summary: "Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once", Handler: s.disconnect})
+	s.app.Get("/.well-known/oauth-authorization-server", s.oauthMetadata)
+}
+
+// oauthFail writes an RFC 6749 error answer; other errors go to the
+// problem handler.
+func oauthFail(c *fiber.Ctx, err error) error {
+	var oe *kassa.OAuthError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Pragma", "no-cache")
+	if oe.Code == kassa.OAuthInvalidClient {
+		// RFC 6749 5.2: a client that tried HTTP Basic must get 401 with
+		// the scheme; one that sent its credentials in the body may, and
+		// gets the same answer.
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="kassa"`)
+	}
+	return c.Status(oe.Status).JSON(fiber.Map{"error": oe.Code, "error_description": oe.Description})
+}
+
+func invalidRequest(desc string) error { return kassa.OAuthErr(kassa.OAuthInvalidRequest, desc) }
+
+// readOAuthParams reads the parameters and the client's credentials of a
+// public OAuth endpoint. Errors: *kassa.OAuthError.
+func readOAuthParams(c *fiber.Ctx) (*oauthParams, kassa.ClientAuth, error) {
+	var p oauthParams
+	var auth kassa.ClientAuth
+	if len(c.Body()) > oauthBodyLimit {
+		return nil, auth, &kassa.OAuthError{Code: kassa.OAuthInvalidRequest, Description: "the request body is too large", Status: fiber.StatusRequestEntityTooLarge}
+	}
+	fields := p.fields()
+	if c.Method() == fiber.MethodGet {
+		if err := readArgs(c.Request().URI().QueryArgs().PeekMulti, fields); err != nil {
+			return nil, auth, err
+		}
+	} else {
+		mt, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+		switch mt {
+		case fiber.MIMEApplicationForm:
+			args := c.Request().PostArgs()
+			if err := readArgs(args.PeekMulti, fields); err != nil {
+				return nil, auth, err
+			}
+		case fiber.MIMEApplicationJSON:
+			if !utf8.Valid(c.Body()) || json.Unmarshal(c.Body(), &p) != nil {
+				return nil, auth, invalidRequest("the body must be a JSON object of string parameters")
+			}
+		default:
+			return nil, auth, invalidRequest("Content-Type must be application/x-www-form-urlencoded or application/json")
+		}
+	}
+	for name, v := range fields {
+		if len(*v) > 4096 || !utf8.ValidString(*v) {
+			return nil, auth, invalidRequest(name + " is too long or not valid UTF-8")
+		}
+	}
+	auth = kassa.ClientAuth{ClientID: p.ClientID, ClientSecret: p.ClientSecret}
+	if h := c.Get(fiber.HeaderAuthorization); h != "" {
+		raw, ok := strings.CutPrefix(h, "Basic ")
+		if !ok {
+			return nil, auth, invalidRequest("only HTTP Basic client authentication is accepted in the Authorization header")
+		}
+		if p.ClientID != "" || p.ClientSecret != "" {
+			return nil, auth, invalidRequest("client credentials must not be sent both by HTTP Basic and in the body")
+		}
+		id, secret, err := basicCredentials(raw)
+		if err != nil {
+			return nil, kassa.ClientAuth{Basic: true}, err
+		}
+		auth = kassa.ClientAuth{ClientID: id, ClientSecret: secret, Basic: true}
+	}
+	return &p, auth, nil
+}
+
+// readArgs copies the known parameters out of Fiber's argument buffer; a
+// parameter given twice is invalid_request (RFC 6749 3.2), unknown ones
+// are ignored (3.1).
+func readArgs(multi func(string) [][]byte, fields map[string]*string) error {
+	for name, dst := range fields {
+		vs := multi(name)
+		if len(vs) > 1 {
+			return invalidRequest(name + " is given more than once")
+		}
+		if len(vs) == 1 {
+			*dst = string(vs[0]) // a copy
+		}
+	}
+	return nil
+}
+
+// basicCredentials decodes RFC 6749 2.3.1 HTTP Basic credentials: base64 of
+// the form-url-encoded id, a colon and the form-url-encoded secret.
+func basicCredentials(raw string) (id, secret string, err error) {
+	bad := kassa.OAuthErr(kassa.OAuthInvalidClient, "the HTTP Basic credentials are malformed")
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(raw))
+	if err != nil {
+		return "", "", bad
+	}
+	i, s, ok := strings.Cut(string(b), ":")
+	if !ok {
+		return "", "", bad
+	}
+	if id, err = url.QueryUnescape(i); err != nil {
+		return "", "", bad
+	}
+	if secret, err = url.QueryUnescape(s); err != nil {
+		return "", "", bad
+	}
+	return id, secret, nil
+}
+
+func (s *Server) oauthToken(c *fiber.Ctx) error {
+	p, auth, err := readOAuthParams(c)
+	if err != nil {
+		return oauthFail(c, err)
+	}
+	res, err := s.svc.OAuth.Token(c.UserContext(), &kassa.TokenRequest{GrantType: p.GrantType, Code: p.Code, RedirectURI: p.RedirectURI,
+		RefreshToken: p.RefreshToken, Scope: p.Scope, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
+	if err != nil {
+		return oauthFail(c, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Pragma", "no-cache")
+	return c.JSON(res)
+}
+
+func (s *Server) oauthRevoke(c *fiber.Ctx) error {
+	p, auth, err := readOAuthParams(c)
+	if err == nil {
+		err = s.svc.OAuth.Revoke(c.UserContext(), auth, p.Token)
+	}
+	if err != nil {
+		return oauthFail(c, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{})
+}
+
+func (s *Server) oauthIntrospect(c *fiber.Ctx) error {
+	p, auth, err := readOAuthParams(c)
+	if err != nil {
+		return oauthFail(c, err)
+	}
+	if p.Token == "" {
+		return oauthFail(c, invalidRequest("token is required"))
+	}
+	in, err := s.svc.OAuth.Introspect(c.UserContext(), auth, p.Token)
+	if err != nil {
+		return oauthFail(c, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(in)
+}
+
+// oauthMetadata serves RFC 8414 metadata. The issuer is the URL the
+// client reached the hub at (scheme and host of the request).
+func (s *Server) oauthMetadata(c *fiber.Ctx) error {
+	issuer := c.BaseURL()
+	api := issuer + "/api/v1/oauth/"
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.JSON(fiber.Map{
+		"issuer":                                        issuer,
+		"authorization_endpoint":                        issuer + "/oauth/authorize",
+		"token_endpoint":                                api + "token",
+		"revocation_endpoint":                           api + "revoke",
+		"introspection_endpoint":                        api + "introspect",
+		"grant_types_supported":                         []string{"authorization_code", "refresh_token", "client_credentials"},
+		"response_types_supported":                      []string{"code"},
+		"scopes_supported":                              kassa.OAuthScopes,
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post"},
+		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post"},
+		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"service_documentation":                         issuer + "/api/v1/openapi.json",
+	})
+}
+
+func (s *Server) listOAuthApps(c *fiber.Ctx) error {
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.OAuth.ListApps(c.UserContext(), p)
+	if err != nil {
+		return err
+	}
+	return list(c, *l, nil)
+}
+
+func (s *Server) deleteOAuthApp(c *fiber.Ctx) error {
+	id, err := pathID(c, "oauth app")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.OAuth.DeleteApp(c.UserContext(), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) rotateOAuthSecret(c *fiber.Ctx) error {
+	id, err := pathID(c, "oauth app")
+	if err != nil {
+		return err
+	}
+	a, err := s.svc.OAuth.RotateSecret(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, a)
+}
+
+func (s *Server) listConnections(c *fiber.Ctx) error {
+	l, err := s.svc.OAuth.ConnectedApps(c.UserContext())
+	return list(c, kassa.List[kassa.ConnectedApp]{Items: l}, err)
+}
+
+func (s *Server) disconnect(c *fiber.Ctx) error {
+	id, err := paramID(c, "clientId", "connected app")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.OAuth.Disconnect(c.UserContext(), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
