@@ -81,10 +81,9 @@ func (p *authorizeParams) query() string {
 
 // scopeLine is one scope on the page.
 type scopeLine struct {
-	Scope   kassa.Scope
-	Words   string
-	Granted bool
-	Why     string // why a requested scope is not granted
+	Scope kassa.Scope
+	Words string
+	Why   string // why a requested scope is not granted
 }
 
 // consentView is what authorize.html renders: an error (Problem), the
@@ -101,8 +100,8 @@ type consentView struct {
 	OrgName      string
 	UserEmail    string
 	Role         kassa.Role
-	Requested    []scopeLine
-	Granted      []scopeLine
+	Granted      []scopeLine // requested ∩ registered ∩ the user's role
+	Withheld     []scopeLine // the other requested scopes, with why
 	RedirectHost string
 }
 
@@ -508,14 +507,14 @@ func (s *Server) consentForm(c *fiber.Ctx, status int, r *authorizeRequest, id s
 		l := scopeLine{Scope: sc, Words: kassa.ScopeWords(sc)}
 		switch {
 		case slices.Contains(granted, sc):
-			l.Granted = true
 			v.Granted = append(v.Granted, l)
+			continue
 		case !slices.Contains(r.app.Scopes, sc):
 			l.Why = "the app did not register it"
 		default:
 			l.Why = "your role (" + string(a.Role) + ") cannot grant it"
 		}
-		v.Requested = append(v.Requested, l)
+		v.Withheld = append(v.Withheld, l)
 	}
 	consentHeaders(c, r.params.RedirectURI)
 	return s.renderConsent(c, status, v)

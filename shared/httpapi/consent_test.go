@@ -441,8 +441,11 @@ func TestConsentGrantsByRole(t *testing.T) {
 			if strings.Join(shown, " ") != tc.want {
 				t.Fatalf("the page grants %q, want %q", shown, tc.want)
 			}
-			if !strings.Contains(string(page.Body), "the app did not register it") {
+			if !strings.Contains(string(page.Body), "Register and manage webhook subscriptions <span class=\"note\">(the app did not register it)") {
 				t.Errorf("webhooks:write is not shown as unregistered")
+			}
+			if role := strings.Contains(string(page.Body), "(your role (cashier) cannot grant it)"); role != (tc.email != h.org.OwnerEmail) {
+				t.Errorf("the page says the role withholds a scope: %t", role)
 			}
 			v := redirected(t, b.post(form(t, page, q, "action", "approve")), consentCB)
 			tok, err := h.N.Services.OAuth.Token(context.Background(), &kassa.TokenRequest{GrantType: "authorization_code",
