@@ -105,7 +105,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403). " +
 				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
 				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
-				"of kind unavailable with Retry-After and change nothing.",
+				"of kind unavailable with Retry-After and change nothing. " +
+				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
+				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
+				"the granted scope is requested ∩ registered ∩ the approving user's role.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,
