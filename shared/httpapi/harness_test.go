@@ -43,6 +43,12 @@ type testNode struct {
 // MustStartNode starts a node of the given kind; tweak may change its config.
 func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNode {
 	t.Helper()
+	return MustStartNodeLog(t, kind, tweak, slog.New(slog.DiscardHandler))
+}
+
+// MustStartNodeLog is MustStartNode with the node logging to log.
+func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *slog.Logger) *testNode {
+	t.Helper()
 	clock := &fakeClock{t: time.Now().UTC()}
 	cfg := node.Config{Kind: kind, DataDir: t.TempDir(), ErrorsBase: "https://kassa.test/problems",
 		BodyLimit: 64 << 10, Now: clock.Now, LoginPerMinute: 600, LoginBurst: 600,
@@ -50,7 +56,7 @@ func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNod
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	n, err := node.Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	n, err := node.Open(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

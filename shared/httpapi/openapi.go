@@ -106,6 +106,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
 				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
 				"of kind unavailable with Retry-After and change nothing. " +
+				"Partner OAuth (hub only, metadata at /.well-known/oauth-authorization-server): /oauth/token, /oauth/revoke and " +
+				"/oauth/introspect take form-encoded or JSON bodies, client auth by HTTP Basic or in the body (not both), and answer " +
+				"RFC 6749 errors {error, error_description}; tokens are opaque 64-hex strings (access 900 s; refresh tokens rotate and a " +
+				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes. " +
 				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
 				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
 				"the granted scope is requested ∩ registered ∩ the approving user's role.",

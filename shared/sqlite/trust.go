@@ -188,10 +188,13 @@ type admitter struct {
 	users   map[string]batchUser // actors read in this batch (org checked by the change's org, which is the edge's)
 }
 
-// batchUser is an actor as the hub's users table has it.
+// batchUser is an actor as the hub's users table has it, or an OAuth
+// client of the org (client_credentials: no user) with its app's scopes.
 type batchUser struct {
 	role          string
 	active, found bool
+	client        bool
+	scopes        []kassa.Scope
 }
 
 // admit refuses a change the edge may not make; fields are the change's
@@ -324,6 +327,11 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 			return err
 		}
 		u.found = err == nil
+		if !u.found {
+			if u, err = ad.client(ctx, c); err != nil {
+				return err
+			}
+		}
 		if ad.users == nil {
 			ad.users = map[string]batchUser{}
 		}
@@ -337,6 +345,10 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 	}
 	role := u.role
 	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
+	if u.client {
+		ad.actorOf = &kassa.Actor{OrgID: c.OrgID, ClientID: c.Actor, Scopes: u.scopes}
+		role = "client " + c.Actor
+	}
 	if rule.anyUser {
 		return nil
 	}
@@ -344,12 +356,30 @@ func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, 
 	if rule.scopesOf != nil {
 		scopes = rule.scopesOf(c, fields)
 	}
-	for _, s := range kassa.RoleScopes(kassa.Role(role)) {
+	for _, s := range ad.actorOf.Scopes {
 		if slices.Contains(scopes, s) {
 			return nil
 		}
 	}
 	return refuse(RefusedActor, "a %s may not write %s", role, c.Entity)
+}
+
+// client reads an actor that is no user as an OAuth client of the org: a
+// write made at the hub with a client_credentials token and routed to the
+// store (a money operation) comes back with the client id as its actor.
+// The app's registered scopes stand for the token's (a token never holds
+// more); a deleted app is no actor. Apps are written at the hub only.
+func (ad *admitter) client(ctx context.Context, c *change.Change) (batchUser, error) {
+	var scopes string
+	err := ad.tx.QueryRowContext(ctx, `SELECT scopes FROM oauth_apps WHERE id = ? AND org_id = ?`, c.Actor, c.OrgID).Scan(&scopes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return batchUser{}, nil
+	}
+	if err != nil {
+		return batchUser{}, err
+	}
+	u := batchUser{found: true, active: true, client: true}
+	return u, decodeJSON(scopes, &u.scopes)
 }
 
 // location checks that a location-scoped row is the edge's location's.

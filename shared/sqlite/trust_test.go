@@ -229,3 +229,68 @@ func TestTheHubReplaysTheRefundAndDiscountLimits(t *testing.T) {
 		t.Errorf("a cashier's 100 %% line discount: applied %d, quarantined %d", res.Applied, q)
 	}
 }
+
+// TestTheHubAdmitsAnOAuthClientAsActorByItsScopes: a write made at the hub
+// with a client_credentials token and run at the store comes back with the
+// client id as its actor; the hub admits it by the app's registered scopes,
+// refuses it without the scope or once the app is gone, and never takes
+// the authorization server's own rows from an edge.
+func TestTheHubAdmitsAnOAuthClientAsActorByItsScopes(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	oauth := NewOAuthService(hub.db)
+	app := func(scopes ...kassa.Scope) string {
+		t.Helper()
+		a, err := oauth.CreateApp(w.ctx, &kassa.OAuthAppCreate{Name: "Stock sync", RedirectURIs: []string{"https://p.example/cb"}, Scopes: scopes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ClientID
+	}
+	stocker, reader, gone := app(kassa.ScopeInventoryWrite), app(kassa.ScopeInventoryRead), app(kassa.ScopeInventoryWrite)
+	if err := oauth.DeleteApp(w.ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	movement := func(actor string) change.Change {
+		now := hub.db.Now()
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "stock_movement", EntityID: hub.db.NewID(), Op: change.OpInsert,
+			Fields: map[string]any{"location_id": w.loc, "product_id": w.p1, "delta": 2, "reason": "received", "ref_type": "adjustment",
+				"note": "", "created_at": now, "updated_at": now}, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: actor}
+	}
+	forged := change.Change{ID: hub.db.NewID(), OrgID: w.org, Entity: "oauth_app", EntityID: hub.db.NewID(), Op: change.OpInsert,
+		Fields: map[string]any{"name": "Backdoor", "secret_hash": strings.Repeat("0", 64)}, HLC: hub.db.Clock.Now(), Origin: from.NodeID,
+		Actor: kassa.ActorFrom(w.ctx).UserID}
+	for _, tc := range []struct {
+		name   string
+		c      change.Change
+		refuse string
+	}{
+		{"a client with inventory:write", movement(stocker), ""},
+		{"a client without it", movement(reader), RefusedActor},
+		{"a deleted app", movement(gone), RefusedActor},
+		{"the authorization server's rows", forged, RefusedEntity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := hub.db.RefusedCounts()[tc.refuse]
+			res, quarantined, err := hub.db.Ingest(context.Background(), from, []change.Change{tc.c})
+			if err != nil {
+				t.Fatalf("ingest: %v", err)
+			}
+			if tc.refuse == "" {
+				if res.Applied != 1 || quarantined != 0 {
+					t.Fatalf("applied %d, quarantined %d; want it admitted", res.Applied, quarantined)
+				}
+				return
+			}
+			if quarantined != 1 || hub.db.RefusedCounts()[tc.refuse] != before+1 {
+				t.Fatalf("quarantined %d, %s refusals %d → %d", quarantined, tc.refuse, before, hub.db.RefusedCounts()[tc.refuse])
+			}
+		})
+	}
+	var apps int
+	hub.db.reader.QueryRow(`SELECT count(*) FROM oauth_apps WHERE name = 'Backdoor'`).Scan(&apps)
+	if apps != 0 {
+		t.Error("an edge wrote an OAuth app")
+	}
+}
