@@ -37,10 +37,13 @@ type consentHub struct {
 	passwd string
 }
 
-func mustConsentHub(t *testing.T) *consentHub {
+func mustConsentHub(t *testing.T, tweak ...func(*node.Config)) *consentHub {
 	t.Helper()
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
 		c.ConsentPage = os.DirFS(filepath.Join("..", "..", "web", "static", "oauth"))
+		for _, f := range tweak {
+			f(c)
+		}
 	})
 	org := tn.MustOrg("Consent Cafe")
 	ctx := tn.ownerCtx(org)
@@ -497,5 +500,26 @@ func TestConsentSignIn(t *testing.T) {
 	h.Clock.Advance(11 * time.Minute)
 	if again := b.get(q); !strings.Contains(string(again.Body), `id="signin"`) {
 		t.Fatalf("the sign-in outlived ten minutes: %s", again.Body)
+	}
+}
+
+// TestConsentSignInIsThrottled: the page's sign-in goes through the
+// first-party login's per-address throttle; when it is exhausted the form
+// comes back as a 429 page with Retry-After, and the password is not tried.
+func TestConsentSignInIsThrottled(t *testing.T) {
+	// The hub's own set-up logs in three times (owner, cashier, kitchen);
+	// the page gets one attempt more.
+	h := mustConsentHub(t, func(c *node.Config) { c.LoginIPPerMinute, c.LoginIPBurst = 1, 4 })
+	q := h.authorizeQuery("orders:read", "s")
+	b := h.browser(t)
+	page := b.get(q)
+	r := b.post(form(t, page, q, "action", "signin", "email", h.org.OwnerEmail, "password", "wrong password"))
+	if r.Status != 200 || !strings.Contains(string(r.Body), "Wrong e-mail or password") {
+		t.Fatalf("first attempt: %d %s", r.Status, r.Body)
+	}
+	r = b.post(form(t, page, q, "action", "signin", "email", h.org.OwnerEmail, "password", h.passwd))
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(r.Body), "Too many sign-in attempts") || !strings.Contains(string(r.Body), `id="signin"`) {
+		t.Fatalf("throttled attempt: %d %v %s", r.Status, r.Header, r.Body)
 	}
 }
