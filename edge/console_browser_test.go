@@ -13,6 +13,7 @@ import (
 	"kassa.dev/edge/edgenode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/web/webtest"
 )
 
 // TestConsolePageInChromium drives the store console in headless Chromium
@@ -25,7 +26,7 @@ import (
 // and the page recovers by itself when it is back. It saves a screenshot of
 // the offline console to web/testdata/output/console.png.
 func TestConsolePageInChromium(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromium := webtest.ChromiumPath(t)
 	dir := t.TempDir()
 	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"} // settings come from the environment too
 	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
@@ -50,8 +51,8 @@ func TestConsolePageInChromium(t *testing.T) {
 		t.Fatalf("a standalone edge reports %+v, want not connected, not enrolled", st.Data)
 	}
 
-	b := startBrowser(t, chromium, 1280, 800)
-	bctx, run, within := b.ctx, b.run, b.within
+	b := webtest.Start(t, chromium, 1280, 800)
+	bctx, run, within := b.Ctx, b.Run, b.Within
 	text := func(sel string) string {
 		t.Helper()
 		v, err := chromedp.Run(bctx, chromedp.Text(sel))
@@ -144,7 +145,7 @@ func TestConsolePageInChromium(t *testing.T) {
 	manager = p.Login(t, "manager@demo.test", demo.Password)
 	within(30*time.Second, "the page recovers", chromedp.WaitVisible(offline(status().Data.PendingUp)))
 
-	if errs := b.jsErrors(); len(errs) > 0 {
+	if errs := b.JSErrors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors: %v", errs)
 	}
 }

@@ -13,24 +13,8 @@ import (
 	"kassa.dev/edge/edgenode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/web/webtest"
 )
-
-// chromiumPath returns Debian's chromium. Missing, the test fails in CI
-// (CI=true) and is skipped, saying why, anywhere else.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("KASSA_CHROMIUM"), "/usr/bin/chromium"} {
-		if st, err := os.Stat(p); p != "" && err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	msg := "chromium is not installed at /usr/bin/chromium: run deploy/ensure-chromium.sh (apt-get install -y chromium)"
-	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // TestKDSPageInChromium drives the KDS page in headless Chromium against a
 // real edge (the binary's own Run, with the demo org): log in as the
@@ -41,14 +25,14 @@ func chromiumPath(t *testing.T) string {
 // show an order taken meanwhile. It saves a screenshot of the page with
 // tickets to web/testdata/output/kds.png.
 func TestKDSPageInChromium(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromium := webtest.ChromiumPath(t)
 	dir := t.TempDir()
 	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"} // settings come from the environment too
 	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
 	api := newShop(t, p)
 
-	b := startBrowser(t, chromium, 1600, 900)
-	bctx, run, within := b.ctx, b.run, b.within
+	b := webtest.Start(t, chromium, 1600, 900)
+	bctx, run, within := b.Ctx, b.Run, b.Within
 	get := func(what string, a chromedp.Action[string]) string {
 		t.Helper()
 		v, err := chromedp.Run(bctx, a)
@@ -128,7 +112,7 @@ func TestKDSPageInChromium(t *testing.T) {
 	within(30*time.Second, "the page recovers", chromedp.WaitNotVisible("#banner"), chromedp.WaitVisible(ticket(late)))
 	within(10*time.Second, "the earlier tickets stay", chromedp.WaitVisible(ticket(others[0])))
 
-	if errs := b.jsErrors(); len(errs) > 0 {
+	if errs := b.JSErrors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors: %v", errs)
 	}
 }

@@ -3,10 +3,15 @@ module kassa.dev/hub
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/nats-io/nats.go v1.55.0
+	github.com/prometheus/client_golang v1.25.0
+	golang.org/x/oauth2 v0.37.0
 	kassa.dev/edge v0.0.0-00010101000000-000000000000
 	kassa.dev/shared v0.0.0
 	kassa.dev/sync v0.0.0
+	kassa.dev/web v0.0.0
 )
 
 require (
@@ -15,6 +20,8 @@ require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gofiber/fiber/v2 v2.52.15 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
@@ -27,10 +34,8 @@ require (
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
-	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
-	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -48,4 +53,5 @@ replace (
 	kassa.dev/edge => ../edge
 	kassa.dev/shared => ../shared
 	kassa.dev/sync => ../sync
+	kassa.dev/web => ../web
 )

@@ -22,6 +22,11 @@ var KDS = mustSub("static/kds")
 // /console: the state of its sync link for the store's manager.
 var Console = mustSub("static/console")
 
+// OAuth is the consent page of the hub's authorization server
+// (static/oauth): authorize.html, an html/template the hub renders at
+// /oauth/authorize (error, sign-in and consent views), and consent.css.
+var OAuth = mustSub("static/oauth")
+
 func mustSub(dir string) fs.FS {
 	sub, err := fs.Sub(FS, dir)
 	if err != nil {

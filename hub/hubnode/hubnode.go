@@ -25,6 +25,7 @@ import (
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
+	"kassa.dev/web"
 )
 
 // Version is stamped at build time.
@@ -56,6 +57,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
+	f.ConsentPage = web.OAuth
 	serverTLS, err := f.TLS.Server()
 	if err != nil {
 		return err

@@ -113,7 +113,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Partner OAuth (hub only, metadata at /.well-known/oauth-authorization-server): /oauth/token, /oauth/revoke and " +
 				"/oauth/introspect take form-encoded or JSON bodies, client auth by HTTP Basic or in the body (not both), and answer " +
 				"RFC 6749 errors {error, error_description}; tokens are opaque 64-hex strings (access 900 s; refresh tokens rotate and a " +
-				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes.",
+				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes. " +
+				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
+				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
+				"the granted scope is requested ∩ registered ∩ the approving user's role.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
 		"paths":   paths,

@@ -50,6 +50,9 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
 	ConsolePage fs.FS
+	// ConsentPage, when set with Services.OAuth, is the OAuth consent
+	// page (web.OAuth), served at /oauth/authorize (the hub).
+	ConsentPage fs.FS
 }
 
 // Services are the domain services the API serves.
@@ -73,7 +76,9 @@ type Services struct {
 	// OAuth is the authorization server: with it, bearer tokens of its
 	// shape are accepted; on the hub its routes exist too (an edge only
 	// checks the hub's tokens).
-	OAuth       kassa.OAuthService
+	OAuth kassa.OAuthService
+	// Orgs names the merchant's org on the consent page; nil: unnamed.
+	Orgs        kassa.OrgService
 	KDS         kassa.KDSService
 	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
@@ -96,6 +101,7 @@ type Server struct {
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
+	consent  *consent
 }
 
 // New builds the Fiber app with every route of the API.
@@ -137,6 +143,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/metrics", s.metrics.handler())
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
+	}
+	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
+		s.routesConsent(cfg.ConsentPage)
 	}
 	s.api = s.app.Group("/api/v1")
 	// A resource's routes exist when its service does, so a node (or a

@@ -38,6 +38,8 @@ func (in *OrgCreate) Validate() error {
 type OrgService interface {
 	CreateOrg(ctx context.Context, in *OrgCreate) (*Org, *User, error)
 	FindOrgByName(ctx context.Context, name string) (*Org, error)
+	// FindOrg returns the org with that id, or ENotFound.
+	FindOrg(ctx context.Context, id string) (*Org, error)
 }
 
 // Location is a site or store of an org.

@@ -67,6 +67,9 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// ConsentPage is the OAuth consent page to serve at /oauth/authorize
+	// (the hub sets it; served when the node has an OAuth service).
+	ConsentPage fs.FS
 	// WriterPriority raises the store's writer thread (sqlite.Options);
 	// 0: the default, negative: not raised.
 	WriterPriority int
@@ -143,6 +146,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
+		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),
 		KDS:            sqlite.NewKDSService(db),
 		Events:         bus,
@@ -186,7 +190,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
-		ConsolePage: cfg.ConsolePage,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())

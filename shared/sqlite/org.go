@@ -45,6 +45,11 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 	return org, u, err
 }
 
+// FindOrg returns the org with that id, or ENotFound.
+func (s *OrgService) FindOrg(ctx context.Context, id string) (*kassa.Org, error) {
+	return findOrg(ctx, s.db.reader, id)
+}
+
 // FindOrgByName returns the org with that name, or ENotFound.
 func (s *OrgService) FindOrgByName(ctx context.Context, name string) (*kassa.Org, error) {
 	var id string
