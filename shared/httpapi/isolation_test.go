@@ -46,20 +46,23 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	if kind == kassa.NodeHub {
 		var apps *partnerApps
 		f.tn, apps = MustStartPartnerHub(t, func(c *node.Config) {
-			prev := c.Extend
 			c.Extend = func(n *node.Node) error {
 				// The hub's own services besides the common ones.
 				n.Services.Enrolment = n.EnrolmentService(func() string { return "nats-leaf://127.0.0.1:7422" }, nil)
 				n.Services.Sync = n.HubSync(node.NewEdgeBook())
-				return prev(n)
+				return nil
 			}
 		})
 		reseller := f.tn.MustOrg("Reseller")
-		partnerA := apps.app(reseller.ID, "partner-a", kassa.ScopePartnersWrite)
-		f.partnerB = apps.app(reseller.ID, "partner-b", kassa.ScopePartnersWrite)
+		partnerA := apps.app(reseller, "partner-a", kassa.ScopePartnersWrite)
+		f.partnerB = apps.app(reseller, "partner-b", kassa.ScopePartnersWrite)
 		f.a = f.tn.MustTenant(partnerA, "Org A")
 		f.b = f.tn.MustTenant(f.partnerB, "Org B")
 		f.ids["/partners/tenants/"] = f.a.ID
+		// An app of A's, connected to A by a client_credentials grant.
+		apps.app(f.a, "app-of-a", kassa.ScopeCatalogRead)
+		f.ids["/oauth/apps/"] = apps.ids["app-of-a"]
+		f.ids["/oauth/connections/"] = apps.ids["app-of-a"]
 	} else {
 		f.tn = MustStartNode(t, kind, nil)
 		f.a, f.b = f.tn.MustOrg("Org A"), f.tn.MustOrg("Org B")
@@ -118,6 +121,8 @@ var isoBodies = map[string]any{
 	"PATCH /catalog/price-lists/{id}":           map[string]any{"name": "B was here"},
 	"PATCH /customers/{id}":                     map[string]any{"first_name": "B was here"},
 	"PATCH /orders/{id}":                        map[string]any{"notes": "B was here"},
+	"PATCH /oauth/apps/{id}":                    map[string]any{"name": "B was here"},
+	"POST /oauth/apps/{id}/rotate-secret":       map[string]any{},
 	"POST /orders/{id}/refund":                  map[string]any{"amount": 100, "reason": "B was here"},
 	"POST /loyalty/accounts/{accountId}/earn":   map[string]any{"points": 10, "reason": "B was here"},
 	"POST /loyalty/accounts/{accountId}/redeem": map[string]any{"points": 1, "reason": "B was here"},

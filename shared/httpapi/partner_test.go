@@ -2,9 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,51 +17,39 @@ import (
 // operatorToken is the test hub's --operator-token.
 const operatorToken = "operator-token-of-the-test-hub-0123456789"
 
-// partnerApps stands in for OAuth access tokens at the hub: a token it
-// knows is an app's actor (an org, a client id, scopes, no user), as the
-// OAuth service's Authenticate gives; others go to the first-party auth.
+// partnerApps registers real partner apps at the hub and holds their
+// client_credentials access tokens: an app's actor has an org, a client
+// id and scopes, and no user.
 type partnerApps struct {
-	kassa.AuthService
-	mu     sync.Mutex
-	tokens map[string]kassa.Actor
+	tn  *testNode
+	ids map[string]string // app name → client id
 }
 
-func (p *partnerApps) Authenticate(ctx context.Context, token string) (*kassa.Actor, error) {
-	p.mu.Lock()
-	a, ok := p.tokens[token]
-	p.mu.Unlock()
-	if ok {
-		return &a, nil
+// app registers an app of o with the scopes (o's owner registers it) and
+// returns a client_credentials access token of it.
+func (p *partnerApps) app(o *testOrg, name string, scopes ...kassa.Scope) string {
+	p.tn.t.Helper()
+	app := p.tn.mustApp(o, scopes...)
+	r := p.tn.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}}, app.ID, app.Secret)
+	tok, _ := r.JSON()["access_token"].(string)
+	if r.Status != 200 || tok == "" {
+		p.tn.t.Fatalf("client_credentials for %s: %d %s", name, r.Status, r.Body)
 	}
-	return p.AuthService.Authenticate(ctx, token)
-}
-
-// app registers a partner app of org with the scopes and returns its token.
-func (p *partnerApps) app(org, clientID string, scopes ...kassa.Scope) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	tok := "oauth-" + clientID
-	p.tokens[tok] = kassa.Actor{OrgID: org, ClientID: clientID, Scopes: scopes}
+	p.ids[name] = app.ID
 	return tok
 }
 
-// MustStartPartnerHub starts a hub with the operator token and stand-in
-// partner apps; tweak may change its config further.
+// MustStartPartnerHub starts a hub with the operator token and a way to
+// register partner apps; tweak may change its config further.
 func MustStartPartnerHub(t testing.TB, tweak func(*node.Config)) (*testNode, *partnerApps) {
 	t.Helper()
-	apps := &partnerApps{tokens: map[string]kassa.Actor{}}
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
 		c.OperatorToken = operatorToken
-		c.Extend = func(n *node.Node) error {
-			apps.AuthService = n.Services.Auth
-			n.Services.Auth = apps
-			return nil
-		}
 		if tweak != nil {
 			tweak(c)
 		}
 	})
-	return tn, apps
+	return tn, &partnerApps{tn: tn, ids: map[string]string{}}
 }
 
 // tenantBody is a valid POST /partners/tenants body for name.
@@ -159,9 +147,9 @@ func TestTenantBadBodyStoresNothing(t *testing.T) {
 func TestTenantCallers(t *testing.T) {
 	tn, apps := MustStartPartnerHub(t, nil)
 	reseller := tn.MustOrg("Reseller")
-	appA := apps.app(reseller.ID, "client-a", kassa.ScopePartnersWrite)
-	appB := apps.app(reseller.ID, "client-b", kassa.ScopePartnersWrite)
-	noScope := apps.app(reseller.ID, "client-c", kassa.ScopeCatalogRead)
+	appA := apps.app(reseller, "client-a", kassa.ScopePartnersWrite)
+	appB := apps.app(reseller, "client-b", kassa.ScopePartnersWrite)
+	noScope := apps.app(reseller, "client-c", kassa.ScopeCatalogRead)
 	post := func(tok, name string) *resp { return tn.Do("POST", "/api/v1/partners/tenants", tok, tenantBody(name)) }
 
 	mustProblem(t, post("", "Nobody"), 401, "unauthorized")
@@ -172,7 +160,7 @@ func TestTenantCallers(t *testing.T) {
 	mustProblem(t, post(noScope, "No scope"), 403, "forbidden")
 
 	a := post(appA, "Tenant A")
-	if a.Status != 201 || a.Data()["created_by"] != "client-a" {
+	if a.Status != 201 || a.Data()["created_by"] != apps.ids["client-a"] {
 		t.Fatalf("partner create: %d %s", a.Status, a.Body)
 	}
 	idA := a.Data()["id"].(string)
@@ -228,7 +216,7 @@ func TestOrgRateLimitPerOrgSurvivesRestart(t *testing.T) {
 	tn, apps := MustStartPartnerHub(t, tweak)
 	busy := tn.MustTenant(operatorToken, "Busy Shop")
 	quiet := tn.MustTenant(operatorToken, "Quiet Shop")
-	app := apps.app(busy.ID, "busy-app", kassa.ScopeCatalogRead)
+	app := apps.app(busy, "busy-app", kassa.ScopeCatalogRead)
 
 	r := tn.Do("PUT", "/api/v1/partners/tenants/"+busy.ID+"/rate-limit", operatorToken, map[string]any{"per_minute": 60, "burst": 4})
 	if r.Status != 200 || r.Data()["rate_limit"].(map[string]any)["burst"] != float64(4) {
