@@ -177,13 +177,9 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 		patchNullable(cols, "email", c.Email, in.Email)
 		patchNullable(cols, "phone", c.Phone, in.Phone)
 		patchNullable(cols, "birthday", c.Birthday, in.Birthday)
-		if in.Preferences.Set {
-			changed(cols, "preferences", c.Preferences, orEmptyMap(in.Preferences.Value))
-		}
+		patchAs(cols, "preferences", c.Preferences, in.Preferences, orEmptyMap)
 		patchNullable(cols, "loyalty_member_id", c.LoyaltyMemberID, in.LoyaltyMemberID)
-		if in.Tags.Set {
-			changed(cols, "tags", c.Tags, orEmpty(in.Tags.Value))
-		}
+		patchAs(cols, "tags", c.Tags, in.Tags, orEmpty)
 		patch(cols, "notes", c.Notes, in.Notes)
 		if len(cols) == 0 {
 			out = c

@@ -160,41 +160,20 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 		for _, o := range g.Options {
 			merged.Options = append(merged.Options, kassa.ModifierOptionInput(o))
 		}
-		if in.Name.Set {
-			merged.Name = in.Name.Value
-		}
-		if in.Required.Set {
-			merged.Required = in.Required.Value
-		}
-		if in.MinSelections.Set {
-			merged.MinSelections = in.MinSelections.Value
-		}
-		if in.MaxSelections.Set {
-			maxSel := in.MaxSelections.Value
-			merged.MaxSelections = &maxSel
-		}
-		if in.Options.Set {
-			merged.Options = in.Options.Value
-		}
-		if in.ProductIDs.Set {
-			merged.ProductIDs = dedupe(in.ProductIDs.Value)
-		}
+		take(&merged.Name, in.Name)
+		take(&merged.Required, in.Required)
+		take(&merged.MinSelections, in.MinSelections)
+		takeAs(&merged.MaxSelections, in.MaxSelections, func(n int) *int { return &n })
+		take(&merged.Options, in.Options)
+		takeAs(&merged.ProductIDs, in.ProductIDs, dedupe)
 		if err := merged.Validate(); err != nil {
 			return err
 		}
 		cols := map[string]any{}
-		if in.Name.Set {
-			changed(cols, "name", g.Name, merged.Name)
-		}
-		if in.Required.Set {
-			changed(cols, "required", g.Required, merged.Required)
-		}
-		if in.MinSelections.Set {
-			changed(cols, "min_selections", g.MinSelections, merged.MinSelections)
-		}
-		if in.MaxSelections.Set {
-			changed(cols, "max_selections", g.MaxSelections, *merged.MaxSelections)
-		}
+		patchIf(cols, in.Name.Set, "name", g.Name, merged.Name)
+		patchIf(cols, in.Required.Set, "required", g.Required, merged.Required)
+		patchIf(cols, in.MinSelections.Set, "min_selections", g.MinSelections, merged.MinSelections)
+		patchIf(cols, in.MaxSelections.Set, "max_selections", g.MaxSelections, *merged.MaxSelections)
 		if in.Options.Set {
 			options, err := s.modifierOptions(ctx, tx, a.OrgID, id, merged.Options)
 			if err != nil {

@@ -106,15 +106,9 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 	}
 	return updateRead(ctx, s.db, entPriceList, findPriceList, a.OrgID, id, func(tx *Tx, pl *kassa.PriceList, cols map[string]any) error {
 		merged := kassa.PriceListCreate{Name: pl.Name, StartsAt: pl.StartsAt, EndsAt: pl.EndsAt}
-		if in.Name.Set {
-			merged.Name = in.Name.Value
-		}
-		if in.LocationIDs.Set {
-			merged.LocationIDs = dedupe(in.LocationIDs.Value)
-		}
-		if in.Prices.Set {
-			merged.Prices = orEmpty(in.Prices.Value)
-		}
+		take(&merged.Name, in.Name)
+		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
+		takeAs(&merged.Prices, in.Prices, orEmpty)
 		if in.StartsAt.Set {
 			merged.StartsAt = truncMilli(optPtr(in.StartsAt))
 		}
@@ -127,21 +121,11 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 		if err := checkPriceListRefs(ctx, tx, a.OrgID, merged.LocationIDs, merged.Prices); err != nil {
 			return err
 		}
-		if in.Name.Set {
-			changed(cols, "name", pl.Name, merged.Name)
-		}
-		if in.LocationIDs.Set {
-			changed(cols, "location_ids", pl.LocationIDs, merged.LocationIDs)
-		}
-		if in.Prices.Set {
-			changed(cols, "prices", pl.Prices, merged.Prices)
-		}
-		if in.StartsAt.Set {
-			changed(cols, "starts_at", pl.StartsAt, merged.StartsAt)
-		}
-		if in.EndsAt.Set {
-			changed(cols, "ends_at", pl.EndsAt, merged.EndsAt)
-		}
+		patchIf(cols, in.Name.Set, "name", pl.Name, merged.Name)
+		patchIf(cols, in.LocationIDs.Set, "location_ids", pl.LocationIDs, merged.LocationIDs)
+		patchIf(cols, in.Prices.Set, "prices", pl.Prices, merged.Prices)
+		patchIf(cols, in.StartsAt.Set, "starts_at", pl.StartsAt, merged.StartsAt)
+		patchIf(cols, in.EndsAt.Set, "ends_at", pl.EndsAt, merged.EndsAt)
 		patch(cols, "is_active", pl.IsActive, in.IsActive)
 		return nil
 	})

@@ -100,13 +100,9 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		patchNullable(cols, "description", p.Description, in.Description)
 		patch(cols, "base_price", p.BasePrice, in.BasePrice)
 		patchNullable(cols, "category_id", p.CategoryID, in.CategoryID)
-		if in.Tags.Set {
-			changed(cols, "tags", p.Tags, orEmpty(in.Tags.Value))
-		}
+		patchAs(cols, "tags", p.Tags, in.Tags, orEmpty)
 		patch(cols, "is_active", p.IsActive, in.IsActive)
-		if in.ModifierGroupIDs.Set {
-			changed(cols, "modifier_group_ids", p.ModifierGroupIDs, dedupe(in.ModifierGroupIDs.Value))
-		}
+		patchAs(cols, "modifier_group_ids", p.ModifierGroupIDs, in.ModifierGroupIDs, dedupe)
 		patchNullable(cols, "station", p.Station, in.Station)
 		var groups []string
 		if in.ModifierGroupIDs.Set {

@@ -706,6 +706,38 @@ func patchNullable[T any](cols map[string]any, name string, old any, o kassa.Opt
 	}
 }
 
+// patchAs is patch for a value stored in a normal form (a list without
+// duplicates, an absent list as an empty one): as gives that form.
+func patchAs[T, U any](cols map[string]any, name string, old any, o kassa.Opt[T], as func(T) U) {
+	if o.Set {
+		changed(cols, name, old, as(o.Value))
+	}
+}
+
+// patchIf notes name's new value in cols when set (its Opt was in the
+// update) and it differs from old; for updates merged into a whole input
+// and validated as one before the columns are compared (see take).
+func patchIf(cols map[string]any, set bool, name string, old, new any) {
+	if set {
+		changed(cols, name, old, new)
+	}
+}
+
+// take sets *dst to o's value when o is set: the merged view of an update
+// (the stored row with the update's fields over it), validated as a whole.
+func take[T any](dst *T, o kassa.Opt[T]) {
+	if o.Set {
+		*dst = o.Value
+	}
+}
+
+// takeAs is take for a value kept in a normal form (see patchAs).
+func takeAs[T, U any](dst *U, o kassa.Opt[T], as func(T) U) {
+	if o.Set {
+		*dst = as(o.Value)
+	}
+}
+
 // changed adds name to cols when the new value differs from the old one, as
 // compared by their stored forms.
 func changed(cols map[string]any, name string, old, new any) {
