@@ -31,7 +31,13 @@ type Route struct {
 	List    bool        // the response is a list envelope
 	Status  int         // success status, default 200
 	Query   []Param
-	Handler fiber.Handler
+	// Errors are problem statuses the route answers beyond those its shape
+	// implies (problemStatuses): 409 of a state conflict, 503 at the hub.
+	Errors []int
+	// Produces is the media type of a success response that is not JSON
+	// (the KDS stream's text/event-stream).
+	Produces string
+	Handler  fiber.Handler
 }
 
 // Param is a documented query parameter.

@@ -43,8 +43,8 @@ type Movement struct {
 	ProductID  string    `json:"product_id"`
 	LocationID string    `json:"location_id"`
 	Delta      int64     `json:"delta"`
-	Reason     string    `json:"reason"`
-	RefType    string    `json:"ref_type"` // order, refund, transfer, adjustment
+	Reason     string    `json:"reason" openapi:"enum=MovementReason"`
+	RefType    string    `json:"ref_type" openapi:"enum=RefType"` // order, refund, transfer, adjustment
 	RefID      *string   `json:"ref_id"`
 	Actor      *string   `json:"actor"` // user or OAuth client id
 	Note       string    `json:"note"`
@@ -59,7 +59,7 @@ type Movement struct {
 type StockAdjust struct {
 	LocationID   string `json:"location_id"`
 	ProductID    string `json:"product_id"`
-	Reason       string `json:"reason"`
+	Reason       string `json:"reason" openapi:"enum=AdjustReason"`
 	Quantity     int64  `json:"quantity"`
 	Note         string `json:"note"`
 	ReorderPoint *int64 `json:"reorder_point"`
@@ -100,7 +100,7 @@ type Transfer struct {
 	OrgID          string         `json:"org_id"`
 	FromLocationID string         `json:"from_location_id"`
 	ToLocationID   string         `json:"to_location_id"`
-	Status         string         `json:"status"`
+	Status         string         `json:"status" openapi:"enum=TransferStatus"`
 	Lines          []TransferLine `json:"lines"`
 	Notes          string         `json:"notes"`
 	ReceivedAt     *time.Time     `json:"received_at"`

@@ -52,8 +52,8 @@ type Order struct {
 	OrgID               string         `json:"org_id"`
 	LocationID          string         `json:"location_id"`
 	Number              string         `json:"number"`
-	Status              string         `json:"status"`
-	Channel             string         `json:"channel"`
+	Status              string         `json:"status" openapi:"enum=OrderStatus"`
+	Channel             string         `json:"channel" openapi:"enum=Channel"`
 	CustomerID          *string        `json:"customer_id"`
 	LineItems           []LineItem     `json:"line_items"`
 	Subtotal            int64          `json:"subtotal"`       // sum of lines before discounts (tax as priced)
@@ -69,7 +69,7 @@ type Order struct {
 	Refunds             []Refund       `json:"refunds"`
 	History             []OrderHistory `json:"history"`
 	LoyaltyPointsEarned int64          `json:"loyalty_points_earned"`
-	KitchenStatus       string         `json:"kitchen_status"`
+	KitchenStatus       string         `json:"kitchen_status" openapi:"enum=KitchenStatus"`
 	Notes               string         `json:"notes"`
 	OccurredAt          time.Time      `json:"occurred_at"`
 	CreatedBy           *string        `json:"created_by"` // the user or OAuth client who took the order
@@ -104,7 +104,7 @@ type LineModifier struct {
 
 // OrderHistory is one status change.
 type OrderHistory struct {
-	Status string    `json:"status"`
+	Status string    `json:"status" openapi:"enum=OrderStatus"`
 	At     time.Time `json:"at"`
 	Actor  *string   `json:"actor"`
 }
@@ -139,7 +139,7 @@ type RefundPayment struct {
 // Discount is a manual discount: percent (Value in basis points, 1000 =
 // 10 %) or amount (minor units).
 type Discount struct {
-	Type  string `json:"type"` // percent | amount
+	Type  string `json:"type" openapi:"enum=DiscountType"` // percent | amount
 	Value int64  `json:"value"`
 }
 
@@ -156,7 +156,7 @@ type OrderLineInput struct {
 type OrderCreate struct {
 	LocationID string           `json:"location_id" openapi:"required"`
 	CustomerID *string          `json:"customer_id"`
-	Channel    string           `json:"channel"`
+	Channel    string           `json:"channel" openapi:"enum=Channel"`
 	LineItems  []OrderLineInput `json:"line_items" openapi:"required"`
 	Discount   *Discount        `json:"discount"` // order-level, spread over the lines
 	Notes      string           `json:"notes"`
@@ -166,7 +166,7 @@ type OrderCreate struct {
 type OrderUpdate struct {
 	Notes      Opt[string] `json:"notes"`
 	CustomerID Opt[string] `json:"customer_id" openapi:"nullable"`
-	Status     Opt[string] `json:"status"` // only "cancelled", from open
+	Status     Opt[string] `json:"status" openapi:"enum=OrderCancel"` // only "cancelled", from open
 }
 
 // RefundLineInput asks to refund quantity units of a line.

@@ -40,7 +40,7 @@ type Payment struct {
 	LocationID     string        `json:"location_id"`
 	Amount         int64         `json:"amount"`
 	Method         PaymentMethod `json:"method"`
-	Status         string        `json:"status"`
+	Status         string        `json:"status" openapi:"enum=PaymentStatus"`
 	Offline        bool          `json:"offline"` // taken store-and-forward while the edge had no uplink
 	ProcessorRef   *string       `json:"processor_ref"`
 	Tendered       *int64        `json:"tendered"`   // cash handed over
