@@ -89,7 +89,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 	responses := map[string]any{}
 	for _, pr := range problems {
 		if used[pr.status] {
-			responses[pr.name] = pr.response(s.cfg.ErrorsBase)
+			responses[pr.name+"Problem"] = pr.response(s.cfg.ErrorsBase)
 		}
 	}
 	var tagList []any
@@ -229,7 +229,7 @@ var problems = []problem{
 }
 
 func (p problem) ref() map[string]any {
-	return map[string]any{"$ref": "#/components/responses/" + p.name}
+	return map[string]any{"$ref": "#/components/responses/" + p.name + "Problem"}
 }
 
 func (p problem) response(base string) map[string]any {

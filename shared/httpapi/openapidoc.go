@@ -96,7 +96,17 @@ func text(g *ast.CommentGroup) string {
 	return strings.Join(strings.Fields(g.Text()), " ")
 }
 
-func (d *docIndex) typeDoc(typ string) string { return d.m[typ] }
+// typeDoc is the description of a type: its doc comment without the
+// leading "Name is" of Go's convention ("Order is a sale" → "A sale").
+func (d *docIndex) typeDoc(typ string) string {
+	t := d.m[typ]
+	for _, verb := range []string{" is ", " are "} {
+		if rest, ok := strings.CutPrefix(t, typ+verb); ok && rest != "" {
+			return strings.ToUpper(rest[:1]) + rest[1:]
+		}
+	}
+	return t
+}
 
 // fieldDoc is the description of field json of type typ: its own doc
 // comment; else that of the same field of the resource typ creates or
@@ -106,7 +116,10 @@ func (d *docIndex) fieldDoc(typ, json string) string {
 	if t := d.m[typ+"."+json]; t != "" {
 		return t
 	}
-	for _, suffix := range []string{"Create", "Update", "Input"} {
+	if base, ok := docBase[typ]; ok {
+		return d.fieldDoc(base, json)
+	}
+	for _, suffix := range []string{"Create", "Update", "Input", "Request"} {
 		if base, ok := strings.CutSuffix(typ, suffix); ok {
 			if t := d.fieldDoc(base, json); t != "" {
 				return t
@@ -115,6 +128,10 @@ func (d *docIndex) fieldDoc(typ, json string) string {
 	}
 	return commonDocs[json]
 }
+
+// docBase names the resource of a body whose name does not end in
+// Create, Update, Input or Request.
+var docBase = map[string]string{"SettingsUpdate": "OrgSettings", "TicketMove": "Ticket", "PointsRequest": "PointsTransaction"}
 
 // commonDocs are the meanings field names have in every resource.
 var commonDocs = map[string]string{
@@ -136,8 +153,6 @@ var commonDocs = map[string]string{
 	"currency":           "ISO 4217 code of the org's currency.",
 	"amount":             "An amount in minor units of the currency.",
 	"quantity":           "A number of units.",
-	"reason":             "Why; free text unless an enum is given.",
-	"status":             "The state.",
 	"tags":               "Free labels for search and grouping.",
 	"sku":                "The stock-keeping unit, unique per org.",
 	"actor":              "The user or app that did it; null for the system.",

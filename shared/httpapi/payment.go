@@ -6,8 +6,9 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
+// paymentMethods is the org's list of payment methods, each enabled or not.
 type paymentMethods struct {
-	Methods []kassa.PaymentMethodConfig `json:"methods"`
+	Methods []kassa.PaymentMethodConfig `json:"methods"` // Each payment method and whether the org accepts it.
 }
 
 func (s *Server) routesPayments() {

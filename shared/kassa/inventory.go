@@ -12,8 +12,8 @@ type StockLevel struct {
 	OrgID        string    `json:"org_id"`
 	ProductID    string    `json:"product_id"`
 	LocationID   string    `json:"location_id"`
-	OnHand       int64     `json:"on_hand"`
-	ReorderPoint int64     `json:"reorder_point"`
+	OnHand       int64     `json:"on_hand"`       // Units at the location (the sum of its movements).
+	ReorderPoint int64     `json:"reorder_point"` // At or below this on_hand the level is low stock; 0: never low.
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
@@ -42,13 +42,13 @@ type Movement struct {
 	OrgID      string    `json:"org_id"`
 	ProductID  string    `json:"product_id"`
 	LocationID string    `json:"location_id"`
-	Delta      int64     `json:"delta"`
-	Reason     string    `json:"reason" openapi:"enum=MovementReason"`
-	RefType    string    `json:"ref_type" openapi:"enum=RefType"` // order, refund, transfer, adjustment
-	RefID      *string   `json:"ref_id"`
-	Actor      *string   `json:"actor"` // user or OAuth client id
-	Note       string    `json:"note"`
-	Origin     string    `json:"origin"` // node that wrote it
+	Delta      int64     `json:"delta"`                                // The signed change of on-hand (negative: units left).
+	Reason     string    `json:"reason" openapi:"enum=MovementReason"` // Why stock moved: an adjustment reason, or sale, refund, transfer_out, transfer_in.
+	RefType    string    `json:"ref_type" openapi:"enum=RefType"`      // order, refund, transfer, adjustment
+	RefID      *string   `json:"ref_id"`                               // The id of the order, refund, transfer or adjustment that caused it; null for an adjustment without one.
+	Actor      *string   `json:"actor"`                                // user or OAuth client id
+	Note       string    `json:"note"`                                 // Free text given with an adjustment.
+	Origin     string    `json:"origin"`                               // node that wrote it
 	CreatedAt  time.Time `json:"created_at"`
 }
 
@@ -59,10 +59,10 @@ type Movement struct {
 type StockAdjust struct {
 	LocationID   string `json:"location_id"`
 	ProductID    string `json:"product_id"`
-	Reason       string `json:"reason" openapi:"enum=AdjustReason"`
-	Quantity     int64  `json:"quantity"`
-	Note         string `json:"note"`
-	ReorderPoint *int64 `json:"reorder_point"`
+	Reason       string `json:"reason" openapi:"enum=AdjustReason"` // The reason code; it sets how quantity is read.
+	Quantity     int64  `json:"quantity"`                           // Units; its meaning depends on reason (see the operation).
+	Note         string `json:"note"`                               // Free text kept with the movement.
+	ReorderPoint *int64 `json:"reorder_point"`                      // Also set the level's reorder point (0 or more).
 }
 
 // StockFilter selects stock levels.
@@ -98,13 +98,13 @@ const (
 type Transfer struct {
 	ID             string         `json:"id"`
 	OrgID          string         `json:"org_id"`
-	FromLocationID string         `json:"from_location_id"`
-	ToLocationID   string         `json:"to_location_id"`
-	Status         string         `json:"status" openapi:"enum=TransferStatus"`
+	FromLocationID string         `json:"from_location_id"`                     // The location the stock leaves.
+	ToLocationID   string         `json:"to_location_id"`                       // The location the stock enters.
+	Status         string         `json:"status" openapi:"enum=TransferStatus"` // The transfer's state.
 	Lines          []TransferLine `json:"lines"`
 	Notes          string         `json:"notes"`
-	ReceivedAt     *time.Time     `json:"received_at"`
-	CancelledAt    *time.Time     `json:"cancelled_at"`
+	ReceivedAt     *time.Time     `json:"received_at"`  // When it was received; null until then.
+	CancelledAt    *time.Time     `json:"cancelled_at"` // When it was cancelled; null unless it was.
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
 }

@@ -67,7 +67,7 @@ func checkStation(v *Validation, s *string) {
 type Ticket struct {
 	ID            string       `json:"id"` // the order id
 	LocationID    string       `json:"location_id"`
-	Number        string       `json:"number"`
+	Number        string       `json:"number"` // The order number, shown on the screen.
 	Channel       string       `json:"channel" openapi:"enum=Channel"`
 	Status        string       `json:"status" openapi:"enum=OrderStatus"` // the order's status; cancelled voids the ticket
 	KitchenStatus string       `json:"kitchen_status" openapi:"enum=KitchenStatus"`
@@ -140,10 +140,10 @@ type TicketEventFilter struct {
 // still open in the kitchen and the last event id they are current at,
 // from which the stream resumes.
 type TicketBoard struct {
-	LastEventID int64     `json:"last_event_id"`
-	Stations    []string  `json:"stations"` // stations in use in the catalog, for the picker
-	Tickets     []Ticket  `json:"tickets"`
-	Now         time.Time `json:"now"` // the server's clock, so screens can correct their timers
+	LastEventID int64     `json:"last_event_id"` // Open GET /kds/stream after this event id to miss nothing.
+	Stations    []string  `json:"stations"`      // stations in use in the catalog, for the picker
+	Tickets     []Ticket  `json:"tickets"`       // Open tickets, oldest first.
+	Now         time.Time `json:"now"`           // the server's clock, so screens can correct their timers
 }
 
 // TicketBoardFilter selects the tickets of a board.
