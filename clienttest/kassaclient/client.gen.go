@@ -870,10 +870,10 @@ type CustomerUpdate struct {
 // Discount A manual discount: percent (Value in basis points, 1000 = 10 %) or amount (minor units).
 type Discount struct {
 	// Type percent | amount
-	Type *DiscountType `json:"type,omitempty"`
+	Type DiscountType `json:"type"`
 
 	// Value Basis points for percent (1000 = 10 %), minor units for amount.
-	Value *int64 `json:"value,omitempty"`
+	Value int64 `json:"value"`
 }
 
 // DiscountType percent | amount
@@ -925,7 +925,7 @@ type EdgeStatus struct {
 // EnrolRequest The body of POST /loyalty/accounts; the program defaults to the org's only active program.
 type EnrolRequest struct {
 	// CustomerId The customer, if any.
-	CustomerId *string `json:"customer_id,omitempty"`
+	CustomerId string `json:"customer_id"`
 
 	// ProgramId The loyalty program.
 	ProgramId *string `json:"program_id,omitempty"`
@@ -1144,10 +1144,10 @@ type LoyaltyTier struct {
 // LoyaltyTierInput Reached at MinLifetimePoints.
 type LoyaltyTierInput struct {
 	// MinLifetimePoints Lifetime points from which an account is in the tier.
-	MinLifetimePoints *int64 `json:"min_lifetime_points,omitempty"`
+	MinLifetimePoints int64 `json:"min_lifetime_points"`
 
 	// Name The tier name, unique in the program.
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 }
 
 // ModifierGroup A set of options added to a product line, such as "Milk". Which products offer a group is stored on the product (Product.ModifierGroupIDs); ProductIDs here is derived from that.
@@ -1249,7 +1249,7 @@ type ModifierOptionInput struct {
 	IsDefault *bool `json:"is_default,omitempty"`
 
 	// Name The display name.
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// PriceAdjustment Added to the line's unit price, in minor units (may be negative).
 	PriceAdjustment *int64 `json:"price_adjustment,omitempty"`
@@ -1717,10 +1717,10 @@ type PriceListPrice struct {
 // PriceListPriceInput One product's price in a list, in minor units.
 type PriceListPriceInput struct {
 	// Price The product's price under the list, in minor units.
-	Price *int64 `json:"price,omitempty"`
+	Price int64 `json:"price"`
 
 	// ProductId The product.
-	ProductId *string `json:"product_id,omitempty"`
+	ProductId string `json:"product_id"`
 }
 
 // PriceListUpdate The body of PATCH /catalog/price-lists/:id.
@@ -1924,10 +1924,10 @@ type RefundLine struct {
 // RefundLineInput RefundLineInput asks to refund quantity units of a line.
 type RefundLineInput struct {
 	// LineItemId The order line refunded.
-	LineItemId *string `json:"line_item_id,omitempty"`
+	LineItemId string `json:"line_item_id"`
 
 	// Quantity A number of units.
-	Quantity *int64 `json:"quantity,omitempty"`
+	Quantity int64 `json:"quantity"`
 }
 
 // RefundPayment The part of a refund returned through one payment.
@@ -2011,19 +2011,19 @@ type SettlementMethod string
 // StockAdjust The body of POST /inventory/stock/adjust. For reason "count", Quantity is the counted on-hand and the movement is the difference; for the others it is the signed delta. ReorderPoint, when given, is set too.
 type StockAdjust struct {
 	// LocationId The location (store) it belongs to.
-	LocationId *string `json:"location_id,omitempty"`
+	LocationId string `json:"location_id"`
 
 	// Note Free text kept with the movement.
 	Note *string `json:"note,omitempty"`
 
 	// ProductId The product.
-	ProductId *string `json:"product_id,omitempty"`
+	ProductId string `json:"product_id"`
 
 	// Quantity Units; its meaning depends on reason (see the operation).
-	Quantity *int64 `json:"quantity,omitempty"`
+	Quantity int64 `json:"quantity"`
 
 	// Reason The reason code; it sets how quantity is read.
-	Reason *StockAdjustReason `json:"reason,omitempty"`
+	Reason StockAdjustReason `json:"reason"`
 
 	// ReorderPoint Also set the level's reorder point (0 or more).
 	ReorderPoint *int64 `json:"reorder_point,omitempty"`
@@ -2210,16 +2210,16 @@ type TransferStatus string
 // TransferCreate The body of POST /inventory/transfers.
 type TransferCreate struct {
 	// FromLocationId The location the stock leaves.
-	FromLocationId *string `json:"from_location_id,omitempty"`
+	FromLocationId string `json:"from_location_id"`
 
 	// Lines The lines.
-	Lines *[]TransferLineInput `json:"lines,omitempty"`
+	Lines []TransferLineInput `json:"lines"`
 
 	// Notes Free-text notes.
 	Notes *string `json:"notes,omitempty"`
 
 	// ToLocationId The location the stock enters.
-	ToLocationId *string `json:"to_location_id,omitempty"`
+	ToLocationId string `json:"to_location_id"`
 }
 
 // TransferLine One product and quantity of a transfer.
@@ -2234,10 +2234,10 @@ type TransferLine struct {
 // TransferLineInput One product and quantity of a transfer.
 type TransferLineInput struct {
 	// ProductId The product.
-	ProductId *string `json:"product_id,omitempty"`
+	ProductId string `json:"product_id"`
 
 	// Quantity A number of units.
-	Quantity *int64 `json:"quantity,omitempty"`
+	Quantity int64 `json:"quantity"`
 }
 
 // User A first-party staff account.

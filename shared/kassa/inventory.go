@@ -57,12 +57,12 @@ type Movement struct {
 // difference; for the others it is the signed delta. ReorderPoint, when
 // given, is set too.
 type StockAdjust struct {
-	LocationID   string `json:"location_id"`
-	ProductID    string `json:"product_id"`
-	Reason       string `json:"reason" openapi:"enum=AdjustReason"` // The reason code; it sets how quantity is read.
-	Quantity     int64  `json:"quantity"`                           // Units; its meaning depends on reason (see the operation).
-	Note         string `json:"note"`                               // Free text kept with the movement.
-	ReorderPoint *int64 `json:"reorder_point"`                      // Also set the level's reorder point (0 or more).
+	LocationID   string `json:"location_id" openapi:"required"`
+	ProductID    string `json:"product_id" openapi:"required"`
+	Reason       string `json:"reason" openapi:"required,enum=AdjustReason"` // The reason code; it sets how quantity is read.
+	Quantity     int64  `json:"quantity" openapi:"required"`                 // Units; its meaning depends on reason (see the operation).
+	Note         string `json:"note"`                                        // Free text kept with the movement.
+	ReorderPoint *int64 `json:"reorder_point"`                               // Also set the level's reorder point (0 or more).
 }
 
 // StockFilter selects stock levels.
@@ -83,8 +83,8 @@ type MovementFilter struct {
 
 // TransferLine is one product and quantity of a transfer.
 type TransferLine struct {
-	ProductID string `json:"product_id"`
-	Quantity  int64  `json:"quantity"`
+	ProductID string `json:"product_id" openapi:"required"`
+	Quantity  int64  `json:"quantity" openapi:"required"`
 }
 
 // Transfer states.
@@ -111,9 +111,9 @@ type Transfer struct {
 
 // TransferCreate is the body of POST /inventory/transfers.
 type TransferCreate struct {
-	FromLocationID string         `json:"from_location_id"`
-	ToLocationID   string         `json:"to_location_id"`
-	Lines          []TransferLine `json:"lines"`
+	FromLocationID string         `json:"from_location_id" openapi:"required"`
+	ToLocationID   string         `json:"to_location_id" openapi:"required"`
+	Lines          []TransferLine `json:"lines" openapi:"required"`
 	Notes          string         `json:"notes"`
 }
 

@@ -23,8 +23,8 @@ type LoyaltyProgram struct {
 
 // LoyaltyTier is reached at MinLifetimePoints.
 type LoyaltyTier struct {
-	Name              string `json:"name"`                // The tier name, unique in the program.
-	MinLifetimePoints int64  `json:"min_lifetime_points"` // Lifetime points from which an account is in the tier.
+	Name              string `json:"name" openapi:"required"`                // The tier name, unique in the program.
+	MinLifetimePoints int64  `json:"min_lifetime_points" openapi:"required"` // Lifetime points from which an account is in the tier.
 }
 
 // TierFor returns the name of the highest tier reached with lifetime
@@ -95,7 +95,7 @@ type PointsTransaction struct {
 // EnrolRequest is the body of POST /loyalty/accounts; the program defaults
 // to the org's only active program.
 type EnrolRequest struct {
-	CustomerID string  `json:"customer_id"`
+	CustomerID string  `json:"customer_id" openapi:"required"`
 	ProgramID  *string `json:"program_id"`
 }
 

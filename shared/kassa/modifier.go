@@ -34,7 +34,7 @@ type ModifierOption struct {
 // without an id get a new one.
 type ModifierOptionInput struct {
 	ID              string `json:"id"`
-	Name            string `json:"name"`
+	Name            string `json:"name" openapi:"required"`
 	PriceAdjustment int64  `json:"price_adjustment"`
 	IsDefault       bool   `json:"is_default"`
 }

@@ -139,8 +139,8 @@ type RefundPayment struct {
 // Discount is a manual discount: percent (Value in basis points, 1000 =
 // 10 %) or amount (minor units).
 type Discount struct {
-	Type  string `json:"type" openapi:"enum=DiscountType"` // percent | amount
-	Value int64  `json:"value"`                            // Basis points for percent (1000 = 10 %), minor units for amount.
+	Type  string `json:"type" openapi:"required,enum=DiscountType"` // percent | amount
+	Value int64  `json:"value" openapi:"required"`                  // Basis points for percent (1000 = 10 %), minor units for amount.
 }
 
 // OrderLineInput is a line of POST /orders.
@@ -171,8 +171,8 @@ type OrderUpdate struct {
 
 // RefundLineInput asks to refund quantity units of a line.
 type RefundLineInput struct {
-	LineItemID string `json:"line_item_id"`
-	Quantity   int64  `json:"quantity"`
+	LineItemID string `json:"line_item_id" openapi:"required"`
+	Quantity   int64  `json:"quantity" openapi:"required"`
 }
 
 // RefundRequest is the body of POST /orders/:id/refund: with neither

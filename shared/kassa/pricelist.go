@@ -21,8 +21,8 @@ type PriceList struct {
 
 // PriceListPrice is one product's price in a list, in minor units.
 type PriceListPrice struct {
-	ProductID string `json:"product_id"`
-	Price     int64  `json:"price"` // The product's price under the list, in minor units.
+	ProductID string `json:"product_id" openapi:"required"`
+	Price     int64  `json:"price" openapi:"required"` // The product's price under the list, in minor units.
 }
 
 // ActiveAt reports whether the list applies at t.
