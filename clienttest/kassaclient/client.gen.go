@@ -18,6 +18,60 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AdjustReason.
+const (
+	AdjustReasonCorrection AdjustReason = "correction"
+	AdjustReasonCount      AdjustReason = "count"
+	AdjustReasonDamaged    AdjustReason = "damaged"
+	AdjustReasonReceived   AdjustReason = "received"
+	AdjustReasonReturn     AdjustReason = "return"
+	AdjustReasonTheft      AdjustReason = "theft"
+	AdjustReasonWastage    AdjustReason = "wastage"
+)
+
+// Valid indicates whether the value is a known member of the AdjustReason enum.
+func (e AdjustReason) Valid() bool {
+	switch e {
+	case AdjustReasonCorrection:
+		return true
+	case AdjustReasonCount:
+		return true
+	case AdjustReasonDamaged:
+		return true
+	case AdjustReasonReceived:
+		return true
+	case AdjustReasonReturn:
+		return true
+	case AdjustReasonTheft:
+		return true
+	case AdjustReasonWastage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Channel.
+const (
+	Online  Channel = "online"
+	Partner Channel = "partner"
+	Pos     Channel = "pos"
+)
+
+// Valid indicates whether the value is a known member of the Channel enum.
+func (e Channel) Valid() bool {
+	switch e {
+	case Online:
+		return true
+	case Partner:
+		return true
+	case Pos:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConflictKind.
 const (
 	CancelLost   ConflictKind = "cancel_lost"
@@ -72,6 +126,30 @@ func (e DiscountType) Valid() bool {
 	}
 }
 
+// Defines values for KitchenStatus.
+const (
+	InProgress KitchenStatus = "in_progress"
+	New        KitchenStatus = "new"
+	Ready      KitchenStatus = "ready"
+	Served     KitchenStatus = "served"
+)
+
+// Valid indicates whether the value is a known member of the KitchenStatus enum.
+func (e KitchenStatus) Valid() bool {
+	switch e {
+	case InProgress:
+		return true
+	case New:
+		return true
+	case Ready:
+		return true
+	case Served:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MovementReason.
 const (
 	MovementReasonCorrection  MovementReason = "correction"
@@ -117,69 +195,33 @@ func (e MovementReason) Valid() bool {
 	}
 }
 
-// Defines values for MovementRefType.
+// Defines values for NodeKind.
 const (
-	MovementRefTypeAdjustment MovementRefType = "adjustment"
-	MovementRefTypeOrder      MovementRefType = "order"
-	MovementRefTypeRefund     MovementRefType = "refund"
-	MovementRefTypeTransfer   MovementRefType = "transfer"
+	Edge NodeKind = "edge"
+	Hub  NodeKind = "hub"
 )
 
-// Valid indicates whether the value is a known member of the MovementRefType enum.
-func (e MovementRefType) Valid() bool {
+// Valid indicates whether the value is a known member of the NodeKind enum.
+func (e NodeKind) Valid() bool {
 	switch e {
-	case MovementRefTypeAdjustment:
+	case Edge:
 		return true
-	case MovementRefTypeOrder:
-		return true
-	case MovementRefTypeRefund:
-		return true
-	case MovementRefTypeTransfer:
+	case Hub:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for OrderChannel.
+// Defines values for OrderCancel.
 const (
-	OrderChannelOnline  OrderChannel = "online"
-	OrderChannelPartner OrderChannel = "partner"
-	OrderChannelPos     OrderChannel = "pos"
+	OrderCancelCancelled OrderCancel = "cancelled"
 )
 
-// Valid indicates whether the value is a known member of the OrderChannel enum.
-func (e OrderChannel) Valid() bool {
+// Valid indicates whether the value is a known member of the OrderCancel enum.
+func (e OrderCancel) Valid() bool {
 	switch e {
-	case OrderChannelOnline:
-		return true
-	case OrderChannelPartner:
-		return true
-	case OrderChannelPos:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for OrderKitchenStatus.
-const (
-	OrderKitchenStatusInProgress OrderKitchenStatus = "in_progress"
-	OrderKitchenStatusNew        OrderKitchenStatus = "new"
-	OrderKitchenStatusReady      OrderKitchenStatus = "ready"
-	OrderKitchenStatusServed     OrderKitchenStatus = "served"
-)
-
-// Valid indicates whether the value is a known member of the OrderKitchenStatus enum.
-func (e OrderKitchenStatus) Valid() bool {
-	switch e {
-	case OrderKitchenStatusInProgress:
-		return true
-	case OrderKitchenStatusNew:
-		return true
-	case OrderKitchenStatusReady:
-		return true
-	case OrderKitchenStatusServed:
+	case OrderCancelCancelled:
 		return true
 	default:
 		return false
@@ -213,87 +255,24 @@ func (e OrderStatus) Valid() bool {
 	}
 }
 
-// Defines values for OrderCreateChannel.
-const (
-	OrderCreateChannelOnline  OrderCreateChannel = "online"
-	OrderCreateChannelPartner OrderCreateChannel = "partner"
-	OrderCreateChannelPos     OrderCreateChannel = "pos"
-)
-
-// Valid indicates whether the value is a known member of the OrderCreateChannel enum.
-func (e OrderCreateChannel) Valid() bool {
-	switch e {
-	case OrderCreateChannelOnline:
-		return true
-	case OrderCreateChannelPartner:
-		return true
-	case OrderCreateChannelPos:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for OrderHistoryStatus.
-const (
-	OrderHistoryStatusCancelled         OrderHistoryStatus = "cancelled"
-	OrderHistoryStatusCompleted         OrderHistoryStatus = "completed"
-	OrderHistoryStatusOpen              OrderHistoryStatus = "open"
-	OrderHistoryStatusPartiallyRefunded OrderHistoryStatus = "partially_refunded"
-	OrderHistoryStatusRefunded          OrderHistoryStatus = "refunded"
-)
-
-// Valid indicates whether the value is a known member of the OrderHistoryStatus enum.
-func (e OrderHistoryStatus) Valid() bool {
-	switch e {
-	case OrderHistoryStatusCancelled:
-		return true
-	case OrderHistoryStatusCompleted:
-		return true
-	case OrderHistoryStatusOpen:
-		return true
-	case OrderHistoryStatusPartiallyRefunded:
-		return true
-	case OrderHistoryStatusRefunded:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for OrderUpdateStatus.
-const (
-	OrderUpdateStatusCancelled OrderUpdateStatus = "cancelled"
-)
-
-// Valid indicates whether the value is a known member of the OrderUpdateStatus enum.
-func (e OrderUpdateStatus) Valid() bool {
-	switch e {
-	case OrderUpdateStatusCancelled:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PaymentMethod.
 const (
-	PaymentMethodCard     PaymentMethod = "card"
-	PaymentMethodCash     PaymentMethod = "cash"
-	PaymentMethodExternal PaymentMethod = "external"
-	PaymentMethodGiftCard PaymentMethod = "gift_card"
+	Card     PaymentMethod = "card"
+	Cash     PaymentMethod = "cash"
+	External PaymentMethod = "external"
+	GiftCard PaymentMethod = "gift_card"
 )
 
 // Valid indicates whether the value is a known member of the PaymentMethod enum.
 func (e PaymentMethod) Valid() bool {
 	switch e {
-	case PaymentMethodCard:
+	case Card:
 		return true
-	case PaymentMethodCash:
+	case Cash:
 		return true
-	case PaymentMethodExternal:
+	case External:
 		return true
-	case PaymentMethodGiftCard:
+	case GiftCard:
 		return true
 	default:
 		return false
@@ -333,87 +312,15 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
-// Defines values for PaymentInitiateMethod.
+// Defines values for PointsType.
 const (
-	PaymentInitiateMethodCard     PaymentInitiateMethod = "card"
-	PaymentInitiateMethodCash     PaymentInitiateMethod = "cash"
-	PaymentInitiateMethodExternal PaymentInitiateMethod = "external"
-	PaymentInitiateMethodGiftCard PaymentInitiateMethod = "gift_card"
+	Adjust PointsType = "adjust"
+	Earn   PointsType = "earn"
+	Redeem PointsType = "redeem"
 )
 
-// Valid indicates whether the value is a known member of the PaymentInitiateMethod enum.
-func (e PaymentInitiateMethod) Valid() bool {
-	switch e {
-	case PaymentInitiateMethodCard:
-		return true
-	case PaymentInitiateMethodCash:
-		return true
-	case PaymentInitiateMethodExternal:
-		return true
-	case PaymentInitiateMethodGiftCard:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PaymentMethodConfigMethod.
-const (
-	PaymentMethodConfigMethodCard     PaymentMethodConfigMethod = "card"
-	PaymentMethodConfigMethodCash     PaymentMethodConfigMethod = "cash"
-	PaymentMethodConfigMethodExternal PaymentMethodConfigMethod = "external"
-	PaymentMethodConfigMethodGiftCard PaymentMethodConfigMethod = "gift_card"
-)
-
-// Valid indicates whether the value is a known member of the PaymentMethodConfigMethod enum.
-func (e PaymentMethodConfigMethod) Valid() bool {
-	switch e {
-	case PaymentMethodConfigMethodCard:
-		return true
-	case PaymentMethodConfigMethodCash:
-		return true
-	case PaymentMethodConfigMethodExternal:
-		return true
-	case PaymentMethodConfigMethodGiftCard:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PaymentMethodConfigInputMethod.
-const (
-	PaymentMethodConfigInputMethodCard     PaymentMethodConfigInputMethod = "card"
-	PaymentMethodConfigInputMethodCash     PaymentMethodConfigInputMethod = "cash"
-	PaymentMethodConfigInputMethodExternal PaymentMethodConfigInputMethod = "external"
-	PaymentMethodConfigInputMethodGiftCard PaymentMethodConfigInputMethod = "gift_card"
-)
-
-// Valid indicates whether the value is a known member of the PaymentMethodConfigInputMethod enum.
-func (e PaymentMethodConfigInputMethod) Valid() bool {
-	switch e {
-	case PaymentMethodConfigInputMethodCard:
-		return true
-	case PaymentMethodConfigInputMethodCash:
-		return true
-	case PaymentMethodConfigInputMethodExternal:
-		return true
-	case PaymentMethodConfigInputMethodGiftCard:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PointsTransactionType.
-const (
-	Adjust PointsTransactionType = "adjust"
-	Earn   PointsTransactionType = "earn"
-	Redeem PointsTransactionType = "redeem"
-)
-
-// Valid indicates whether the value is a known member of the PointsTransactionType enum.
-func (e PointsTransactionType) Valid() bool {
+// Valid indicates whether the value is a known member of the PointsType enum.
+func (e PointsType) Valid() bool {
 	switch e {
 	case Adjust:
 		return true
@@ -426,171 +333,48 @@ func (e PointsTransactionType) Valid() bool {
 	}
 }
 
-// Defines values for SettlementMethod.
+// Defines values for RefType.
 const (
-	SettlementMethodCard     SettlementMethod = "card"
-	SettlementMethodCash     SettlementMethod = "cash"
-	SettlementMethodExternal SettlementMethod = "external"
-	SettlementMethodGiftCard SettlementMethod = "gift_card"
+	RefTypeAdjustment RefType = "adjustment"
+	RefTypeOrder      RefType = "order"
+	RefTypeRefund     RefType = "refund"
+	RefTypeTransfer   RefType = "transfer"
 )
 
-// Valid indicates whether the value is a known member of the SettlementMethod enum.
-func (e SettlementMethod) Valid() bool {
+// Valid indicates whether the value is a known member of the RefType enum.
+func (e RefType) Valid() bool {
 	switch e {
-	case SettlementMethodCard:
+	case RefTypeAdjustment:
 		return true
-	case SettlementMethodCash:
+	case RefTypeOrder:
 		return true
-	case SettlementMethodExternal:
+	case RefTypeRefund:
 		return true
-	case SettlementMethodGiftCard:
+	case RefTypeTransfer:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for StockAdjustReason.
+// Defines values for Role.
 const (
-	StockAdjustReasonCorrection StockAdjustReason = "correction"
-	StockAdjustReasonCount      StockAdjustReason = "count"
-	StockAdjustReasonDamaged    StockAdjustReason = "damaged"
-	StockAdjustReasonReceived   StockAdjustReason = "received"
-	StockAdjustReasonReturn     StockAdjustReason = "return"
-	StockAdjustReasonTheft      StockAdjustReason = "theft"
-	StockAdjustReasonWastage    StockAdjustReason = "wastage"
+	Cashier Role = "cashier"
+	Kitchen Role = "kitchen"
+	Manager Role = "manager"
+	Owner   Role = "owner"
 )
 
-// Valid indicates whether the value is a known member of the StockAdjustReason enum.
-func (e StockAdjustReason) Valid() bool {
+// Valid indicates whether the value is a known member of the Role enum.
+func (e Role) Valid() bool {
 	switch e {
-	case StockAdjustReasonCorrection:
+	case Cashier:
 		return true
-	case StockAdjustReasonCount:
+	case Kitchen:
 		return true
-	case StockAdjustReasonDamaged:
+	case Manager:
 		return true
-	case StockAdjustReasonReceived:
-		return true
-	case StockAdjustReasonReturn:
-		return true
-	case StockAdjustReasonTheft:
-		return true
-	case StockAdjustReasonWastage:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SyncStatusNode.
-const (
-	Edge SyncStatusNode = "edge"
-	Hub  SyncStatusNode = "hub"
-)
-
-// Valid indicates whether the value is a known member of the SyncStatusNode enum.
-func (e SyncStatusNode) Valid() bool {
-	switch e {
-	case Edge:
-		return true
-	case Hub:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TicketChannel.
-const (
-	TicketChannelOnline  TicketChannel = "online"
-	TicketChannelPartner TicketChannel = "partner"
-	TicketChannelPos     TicketChannel = "pos"
-)
-
-// Valid indicates whether the value is a known member of the TicketChannel enum.
-func (e TicketChannel) Valid() bool {
-	switch e {
-	case TicketChannelOnline:
-		return true
-	case TicketChannelPartner:
-		return true
-	case TicketChannelPos:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TicketKitchenStatus.
-const (
-	TicketKitchenStatusInProgress TicketKitchenStatus = "in_progress"
-	TicketKitchenStatusNew        TicketKitchenStatus = "new"
-	TicketKitchenStatusReady      TicketKitchenStatus = "ready"
-	TicketKitchenStatusServed     TicketKitchenStatus = "served"
-)
-
-// Valid indicates whether the value is a known member of the TicketKitchenStatus enum.
-func (e TicketKitchenStatus) Valid() bool {
-	switch e {
-	case TicketKitchenStatusInProgress:
-		return true
-	case TicketKitchenStatusNew:
-		return true
-	case TicketKitchenStatusReady:
-		return true
-	case TicketKitchenStatusServed:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TicketStatus.
-const (
-	TicketStatusCancelled         TicketStatus = "cancelled"
-	TicketStatusCompleted         TicketStatus = "completed"
-	TicketStatusOpen              TicketStatus = "open"
-	TicketStatusPartiallyRefunded TicketStatus = "partially_refunded"
-	TicketStatusRefunded          TicketStatus = "refunded"
-)
-
-// Valid indicates whether the value is a known member of the TicketStatus enum.
-func (e TicketStatus) Valid() bool {
-	switch e {
-	case TicketStatusCancelled:
-		return true
-	case TicketStatusCompleted:
-		return true
-	case TicketStatusOpen:
-		return true
-	case TicketStatusPartiallyRefunded:
-		return true
-	case TicketStatusRefunded:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TicketMoveKitchenStatus.
-const (
-	TicketMoveKitchenStatusInProgress TicketMoveKitchenStatus = "in_progress"
-	TicketMoveKitchenStatusNew        TicketMoveKitchenStatus = "new"
-	TicketMoveKitchenStatusReady      TicketMoveKitchenStatus = "ready"
-	TicketMoveKitchenStatusServed     TicketMoveKitchenStatus = "served"
-)
-
-// Valid indicates whether the value is a known member of the TicketMoveKitchenStatus enum.
-func (e TicketMoveKitchenStatus) Valid() bool {
-	switch e {
-	case TicketMoveKitchenStatusInProgress:
-		return true
-	case TicketMoveKitchenStatusNew:
-		return true
-	case TicketMoveKitchenStatusReady:
-		return true
-	case TicketMoveKitchenStatusServed:
+	case Owner:
 		return true
 	default:
 		return false
@@ -618,53 +402,8 @@ func (e TransferStatus) Valid() bool {
 	}
 }
 
-// Defines values for UserRole.
-const (
-	UserRoleCashier UserRole = "cashier"
-	UserRoleKitchen UserRole = "kitchen"
-	UserRoleManager UserRole = "manager"
-	UserRoleOwner   UserRole = "owner"
-)
-
-// Valid indicates whether the value is a known member of the UserRole enum.
-func (e UserRole) Valid() bool {
-	switch e {
-	case UserRoleCashier:
-		return true
-	case UserRoleKitchen:
-		return true
-	case UserRoleManager:
-		return true
-	case UserRoleOwner:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UserCreateRole.
-const (
-	UserCreateRoleCashier UserCreateRole = "cashier"
-	UserCreateRoleKitchen UserCreateRole = "kitchen"
-	UserCreateRoleManager UserCreateRole = "manager"
-	UserCreateRoleOwner   UserCreateRole = "owner"
-)
-
-// Valid indicates whether the value is a known member of the UserCreateRole enum.
-func (e UserCreateRole) Valid() bool {
-	switch e {
-	case UserCreateRoleCashier:
-		return true
-	case UserCreateRoleKitchen:
-		return true
-	case UserCreateRoleManager:
-		return true
-	case UserCreateRoleOwner:
-		return true
-	default:
-		return false
-	}
-}
+// AdjustReason The reason codes of a stock adjustment.
+type AdjustReason string
 
 // Category Category groups products; categories nest through ParentID.
 type Category struct {
@@ -741,6 +480,9 @@ type CategoryUpdate struct {
 	Station *string `json:"station,omitempty"`
 }
 
+// Channel Where an order came from.
+type Channel string
+
 // Conflict A merge conflict recorded by sync, with both sides' values.
 type Conflict struct {
 	DetectedAt time.Time `json:"detected_at"`
@@ -762,7 +504,7 @@ type Conflict struct {
 	Remote interface{} `json:"remote"`
 }
 
-// ConflictKind oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
+// ConflictKind The kind of a merge conflict sync recorded.
 type ConflictKind string
 
 // Customer A person who buys; deleting one keeps a tombstone with the personal fields erased.
@@ -876,9 +618,6 @@ type Discount struct {
 	Value int64 `json:"value"`
 }
 
-// DiscountType percent | amount
-type DiscountType string
-
 // DiscountLimits The largest manual discount each kind of actor may give on one order: the order's line and order discounts together, in basis points of its gross (subtotal). 10000 lets an order go free; 0 allows no manual discount. Owners are never limited; kitchen staff take no orders (0).
 type DiscountLimits struct {
 	// Cashier The largest manual discount a cashier may give, in basis points of the line or order.
@@ -902,6 +641,9 @@ type DiscountLimitsUpdate struct {
 	// Partner OAuth apps the owner registered, acting for the org
 	Partner *int64 `json:"partner,omitempty"`
 }
+
+// DiscountType percent (value in basis points) or amount (value in minor units).
+type DiscountType string
 
 // EdgeStatus The hub's view of one edge.
 type EdgeStatus struct {
@@ -960,6 +702,9 @@ type Enrolment struct {
 type EnrolmentClaim struct {
 	Token string `json:"token"`
 }
+
+// KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
+type KitchenStatus string
 
 // LineItem One line of an order, fixed at creation.
 type LineItem struct {
@@ -1291,19 +1036,19 @@ type Movement struct {
 	RefId *string `json:"ref_id"`
 
 	// RefType order, refund, transfer, adjustment
-	RefType MovementRefType `json:"ref_type"`
+	RefType RefType `json:"ref_type"`
 }
 
-// MovementReason Why stock moved: an adjustment reason, or sale, refund, transfer_out, transfer_in.
+// MovementReason Why stock moved: an adjustment's reason code, or sale, refund, transfer_out, transfer_in.
 type MovementReason string
 
-// MovementRefType order, refund, transfer, adjustment
-type MovementRefType string
+// NodeKind The kind of a Kassa node.
+type NodeKind string
 
 // Order A sale at a location.
 type Order struct {
 	// Channel Where the order came from.
-	Channel OrderChannel `json:"channel"`
+	Channel Channel `json:"channel"`
 
 	// CompletedAt When it was completed; null until then.
 	CompletedAt *time.Time `json:"completed_at"`
@@ -1330,7 +1075,7 @@ type Order struct {
 	Id string `json:"id"`
 
 	// KitchenStatus Where the order is in the kitchen.
-	KitchenStatus OrderKitchenStatus `json:"kitchen_status"`
+	KitchenStatus KitchenStatus `json:"kitchen_status"`
 
 	// LineItems The lines.
 	LineItems []LineItem `json:"line_items"`
@@ -1387,19 +1132,13 @@ type Order struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// OrderChannel Where the order came from.
-type OrderChannel string
-
-// OrderKitchenStatus Where the order is in the kitchen.
-type OrderKitchenStatus string
-
-// OrderStatus The order's state: open, then completed, partially_refunded, refunded; or cancelled.
-type OrderStatus string
+// OrderCancel The only status a PATCH may set: cancelled, from open.
+type OrderCancel string
 
 // OrderCreate The body of POST /orders. Prices come from the catalog and the location's active price list; clients never send prices.
 type OrderCreate struct {
 	// Channel Where the order came from.
-	Channel *OrderCreateChannel `json:"channel,omitempty"`
+	Channel *Channel `json:"channel,omitempty"`
 
 	// CustomerId The customer, if any.
 	CustomerId *string `json:"customer_id,omitempty"`
@@ -1417,9 +1156,6 @@ type OrderCreate struct {
 	Notes *string `json:"notes,omitempty"`
 }
 
-// OrderCreateChannel Where the order came from.
-type OrderCreateChannel string
-
 // OrderHistory One status change.
 type OrderHistory struct {
 	// Actor The user or app that did it; null for the system.
@@ -1429,11 +1165,8 @@ type OrderHistory struct {
 	At time.Time `json:"at"`
 
 	// Status The status it moved to.
-	Status OrderHistoryStatus `json:"status"`
+	Status OrderStatus `json:"status"`
 }
-
-// OrderHistoryStatus The status it moved to.
-type OrderHistoryStatus string
 
 // OrderLineInput A line of POST /orders.
 type OrderLineInput struct {
@@ -1450,6 +1183,9 @@ type OrderLineInput struct {
 	Quantity int64 `json:"quantity"`
 }
 
+// OrderStatus An order's state: open, then completed, partially_refunded and refunded; or cancelled from open.
+type OrderStatus string
+
 // OrderUpdate The body of PATCH /orders/:id.
 type OrderUpdate struct {
 	// CustomerId The customer, if any.
@@ -1459,11 +1195,8 @@ type OrderUpdate struct {
 	Notes *string `json:"notes,omitempty"`
 
 	// Status only "cancelled", from open
-	Status *OrderUpdateStatus `json:"status,omitempty"`
+	Status *OrderCancel `json:"status,omitempty"`
 }
-
-// OrderUpdateStatus only "cancelled", from open
-type OrderUpdateStatus string
 
 // OrgSettings An org's commercial settings, kept on the org row.
 type OrgSettings struct {
@@ -1546,12 +1279,6 @@ type Payment struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// PaymentMethod How it was paid.
-type PaymentMethod string
-
-// PaymentStatus The payment's state.
-type PaymentStatus string
-
 // PaymentInitiate The body of POST /payments/initiate. Capture defaults to true; false only authorizes (cards). Tendered is the cash handed over (default: the amount). CardNumber is only read by the card simulator and never stored beyond its last four digits.
 type PaymentInitiate struct {
 	// Amount An amount in minor units of the currency.
@@ -1564,7 +1291,7 @@ type PaymentInitiate struct {
 	CardNumber *string `json:"card_number,omitempty"`
 
 	// Method How the customer pays.
-	Method PaymentInitiateMethod `json:"method"`
+	Method PaymentMethod `json:"method"`
 
 	// OrderId The order.
 	OrderId string `json:"order_id"`
@@ -1573,8 +1300,8 @@ type PaymentInitiate struct {
 	Tendered *int64 `json:"tendered,omitempty"`
 }
 
-// PaymentInitiateMethod How the customer pays.
-type PaymentInitiateMethod string
+// PaymentMethod How a payment is made.
+type PaymentMethod string
 
 // PaymentMethodConfig PaymentMethodConfig enables or disables one payment method.
 type PaymentMethodConfig struct {
@@ -1582,11 +1309,8 @@ type PaymentMethodConfig struct {
 	Enabled bool `json:"enabled"`
 
 	// Method The payment method.
-	Method PaymentMethodConfigMethod `json:"method"`
+	Method PaymentMethod `json:"method"`
 }
-
-// PaymentMethodConfigMethod The payment method.
-type PaymentMethodConfigMethod string
 
 // PaymentMethodConfigInput PaymentMethodConfig enables or disables one payment method.
 type PaymentMethodConfigInput struct {
@@ -1594,11 +1318,11 @@ type PaymentMethodConfigInput struct {
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// Method The payment method.
-	Method *PaymentMethodConfigInputMethod `json:"method,omitempty"`
+	Method *PaymentMethod `json:"method,omitempty"`
 }
 
-// PaymentMethodConfigInputMethod The payment method.
-type PaymentMethodConfigInputMethod string
+// PaymentStatus A payment's state.
+type PaymentStatus string
 
 // PointsRequest The body of earn and redeem: positive points, or (earn only) an amount spent in minor units that the program converts.
 type PointsRequest struct {
@@ -1645,11 +1369,11 @@ type PointsTransaction struct {
 	Reason string `json:"reason"`
 
 	// Type earn, redeem or adjust.
-	Type PointsTransactionType `json:"type"`
+	Type PointsType `json:"type"`
 }
 
-// PointsTransactionType earn, redeem or adjust.
-type PointsTransactionType string
+// PointsType The kind of a points transaction.
+type PointsType string
 
 // PriceList PriceList overrides base prices at some locations for a time window.
 type PriceList struct {
@@ -1879,6 +1603,9 @@ type ProductUpdate struct {
 	Tags *[]string `json:"tags,omitempty"`
 }
 
+// RefType What caused a stock movement.
+type RefType string
+
 // Refund An append-only refund entry of an order.
 type Refund struct {
 	// Actor The user or app that did it; null for the system.
@@ -1957,6 +1684,9 @@ type RefundRequest struct {
 	Restock *bool `json:"restock,omitempty"`
 }
 
+// Role A first-party user's role within an org.
+type Role string
+
 // SettingsUpdate The body of PATCH /settings.
 type SettingsUpdate struct {
 	// AllowNegativeStock AllowNegativeStock lets a sale complete when on-hand would go below zero (the goods are in the customer's hands); false refuses with 409.
@@ -1996,7 +1726,7 @@ type Settlement struct {
 	LocationId string `json:"location_id"`
 
 	// Method The payment method.
-	Method SettlementMethod `json:"method"`
+	Method PaymentMethod `json:"method"`
 
 	// Net gross minus refunds.
 	Net int64 `json:"net"`
@@ -2004,9 +1734,6 @@ type Settlement struct {
 	// Refunds Refunded through them, in minor units.
 	Refunds int64 `json:"refunds"`
 }
-
-// SettlementMethod The payment method.
-type SettlementMethod string
 
 // StockAdjust The body of POST /inventory/stock/adjust. For reason "count", Quantity is the counted on-hand and the movement is the difference; for the others it is the signed delta. ReorderPoint, when given, is set too.
 type StockAdjust struct {
@@ -2023,14 +1750,11 @@ type StockAdjust struct {
 	Quantity int64 `json:"quantity"`
 
 	// Reason The reason code; it sets how quantity is read.
-	Reason StockAdjustReason `json:"reason"`
+	Reason AdjustReason `json:"reason"`
 
 	// ReorderPoint Also set the level's reorder point (0 or more).
 	ReorderPoint *int64 `json:"reorder_point,omitempty"`
 }
-
-// StockAdjustReason The reason code; it sets how quantity is read.
-type StockAdjustReason string
 
 // StockLevel A product's stock at a location. OnHand is the sum of the movements; ReorderPoint is set by staff.
 type StockLevel struct {
@@ -2064,8 +1788,8 @@ type SyncStatus struct {
 	LastVerified *time.Time    `json:"last_verified"`
 
 	// Node edge or hub
-	Node   SyncStatusNode `json:"node"`
-	NodeId string         `json:"node_id"`
+	Node   NodeKind `json:"node"`
+	NodeId string   `json:"node_id"`
 
 	// PendingDown changes waiting to come from the hub
 	PendingDown int64 `json:"pending_down"`
@@ -2075,19 +1799,16 @@ type SyncStatus struct {
 	Since     time.Time `json:"since"`
 }
 
-// SyncStatusNode edge or hub
-type SyncStatusNode string
-
 // Ticket An order as the kitchen sees it. Its id is the order's id.
 type Ticket struct {
 	// Channel Where the order came from.
-	Channel TicketChannel `json:"channel"`
+	Channel Channel `json:"channel"`
 
 	// Id the order id
 	Id string `json:"id"`
 
 	// KitchenStatus Where the order is in the kitchen.
-	KitchenStatus TicketKitchenStatus `json:"kitchen_status"`
+	KitchenStatus KitchenStatus `json:"kitchen_status"`
 
 	// Lines The lines.
 	Lines []TicketLine `json:"lines"`
@@ -2108,20 +1829,11 @@ type Ticket struct {
 	Stations []string `json:"stations"`
 
 	// Status the order's status; cancelled voids the ticket
-	Status TicketStatus `json:"status"`
+	Status OrderStatus `json:"status"`
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
-
-// TicketChannel Where the order came from.
-type TicketChannel string
-
-// TicketKitchenStatus Where the order is in the kitchen.
-type TicketKitchenStatus string
-
-// TicketStatus the order's status; cancelled voids the ticket
-type TicketStatus string
 
 // TicketBoard What a kitchen screen shows when it starts: the tickets still open in the kitchen and the last event id they are current at, from which the stream resumes.
 type TicketBoard struct {
@@ -2162,11 +1874,8 @@ type TicketLine struct {
 // TicketMove The optional body of a bump or a recall: the kitchen state to move to; empty moves one step.
 type TicketMove struct {
 	// KitchenStatus Where the order is in the kitchen.
-	KitchenStatus *TicketMoveKitchenStatus `json:"kitchen_status,omitempty"`
+	KitchenStatus *KitchenStatus `json:"kitchen_status,omitempty"`
 }
-
-// TicketMoveKitchenStatus Where the order is in the kitchen.
-type TicketMoveKitchenStatus string
 
 // Transfer Transfer moves stock between two locations of the org.
 type Transfer struct {
@@ -2204,9 +1913,6 @@ type Transfer struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// TransferStatus The transfer's state.
-type TransferStatus string
-
 // TransferCreate The body of POST /inventory/transfers.
 type TransferCreate struct {
 	// FromLocationId The location the stock leaves.
@@ -2240,6 +1946,9 @@ type TransferLineInput struct {
 	Quantity int64 `json:"quantity"`
 }
 
+// TransferStatus A transfer's state: in_transit, then received or cancelled.
+type TransferStatus string
+
 // User A first-party staff account.
 type User struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
@@ -2261,14 +1970,11 @@ type User struct {
 	OrgId string `json:"org_id"`
 
 	// Role The staff member's role; it sets their scopes.
-	Role UserRole `json:"role"`
+	Role Role `json:"role"`
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
-
-// UserRole The staff member's role; it sets their scopes.
-type UserRole string
 
 // UserCreate The input of UserService.CreateUser.
 type UserCreate struct {
@@ -2282,11 +1988,8 @@ type UserCreate struct {
 	Password string `json:"password"`
 
 	// Role The staff member's role; it sets their scopes.
-	Role UserCreateRole `json:"role"`
+	Role Role `json:"role"`
 }
-
-// UserCreateRole The staff member's role; it sets their scopes.
-type UserCreateRole string
 
 // LoginRequest A staff member's sign-in.
 type LoginRequest struct {

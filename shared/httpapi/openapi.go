@@ -20,7 +20,8 @@ import (
 // derived, never written twice (docs/arch-openapi.md):
 //
 //   - descriptions: the doc comment of each type and field (openapidoc.go);
-//   - enums: kassa.Enums, by type name or the field's openapi:"enum=<key>";
+//   - enums: kassa.Enums, by type name or the field's openapi:"enum=<key>",
+//     one component schema per set;
 //   - required: request fields tagged openapi:"required"; response fields
 //     unless omitempty (they are always in the JSON);
 //   - problem responses: from the route's shape (problemStatuses);
@@ -408,11 +409,10 @@ func (r *reflector) schema(t reflect.Type, dir direction) map[string]any {
 		s = map[string]any{"type": "integer", "format": "int64"}
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
 		s = map[string]any{"type": "number"}
+	case t.Kind() == reflect.String && t.PkgPath() == kassaPkg && kassa.Enums[t.Name()] != nil:
+		return r.enumRef(t.Name(), nullable)
 	case t.Kind() == reflect.String:
 		s = map[string]any{"type": "string"}
-		if e, ok := kassa.Enums[t.Name()]; ok && t.PkgPath() == kassaPkg {
-			s["enum"] = e
-		}
 	default:
 		s = map[string]any{}
 	}
@@ -424,22 +424,28 @@ func (r *reflector) schema(t reflect.Type, dir direction) map[string]any {
 
 var kassaPkg = reflect.TypeFor[kassa.Role]().PkgPath()
 
-// allowNull adds null to a schema's type; an enum then lists null too.
+// allowNull adds null to a schema's type.
 func allowNull(s map[string]any) {
 	if typ, ok := s["type"].(string); ok {
 		s["type"] = []string{typ, "null"}
-		if e, ok := s["enum"].([]string); ok {
-			s["enum"] = append(slices.Clip(toAny(e)), nil)
-		}
 	}
 }
 
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+// enumRef refers to the component schema of a closed set (kassa.Enums),
+// which a generated client turns into one type with a constant per value.
+func (r *reflector) enumRef(key string, nullable bool) map[string]any {
+	if _, ok := r.schemas[key]; !ok {
+		desc := kassa.EnumText[key]
+		if desc == "" {
+			desc = r.docs.typeDoc(key)
+		}
+		r.schemas[key] = map[string]any{"type": "string", "enum": kassa.Enums[key], "description": desc}
 	}
-	return out
+	ref := map[string]any{"$ref": "#/components/schemas/" + key}
+	if nullable {
+		return map[string]any{"oneOf": []any{ref, map[string]any{"type": "null"}}}
+	}
+	return ref
 }
 
 func (r *reflector) object(t reflect.Type, dir direction) map[string]any {
@@ -469,16 +475,14 @@ func (r *reflector) object(t reflect.Type, dir direction) map[string]any {
 			name = f.Name
 		}
 		schema := r.schema(f.Type, dir)
-		for _, tag := range tags {
-			if key, ok := strings.CutPrefix(tag, "enum="); ok {
-				schema["enum"] = kassa.Enums[key]
-				if typ, _ := schema["type"].([]string); slices.Contains(typ, "null") {
-					schema["enum"] = append(toAny(kassa.Enums[key]), nil)
-				}
-			}
-		}
 		if slices.Contains(tags, "nullable") {
 			allowNull(schema)
+		}
+		for _, tag := range tags {
+			if key, ok := strings.CutPrefix(tag, "enum="); ok {
+				typ, _ := schema["type"].([]string)
+				schema = r.enumRef(key, slices.Contains(typ, "null"))
+			}
 		}
 		if d := r.docs.fieldDoc(t.Name(), name); d != "" {
 			schema["description"] = d // beside a $ref too (OpenAPI 3.1)

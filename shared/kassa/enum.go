@@ -54,6 +54,24 @@ var Enums = map[string][]string{
 	"NodeKind":        {NodeEdge, NodeHub},
 }
 
+// EnumText describes the sets of Enums that are not named types (those
+// are described by their type's doc comment).
+var EnumText = map[string]string{
+	"OrderStatus":     "An order's state: open, then completed, partially_refunded and refunded; or cancelled from open.",
+	"OrderCancel":     "The only status a PATCH may set: cancelled, from open.",
+	"Channel":         "Where an order came from.",
+	"KitchenStatus":   "Where an order is in the kitchen: new, in_progress, ready, served.",
+	"PaymentStatus":   "A payment's state.",
+	"MovementReason":  "Why stock moved: an adjustment's reason code, or sale, refund, transfer_out, transfer_in.",
+	"AdjustReason":    "The reason codes of a stock adjustment.",
+	"RefType":         "What caused a stock movement.",
+	"TransferStatus":  "A transfer's state: in_transit, then received or cancelled.",
+	"DiscountType":    "percent (value in basis points) or amount (value in minor units).",
+	"TicketEventType": "The kind of a kitchen display feed event.",
+	"ConflictKind":    "The kind of a merge conflict sync recorded.",
+	"NodeKind":        "The kind of a Kassa node.",
+}
+
 // ScopeText says in words what each scope lets an app do (spec part 5's
 // table, plus Kassa's own scopes), for the OpenAPI document and the
 // consent page.
