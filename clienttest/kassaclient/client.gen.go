@@ -2066,6 +2066,9 @@ type TooLargeProblem = Problem
 // UnauthorizedProblem An RFC 9457 problem document.
 type UnauthorizedProblem = Problem
 
+// UnavailableProblem An RFC 9457 problem document.
+type UnavailableProblem = Problem
+
 // ValidationProblem An RFC 9457 problem document.
 type ValidationProblem = Problem
 
@@ -10635,6 +10638,8 @@ type PatchCatalogCategoriesIdResponse struct {
 	ApplicationproblemJSON403 *ForbiddenProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLargeProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -10675,6 +10680,11 @@ func (r PatchCatalogCategoriesIdResponse) GetApplicationproblemJSON403() *Forbid
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchCatalogCategoriesIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PatchCatalogCategoriesIdResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -12636,6 +12646,8 @@ type PatchCustomersIdResponse struct {
 	ApplicationproblemJSON403 *ForbiddenProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLargeProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -12676,6 +12688,11 @@ func (r PatchCustomersIdResponse) GetApplicationproblemJSON403() *ForbiddenProbl
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchCustomersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PatchCustomersIdResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -16283,6 +16300,11 @@ type PatchOrdersIdResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PatchOrdersIdResponse503Headers the declared response headers of an HTTP 503 response for PatchOrdersId
+type PatchOrdersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchOrdersIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16299,18 +16321,24 @@ type PatchOrdersIdResponse struct {
 	ApplicationproblemJSON403 *ForbiddenProblem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *TooLargeProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PatchOrdersIdResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchOrdersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchOrdersIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16341,6 +16369,11 @@ func (r PatchOrdersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PatchOrdersIdResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PatchOrdersIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
 	return r.ApplicationproblemJSON413
@@ -16354,6 +16387,11 @@ func (r PatchOrdersIdResponse) GetApplicationproblemJSON422() *ValidationProblem
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PatchOrdersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PatchOrdersIdResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -16517,6 +16555,11 @@ type PostOrdersIdRefundResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostOrdersIdRefundResponse503Headers the declared response headers of an HTTP 503 response for PostOrdersIdRefund
+type PostOrdersIdRefundResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostOrdersIdRefundResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16541,12 +16584,16 @@ type PostOrdersIdRefundResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostOrdersIdRefundResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostOrdersIdRefundResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostOrdersIdRefundResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16595,6 +16642,11 @@ func (r PostOrdersIdRefundResponse) GetApplicationproblemJSON422() *ValidationPr
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostOrdersIdRefundResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostOrdersIdRefundResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -16754,6 +16806,11 @@ type PostPaymentsInitiateResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostPaymentsInitiateResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsInitiate
+type PostPaymentsInitiateResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsInitiateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16776,6 +16833,8 @@ type PostPaymentsInitiateResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -16784,6 +16843,8 @@ type PostPaymentsInitiateResponse struct {
 	Headers401 *PostPaymentsInitiateResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsInitiateResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsInitiateResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -16827,6 +16888,11 @@ func (r PostPaymentsInitiateResponse) GetApplicationproblemJSON422() *Validation
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostPaymentsInitiateResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostPaymentsInitiateResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -17290,6 +17356,11 @@ type PostPaymentsIdCaptureResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostPaymentsIdCaptureResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsIdCapture
+type PostPaymentsIdCaptureResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsIdCaptureResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17312,12 +17383,16 @@ type PostPaymentsIdCaptureResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostPaymentsIdCaptureResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsIdCaptureResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsIdCaptureResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17361,6 +17436,11 @@ func (r PostPaymentsIdCaptureResponse) GetApplicationproblemJSON422() *Validatio
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostPaymentsIdCaptureResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostPaymentsIdCaptureResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -17407,6 +17487,11 @@ type PostPaymentsIdVoidResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostPaymentsIdVoidResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsIdVoid
+type PostPaymentsIdVoidResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsIdVoidResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17429,12 +17514,16 @@ type PostPaymentsIdVoidResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostPaymentsIdVoidResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsIdVoidResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsIdVoidResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17478,6 +17567,11 @@ func (r PostPaymentsIdVoidResponse) GetApplicationproblemJSON422() *ValidationPr
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostPaymentsIdVoidResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostPaymentsIdVoidResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -20287,6 +20381,13 @@ func ParsePatchCatalogCategoriesIdResponse(rsp *http.Response) (*PatchCatalogCat
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLargeProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22119,6 +22220,13 @@ func ParsePatchCustomersIdResponse(rsp *http.Response) (*PatchCustomersIdRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLargeProblem
@@ -25453,6 +25561,13 @@ func ParsePatchOrdersIdResponse(rsp *http.Response) (*PatchOrdersIdResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLargeProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25473,6 +25588,13 @@ func ParsePatchOrdersIdResponse(rsp *http.Response) (*PatchOrdersIdResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
@@ -25504,6 +25626,16 @@ func ParsePatchOrdersIdResponse(rsp *http.Response) (*PatchOrdersIdResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchOrdersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25697,6 +25829,13 @@ func ParsePostOrdersIdRefundResponse(rsp *http.Response) (*PostOrdersIdRefundRes
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25727,6 +25866,16 @@ func ParsePostOrdersIdRefundResponse(rsp *http.Response) (*PostOrdersIdRefundRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostOrdersIdRefundResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25898,6 +26047,13 @@ func ParsePostPaymentsInitiateResponse(rsp *http.Response) (*PostPaymentsInitiat
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25938,6 +26094,16 @@ func ParsePostPaymentsInitiateResponse(rsp *http.Response) (*PostPaymentsInitiat
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsInitiateResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26391,6 +26557,13 @@ func ParsePostPaymentsIdCaptureResponse(rsp *http.Response) (*PostPaymentsIdCapt
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26421,6 +26594,16 @@ func ParsePostPaymentsIdCaptureResponse(rsp *http.Response) (*PostPaymentsIdCapt
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsIdCaptureResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -26499,6 +26682,13 @@ func ParsePostPaymentsIdVoidResponse(rsp *http.Response) (*PostPaymentsIdVoidRes
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26529,6 +26719,16 @@ func ParsePostPaymentsIdVoidResponse(rsp *http.Response) (*PostPaymentsIdVoidRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsIdVoidResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

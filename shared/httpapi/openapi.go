@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -94,13 +95,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 		}
 	}
 	var tagList []any
-	for _, t := range slices.Sorted(func(yield func(string) bool) {
-		for t := range tags {
-			if !yield(t) {
-				return
-			}
-		}
-	}) {
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
 		tagList = append(tagList, map[string]any{"name": t, "description": tagText[t]})
 	}
 	return map[string]any{

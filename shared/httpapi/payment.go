@@ -20,15 +20,15 @@ func (s *Server) routesPayments() {
 			{"status", "string", "payment status"},
 			{"method", "string", "cash, card, gift_card or external"},
 		}, pageParams...), Summary: "List payments", Handler: s.listPayments})
-	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Status: 201,
+	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Status: 201,
 		Body: kassa.PaymentInitiate{}, Resp: kassa.Payment{},
 		Summary: "Take a payment for an open order (capture false only authorizes a card). A declined card answers 201 with " +
 			"status failed and failure_reason. Simulator cards: 4242424242424242 approves, 4000000000000002 declines, " +
 			"4000000000009995 insufficient funds, 4000000000000119 processing error",
 		Handler: createWith("/payments", func(p *kassa.Payment) string { return p.ID }, svc.Initiate)})
-	s.handle(&Route{Method: "POST", Path: "/payments/:id/capture", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/capture", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Payment{},
 		Summary: "Capture an authorized payment (409 otherwise)", Handler: getBy("payment", svc.Capture)})
-	s.handle(&Route{Method: "POST", Path: "/payments/:id/void", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/void", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Payment{},
 		Summary: "Void a pending or authorized payment, or a captured one while its order is open (409 otherwise: refund the order)",
 		Handler: getBy("payment", svc.Void)})
 	s.handle(&Route{Method: "GET", Path: "/payments/settlements", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Settlement{},
