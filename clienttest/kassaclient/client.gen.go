@@ -2197,8 +2197,8 @@ type GetInventoryMovementsParams struct {
 	// ProductId only movements of this product
 	ProductId *string `form:"product_id,omitempty" json:"product_id,omitempty"`
 
-	// RefType only movements caused by: order, refund, transfer or adjustment
-	RefType *string `form:"ref_type,omitempty" json:"ref_type,omitempty"`
+	// RefType only movements caused by this
+	RefType *RefType `form:"ref_type,omitempty" json:"ref_type,omitempty"`
 
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2374,8 +2374,8 @@ type PostLoyaltyProgramsParams struct {
 
 // GetOrdersParams defines parameters for GetOrders.
 type GetOrdersParams struct {
-	// Status open, completed, partially_refunded, refunded or cancelled
-	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	// Status only orders in this state
+	Status *OrderStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// LocationId only orders of this location
 	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
@@ -2422,11 +2422,11 @@ type GetPaymentsParams struct {
 	// LocationId only payments taken at this location
 	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
 
-	// Status payment status
-	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	// Status only payments in this state
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// Method cash, card, gift_card or external
-	Method *string `form:"method,omitempty" json:"method,omitempty"`
+	// Method only payments of this method
+	Method *PaymentMethod `form:"method,omitempty" json:"method,omitempty"`
 
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`

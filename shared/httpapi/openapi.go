@@ -70,7 +70,11 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"schema":      map[string]any{"type": "string", "format": "uuid"}})
 		}
 		for _, q := range rt.Query {
-			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": map[string]any{"type": q.Type}})
+			schema := map[string]any{"type": q.Type}
+			if kassa.Enums[q.Type] != nil {
+				schema = r.enumRef(q.Type, false)
+			}
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": schema})
 		}
 		if rt.Method == fiber.MethodPost && !rt.Public {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",

@@ -31,6 +31,10 @@ type openapiOp struct {
 	Responses     map[string]json.RawMessage `json:"responses"`
 	RequestBody   json.RawMessage            `json:"requestBody"`
 	RequiredScope string                     `json:"x-required-scope"`
+	Parameters    []struct {
+		Name   string        `json:"name"`
+		Schema openapiSchema `json:"schema"`
+	} `json:"parameters"`
 }
 
 type openapiSchema struct {
@@ -194,6 +198,11 @@ func TestOpenAPIEnumsRequiredAndDescriptions(t *testing.T) {
 		got := s[strings.TrimPrefix(ref, "#/components/schemas/")].Enum
 		if ref == "" || !slices.Equal(got, c.want) {
 			t.Errorf("%s.%s refers to %q with enum %v, want %v", c.schema, c.field, ref, got, c.want)
+		}
+	}
+	for _, prm := range doc.Paths["/api/v1/orders"]["get"].Parameters {
+		if prm.Name == "status" && prm.Schema.Ref != "#/components/schemas/OrderStatus" {
+			t.Errorf("GET /orders?status is %+v, not the OrderStatus set", prm.Schema)
 		}
 	}
 	for schema, fields := range map[string][]string{

@@ -12,7 +12,7 @@ import (
 func (s *Server) routesOrders() {
 	svc := s.svc.Orders
 	filters := append([]Param{
-		{"status", "string", "open, completed, partially_refunded, refunded or cancelled"},
+		{"status", "OrderStatus", "only orders in this state"},
 		{"location_id", "string", "only orders of this location"},
 		{"customer_id", "string", "only orders of this customer"},
 		{"created_after", "string", "RFC 3339 time, inclusive"},

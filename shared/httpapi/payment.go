@@ -17,8 +17,8 @@ func (s *Server) routesPayments() {
 		Query: append([]Param{
 			{"order_id", "string", "only payments of this order"},
 			{"location_id", "string", "only payments taken at this location"},
-			{"status", "string", "payment status"},
-			{"method", "string", "cash, card, gift_card or external"},
+			{"status", "PaymentStatus", "only payments in this state"},
+			{"method", "PaymentMethod", "only payments of this method"},
 		}, pageParams...), Summary: "List payments", Handler: s.listPayments})
 	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Status: 201,
 		Body: kassa.PaymentInitiate{}, Resp: kassa.Payment{},

@@ -40,7 +40,8 @@ type Route struct {
 	Handler  fiber.Handler
 }
 
-// Param is a documented query parameter.
+// Param is a documented query parameter. Type is a JSON Schema type, or
+// the key of a closed set in kassa.Enums for a string of that set.
 type Param struct {
 	Name, Type, Description string
 }
