@@ -1,10 +1,10 @@
 # Kassa — see README.md. Every target works from a fresh clone with Go and gcc.
 GO       ?= go
-PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/...
+PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/... ./clienttest/...
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: build run test bench lint clean verify chromium
+.PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client
 
 build:
 	$(GO) build -o bin/ ./edge ./hub
@@ -13,13 +13,24 @@ build:
 run: build
 	bash deploy/run-demo.sh
 
-## test: every test of every module (installs chromium for the KDS browser test where missing)
-test: chromium
+## test: every test of every module (installs chromium for the KDS browser test where missing),
+## after the OpenAPI lint
+test: chromium openapi-lint
 	$(GO) test -count=1 -timeout 14m $(PKGS)
 
 ## chromium: Debian's chromium, which the KDS browser test drives headless
 chromium:
 	@bash deploy/ensure-chromium.sh
+
+## openapi-lint: Redocly lint (pinned, installed under tools/openapi) of the documents a hub and
+## an edge serve; any warning fails
+openapi-lint:
+	@bash deploy/openapi-lint.sh
+
+## openapi-client: after an API change, refresh clienttest/openapi/*.json from running nodes and
+## regenerate the partner client (clienttest/kassaclient) with oapi-codegen
+openapi-client:
+	cd clienttest && $(GO) test -count=1 -run Snapshot . -update && $(GO) generate ./kassaclient
 
 ## bench: the benchmarks named in the issues, beside raw baselines from the same run
 ## (-p 1: one package at a time, or two packages' benchmarks share the CPUs)
@@ -31,7 +42,7 @@ verify: build
 	./bin/hub verify --data-dir data/hub --edge-data-dir data/edge
 
 lint:
-	@test -z "$$(gofmt -l shared sync edge hub web)" || (gofmt -l shared sync edge hub web; exit 1)
+	@test -z "$$(gofmt -l shared sync edge hub web clienttest)" || (gofmt -l shared sync edge hub web clienttest; exit 1)
 	$(GO) vet $(PKGS)
 
 clean:

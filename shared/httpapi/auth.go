@@ -9,33 +9,38 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
+// loginRequest is a staff member's sign-in.
 type loginRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
+	Email    string `json:"email" openapi:"required"`    // The staff account's e-mail address.
+	Password string `json:"password" openapi:"required"` // The account's password.
 }
 
+// refreshRequest exchanges a refresh token for a new pair.
 type refreshRequest struct {
-	RefreshToken string `json:"refreshToken"`
+	RefreshToken string `json:"refreshToken" openapi:"required"` // The refresh token of the last login or refresh; it stops working.
 }
 
-// loginUser and loginResult are the login shape of spec 2.2, to the letter.
+// loginUser is the signed-in user of spec 2.2's login result.
 type loginUser struct {
-	ID    string `json:"id"`
-	Email string `json:"email"`
-	OrgID string `json:"orgId"`
+	ID    string `json:"id"`    // The user's id.
+	Email string `json:"email"` // The user's e-mail address.
+	OrgID string `json:"orgId"` // The org the user belongs to; every call acts in it.
 }
 
+// loginResult is the login and refresh result of spec 2.2, to the letter
+// (camelCase).
 type loginResult struct {
-	AccessToken  string    `json:"accessToken"`
-	RefreshToken string    `json:"refreshToken"`
-	ExpiresIn    int       `json:"expiresIn"`
-	User         loginUser `json:"user"`
+	AccessToken  string    `json:"accessToken"`  // A JWT to send as Authorization: Bearer; lives expiresIn seconds.
+	RefreshToken string    `json:"refreshToken"` // Exchanged at POST /auth/refresh for a new pair; rotates on each use.
+	ExpiresIn    int       `json:"expiresIn"`    // Seconds the access token lives (900).
+	User         loginUser `json:"user"`         // Who signed in.
 }
 
 func (s *Server) routesAuth() {
 	s.handle(&Route{Method: "POST", Path: "/auth/login", Tag: "auth", Public: true, Body: loginRequest{}, Resp: loginResult{},
+		Errors:  []int{fiber.StatusUnauthorized, fiber.StatusTooManyRequests},
 		Summary: "Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures", Handler: s.login})
-	s.handle(&Route{Method: "POST", Path: "/auth/refresh", Tag: "auth", Public: true, Body: refreshRequest{}, Resp: loginResult{},
+	s.handle(&Route{Method: "POST", Path: "/auth/refresh", Tag: "auth", Public: true, Body: refreshRequest{}, Resp: loginResult{}, Errors: []int{fiber.StatusUnauthorized},
 		Summary: "Exchange a refresh token for a new pair; the old refresh token stops working", Handler: s.refresh})
 	s.handle(&Route{Method: "POST", Path: "/auth/logout", Tag: "auth", Status: fiber.StatusNoContent,
 		Summary: "Revoke the session of the presented access token and its refresh token", Handler: s.logout})

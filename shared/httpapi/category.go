@@ -19,7 +19,7 @@ func (s *Server) routesCategories() {
 		Handler: createWith("/catalog/categories", func(v *kassa.Category) string { return v.ID }, svc.CreateCategory)})
 	s.handle(&Route{Method: "GET", Path: "/catalog/categories/:id", Tag: "catalog", Scope: kassa.ScopeCatalogRead, Resp: kassa.Category{},
 		Summary: "Retrieve a category", Handler: getBy("category", svc.FindCategoryByID)})
-	s.handle(&Route{Method: "PATCH", Path: "/catalog/categories/:id", Tag: "catalog", Scope: kassa.ScopeCatalogWrite,
+	s.handle(&Route{Method: "PATCH", Path: "/catalog/categories/:id", Tag: "catalog", Scope: kassa.ScopeCatalogWrite, Errors: []int{fiber.StatusConflict},
 		Body: kassa.CategoryUpdate{}, Resp: kassa.Category{}, Summary: "Update a category (a parent that makes a cycle: 409)",
 		Handler: updateWith("category", svc.UpdateCategory)})
 }

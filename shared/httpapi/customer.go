@@ -24,7 +24,7 @@ func (s *Server) routesCustomers() {
 		Handler: createWith("/customers", func(c *kassa.Customer) string { return c.ID }, svc.CreateCustomer)})
 	s.handle(&Route{Method: "GET", Path: "/customers/:id", Tag: "customers", Scope: kassa.ScopeCustomersRead, Resp: kassa.Customer{},
 		Summary: "Retrieve a customer profile (a deleted customer is 404)", Handler: getBy("customer", svc.FindCustomerByID)})
-	s.handle(&Route{Method: "PATCH", Path: "/customers/:id", Tag: "customers", Scope: kassa.ScopeCustomersWrite,
+	s.handle(&Route{Method: "PATCH", Path: "/customers/:id", Tag: "customers", Scope: kassa.ScopeCustomersWrite, Errors: []int{fiber.StatusConflict},
 		Body: kassa.CustomerUpdate{}, Resp: kassa.Customer{},
 		Summary: "Update customer fields and preferences: null clears email, phone, birthday and loyalty_member_id and " +
 			`empties preferences and tags; first_name, last_name and notes are cleared with "" (null is 422); ` +

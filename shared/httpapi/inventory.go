@@ -40,7 +40,7 @@ func (s *Server) routesInventory() {
 		Resp: kassa.Movement{}, Query: append([]Param{
 			{"location_id", "string", "only movements at this location"},
 			{"product_id", "string", "only movements of this product"},
-			{"ref_type", "string", "only movements caused by: order, refund, transfer or adjustment"},
+			{"ref_type", "RefType", "only movements caused by this"},
 		}, pageParams...),
 		Summary: "List stock movements, the append-only audit trail (who: actor, why: reason, ref_type, ref_id, note), oldest first",
 		Handler: s.listMovements})

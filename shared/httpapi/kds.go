@@ -57,7 +57,7 @@ func (s *Server) routesKDS() {
 	}
 	loc := Param{"location_id", "string", "only this location's tickets (required on the hub)"}
 	station := Param{"station", "string", "only tickets with lines of this station (e.g. kitchen, bar), trimmed to those lines"}
-	stream := &Route{Method: "GET", Path: "/kds/stream", Tag: "kds", Scope: kassa.ScopeKDS, Status: fiber.StatusOK,
+	stream := &Route{Method: "GET", Path: "/kds/stream", Tag: "kds", Scope: kassa.ScopeKDS, Status: fiber.StatusOK, Produces: "text/event-stream",
 		Query: []Param{loc, station,
 			{"last_event_id", "integer", "resume after this event id on the first connect (the Last-Event-ID header wins over it); " +
 				"without either the stream starts with the next event"},

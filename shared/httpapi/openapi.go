@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"maps"
+	"net/http"
 	"reflect"
 	"regexp"
 	"slices"
@@ -8,17 +11,27 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
 )
 
 // The OpenAPI 3.1 document is built from the registered routes, with JSON
 // Schemas reflected from the Go types of their bodies, so it cannot drift
-// from the routes that exist.
+// from the routes that exist. Everything a client generator needs is
+// derived, never written twice (docs/arch-openapi.md):
+//
+//   - descriptions: the doc comment of each type and field (openapidoc.go);
+//   - enums: kassa.Enums, by type name or the field's openapi:"enum=<key>",
+//     one component schema per set;
+//   - required: request fields tagged openapi:"required"; response fields
+//     unless omitempty (they are always in the JSON);
+//   - problem responses: from the route's shape (problemStatuses);
+//   - security: the route's Scope, for both the bearer and oauth2 schemes.
 
 var pathParam = regexp.MustCompile(`:([A-Za-z_]+)`)
 
 func (s *Server) openapi(c *fiber.Ctx) error {
-	s.docOnce.Do(func() { s.doc = s.buildOpenAPI() })
-	return c.JSON(s.doc)
+	return c.JSON(s.OpenAPI())
 }
 
 // OpenAPI returns the document as a value (for tests and tools).
@@ -28,8 +41,10 @@ func (s *Server) OpenAPI() map[string]any {
 }
 
 func (s *Server) buildOpenAPI() map[string]any {
-	r := &reflector{schemas: map[string]any{}}
+	r := newReflector(s.routes)
 	paths := map[string]map[string]any{}
+	used := map[int]bool{}
+	tags := map[string]bool{}
 	for _, rt := range s.routes {
 		p := "/api/v1" + pathParam.ReplaceAllString(rt.Path, "{$1}")
 		if paths[p] == nil {
@@ -38,50 +53,57 @@ func (s *Server) buildOpenAPI() map[string]any {
 		op := map[string]any{
 			"summary":     rt.Summary,
 			"operationId": operationID(rt),
-			"responses":   s.responses(r, rt),
+			"responses":   s.responses(r, rt, used),
+			"security":    security(rt),
 		}
 		if rt.Tag != "" {
 			op["tags"] = []string{rt.Tag}
+			tags[rt.Tag] = true
 		}
-		if rt.Public {
-			op["security"] = []any{}
-		} else if rt.Scope != "" {
-			op["security"] = []any{map[string]any{"bearer": []string{string(rt.Scope)}}}
+		if rt.Scope != "" {
 			op["x-required-scope"] = string(rt.Scope)
 		}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(rt.Path, -1) {
-			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string", "format": "uuid"}})
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true,
+				"description": "the id of the " + pathNoun(rt.Path, m[1]),
+				"schema":      map[string]any{"type": "string", "format": "uuid"}})
 		}
 		for _, q := range rt.Query {
-			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": map[string]any{"type": q.Type}})
+			schema := map[string]any{"type": q.Type}
+			if kassa.Enums[q.Type] != nil {
+				schema = r.enumRef(q.Type, false)
+			}
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "description": q.Description, "schema": schema})
 		}
 		if rt.Method == fiber.MethodPost && !rt.Public {
-			desc := "replays the first response of the same key and body within 24 h"
+			desc := "replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); " +
+				"the same key with another body is 422; while the first request runs, 409"
 			if rt.NoReplay {
 				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
 			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
-				"description": desc, "schema": map[string]any{"type": "string", "maxLength": 255}})
+				"description": desc, "schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255}})
 		}
 		if params != nil {
 			op["parameters"] = params
 		}
 		if rt.Body != nil {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-				"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(rt.Body))}}}
+				"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(rt.Body), dirIn)}}}
 		}
 		paths[p][strings.ToLower(rt.Method)] = op
 	}
-	r.schemas["Problem"] = map[string]any{
-		"type": "object", "required": []string{"type", "title", "status", "detail", "instance", "request_id"},
-		"properties": map[string]any{
-			"type": map[string]any{"type": "string"}, "title": map[string]any{"type": "string"},
-			"status": map[string]any{"type": "integer"}, "detail": map[string]any{"type": "string"},
-			"instance": map[string]any{"type": "string"}, "request_id": map[string]any{"type": "string"},
-			"errors": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
-				"field": map[string]any{"type": "string"}, "message": map[string]any{"type": "string"}}}},
-		},
+	r.schemas["Problem"] = problemSchema
+	responses := map[string]any{}
+	for _, pr := range problems {
+		if used[pr.status] {
+			responses[pr.name+"Problem"] = pr.response(s.cfg.ErrorsBase)
+		}
+	}
+	var tagList []any
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
+		tagList = append(tagList, map[string]any{"name": t, "description": tagText[t]})
 	}
 	return map[string]any{
 		"openapi": "3.1.0",
@@ -116,48 +138,248 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes. " +
 				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
 				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
-				"the granted scope is requested ∩ registered ∩ the approving user's role.",
+				"the granted scope is requested ∩ registered ∩ the approving user's role. " +
+				"Every operation names its scope in security, for first-party tokens and OAuth tokens alike; a token without it is 403 naming the scope. " +
+				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null.",
 		},
-		"servers": []any{map[string]any{"url": "/"}},
-		"paths":   paths,
-		"components": map[string]any{
-			"schemas":         r.schemas,
-			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-		},
-		"security": []any{map[string]any{"bearer": []string{}}},
+		"servers":    []any{map[string]any{"url": "/"}},
+		"tags":       tagList,
+		"paths":      paths,
+		"components": map[string]any{"schemas": r.schemas, "responses": responses, "securitySchemes": securitySchemes()},
+		"security":   []any{map[string]any{"bearer": []string{}}, map[string]any{"oauth2": []string{}}},
 	}
 }
 
+// tagText describes each tag of the document.
+var tagText = map[string]string{
+	"auth":      "First-party staff sign-in, sessions and staff accounts",
+	"catalog":   "Products, categories, modifier groups and price lists",
+	"customers": "Customer profiles",
+	"inventory": "Stock levels, movements and transfers between locations",
+	"kds":       "The kitchen display: board, live feed and ticket moves",
+	"locations": "The org's stores",
+	"loyalty":   "Loyalty programs, accounts and points",
+	"orders":    "Orders, their completion and refunds",
+	"payments":  "Payments, payment methods and settlements",
+	"settings":  "The org's commercial settings",
+	"sync":      "Edge enrolment and replication state",
+	"oauth":     "OAuth 2.0 apps, tokens and connected apps (the hub)",
+	"partners":  "Resellers creating tenants (the hub)",
+	"webhooks":  "Webhook endpoints and deliveries (the hub)",
+	"openapi":   "This document",
+}
+
+func securitySchemes() map[string]any {
+	scopes := map[string]string{}
+	for _, sc := range kassa.Enums["Scope"] {
+		scopes[sc] = kassa.ScopeText[kassa.Scope(sc)]
+	}
+	return map[string]any{
+		"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+			"description": "A first-party access token from POST /api/v1/auth/login (a JWT, 900 s). Its scopes are its role's."},
+		"oauth2": map[string]any{"type": "oauth2",
+			"description": "A partner app's opaque access token (64 hex characters, 900 s) from the hub's token endpoint, " +
+				"sent as Authorization: Bearer. Refresh tokens rotate; client_credentials gets no refresh token.",
+			"flows": map[string]any{
+				"authorizationCode": map[string]any{"authorizationUrl": "/oauth/authorize", "tokenUrl": "/api/v1/oauth/token",
+					"refreshUrl": "/api/v1/oauth/token", "scopes": scopes},
+				"clientCredentials": map[string]any{"tokenUrl": "/api/v1/oauth/token", "scopes": scopes},
+			}},
+	}
+}
+
+// security is a route's requirement: none for public routes, else its
+// scope (or any valid token) with either scheme.
+func security(rt *Route) []any {
+	if rt.Public {
+		return []any{}
+	}
+	scopes := []string{}
+	if rt.Scope != "" {
+		scopes = []string{string(rt.Scope)}
+	}
+	return []any{map[string]any{"bearer": scopes}, map[string]any{"oauth2": scopes}}
+}
+
+// pathNoun names what a path parameter identifies: the segment before it
+// (":id" of /catalog/products/:id is a product), or the parameter's own
+// name (":customerId").
+func pathNoun(path, param string) string {
+	if param != "id" {
+		return strings.TrimSuffix(param, "Id")
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if s == ":"+param && i > 0 {
+			return strings.TrimSuffix(strings.ReplaceAll(segs[i-1], "-", " "), "s")
+		}
+	}
+	return "resource"
+}
+
 func operationID(rt *Route) string {
-	parts := strings.FieldsFunc(rt.Path, func(r rune) bool { return r == '/' || r == '-' || r == ':' })
+	parts := strings.FieldsFunc(rt.Path, func(r rune) bool { return r == '/' || r == '-' || r == ':' || r == '.' })
 	return strings.ToLower(rt.Method) + "_" + strings.Join(parts, "_")
 }
 
-func (s *Server) responses(r *reflector, rt *Route) map[string]any {
-	problem := map[string]any{"description": "problem", "content": map[string]any{
-		"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}}
-	out := map[string]any{"default": problem}
-	desc := map[string]any{"description": "success"}
-	if rt.Resp != nil {
-		data := r.schema(reflect.TypeOf(rt.Resp))
+// problem is a problem response the document can name.
+type problem struct {
+	status        int
+	name, kind    string
+	when, headers string
+}
+
+// problems are the problem responses of CONTRACT.md's table, by status.
+var problems = []problem{
+	{400, "BadRequest", "bad-request", "malformed JSON, a bad query value or cursor, or text that is not valid UTF-8", ""},
+	{401, "Unauthorized", "unauthorized", "the token is missing, invalid, expired or revoked", "WWW-Authenticate"},
+	{403, "Forbidden", "forbidden", "the token lacks the operation's scope (named in detail), or the role may not do it", ""},
+	{404, "NotFound", "not-found", "no such resource in the caller's org (another org's ids are not found either)", ""},
+	{409, "Conflict", "conflict", "the resource's state forbids it, or a request with the same Idempotency-Key is still running", ""},
+	{413, "TooLarge", "too-large", "the request body is larger than the node's limit", ""},
+	{422, "Validation", "validation", "body fields are invalid or missing (errors names each), or an Idempotency-Key was reused with another body", ""},
+	{429, "RateLimited", "rate-limited", "the org's request rate, or the login throttle, is exhausted", "Retry-After"},
+	{503, "Unavailable", "unavailable", "the store that must answer is not connected to the hub", "Retry-After"},
+}
+
+func (p problem) ref() map[string]any {
+	return map[string]any{"$ref": "#/components/responses/" + p.name + "Problem"}
+}
+
+func (p problem) response(base string) map[string]any {
+	out := map[string]any{"description": http.StatusText(p.status) + " (type " + base + "/" + p.kind + "): " + p.when,
+		"content": map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}}
+	switch p.headers {
+	case "WWW-Authenticate":
+		out["headers"] = map[string]any{"WWW-Authenticate": map[string]any{"description": "Bearer", "schema": map[string]any{"type": "string"}}}
+	case "Retry-After":
+		out["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}}}
+	}
+	return out
+}
+
+// problemStatuses derives the problems a route can answer from its shape,
+// so a new route documents them without listing any: every request can be
+// malformed (400); a token can be missing or short of scope, and the org's
+// rate can run out (401, 403, 429); a path id can be unknown (404); a body
+// can be too large or invalid (413, 422); an authenticated POST takes an
+// Idempotency-Key (409, 422). Route.Errors adds the rest (a state conflict).
+func problemStatuses(rt *Route) []int {
+	st := []int{400}
+	if !rt.Public {
+		st = append(st, 401, 403, 429)
+	}
+	if strings.Contains(rt.Path, ":") {
+		st = append(st, 404)
+	}
+	if rt.Body != nil {
+		st = append(st, 413, 422)
+	}
+	if rt.Method == fiber.MethodPost && !rt.Public {
+		st = append(st, 409, 422)
+	}
+	st = append(st, rt.Errors...)
+	slices.Sort(st)
+	return slices.Compact(st)
+}
+
+func (s *Server) responses(r *reflector, rt *Route, used map[int]bool) map[string]any {
+	out := map[string]any{"default": map[string]any{"description": "any other problem, such as 500 internal (with the request id; no detail of the cause)",
+		"content": map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}}}
+	for _, st := range problemStatuses(rt) {
+		for _, p := range problems {
+			if p.status == st {
+				out[strconv.Itoa(st)] = p.ref()
+				used[st] = true
+			}
+		}
+	}
+	desc := map[string]any{"description": http.StatusText(rt.Status)}
+	switch {
+	case rt.Resp != nil:
+		data := r.schema(reflect.TypeOf(rt.Resp), dirOut)
 		var env map[string]any
 		if rt.List {
 			env = map[string]any{"type": "object", "required": []string{"data", "has_more", "next_cursor"}, "properties": map[string]any{
-				"data": map[string]any{"type": "array", "items": data}, "has_more": map[string]any{"type": "boolean"},
-				"next_cursor": map[string]any{"type": []string{"string", "null"}}}}
+				"data":        map[string]any{"type": "array", "items": data, "description": "the page's items"},
+				"has_more":    map[string]any{"type": "boolean", "description": "whether a further page exists"},
+				"next_cursor": map[string]any{"type": []string{"string", "null"}, "description": "the cursor of the next page; null on the last"}}}
 		} else {
 			env = map[string]any{"type": "object", "required": []string{"data"}, "properties": map[string]any{"data": data}}
 		}
 		desc["content"] = map[string]any{"application/json": map[string]any{"schema": env}}
+	case rt.Produces != "":
+		desc["content"] = map[string]any{rt.Produces: map[string]any{"schema": map[string]any{"type": "string"}}}
+	}
+	if rt.Status == fiber.StatusCreated && rt.Resp != nil {
+		desc["headers"] = map[string]any{"Location": map[string]any{"description": "the created resource", "schema": map[string]any{"type": "string"}}}
 	}
 	out[strconv.Itoa(rt.Status)] = desc
 	return out
 }
 
-// reflector turns Go types into JSON Schemas, named structs into components.
-type reflector struct{ schemas map[string]any }
+var problemSchema = map[string]any{
+	"type":        "object",
+	"description": "An RFC 9457 problem document.",
+	"required":    []string{"type", "title", "status", "detail", "instance", "request_id"},
+	"properties": map[string]any{
+		"type":       map[string]any{"type": "string", "description": "the kind of problem: the node's errors base, a slash and the kind (not-found, validation…)"},
+		"title":      map[string]any{"type": "string", "description": "a short summary of the kind"},
+		"status":     map[string]any{"type": "integer", "description": "the HTTP status"},
+		"detail":     map[string]any{"type": "string", "description": "what went wrong in this request, for a person"},
+		"instance":   map[string]any{"type": "string", "description": "the request path"},
+		"request_id": map[string]any{"type": "string", "description": "the X-Request-Id of the request, to quote to support"},
+		"errors": map[string]any{"type": "array", "description": "validation problems only: one entry per invalid field",
+			"items": map[string]any{"type": "object", "required": []string{"field", "message"}, "properties": map[string]any{
+				"field":   map[string]any{"type": "string", "description": "the JSON name of the field"},
+				"message": map[string]any{"type": "string", "description": "what is wrong with it"}}}},
+	},
+}
 
-func (r *reflector) schema(t reflect.Type) map[string]any {
+// direction is whether a schema describes a request (what a client sends)
+// or a response (what it receives): their required fields differ.
+type direction int
+
+const (
+	dirIn direction = iota
+	dirOut
+)
+
+// reflector turns Go types into JSON Schemas, named structs into components.
+type reflector struct {
+	schemas map[string]any
+	docs    *docIndex
+	// out holds the named types some response contains; as a request
+	// body such a type is the component <Name>Input.
+	out map[reflect.Type]bool
+}
+
+func newReflector(routes []*Route) *reflector {
+	r := &reflector{schemas: map[string]any{}, docs: sourceDocs(), out: map[reflect.Type]bool{}}
+	for _, rt := range routes {
+		if rt.Resp != nil {
+			markOut(reflect.TypeOf(rt.Resp), r.out)
+		}
+	}
+	return r
+}
+
+func markOut(t reflect.Type, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	for i := 0; i < t.NumField(); i++ {
+		markOut(t.Field(i).Type, seen)
+	}
+}
+
+var rawJSONType = reflect.TypeFor[json.RawMessage]()
+
+func (r *reflector) schema(t reflect.Type, dir direction) map[string]any {
 	nullable := false
 	for t.Kind() == reflect.Pointer {
 		t, nullable = t.Elem(), true
@@ -166,14 +388,22 @@ func (r *reflector) schema(t reflect.Type) map[string]any {
 	switch {
 	case t == timeType:
 		s = map[string]any{"type": "string", "format": "date-time"}
+	case t == rawJSONType || t.Kind() == reflect.Interface:
+		return map[string]any{} // any JSON value
 	case strings.HasPrefix(t.Name(), "Opt["):
-		inner := r.schema(t.Field(2).Type) // Opt{Set, Null, Value}
-		return inner
+		return r.schema(t.Field(2).Type, dir) // Opt{Set, Null, Value}
 	case t.Kind() == reflect.Struct && t.Name() != "":
 		name := t.Name()
+		if dir == dirIn && r.out[t] {
+			name += "Input"
+		}
 		if _, ok := r.schemas[name]; !ok {
 			r.schemas[name] = map[string]any{} // break cycles
-			r.schemas[name] = r.object(t)
+			obj := r.object(t, dir)
+			if d := r.docs.typeDoc(t.Name()); d != "" {
+				obj["description"] = d
+			}
+			r.schemas[name] = obj
 		}
 		s = map[string]any{"$ref": "#/components/schemas/" + name}
 		if nullable {
@@ -181,60 +411,104 @@ func (r *reflector) schema(t reflect.Type) map[string]any {
 		}
 		return s
 	case t.Kind() == reflect.Struct:
-		s = r.object(t)
+		s = r.object(t, dir)
 	case t.Kind() == reflect.Slice:
-		s = map[string]any{"type": "array", "items": r.schema(t.Elem())}
+		s = map[string]any{"type": "array", "items": r.schema(t.Elem(), dir)}
 	case t.Kind() == reflect.Map:
 		s = map[string]any{"type": "object"}
 	case t.Kind() == reflect.Bool:
 		s = map[string]any{"type": "boolean"}
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		s = map[string]any{"type": "integer"}
+		s = map[string]any{"type": "integer", "format": "int64"}
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
 		s = map[string]any{"type": "number"}
+	case t.Kind() == reflect.String && t.PkgPath() == kassaPkg && kassa.Enums[t.Name()] != nil:
+		return r.enumRef(t.Name(), nullable)
 	case t.Kind() == reflect.String:
 		s = map[string]any{"type": "string"}
 	default:
 		s = map[string]any{}
 	}
 	if nullable {
-		if typ, ok := s["type"].(string); ok {
-			s["type"] = []string{typ, "null"}
-		}
+		allowNull(s)
 	}
 	return s
 }
 
-func (r *reflector) object(t reflect.Type) map[string]any {
+var kassaPkg = reflect.TypeFor[kassa.Role]().PkgPath()
+
+// allowNull adds null to a schema's type.
+func allowNull(s map[string]any) {
+	if typ, ok := s["type"].(string); ok {
+		s["type"] = []string{typ, "null"}
+	}
+}
+
+// enumRef refers to the component schema of a closed set (kassa.Enums),
+// which a generated client turns into one type with a constant per value.
+func (r *reflector) enumRef(key string, nullable bool) map[string]any {
+	if _, ok := r.schemas[key]; !ok {
+		desc := kassa.EnumText[key]
+		if desc == "" {
+			desc = r.docs.typeDoc(key)
+		}
+		r.schemas[key] = map[string]any{"type": "string", "enum": kassa.Enums[key], "description": desc}
+	}
+	ref := map[string]any{"$ref": "#/components/schemas/" + key}
+	if nullable {
+		return map[string]any{"oneOf": []any{ref, map[string]any{"type": "null"}}}
+	}
+	return ref
+}
+
+func (r *reflector) object(t reflect.Type, dir direction) map[string]any {
 	props := map[string]any{}
-	var required []string
+	required := []string{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tags := strings.Split(f.Tag.Get("openapi"), ",")
 		if !f.IsExported() || slices.Contains(tags, "-") {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's fields are the outer object's (OAuthAppSecret).
+			inner := r.object(f.Type, dir)
+			for k, v := range inner["properties"].(map[string]any) {
+				props[k] = v
+			}
+			req, _ := inner["required"].([]string)
+			required = append(required, req...)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		schema := r.schema(f.Type)
+		schema := r.schema(f.Type, dir)
 		if slices.Contains(tags, "nullable") {
-			if typ, ok := schema["type"].(string); ok {
-				schema["type"] = []string{typ, "null"}
+			allowNull(schema)
+		}
+		for _, tag := range tags {
+			if key, ok := strings.CutPrefix(tag, "enum="); ok {
+				typ, _ := schema["type"].([]string)
+				schema = r.enumRef(key, slices.Contains(typ, "null"))
 			}
 		}
-		if slices.Contains(tags, "required") {
+		if d := r.docs.fieldDoc(t.Name(), name); d != "" {
+			schema["description"] = d // beside a $ref too (OpenAPI 3.1)
+		}
+		if slices.Contains(tags, "required") || (dir == dirOut && !strings.Contains(opts, "omitempty")) {
 			required = append(required, name)
 		}
 		props[name] = schema
 	}
+	slices.Sort(required)
 	obj := map[string]any{"type": "object", "properties": props}
-	if required != nil {
-		obj["required"] = required
+	if len(required) > 0 {
+		obj["required"] = slices.Compact(required)
 	}
 	return obj
 }

@@ -12,7 +12,7 @@ import (
 func (s *Server) routesOrders() {
 	svc := s.svc.Orders
 	filters := append([]Param{
-		{"status", "string", "open, completed, partially_refunded, refunded or cancelled"},
+		{"status", "OrderStatus", "only orders in this state"},
 		{"location_id", "string", "only orders of this location"},
 		{"customer_id", "string", "only orders of this customer"},
 		{"created_after", "string", "RFC 3339 time, inclusive"},
@@ -29,13 +29,13 @@ func (s *Server) routesOrders() {
 		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, svc.CreateOrder)})
 	s.handle(&Route{Method: "GET", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersRead, Resp: kassa.Order{},
 		Summary: "Retrieve an order with line items, payments, refunds and history", Handler: getBy("order", svc.FindOrderByID)})
-	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
+	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusConflict, fiber.StatusServiceUnavailable}, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
 		Summary: "Update notes or customer, or cancel an open order (status cancelled; captured payments must be voided first: 409)",
 		Handler: updateWith("order", svc.UpdateOrder)})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Resp: kassa.Order{},
 		Summary: "Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)",
 		Handler: getBy("order", svc.CompleteOrder)})
-	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
+	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
 		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +
 			"a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)",
 		Handler: s.refundOrder})

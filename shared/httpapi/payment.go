@@ -6,8 +6,9 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
+// paymentMethods is the org's list of payment methods, each enabled or not.
 type paymentMethods struct {
-	Methods []kassa.PaymentMethodConfig `json:"methods"`
+	Methods []kassa.PaymentMethodConfig `json:"methods"` // Each payment method and whether the org accepts it.
 }
 
 func (s *Server) routesPayments() {
@@ -16,18 +17,18 @@ func (s *Server) routesPayments() {
 		Query: append([]Param{
 			{"order_id", "string", "only payments of this order"},
 			{"location_id", "string", "only payments taken at this location"},
-			{"status", "string", "payment status"},
-			{"method", "string", "cash, card, gift_card or external"},
+			{"status", "PaymentStatus", "only payments in this state"},
+			{"method", "PaymentMethod", "only payments of this method"},
 		}, pageParams...), Summary: "List payments", Handler: s.listPayments})
-	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Status: 201,
+	s.handle(&Route{Method: "POST", Path: "/payments/initiate", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Status: 201,
 		Body: kassa.PaymentInitiate{}, Resp: kassa.Payment{},
 		Summary: "Take a payment for an open order (capture false only authorizes a card). A declined card answers 201 with " +
 			"status failed and failure_reason. Simulator cards: 4242424242424242 approves, 4000000000000002 declines, " +
 			"4000000000009995 insufficient funds, 4000000000000119 processing error",
 		Handler: createWith("/payments", func(p *kassa.Payment) string { return p.ID }, svc.Initiate)})
-	s.handle(&Route{Method: "POST", Path: "/payments/:id/capture", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/capture", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Payment{},
 		Summary: "Capture an authorized payment (409 otherwise)", Handler: getBy("payment", svc.Capture)})
-	s.handle(&Route{Method: "POST", Path: "/payments/:id/void", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Resp: kassa.Payment{},
+	s.handle(&Route{Method: "POST", Path: "/payments/:id/void", Tag: "payments", Scope: kassa.ScopePaymentsWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Payment{},
 		Summary: "Void a pending or authorized payment, or a captured one while its order is open (409 otherwise: refund the order)",
 		Handler: getBy("payment", svc.Void)})
 	s.handle(&Route{Method: "GET", Path: "/payments/settlements", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Settlement{},

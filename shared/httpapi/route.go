@@ -37,10 +37,17 @@ type Route struct {
 	// it is never stored for an Idempotency-Key replay.
 	NoReplay bool
 	Query    []Param
+	// Errors are problem statuses the route answers beyond those its shape
+	// implies (problemStatuses): 409 of a state conflict, 503 at the hub.
+	Errors []int
+	// Produces is the media type of a success response that is not JSON
+	// (the KDS stream's text/event-stream).
+	Produces string
 	Handler  fiber.Handler
 }
 
-// Param is a documented query parameter.
+// Param is a documented query parameter. Type is a JSON Schema type, or
+// the key of a closed set in kassa.Enums for a string of that set.
 type Param struct {
 	Name, Type, Description string
 }

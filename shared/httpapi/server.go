@@ -176,7 +176,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 			g.routes()
 		}
 	}
-	s.handle(&Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Public: true, Resp: nil,
+	s.handle(&Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Tag: "openapi", Public: true, Produces: "application/json",
 		Handler: s.openapi})
 	return s
 }

@@ -113,10 +113,10 @@ func MustActor(ctx context.Context) (*Actor, error) {
 type User struct {
 	ID        string    `json:"id"`
 	OrgID     string    `json:"org_id"`
-	Email     string    `json:"email"`
+	Email     string    `json:"email"` // The e-mail address they sign in with.
 	Name      string    `json:"name"`
-	Role      Role      `json:"role"`
-	IsActive  bool      `json:"is_active"`
+	Role      Role      `json:"role"`      // The staff member's role; it sets their scopes.
+	IsActive  bool      `json:"is_active"` // Whether they may sign in.
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -148,7 +148,7 @@ type UserCreate struct {
 	Email    string `json:"email" openapi:"required"`
 	Name     string `json:"name"`
 	Role     Role   `json:"role" openapi:"required"`
-	Password string `json:"password" openapi:"required"`
+	Password string `json:"password" openapi:"required"` // 8-256 bytes; stored only as a hash.
 }
 
 // UserService manages staff accounts of the caller's org.

@@ -10,13 +10,13 @@ import (
 type Customer struct {
 	ID              string         `json:"id"`
 	OrgID           string         `json:"org_id"`
-	FirstName       string         `json:"first_name"`
-	LastName        string         `json:"last_name"`
-	Email           *string        `json:"email"`
-	Phone           *string        `json:"phone"`
-	Birthday        *string        `json:"birthday"` // YYYY-MM-DD
-	Preferences     map[string]any `json:"preferences"`
-	LoyaltyMemberID *string        `json:"loyalty_member_id"`
+	FirstName       string         `json:"first_name"`        // Given name; "" when unknown.
+	LastName        string         `json:"last_name"`         // Family name; "" when unknown.
+	Email           *string        `json:"email"`             // E-mail address, trimmed and lower-cased; unique per org; null when none.
+	Phone           *string        `json:"phone"`             // Phone number as entered (3-32 of digits, spaces, + - ( )); null when none.
+	Birthday        *string        `json:"birthday"`          // YYYY-MM-DD
+	Preferences     map[string]any `json:"preferences"`       // Free-form preferences (a JSON object of at most 8 KiB), replaced as a whole on update.
+	LoyaltyMemberID *string        `json:"loyalty_member_id"` // An external loyalty card or member number; null when none.
 	Tags            []string       `json:"tags"`
 	Notes           string         `json:"notes"`
 	CreatedAt       time.Time      `json:"created_at"`

@@ -12,8 +12,8 @@ type StockLevel struct {
 	OrgID        string    `json:"org_id"`
 	ProductID    string    `json:"product_id"`
 	LocationID   string    `json:"location_id"`
-	OnHand       int64     `json:"on_hand"`
-	ReorderPoint int64     `json:"reorder_point"`
+	OnHand       int64     `json:"on_hand"`       // Units at the location (the sum of its movements).
+	ReorderPoint int64     `json:"reorder_point"` // At or below this on_hand the level is low stock; 0: never low.
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
@@ -42,13 +42,13 @@ type Movement struct {
 	OrgID      string    `json:"org_id"`
 	ProductID  string    `json:"product_id"`
 	LocationID string    `json:"location_id"`
-	Delta      int64     `json:"delta"`
-	Reason     string    `json:"reason"`
-	RefType    string    `json:"ref_type"` // order, refund, transfer, adjustment
-	RefID      *string   `json:"ref_id"`
-	Actor      *string   `json:"actor"` // user or OAuth client id
-	Note       string    `json:"note"`
-	Origin     string    `json:"origin"` // node that wrote it
+	Delta      int64     `json:"delta"`                                // The signed change of on-hand (negative: units left).
+	Reason     string    `json:"reason" openapi:"enum=MovementReason"` // Why stock moved: an adjustment reason, or sale, refund, transfer_out, transfer_in.
+	RefType    string    `json:"ref_type" openapi:"enum=RefType"`      // order, refund, transfer, adjustment
+	RefID      *string   `json:"ref_id"`                               // The id of the order, refund, transfer or adjustment that caused it; null for an adjustment without one.
+	Actor      *string   `json:"actor"`                                // user or OAuth client id
+	Note       string    `json:"note"`                                 // Free text given with an adjustment.
+	Origin     string    `json:"origin"`                               // node that wrote it
 	CreatedAt  time.Time `json:"created_at"`
 }
 
@@ -57,12 +57,12 @@ type Movement struct {
 // difference; for the others it is the signed delta. ReorderPoint, when
 // given, is set too.
 type StockAdjust struct {
-	LocationID   string `json:"location_id"`
-	ProductID    string `json:"product_id"`
-	Reason       string `json:"reason"`
-	Quantity     int64  `json:"quantity"`
-	Note         string `json:"note"`
-	ReorderPoint *int64 `json:"reorder_point"`
+	LocationID   string `json:"location_id" openapi:"required"`
+	ProductID    string `json:"product_id" openapi:"required"`
+	Reason       string `json:"reason" openapi:"required,enum=AdjustReason"` // The reason code; it sets how quantity is read.
+	Quantity     int64  `json:"quantity" openapi:"required"`                 // Units; its meaning depends on reason (see the operation).
+	Note         string `json:"note"`                                        // Free text kept with the movement.
+	ReorderPoint *int64 `json:"reorder_point"`                               // Also set the level's reorder point (0 or more).
 }
 
 // StockFilter selects stock levels.
@@ -83,8 +83,8 @@ type MovementFilter struct {
 
 // TransferLine is one product and quantity of a transfer.
 type TransferLine struct {
-	ProductID string `json:"product_id"`
-	Quantity  int64  `json:"quantity"`
+	ProductID string `json:"product_id" openapi:"required"`
+	Quantity  int64  `json:"quantity" openapi:"required"`
 }
 
 // Transfer states.
@@ -98,22 +98,22 @@ const (
 type Transfer struct {
 	ID             string         `json:"id"`
 	OrgID          string         `json:"org_id"`
-	FromLocationID string         `json:"from_location_id"`
-	ToLocationID   string         `json:"to_location_id"`
-	Status         string         `json:"status"`
+	FromLocationID string         `json:"from_location_id"`                     // The location the stock leaves.
+	ToLocationID   string         `json:"to_location_id"`                       // The location the stock enters.
+	Status         string         `json:"status" openapi:"enum=TransferStatus"` // The transfer's state.
 	Lines          []TransferLine `json:"lines"`
 	Notes          string         `json:"notes"`
-	ReceivedAt     *time.Time     `json:"received_at"`
-	CancelledAt    *time.Time     `json:"cancelled_at"`
+	ReceivedAt     *time.Time     `json:"received_at"`  // When it was received; null until then.
+	CancelledAt    *time.Time     `json:"cancelled_at"` // When it was cancelled; null unless it was.
 	CreatedAt      time.Time      `json:"created_at"`
 	UpdatedAt      time.Time      `json:"updated_at"`
 }
 
 // TransferCreate is the body of POST /inventory/transfers.
 type TransferCreate struct {
-	FromLocationID string         `json:"from_location_id"`
-	ToLocationID   string         `json:"to_location_id"`
-	Lines          []TransferLine `json:"lines"`
+	FromLocationID string         `json:"from_location_id" openapi:"required"`
+	ToLocationID   string         `json:"to_location_id" openapi:"required"`
+	Lines          []TransferLine `json:"lines" openapi:"required"`
 	Notes          string         `json:"notes"`
 }
 

@@ -67,10 +67,10 @@ func checkStation(v *Validation, s *string) {
 type Ticket struct {
 	ID            string       `json:"id"` // the order id
 	LocationID    string       `json:"location_id"`
-	Number        string       `json:"number"`
-	Channel       string       `json:"channel"`
-	Status        string       `json:"status"` // the order's status; cancelled voids the ticket
-	KitchenStatus string       `json:"kitchen_status"`
+	Number        string       `json:"number"` // The order number, shown on the screen.
+	Channel       string       `json:"channel" openapi:"enum=Channel"`
+	Status        string       `json:"status" openapi:"enum=OrderStatus"` // the order's status; cancelled voids the ticket
+	KitchenStatus string       `json:"kitchen_status" openapi:"enum=KitchenStatus"`
 	Notes         string       `json:"notes"`
 	Lines         []TicketLine `json:"lines"`
 	Stations      []string     `json:"stations"`   // stations with lines on this ticket
@@ -121,7 +121,7 @@ func (t *Ticket) HasStation(station string) bool {
 // by one per event at this node and survives restarts; it is the SSE id.
 type TicketEvent struct {
 	Seq        int64     `json:"seq"`
-	Type       string    `json:"type"`
+	Type       string    `json:"type" openapi:"enum=TicketEventType"`
 	OrgID      string    `json:"-"`
 	LocationID string    `json:"location_id"`
 	Ticket     Ticket    `json:"ticket"`
@@ -140,10 +140,10 @@ type TicketEventFilter struct {
 // still open in the kitchen and the last event id they are current at,
 // from which the stream resumes.
 type TicketBoard struct {
-	LastEventID int64     `json:"last_event_id"`
-	Stations    []string  `json:"stations"` // stations in use in the catalog, for the picker
-	Tickets     []Ticket  `json:"tickets"`
-	Now         time.Time `json:"now"` // the server's clock, so screens can correct their timers
+	LastEventID int64     `json:"last_event_id"` // Open GET /kds/stream after this event id to miss nothing.
+	Stations    []string  `json:"stations"`      // stations in use in the catalog, for the picker
+	Tickets     []Ticket  `json:"tickets"`       // Open tickets, oldest first.
+	Now         time.Time `json:"now"`           // the server's clock, so screens can correct their timers
 }
 
 // TicketBoardFilter selects the tickets of a board.
@@ -157,7 +157,7 @@ type TicketBoardFilter struct {
 // TicketMove is the optional body of a bump or a recall: the kitchen state
 // to move to; empty moves one step.
 type TicketMove struct {
-	KitchenStatus string `json:"kitchen_status"`
+	KitchenStatus string `json:"kitchen_status" openapi:"enum=KitchenStatus"`
 }
 
 // Validate checks that a target kitchen state, if given, is one.

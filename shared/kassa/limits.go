@@ -11,8 +11,8 @@ package kassa
 // allows no manual discount. Owners are never limited; kitchen staff take
 // no orders (0).
 type DiscountLimits struct {
-	Manager int `json:"manager"`
-	Cashier int `json:"cashier"`
+	Manager int `json:"manager"` // The largest manual discount a manager may give, in basis points of the line or order.
+	Cashier int `json:"cashier"` // The largest manual discount a cashier may give, in basis points of the line or order.
 	Partner int `json:"partner"` // OAuth apps the owner registered, acting for the org
 }
 

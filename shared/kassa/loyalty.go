@@ -12,10 +12,10 @@ type LoyaltyProgram struct {
 	Name  string `json:"name"`
 	// PointsPerUnit is the points earned per major currency unit spent
 	// (per 100 minor units), rounded down per order.
-	PointsPerUnit int64 `json:"points_per_unit"`
+	PointsPerUnit int64 `json:"points_per_unit"` // Points earned per 100 minor units spent (rounded down).
 	// RedemptionValue is what one point is worth, in minor units.
-	RedemptionValue int64         `json:"redemption_value"`
-	Tiers           []LoyaltyTier `json:"tiers"`
+	RedemptionValue int64         `json:"redemption_value"` // Minor units one point is worth when redeemed.
+	Tiers           []LoyaltyTier `json:"tiers"`            // The tiers, lowest min_lifetime_points first.
 	IsActive        bool          `json:"is_active"`
 	CreatedAt       time.Time     `json:"created_at"`
 	UpdatedAt       time.Time     `json:"updated_at"`
@@ -23,8 +23,8 @@ type LoyaltyProgram struct {
 
 // LoyaltyTier is reached at MinLifetimePoints.
 type LoyaltyTier struct {
-	Name              string `json:"name"`
-	MinLifetimePoints int64  `json:"min_lifetime_points"`
+	Name              string `json:"name" openapi:"required"`                // The tier name, unique in the program.
+	MinLifetimePoints int64  `json:"min_lifetime_points" openapi:"required"` // Lifetime points from which an account is in the tier.
 }
 
 // TierFor returns the name of the highest tier reached with lifetime
@@ -60,9 +60,9 @@ type LoyaltyAccount struct {
 	OrgID          string    `json:"org_id"`
 	ProgramID      string    `json:"program_id"`
 	CustomerID     string    `json:"customer_id"`
-	PointsBalance  int64     `json:"points_balance"`
-	LifetimePoints int64     `json:"lifetime_points"`
-	Tier           *string   `json:"tier"`
+	PointsBalance  int64     `json:"points_balance"`  // Points available to redeem (sum of its transactions).
+	LifetimePoints int64     `json:"lifetime_points"` // Points ever earned; they set the tier.
+	Tier           *string   `json:"tier"`            // The name of the tier lifetime_points reach; null below the lowest.
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 }
@@ -83,11 +83,11 @@ type PointsTransaction struct {
 	ID           string     `json:"id"`
 	OrgID        string     `json:"org_id"`
 	AccountID    string     `json:"account_id"`
-	Type         PointsType `json:"type"`
-	Points       int64      `json:"points"`
-	BalanceAfter int64      `json:"balance_after"`
+	Type         PointsType `json:"type"`          // earn, redeem or adjust.
+	Points       int64      `json:"points"`        // Signed points: redemptions are negative.
+	BalanceAfter int64      `json:"balance_after"` // The account's balance after it.
 	OrderID      *string    `json:"order_id"`
-	Reason       string     `json:"reason"`
+	Reason       string     `json:"reason"` // Free text saying why.
 	Origin       string     `json:"origin"`
 	CreatedAt    time.Time  `json:"created_at"`
 }
@@ -95,7 +95,7 @@ type PointsTransaction struct {
 // EnrolRequest is the body of POST /loyalty/accounts; the program defaults
 // to the org's only active program.
 type EnrolRequest struct {
-	CustomerID string  `json:"customer_id"`
+	CustomerID string  `json:"customer_id" openapi:"required"`
 	ProgramID  *string `json:"program_id"`
 }
 

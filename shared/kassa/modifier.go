@@ -12,11 +12,11 @@ type ModifierGroup struct {
 	ID            string           `json:"id"`
 	OrgID         string           `json:"org_id"`
 	Name          string           `json:"name"`
-	Required      bool             `json:"required"`
-	MinSelections int              `json:"min_selections"`
-	MaxSelections int              `json:"max_selections"`
-	Options       []ModifierOption `json:"options"`
-	ProductIDs    []string         `json:"product_ids"`
+	Required      bool             `json:"required"`       // Whether a line of a product offering the group must choose from it.
+	MinSelections int              `json:"min_selections"` // The fewest options a line must choose from the group.
+	MaxSelections int              `json:"max_selections"` // The most options a line may choose from the group.
+	Options       []ModifierOption `json:"options"`        // The options, in display order.
+	ProductIDs    []string         `json:"product_ids"`    // The products the group is offered on.
 	CreatedAt     time.Time        `json:"created_at"`
 	UpdatedAt     time.Time        `json:"updated_at"`
 }
@@ -27,14 +27,14 @@ type ModifierOption struct {
 	ID              string `json:"id"`
 	Name            string `json:"name"`
 	PriceAdjustment int64  `json:"price_adjustment"`
-	IsDefault       bool   `json:"is_default"`
+	IsDefault       bool   `json:"is_default"` // Whether the option is preselected.
 }
 
 // ModifierOptionInput is an option in a create or update body; options
 // without an id get a new one.
 type ModifierOptionInput struct {
 	ID              string `json:"id"`
-	Name            string `json:"name"`
+	Name            string `json:"name" openapi:"required"`
 	PriceAdjustment int64  `json:"price_adjustment"`
 	IsDefault       bool   `json:"is_default"`
 }

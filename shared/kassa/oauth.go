@@ -47,11 +47,11 @@ func (e *OAuthError) Error() string { return "oauth: " + e.Code + ": " + e.Descr
 
 // OAuthApp is a registered confidential client of an org.
 type OAuthApp struct {
-	ClientID     string    `json:"client_id"`
+	ClientID     string    `json:"client_id"` // The app's public identifier, sent as client_id.
 	OrgID        string    `json:"org_id"`
-	Name         string    `json:"name"`
-	RedirectURIs []string  `json:"redirect_uris"`
-	Scopes       []Scope   `json:"scopes"`
+	Name         string    `json:"name"`          // The name the consent page shows.
+	RedirectURIs []string  `json:"redirect_uris"` // The exact URIs the consent page may redirect to (compared byte for byte).
+	Scopes       []Scope   `json:"scopes"`        // The scopes the app may ask for.
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }
@@ -60,7 +60,7 @@ type OAuthApp struct {
 // registration or a secret rotation, the only time the secret is shown.
 type OAuthAppSecret struct {
 	OAuthApp
-	ClientSecret string `json:"client_secret"`
+	ClientSecret string `json:"client_secret"` // The client secret; shown only in this answer (only a hash is kept).
 }
 
 // OAuthAppCreate is the body of POST /oauth/apps.
@@ -93,11 +93,11 @@ type TokenRequest struct {
 
 // TokenResponse is spec 2.1. RefreshToken is empty for client_credentials.
 type TokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token,omitempty"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int    `json:"expires_in"`
-	Scope        string `json:"scope"`
+	AccessToken  string `json:"access_token"`            // An opaque access token (64 hex characters) to send as Authorization: Bearer.
+	RefreshToken string `json:"refresh_token,omitempty"` // An opaque refresh token; each use rotates it. Absent for client_credentials.
+	TokenType    string `json:"token_type"`              // Always Bearer.
+	ExpiresIn    int    `json:"expires_in"`              // Seconds the access token lives (900).
+	Scope        string `json:"scope"`                   // The granted scopes, space-separated; may be narrower than requested.
 }
 
 // ClientAuth is a client's credentials on the revoke and introspection
@@ -111,23 +111,23 @@ type ClientAuth struct {
 // Introspection is RFC 7662's answer; an inactive token is {active:false}
 // and nothing else.
 type Introspection struct {
-	Active    bool   `json:"active"`
-	Scope     string `json:"scope,omitempty"`
-	ClientID  string `json:"client_id,omitempty"`
-	OrgID     string `json:"org_id,omitempty"`
-	Sub       string `json:"sub,omitempty"`
-	TokenType string `json:"token_type,omitempty"`
-	Exp       int64  `json:"exp,omitempty"`
-	Iat       int64  `json:"iat,omitempty"`
+	Active    bool   `json:"active"`               // Whether the token is live; an inactive token has no other field.
+	Scope     string `json:"scope,omitempty"`      // Its scopes, space-separated.
+	ClientID  string `json:"client_id,omitempty"`  // The app it was issued to.
+	OrgID     string `json:"org_id,omitempty"`     // The org it acts in.
+	Sub       string `json:"sub,omitempty"`        // The user who approved it; absent for client_credentials.
+	TokenType string `json:"token_type,omitempty"` // access_token or refresh_token.
+	Exp       int64  `json:"exp,omitempty"`        // When it expires (Unix seconds).
+	Iat       int64  `json:"iat,omitempty"`        // When it was issued (Unix seconds).
 }
 
 // ConnectedApp is an app that holds a live grant in the caller's org.
 type ConnectedApp struct {
-	ClientID    string    `json:"client_id"`
-	Name        string    `json:"name"`
-	Scopes      []Scope   `json:"scopes"`
-	ConnectedAt time.Time `json:"connected_at"`
-	ApprovedBy  string    `json:"approved_by"` // user id; empty for client_credentials
+	ClientID    string    `json:"client_id"`    // The app.
+	Name        string    `json:"name"`         // The app's name.
+	Scopes      []Scope   `json:"scopes"`       // The scopes it holds in the org.
+	ConnectedAt time.Time `json:"connected_at"` // When it was first granted.
+	ApprovedBy  string    `json:"approved_by"`  // user id; empty for client_credentials
 }
 
 // OAuthService is the authorization server. Methods that manage apps and

@@ -51,9 +51,9 @@ type Order struct {
 	ID                  string         `json:"id"`
 	OrgID               string         `json:"org_id"`
 	LocationID          string         `json:"location_id"`
-	Number              string         `json:"number"`
-	Status              string         `json:"status"`
-	Channel             string         `json:"channel"`
+	Number              string         `json:"number"`                            // The human-readable order number, per location.
+	Status              string         `json:"status" openapi:"enum=OrderStatus"` // The order's state: open, then completed, partially_refunded, refunded; or cancelled.
+	Channel             string         `json:"channel" openapi:"enum=Channel"`
 	CustomerID          *string        `json:"customer_id"`
 	LineItems           []LineItem     `json:"line_items"`
 	Subtotal            int64          `json:"subtotal"`       // sum of lines before discounts (tax as priced)
@@ -61,19 +61,19 @@ type Order struct {
 	TaxTotal            int64          `json:"tax_total"`      // tax contained in (inclusive) or added to (exclusive) the total
 	Total               int64          `json:"total"`          // what the customer pays
 	PaidTotal           int64          `json:"paid_total"`     // captured payments
-	RefundedTotal       int64          `json:"refunded_total"`
+	RefundedTotal       int64          `json:"refunded_total"` // Refunded so far, in minor units.
 	Currency            string         `json:"currency"`
-	TaxInclusive        bool           `json:"tax_inclusive"`
-	TaxRateBps          int            `json:"tax_rate_bps"`
-	Payments            []Payment      `json:"payments"`
-	Refunds             []Refund       `json:"refunds"`
-	History             []OrderHistory `json:"history"`
-	LoyaltyPointsEarned int64          `json:"loyalty_points_earned"`
-	KitchenStatus       string         `json:"kitchen_status"`
+	TaxInclusive        bool           `json:"tax_inclusive"`         // Whether prices include tax (the org setting when the order was created).
+	TaxRateBps          int            `json:"tax_rate_bps"`          // The tax rate when the order was created, in basis points (1000 = 10 %).
+	Payments            []Payment      `json:"payments"`              // The payments taken for it, oldest first.
+	Refunds             []Refund       `json:"refunds"`               // Its refunds, oldest first.
+	History             []OrderHistory `json:"history"`               // Its status changes, oldest first.
+	LoyaltyPointsEarned int64          `json:"loyalty_points_earned"` // Points its customer earned on completion.
+	KitchenStatus       string         `json:"kitchen_status" openapi:"enum=KitchenStatus"`
 	Notes               string         `json:"notes"`
-	OccurredAt          time.Time      `json:"occurred_at"`
-	CreatedBy           *string        `json:"created_by"` // the user or OAuth client who took the order
-	CompletedAt         *time.Time     `json:"completed_at"`
+	OccurredAt          time.Time      `json:"occurred_at"`  // When the sale happened at the store (may precede created_at at the hub for an order taken offline).
+	CreatedBy           *string        `json:"created_by"`   // the user or OAuth client who took the order
+	CompletedAt         *time.Time     `json:"completed_at"` // When it was completed; null until then.
 	CreatedAt           time.Time      `json:"created_at"`
 	UpdatedAt           time.Time      `json:"updated_at"`
 }
@@ -82,30 +82,30 @@ type Order struct {
 type LineItem struct {
 	ID        string         `json:"id"`
 	ProductID string         `json:"product_id"`
-	Name      string         `json:"name"`
-	SKU       string         `json:"sku"`
+	Name      string         `json:"name"` // The product name when ordered.
+	SKU       string         `json:"sku"`  // The product SKU when ordered.
 	Quantity  int64          `json:"quantity"`
 	UnitPrice int64          `json:"unit_price"` // before modifiers
-	Modifiers []LineModifier `json:"modifiers"`
-	Discount  int64          `json:"discount"`
-	Tax       int64          `json:"tax"`
-	Total     int64          `json:"total"` // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
+	Modifiers []LineModifier `json:"modifiers"`  // The chosen modifier options, priced into unit_price.
+	Discount  int64          `json:"discount"`   // The manual and campaign discount of the line, in minor units.
+	Tax       int64          `json:"tax"`        // The line's tax, in minor units (included in or added to total per the order's tax_inclusive).
+	Total     int64          `json:"total"`      // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
 	// RefundedQuantity is how many units were refunded by line.
-	RefundedQuantity int64 `json:"refunded_quantity"`
+	RefundedQuantity int64 `json:"refunded_quantity"` // Units of the line refunded so far.
 }
 
 // LineModifier is a chosen modifier option, priced at order time.
 type LineModifier struct {
-	OptionID        string `json:"option_id"`
-	GroupID         string `json:"group_id"`
-	Name            string `json:"name"`
+	OptionID        string `json:"option_id"` // The modifier option chosen.
+	GroupID         string `json:"group_id"`  // The modifier group of the option.
+	Name            string `json:"name"`      // The option name when ordered.
 	PriceAdjustment int64  `json:"price_adjustment"`
 }
 
 // OrderHistory is one status change.
 type OrderHistory struct {
-	Status string    `json:"status"`
-	At     time.Time `json:"at"`
+	Status string    `json:"status" openapi:"enum=OrderStatus"` // The status it moved to.
+	At     time.Time `json:"at"`                                // When.
 	Actor  *string   `json:"actor"`
 }
 
@@ -114,24 +114,24 @@ type Refund struct {
 	ID        string          `json:"id"`
 	OrderID   string          `json:"order_id"`
 	Amount    int64           `json:"amount"`
-	Reason    string          `json:"reason"`
+	Reason    string          `json:"reason"` // Free text saying why.
 	Restock   bool            `json:"restock"`
-	Lines     []RefundLine    `json:"line_items"`
-	Payments  []RefundPayment `json:"payments"`
+	Lines     []RefundLine    `json:"line_items"` // The refunded line quantities; empty for a refund by amount.
+	Payments  []RefundPayment `json:"payments"`   // How the refund was returned, per payment.
 	Actor     *string         `json:"actor"`
 	CreatedAt time.Time       `json:"created_at"`
 }
 
 // RefundLine is a refunded quantity of a line and the amount it returned.
 type RefundLine struct {
-	LineItemID string `json:"line_item_id"`
+	LineItemID string `json:"line_item_id"` // The order line refunded.
 	Quantity   int64  `json:"quantity"`
 	Amount     int64  `json:"amount"`
 }
 
 // RefundPayment is the part of a refund returned through one payment.
 type RefundPayment struct {
-	PaymentID    string `json:"payment_id"`
+	PaymentID    string `json:"payment_id"` // The payment the money went back through.
 	Amount       int64  `json:"amount"`
 	ProcessorRef string `json:"processor_ref"`
 }
@@ -139,15 +139,15 @@ type RefundPayment struct {
 // Discount is a manual discount: percent (Value in basis points, 1000 =
 // 10 %) or amount (minor units).
 type Discount struct {
-	Type  string `json:"type"` // percent | amount
-	Value int64  `json:"value"`
+	Type  string `json:"type" openapi:"required,enum=DiscountType"` // percent | amount
+	Value int64  `json:"value" openapi:"required"`                  // Basis points for percent (1000 = 10 %), minor units for amount.
 }
 
 // OrderLineInput is a line of POST /orders.
 type OrderLineInput struct {
 	ProductID         string    `json:"product_id" openapi:"required"`
-	Quantity          int64     `json:"quantity" openapi:"required"`
-	ModifierOptionIDs []string  `json:"modifier_option_ids"`
+	Quantity          int64     `json:"quantity" openapi:"required"` // Units, 1-10000.
+	ModifierOptionIDs []string  `json:"modifier_option_ids"`         // Options chosen from the product's modifier groups.
 	Discount          *Discount `json:"discount"`
 }
 
@@ -156,7 +156,7 @@ type OrderLineInput struct {
 type OrderCreate struct {
 	LocationID string           `json:"location_id" openapi:"required"`
 	CustomerID *string          `json:"customer_id"`
-	Channel    string           `json:"channel"`
+	Channel    string           `json:"channel" openapi:"enum=Channel"`
 	LineItems  []OrderLineInput `json:"line_items" openapi:"required"`
 	Discount   *Discount        `json:"discount"` // order-level, spread over the lines
 	Notes      string           `json:"notes"`
@@ -166,13 +166,13 @@ type OrderCreate struct {
 type OrderUpdate struct {
 	Notes      Opt[string] `json:"notes"`
 	CustomerID Opt[string] `json:"customer_id" openapi:"nullable"`
-	Status     Opt[string] `json:"status"` // only "cancelled", from open
+	Status     Opt[string] `json:"status" openapi:"enum=OrderCancel"` // only "cancelled", from open
 }
 
 // RefundLineInput asks to refund quantity units of a line.
 type RefundLineInput struct {
-	LineItemID string `json:"line_item_id"`
-	Quantity   int64  `json:"quantity"`
+	LineItemID string `json:"line_item_id" openapi:"required"`
+	Quantity   int64  `json:"quantity" openapi:"required"`
 }
 
 // RefundRequest is the body of POST /orders/:id/refund: with neither

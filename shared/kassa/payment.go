@@ -39,16 +39,16 @@ type Payment struct {
 	OrderID        string        `json:"order_id"`
 	LocationID     string        `json:"location_id"`
 	Amount         int64         `json:"amount"`
-	Method         PaymentMethod `json:"method"`
-	Status         string        `json:"status"`
-	Offline        bool          `json:"offline"` // taken store-and-forward while the edge had no uplink
+	Method         PaymentMethod `json:"method"`                              // How it was paid.
+	Status         string        `json:"status" openapi:"enum=PaymentStatus"` // The payment's state.
+	Offline        bool          `json:"offline"`                             // taken store-and-forward while the edge had no uplink
 	ProcessorRef   *string       `json:"processor_ref"`
-	Tendered       *int64        `json:"tendered"`   // cash handed over
-	ChangeDue      *int64        `json:"change_due"` // cash handed back
-	CardLast4      *string       `json:"card_last4"`
-	RefundedAmount int64         `json:"refunded_amount"`
-	FailureReason  *string       `json:"failure_reason"`
-	CapturedAt     *time.Time    `json:"captured_at"`
+	Tendered       *int64        `json:"tendered"`        // cash handed over
+	ChangeDue      *int64        `json:"change_due"`      // cash handed back
+	CardLast4      *string       `json:"card_last4"`      // The last four digits of the card; null for other methods.
+	RefundedAmount int64         `json:"refunded_amount"` // Refunded through this payment so far, in minor units.
+	FailureReason  *string       `json:"failure_reason"`  // Why a failed payment failed (e.g. card_declined); null otherwise.
+	CapturedAt     *time.Time    `json:"captured_at"`     // When it was captured; null until then.
 	CreatedAt      time.Time     `json:"created_at"`
 	UpdatedAt      time.Time     `json:"updated_at"`
 }
@@ -60,10 +60,10 @@ type Payment struct {
 type PaymentInitiate struct {
 	OrderID    string        `json:"order_id" openapi:"required"`
 	Amount     int64         `json:"amount" openapi:"required"`
-	Method     PaymentMethod `json:"method" openapi:"required"`
-	Capture    *bool         `json:"capture"`
-	Tendered   *int64        `json:"tendered"`
-	CardNumber string        `json:"card_number"`
+	Method     PaymentMethod `json:"method" openapi:"required"` // How the customer pays.
+	Capture    *bool         `json:"capture"`                   // false only authorizes a card payment (capture it later); default true.
+	Tendered   *int64        `json:"tendered"`                  // Cash handed over, in minor units, at least amount; the change is tendered minus amount.
+	CardNumber string        `json:"card_number"`               // The card number, for the simulator of card payments; never stored (only its last four digits).
 }
 
 // PaymentFilter selects payments.
@@ -78,13 +78,13 @@ type PaymentFilter struct {
 // Settlement sums a day's payments at a location by method. Date is the
 // local date of the location.
 type Settlement struct {
-	Date       string        `json:"date"`
+	Date       string        `json:"date"` // The local date (YYYY-MM-DD) at the location.
 	LocationID string        `json:"location_id"`
-	Method     PaymentMethod `json:"method"`
-	Count      int64         `json:"count"`
-	Gross      int64         `json:"gross"`
-	Refunds    int64         `json:"refunds"`
-	Net        int64         `json:"net"`
+	Method     PaymentMethod `json:"method"`  // The payment method.
+	Count      int64         `json:"count"`   // Captured payments.
+	Gross      int64         `json:"gross"`   // Their sum, in minor units.
+	Refunds    int64         `json:"refunds"` // Refunded through them, in minor units.
+	Net        int64         `json:"net"`     // gross minus refunds.
 }
 
 // SettlementFilter selects settlements by local date (YYYY-MM-DD, inclusive).

@@ -11,9 +11,9 @@ type PriceList struct {
 	OrgID       string           `json:"org_id"`
 	Name        string           `json:"name"`
 	LocationIDs []string         `json:"location_ids"`
-	Prices      []PriceListPrice `json:"prices"`
-	StartsAt    *time.Time       `json:"starts_at"`
-	EndsAt      *time.Time       `json:"ends_at"`
+	Prices      []PriceListPrice `json:"prices"`    // Prices of products that override base_price where the list applies.
+	StartsAt    *time.Time       `json:"starts_at"` // When the list starts applying; null: already.
+	EndsAt      *time.Time       `json:"ends_at"`   // When it stops applying; null: never.
 	IsActive    bool             `json:"is_active"`
 	CreatedAt   time.Time        `json:"created_at"`
 	UpdatedAt   time.Time        `json:"updated_at"`
@@ -21,8 +21,8 @@ type PriceList struct {
 
 // PriceListPrice is one product's price in a list, in minor units.
 type PriceListPrice struct {
-	ProductID string `json:"product_id"`
-	Price     int64  `json:"price"`
+	ProductID string `json:"product_id" openapi:"required"`
+	Price     int64  `json:"price" openapi:"required"` // The product's price under the list, in minor units.
 }
 
 // ActiveAt reports whether the list applies at t.

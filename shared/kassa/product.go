@@ -12,7 +12,7 @@ type Product struct {
 	Name             string    `json:"name"`
 	Description      *string   `json:"description"`
 	SKU              string    `json:"sku"`
-	Barcodes         []string  `json:"barcodes"`
+	Barcodes         []string  `json:"barcodes"`   // Barcodes that find it by exact match (q).
 	BasePrice        int64     `json:"base_price"` // minor units
 	CategoryID       *string   `json:"category_id"`
 	Tags             []string  `json:"tags"`

@@ -25,15 +25,15 @@ type OrgSettings struct {
 	// store-and-forward while the edge has no uplink: per payment, and per
 	// location and day.
 	OfflineCardLimit      int64 `json:"offline_card_limit"`
-	OfflineCardDailyLimit int64 `json:"offline_card_daily_limit"`
+	OfflineCardDailyLimit int64 `json:"offline_card_daily_limit"` // The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
 	// PaymentMethods says which methods the org accepts.
 	PaymentMethods []PaymentMethodConfig `json:"payment_methods"`
 }
 
 // PaymentMethodConfig enables or disables one payment method.
 type PaymentMethodConfig struct {
-	Method  PaymentMethod `json:"method"`
-	Enabled bool          `json:"enabled"`
+	Method  PaymentMethod `json:"method"`  // The payment method.
+	Enabled bool          `json:"enabled"` // Whether the org accepts it.
 }
 
 // DefaultSettings are a new org's settings: 10 % inclusive tax, cashier

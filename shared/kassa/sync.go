@@ -9,7 +9,7 @@ import (
 // SyncStatus is a node's view of replication. On an edge it describes its
 // link to the hub; on the hub, Edges lists every enrolled edge of the org.
 type SyncStatus struct {
-	Node         string       `json:"node"` // edge or hub
+	Node         string       `json:"node" openapi:"enum=NodeKind"` // edge or hub
 	NodeID       string       `json:"node_id"`
 	Connected    bool         `json:"connected"`
 	Since        time.Time    `json:"since"`
@@ -37,7 +37,7 @@ type Conflict struct {
 	ID         string          `json:"id"`
 	OrgID      string          `json:"org_id"`
 	LocationID *string         `json:"location_id"`
-	Kind       string          `json:"kind"` // oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
+	Kind       string          `json:"kind" openapi:"enum=ConflictKind"` // oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
 	Entity     string          `json:"entity"`
 	EntityID   string          `json:"entity_id"`
 	Local      json.RawMessage `json:"local"`

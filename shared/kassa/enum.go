@@ -1,0 +1,106 @@
+package kassa
+
+import "slices"
+
+// Closed sets of values that had no constants of their own.
+
+// Discount types (Discount.Type, campaign rules).
+const (
+	DiscountPercent = "percent" // Value in basis points: 1000 = 10 %
+	DiscountAmount  = "amount"  // Value in minor units
+)
+
+// Movement reference types: what caused a stock movement.
+const (
+	RefOrder      = "order"
+	RefRefund     = "refund"
+	RefTransfer   = "transfer"
+	RefAdjustment = "adjustment"
+)
+
+// Conflict kinds sync records (GET /sync/conflicts), beside the money
+// invariants' ConflictOverpaid and ConflictOverrefunded (money.go).
+const (
+	ConflictOversold     = "oversold"
+	ConflictOverdrawn    = "overdrawn"
+	ConflictCancelLost   = "cancel_lost"
+	ConflictClockClamped = "clock_clamped"
+	ConflictDuplicateKey = "duplicate_key"
+	ConflictQuarantined  = "quarantined"
+)
+
+// Enums are the closed sets of values of the API's string fields, built
+// from the constants above and beside each type, so the OpenAPI document
+// lists them without retyping. A named string type's set is keyed by its
+// type name (Role, Scope, PaymentMethod, PointsType); a plain string field
+// names its set with the struct tag openapi:"enum=<key>".
+var Enums = map[string][]string{
+	"Role":            strs(RoleOwner, RoleManager, RoleCashier, RoleKitchen),
+	"Scope":           strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite)...),
+	"PaymentMethod":   strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal),
+	"PointsType":      strs(PointsEarn, PointsRedeem, PointsAdjust),
+	"OrderStatus":     {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
+	"OrderCancel":     {OrderCancelled},
+	"Channel":         {ChannelPOS, ChannelOnline, ChannelPartner},
+	"KitchenStatus":   {KitchenNew, KitchenInProgress, KitchenReady, KitchenServed},
+	"PaymentStatus":   {PaymentPending, PaymentAuthorized, PaymentCaptured, PaymentVoided, PaymentFailed, PaymentRefunded, PaymentPartiallyRefunded},
+	"MovementReason":  {ReasonReceived, ReasonCount, ReasonDamaged, ReasonTheft, ReasonWastage, ReasonReturn, ReasonCorrection, ReasonSale, ReasonRefund, ReasonTransferOut, ReasonTransferIn},
+	"AdjustReason":    AdjustReasons,
+	"RefType":         {RefOrder, RefRefund, RefTransfer, RefAdjustment},
+	"TransferStatus":  {TransferInTransit, TransferReceived, TransferCancelled},
+	"DiscountType":    {DiscountPercent, DiscountAmount},
+	"TicketEventType": {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
+	"ConflictKind":    {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined},
+	"NodeKind":        {NodeEdge, NodeHub},
+}
+
+// EnumText describes the sets of Enums that are not named types (those
+// are described by their type's doc comment).
+var EnumText = map[string]string{
+	"OrderStatus":     "An order's state: open, then completed, partially_refunded and refunded; or cancelled from open.",
+	"OrderCancel":     "The only status a PATCH may set: cancelled, from open.",
+	"Channel":         "Where an order came from.",
+	"KitchenStatus":   "Where an order is in the kitchen: new, in_progress, ready, served.",
+	"PaymentStatus":   "A payment's state.",
+	"MovementReason":  "Why stock moved: an adjustment's reason code, or sale, refund, transfer_out, transfer_in.",
+	"AdjustReason":    "The reason codes of a stock adjustment.",
+	"RefType":         "What caused a stock movement.",
+	"TransferStatus":  "A transfer's state: in_transit, then received or cancelled.",
+	"DiscountType":    "percent (value in basis points) or amount (value in minor units).",
+	"TicketEventType": "The kind of a kitchen display feed event.",
+	"ConflictKind":    "The kind of a merge conflict sync recorded.",
+	"NodeKind":        "The kind of a Kassa node.",
+}
+
+// ScopeText says in words what each scope lets an app do (spec part 5's
+// table, plus Kassa's own scopes), for the OpenAPI document and the
+// consent page.
+var ScopeText = map[Scope]string{
+	ScopeCatalogRead:      "Read products, categories, modifiers and price lists",
+	ScopeCatalogWrite:     "Create and update products, categories, modifiers and price lists",
+	ScopeOrdersRead:       "List and retrieve orders and their line items",
+	ScopeOrdersWrite:      "Create orders, update their status and initiate refunds",
+	ScopeCustomersRead:    "Search and retrieve customer profiles",
+	ScopeCustomersWrite:   "Create and update customer records",
+	ScopeLoyaltyRead:      "Read loyalty programs, members and point balances",
+	ScopeLoyaltyWrite:     "Accrue and redeem loyalty points",
+	ScopePaymentsRead:     "Read payment records and payment methods",
+	ScopePaymentsWrite:    "Take, capture and void payments",
+	ScopeInventoryRead:    "Read stock levels, movements, transfers and alerts",
+	ScopeInventoryWrite:   "Adjust stock and create transfers",
+	ScopeReportsRead:      "Read sales, inventory and financial reports and sync status",
+	ScopeWebhooksWrite:    "Register and manage webhook subscriptions",
+	ScopeAutomationsRead:  "Read automation rules and their execution history",
+	ScopeAutomationsWrite: "Create and modify automation rules",
+	ScopeKDS:              "Show and move kitchen display tickets",
+	ScopeLocationsWrite:   "Create locations and enrol their store nodes",
+	ScopePartnersWrite:    "Create tenants (orgs with an owner and a first location) as a reseller",
+}
+
+func strs[T ~string](vs ...T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
