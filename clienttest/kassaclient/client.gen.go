@@ -381,6 +381,75 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for Scope.
+const (
+	AutomationsRead  Scope = "automations:read"
+	AutomationsWrite Scope = "automations:write"
+	CatalogRead      Scope = "catalog:read"
+	CatalogWrite     Scope = "catalog:write"
+	CustomersRead    Scope = "customers:read"
+	CustomersWrite   Scope = "customers:write"
+	InventoryRead    Scope = "inventory:read"
+	InventoryWrite   Scope = "inventory:write"
+	Kds              Scope = "kds"
+	LocationsWrite   Scope = "locations:write"
+	LoyaltyRead      Scope = "loyalty:read"
+	LoyaltyWrite     Scope = "loyalty:write"
+	OrdersRead       Scope = "orders:read"
+	OrdersWrite      Scope = "orders:write"
+	PartnersWrite    Scope = "partners:write"
+	PaymentsRead     Scope = "payments:read"
+	PaymentsWrite    Scope = "payments:write"
+	ReportsRead      Scope = "reports:read"
+	WebhooksWrite    Scope = "webhooks:write"
+)
+
+// Valid indicates whether the value is a known member of the Scope enum.
+func (e Scope) Valid() bool {
+	switch e {
+	case AutomationsRead:
+		return true
+	case AutomationsWrite:
+		return true
+	case CatalogRead:
+		return true
+	case CatalogWrite:
+		return true
+	case CustomersRead:
+		return true
+	case CustomersWrite:
+		return true
+	case InventoryRead:
+		return true
+	case InventoryWrite:
+		return true
+	case Kds:
+		return true
+	case LocationsWrite:
+		return true
+	case LoyaltyRead:
+		return true
+	case LoyaltyWrite:
+		return true
+	case OrdersRead:
+		return true
+	case OrdersWrite:
+		return true
+	case PartnersWrite:
+		return true
+	case PaymentsRead:
+		return true
+	case PaymentsWrite:
+		return true
+	case ReportsRead:
+		return true
+	case WebhooksWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TransferStatus.
 const (
 	TransferStatusCancelled TransferStatus = "cancelled"
@@ -506,6 +575,24 @@ type Conflict struct {
 
 // ConflictKind The kind of a merge conflict sync recorded.
 type ConflictKind string
+
+// ConnectedApp An app that holds a live grant in the caller's org.
+type ConnectedApp struct {
+	// ApprovedBy user id; empty for client_credentials
+	ApprovedBy string `json:"approved_by"`
+
+	// ClientId The app.
+	ClientId string `json:"client_id"`
+
+	// ConnectedAt When it was first granted.
+	ConnectedAt time.Time `json:"connected_at"`
+
+	// Name The app's name.
+	Name string `json:"name"`
+
+	// Scopes The scopes it holds in the org.
+	Scopes []Scope `json:"scopes"`
+}
 
 // Customer A person who buys; deleting one keeps a tombstone with the personal fields erased.
 type Customer struct {
@@ -1045,6 +1132,81 @@ type MovementReason string
 // NodeKind The kind of a Kassa node.
 type NodeKind string
 
+// OAuthApp A registered confidential client of an org.
+type OAuthApp struct {
+	// ClientId The app's public identifier, sent as client_id.
+	ClientId string `json:"client_id"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Name The name the consent page shows.
+	Name string `json:"name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// RedirectUris The exact URIs the consent page may redirect to (compared byte for byte).
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []Scope `json:"scopes"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// OAuthAppCreate The body of POST /oauth/apps.
+type OAuthAppCreate struct {
+	// Name The name the consent page shows.
+	Name string `json:"name"`
+
+	// RedirectUris The exact URIs the consent page may redirect to (compared byte for byte).
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []Scope `json:"scopes"`
+}
+
+// OAuthAppSecret An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+type OAuthAppSecret struct {
+	// ClientId The app's public identifier, sent as client_id.
+	ClientId string `json:"client_id"`
+
+	// ClientSecret The client secret; shown only in this answer (only a hash is kept).
+	ClientSecret string `json:"client_secret"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Name The name the consent page shows.
+	Name string `json:"name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// RedirectUris The exact URIs the consent page may redirect to (compared byte for byte).
+	RedirectUris []string `json:"redirect_uris"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes []Scope `json:"scopes"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// OAuthAppUpdate The body of PATCH /oauth/apps/:id.
+type OAuthAppUpdate struct {
+	// Name The name the consent page shows.
+	Name *string `json:"name,omitempty"`
+
+	// RedirectUris The exact URIs the consent page may redirect to (compared byte for byte).
+	RedirectUris *[]string `json:"redirect_uris,omitempty"`
+
+	// Scopes The scopes the app may ask for.
+	Scopes *[]Scope `json:"scopes,omitempty"`
+}
+
 // Order A sale at a location.
 type Order struct {
 	// Channel Where the order came from.
@@ -1196,6 +1358,24 @@ type OrderUpdate struct {
 
 	// Status only "cancelled", from open
 	Status *OrderCancel `json:"status,omitempty"`
+}
+
+// Org A tenant: a merchant with its stores, staff and data.
+type Org struct {
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency ISO 4217
+	Currency string `json:"currency"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // OrgSettings An org's commercial settings, kept on the org row.
@@ -1603,6 +1783,24 @@ type ProductUpdate struct {
 	Tags *[]string `json:"tags,omitempty"`
 }
 
+// RateLimit An org's own API rate limit, replacing the node's default per-org token bucket (--rate-per-minute, --rate-burst).
+type RateLimit struct {
+	// Burst bucket size
+	Burst int64 `json:"burst"`
+
+	// PerMinute refill, requests per minute
+	PerMinute int64 `json:"per_minute"`
+}
+
+// RateLimitInput An org's own API rate limit, replacing the node's default per-org token bucket (--rate-per-minute, --rate-burst).
+type RateLimitInput struct {
+	// Burst bucket size
+	Burst int64 `json:"burst"`
+
+	// PerMinute refill, requests per minute
+	PerMinute int64 `json:"per_minute"`
+}
+
 // RefType What caused a stock movement.
 type RefType string
 
@@ -1686,6 +1884,9 @@ type RefundRequest struct {
 
 // Role A first-party user's role within an org.
 type Role string
+
+// Scope An OAuth-style permission (spec part 5).
+type Scope string
 
 // SettingsUpdate The body of PATCH /settings.
 type SettingsUpdate struct {
@@ -1797,6 +1998,49 @@ type SyncStatus struct {
 	// PendingUp changes waiting to go to the hub
 	PendingUp int64     `json:"pending_up"`
 	Since     time.Time `json:"since"`
+}
+
+// Tenant An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+type Tenant struct {
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy the partner app's client id, or "operator"
+	CreatedBy string `json:"created_by"`
+
+	// Id the org's id
+	Id       string    `json:"id"`
+	Location *Location `json:"location"`
+
+	// Org A tenant: a merchant with its stores, staff and data.
+	Org       Org        `json:"org"`
+	Owner     *User      `json:"owner"`
+	RateLimit *RateLimit `json:"rate_limit"`
+}
+
+// TenantCreate The body of POST /partners/tenants.
+type TenantCreate struct {
+	// Currency ISO 4217
+	Currency string `json:"currency"`
+
+	// Location The body of POST /locations.
+	Location LocationCreate `json:"location"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// Owner The first owner of a new tenant; the role is owner.
+	Owner TenantOwner `json:"owner"`
+}
+
+// TenantOwner The first owner of a new tenant; the role is owner.
+type TenantOwner struct {
+	// Email An e-mail address.
+	Email string `json:"email"`
+
+	// Name The display name.
+	Name     string `json:"name"`
+	Password string `json:"password"`
 }
 
 // Ticket An order as the kitchen sees it. Its id is the order's id.
@@ -2372,6 +2616,27 @@ type PostLoyaltyProgramsParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetOauthAppsParams defines parameters for GetOauthApps.
+type GetOauthAppsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostOauthAppsParams defines parameters for PostOauthApps.
+type PostOauthAppsParams struct {
+	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostOauthAppsIdRotateSecretParams defines parameters for PostOauthAppsIdRotateSecret.
+type PostOauthAppsIdRotateSecretParams struct {
+	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetOrdersParams defines parameters for GetOrders.
 type GetOrdersParams struct {
 	// Status only orders in this state
@@ -2410,6 +2675,21 @@ type PostOrdersIdCompleteParams struct {
 
 // PostOrdersIdRefundParams defines parameters for PostOrdersIdRefund.
 type PostOrdersIdRefundParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetPartnersTenantsParams defines parameters for GetPartnersTenants.
+type GetPartnersTenantsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostPartnersTenantsParams defines parameters for PostPartnersTenants.
+type PostPartnersTenantsParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -2543,6 +2823,12 @@ type PostLoyaltyAccountsAccountIdRedeemJSONRequestBody = PointsRequest
 // PostLoyaltyProgramsJSONRequestBody defines body for PostLoyaltyPrograms for application/json ContentType.
 type PostLoyaltyProgramsJSONRequestBody = LoyaltyProgramCreate
 
+// PostOauthAppsJSONRequestBody defines body for PostOauthApps for application/json ContentType.
+type PostOauthAppsJSONRequestBody = OAuthAppCreate
+
+// PatchOauthAppsIdJSONRequestBody defines body for PatchOauthAppsId for application/json ContentType.
+type PatchOauthAppsIdJSONRequestBody = OAuthAppUpdate
+
 // PostOrdersJSONRequestBody defines body for PostOrders for application/json ContentType.
 type PostOrdersJSONRequestBody = OrderCreate
 
@@ -2551,6 +2837,12 @@ type PatchOrdersIdJSONRequestBody = OrderUpdate
 
 // PostOrdersIdRefundJSONRequestBody defines body for PostOrdersIdRefund for application/json ContentType.
 type PostOrdersIdRefundJSONRequestBody = RefundRequest
+
+// PostPartnersTenantsJSONRequestBody defines body for PostPartnersTenants for application/json ContentType.
+type PostPartnersTenantsJSONRequestBody = TenantCreate
+
+// PutPartnersTenantsIdRateLimitJSONRequestBody defines body for PutPartnersTenantsIdRateLimit for application/json ContentType.
+type PutPartnersTenantsIdRateLimitJSONRequestBody = RateLimitInput
 
 // PostPaymentsInitiateJSONRequestBody defines body for PostPaymentsInitiate for application/json ContentType.
 type PostPaymentsInitiateJSONRequestBody = PaymentInitiate
@@ -3100,6 +3392,84 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/loyalty/programs/{id} (the `GetLoyaltyProgramsId` operationId).
 	GetLoyaltyProgramsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOauthApps List the org's OAuth apps (owners)
+	//
+	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
+	GetOauthApps(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+	PostOauthAppsWithBody(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+	PostOauthApps(ctx context.Context, params *PostOauthAppsParams, body PostOauthAppsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOauthAppsId Delete an app (owners); every token it holds in any org stops working
+	//
+	// Corresponds with DELETE /api/v1/oauth/apps/{id} (the `DeleteOauthAppsId` operationId).
+	DeleteOauthAppsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOauthAppsId Retrieve an OAuth app of the org (owners)
+	//
+	// Corresponds with GET /api/v1/oauth/apps/{id} (the `GetOauthAppsId` operationId).
+	GetOauthAppsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchOauthAppsIdWithBody Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+	PatchOauthAppsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchOauthAppsId Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+	PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+	//
+	// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
+	PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOauthConnections The apps holding a live grant in the org (owners)
+	//
+	// Corresponds with GET /api/v1/oauth/connections (the `GetOauthConnections` operationId).
+	GetOauthConnections(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOauthConnectionsClientId Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once
+	//
+	// Corresponds with DELETE /api/v1/oauth/connections/{clientId} (the `DeleteOauthConnectionsClientId` operationId).
+	DeleteOauthConnectionsClientId(ctx context.Context, clientId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
+	GetOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRevoke Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthToken OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenapiJson This OpenAPI document
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetOpenapiJson` operationId).
@@ -3161,6 +3531,49 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefund(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, body PostOrdersIdRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPartnersTenants List the tenants the calling app created (the operator: every org)
+	//
+	// Corresponds with GET /api/v1/partners/tenants (the `GetPartnersTenants` operationId).
+	GetPartnersTenants(ctx context.Context, params *GetPartnersTenantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPartnersTenantsWithBody Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+	PostPartnersTenantsWithBody(ctx context.Context, params *PostPartnersTenantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPartnersTenants Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+	PostPartnersTenants(ctx context.Context, params *PostPartnersTenantsParams, body PostPartnersTenantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPartnersTenantsId Retrieve a tenant the calling app created
+	//
+	// Corresponds with GET /api/v1/partners/tenants/{id} (the `GetPartnersTenantsId` operationId).
+	GetPartnersTenantsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePartnersTenantsIdRateLimit Return an org to the node's default rate limit (the operator only)
+	//
+	// Corresponds with DELETE /api/v1/partners/tenants/{id}/rate-limit (the `DeletePartnersTenantsIdRateLimit` operationId).
+	DeletePartnersTenantsIdRateLimit(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutPartnersTenantsIdRateLimitWithBody Give an org its own API rate limit (the operator only)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+	PutPartnersTenantsIdRateLimitWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutPartnersTenantsIdRateLimit Give an org its own API rate limit (the operator only)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+	PutPartnersTenantsIdRateLimit(ctx context.Context, id openapi_types.UUID, body PutPartnersTenantsIdRateLimitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPayments List payments
 	//
@@ -4492,6 +4905,224 @@ func (c *Client) GetLoyaltyProgramsId(ctx context.Context, id openapi_types.UUID
 	return c.Client.Do(req)
 }
 
+// GetOauthApps List the org's OAuth apps (owners)
+//
+// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
+func (c *Client) GetOauthApps(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOauthAppsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+func (c *Client) PostOauthAppsWithBody(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthAppsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+func (c *Client) PostOauthApps(ctx context.Context, params *PostOauthAppsParams, body PostOauthAppsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthAppsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOauthAppsId Delete an app (owners); every token it holds in any org stops working
+//
+// Corresponds with DELETE /api/v1/oauth/apps/{id} (the `DeleteOauthAppsId` operationId).
+func (c *Client) DeleteOauthAppsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOauthAppsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOauthAppsId Retrieve an OAuth app of the org (owners)
+//
+// Corresponds with GET /api/v1/oauth/apps/{id} (the `GetOauthAppsId` operationId).
+func (c *Client) GetOauthAppsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOauthAppsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchOauthAppsIdWithBody Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+func (c *Client) PatchOauthAppsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchOauthAppsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchOauthAppsId Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+func (c *Client) PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchOauthAppsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+//
+// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
+func (c *Client) PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthAppsIdRotateSecretRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOauthConnections The apps holding a live grant in the org (owners)
+//
+// Corresponds with GET /api/v1/oauth/connections (the `GetOauthConnections` operationId).
+func (c *Client) GetOauthConnections(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOauthConnectionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOauthConnectionsClientId Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once
+//
+// Corresponds with DELETE /api/v1/oauth/connections/{clientId} (the `DeleteOauthConnectionsClientId` operationId).
+func (c *Client) DeleteOauthConnectionsClientId(ctx context.Context, clientId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOauthConnectionsClientIdRequest(c.Server, clientId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
+func (c *Client) GetOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOauthIntrospectRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *Client) PostOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthIntrospectRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRevoke Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *Client) PostOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthToken OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *Client) PostOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenapiJson This OpenAPI document
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetOpenapiJson` operationId).
@@ -4644,6 +5275,119 @@ func (c *Client) PostOrdersIdRefundWithBody(ctx context.Context, id openapi_type
 // Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 func (c *Client) PostOrdersIdRefund(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, body PostOrdersIdRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOrdersIdRefundRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPartnersTenants List the tenants the calling app created (the operator: every org)
+//
+// Corresponds with GET /api/v1/partners/tenants (the `GetPartnersTenants` operationId).
+func (c *Client) GetPartnersTenants(ctx context.Context, params *GetPartnersTenantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPartnersTenantsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPartnersTenantsWithBody Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+func (c *Client) PostPartnersTenantsWithBody(ctx context.Context, params *PostPartnersTenantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPartnersTenantsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPartnersTenants Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+func (c *Client) PostPartnersTenants(ctx context.Context, params *PostPartnersTenantsParams, body PostPartnersTenantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPartnersTenantsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPartnersTenantsId Retrieve a tenant the calling app created
+//
+// Corresponds with GET /api/v1/partners/tenants/{id} (the `GetPartnersTenantsId` operationId).
+func (c *Client) GetPartnersTenantsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPartnersTenantsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePartnersTenantsIdRateLimit Return an org to the node's default rate limit (the operator only)
+//
+// Corresponds with DELETE /api/v1/partners/tenants/{id}/rate-limit (the `DeletePartnersTenantsIdRateLimit` operationId).
+func (c *Client) DeletePartnersTenantsIdRateLimit(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePartnersTenantsIdRateLimitRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutPartnersTenantsIdRateLimitWithBody Give an org its own API rate limit (the operator only)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+func (c *Client) PutPartnersTenantsIdRateLimitWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPartnersTenantsIdRateLimitRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutPartnersTenantsIdRateLimit Give an org its own API rate limit (the operator only)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+func (c *Client) PutPartnersTenantsIdRateLimit(ctx context.Context, id openapi_types.UUID, body PutPartnersTenantsIdRateLimitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutPartnersTenantsIdRateLimitRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7977,6 +8721,460 @@ func NewGetLoyaltyProgramsIdRequest(server string, id openapi_types.UUID) (*http
 	return req, nil
 }
 
+// NewGetOauthAppsRequest constructs an http.Request for the GetOauthApps method
+func NewGetOauthAppsRequest(server string, params *GetOauthAppsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthAppsRequest calls the generic PostOauthApps builder with application/json body
+func NewPostOauthAppsRequest(server string, params *PostOauthAppsParams, body PostOauthAppsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOauthAppsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostOauthAppsRequestWithBody constructs an http.Request for the PostOauthApps method, with any body, and a specified content type
+func NewPostOauthAppsRequestWithBody(server string, params *PostOauthAppsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteOauthAppsIdRequest constructs an http.Request for the DeleteOauthAppsId method
+func NewDeleteOauthAppsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOauthAppsIdRequest constructs an http.Request for the GetOauthAppsId method
+func NewGetOauthAppsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchOauthAppsIdRequest calls the generic PatchOauthAppsId builder with application/json body
+func NewPatchOauthAppsIdRequest(server string, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchOauthAppsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchOauthAppsIdRequestWithBody constructs an http.Request for the PatchOauthAppsId method, with any body, and a specified content type
+func NewPatchOauthAppsIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostOauthAppsIdRotateSecretRequest constructs an http.Request for the PostOauthAppsIdRotateSecret method
+func NewPostOauthAppsIdRotateSecretRequest(server string, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/apps/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOauthConnectionsRequest constructs an http.Request for the GetOauthConnections method
+func NewGetOauthConnectionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/connections")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteOauthConnectionsClientIdRequest constructs an http.Request for the DeleteOauthConnectionsClientId method
+func NewDeleteOauthConnectionsClientIdRequest(server string, clientId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clientId", clientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/connections/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOauthIntrospectRequest constructs an http.Request for the GetOauthIntrospect method
+func NewGetOauthIntrospectRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/introspect")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthIntrospectRequest constructs an http.Request for the PostOauthIntrospect method
+func NewPostOauthIntrospectRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/introspect")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthRevokeRequest constructs an http.Request for the PostOauthRevoke method
+func NewPostOauthRevokeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthTokenRequest constructs an http.Request for the PostOauthToken method
+func NewPostOauthTokenRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oauth/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOpenapiJsonRequest constructs an http.Request for the GetOpenapiJson method
 func NewGetOpenapiJsonRequest(server string) (*http.Request, error) {
 	var err error
@@ -8373,6 +9571,242 @@ func NewPostOrdersIdRefundRequestWithBody(server string, id openapi_types.UUID, 
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewGetPartnersTenantsRequest constructs an http.Request for the GetPartnersTenants method
+func NewGetPartnersTenantsRequest(server string, params *GetPartnersTenantsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partners/tenants")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostPartnersTenantsRequest calls the generic PostPartnersTenants builder with application/json body
+func NewPostPartnersTenantsRequest(server string, params *PostPartnersTenantsParams, body PostPartnersTenantsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostPartnersTenantsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostPartnersTenantsRequestWithBody constructs an http.Request for the PostPartnersTenants method, with any body, and a specified content type
+func NewPostPartnersTenantsRequestWithBody(server string, params *PostPartnersTenantsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partners/tenants")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPartnersTenantsIdRequest constructs an http.Request for the GetPartnersTenantsId method
+func NewGetPartnersTenantsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partners/tenants/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeletePartnersTenantsIdRateLimitRequest constructs an http.Request for the DeletePartnersTenantsIdRateLimit method
+func NewDeletePartnersTenantsIdRateLimitRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partners/tenants/%s/rate-limit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutPartnersTenantsIdRateLimitRequest calls the generic PutPartnersTenantsIdRateLimit builder with application/json body
+func NewPutPartnersTenantsIdRateLimitRequest(server string, id openapi_types.UUID, body PutPartnersTenantsIdRateLimitJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutPartnersTenantsIdRateLimitRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutPartnersTenantsIdRateLimitRequestWithBody constructs an http.Request for the PutPartnersTenantsIdRateLimit method, with any body, and a specified content type
+func NewPutPartnersTenantsIdRateLimitRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partners/tenants/%s/rate-limit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9681,6 +11115,104 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/loyalty/programs/{id} (the `GetLoyaltyProgramsId` operationId).
 	GetLoyaltyProgramsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetLoyaltyProgramsIdResponse, error)
 
+	// GetOauthAppsWithResponse List the org's OAuth apps (owners)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
+	GetOauthAppsWithResponse(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*GetOauthAppsResponse, error)
+
+	// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+	PostOauthAppsWithBodyWithResponse(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error)
+
+	// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+	PostOauthAppsWithResponse(ctx context.Context, params *PostOauthAppsParams, body PostOauthAppsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error)
+
+	// DeleteOauthAppsIdWithResponse Delete an app (owners); every token it holds in any org stops working
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/oauth/apps/{id} (the `DeleteOauthAppsId` operationId).
+	DeleteOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteOauthAppsIdResponse, error)
+
+	// GetOauthAppsIdWithResponse Retrieve an OAuth app of the org (owners)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/oauth/apps/{id} (the `GetOauthAppsId` operationId).
+	GetOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetOauthAppsIdResponse, error)
+
+	// PatchOauthAppsIdWithBodyWithResponse Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+	PatchOauthAppsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error)
+
+	// PatchOauthAppsIdWithResponse Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+	PatchOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error)
+
+	// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
+	PostOauthAppsIdRotateSecretWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*PostOauthAppsIdRotateSecretResponse, error)
+
+	// GetOauthConnectionsWithResponse The apps holding a live grant in the org (owners)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/oauth/connections (the `GetOauthConnections` operationId).
+	GetOauthConnectionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOauthConnectionsResponse, error)
+
+	// DeleteOauthConnectionsClientIdWithResponse Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/oauth/connections/{clientId} (the `DeleteOauthConnectionsClientId` operationId).
+	DeleteOauthConnectionsClientIdWithResponse(ctx context.Context, clientId openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteOauthConnectionsClientIdResponse, error)
+
+	// GetOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
+	GetOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOauthIntrospectResponse, error)
+
+	// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error)
+
+	// PostOauthRevokeWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// PostOauthTokenWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
+
 	// GetOpenapiJsonWithResponse This OpenAPI document
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -9750,6 +11282,55 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefundWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, body PostOrdersIdRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdRefundResponse, error)
+
+	// GetPartnersTenantsWithResponse List the tenants the calling app created (the operator: every org)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partners/tenants (the `GetPartnersTenants` operationId).
+	GetPartnersTenantsWithResponse(ctx context.Context, params *GetPartnersTenantsParams, reqEditors ...RequestEditorFn) (*GetPartnersTenantsResponse, error)
+
+	// PostPartnersTenantsWithBodyWithResponse Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+	PostPartnersTenantsWithBodyWithResponse(ctx context.Context, params *PostPartnersTenantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPartnersTenantsResponse, error)
+
+	// PostPartnersTenantsWithResponse Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+	PostPartnersTenantsWithResponse(ctx context.Context, params *PostPartnersTenantsParams, body PostPartnersTenantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPartnersTenantsResponse, error)
+
+	// GetPartnersTenantsIdWithResponse Retrieve a tenant the calling app created
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partners/tenants/{id} (the `GetPartnersTenantsId` operationId).
+	GetPartnersTenantsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetPartnersTenantsIdResponse, error)
+
+	// DeletePartnersTenantsIdRateLimitWithResponse Return an org to the node's default rate limit (the operator only)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/partners/tenants/{id}/rate-limit (the `DeletePartnersTenantsIdRateLimit` operationId).
+	DeletePartnersTenantsIdRateLimitWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePartnersTenantsIdRateLimitResponse, error)
+
+	// PutPartnersTenantsIdRateLimitWithBodyWithResponse Give an org its own API rate limit (the operator only)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+	PutPartnersTenantsIdRateLimitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPartnersTenantsIdRateLimitResponse, error)
+
+	// PutPartnersTenantsIdRateLimitWithResponse Give an org its own API rate limit (the operator only)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+	PutPartnersTenantsIdRateLimitWithResponse(ctx context.Context, id openapi_types.UUID, body PutPartnersTenantsIdRateLimitJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPartnersTenantsIdRateLimitResponse, error)
 
 	// GetPaymentsWithResponse List payments
 	//
@@ -15900,6 +17481,1055 @@ func (r GetLoyaltyProgramsIdResponse) ContentType() string {
 	return ""
 }
 
+// GetOauthAppsResponse401Headers the declared response headers of an HTTP 401 response for GetOauthApps
+type GetOauthAppsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetOauthAppsResponse429Headers the declared response headers of an HTTP 429 response for GetOauthApps
+type GetOauthAppsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetOauthAppsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []OAuthApp `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOauthAppsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOauthAppsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOauthAppsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []OAuthApp `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOauthAppsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOauthAppsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOauthAppsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOauthAppsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOauthAppsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOauthAppsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOauthAppsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOauthAppsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOauthAppsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOauthAppsResponse201Headers the declared response headers of an HTTP 201 response for PostOauthApps
+type PostOauthAppsResponse201Headers struct {
+	Location *string
+}
+
+// PostOauthAppsResponse401Headers the declared response headers of an HTTP 401 response for PostOauthApps
+type PostOauthAppsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostOauthAppsResponse429Headers the declared response headers of an HTTP 429 response for PostOauthApps
+type PostOauthAppsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostOauthAppsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+		Data OAuthAppSecret `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostOauthAppsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOauthAppsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthAppsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostOauthAppsResponse) GetJSON201() *struct {
+	// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+	Data OAuthAppSecret `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOauthAppsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthAppsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthAppsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthAppsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthAppsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteOauthAppsIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteOauthAppsId
+type DeleteOauthAppsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteOauthAppsIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteOauthAppsId
+type DeleteOauthAppsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteOauthAppsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteOauthAppsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteOauthAppsIdResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteOauthAppsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOauthAppsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOauthAppsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOauthAppsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOauthAppsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOauthAppsIdResponse401Headers the declared response headers of an HTTP 401 response for GetOauthAppsId
+type GetOauthAppsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetOauthAppsIdResponse429Headers the declared response headers of an HTTP 429 response for GetOauthAppsId
+type GetOauthAppsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetOauthAppsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A registered confidential client of an org.
+		Data OAuthApp `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOauthAppsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOauthAppsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOauthAppsIdResponse) GetJSON200() *struct {
+	// Data A registered confidential client of an org.
+	Data OAuthApp `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOauthAppsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOauthAppsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOauthAppsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOauthAppsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOauthAppsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchOauthAppsIdResponse401Headers the declared response headers of an HTTP 401 response for PatchOauthAppsId
+type PatchOauthAppsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchOauthAppsIdResponse429Headers the declared response headers of an HTTP 429 response for PatchOauthAppsId
+type PatchOauthAppsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchOauthAppsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A registered confidential client of an org.
+		Data OAuthApp `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchOauthAppsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchOauthAppsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchOauthAppsIdResponse) GetJSON200() *struct {
+	// Data A registered confidential client of an org.
+	Data OAuthApp `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchOauthAppsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchOauthAppsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchOauthAppsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchOauthAppsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchOauthAppsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOauthAppsIdRotateSecretResponse401Headers the declared response headers of an HTTP 401 response for PostOauthAppsIdRotateSecret
+type PostOauthAppsIdRotateSecretResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostOauthAppsIdRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for PostOauthAppsIdRotateSecret
+type PostOauthAppsIdRotateSecretResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostOauthAppsIdRotateSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+		Data OAuthAppSecret `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOauthAppsIdRotateSecretResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthAppsIdRotateSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetJSON200() *struct {
+	// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+	Data OAuthAppSecret `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOauthAppsIdRotateSecretResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthAppsIdRotateSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthAppsIdRotateSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthAppsIdRotateSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthAppsIdRotateSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOauthConnectionsResponse401Headers the declared response headers of an HTTP 401 response for GetOauthConnections
+type GetOauthConnectionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetOauthConnectionsResponse429Headers the declared response headers of an HTTP 429 response for GetOauthConnections
+type GetOauthConnectionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetOauthConnectionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []ConnectedApp `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOauthConnectionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOauthConnectionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOauthConnectionsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []ConnectedApp `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOauthConnectionsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOauthConnectionsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOauthConnectionsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOauthConnectionsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOauthConnectionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOauthConnectionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOauthConnectionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOauthConnectionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOauthConnectionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteOauthConnectionsClientIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteOauthConnectionsClientId
+type DeleteOauthConnectionsClientIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteOauthConnectionsClientIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteOauthConnectionsClientId
+type DeleteOauthConnectionsClientIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteOauthConnectionsClientIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteOauthConnectionsClientIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteOauthConnectionsClientIdResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteOauthConnectionsClientIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOauthConnectionsClientIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOauthConnectionsClientIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOauthConnectionsClientIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOauthConnectionsClientIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOauthIntrospectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOauthIntrospectResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOauthIntrospectResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOauthIntrospectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOauthIntrospectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOauthIntrospectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOauthIntrospectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOauthIntrospectResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOauthIntrospectResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOauthIntrospectResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthIntrospectResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthIntrospectResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthIntrospectResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthIntrospectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOauthRevokeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOauthRevokeResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOauthRevokeResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthRevokeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthRevokeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthRevokeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthRevokeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOauthTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOauthTokenResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOauthTokenResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenapiJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16677,6 +19307,548 @@ func (r PostOrdersIdRefundResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostOrdersIdRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPartnersTenantsResponse401Headers the declared response headers of an HTTP 401 response for GetPartnersTenants
+type GetPartnersTenantsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetPartnersTenantsResponse429Headers the declared response headers of an HTTP 429 response for GetPartnersTenants
+type GetPartnersTenantsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetPartnersTenantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Tenant `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPartnersTenantsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPartnersTenantsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPartnersTenantsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Tenant `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPartnersTenantsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPartnersTenantsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPartnersTenantsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPartnersTenantsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetPartnersTenantsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPartnersTenantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPartnersTenantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPartnersTenantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPartnersTenantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostPartnersTenantsResponse201Headers the declared response headers of an HTTP 201 response for PostPartnersTenants
+type PostPartnersTenantsResponse201Headers struct {
+	Location *string
+}
+
+// PostPartnersTenantsResponse401Headers the declared response headers of an HTTP 401 response for PostPartnersTenants
+type PostPartnersTenantsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostPartnersTenantsResponse429Headers the declared response headers of an HTTP 429 response for PostPartnersTenants
+type PostPartnersTenantsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostPartnersTenantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+		Data Tenant `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostPartnersTenantsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostPartnersTenantsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostPartnersTenantsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostPartnersTenantsResponse) GetJSON201() *struct {
+	// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+	Data Tenant `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostPartnersTenantsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostPartnersTenantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostPartnersTenantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostPartnersTenantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostPartnersTenantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPartnersTenantsIdResponse401Headers the declared response headers of an HTTP 401 response for GetPartnersTenantsId
+type GetPartnersTenantsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetPartnersTenantsIdResponse429Headers the declared response headers of an HTTP 429 response for GetPartnersTenantsId
+type GetPartnersTenantsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetPartnersTenantsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+		Data Tenant `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPartnersTenantsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPartnersTenantsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPartnersTenantsIdResponse) GetJSON200() *struct {
+	// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+	Data Tenant `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetPartnersTenantsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPartnersTenantsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPartnersTenantsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPartnersTenantsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPartnersTenantsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeletePartnersTenantsIdRateLimitResponse401Headers the declared response headers of an HTTP 401 response for DeletePartnersTenantsIdRateLimit
+type DeletePartnersTenantsIdRateLimitResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeletePartnersTenantsIdRateLimitResponse429Headers the declared response headers of an HTTP 429 response for DeletePartnersTenantsIdRateLimit
+type DeletePartnersTenantsIdRateLimitResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeletePartnersTenantsIdRateLimitResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeletePartnersTenantsIdRateLimitResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePartnersTenantsIdRateLimitResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeletePartnersTenantsIdRateLimitResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePartnersTenantsIdRateLimitResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePartnersTenantsIdRateLimitResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePartnersTenantsIdRateLimitResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePartnersTenantsIdRateLimitResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutPartnersTenantsIdRateLimitResponse401Headers the declared response headers of an HTTP 401 response for PutPartnersTenantsIdRateLimit
+type PutPartnersTenantsIdRateLimitResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutPartnersTenantsIdRateLimitResponse429Headers the declared response headers of an HTTP 429 response for PutPartnersTenantsIdRateLimit
+type PutPartnersTenantsIdRateLimitResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutPartnersTenantsIdRateLimitResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+		Data Tenant `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutPartnersTenantsIdRateLimitResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutPartnersTenantsIdRateLimitResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetJSON200() *struct {
+	// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+	Data Tenant `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PutPartnersTenantsIdRateLimitResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutPartnersTenantsIdRateLimitResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutPartnersTenantsIdRateLimitResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutPartnersTenantsIdRateLimitResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutPartnersTenantsIdRateLimitResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19282,6 +22454,188 @@ func (c *ClientWithResponses) GetLoyaltyProgramsIdWithResponse(ctx context.Conte
 	return ParseGetLoyaltyProgramsIdResponse(rsp)
 }
 
+// GetOauthAppsWithResponse List the org's OAuth apps (owners)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
+func (c *ClientWithResponses) GetOauthAppsWithResponse(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*GetOauthAppsResponse, error) {
+	rsp, err := c.GetOauthApps(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOauthAppsResponse(rsp)
+}
+
+// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+func (c *ClientWithResponses) PostOauthAppsWithBodyWithResponse(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error) {
+	rsp, err := c.PostOauthAppsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthAppsResponse(rsp)
+}
+
+// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
+func (c *ClientWithResponses) PostOauthAppsWithResponse(ctx context.Context, params *PostOauthAppsParams, body PostOauthAppsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error) {
+	rsp, err := c.PostOauthApps(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthAppsResponse(rsp)
+}
+
+// DeleteOauthAppsIdWithResponse Delete an app (owners); every token it holds in any org stops working
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/oauth/apps/{id} (the `DeleteOauthAppsId` operationId).
+func (c *ClientWithResponses) DeleteOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteOauthAppsIdResponse, error) {
+	rsp, err := c.DeleteOauthAppsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOauthAppsIdResponse(rsp)
+}
+
+// GetOauthAppsIdWithResponse Retrieve an OAuth app of the org (owners)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/oauth/apps/{id} (the `GetOauthAppsId` operationId).
+func (c *ClientWithResponses) GetOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetOauthAppsIdResponse, error) {
+	rsp, err := c.GetOauthAppsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOauthAppsIdResponse(rsp)
+}
+
+// PatchOauthAppsIdWithBodyWithResponse Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+func (c *ClientWithResponses) PatchOauthAppsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error) {
+	rsp, err := c.PatchOauthAppsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchOauthAppsIdResponse(rsp)
+}
+
+// PatchOauthAppsIdWithResponse Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
+func (c *ClientWithResponses) PatchOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error) {
+	rsp, err := c.PatchOauthAppsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchOauthAppsIdResponse(rsp)
+}
+
+// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
+func (c *ClientWithResponses) PostOauthAppsIdRotateSecretWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*PostOauthAppsIdRotateSecretResponse, error) {
+	rsp, err := c.PostOauthAppsIdRotateSecret(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthAppsIdRotateSecretResponse(rsp)
+}
+
+// GetOauthConnectionsWithResponse The apps holding a live grant in the org (owners)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/oauth/connections (the `GetOauthConnections` operationId).
+func (c *ClientWithResponses) GetOauthConnectionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOauthConnectionsResponse, error) {
+	rsp, err := c.GetOauthConnections(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOauthConnectionsResponse(rsp)
+}
+
+// DeleteOauthConnectionsClientIdWithResponse Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/oauth/connections/{clientId} (the `DeleteOauthConnectionsClientId` operationId).
+func (c *ClientWithResponses) DeleteOauthConnectionsClientIdWithResponse(ctx context.Context, clientId openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteOauthConnectionsClientIdResponse, error) {
+	rsp, err := c.DeleteOauthConnectionsClientId(ctx, clientId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOauthConnectionsClientIdResponse(rsp)
+}
+
+// GetOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
+func (c *ClientWithResponses) GetOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOauthIntrospectResponse, error) {
+	rsp, err := c.GetOauthIntrospect(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOauthIntrospectResponse(rsp)
+}
+
+// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *ClientWithResponses) PostOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error) {
+	rsp, err := c.PostOauthIntrospect(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthIntrospectResponse(rsp)
+}
+
+// PostOauthRevokeWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *ClientWithResponses) PostOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevoke(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// PostOauthTokenWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *ClientWithResponses) PostOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthToken(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthTokenResponse(rsp)
+}
+
 // GetOpenapiJsonWithResponse This OpenAPI document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -19410,6 +22764,97 @@ func (c *ClientWithResponses) PostOrdersIdRefundWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParsePostOrdersIdRefundResponse(rsp)
+}
+
+// GetPartnersTenantsWithResponse List the tenants the calling app created (the operator: every org)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partners/tenants (the `GetPartnersTenants` operationId).
+func (c *ClientWithResponses) GetPartnersTenantsWithResponse(ctx context.Context, params *GetPartnersTenantsParams, reqEditors ...RequestEditorFn) (*GetPartnersTenantsResponse, error) {
+	rsp, err := c.GetPartnersTenants(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPartnersTenantsResponse(rsp)
+}
+
+// PostPartnersTenantsWithBodyWithResponse Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+func (c *ClientWithResponses) PostPartnersTenantsWithBodyWithResponse(ctx context.Context, params *PostPartnersTenantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPartnersTenantsResponse, error) {
+	rsp, err := c.PostPartnersTenantsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPartnersTenantsResponse(rsp)
+}
+
+// PostPartnersTenantsWithResponse Create a tenant: an org with its owner and first location (partner apps with partners:write, or the operator)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/partners/tenants (the `PostPartnersTenants` operationId).
+func (c *ClientWithResponses) PostPartnersTenantsWithResponse(ctx context.Context, params *PostPartnersTenantsParams, body PostPartnersTenantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPartnersTenantsResponse, error) {
+	rsp, err := c.PostPartnersTenants(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPartnersTenantsResponse(rsp)
+}
+
+// GetPartnersTenantsIdWithResponse Retrieve a tenant the calling app created
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partners/tenants/{id} (the `GetPartnersTenantsId` operationId).
+func (c *ClientWithResponses) GetPartnersTenantsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetPartnersTenantsIdResponse, error) {
+	rsp, err := c.GetPartnersTenantsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPartnersTenantsIdResponse(rsp)
+}
+
+// DeletePartnersTenantsIdRateLimitWithResponse Return an org to the node's default rate limit (the operator only)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/partners/tenants/{id}/rate-limit (the `DeletePartnersTenantsIdRateLimit` operationId).
+func (c *ClientWithResponses) DeletePartnersTenantsIdRateLimitWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeletePartnersTenantsIdRateLimitResponse, error) {
+	rsp, err := c.DeletePartnersTenantsIdRateLimit(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePartnersTenantsIdRateLimitResponse(rsp)
+}
+
+// PutPartnersTenantsIdRateLimitWithBodyWithResponse Give an org its own API rate limit (the operator only)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+func (c *ClientWithResponses) PutPartnersTenantsIdRateLimitWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutPartnersTenantsIdRateLimitResponse, error) {
+	rsp, err := c.PutPartnersTenantsIdRateLimitWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutPartnersTenantsIdRateLimitResponse(rsp)
+}
+
+// PutPartnersTenantsIdRateLimitWithResponse Give an org its own API rate limit (the operator only)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/partners/tenants/{id}/rate-limit (the `PutPartnersTenantsIdRateLimit` operationId).
+func (c *ClientWithResponses) PutPartnersTenantsIdRateLimitWithResponse(ctx context.Context, id openapi_types.UUID, body PutPartnersTenantsIdRateLimitJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPartnersTenantsIdRateLimitResponse, error) {
+	rsp, err := c.PutPartnersTenantsIdRateLimit(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutPartnersTenantsIdRateLimitResponse(rsp)
 }
 
 // GetPaymentsWithResponse List payments
@@ -25164,6 +28609,938 @@ func ParseGetLoyaltyProgramsIdResponse(rsp *http.Response) (*GetLoyaltyProgramsI
 	return response, nil
 }
 
+// ParseGetOauthAppsResponse parses an HTTP response from a GetOauthAppsWithResponse call
+func ParseGetOauthAppsResponse(rsp *http.Response) (*GetOauthAppsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOauthAppsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []OAuthApp `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOauthAppsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOauthAppsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthAppsResponse parses an HTTP response from a PostOauthAppsWithResponse call
+func ParsePostOauthAppsResponse(rsp *http.Response) (*PostOauthAppsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthAppsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+			Data OAuthAppSecret `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostOauthAppsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostOauthAppsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOauthAppsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOauthAppsIdResponse parses an HTTP response from a DeleteOauthAppsIdWithResponse call
+func ParseDeleteOauthAppsIdResponse(rsp *http.Response) (*DeleteOauthAppsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOauthAppsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteOauthAppsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteOauthAppsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOauthAppsIdResponse parses an HTTP response from a GetOauthAppsIdWithResponse call
+func ParseGetOauthAppsIdResponse(rsp *http.Response) (*GetOauthAppsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOauthAppsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A registered confidential client of an org.
+			Data OAuthApp `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOauthAppsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOauthAppsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchOauthAppsIdResponse parses an HTTP response from a PatchOauthAppsIdWithResponse call
+func ParsePatchOauthAppsIdResponse(rsp *http.Response) (*PatchOauthAppsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchOauthAppsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A registered confidential client of an org.
+			Data OAuthApp `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchOauthAppsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchOauthAppsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthAppsIdRotateSecretResponse parses an HTTP response from a PostOauthAppsIdRotateSecretWithResponse call
+func ParsePostOauthAppsIdRotateSecretResponse(rsp *http.Response) (*PostOauthAppsIdRotateSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthAppsIdRotateSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An app with its client secret: the answer of a registration or a secret rotation, the only time the secret is shown.
+			Data OAuthAppSecret `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostOauthAppsIdRotateSecretResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOauthAppsIdRotateSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOauthConnectionsResponse parses an HTTP response from a GetOauthConnectionsWithResponse call
+func ParseGetOauthConnectionsResponse(rsp *http.Response) (*GetOauthConnectionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOauthConnectionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []ConnectedApp `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOauthConnectionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOauthConnectionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOauthConnectionsClientIdResponse parses an HTTP response from a DeleteOauthConnectionsClientIdWithResponse call
+func ParseDeleteOauthConnectionsClientIdResponse(rsp *http.Response) (*DeleteOauthConnectionsClientIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOauthConnectionsClientIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteOauthConnectionsClientIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteOauthConnectionsClientIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOauthIntrospectResponse parses an HTTP response from a GetOauthIntrospectWithResponse call
+func ParseGetOauthIntrospectResponse(rsp *http.Response) (*GetOauthIntrospectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOauthIntrospectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthIntrospectResponse parses an HTTP response from a PostOauthIntrospectWithResponse call
+func ParsePostOauthIntrospectResponse(rsp *http.Response) (*PostOauthIntrospectResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthIntrospectResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthRevokeResponse parses an HTTP response from a PostOauthRevokeWithResponse call
+func ParsePostOauthRevokeResponse(rsp *http.Response) (*PostOauthRevokeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthRevokeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthTokenResponse parses an HTTP response from a PostOauthTokenWithResponse call
+func ParsePostOauthTokenResponse(rsp *http.Response) (*PostOauthTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenapiJsonResponse parses an HTTP response from a GetOpenapiJsonWithResponse call
 func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25876,6 +30253,506 @@ func ParsePostOrdersIdRefundResponse(rsp *http.Response) (*PostOrdersIdRefundRes
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPartnersTenantsResponse parses an HTTP response from a GetPartnersTenantsWithResponse call
+func ParseGetPartnersTenantsResponse(rsp *http.Response) (*GetPartnersTenantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPartnersTenantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Tenant `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetPartnersTenantsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPartnersTenantsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostPartnersTenantsResponse parses an HTTP response from a PostPartnersTenantsWithResponse call
+func ParsePostPartnersTenantsResponse(rsp *http.Response) (*PostPartnersTenantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostPartnersTenantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+			Data Tenant `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostPartnersTenantsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostPartnersTenantsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostPartnersTenantsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPartnersTenantsIdResponse parses an HTTP response from a GetPartnersTenantsIdWithResponse call
+func ParseGetPartnersTenantsIdResponse(rsp *http.Response) (*GetPartnersTenantsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPartnersTenantsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+			Data Tenant `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetPartnersTenantsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPartnersTenantsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeletePartnersTenantsIdRateLimitResponse parses an HTTP response from a DeletePartnersTenantsIdRateLimitWithResponse call
+func ParseDeletePartnersTenantsIdRateLimitResponse(rsp *http.Response) (*DeletePartnersTenantsIdRateLimitResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePartnersTenantsIdRateLimitResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeletePartnersTenantsIdRateLimitResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeletePartnersTenantsIdRateLimitResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutPartnersTenantsIdRateLimitResponse parses an HTTP response from a PutPartnersTenantsIdRateLimitWithResponse call
+func ParsePutPartnersTenantsIdRateLimitResponse(rsp *http.Response) (*PutPartnersTenantsIdRateLimitResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutPartnersTenantsIdRateLimitResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
+			Data Tenant `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutPartnersTenantsIdRateLimitResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutPartnersTenantsIdRateLimitResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
