@@ -2009,12 +2009,18 @@ type Tenant struct {
 	CreatedBy string `json:"created_by"`
 
 	// Id the org's id
-	Id       string    `json:"id"`
+	Id string `json:"id"`
+
+	// Location Location is the first location, created with the tenant.
 	Location *Location `json:"location"`
 
-	// Org A tenant: a merchant with its stores, staff and data.
-	Org       Org        `json:"org"`
-	Owner     *User      `json:"owner"`
+	// Org Org is the tenant's org.
+	Org Org `json:"org"`
+
+	// Owner Owner is the owner created with the tenant.
+	Owner *User `json:"owner"`
+
+	// RateLimit RateLimit is the org's own request limit set by the operator; null: the hub's default.
 	RateLimit *RateLimit `json:"rate_limit"`
 }
 
@@ -2023,13 +2029,13 @@ type TenantCreate struct {
 	// Currency ISO 4217
 	Currency string `json:"currency"`
 
-	// Location The body of POST /locations.
+	// Location Location is the tenant's first store.
 	Location LocationCreate `json:"location"`
 
 	// Name The display name.
 	Name string `json:"name"`
 
-	// Owner The first owner of a new tenant; the role is owner.
+	// Owner Owner is the tenant's first staff account, of role owner.
 	Owner TenantOwner `json:"owner"`
 }
 
@@ -2039,7 +2045,9 @@ type TenantOwner struct {
 	Email string `json:"email"`
 
 	// Name The display name.
-	Name     string `json:"name"`
+	Name string `json:"name"`
+
+	// Password Password is the owner's first password, 8-256 characters; it is stored only as an Argon2id hash and never shown again.
 	Password string `json:"password"`
 }
 

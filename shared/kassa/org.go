@@ -94,16 +94,20 @@ const Operator = "operator"
 
 // TenantCreate is the body of POST /partners/tenants.
 type TenantCreate struct {
-	Name     string         `json:"name" openapi:"required"`
-	Currency string         `json:"currency" openapi:"required"` // ISO 4217
-	Owner    TenantOwner    `json:"owner" openapi:"required"`
+	Name     string `json:"name" openapi:"required"`
+	Currency string `json:"currency" openapi:"required"` // ISO 4217
+	// Owner is the tenant's first staff account, of role owner.
+	Owner TenantOwner `json:"owner" openapi:"required"`
+	// Location is the tenant's first store.
 	Location LocationCreate `json:"location" openapi:"required"`
 }
 
 // TenantOwner is the first owner of a new tenant; the role is owner.
 type TenantOwner struct {
-	Email    string `json:"email" openapi:"required"`
-	Name     string `json:"name" openapi:"required"`
+	Email string `json:"email" openapi:"required"`
+	Name  string `json:"name" openapi:"required"`
+	// Password is the owner's first password, 8-256 characters; it is
+	// stored only as an Argon2id hash and never shown again.
 	Password string `json:"password" openapi:"required"`
 }
 
@@ -158,11 +162,16 @@ func (r *RateLimit) Validate() error {
 // first owner and location, who created it and its own rate limit (null:
 // the node's default).
 type Tenant struct {
-	ID        string     `json:"id"` // the org's id
-	Org       Org        `json:"org"`
-	Owner     *User      `json:"owner"`
-	Location  *Location  `json:"location"`
-	CreatedBy string     `json:"created_by"` // the partner app's client id, or "operator"
+	ID string `json:"id"` // the org's id
+	// Org is the tenant's org.
+	Org Org `json:"org"`
+	// Owner is the owner created with the tenant.
+	Owner *User `json:"owner"`
+	// Location is the first location, created with the tenant.
+	Location  *Location `json:"location"`
+	CreatedBy string    `json:"created_by"` // the partner app's client id, or "operator"
+	// RateLimit is the org's own request limit set by the operator; null:
+	// the hub's default.
 	RateLimit *RateLimit `json:"rate_limit"`
 	CreatedAt time.Time  `json:"created_at"`
 }
