@@ -126,6 +126,27 @@ func (e DiscountType) Valid() bool {
 	}
 }
 
+// Defines values for GrantType.
+const (
+	AuthorizationCode GrantType = "authorization_code"
+	ClientCredentials GrantType = "client_credentials"
+	RefreshToken      GrantType = "refresh_token"
+)
+
+// Valid indicates whether the value is a known member of the GrantType enum.
+func (e GrantType) Valid() bool {
+	switch e {
+	case AuthorizationCode:
+		return true
+	case ClientCredentials:
+		return true
+	case RefreshToken:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KitchenStatus.
 const (
 	InProgress KitchenStatus = "in_progress"
@@ -207,6 +228,36 @@ func (e NodeKind) Valid() bool {
 	case Edge:
 		return true
 	case Hub:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OAuthErrorError.
+const (
+	InvalidClient        OAuthErrorError = "invalid_client"
+	InvalidGrant         OAuthErrorError = "invalid_grant"
+	InvalidRequest       OAuthErrorError = "invalid_request"
+	InvalidScope         OAuthErrorError = "invalid_scope"
+	UnauthorizedClient   OAuthErrorError = "unauthorized_client"
+	UnsupportedGrantType OAuthErrorError = "unsupported_grant_type"
+)
+
+// Valid indicates whether the value is a known member of the OAuthErrorError enum.
+func (e OAuthErrorError) Valid() bool {
+	switch e {
+	case InvalidClient:
+		return true
+	case InvalidGrant:
+		return true
+	case InvalidRequest:
+		return true
+	case InvalidScope:
+		return true
+	case UnauthorizedClient:
+		return true
+	case UnsupportedGrantType:
 		return true
 	default:
 		return false
@@ -790,6 +841,36 @@ type EnrolmentClaim struct {
 	Token string `json:"token"`
 }
 
+// GrantType An OAuth 2.0 grant of the token endpoint.
+type GrantType string
+
+// Introspection RFC 7662's answer; an inactive token is {active:false} and nothing else.
+type Introspection struct {
+	// Active Whether the token is live; an inactive token has no other field.
+	Active bool `json:"active"`
+
+	// ClientId The app it was issued to.
+	ClientId *string `json:"client_id,omitempty"`
+
+	// Exp When it expires (Unix seconds).
+	Exp *int64 `json:"exp,omitempty"`
+
+	// Iat When it was issued (Unix seconds).
+	Iat *int64 `json:"iat,omitempty"`
+
+	// OrgId The org it acts in.
+	OrgId *string `json:"org_id,omitempty"`
+
+	// Scope Its scopes, space-separated.
+	Scope *string `json:"scope,omitempty"`
+
+	// Sub The user who approved it; absent for client_credentials.
+	Sub *string `json:"sub,omitempty"`
+
+	// TokenType access_token or refresh_token.
+	TokenType *string `json:"token_type,omitempty"`
+}
+
 // KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
 type KitchenStatus string
 
@@ -1206,6 +1287,18 @@ type OAuthAppUpdate struct {
 	// Scopes The scopes the app may ask for.
 	Scopes *[]Scope `json:"scopes,omitempty"`
 }
+
+// OAuthError An RFC 6749 error answer of the token, revocation and introspection endpoints.
+type OAuthError struct {
+	// Error the RFC 6749 error code
+	Error OAuthErrorError `json:"error"`
+
+	// ErrorDescription what went wrong, for the developer
+	ErrorDescription string `json:"error_description"`
+}
+
+// OAuthErrorError the RFC 6749 error code
+type OAuthErrorError string
 
 // Order A sale at a location.
 type Order struct {
@@ -2129,6 +2222,24 @@ type TicketMove struct {
 	KitchenStatus *KitchenStatus `json:"kitchen_status,omitempty"`
 }
 
+// TokenResponse Spec 2.1. RefreshToken is empty for client_credentials.
+type TokenResponse struct {
+	// AccessToken An opaque access token (64 hex characters) to send as Authorization: Bearer.
+	AccessToken string `json:"access_token"`
+
+	// ExpiresIn Seconds the access token lives (900).
+	ExpiresIn int64 `json:"expires_in"`
+
+	// RefreshToken An opaque refresh token; each use rotates it. Absent for client_credentials.
+	RefreshToken *string `json:"refresh_token,omitempty"`
+
+	// Scope The granted scopes, space-separated; may be narrower than requested.
+	Scope string `json:"scope"`
+
+	// TokenType Always Bearer.
+	TokenType string `json:"token_type"`
+}
+
 // Transfer Transfer moves stock between two locations of the org.
 type Transfer struct {
 	// CancelledAt When it was cancelled; null unless it was.
@@ -2277,6 +2388,45 @@ type LoginUser struct {
 
 	// OrgId The org the user belongs to; every call acts in it.
 	OrgId string `json:"orgId"`
+}
+
+// OauthTokenForm oauthTokenForm documents the token endpoint's body (RFC 6749 4.1.3, 6, 4.4) in the OpenAPI document; the handler reads oauthParams.
+type OauthTokenForm struct {
+	// ClientId ClientID is the app's client id, unless sent by HTTP Basic.
+	ClientId *string `json:"client_id,omitempty"`
+
+	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// Code Code is the authorization code (authorization_code).
+	Code *string `json:"code,omitempty"`
+
+	// GrantType GrantType is authorization_code, refresh_token or client_credentials.
+	GrantType GrantType `json:"grant_type"`
+
+	// RedirectUri RedirectURI is the redirect_uri the code was issued for, byte for byte (authorization_code).
+	RedirectUri *string `json:"redirect_uri,omitempty"`
+
+	// RefreshToken RefreshToken is the refresh token to rotate (refresh_token).
+	RefreshToken *string `json:"refresh_token,omitempty"`
+
+	// Scope Scope narrows the grant: space-separated scopes within it (refresh_token, client_credentials).
+	Scope *string `json:"scope,omitempty"`
+}
+
+// OauthTokenRef oauthTokenRef documents the body of the revocation (RFC 7009) and introspection (RFC 7662) endpoints.
+type OauthTokenRef struct {
+	// ClientId ClientID is the app's client id, unless sent by HTTP Basic.
+	ClientId *string `json:"client_id,omitempty"`
+
+	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// Token Token is the access or refresh token.
+	Token string `json:"token"`
+
+	// TokenTypeHint TokenTypeHint is access_token or refresh_token; a hint only.
+	TokenTypeHint *string `json:"token_type_hint,omitempty"`
 }
 
 // PaymentMethods The org's list of payment methods, each enabled or not.
@@ -2836,6 +2986,24 @@ type PostOauthAppsJSONRequestBody = OAuthAppCreate
 
 // PatchOauthAppsIdJSONRequestBody defines body for PatchOauthAppsId for application/json ContentType.
 type PatchOauthAppsIdJSONRequestBody = OAuthAppUpdate
+
+// PostOauthIntrospectJSONRequestBody defines body for PostOauthIntrospect for application/json ContentType.
+type PostOauthIntrospectJSONRequestBody = OauthTokenRef
+
+// PostOauthIntrospectFormdataRequestBody defines body for PostOauthIntrospect for application/x-www-form-urlencoded ContentType.
+type PostOauthIntrospectFormdataRequestBody = OauthTokenRef
+
+// PostOauthRevokeJSONRequestBody defines body for PostOauthRevoke for application/json ContentType.
+type PostOauthRevokeJSONRequestBody = OauthTokenRef
+
+// PostOauthRevokeFormdataRequestBody defines body for PostOauthRevoke for application/x-www-form-urlencoded ContentType.
+type PostOauthRevokeFormdataRequestBody = OauthTokenRef
+
+// PostOauthTokenJSONRequestBody defines body for PostOauthToken for application/json ContentType.
+type PostOauthTokenJSONRequestBody = OauthTokenForm
+
+// PostOauthTokenFormdataRequestBody defines body for PostOauthToken for application/x-www-form-urlencoded ContentType.
+type PostOauthTokenFormdataRequestBody = OauthTokenForm
 
 // PostOrdersJSONRequestBody defines body for PostOrders for application/json ContentType.
 type PostOrdersJSONRequestBody = OrderCreate
@@ -3463,20 +3631,68 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
 	GetOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+	// PostOauthIntrospectWithBody Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
-	PostOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostOauthIntrospectWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospect(ctx context.Context, body PostOauthIntrospectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthIntrospectWithFormdataBody Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospectWithFormdataBody(ctx context.Context, body PostOauthIntrospectFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRevokeWithBody Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOauthRevoke Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
 	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
-	PostOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostOauthRevoke(ctx context.Context, body PostOauthRevokeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRevokeWithFormdataBody Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthTokenWithBody OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOauthToken OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
 	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
-	PostOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostOauthToken(ctx context.Context, body PostOauthTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthTokenWithFormdataBody OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithFormdataBody(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenapiJson This OpenAPI document
 	//
@@ -5086,11 +5302,64 @@ func (c *Client) GetOauthIntrospect(ctx context.Context, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
-// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+// PostOauthIntrospectWithBody Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
-func (c *Client) PostOauthIntrospect(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostOauthIntrospectRequest(c.Server)
+func (c *Client) PostOauthIntrospectWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthIntrospectRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthIntrospect Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *Client) PostOauthIntrospect(ctx context.Context, body PostOauthIntrospectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthIntrospectRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthIntrospectWithFormdataBody Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *Client) PostOauthIntrospectWithFormdataBody(ctx context.Context, body PostOauthIntrospectFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthIntrospectRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRevokeWithBody Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *Client) PostOauthRevokeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5103,9 +5372,45 @@ func (c *Client) PostOauthIntrospect(ctx context.Context, reqEditors ...RequestE
 
 // PostOauthRevoke Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
 //
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
-func (c *Client) PostOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostOauthRevokeRequest(c.Server)
+func (c *Client) PostOauthRevoke(ctx context.Context, body PostOauthRevokeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRevokeWithFormdataBody Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *Client) PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthTokenWithBody OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *Client) PostOauthTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5118,9 +5423,28 @@ func (c *Client) PostOauthRevoke(ctx context.Context, reqEditors ...RequestEdito
 
 // PostOauthToken OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
 //
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
-func (c *Client) PostOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostOauthTokenRequest(c.Server)
+func (c *Client) PostOauthToken(ctx context.Context, body PostOauthTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthTokenWithFormdataBody OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *Client) PostOauthTokenWithFormdataBody(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequestWithFormdataBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9102,8 +9426,30 @@ func NewGetOauthIntrospectRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewPostOauthIntrospectRequest constructs an http.Request for the PostOauthIntrospect method
-func NewPostOauthIntrospectRequest(server string) (*http.Request, error) {
+// NewPostOauthIntrospectRequest calls the generic PostOauthIntrospect builder with application/json body
+func NewPostOauthIntrospectRequest(server string, body PostOauthIntrospectJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOauthIntrospectRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostOauthIntrospectRequestWithFormdataBody calls the generic PostOauthIntrospect builder with application/x-www-form-urlencoded body
+func NewPostOauthIntrospectRequestWithFormdataBody(server string, body PostOauthIntrospectFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostOauthIntrospectRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostOauthIntrospectRequestWithBody constructs an http.Request for the PostOauthIntrospect method, with any body, and a specified content type
+func NewPostOauthIntrospectRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9121,16 +9467,40 @@ func NewPostOauthIntrospectRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	return req, nil
 }
 
-// NewPostOauthRevokeRequest constructs an http.Request for the PostOauthRevoke method
-func NewPostOauthRevokeRequest(server string) (*http.Request, error) {
+// NewPostOauthRevokeRequest calls the generic PostOauthRevoke builder with application/json body
+func NewPostOauthRevokeRequest(server string, body PostOauthRevokeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOauthRevokeRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostOauthRevokeRequestWithFormdataBody calls the generic PostOauthRevoke builder with application/x-www-form-urlencoded body
+func NewPostOauthRevokeRequestWithFormdataBody(server string, body PostOauthRevokeFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostOauthRevokeRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostOauthRevokeRequestWithBody constructs an http.Request for the PostOauthRevoke method, with any body, and a specified content type
+func NewPostOauthRevokeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9148,16 +9518,40 @@ func NewPostOauthRevokeRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	return req, nil
 }
 
-// NewPostOauthTokenRequest constructs an http.Request for the PostOauthToken method
-func NewPostOauthTokenRequest(server string) (*http.Request, error) {
+// NewPostOauthTokenRequest calls the generic PostOauthToken builder with application/json body
+func NewPostOauthTokenRequest(server string, body PostOauthTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOauthTokenRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostOauthTokenRequestWithFormdataBody calls the generic PostOauthToken builder with application/x-www-form-urlencoded body
+func NewPostOauthTokenRequestWithFormdataBody(server string, body PostOauthTokenFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostOauthTokenRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostOauthTokenRequestWithBody constructs an http.Request for the PostOauthToken method, with any body, and a specified content type
+func NewPostOauthTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9175,10 +9569,12 @@ func NewPostOauthTokenRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -11200,26 +11596,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/oauth/introspect (the `GetOauthIntrospect` operationId).
 	GetOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOauthIntrospectResponse, error)
 
-	// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+	// PostOauthIntrospectWithBodyWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
-	PostOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error)
+	PostOauthIntrospectWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error)
+
+	// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospectWithResponse(ctx context.Context, body PostOauthIntrospectJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error)
+
+	// PostOauthIntrospectWithFormdataBodyWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+	PostOauthIntrospectWithFormdataBodyWithResponse(ctx context.Context, body PostOauthIntrospectFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error)
+
+	// PostOauthRevokeWithBodyWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
 
 	// PostOauthRevokeWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
-	PostOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+	PostOauthRevokeWithResponse(ctx context.Context, body PostOauthRevokeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// PostOauthRevokeWithFormdataBodyWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithFormdataBodyWithResponse(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// PostOauthTokenWithBodyWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
 
 	// PostOauthTokenWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
-	PostOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
+	PostOauthTokenWithResponse(ctx context.Context, body PostOauthTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
+
+	// PostOauthTokenWithFormdataBodyWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithFormdataBodyWithResponse(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
 
 	// GetOpenapiJsonWithResponse This OpenAPI document
 	//
@@ -18349,20 +18787,34 @@ func (r DeleteOauthConnectionsClientIdResponse) ContentType() string {
 type GetOauthIntrospectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequestProblem
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Introspection
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OAuthError
 }
 
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r GetOauthIntrospectResponse) GetApplicationproblemJSON400() *BadRequestProblem {
-	return r.ApplicationproblemJSON400
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOauthIntrospectResponse) GetJSON200() *Introspection {
+	return r.JSON200
 }
 
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r GetOauthIntrospectResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOauthIntrospectResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOauthIntrospectResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetOauthIntrospectResponse) GetJSON413() *OAuthError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -18397,20 +18849,34 @@ func (r GetOauthIntrospectResponse) ContentType() string {
 type PostOauthIntrospectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequestProblem
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Introspection
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OAuthError
 }
 
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostOauthIntrospectResponse) GetApplicationproblemJSON400() *BadRequestProblem {
-	return r.ApplicationproblemJSON400
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOauthIntrospectResponse) GetJSON200() *Introspection {
+	return r.JSON200
 }
 
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r PostOauthIntrospectResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthIntrospectResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOauthIntrospectResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthIntrospectResponse) GetJSON413() *OAuthError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -18445,20 +18911,27 @@ func (r PostOauthIntrospectResponse) ContentType() string {
 type PostOauthRevokeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequestProblem
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OAuthError
 }
 
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostOauthRevokeResponse) GetApplicationproblemJSON400() *BadRequestProblem {
-	return r.ApplicationproblemJSON400
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON400() *OAuthError {
+	return r.JSON400
 }
 
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r PostOauthRevokeResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON413() *OAuthError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -18493,20 +18966,34 @@ func (r PostOauthRevokeResponse) ContentType() string {
 type PostOauthTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *BadRequestProblem
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OAuthError
 }
 
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r PostOauthTokenResponse) GetApplicationproblemJSON400() *BadRequestProblem {
-	return r.ApplicationproblemJSON400
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOauthTokenResponse) GetJSON200() *TokenResponse {
+	return r.JSON200
 }
 
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r PostOauthTokenResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthTokenResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOauthTokenResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthTokenResponse) GetJSON413() *OAuthError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -22605,39 +23092,117 @@ func (c *ClientWithResponses) GetOauthIntrospectWithResponse(ctx context.Context
 	return ParseGetOauthIntrospectResponse(rsp)
 }
 
-// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+// PostOauthIntrospectWithBodyWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
-func (c *ClientWithResponses) PostOauthIntrospectWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error) {
-	rsp, err := c.PostOauthIntrospect(ctx, reqEditors...)
+func (c *ClientWithResponses) PostOauthIntrospectWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error) {
+	rsp, err := c.PostOauthIntrospectWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePostOauthIntrospectResponse(rsp)
 }
 
-// PostOauthRevokeWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+// PostOauthIntrospectWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *ClientWithResponses) PostOauthIntrospectWithResponse(ctx context.Context, body PostOauthIntrospectJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error) {
+	rsp, err := c.PostOauthIntrospect(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthIntrospectResponse(rsp)
+}
+
+// PostOauthIntrospectWithFormdataBodyWithResponse Describe a token of the client (RFC 7662); another client's token is {active:false}
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/introspect (the `PostOauthIntrospect` operationId).
+func (c *ClientWithResponses) PostOauthIntrospectWithFormdataBodyWithResponse(ctx context.Context, body PostOauthIntrospectFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthIntrospectResponse, error) {
+	rsp, err := c.PostOauthIntrospectWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthIntrospectResponse(rsp)
+}
+
+// PostOauthRevokeWithBodyWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
-func (c *ClientWithResponses) PostOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
-	rsp, err := c.PostOauthRevoke(ctx, reqEditors...)
+func (c *ClientWithResponses) PostOauthRevokeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevokeWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePostOauthRevokeResponse(rsp)
 }
 
-// PostOauthTokenWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+// PostOauthRevokeWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *ClientWithResponses) PostOauthRevokeWithResponse(ctx context.Context, body PostOauthRevokeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevoke(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// PostOauthRevokeWithFormdataBodyWithResponse Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *ClientWithResponses) PostOauthRevokeWithFormdataBodyWithResponse(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevokeWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// PostOauthTokenWithBodyWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
-func (c *ClientWithResponses) PostOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
-	rsp, err := c.PostOauthToken(ctx, reqEditors...)
+func (c *ClientWithResponses) PostOauthTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthTokenResponse(rsp)
+}
+
+// PostOauthTokenWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *ClientWithResponses) PostOauthTokenWithResponse(ctx context.Context, body PostOauthTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthToken(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthTokenResponse(rsp)
+}
+
+// PostOauthTokenWithFormdataBodyWithResponse OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; form-encoded or JSON; client auth by HTTP Basic or in the body
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/oauth/token (the `PostOauthToken` operationId).
+func (c *ClientWithResponses) PostOauthTokenWithFormdataBodyWithResponse(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthTokenWithFormdataBody(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -29419,22 +29984,33 @@ func ParseGetOauthIntrospectResponse(rsp *http.Response) (*GetOauthIntrospectRes
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Introspection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequestProblem
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSON400 = &dest
+		response.JSON400 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSONDefault = &dest
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -29455,22 +30031,33 @@ func ParsePostOauthIntrospectResponse(rsp *http.Response) (*PostOauthIntrospectR
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Introspection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequestProblem
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSON400 = &dest
+		response.JSON400 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSONDefault = &dest
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -29495,18 +30082,25 @@ func ParsePostOauthRevokeResponse(rsp *http.Response) (*PostOauthRevokeResponse,
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequestProblem
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSON400 = &dest
+		response.JSON400 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSONDefault = &dest
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 
@@ -29527,22 +30121,33 @@ func ParsePostOauthTokenResponse(rsp *http.Response) (*PostOauthTokenResponse, e
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequestProblem
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSON400 = &dest
+		response.JSON400 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.ApplicationproblemJSONDefault = &dest
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

@@ -52,6 +52,38 @@ type oauthParams struct {
 	TokenTypeHint string `json:"token_type_hint"`
 }
 
+// oauthTokenForm documents the token endpoint's body (RFC 6749 4.1.3, 6,
+// 4.4) in the OpenAPI document; the handler reads oauthParams.
+type oauthTokenForm struct {
+	// GrantType is authorization_code, refresh_token or client_credentials.
+	GrantType string `json:"grant_type" openapi:"required,enum=GrantType"`
+	// Code is the authorization code (authorization_code).
+	Code string `json:"code"`
+	// RedirectURI is the redirect_uri the code was issued for, byte for byte (authorization_code).
+	RedirectURI string `json:"redirect_uri"`
+	// RefreshToken is the refresh token to rotate (refresh_token).
+	RefreshToken string `json:"refresh_token"`
+	// Scope narrows the grant: space-separated scopes within it (refresh_token, client_credentials).
+	Scope string `json:"scope"`
+	// ClientID is the app's client id, unless sent by HTTP Basic.
+	ClientID string `json:"client_id"`
+	// ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	ClientSecret string `json:"client_secret"`
+}
+
+// oauthTokenRef documents the body of the revocation (RFC 7009) and
+// introspection (RFC 7662) endpoints.
+type oauthTokenRef struct {
+	// Token is the access or refresh token.
+	Token string `json:"token" openapi:"required"`
+	// TokenTypeHint is access_token or refresh_token; a hint only.
+	TokenTypeHint string `json:"token_type_hint"`
+	// ClientID is the app's client id, unless sent by HTTP Basic.
+	ClientID string `json:"client_id"`
+	// ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	ClientSecret string `json:"client_secret"`
+}
+
 // fields maps the form names of the parameters to their fields.
 func (p *oauthParams) fields() map[string]*string {
 	return map[string]*string{
@@ -63,13 +95,13 @@ func (p *oauthParams) fields() map[string]*string {
 
 func (s *Server) routesOAuth() {
 	svc := s.svc.OAuth
-	s.handle(&Route{Method: "POST", Path: "/oauth/token", Tag: "oauth", Public: true,
+	s.handle(&Route{Method: "POST", Path: "/oauth/token", Tag: "oauth", Public: true, Form: oauthTokenForm{}, Resp: kassa.TokenResponse{},
 		Summary: "OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; " +
 			"form-encoded or JSON; client auth by HTTP Basic or in the body", Handler: s.oauthToken})
-	s.handle(&Route{Method: "POST", Path: "/oauth/revoke", Tag: "oauth", Public: true,
+	s.handle(&Route{Method: "POST", Path: "/oauth/revoke", Tag: "oauth", Public: true, Form: oauthTokenRef{},
 		Summary: "Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens", Handler: s.oauthRevoke})
 	for _, m := range []string{"GET", "POST"} {
-		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true,
+		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true, Form: oauthTokenRef{}, Resp: kassa.Introspection{},
 			Summary: "Describe a token of the client (RFC 7662); another client's token is {active:false}", Handler: s.oauthIntrospect})
 	}
 	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, NoReplay: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},

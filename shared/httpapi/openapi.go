@@ -88,6 +88,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 		if params != nil {
 			op["parameters"] = params
 		}
+		if rt.Form != nil && rt.Method != fiber.MethodGet {
+			schema := r.schema(reflect.TypeOf(rt.Form), dirIn)
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/x-www-form-urlencoded": map[string]any{"schema": schema},
+				"application/json":                  map[string]any{"schema": schema}}}
+		}
 		if rt.Body != nil {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 				"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(rt.Body), dirIn)}}}
@@ -283,7 +289,42 @@ func problemStatuses(rt *Route) []int {
 	return slices.Compact(st)
 }
 
+// oauthErrorSchema is an RFC 6749 error answer (5.2).
+var oauthErrorSchema = map[string]any{
+	"type":        "object",
+	"description": "An RFC 6749 error answer of the token, revocation and introspection endpoints.",
+	"required":    []string{"error", "error_description"},
+	"properties": map[string]any{
+		"error": map[string]any{"type": "string", "description": "the RFC 6749 error code",
+			"enum": []string{kassa.OAuthInvalidRequest, kassa.OAuthInvalidClient, kassa.OAuthInvalidGrant, kassa.OAuthUnauthorizedClient,
+				kassa.OAuthUnsupportedGrantType, kassa.OAuthInvalidScope}},
+		"error_description": map[string]any{"type": "string", "description": "what went wrong, for the developer"},
+	},
+}
+
+// oauthResponses are the answers of an RFC 6749 endpoint (Route.Form).
+func oauthResponses(r *reflector, rt *Route) map[string]any {
+	oauthErr := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{
+			"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/OAuthError"}}}}
+	}
+	ok := map[string]any{"description": http.StatusText(rt.Status)}
+	if rt.Resp != nil {
+		ok["content"] = map[string]any{"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(rt.Resp), dirOut)}}
+	}
+	return map[string]any{
+		strconv.Itoa(rt.Status): ok,
+		"400":                   oauthErr("invalid_request, invalid_grant, invalid_scope, unsupported_grant_type or unauthorized_client"),
+		"401":                   oauthErr("invalid_client, with WWW-Authenticate: Basic"),
+		"413":                   oauthErr("invalid_request: the body is over 8 KiB"),
+	}
+}
+
 func (s *Server) responses(r *reflector, rt *Route, used map[int]bool) map[string]any {
+	if rt.Form != nil {
+		r.schemas["OAuthError"] = oauthErrorSchema
+		return oauthResponses(r, rt)
+	}
 	out := map[string]any{"default": map[string]any{"description": "any other problem, such as 500 internal (with the request id; no detail of the cause)",
 		"content": map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}}}
 	for _, st := range problemStatuses(rt) {

@@ -110,8 +110,26 @@ func TestOpenAPISecurityNamesEachOperationsScope(t *testing.T) {
 // problems it can answer, so a generated client has a type for each.
 func TestOpenAPIProblemsPerOperation(t *testing.T) {
 	doc := mustOpenAPI(t, kassa.NodeHub)
+	oauthEndpoints := map[string]bool{"/api/v1/oauth/token": true, "/api/v1/oauth/revoke": true, "/api/v1/oauth/introspect": true}
 	for p, ops := range doc.Paths {
 		for m, op := range ops {
+			if oauthEndpoints[p] {
+				// RFC 6749 endpoints answer {error, error_description}.
+				for _, st := range []string{"400", "401"} {
+					var resp struct {
+						Content map[string]struct {
+							Schema struct {
+								Ref string `json:"$ref"`
+							} `json:"schema"`
+						} `json:"content"`
+					}
+					json.Unmarshal(op.Responses[st], &resp)
+					if resp.Content["application/json"].Schema.Ref != "#/components/schemas/OAuthError" {
+						t.Errorf("%s %s: %s is %s, not an RFC 6749 error", m, p, st, op.Responses[st])
+					}
+				}
+				continue
+			}
 			want := []string{"400"}
 			if len(op.Security) > 0 {
 				want = append(want, "401", "403", "429")

@@ -40,6 +40,11 @@ type Route struct {
 	// Errors are problem statuses the route answers beyond those its shape
 	// implies (problemStatuses): 409 of a state conflict, 503 at the hub.
 	Errors []int
+	// Form, when set, makes the route an RFC 6749 endpoint (token, revoke,
+	// introspect): its body is this type, form-encoded or JSON; its answer
+	// is Resp itself (no data envelope); its errors are RFC 6749
+	// {error, error_description}, not problems.
+	Form any
 	// Produces is the media type of a success response that is not JSON
 	// (the KDS stream's text/event-stream).
 	Produces string

@@ -52,6 +52,7 @@ var Enums = map[string][]string{
 	"TicketEventType": {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
 	"ConflictKind":    {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined},
 	"NodeKind":        {NodeEdge, NodeHub},
+	"GrantType":       {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
 }
 
 // EnumText describes the sets of Enums that are not named types (those
@@ -70,6 +71,7 @@ var EnumText = map[string]string{
 	"TicketEventType": "The kind of a kitchen display feed event.",
 	"ConflictKind":    "The kind of a merge conflict sync recorded.",
 	"NodeKind":        "The kind of a Kassa node.",
+	"GrantType":       "An OAuth 2.0 grant of the token endpoint.",
 }
 
 // ScopeText says in words what each scope lets an app do (spec part 5's

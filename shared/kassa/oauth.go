@@ -21,6 +21,13 @@ const (
 	OAuthAccessTTL = 900 * time.Second
 )
 
+// The grants of the token endpoint (spec 4.2, CONTRACT.md "Auth").
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantRefreshToken      = "refresh_token"
+	GrantClientCredentials = "client_credentials"
+)
+
 // RFC 6749 error codes (5.2 and 4.1.2.1).
 const (
 	OAuthInvalidRequest          = "invalid_request"

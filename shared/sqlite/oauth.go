@@ -311,7 +311,7 @@ type grant struct {
 // internal.
 func (s *OAuthService) Token(ctx context.Context, in *kassa.TokenRequest) (*kassa.TokenResponse, error) {
 	switch in.GrantType {
-	case "authorization_code", "refresh_token", "client_credentials":
+	case kassa.GrantAuthorizationCode, kassa.GrantRefreshToken, kassa.GrantClientCredentials:
 	case "":
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidRequest, "grant_type is required")
 	default:
@@ -330,9 +330,9 @@ func (s *OAuthService) Token(ctx context.Context, in *kassa.TokenRequest) (*kass
 	err = s.db.write(ctx, func(tx *Tx) error {
 		var err error
 		switch in.GrantType {
-		case "authorization_code":
+		case kassa.GrantAuthorizationCode:
 			res, refused, err = s.exchangeCode(ctx, tx, app, in)
-		case "refresh_token":
+		case kassa.GrantRefreshToken:
 			res, refused, err = s.refresh(ctx, tx, app, in.RefreshToken, asked)
 		default:
 			res, refused, err = s.clientCredentials(ctx, tx, app, asked)
