@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"kassa.dev/shared/sqlite"
 )
 
 // ticketBatch is how many orders' kitchen tickets one unit of work records.
@@ -68,6 +70,34 @@ func (n *Node) ForwardOfflineJob(online func() bool) Job {
 				log.Warn("forwarding offline card payments", "err", err)
 			} else if k > 0 {
 				log.Info("forwarded offline card payments", "count", k)
+			}
+		}
+	}}
+}
+
+// oauthSweepEvery is how often the hub deletes OAuth codes and tokens that
+// can no longer be used.
+const oauthSweepEvery = time.Hour
+
+// OAuthSweepJob deletes, at start and then hourly, the authorization
+// server's codes, tokens and families that can no longer be used (see
+// sqlite.OAuthService.Sweep), so that tables written on every token grant
+// stay bounded. The hub runs it.
+func (n *Node) OAuthSweepJob(oauth *sqlite.OAuthService) Job {
+	log := n.log
+	return Job{Name: "oauth-sweep", Run: func(ctx context.Context) error {
+		t := time.NewTicker(oauthSweepEvery)
+		defer t.Stop()
+		for {
+			if k, err := oauth.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("sweeping spent OAuth codes and tokens", "err", err)
+			} else if k > 0 {
+				log.Info("swept spent OAuth codes and tokens", "rows", k)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
 			}
 		}
 	}}

@@ -194,6 +194,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())
+	if cfg.Kind == kassa.NodeHub {
+		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))
+	}
 	return n, nil
 }
 

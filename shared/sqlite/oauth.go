@@ -745,3 +745,50 @@ func (s *OAuthService) Disconnect(ctx context.Context, clientID string) error {
 		return revokeGrants(ctx, tx, s.db.Now(), `client_id = ? AND org_id = ?`, clientID, a.OrgID)
 	})
 }
+
+// What the sweep keeps of what no longer works, so that a replay within
+// it is still recognised (a consumed code or a rotated refresh token
+// presented again revokes its family) rather than merely unknown.
+const (
+	oauthCodeRetention    = 24 * time.Hour
+	oauthAccessRetention  = time.Hour
+	oauthRefreshRetention = 30 * 24 * time.Hour
+)
+
+// Sweep deletes, at the hub, what can no longer be used: codes a day past
+// their expiry, access tokens an hour past theirs (with the hub's copy in
+// oauth_access), refresh tokens 30 days after their use or revocation,
+// and families left without tokens or codes (every client_credentials
+// token is a family of its own). It returns the rows deleted. The edges'
+// replicated oauth_access rows are left alone: a revocation pulled after
+// an edge had deleted its row would be an update of a missing row, which
+// stalls the link; they grow by one small row per token issued.
+func (s *OAuthService) Sweep(ctx context.Context) (int64, error) {
+	now := s.db.Now()
+	at := func(d time.Duration) string { return fmtTime(now.Add(-d)) }
+	var n int64
+	err := s.db.write(ctx, func(tx *Tx) error {
+		n = 0
+		for _, st := range []struct {
+			q   string
+			arg string
+		}{
+			{`DELETE FROM oauth_codes WHERE expires_at < ?`, at(oauthCodeRetention)},
+			{`DELETE FROM oauth_tokens WHERE kind = 'access' AND expires_at < ?`, at(oauthAccessRetention)},
+			{`DELETE FROM oauth_access WHERE expires_at < ?`, at(oauthAccessRetention)},
+			{`DELETE FROM oauth_tokens WHERE kind = 'refresh' AND coalesce(used_at, revoked_at) < ?`, at(oauthRefreshRetention)},
+			{`DELETE FROM oauth_grants WHERE (user_id IS NULL OR revoked_at < ?)
+				AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = oauth_grants.id)
+				AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = oauth_grants.id)`, at(oauthRefreshRetention)},
+		} {
+			res, err := tx.ExecContext(ctx, st.q, st.arg)
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += k
+		}
+		return nil
+	})
+	return n, err
+}
