@@ -18,7 +18,7 @@ import (
 // The OpenAPI 3.1 document is built from the registered routes, with JSON
 // Schemas reflected from the Go types of their bodies, so it cannot drift
 // from the routes that exist. Everything a client generator needs is
-// derived, never written twice (docs/arch-openapi.md):
+// derived, never written twice (docs/openapi.md):
 //
 //   - descriptions: the doc comment of each type and field (openapidoc.go);
 //   - enums: kassa.Enums, by type name or the field's openapi:"enum=<key>",
