@@ -125,7 +125,7 @@ func CheckURL(ctx context.Context, raw string, opt Options) error {
 	addrs, err := opt.resolver().LookupNetIP(lctx, "ip", host)
 	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound, err == nil && len(addrs) == 0:
 		return invalid("names a host that does not exist")
 	case err != nil:
 		return nil // DNS is down, not the name wrong: the dial-time check still holds
