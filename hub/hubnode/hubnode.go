@@ -50,6 +50,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
 	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
+	fs.BoolVar(&f.WebhookAllowLoopback, "webhook-allow-loopback", false, "webhook URLs may name loopback (127.0.0.0/8, ::1, localhost) over plain http: development and tests only")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
@@ -63,6 +64,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
+	if f.WebhookAllowLoopback {
+		log.Warn("webhooks may target loopback (--webhook-allow-loopback): not for production")
+	}
 	var ns *natsnode.Server
 	var nd *node.Node
 	router := &forward.Router{Log: log, Edge: func(ctx context.Context, org, location string) (string, error) {
