@@ -683,8 +683,8 @@ func TestSQLLookingStringsAreStoredVerbatim(t *testing.T) {
 			if d["name"] != s || d["description"] != s || d["sku"] != sku {
 				t.Fatalf("create answered %s", r.Body)
 			}
-			if got := f.tn.outboxLen(); got != outbox+1 {
-				t.Fatalf("outbox %d, want %d", got, outbox+1)
+			if got := f.tn.outboxLen(); got != outbox+2 {
+				t.Fatalf("outbox %d, want %d", got, outbox+2) // the product and its product.created event
 			}
 			g := f.do("read", "GET", "/api/v1/catalog/products/"+id, nil)
 			gd := g.Data()

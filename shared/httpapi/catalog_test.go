@@ -1154,7 +1154,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 			body: map[string]any{"name": "Latte", "sku": "LAT-1", "base_price": 450, "category_id": "{cat}"}, wantStatus: 201,
 			check: func(t *testing.T, r *resp) {
 				f.ids["p1"] = r.Data()["id"].(string)
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 				c := changesOf(t, "product", "p1", 1)[0]
 				if c.Op != change.OpInsert || c.Fields["sku"] != "LAT-1" || c.Fields["base_price"] != float64(450) ||
 					c.Fields["name"] != "Latte" || c.Fields["is_active"] != true || c.Fields["category_id"] != f.ids["cat"] {
@@ -1168,7 +1168,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 			body: map[string]any{"name": "Mocha", "sku": "MOC-1", "base_price": 500}, wantStatus: 201,
 			check: func(t *testing.T, r *resp) {
 				f.ids["p2"] = r.Data()["id"].(string)
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 				changesOf(t, "product", "p2", 1)
 			}},
 		{name: "create with an idempotency key", before: markOutbox, method: "POST", path: "/api/v1/catalog/products", token: o.Owner,
@@ -1176,7 +1176,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 			body:    map[string]any{"name": "Chai", "sku": "CHAI-1", "base_price": 400}, wantStatus: 201,
 			check: func(t *testing.T, r *resp) {
 				f.ids["p3"] = r.Data()["id"].(string)
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 			}},
 		{name: "a replayed create writes nothing", before: markOutbox, method: "POST", path: "/api/v1/catalog/products", token: o.Owner,
 			headers: []string{"Idempotency-Key", "cc-create-3"},
@@ -1194,7 +1194,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 		{name: "patch two fields, for real", before: markOutbox, method: "PATCH", path: "/api/v1/catalog/products/{p1}",
 			token: o.Owner, body: map[string]any{"name": "Latte grande", "base_price": 520, "tags": []string{}, "category_id": "{cat}"}, wantStatus: 200,
 			check: func(t *testing.T, r *resp) {
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 				c := changesOf(t, "product", "p1", 2)[1]
 				if c.Op != change.OpUpdate || !slices.Equal(catChangeKeys(c), []string{"base_price", "name", "updated_at"}) ||
 					c.Fields["name"] != "Latte grande" || c.Fields["base_price"] != float64(520) {
@@ -1220,7 +1220,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 		{name: "clearing the category is one record", before: markOutbox, method: "PATCH", path: "/api/v1/catalog/products/{p1}", token: o.Owner,
 			body: map[string]any{"category_id": nil}, wantStatus: 200,
 			check: func(t *testing.T, r *resp) {
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 				c := changesOf(t, "product", "p1", 3)[2]
 				if v, ok := c.Fields["category_id"]; !ok || v != nil || !slices.Equal(catChangeKeys(c), []string{"category_id", "updated_at"}) {
 					t.Fatalf("record %+v", c)
@@ -1228,7 +1228,7 @@ func TestCatalogChangeCapture(t *testing.T) {
 			}},
 		{name: "archive is one record", before: markOutbox, method: "DELETE", path: "/api/v1/catalog/products/{p1}", token: o.Owner, wantStatus: 200,
 			check: func(t *testing.T, r *resp) {
-				grew(t, 1)
+				grew(t, 2) // the product's record and its event's
 				c := changesOf(t, "product", "p1", 4)[3]
 				if c.Op != change.OpUpdate || c.Fields["is_active"] != false || !slices.Equal(catChangeKeys(c), []string{"is_active", "updated_at"}) {
 					t.Fatalf("archive record %+v", c)

@@ -103,8 +103,8 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	if l := idemProducts(t, tn, o.Owner); len(l) != 1 || l[0].(map[string]any)["id"] != id {
 		t.Fatalf("products after replays: %v", l)
 	}
-	if got := tn.outboxLen(); got != outbox+1 {
-		t.Fatalf("outbox grew by %d, want 1", got-outbox)
+	if got := tn.outboxLen(); got != outbox+2 {
+		t.Fatalf("outbox grew by %d, want 2 (the product and its product.created event)", got-outbox)
 	}
 
 	// The same key with another body is 422, and runs nothing.
@@ -115,8 +115,8 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	if l := idemProducts(t, tn, o.Owner); len(l) != 1 {
 		t.Fatalf("products after a refused key: %d", len(l))
 	}
-	if got := tn.outboxLen(); got != outbox+1 {
-		t.Fatalf("outbox grew by %d after a refused key, want 1", got-outbox)
+	if got := tn.outboxLen(); got != outbox+2 {
+		t.Fatalf("outbox grew by %d after a refused key, want 2 (the product and its event)", got-outbox)
 	}
 
 	// Keys are scoped to the caller: another org's owner, and another user
@@ -209,8 +209,8 @@ func TestIdempotencyWindowIs24Hours(t *testing.T) {
 		t.Fatalf("after 25 h: %d %s", second.Status, second.Body)
 	}
 	mustFresh(t, second)
-	if got := tn.outboxLen(); got != outbox+1 {
-		t.Fatalf("outbox grew by %d, want 1", got-outbox)
+	if got := tn.outboxLen(); got != outbox+2 {
+		t.Fatalf("outbox grew by %d, want 2 (the product and its product.created event)", got-outbox)
 	}
 	// And the key now replays the new response.
 	mustReplay(t, second, tn.Do("POST", idemProductsPath, owner, b, "Idempotency-Key", "window-1"))
@@ -495,7 +495,7 @@ func TestIdempotencyConcurrentDuplicatesRunOnce(t *testing.T) {
 	if l := idemProducts(t, tn, o.Owner); len(l) != 1 {
 		t.Fatalf("products: %d, want 1", len(l))
 	}
-	if got := tn.outboxLen(); got != outbox+1 {
-		t.Fatalf("outbox grew by %d, want 1", got-outbox)
+	if got := tn.outboxLen(); got != outbox+2 {
+		t.Fatalf("outbox grew by %d, want 2 (the product and its product.created event)", got-outbox)
 	}
 }

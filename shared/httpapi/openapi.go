@@ -146,7 +146,9 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
 				"the granted scope is requested ∩ registered ∩ the approving user's role. " +
 				"Every operation names its scope in security, for first-party tokens and OAuth tokens alike; a token without it is 403 naming the scope. " +
-				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null.",
+				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null. " +
+				"Events (webhooks): the catalog, which operation emits each event and its data, is docs/events.md; an event's data is " +
+				"its resource as the REST GET of that resource answers at the moment of the event.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,

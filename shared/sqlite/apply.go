@@ -474,7 +474,11 @@ func (a *applier) recompute(ctx context.Context) error {
 				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
 				return err
 			}
-			tx.emit(orgID, loc, kassa.EventInventoryStockout, map[string]any{"location_id": loc, "product_id": product, "on_hand": after})
+			lvl, err := findLevel(ctx, tx, orgID, loc, product)
+			if err != nil {
+				return err
+			}
+			tx.emit(orgID, loc, kassa.EventInventoryStockout, lvl)
 		}
 	}
 	for id, orgID := range a.accounts {

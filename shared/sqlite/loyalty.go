@@ -361,45 +361,20 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 	if err := tx.update(ctx, entAccount, acct.OrgID, acct.ID, cols); err != nil {
 		return nil, err
 	}
-	if typ == kassa.PointsEarn {
-		tx.emit(acct.OrgID, "", kassa.EventLoyaltyPointsEarned, pointsEarned{
-			AccountID: acct.ID, CustomerID: acct.CustomerID, ProgramID: acct.ProgramID, TransactionID: id,
-			Points: points, PointsBalance: balance, LifetimePoints: lifetime, OrderID: orderID,
-		})
-	}
-	if _, tierChanged := cols["tier"]; tierChanged {
-		tx.emit(acct.OrgID, "", kassa.EventLoyaltyTierChanged, tierChange{
-			AccountID: acct.ID, CustomerID: acct.CustomerID, ProgramID: acct.ProgramID, From: acct.Tier, To: tier,
-			LifetimePoints: lifetime,
-		})
-	}
 	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ?`, id))
 	if err != nil {
 		return nil, err
 	}
+	if typ == kassa.PointsEarn {
+		tx.emit(acct.OrgID, "", kassa.EventLoyaltyPointsEarned, t)
+	}
+	if _, tierChanged := cols["tier"]; tierChanged {
+		var moved *kassa.LoyaltyAccount
+		if err := emitRead(ctx, tx, findAccount, acct.OrgID, acct.ID, kassa.EventLoyaltyTierChanged, &moved); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
-}
-
-// pointsEarned is the data of loyalty.points_earned.
-type pointsEarned struct {
-	AccountID      string  `json:"account_id"`
-	CustomerID     string  `json:"customer_id"`
-	ProgramID      string  `json:"program_id"`
-	TransactionID  string  `json:"transaction_id"`
-	Points         int64   `json:"points"`
-	PointsBalance  int64   `json:"points_balance"`
-	LifetimePoints int64   `json:"lifetime_points"`
-	OrderID        *string `json:"order_id"`
-}
-
-// tierChange is the data of loyalty.tier_changed.
-type tierChange struct {
-	AccountID      string  `json:"account_id"`
-	CustomerID     string  `json:"customer_id"`
-	ProgramID      string  `json:"program_id"`
-	From           *string `json:"from"`
-	To             *string `json:"to"`
-	LifetimePoints int64   `json:"lifetime_points"`
 }
 
 // FindTransactions lists an account's transactions, oldest first.

@@ -733,7 +733,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		if err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, map[string]any{"order": done, "refund_id": refundID, "amount": plan.Amount})
+		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
 		return nil
 	})
 }

@@ -57,7 +57,8 @@ func findProduct(ctx context.Context, q querier, orgID, id string) (*kassa.Produ
 	return findByID(ctx, q, productCols, "product", orgID, id, scanProduct)
 }
 
-// CreateProduct validates and stores a new product. Errors: EInvalid,
+// CreateProduct validates and stores a new product and emits
+// product.created. Errors: EInvalid,
 // EConflict when the sku is taken in the org.
 func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCreate) (*kassa.Product, error) {
 	a, err := kassa.MustActor(ctx)
@@ -68,7 +69,8 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		return nil, err
 	}
 	id := s.db.NewID()
-	return writeRead(ctx, s.db, findProduct, a.OrgID, id, func(tx *Tx) error {
+	var out *kassa.Product
+	err = s.db.write(ctx, func(tx *Tx) error {
 		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
 			return err
 		}
@@ -82,11 +84,16 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		if isUniqueViolation(err) {
 			return kassa.Errorf(kassa.EConflict, "a product with sku %q already exists", in.SKU)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return emitRead(ctx, tx, findProduct, a.OrgID, id, kassa.EventProductCreated, &out)
 	})
+	return out, err
 }
 
-// UpdateProduct applies a partial update. Errors: ENotFound, EInvalid.
+// UpdateProduct applies a partial update and emits product.updated when
+// a field changed. Errors: ENotFound, EInvalid.
 func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa.ProductUpdate) (*kassa.Product, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -95,7 +102,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	return updateRead(ctx, s.db, entProduct, findProduct, a.OrgID, id, func(tx *Tx, p *kassa.Product, cols map[string]any) error {
+	return updateEmit(ctx, s.db, entProduct, kassa.EventProductUpdated, findProduct, a.OrgID, id, func(tx *Tx, p *kassa.Product, cols map[string]any) error {
 		patch(cols, "name", p.Name, in.Name)
 		patchNullable(cols, "description", p.Description, in.Description)
 		patch(cols, "base_price", p.BasePrice, in.BasePrice)

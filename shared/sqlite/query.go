@@ -97,3 +97,41 @@ func updateRead[T any](ctx context.Context, db *DB, e entity, find finder[T], or
 		return tx.update(ctx, e, orgID, id, cols)
 	})
 }
+
+// updateEmit is updateRead for an org-wide resource with an event: when
+// the update changes a column it emits event with the row as the unit
+// leaves it (the resource in its API shape); an update that changes
+// nothing writes and emits nothing.
+func updateEmit[T any](ctx context.Context, db *DB, e entity, event string, find finder[T], orgID, id string, diff func(tx *Tx, old *T, cols map[string]any) error) (*T, error) {
+	var out *T
+	err := db.write(ctx, func(tx *Tx) error {
+		old, err := find(ctx, tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		cols := map[string]any{}
+		if err := diff(tx, old, cols); err != nil {
+			return err
+		}
+		if out = old; len(cols) == 0 {
+			return nil
+		}
+		if err := tx.update(ctx, e, orgID, id, cols); err != nil {
+			return err
+		}
+		return emitRead(ctx, tx, find, orgID, id, event, &out)
+	})
+	return out, err
+}
+
+// emitRead reads the org-wide resource id as the unit has written it into
+// *out and emits event with it as data.
+func emitRead[T any](ctx context.Context, tx *Tx, find finder[T], orgID, id, event string, out **T) error {
+	v, err := find(ctx, tx, orgID, id)
+	if err != nil {
+		return err
+	}
+	*out = v
+	tx.emit(orgID, "", event, v)
+	return nil
+}
