@@ -22,6 +22,9 @@ type WebhookStore struct{ db *DB }
 // NewWebhookStore returns the webhook store of db.
 func NewWebhookStore(db *DB) *WebhookStore { return &WebhookStore{db: db} }
 
+// NewID returns a fresh id (UUIDv7), for a delivery made outside the queue.
+func (s *WebhookStore) NewID() string { return s.db.NewID() }
+
 const webhookCols = `SELECT id, org_id, url, events, description, status, created_at, updated_at FROM webhook_endpoints`
 
 func scanWebhook(s scanner) (*kassa.WebhookEndpoint, error) {
