@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -324,6 +325,29 @@ var DefaultWebhookRetryDelays = []time.Duration{time.Minute, 5 * time.Minute}
 
 // DefaultWebhookTimeout bounds one attempt (spec 6.3).
 const DefaultWebhookTimeout = 10 * time.Second
+
+// MaxWebhookRetries bounds the retry schedule's length.
+const MaxWebhookRetries = 10
+
+// ParseWebhookRetryDelays reads a retry schedule written as comma-separated
+// durations ("1m,5m"); "" or "none" is no retry. Each must be positive.
+func ParseWebhookRetryDelays(s string) ([]time.Duration, error) {
+	out := []time.Duration{}
+	if s == "" || s == "none" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q is not a positive duration", part)
+		}
+		out = append(out, d)
+	}
+	if len(out) > MaxWebhookRetries {
+		return nil, fmt.Errorf("at most %d retries", MaxWebhookRetries)
+	}
+	return out, nil
+}
 
 // WebhookNextAttempt says what follows a failed attempt number attempt
 // (from 1) made at at, under the schedule delays: the time of the next

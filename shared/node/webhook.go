@@ -40,6 +40,10 @@ type WebhookConfig struct {
 	// CheckURL refuses a registered URL whose host is internal (nil: any
 	// host). The hub binary sets the egress check.
 	CheckURL func(ctx context.Context, rawURL string) error
+	// AllowLoopback (--webhook-allow-loopback) lets endpoints on loopback
+	// addresses through the egress check, for development and tests. The
+	// egress package, wired in by the hub binary, reads it.
+	AllowLoopback bool
 }
 
 // webhookPoll is the longest the sender waits without looking for due
