@@ -2,24 +2,17 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v84/github"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/webhooktest"
 	"kassa.dev/sync/wait"
 )
 
@@ -27,116 +20,6 @@ import (
 // delivery is checked with two independent verifiers (go-github's
 // ValidateSignature for X-Kassa-Signature, the Standard Webhooks library
 // for webhook-*), and counted by delivery id.
-
-// received is one verified POST a receiver got.
-type received struct {
-	Delivery, Event string
-	Body            map[string]any
-	Raw             []byte
-}
-
-// receiver is a webhook endpoint: it verifies every POST with its secret
-// and answers with status (or hangs while hang is set).
-type receiver struct {
-	t   *testing.T
-	srv *httptest.Server
-
-	mu      sync.Mutex
-	secret  string
-	status  int
-	hang    chan struct{} // non-nil: block until closed or the client gives up
-	got     []received
-	refused int // POSTs that failed verification
-	// ignoreTime verifies webhook-signature without the library's 5-minute
-	// window (the hub's fake clock has moved ahead).
-	ignoreTime bool
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{t: t, status: 200}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(func() {
-		r.mu.Lock()
-		if r.hang != nil {
-			close(r.hang)
-			r.hang = nil
-		}
-		r.mu.Unlock()
-		r.srv.Close()
-	})
-	return r
-}
-
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	secret, status, hang, ignore := r.secret, r.status, r.hang, r.ignoreTime
-	r.mu.Unlock()
-	if hang != nil {
-		select {
-		case <-hang:
-		case <-req.Context().Done():
-			return
-		}
-	}
-	err := github.ValidateSignature(req.Header.Get("X-Kassa-Signature"), body, []byte(secret))
-	if err == nil {
-		var wh *standardwebhooks.Webhook
-		if wh, err = standardwebhooks.NewWebhook(secret); err == nil {
-			if ignore {
-				err = wh.VerifyIgnoringTimestamp(body, req.Header)
-			} else {
-				err = wh.Verify(body, req.Header)
-			}
-		}
-	}
-	if err == nil && req.Header.Get("webhook-id") != req.Header.Get("X-Kassa-Delivery") {
-		err = errors.New("webhook-id differs from X-Kassa-Delivery")
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
-		r.refused++
-		http.Error(w, "bad signature", http.StatusUnauthorized)
-		return
-	}
-	var m map[string]any
-	json.Unmarshal(body, &m)
-	r.got = append(r.got, received{Delivery: req.Header.Get("X-Kassa-Delivery"), Event: req.Header.Get("X-Kassa-Event"), Body: m, Raw: body})
-	w.WriteHeader(status)
-	io.WriteString(w, "thanks")
-}
-
-func (r *receiver) set(f func(r *receiver)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f(r)
-}
-
-// all returns the POSTs received (verified) so far.
-func (r *receiver) all() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.got...)
-}
-
-// of returns the verified POSTs of one event type.
-func (r *receiver) of(event string) []received {
-	var out []received
-	for _, g := range r.all() {
-		if g.Event == event {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// waitFor waits until the receiver holds n POSTs of event.
-func (r *receiver) waitFor(event string, n int) []received {
-	r.t.Helper()
-	wait.For(r.t, 5*time.Second, fmt.Sprintf("%d verified %s POSTs", n, event), func() bool { return len(r.of(event)) >= n })
-	return r.of(event)
-}
 
 // whFixture is a hub with an org, a location and a product, that allows
 // loopback receivers.
@@ -165,14 +48,14 @@ func newWebhookFixture(t *testing.T, tweak func(*node.Config)) *whFixture {
 
 // register registers r for events and gives it the secret; it returns
 // the endpoint's id.
-func (f *whFixture) register(r *receiver, events ...string) string {
+func (f *whFixture) register(r *webhooktest.Receiver, events ...string) string {
 	f.t.Helper()
-	d := f.must(f.do("POST", "/webhooks", "", map[string]any{"url": r.srv.URL + "/hook", "events": events}), 201).Data()
+	d := f.must(f.do("POST", "/webhooks", "", map[string]any{"url": r.URL(), "events": events}), 201).Data()
 	secret, _ := d["secret"].(string)
 	if !strings.HasPrefix(secret, "whsec_") {
 		f.t.Fatalf("registration answer without a whsec_ secret: %v", d)
 	}
-	r.set(func(r *receiver) { r.secret = secret })
+	r.SetSecret(secret)
 	return d["id"].(string)
 }
 
@@ -201,7 +84,7 @@ func (f *whFixture) waitLog(id string, n int) []map[string]any {
 
 func TestWebhookDeliversAnOrderOnceSignedBothWays(t *testing.T) {
 	f := newWebhookFixture(t, nil)
-	r := newReceiver(t)
+	r := webhooktest.New(t)
 	id := f.register(r, kassa.EventOrderCreated)
 	if d := f.must(f.do("GET", "/webhooks/"+id, "", nil), 200).Data(); d["secret"] != nil || d["status"] != "active" {
 		t.Fatalf("read endpoint shows %v", d)
@@ -210,7 +93,7 @@ func TestWebhookDeliversAnOrderOnceSignedBothWays(t *testing.T) {
 	order := f.sale()
 	f.create("/customers", map[string]any{"first_name": "Ann", "last_name": "Lee"}) // not subscribed
 	second := f.sale()
-	got := r.waitFor(kassa.EventOrderCreated, 2)
+	got := r.WaitFor(5*time.Second, kassa.EventOrderCreated, 2)
 	if len(got) != 2 || got[0].Delivery == got[1].Delivery {
 		t.Fatalf("deliveries %v", got)
 	}
@@ -224,8 +107,8 @@ func TestWebhookDeliversAnOrderOnceSignedBothWays(t *testing.T) {
 	if !ids[order] || !ids[second] {
 		t.Fatalf("delivered orders %v, want %s and %s", ids, order, second)
 	}
-	if n := len(r.all()); n != 2 {
-		t.Fatalf("receiver got %d POSTs, want only the 2 order.created: %v", n, r.all())
+	if n := len(r.All()); n != 2 {
+		t.Fatalf("receiver got %d POSTs, want only the 2 order.created: %v", n, r.All())
 	}
 	log := f.waitLog(id, 2)
 	for _, a := range log {
@@ -238,12 +121,13 @@ func TestWebhookDeliversAnOrderOnceSignedBothWays(t *testing.T) {
 
 func TestWebhookRetriesOnTheScheduleThenFailsAndReplays(t *testing.T) {
 	f := newWebhookFixture(t, nil)
-	r := newReceiver(t)
-	r.set(func(r *receiver) { r.status, r.ignoreTime = 500, true })
+	r := webhooktest.New(t)
+	r.SetStatus(500)
+	r.IgnoreTime()
 	id := f.register(r, kassa.EventOrderCreated)
 	f.sale()
 
-	first := r.waitFor(kassa.EventOrderCreated, 1)[0]
+	first := r.WaitFor(5*time.Second, kassa.EventOrderCreated, 1)[0]
 	log := f.waitLog(id, 1)
 	if log[0]["status"] != kassa.DeliveryAwaitingRetry || log[0]["success"] != false || log[0]["response_code"] != float64(500) {
 		t.Fatalf("after a 500: %v", log[0])
@@ -252,16 +136,16 @@ func TestWebhookRetriesOnTheScheduleThenFailsAndReplays(t *testing.T) {
 	if want := f.tn.Clock.Now().Add(time.Minute); next.Sub(want).Abs() > time.Second {
 		t.Fatalf("next attempt at %v, want a minute on (%v)", next, want)
 	}
-	if n := len(r.all()); n != 1 {
+	if n := len(r.All()); n != 1 {
 		t.Fatalf("retried before its time: %d POSTs", n)
 	}
 	f.tn.Clock.Advance(time.Minute)
-	r.waitFor(kassa.EventOrderCreated, 2)
+	r.WaitFor(5*time.Second, kassa.EventOrderCreated, 2)
 	if l := f.waitLog(id, 2); l[0]["attempt"] != float64(2) || l[0]["status"] != kassa.DeliveryAwaitingRetry {
 		t.Fatalf("after attempt 2: %v", l[0])
 	}
 	f.tn.Clock.Advance(5 * time.Minute)
-	got := r.waitFor(kassa.EventOrderCreated, 3)
+	got := r.WaitFor(5*time.Second, kassa.EventOrderCreated, 3)
 	log = f.waitLog(id, 3)
 	if log[0]["attempt"] != float64(3) || log[0]["status"] != kassa.DeliveryFailed || log[0]["next_attempt_at"] != nil {
 		t.Fatalf("after attempt 3: %v", log[0])
@@ -273,12 +157,12 @@ func TestWebhookRetriesOnTheScheduleThenFailsAndReplays(t *testing.T) {
 	}
 
 	// Replay: same delivery id, once more.
-	r.set(func(r *receiver) { r.status = 200 })
+	r.SetStatus(200)
 	retry := f.must(f.do("POST", "/webhooks/"+id+"/logs/"+log[0]["id"].(string)+"/retry", "", nil), 202).Data()
 	if retry["delivery_id"] != first.Delivery || retry["status"] != kassa.DeliveryPending {
 		t.Fatalf("retry answer %v", retry)
 	}
-	got = r.waitFor(kassa.EventOrderCreated, 4)
+	got = r.WaitFor(5*time.Second, kassa.EventOrderCreated, 4)
 	if got[3].Delivery != first.Delivery {
 		t.Fatalf("replayed as %s, want %s", got[3].Delivery, first.Delivery)
 	}
@@ -292,9 +176,9 @@ func TestWebhookRetriesOnTheScheduleThenFailsAndReplays(t *testing.T) {
 
 func TestWebhookHangAndRefusalRetryWithoutDelayingOthers(t *testing.T) {
 	f := newWebhookFixture(t, func(c *node.Config) { c.Webhooks.Timeout = 3 * time.Second })
-	hung, healthy := newReceiver(t), newReceiver(t)
+	hung, healthy := webhooktest.New(t), webhooktest.New(t)
 	release := make(chan struct{})
-	hung.set(func(r *receiver) { r.hang = release })
+	hung.Hang(release)
 	hungID := f.register(hung, kassa.EventOrderCreated)
 	healthyID := f.register(healthy, kassa.EventOrderCreated)
 	// A refused connection: a port that was just closed.
@@ -309,7 +193,7 @@ func TestWebhookHangAndRefusalRetryWithoutDelayingOthers(t *testing.T) {
 	began := time.Now()
 	f.sale()
 	f.sale()
-	healthy.waitFor(kassa.EventOrderCreated, 2)
+	healthy.WaitFor(5*time.Second, kassa.EventOrderCreated, 2)
 	if d := time.Since(began); d > 2*time.Second {
 		t.Fatalf("healthy endpoint waited %v behind a hanging one", d)
 	}
@@ -328,15 +212,15 @@ func TestWebhookHangAndRefusalRetryWithoutDelayingOthers(t *testing.T) {
 
 func TestWebhookInactiveEndpointReceivesNothing(t *testing.T) {
 	f := newWebhookFixture(t, nil)
-	paused, active := newReceiver(t), newReceiver(t)
+	paused, active := webhooktest.New(t), webhooktest.New(t)
 	pausedID := f.register(paused, kassa.WebhookAllEvents)
 	f.register(active, kassa.EventOrderCreated)
 	if d := f.must(f.do("PATCH", "/webhooks/"+pausedID, "", map[string]any{"status": "inactive"}), 200).Data(); d["status"] != "inactive" {
 		t.Fatalf("PATCH answered %v", d)
 	}
 	f.sale()
-	active.waitFor(kassa.EventOrderCreated, 1)
-	if got := paused.all(); len(got) != 0 {
+	active.WaitFor(5*time.Second, kassa.EventOrderCreated, 1)
+	if got := paused.All(); len(got) != 0 {
 		t.Fatalf("inactive endpoint received %v", got)
 	}
 	if l := f.log(pausedID); len(l) != 0 {
@@ -345,7 +229,7 @@ func TestWebhookInactiveEndpointReceivesNothing(t *testing.T) {
 	// Resumed, it receives what happens from then on.
 	f.must(f.do("PATCH", "/webhooks/"+pausedID, "", map[string]any{"status": "active"}), 200)
 	order := f.sale()
-	got := paused.waitFor(kassa.EventOrderCreated, 1)
+	got := paused.WaitFor(5*time.Second, kassa.EventOrderCreated, 1)
 	if got[0].Body["data"].(map[string]any)["id"] != order {
 		t.Fatalf("resumed endpoint got %s", got[0].Raw)
 	}
@@ -353,19 +237,18 @@ func TestWebhookInactiveEndpointReceivesNothing(t *testing.T) {
 
 func TestWebhookTestPingAndRotationTakeEffectAtOnce(t *testing.T) {
 	f := newWebhookFixture(t, nil)
-	r := newReceiver(t)
+	r := webhooktest.New(t)
 	id := f.register(r, kassa.EventOrderCreated)
 	res := f.must(f.do("POST", "/webhooks/"+id+"/test", "", nil), 200).Data()
 	if res["success"] != true || res["responseCode"] != float64(200) || res["responseBody"] != "thanks" || !kassa.ValidID(res["deliveryId"].(string)) {
 		t.Fatalf("test answer %v", res)
 	}
-	ping := r.of(kassa.EventTestPing)
+	ping := r.Of(kassa.EventTestPing)
 	if len(ping) != 1 || ping[0].Delivery != res["deliveryId"] || ping[0].Body["data"].(map[string]any)["timestamp"] == nil {
 		t.Fatalf("test.ping received as %v", ping)
 	}
 
-	var old string
-	r.set(func(r *receiver) { old = r.secret })
+	old := r.Secret()
 	rot := f.must(f.do("POST", "/webhooks/"+id+"/rotate-secret", "", nil), 200).Data()
 	fresh, _ := rot["secret"].(string)
 	if !strings.HasPrefix(fresh, "whsec_") || fresh == old {
@@ -377,9 +260,9 @@ func TestWebhookTestPingAndRotationTakeEffectAtOnce(t *testing.T) {
 	if res["success"] != false || res["responseCode"] != float64(401) {
 		t.Fatalf("signed with the old secret after rotation: %v", res)
 	}
-	r.set(func(r *receiver) { r.secret = fresh })
+	r.SetSecret(fresh)
 	f.sale()
-	r.waitFor(kassa.EventOrderCreated, 1)
+	r.WaitFor(5*time.Second, kassa.EventOrderCreated, 1)
 	if l := f.waitLog(id, 3); len(l) != 3 || l[0]["event"] != kassa.EventOrderCreated || l[2]["event"] != kassa.EventTestPing {
 		t.Fatalf("log %v", l)
 	}
@@ -387,7 +270,7 @@ func TestWebhookTestPingAndRotationTakeEffectAtOnce(t *testing.T) {
 
 func TestWebhookRoutesRefuseBadInputAndOtherOrgs(t *testing.T) {
 	f := newWebhookFixture(t, nil)
-	r := newReceiver(t)
+	r := webhooktest.New(t)
 	id := f.register(r, kassa.EventOrderCreated)
 	for _, c := range []struct {
 		body  map[string]any
@@ -418,8 +301,8 @@ func TestWebhookRoutesRefuseBadInputAndOtherOrgs(t *testing.T) {
 		}
 		mustProblem(t, f.tn.Do(c[0], "/api/v1/webhooks/"+id+c[1], other.Owner, body), 404, "not-found")
 	}
-	if len(r.all()) != 0 {
-		t.Fatalf("another org's call reached the receiver: %v", r.all())
+	if len(r.All()) != 0 {
+		t.Fatalf("another org's call reached the receiver: %v", r.All())
 	}
 	if d := f.do("DELETE", "/webhooks/"+id, "", nil); d.Status != 204 {
 		t.Fatalf("delete: %d %s", d.Status, d.Body)
