@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/demo"
+	"kassa.dev/shared/egress"
 	"kassa.dev/shared/envflag"
 	"kassa.dev/shared/forward"
 	"kassa.dev/shared/kassa"
@@ -42,6 +43,7 @@ const MinOperatorToken = 32
 // Run runs a hub until ctx is done.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var f node.Flags
+	var err error
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: "data/hub", RatePerMinute: 600, RateBurst: 900,
@@ -50,9 +52,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
 	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
-	fs.BoolVar(&f.WebhookAllowLoopback, "webhook-allow-loopback", false, "webhook URLs may name loopback (127.0.0.0/8, ::1, localhost) over plain http: development and tests only")
+	retryDelays := fs.String("webhook-retry-delays", "1m,5m", "pauses before the second, third… webhook attempt, comma-separated; after the last the delivery has failed")
+	fs.DurationVar(&f.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
+	fs.BoolVar(&f.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
+	}
+	if f.Webhooks.RetryDelays, err = kassa.ParseWebhookRetryDelays(*retryDelays); err != nil {
+		return fmt.Errorf("--webhook-retry-delays: %w", err)
 	}
 	if f.OperatorToken != "" && len(f.OperatorToken) < MinOperatorToken {
 		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)
@@ -64,9 +71,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
-	if f.WebhookAllowLoopback {
+	if f.Webhooks.AllowLoopback {
 		log.Warn("webhooks may target loopback (--webhook-allow-loopback): not for production")
 	}
+	// Webhook deliveries leave through egress: URLs checked at
+	// registration, every address checked again at connect time, no
+	// redirects followed.
+	f.Webhooks.Client, f.Webhooks.CheckURL = node.WebhookEgress(egress.Options{
+		AllowLoopback: f.Webhooks.AllowLoopback, Timeout: f.Webhooks.Timeout})
 	var ns *natsnode.Server
 	var nd *node.Node
 	router := &forward.Router{Log: log, Edge: func(ctx context.Context, org, location string) (string, error) {

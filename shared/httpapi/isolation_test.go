@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -104,6 +106,12 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 			t.Fatalf("enrol an edge of A: %d %s / %d %s", enrol.Status, enrol.Body, claim.Status, claim.Body)
 		}
 		f.ids["/sync/nodes/"] = claim.Data()["node_id"].(string)
+		// A webhook endpoint of A's with one attempt in its log.
+		hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		t.Cleanup(hook.Close)
+		f.ids["/webhooks/"] = f.isoCreate(t, "/webhooks", map[string]any{"url": hook.URL, "events": []string{"*"}})
+		ping := f.tn.Do("POST", "/api/v1/webhooks/"+f.ids["/webhooks/"]+"/test", f.a.Owner, nil)
+		f.ids["/webhooks/{id}/logs/"], _ = ping.Data()["deliveryId"].(string)
 	}
 	for _, id := range f.ids {
 		f.aIDs = append(f.aIDs, id)
@@ -135,6 +143,7 @@ var isoBodies = map[string]any{
 	"POST /payments/{id}/capture":               map[string]any{},
 	"POST /payments/{id}/void":                  map[string]any{},
 	"DELETE /partners/tenants/{id}/rate-limit":  nil,
+	"PATCH /webhooks/{id}":                      map[string]any{"description": "B was here"},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and

@@ -145,6 +145,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
 				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
 				"the granted scope is requested ∩ registered ∩ the approving user's role. " +
+				"Webhooks (hub): a delivery POSTs exactly {event, data} with X-Kassa-Event, X-Kassa-Delivery (the same across retries " +
+				"and replays; deduplicate on it), X-Kassa-Signature sha256=<hex HMAC-SHA256 of the body keyed with the whole whsec_ secret> " +
+				"and the Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature (keyed with the secret's base64 part); " +
+				"attempts at once, +1 min, +5 min, then failed; events [\"*\"] subscribes to every event. " +
 				"Every operation names its scope in security, for first-party tokens and OAuth tokens alike; a token without it is 403 naming the scope. " +
 				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null. " +
 				"Events (webhooks): the catalog, which operation emits each event and its data, is docs/events.md; an event's data is " +

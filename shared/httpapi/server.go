@@ -73,6 +73,7 @@ type Services struct {
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService // hub only
 	Tenants        kassa.TenantService    // hub only
+	Webhooks       kassa.WebhookService   // hub only
 	// OAuth is the authorization server: with it, bearer tokens of its
 	// shape are accepted; on the hub its routes exist too (an edge only
 	// checks the hub's tokens).
@@ -169,6 +170,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Sync != nil, s.routesSync},
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.Tenants != nil, s.routesPartners},
+		{svc.Webhooks != nil, s.routesWebhooks},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {

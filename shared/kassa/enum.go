@@ -53,6 +53,8 @@ var Enums = map[string][]string{
 	"ConflictKind":    {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined},
 	"NodeKind":        {NodeEdge, NodeHub},
 	"GrantType":       {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
+	"WebhookStatus":   {WebhookActive, WebhookInactive},
+	"DeliveryStatus":  {DeliveryPending, DeliveryAwaitingRetry, DeliveryDelivered, DeliveryFailed},
 }
 
 // EnumText describes the sets of Enums that are not named types (those
@@ -72,6 +74,8 @@ var EnumText = map[string]string{
 	"ConflictKind":    "The kind of a merge conflict sync recorded.",
 	"NodeKind":        "The kind of a Kassa node.",
 	"GrantType":       "An OAuth 2.0 grant of the token endpoint.",
+	"WebhookStatus":   "A webhook endpoint's state: active endpoints receive events, inactive ones nothing.",
+	"DeliveryStatus":  "A webhook delivery's state: pending, awaiting_retry after a failed attempt, then delivered or failed.",
 }
 
 // ScopeText says in words what each scope lets an app do (spec part 5's

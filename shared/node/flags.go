@@ -23,10 +23,6 @@ type Flags struct {
 	GoProcs         int
 	// MemoryLimit is --memory-limit as given (ParseMemoryLimit).
 	MemoryLimit string
-	// WebhookAllowLoopback is the hub's --webhook-allow-loopback: webhook
-	// URLs may name 127.0.0.0/8, ::1 or localhost, over plain http
-	// (package egress). Development and tests only.
-	WebhookAllowLoopback bool
 }
 
 // DefaultGCPercent is the -gc-percent default. A node's live heap is small

@@ -73,6 +73,8 @@ type Config struct {
 	// WriterPriority raises the store's writer thread (sqlite.Options);
 	// 0: the default, negative: not raised.
 	WriterPriority int
+	// Webhooks configures the hub's webhook sender.
+	Webhooks WebhookConfig
 }
 
 // Node is an open node.
@@ -94,6 +96,8 @@ type Node struct {
 	// payments is Services.Payments as the store's type: the offline card
 	// forwarding job needs its ForwardOffline step.
 	payments *sqlite.PaymentService
+	// webhooks is the hub's webhook sender (nil at an edge).
+	webhooks *webhookSender
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -169,6 +173,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			db.Close()
 			return nil, err
 		}
+		store := sqlite.NewWebhookStore(db)
+		n.webhooks = newWebhookSender(store, cfg.Webhooks, cfg.Now, log)
+		n.Services.Webhooks = &webhookService{WebhookStore: store, sender: n.webhooks}
 	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
@@ -196,6 +203,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Jobs.Start(n.TicketJob())
 	if cfg.Kind == kassa.NodeHub {
 		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))
+	}
+	if n.webhooks != nil {
+		n.Jobs.Start(n.WebhookJob())
 	}
 	return n, nil
 }

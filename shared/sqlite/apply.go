@@ -136,8 +136,21 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 				res.Duplicate++
 				continue
 			}
+			fresh, err := a.newEvent(ctx, c)
+			if err != nil {
+				return err
+			}
 			if err := a.apply(ctx, c); err != nil {
 				return fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
+			}
+			if fresh {
+				// Queued with the event, in this unit: an event id already
+				// in the log (a replay, re-pull or repair) queues nothing.
+				typ, _ := c.Fields["type"].(string)
+				data, _ := c.Fields["data"].(string)
+				if err := tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+					return err
+				}
 			}
 			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
 				return err
@@ -212,6 +225,17 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	return a.merge(ctx, c, r, fields, stamp)
+}
+
+// newEvent reports whether c is an event that the hub's log does not
+// hold yet: the only case in which its webhooks are queued.
+func (a *applier) newEvent(ctx context.Context, c *change.Change) (bool, error) {
+	if c.Entity != entEvent.name || !a.tx.db.hub {
+		return false, nil
+	}
+	var n int
+	err := a.tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE id = ?`, c.EntityID).Scan(&n)
+	return n == 0, err
 }
 
 // loggedEvent is the bus notification of an event that arrived by sync.

@@ -440,6 +440,9 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 		}
+		if err := tx.fanOutWebhooks(ctx, e.ID, e.OrgID, e.Type, data); err != nil {
+			return fmt.Errorf("sqlite: queue webhooks of event %s: %w", e.Type, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,110 @@
+package httpapi
+
+// Webhook endpoints (spec 4.4 and part 6), hub only, scope webhooks:write.
+// The secret is in the answers of registration and rotation only, which
+// are therefore never stored for an Idempotency-Key replay (NoReplay).
+// The test route sends synchronously and answers the spec's camelCase
+// result; a retry only queues the failed delivery again (202), the sender
+// sends it.
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"kassa.dev/shared/kassa"
+)
+
+func (s *Server) routesWebhooks() {
+	svc := s.svc.Webhooks
+	const tag, scope = "webhooks", kassa.ScopeWebhooksWrite
+	s.handle(&Route{Method: "GET", Path: "/webhooks", Tag: tag, Scope: scope, List: true, Resp: kassa.WebhookEndpoint{}, Query: pageParams,
+		Summary: "List the org's webhook endpoints", Handler: s.listWebhooks})
+	s.handle(&Route{Method: "POST", Path: "/webhooks", Tag: tag, Scope: scope, Status: 201, NoReplay: true,
+		Body: kassa.WebhookCreate{}, Resp: kassa.WebhookEndpointSecret{},
+		Summary: "Register an endpoint; its signing secret is in this answer only",
+		Handler: createWith("/webhooks", func(w *kassa.WebhookEndpointSecret) string { return w.ID }, svc.CreateWebhook)})
+	s.handle(&Route{Method: "GET", Path: "/webhooks/:id", Tag: tag, Scope: scope, Resp: kassa.WebhookEndpoint{},
+		Summary: "Retrieve an endpoint", Handler: getBy("webhook endpoint", svc.FindWebhookByID)})
+	s.handle(&Route{Method: "PATCH", Path: "/webhooks/:id", Tag: tag, Scope: scope, Body: kassa.WebhookUpdate{}, Resp: kassa.WebhookEndpoint{},
+		Summary: "Change an endpoint's url, events, description or status (inactive pauses it)", Handler: updateWith("webhook endpoint", svc.UpdateWebhook)})
+	s.handle(&Route{Method: "DELETE", Path: "/webhooks/:id", Tag: tag, Scope: scope, Status: fiber.StatusNoContent,
+		Summary: "Remove an endpoint with its pending deliveries and log", Handler: s.deleteWebhook})
+	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/test", Tag: tag, Scope: scope, Resp: kassa.WebhookTestResult{},
+		Summary: "Send a signed test.ping at once and report the endpoint's answer", Handler: s.testWebhook})
+	s.handle(&Route{Method: "GET", Path: "/webhooks/:id/deliveries", Tag: tag, Scope: scope, List: true, Resp: kassa.WebhookAttempt{},
+		Summary: "The endpoint's last 50 delivery attempts, newest first", Handler: s.webhookDeliveries})
+	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/logs/:logId/retry", Tag: tag, Scope: scope, Status: fiber.StatusAccepted,
+		Resp: kassa.WebhookAttempt{}, Errors: []int{fiber.StatusConflict},
+		Summary: "Replay a failed delivery (logId: an attempt's id or the delivery id) with the same delivery id; 409 if it has not failed",
+		Handler: s.retryWebhook})
+	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/rotate-secret", Tag: tag, Scope: scope, NoReplay: true, Resp: kassa.WebhookEndpointSecret{},
+		Summary: "Give an endpoint a new signing secret, used from the next attempt on; the old one is not used again", Handler: s.rotateWebhookSecret})
+}
+
+func (s *Server) listWebhooks(c *fiber.Ctx) error {
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.Webhooks.FindWebhooks(c.UserContext(), p)
+	return list(c, l, err)
+}
+
+func (s *Server) deleteWebhook(c *fiber.Ctx) error {
+	id, err := pathID(c, "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.Webhooks.DeleteWebhook(c.UserContext(), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) testWebhook(c *fiber.Ctx) error {
+	id, err := pathID(c, "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	r, err := s.svc.Webhooks.TestWebhook(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, r)
+}
+
+func (s *Server) webhookDeliveries(c *fiber.Ctx) error {
+	id, err := pathID(c, "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.Webhooks.WebhookDeliveries(c.UserContext(), id)
+	return list(c, kassa.List[kassa.WebhookAttempt]{Items: l}, err)
+}
+
+func (s *Server) retryWebhook(c *fiber.Ctx) error {
+	id, err := pathID(c, "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	logID, err := paramID(c, "logId", "delivery log")
+	if err != nil {
+		return err
+	}
+	a, err := s.svc.Webhooks.RetryWebhookDelivery(c.UserContext(), id, logID)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusAccepted, a)
+}
+
+func (s *Server) rotateWebhookSecret(c *fiber.Ctx) error {
+	id, err := pathID(c, "webhook endpoint")
+	if err != nil {
+		return err
+	}
+	w, err := s.svc.Webhooks.RotateWebhookSecret(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, w)
+}
