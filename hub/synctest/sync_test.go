@@ -35,8 +35,10 @@ type env struct {
 func MustStartPair(t testing.TB) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
+	// Webhook receivers in these tests listen on loopback, which egress
+	// refuses unless told otherwise.
 	e.hub = nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
-		"--leaf-port", "-1")
+		"--leaf-port", "-1", "--webhook-allow-loopback")
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
 	e.proxy = startProxy(t, leaf)
 	token, err := os.ReadFile(filepath.Join(e.hubDir, hubnode.DemoTokenFile))

@@ -1,12 +1,15 @@
 package synctest
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node/nodetest"
@@ -136,4 +139,27 @@ func TestKillDashNineOfTheHubLosesNoWebhook(t *testing.T) {
 		}
 	}
 	t.Logf("%d events, %d POSTs after the kill and restart", len(customers), len(got))
+}
+
+// TestTheHubSendsWebhooksThroughEgress: without --webhook-allow-loopback
+// the hub binary refuses a receiver on loopback, an IP literal and a
+// plain-http URL at registration (422 naming url) and stores nothing;
+// with it, the same loopback receiver registers (MustStartPair).
+func TestTheHubSendsWebhooksThroughEgress(t *testing.T) {
+	hub := nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--leaf-port", "-1")
+	tok := hub.Login(t, "owner@demo.test", demo.Password)
+	r := webhooktest.New(t)
+	for _, url := range []string{r.URL(), "https://10.0.0.1/hook", "https://2130706433/hook", "https://localhost/hook", "http://partner.example/hook"} {
+		var p map[string]any
+		st := hub.Call(t, "POST", "/api/v1/webhooks", tok, map[string]any{"url": url, "events": []string{kassa.EventOrderCreated}}, &p)
+		if st != 422 || !strings.Contains(fmt.Sprint(p["errors"]), "url") {
+			t.Errorf("register %s: %d %v, want 422 naming url", url, st, p)
+		}
+	}
+	var list struct{ Data []any }
+	if st := hub.Call(t, "GET", "/api/v1/webhooks", tok, nil, &list); st != 200 || len(list.Data) != 0 {
+		t.Fatalf("endpoints after refusals: %d %v", st, list.Data)
+	}
+	e := MustStartPair(t)
+	registerHook(t, e.hub, e.hubTok, webhooktest.New(t), kassa.EventOrderCreated)
 }
