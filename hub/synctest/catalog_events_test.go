@@ -11,6 +11,7 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/webhooktest"
 	"kassa.dev/sync/wait"
 )
 
@@ -272,6 +273,12 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 			e.edge.Call(t, "GET", "/api/v1/loyalty/programs", e.edgeMgr, nil, &l) == 200 && len(l.Data) == 1
 	})
 
+	// A partner subscribed to everything: every event the hub logs from
+	// here on, its own and the edge's, must reach it once.
+	hooked := len(eventLog(t, e.hubDir))
+	hook := webhooktest.New(t)
+	registerHook(t, e.hub, e.hubTok, hook, kassa.WebhookAllEvents)
+
 	t.Run("hub", func(t *testing.T) { hubRun.t = t; hubRun.run(true) })
 
 	e.proxy.cut()
@@ -298,6 +305,7 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 			e.proxy.restore()
 		}
 	}
+	deliveredOnce(t, hook, eventLog(t, e.hubDir)[hooked:])
 	// Every emitted type of the catalog came from an operation, at the hub.
 	for _, c := range kassa.EventCatalog {
 		if c.Emitted && c.Logged && !slices.Contains(hubRun.seenTypes, c.Type) {
@@ -315,4 +323,59 @@ func eventsAt(es []node.LoggedEvent, origin string) []node.LoggedEvent {
 		}
 	}
 	return out
+}
+
+// deliveredOnce waits until the receiver holds one delivery per logged
+// event, and checks that each type's deliveries carry exactly the logged
+// events' data (each event once, however often its change was replayed),
+// under delivery ids that never carried anything else.
+func deliveredOnce(t *testing.T, r *webhooktest.Receiver, logged []node.LoggedEvent) {
+	t.Helper()
+	canon := func(v any) string {
+		b, _ := json.Marshal(v)
+		var m any
+		json.Unmarshal(b, &m)
+		b, _ = json.Marshal(m)
+		return string(b)
+	}
+	want := map[string][]string{} // type → data of each event
+	for _, e := range logged {
+		want[e.Type] = append(want[e.Type], canon(e.Data))
+	}
+	got := func() map[string][]string {
+		out, seen := map[string][]string{}, map[string]string{}
+		for _, d := range r.All() {
+			body := canon(d.Body["data"])
+			if prev, ok := seen[d.Delivery]; ok {
+				if prev != body {
+					t.Fatalf("delivery %s carried two bodies", d.Delivery)
+				}
+				continue // a retry of the same delivery
+			}
+			seen[d.Delivery] = body
+			out[d.Event] = append(out[d.Event], body)
+		}
+		return out
+	}
+	wait.For(t, 30*time.Second, fmt.Sprintf("%d deliveries of %d types", len(logged), len(want)), func() bool {
+		n := 0
+		for _, bodies := range got() {
+			n += len(bodies)
+		}
+		return n >= len(logged)
+	})
+	have := got()
+	t.Logf("%d events of %d types delivered once each", len(logged), len(want))
+	for typ, bodies := range want {
+		slices.Sort(bodies)
+		slices.Sort(have[typ])
+		if !slices.Equal(bodies, have[typ]) {
+			t.Errorf("%s: %d logged, %d delivered, or their data differ", typ, len(bodies), len(have[typ]))
+		}
+	}
+	for typ := range have {
+		if want[typ] == nil {
+			t.Errorf("%s delivered but never logged", typ)
+		}
+	}
 }
