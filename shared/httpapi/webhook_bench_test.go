@@ -325,6 +325,7 @@ func watchMemory() func() (heap, rss uint64) {
 	}
 }
 
+// writerDelta is what the writer did between two readings of its counters.
 func writerDelta(before, after node.WriterStats) node.WriterStats {
 	return node.WriterStats{Batches: after.Batches - before.Batches, Units: after.Units - before.Units,
 		Busy: after.Busy - before.Busy, Commit: after.Commit - before.Commit}
