@@ -213,10 +213,7 @@ func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Durati
 	r := benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
 	if stats != nil {
 		after := stats()
-		r.writer = writerUse{elapsed: elapsed, d: node.WriterStats{
-			Batches: after.Batches - before.Batches, Units: after.Units - before.Units,
-			Busy: after.Busy - before.Busy, Commit: after.Commit - before.Commit,
-		}}
+		r.writer = writerUse{elapsed: elapsed, d: writerDelta(before, after)}
 	}
 	return r
 }

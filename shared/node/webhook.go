@@ -165,18 +165,8 @@ func (s *webhookSender) work(ctx context.Context, endpoint string, wake chan str
 			}
 			return
 		}
-		for i := range ds {
-			if ctx.Err() != nil {
-				return
-			}
-			o := s.attempt(ctx, &ds[i])
-			if ctx.Err() != nil {
-				return // cut off by shutdown: still due, sent again after the restart
-			}
-			if err := s.store.RecordWebhookAttempt(context.WithoutCancel(ctx), &ds[i], o); err != nil {
-				s.log.Error("recording a webhook attempt", slog.String("delivery", ds[i].ID), slog.Any("err", err))
-				return
-			}
+		if !s.send(ctx, ds) {
+			return
 		}
 		if len(ds) > 0 {
 			idle = 0
@@ -191,6 +181,50 @@ func (s *webhookSender) work(ctx context.Context, endpoint string, wake chan str
 		case <-time.After(webhookPoll):
 		}
 	}
+}
+
+// send attempts ds in order and records the attempts in few units: after
+// a failed attempt (so a failing endpoint's log and schedule are current
+// at once), once the oldest unrecorded success is webhookPoll old, and at
+// the end. A success is not written before the next POST: one commit per
+// POST would bound an endpoint's throughput by the writer's commits. A
+// crash re-sends the unrecorded successes, with the same delivery ids.
+// It reports whether the worker may go on (not shut down, recorded).
+func (s *webhookSender) send(ctx context.Context, ds []sqlite.WebhookDelivery) bool {
+	outs := make([]sqlite.WebhookOutcome, 0, len(ds))
+	from := 0 // ds[from:len(outs)] are sent, not recorded
+	var oldest time.Time
+	record := func() bool {
+		if from == len(outs) {
+			return true
+		}
+		err := s.store.RecordWebhookAttempts(context.WithoutCancel(ctx), ds[from:len(outs)], outs[from:])
+		if err != nil {
+			s.log.Error("recording webhook attempts", slog.String("delivery", ds[from].ID), slog.Any("err", err))
+			return false
+		}
+		from = len(outs)
+		return true
+	}
+	for i := range ds {
+		if ctx.Err() != nil {
+			break
+		}
+		o := s.attempt(ctx, &ds[i])
+		if ctx.Err() != nil {
+			break // cut off by shutdown: still due, sent again after the restart
+		}
+		if from == len(outs) {
+			oldest = time.Now()
+		}
+		outs = append(outs, o)
+		if o.Status != kassa.DeliveryDelivered || time.Since(oldest) >= webhookPoll {
+			if !record() {
+				return false
+			}
+		}
+	}
+	return record() && ctx.Err() == nil
 }
 
 // attempt makes one attempt of d and says how it went and what follows.

@@ -14,7 +14,7 @@ import (
 // only, node-local (no change records; no edge can push them). The
 // deliveries of an event are inserted by fanOutWebhooks in the unit that
 // appends the event to the log; the node's sender takes due deliveries
-// (WebhookDue) and records every attempt (RecordWebhookAttempt).
+// (WebhookDue) and records every attempt (RecordWebhookAttempts).
 
 // WebhookStore keeps an org's webhook endpoints and their deliveries.
 type WebhookStore struct{ db *DB }
@@ -351,24 +351,31 @@ func (s *WebhookStore) ActiveWebhookEndpoints(ctx context.Context, orgID string)
 	return out, rows.Err()
 }
 
-// RecordWebhookAttempt logs attempt number d.Attempts+1 of d and moves the
-// delivery to o.Status, in one unit. An attempt already recorded (the
+// RecordWebhookAttempts logs, for each ds[i], attempt number
+// ds[i].Attempts+1 with its outcome outs[i] and moves the delivery to
+// outs[i].Status, all in one unit. An attempt already recorded (the
 // delivery moved on meanwhile) is not recorded again.
-func (s *WebhookStore) RecordWebhookAttempt(ctx context.Context, d *WebhookDelivery, o WebhookOutcome) error {
+func (s *WebhookStore) RecordWebhookAttempts(ctx context.Context, ds []WebhookDelivery, outs []WebhookOutcome) error {
 	return s.db.write(ctx, func(tx *Tx) error {
-		var next any
-		if !o.Next.IsZero() {
-			next = fmtTime(o.Next)
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+		for i := range ds {
+			d, o := &ds[i], outs[i]
+			var next any
+			if !o.Next.IsZero() {
+				next = fmtTime(o.Next)
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
 			WHERE id = ? AND attempts = ?`, o.Status, next, fmtTime(tx.now), d.ID, d.Attempts)
-		if err != nil {
-			return err
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if err := insertAttempt(ctx, tx, d, o); err != nil {
+				return err
+			}
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		return insertAttempt(ctx, tx, d, o)
+		return nil
 	})
 }
 
