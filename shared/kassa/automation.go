@@ -365,6 +365,11 @@ type paramSpec struct {
 var automationCampaignStatuses = []string{"active", "paused", "ended"}
 
 func validAction(v *Validation, at string, a *Action, t Trigger) {
+	if a.Type == ActionAwardPoints && t.Type == TriggerEvent && t.Event == EventLoyaltyPointsEarned {
+		// Its own points would set it off again, without end.
+		v.Add(at+".type", "award_points on loyalty.points_earned would trigger itself without end")
+		return
+	}
 	spec, ok := actionParams[a.Type]
 	if !ok {
 		v.Add(at+".type", "must be one of award_points, deduct_points, tag_customer, untag_customer, set_product_active, set_campaign_status, emit_event")
@@ -382,7 +387,7 @@ func validAction(v *Validation, at string, a *Action, t Trigger) {
 			v.Check(!ps.required, field, "is required")
 			continue
 		}
-		if s, ok := val.(string); ok && strings.HasPrefix(s, DataRef) && ps.kind != "object" {
+		if s, ok := val.(string); ok && strings.HasPrefix(s, DataRef) {
 			path := strings.TrimPrefix(s, DataRef)
 			v.Check(t.Type == TriggerEvent && EventHasField(t.Event, path), field, "names a field the trigger's event data lacks")
 			continue
@@ -682,4 +687,17 @@ func TriggerDepth(typ string, data any) int {
 	d, _ := DataValue(data, "depth")
 	f, _ := d.(float64)
 	return int(f) + 1
+}
+
+// DueTick walks a schedule (next gives the first tick after a time) from
+// the last fired tick (or the rule's start) to now: tick is the latest tick
+// at or before now (zero: none due), next the first tick after now. Only
+// the latest of several missed ticks fires, once. The walk stops after
+// limit ticks (then the one reached fires).
+func DueTick(next func(time.Time) time.Time, from, now time.Time, limit int) (tick, after time.Time) {
+	t := next(from)
+	for i := 0; i < limit && !t.IsZero() && !t.After(now); i++ {
+		tick, t = t, next(t)
+	}
+	return tick, t
 }
