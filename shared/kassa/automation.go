@@ -240,8 +240,11 @@ type AutomationExecution struct {
 	DurationMS int64 `json:"duration_ms"`
 	// StartedAt is when it began.
 	StartedAt time.Time `json:"started_at"`
-	// FinishedAt is when it ended.
+	// FinishedAt is when its actions ended.
 	FinishedAt time.Time `json:"finished_at"`
+	// CreatedAt is when it was recorded (an automation.triggered event it
+	// emitted occurred then).
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // AutomationService manages an org's automation rules (hub). Errors:

@@ -258,10 +258,14 @@ type firing struct {
 // run runs one rule on a firing and returns its execution (not recorded).
 func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f firing) sqlite.ExecutionRecord {
 	began := time.Now()
+	// Times as the store keeps them (UTC, milliseconds), so the event's data
+	// equals the REST read of the execution.
+	at := func() time.Time { return e.now().UTC().Truncate(time.Millisecond) }
 	x := kassa.AutomationExecution{ID: e.store.NewID(), OrgID: r.OrgID, RuleID: r.ID, Trigger: f.trigger, Event: f.event,
-		EventID: f.eventID, Depth: kassa.TriggerDepth(f.event, f.data), Results: []kassa.ActionResult{}, StartedAt: e.now()}
+		EventID: f.eventID, Depth: kassa.TriggerDepth(f.event, f.data), Results: []kassa.ActionResult{}, StartedAt: at()}
 	if !f.tick.IsZero() {
-		x.Tick = &f.tick
+		tick := f.tick.UTC()
+		x.Tick = &tick
 	}
 	var emit *kassa.AutomationTriggered
 	switch {
@@ -284,7 +288,7 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 			}
 		}
 	}
-	x.FinishedAt = e.now()
+	x.FinishedAt = at()
 	x.DurationMS = time.Since(began).Milliseconds()
 	if emit != nil {
 		emit.AutomationExecution = x
@@ -465,14 +469,15 @@ func (s *automationService) TriggerAutomations(ctx context.Context, in *kassa.Au
 		data = map[string]any{}
 	}
 	recs := make([]sqlite.ExecutionRecord, 0, len(rules))
-	out := make([]kassa.AutomationExecution, 0, len(rules))
 	for i := range rules {
-		rec := s.engine.run(context.WithoutCancel(ctx), &rules[i], firing{trigger: kassa.TriggerManual, event: in.Event, data: data})
-		recs = append(recs, rec)
-		out = append(out, rec.AutomationExecution)
+		recs = append(recs, s.engine.run(context.WithoutCancel(ctx), &rules[i], firing{trigger: kassa.TriggerManual, event: in.Event, data: data}))
 	}
 	if err := s.RecordExecution(context.WithoutCancel(ctx), nil, recs...); err != nil {
 		return nil, err
+	}
+	out := make([]kassa.AutomationExecution, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.AutomationExecution)
 	}
 	return out, nil
 }

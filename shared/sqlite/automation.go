@@ -202,13 +202,13 @@ func tableExists(ctx context.Context, q querier, table string) bool {
 }
 
 const executionCols = `SELECT id, org_id, rule_id, trigger, event_type, coalesce(event_id, ''), coalesce(tick, ''), matched, status, depth,
-	results, error, duration_ms, started_at, finished_at FROM automation_executions`
+	results, error, duration_ms, started_at, finished_at, created_at FROM automation_executions`
 
 func scanExecution(s scanner) (*kassa.AutomationExecution, error) {
 	var e kassa.AutomationExecution
-	var tick, results, started, finished string
+	var tick, results, started, finished, created string
 	if err := s.Scan(&e.ID, &e.OrgID, &e.RuleID, &e.Trigger, &e.Event, &e.EventID, &tick, &e.Matched, &e.Status, &e.Depth,
-		&results, &e.Error, &e.DurationMS, &started, &finished); err != nil {
+		&results, &e.Error, &e.DurationMS, &started, &finished, &created); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(results), &e.Results); err != nil {
@@ -218,7 +218,7 @@ func scanExecution(s scanner) (*kassa.AutomationExecution, error) {
 		t := parseTime(tick)
 		e.Tick = &t
 	}
-	e.StartedAt, e.FinishedAt = parseTime(started), parseTime(finished)
+	e.StartedAt, e.FinishedAt, e.CreatedAt = parseTime(started), parseTime(finished), parseTime(created)
 	return &e, nil
 }
 
@@ -331,10 +331,11 @@ type Position struct {
 }
 
 // RecordExecution records executions and moves a reader to pos (nil: no
-// reader moves), in one unit: an execution already recorded for its rule
-// and event or tick is not recorded again, and then nothing it would emit
-// is either. A schedule execution saves its tick as the rule's last. An
-// execution whose Emit is set logs automation.triggered with that data in
+// reader moves), in one unit, setting each one's CreatedAt: an execution
+// already recorded for its rule and event or tick is not recorded again,
+// and then nothing it would emit is either. A schedule execution saves
+// its tick as the rule's last. An execution whose Emit is set logs
+// automation.triggered (the execution as recorded, with the payload) in
 // the same unit, so webhooks get it once.
 func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, execs ...ExecutionRecord) error {
 	return s.db.write(ctx, func(tx *Tx) error {
@@ -362,6 +363,7 @@ type ExecutionRecord struct {
 
 func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 	e := &r.AutomationExecution
+	e.CreatedAt = tx.now
 	results, err := json.Marshal(e.Results)
 	if err != nil {
 		return err
@@ -374,9 +376,9 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 		tick = fmtTime(*e.Tick)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO automation_executions (id, org_id, rule_id, trigger, event_type, event_id, tick, matched, status, depth,
-		results, error, duration_ms, started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		results, error, duration_ms, started_at, finished_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		e.ID, e.OrgID, e.RuleID, e.Trigger, e.Event, eventID, tick, e.Matched, e.Status, e.Depth, string(results), e.Error, e.DurationMS,
-		fmtTime(e.StartedAt), fmtTime(e.FinishedAt))
+		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), fmtTime(e.CreatedAt))
 	if err != nil {
 		return err
 	}
@@ -390,6 +392,7 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 		}
 	}
 	if r.Emit != nil {
+		r.Emit.AutomationExecution = *e
 		tx.emit(e.OrgID, "", kassa.EventAutomationTriggered, r.Emit)
 	}
 	return nil

@@ -37,6 +37,7 @@ CREATE TABLE automation_executions (
   duration_ms INTEGER NOT NULL,
   started_at  TEXT NOT NULL,
   finished_at TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
   UNIQUE (rule_id, event_id),
   UNIQUE (rule_id, tick)
 ) STRICT;
