@@ -31,7 +31,7 @@ func (s *Server) routesAutomations() {
 	s.handle(&Route{Method: "PATCH", Path: "/automations/:id", Tag: tag, Scope: write, Body: kassa.AutomationUpdate{}, Resp: kassa.AutomationRule{},
 		Summary: "Change a rule (is_active false pauses it)", Handler: updateWith("automation", svc.UpdateAutomation)})
 	s.handle(&Route{Method: "DELETE", Path: "/automations/:id", Tag: tag, Scope: write, Status: fiber.StatusNoContent,
-		Summary: "Remove a rule with its execution history", Handler: s.deleteAutomation})
+		Summary: "Remove a rule with its execution history", Handler: deleteWith("automation", svc.DeleteAutomation)})
 	s.handle(&Route{Method: "GET", Path: "/automations/:id/executions", Tag: tag, Scope: read, List: true, Resp: kassa.AutomationExecution{},
 		Summary: "The rule's last 50 executions, newest first", Handler: s.automationExecutions})
 }
@@ -43,17 +43,6 @@ func (s *Server) listAutomations(c *fiber.Ctx) error {
 	}
 	l, err := s.svc.Automations.FindAutomations(c.UserContext(), p)
 	return list(c, l, err)
-}
-
-func (s *Server) deleteAutomation(c *fiber.Ctx) error {
-	id, err := pathID(c, "automation")
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Automations.DeleteAutomation(c.UserContext(), id); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) triggerAutomations(c *fiber.Ctx) error {
