@@ -737,6 +737,9 @@ type AutomationCreate struct {
 
 // AutomationExecution One run of a rule: what set it off, whether its conditions matched and what each action did.
 type AutomationExecution struct {
+	// CreatedAt CreatedAt is when it was recorded (an automation.triggered event it emitted occurred then).
+	CreatedAt time.Time `json:"created_at"`
+
 	// Depth Depth is how many automation.triggered events led to it (0: none).
 	Depth int64 `json:"depth"`
 
@@ -752,7 +755,7 @@ type AutomationExecution struct {
 	// EventId EventID is the triggering event's id in the log (event triggers).
 	EventId *string `json:"event_id,omitempty"`
 
-	// FinishedAt FinishedAt is when it ended.
+	// FinishedAt FinishedAt is when its actions ended.
 	FinishedAt time.Time `json:"finished_at"`
 
 	// Id ID is the execution's id.
