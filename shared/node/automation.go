@@ -5,20 +5,20 @@ package node
 //
 // One job ("automations", hub only) does two things on the node's clock:
 //   - it reads the durable event log from its saved position (log_readers
-//     row "automations") and runs the org's active rules on each event's
-//     type; each event's executions are recorded with the new position in
-//     one unit, so an event sets a rule off once, across restarts, also
-//     an edge's event (it is in the hub's log once);
+//     row "automations") in batches of up to 100 events and runs the org's
+//     active rules on each event's type; a batch's executions are recorded
+//     with the new position in one unit, so an event sets a rule off once,
+//     across restarts, also an edge's event (it is in the hub's log once);
 //   - it fires schedule rules at their ticks (robfig/cron/v3 in the rule's
 //     time zone): a tick is recorded with its execution, so a restart at
 //     the tick does not fire it twice, and after downtime only the latest
 //     missed tick fires, once.
 //
 // Actions run through the services, as the org's automation actor (no
-// user; the rule is the client), one unit each; the execution is recorded
-// after them. A crash between an action's commit and the record re-runs
-// the rule's actions after the restart (at least once for actions, once
-// for records). emit_event's automation.triggered is logged in the
+// user; the rule is the client), one unit each; the executions are
+// recorded after them. A crash between an action's commit and the record
+// re-runs the batch's actions after the restart (at least once for
+// actions, once for records). emit_event's automation.triggered is logged in the
 // execution's own unit.
 
 import (
@@ -180,8 +180,10 @@ func (n *Node) AutomationJob() Job {
 	}}
 }
 
-// readLog runs the rules of one batch of events past the saved position;
-// more says a full batch was read.
+// readLog runs the rules of one batch of events past the saved position
+// and records all their executions with the batch's last position in one
+// unit; more says a full batch was read. The rules of an org and type are
+// read once a batch.
 func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 	pos, err := e.store.ReaderPosition(ctx, automationReader)
 	if err != nil {
@@ -191,26 +193,33 @@ func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 	if err != nil || len(evs) == 0 {
 		return false, err
 	}
+	type key struct{ org, typ string }
+	rulesOf := map[key][]kassa.AutomationRule{}
+	var recs []sqlite.ExecutionRecord
 	for i := range evs {
 		ev := &evs[i]
-		rules, err := e.store.RulesOn(ctx, ev.OrgID, ev.Type)
-		if err != nil {
-			return false, err
+		k := key{ev.OrgID, ev.Type}
+		rules, ok := rulesOf[k]
+		if !ok {
+			if rules, err = e.store.RulesOn(ctx, ev.OrgID, ev.Type); err != nil {
+				return false, err
+			}
+			rulesOf[k] = rules
 		}
-		if len(rules) == 0 && i < len(evs)-1 {
-			continue // saved with the next event that has rules, or the batch's last
+		if len(rules) == 0 {
+			continue
 		}
 		data, err := kassa.DecodeData(ev.Data.(json.RawMessage))
 		if err != nil {
 			data = map[string]any{}
 		}
-		var recs []sqlite.ExecutionRecord
 		for j := range rules {
 			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, data: data}))
 		}
-		if err := e.store.RecordExecution(context.WithoutCancel(ctx), &sqlite.Position{Reader: automationReader, Seq: ev.Seq}, recs...); err != nil {
-			return false, err
-		}
+	}
+	last := &sqlite.Position{Reader: automationReader, Seq: evs[len(evs)-1].Seq}
+	if err := e.store.RecordExecution(context.WithoutCancel(ctx), last, recs...); err != nil {
+		return false, err
 	}
 	return len(evs) == automationBatch, nil
 }

@@ -397,3 +397,23 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 	}
 	return nil
 }
+
+// ExecutionLags returns, for the org's executions set off by a logged
+// event, the time from the event to the recorded execution (benchmarks).
+func (s *AutomationStore) ExecutionLags(ctx context.Context, orgID string) ([]time.Duration, error) {
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT x.created_at, e.occurred_at FROM automation_executions x
+		JOIN events e ON e.id = x.event_id WHERE x.org_id = ?`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []time.Duration
+	for rows.Next() {
+		var rec, at string
+		if err := rows.Scan(&rec, &at); err != nil {
+			return nil, err
+		}
+		out = append(out, parseTime(rec).Sub(parseTime(at)))
+	}
+	return out, rows.Err()
+}
