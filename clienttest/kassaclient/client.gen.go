@@ -18,6 +18,39 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for ActionType.
+const (
+	AwardPoints       ActionType = "award_points"
+	DeductPoints      ActionType = "deduct_points"
+	EmitEvent         ActionType = "emit_event"
+	SetCampaignStatus ActionType = "set_campaign_status"
+	SetProductActive  ActionType = "set_product_active"
+	TagCustomer       ActionType = "tag_customer"
+	UntagCustomer     ActionType = "untag_customer"
+)
+
+// Valid indicates whether the value is a known member of the ActionType enum.
+func (e ActionType) Valid() bool {
+	switch e {
+	case AwardPoints:
+		return true
+	case DeductPoints:
+		return true
+	case EmitEvent:
+		return true
+	case SetCampaignStatus:
+		return true
+	case SetProductActive:
+		return true
+	case TagCustomer:
+		return true
+	case UntagCustomer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AdjustReason.
 const (
 	AdjustReasonCorrection AdjustReason = "correction"
@@ -66,6 +99,45 @@ func (e Channel) Valid() bool {
 	case Partner:
 		return true
 	case Pos:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConditionOperator.
+const (
+	Contains ConditionOperator = "contains"
+	Eq       ConditionOperator = "eq"
+	Exists   ConditionOperator = "exists"
+	Gt       ConditionOperator = "gt"
+	Gte      ConditionOperator = "gte"
+	In       ConditionOperator = "in"
+	Lt       ConditionOperator = "lt"
+	Lte      ConditionOperator = "lte"
+	Ne       ConditionOperator = "ne"
+)
+
+// Valid indicates whether the value is a known member of the ConditionOperator enum.
+func (e ConditionOperator) Valid() bool {
+	switch e {
+	case Contains:
+		return true
+	case Eq:
+		return true
+	case Exists:
+		return true
+	case Gt:
+		return true
+	case Gte:
+		return true
+	case In:
+		return true
+	case Lt:
+		return true
+	case Lte:
+		return true
+	case Ne:
 		return true
 	default:
 		return false
@@ -144,6 +216,27 @@ func (e DiscountType) Valid() bool {
 	case Amount:
 		return true
 	case Percent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExecutionStatus.
+const (
+	ExecutionStatusFailed    ExecutionStatus = "failed"
+	ExecutionStatusSkipped   ExecutionStatus = "skipped"
+	ExecutionStatusSucceeded ExecutionStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionStatus enum.
+func (e ExecutionStatus) Valid() bool {
+	switch e {
+	case ExecutionStatusFailed:
+		return true
+	case ExecutionStatusSkipped:
+		return true
+	case ExecutionStatusSucceeded:
 		return true
 	default:
 		return false
@@ -546,6 +639,27 @@ func (e TransferStatus) Valid() bool {
 	}
 }
 
+// Defines values for TriggerType.
+const (
+	Event    TriggerType = "event"
+	Manual   TriggerType = "manual"
+	Schedule TriggerType = "schedule"
+)
+
+// Valid indicates whether the value is a known member of the TriggerType enum.
+func (e TriggerType) Valid() bool {
+	switch e {
+	case Event:
+		return true
+	case Manual:
+		return true
+	case Schedule:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookStatus.
 const (
 	Active   WebhookStatus = "active"
@@ -564,8 +678,173 @@ func (e WebhookStatus) Valid() bool {
 	}
 }
 
+// Action One thing a rule does.
+type Action struct {
+	// Params Params are the action's parameters; a string "$data.<path>" takes the value from the event's data.
+	Params map[string]interface{} `json:"params"`
+
+	// Type Type is one of the closed set (see docs/automations.md for params).
+	Type ActionType `json:"type"`
+}
+
+// ActionInput One thing a rule does.
+type ActionInput struct {
+	// Params Params are the action's parameters; a string "$data.<path>" takes the value from the event's data.
+	Params *map[string]interface{} `json:"params,omitempty"`
+
+	// Type Type is one of the closed set (see docs/automations.md for params).
+	Type *ActionType `json:"type,omitempty"`
+}
+
+// ActionResult What one action of an execution did.
+type ActionResult struct {
+	// Error Error says why it failed.
+	Error *string `json:"error,omitempty"`
+
+	// Ok OK: the action succeeded.
+	Ok bool `json:"ok"`
+
+	// Result Result names what changed (the resource id), when it succeeded.
+	Result *string `json:"result,omitempty"`
+
+	// Type Type is the action's type.
+	Type ActionType `json:"type"`
+}
+
+// ActionType What an automation does: the closed set of docs/automations.md.
+type ActionType string
+
 // AdjustReason The reason codes of a stock adjustment.
 type AdjustReason string
+
+// AutomationCreate AutomationCreate makes a rule.
+type AutomationCreate struct {
+	// Actions Actions run in order (1-10).
+	Actions *[]ActionInput `json:"actions,omitempty"`
+
+	// Conditions Conditions must all hold (at most 20).
+	Conditions *[]ConditionInput `json:"conditions,omitempty"`
+
+	// IsActive IsActive: only active rules run (default true).
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name Name says what it is for (1-200 characters).
+	Name *string `json:"name,omitempty"`
+
+	// Trigger Trigger says what sets it off.
+	Trigger *TriggerInput `json:"trigger,omitempty"`
+}
+
+// AutomationExecution One run of a rule: what set it off, whether its conditions matched and what each action did.
+type AutomationExecution struct {
+	// CreatedAt CreatedAt is when it was recorded (an automation.triggered event it emitted occurred then).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Depth Depth is how many automation.triggered events led to it (0: none).
+	Depth int64 `json:"depth"`
+
+	// DurationMs DurationMS is how long its actions took, in milliseconds.
+	DurationMs int64 `json:"duration_ms"`
+
+	// Error Error says why it failed or was skipped.
+	Error *string `json:"error,omitempty"`
+
+	// Event Event is the triggering event's type (event and manual triggers).
+	Event *string `json:"event,omitempty"`
+
+	// EventId EventID is the triggering event's id in the log (event triggers).
+	EventId *string `json:"event_id,omitempty"`
+
+	// FinishedAt FinishedAt is when its actions ended.
+	FinishedAt time.Time `json:"finished_at"`
+
+	// Id ID is the execution's id.
+	Id string `json:"id"`
+
+	// Matched Matched: the conditions held (and the depth limit did not cut it).
+	Matched bool `json:"matched"`
+
+	// OrgId OrgID is the rule's org.
+	OrgId string `json:"org_id"`
+
+	// Results Results are the actions' outcomes, in order.
+	Results []ActionResult `json:"results"`
+
+	// RuleId RuleID is the rule that ran.
+	RuleId string `json:"rule_id"`
+
+	// StartedAt StartedAt is when it began.
+	StartedAt time.Time `json:"started_at"`
+
+	// Status Status is succeeded, failed or skipped.
+	Status ExecutionStatus `json:"status"`
+
+	// Tick Tick is the schedule's tick that fired it (schedule triggers).
+	Tick *time.Time `json:"tick,omitempty"`
+
+	// Trigger Trigger is event, schedule or manual.
+	Trigger TriggerType `json:"trigger"`
+}
+
+// AutomationRule An org's automation.
+type AutomationRule struct {
+	// Actions Actions run in order; the first that fails stops the rest.
+	Actions []Action `json:"actions"`
+
+	// Conditions Conditions must all hold for the actions to run.
+	Conditions []Condition `json:"conditions"`
+
+	// CreatedAt CreatedAt is when it was made.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id ID is the rule's id.
+	Id string `json:"id"`
+
+	// IsActive IsActive: only active rules run.
+	IsActive bool `json:"is_active"`
+
+	// Name Name says what it is for.
+	Name string `json:"name"`
+
+	// OrgId OrgID is the org it belongs to.
+	OrgId string `json:"org_id"`
+
+	// Trigger Trigger says what sets it off.
+	Trigger Trigger `json:"trigger"`
+
+	// UpdatedAt UpdatedAt is when it last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// AutomationTrigger The body of POST /automations/trigger: an event fired by hand, for testing. It is not logged (no webhook gets it); the matching rules' actions do run.
+type AutomationTrigger struct {
+	// Data Data is the event's data (the resource in its API shape).
+	Data *map[string]interface{} `json:"data,omitempty"`
+
+	// Event Event is the event type, a logged type of the catalog.
+	Event *string `json:"event,omitempty"`
+
+	// RuleId RuleID, when given, runs only that rule (also a manual or a schedule rule); otherwise every active rule on Event runs.
+	RuleId *string `json:"rule_id,omitempty"`
+}
+
+// AutomationUpdate AutomationUpdate changes a rule; absent fields keep their value.
+type AutomationUpdate struct {
+	// Actions Actions run in order.
+	Actions *[]ActionInput `json:"actions,omitempty"`
+
+	// Conditions Conditions must all hold.
+	Conditions *[]ConditionInput `json:"conditions,omitempty"`
+
+	// IsActive IsActive: only active rules run.
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name Name says what it is for.
+	Name *string `json:"name,omitempty"`
+
+	// Trigger Trigger says what sets it off.
+	Trigger *TriggerInput `json:"trigger,omitempty"`
+}
 
 // Category Category groups products; categories nest through ParentID.
 type Category struct {
@@ -644,6 +923,33 @@ type CategoryUpdate struct {
 
 // Channel Where an order came from.
 type Channel string
+
+// Condition A test on the event's data; all of a rule's must hold.
+type Condition struct {
+	// Field Field is a dotted path into the event's data (customer_id, line_items.0.product_id); it must be a field of the event's data.
+	Field string `json:"field"`
+
+	// Operator Operator is eq, ne, gt, gte, lt, lte, in (value is an array), contains (a string's substring or an array's element) or exists (value true or false; default true).
+	Operator ConditionOperator `json:"operator"`
+
+	// Value Value is what the field is compared with.
+	Value interface{} `json:"value"`
+}
+
+// ConditionInput A test on the event's data; all of a rule's must hold.
+type ConditionInput struct {
+	// Field Field is a dotted path into the event's data (customer_id, line_items.0.product_id); it must be a field of the event's data.
+	Field *string `json:"field,omitempty"`
+
+	// Operator Operator is eq, ne, gt, gte, lt, lte, in (value is an array), contains (a string's substring or an array's element) or exists (value true or false; default true).
+	Operator *ConditionOperator `json:"operator,omitempty"`
+
+	// Value Value is what the field is compared with.
+	Value interface{} `json:"value,omitempty"`
+}
+
+// ConditionOperator How a condition compares the event's field with its value.
+type ConditionOperator string
 
 // Conflict A merge conflict recorded by sync, with both sides' values.
 type Conflict struct {
@@ -885,6 +1191,9 @@ type Enrolment struct {
 type EnrolmentClaim struct {
 	Token string `json:"token"`
 }
+
+// ExecutionStatus How an automation's run ended: succeeded, failed (an action failed) or skipped (no match, or the depth limit).
+type ExecutionStatus string
 
 // GrantType An OAuth 2.0 grant of the token endpoint.
 type GrantType string
@@ -2357,6 +2666,39 @@ type TransferLineInput struct {
 // TransferStatus A transfer's state: in_transit, then received or cancelled.
 type TransferStatus string
 
+// Trigger Trigger says what sets a rule off.
+type Trigger struct {
+	// Cron Cron is a schedule trigger's five-field cron expression (minute hour day-of-month month day-of-week; @daily and the like too).
+	Cron *string `json:"cron,omitempty"`
+
+	// Event Event is the event type of an event trigger: a logged type of the catalog.
+	Event *string `json:"event,omitempty"`
+
+	// Timezone Timezone is the IANA zone the schedule runs in (default UTC).
+	Timezone *string `json:"timezone,omitempty"`
+
+	// Type Type is event, schedule or manual (only POST /automations/trigger).
+	Type TriggerType `json:"type"`
+}
+
+// TriggerInput Trigger says what sets a rule off.
+type TriggerInput struct {
+	// Cron Cron is a schedule trigger's five-field cron expression (minute hour day-of-month month day-of-week; @daily and the like too).
+	Cron *string `json:"cron,omitempty"`
+
+	// Event Event is the event type of an event trigger: a logged type of the catalog.
+	Event *string `json:"event,omitempty"`
+
+	// Timezone Timezone is the IANA zone the schedule runs in (default UTC).
+	Timezone *string `json:"timezone,omitempty"`
+
+	// Type Type is event, schedule or manual (only POST /automations/trigger).
+	Type *TriggerType `json:"type,omitempty"`
+}
+
+// TriggerType What sets an automation off: an event of the catalog, a cron schedule, or only POST /automations/trigger (manual).
+type TriggerType string
+
 // User A first-party staff account.
 type User struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
@@ -2665,6 +3007,27 @@ type ValidationProblem = Problem
 
 // PostAuthLogoutParams defines parameters for PostAuthLogout.
 type PostAuthLogoutParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetAutomationsParams defines parameters for GetAutomations.
+type GetAutomationsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostAutomationsParams defines parameters for PostAutomations.
+type PostAutomationsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostAutomationsTriggerParams defines parameters for PostAutomationsTrigger.
+type PostAutomationsTriggerParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -3146,6 +3509,15 @@ type PostAuthLoginJSONRequestBody = LoginRequest
 // PostAuthRefreshJSONRequestBody defines body for PostAuthRefresh for application/json ContentType.
 type PostAuthRefreshJSONRequestBody = RefreshRequest
 
+// PostAutomationsJSONRequestBody defines body for PostAutomations for application/json ContentType.
+type PostAutomationsJSONRequestBody = AutomationCreate
+
+// PostAutomationsTriggerJSONRequestBody defines body for PostAutomationsTrigger for application/json ContentType.
+type PostAutomationsTriggerJSONRequestBody = AutomationTrigger
+
+// PatchAutomationsIdJSONRequestBody defines body for PatchAutomationsId for application/json ContentType.
+type PatchAutomationsIdJSONRequestBody = AutomationUpdate
+
 // PostCatalogCategoriesJSONRequestBody defines body for PostCatalogCategories for application/json ContentType.
 type PostCatalogCategoriesJSONRequestBody = CategoryCreate
 
@@ -3374,6 +3746,68 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/refresh (the `PostAuthRefresh` operationId).
 	PostAuthRefresh(ctx context.Context, body PostAuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAutomations List the org's automation rules
+	//
+	// Corresponds with GET /api/v1/automations (the `GetAutomations` operationId).
+	GetAutomations(ctx context.Context, params *GetAutomationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutomationsWithBody Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+	PostAutomationsWithBody(ctx context.Context, params *PostAutomationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutomations Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+	PostAutomations(ctx context.Context, params *PostAutomationsParams, body PostAutomationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutomationsTriggerWithBody Fire an event by hand (not logged): run the matching rules and answer their executions
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+	PostAutomationsTriggerWithBody(ctx context.Context, params *PostAutomationsTriggerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutomationsTrigger Fire an event by hand (not logged): run the matching rules and answer their executions
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+	PostAutomationsTrigger(ctx context.Context, params *PostAutomationsTriggerParams, body PostAutomationsTriggerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAutomationsId Remove a rule with its execution history
+	//
+	// Corresponds with DELETE /api/v1/automations/{id} (the `DeleteAutomationsId` operationId).
+	DeleteAutomationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAutomationsId Retrieve a rule
+	//
+	// Corresponds with GET /api/v1/automations/{id} (the `GetAutomationsId` operationId).
+	GetAutomationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchAutomationsIdWithBody Change a rule (is_active false pauses it)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+	PatchAutomationsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchAutomationsId Change a rule (is_active false pauses it)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+	PatchAutomationsId(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+	//
+	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
+	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCatalogCategories List categories
 	//
@@ -4299,6 +4733,168 @@ func (c *Client) PostAuthRefreshWithBody(ctx context.Context, contentType string
 // Corresponds with POST /api/v1/auth/refresh (the `PostAuthRefresh` operationId).
 func (c *Client) PostAuthRefresh(ctx context.Context, body PostAuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAuthRefreshRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAutomations List the org's automation rules
+//
+// Corresponds with GET /api/v1/automations (the `GetAutomations` operationId).
+func (c *Client) GetAutomations(ctx context.Context, params *GetAutomationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutomationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutomationsWithBody Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+func (c *Client) PostAutomationsWithBody(ctx context.Context, params *PostAutomationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutomationsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutomations Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+func (c *Client) PostAutomations(ctx context.Context, params *PostAutomationsParams, body PostAutomationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutomationsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutomationsTriggerWithBody Fire an event by hand (not logged): run the matching rules and answer their executions
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+func (c *Client) PostAutomationsTriggerWithBody(ctx context.Context, params *PostAutomationsTriggerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutomationsTriggerRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutomationsTrigger Fire an event by hand (not logged): run the matching rules and answer their executions
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+func (c *Client) PostAutomationsTrigger(ctx context.Context, params *PostAutomationsTriggerParams, body PostAutomationsTriggerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutomationsTriggerRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAutomationsId Remove a rule with its execution history
+//
+// Corresponds with DELETE /api/v1/automations/{id} (the `DeleteAutomationsId` operationId).
+func (c *Client) DeleteAutomationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAutomationsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAutomationsId Retrieve a rule
+//
+// Corresponds with GET /api/v1/automations/{id} (the `GetAutomationsId` operationId).
+func (c *Client) GetAutomationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutomationsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchAutomationsIdWithBody Change a rule (is_active false pauses it)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+func (c *Client) PatchAutomationsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchAutomationsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchAutomationsId Change a rule (is_active false pauses it)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+func (c *Client) PatchAutomationsId(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchAutomationsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+//
+// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
+func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6659,6 +7255,331 @@ func NewPostAuthRefreshRequestWithBody(server string, contentType string, body i
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAutomationsRequest constructs an http.Request for the GetAutomations method
+func NewGetAutomationsRequest(server string, params *GetAutomationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostAutomationsRequest calls the generic PostAutomations builder with application/json body
+func NewPostAutomationsRequest(server string, params *PostAutomationsParams, body PostAutomationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAutomationsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostAutomationsRequestWithBody constructs an http.Request for the PostAutomations method, with any body, and a specified content type
+func NewPostAutomationsRequestWithBody(server string, params *PostAutomationsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostAutomationsTriggerRequest calls the generic PostAutomationsTrigger builder with application/json body
+func NewPostAutomationsTriggerRequest(server string, params *PostAutomationsTriggerParams, body PostAutomationsTriggerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAutomationsTriggerRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostAutomationsTriggerRequestWithBody constructs an http.Request for the PostAutomationsTrigger method, with any body, and a specified content type
+func NewPostAutomationsTriggerRequestWithBody(server string, params *PostAutomationsTriggerParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations/trigger")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteAutomationsIdRequest constructs an http.Request for the DeleteAutomationsId method
+func NewDeleteAutomationsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAutomationsIdRequest constructs an http.Request for the GetAutomationsId method
+func NewGetAutomationsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchAutomationsIdRequest calls the generic PatchAutomationsId builder with application/json body
+func NewPatchAutomationsIdRequest(server string, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchAutomationsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchAutomationsIdRequestWithBody constructs an http.Request for the PatchAutomationsId method, with any body, and a specified content type
+func NewPatchAutomationsIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAutomationsIdExecutionsRequest constructs an http.Request for the GetAutomationsIdExecutions method
+func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/automations/%s/executions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11924,6 +12845,76 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/auth/refresh (the `PostAuthRefresh` operationId).
 	PostAuthRefreshWithResponse(ctx context.Context, body PostAuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuthRefreshResponse, error)
 
+	// GetAutomationsWithResponse List the org's automation rules
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/automations (the `GetAutomations` operationId).
+	GetAutomationsWithResponse(ctx context.Context, params *GetAutomationsParams, reqEditors ...RequestEditorFn) (*GetAutomationsResponse, error)
+
+	// PostAutomationsWithBodyWithResponse Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+	PostAutomationsWithBodyWithResponse(ctx context.Context, params *PostAutomationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutomationsResponse, error)
+
+	// PostAutomationsWithResponse Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+	PostAutomationsWithResponse(ctx context.Context, params *PostAutomationsParams, body PostAutomationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutomationsResponse, error)
+
+	// PostAutomationsTriggerWithBodyWithResponse Fire an event by hand (not logged): run the matching rules and answer their executions
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+	PostAutomationsTriggerWithBodyWithResponse(ctx context.Context, params *PostAutomationsTriggerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutomationsTriggerResponse, error)
+
+	// PostAutomationsTriggerWithResponse Fire an event by hand (not logged): run the matching rules and answer their executions
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+	PostAutomationsTriggerWithResponse(ctx context.Context, params *PostAutomationsTriggerParams, body PostAutomationsTriggerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutomationsTriggerResponse, error)
+
+	// DeleteAutomationsIdWithResponse Remove a rule with its execution history
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/automations/{id} (the `DeleteAutomationsId` operationId).
+	DeleteAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteAutomationsIdResponse, error)
+
+	// GetAutomationsIdWithResponse Retrieve a rule
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/automations/{id} (the `GetAutomationsId` operationId).
+	GetAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdResponse, error)
+
+	// PatchAutomationsIdWithBodyWithResponse Change a rule (is_active false pauses it)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+	PatchAutomationsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error)
+
+	// PatchAutomationsIdWithResponse Change a rule (is_active false pauses it)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+	PatchAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error)
+
+	// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
+	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
+
 	// GetCatalogCategoriesWithResponse List categories
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -13263,6 +14254,792 @@ func (r PostAuthRefreshResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAuthRefreshResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAutomationsResponse401Headers the declared response headers of an HTTP 401 response for GetAutomations
+type GetAutomationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAutomationsResponse429Headers the declared response headers of an HTTP 429 response for GetAutomations
+type GetAutomationsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAutomationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []AutomationRule `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAutomationsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAutomationsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAutomationsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []AutomationRule `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAutomationsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAutomationsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAutomationsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAutomationsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAutomationsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAutomationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAutomationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAutomationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAutomationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostAutomationsResponse201Headers the declared response headers of an HTTP 201 response for PostAutomations
+type PostAutomationsResponse201Headers struct {
+	Location *string
+}
+
+// PostAutomationsResponse401Headers the declared response headers of an HTTP 401 response for PostAutomations
+type PostAutomationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostAutomationsResponse429Headers the declared response headers of an HTTP 429 response for PostAutomations
+type PostAutomationsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostAutomationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An org's automation.
+		Data AutomationRule `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostAutomationsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAutomationsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostAutomationsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostAutomationsResponse) GetJSON201() *struct {
+	// Data An org's automation.
+	Data AutomationRule `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostAutomationsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAutomationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAutomationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAutomationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAutomationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostAutomationsTriggerResponse401Headers the declared response headers of an HTTP 401 response for PostAutomationsTrigger
+type PostAutomationsTriggerResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostAutomationsTriggerResponse429Headers the declared response headers of an HTTP 429 response for PostAutomationsTrigger
+type PostAutomationsTriggerResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostAutomationsTriggerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []AutomationExecution `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAutomationsTriggerResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostAutomationsTriggerResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAutomationsTriggerResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []AutomationExecution `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostAutomationsTriggerResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAutomationsTriggerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAutomationsTriggerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAutomationsTriggerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAutomationsTriggerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteAutomationsIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteAutomationsId
+type DeleteAutomationsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteAutomationsIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteAutomationsId
+type DeleteAutomationsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteAutomationsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteAutomationsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteAutomationsIdResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteAutomationsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAutomationsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAutomationsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAutomationsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAutomationsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAutomationsIdResponse401Headers the declared response headers of an HTTP 401 response for GetAutomationsId
+type GetAutomationsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAutomationsIdResponse429Headers the declared response headers of an HTTP 429 response for GetAutomationsId
+type GetAutomationsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAutomationsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An org's automation.
+		Data AutomationRule `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAutomationsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAutomationsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAutomationsIdResponse) GetJSON200() *struct {
+	// Data An org's automation.
+	Data AutomationRule `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAutomationsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAutomationsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAutomationsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAutomationsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAutomationsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchAutomationsIdResponse401Headers the declared response headers of an HTTP 401 response for PatchAutomationsId
+type PatchAutomationsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchAutomationsIdResponse429Headers the declared response headers of an HTTP 429 response for PatchAutomationsId
+type PatchAutomationsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchAutomationsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An org's automation.
+		Data AutomationRule `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchAutomationsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchAutomationsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchAutomationsIdResponse) GetJSON200() *struct {
+	// Data An org's automation.
+	Data AutomationRule `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchAutomationsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchAutomationsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchAutomationsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchAutomationsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchAutomationsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAutomationsIdExecutionsResponse401Headers the declared response headers of an HTTP 401 response for GetAutomationsIdExecutions
+type GetAutomationsIdExecutionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetAutomationsIdExecutionsResponse429Headers the declared response headers of an HTTP 429 response for GetAutomationsIdExecutions
+type GetAutomationsIdExecutionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetAutomationsIdExecutionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []AutomationExecution `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAutomationsIdExecutionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAutomationsIdExecutionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAutomationsIdExecutionsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []AutomationExecution `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetAutomationsIdExecutionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAutomationsIdExecutionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAutomationsIdExecutionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAutomationsIdExecutionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAutomationsIdExecutionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24025,6 +25802,136 @@ func (c *ClientWithResponses) PostAuthRefreshWithResponse(ctx context.Context, b
 	return ParsePostAuthRefreshResponse(rsp)
 }
 
+// GetAutomationsWithResponse List the org's automation rules
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/automations (the `GetAutomations` operationId).
+func (c *ClientWithResponses) GetAutomationsWithResponse(ctx context.Context, params *GetAutomationsParams, reqEditors ...RequestEditorFn) (*GetAutomationsResponse, error) {
+	rsp, err := c.GetAutomations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAutomationsResponse(rsp)
+}
+
+// PostAutomationsWithBodyWithResponse Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+func (c *ClientWithResponses) PostAutomationsWithBodyWithResponse(ctx context.Context, params *PostAutomationsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutomationsResponse, error) {
+	rsp, err := c.PostAutomationsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutomationsResponse(rsp)
+}
+
+// PostAutomationsWithResponse Create a rule: a trigger (event, schedule or manual), conditions on the event's data, actions of the closed set
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/automations (the `PostAutomations` operationId).
+func (c *ClientWithResponses) PostAutomationsWithResponse(ctx context.Context, params *PostAutomationsParams, body PostAutomationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutomationsResponse, error) {
+	rsp, err := c.PostAutomations(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutomationsResponse(rsp)
+}
+
+// PostAutomationsTriggerWithBodyWithResponse Fire an event by hand (not logged): run the matching rules and answer their executions
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+func (c *ClientWithResponses) PostAutomationsTriggerWithBodyWithResponse(ctx context.Context, params *PostAutomationsTriggerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutomationsTriggerResponse, error) {
+	rsp, err := c.PostAutomationsTriggerWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutomationsTriggerResponse(rsp)
+}
+
+// PostAutomationsTriggerWithResponse Fire an event by hand (not logged): run the matching rules and answer their executions
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/automations/trigger (the `PostAutomationsTrigger` operationId).
+func (c *ClientWithResponses) PostAutomationsTriggerWithResponse(ctx context.Context, params *PostAutomationsTriggerParams, body PostAutomationsTriggerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutomationsTriggerResponse, error) {
+	rsp, err := c.PostAutomationsTrigger(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutomationsTriggerResponse(rsp)
+}
+
+// DeleteAutomationsIdWithResponse Remove a rule with its execution history
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/automations/{id} (the `DeleteAutomationsId` operationId).
+func (c *ClientWithResponses) DeleteAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteAutomationsIdResponse, error) {
+	rsp, err := c.DeleteAutomationsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAutomationsIdResponse(rsp)
+}
+
+// GetAutomationsIdWithResponse Retrieve a rule
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/automations/{id} (the `GetAutomationsId` operationId).
+func (c *ClientWithResponses) GetAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdResponse, error) {
+	rsp, err := c.GetAutomationsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAutomationsIdResponse(rsp)
+}
+
+// PatchAutomationsIdWithBodyWithResponse Change a rule (is_active false pauses it)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+func (c *ClientWithResponses) PatchAutomationsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error) {
+	rsp, err := c.PatchAutomationsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchAutomationsIdResponse(rsp)
+}
+
+// PatchAutomationsIdWithResponse Change a rule (is_active false pauses it)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
+func (c *ClientWithResponses) PatchAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error) {
+	rsp, err := c.PatchAutomationsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchAutomationsIdResponse(rsp)
+}
+
+// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
+func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error) {
+	rsp, err := c.GetAutomationsIdExecutions(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAutomationsIdExecutionsResponse(rsp)
+}
+
 // GetCatalogCategoriesWithResponse List categories
 //
 // Returns a wrapper object for the known response body format(s).
@@ -26153,6 +28060,720 @@ func ParsePostAuthRefreshResponse(rsp *http.Response) (*PostAuthRefreshResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAutomationsResponse parses an HTTP response from a GetAutomationsWithResponse call
+func ParseGetAutomationsResponse(rsp *http.Response) (*GetAutomationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAutomationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []AutomationRule `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAutomationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAutomationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostAutomationsResponse parses an HTTP response from a PostAutomationsWithResponse call
+func ParsePostAutomationsResponse(rsp *http.Response) (*PostAutomationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAutomationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An org's automation.
+			Data AutomationRule `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostAutomationsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostAutomationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostAutomationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostAutomationsTriggerResponse parses an HTTP response from a PostAutomationsTriggerWithResponse call
+func ParsePostAutomationsTriggerResponse(rsp *http.Response) (*PostAutomationsTriggerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAutomationsTriggerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []AutomationExecution `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostAutomationsTriggerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostAutomationsTriggerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAutomationsIdResponse parses an HTTP response from a DeleteAutomationsIdWithResponse call
+func ParseDeleteAutomationsIdResponse(rsp *http.Response) (*DeleteAutomationsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAutomationsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteAutomationsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteAutomationsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAutomationsIdResponse parses an HTTP response from a GetAutomationsIdWithResponse call
+func ParseGetAutomationsIdResponse(rsp *http.Response) (*GetAutomationsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAutomationsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An org's automation.
+			Data AutomationRule `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAutomationsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAutomationsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchAutomationsIdResponse parses an HTTP response from a PatchAutomationsIdWithResponse call
+func ParsePatchAutomationsIdResponse(rsp *http.Response) (*PatchAutomationsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchAutomationsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An org's automation.
+			Data AutomationRule `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchAutomationsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchAutomationsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAutomationsIdExecutionsResponse parses an HTTP response from a GetAutomationsIdExecutionsWithResponse call
+func ParseGetAutomationsIdExecutionsResponse(rsp *http.Response) (*GetAutomationsIdExecutionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAutomationsIdExecutionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []AutomationExecution `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetAutomationsIdExecutionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAutomationsIdExecutionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -185,6 +185,18 @@ var eventSteps = []evStep{
 	{name: "archive it", hubOnly: true, do: func(r *evRun) {
 		r.call("DELETE", "/api/v1/catalog/products/"+r.ids["new"], nil, 200)
 	}, want: []evWant{wantProduct(kassa.EventProductUpdated, "new")}},
+	{name: "run an automation that emits", hubOnly: true, do: func(r *evRun) {
+		r.ids["rule"] = r.call("POST", "/api/v1/automations", map[string]any{"name": "Emit", "trigger": map[string]any{"type": "manual"},
+			"actions": []any{map[string]any{"type": "emit_event", "params": map[string]any{"payload": map[string]any{"step": "catalog"}}}}}, 201)["id"].(string)
+		var l listResp
+		if st := r.p.Call(r.t, "POST", "/api/v1/automations/trigger", r.tok, map[string]any{"event": kassa.EventOrderCreated, "rule_id": r.ids["rule"]}, &l); st != 200 || len(l.Data) != 1 {
+			r.t.Fatalf("trigger: %d %v", st, l.Data)
+		}
+	}, want: []evWant{{typ: kassa.EventAutomationTriggered, orgWide: true, read: func(r *evRun) map[string]any {
+		x := r.last("/api/v1/automations/" + r.ids["rule"] + "/executions")
+		x["payload"] = map[string]any{"step": "catalog"}
+		return x
+	}}}},
 }
 
 // ownEvents reads the events of the node's log that happened there.

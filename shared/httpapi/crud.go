@@ -58,3 +58,17 @@ func updateWith[In, T any](resource string, update func(context.Context, string,
 		return one(c, fiber.StatusOK, v)
 	}
 }
+
+// deleteWith returns a handler for DELETE .../:id answering 204.
+func deleteWith(resource string, del func(context.Context, string) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := pathID(c, resource)
+		if err != nil {
+			return err
+		}
+		if err := del(c.UserContext(), id); err != nil {
+			return err
+		}
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+}

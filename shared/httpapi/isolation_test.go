@@ -112,6 +112,11 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		f.ids["/webhooks/"] = f.isoCreate(t, "/webhooks", map[string]any{"url": hook.URL, "events": []string{"*"}})
 		ping := f.tn.Do("POST", "/api/v1/webhooks/"+f.ids["/webhooks/"]+"/test", f.a.Owner, nil)
 		f.ids["/webhooks/{id}/logs/"], _ = ping.Data()["deliveryId"].(string)
+		// An automation rule of A's that tags A's customer, run once by hand.
+		f.ids["/automations/"] = f.isoCreate(t, "/automations", map[string]any{"name": "A tags",
+			"trigger": map[string]any{"type": "manual"},
+			"actions": []any{map[string]any{"type": "tag_customer", "params": map[string]any{"customer_id": cust, "tag": "a"}}}})
+		f.tn.Do("POST", "/api/v1/automations/trigger", f.a.Owner, map[string]any{"event": "customer.created", "rule_id": f.ids["/automations/"]})
 	}
 	for _, id := range f.ids {
 		f.aIDs = append(f.aIDs, id)
@@ -144,6 +149,7 @@ var isoBodies = map[string]any{
 	"POST /payments/{id}/void":                  map[string]any{},
 	"DELETE /partners/tenants/{id}/rate-limit":  nil,
 	"PATCH /webhooks/{id}":                      map[string]any{"description": "B was here"},
+	"PATCH /automations/{id}":                   map[string]any{"name": "B was here"},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and

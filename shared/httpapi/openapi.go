@@ -152,7 +152,11 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Every operation names its scope in security, for first-party tokens and OAuth tokens alike; a token without it is 403 naming the scope. " +
 				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null. " +
 				"Events (webhooks): the catalog, which operation emits each event and its data, is docs/events.md; an event's data is " +
-				"its resource as the REST GET of that resource answers at the moment of the event.",
+				"its resource as the REST GET of that resource answers at the moment of the event. " +
+				"Automations (hub): a rule's event trigger runs once per event of the hub's log (an edge's events too, after sync); " +
+				"conditions name fields of the event's data, action params may take \"$data.<field>\"; schedules run in the rule's time zone " +
+				"(a local time skipped by a daylight-saving change does not run that day; a repeated one runs once); " +
+				"chains of automation.triggered stop at depth 3, recorded as a skipped execution.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,
@@ -164,21 +168,22 @@ func (s *Server) buildOpenAPI() map[string]any {
 
 // tagText describes each tag of the document.
 var tagText = map[string]string{
-	"auth":      "First-party staff sign-in, sessions and staff accounts",
-	"catalog":   "Products, categories, modifier groups and price lists",
-	"customers": "Customer profiles",
-	"inventory": "Stock levels, movements and transfers between locations",
-	"kds":       "The kitchen display: board, live feed and ticket moves",
-	"locations": "The org's stores",
-	"loyalty":   "Loyalty programs, accounts and points",
-	"orders":    "Orders, their completion and refunds",
-	"payments":  "Payments, payment methods and settlements",
-	"settings":  "The org's commercial settings",
-	"sync":      "Edge enrolment and replication state",
-	"oauth":     "OAuth 2.0 apps, tokens and connected apps (the hub)",
-	"partners":  "Resellers creating tenants (the hub)",
-	"webhooks":  "Webhook endpoints and deliveries (the hub)",
-	"openapi":   "This document",
+	"auth":        "First-party staff sign-in, sessions and staff accounts",
+	"catalog":     "Products, categories, modifier groups and price lists",
+	"customers":   "Customer profiles",
+	"inventory":   "Stock levels, movements and transfers between locations",
+	"kds":         "The kitchen display: board, live feed and ticket moves",
+	"locations":   "The org's stores",
+	"loyalty":     "Loyalty programs, accounts and points",
+	"orders":      "Orders, their completion and refunds",
+	"payments":    "Payments, payment methods and settlements",
+	"settings":    "The org's commercial settings",
+	"sync":        "Edge enrolment and replication state",
+	"oauth":       "OAuth 2.0 apps, tokens and connected apps (the hub)",
+	"partners":    "Resellers creating tenants (the hub)",
+	"webhooks":    "Webhook endpoints and deliveries (the hub)",
+	"automations": "Automation rules on events and schedules, and their executions (the hub)",
+	"openapi":     "This document",
 }
 
 func securitySchemes() map[string]any {

@@ -71,9 +71,10 @@ type Services struct {
 	Payments       kassa.PaymentService
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
-	Enrolment      kassa.EnrolmentService // hub only
-	Tenants        kassa.TenantService    // hub only
-	Webhooks       kassa.WebhookService   // hub only
+	Enrolment      kassa.EnrolmentService  // hub only
+	Tenants        kassa.TenantService     // hub only
+	Webhooks       kassa.WebhookService    // hub only
+	Automations    kassa.AutomationService // hub only
 	// OAuth is the authorization server: with it, bearer tokens of its
 	// shape are accepted; on the hub its routes exist too (an edge only
 	// checks the hub's tokens).
@@ -171,6 +172,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.Tenants != nil, s.routesPartners},
 		{svc.Webhooks != nil, s.routesWebhooks},
+		{svc.Automations != nil, s.routesAutomations},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {

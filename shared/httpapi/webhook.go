@@ -27,7 +27,7 @@ func (s *Server) routesWebhooks() {
 	s.handle(&Route{Method: "PATCH", Path: "/webhooks/:id", Tag: tag, Scope: scope, Body: kassa.WebhookUpdate{}, Resp: kassa.WebhookEndpoint{},
 		Summary: "Change an endpoint's url, events, description or status (inactive pauses it)", Handler: updateWith("webhook endpoint", svc.UpdateWebhook)})
 	s.handle(&Route{Method: "DELETE", Path: "/webhooks/:id", Tag: tag, Scope: scope, Status: fiber.StatusNoContent,
-		Summary: "Remove an endpoint with its pending deliveries and log", Handler: s.deleteWebhook})
+		Summary: "Remove an endpoint with its pending deliveries and log", Handler: deleteWith("webhook endpoint", svc.DeleteWebhook)})
 	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/test", Tag: tag, Scope: scope, Resp: kassa.WebhookTestResult{},
 		Summary: "Send a signed test.ping at once and report the endpoint's answer", Handler: s.testWebhook})
 	s.handle(&Route{Method: "GET", Path: "/webhooks/:id/deliveries", Tag: tag, Scope: scope, List: true, Resp: kassa.WebhookAttempt{},
@@ -47,17 +47,6 @@ func (s *Server) listWebhooks(c *fiber.Ctx) error {
 	}
 	l, err := s.svc.Webhooks.FindWebhooks(c.UserContext(), p)
 	return list(c, l, err)
-}
-
-func (s *Server) deleteWebhook(c *fiber.Ctx) error {
-	id, err := pathID(c, "webhook endpoint")
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Webhooks.DeleteWebhook(c.UserContext(), id); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *Server) testWebhook(c *fiber.Ctx) error {

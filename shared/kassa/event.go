@@ -73,7 +73,7 @@ var EventCatalog = []EventInfo{
 	{EventGiftCardIssued, false, true, "gift cards (not yet built)", "the gift card"},
 	{EventGiftCardRedeemed, false, true, "gift cards (not yet built)", "the gift card"},
 	{EventInventoryTransferDone, true, true, "POST /inventory/transfers/:id/receive", "the transfer (GET /inventory/transfers/:id)"},
-	{EventAutomationTriggered, false, true, "automations (issue 14; not yet built)", "the execution"},
+	{EventAutomationTriggered, true, true, "an automation's emit_event action (hub: event, schedule and POST /automations/trigger runs)", "the execution (an entry of GET /automations/:id/executions) with the action's payload"},
 	{EventProductCreated, true, true, "POST /catalog/products", "the product (GET /catalog/products/:id)"},
 	{EventProductUpdated, true, true, "PATCH /catalog/products/:id when a field changed; DELETE /catalog/products/:id (archive)", "the product (GET /catalog/products/:id)"},
 }

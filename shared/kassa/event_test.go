@@ -9,6 +9,7 @@ import (
 // spec's 18 types, its two release-note additions and Kassa's product
 // events are in the catalog once each; lay-by, gift-card and automation
 // events are registered but not emitted; test.ping is never logged.
+// automation.triggered is emitted since automations (issue 14).
 func TestTheEventCatalogHoldsTheSpecsEventsAndSaysWhichAreEmitted(t *testing.T) {
 	spec := []string{"test.ping", "order.created", "order.completed", "order.refunded", "payment.captured", "payment.failed",
 		"customer.created", "customer.updated", "inventory.low_stock", "inventory.stockout", "loyalty.points_earned",
@@ -33,7 +34,7 @@ func TestTheEventCatalogHoldsTheSpecsEventsAndSaysWhichAreEmitted(t *testing.T) 
 		t.Errorf("catalog of %d types: %v", len(all), all)
 	}
 	for _, typ := range []string{EventLaybyCreated, EventLaybyPaymentReceived, EventLaybyCompleted, EventLaybyCancelled,
-		EventGiftCardIssued, EventGiftCardRedeemed, EventAutomationTriggered} {
+		EventGiftCardIssued, EventGiftCardRedeemed} {
 		if e, _ := LookupEvent(typ); e.Emitted || !IsEventType(typ) {
 			t.Errorf("%s: emitted %v, logged %v; want registered, not yet emitted", typ, e.Emitted, IsEventType(typ))
 		}

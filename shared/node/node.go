@@ -98,6 +98,8 @@ type Node struct {
 	payments *sqlite.PaymentService
 	// webhooks is the hub's webhook sender (nil at an edge).
 	webhooks *webhookSender
+	// automations is the hub's automation engine (nil at an edge).
+	automations *automationEngine
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -176,6 +178,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		store := sqlite.NewWebhookStore(db)
 		n.webhooks = newWebhookSender(store, cfg.Webhooks, cfg.Now, log)
 		n.Services.Webhooks = &webhookService{WebhookStore: store, sender: n.webhooks}
+		autos := sqlite.NewAutomationStore(db)
+		n.automations = newAutomationEngine(autos, &n.Services, cfg.Now, log)
+		n.Services.Automations = &automationService{AutomationStore: autos, engine: n.automations}
 	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
@@ -206,6 +211,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	if n.webhooks != nil {
 		n.Jobs.Start(n.WebhookJob())
+	}
+	if n.automations != nil {
+		n.Jobs.Start(n.AutomationJob())
 	}
 	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/sqlite"
@@ -98,4 +99,14 @@ func ReadEventLog(ctx context.Context, dataDir string, after int64, limit int) (
 	defer db.Close()
 	es, err := db.EventsAfter(ctx, after, limit)
 	return db.NodeID, es, err
+}
+
+// AutomationLags returns, for the org's executions set off by a logged
+// event, the time from the event to its recorded execution (the
+// automation benchmark's measure); nil at an edge.
+func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duration, error) {
+	if n.automations == nil {
+		return nil, nil
+	}
+	return n.automations.store.ExecutionLags(ctx, orgID)
 }

@@ -1,0 +1,251 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/sync/wait"
+)
+
+// Set moves the test clock to t.
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func executions(t *testing.T, tn *testNode, tok, rule string) []map[string]any {
+	t.Helper()
+	r := tn.Do("GET", "/api/v1/automations/"+rule+"/executions", tok, nil)
+	if r.Status != 200 {
+		t.Fatalf("executions: %d %s", r.Status, r.Body)
+	}
+	var out []map[string]any
+	for _, x := range r.List() {
+		out = append(out, x.(map[string]any))
+	}
+	return out
+}
+
+func mustRule(t *testing.T, tn *testNode, tok string, body map[string]any) string {
+	t.Helper()
+	r := tn.Do("POST", "/api/v1/automations", tok, body)
+	if r.Status != 201 {
+		t.Fatalf("create rule: %d %s", r.Status, r.Body)
+	}
+	return r.Data()["id"].(string)
+}
+
+func vipRule() map[string]any {
+	return map[string]any{"name": "Tag VIPs",
+		"trigger":    map[string]any{"type": "event", "event": "customer.created"},
+		"conditions": []any{map[string]any{"field": "email", "operator": "contains", "value": "vip"}},
+		"actions":    []any{map[string]any{"type": "tag_customer", "params": map[string]any{"customer_id": "$data.id", "tag": "vip"}}}}
+}
+
+func TestAutomationRoutesRefuseBadInputAndKeepToTheOrg(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a, b := tn.MustOrg("Auto A"), tn.MustOrg("Auto B")
+	bCust := tn.Do("POST", "/api/v1/customers", b.Owner, map[string]any{"first_name": "Bea"}).Data()["id"].(string)
+
+	bad := func(mut func(m map[string]any)) map[string]any { m := vipRule(); mut(m); return m }
+	for _, c := range []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"unknown field", bad(func(m map[string]any) { m["colour"] = "red" }), "colour"},
+		{"cron that does not parse", bad(func(m map[string]any) {
+			m["trigger"] = map[string]any{"type": "schedule", "cron": "61 2 * * *", "timezone": "Europe/Berlin"}
+			delete(m, "conditions")
+			m["actions"] = []any{map[string]any{"type": "emit_event"}}
+		}), "trigger.cron"},
+		{"condition on a field the event lacks", bad(func(m map[string]any) {
+			m["conditions"] = []any{map[string]any{"field": "total", "operator": "gt", "value": 100}}
+		}), "conditions[0].field"},
+		{"action on another org's customer", bad(func(m map[string]any) {
+			m["actions"] = []any{map[string]any{"type": "tag_customer", "params": map[string]any{"customer_id": bCust, "tag": "x"}}}
+		}), "actions[0].params.customer_id"},
+		{"unknown action", bad(func(m map[string]any) {
+			m["actions"] = []any{map[string]any{"type": "send_sms", "params": map[string]any{}}}
+		}), "actions[0].type"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustProblem(t, tn.Do("POST", "/api/v1/automations", a.Owner, c.body), 422, "validation")
+			if !strings.Contains(fmt.Sprint(p["errors"]), c.field) {
+				t.Fatalf("errors %v do not name %s", p["errors"], c.field)
+			}
+		})
+	}
+	if l := tn.Do("GET", "/api/v1/automations", a.Owner, nil).List(); len(l) != 0 {
+		t.Fatalf("a refused rule was stored: %v", l)
+	}
+
+	id := mustRule(t, tn, a.Owner, vipRule())
+	if r := tn.Do("GET", "/api/v1/automations/"+id, b.Owner, nil); r.Status != 404 {
+		t.Fatalf("B reads A's rule: %d", r.Status)
+	}
+	r := tn.Do("PATCH", "/api/v1/automations/"+id, a.Owner, map[string]any{"is_active": false})
+	if r.Status != 200 || r.Data()["is_active"] != false || r.Data()["name"] != "Tag VIPs" {
+		t.Fatalf("PATCH: %d %s", r.Status, r.Body)
+	}
+	mustProblem(t, tn.Do("PATCH", "/api/v1/automations/"+id, a.Owner, map[string]any{
+		"conditions": []any{map[string]any{"field": "tier", "operator": "eq", "value": "Gold"}}}), 422, "validation")
+	if got := tn.Do("GET", "/api/v1/automations/"+id, a.Owner, nil).Data(); len(got["conditions"].([]any)) != 1 ||
+		got["conditions"].([]any)[0].(map[string]any)["field"] != "email" {
+		t.Fatalf("a refused PATCH changed the rule: %v", got)
+	}
+	cashier := tn.MustUser(a, "till@a.test", kassa.RoleCashier)
+	mustProblem(t, tn.Do("GET", "/api/v1/automations", cashier, nil), 403, "forbidden")
+	if r := tn.Do("DELETE", "/api/v1/automations/"+id, a.Owner, nil); r.Status != 204 {
+		t.Fatalf("DELETE: %d %s", r.Status, r.Body)
+	}
+	mustProblem(t, tn.Do("GET", "/api/v1/automations/"+id, a.Owner, nil), 404, "not-found")
+
+	edge := MustStartNode(t, kassa.NodeEdge, nil)
+	e := edge.MustOrg("Edge org")
+	if r := edge.Do("GET", "/api/v1/automations", e.Owner, nil); r.Status != 404 {
+		t.Fatalf("an edge serves automations: %d", r.Status)
+	}
+}
+
+func TestAnEventRuleRunsOncePerEventAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Now().UTC()}
+	start := func() *testNode {
+		return MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.DataDir, c.Now = dir, clock.Now })
+	}
+	tn := start()
+	a := tn.MustOrg("Event org")
+	rule := mustRule(t, tn, a.Owner, vipRule())
+	customer := func(tn *testNode, tok, email string) string {
+		return tn.Do("POST", "/api/v1/customers", tok, map[string]any{"first_name": "C", "email": email}).Data()["id"].(string)
+	}
+	vip := customer(tn, a.Owner, "vip@a.test")
+	plain := customer(tn, a.Owner, "plain@a.test")
+	wait.For(t, 10*time.Second, "two executions", func() bool { return len(executions(t, tn, a.Owner, rule)) == 2 })
+	if tags := tn.Do("GET", "/api/v1/customers/"+vip, a.Owner, nil).Data()["tags"]; fmt.Sprint(tags) != "[vip]" {
+		t.Fatalf("the VIP's tags: %v", tags)
+	}
+	if tags := tn.Do("GET", "/api/v1/customers/"+plain, a.Owner, nil).Data()["tags"]; fmt.Sprint(tags) != "[]" {
+		t.Fatalf("the plain customer's tags: %v", tags)
+	}
+	byStatus := map[string]int{}
+	for _, x := range executions(t, tn, a.Owner, rule) {
+		byStatus[fmt.Sprint(x["status"], " matched=", x["matched"])]++
+		if x["trigger"] != "event" || x["event"] != "customer.created" || x["event_id"] == "" {
+			t.Fatalf("execution %v", x)
+		}
+	}
+	if byStatus["succeeded matched=true"] != 1 || byStatus["skipped matched=false"] != 1 {
+		t.Fatalf("executions: %v", byStatus)
+	}
+
+	// Restarted, the engine goes on from its saved position: the two
+	// events do not run again; a new one runs once.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tn.N.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tn = start()
+	a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string)
+	customer(tn, a.Owner, "vip2@a.test")
+	wait.For(t, 10*time.Second, "the third execution", func() bool { return len(executions(t, tn, a.Owner, rule)) >= 3 })
+	if n := len(executions(t, tn, a.Owner, rule)); n != 3 {
+		t.Fatalf("%d executions after the restart, want 3", n)
+	}
+}
+
+func TestAScheduleFiresAtItsTickInItsZoneAcrossSpringForwardAndARestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{}
+	clock.Set(time.Date(2026, 3, 27, 12, 0, 0, 0, time.UTC)) // Friday before the spring change
+	start := func() *testNode {
+		return MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.DataDir, c.Now = dir, clock.Now })
+	}
+	tn := start()
+	a := tn.MustOrg("Schedule org")
+	rule := mustRule(t, tn, a.Owner, map[string]any{"name": "Nightly",
+		"trigger": map[string]any{"type": "schedule", "cron": "30 2 * * *", "timezone": "Europe/Berlin"},
+		"actions": []any{map[string]any{"type": "emit_event", "params": map[string]any{"payload": map[string]any{"job": "nightly"}}}}})
+	ticks := func() []string {
+		var out []string
+		for _, x := range executions(t, tn, a.Owner, rule) {
+			out = append([]string{fmt.Sprint(x["tick"])}, out...) // oldest first
+		}
+		return out
+	}
+	advance := func(to time.Time, want int) {
+		t.Helper()
+		clock.Set(to)
+		a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string) // the last token expired
+		tn.N.WakeAutomations()
+		wait.For(t, 10*time.Second, fmt.Sprintf("%d ticks by %s", want, to), func() bool { return len(ticks()) >= want })
+	}
+	// Saturday 02:30 CET is 01:30 UTC.
+	advance(time.Date(2026, 3, 28, 1, 30, 0, 0, time.UTC), 1)
+	// Sunday: 02:30 does not exist in Berlin (02:00 CET → 03:00 CEST), so
+	// the next tick is Monday 02:30 CEST = 00:30 UTC.
+	advance(time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC), 1)
+	advance(time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC), 2)
+	want := []string{"2026-03-28T01:30:00Z", "2026-03-30T00:30:00Z"}
+	if got := ticks(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("ticks %v, want %v", got, want)
+	}
+
+	// Down for three nights, up again: the latest missed tick fires, once.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tn.N.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(time.Date(2026, 4, 2, 6, 0, 0, 0, time.UTC))
+	tn = start()
+	a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string)
+	advance(time.Date(2026, 4, 2, 6, 0, 0, 0, time.UTC), 3)
+	advance(time.Date(2026, 4, 3, 0, 30, 0, 0, time.UTC), 4)
+	want = append(want, "2026-04-02T00:30:00Z", "2026-04-03T00:30:00Z")
+	if got := ticks(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("ticks %v, want %v", got, want)
+	}
+	for _, x := range executions(t, tn, a.Owner, rule) {
+		if x["status"] != "succeeded" || x["trigger"] != "schedule" {
+			t.Fatalf("execution %v", x)
+		}
+	}
+}
+
+func TestEmitEventChainsAreCutAtTheDepthLimit(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a := tn.MustOrg("Chain org")
+	starter := mustRule(t, tn, a.Owner, map[string]any{"name": "Start",
+		"trigger": map[string]any{"type": "manual"},
+		"actions": []any{map[string]any{"type": "emit_event", "params": map[string]any{"payload": map[string]any{"n": 1}}}}})
+	echo := mustRule(t, tn, a.Owner, map[string]any{"name": "Echo",
+		"trigger":    map[string]any{"type": "event", "event": "automation.triggered"},
+		"conditions": []any{map[string]any{"field": "payload.n", "operator": "eq", "value": 1}},
+		"actions":    []any{map[string]any{"type": "emit_event", "params": map[string]any{"payload": "$data.payload"}}}})
+	r := tn.Do("POST", "/api/v1/automations/trigger", a.Owner, map[string]any{"event": "order.created", "rule_id": starter})
+	if r.Status != 200 || len(r.List()) != 1 || r.List()[0].(map[string]any)["status"] != "succeeded" {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	// Depths 1, 2, 3 run; the fourth link is cut and says so.
+	wait.For(t, 10*time.Second, "the chain cut", func() bool {
+		xs := executions(t, tn, a.Owner, echo)
+		return len(xs) > 0 && xs[0]["status"] == "skipped"
+	})
+	xs := executions(t, tn, a.Owner, echo)
+	if len(xs) != kassa.MaxAutomationDepth+1 {
+		t.Fatalf("%d executions of the echo, want %d", len(xs), kassa.MaxAutomationDepth+1)
+	}
+	cut := xs[0]
+	if cut["depth"] != float64(kassa.MaxAutomationDepth+1) || !strings.Contains(fmt.Sprint(cut["error"]), "depth") || cut["matched"] != false {
+		t.Fatalf("the cut execution: %v", cut)
+	}
+}

@@ -1,0 +1,419 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// Automation rules and their executions (migration 0012): hub only,
+// node-local like webhooks (no change records; no edge can push them).
+// The hub's engine (shared/node/automation.go) reads the event log from a
+// saved position (log_readers) and records each execution with the new
+// position, the schedule's tick and any automation.triggered event in one
+// unit (RecordExecution).
+
+// AutomationStore keeps an org's automation rules and executions.
+type AutomationStore struct{ db *DB }
+
+// NewAutomationStore returns the automation store of db.
+func NewAutomationStore(db *DB) *AutomationStore { return &AutomationStore{db: db} }
+
+// NewID returns a fresh id (UUIDv7).
+func (s *AutomationStore) NewID() string { return s.db.NewID() }
+
+const ruleCols = `SELECT id, org_id, name, is_active, trigger, conditions, actions, created_at, updated_at FROM automation_rules`
+
+func scanRule(s scanner) (*kassa.AutomationRule, error) {
+	var r kassa.AutomationRule
+	var trig, conds, acts, created, updated string
+	if err := s.Scan(&r.ID, &r.OrgID, &r.Name, &r.IsActive, &trig, &conds, &acts, &created, &updated); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		raw string
+		dst any
+	}{{trig, &r.Trigger}, {conds, &r.Conditions}, {acts, &r.Actions}} {
+		if err := json.Unmarshal([]byte(p.raw), p.dst); err != nil {
+			return nil, err
+		}
+	}
+	r.CreatedAt, r.UpdatedAt = parseTime(created), parseTime(updated)
+	return &r, nil
+}
+
+func ruleID(r *kassa.AutomationRule) string { return r.ID }
+
+func findRule(ctx context.Context, q querier, orgID, id string) (*kassa.AutomationRule, error) {
+	return findByID(ctx, q, ruleCols, "automation", orgID, id, scanRule)
+}
+
+// FindAutomations lists the actor's org's rules.
+func (s *AutomationStore) FindAutomations(ctx context.Context, p kassa.Page) (kassa.List[kassa.AutomationRule], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.AutomationRule]{}, err
+	}
+	return findPage(ctx, s.db.reader, ruleCols, orgFilter(a.OrgID), p, scanRule, ruleID)
+}
+
+// FindAutomationByID returns one rule of the actor's org, or ENotFound.
+func (s *AutomationStore) FindAutomationByID(ctx context.Context, id string) (*kassa.AutomationRule, error) {
+	return readOwn(ctx, s.db, findRule, id)
+}
+
+// CreateAutomation stores r, which the caller validated, in the actor's
+// org. Errors: EInvalid when an action names an id of another org.
+func (s *AutomationStore) CreateAutomation(ctx context.Context, r *kassa.AutomationRule) (*kassa.AutomationRule, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	return writeRead(ctx, s.db, findRule, a.OrgID, id, func(tx *Tx) error {
+		if err := checkActionIDs(ctx, tx, a.OrgID, r); err != nil {
+			return err
+		}
+		trig, conds, acts, err := ruleJSON(r)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO automation_rules (id, org_id, name, is_active, trigger, event_type, conditions, actions, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.now), fmtTime(tx.now))
+		return err
+	})
+}
+
+// UpdateAutomation applies in to the rule and checks the result with
+// validate, in one unit. Errors: ENotFound, EInvalid.
+func (s *AutomationStore) UpdateAutomation(ctx context.Context, id string, in *kassa.AutomationUpdate, validate func(*kassa.AutomationRule) error) (*kassa.AutomationRule, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return writeRead(ctx, s.db, findRule, a.OrgID, id, func(tx *Tx) error {
+		old, err := findRule(ctx, tx, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		r := in.Apply(*old)
+		if err := validate(&r); err != nil {
+			return err
+		}
+		if err := checkActionIDs(ctx, tx, a.OrgID, &r); err != nil {
+			return err
+		}
+		trig, conds, acts, err := ruleJSON(&r)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE automation_rules SET name = ?, is_active = ?, trigger = ?, event_type = ?, conditions = ?, actions = ?, updated_at = ?
+			WHERE org_id = ? AND id = ?`, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.now), a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if r.Trigger != old.Trigger {
+			// A new schedule counts its ticks from now, not from the old one's.
+			_, err = tx.ExecContext(ctx, `DELETE FROM automation_ticks WHERE rule_id = ?`, id)
+		}
+		return err
+	})
+}
+
+// DeleteAutomation removes a rule with its executions. Errors: ENotFound.
+func (s *AutomationStore) DeleteAutomation(ctx context.Context, id string) error {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.write(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM automation_rules WHERE org_id = ? AND id = ?`, a.OrgID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return kassa.NotFound("automation", id)
+		}
+		for _, q := range []string{`DELETE FROM automation_executions WHERE rule_id = ?`, `DELETE FROM automation_ticks WHERE rule_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func ruleJSON(r *kassa.AutomationRule) (trig, conds, acts string, err error) {
+	if r.Conditions == nil {
+		r.Conditions = []kassa.Condition{}
+	}
+	var out [3][]byte
+	for i, v := range []any{r.Trigger, r.Conditions, r.Actions} {
+		if out[i], err = json.Marshal(v); err != nil {
+			return "", "", "", err
+		}
+	}
+	return string(out[0]), string(out[1]), string(out[2]), nil
+}
+
+// actionTables: the table each id parameter of an action names.
+var actionTables = map[string]string{"customer_id": "customers", "product_id": "products", "campaign_id": "campaigns"}
+
+// checkActionIDs: every literal id an action names is a row of the org
+// (422 naming the parameter otherwise, the same for another org's id and
+// none). A table this node does not have (campaigns before they land) is
+// not checked.
+func checkActionIDs(ctx context.Context, tx *Tx, orgID string, r *kassa.AutomationRule) error {
+	ids := r.ActionIDs()
+	fields := make([]string, 0, len(ids))
+	for f := range ids {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	var v kassa.Validation
+	for _, f := range fields {
+		table := actionTables[paramName(f)]
+		if table == "" || !tableExists(ctx, tx, table) {
+			continue
+		}
+		v.Check(exists(ctx, tx, table, orgID, ids[f]), f, "names no "+table[:len(table)-1]+" of this org")
+	}
+	return v.Err()
+}
+
+func paramName(field string) string {
+	for i := len(field) - 1; i >= 0; i-- {
+		if field[i] == '.' {
+			return field[i+1:]
+		}
+	}
+	return field
+}
+
+func tableExists(ctx context.Context, q querier, table string) bool {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+	return err == nil && n == 1
+}
+
+const executionCols = `SELECT id, org_id, rule_id, trigger, event_type, coalesce(event_id, ''), coalesce(tick, ''), matched, status, depth,
+	results, error, duration_ms, started_at, finished_at, created_at FROM automation_executions`
+
+func scanExecution(s scanner) (*kassa.AutomationExecution, error) {
+	var e kassa.AutomationExecution
+	var tick, results, started, finished, created string
+	if err := s.Scan(&e.ID, &e.OrgID, &e.RuleID, &e.Trigger, &e.Event, &e.EventID, &tick, &e.Matched, &e.Status, &e.Depth,
+		&results, &e.Error, &e.DurationMS, &started, &finished, &created); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(results), &e.Results); err != nil {
+		return nil, err
+	}
+	if tick != "" {
+		t := parseTime(tick)
+		e.Tick = &t
+	}
+	e.StartedAt, e.FinishedAt, e.CreatedAt = parseTime(started), parseTime(finished), parseTime(created)
+	return &e, nil
+}
+
+// AutomationExecutions lists a rule's last executions, newest first.
+// Errors: ENotFound (also another org's rule).
+func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string) ([]kassa.AutomationExecution, error) {
+	if _, err := s.FindAutomationByID(ctx, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.reader.QueryContext(ctx, executionCols+` WHERE rule_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
+		id, kassa.AutomationExecutionsShown)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []kassa.AutomationExecution{}
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// RulesOn returns the org's active rules triggered by events of type typ.
+func (s *AutomationStore) RulesOn(ctx context.Context, orgID, typ string) ([]kassa.AutomationRule, error) {
+	return s.rules(ctx, ruleCols+` WHERE org_id = ? AND event_type = ? AND is_active = 1 ORDER BY id`, orgID, typ)
+}
+
+// RuleByID returns a rule of org (active or not). Errors: ENotFound.
+func (s *AutomationStore) RuleByID(ctx context.Context, orgID, id string) (*kassa.AutomationRule, error) {
+	return findRule(ctx, s.db.reader, orgID, id)
+}
+
+func (s *AutomationStore) rules(ctx context.Context, q string, args ...any) ([]kassa.AutomationRule, error) {
+	rows, err := s.db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []kassa.AutomationRule
+	for rows.Next() {
+		r, err := scanRule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	return out, rows.Err()
+}
+
+// ScheduledRule is an active schedule rule with its last fired tick (zero:
+// none yet; the schedule then counts from the rule's last change).
+type ScheduledRule struct {
+	kassa.AutomationRule
+	LastTick time.Time
+}
+
+// ScheduledRules returns every org's active schedule rules.
+func (s *AutomationStore) ScheduledRules(ctx context.Context) ([]ScheduledRule, error) {
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT r.id, r.org_id, r.name, r.is_active, r.trigger, r.conditions, r.actions, r.created_at, r.updated_at,
+		coalesce(t.last_tick, '') FROM automation_rules r LEFT JOIN automation_ticks t ON t.rule_id = r.id
+		WHERE r.is_active = 1 AND json_extract(r.trigger, '$.type') = 'schedule' ORDER BY r.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ScheduledRule
+	for rows.Next() {
+		var sr ScheduledRule
+		var last string
+		r, err := scanRule(scannerFunc(func(dest ...any) error { return rows.Scan(append(dest, &last)...) }))
+		if err != nil {
+			return nil, err
+		}
+		sr.AutomationRule = *r
+		if last != "" {
+			sr.LastTick = parseTime(last)
+		}
+		out = append(out, sr)
+	}
+	return out, rows.Err()
+}
+
+type scannerFunc func(dest ...any) error
+
+func (f scannerFunc) Scan(dest ...any) error { return f(dest...) }
+
+// ReaderPosition returns a log reader's saved position (0: from the start).
+func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int64, error) {
+	var seq int64
+	err := s.db.reader.QueryRowContext(ctx, `SELECT seq FROM log_readers WHERE name = ?`, name).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return seq, err
+}
+
+// EventsAfter reads the event log (DB.EventsAfter).
+func (s *AutomationStore) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
+	return s.db.EventsAfter(ctx, after, limit)
+}
+
+// Position is a log reader's position to save with an execution.
+type Position struct {
+	Reader string
+	Seq    int64
+}
+
+// RecordExecution records executions and moves a reader to pos (nil: no
+// reader moves), in one unit, setting each one's CreatedAt: an execution
+// already recorded for its rule and event or tick is not recorded again,
+// and then nothing it would emit is either. A schedule execution saves
+// its tick as the rule's last. An execution whose Emit is set logs
+// automation.triggered (the execution as recorded, with the payload) in
+// the same unit, so webhooks get it once.
+func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, execs ...ExecutionRecord) error {
+	return s.db.write(ctx, func(tx *Tx) error {
+		for i := range execs {
+			if err := recordExecution(ctx, tx, &execs[i]); err != nil {
+				return err
+			}
+		}
+		if pos == nil {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO log_readers (name, seq) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > seq`, pos.Reader, pos.Seq)
+		return err
+	})
+}
+
+// ExecutionRecord is an execution to record, with the event it emits.
+type ExecutionRecord struct {
+	kassa.AutomationExecution
+	// Emit, when set, is the data of the automation.triggered event the
+	// execution emits.
+	Emit *kassa.AutomationTriggered
+}
+
+func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
+	e := &r.AutomationExecution
+	e.CreatedAt = tx.now
+	results, err := json.Marshal(e.Results)
+	if err != nil {
+		return err
+	}
+	var eventID, tick any
+	if e.EventID != "" {
+		eventID = e.EventID
+	}
+	if e.Tick != nil {
+		tick = fmtTime(*e.Tick)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO automation_executions (id, org_id, rule_id, trigger, event_type, event_id, tick, matched, status, depth,
+		results, error, duration_ms, started_at, finished_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		e.ID, e.OrgID, e.RuleID, e.Trigger, e.Event, eventID, tick, e.Matched, e.Status, e.Depth, string(results), e.Error, e.DurationMS,
+		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), fmtTime(e.CreatedAt))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	if e.Tick != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO automation_ticks (rule_id, last_tick) VALUES (?, ?)
+			ON CONFLICT (rule_id) DO UPDATE SET last_tick = excluded.last_tick`, e.RuleID, tick); err != nil {
+			return err
+		}
+	}
+	if r.Emit != nil {
+		r.Emit.AutomationExecution = *e
+		tx.emit(e.OrgID, "", kassa.EventAutomationTriggered, r.Emit)
+	}
+	return nil
+}
+
+// ExecutionLags returns, for the org's executions set off by a logged
+// event, the time from the event to the recorded execution (benchmarks).
+func (s *AutomationStore) ExecutionLags(ctx context.Context, orgID string) ([]time.Duration, error) {
+	rows, err := s.db.reader.QueryContext(ctx, `SELECT x.created_at, e.occurred_at FROM automation_executions x
+		JOIN events e ON e.id = x.event_id WHERE x.org_id = ?`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []time.Duration
+	for rows.Next() {
+		var rec, at string
+		if err := rows.Scan(&rec, &at); err != nil {
+			return nil, err
+		}
+		out = append(out, parseTime(rec).Sub(parseTime(at)))
+	}
+	return out, rows.Err()
+}
