@@ -152,7 +152,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Every operation names its scope in security, for first-party tokens and OAuth tokens alike; a token without it is 403 naming the scope. " +
 				"Every response field that is always present is required; a field that may be absent is documented as such, and null only where its type allows null. " +
 				"Events (webhooks): the catalog, which operation emits each event and its data, is docs/events.md; an event's data is " +
-				"its resource as the REST GET of that resource answers at the moment of the event.",
+				"its resource as the REST GET of that resource answers at the moment of the event. " +
+				"Campaigns: made at the hub (catalog:write; an enrolled edge answers a write 409) and read at both nodes (catalog:read), " +
+				"analytics reports:read; draft → launch → scheduled or active, active ⇄ paused, → ended; each line takes its best line campaign, " +
+				"then the order its best order campaign, then manual discounts apply to what is left.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,
@@ -166,6 +169,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 var tagText = map[string]string{
 	"auth":      "First-party staff sign-in, sessions and staff accounts",
 	"catalog":   "Products, categories, modifier groups and price lists",
+	"campaigns": "Discounts, offers and promotions priced at the till, and their analytics",
 	"customers": "Customer profiles",
 	"inventory": "Stock levels, movements and transfers between locations",
 	"kds":       "The kitchen display: board, live feed and ticket moves",

@@ -81,7 +81,7 @@ type Campaign struct {
 
 // CampaignRule is one rule of a campaign; Type says which fields count.
 type CampaignRule struct {
-	Type         string   `json:"type" openapi:"required,enum=CampaignRuleType"`
+	Type         string   `json:"type" openapi:"required,enum=CampaignRuleType"`       // What the rule does; which other fields count.
 	DiscountType string   `json:"discount_type,omitempty" openapi:"enum=DiscountType"` // percent (value in basis points) or amount (minor units; per unit for product and category rules); discount rules only.
 	Value        int64    `json:"value,omitempty"`                                     // The discount (per discount_type), the buy_x_get_y percent off, or the points multiplier in basis points (20000 = double).
 	ProductIDs   []string `json:"product_ids,omitempty"`                               // The products of product_discount and buy_x_get_y.
@@ -362,7 +362,7 @@ type CampaignFilter struct {
 // CampaignStats is GET /campaigns/:id/analytics: what the campaign did,
 // from its redemptions (one per order that used it).
 type CampaignStats struct {
-	CampaignID    string              `json:"campaign_id"`
+	CampaignID    string              `json:"campaign_id"`    // The campaign.
 	Redemptions   int64               `json:"redemptions"`    // Orders that used the campaign (one redemption each).
 	Orders        int64               `json:"orders"`         // Distinct orders that used it.
 	DiscountGiven int64               `json:"discount_given"` // Discount it gave, in minor units.
@@ -374,8 +374,8 @@ type CampaignStats struct {
 
 // CampaignStatsPart is the stats of one day or one location.
 type CampaignStatsPart struct {
-	Key           string `json:"key"` // The day (YYYY-MM-DD) or the location id.
-	Redemptions   int64  `json:"redemptions"`
+	Key           string `json:"key"`            // The day (YYYY-MM-DD) or the location id.
+	Redemptions   int64  `json:"redemptions"`    // Orders that used the campaign.
 	DiscountGiven int64  `json:"discount_given"` // In minor units.
 	Revenue       int64  `json:"revenue"`        // In minor units.
 }

@@ -146,6 +146,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Categories:     sqlite.NewCategoryService(db),
 		ModifierGroups: sqlite.NewModifierGroupService(db),
 		PriceLists:     sqlite.NewPriceListService(db),
+		Campaigns:      sqlite.NewCampaignService(db),
 		Inventory:      sqlite.NewInventoryService(db),
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),

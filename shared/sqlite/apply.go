@@ -57,7 +57,7 @@ var replicas = map[string]replica{}
 func init() {
 	for _, r := range []replica{
 		{e: entOrg}, {e: entUser}, {e: entLocation}, {e: entCategory}, {e: entProduct}, {e: entModifierGroup},
-		{e: entPriceList}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
+		{e: entPriceList}, {e: entCampaign}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
 		{e: entCustomer, tombstone: "deleted_at", erase: map[string]any{
 			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
 			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
@@ -67,7 +67,7 @@ func init() {
 		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
 			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
-		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
+		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend}, {e: entRedemption, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},

@@ -39,6 +39,7 @@ var (
 	entProduct       = entity{"product", "products", "org_id", true}
 	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id", true}
 	entPriceList     = entity{"price_list", "price_lists", "org_id", true}
+	entCampaign      = entity{"campaign", "campaigns", "org_id", true}
 
 	entCustomer     = entity{"customer", "customers", "org_id", true}
 	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id", true}
@@ -53,6 +54,7 @@ var (
 	entPayment      = entity{"payment", "payments", "org_id", true}
 	entRefund       = entity{"refund", "refunds", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
+	entRedemption   = entity{"campaign_redemption", "campaign_redemptions", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through

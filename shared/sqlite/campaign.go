@@ -1,0 +1,326 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// CampaignService implements kassa.CampaignService. Campaigns are
+// org-wide and made at the hub: an enrolled edge refuses its own writes
+// (writeRow: no edge rule) and the hub refuses an edge's (trust.go); they
+// reach the edges by sync.
+type CampaignService struct{ db *DB }
+
+// NewCampaignService returns the campaign service of db.
+func NewCampaignService(db *DB) *CampaignService { return &CampaignService{db: db} }
+
+var _ kassa.CampaignService = (*CampaignService)(nil)
+
+const campaignCols = `SELECT id, org_id, name, type, status, rules, voucher_code, usage_limit, per_customer_limit,
+	starts_at, ends_at, schedule, location_ids, created_at, updated_at FROM campaigns`
+
+func scanCampaign(s scanner) (*kassa.Campaign, error) {
+	var c kassa.Campaign
+	var rules, schedule, locations, created, updated string
+	var voucher, starts, ends sql.NullString
+	var usage, perCustomer sql.NullInt64
+	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Type, &c.Status, &rules, &voucher, &usage, &perCustomer,
+		&starts, &ends, &schedule, &locations, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	c.VoucherCode = nullStr(voucher)
+	c.UsageLimit, c.PerCustomerLimit = nullInt(usage), nullInt(perCustomer)
+	c.StartsAt, c.EndsAt = nullTime(starts), nullTime(ends)
+	c.Rules, c.LocationIDs = []kassa.CampaignRule{}, []string{}
+	err := errors.Join(decodeJSON(rules, &c.Rules), decodeJSON(locations, &c.LocationIDs), decodeJSON(schedule, &c.Schedule))
+	c.Schedule.DaysOfWeek = orEmpty(c.Schedule.DaysOfWeek)
+	return &c, err
+}
+
+func nullStr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}
+
+func nullInt(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	return &n.Int64
+}
+
+func nullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}
+
+func campaignID(c *kassa.Campaign) string { return c.ID }
+
+// findCampaign reads a campaign as stored (its stored status).
+func findCampaign(ctx context.Context, q querier, orgID, id string) (*kassa.Campaign, error) {
+	return findByID(ctx, q, campaignCols, "campaign", orgID, id, scanCampaign)
+}
+
+// shown is a campaign as the API shows it: with its status at now.
+func (s *CampaignService) shown(c *kassa.Campaign) *kassa.Campaign {
+	c.Status = kassa.EffectiveCampaignStatus(c, s.db.Now())
+	return c
+}
+
+// FindCampaigns lists the org's campaigns by id.
+func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFilter) (kassa.List[kassa.Campaign], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Campaign]{}, err
+	}
+	l, err := findPage(ctx, s.db.reader, campaignCols, orgFilter(a.OrgID), f.Page, scanCampaign, campaignID)
+	for i := range l.Items {
+		s.shown(&l.Items[i])
+	}
+	return l, err
+}
+
+// FindCampaignByID returns one campaign of the org, or ENotFound.
+func (s *CampaignService) FindCampaignByID(ctx context.Context, id string) (*kassa.Campaign, error) {
+	c, err := readOwn(ctx, s.db, findCampaign, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// campaignColumns are the stored columns of a campaign's editable fields.
+func campaignColumns(in *kassa.CampaignCreate) map[string]any {
+	schedule := kassa.CampaignSchedule{}
+	if in.Schedule != nil {
+		schedule = *in.Schedule
+		schedule.DaysOfWeek = orEmpty(schedule.DaysOfWeek)
+	}
+	return map[string]any{
+		"name": in.Name, "type": in.Type, "rules": in.Rules, "voucher_code": in.VoucherCode,
+		"usage_limit": in.UsageLimit, "per_customer_limit": in.PerCustomerLimit,
+		"starts_at": in.StartsAt, "ends_at": in.EndsAt, "schedule": schedule, "location_ids": dedupe(in.LocationIDs),
+	}
+}
+
+// normalize puts a campaign input in its stored form: times to the
+// millisecond, the voucher code in upper case.
+func normalizeCampaign(in *kassa.CampaignCreate) {
+	in.StartsAt, in.EndsAt = truncMilli(in.StartsAt), truncMilli(in.EndsAt)
+	if in.VoucherCode != nil {
+		code := kassa.NormalizeVoucher(*in.VoucherCode)
+		in.VoucherCode = &code
+	}
+	in.LocationIDs = dedupe(in.LocationIDs)
+}
+
+// CreateCampaign validates and stores a new draft. Errors: EInvalid (also
+// for locations, products or categories not in the org, or a voucher code
+// another live campaign of the org has), EConflict at an enrolled edge.
+func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.CampaignCreate) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := *in
+	normalizeCampaign(&v)
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	c, err := writeRead(ctx, s.db, findCampaign, a.OrgID, id, func(tx *Tx) error {
+		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
+			return err
+		}
+		cols := campaignColumns(&v)
+		cols["status"] = kassa.CampaignDraft
+		return tx.insert(ctx, entCampaign, a.OrgID, id, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// UpdateCampaign applies a partial update: a status move by
+// kassa.CampaignTransition, and field changes as kassa.CampaignEditable
+// allows in the status before or after the move (pause a running campaign
+// to change its rules). The merged campaign must be valid as a whole.
+// Errors: ENotFound, EInvalid, EConflict.
+func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kassa.CampaignUpdate) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.ValidateFields(); err != nil {
+		return nil, err
+	}
+	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+		before := kassa.EffectiveCampaignStatus(old, tx.now)
+		after := before
+		if in.Status.Set {
+			var err error
+			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.now); err != nil {
+				return err
+			}
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
+			{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
+			{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
+			if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
+				return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
+			}
+		}
+		merged := kassa.CampaignCreate{Name: old.Name, Type: old.Type, Rules: old.Rules, VoucherCode: old.VoucherCode,
+			UsageLimit: old.UsageLimit, PerCustomerLimit: old.PerCustomerLimit, StartsAt: old.StartsAt, EndsAt: old.EndsAt,
+			Schedule: &old.Schedule, LocationIDs: old.LocationIDs}
+		take(&merged.Name, in.Name)
+		take(&merged.Type, in.Type)
+		take(&merged.Rules, in.Rules)
+		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
+		if in.Schedule.Set {
+			merged.Schedule = &in.Schedule.Value
+		}
+		for _, o := range []struct {
+			opt kassa.Opt[int64]
+			dst **int64
+		}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
+			if o.opt.Set {
+				*o.dst = optPtr(o.opt)
+			}
+		}
+		if in.VoucherCode.Set {
+			merged.VoucherCode = optPtr(in.VoucherCode)
+		}
+		if in.StartsAt.Set {
+			merged.StartsAt = optPtr(in.StartsAt)
+		}
+		if in.EndsAt.Set {
+			merged.EndsAt = optPtr(in.EndsAt)
+		}
+		normalizeCampaign(&merged)
+		if err := merged.Validate(); err != nil {
+			return err
+		}
+		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &merged); err != nil {
+			return err
+		}
+		now := campaignColumns(&merged)
+		was := campaignColumns(&kassa.CampaignCreate{Name: old.Name, Type: old.Type, Rules: old.Rules, VoucherCode: old.VoucherCode,
+			UsageLimit: old.UsageLimit, PerCustomerLimit: old.PerCustomerLimit, StartsAt: old.StartsAt, EndsAt: old.EndsAt,
+			Schedule: &old.Schedule, LocationIDs: old.LocationIDs})
+		for k, v := range now {
+			changed(cols, k, was[k], v)
+		}
+		if after != old.Status {
+			cols["status"] = after
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// LaunchCampaign moves a draft to scheduled or active
+// (kassa.LaunchStatus). Errors: ENotFound, EConflict.
+func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+		status, err := kassa.LaunchStatus(old, tx.now)
+		cols["status"] = status
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// checkCampaignRefs checks that the campaign's locations, products and
+// categories are the org's, and that no other campaign of the org that is
+// not ended holds its voucher code.
+func checkCampaignRefs(ctx context.Context, q querier, orgID, id string, in *kassa.CampaignCreate) error {
+	if err := checkExist(ctx, q, "locations", orgID, "location_ids", "no such location: %s", in.LocationIDs); err != nil {
+		return err
+	}
+	for _, r := range in.Rules {
+		if err := checkExist(ctx, q, "products", orgID, "rules", "no such product: %s", r.ProductIDs); err != nil {
+			return err
+		}
+		if err := checkExist(ctx, q, "categories", orgID, "rules", "no such category: %s", r.CategoryIDs); err != nil {
+			return err
+		}
+	}
+	if in.VoucherCode == nil {
+		return nil
+	}
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM campaigns WHERE org_id = ? AND voucher_code = ? AND id <> ? AND status <> ?`,
+		orgID, *in.VoucherCode, id, kassa.CampaignEnded).Scan(&n)
+	if err == nil && n > 0 {
+		return kassa.InvalidField("voucher_code", "another campaign uses this code")
+	}
+	return err
+}
+
+// CampaignStats sums the campaign's redemptions: totals, per UTC day and
+// per location; a campaign without any answers zeros. Errors: ENotFound.
+func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.CampaignStats, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := findCampaign(ctx, s.db.reader, a.OrgID, id); err != nil {
+		return nil, err
+	}
+	out := &kassa.CampaignStats{CampaignID: id, ByDay: []kassa.CampaignStatsPart{}, ByLocation: []kassa.CampaignStatsPart{}}
+	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
+		return nil, err
+	}
+	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT order_id), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
+		FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`, a.OrgID, id).
+		Scan(&out.Redemptions, &out.Orders, &out.DiscountGiven, &out.Revenue)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range []struct {
+		key string
+		dst *[]kassa.CampaignStatsPart
+	}{{"substr(created_at, 1, 10)", &out.ByDay}, {"location_id", &out.ByLocation}} {
+		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, count(*), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
+			FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ? GROUP BY k ORDER BY k`, a.OrgID, id)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var p kassa.CampaignStatsPart
+			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			*g.dst = append(*g.dst, p)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
