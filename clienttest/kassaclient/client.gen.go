@@ -666,6 +666,21 @@ func (e WebhookStatus) Valid() bool {
 // AdjustReason The reason codes of a stock adjustment.
 type AdjustReason string
 
+// AppliedCampaign What one campaign gave an order.
+type AppliedCampaign struct {
+	// Amount The discount it gave, in minor units (0 for points only).
+	Amount int64 `json:"amount"`
+
+	// CampaignId The campaign.
+	CampaignId string `json:"campaign_id"`
+
+	// Name Its name when the order was priced.
+	Name string `json:"name"`
+
+	// PointsMultiplier The loyalty multiplier it gave, in basis points (20000: double); 0: none.
+	PointsMultiplier int64 `json:"points_multiplier"`
+}
+
 // Campaign A discount, offer or promotion.
 type Campaign struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
@@ -1267,8 +1282,20 @@ type Introspection struct {
 // KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
 type KitchenStatus string
 
+// LineCampaign The part of a line's discount one campaign gave.
+type LineCampaign struct {
+	// Amount What it took off the line, in minor units.
+	Amount int64 `json:"amount"`
+
+	// CampaignId The campaign.
+	CampaignId string `json:"campaign_id"`
+}
+
 // LineItem One line of an order, fixed at creation.
 type LineItem struct {
+	// CampaignDiscounts The campaigns' parts of discount; the rest is manual.
+	CampaignDiscounts []LineCampaign `json:"campaign_discounts"`
+
 	// Discount The manual and campaign discount of the line, in minor units.
 	Discount int64 `json:"discount"`
 
@@ -1695,6 +1722,9 @@ type OAuthErrorError string
 
 // Order A sale at a location.
 type Order struct {
+	// Campaigns What each campaign gave the order, fixed at creation; discount_total is these and the manual discounts.
+	Campaigns []AppliedCampaign `json:"campaigns"`
+
 	// Channel Where the order came from.
 	Channel Channel `json:"channel"`
 
@@ -1778,6 +1808,9 @@ type Order struct {
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// VoucherCode The voucher code the order gave (upper case); null: none.
+	VoucherCode *string `json:"voucher_code"`
 }
 
 // OrderCancel The only status a PATCH may set: cancelled, from open.
@@ -1802,6 +1835,9 @@ type OrderCreate struct {
 
 	// Notes Free-text notes.
 	Notes *string `json:"notes,omitempty"`
+
+	// VoucherCode A campaign's voucher code; 422 when no campaign with it applies here and now.
+	VoucherCode *string `json:"voucher_code,omitempty"`
 }
 
 // OrderHistory One status change.

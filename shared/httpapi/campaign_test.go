@@ -172,3 +172,93 @@ func TestCampaignScopes(t *testing.T) {
 		t.Fatalf("the cashier changed it: %s", r.Body)
 	}
 }
+
+// TestOrdersArePricedWithCampaigns: at either node, an order gets every
+// automatic campaign that applies and the voucher it gives, shows the
+// discount per line and per campaign, earns multiplied points, and the
+// campaign's analytics count it; a voucher no campaign has, or one used
+// up, is 422 and stores nothing.
+func TestOrdersArePricedWithCampaigns(t *testing.T) {
+	for _, kind := range []string{kassa.NodeHub, kassa.NodeEdge} {
+		t.Run(kind, func(t *testing.T) {
+			s := mustCampaignShop(t, kind)
+			tn, owner := s.tn, s.org.Owner
+			launch := func(body map[string]any) string {
+				id := s.create(t, "/campaigns", body)
+				if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
+					t.Fatalf("launch: %d %s", r.Status, r.Body)
+				}
+				return id
+			}
+			pastry := launch(s.pastryCampaign(nil))
+			voucher := launch(map[string]any{"name": "Free coffee", "type": "offer", "voucher_code": "FREECOFFEE", "usage_limit": 1,
+				"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}})
+			double := launch(map[string]any{"name": "Double points", "type": "promotion",
+				"rules": []any{map[string]any{"type": "points_multiplier", "value": 20000}}})
+			// A campaign at another location and a draft give nothing here.
+			elsewhere := s.create(t, "/locations", map[string]any{"name": "Back St", "timezone": "UTC"})
+			launch(map[string]any{"name": "Elsewhere", "type": "discount", "location_ids": []string{elsewhere},
+				"rules": []any{map[string]any{"type": "order_discount", "discount_type": "percent", "value": 5000}}})
+			s.create(t, "/campaigns", map[string]any{"name": "Draft", "type": "discount",
+				"rules": []any{map[string]any{"type": "order_discount", "discount_type": "percent", "value": 5000}}})
+
+			s.create(t, "/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1})
+			cust := s.create(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@cafe.test"})
+			s.create(t, "/loyalty/accounts", map[string]any{"customer_id": cust})
+			order := func(code any) *resp {
+				return tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc, "customer_id": cust, "voucher_code": code,
+					"line_items": []any{map[string]any{"product_id": s.coffee, "quantity": 1}, map[string]any{"product_id": s.pastry, "quantity": 2}}})
+			}
+			p := mustProblem(t, order("NOSUCHCODE"), 422, "validation")
+			if errs, _ := p["errors"].([]any); len(errs) == 0 || errs[0].(map[string]any)["field"] != "voucher_code" {
+				t.Fatalf("unknown voucher: %v", p["errors"])
+			}
+			r := order("freecoffee")
+			if r.Status != 201 {
+				t.Fatalf("order: %d %s", r.Status, r.Body)
+			}
+			o := r.Data()
+			lines := o["line_items"].([]any)
+			coffee, pastries := lines[0].(map[string]any), lines[1].(map[string]any)
+			if coffee["discount"] != float64(450) || pastries["discount"] != float64(80) || o["discount_total"] != float64(530) || o["voucher_code"] != "FREECOFFEE" {
+				t.Fatalf("discounts: %s", r.Body)
+			}
+			part := func(l map[string]any) map[string]any { return l["campaign_discounts"].([]any)[0].(map[string]any) }
+			if part(coffee)["campaign_id"] != voucher || part(pastries)["campaign_id"] != pastry || part(pastries)["amount"] != float64(80) {
+				t.Fatalf("line parts: %s", r.Body)
+			}
+			gave := map[string]map[string]any{}
+			for _, c := range o["campaigns"].([]any) {
+				gave[c.(map[string]any)["campaign_id"].(string)] = c.(map[string]any)
+			}
+			if len(gave) != 3 || gave[voucher]["amount"] != float64(450) || gave[pastry]["amount"] != float64(80) ||
+				gave[double]["points_multiplier"] != float64(20000) || gave[double]["amount"] != float64(0) {
+				t.Fatalf("campaigns: %v", o["campaigns"])
+			}
+			// GET shows what the create answered.
+			if g := tn.Do("GET", "/api/v1/orders/"+o["id"].(string), owner, nil).Data(); fmt.Sprint(g["campaigns"], g["line_items"].([]any)[0].(map[string]any)["campaign_discounts"]) !=
+				fmt.Sprint(o["campaigns"], coffee["campaign_discounts"]) {
+				t.Fatalf("GET differs: %v", g)
+			}
+			total := o["total"].(float64)
+			if r := tn.Do("POST", "/api/v1/payments/initiate", owner, map[string]any{"order_id": o["id"], "amount": total, "method": "cash"}); r.Status != 201 && r.Status != 200 {
+				t.Fatalf("pay: %d %s", r.Status, r.Body)
+			}
+			done := tn.Do("POST", "/api/v1/orders/"+o["id"].(string)+"/complete", owner, nil)
+			if want := 2 * float64(int64(total)/100); done.Status != 200 || done.Data()["loyalty_points_earned"] != want {
+				t.Fatalf("complete: want %v points: %d %s", want, done.Status, done.Body)
+			}
+			st := tn.Do("GET", "/api/v1/campaigns/"+voucher+"/analytics", owner, nil).Data()
+			byLoc := st["by_location"].([]any)
+			if st["redemptions"] != float64(1) || st["orders"] != float64(1) || st["discount_given"] != float64(450) || st["revenue"] != total ||
+				len(byLoc) != 1 || byLoc[0].(map[string]any)["key"] != s.loc || len(st["by_day"].([]any)) != 1 {
+				t.Fatalf("analytics: %v", st)
+			}
+			// The voucher's one use is spent; the automatic campaigns still apply.
+			mustProblem(t, order("FREECOFFEE"), 422, "validation")
+			if again := order(nil).Data(); again["discount_total"] != float64(80) {
+				t.Fatalf("without the voucher: %v", again)
+			}
+		})
+	}
+}

@@ -433,3 +433,27 @@ func buyXGetY(r CampaignRule, lines []CampaignLine, gross []int64) []int64 {
 	}
 	return out
 }
+
+// MultiplyPoints applies a campaign points multiplier (basis points,
+// 10000 = ×1) to the points an order earns, rounded half up; a multiplier
+// of ×1 or less leaves them as they are.
+func MultiplyPoints(points, multiplierBps int64) int64 {
+	if points <= 0 || multiplierBps <= MaxPercentBps {
+		return points
+	}
+	q, ok := mulDivRound(points, min(multiplierBps, MaxPointsMultiplier), MaxPercentBps)
+	if !ok {
+		return points
+	}
+	return q
+}
+
+// PointsMultiplierOf is the multiplier an order's campaigns gave it
+// (10000 when none did).
+func PointsMultiplierOf(applied []AppliedCampaign) int64 {
+	m := int64(MaxPercentBps)
+	for _, a := range applied {
+		m = max(m, a.PointsMultiplier)
+	}
+	return m
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -323,4 +324,117 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 		}
 	}
 	return out, nil
+}
+
+// zones caches time zones by name: loading one reads the zone database.
+var zones sync.Map // name → *time.Location
+
+func zone(name string) *time.Location {
+	if z, ok := zones.Load(name); ok {
+		return z.(*time.Location)
+	}
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		z = time.UTC // locations are validated: only a zone database without it
+	}
+	zones.Store(name, z)
+	return z
+}
+
+// orderCampaigns prices what campaigns give an order at loc at instant at
+// (kassa.PriceCampaigns): the org's campaigns that apply there and then
+// (kassa.Applies, in the location's time zone), with the voucher when
+// given. With limits, campaigns whose usage limits this node's redemptions
+// have reached (in total, or for customerID) are left out. Errors: EInvalid
+// naming voucher_code when no campaign with the code applies, or it is
+// used up.
+func orderCampaigns(ctx context.Context, q querier, orgID string, loc *kassa.Location, at time.Time, customerID *string,
+	lines []kassa.CampaignLine, voucher *string, limits bool) (kassa.CampaignPrice, error) {
+	rows, err := q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND status IN (?, ?)`, orgID, kassa.CampaignScheduled, kassa.CampaignActive)
+	if err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	tz := zone(loc.Timezone)
+	var live []kassa.Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			rows.Close()
+			return kassa.CampaignPrice{}, err
+		}
+		if kassa.Applies(c, at, tz, loc.ID) {
+			live = append(live, *c)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	code := ""
+	if voucher != nil {
+		code = kassa.NormalizeVoucher(*voucher)
+	}
+	found, usedUp := code == "", false
+	kept := live[:0]
+	for _, c := range live {
+		isCode := c.VoucherCode != nil && *c.VoucherCode == code
+		found = found || isCode
+		if limits {
+			ok, err := withinLimits(ctx, q, orgID, &c, customerID)
+			if err != nil {
+				return kassa.CampaignPrice{}, err
+			}
+			if !ok {
+				usedUp = usedUp || isCode
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	switch {
+	case !found:
+		return kassa.CampaignPrice{}, kassa.InvalidField("voucher_code", "no campaign with this code applies here and now")
+	case usedUp:
+		return kassa.CampaignPrice{}, kassa.InvalidField("voucher_code", "this voucher has been used up")
+	}
+	return kassa.PriceCampaigns(lines, kept, code), nil
+}
+
+// withinLimits reports whether c's usage limits leave room for one more
+// order (of customerID, for the per-customer limit), by the redemptions
+// this node holds: an edge offline sees only its own and what it synced.
+func withinLimits(ctx context.Context, q querier, orgID string, c *kassa.Campaign, customerID *string) (bool, error) {
+	for _, l := range []struct {
+		limit *int64
+		where string
+		args  []any
+	}{
+		{c.UsageLimit, "", nil},
+		{c.PerCustomerLimit, " AND customer_id = ?", []any{customerID}},
+	} {
+		if l.limit == nil || (l.args != nil && customerID == nil) {
+			continue
+		}
+		var n int64
+		err := q.QueryRowContext(ctx, `SELECT count(DISTINCT order_id) FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`+l.where,
+			append([]any{orgID, c.ID}, l.args...)...).Scan(&n)
+		if err != nil || n >= *l.limit {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// writeRedemptions records, in the order's unit, one redemption per
+// campaign that gave the order a discount or points.
+func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
+	for _, c := range o.Campaigns {
+		err := tx.insertAt(ctx, entRedemption, o.OrgID, o.LocationID, tx.db.NewID(), map[string]any{
+			"location_id": o.LocationID, "campaign_id": c.CampaignID, "order_id": o.ID, "customer_id": o.CustomerID,
+			"amount": c.Amount, "order_total": o.Total,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

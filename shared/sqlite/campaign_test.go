@@ -54,3 +54,56 @@ func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
 		t.Fatalf("an edge ended the hub's campaign: %s", got.Status)
 	}
 }
+
+// TestTheHubRecomputesCampaignDiscounts: the hub's discount replay counts
+// manual discounts only. A cashier's edge order whose discount a campaign
+// of the hub explains is admitted; the same discount on a product no
+// campaign covers is the cashier's own and is quarantined.
+func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := pastryCampaign(w)
+	free.Rules[0].Value = 10000 // p1 free
+	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	now := hub.db.Now()
+	push := func(entity, id string, fields map[string]any) int {
+		t.Helper()
+		ch := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: change.OpInsert,
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier.ID}
+		_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{ch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	for _, tc := range []struct {
+		product     string
+		quarantined int
+	}{{w.p1, 0}, {w.p2, 1}} {
+		order := hub.db.NewID()
+		if q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-" + order[len(order)-8:], "status": "open", "channel": "pos",
+			"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
+			"created_by": cashier.ID, "occurred_at": now, "created_at": now, "updated_at": now,
+			"campaigns": `[{"campaign_id":"` + c.ID + `","name":"x","amount":500,"points_multiplier":0}]`}); q != 0 {
+			var why string
+			hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
+			t.Fatalf("the order row quarantined: %s", why)
+		}
+		if q := push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": tc.product, "name": "P",
+			"sku": "S", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
+			"campaign_discounts": `[{"campaign_id":"` + c.ID + `","amount":500}]`, "created_at": now, "updated_at": now}); q != tc.quarantined {
+			t.Errorf("a 100 %% line discount on %s: quarantined %d, want %d", tc.product, q, tc.quarantined)
+		}
+	}
+}
