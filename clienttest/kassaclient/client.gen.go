@@ -173,14 +173,15 @@ func (e Channel) Valid() bool {
 
 // Defines values for ConflictKind.
 const (
-	CancelLost   ConflictKind = "cancel_lost"
-	ClockClamped ConflictKind = "clock_clamped"
-	DuplicateKey ConflictKind = "duplicate_key"
-	Overdrawn    ConflictKind = "overdrawn"
-	Overpaid     ConflictKind = "overpaid"
-	Overrefunded ConflictKind = "overrefunded"
-	Oversold     ConflictKind = "oversold"
-	Quarantined  ConflictKind = "quarantined"
+	CancelLost      ConflictKind = "cancel_lost"
+	ClockClamped    ConflictKind = "clock_clamped"
+	DuplicateKey    ConflictKind = "duplicate_key"
+	Overdrawn       ConflictKind = "overdrawn"
+	Overpaid        ConflictKind = "overpaid"
+	Overrefunded    ConflictKind = "overrefunded"
+	Oversold        ConflictKind = "oversold"
+	Quarantined     ConflictKind = "quarantined"
+	VoucherOverused ConflictKind = "voucher_overused"
 )
 
 // Valid indicates whether the value is a known member of the ConflictKind enum.
@@ -201,6 +202,8 @@ func (e ConflictKind) Valid() bool {
 	case Oversold:
 		return true
 	case Quarantined:
+		return true
+	case VoucherOverused:
 		return true
 	default:
 		return false

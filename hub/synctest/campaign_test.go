@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/sync/wait"
 )
 
@@ -76,5 +77,68 @@ func TestAnOfflineEdgePricesWithTheHubsCampaigns(t *testing.T) {
 	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &conflicts)
 	if len(conflicts.Data) != 0 {
 		t.Fatalf("the hub refused part of the sale: %v", conflicts.Data)
+	}
+}
+
+// TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict: a voucher with one
+// use left is redeemed at two edges cut off from the hub; after reconnect
+// the hub lists one voucher_overused conflict and all three nodes count
+// both redemptions.
+func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
+	e := MustStartPair(t)
+	b, bProxy, bTok := e.addEdge(t)
+	wait.For(t, 20*time.Second, "the demo catalog at edge A", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	product := e.products(t, e.edge, e.edgeTok)[2]["id"].(string)
+	var c oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": "Last one", "type": "offer",
+		"voucher_code": "LAST1", "usage_limit": 1,
+		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 5000, "product_ids": []string{product}}}}, &c); st != 201 {
+		t.Fatalf("create: %d %v", st, c)
+	}
+	id := c.Data["id"].(string)
+	if st := e.hub.Call(t, "POST", "/api/v1/campaigns/"+id+"/launch", e.hubTok, nil, nil); st != 200 {
+		t.Fatalf("launch: %d", st)
+	}
+	redemptions := func(p *nodetest.Proc, tok string) float64 {
+		var st oneResp
+		if p.Call(t, "GET", "/api/v1/campaigns/"+id+"/stats", tok, nil, &st) != 200 {
+			return -1
+		}
+		return st.Data["redemptions"].(float64)
+	}
+	wait.For(t, 20*time.Second, "the campaign at both edges", func() bool {
+		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0
+	})
+	e.proxy.cut()
+	bProxy.cut()
+	wait.For(t, 10*time.Second, "both edges to see the link down", func() bool {
+		return e.status(t, e.edge, e.edgeMgr)["connected"] == false && e.status(t, b, bTok)["connected"] == false
+	})
+	for _, p := range []*nodetest.Proc{e.edge, b} {
+		tok := e.edgeMgr
+		if p == b {
+			tok = bTok
+		}
+		var o oneResp
+		if st := p.Call(t, "POST", "/api/v1/orders", tok, map[string]any{"location_id": e.location, "voucher_code": "LAST1",
+			"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+			t.Fatalf("redeem offline: %d %v", st, o.Data)
+		}
+	}
+	e.proxy.restore()
+	bProxy.restore()
+	wait.For(t, 30*time.Second, "all three nodes to count both redemptions", func() bool {
+		return redemptions(e.hub, e.hubTok) == 2 && redemptions(e.edge, e.edgeMgr) == 2 && redemptions(b, bTok) == 2
+	})
+	var cs listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &cs)
+	n := 0
+	for _, c := range cs.Data {
+		if c["kind"] == "voucher_overused" && c["entity_id"] == id {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("hub conflicts %v, want one voucher_overused", cs.Data)
 	}
 }

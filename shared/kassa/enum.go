@@ -27,6 +27,9 @@ const (
 	ConflictClockClamped = "clock_clamped"
 	ConflictDuplicateKey = "duplicate_key"
 	ConflictQuarantined  = "quarantined"
+	// ConflictVoucherOverused: a campaign used past its usage_limit, by
+	// orders that stores took offline.
+	ConflictVoucherOverused = "voucher_overused"
 )
 
 // Enums are the closed sets of values of the API's string fields, built
@@ -50,7 +53,7 @@ var Enums = map[string][]string{
 	"TransferStatus":    {TransferInTransit, TransferReceived, TransferCancelled},
 	"DiscountType":      {DiscountPercent, DiscountAmount},
 	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
-	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined},
+	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused},
 	"NodeKind":          {NodeEdge, NodeHub},
 	"GrantType":         {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
 	"WebhookStatus":     {WebhookActive, WebhookInactive},

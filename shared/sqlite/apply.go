@@ -115,7 +115,7 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 	err := db.write(ctx, func(tx *Tx) error {
 		res = ApplyResult{}
 		tx.derived = true // events a merge raises are this node's own finding
-		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
+		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[2]string]int{}}
 		if opts.from != nil {
 			a.admitter = &admitter{tx: tx, from: *opts.from}
 		}
@@ -186,6 +186,7 @@ type applier struct {
 	orders    map[string]string  // order id → org
 	levels    map[[3]string]bool // org, location, product
 	accounts  map[string]string  // account id → org
+	redeemed  map[[2]string]int  // org, campaign → redemptions this batch applied
 	conflicts int
 }
 
@@ -276,6 +277,8 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 		}
 	case entAccount:
 		a.accounts[c.EntityID] = c.OrgID
+	case entRedemption:
+		a.redeemed[[2]string{c.OrgID, str("campaign_id")}]++
 	}
 }
 
@@ -535,7 +538,7 @@ func (a *applier) recompute(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return a.checkVouchers(ctx)
 }
 
 // recomputeOrder refreshes an order's derived columns from its entries:

@@ -438,3 +438,30 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 	}
 	return nil
 }
+
+// checkVouchers records a voucher_overused conflict for each campaign that
+// the redemptions this batch applied took past its usage_limit (orders
+// stores took offline, each within the limit as it saw it). Nothing is
+// undone: the sales happened; ops see the conflict at /sync/conflicts.
+func (a *applier) checkVouchers(ctx context.Context) error {
+	for k, added := range a.redeemed {
+		orgID, id := k[0], k[1]
+		var limit sql.NullInt64
+		var used int64
+		err := a.tx.QueryRowContext(ctx, `SELECT usage_limit, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
+			WHERE org_id = ?1 AND campaign_id = ?2) FROM campaigns WHERE org_id = ?1 AND id = ?2`, orgID, id).Scan(&limit, &used)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if used > limit.Int64 && used-int64(added) <= limit.Int64 {
+			if err := a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id,
+				map[string]any{"usage_limit": limit.Int64}, map[string]any{"redemptions": used}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -107,3 +107,59 @@ func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoStoresUseTheLastVoucherOfflineOneConflict: a voucher with one use
+// left is redeemed at two stores that cannot see each other; once both
+// synced, the hub (and each store) holds both sales and one
+// voucher_overused conflict, not two, however often the changes replay.
+func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
+	hub, a, b := mustNode(t), mustNode(t), mustNode(t)
+	w := seed(t, hub)
+	in := pastryCampaign(w)
+	in.VoucherCode, in.UsageLimit = ptr("LAST1"), ptr(int64(1))
+	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	syncPair(t, hub, a)
+	syncPair(t, hub, b)
+	for _, n := range []*node{a, b} {
+		if _, err := n.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, VoucherCode: ptr("last1"),
+			LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}}); err != nil {
+			t.Fatalf("the voucher at a store: %v", err)
+		}
+		// The store itself now sees it used up.
+		if _, err := n.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, VoucherCode: ptr("LAST1"),
+			LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}}); kassa.ErrorKind(err) != kassa.EInvalid {
+			t.Fatalf("a second use at the same store: %v", err)
+		}
+	}
+	for range 2 { // replays change nothing
+		syncPair(t, a, hub)
+		syncPair(t, b, hub)
+		syncPair(t, a, b) // what the hub's log fans out (ship does not log)
+	}
+	for name, n := range map[string]*node{"hub": hub, "a": a, "b": b} {
+		st, err := NewCampaignService(n.db).CampaignStats(w.ctx, c.ID)
+		if err != nil || st.Redemptions != 2 {
+			t.Errorf("%s: %+v %v, want both redemptions", name, st, err)
+		}
+	}
+	var kinds []string
+	rows, err := hub.db.reader.Query(`SELECT kind FROM sync_conflicts WHERE org_id = ? AND entity = 'campaign'`, w.org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		rows.Scan(&k)
+		kinds = append(kinds, k)
+	}
+	rows.Close()
+	if len(kinds) != 1 || kinds[0] != kassa.ConflictVoucherOverused {
+		t.Fatalf("hub conflicts %v, want one voucher_overused", kinds)
+	}
+}
