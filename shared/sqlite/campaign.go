@@ -27,42 +27,21 @@ const campaignCols = `SELECT id, org_id, name, type, status, rules, voucher_code
 func scanCampaign(s scanner) (*kassa.Campaign, error) {
 	var c kassa.Campaign
 	var rules, schedule, locations, created, updated string
-	var voucher, starts, ends sql.NullString
-	var usage, perCustomer sql.NullInt64
+	var voucher sql.Null[string]
+	var starts, ends sql.NullString
+	var usage, perCustomer sql.Null[int64]
 	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Type, &c.Status, &rules, &voucher, &usage, &perCustomer,
 		&starts, &ends, &schedule, &locations, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
-	c.VoucherCode = nullStr(voucher)
-	c.UsageLimit, c.PerCustomerLimit = nullInt(usage), nullInt(perCustomer)
+	c.VoucherCode = nullPtr(voucher)
+	c.UsageLimit, c.PerCustomerLimit = nullPtr(usage), nullPtr(perCustomer)
 	c.StartsAt, c.EndsAt = nullTime(starts), nullTime(ends)
 	c.Rules, c.LocationIDs = []kassa.CampaignRule{}, []string{}
 	err := errors.Join(decodeJSON(rules, &c.Rules), decodeJSON(locations, &c.LocationIDs), decodeJSON(schedule, &c.Schedule))
 	c.Schedule.DaysOfWeek = orEmpty(c.Schedule.DaysOfWeek)
 	return &c, err
-}
-
-func nullStr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	return &s.String
-}
-
-func nullInt(n sql.NullInt64) *int64 {
-	if !n.Valid {
-		return nil
-	}
-	return &n.Int64
-}
-
-func nullTime(s sql.NullString) *time.Time {
-	if !s.Valid {
-		return nil
-	}
-	t := parseTime(s.String)
-	return &t
 }
 
 func campaignID(c *kassa.Campaign) string { return c.ID }
@@ -114,7 +93,15 @@ func campaignColumns(in *kassa.CampaignCreate) map[string]any {
 	}
 }
 
-// normalize puts a campaign input in its stored form: times to the
+// campaignInput is a stored campaign as the input that would make it.
+func campaignInput(c *kassa.Campaign) kassa.CampaignCreate {
+	schedule := c.Schedule
+	return kassa.CampaignCreate{Name: c.Name, Type: c.Type, Rules: c.Rules, VoucherCode: c.VoucherCode,
+		UsageLimit: c.UsageLimit, PerCustomerLimit: c.PerCustomerLimit, StartsAt: c.StartsAt, EndsAt: c.EndsAt,
+		Schedule: &schedule, LocationIDs: c.LocationIDs}
+}
+
+// normalizeCampaign puts a campaign input in its stored form: times to the
 // millisecond, the voucher code in upper case.
 func normalizeCampaign(in *kassa.CampaignCreate) {
 	in.StartsAt, in.EndsAt = truncMilli(in.StartsAt), truncMilli(in.EndsAt)
@@ -185,9 +172,8 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 				return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
 			}
 		}
-		merged := kassa.CampaignCreate{Name: old.Name, Type: old.Type, Rules: old.Rules, VoucherCode: old.VoucherCode,
-			UsageLimit: old.UsageLimit, PerCustomerLimit: old.PerCustomerLimit, StartsAt: old.StartsAt, EndsAt: old.EndsAt,
-			Schedule: &old.Schedule, LocationIDs: old.LocationIDs}
+		was := campaignInput(old)
+		merged := campaignInput(old)
 		take(&merged.Name, in.Name)
 		take(&merged.Type, in.Type)
 		take(&merged.Rules, in.Rules)
@@ -220,11 +206,9 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 			return err
 		}
 		now := campaignColumns(&merged)
-		was := campaignColumns(&kassa.CampaignCreate{Name: old.Name, Type: old.Type, Rules: old.Rules, VoucherCode: old.VoucherCode,
-			UsageLimit: old.UsageLimit, PerCustomerLimit: old.PerCustomerLimit, StartsAt: old.StartsAt, EndsAt: old.EndsAt,
-			Schedule: &old.Schedule, LocationIDs: old.LocationIDs})
+		stored := campaignColumns(&was)
 		for k, v := range now {
-			changed(cols, k, was[k], v)
+			changed(cols, k, stored[k], v)
 		}
 		if after != old.Status {
 			cols["status"] = after

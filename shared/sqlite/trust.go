@@ -965,7 +965,7 @@ func checkRedemption(_ context.Context, _ *admitter, _ *change.Change, f map[str
 // not believed: whatever discount they do not explain counts as manual.
 func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
 	var locID, occurred string
-	var voucher, customer sql.NullString
+	var voucher, customer sql.Null[string]
 	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id FROM orders WHERE id = ? AND org_id = ?`,
 		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer); err != nil {
 		return 0, err
@@ -998,7 +998,7 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 		return 0, err
 	}
 	at := parseTime(occurred)
-	cp, err := orderCampaigns(ctx, ad.tx, orgID, loc, at, nullStr(customer), lines, nullStr(voucher), false)
+	cp, err := orderCampaigns(ctx, ad.tx, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
 	if kassa.ErrorKind(err) == kassa.EInvalid {
 		cp, err = orderCampaigns(ctx, ad.tx, orgID, loc, at, nil, lines, nil, false)
 	}
