@@ -259,6 +259,18 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 			if again := order(nil).Data(); again["discount_total"] != float64(80) {
 				t.Fatalf("without the voucher: %v", again)
 			}
+			// Paused, it stops pricing at once; resumed, it prices again.
+			for _, step := range []struct {
+				status string
+				want   float64
+			}{{"paused", 0}, {"active", 80}} {
+				if r := tn.Do("PATCH", "/api/v1/campaigns/"+pastry, owner, map[string]any{"status": step.status}); r.Status != 200 {
+					t.Fatalf("%s: %d %s", step.status, r.Status, r.Body)
+				}
+				if got := order(nil).Data()["discount_total"]; got != step.want {
+					t.Fatalf("%s: discount %v, want %v", step.status, got, step.want)
+				}
+			}
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -325,45 +326,82 @@ func zone(name string) *time.Location {
 	return z
 }
 
-// orderCampaigns prices what campaigns give an order at loc at instant at
-// (kassa.PriceCampaigns): the org's campaigns that apply there and then
-// (kassa.Applies, in the location's time zone), with the voucher when
-// given. With limits, campaigns whose usage limits this node's redemptions
-// have reached (in total, or for customerID) are left out. Errors: EInvalid
-// naming voucher_code when no campaign with the code applies, or it is
-// used up.
-func orderCampaigns(ctx context.Context, q querier, orgID string, loc *kassa.Location, at time.Time, customerID *string,
-	lines []kassa.CampaignLine, voucher *string, limits bool) (kassa.CampaignPrice, error) {
+// campaignCache holds each org's live (scheduled or active) campaigns as
+// read from the store, for pricing: every order would otherwise read and
+// decode them all. A write or apply of a campaign bumps the generation
+// after its commit; a read takes the generation before it queries and
+// stores its rows under it, so rows read before a commit never outlive it.
+type campaignCache struct {
+	gen  atomic.Uint64
+	orgs sync.Map // org id → *cachedCampaigns
+}
+
+type cachedCampaigns struct {
+	gen  uint64
+	live []kassa.Campaign // shared: never modified
+}
+
+func (c *campaignCache) invalidate() { c.gen.Add(1) }
+
+// liveCampaigns returns the org's scheduled and active campaigns, from the
+// cache when it is current. The slice is shared: callers copy, never modify.
+func (db *DB) liveCampaigns(ctx context.Context, orgID string) ([]kassa.Campaign, error) {
+	gen := db.campaigns.gen.Load()
+	if v, ok := db.campaigns.orgs.Load(orgID); ok && v.(*cachedCampaigns).gen == gen {
+		return v.(*cachedCampaigns).live, nil
+	}
+	live, err := loadLiveCampaigns(ctx, db.reader, orgID)
+	if err != nil {
+		return nil, err
+	}
+	db.campaigns.orgs.Store(orgID, &cachedCampaigns{gen: gen, live: live})
+	return live, nil
+}
+
+// loadLiveCampaigns reads the org's scheduled and active campaigns on q.
+func loadLiveCampaigns(ctx context.Context, q querier, orgID string) ([]kassa.Campaign, error) {
 	rows, err := q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND status IN (?, ?)`, orgID, kassa.CampaignScheduled, kassa.CampaignActive)
 	if err != nil {
-		return kassa.CampaignPrice{}, err
+		return nil, err
 	}
-	tz := zone(loc.Timezone)
 	var live []kassa.Campaign
 	for rows.Next() {
 		c, err := scanCampaign(rows)
 		if err != nil {
 			rows.Close()
-			return kassa.CampaignPrice{}, err
+			return nil, err
 		}
-		if kassa.Applies(c, at, tz, loc.ID) {
-			live = append(live, *c)
-		}
+		live = append(live, *c)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return kassa.CampaignPrice{}, err
-	}
+	return live, errors.Join(rows.Err(), rows.Close())
+}
+
+// orderCampaigns prices what campaigns give an order at loc at instant at
+// (kassa.PriceCampaigns): of live (the org's scheduled and active
+// campaigns, not modified), those that apply there and then
+// (kassa.Applies, in the location's time zone), with the voucher when
+// given. With limits, campaigns whose usage limits this node's redemptions
+// (read on q) have reached, in total or for customerID, are left out.
+// Errors: EInvalid naming voucher_code when no campaign with the code
+// applies, or it is used up.
+func orderCampaigns(ctx context.Context, q querier, live []kassa.Campaign, orgID string, loc *kassa.Location, at time.Time, customerID *string,
+	lines []kassa.CampaignLine, voucher *string, limits bool) (kassa.CampaignPrice, error) {
+	tz := zone(loc.Timezone)
 	code := ""
 	if voucher != nil {
 		code = kassa.NormalizeVoucher(*voucher)
 	}
 	found, usedUp := code == "", false
-	kept := live[:0]
-	for _, c := range live {
+	var kept []kassa.Campaign
+	for i := range live {
+		c := &live[i]
+		if !kassa.Applies(c, at, tz, loc.ID) {
+			continue
+		}
 		isCode := c.VoucherCode != nil && *c.VoucherCode == code
 		found = found || isCode
 		if limits {
-			ok, err := withinLimits(ctx, q, orgID, &c, customerID)
+			ok, err := withinLimits(ctx, q, orgID, c, customerID)
 			if err != nil {
 				return kassa.CampaignPrice{}, err
 			}
@@ -372,7 +410,7 @@ func orderCampaigns(ctx context.Context, q querier, orgID string, loc *kassa.Loc
 				continue
 			}
 		}
-		kept = append(kept, c)
+		kept = append(kept, *c)
 	}
 	switch {
 	case !found:

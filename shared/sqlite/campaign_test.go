@@ -20,6 +20,18 @@ func pastryCampaign(w world) *kassa.CampaignCreate {
 func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
 	hub, edge := mustNode(t), mustNode(t)
 	w := seed(t, hub)
+	syncPair(t, hub, edge)
+	sale := func() int64 {
+		t.Helper()
+		o, err := edge.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.DiscountTotal
+	}
+	if d := sale(); d != 0 { // and the edge's pricing has read its (no) campaigns
+		t.Fatalf("a discount before any campaign: %d", d)
+	}
 	hubCampaigns := NewCampaignService(hub.db)
 	c, err := hubCampaigns.CreateCampaign(w.ctx, pastryCampaign(w))
 	if err != nil {
@@ -34,6 +46,10 @@ func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
 	if err != nil || got.Status != kassa.CampaignActive || len(got.Rules) != 1 || got.Rules[0].ProductIDs[0] != w.p1 {
 		t.Fatalf("at the edge: %+v %v", got, err)
 	}
+	if d := sale(); d != 50 { // 10 % of 500: what sync brought prices at once
+		t.Fatalf("the synced campaign gave %d, want 50", d)
+	}
+	syncPair(t, edge, hub)
 	mustConverge(t, hub, edge)
 
 	edge.db.SetUnderHub()

@@ -386,7 +386,11 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor
 	for i, l := range lines {
 		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
 	}
-	campaigns, err := orderCampaigns(ctx, q, a.OrgID, loc, s.db.Now(), in.CustomerID, cls, in.VoucherCode, true)
+	live, err := s.db.liveCampaigns(ctx, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, cls, in.VoucherCode, true)
 	if err != nil {
 		return nil, err
 	}

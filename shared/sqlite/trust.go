@@ -997,10 +997,16 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return 0, err
 	}
+	// The unit's own view, not the pricing cache: this batch may have
+	// changed campaigns.
+	live, err := loadLiveCampaigns(ctx, ad.tx, orgID)
+	if err != nil {
+		return 0, err
+	}
 	at := parseTime(occurred)
-	cp, err := orderCampaigns(ctx, ad.tx, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
+	cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
 	if kassa.ErrorKind(err) == kassa.EInvalid {
-		cp, err = orderCampaigns(ctx, ad.tx, orgID, loc, at, nil, lines, nil, false)
+		cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
 	}
 	var sum int64
 	for _, d := range cp.LineTotals {
