@@ -344,13 +344,15 @@ type cachedCampaigns struct {
 func (c *campaignCache) invalidate() { c.gen.Add(1) }
 
 // liveCampaigns returns the org's scheduled and active campaigns, from the
-// cache when it is current. The slice is shared: callers copy, never modify.
-func (db *DB) liveCampaigns(ctx context.Context, orgID string) ([]kassa.Campaign, error) {
-	gen := db.campaigns.gen.Load()
+// cache when it is current, else read on q — a read transaction the caller
+// began after it read gen from db.campaigns, so that what q reads is at
+// least as new as gen says (q is the caller's snapshot: a second reader
+// could wait on a pool of one). The slice is shared: never modify it.
+func (db *DB) liveCampaigns(ctx context.Context, q querier, gen uint64, orgID string) ([]kassa.Campaign, error) {
 	if v, ok := db.campaigns.orgs.Load(orgID); ok && v.(*cachedCampaigns).gen == gen {
 		return v.(*cachedCampaigns).live, nil
 	}
-	live, err := loadLiveCampaigns(ctx, db.reader, orgID)
+	live, err := loadLiveCampaigns(ctx, q, orgID)
 	if err != nil {
 		return nil, err
 	}

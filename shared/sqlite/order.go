@@ -277,11 +277,12 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	}
 	// Everything the order is priced from is read off the writer, in one
 	// read transaction: the catalog as it stands when the order is taken.
+	gen := s.db.campaigns.gen.Load() // before the snapshot: see liveCampaigns
 	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.priceOrder(ctx, snap, a, in)
+	p, err := s.priceOrder(ctx, snap, gen, a, in)
 	snap.done()
 	if err != nil {
 		return nil, err
@@ -365,8 +366,9 @@ type pricedOrder struct {
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
-// from, prices it and builds its kitchen ticket.
-func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
+// from (on q, a snapshot begun after the campaign cache's generation gen
+// was read), prices it and builds its kitchen ticket.
+func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
 	if err != nil {
 		return nil, kassa.InvalidField("location_id", "no such location")
@@ -386,7 +388,7 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor
 	for i, l := range lines {
 		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
 	}
-	live, err := s.db.liveCampaigns(ctx, a.OrgID)
+	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
