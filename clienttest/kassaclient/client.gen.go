@@ -84,6 +84,105 @@ func (e AdjustReason) Valid() bool {
 	}
 }
 
+// Defines values for CampaignRuleType.
+const (
+	BuyXGetY         CampaignRuleType = "buy_x_get_y"
+	CategoryDiscount CampaignRuleType = "category_discount"
+	MinSpend         CampaignRuleType = "min_spend"
+	OrderDiscount    CampaignRuleType = "order_discount"
+	PointsMultiplier CampaignRuleType = "points_multiplier"
+	ProductDiscount  CampaignRuleType = "product_discount"
+)
+
+// Valid indicates whether the value is a known member of the CampaignRuleType enum.
+func (e CampaignRuleType) Valid() bool {
+	switch e {
+	case BuyXGetY:
+		return true
+	case CategoryDiscount:
+		return true
+	case MinSpend:
+		return true
+	case OrderDiscount:
+		return true
+	case PointsMultiplier:
+		return true
+	case ProductDiscount:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignStatus.
+const (
+	CampaignStatusActive    CampaignStatus = "active"
+	CampaignStatusDraft     CampaignStatus = "draft"
+	CampaignStatusEnded     CampaignStatus = "ended"
+	CampaignStatusPaused    CampaignStatus = "paused"
+	CampaignStatusScheduled CampaignStatus = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the CampaignStatus enum.
+func (e CampaignStatus) Valid() bool {
+	switch e {
+	case CampaignStatusActive:
+		return true
+	case CampaignStatusDraft:
+		return true
+	case CampaignStatusEnded:
+		return true
+	case CampaignStatusPaused:
+		return true
+	case CampaignStatusScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignStatusSet.
+const (
+	CampaignStatusSetActive CampaignStatusSet = "active"
+	CampaignStatusSetEnded  CampaignStatusSet = "ended"
+	CampaignStatusSetPaused CampaignStatusSet = "paused"
+)
+
+// Valid indicates whether the value is a known member of the CampaignStatusSet enum.
+func (e CampaignStatusSet) Valid() bool {
+	switch e {
+	case CampaignStatusSetActive:
+		return true
+	case CampaignStatusSetEnded:
+		return true
+	case CampaignStatusSetPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignType.
+const (
+	CampaignTypeDiscount  CampaignType = "discount"
+	CampaignTypeOffer     CampaignType = "offer"
+	CampaignTypePromotion CampaignType = "promotion"
+)
+
+// Valid indicates whether the value is a known member of the CampaignType enum.
+func (e CampaignType) Valid() bool {
+	switch e {
+	case CampaignTypeDiscount:
+		return true
+	case CampaignTypeOffer:
+		return true
+	case CampaignTypePromotion:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Channel.
 const (
 	Online  Channel = "online"
@@ -146,14 +245,15 @@ func (e ConditionOperator) Valid() bool {
 
 // Defines values for ConflictKind.
 const (
-	CancelLost   ConflictKind = "cancel_lost"
-	ClockClamped ConflictKind = "clock_clamped"
-	DuplicateKey ConflictKind = "duplicate_key"
-	Overdrawn    ConflictKind = "overdrawn"
-	Overpaid     ConflictKind = "overpaid"
-	Overrefunded ConflictKind = "overrefunded"
-	Oversold     ConflictKind = "oversold"
-	Quarantined  ConflictKind = "quarantined"
+	CancelLost      ConflictKind = "cancel_lost"
+	ClockClamped    ConflictKind = "clock_clamped"
+	DuplicateKey    ConflictKind = "duplicate_key"
+	Overdrawn       ConflictKind = "overdrawn"
+	Overpaid        ConflictKind = "overpaid"
+	Overrefunded    ConflictKind = "overrefunded"
+	Oversold        ConflictKind = "oversold"
+	Quarantined     ConflictKind = "quarantined"
+	VoucherOverused ConflictKind = "voucher_overused"
 )
 
 // Valid indicates whether the value is a known member of the ConflictKind enum.
@@ -174,6 +274,8 @@ func (e ConflictKind) Valid() bool {
 	case Oversold:
 		return true
 	case Quarantined:
+		return true
+	case VoucherOverused:
 		return true
 	default:
 		return false
@@ -662,16 +764,16 @@ func (e TriggerType) Valid() bool {
 
 // Defines values for WebhookStatus.
 const (
-	Active   WebhookStatus = "active"
-	Inactive WebhookStatus = "inactive"
+	WebhookStatusActive   WebhookStatus = "active"
+	WebhookStatusInactive WebhookStatus = "inactive"
 )
 
 // Valid indicates whether the value is a known member of the WebhookStatus enum.
 func (e WebhookStatus) Valid() bool {
 	switch e {
-	case Active:
+	case WebhookStatusActive:
 		return true
-	case Inactive:
+	case WebhookStatusInactive:
 		return true
 	default:
 		return false
@@ -716,6 +818,21 @@ type ActionType string
 
 // AdjustReason The reason codes of a stock adjustment.
 type AdjustReason string
+
+// AppliedCampaign What one campaign gave an order.
+type AppliedCampaign struct {
+	// Amount The discount it gave, in minor units (0 for points only).
+	Amount int64 `json:"amount"`
+
+	// CampaignId The campaign.
+	CampaignId string `json:"campaign_id"`
+
+	// Name Its name when the order was priced.
+	Name string `json:"name"`
+
+	// PointsMultiplier The loyalty multiplier it gave, in basis points (20000: double); 0: none.
+	PointsMultiplier int64 `json:"points_multiplier"`
+}
 
 // AutomationCreate AutomationCreate makes a rule.
 type AutomationCreate struct {
@@ -844,6 +961,255 @@ type AutomationUpdate struct {
 
 	// Trigger Trigger says what sets it off.
 	Trigger *TriggerInput `json:"trigger,omitempty"`
+}
+
+// Campaign A discount, offer or promotion.
+type Campaign struct {
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// EndsAt When it stops applying; null: never.
+	EndsAt *time.Time `json:"ends_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationIds The locations it applies at; empty: all.
+	LocationIds []string `json:"location_ids"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// PerCustomerLimit How many orders of one customer may use it; null: no limit.
+	PerCustomerLimit *int64 `json:"per_customer_limit"`
+
+	// Rules What the campaign gives and on which condition.
+	Rules []CampaignRule `json:"rules"`
+
+	// Schedule Days of week and hours, in each location's time zone.
+	Schedule CampaignSchedule `json:"schedule"`
+
+	// StartsAt When it starts applying; null: at launch.
+	StartsAt *time.Time `json:"starts_at"`
+
+	// Status draft, scheduled, active, paused or ended; scheduled turns active and active ended by the clock.
+	Status CampaignStatus `json:"status"`
+
+	// Type discount, offer or promotion: how head office files it; pricing depends on the rules only.
+	Type CampaignType `json:"type"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// UsageLimit How many orders may use it in total; null: no limit.
+	UsageLimit *int64 `json:"usage_limit"`
+
+	// VoucherCode With a code the campaign applies only to orders that give it (upper case); null: automatic.
+	VoucherCode *string `json:"voucher_code"`
+}
+
+// CampaignCreate The body of POST /campaigns; a new campaign is a draft.
+type CampaignCreate struct {
+	// EndsAt When it stops applying; null: never.
+	EndsAt *time.Time `json:"ends_at,omitempty"`
+
+	// LocationIds The locations it applies at; empty: all.
+	LocationIds *[]string `json:"location_ids,omitempty"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// PerCustomerLimit How many orders of one customer may use it; null: no limit.
+	PerCustomerLimit *int64 `json:"per_customer_limit,omitempty"`
+
+	// Rules What the campaign gives and on which condition.
+	Rules []CampaignRuleInput `json:"rules"`
+
+	// Schedule Days of week and hours, in each location's time zone.
+	Schedule *CampaignScheduleInput `json:"schedule,omitempty"`
+
+	// StartsAt When it starts applying; null: at launch.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+
+	// Type discount, offer or promotion: how head office files it; pricing depends on the rules only.
+	Type CampaignType `json:"type"`
+
+	// UsageLimit How many orders may use it in total; null: no limit.
+	UsageLimit *int64 `json:"usage_limit,omitempty"`
+
+	// VoucherCode With a code the campaign applies only to orders that give it (upper case); null: automatic.
+	VoucherCode *string `json:"voucher_code,omitempty"`
+}
+
+// CampaignRule One rule of a campaign; Type says which fields count.
+type CampaignRule struct {
+	// BuyQuantity buy_x_get_y: units paid in full per group.
+	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
+
+	// CategoryIds The categories of category_discount.
+	CategoryIds *[]string `json:"category_ids,omitempty"`
+
+	// DiscountType percent (value in basis points) or amount (minor units; per unit for product and category rules); discount rules only.
+	DiscountType *DiscountType `json:"discount_type,omitempty"`
+
+	// GetQuantity buy_x_get_y: units discounted per group.
+	GetQuantity *int64 `json:"get_quantity,omitempty"`
+
+	// MinSubtotal min_spend: the order subtotal needed, in minor units.
+	MinSubtotal *int64 `json:"min_subtotal,omitempty"`
+
+	// ProductIds The products of product_discount and buy_x_get_y.
+	ProductIds *[]string `json:"product_ids,omitempty"`
+
+	// Type What the rule does; which other fields count.
+	Type CampaignRuleType `json:"type"`
+
+	// Value The discount (per discount_type), the buy_x_get_y percent off, or the points multiplier in basis points (20000 = double).
+	Value *int64 `json:"value,omitempty"`
+}
+
+// CampaignRuleInput One rule of a campaign; Type says which fields count.
+type CampaignRuleInput struct {
+	// BuyQuantity buy_x_get_y: units paid in full per group.
+	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
+
+	// CategoryIds The categories of category_discount.
+	CategoryIds *[]string `json:"category_ids,omitempty"`
+
+	// DiscountType percent (value in basis points) or amount (minor units; per unit for product and category rules); discount rules only.
+	DiscountType *DiscountType `json:"discount_type,omitempty"`
+
+	// GetQuantity buy_x_get_y: units discounted per group.
+	GetQuantity *int64 `json:"get_quantity,omitempty"`
+
+	// MinSubtotal min_spend: the order subtotal needed, in minor units.
+	MinSubtotal *int64 `json:"min_subtotal,omitempty"`
+
+	// ProductIds The products of product_discount and buy_x_get_y.
+	ProductIds *[]string `json:"product_ids,omitempty"`
+
+	// Type What the rule does; which other fields count.
+	Type CampaignRuleType `json:"type"`
+
+	// Value The discount (per discount_type), the buy_x_get_y percent off, or the points multiplier in basis points (20000 = double).
+	Value *int64 `json:"value,omitempty"`
+}
+
+// CampaignRuleType What a campaign rule does: a discount off the order, a product or a category; buy X get Y; a minimum spend condition; a loyalty points multiplier.
+type CampaignRuleType string
+
+// CampaignSchedule A weekly window in the location's time zone.
+type CampaignSchedule struct {
+	// DaysOfWeek 0 (Sunday) to 6 (Saturday); empty: every day.
+	DaysOfWeek []int64 `json:"days_of_week"`
+
+	// From Local start time HH:MM; empty with to: all day.
+	From string `json:"from"`
+
+	// To Local end time HH:MM (exclusive); before from: the window runs past midnight.
+	To string `json:"to"`
+}
+
+// CampaignScheduleInput A weekly window in the location's time zone.
+type CampaignScheduleInput struct {
+	// DaysOfWeek 0 (Sunday) to 6 (Saturday); empty: every day.
+	DaysOfWeek *[]int64 `json:"days_of_week,omitempty"`
+
+	// From Local start time HH:MM; empty with to: all day.
+	From *string `json:"from,omitempty"`
+
+	// To Local end time HH:MM (exclusive); before from: the window runs past midnight.
+	To *string `json:"to,omitempty"`
+}
+
+// CampaignStats GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+type CampaignStats struct {
+	// ByDay Per UTC day (key YYYY-MM-DD), oldest first.
+	ByDay []CampaignStatsPart `json:"by_day"`
+
+	// ByLocation Per location (key the location id).
+	ByLocation []CampaignStatsPart `json:"by_location"`
+
+	// CampaignId The campaign.
+	CampaignId string `json:"campaign_id"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// DiscountGiven Discount it gave, in minor units.
+	DiscountGiven int64 `json:"discount_given"`
+
+	// Orders Distinct orders that used it.
+	Orders int64 `json:"orders"`
+
+	// Redemptions Orders that used the campaign (one redemption each).
+	Redemptions int64 `json:"redemptions"`
+
+	// Revenue Totals of the orders that used it, in minor units.
+	Revenue int64 `json:"revenue"`
+}
+
+// CampaignStatsPart The stats of one day or one location.
+type CampaignStatsPart struct {
+	// DiscountGiven In minor units.
+	DiscountGiven int64 `json:"discount_given"`
+
+	// Key The day (YYYY-MM-DD) or the location id.
+	Key string `json:"key"`
+
+	// Redemptions Orders that used the campaign.
+	Redemptions int64 `json:"redemptions"`
+
+	// Revenue In minor units.
+	Revenue int64 `json:"revenue"`
+}
+
+// CampaignStatus A campaign's state: draft, then (launch) scheduled or active, paused, ended.
+type CampaignStatus string
+
+// CampaignStatusSet The statuses a PATCH may ask for: paused, active (resume) or ended.
+type CampaignStatusSet string
+
+// CampaignType How head office files a campaign: discount, offer or promotion.
+type CampaignType string
+
+// CampaignUpdate The body of PATCH /campaigns/:id. Only name, ends_at and status change while a campaign is scheduled or active; the rest while it is a draft or paused (CampaignEditable); nothing but name once ended.
+type CampaignUpdate struct {
+	// EndsAt When it stops applying; null: never.
+	EndsAt *time.Time `json:"ends_at,omitempty"`
+
+	// LocationIds The locations it applies at; empty: all.
+	LocationIds *[]string `json:"location_ids,omitempty"`
+
+	// Name The display name.
+	Name *string `json:"name,omitempty"`
+
+	// PerCustomerLimit How many orders of one customer may use it; null: no limit.
+	PerCustomerLimit *int64 `json:"per_customer_limit,omitempty"`
+
+	// Rules What the campaign gives and on which condition.
+	Rules *[]CampaignRuleInput `json:"rules,omitempty"`
+
+	// Schedule Days of week and hours, in each location's time zone.
+	Schedule *CampaignScheduleInput `json:"schedule,omitempty"`
+
+	// StartsAt When it starts applying; null: at launch.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+
+	// Status paused, active or ended, as CampaignTransition allows.
+	Status *CampaignStatusSet `json:"status,omitempty"`
+
+	// Type discount, offer or promotion: how head office files it; pricing depends on the rules only.
+	Type *CampaignType `json:"type,omitempty"`
+
+	// UsageLimit How many orders may use it in total; null: no limit.
+	UsageLimit *int64 `json:"usage_limit,omitempty"`
+
+	// VoucherCode With a code the campaign applies only to orders that give it (upper case); null: automatic.
+	VoucherCode *string `json:"voucher_code,omitempty"`
 }
 
 // Category Category groups products; categories nest through ParentID.
@@ -1228,8 +1594,20 @@ type Introspection struct {
 // KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
 type KitchenStatus string
 
+// LineCampaign The part of a line's discount one campaign gave.
+type LineCampaign struct {
+	// Amount What it took off the line, in minor units.
+	Amount int64 `json:"amount"`
+
+	// CampaignId The campaign.
+	CampaignId string `json:"campaign_id"`
+}
+
 // LineItem One line of an order, fixed at creation.
 type LineItem struct {
+	// CampaignDiscounts The campaigns' parts of discount; the rest is manual.
+	CampaignDiscounts []LineCampaign `json:"campaign_discounts"`
+
 	// Discount The manual and campaign discount of the line, in minor units.
 	Discount int64 `json:"discount"`
 
@@ -1656,6 +2034,9 @@ type OAuthErrorError string
 
 // Order A sale at a location.
 type Order struct {
+	// Campaigns What each campaign gave the order, fixed at creation; discount_total is these and the manual discounts.
+	Campaigns []AppliedCampaign `json:"campaigns"`
+
 	// Channel Where the order came from.
 	Channel Channel `json:"channel"`
 
@@ -1739,6 +2120,9 @@ type Order struct {
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// VoucherCode The voucher code the order gave (upper case); null: none.
+	VoucherCode *string `json:"voucher_code"`
 }
 
 // OrderCancel The only status a PATCH may set: cancelled, from open.
@@ -1763,6 +2147,9 @@ type OrderCreate struct {
 
 	// Notes Free-text notes.
 	Notes *string `json:"notes,omitempty"`
+
+	// VoucherCode A campaign's voucher code; 422 when no campaign with it applies here and now.
+	VoucherCode *string `json:"voucher_code,omitempty"`
 }
 
 // OrderHistory One status change.
@@ -3032,6 +3419,27 @@ type PostAutomationsTriggerParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetCampaignsParams defines parameters for GetCampaigns.
+type GetCampaignsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostCampaignsParams defines parameters for PostCampaigns.
+type PostCampaignsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostCampaignsIdLaunchParams defines parameters for PostCampaignsIdLaunch.
+type PostCampaignsIdLaunchParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetCatalogCategoriesParams defines parameters for GetCatalogCategories.
 type GetCatalogCategoriesParams struct {
 	// ParentId only children of this category
@@ -3518,6 +3926,12 @@ type PostAutomationsTriggerJSONRequestBody = AutomationTrigger
 // PatchAutomationsIdJSONRequestBody defines body for PatchAutomationsId for application/json ContentType.
 type PatchAutomationsIdJSONRequestBody = AutomationUpdate
 
+// PostCampaignsJSONRequestBody defines body for PostCampaigns for application/json ContentType.
+type PostCampaignsJSONRequestBody = CampaignCreate
+
+// PatchCampaignsIdJSONRequestBody defines body for PatchCampaignsId for application/json ContentType.
+type PatchCampaignsIdJSONRequestBody = CampaignUpdate
+
 // PostCatalogCategoriesJSONRequestBody defines body for PostCatalogCategories for application/json ContentType.
 type PostCatalogCategoriesJSONRequestBody = CategoryCreate
 
@@ -3808,6 +4222,59 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
 	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaigns List campaigns
+	//
+	// Corresponds with GET /api/v1/campaigns (the `GetCampaigns` operationId).
+	GetCampaigns(ctx context.Context, params *GetCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCampaignsWithBody Create a campaign (discount, offer, promotion); it is a draft until launched
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+	PostCampaignsWithBody(ctx context.Context, params *PostCampaignsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCampaigns Create a campaign (discount, offer, promotion); it is a draft until launched
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+	PostCampaigns(ctx context.Context, params *PostCampaignsParams, body PostCampaignsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignsId Retrieve a campaign
+	//
+	// Corresponds with GET /api/v1/campaigns/{id} (the `GetCampaignsId` operationId).
+	GetCampaignsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchCampaignsIdWithBody Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+	PatchCampaignsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchCampaignsId Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+	PatchCampaignsId(ctx context.Context, id openapi_types.UUID, body PatchCampaignsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignsIdAnalytics Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+	//
+	// Corresponds with GET /api/v1/campaigns/{id}/analytics (the `GetCampaignsIdAnalytics` operationId).
+	GetCampaignsIdAnalytics(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCampaignsIdLaunch Launch a draft campaign: scheduled when starts_at is ahead, else active; any other status is 409. Takes no body (an empty JSON object is accepted).
+	//
+	// Corresponds with POST /api/v1/campaigns/{id}/launch (the `PostCampaignsIdLaunch` operationId).
+	PostCampaignsIdLaunch(ctx context.Context, id openapi_types.UUID, params *PostCampaignsIdLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCampaignsIdStats Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+	//
+	// Corresponds with GET /api/v1/campaigns/{id}/stats (the `GetCampaignsIdStats` operationId).
+	GetCampaignsIdStats(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCatalogCategories List categories
 	//
@@ -4895,6 +5362,149 @@ func (c *Client) PatchAutomationsId(ctx context.Context, id openapi_types.UUID, 
 // Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
 func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaigns List campaigns
+//
+// Corresponds with GET /api/v1/campaigns (the `GetCampaigns` operationId).
+func (c *Client) GetCampaigns(ctx context.Context, params *GetCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCampaignsWithBody Create a campaign (discount, offer, promotion); it is a draft until launched
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+func (c *Client) PostCampaignsWithBody(ctx context.Context, params *PostCampaignsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCampaignsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCampaigns Create a campaign (discount, offer, promotion); it is a draft until launched
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+func (c *Client) PostCampaigns(ctx context.Context, params *PostCampaignsParams, body PostCampaignsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCampaignsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignsId Retrieve a campaign
+//
+// Corresponds with GET /api/v1/campaigns/{id} (the `GetCampaignsId` operationId).
+func (c *Client) GetCampaignsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchCampaignsIdWithBody Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+func (c *Client) PatchCampaignsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchCampaignsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchCampaignsId Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+func (c *Client) PatchCampaignsId(ctx context.Context, id openapi_types.UUID, body PatchCampaignsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchCampaignsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignsIdAnalytics Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+//
+// Corresponds with GET /api/v1/campaigns/{id}/analytics (the `GetCampaignsIdAnalytics` operationId).
+func (c *Client) GetCampaignsIdAnalytics(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignsIdAnalyticsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCampaignsIdLaunch Launch a draft campaign: scheduled when starts_at is ahead, else active; any other status is 409. Takes no body (an empty JSON object is accepted).
+//
+// Corresponds with POST /api/v1/campaigns/{id}/launch (the `PostCampaignsIdLaunch` operationId).
+func (c *Client) PostCampaignsIdLaunch(ctx context.Context, id openapi_types.UUID, params *PostCampaignsIdLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCampaignsIdLaunchRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCampaignsIdStats Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+//
+// Corresponds with GET /api/v1/campaigns/{id}/stats (the `GetCampaignsIdStats` operationId).
+func (c *Client) GetCampaignsIdStats(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCampaignsIdStatsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -7567,6 +8177,325 @@ func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) 
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/automations/%s/executions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignsRequest constructs an http.Request for the GetCampaigns method
+func NewGetCampaignsRequest(server string, params *GetCampaignsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCampaignsRequest calls the generic PostCampaigns builder with application/json body
+func NewPostCampaignsRequest(server string, params *PostCampaignsParams, body PostCampaignsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCampaignsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostCampaignsRequestWithBody constructs an http.Request for the PostCampaigns method, with any body, and a specified content type
+func NewPostCampaignsRequestWithBody(server string, params *PostCampaignsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignsIdRequest constructs an http.Request for the GetCampaignsId method
+func NewGetCampaignsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchCampaignsIdRequest calls the generic PatchCampaignsId builder with application/json body
+func NewPatchCampaignsIdRequest(server string, id openapi_types.UUID, body PatchCampaignsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchCampaignsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchCampaignsIdRequestWithBody constructs an http.Request for the PatchCampaignsId method, with any body, and a specified content type
+func NewPatchCampaignsIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetCampaignsIdAnalyticsRequest constructs an http.Request for the GetCampaignsIdAnalytics method
+func NewGetCampaignsIdAnalyticsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns/%s/analytics", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCampaignsIdLaunchRequest constructs an http.Request for the PostCampaignsIdLaunch method
+func NewPostCampaignsIdLaunchRequest(server string, id openapi_types.UUID, params *PostCampaignsIdLaunchParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns/%s/launch", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCampaignsIdStatsRequest constructs an http.Request for the GetCampaignsIdStats method
+func NewGetCampaignsIdStatsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/campaigns/%s/stats", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12915,6 +13844,69 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
 	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
 
+	// GetCampaignsWithResponse List campaigns
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/campaigns (the `GetCampaigns` operationId).
+	GetCampaignsWithResponse(ctx context.Context, params *GetCampaignsParams, reqEditors ...RequestEditorFn) (*GetCampaignsResponse, error)
+
+	// PostCampaignsWithBodyWithResponse Create a campaign (discount, offer, promotion); it is a draft until launched
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+	PostCampaignsWithBodyWithResponse(ctx context.Context, params *PostCampaignsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCampaignsResponse, error)
+
+	// PostCampaignsWithResponse Create a campaign (discount, offer, promotion); it is a draft until launched
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+	PostCampaignsWithResponse(ctx context.Context, params *PostCampaignsParams, body PostCampaignsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCampaignsResponse, error)
+
+	// GetCampaignsIdWithResponse Retrieve a campaign
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/campaigns/{id} (the `GetCampaignsId` operationId).
+	GetCampaignsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdResponse, error)
+
+	// PatchCampaignsIdWithBodyWithResponse Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+	PatchCampaignsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchCampaignsIdResponse, error)
+
+	// PatchCampaignsIdWithResponse Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+	PatchCampaignsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCampaignsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCampaignsIdResponse, error)
+
+	// GetCampaignsIdAnalyticsWithResponse Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/campaigns/{id}/analytics (the `GetCampaignsIdAnalytics` operationId).
+	GetCampaignsIdAnalyticsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdAnalyticsResponse, error)
+
+	// PostCampaignsIdLaunchWithResponse Launch a draft campaign: scheduled when starts_at is ahead, else active; any other status is 409. Takes no body (an empty JSON object is accepted).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/campaigns/{id}/launch (the `PostCampaignsIdLaunch` operationId).
+	PostCampaignsIdLaunchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCampaignsIdLaunchParams, reqEditors ...RequestEditorFn) (*PostCampaignsIdLaunchResponse, error)
+
+	// GetCampaignsIdStatsWithResponse Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/campaigns/{id}/stats (the `GetCampaignsIdStats` operationId).
+	GetCampaignsIdStatsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdStatsResponse, error)
+
 	// GetCatalogCategoriesWithResponse List categories
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -15040,6 +16032,781 @@ func (r GetAutomationsIdExecutionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAutomationsIdExecutionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignsResponse401Headers the declared response headers of an HTTP 401 response for GetCampaigns
+type GetCampaignsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignsResponse429Headers the declared response headers of an HTTP 429 response for GetCampaigns
+type GetCampaignsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Campaign `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Campaign `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCampaignsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCampaignsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCampaignsResponse201Headers the declared response headers of an HTTP 201 response for PostCampaigns
+type PostCampaignsResponse201Headers struct {
+	Location *string
+}
+
+// PostCampaignsResponse401Headers the declared response headers of an HTTP 401 response for PostCampaigns
+type PostCampaignsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostCampaignsResponse429Headers the declared response headers of an HTTP 429 response for PostCampaigns
+type PostCampaignsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostCampaignsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A discount, offer or promotion.
+		Data Campaign `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCampaignsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCampaignsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCampaignsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostCampaignsResponse) GetJSON201() *struct {
+	// Data A discount, offer or promotion.
+	Data Campaign `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostCampaignsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCampaignsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCampaignsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCampaignsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCampaignsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignsIdResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignsId
+type GetCampaignsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignsIdResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignsId
+type GetCampaignsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A discount, offer or promotion.
+		Data Campaign `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignsIdResponse) GetJSON200() *struct {
+	// Data A discount, offer or promotion.
+	Data Campaign `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchCampaignsIdResponse401Headers the declared response headers of an HTTP 401 response for PatchCampaignsId
+type PatchCampaignsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchCampaignsIdResponse429Headers the declared response headers of an HTTP 429 response for PatchCampaignsId
+type PatchCampaignsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchCampaignsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A discount, offer or promotion.
+		Data Campaign `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchCampaignsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchCampaignsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchCampaignsIdResponse) GetJSON200() *struct {
+	// Data A discount, offer or promotion.
+	Data Campaign `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchCampaignsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchCampaignsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchCampaignsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchCampaignsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchCampaignsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignsIdAnalyticsResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignsIdAnalytics
+type GetCampaignsIdAnalyticsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignsIdAnalyticsResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignsIdAnalytics
+type GetCampaignsIdAnalyticsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignsIdAnalyticsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+		Data CampaignStats `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignsIdAnalyticsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignsIdAnalyticsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignsIdAnalyticsResponse) GetJSON200() *struct {
+	// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+	Data CampaignStats `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignsIdAnalyticsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignsIdAnalyticsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignsIdAnalyticsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignsIdAnalyticsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignsIdAnalyticsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCampaignsIdLaunchResponse401Headers the declared response headers of an HTTP 401 response for PostCampaignsIdLaunch
+type PostCampaignsIdLaunchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostCampaignsIdLaunchResponse429Headers the declared response headers of an HTTP 429 response for PostCampaignsIdLaunch
+type PostCampaignsIdLaunchResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostCampaignsIdLaunchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A discount, offer or promotion.
+		Data Campaign `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCampaignsIdLaunchResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCampaignsIdLaunchResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCampaignsIdLaunchResponse) GetJSON200() *struct {
+	// Data A discount, offer or promotion.
+	Data Campaign `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostCampaignsIdLaunchResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCampaignsIdLaunchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCampaignsIdLaunchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCampaignsIdLaunchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCampaignsIdLaunchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCampaignsIdStatsResponse401Headers the declared response headers of an HTTP 401 response for GetCampaignsIdStats
+type GetCampaignsIdStatsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCampaignsIdStatsResponse429Headers the declared response headers of an HTTP 429 response for GetCampaignsIdStats
+type GetCampaignsIdStatsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCampaignsIdStatsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+		Data CampaignStats `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCampaignsIdStatsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCampaignsIdStatsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCampaignsIdStatsResponse) GetJSON200() *struct {
+	// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+	Data CampaignStats `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCampaignsIdStatsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCampaignsIdStatsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCampaignsIdStatsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCampaignsIdStatsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCampaignsIdStatsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25932,6 +27699,123 @@ func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context
 	return ParseGetAutomationsIdExecutionsResponse(rsp)
 }
 
+// GetCampaignsWithResponse List campaigns
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/campaigns (the `GetCampaigns` operationId).
+func (c *ClientWithResponses) GetCampaignsWithResponse(ctx context.Context, params *GetCampaignsParams, reqEditors ...RequestEditorFn) (*GetCampaignsResponse, error) {
+	rsp, err := c.GetCampaigns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignsResponse(rsp)
+}
+
+// PostCampaignsWithBodyWithResponse Create a campaign (discount, offer, promotion); it is a draft until launched
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+func (c *ClientWithResponses) PostCampaignsWithBodyWithResponse(ctx context.Context, params *PostCampaignsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCampaignsResponse, error) {
+	rsp, err := c.PostCampaignsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCampaignsResponse(rsp)
+}
+
+// PostCampaignsWithResponse Create a campaign (discount, offer, promotion); it is a draft until launched
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/campaigns (the `PostCampaigns` operationId).
+func (c *ClientWithResponses) PostCampaignsWithResponse(ctx context.Context, params *PostCampaignsParams, body PostCampaignsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCampaignsResponse, error) {
+	rsp, err := c.PostCampaigns(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCampaignsResponse(rsp)
+}
+
+// GetCampaignsIdWithResponse Retrieve a campaign
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/campaigns/{id} (the `GetCampaignsId` operationId).
+func (c *ClientWithResponses) GetCampaignsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdResponse, error) {
+	rsp, err := c.GetCampaignsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignsIdResponse(rsp)
+}
+
+// PatchCampaignsIdWithBodyWithResponse Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+func (c *ClientWithResponses) PatchCampaignsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchCampaignsIdResponse, error) {
+	rsp, err := c.PatchCampaignsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchCampaignsIdResponse(rsp)
+}
+
+// PatchCampaignsIdWithResponse Update a campaign's status or rules: status moves active ⇄ paused and to ended (409 otherwise); rules and the other terms change only while it is a draft or paused (409 otherwise); name and ends_at any time before it ended
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/campaigns/{id} (the `PatchCampaignsId` operationId).
+func (c *ClientWithResponses) PatchCampaignsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCampaignsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCampaignsIdResponse, error) {
+	rsp, err := c.PatchCampaignsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchCampaignsIdResponse(rsp)
+}
+
+// GetCampaignsIdAnalyticsWithResponse Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/campaigns/{id}/analytics (the `GetCampaignsIdAnalytics` operationId).
+func (c *ClientWithResponses) GetCampaignsIdAnalyticsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdAnalyticsResponse, error) {
+	rsp, err := c.GetCampaignsIdAnalytics(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignsIdAnalyticsResponse(rsp)
+}
+
+// PostCampaignsIdLaunchWithResponse Launch a draft campaign: scheduled when starts_at is ahead, else active; any other status is 409. Takes no body (an empty JSON object is accepted).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/campaigns/{id}/launch (the `PostCampaignsIdLaunch` operationId).
+func (c *ClientWithResponses) PostCampaignsIdLaunchWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCampaignsIdLaunchParams, reqEditors ...RequestEditorFn) (*PostCampaignsIdLaunchResponse, error) {
+	rsp, err := c.PostCampaignsIdLaunch(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCampaignsIdLaunchResponse(rsp)
+}
+
+// GetCampaignsIdStatsWithResponse Campaign performance: redemptions, orders, discount given and revenue of the orders that used it, per day and per location; zeros before any redemption (/stats is the same)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/campaigns/{id}/stats (the `GetCampaignsIdStats` operationId).
+func (c *ClientWithResponses) GetCampaignsIdStatsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCampaignsIdStatsResponse, error) {
+	rsp, err := c.GetCampaignsIdStats(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCampaignsIdStatsResponse(rsp)
+}
+
 // GetCatalogCategoriesWithResponse List categories
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28766,6 +30650,715 @@ func ParseGetAutomationsIdExecutionsResponse(rsp *http.Response) (*GetAutomation
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAutomationsIdExecutionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignsResponse parses an HTTP response from a GetCampaignsWithResponse call
+func ParseGetCampaignsResponse(rsp *http.Response) (*GetCampaignsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Campaign `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCampaignsResponse parses an HTTP response from a PostCampaignsWithResponse call
+func ParsePostCampaignsResponse(rsp *http.Response) (*PostCampaignsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCampaignsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A discount, offer or promotion.
+			Data Campaign `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCampaignsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCampaignsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCampaignsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignsIdResponse parses an HTTP response from a GetCampaignsIdWithResponse call
+func ParseGetCampaignsIdResponse(rsp *http.Response) (*GetCampaignsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A discount, offer or promotion.
+			Data Campaign `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchCampaignsIdResponse parses an HTTP response from a PatchCampaignsIdWithResponse call
+func ParsePatchCampaignsIdResponse(rsp *http.Response) (*PatchCampaignsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchCampaignsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A discount, offer or promotion.
+			Data Campaign `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchCampaignsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchCampaignsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignsIdAnalyticsResponse parses an HTTP response from a GetCampaignsIdAnalyticsWithResponse call
+func ParseGetCampaignsIdAnalyticsResponse(rsp *http.Response) (*GetCampaignsIdAnalyticsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignsIdAnalyticsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+			Data CampaignStats `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignsIdAnalyticsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignsIdAnalyticsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCampaignsIdLaunchResponse parses an HTTP response from a PostCampaignsIdLaunchWithResponse call
+func ParsePostCampaignsIdLaunchResponse(rsp *http.Response) (*PostCampaignsIdLaunchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCampaignsIdLaunchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A discount, offer or promotion.
+			Data Campaign `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostCampaignsIdLaunchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCampaignsIdLaunchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCampaignsIdStatsResponse parses an HTTP response from a GetCampaignsIdStatsWithResponse call
+func ParseGetCampaignsIdStatsResponse(rsp *http.Response) (*GetCampaignsIdStatsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCampaignsIdStatsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data GET /campaigns/:id/analytics: what the campaign did, from its redemptions (one per order that used it).
+			Data CampaignStats `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCampaignsIdStatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCampaignsIdStatsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

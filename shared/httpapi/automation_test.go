@@ -249,3 +249,24 @@ func TestEmitEventChainsAreCutAtTheDepthLimit(t *testing.T) {
 		t.Fatalf("the cut execution: %v", cut)
 	}
 }
+
+// TestARulePausesACampaign: set_campaign_status acts on the campaigns
+// service at the hub: a manual run pauses a live campaign, which then
+// says so.
+func TestARulePausesACampaign(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeHub)
+	c := s.create(t, "/campaigns", s.pastryCampaign(nil))
+	if r := s.tn.Do("POST", "/api/v1/campaigns/"+c+"/launch", s.org.Owner, nil); r.Status != 200 || r.Data()["status"] != "active" {
+		t.Fatalf("launch: %d %s", r.Status, r.Body)
+	}
+	rule := mustRule(t, s.tn, s.org.Owner, map[string]any{"name": "Pause pastries",
+		"trigger": map[string]any{"type": "manual"},
+		"actions": []any{map[string]any{"type": "set_campaign_status", "params": map[string]any{"campaign_id": c, "status": "paused"}}}})
+	r := s.tn.Do("POST", "/api/v1/automations/trigger", s.org.Owner, map[string]any{"event": "order.created", "rule_id": rule})
+	if r.Status != 200 || len(r.List()) != 1 || r.List()[0].(map[string]any)["status"] != "succeeded" {
+		t.Fatalf("trigger: %d %s", r.Status, r.Body)
+	}
+	if got := s.tn.Do("GET", "/api/v1/campaigns/"+c, s.org.Owner, nil).Data()["status"]; got != "paused" {
+		t.Fatalf("the campaign is %v after the rule, want paused", got)
+	}
+}

@@ -49,12 +49,13 @@ func BenchmarkOrderFlow(b *testing.B) {
 	// the settings.
 	defer node.Tune(node.DefaultGCPercent, 0, 0)()
 	for range b.N {
-		api := benchAPI(b, clients, sales, 0)
+		api := benchAPI(b, clients, sales, 0, 0)
 		if os.Getenv("KASSA_BENCH_ONLY") == "saturated" {
 			fmt.Printf("saturated: %.0f sales/s p50 %.2f ms p99 %.2f ms; %s\n", api.salesPerSec, api.p50, api.p99, api.writer)
 			continue
 		}
-		paced := benchAPI(b, clients, sales/3, 10*time.Millisecond*time.Duration(clients))
+		paced := benchAPI(b, clients, sales/3, 10*time.Millisecond*time.Duration(clients), 0)
+		promo := benchAPI(b, clients, sales, 0, 50)
 		raw := benchRaw(b, clients, sales)
 		fmt.Printf("\nOrder flow: %d sales (3 requests each), %d concurrent clients, %s, %d CPUs, %s\n",
 			sales, clients, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
@@ -66,8 +67,10 @@ func BenchmarkOrderFlow(b *testing.B) {
 		row("raw SQLite baseline (3 tx per sale)", raw)
 		row("Kassa edge over HTTP (saturated)", api)
 		row("Kassa edge over HTTP (paced 100 sales/s)", paced)
+		row("Kassa edge, 50 active campaigns (saturated)", promo)
 		fmt.Printf("Kassa at %.0f%% of the raw baseline (target >= 40%%); p99 per request %.2f ms saturated, %.2f ms paced (target <= 20 ms)\n",
 			100*api.salesPerSec/raw.salesPerSec, api.p99, paced.p99)
+		fmt.Printf("With 50 active campaigns: %.0f%% of the sales/s without (target >= 90%%)\n", 100*promo.salesPerSec/api.salesPerSec)
 		fmt.Printf("Kassa's writer, saturated: %s\n\n", api.writer)
 	}
 }
@@ -100,8 +103,9 @@ func percentile(ds []time.Duration, p float64) float64 {
 
 // benchAPI runs the sales over HTTP; with pace > 0 each client starts a
 // sale at most every pace (a terminal's cashier takes time between sales),
-// so the node runs below saturation.
-func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult {
+// so the node runs below saturation. campaigns active campaigns apply to
+// every sale's pricing (benchCampaigns).
+func benchAPI(b *testing.B, clients, sales int, pace time.Duration, campaigns int) benchResult {
 	tn := MustStartNode(b, kassa.NodeEdge, nil)
 	o := tn.MustOrg("Bench Cafe")
 	loc := tn.Do("POST", "/api/v1/locations", o.Owner, map[string]any{"name": "Bench", "timezone": "UTC"}).Data()["id"].(string)
@@ -114,6 +118,7 @@ func benchAPI(b *testing.B, clients, sales int, pace time.Duration) benchResult 
 	g := tn.Do("POST", "/api/v1/catalog/modifiers/groups", o.Owner, map[string]any{"name": "Milk", "options": []any{
 		map[string]any{"name": "Oat", "price_adjustment": 70}, map[string]any{"name": "Soy", "price_adjustment": 60}}, "product_ids": products[:1]}).Data()
 	oat := g["options"].([]any)[0].(map[string]any)["id"].(string)
+	benchCampaigns(b, tn, o.Owner, campaigns, products)
 	order, _ := json.Marshal(map[string]any{"location_id": loc, "line_items": []any{
 		map[string]any{"product_id": products[0], "quantity": 2, "modifier_option_ids": []string{oat}},
 		map[string]any{"product_id": products[1], "quantity": 1},
@@ -319,4 +324,28 @@ func benchRaw(b *testing.B, clients, sales int) benchResult {
 		return lat
 	}
 	return warmThenMeasure(clients, sales, sale, sale, nil)
+}
+
+// benchCampaigns launches n automatic campaigns that all apply to the
+// bench's sales: product, order (with a minimum spend), buy-x-get-y and
+// points rules, in turn, at small percentages, every day.
+func benchCampaigns(b *testing.B, tn *testNode, tok string, n int, products []string) {
+	rules := []map[string]any{
+		{"type": "product_discount", "discount_type": "percent", "value": 100, "product_ids": products[:2]},
+		{"type": "order_discount", "discount_type": "percent", "value": 100},
+		{"type": "buy_x_get_y", "discount_type": "percent", "value": 500, "buy_quantity": 1, "get_quantity": 1, "product_ids": products[:1]},
+		{"type": "points_multiplier", "value": 15000},
+	}
+	for i := range n {
+		body := map[string]any{"name": fmt.Sprint("Promo ", i), "type": "promotion",
+			"rules":    []any{rules[i%len(rules)], map[string]any{"type": "min_spend", "min_subtotal": 100}},
+			"schedule": map[string]any{"days_of_week": []int{0, 1, 2, 3, 4, 5, 6}}}
+		c := tn.Do("POST", "/api/v1/campaigns", tok, body)
+		if c.Status != 201 {
+			b.Fatalf("campaign: %d %s", c.Status, c.Body)
+		}
+		if r := tn.Do("POST", "/api/v1/campaigns/"+c.Data()["id"].(string)+"/launch", tok, nil); r.Status != 200 {
+			b.Fatalf("launch: %d %s", r.Status, r.Body)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/gofiber/fiber/v2"
@@ -70,5 +71,28 @@ func deleteWith(resource string, del func(context.Context, string) error) fiber.
 			return err
 		}
 		return c.SendStatus(fiber.StatusNoContent)
+	}
+}
+
+// actionBy returns the handler of POST /<resource>s/:id/<action>. The
+// action has no parameters: the body may be absent or an empty JSON
+// object; anything else is refused like any strict body.
+func actionBy[T any](resource string, act func(context.Context, string) (*T, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := pathID(c, resource)
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(c.Body())) > 0 {
+			var none struct{}
+			if err := decode(c, &none); err != nil {
+				return err
+			}
+		}
+		v, err := act(c.UserContext(), id)
+		if err != nil {
+			return err
+		}
+		return one(c, fiber.StatusOK, v)
 	}
 }

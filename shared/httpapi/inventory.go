@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"slices"
 
@@ -124,24 +123,6 @@ func (s *Server) listTransfers(c *fiber.Ctx) error {
 }
 
 // transferAction returns the handler of POST /inventory/transfers/:id/<action>.
-// The action has no parameters: the body may be absent or an empty JSON
-// object; anything else is refused like any strict body.
 func transferAction(act func(context.Context, string) (*kassa.Transfer, error)) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		id, err := pathID(c, "transfer")
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(c.Body())) > 0 {
-			var none struct{}
-			if err := decode(c, &none); err != nil {
-				return err
-			}
-		}
-		t, err := act(c.UserContext(), id)
-		if err != nil {
-			return err
-		}
-		return one(c, fiber.StatusOK, t)
-	}
+	return actionBy("transfer", act)
 }

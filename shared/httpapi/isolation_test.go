@@ -77,6 +77,8 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"options": []any{map[string]any{"name": "Oat", "price_adjustment": 50}}, "product_ids": []string{prod}})
 	prices := f.isoCreate(t, "/catalog/price-lists", map[string]any{"name": "A happy hour", "location_ids": []string{loc},
 		"prices": []any{map[string]any{"product_id": prod, "price": 400}}})
+	campaign := f.isoCreate(t, "/campaigns", map[string]any{"name": "A pastries", "type": "discount", "location_ids": []string{loc},
+		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1000, "product_ids": []string{prod}}}})
 	cust := f.isoCreate(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@a.test"})
 	program := f.isoCreate(t, "/loyalty/programs", map[string]any{"name": "A beans", "points_per_unit": 1, "redemption_value": 10})
 	account := f.isoCreate(t, "/loyalty/accounts", map[string]any{"customer_id": cust})
@@ -95,7 +97,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/locations/": loc, "/catalog/categories/": cat, "/catalog/products/": prod, "/catalog/modifiers/groups/": group,
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
-		"/kds/tickets/": order,
+		"/kds/tickets/": order, "/campaigns/": campaign,
 	} {
 		f.ids[prefix] = id
 	}
@@ -150,6 +152,8 @@ var isoBodies = map[string]any{
 	"DELETE /partners/tenants/{id}/rate-limit":  nil,
 	"PATCH /webhooks/{id}":                      map[string]any{"description": "B was here"},
 	"PATCH /automations/{id}":                   map[string]any{"name": "B was here"},
+	"PATCH /campaigns/{id}":                     map[string]any{"name": "B was here"},
+	"POST /campaigns/{id}/launch":               map[string]any{},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and

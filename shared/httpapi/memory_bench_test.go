@@ -43,7 +43,7 @@ func BenchmarkMemory(b *testing.B) {
 	}
 	for range b.N {
 		rows := []row{
-			measure("edge: order flow, 3,000 sales, 8 terminals", func() benchResult { return benchAPI(b, 8, 1500, 0) }),
+			measure("edge: order flow, 3,000 sales, 8 terminals", func() benchResult { return benchAPI(b, 8, 1500, 0, 0) }),
 			measure("edge: login storm, 64 unknown e-mails", func() benchResult {
 				stormNode(b).loginStorm(64)
 				return benchResult{}

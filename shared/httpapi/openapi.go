@@ -156,7 +156,10 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Automations (hub): a rule's event trigger runs once per event of the hub's log (an edge's events too, after sync); " +
 				"conditions name fields of the event's data, action params may take \"$data.<field>\"; schedules run in the rule's time zone " +
 				"(a local time skipped by a daylight-saving change does not run that day; a repeated one runs once); " +
-				"chains of automation.triggered stop at depth 3, recorded as a skipped execution.",
+				"chains of automation.triggered stop at depth 3, recorded as a skipped execution. " +
+				"Campaigns: made at the hub (catalog:write; an enrolled edge answers a write 409) and read at both nodes (catalog:read), " +
+				"analytics reports:read; draft → launch → scheduled or active, active ⇄ paused, → ended; each line takes its best line campaign, " +
+				"then the order its best order campaign, then manual discounts apply to what is left.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,
@@ -170,6 +173,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 var tagText = map[string]string{
 	"auth":        "First-party staff sign-in, sessions and staff accounts",
 	"catalog":     "Products, categories, modifier groups and price lists",
+	"campaigns":   "Discounts, offers and promotions priced at the till, and their analytics",
 	"customers":   "Customer profiles",
 	"inventory":   "Stock levels, movements and transfers between locations",
 	"kds":         "The kitchen display: board, live feed and ticket moves",

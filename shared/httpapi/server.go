@@ -64,6 +64,7 @@ type Services struct {
 	Categories     kassa.CategoryService
 	ModifierGroups kassa.ModifierGroupService
 	PriceLists     kassa.PriceListService
+	Campaigns      kassa.CampaignService
 	Customers      kassa.CustomerService
 	Loyalty        kassa.LoyaltyService
 	Inventory      kassa.InventoryService
@@ -162,6 +163,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Categories != nil, s.routesCategories},
 		{svc.ModifierGroups != nil, s.routesModifierGroups},
 		{svc.PriceLists != nil, s.routesPriceLists},
+		{svc.Campaigns != nil, s.routesCampaigns},
 		{svc.Customers != nil, s.routesCustomers},
 		{svc.Loyalty != nil, s.routesLoyalty},
 		{svc.Inventory != nil, s.routesInventory},

@@ -27,6 +27,9 @@ const (
 	ConflictClockClamped = "clock_clamped"
 	ConflictDuplicateKey = "duplicate_key"
 	ConflictQuarantined  = "quarantined"
+	// ConflictVoucherOverused: a campaign used past its usage_limit, by
+	// orders that stores took offline.
+	ConflictVoucherOverused = "voucher_overused"
 )
 
 // Enums are the closed sets of values of the API's string fields, built
@@ -50,7 +53,7 @@ var Enums = map[string][]string{
 	"TransferStatus":    {TransferInTransit, TransferReceived, TransferCancelled},
 	"DiscountType":      {DiscountPercent, DiscountAmount},
 	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
-	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined},
+	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused},
 	"NodeKind":          {NodeEdge, NodeHub},
 	"GrantType":         {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
 	"WebhookStatus":     {WebhookActive, WebhookInactive},
@@ -59,6 +62,10 @@ var Enums = map[string][]string{
 	"ConditionOperator": {OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpIn, OpContains, OpExists},
 	"ActionType":        {ActionAwardPoints, ActionDeductPoints, ActionTagCustomer, ActionUntagCustomer, ActionSetProductActive, ActionSetCampaignStatus, ActionEmitEvent},
 	"ExecutionStatus":   {ExecutionSucceeded, ExecutionFailed, ExecutionSkipped},
+	"CampaignType":      {CampaignDiscount, CampaignOffer, CampaignPromotion},
+	"CampaignStatus":    {CampaignDraft, CampaignScheduled, CampaignActive, CampaignPaused, CampaignEnded},
+	"CampaignStatusSet": {CampaignActive, CampaignPaused, CampaignEnded},
+	"CampaignRuleType":  {RuleOrderDiscount, RuleProductDiscount, RuleCategoryDiscount, RuleBuyXGetY, RuleMinSpend, RulePointsMultiplier},
 }
 
 // EnumText describes the sets of Enums that are not named types (those
@@ -84,6 +91,10 @@ var EnumText = map[string]string{
 	"ConditionOperator": "How a condition compares the event's field with its value.",
 	"ActionType":        "What an automation does: the closed set of docs/automations.md.",
 	"ExecutionStatus":   "How an automation's run ended: succeeded, failed (an action failed) or skipped (no match, or the depth limit).",
+	"CampaignType":      "How head office files a campaign: discount, offer or promotion.",
+	"CampaignStatus":    "A campaign's state: draft, then (launch) scheduled or active, paused, ended.",
+	"CampaignStatusSet": "The statuses a PATCH may ask for: paused, active (resume) or ended.",
+	"CampaignRuleType":  "What a campaign rule does: a discount off the order, a product or a category; buy X get Y; a minimum spend condition; a loyalty points multiplier.",
 }
 
 // ScopeText says in words what each scope lets an app do (spec part 5's

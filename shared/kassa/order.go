@@ -48,48 +48,51 @@ const (
 
 // Order is a sale at a location.
 type Order struct {
-	ID                  string         `json:"id"`
-	OrgID               string         `json:"org_id"`
-	LocationID          string         `json:"location_id"`
-	Number              string         `json:"number"`                            // The human-readable order number, per location.
-	Status              string         `json:"status" openapi:"enum=OrderStatus"` // The order's state: open, then completed, partially_refunded, refunded; or cancelled.
-	Channel             string         `json:"channel" openapi:"enum=Channel"`
-	CustomerID          *string        `json:"customer_id"`
-	LineItems           []LineItem     `json:"line_items"`
-	Subtotal            int64          `json:"subtotal"`       // sum of lines before discounts (tax as priced)
-	DiscountTotal       int64          `json:"discount_total"` // sum of line discounts
-	TaxTotal            int64          `json:"tax_total"`      // tax contained in (inclusive) or added to (exclusive) the total
-	Total               int64          `json:"total"`          // what the customer pays
-	PaidTotal           int64          `json:"paid_total"`     // captured payments
-	RefundedTotal       int64          `json:"refunded_total"` // Refunded so far, in minor units.
-	Currency            string         `json:"currency"`
-	TaxInclusive        bool           `json:"tax_inclusive"`         // Whether prices include tax (the org setting when the order was created).
-	TaxRateBps          int            `json:"tax_rate_bps"`          // The tax rate when the order was created, in basis points (1000 = 10 %).
-	Payments            []Payment      `json:"payments"`              // The payments taken for it, oldest first.
-	Refunds             []Refund       `json:"refunds"`               // Its refunds, oldest first.
-	History             []OrderHistory `json:"history"`               // Its status changes, oldest first.
-	LoyaltyPointsEarned int64          `json:"loyalty_points_earned"` // Points its customer earned on completion.
-	KitchenStatus       string         `json:"kitchen_status" openapi:"enum=KitchenStatus"`
-	Notes               string         `json:"notes"`
-	OccurredAt          time.Time      `json:"occurred_at"`  // When the sale happened at the store (may precede created_at at the hub for an order taken offline).
-	CreatedBy           *string        `json:"created_by"`   // the user or OAuth client who took the order
-	CompletedAt         *time.Time     `json:"completed_at"` // When it was completed; null until then.
-	CreatedAt           time.Time      `json:"created_at"`
-	UpdatedAt           time.Time      `json:"updated_at"`
+	ID                  string            `json:"id"`
+	OrgID               string            `json:"org_id"`
+	LocationID          string            `json:"location_id"`
+	Number              string            `json:"number"`                            // The human-readable order number, per location.
+	Status              string            `json:"status" openapi:"enum=OrderStatus"` // The order's state: open, then completed, partially_refunded, refunded; or cancelled.
+	Channel             string            `json:"channel" openapi:"enum=Channel"`
+	CustomerID          *string           `json:"customer_id"`
+	LineItems           []LineItem        `json:"line_items"`
+	Subtotal            int64             `json:"subtotal"`       // sum of lines before discounts (tax as priced)
+	DiscountTotal       int64             `json:"discount_total"` // sum of line discounts
+	TaxTotal            int64             `json:"tax_total"`      // tax contained in (inclusive) or added to (exclusive) the total
+	Total               int64             `json:"total"`          // what the customer pays
+	PaidTotal           int64             `json:"paid_total"`     // captured payments
+	RefundedTotal       int64             `json:"refunded_total"` // Refunded so far, in minor units.
+	Currency            string            `json:"currency"`
+	TaxInclusive        bool              `json:"tax_inclusive"`         // Whether prices include tax (the org setting when the order was created).
+	TaxRateBps          int               `json:"tax_rate_bps"`          // The tax rate when the order was created, in basis points (1000 = 10 %).
+	Payments            []Payment         `json:"payments"`              // The payments taken for it, oldest first.
+	Refunds             []Refund          `json:"refunds"`               // Its refunds, oldest first.
+	History             []OrderHistory    `json:"history"`               // Its status changes, oldest first.
+	LoyaltyPointsEarned int64             `json:"loyalty_points_earned"` // Points its customer earned on completion.
+	VoucherCode         *string           `json:"voucher_code"`          // The voucher code the order gave (upper case); null: none.
+	Campaigns           []AppliedCampaign `json:"campaigns"`             // What each campaign gave the order, fixed at creation; discount_total is these and the manual discounts.
+	KitchenStatus       string            `json:"kitchen_status" openapi:"enum=KitchenStatus"`
+	Notes               string            `json:"notes"`
+	OccurredAt          time.Time         `json:"occurred_at"`  // When the sale happened at the store (may precede created_at at the hub for an order taken offline).
+	CreatedBy           *string           `json:"created_by"`   // the user or OAuth client who took the order
+	CompletedAt         *time.Time        `json:"completed_at"` // When it was completed; null until then.
+	CreatedAt           time.Time         `json:"created_at"`
+	UpdatedAt           time.Time         `json:"updated_at"`
 }
 
 // LineItem is one line of an order, fixed at creation.
 type LineItem struct {
-	ID        string         `json:"id"`
-	ProductID string         `json:"product_id"`
-	Name      string         `json:"name"` // The product name when ordered.
-	SKU       string         `json:"sku"`  // The product SKU when ordered.
-	Quantity  int64          `json:"quantity"`
-	UnitPrice int64          `json:"unit_price"` // before modifiers
-	Modifiers []LineModifier `json:"modifiers"`  // The chosen modifier options, priced into unit_price.
-	Discount  int64          `json:"discount"`   // The manual and campaign discount of the line, in minor units.
-	Tax       int64          `json:"tax"`        // The line's tax, in minor units (included in or added to total per the order's tax_inclusive).
-	Total     int64          `json:"total"`      // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
+	ID                string         `json:"id"`
+	ProductID         string         `json:"product_id"`
+	Name              string         `json:"name"` // The product name when ordered.
+	SKU               string         `json:"sku"`  // The product SKU when ordered.
+	Quantity          int64          `json:"quantity"`
+	UnitPrice         int64          `json:"unit_price"`         // before modifiers
+	Modifiers         []LineModifier `json:"modifiers"`          // The chosen modifier options, priced into unit_price.
+	Discount          int64          `json:"discount"`           // The manual and campaign discount of the line, in minor units.
+	CampaignDiscounts []LineCampaign `json:"campaign_discounts"` // The campaigns' parts of discount; the rest is manual.
+	Tax               int64          `json:"tax"`                // The line's tax, in minor units (included in or added to total per the order's tax_inclusive).
+	Total             int64          `json:"total"`              // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
 	// RefundedQuantity is how many units were refunded by line.
 	RefundedQuantity int64 `json:"refunded_quantity"` // Units of the line refunded so far.
 }
@@ -154,12 +157,13 @@ type OrderLineInput struct {
 // OrderCreate is the body of POST /orders. Prices come from the catalog
 // and the location's active price list; clients never send prices.
 type OrderCreate struct {
-	LocationID string           `json:"location_id" openapi:"required"`
-	CustomerID *string          `json:"customer_id"`
-	Channel    string           `json:"channel" openapi:"enum=Channel"`
-	LineItems  []OrderLineInput `json:"line_items" openapi:"required"`
-	Discount   *Discount        `json:"discount"` // order-level, spread over the lines
-	Notes      string           `json:"notes"`
+	LocationID  string           `json:"location_id" openapi:"required"`
+	CustomerID  *string          `json:"customer_id"`
+	Channel     string           `json:"channel" openapi:"enum=Channel"`
+	LineItems   []OrderLineInput `json:"line_items" openapi:"required"`
+	Discount    *Discount        `json:"discount"` // order-level, spread over the lines
+	Notes       string           `json:"notes"`
+	VoucherCode *string          `json:"voucher_code"` // A campaign's voucher code; 422 when no campaign with it applies here and now.
 }
 
 // OrderUpdate is the body of PATCH /orders/:id.

@@ -17,6 +17,9 @@ func (in *OrderCreate) Validate() error {
 	v.Check(len(in.LineItems) >= 1 && len(in.LineItems) <= MaxOrderLines, "line_items", "must have 1-100 lines")
 	v.Check(ValidText(in.Notes, 2000), "notes", "must be at most 2000 characters of text")
 	checkDiscount(&v, "discount", in.Discount)
+	if in.VoucherCode != nil {
+		v.Check(voucherRe.MatchString(NormalizeVoucher(*in.VoucherCode)), "voucher_code", "must be 3-32 letters, digits, - or _")
+	}
 	for i, l := range in.LineItems {
 		v.Check(ValidID(l.ProductID), lineField(i, "product_id"), "is required: an id")
 		v.Check(l.Quantity >= 1 && l.Quantity <= MaxLineQuantity, lineField(i, "quantity"), "must be 1-10000")

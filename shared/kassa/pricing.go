@@ -11,8 +11,9 @@ import (
 //
 //   - A line's gross is its unit price (with modifier adjustments, see
 //     UnitPrice) × quantity.
-//   - A line discount (percent in basis points, or an amount) comes off the
-//     line's gross; a percent is rounded half up; an amount is capped at the gross.
+//   - Campaigns come off first (PriceCampaigns, PricedLine.Campaign).
+//   - A line discount (percent in basis points, or an amount) comes off what
+//     is left of the line's gross; a percent is rounded half up; an amount is capped at the gross.
 //   - An order discount is spread over the lines in proportion to what is
 //     left of each line, by the largest-remainder method, so the parts add up
 //     to the discount exactly; a percent order discount is first turned into
@@ -33,12 +34,16 @@ type PricedLine struct {
 	Unit     int64
 	Quantity int64
 	Discount *Discount
+	// Campaign is what campaigns took off the line (PriceCampaigns),
+	// taken before the manual discounts; clamped to [0, gross].
+	Campaign int64
 }
 
 // LinePrice is the result for one line.
 type LinePrice struct {
 	Gross    int64 // unit price × quantity
-	Discount int64 // the line's own discount and its share of the order's
+	Discount int64 // the campaigns', the line's own discount and its share of the order's
+	Campaign int64 // the campaigns' part of Discount
 	Tax      int64
 	Total    int64
 }
@@ -48,6 +53,7 @@ type OrderPrice struct {
 	Lines         []LinePrice
 	Subtotal      int64 // sum of the lines' gross
 	DiscountTotal int64
+	CampaignTotal int64 // the campaigns' part of DiscountTotal; the rest is manual
 	TaxTotal      int64
 	Total         int64
 }
@@ -101,7 +107,8 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 	var restTotal int64
 	for i, l := range lines {
 		lp := &out.Lines[i]
-		lp.Discount = discountOf(l.Discount, lp.Gross)
+		lp.Campaign = min(max(l.Campaign, 0), lp.Gross)
+		lp.Discount = lp.Campaign + discountOf(l.Discount, lp.Gross-lp.Campaign)
 		rest[i] = lp.Gross - lp.Discount
 		restTotal += rest[i]
 	}
@@ -122,6 +129,7 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 			lp.Total = net + lp.Tax
 		}
 		out.DiscountTotal += lp.Discount
+		out.CampaignTotal += lp.Campaign
 		out.TaxTotal += lp.Tax
 		out.Total += lp.Total
 	}
@@ -209,4 +217,243 @@ func RefundShare(total, quantity, done, qty int64) int64 {
 	after, _ := mulDivRound(total, upto, quantity) // upto ≤ quantity: ≤ total
 	before, _ := mulDivRound(total, done, quantity)
 	return after - before
+}
+
+// Campaign pricing (docs/campaigns.md). The order of a sale's discounts:
+//
+//  1. line campaigns: of the campaigns that apply, each line takes the one
+//     campaign giving it the most (product_discount, category_discount,
+//     buy_x_get_y; one campaign's several rules on a line add up, capped
+//     at the line's gross) — campaigns do not stack on a line;
+//  2. the order campaign: the one order_discount campaign giving the most
+//     on what the lines have left, spread over them like a manual order
+//     discount (largest remainder);
+//  3. the manual line discount, then the manual order discount, on what is
+//     left (Price).
+//
+// A percent is rounded half up per line, an amount never takes a line
+// below zero. Ties go to the campaign created first (then the lower id).
+// A campaign with a voucher code competes only on an order that gives the
+// code; one with a min_spend rule only when the order's subtotal (gross,
+// before any discount) reaches it. The points multiplier is the highest
+// of the campaigns that apply.
+
+// CampaignLine is an order line as campaigns see it.
+type CampaignLine struct {
+	ProductID  string
+	CategoryID string
+	Unit       int64 // the unit price with modifiers (UnitPrice)
+	Quantity   int64
+}
+
+// LineCampaign is the part of a line's discount one campaign gave.
+type LineCampaign struct {
+	CampaignID string `json:"campaign_id"` // The campaign.
+	Amount     int64  `json:"amount"`      // What it took off the line, in minor units.
+}
+
+// AppliedCampaign is what one campaign gave an order.
+type AppliedCampaign struct {
+	CampaignID       string `json:"campaign_id"`       // The campaign.
+	Name             string `json:"name"`              // Its name when the order was priced.
+	Amount           int64  `json:"amount"`            // The discount it gave, in minor units (0 for points only).
+	PointsMultiplier int64  `json:"points_multiplier"` // The loyalty multiplier it gave, in basis points (20000: double); 0: none.
+}
+
+// CampaignPrice is the campaigns' part of an order's price.
+type CampaignPrice struct {
+	Lines            [][]LineCampaign // per line, the campaigns' parts (at most one line campaign and one order campaign)
+	LineTotals       []int64          // per line, the campaigns' discount
+	Applied          []AppliedCampaign
+	PointsMultiplier int64 // basis points; 10000 (×1) when no campaign multiplies
+}
+
+// PriceCampaigns computes what the campaigns give an order's lines. The
+// campaigns are those that apply at the order's place and time (Applies);
+// voucher is the code the order gave ("" none). It is pure and bounded:
+// O(campaigns × rules × lines) plus a sort of the lines per buy_x_get_y rule.
+// Lines beyond the money limits count for nothing here (Price refuses them).
+func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) CampaignPrice {
+	out := CampaignPrice{Lines: make([][]LineCampaign, len(lines)), LineTotals: make([]int64, len(lines)), PointsMultiplier: MaxPercentBps}
+	gross := make([]int64, len(lines))
+	var subtotal int64
+	for i, l := range lines {
+		if l.Quantity >= 1 && l.Quantity <= MaxLineQuantity && l.Unit >= 0 && l.Unit <= MaxLineGross/l.Quantity {
+			gross[i] = l.Unit * l.Quantity
+			subtotal += gross[i]
+		}
+	}
+	voucher = NormalizeVoucher(voucher)
+	eligible := make([]*Campaign, 0, len(campaigns))
+	for i := range campaigns {
+		c := &campaigns[i]
+		if c.VoucherCode != nil && (voucher == "" || *c.VoucherCode != voucher) {
+			continue
+		}
+		if m := c.rule(RuleMinSpend); m != nil && subtotal < m.MinSubtotal {
+			continue
+		}
+		eligible = append(eligible, c)
+	}
+	slices.SortStableFunc(eligible, func(a, b *Campaign) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	amounts := map[string]int64{}
+	// 1. Line campaigns: the best per line.
+	best := make([]int64, len(lines))
+	bestOf := make([]*Campaign, len(lines))
+	for _, c := range eligible {
+		for i, d := range c.lineDiscounts(lines, gross) {
+			if d > best[i] {
+				best[i], bestOf[i] = d, c
+			}
+		}
+	}
+	rest := make([]int64, len(lines))
+	var restTotal int64
+	for i := range lines {
+		if bestOf[i] != nil {
+			out.Lines[i] = append(out.Lines[i], LineCampaign{CampaignID: bestOf[i].ID, Amount: best[i]})
+			out.LineTotals[i] = best[i]
+			amounts[bestOf[i].ID] += best[i]
+		}
+		rest[i] = gross[i] - best[i]
+		restTotal += rest[i]
+	}
+	// 2. The order campaign: the best on what is left.
+	var orderBest int64
+	var orderOf *Campaign
+	for _, c := range eligible {
+		var d int64
+		for _, r := range c.Rules {
+			if r.Type == RuleOrderDiscount {
+				d += discountOf(&Discount{Type: r.DiscountType, Value: r.Value}, restTotal)
+			}
+		}
+		if d = min(d, restTotal); d > orderBest {
+			orderBest, orderOf = d, c
+		}
+	}
+	if orderOf != nil {
+		for i, part := range allocate(orderBest, rest) {
+			if part > 0 {
+				out.Lines[i] = append(out.Lines[i], LineCampaign{CampaignID: orderOf.ID, Amount: part})
+				out.LineTotals[i] += part
+			}
+		}
+		amounts[orderOf.ID] += orderBest
+	}
+	// Points: the highest multiplier.
+	var pointsOf *Campaign
+	for _, c := range eligible {
+		if r := c.rule(RulePointsMultiplier); r != nil && r.Value > out.PointsMultiplier {
+			out.PointsMultiplier, pointsOf = r.Value, c
+		}
+	}
+	for _, c := range eligible {
+		a := AppliedCampaign{CampaignID: c.ID, Name: c.Name, Amount: amounts[c.ID]}
+		if c == pointsOf {
+			a.PointsMultiplier = out.PointsMultiplier
+		}
+		if a.Amount > 0 || a.PointsMultiplier > 0 {
+			out.Applied = append(out.Applied, a)
+		}
+	}
+	return out
+}
+
+// rule returns c's first rule of type t, or nil.
+func (c *Campaign) rule(t string) *CampaignRule {
+	for i := range c.Rules {
+		if c.Rules[i].Type == t {
+			return &c.Rules[i]
+		}
+	}
+	return nil
+}
+
+// lineDiscounts is what c's line rules take off each line, capped at its gross.
+func (c *Campaign) lineDiscounts(lines []CampaignLine, gross []int64) []int64 {
+	out := make([]int64, len(lines))
+	for _, r := range c.Rules {
+		switch r.Type {
+		case RuleProductDiscount, RuleCategoryDiscount:
+			for i, l := range lines {
+				ids, id := r.ProductIDs, l.ProductID
+				if r.Type == RuleCategoryDiscount {
+					ids, id = r.CategoryIDs, l.CategoryID
+				}
+				if gross[i] == 0 || id == "" || !slices.Contains(ids, id) {
+					continue
+				}
+				d := &Discount{Type: r.DiscountType, Value: r.Value}
+				if r.DiscountType == DiscountAmount { // per unit: ≤ 10^12 × 10^4, no overflow
+					d.Value = min(r.Value, MaxMoney) * l.Quantity
+				}
+				out[i] += discountOf(d, gross[i])
+			}
+		case RuleBuyXGetY:
+			for i, d := range buyXGetY(r, lines, gross) {
+				out[i] += d
+			}
+		}
+	}
+	for i := range out {
+		out[i] = min(out[i], gross[i])
+	}
+	return out
+}
+
+// buyXGetY: of the units of r's products, every buy+get units make a
+// group, and each group's get units are discounted by r.Value percent —
+// the cheapest units of the order first (the earlier line on a tie).
+func buyXGetY(r CampaignRule, lines []CampaignLine, gross []int64) []int64 {
+	out := make([]int64, len(lines))
+	group := r.BuyQuantity + r.GetQuantity
+	if r.BuyQuantity < 1 || r.GetQuantity < 1 {
+		return out
+	}
+	var units int64
+	idx := make([]int, 0, len(lines))
+	for i, l := range lines {
+		if gross[i] > 0 && slices.Contains(r.ProductIDs, l.ProductID) {
+			idx = append(idx, i)
+			units += l.Quantity
+		}
+	}
+	free := units / group * r.GetQuantity
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(lines[a].Unit, lines[b].Unit) })
+	for _, i := range idx {
+		if free == 0 {
+			break
+		}
+		n := min(free, lines[i].Quantity)
+		free -= n
+		out[i] = discountOf(&Discount{Type: DiscountPercent, Value: r.Value}, lines[i].Unit*n)
+	}
+	return out
+}
+
+// MultiplyPoints applies a campaign points multiplier (basis points,
+// 10000 = ×1) to the points an order earns, rounded half up; a multiplier
+// of ×1 or less leaves them as they are.
+func MultiplyPoints(points, multiplierBps int64) int64 {
+	if points <= 0 || multiplierBps <= MaxPercentBps {
+		return points
+	}
+	q, ok := mulDivRound(points, min(multiplierBps, MaxPointsMultiplier), MaxPercentBps)
+	if !ok {
+		return points
+	}
+	return q
+}
+
+// PointsMultiplierOf is the multiplier an order's campaigns gave it
+// (10000 when none did).
+func PointsMultiplierOf(applied []AppliedCampaign) int64 {
+	m := int64(MaxPercentBps)
+	for _, a := range applied {
+		m = max(m, a.PointsMultiplier)
+	}
+	return m
 }

@@ -148,6 +148,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Categories:     sqlite.NewCategoryService(db),
 		ModifierGroups: sqlite.NewModifierGroupService(db),
 		PriceLists:     sqlite.NewPriceListService(db),
+		Campaigns:      sqlite.NewCampaignService(db),
 		Inventory:      sqlite.NewInventoryService(db),
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),
@@ -181,6 +182,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		autos := sqlite.NewAutomationStore(db)
 		n.automations = newAutomationEngine(autos, &n.Services, cfg.Now, log)
 		n.Services.Automations = &automationService{AutomationStore: autos, engine: n.automations}
+		n.automations.SetCampaignStatus = func(ctx context.Context, id, status string) error {
+			_, err := n.Services.Campaigns.UpdateCampaign(ctx, id, &kassa.CampaignUpdate{Status: kassa.Some(status)})
+			return err
+		}
 	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},

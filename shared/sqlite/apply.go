@@ -57,7 +57,7 @@ var replicas = map[string]replica{}
 func init() {
 	for _, r := range []replica{
 		{e: entOrg}, {e: entUser}, {e: entLocation}, {e: entCategory}, {e: entProduct}, {e: entModifierGroup},
-		{e: entPriceList}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
+		{e: entPriceList}, {e: entCampaign}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
 		{e: entCustomer, tombstone: "deleted_at", erase: map[string]any{
 			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
 			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
@@ -67,7 +67,7 @@ func init() {
 		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
 			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
-		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
+		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend}, {e: entRedemption, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},
@@ -115,7 +115,7 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 	err := db.write(ctx, func(tx *Tx) error {
 		res = ApplyResult{}
 		tx.derived = true // events a merge raises are this node's own finding
-		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}}
+		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[2]string]int{}}
 		if opts.from != nil {
 			a.admitter = &admitter{tx: tx, from: *opts.from}
 		}
@@ -186,6 +186,7 @@ type applier struct {
 	orders    map[string]string  // order id → org
 	levels    map[[3]string]bool // org, location, product
 	accounts  map[string]string  // account id → org
+	redeemed  map[[2]string]int  // org, campaign → redemptions this batch applied
 	conflicts int
 }
 
@@ -194,6 +195,7 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	if !ok {
 		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
+	a.tx.campaigns = a.tx.campaigns || r.e == entCampaign
 	fields := make(map[string]any, len(c.Fields))
 	for k, v := range c.Fields {
 		if !validColumn(k) {
@@ -276,6 +278,8 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 		}
 	case entAccount:
 		a.accounts[c.EntityID] = c.OrgID
+	case entRedemption:
+		a.redeemed[[2]string{c.OrgID, str("campaign_id")}]++
 	}
 }
 
@@ -535,7 +539,7 @@ func (a *applier) recompute(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return a.checkVouchers(ctx)
 }
 
 // recomputeOrder refreshes an order's derived columns from its entries:

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -287,18 +286,9 @@ func scanTransfer(s scanner) (*kassa.Transfer, error) {
 		return nil, err
 	}
 	t.CreatedAt, t.UpdatedAt = parseTime(created), parseTime(updated)
-	t.ReceivedAt, t.CancelledAt = transferTime(received), transferTime(cancelled)
+	t.ReceivedAt, t.CancelledAt = nullTime(received), nullTime(cancelled)
 	t.Lines = []kassa.TransferLine{}
 	return &t, decodeJSON(lines, &t.Lines)
-}
-
-// transferTime reads a nullable timestamp of a transfer.
-func transferTime(s sql.NullString) *time.Time {
-	if !s.Valid {
-		return nil
-	}
-	t := parseTime(s.String)
-	return &t
 }
 
 func transferID(t *kassa.Transfer) string { return t.ID }

@@ -304,8 +304,9 @@ func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*k
 	return acct, prog, nil
 }
 
-// earnForOrder credits the customer's account in the org's active program with the points for an order total; it returns 0 and writes nothing when the customer has no account.
-func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string, total int64) (int64, error) {
+// earnForOrder credits the customer's account in the org's active program with the points for an order total, times the
+// order's campaign multiplier (basis points, kassa.MultiplyPoints); it returns 0 and writes nothing when the customer has no account.
+func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string, total, multiplierBps int64) (int64, error) {
 	acct, err := findCustomerAccount(ctx, tx, orgID, customerID, true)
 	if err != nil || acct == nil {
 		return 0, err
@@ -314,7 +315,7 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 	if err != nil {
 		return 0, err
 	}
-	points := prog.PointsFor(total)
+	points := kassa.MultiplyPoints(prog.PointsFor(total), multiplierBps)
 	if points <= 0 {
 		return 0, nil
 	}

@@ -27,15 +27,21 @@ var _ kassa.OrderService = (*OrderService)(nil)
 
 const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
 	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
-	occurred_at, completed_at, created_at, updated_at, created_by FROM orders`
+	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns FROM orders`
 
 func scanOrder(s scanner) (*kassa.Order, error) {
 	var o kassa.Order
 	var occurred, created, updated string
 	var completed sql.NullString
+	var campaigns string
 	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
 		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
-		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy); err != nil {
+		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy,
+		&o.VoucherCode, &campaigns); err != nil {
+		return nil, err
+	}
+	o.Campaigns = []kassa.AppliedCampaign{}
+	if err := decodeJSON(campaigns, &o.Campaigns); err != nil {
 		return nil, err
 	}
 	o.OccurredAt, o.CreatedAt, o.UpdatedAt = parseTime(occurred), parseTime(created), parseTime(updated)
@@ -121,19 +127,19 @@ func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts
 }
 
 func loadLines(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
-	rows, err := q.QueryContext(ctx, `SELECT order_id, id, product_id, name, sku, quantity, unit_price, modifiers, discount, tax, total
-		FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT order_id, id, product_id, name, sku, quantity, unit_price, modifiers, discount, tax, total,
+		campaign_discounts FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var oid, mods string
-		var l kassa.LineItem
-		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total); err != nil {
+		var oid, mods, parts string
+		l := kassa.LineItem{CampaignDiscounts: []kassa.LineCampaign{}}
+		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total, &parts); err != nil {
 			rows.Close()
 			return err
 		}
-		if err := decodeJSON(mods, &l.Modifiers); err != nil {
+		if err := errors.Join(decodeJSON(mods, &l.Modifiers), decodeJSON(parts, &l.CampaignDiscounts)); err != nil {
 			rows.Close()
 			return err
 		}
@@ -271,11 +277,12 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	}
 	// Everything the order is priced from is read off the writer, in one
 	// read transaction: the catalog as it stands when the order is taken.
+	gen := s.db.campaigns.gen.Load() // before the snapshot: see liveCampaigns
 	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.priceOrder(ctx, snap, a, in)
+	p, err := s.priceOrder(ctx, snap, gen, a, in)
 	snap.done()
 	if err != nil {
 		return nil, err
@@ -289,12 +296,13 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
 		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
 		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, Actor: actorID(a)}},
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines))}
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines)),
+		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied)}
 	for i, l := range lines {
 		lp := price.Lines[i]
 		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
 			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
-			Tax: lp.Tax, Total: lp.Total}
+			Tax: lp.Tax, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
 	}
 	err = s.db.write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
@@ -308,6 +316,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
 			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
 			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.now,
+			"voucher_code": p.voucher, "campaigns": o.Campaigns,
 		})
 		if err != nil {
 			return err
@@ -317,11 +326,14 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
 				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
 				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
-				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total,
+				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
 			})
 			if err != nil {
 				return err
 			}
+		}
+		if err := writeRedemptions(ctx, tx, o); err != nil {
+			return err
 		}
 		// No history row for "open": it is the order row's own creation
 		// (created_at, created_by), and scanOrder puts it first.
@@ -348,11 +360,15 @@ type pricedOrder struct {
 	channel  string
 	lineIDs  []string
 	ticket   *kassa.Ticket
+	// campaigns is what campaigns gave; voucher the order's code, normalized.
+	campaigns kassa.CampaignPrice
+	voucher   *string
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
-// from, prices it and builds its kitchen ticket.
-func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
+// from (on q, a snapshot begun after the campaign cache's generation gen
+// was read), prices it and builds its kitchen ticket.
+func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
 	if err != nil {
 		return nil, kassa.InvalidField("location_id", "no such location")
@@ -368,18 +384,36 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, a *kassa.Actor
 	if err != nil {
 		return nil, err
 	}
+	cls := make([]kassa.CampaignLine, len(lines))
+	for i, l := range lines {
+		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
+	}
+	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, cls, in.VoucherCode, true)
+	if err != nil {
+		return nil, err
+	}
 	priced := make([]kassa.PricedLine, len(lines))
 	for i, l := range lines {
-		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount}
+		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount,
+			Campaign: campaigns.LineTotals[i]}
 	}
 	price, err := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
 	if err != nil {
 		return nil, err
 	}
-	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal); err != nil {
+	// The role's limit is on manual discounts: campaigns are head office's.
+	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {
 		return nil, err
 	}
-	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price}
+	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns}
+	if in.VoucherCode != nil {
+		code := kassa.NormalizeVoucher(*in.VoucherCode)
+		p.voucher = &code
+	}
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
@@ -617,7 +651,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		}
 		var points int64
 		if o.CustomerID != nil {
-			if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total); err != nil {
+			if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
 				return err
 			}
 		}

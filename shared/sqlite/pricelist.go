@@ -26,14 +26,7 @@ func scanPriceList(s scanner) (*kassa.PriceList, error) {
 		return nil, err
 	}
 	pl.CreatedAt, pl.UpdatedAt = parseTime(created), parseTime(updated)
-	if starts.Valid {
-		t := parseTime(starts.String)
-		pl.StartsAt = &t
-	}
-	if ends.Valid {
-		t := parseTime(ends.String)
-		pl.EndsAt = &t
-	}
+	pl.StartsAt, pl.EndsAt = nullTime(starts), nullTime(ends)
 	pl.LocationIDs, pl.Prices = []string{}, []kassa.PriceListPrice{}
 	err := errors.Join(decodeJSON(locations, &pl.LocationIDs), decodeJSON(prices, &pl.Prices))
 	return &pl, err

@@ -175,6 +175,10 @@ var edgeRules = map[string]edgeRule{
 		system: []string{"processor_ref", "failure_reason"},
 		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+	// Redemptions come with their order; campaigns themselves are hub-only.
+	"campaign_redemption": {loc: ownLocation, scopes: saleWrite,
+		refs:  []ref{{col: "order_id", table: "orders"}, {col: "campaign_id", table: "campaigns"}, {col: "customer_id", table: "customers"}},
+		check: checkRedemption},
 	// Events are inserted once, never changed; checkEvent holds the rule.
 	"event": {anyUser: true, check: checkEvent},
 }
@@ -949,9 +953,72 @@ func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[strin
 	return oneOf(f, "status", false, "received", "cancelled")
 }
 
+// checkRedemption: a redemption's amounts are in range.
+func checkRedemption(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
+	return firstErr(within(f, "amount", 0, maxAmount, true), within(f, "order_total", 0, maxAmount, true))
+}
+
+// campaignPart recomputes at the hub what campaigns gave an order an edge
+// pushed: the hub's campaigns that applied at the order's location when it
+// was taken (occurred_at), priced on its lines with its voucher (without
+// it when no campaign here has the code). The wire's campaign amounts are
+// not believed: whatever discount they do not explain counts as manual.
+func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
+	var locID, occurred string
+	var voucher, customer sql.Null[string]
+	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer); err != nil {
+		return 0, err
+	}
+	loc, err := findLocation(ctx, ad.tx, orgID, locID)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := ad.tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
+		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
+	if err != nil {
+		return 0, err
+	}
+	var lines []kassa.CampaignLine
+	for rows.Next() {
+		var l kassa.CampaignLine
+		var mods string
+		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		var ms []kassa.LineModifier
+		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
+		for _, m := range ms {
+			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
+		}
+		lines = append(lines, l)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, err
+	}
+	// The unit's own view, not the pricing cache: this batch may have
+	// changed campaigns.
+	live, err := loadLiveCampaigns(ctx, ad.tx, orgID)
+	if err != nil {
+		return 0, err
+	}
+	at := parseTime(occurred)
+	cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
+	if kassa.ErrorKind(err) == kassa.EInvalid {
+		cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
+	}
+	var sum int64
+	for _, d := range cp.LineTotals {
+		sum += d
+	}
+	return sum, err
+}
+
 // checkDiscount replays the discount permission on an order pushed by an
 // edge, once its lines are in: the manual discounts of the order together
-// stay within what its creator's role may give (kassa.CheckDiscount).
+// stay within what its creator's role may give (kassa.CheckDiscount). The
+// campaigns' part is recomputed here (campaignPart) and does not count.
 func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) error {
 	var subtotal, discount int64
 	var creator sql.NullString
@@ -978,7 +1045,11 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 	if err != nil {
 		return err
 	}
-	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, discount); err != nil {
+	campaigns, err := ad.campaignPart(ctx, orderID, orgID)
+	if err != nil {
+		return err
+	}
+	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, max(0, discount-campaigns)); err != nil {
 		return refuse(RefusedActor, "%v", err)
 	}
 	return nil

@@ -39,6 +39,7 @@ var (
 	entProduct       = entity{"product", "products", "org_id", true}
 	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id", true}
 	entPriceList     = entity{"price_list", "price_lists", "org_id", true}
+	entCampaign      = entity{"campaign", "campaigns", "org_id", true}
 
 	entCustomer     = entity{"customer", "customers", "org_id", true}
 	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id", true}
@@ -53,6 +54,7 @@ var (
 	entPayment      = entity{"payment", "payments", "org_id", true}
 	entRefund       = entity{"refund", "refunds", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
+	entRedemption   = entity{"campaign_redemption", "campaign_redemptions", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through
@@ -66,6 +68,9 @@ type Tx struct {
 	events []kassa.Event // business events: logged, then published
 	logged int           // how many of events are in the log already
 	wakes  []kassa.Event // bus-only wake-ups (wake)
+	// campaigns marks a unit that wrote a campaign row: after the commit
+	// the pricing cache of campaigns is invalidated.
+	campaigns bool
 	// derived marks a unit whose events follow from merging other nodes'
 	// changes (apply): every node derives them itself, so they are logged
 	// here without a change record.
@@ -117,12 +122,13 @@ func (db *DB) exec(ctx context.Context, query string, args ...any) error {
 
 // writeReq is one queued unit of work.
 type writeReq struct {
-	ctx    context.Context
-	fn     func(tx *Tx) error
-	done   chan error
-	err    error
-	events []kassa.Event
-	wakes  []kassa.Event
+	ctx       context.Context
+	fn        func(tx *Tx) error
+	done      chan error
+	err       error
+	events    []kassa.Event
+	wakes     []kassa.Event
+	campaigns bool // the unit wrote campaigns (Tx.campaigns)
 }
 
 // maxBatch bounds how many units share one commit.
@@ -289,7 +295,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			r.err = err
 			continue
 		}
-		r.events, r.wakes = tx.events, tx.wakes
+		r.events, r.wakes, r.campaigns = tx.events, tx.wakes, tx.campaigns
 		ok++
 	}
 	var commitErr error
@@ -307,6 +313,9 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		sqltx.Rollback()
 	}
 	for _, r := range batch {
+		if r.err == nil && commitErr == nil && r.campaigns {
+			db.campaigns.invalidate() // after the commit: see campaignCache
+		}
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -488,6 +497,7 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
 		}
 	}
+	tx.campaigns = tx.campaigns || e == entCampaign
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)

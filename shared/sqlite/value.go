@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -185,4 +186,21 @@ func decodeJSON(s string, v any) error {
 		return nil
 	}
 	return json.Unmarshal([]byte(s), v)
+}
+
+// nullPtr is a nullable column's value, or nil for NULL.
+func nullPtr[T any](n sql.Null[T]) *T {
+	if !n.Valid {
+		return nil
+	}
+	return &n.V
+}
+
+// nullTime reads a nullable timestamp column.
+func nullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
 }

@@ -1,0 +1,491 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// CampaignService implements kassa.CampaignService. Campaigns are
+// org-wide and made at the hub: an enrolled edge refuses its own writes
+// (writeRow: no edge rule) and the hub refuses an edge's (trust.go); they
+// reach the edges by sync.
+type CampaignService struct{ db *DB }
+
+// NewCampaignService returns the campaign service of db.
+func NewCampaignService(db *DB) *CampaignService { return &CampaignService{db: db} }
+
+var _ kassa.CampaignService = (*CampaignService)(nil)
+
+const campaignCols = `SELECT id, org_id, name, type, status, rules, voucher_code, usage_limit, per_customer_limit,
+	starts_at, ends_at, schedule, location_ids, created_at, updated_at FROM campaigns`
+
+func scanCampaign(s scanner) (*kassa.Campaign, error) {
+	var c kassa.Campaign
+	var rules, schedule, locations, created, updated string
+	var voucher sql.Null[string]
+	var starts, ends sql.NullString
+	var usage, perCustomer sql.Null[int64]
+	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Type, &c.Status, &rules, &voucher, &usage, &perCustomer,
+		&starts, &ends, &schedule, &locations, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	c.VoucherCode = nullPtr(voucher)
+	c.UsageLimit, c.PerCustomerLimit = nullPtr(usage), nullPtr(perCustomer)
+	c.StartsAt, c.EndsAt = nullTime(starts), nullTime(ends)
+	c.Rules, c.LocationIDs = []kassa.CampaignRule{}, []string{}
+	err := errors.Join(decodeJSON(rules, &c.Rules), decodeJSON(locations, &c.LocationIDs), decodeJSON(schedule, &c.Schedule))
+	c.Schedule.DaysOfWeek = orEmpty(c.Schedule.DaysOfWeek)
+	return &c, err
+}
+
+func campaignID(c *kassa.Campaign) string { return c.ID }
+
+// findCampaign reads a campaign as stored (its stored status).
+func findCampaign(ctx context.Context, q querier, orgID, id string) (*kassa.Campaign, error) {
+	return findByID(ctx, q, campaignCols, "campaign", orgID, id, scanCampaign)
+}
+
+// shown is a campaign as the API shows it: with its status at now.
+func (s *CampaignService) shown(c *kassa.Campaign) *kassa.Campaign {
+	c.Status = kassa.EffectiveCampaignStatus(c, s.db.Now())
+	return c
+}
+
+// FindCampaigns lists the org's campaigns by id.
+func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFilter) (kassa.List[kassa.Campaign], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.Campaign]{}, err
+	}
+	l, err := findPage(ctx, s.db.reader, campaignCols, orgFilter(a.OrgID), f.Page, scanCampaign, campaignID)
+	for i := range l.Items {
+		s.shown(&l.Items[i])
+	}
+	return l, err
+}
+
+// FindCampaignByID returns one campaign of the org, or ENotFound.
+func (s *CampaignService) FindCampaignByID(ctx context.Context, id string) (*kassa.Campaign, error) {
+	c, err := readOwn(ctx, s.db, findCampaign, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// campaignColumns are the stored columns of a campaign's editable fields.
+func campaignColumns(in *kassa.CampaignCreate) map[string]any {
+	schedule := kassa.CampaignSchedule{}
+	if in.Schedule != nil {
+		schedule = *in.Schedule
+		schedule.DaysOfWeek = orEmpty(schedule.DaysOfWeek)
+	}
+	return map[string]any{
+		"name": in.Name, "type": in.Type, "rules": in.Rules, "voucher_code": in.VoucherCode,
+		"usage_limit": in.UsageLimit, "per_customer_limit": in.PerCustomerLimit,
+		"starts_at": in.StartsAt, "ends_at": in.EndsAt, "schedule": schedule, "location_ids": dedupe(in.LocationIDs),
+	}
+}
+
+// campaignInput is a stored campaign as the input that would make it.
+func campaignInput(c *kassa.Campaign) kassa.CampaignCreate {
+	schedule := c.Schedule
+	return kassa.CampaignCreate{Name: c.Name, Type: c.Type, Rules: c.Rules, VoucherCode: c.VoucherCode,
+		UsageLimit: c.UsageLimit, PerCustomerLimit: c.PerCustomerLimit, StartsAt: c.StartsAt, EndsAt: c.EndsAt,
+		Schedule: &schedule, LocationIDs: c.LocationIDs}
+}
+
+// normalizeCampaign puts a campaign input in its stored form: times to the
+// millisecond, the voucher code in upper case.
+func normalizeCampaign(in *kassa.CampaignCreate) {
+	in.StartsAt, in.EndsAt = truncMilli(in.StartsAt), truncMilli(in.EndsAt)
+	if in.VoucherCode != nil {
+		code := kassa.NormalizeVoucher(*in.VoucherCode)
+		in.VoucherCode = &code
+	}
+	in.LocationIDs = dedupe(in.LocationIDs)
+}
+
+// CreateCampaign validates and stores a new draft. Errors: EInvalid (also
+// for locations, products or categories not in the org, or a voucher code
+// another live campaign of the org has), EConflict at an enrolled edge.
+func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.CampaignCreate) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := *in
+	normalizeCampaign(&v)
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	c, err := writeRead(ctx, s.db, findCampaign, a.OrgID, id, func(tx *Tx) error {
+		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
+			return err
+		}
+		cols := campaignColumns(&v)
+		cols["status"] = kassa.CampaignDraft
+		return tx.insert(ctx, entCampaign, a.OrgID, id, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// UpdateCampaign applies a partial update: a status move by
+// kassa.CampaignTransition, and field changes as kassa.CampaignEditable
+// allows in the status before or after the move (pause a running campaign
+// to change its rules). The merged campaign must be valid as a whole.
+// Errors: ENotFound, EInvalid, EConflict.
+func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kassa.CampaignUpdate) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.ValidateFields(); err != nil {
+		return nil, err
+	}
+	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+		before := kassa.EffectiveCampaignStatus(old, tx.now)
+		after := before
+		if in.Status.Set {
+			var err error
+			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.now); err != nil {
+				return err
+			}
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
+			{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
+			{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
+			if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
+				return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
+			}
+		}
+		was := campaignInput(old)
+		merged := campaignInput(old)
+		take(&merged.Name, in.Name)
+		take(&merged.Type, in.Type)
+		take(&merged.Rules, in.Rules)
+		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
+		if in.Schedule.Set {
+			merged.Schedule = &in.Schedule.Value
+		}
+		for _, o := range []struct {
+			opt kassa.Opt[int64]
+			dst **int64
+		}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
+			if o.opt.Set {
+				*o.dst = optPtr(o.opt)
+			}
+		}
+		if in.VoucherCode.Set {
+			merged.VoucherCode = optPtr(in.VoucherCode)
+		}
+		if in.StartsAt.Set {
+			merged.StartsAt = optPtr(in.StartsAt)
+		}
+		if in.EndsAt.Set {
+			merged.EndsAt = optPtr(in.EndsAt)
+		}
+		normalizeCampaign(&merged)
+		if err := merged.Validate(); err != nil {
+			return err
+		}
+		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &merged); err != nil {
+			return err
+		}
+		now := campaignColumns(&merged)
+		stored := campaignColumns(&was)
+		for k, v := range now {
+			changed(cols, k, stored[k], v)
+		}
+		if after != old.Status {
+			cols["status"] = after
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// LaunchCampaign moves a draft to scheduled or active
+// (kassa.LaunchStatus). Errors: ENotFound, EConflict.
+func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa.Campaign, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+		status, err := kassa.LaunchStatus(old, tx.now)
+		cols["status"] = status
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// checkCampaignRefs checks that the campaign's locations, products and
+// categories are the org's, and that no other campaign of the org that is
+// not ended holds its voucher code.
+func checkCampaignRefs(ctx context.Context, q querier, orgID, id string, in *kassa.CampaignCreate) error {
+	if err := checkExist(ctx, q, "locations", orgID, "location_ids", "no such location: %s", in.LocationIDs); err != nil {
+		return err
+	}
+	for _, r := range in.Rules {
+		if err := checkExist(ctx, q, "products", orgID, "rules", "no such product: %s", r.ProductIDs); err != nil {
+			return err
+		}
+		if err := checkExist(ctx, q, "categories", orgID, "rules", "no such category: %s", r.CategoryIDs); err != nil {
+			return err
+		}
+	}
+	if in.VoucherCode == nil {
+		return nil
+	}
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM campaigns WHERE org_id = ? AND voucher_code = ? AND id <> ? AND status <> ?`,
+		orgID, *in.VoucherCode, id, kassa.CampaignEnded).Scan(&n)
+	if err == nil && n > 0 {
+		return kassa.InvalidField("voucher_code", "another campaign uses this code")
+	}
+	return err
+}
+
+// CampaignStats sums the campaign's redemptions: totals, per UTC day and
+// per location; a campaign without any answers zeros. Errors: ENotFound.
+func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.CampaignStats, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := findCampaign(ctx, s.db.reader, a.OrgID, id); err != nil {
+		return nil, err
+	}
+	out := &kassa.CampaignStats{CampaignID: id, ByDay: []kassa.CampaignStatsPart{}, ByLocation: []kassa.CampaignStatsPart{}}
+	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
+		return nil, err
+	}
+	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT order_id), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
+		FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`, a.OrgID, id).
+		Scan(&out.Redemptions, &out.Orders, &out.DiscountGiven, &out.Revenue)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range []struct {
+		key string
+		dst *[]kassa.CampaignStatsPart
+	}{{"substr(created_at, 1, 10)", &out.ByDay}, {"location_id", &out.ByLocation}} {
+		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, count(*), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
+			FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ? GROUP BY k ORDER BY k`, a.OrgID, id)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var p kassa.CampaignStatsPart
+			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			*g.dst = append(*g.dst, p)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// zones caches time zones by name: loading one reads the zone database.
+var zones sync.Map // name → *time.Location
+
+func zone(name string) *time.Location {
+	if z, ok := zones.Load(name); ok {
+		return z.(*time.Location)
+	}
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		z = time.UTC // locations are validated: only a zone database without it
+	}
+	zones.Store(name, z)
+	return z
+}
+
+// campaignCache holds each org's live (scheduled or active) campaigns as
+// read from the store, for pricing: every order would otherwise read and
+// decode them all. A write or apply of a campaign bumps the generation
+// after its commit; a read takes the generation before it queries and
+// stores its rows under it, so rows read before a commit never outlive it.
+type campaignCache struct {
+	gen  atomic.Uint64
+	orgs sync.Map // org id → *cachedCampaigns
+}
+
+type cachedCampaigns struct {
+	gen  uint64
+	live []kassa.Campaign // shared: never modified
+}
+
+func (c *campaignCache) invalidate() { c.gen.Add(1) }
+
+// liveCampaigns returns the org's scheduled and active campaigns, from the
+// cache when it is current, else read on q — a read transaction the caller
+// began after it read gen from db.campaigns, so that what q reads is at
+// least as new as gen says (q is the caller's snapshot: a second reader
+// could wait on a pool of one). The slice is shared: never modify it.
+func (db *DB) liveCampaigns(ctx context.Context, q querier, gen uint64, orgID string) ([]kassa.Campaign, error) {
+	if v, ok := db.campaigns.orgs.Load(orgID); ok && v.(*cachedCampaigns).gen == gen {
+		return v.(*cachedCampaigns).live, nil
+	}
+	live, err := loadLiveCampaigns(ctx, q, orgID)
+	if err != nil {
+		return nil, err
+	}
+	db.campaigns.orgs.Store(orgID, &cachedCampaigns{gen: gen, live: live})
+	return live, nil
+}
+
+// loadLiveCampaigns reads the org's scheduled and active campaigns on q.
+func loadLiveCampaigns(ctx context.Context, q querier, orgID string) ([]kassa.Campaign, error) {
+	rows, err := q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND status IN (?, ?)`, orgID, kassa.CampaignScheduled, kassa.CampaignActive)
+	if err != nil {
+		return nil, err
+	}
+	var live []kassa.Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		live = append(live, *c)
+	}
+	return live, errors.Join(rows.Err(), rows.Close())
+}
+
+// orderCampaigns prices what campaigns give an order at loc at instant at
+// (kassa.PriceCampaigns): of live (the org's scheduled and active
+// campaigns, not modified), those that apply there and then
+// (kassa.Applies, in the location's time zone), with the voucher when
+// given. With limits, campaigns whose usage limits this node's redemptions
+// (read on q) have reached, in total or for customerID, are left out.
+// Errors: EInvalid naming voucher_code when no campaign with the code
+// applies, or it is used up.
+func orderCampaigns(ctx context.Context, q querier, live []kassa.Campaign, orgID string, loc *kassa.Location, at time.Time, customerID *string,
+	lines []kassa.CampaignLine, voucher *string, limits bool) (kassa.CampaignPrice, error) {
+	tz := zone(loc.Timezone)
+	code := ""
+	if voucher != nil {
+		code = kassa.NormalizeVoucher(*voucher)
+	}
+	found, usedUp := code == "", false
+	var kept []kassa.Campaign
+	for i := range live {
+		c := &live[i]
+		if !kassa.Applies(c, at, tz, loc.ID) {
+			continue
+		}
+		isCode := c.VoucherCode != nil && *c.VoucherCode == code
+		found = found || isCode
+		if limits {
+			ok, err := withinLimits(ctx, q, orgID, c, customerID)
+			if err != nil {
+				return kassa.CampaignPrice{}, err
+			}
+			if !ok {
+				usedUp = usedUp || isCode
+				continue
+			}
+		}
+		kept = append(kept, *c)
+	}
+	switch {
+	case !found:
+		return kassa.CampaignPrice{}, kassa.InvalidField("voucher_code", "no campaign with this code applies here and now")
+	case usedUp:
+		return kassa.CampaignPrice{}, kassa.InvalidField("voucher_code", "this voucher has been used up")
+	}
+	return kassa.PriceCampaigns(lines, kept, code), nil
+}
+
+// withinLimits reports whether c's usage limits leave room for one more
+// order (of customerID, for the per-customer limit), by the redemptions
+// this node holds: an edge offline sees only its own and what it synced.
+func withinLimits(ctx context.Context, q querier, orgID string, c *kassa.Campaign, customerID *string) (bool, error) {
+	for _, l := range []struct {
+		limit *int64
+		where string
+		args  []any
+	}{
+		{c.UsageLimit, "", nil},
+		{c.PerCustomerLimit, " AND customer_id = ?", []any{customerID}},
+	} {
+		if l.limit == nil || (l.args != nil && customerID == nil) {
+			continue
+		}
+		var n int64
+		err := q.QueryRowContext(ctx, `SELECT count(DISTINCT order_id) FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`+l.where,
+			append([]any{orgID, c.ID}, l.args...)...).Scan(&n)
+		if err != nil || n >= *l.limit {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// writeRedemptions records, in the order's unit, one redemption per
+// campaign that gave the order a discount or points.
+func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
+	for _, c := range o.Campaigns {
+		err := tx.insertAt(ctx, entRedemption, o.OrgID, o.LocationID, tx.db.NewID(), map[string]any{
+			"location_id": o.LocationID, "campaign_id": c.CampaignID, "order_id": o.ID, "customer_id": o.CustomerID,
+			"amount": c.Amount, "order_total": o.Total,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkVouchers records a voucher_overused conflict for each campaign that
+// the redemptions this batch applied took past its usage_limit (orders
+// stores took offline, each within the limit as it saw it). Nothing is
+// undone: the sales happened; ops see the conflict at /sync/conflicts.
+func (a *applier) checkVouchers(ctx context.Context) error {
+	for k, added := range a.redeemed {
+		orgID, id := k[0], k[1]
+		var limit sql.NullInt64
+		var used int64
+		err := a.tx.QueryRowContext(ctx, `SELECT usage_limit, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
+			WHERE org_id = ?1 AND campaign_id = ?2) FROM campaigns WHERE org_id = ?1 AND id = ?2`, orgID, id).Scan(&limit, &used)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if used > limit.Int64 && used-int64(added) <= limit.Int64 {
+			if err := a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id,
+				map[string]any{"usage_limit": limit.Int64}, map[string]any{"redemptions": used}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

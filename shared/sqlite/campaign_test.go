@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+)
+
+func pastryCampaign(w world) *kassa.CampaignCreate {
+	return &kassa.CampaignCreate{Name: "10 % off", Type: kassa.CampaignDiscount, LocationIDs: []string{w.loc},
+		Rules: []kassa.CampaignRule{{Type: kassa.RuleProductDiscount, DiscountType: kassa.DiscountPercent, Value: 1000, ProductIDs: []string{w.p1}}}}
+}
+
+// TestCampaignsReplicateToEdgesAndOnlyFromTheHub: a campaign made at the
+// hub reaches an edge by sync; the edge's store, once enrolled, refuses to
+// make or change one (409), and the hub quarantines a campaign an edge
+// pushes anyway.
+func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
+	hub, edge := mustNode(t), mustNode(t)
+	w := seed(t, hub)
+	syncPair(t, hub, edge)
+	sale := func() int64 {
+		t.Helper()
+		o, err := edge.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.DiscountTotal
+	}
+	if d := sale(); d != 0 { // and the edge's pricing has read its (no) campaigns
+		t.Fatalf("a discount before any campaign: %d", d)
+	}
+	hubCampaigns := NewCampaignService(hub.db)
+	c, err := hubCampaigns.CreateCampaign(w.ctx, pastryCampaign(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hubCampaigns.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	syncPair(t, hub, edge)
+	edgeCampaigns := NewCampaignService(edge.db)
+	got, err := edgeCampaigns.FindCampaignByID(w.ctx, c.ID)
+	if err != nil || got.Status != kassa.CampaignActive || len(got.Rules) != 1 || got.Rules[0].ProductIDs[0] != w.p1 {
+		t.Fatalf("at the edge: %+v %v", got, err)
+	}
+	if d := sale(); d != 50 { // 10 % of 500: what sync brought prices at once
+		t.Fatalf("the synced campaign gave %d, want 50", d)
+	}
+	syncPair(t, edge, hub)
+	mustConverge(t, hub, edge)
+
+	edge.db.SetUnderHub()
+	if _, err := edgeCampaigns.CreateCampaign(w.ctx, pastryCampaign(w)); kassa.ErrorKind(err) != kassa.EConflict {
+		t.Fatalf("an enrolled edge made a campaign: %v", err)
+	}
+	if _, err := edgeCampaigns.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignEnded)}); kassa.ErrorKind(err) != kassa.EConflict {
+		t.Fatalf("an enrolled edge ended a campaign: %v", err)
+	}
+
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	forged := change.Change{ID: edge.db.NewID(), OrgID: w.org, Entity: "campaign", EntityID: c.ID, Op: change.OpUpdate,
+		Fields: map[string]any{"status": kassa.CampaignEnded}, HLC: edge.db.Clock.Now(), Origin: from.NodeID, Actor: kassa.ActorFrom(w.ctx).UserID}
+	if _, quarantined, err := hub.db.Ingest(context.Background(), from, []change.Change{forged}); err != nil || quarantined != 1 {
+		t.Fatalf("ingest: quarantined %d, %v", quarantined, err)
+	}
+	if got, _ := hubCampaigns.FindCampaignByID(w.ctx, c.ID); got.Status != kassa.CampaignActive {
+		t.Fatalf("an edge ended the hub's campaign: %s", got.Status)
+	}
+}
+
+// TestTheHubRecomputesCampaignDiscounts: the hub's discount replay counts
+// manual discounts only. A cashier's edge order whose discount a campaign
+// of the hub explains is admitted; the same discount on a product no
+// campaign covers is the cashier's own and is quarantined.
+func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := pastryCampaign(w)
+	free.Rules[0].Value = 10000 // p1 free
+	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	now := hub.db.Now()
+	push := func(entity, id string, fields map[string]any) int {
+		t.Helper()
+		ch := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: change.OpInsert,
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier.ID}
+		_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{ch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	for _, tc := range []struct {
+		product     string
+		quarantined int
+	}{{w.p1, 0}, {w.p2, 1}} {
+		order := hub.db.NewID()
+		if q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-" + order[len(order)-8:], "status": "open", "channel": "pos",
+			"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
+			"created_by": cashier.ID, "occurred_at": now, "created_at": now, "updated_at": now,
+			"campaigns": `[{"campaign_id":"` + c.ID + `","name":"x","amount":500,"points_multiplier":0}]`}); q != 0 {
+			var why string
+			hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
+			t.Fatalf("the order row quarantined: %s", why)
+		}
+		if q := push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": tc.product, "name": "P",
+			"sku": "S", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
+			"campaign_discounts": `[{"campaign_id":"` + c.ID + `","amount":500}]`, "created_at": now, "updated_at": now}); q != tc.quarantined {
+			t.Errorf("a 100 %% line discount on %s: quarantined %d, want %d", tc.product, q, tc.quarantined)
+		}
+	}
+}
+
+// TestTwoStoresUseTheLastVoucherOfflineOneConflict: a voucher with one use
+// left is redeemed at two stores that cannot see each other; once both
+// synced, the hub (and each store) holds both sales and one
+// voucher_overused conflict, not two, however often the changes replay.
+func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
+	hub, a, b := mustNode(t), mustNode(t), mustNode(t)
+	w := seed(t, hub)
+	in := pastryCampaign(w)
+	in.VoucherCode, in.UsageLimit = ptr("LAST1"), ptr(int64(1))
+	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	syncPair(t, hub, a)
+	syncPair(t, hub, b)
+	for _, n := range []*node{a, b} {
+		if _, err := n.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, VoucherCode: ptr("last1"),
+			LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}}); err != nil {
+			t.Fatalf("the voucher at a store: %v", err)
+		}
+		// The store itself now sees it used up.
+		if _, err := n.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, VoucherCode: ptr("LAST1"),
+			LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}}); kassa.ErrorKind(err) != kassa.EInvalid {
+			t.Fatalf("a second use at the same store: %v", err)
+		}
+	}
+	for range 2 { // replays change nothing
+		syncPair(t, a, hub)
+		syncPair(t, b, hub)
+		syncPair(t, a, b) // what the hub's log fans out (ship does not log)
+	}
+	for name, n := range map[string]*node{"hub": hub, "a": a, "b": b} {
+		st, err := NewCampaignService(n.db).CampaignStats(w.ctx, c.ID)
+		if err != nil || st.Redemptions != 2 {
+			t.Errorf("%s: %+v %v, want both redemptions", name, st, err)
+		}
+	}
+	var kinds []string
+	rows, err := hub.db.reader.Query(`SELECT kind FROM sync_conflicts WHERE org_id = ? AND entity = 'campaign'`, w.org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		rows.Scan(&k)
+		kinds = append(kinds, k)
+	}
+	rows.Close()
+	if len(kinds) != 1 || kinds[0] != kassa.ConflictVoucherOverused {
+		t.Fatalf("hub conflicts %v, want one voucher_overused", kinds)
+	}
+}
