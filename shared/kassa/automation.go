@@ -166,21 +166,11 @@ type AutomationUpdate struct {
 
 // Apply returns r changed by u (r is not modified).
 func (u *AutomationUpdate) Apply(r AutomationRule) AutomationRule {
-	if u.Name.Set {
-		r.Name = u.Name.Value
-	}
-	if u.IsActive.Set {
-		r.IsActive = u.IsActive.Value
-	}
-	if u.Trigger.Set {
-		r.Trigger = u.Trigger.Value
-	}
-	if u.Conditions.Set {
-		r.Conditions = u.Conditions.Value
-	}
-	if u.Actions.Set {
-		r.Actions = u.Actions.Value
-	}
+	u.Name.To(&r.Name)
+	u.IsActive.To(&r.IsActive)
+	u.Trigger.To(&r.Trigger)
+	u.Conditions.To(&r.Conditions)
+	u.Actions.To(&r.Actions)
 	return r
 }
 

@@ -160,12 +160,8 @@ func checkPreferences(v *Validation, p map[string]any) {
 // phone, naming the fields the update cleared. Errors: EInvalid.
 func KeepsContact(c *Customer, in *CustomerUpdate) error {
 	first, last, email, phone := c.FirstName, c.LastName, c.Email != nil, c.Phone != nil
-	if in.FirstName.Set {
-		first = in.FirstName.Value
-	}
-	if in.LastName.Set {
-		last = in.LastName.Value
-	}
+	in.FirstName.To(&first)
+	in.LastName.To(&last)
 	if in.Email.Set {
 		email = !in.Email.Null
 	}

@@ -22,5 +22,14 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.Value)
 }
 
+// To sets *dst to o's value when o is set (a null sets the zero value):
+// the merged view of a partial update, the stored resource with the
+// update's fields over it, validated as a whole.
+func (o Opt[T]) To(dst *T) {
+	if o.Set {
+		*dst = o.Value
+	}
+}
+
 // Some returns a set Opt holding v.
 func Some[T any](v T) Opt[T] { return Opt[T]{Set: true, Value: v} }

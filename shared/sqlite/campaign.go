@@ -175,9 +175,9 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 		}
 		was := campaignInput(old)
 		merged := campaignInput(old)
-		take(&merged.Name, in.Name)
-		take(&merged.Type, in.Type)
-		take(&merged.Rules, in.Rules)
+		in.Name.To(&merged.Name)
+		in.Type.To(&merged.Type)
+		in.Rules.To(&merged.Rules)
 		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
 		if in.Schedule.Set {
 			merged.Schedule = &in.Schedule.Value

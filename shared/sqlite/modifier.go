@@ -160,11 +160,11 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 		for _, o := range g.Options {
 			merged.Options = append(merged.Options, kassa.ModifierOptionInput(o))
 		}
-		take(&merged.Name, in.Name)
-		take(&merged.Required, in.Required)
-		take(&merged.MinSelections, in.MinSelections)
+		in.Name.To(&merged.Name)
+		in.Required.To(&merged.Required)
+		in.MinSelections.To(&merged.MinSelections)
 		takeAs(&merged.MaxSelections, in.MaxSelections, func(n int) *int { return &n })
-		take(&merged.Options, in.Options)
+		in.Options.To(&merged.Options)
 		takeAs(&merged.ProductIDs, in.ProductIDs, dedupe)
 		if err := merged.Validate(); err != nil {
 			return err

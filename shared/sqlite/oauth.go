@@ -171,9 +171,9 @@ func (s *OAuthService) UpdateApp(ctx context.Context, clientID string, in *kassa
 		if err != nil {
 			return err
 		}
-		take(&app.Name, in.Name)
-		take(&app.RedirectURIs, in.RedirectURIs)
-		take(&app.Scopes, in.Scopes)
+		in.Name.To(&app.Name)
+		in.RedirectURIs.To(&app.RedirectURIs)
+		in.Scopes.To(&app.Scopes)
 		_, err = tx.ExecContext(ctx, `UPDATE oauth_apps SET name = ?, redirect_uris = ?, scopes = ?, updated_at = ? WHERE id = ? AND org_id = ?`,
 			app.Name, mustJSON(app.RedirectURIs), mustJSON(app.Scopes), fmtTime(s.db.Now()), clientID, a.OrgID)
 		return err

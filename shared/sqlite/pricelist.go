@@ -99,7 +99,7 @@ func (s *PriceListService) UpdatePriceList(ctx context.Context, id string, in *k
 	}
 	return updateRead(ctx, s.db, entPriceList, findPriceList, a.OrgID, id, func(tx *Tx, pl *kassa.PriceList, cols map[string]any) error {
 		merged := kassa.PriceListCreate{Name: pl.Name, StartsAt: pl.StartsAt, EndsAt: pl.EndsAt}
-		take(&merged.Name, in.Name)
+		in.Name.To(&merged.Name)
 		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
 		takeAs(&merged.Prices, in.Prices, orEmpty)
 		if in.StartsAt.Set {

@@ -112,9 +112,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		patchAs(cols, "modifier_group_ids", p.ModifierGroupIDs, in.ModifierGroupIDs, dedupe)
 		patchNullable(cols, "station", p.Station, in.Station)
 		var groups []string
-		if in.ModifierGroupIDs.Set {
-			groups = in.ModifierGroupIDs.Value
-		}
+		in.ModifierGroupIDs.To(&groups)
 		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
 			return err
 		}

@@ -729,22 +729,15 @@ func patchAs[T, U any](cols map[string]any, name string, old any, o kassa.Opt[T]
 
 // patchIf notes name's new value in cols when set (its Opt was in the
 // update) and it differs from old; for updates merged into a whole input
-// and validated as one before the columns are compared (see take).
+// and validated as one before the columns are compared (see kassa.Opt.To).
 func patchIf(cols map[string]any, set bool, name string, old, new any) {
 	if set {
 		changed(cols, name, old, new)
 	}
 }
 
-// take sets *dst to o's value when o is set: the merged view of an update
-// (the stored row with the update's fields over it), validated as a whole.
-func take[T any](dst *T, o kassa.Opt[T]) {
-	if o.Set {
-		*dst = o.Value
-	}
-}
-
-// takeAs is take for a value kept in a normal form (see patchAs).
+// takeAs sets *dst to o's value in its normal form (see patchAs) when o is
+// set: kassa.Opt.To for a value that is stored transformed.
 func takeAs[T, U any](dst *U, o kassa.Opt[T], as func(T) U) {
 	if o.Set {
 		*dst = as(o.Value)

@@ -94,18 +94,10 @@ func (s *WebhookStore) UpdateWebhook(ctx context.Context, id string, in *kassa.W
 		if err != nil {
 			return err
 		}
-		if in.URL.Set {
-			w.URL = in.URL.Value
-		}
-		if in.Events.Set {
-			w.Events = in.Events.Value
-		}
-		if in.Description.Set {
-			w.Description = in.Description.Value
-		}
-		if in.Status.Set {
-			w.Status = in.Status.Value
-		}
+		in.URL.To(&w.URL)
+		in.Events.To(&w.Events)
+		in.Description.To(&w.Description)
+		in.Status.To(&w.Status)
 		events, err := json.Marshal(w.Events)
 		if err != nil {
 			return err
