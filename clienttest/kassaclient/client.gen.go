@@ -282,6 +282,24 @@ func (e ConflictKind) Valid() bool {
 	}
 }
 
+// Defines values for ConflictStatus.
+const (
+	ConflictStatusOpen     ConflictStatus = "open"
+	ConflictStatusResolved ConflictStatus = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the ConflictStatus enum.
+func (e ConflictStatus) Valid() bool {
+	switch e {
+	case ConflictStatusOpen:
+		return true
+	case ConflictStatusResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	DeliveryStatusAwaitingRetry DeliveryStatus = "awaiting_retry"
@@ -1336,10 +1354,25 @@ type Conflict struct {
 	// OrgId The org that owns it.
 	OrgId  string      `json:"org_id"`
 	Remote interface{} `json:"remote"`
+
+	// Resolution Resolution says how: the note given, or "reapplied" for a quarantined record applied again.
+	Resolution *string `json:"resolution"`
+
+	// ResolvedAt ResolvedAt is when the conflict was resolved; null while open.
+	ResolvedAt *time.Time `json:"resolved_at"`
+
+	// ResolvedBy ResolvedBy is the user or OAuth client that resolved it; null while open.
+	ResolvedBy *string `json:"resolved_by"`
+
+	// Status Status is open until someone resolves the conflict (or re-applies a quarantined record), then resolved.
+	Status ConflictStatus `json:"status"`
 }
 
 // ConflictKind The kind of a merge conflict sync recorded.
 type ConflictKind string
+
+// ConflictStatus Whether a sync conflict still waits for someone to resolve it.
+type ConflictStatus string
 
 // ConnectedApp An app that holds a live grant in the caller's org.
 type ConnectedApp struct {
@@ -1503,8 +1536,17 @@ type DiscountType string
 // EdgeStatus The hub's view of one edge.
 type EdgeStatus struct {
 	// Connected spoke to the hub in the last 10 s
-	Connected    bool       `json:"connected"`
-	EnrolledAt   time.Time  `json:"enrolled_at"`
+	Connected bool `json:"connected"`
+
+	// ConnectedSince ConnectedSince is when the edge's current state began: when it last connected if it is connected, when it was last seen if not.
+	ConnectedSince *time.Time `json:"connected_since"`
+	EnrolledAt     time.Time  `json:"enrolled_at"`
+
+	// LagP50 LagP50 and LagP99 are seconds from a change made at the edge to its commit at the hub, over the edge's recent pushes.
+	LagP50 float32 `json:"lag_p50"`
+
+	// LagP99 LagP99: see LagP50.
+	LagP99       float32    `json:"lag_p99"`
 	LastSeen     *time.Time `json:"last_seen"`
 	LastVerified *time.Time `json:"last_verified"`
 
@@ -1512,11 +1554,29 @@ type EdgeStatus struct {
 	LocationId string `json:"location_id"`
 	NodeId     string `json:"node_id"`
 
+	// OpenConflicts OpenConflicts counts the unresolved conflicts of the edge's location, quarantined records included.
+	OpenConflicts int64 `json:"open_conflicts"`
+
 	// PendingDown hub log entries the edge has not pulled
 	PendingDown int64 `json:"pending_down"`
 
 	// PendingUp changes waiting at the edge, as it last reported
 	PendingUp int64 `json:"pending_up"`
+
+	// Quarantined Quarantined counts the unresolved quarantined records of the edge.
+	Quarantined int64 `json:"quarantined"`
+
+	// ReportedAt ReportedAt is when the edge made the figures below (its own clock, as of its last report): PendingUp, VerifyOK, LagP50, LagP99.
+	ReportedAt *time.Time `json:"reported_at"`
+
+	// VerifyDiffer VerifyDiffer lists the tables whose digests differed at the last verification; empty when they agreed.
+	VerifyDiffer []string `json:"verify_differ"`
+
+	// VerifyOk VerifyOK is the result of the edge's last verification (digests of its scope equal at both nodes); null when it never verified.
+	VerifyOk *bool `json:"verify_ok"`
+
+	// Version Version is the release the edge last reported (kassa.Version of its build); empty for an edge older than v0.6.0, which does not report one.
+	Version string `json:"version"`
 }
 
 // EnrolRequest The body of POST /loyalty/accounts; the program defaults to the org's only active program.

@@ -32,6 +32,12 @@ const (
 	ConflictVoucherOverused = "voucher_overused"
 )
 
+// Conflict statuses.
+const (
+	ConflictOpen     = "open"
+	ConflictResolved = "resolved"
+)
+
 // Enums are the closed sets of values of the API's string fields, built
 // from the constants above and beside each type, so the OpenAPI document
 // lists them without retyping. A named string type's set is keyed by its
@@ -55,6 +61,7 @@ var Enums = map[string][]string{
 	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
 	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused},
 	"NodeKind":          {NodeEdge, NodeHub},
+	"ConflictStatus":    {ConflictOpen, ConflictResolved},
 	"GrantType":         {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
 	"WebhookStatus":     {WebhookActive, WebhookInactive},
 	"DeliveryStatus":    {DeliveryPending, DeliveryAwaitingRetry, DeliveryDelivered, DeliveryFailed},
@@ -84,6 +91,7 @@ var EnumText = map[string]string{
 	"TicketEventType":   "The kind of a kitchen display feed event.",
 	"ConflictKind":      "The kind of a merge conflict sync recorded.",
 	"NodeKind":          "The kind of a Kassa node.",
+	"ConflictStatus":    "Whether a sync conflict still waits for someone to resolve it.",
 	"GrantType":         "An OAuth 2.0 grant of the token endpoint.",
 	"WebhookStatus":     "A webhook endpoint's state: active endpoints receive events, inactive ones nothing.",
 	"DeliveryStatus":    "A webhook delivery's state: pending, awaiting_retry after a failed attempt, then delivered or failed.",

@@ -30,6 +30,31 @@ type EdgeStatus struct {
 	PendingDown  int64      `json:"pending_down"` // hub log entries the edge has not pulled
 	LastVerified *time.Time `json:"last_verified"`
 	EnrolledAt   time.Time  `json:"enrolled_at"`
+	// Version is the release the edge last reported (kassa.Version of its
+	// build); empty for an edge older than v0.6.0, which does not report one.
+	Version string `json:"version"`
+	// ConnectedSince is when the edge's current state began: when it last
+	// connected if it is connected, when it was last seen if not.
+	ConnectedSince *time.Time `json:"connected_since"`
+	// ReportedAt is when the edge made the figures below (its own clock,
+	// as of its last report): PendingUp, VerifyOK, LagP50, LagP99.
+	ReportedAt *time.Time `json:"reported_at"`
+	// LagP50 and LagP99 are seconds from a change made at the edge to its
+	// commit at the hub, over the edge's recent pushes.
+	LagP50 float64 `json:"lag_p50"`
+	// LagP99: see LagP50.
+	LagP99 float64 `json:"lag_p99"`
+	// VerifyOK is the result of the edge's last verification (digests of
+	// its scope equal at both nodes); null when it never verified.
+	VerifyOK *bool `json:"verify_ok"`
+	// VerifyDiffer lists the tables whose digests differed at the last
+	// verification; empty when they agreed.
+	VerifyDiffer []string `json:"verify_differ"`
+	// OpenConflicts counts the unresolved conflicts of the edge's location,
+	// quarantined records included.
+	OpenConflicts int `json:"open_conflicts"`
+	// Quarantined counts the unresolved quarantined records of the edge.
+	Quarantined int `json:"quarantined"`
 }
 
 // Conflict is a merge conflict recorded by sync, with both sides' values.
@@ -43,6 +68,16 @@ type Conflict struct {
 	Local      json.RawMessage `json:"local"`
 	Remote     json.RawMessage `json:"remote"`
 	DetectedAt time.Time       `json:"detected_at"`
+	// Status is open until someone resolves the conflict (or re-applies a
+	// quarantined record), then resolved.
+	Status string `json:"status" openapi:"enum=ConflictStatus"`
+	// ResolvedAt is when the conflict was resolved; null while open.
+	ResolvedAt *time.Time `json:"resolved_at"`
+	// ResolvedBy is the user or OAuth client that resolved it; null while open.
+	ResolvedBy *string `json:"resolved_by"`
+	// Resolution says how: the note given, or "reapplied" for a quarantined
+	// record applied again.
+	Resolution *string `json:"resolution"`
 }
 
 // SyncService reports replication state.

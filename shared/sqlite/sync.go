@@ -201,7 +201,7 @@ func (db *DB) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Con
 	}
 	return findPage(ctx, db.reader, `SELECT id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at FROM sync_conflicts`,
 		orgFilter(a.OrgID), p, func(s scanner) (*kassa.Conflict, error) {
-			var c kassa.Conflict
+			c := kassa.Conflict{Status: kassa.ConflictOpen} // resolution: see docs/ops.md
 			var local, remote, at string
 			if err := s.Scan(&c.ID, &c.OrgID, &c.LocationID, &c.Kind, &c.Entity, &c.EntityID, &local, &remote, &at); err != nil {
 				return nil, err
