@@ -6,8 +6,11 @@ export CGO_ENABLED := 1
 
 .PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client
 
+# VERSION stamps the binaries (kassa.Version); releases are git tags (README, Upgrades).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o bin/ ./edge ./hub
+	$(GO) build -ldflags "-X kassa.dev/shared/kassa.Version=$(VERSION)" -o bin/ ./edge ./hub
 
 ## run: build, then start a hub on :8080 and a demo edge on :8081 (Ctrl-C stops both)
 run: build

@@ -187,11 +187,41 @@ func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullReque
 	if len(es) == limit {
 		upTo = es[len(es)-1].Seq
 	}
+	if es, err = downgrade(ctx, es, req.Format); err != nil {
+		return nil, 0, 0, err
+	}
 	return es, upTo, last, nil
 }
 
-func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]string, error) {
-	return s.db.Digests(ctx, of.Org, of.Location)
+// downgrade serves an edge of an older change-record format: each entry
+// without the fields its store lacks, and none it cannot hold (its cursor
+// still moves past them: upTo is computed before).
+func downgrade(ctx context.Context, es []link.Entry, format int) ([]link.Entry, error) {
+	if format == change.Format {
+		return es, nil
+	}
+	schema, err := sqlite.SchemaOf(ctx, format)
+	if err != nil {
+		return nil, err
+	}
+	out := es[:0]
+	for _, e := range es {
+		if c, ok := schema.Downgrade(e.Change); ok {
+			out = append(out, link.Entry{Seq: e.Seq, Change: c})
+		}
+	}
+	return out, nil
+}
+
+func (s *hubStore) Digests(ctx context.Context, of link.Identity, format int) (map[string]string, error) {
+	var schema *sqlite.Schema
+	if format != change.Format {
+		var err error
+		if schema, err = sqlite.SchemaOf(ctx, format); err != nil {
+			return nil, err
+		}
+	}
+	return s.db.DigestsAt(ctx, of.Org, of.Location, schema)
 }
 
 func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {

@@ -91,6 +91,9 @@ type Options struct {
 	Bus     kassa.Publisher
 	Log     *slog.Logger
 	Readers int // read pool size; default max(4, GOMAXPROCS)
+	// migrateTo stops the migrations after this number (tests: a store of
+	// an older release); 0 applies them all.
+	migrateTo int
 	// WriterPriority is how many nice levels the write loop's OS thread is
 	// raised above the rest of the process (Linux; needs CAP_SYS_NICE or
 	// RLIMIT_NICE). Every write waits on that one thread, so it should not
@@ -136,7 +139,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	write.SetConnMaxLifetime(0)
 	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Log: o.Log,
 		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew, hub: o.Hub}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, o.migrateTo); err != nil {
 		write.Close()
 		return nil, err
 	}
@@ -315,7 +318,9 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-func (db *DB) migrate(ctx context.Context) error {
+// migrate applies the migrations not applied yet; up to number last, if
+// not 0 (tests open a store of an older release with it).
+func (db *DB) migrate(ctx context.Context, last int) error {
 	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("sqlite: migrations table: %w", err)
 	}
@@ -325,6 +330,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if last > 0 && migrationNumber(name) > last {
+			break
+		}
 		var n int
 		if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
 			return err

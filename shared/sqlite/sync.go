@@ -245,10 +245,19 @@ var digestSkip = map[string]bool{"hlc": true, "origin": true, "field_hlc": true}
 // id order, with JSON values normalized (keys sorted), so that two nodes
 // holding the same data compute the same digests.
 func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string]string, error) {
+	return db.DigestsAt(ctx, orgID, locationID, nil)
+}
+
+// DigestsAt is Digests as an edge of an older change-record format
+// computes them: over the tables and columns of its schema only (the hub
+// verifies an older edge with it). A nil schema is this build's own.
+func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *Schema) (map[string]string, error) {
 	out := make(map[string]string, len(digestTables))
 	names := make([]string, 0, len(digestTables))
 	for t := range digestTables {
-		names = append(names, t)
+		if schema == nil || schema.columns[t] != nil {
+			names = append(names, t)
+		}
 	}
 	sort.Strings(names)
 	for _, table := range names {
@@ -256,7 +265,11 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 		if strings.Contains(digestTables[table], "?2") {
 			args = append(args, locationID)
 		}
-		rows, err := db.reader.QueryContext(ctx, "SELECT * FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", args...)
+		sel := "*"
+		if schema != nil {
+			sel = strings.Join(schema.columns[table], ", ")
+		}
+		rows, err := db.reader.QueryContext(ctx, "SELECT "+sel+" FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", args...)
 		if err != nil {
 			return nil, fmt.Errorf("digest %s: %w", table, err)
 		}

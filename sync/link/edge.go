@@ -159,7 +159,7 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 		cs[i] = en.Change
 	}
 	var rep PushReply
-	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs}, &rep); err != nil {
+	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs, Format: change.Format}, &rep); err != nil {
 		e.setConnected(false, err)
 		return err
 	}
@@ -197,7 +197,7 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	}
 	var rep PullReply
 	st := e.Status()
-	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified}, &rep); err != nil {
+	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, Format: change.Format, PendingUp: st.PendingUp, LastVerified: st.LastVerified}, &rep); err != nil {
 		e.setConnected(false, err)
 		return 0, err
 	}
@@ -279,7 +279,7 @@ func (e *Edge) Verify(ctx context.Context) error {
 		return err
 	}
 	var rep DigestReply
-	if err := e.request(ctx, e.id.DigestSubject(), DigestRequest{Tables: mine}, &rep); err != nil {
+	if err := e.request(ctx, e.id.DigestSubject(), DigestRequest{Tables: mine, Format: change.Format}, &rep); err != nil {
 		return err
 	}
 	if rep.Error != "" {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"kassa.dev/sync/change"
 )
 
 // Hub serves edges' pushes, pulls and digests on the hub's NATS server and
@@ -62,6 +64,9 @@ func (h *Hub) up(m *nats.Msg) {
 		err = json.Unmarshal(m.Data, &req)
 	}
 	if err == nil {
+		_, err = change.Negotiate(req.Format) // an older edge's records apply as they are
+	}
+	if err == nil {
 		err = CheckScope(id, req.Changes)
 	}
 	var rep PushReply
@@ -82,6 +87,9 @@ func (h *Hub) pull(m *nats.Msg) {
 	if err == nil {
 		err = json.Unmarshal(m.Data, &req)
 	}
+	if err == nil {
+		req.Format, err = change.Negotiate(req.Format)
+	}
 	var rep PullReply
 	if err == nil {
 		req.Limit = min(max(req.Limit, 1), 1000)
@@ -100,10 +108,13 @@ func (h *Hub) digest(m *nats.Msg) {
 	if err == nil {
 		err = json.Unmarshal(m.Data, &req)
 	}
+	if err == nil {
+		req.Format, err = change.Negotiate(req.Format)
+	}
 	var rep DigestReply
 	if err == nil {
 		var mine map[string]string
-		if mine, err = h.store.Digests(ctx, id); err == nil {
+		if mine, err = h.store.Digests(ctx, id, req.Format); err == nil {
 			for table, d := range mine {
 				if req.Tables[table] != d {
 					rep.Differ = append(rep.Differ, table)

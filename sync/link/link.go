@@ -83,6 +83,9 @@ type Entry struct {
 // PushRequest carries an edge's outbox records, oldest first.
 type PushRequest struct {
 	Changes []change.Change `json:"changes"`
+	// Format is the edge's change-record format (change.Format); 0 from
+	// v0.5.0 edges, which send none. Pull and digest requests carry it too.
+	Format int `json:"format,omitempty"`
 }
 
 // PushReply says the hub committed the records (or why not).
@@ -94,8 +97,9 @@ type PushReply struct {
 
 // PullRequest asks for the log after a cursor.
 type PullRequest struct {
-	After int64 `json:"after"`
-	Limit int   `json:"limit"`
+	After  int64 `json:"after"`
+	Limit  int   `json:"limit"`
+	Format int   `json:"format,omitempty"` // the hub serves entries in this format
 	// The edge's own figures, for the hub's status of every edge.
 	PendingUp    int       `json:"pending_up"`
 	LastVerified time.Time `json:"last_verified"`
@@ -114,6 +118,7 @@ type PullReply struct {
 // DigestRequest carries an edge's digest of each replicated table in its scope.
 type DigestRequest struct {
 	Tables map[string]string `json:"tables"`
+	Format int               `json:"format,omitempty"` // digests over this format's tables and columns
 }
 
 // DigestReply lists the tables whose digests differ at the hub.
@@ -147,10 +152,12 @@ type HubStore interface {
 	// Log returns entries of the hub's log in an edge's scope after a
 	// position (leaving out the edge's own records), the position up to
 	// which the log was examined, and the newest position. req carries
-	// the edge's own figures.
+	// the edge's own figures, and its format (negotiated: never 0), in
+	// which the entries are served.
 	Log(ctx context.Context, to Identity, req PullRequest) (es []Entry, upTo, last int64, err error)
-	// Digests returns the hub's digests of the tables in an edge's scope.
-	Digests(ctx context.Context, of Identity) (map[string]string, error)
+	// Digests returns the hub's digests of the tables in an edge's scope,
+	// as an edge of change-record format computes them.
+	Digests(ctx context.Context, of Identity, format int) (map[string]string, error)
 	// Known reports whether an edge is enrolled and not revoked.
 	Known(ctx context.Context, id Identity) bool
 }

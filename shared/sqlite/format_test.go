@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"kassa.dev/sync/change"
+)
+
+// TestTheCurrentFormatCarriesTheReplicatedSchema fails when a migration
+// after the current format's changes a replicated table: an edge of this
+// format would be sent fields its store lacks. Bump change.Format and map
+// the new format to that migration in formatMigrations.
+func TestTheCurrentFormatCarriesTheReplicatedSchema(t *testing.T) {
+	ctx := context.Background()
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	latest, err := schemaAt(ctx, migrationNumber(names[len(names)-1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := SchemaOf(ctx, change.Format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for _, table := range replicatedTables() {
+		if fmt.Sprint(cur.columns[table]) != fmt.Sprint(latest.columns[table]) {
+			changed = append(changed, fmt.Sprintf("%s %v → %v", table, cur.columns[table], latest.columns[table]))
+		}
+	}
+	if len(changed) > 0 {
+		t.Fatalf("migrations after %d change replicated tables: bump change.Format and map it in formatMigrations\n%s",
+			formatMigrations[change.Format], strings.Join(changed, "\n"))
+	}
+	if _, err := SchemaOf(ctx, change.Format+1); err == nil {
+		t.Fatal("a format this build does not know has a schema")
+	}
+}
+
+// TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies plays an edge of a
+// release before campaigns (migration 0010) against a hub of today: the
+// hub's log as it is does not apply there (orders carry voucher_code and
+// campaigns); downgraded to the edge's schema it applies, and the hub's
+// digests at that schema equal the edge's own.
+func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
+	ctx := context.Background()
+	open := func(migrateTo int) *DB {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{migrateTo: migrateTo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	hub := wrapNode(t, open(0))
+	old := open(10)
+	w := seed(t, hub)
+	for range 3 {
+		sell(t, hub, w, w.p1, 2)
+	}
+	es, err := hub.db.ChangesAfter(ctx, 0, 100000, false, &Scope{OrgID: w.org, LocationID: w.loc}, old.NodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := wire(t, es)
+	if _, err := old.Apply(ctx, cs, false); err == nil {
+		t.Fatal("an older store applied fields it has no columns for")
+	}
+	s10, err := schemaAt(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var down []change.Change
+	stripped := 0
+	for _, c := range cs {
+		d, ok := s10.Downgrade(c)
+		if !ok {
+			continue
+		}
+		if len(d.Fields) < len(c.Fields) {
+			stripped++
+			if _, kept := c.Fields["voucher_code"]; kept && c.Entity == "order" {
+				if _, still := d.Fields["voucher_code"]; still {
+					t.Fatal("voucher_code kept for a store without the column")
+				}
+			}
+		}
+		down = append(down, d)
+	}
+	if stripped == 0 {
+		t.Fatal("nothing was downgraded: the test does not exercise the older schema")
+	}
+	if _, err := old.Apply(ctx, down, false); err != nil {
+		t.Fatalf("the downgraded log does not apply at the older store: %v", err)
+	}
+	hd, err := hub.db.DigestsAt(ctx, w.org, w.loc, s10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The older store holds exactly that schema's columns, so this is its
+	// own "SELECT *" digest, over the tables it has.
+	od, err := old.DigestsAt(ctx, w.org, w.loc, s10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := hd["campaigns"]; ok {
+		t.Fatal("the hub digests a table the older edge does not have")
+	}
+	for _, table := range slices.Sorted(maps.Keys(hd)) {
+		if hd[table] != od[table] {
+			t.Errorf("%s: hub %s, older edge %s", table, hd[table], od[table])
+		}
+	}
+	if len(hd) != len(od) {
+		t.Errorf("the hub digests %d tables, the older edge %d", len(hd), len(od))
+	}
+}

@@ -1,0 +1,34 @@
+package change
+
+import "fmt"
+
+// Format is the version of the change-record format this build writes and
+// reads: which entities a record may name and which fields each carries
+// (the replicated schema, shared/sqlite/format.go). Edges send it with
+// every push, pull and digest request; the hub serves each edge at the
+// edge's format, so a newer hub keeps an older edge in sync: it leaves out
+// the entities and fields that edge's store does not have, and compares
+// digests over what both hold.
+//
+// Bump it (and map it to its migration in shared/sqlite/format.go) with any
+// migration that changes a replicated table; a test there fails otherwise.
+//
+//	1  v0.5.0 (migration 0012), the first release; it sends no format.
+const Format = 1
+
+// Formats of the wire: what an edge's request names, 0 being an edge that
+// names none (v0.5.0).
+const formatUnnamed = 0
+
+// Negotiate returns the format to serve an edge that names f: format 1 for
+// an edge that names none, f itself if this build knows it, an error for
+// an edge newer than this hub (upgrade the hub first: README, Upgrades).
+func Negotiate(f int) (int, error) {
+	switch {
+	case f == formatUnnamed:
+		return 1, nil
+	case f < 0 || f > Format:
+		return 0, fmt.Errorf("change: the edge speaks change-record format %d, this hub %d at most: upgrade the hub first", f, Format)
+	}
+	return f, nil
+}
