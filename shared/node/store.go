@@ -110,3 +110,12 @@ func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duratio
 	}
 	return n.automations.store.ExecutionLags(ctx, orgID)
 }
+
+// IngestFrom applies changes at the hub as if the enrolled edge node of
+// org and location had pushed them over its link: admitted as untrusted
+// input, refused ones quarantined (for tests and tools that play an
+// edge). It returns how many were quarantined.
+func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []change.Change) (int, error) {
+	_, q, err := n.db.Ingest(ctx, sqlite.EdgeScope{OrgID: org, LocationID: location, NodeID: node}, cs)
+	return q, err
+}
