@@ -118,9 +118,14 @@ func (db *DB) PendingDown(ctx context.Context, edges []EdgeCursor) (map[string]i
 		rs[i] = row{e.NodeID, e.OrgID, e.LocationID, e.Cursor}
 	}
 	b, _ := json.Marshal(rs)
-	rows, err := db.reader.QueryContext(ctx, `WITH e AS (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc, value->>'c' AS cur FROM json_each(?))
-		SELECT e.node, (SELECT count(*) FROM outbox o WHERE o.seq > e.cur AND o.org_id = e.org
-			AND (o.location_id IS NULL OR o.location_id = e.loc) AND o.origin != e.node) FROM e`, string(b))
+	// Two index range scans per edge (outbox_scope): its location's
+	// entries and the org-wide ones after its cursor.
+	rows, err := db.reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
+			CAST(value->>'c' AS INTEGER) AS cur FROM json_each(?))
+		SELECT e.node,
+			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND o.seq > e.cur AND o.origin != e.node) +
+			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id IS NULL AND o.seq > e.cur AND o.origin != e.node)
+		FROM e`, string(b))
 	if err != nil {
 		return nil, err
 	}
@@ -185,4 +190,22 @@ func (db *DB) OpenConflictKinds(ctx context.Context) (map[string]map[string]int,
 		out[org][kind] = n
 	}
 	return out, rows.Err()
+}
+
+// EnrolNodes enrols count edges of an org's location directly, without
+// tokens or secrets that work (for tests and measurements of a hub with
+// many edges), and returns their node ids.
+func (db *DB) EnrolNodes(ctx context.Context, orgID, locationID string, count int) ([]string, error) {
+	ids := make([]string, count)
+	err := db.write(ctx, func(tx *Tx) error {
+		for i := range ids {
+			ids[i] = db.NewID()
+			if _, err := tx.execCached(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
+				ids[i], orgID, locationID, "-", fmtTime(tx.now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ids, err
 }

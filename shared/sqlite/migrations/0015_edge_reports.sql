@@ -17,3 +17,7 @@ CREATE TABLE edge_reports (
   lag_p50         REAL NOT NULL,
   lag_p99         REAL NOT NULL
 ) STRICT;
+
+-- What an edge has yet to pull, counted from the index alone: its
+-- location's entries and the org-wide ones after its cursor, not its own.
+CREATE INDEX outbox_scope ON outbox(org_id, location_id, seq, origin);
