@@ -11,7 +11,8 @@ import (
 
 // TestSyncStatusOfAThousandEdges: a hub with 1,000 enrolled edges, one of
 // which pushed 5,000 records that the 999 others have yet to pull, lists
-// every edge with what it has to pull. It logs how long the status took
+// every edge with what it has to pull and the open conflict of its
+// location. It logs how long the status took
 // (docs/arch-ops-data.md records the figure; nothing here is timed).
 func TestSyncStatusOfAThousandEdges(t *testing.T) {
 	if testing.Short() {
@@ -23,6 +24,7 @@ func TestSyncStatusOfAThousandEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.quarantine(t, "Refused") // a conflict of their location
 	start := time.Now()
 	if r := h.tn.Do("GET", "/api/v1/sync/status", h.o.Owner, nil); r.Status != 200 || len(r.Data()["edges"].([]any)) != 1000 {
 		t.Fatalf("status: %d %s", r.Status, r.Body)
@@ -57,8 +59,9 @@ func TestSyncStatusOfAThousandEdges(t *testing.T) {
 		if e["node_id"] == h.edge {
 			want = 0 // its own records
 		}
-		if e["pending_down"].(float64) < want || e["connected"] != false || e["version"] != "" {
-			t.Fatalf("edge %v: pending_down %v, want at least %v", e["node_id"], e["pending_down"], want)
+		if e["pending_down"].(float64) < want || e["connected"] != false || e["version"] != "" ||
+			e["open_conflicts"] != 1.0 || e["quarantined"] != 1.0 {
+			t.Fatalf("edge %v, want pending_down at least %v and one open quarantined conflict", e, want)
 		}
 	}
 	t.Logf("GET /sync/status with %d edges and %d records to pull each: %v", len(edges), pushed, took)
