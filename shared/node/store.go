@@ -110,3 +110,19 @@ func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duratio
 	}
 	return n.automations.store.ExecutionLags(ctx, orgID)
 }
+
+// IngestFrom applies changes at the hub as if the enrolled edge node of
+// org and location had pushed them over its link: admitted as untrusted
+// input, refused ones quarantined (for tests and tools that play an
+// edge). It returns how many were quarantined.
+func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []change.Change) (int, error) {
+	_, q, err := n.db.Ingest(ctx, sqlite.EdgeScope{OrgID: org, LocationID: location, NodeID: node}, cs)
+	return q, err
+}
+
+// EnrolEdges enrols count edges at a location of org directly in the
+// store, with no usable link secret (tests that need a hub with many
+// edges), and returns their node ids.
+func (n *Node) EnrolEdges(ctx context.Context, org, location string, count int) ([]string, error) {
+	return n.db.EnrolNodes(ctx, org, location, count)
+}
