@@ -106,8 +106,13 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 		}
 		return st.Data["redemptions"].(float64)
 	}
-	wait.For(t, 20*time.Second, "the campaign at both edges", func() bool {
-		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0
+	// Launched at both edges: the campaign row can arrive before its launch.
+	active := func(p *nodetest.Proc, tok string) bool {
+		var c oneResp
+		return p.Call(t, "GET", "/api/v1/campaigns/"+id, tok, nil, &c) == 200 && c.Data["status"] == "active"
+	}
+	wait.For(t, 20*time.Second, "the launched campaign at both edges", func() bool {
+		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0 && active(e.edge, e.edgeMgr) && active(b, bTok)
 	})
 	e.proxy.cut()
 	bProxy.cut()
