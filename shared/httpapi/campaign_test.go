@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,6 +271,83 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 				if got := order(nil).Data()["discount_total"]; got != step.want {
 					t.Fatalf("%s: discount %v, want %v", step.status, got, step.want)
 				}
+			}
+		})
+	}
+}
+
+// TestConcurrentOrdersTakeTheLastUseOnce sends many orders at once for a
+// campaign with one use left: its limits are checked in the order's unit
+// of work, so exactly one order gets it. A voucher's losers are a 422 on
+// voucher_code with nothing stored; an automatic campaign's are priced
+// without it.
+func TestConcurrentOrdersTakeTheLastUseOnce(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeEdge)
+	tn, owner := s.tn, s.org.Owner
+	launch := func(body map[string]any) string {
+		id := s.create(t, "/campaigns", body)
+		if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
+			t.Fatalf("launch: %d %s", r.Status, r.Body)
+		}
+		return id
+	}
+	free := []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}
+	ann := s.create(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@cafe.test"})
+	const n = 12
+	race := func(code any, customer any) []*resp {
+		out := make([]*resp, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				out[i] = tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc, "voucher_code": code, "customer_id": customer,
+					"line_items": []any{map[string]any{"product_id": s.coffee, "quantity": 1}}})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return out
+	}
+	orders := func() int { return len(tn.Do("GET", "/api/v1/orders?limit=100", owner, nil).List()) }
+	for _, c := range []struct {
+		name     string
+		campaign map[string]any
+		code     any
+	}{
+		{"usage_limit voucher", map[string]any{"name": "Last coffee", "type": "offer", "voucher_code": "LASTONE", "usage_limit": 1, "rules": free}, "LASTONE"},
+		{"per_customer_limit voucher", map[string]any{"name": "One each", "type": "offer", "voucher_code": "ONEEACH", "per_customer_limit": 1, "rules": free}, "ONEEACH"},
+		{"usage_limit automatic", map[string]any{"name": "First free", "type": "offer", "usage_limit": 1, "rules": free}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := launch(c.campaign)
+			before := orders()
+			won, lost := 0, 0
+			for _, r := range race(c.code, ann) {
+				switch {
+				case r.Status == 201 && r.Data()["discount_total"] == float64(450):
+					won++
+				case c.code == nil && r.Status == 201 && r.Data()["discount_total"] == float64(0):
+					lost++
+				case c.code != nil && r.Status == 422:
+					if p := mustProblem(t, r, 422, "validation"); p["errors"].([]any)[0].(map[string]any)["field"] != "voucher_code" {
+						t.Fatalf("loser's problem: %v", p)
+					}
+					lost++
+				default:
+					t.Fatalf("unexpected answer: %d %s", r.Status, r.Body)
+				}
+			}
+			st := tn.Do("GET", "/api/v1/campaigns/"+id+"/analytics", owner, nil).Data()
+			stored := orders() - before
+			if won != 1 || lost != n-1 || st["redemptions"] != float64(1) || (c.code != nil && stored != 1) || (c.code == nil && stored != n) {
+				t.Fatalf("won %d, lost %d, redemptions %v, orders stored %d: want exactly one use", won, lost, st["redemptions"], stored)
+			}
+			// End it so it does not price the next case's orders.
+			if r := tn.Do("PATCH", "/api/v1/campaigns/"+id, owner, map[string]any{"status": "ended"}); r.Status != 200 {
+				t.Fatalf("end: %d %s", r.Status, r.Body)
 			}
 		})
 	}

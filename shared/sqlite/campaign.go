@@ -448,6 +448,46 @@ func withinLimits(ctx context.Context, q querier, orgID string, c *kassa.Campaig
 	return true, nil
 }
 
+// errLimitTaken: an automatic campaign the order was priced with reached
+// its usage limit before the order's unit (a concurrent order took the
+// last use); CreateOrder prices it again.
+var errLimitTaken = errors.New("campaign usage limit taken meanwhile")
+
+// limitedCampaigns returns those of applied that have a usage limit, from
+// live (the campaigns the order was priced with).
+func limitedCampaigns(live []kassa.Campaign, applied []kassa.AppliedCampaign) []*kassa.Campaign {
+	var out []*kassa.Campaign
+	for _, ac := range applied {
+		for i := range live {
+			if c := &live[i]; c.ID == ac.CampaignID && (c.UsageLimit != nil || c.PerCustomerLimit != nil) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// checkLimitsInUnit checks the limits of the campaigns an order applies
+// again inside its unit of work: the writer runs units one at a time, so
+// of concurrent orders that priced with the last use exactly one gets it.
+// Errors: EInvalid naming voucher_code for a used-up voucher campaign,
+// errLimitTaken for an automatic one.
+func checkLimitsInUnit(ctx context.Context, tx *Tx, orgID string, limited []*kassa.Campaign, customerID, voucher *string) error {
+	for _, c := range limited {
+		ok, err := withinLimits(ctx, tx, orgID, c, customerID)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+		case voucher != nil && c.VoucherCode != nil && *c.VoucherCode == *voucher:
+			return kassa.InvalidField("voucher_code", "this voucher has been used up")
+		default:
+			return errLimitTaken
+		}
+	}
+	return nil
+}
+
 // writeRedemptions records, in the order's unit, one redemption per
 // campaign that gave the order a discount or points.
 func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
