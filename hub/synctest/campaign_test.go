@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/change"
 	"kassa.dev/sync/wait"
 )
 
@@ -140,5 +142,76 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("hub conflicts %v, want one voucher_overused", cs.Data)
+	}
+}
+
+// TestTheHubRecomputesAForgedRedemptionAmount plays a stolen store machine
+// that pushes an honest campaign sale whose redemptions claim more: a
+// forged amount for the campaign that applied, and a redemption of a
+// paused campaign that gave nothing. The hub keeps the sale and the
+// redemptions but sets their amounts to what its own campaigns give the
+// order's lines, so its analytics count no claimed discount.
+func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
+	e := MustStartPair(t)
+	hub := hubState{e: e, tok: e.hubTok}
+	cashierID := hubState{e: e, tok: e.hub.Login(t, "cashier@demo.test", demo.Password)}.get(t, "/api/v1/auth/me")["id"].(string)
+	products := e.products(t, e.hub, e.hubTok)
+	product := products[0]["id"].(string)
+	price := int64(products[0]["base_price"].(float64))
+	campaign := func(name string, status string) string {
+		var c oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": name, "type": "discount",
+			"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1000, "product_ids": []string{product}}}}, &c); st != 201 {
+			t.Fatalf("create: %d %v", st, c)
+		}
+		id := c.Data["id"].(string)
+		if st := e.hub.Call(t, "POST", "/api/v1/campaigns/"+id+"/launch", e.hubTok, nil, nil); st != 200 {
+			t.Fatalf("launch: %d", st)
+		}
+		if status != "active" {
+			if st := e.hub.Call(t, "PATCH", "/api/v1/campaigns/"+id, e.hubTok, map[string]any{"status": status}, nil); st != 200 {
+				t.Fatalf("%s: %d", status, st)
+			}
+		}
+		return id
+	}
+	applies, paused := campaign("10 % off", "active"), campaign("Paused", "paused")
+
+	f := e.mustForge(t, e.location)
+	orderID := newID()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	discount := (price*1000 + 5000) / 10000 // 10 %, half up
+	total := price - discount
+	redemption := func(campaignID string, amount int64) change.Change {
+		return f.change("campaign_redemption", newID(), change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location,
+			"campaign_id": campaignID, "order_id": orderID, "customer_id": nil, "amount": amount, "order_total": 999999,
+			"created_at": now, "updated_at": now})
+	}
+	rep := f.push(t,
+		f.change("order", orderID, change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location, "number": "FORGE-00002",
+			"status": "open", "channel": "pos", "customer_id": nil, "currency": "AUD", "subtotal": price, "discount_total": discount,
+			"tax_total": 0, "total": total, "paid_total": 0, "refunded_total": 0, "loyalty_points_earned": 0, "kitchen_status": "new",
+			"notes": "", "tax_inclusive": true, "tax_rate_bps": 0, "created_by": cashierID, "occurred_at": now, "created_at": now, "updated_at": now}),
+		f.change("order_line", newID(), change.OpInsert, e.location, cashierID, map[string]any{"order_id": orderID, "position": 0,
+			"product_id": product, "name": "x", "sku": "x", "quantity": 1, "unit_price": price, "modifiers": []any{}, "discount": discount,
+			"tax": 0, "total": total, "created_at": now, "updated_at": now}),
+		redemption(applies, 999999),
+		redemption(paused, 5000),
+	)
+	if rep.Error != "" {
+		t.Fatalf("push: %s", rep.Error)
+	}
+	if cs := hub.list(t, "/api/v1/sync/conflicts?limit=200"); len(cs) != 0 {
+		t.Fatalf("the honest sale was refused: %v", cs)
+	}
+	for _, c := range []struct {
+		id       string
+		discount int64
+		name     string
+	}{{applies, discount, "the campaign that applied"}, {paused, 0, "the paused campaign"}} {
+		st := hub.get(t, "/api/v1/campaigns/"+c.id+"/analytics")
+		if st["redemptions"] != float64(1) || int64(st["discount_given"].(float64)) != c.discount || int64(st["revenue"].(float64)) != total {
+			t.Errorf("%s: analytics %v, want 1 redemption, %d given, revenue %d", c.name, st, c.discount, total)
+		}
 	}
 }

@@ -280,6 +280,9 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 		a.accounts[c.EntityID] = c.OrgID
 	case entRedemption:
 		a.redeemed[[2]string{c.OrgID, str("campaign_id")}]++
+		if id := str("order_id"); id != "" {
+			a.orders[id] = c.OrgID // its amounts are the hub's (fixRedemptions)
+		}
 	}
 }
 
@@ -583,6 +586,9 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	}
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
+	}
+	if err := a.admitter.fixRedemptions(ctx, id, orgID); err != nil {
+		return err
 	}
 	return a.admitter.checkDiscount(ctx, id, orgID)
 }
