@@ -87,13 +87,47 @@ func TestAnOfflineEdgePricesWithTheHubsCampaigns(t *testing.T) {
 // the hub lists one voucher_overused conflict and all three nodes count
 // both redemptions.
 func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
+	c := redeemAtTwoOfflineEdges(t, "usage_limit", false)
+	if c["local"].(map[string]any)["usage_limit"] != float64(1) || c["remote"].(map[string]any)["redemptions"] != float64(2) {
+		t.Fatalf("conflict %v", c)
+	}
+}
+
+// TestOneCustomerUsesAVoucherAtTwoOfflineEdgesOneConflict: a voucher with
+// per_customer_limit 1 is used by the same customer at two edges cut off
+// from the hub; after reconnect the hub lists one voucher_overused
+// conflict naming the per-customer limit and the customer, and all three
+// nodes count both redemptions.
+func TestOneCustomerUsesAVoucherAtTwoOfflineEdgesOneConflict(t *testing.T) {
+	c := redeemAtTwoOfflineEdges(t, "per_customer_limit", true)
+	local, remote := c["local"].(map[string]any), c["remote"].(map[string]any)
+	if local["per_customer_limit"] != float64(1) || local["usage_limit"] != nil || remote["redemptions"] != float64(2) ||
+		local["customer_id"] == nil || remote["customer_id"] != local["customer_id"] {
+		t.Fatalf("conflict %v", c)
+	}
+}
+
+// redeemAtTwoOfflineEdges launches a voucher whose limit (usage_limit or
+// per_customer_limit) is 1, cuts two edges off, uses it once at each (for
+// one customer when withCustomer), reconnects, waits until all three
+// nodes count both redemptions, and returns the hub's one
+// voucher_overused conflict.
+func redeemAtTwoOfflineEdges(t *testing.T, limit string, withCustomer bool) map[string]any {
 	e := MustStartPair(t)
 	b, bProxy, bTok := e.addEdge(t)
 	wait.For(t, 20*time.Second, "the demo catalog at edge A", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	product := e.products(t, e.edge, e.edgeTok)[2]["id"].(string)
+	var customer any
+	if withCustomer {
+		var cu oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/customers", e.hubTok, map[string]any{"first_name": "Ann", "email": "ann.twice@demo.test"}, &cu); st != 201 {
+			t.Fatalf("customer: %d %v", st, cu)
+		}
+		customer = cu.Data["id"]
+	}
 	var c oneResp
 	if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": "Last one", "type": "offer",
-		"voucher_code": "LAST1", "usage_limit": 1,
+		"voucher_code": "LAST1", limit: 1,
 		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 5000, "product_ids": []string{product}}}}, &c); st != 201 {
 		t.Fatalf("create: %d %v", st, c)
 	}
@@ -108,8 +142,11 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 		}
 		return st.Data["redemptions"].(float64)
 	}
-	wait.For(t, 20*time.Second, "the campaign at both edges", func() bool {
-		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0
+	hasCustomer := func(p *nodetest.Proc, tok string) bool {
+		return customer == nil || p.Call(t, "GET", "/api/v1/customers/"+customer.(string), tok, nil, nil) == 200
+	}
+	wait.For(t, 20*time.Second, "the campaign (and customer) at both edges", func() bool {
+		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0 && hasCustomer(e.edge, e.edgeMgr) && hasCustomer(b, bTok)
 	})
 	e.proxy.cut()
 	bProxy.cut()
@@ -122,7 +159,7 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 			tok = bTok
 		}
 		var o oneResp
-		if st := p.Call(t, "POST", "/api/v1/orders", tok, map[string]any{"location_id": e.location, "voucher_code": "LAST1",
+		if st := p.Call(t, "POST", "/api/v1/orders", tok, map[string]any{"location_id": e.location, "voucher_code": "LAST1", "customer_id": customer,
 			"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
 			t.Fatalf("redeem offline: %d %v", st, o.Data)
 		}
@@ -134,15 +171,16 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 	})
 	var cs listResp
 	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &cs)
-	n := 0
+	var found []map[string]any
 	for _, c := range cs.Data {
 		if c["kind"] == "voucher_overused" && c["entity_id"] == id {
-			n++
+			found = append(found, c)
 		}
 	}
-	if n != 1 {
+	if len(found) != 1 {
 		t.Fatalf("hub conflicts %v, want one voucher_overused", cs.Data)
 	}
+	return found[0]
 }
 
 // TestTheHubRecomputesAForgedRedemptionAmount plays a stolen store machine

@@ -504,28 +504,57 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 }
 
 // checkVouchers records a voucher_overused conflict for each campaign that
-// the redemptions this batch applied took past its usage_limit (orders
-// stores took offline, each within the limit as it saw it). Nothing is
-// undone: the sales happened; ops see the conflict at /sync/conflicts.
+// the redemptions this batch applied took past its usage_limit, and for
+// each campaign and customer they took past its per_customer_limit
+// (orders stores took offline, each within the limit as it saw it). Only
+// the batch that crosses a limit records it, so replays and later sales
+// add none. Nothing is undone: the sales happened; ops see the conflict at
+// /sync/conflicts.
 func (a *applier) checkVouchers(ctx context.Context) error {
+	total := map[[2]string]int{}
 	for k, added := range a.redeemed {
-		orgID, id := k[0], k[1]
-		var limit sql.NullInt64
-		var used int64
-		err := a.tx.QueryRowContext(ctx, `SELECT usage_limit, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
-			WHERE org_id = ?1 AND campaign_id = ?2) FROM campaigns WHERE org_id = ?1 AND id = ?2`, orgID, id).Scan(&limit, &used)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
-			continue
-		}
+		total[[2]string{k[0], k[1]}] += added
+	}
+	for k, added := range total {
+		err := a.overused(ctx, k[0], k[1], "usage_limit", "", "", added)
 		if err != nil {
 			return err
 		}
-		if used > limit.Int64 && used-int64(added) <= limit.Int64 {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id,
-				map[string]any{"usage_limit": limit.Int64}, map[string]any{"redemptions": used}); err != nil {
-				return err
-			}
+	}
+	for k, added := range a.redeemed {
+		if k[2] == "" {
+			continue
+		}
+		if err := a.overused(ctx, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// overused records a voucher_overused conflict when campaign id's limit
+// (the column named limitCol) is exceeded by its redemptions (of customer,
+// with where) now, and was not before this batch added added of them.
+// The conflict's local names the limit (and the customer), its remote the
+// redemptions counted.
+func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, customer string, added int) error {
+	var limit sql.NullInt64
+	var used int64
+	args := []any{orgID, id}
+	if customer != "" {
+		args = append(args, customer)
+	}
+	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
+		WHERE org_id = ?1 AND campaign_id = ?2`+where+`) FROM campaigns WHERE org_id = ?1 AND id = ?2`, args...).Scan(&limit, &used)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
+		return nil
+	}
+	if err != nil || used <= limit.Int64 || used-int64(added) > limit.Int64 {
+		return err
+	}
+	local, remote := map[string]any{limitCol: limit.Int64}, map[string]any{"redemptions": used}
+	if customer != "" {
+		local["customer_id"], remote["customer_id"] = customer, customer
+	}
+	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
 }
