@@ -1160,13 +1160,19 @@ type CampaignStats struct {
 	// DiscountGiven Discount it gave, in minor units.
 	DiscountGiven int64 `json:"discount_given"`
 
+	// NetRevenue revenue − refunded, in minor units.
+	NetRevenue int64 `json:"net_revenue"`
+
 	// Orders Distinct orders that used it.
 	Orders int64 `json:"orders"`
 
 	// Redemptions Orders that used the campaign (one redemption each).
 	Redemptions int64 `json:"redemptions"`
 
-	// Revenue Totals of the orders that used it, in minor units.
+	// Refunded Refunded so far of the orders that used it, in minor units.
+	Refunded int64 `json:"refunded"`
+
+	// Revenue Totals of the orders that used it, in minor units (as sold).
 	Revenue int64 `json:"revenue"`
 }
 
@@ -1178,10 +1184,16 @@ type CampaignStatsPart struct {
 	// Key The day (YYYY-MM-DD) or the location id.
 	Key string `json:"key"`
 
+	// NetRevenue revenue − refunded, in minor units.
+	NetRevenue int64 `json:"net_revenue"`
+
 	// Redemptions Orders that used the campaign.
 	Redemptions int64 `json:"redemptions"`
 
-	// Revenue In minor units.
+	// Refunded Refunded so far of these orders, in minor units (on the sale's day).
+	Refunded int64 `json:"refunded"`
+
+	// Revenue In minor units (as sold).
 	Revenue int64 `json:"revenue"`
 }
 

@@ -352,3 +352,44 @@ func TestConcurrentOrdersTakeTheLastUseOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignAnalyticsCountRefunds: a refund of an order that used a
+// campaign shows in its analytics as refunded and net revenue (totals,
+// per day and per location), while revenue and discount stay as sold.
+func TestCampaignAnalyticsCountRefunds(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeHub)
+	tn, owner := s.tn, s.org.Owner
+	id := s.create(t, "/campaigns", s.pastryCampaign(nil))
+	if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
+		t.Fatalf("launch: %d %s", r.Status, r.Body)
+	}
+	r := tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc,
+		"line_items": []any{map[string]any{"product_id": s.pastry, "quantity": 2}}})
+	if r.Status != 201 || r.Data()["discount_total"] != float64(80) {
+		t.Fatalf("order: %d %s", r.Status, r.Body)
+	}
+	oid, total := r.Data()["id"].(string), r.Data()["total"].(float64)
+	for _, step := range []struct{ path, body string }{{"/payments/initiate", "pay"}, {"/orders/" + oid + "/complete", ""}, {"/orders/" + oid + "/refund", "refund"}} {
+		var body any
+		switch step.body {
+		case "pay":
+			body = map[string]any{"order_id": oid, "amount": total, "method": "cash"}
+		case "refund":
+			body = map[string]any{"amount": 300, "reason": "stale"}
+		}
+		if r := tn.Do("POST", "/api/v1"+step.path, owner, body); r.Status != 200 && r.Status != 201 {
+			t.Fatalf("%s: %d %s", step.path, r.Status, r.Body)
+		}
+	}
+	st := tn.Do("GET", "/api/v1/campaigns/"+id+"/analytics", owner, nil).Data()
+	want := fmt.Sprint(total, 300, total-300, 80)
+	if got := fmt.Sprint(st["revenue"], st["refunded"], st["net_revenue"], st["discount_given"]); got != want {
+		t.Fatalf("revenue, refunded, net, discount = %s, want %s (%v)", got, want, st)
+	}
+	for _, part := range []string{"by_day", "by_location"} {
+		p := st[part].([]any)[0].(map[string]any)
+		if got := fmt.Sprint(p["revenue"], p["refunded"], p["net_revenue"], p["discount_given"]); got != want {
+			t.Fatalf("%s: %s, want %s", part, got, want)
+		}
+	}
+}

@@ -281,27 +281,31 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
 		return nil, err
 	}
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT order_id), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
-		FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`, a.OrgID, id).
-		Scan(&out.Redemptions, &out.Orders, &out.DiscountGiven, &out.Revenue)
+	// Refunds count against the sale they refund (its redemption's day
+	// and location): refunded_total of the order, as this node has it.
+	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
+		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id WHERE r.org_id = ? AND r.campaign_id = ?`
+	err = s.db.reader.QueryRowContext(ctx, `SELECT count(DISTINCT r.order_id), `+sums, a.OrgID, id).
+		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {
 		return nil, err
 	}
+	out.NetRevenue = out.Revenue - out.Refunded
 	for _, g := range []struct {
 		key string
 		dst *[]kassa.CampaignStatsPart
-	}{{"substr(created_at, 1, 10)", &out.ByDay}, {"location_id", &out.ByLocation}} {
-		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, count(*), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
-			FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ? GROUP BY k ORDER BY k`, a.OrgID, id)
+	}{{"substr(r.created_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
+		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
 			var p kassa.CampaignStatsPart
-			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue); err != nil {
+			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue, &p.Refunded); err != nil {
 				rows.Close()
 				return nil, err
 			}
+			p.NetRevenue = p.Revenue - p.Refunded
 			*g.dst = append(*g.dst, p)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
