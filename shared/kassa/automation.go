@@ -442,6 +442,11 @@ var eventDataTypes = map[string]reflect.Type{
 	EventProductCreated:        reflect.TypeFor[Product](),
 	EventProductUpdated:        reflect.TypeFor[Product](),
 	EventAutomationTriggered:   reflect.TypeFor[AutomationTriggered](),
+	EventCampaignCreated:       reflect.TypeFor[Campaign](),
+	EventCampaignUpdated:       reflect.TypeFor[Campaign](),
+	EventCampaignLaunched:      reflect.TypeFor[Campaign](),
+	EventCampaignPaused:        reflect.TypeFor[Campaign](),
+	EventCampaignEnded:         reflect.TypeFor[Campaign](),
 }
 
 // AutomationTriggered is the data of an automation.triggered event: the

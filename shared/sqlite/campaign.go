@@ -58,6 +58,27 @@ func (s *CampaignService) shown(c *kassa.Campaign) *kassa.Campaign {
 	return c
 }
 
+// findShown reads a campaign as the API shows it (the data of its events).
+func (s *CampaignService) findShown(ctx context.Context, q querier, orgID, id string) (*kassa.Campaign, error) {
+	c, err := findCampaign(ctx, q, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// campaignEvent names the event of a PATCH by what it changed: a move to
+// paused or ended is that event, anything else campaign.updated.
+func campaignEvent(cols map[string]any) string {
+	switch cols["status"] {
+	case kassa.CampaignPaused:
+		return kassa.EventCampaignPaused
+	case kassa.CampaignEnded:
+		return kassa.EventCampaignEnded
+	}
+	return kassa.EventCampaignUpdated
+}
+
 // FindCampaigns lists the org's campaigns by id.
 func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFilter) (kassa.List[kassa.Campaign], error) {
 	a, err := kassa.MustActor(ctx)
@@ -127,18 +148,19 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.Campaign
 		return nil, err
 	}
 	id := s.db.NewID()
-	c, err := writeRead(ctx, s.db, findCampaign, a.OrgID, id, func(tx *Tx) error {
+	var out *kassa.Campaign
+	err = s.db.write(ctx, func(tx *Tx) error {
 		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
 			return err
 		}
 		cols := campaignColumns(&v)
 		cols["status"] = kassa.CampaignDraft
-		return tx.insert(ctx, entCampaign, a.OrgID, id, cols)
+		if err := tx.insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
+			return err
+		}
+		return emitRead(ctx, tx, s.findShown, a.OrgID, id, kassa.EventCampaignCreated, &out)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
+	return out, err
 }
 
 // UpdateCampaign applies a partial update: a status move by
@@ -154,7 +176,7 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 	if err := in.ValidateFields(); err != nil {
 		return nil, err
 	}
-	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
 		before := kassa.EffectiveCampaignStatus(old, tx.now)
 		after := before
 		if in.Status.Set {
@@ -216,10 +238,6 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
 }
 
 // LaunchCampaign moves a draft to scheduled or active
@@ -229,15 +247,12 @@ func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa
 	if err != nil {
 		return nil, err
 	}
-	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	launched := func(map[string]any) string { return kassa.EventCampaignLaunched }
+	return updateEmitAs(ctx, s.db, entCampaign, launched, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
 		status, err := kassa.LaunchStatus(old, tx.now)
 		cols["status"] = status
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
 }
 
 // checkCampaignRefs checks that the campaign's locations, products and
