@@ -3493,6 +3493,9 @@ type PostAutomationsTriggerParams struct {
 
 // GetCampaignsParams defines parameters for GetCampaigns.
 type GetCampaignsParams struct {
+	// Status only campaigns in this state (as shown: the clock's moves count)
+	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -8293,6 +8296,18 @@ func NewGetCampaignsRequest(server string, params *GetCampaignsParams) (*http.Re
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.Limit != nil {
 

@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -392,4 +394,69 @@ func TestCampaignAnalyticsCountRefunds(t *testing.T) {
 			t.Fatalf("%s: %s, want %s", part, got, want)
 		}
 	}
+}
+
+// TestCampaignListFiltersByStatus: ?status= lists the campaigns in that
+// state as they are shown — a scheduled campaign counts as active once the
+// clock passes starts_at, and as ended once it passes ends_at — and an
+// unknown status is a 400.
+func TestCampaignListFiltersByStatus(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeHub)
+	tn, owner := s.tn, s.org.Owner
+	now := tn.Clock.Now()
+	made := map[string]string{}
+	for _, c := range []struct {
+		name  string
+		extra map[string]any
+		then  []string // launch, then PATCH statuses
+	}{
+		{"draft", nil, nil},
+		{"active", nil, []string{"launch"}},
+		{"paused", nil, []string{"launch", "paused"}},
+		{"ended", nil, []string{"launch", "ended"}},
+		{"scheduled", map[string]any{"starts_at": now.Add(2 * time.Minute).Format(time.RFC3339)}, []string{"launch"}},
+		{"runs out", map[string]any{"ends_at": now.Add(4 * time.Minute).Format(time.RFC3339)}, []string{"launch"}},
+	} {
+		id := s.create(t, "/campaigns", s.pastryCampaign(c.extra))
+		made[id] = c.name
+		for _, step := range c.then {
+			r := tn.Do("PATCH", "/api/v1/campaigns/"+id, owner, map[string]any{"status": step})
+			if step == "launch" {
+				r = tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil)
+			}
+			if r.Status != 200 {
+				t.Fatalf("%s %s: %d %s", c.name, step, r.Status, r.Body)
+			}
+		}
+	}
+	listed := func(status string) string {
+		t.Helper()
+		r := tn.Do("GET", "/api/v1/campaigns?status="+status, owner, nil)
+		if r.Status != 200 {
+			t.Fatalf("list %s: %d %s", status, r.Status, r.Body)
+		}
+		var names []string
+		for _, c := range r.List() {
+			if c.(map[string]any)["status"] != status {
+				t.Fatalf("?status=%s listed %v", status, c)
+			}
+			names = append(names, made[c.(map[string]any)["id"].(string)])
+		}
+		slices.Sort(names)
+		return strings.Join(names, ",")
+	}
+	for status, want := range map[string]string{"draft": "draft", "scheduled": "scheduled", "active": "active,runs out", "paused": "paused", "ended": "ended"} {
+		if got := listed(status); got != want {
+			t.Errorf("?status=%s: %s, want %s", status, got, want)
+		}
+	}
+	tn.Clock.Advance(3 * time.Minute) // past starts_at
+	if got := listed("active"); got != "active,runs out,scheduled" {
+		t.Errorf("after starts_at: active %s", got)
+	}
+	tn.Clock.Advance(2 * time.Minute) // past ends_at
+	if got := listed("ended"); got != "ended,runs out" {
+		t.Errorf("after ends_at: ended %s", got)
+	}
+	mustProblem(t, tn.Do("GET", "/api/v1/campaigns?status=running", owner, nil), 400, "bad-request")
 }
