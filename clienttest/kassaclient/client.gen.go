@@ -3491,6 +3491,15 @@ type PostAutomationsTriggerParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetAutomationsIdExecutionsParams defines parameters for GetAutomationsIdExecutions.
+type GetAutomationsIdExecutionsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetCampaignsParams defines parameters for GetCampaigns.
 type GetCampaignsParams struct {
 	// Status only campaigns in this state (as shown: the clock's moves count)
@@ -4293,10 +4302,10 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
 	PatchAutomationsId(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+	// GetAutomationsIdExecutions The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 	//
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCampaigns List campaigns
 	//
@@ -5432,11 +5441,11 @@ func (c *Client) PatchAutomationsId(ctx context.Context, id openapi_types.UUID, 
 	return c.Client.Do(req)
 }
 
-// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+// GetAutomationsIdExecutions The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 //
 // Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id)
+func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8236,7 +8245,7 @@ func NewPatchAutomationsIdRequestWithBody(server string, id openapi_types.UUID, 
 }
 
 // NewGetAutomationsIdExecutionsRequest constructs an http.Request for the GetAutomationsIdExecutions method
-func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8259,6 +8268,45 @@ func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -13924,12 +13972,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
 	PatchAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error)
 
-	// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+	// GetAutomationsIdExecutionsWithResponse The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
+	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
 
 	// GetCampaignsWithResponse List campaigns
 	//
@@ -27773,13 +27821,13 @@ func (c *ClientWithResponses) PatchAutomationsIdWithResponse(ctx context.Context
 	return ParsePatchAutomationsIdResponse(rsp)
 }
 
-// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+// GetAutomationsIdExecutionsWithResponse The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error) {
-	rsp, err := c.GetAutomationsIdExecutions(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error) {
+	rsp, err := c.GetAutomationsIdExecutions(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -222,27 +222,17 @@ func scanExecution(s scanner) (*kassa.AutomationExecution, error) {
 	return &e, nil
 }
 
-// AutomationExecutions lists a rule's last executions, newest first.
-// Errors: ENotFound (also another org's rule).
-func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string) ([]kassa.AutomationExecution, error) {
-	if _, err := s.FindAutomationByID(ctx, id); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.reader.QueryContext(ctx, executionCols+` WHERE rule_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
-		id, kassa.AutomationExecutionsShown)
+// AutomationExecutions lists a page of a rule's executions, newest first
+// (by id: UUIDv7, made when the run starts). Errors: ENotFound (also
+// another org's rule), EBadRequest (a bad cursor).
+func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string, p kassa.Page) (kassa.List[kassa.AutomationExecution], error) {
+	r, err := s.FindAutomationByID(ctx, id)
 	if err != nil {
-		return nil, err
+		return kassa.List[kassa.AutomationExecution]{}, err
 	}
-	defer rows.Close()
-	out := []kassa.AutomationExecution{}
-	for rows.Next() {
-		e, err := scanExecution(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, rows.Err()
+	f := orgFilter(r.OrgID).and("rule_id = ?", id)
+	f.desc = true
+	return findPage(ctx, s.db.reader, executionCols, f, p, scanExecution, func(e *kassa.AutomationExecution) string { return e.ID })
 }
 
 // RulesOn returns the org's active rules triggered by events of type typ.
@@ -416,4 +406,30 @@ func (s *AutomationStore) ExecutionLags(ctx context.Context, orgID string) ([]ti
 		out = append(out, parseTime(rec).Sub(parseTime(at)))
 	}
 	return out, rows.Err()
+}
+
+// executionSweepBatch is how many executions one unit of the retention
+// sweep deletes, so that the single writer is never held long.
+const executionSweepBatch = 5000
+
+// DeleteExecutionsBefore deletes the executions of every rule that started
+// before cutoff, a batch per unit of work, and returns how many it deleted.
+// Execution history is node-local: nothing is replicated or logged.
+func (s *AutomationStore) DeleteExecutionsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := s.db.write(ctx, func(tx *Tx) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE rowid IN (SELECT x.rowid FROM automation_rules r
+				JOIN automation_executions x ON x.rule_id = r.id AND x.started_at < ? LIMIT ?)`, fmtTime(cutoff), executionSweepBatch)
+			if err == nil {
+				n, err = res.RowsAffected()
+			}
+			return err
+		})
+		total += n
+		if err != nil || n < executionSweepBatch {
+			return total, err
+		}
+	}
 }
