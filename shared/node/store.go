@@ -110,3 +110,12 @@ func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duratio
 	}
 	return n.automations.store.ExecutionLags(ctx, orgID)
 }
+
+// AutomationBacklog is how many events of the log the automation engine
+// has yet to read: a cheap wait for benchmarks before AutomationLags.
+func (n *Node) AutomationBacklog(ctx context.Context) (int64, error) {
+	if n.automations == nil {
+		return 0, nil
+	}
+	return n.automations.store.Backlog(ctx, automationReader)
+}
