@@ -24,18 +24,12 @@ import (
 // (p50, p99, max). `make bench` runs it.
 //
 // KASSA_BENCH_AUTOMATION_EVENTS (10,000), KASSA_BENCH_AUTOMATION_PACE
-// (events per second of the paced run, 30) and KASSA_BENCH_ONLY=paced or
+// (events per second of the paced run, 30) and KASSA_BENCH_AUTOMATION_ONLY=paced or
 // saturated change the run.
 func BenchmarkAutomations(b *testing.B) {
 	const clients, rules = 8, 100
-	events, pace := 10_000, 30
-	if s := os.Getenv("KASSA_BENCH_AUTOMATION_EVENTS"); s != "" {
-		fmt.Sscan(s, &events)
-	}
-	if s := os.Getenv("KASSA_BENCH_AUTOMATION_PACE"); s != "" {
-		fmt.Sscan(s, &pace)
-	}
-	only := os.Getenv("KASSA_BENCH_ONLY")
+	events, pace := envInt("KASSA_BENCH_AUTOMATION_EVENTS", 10_000), envInt("KASSA_BENCH_AUTOMATION_PACE", 30)
+	only := os.Getenv("KASSA_BENCH_AUTOMATION_ONLY")
 	for range b.N {
 		fmt.Printf("\nAutomations at the hub: %d customer.created events by %d clients against %d rules, %s, %d CPUs, %s\n",
 			events, clients, rules, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
@@ -118,4 +112,12 @@ func automationRun(b *testing.B, clients, events, rules, pace int) automationRes
 	}
 	return automationResult{eventsPerSec: float64(events) / took.Seconds(), executions: len(lags),
 		p50: percentile(lags, 0.50), p99: percentile(lags, 0.99), max: float64(last) / float64(time.Millisecond)}
+}
+
+// envInt reads a benchmark setting from the environment, def when unset.
+func envInt(name string, def int) int {
+	if s := os.Getenv(name); s != "" {
+		fmt.Sscan(s, &def)
+	}
+	return def
 }

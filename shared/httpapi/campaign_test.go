@@ -38,6 +38,16 @@ func (s *campaignShop) create(t *testing.T, path string, body any) string {
 	return r.Data()["id"].(string)
 }
 
+// launch creates a campaign and launches it.
+func (s *campaignShop) launch(t *testing.T, body map[string]any) string {
+	t.Helper()
+	id := s.create(t, "/campaigns", body)
+	if r := s.tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", s.org.Owner, nil); r.Status != 200 {
+		t.Fatalf("launch: %d %s", r.Status, r.Body)
+	}
+	return id
+}
+
 func (s *campaignShop) pastryCampaign(extra map[string]any) map[string]any {
 	b := map[string]any{"name": "10 % off pastries", "type": "discount", "location_ids": []string{s.loc},
 		"rules": []any{map[string]any{"type": "category_discount", "discount_type": "percent", "value": 1000, "category_ids": []string{s.pastries}}}}
@@ -186,13 +196,7 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			s := mustCampaignShop(t, kind)
 			tn, owner := s.tn, s.org.Owner
-			launch := func(body map[string]any) string {
-				id := s.create(t, "/campaigns", body)
-				if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
-					t.Fatalf("launch: %d %s", r.Status, r.Body)
-				}
-				return id
-			}
+			launch := func(body map[string]any) string { return s.launch(t, body) }
 			pastry := launch(s.pastryCampaign(nil))
 			voucher := launch(map[string]any{"name": "Free coffee", "type": "offer", "voucher_code": "FREECOFFEE", "usage_limit": 1,
 				"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}})
@@ -286,13 +290,7 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 func TestConcurrentOrdersTakeTheLastUseOnce(t *testing.T) {
 	s := mustCampaignShop(t, kassa.NodeEdge)
 	tn, owner := s.tn, s.org.Owner
-	launch := func(body map[string]any) string {
-		id := s.create(t, "/campaigns", body)
-		if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
-			t.Fatalf("launch: %d %s", r.Status, r.Body)
-		}
-		return id
-	}
+	launch := func(body map[string]any) string { return s.launch(t, body) }
 	free := []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}
 	ann := s.create(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@cafe.test"})
 	const n = 12
@@ -361,10 +359,7 @@ func TestConcurrentOrdersTakeTheLastUseOnce(t *testing.T) {
 func TestCampaignAnalyticsCountRefunds(t *testing.T) {
 	s := mustCampaignShop(t, kassa.NodeHub)
 	tn, owner := s.tn, s.org.Owner
-	id := s.create(t, "/campaigns", s.pastryCampaign(nil))
-	if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
-		t.Fatalf("launch: %d %s", r.Status, r.Body)
-	}
+	id := s.launch(t, s.pastryCampaign(nil))
 	r := tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc,
 		"line_items": []any{map[string]any{"product_id": s.pastry, "quantity": 2}}})
 	if r.Status != 201 || r.Data()["discount_total"] != float64(80) {

@@ -125,6 +125,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"5 failed logins for an account from one address that address waits 15 s, doubling per further failure up to 15 min " +
 				"(429 with Retry-After; a success resets it; other addresses are unaffected); a role change or deactivation " +
 				"applies to existing tokens on their next request. " +
+				"Campaigns: a voucher's last use goes to exactly one of concurrent orders (the others 422 on voucher_code); analytics revenue is as sold, refunded and net_revenue beside it. " +
 				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
 				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
