@@ -1166,13 +1166,19 @@ type CampaignStats struct {
 	// DiscountGiven Discount it gave, in minor units.
 	DiscountGiven int64 `json:"discount_given"`
 
+	// NetRevenue revenue − refunded, in minor units.
+	NetRevenue int64 `json:"net_revenue"`
+
 	// Orders Distinct orders that used it.
 	Orders int64 `json:"orders"`
 
 	// Redemptions Orders that used the campaign (one redemption each).
 	Redemptions int64 `json:"redemptions"`
 
-	// Revenue Totals of the orders that used it, in minor units.
+	// Refunded Refunded so far of the orders that used it, in minor units.
+	Refunded int64 `json:"refunded"`
+
+	// Revenue Totals of the orders that used it, in minor units (as sold).
 	Revenue int64 `json:"revenue"`
 }
 
@@ -1184,10 +1190,16 @@ type CampaignStatsPart struct {
 	// Key The day (YYYY-MM-DD) or the location id.
 	Key string `json:"key"`
 
+	// NetRevenue revenue − refunded, in minor units.
+	NetRevenue int64 `json:"net_revenue"`
+
 	// Redemptions Orders that used the campaign.
 	Redemptions int64 `json:"redemptions"`
 
-	// Revenue In minor units.
+	// Refunded Refunded so far of these orders, in minor units (on the sale's day).
+	Refunded int64 `json:"refunded"`
+
+	// Revenue In minor units (as sold).
 	Revenue int64 `json:"revenue"`
 }
 
@@ -3500,8 +3512,20 @@ type PostAutomationsTriggerParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetAutomationsIdExecutionsParams defines parameters for GetAutomationsIdExecutions.
+type GetAutomationsIdExecutionsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetCampaignsParams defines parameters for GetCampaigns.
 type GetCampaignsParams struct {
+	// Status only campaigns in this state (as shown: the clock's moves count)
+	Status *CampaignStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -4317,10 +4341,10 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
 	PatchAutomationsId(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+	// GetAutomationsIdExecutions The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 	//
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCampaigns List campaigns
 	//
@@ -5475,11 +5499,11 @@ func (c *Client) PatchAutomationsId(ctx context.Context, id openapi_types.UUID, 
 	return c.Client.Do(req)
 }
 
-// GetAutomationsIdExecutions The rule's last 50 executions, newest first
+// GetAutomationsIdExecutions The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 //
 // Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id)
+func (c *Client) GetAutomationsIdExecutions(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutomationsIdExecutionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8328,7 +8352,7 @@ func NewPatchAutomationsIdRequestWithBody(server string, id openapi_types.UUID, 
 }
 
 // NewGetAutomationsIdExecutionsRequest constructs an http.Request for the GetAutomationsIdExecutions method
-func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8351,6 +8375,45 @@ func NewGetAutomationsIdExecutionsRequest(server string, id openapi_types.UUID) 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8388,6 +8451,18 @@ func NewGetCampaignsRequest(server string, params *GetCampaignsParams) (*http.Re
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.Limit != nil {
 
@@ -14127,12 +14202,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/automations/{id} (the `PatchAutomationsId` operationId).
 	PatchAutomationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchAutomationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAutomationsIdResponse, error)
 
-	// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+	// GetAutomationsIdExecutionsWithResponse The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
+	GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error)
 
 	// GetCampaignsWithResponse List campaigns
 	//
@@ -28238,13 +28313,13 @@ func (c *ClientWithResponses) PatchAutomationsIdWithResponse(ctx context.Context
 	return ParsePatchAutomationsIdResponse(rsp)
 }
 
-// GetAutomationsIdExecutionsWithResponse The rule's last 50 executions, newest first
+// GetAutomationsIdExecutionsWithResponse The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/automations/{id}/executions (the `GetAutomationsIdExecutions` operationId).
-func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error) {
-	rsp, err := c.GetAutomationsIdExecutions(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetAutomationsIdExecutionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetAutomationsIdExecutionsParams, reqEditors ...RequestEditorFn) (*GetAutomationsIdExecutionsResponse, error) {
+	rsp, err := c.GetAutomationsIdExecutions(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	retryDelays := fs.String("webhook-retry-delays", "1m,5m", "pauses before the second, third… webhook attempt, comma-separated; after the last the delivery has failed")
 	fs.DurationVar(&f.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
 	fs.BoolVar(&f.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
+	fs.DurationVar(&f.AutomationRetention, "automation-retention", node.DefaultAutomationRetention, "how long automation executions are kept; older ones are deleted hourly")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}

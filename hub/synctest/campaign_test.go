@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/change"
 	"kassa.dev/sync/wait"
 )
 
@@ -85,13 +87,47 @@ func TestAnOfflineEdgePricesWithTheHubsCampaigns(t *testing.T) {
 // the hub lists one voucher_overused conflict and all three nodes count
 // both redemptions.
 func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
+	c := redeemAtTwoOfflineEdges(t, "usage_limit", false)
+	if c["local"].(map[string]any)["usage_limit"] != float64(1) || c["remote"].(map[string]any)["redemptions"] != float64(2) {
+		t.Fatalf("conflict %v", c)
+	}
+}
+
+// TestOneCustomerUsesAVoucherAtTwoOfflineEdgesOneConflict: a voucher with
+// per_customer_limit 1 is used by the same customer at two edges cut off
+// from the hub; after reconnect the hub lists one voucher_overused
+// conflict naming the per-customer limit and the customer, and all three
+// nodes count both redemptions.
+func TestOneCustomerUsesAVoucherAtTwoOfflineEdgesOneConflict(t *testing.T) {
+	c := redeemAtTwoOfflineEdges(t, "per_customer_limit", true)
+	local, remote := c["local"].(map[string]any), c["remote"].(map[string]any)
+	if local["per_customer_limit"] != float64(1) || local["usage_limit"] != nil || remote["redemptions"] != float64(2) ||
+		local["customer_id"] == nil || remote["customer_id"] != local["customer_id"] {
+		t.Fatalf("conflict %v", c)
+	}
+}
+
+// redeemAtTwoOfflineEdges launches a voucher whose limit (usage_limit or
+// per_customer_limit) is 1, cuts two edges off, uses it once at each (for
+// one customer when withCustomer), reconnects, waits until all three
+// nodes count both redemptions, and returns the hub's one
+// voucher_overused conflict.
+func redeemAtTwoOfflineEdges(t *testing.T, limit string, withCustomer bool) map[string]any {
 	e := MustStartPair(t)
 	b, bProxy, bTok := e.addEdge(t)
 	wait.For(t, 20*time.Second, "the demo catalog at edge A", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	product := e.products(t, e.edge, e.edgeTok)[2]["id"].(string)
+	var customer any
+	if withCustomer {
+		var cu oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/customers", e.hubTok, map[string]any{"first_name": "Ann", "email": "ann.twice@demo.test"}, &cu); st != 201 {
+			t.Fatalf("customer: %d %v", st, cu)
+		}
+		customer = cu.Data["id"]
+	}
 	var c oneResp
 	if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": "Last one", "type": "offer",
-		"voucher_code": "LAST1", "usage_limit": 1,
+		"voucher_code": "LAST1", limit: 1,
 		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 5000, "product_ids": []string{product}}}}, &c); st != 201 {
 		t.Fatalf("create: %d %v", st, c)
 	}
@@ -106,13 +142,17 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 		}
 		return st.Data["redemptions"].(float64)
 	}
+	hasCustomer := func(p *nodetest.Proc, tok string) bool {
+		return customer == nil || p.Call(t, "GET", "/api/v1/customers/"+customer.(string), tok, nil, nil) == 200
+	}
 	// Launched at both edges: the campaign row can arrive before its launch.
 	active := func(p *nodetest.Proc, tok string) bool {
 		var c oneResp
 		return p.Call(t, "GET", "/api/v1/campaigns/"+id, tok, nil, &c) == 200 && c.Data["status"] == "active"
 	}
-	wait.For(t, 20*time.Second, "the launched campaign at both edges", func() bool {
-		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0 && active(e.edge, e.edgeMgr) && active(b, bTok)
+	wait.For(t, 20*time.Second, "the launched campaign (and customer) at both edges", func() bool {
+		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0 && hasCustomer(e.edge, e.edgeMgr) && hasCustomer(b, bTok) &&
+			active(e.edge, e.edgeMgr) && active(b, bTok)
 	})
 	e.proxy.cut()
 	bProxy.cut()
@@ -125,7 +165,7 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 			tok = bTok
 		}
 		var o oneResp
-		if st := p.Call(t, "POST", "/api/v1/orders", tok, map[string]any{"location_id": e.location, "voucher_code": "LAST1",
+		if st := p.Call(t, "POST", "/api/v1/orders", tok, map[string]any{"location_id": e.location, "voucher_code": "LAST1", "customer_id": customer,
 			"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
 			t.Fatalf("redeem offline: %d %v", st, o.Data)
 		}
@@ -137,13 +177,85 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 	})
 	var cs listResp
 	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &cs)
-	n := 0
+	var found []map[string]any
 	for _, c := range cs.Data {
 		if c["kind"] == "voucher_overused" && c["entity_id"] == id {
-			n++
+			found = append(found, c)
 		}
 	}
-	if n != 1 {
+	if len(found) != 1 {
 		t.Fatalf("hub conflicts %v, want one voucher_overused", cs.Data)
+	}
+	return found[0]
+}
+
+// TestTheHubRecomputesAForgedRedemptionAmount plays a stolen store machine
+// that pushes an honest campaign sale whose redemptions claim more: a
+// forged amount for the campaign that applied, and a redemption of a
+// paused campaign that gave nothing. The hub keeps the sale and the
+// redemptions but sets their amounts to what its own campaigns give the
+// order's lines, so its analytics count no claimed discount.
+func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
+	e := MustStartPair(t)
+	hub := hubState{e: e, tok: e.hubTok}
+	cashierID := hubState{e: e, tok: e.hub.Login(t, "cashier@demo.test", demo.Password)}.get(t, "/api/v1/auth/me")["id"].(string)
+	products := e.products(t, e.hub, e.hubTok)
+	product := products[0]["id"].(string)
+	price := int64(products[0]["base_price"].(float64))
+	campaign := func(name string, status string) string {
+		var c oneResp
+		if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": name, "type": "discount",
+			"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1000, "product_ids": []string{product}}}}, &c); st != 201 {
+			t.Fatalf("create: %d %v", st, c)
+		}
+		id := c.Data["id"].(string)
+		if st := e.hub.Call(t, "POST", "/api/v1/campaigns/"+id+"/launch", e.hubTok, nil, nil); st != 200 {
+			t.Fatalf("launch: %d", st)
+		}
+		if status != "active" {
+			if st := e.hub.Call(t, "PATCH", "/api/v1/campaigns/"+id, e.hubTok, map[string]any{"status": status}, nil); st != 200 {
+				t.Fatalf("%s: %d", status, st)
+			}
+		}
+		return id
+	}
+	applies, paused := campaign("10 % off", "active"), campaign("Paused", "paused")
+
+	f := e.mustForge(t, e.location)
+	orderID := newID()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	discount := (price*1000 + 5000) / 10000 // 10 %, half up
+	total := price - discount
+	redemption := func(campaignID string, amount int64) change.Change {
+		return f.change("campaign_redemption", newID(), change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location,
+			"campaign_id": campaignID, "order_id": orderID, "customer_id": nil, "amount": amount, "order_total": 999999,
+			"created_at": now, "updated_at": now})
+	}
+	rep := f.push(t,
+		f.change("order", orderID, change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location, "number": "FORGE-00002",
+			"status": "open", "channel": "pos", "customer_id": nil, "currency": "AUD", "subtotal": price, "discount_total": discount,
+			"tax_total": 0, "total": total, "paid_total": 0, "refunded_total": 0, "loyalty_points_earned": 0, "kitchen_status": "new",
+			"notes": "", "tax_inclusive": true, "tax_rate_bps": 0, "created_by": cashierID, "occurred_at": now, "created_at": now, "updated_at": now}),
+		f.change("order_line", newID(), change.OpInsert, e.location, cashierID, map[string]any{"order_id": orderID, "position": 0,
+			"product_id": product, "name": "x", "sku": "x", "quantity": 1, "unit_price": price, "modifiers": []any{}, "discount": discount,
+			"tax": 0, "total": total, "created_at": now, "updated_at": now}),
+		redemption(applies, 999999),
+		redemption(paused, 5000),
+	)
+	if rep.Error != "" {
+		t.Fatalf("push: %s", rep.Error)
+	}
+	if cs := hub.list(t, "/api/v1/sync/conflicts?limit=200"); len(cs) != 0 {
+		t.Fatalf("the honest sale was refused: %v", cs)
+	}
+	for _, c := range []struct {
+		id       string
+		discount int64
+		name     string
+	}{{applies, discount, "the campaign that applied"}, {paused, 0, "the paused campaign"}} {
+		st := hub.get(t, "/api/v1/campaigns/"+c.id+"/analytics")
+		if st["redemptions"] != float64(1) || int64(st["discount_given"].(float64)) != c.discount || int64(st["revenue"].(float64)) != total {
+			t.Errorf("%s: analytics %v, want 1 redemption, %d given, revenue %d", c.name, st, c.discount, total)
+		}
 	}
 }

@@ -86,6 +86,12 @@ var (
 	wantProduct = func(typ, key string) evWant {
 		return evWant{typ: typ, orgWide: true, read: func(r *evRun) map[string]any { return r.get("/api/v1/catalog/products/" + r.ids[key]) }}
 	}
+	wantCampaign = func(typ string) []evWant {
+		return []evWant{{typ: typ, orgWide: true, read: func(r *evRun) map[string]any { return r.get("/api/v1/campaigns/" + r.ids["campaign"]) }}}
+	}
+	patchCampaign = func(body map[string]any) func(r *evRun) {
+		return func(r *evRun) { r.call("PATCH", "/api/v1/campaigns/"+r.ids["campaign"], body, 200) }
+	}
 )
 
 // eventSteps is the scenario: each operation that emits an event, and
@@ -197,6 +203,21 @@ var eventSteps = []evStep{
 		x["payload"] = map[string]any{"step": "catalog"}
 		return x
 	}}}},
+	{name: "create a campaign", hubOnly: true, do: func(r *evRun) {
+		r.ids["campaign"] = r.call("POST", "/api/v1/campaigns", map[string]any{"name": "Event voucher", "type": "offer", "voucher_code": "EVENTS",
+			"rules": []any{map[string]any{"type": "order_discount", "discount_type": "percent", "value": 500}}}, 201)["id"].(string)
+	}, want: wantCampaign(kassa.EventCampaignCreated)},
+	{name: "a campaign PATCH that changes nothing", hubOnly: true, do: patchCampaign(map[string]any{"name": "Event voucher"})},
+	{name: "rename the campaign", hubOnly: true, do: patchCampaign(map[string]any{"name": "Event voucher 2"}), want: wantCampaign(kassa.EventCampaignUpdated)},
+	{name: "launch it", hubOnly: true, do: func(r *evRun) {
+		r.call("POST", "/api/v1/campaigns/"+r.ids["campaign"]+"/launch", nil, 200)
+	}, want: wantCampaign(kassa.EventCampaignLaunched)},
+	{name: "a refused second launch", hubOnly: true, do: func(r *evRun) {
+		r.call("POST", "/api/v1/campaigns/"+r.ids["campaign"]+"/launch", nil, 409)
+	}},
+	{name: "pause it", hubOnly: true, do: patchCampaign(map[string]any{"status": "paused"}), want: wantCampaign(kassa.EventCampaignPaused)},
+	{name: "resume it", hubOnly: true, do: patchCampaign(map[string]any{"status": "active"}), want: wantCampaign(kassa.EventCampaignUpdated)},
+	{name: "end it", hubOnly: true, do: patchCampaign(map[string]any{"status": "ended"}), want: wantCampaign(kassa.EventCampaignEnded)},
 }
 
 // ownEvents reads the events of the node's log that happened there.

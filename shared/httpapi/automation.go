@@ -33,7 +33,8 @@ func (s *Server) routesAutomations() {
 	s.handle(&Route{Method: "DELETE", Path: "/automations/:id", Tag: tag, Scope: write, Status: fiber.StatusNoContent,
 		Summary: "Remove a rule with its execution history", Handler: deleteWith("automation", svc.DeleteAutomation)})
 	s.handle(&Route{Method: "GET", Path: "/automations/:id/executions", Tag: tag, Scope: read, List: true, Resp: kassa.AutomationExecution{},
-		Summary: "The rule's last 50 executions, newest first", Handler: s.automationExecutions})
+		Query: pageParams, Summary: "The rule's executions, newest first, paged (limit, cursor); kept for the hub's --automation-retention (30 days)",
+		Handler: s.automationExecutions})
 }
 
 func (s *Server) listAutomations(c *fiber.Ctx) error {
@@ -59,6 +60,10 @@ func (s *Server) automationExecutions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.svc.Automations.AutomationExecutions(c.UserContext(), id)
-	return list(c, kassa.List[kassa.AutomationExecution]{Items: l}, err)
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.Automations.AutomationExecutions(c.UserContext(), id, p)
+	return list(c, l, err)
 }

@@ -270,3 +270,63 @@ func TestARulePausesACampaign(t *testing.T) {
 		t.Fatalf("the campaign is %v after the rule, want paused", got)
 	}
 }
+
+// TestExecutionsArePagedAndExpireAfterTheRetention: a rule's executions
+// page newest first with limit and cursor like every list, and the
+// retention job's step deletes those that started more than 30 days ago
+// (the default) by the node's clock, keeping the rest.
+func TestExecutionsArePagedAndExpireAfterTheRetention(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a := tn.MustOrg("Retention org")
+	rule := mustRule(t, tn, a.Owner, map[string]any{"name": "By hand", "trigger": map[string]any{"type": "manual"},
+		"actions": []any{map[string]any{"type": "emit_event"}}})
+	trigger := func() string {
+		t.Helper()
+		r := tn.Do("POST", "/api/v1/automations/trigger", a.Owner, map[string]any{"event": "order.created", "rule_id": rule})
+		if r.Status != 200 || len(r.List()) != 1 {
+			t.Fatalf("trigger: %d %s", r.Status, r.Body)
+		}
+		return r.List()[0].(map[string]any)["id"].(string)
+	}
+	var made []string // oldest first
+	for range 3 {
+		made = append(made, trigger())
+	}
+	tn.Clock.Advance(24 * time.Hour)
+	a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string)
+	made = append(made, trigger())
+
+	var paged []string
+	for path := "/api/v1/automations/" + rule + "/executions?limit=3"; ; {
+		r := tn.Do("GET", path, a.Owner, nil)
+		if r.Status != 200 {
+			t.Fatalf("page: %d %s", r.Status, r.Body)
+		}
+		for _, x := range r.List() {
+			paged = append(paged, x.(map[string]any)["id"].(string))
+		}
+		if r.JSON()["has_more"] != true {
+			break
+		}
+		path = "/api/v1/automations/" + rule + "/executions?limit=3&cursor=" + r.JSON()["next_cursor"].(string)
+	}
+	if want := []string{made[3], made[2], made[1], made[0]}; strings.Join(paged, ",") != strings.Join(want, ",") {
+		t.Fatalf("paged %v, want newest first %v", paged, want)
+	}
+	mustProblem(t, tn.Do("GET", "/api/v1/automations/"+rule+"/executions?limit=500", a.Owner, nil), 400, "bad-request")
+
+	// 29 days after the first three nothing is old enough; at 30 days and
+	// an hour the first three go, the fourth (a day younger) stays.
+	tn.Clock.Advance(28 * 24 * time.Hour)
+	if n, err := tn.N.ExpireAutomationExecutions(context.Background()); err != nil || n != 0 {
+		t.Fatalf("at 29 days: deleted %d, %v", n, err)
+	}
+	tn.Clock.Advance(25 * time.Hour)
+	if n, err := tn.N.ExpireAutomationExecutions(context.Background()); err != nil || n != 3 {
+		t.Fatalf("at 30 days: deleted %d, %v; want 3", n, err)
+	}
+	a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string)
+	if left := executions(t, tn, a.Owner, rule); len(left) != 1 || left[0]["id"] != made[3] {
+		t.Fatalf("left %v, want only the youngest", left)
+	}
+}

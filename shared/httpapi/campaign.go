@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -14,7 +17,8 @@ import (
 func (s *Server) routesCampaigns() {
 	svc := s.svc.Campaigns
 	s.handle(&Route{Method: "GET", Path: "/campaigns", Tag: "campaigns", Scope: kassa.ScopeCatalogRead, List: true,
-		Resp: kassa.Campaign{}, Query: pageParams, Summary: "List campaigns", Handler: s.listCampaigns})
+		Resp: kassa.Campaign{}, Query: append([]Param{{"status", "CampaignStatus", "only campaigns in this state (as shown: the clock's moves count)"}}, pageParams...),
+		Summary: "List campaigns", Handler: s.listCampaigns})
 	s.handle(&Route{Method: "POST", Path: "/campaigns", Tag: "campaigns", Scope: kassa.ScopeCatalogWrite, Status: 201,
 		Body: kassa.CampaignCreate{}, Resp: kassa.Campaign{},
 		Summary: "Create a campaign (discount, offer, promotion); it is a draft until launched",
@@ -44,6 +48,10 @@ func (s *Server) listCampaigns(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.svc.Campaigns.FindCampaigns(c.UserContext(), kassa.CampaignFilter{Page: p})
+	f := kassa.CampaignFilter{Page: p, Status: c.Query("status")}
+	if f.Status != "" && !slices.Contains(kassa.Enums["CampaignStatus"], f.Status) {
+		return kassa.Errorf(kassa.EBadRequest, "status must be one of %s", strings.Join(kassa.Enums["CampaignStatus"], ", "))
+	}
+	l, err := s.svc.Campaigns.FindCampaigns(c.UserContext(), f)
 	return list(c, l, err)
 }

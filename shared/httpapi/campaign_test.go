@@ -2,6 +2,9 @@ package httpapi_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +36,16 @@ func (s *campaignShop) create(t *testing.T, path string, body any) string {
 		t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
 	}
 	return r.Data()["id"].(string)
+}
+
+// launch creates a campaign and launches it.
+func (s *campaignShop) launch(t *testing.T, body map[string]any) string {
+	t.Helper()
+	id := s.create(t, "/campaigns", body)
+	if r := s.tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", s.org.Owner, nil); r.Status != 200 {
+		t.Fatalf("launch: %d %s", r.Status, r.Body)
+	}
+	return id
 }
 
 func (s *campaignShop) pastryCampaign(extra map[string]any) map[string]any {
@@ -183,13 +196,7 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			s := mustCampaignShop(t, kind)
 			tn, owner := s.tn, s.org.Owner
-			launch := func(body map[string]any) string {
-				id := s.create(t, "/campaigns", body)
-				if r := tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil); r.Status != 200 {
-					t.Fatalf("launch: %d %s", r.Status, r.Body)
-				}
-				return id
-			}
+			launch := func(body map[string]any) string { return s.launch(t, body) }
 			pastry := launch(s.pastryCampaign(nil))
 			voucher := launch(map[string]any{"name": "Free coffee", "type": "offer", "voucher_code": "FREECOFFEE", "usage_limit": 1,
 				"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}})
@@ -273,4 +280,178 @@ func TestOrdersArePricedWithCampaigns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConcurrentOrdersTakeTheLastUseOnce sends many orders at once for a
+// campaign with one use left: its limits are checked in the order's unit
+// of work, so exactly one order gets it. A voucher's losers are a 422 on
+// voucher_code with nothing stored; an automatic campaign's are priced
+// without it.
+func TestConcurrentOrdersTakeTheLastUseOnce(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeEdge)
+	tn, owner := s.tn, s.org.Owner
+	launch := func(body map[string]any) string { return s.launch(t, body) }
+	free := []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 10000, "product_ids": []string{s.coffee}}}
+	ann := s.create(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@cafe.test"})
+	const n = 12
+	race := func(code any, customer any) []*resp {
+		out := make([]*resp, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				out[i] = tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc, "voucher_code": code, "customer_id": customer,
+					"line_items": []any{map[string]any{"product_id": s.coffee, "quantity": 1}}})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return out
+	}
+	orders := func() int { return len(tn.Do("GET", "/api/v1/orders?limit=100", owner, nil).List()) }
+	for _, c := range []struct {
+		name     string
+		campaign map[string]any
+		code     any
+	}{
+		{"usage_limit voucher", map[string]any{"name": "Last coffee", "type": "offer", "voucher_code": "LASTONE", "usage_limit": 1, "rules": free}, "LASTONE"},
+		{"per_customer_limit voucher", map[string]any{"name": "One each", "type": "offer", "voucher_code": "ONEEACH", "per_customer_limit": 1, "rules": free}, "ONEEACH"},
+		{"usage_limit automatic", map[string]any{"name": "First free", "type": "offer", "usage_limit": 1, "rules": free}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := launch(c.campaign)
+			before := orders()
+			won, lost := 0, 0
+			for _, r := range race(c.code, ann) {
+				switch {
+				case r.Status == 201 && r.Data()["discount_total"] == float64(450):
+					won++
+				case c.code == nil && r.Status == 201 && r.Data()["discount_total"] == float64(0):
+					lost++
+				case c.code != nil && r.Status == 422:
+					if p := mustProblem(t, r, 422, "validation"); p["errors"].([]any)[0].(map[string]any)["field"] != "voucher_code" {
+						t.Fatalf("loser's problem: %v", p)
+					}
+					lost++
+				default:
+					t.Fatalf("unexpected answer: %d %s", r.Status, r.Body)
+				}
+			}
+			st := tn.Do("GET", "/api/v1/campaigns/"+id+"/analytics", owner, nil).Data()
+			stored := orders() - before
+			if won != 1 || lost != n-1 || st["redemptions"] != float64(1) || (c.code != nil && stored != 1) || (c.code == nil && stored != n) {
+				t.Fatalf("won %d, lost %d, redemptions %v, orders stored %d: want exactly one use", won, lost, st["redemptions"], stored)
+			}
+			// End it so it does not price the next case's orders.
+			if r := tn.Do("PATCH", "/api/v1/campaigns/"+id, owner, map[string]any{"status": "ended"}); r.Status != 200 {
+				t.Fatalf("end: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+}
+
+// TestCampaignAnalyticsCountRefunds: a refund of an order that used a
+// campaign shows in its analytics as refunded and net revenue (totals,
+// per day and per location), while revenue and discount stay as sold.
+func TestCampaignAnalyticsCountRefunds(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeHub)
+	tn, owner := s.tn, s.org.Owner
+	id := s.launch(t, s.pastryCampaign(nil))
+	r := tn.Do("POST", "/api/v1/orders", owner, map[string]any{"location_id": s.loc,
+		"line_items": []any{map[string]any{"product_id": s.pastry, "quantity": 2}}})
+	if r.Status != 201 || r.Data()["discount_total"] != float64(80) {
+		t.Fatalf("order: %d %s", r.Status, r.Body)
+	}
+	oid, total := r.Data()["id"].(string), r.Data()["total"].(float64)
+	for _, step := range []struct{ path, body string }{{"/payments/initiate", "pay"}, {"/orders/" + oid + "/complete", ""}, {"/orders/" + oid + "/refund", "refund"}} {
+		var body any
+		switch step.body {
+		case "pay":
+			body = map[string]any{"order_id": oid, "amount": total, "method": "cash"}
+		case "refund":
+			body = map[string]any{"amount": 300, "reason": "stale"}
+		}
+		if r := tn.Do("POST", "/api/v1"+step.path, owner, body); r.Status != 200 && r.Status != 201 {
+			t.Fatalf("%s: %d %s", step.path, r.Status, r.Body)
+		}
+	}
+	st := tn.Do("GET", "/api/v1/campaigns/"+id+"/analytics", owner, nil).Data()
+	want := fmt.Sprint(total, 300, total-300, 80)
+	if got := fmt.Sprint(st["revenue"], st["refunded"], st["net_revenue"], st["discount_given"]); got != want {
+		t.Fatalf("revenue, refunded, net, discount = %s, want %s (%v)", got, want, st)
+	}
+	for _, part := range []string{"by_day", "by_location"} {
+		p := st[part].([]any)[0].(map[string]any)
+		if got := fmt.Sprint(p["revenue"], p["refunded"], p["net_revenue"], p["discount_given"]); got != want {
+			t.Fatalf("%s: %s, want %s", part, got, want)
+		}
+	}
+}
+
+// TestCampaignListFiltersByStatus: ?status= lists the campaigns in that
+// state as they are shown — a scheduled campaign counts as active once the
+// clock passes starts_at, and as ended once it passes ends_at — and an
+// unknown status is a 400.
+func TestCampaignListFiltersByStatus(t *testing.T) {
+	s := mustCampaignShop(t, kassa.NodeHub)
+	tn, owner := s.tn, s.org.Owner
+	now := tn.Clock.Now()
+	made := map[string]string{}
+	for _, c := range []struct {
+		name  string
+		extra map[string]any
+		then  []string // launch, then PATCH statuses
+	}{
+		{"draft", nil, nil},
+		{"active", nil, []string{"launch"}},
+		{"paused", nil, []string{"launch", "paused"}},
+		{"ended", nil, []string{"launch", "ended"}},
+		{"scheduled", map[string]any{"starts_at": now.Add(2 * time.Minute).Format(time.RFC3339)}, []string{"launch"}},
+		{"runs out", map[string]any{"ends_at": now.Add(4 * time.Minute).Format(time.RFC3339)}, []string{"launch"}},
+	} {
+		id := s.create(t, "/campaigns", s.pastryCampaign(c.extra))
+		made[id] = c.name
+		for _, step := range c.then {
+			r := tn.Do("PATCH", "/api/v1/campaigns/"+id, owner, map[string]any{"status": step})
+			if step == "launch" {
+				r = tn.Do("POST", "/api/v1/campaigns/"+id+"/launch", owner, nil)
+			}
+			if r.Status != 200 {
+				t.Fatalf("%s %s: %d %s", c.name, step, r.Status, r.Body)
+			}
+		}
+	}
+	listed := func(status string) string {
+		t.Helper()
+		r := tn.Do("GET", "/api/v1/campaigns?status="+status, owner, nil)
+		if r.Status != 200 {
+			t.Fatalf("list %s: %d %s", status, r.Status, r.Body)
+		}
+		var names []string
+		for _, c := range r.List() {
+			if c.(map[string]any)["status"] != status {
+				t.Fatalf("?status=%s listed %v", status, c)
+			}
+			names = append(names, made[c.(map[string]any)["id"].(string)])
+		}
+		slices.Sort(names)
+		return strings.Join(names, ",")
+	}
+	for status, want := range map[string]string{"draft": "draft", "scheduled": "scheduled", "active": "active,runs out", "paused": "paused", "ended": "ended"} {
+		if got := listed(status); got != want {
+			t.Errorf("?status=%s: %s, want %s", status, got, want)
+		}
+	}
+	tn.Clock.Advance(3 * time.Minute) // past starts_at
+	if got := listed("active"); got != "active,runs out,scheduled" {
+		t.Errorf("after starts_at: active %s", got)
+	}
+	tn.Clock.Advance(2 * time.Minute) // past ends_at
+	if got := listed("ended"); got != "ended,runs out" {
+		t.Errorf("after ends_at: ended %s", got)
+	}
+	mustProblem(t, tn.Do("GET", "/api/v1/campaigns?status=running", owner, nil), 400, "bad-request")
 }

@@ -38,13 +38,7 @@ import (
 // as the clients go) change the run.
 func BenchmarkWebhookFanOut(b *testing.B) {
 	const endpoints, clients = 20, 8
-	events, pace := 10_000, 0
-	if s := os.Getenv("KASSA_BENCH_EVENTS"); s != "" {
-		fmt.Sscan(s, &events)
-	}
-	if s := os.Getenv("KASSA_BENCH_PACE"); s != "" {
-		fmt.Sscan(s, &pace)
-	}
+	events, pace := envInt("KASSA_BENCH_EVENTS", 10_000), envInt("KASSA_BENCH_PACE", 0)
 	const timeout = time.Second
 	defer node.Tune(node.DefaultGCPercent, 0, 0)()
 	for range b.N {

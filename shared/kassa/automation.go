@@ -69,9 +69,6 @@ const (
 	// automation.triggered events of emit_event: an execution at this
 	// depth is skipped and says so.
 	MaxAutomationDepth = 3
-	// AutomationExecutionsShown is how many executions GET
-	// /automations/:id/executions lists (newest first).
-	AutomationExecutionsShown = 50
 )
 
 // DataRef is the prefix of an action parameter that takes its value from
@@ -247,8 +244,8 @@ type AutomationService interface {
 	DeleteAutomation(ctx context.Context, id string) error
 	// TriggerAutomations fires an event by hand and returns the executions.
 	TriggerAutomations(ctx context.Context, in *AutomationTrigger) ([]AutomationExecution, error)
-	// AutomationExecutions lists a rule's last executions, newest first.
-	AutomationExecutions(ctx context.Context, id string) ([]AutomationExecution, error)
+	// AutomationExecutions lists a page of a rule's executions, newest first.
+	AutomationExecutions(ctx context.Context, id string, p Page) (List[AutomationExecution], error)
 }
 
 // CronParser parses a cron expression in a time zone; the node gives
@@ -442,6 +439,11 @@ var eventDataTypes = map[string]reflect.Type{
 	EventProductCreated:        reflect.TypeFor[Product](),
 	EventProductUpdated:        reflect.TypeFor[Product](),
 	EventAutomationTriggered:   reflect.TypeFor[AutomationTriggered](),
+	EventCampaignCreated:       reflect.TypeFor[Campaign](),
+	EventCampaignUpdated:       reflect.TypeFor[Campaign](),
+	EventCampaignLaunched:      reflect.TypeFor[Campaign](),
+	EventCampaignPaused:        reflect.TypeFor[Campaign](),
+	EventCampaignEnded:         reflect.TypeFor[Campaign](),
 }
 
 // AutomationTriggered is the data of an automation.triggered event: the

@@ -366,7 +366,9 @@ type CampaignStats struct {
 	Redemptions   int64               `json:"redemptions"`    // Orders that used the campaign (one redemption each).
 	Orders        int64               `json:"orders"`         // Distinct orders that used it.
 	DiscountGiven int64               `json:"discount_given"` // Discount it gave, in minor units.
-	Revenue       int64               `json:"revenue"`        // Totals of the orders that used it, in minor units.
+	Revenue       int64               `json:"revenue"`        // Totals of the orders that used it, in minor units (as sold).
+	Refunded      int64               `json:"refunded"`       // Refunded so far of the orders that used it, in minor units.
+	NetRevenue    int64               `json:"net_revenue"`    // revenue − refunded, in minor units.
 	Currency      string              `json:"currency"`
 	ByDay         []CampaignStatsPart `json:"by_day"`      // Per UTC day (key YYYY-MM-DD), oldest first.
 	ByLocation    []CampaignStatsPart `json:"by_location"` // Per location (key the location id).
@@ -377,7 +379,9 @@ type CampaignStatsPart struct {
 	Key           string `json:"key"`            // The day (YYYY-MM-DD) or the location id.
 	Redemptions   int64  `json:"redemptions"`    // Orders that used the campaign.
 	DiscountGiven int64  `json:"discount_given"` // In minor units.
-	Revenue       int64  `json:"revenue"`        // In minor units.
+	Revenue       int64  `json:"revenue"`        // In minor units (as sold).
+	Refunded      int64  `json:"refunded"`       // Refunded so far of these orders, in minor units (on the sale's day).
+	NetRevenue    int64  `json:"net_revenue"`    // revenue − refunded, in minor units.
 }
 
 // CampaignService manages campaigns. Errors: ENotFound, EInvalid, EConflict

@@ -31,6 +31,11 @@ const (
 	EventAutomationTriggered   = "automation.triggered"
 	EventProductCreated        = "product.created"
 	EventProductUpdated        = "product.updated"
+	EventCampaignCreated       = "campaign.created"
+	EventCampaignUpdated       = "campaign.updated"
+	EventCampaignLaunched      = "campaign.launched"
+	EventCampaignPaused        = "campaign.paused"
+	EventCampaignEnded         = "campaign.ended"
 )
 
 // EventInfo describes one event type of the catalog.
@@ -76,6 +81,11 @@ var EventCatalog = []EventInfo{
 	{EventAutomationTriggered, true, true, "an automation's emit_event action (hub: event, schedule and POST /automations/trigger runs)", "the execution (an entry of GET /automations/:id/executions) with the action's payload"},
 	{EventProductCreated, true, true, "POST /catalog/products", "the product (GET /catalog/products/:id)"},
 	{EventProductUpdated, true, true, "PATCH /catalog/products/:id when a field changed; DELETE /catalog/products/:id (archive)", "the product (GET /catalog/products/:id)"},
+	{EventCampaignCreated, true, true, "POST /campaigns (hub)", "the campaign (GET /campaigns/:id)"},
+	{EventCampaignUpdated, true, true, "PATCH /campaigns/:id when a field changed, a resume (status active) included (hub)", "the campaign (GET /campaigns/:id)"},
+	{EventCampaignLaunched, true, true, "POST /campaigns/:id/launch (hub)", "the campaign (GET /campaigns/:id), status scheduled or active"},
+	{EventCampaignPaused, true, true, "PATCH /campaigns/:id to status paused, also by an automation's set_campaign_status (hub)", "the campaign (GET /campaigns/:id)"},
+	{EventCampaignEnded, true, true, "PATCH /campaigns/:id to status ended (hub); not when ends_at passes", "the campaign (GET /campaigns/:id)"},
 }
 
 // EventTypes lists the catalog's types that the durable event log holds

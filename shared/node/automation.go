@@ -490,3 +490,31 @@ func (s *automationService) TriggerAutomations(ctx context.Context, in *kassa.Au
 	}
 	return out, nil
 }
+
+// DefaultAutomationRetention is how long the hub keeps automation
+// executions unless --automation-retention says otherwise.
+const DefaultAutomationRetention = 30 * 24 * time.Hour
+
+// automationRetentionEvery is how often the retention job runs.
+const automationRetentionEvery = time.Hour
+
+// ExpireAutomationExecutions deletes the executions that started longer
+// than the retention ago by the node's clock, and returns how many (the
+// retention job's step; tests call it after moving the clock).
+func (n *Node) ExpireAutomationExecutions(ctx context.Context) (int64, error) {
+	if n.automations == nil {
+		return 0, nil
+	}
+	keep := n.Config.AutomationRetention
+	if keep <= 0 {
+		keep = DefaultAutomationRetention
+	}
+	return n.automations.store.DeleteExecutionsBefore(ctx, n.Config.Now().Add(-keep))
+}
+
+// AutomationRetentionJob deletes, at start and then hourly, the
+// executions older than the retention, so the history the engine writes
+// for every event and rule stays bounded. The hub runs it.
+func (n *Node) AutomationRetentionJob() Job {
+	return n.sweepJob("automation-retention", automationRetentionEvery, "old automation executions", n.ExpireAutomationExecutions)
+}

@@ -84,15 +84,21 @@ const oauthSweepEvery = time.Hour
 // sqlite.OAuthService.Sweep), so that tables written on every token grant
 // stay bounded. The hub runs it.
 func (n *Node) OAuthSweepJob(oauth *sqlite.OAuthService) Job {
+	return n.sweepJob("oauth-sweep", oauthSweepEvery, "spent OAuth codes and tokens", oauth.Sweep)
+}
+
+// sweepJob runs sweep at start and then every period; it logs how many
+// rows of what it deleted, and its errors (the next round tries again).
+func (n *Node) sweepJob(name string, every time.Duration, what string, sweep func(context.Context) (int64, error)) Job {
 	log := n.log
-	return Job{Name: "oauth-sweep", Run: func(ctx context.Context) error {
-		t := time.NewTicker(oauthSweepEvery)
+	return Job{Name: name, Run: func(ctx context.Context) error {
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			if k, err := oauth.Sweep(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("sweeping spent OAuth codes and tokens", "err", err)
+			if k, err := sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("sweeping "+what, "err", err)
 			} else if k > 0 {
-				log.Info("swept spent OAuth codes and tokens", "rows", k)
+				log.Info("swept "+what, "rows", k)
 			}
 			select {
 			case <-ctx.Done():

@@ -75,6 +75,9 @@ type Config struct {
 	WriterPriority int
 	// Webhooks configures the hub's webhook sender.
 	Webhooks WebhookConfig
+	// AutomationRetention is how long the hub keeps automation executions
+	// (0: DefaultAutomationRetention).
+	AutomationRetention time.Duration
 }
 
 // Node is an open node.
@@ -220,6 +223,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	if n.automations != nil {
 		n.Jobs.Start(n.AutomationJob())
+		n.Jobs.Start(n.AutomationRetentionJob())
 	}
 	return n, nil
 }

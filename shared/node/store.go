@@ -126,3 +126,12 @@ func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []
 func (n *Node) EnrolEdges(ctx context.Context, org, location string, count int) ([]string, error) {
 	return n.db.EnrolNodes(ctx, org, location, count)
 }
+
+// AutomationBacklog is how many events of the log the automation engine
+// has yet to read: a cheap wait for benchmarks before AutomationLags.
+func (n *Node) AutomationBacklog(ctx context.Context) (int64, error) {
+	if n.automations == nil {
+		return 0, nil
+	}
+	return n.automations.store.Backlog(ctx, automationReader)
+}

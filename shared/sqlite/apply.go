@@ -134,7 +134,7 @@ type applied struct {
 func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
-	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[2]string]int{}}
+	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[3]string]int{}}
 	if opts.from != nil {
 		a.admitter = &admitter{tx: tx, from: *opts.from}
 	}
@@ -200,7 +200,7 @@ type applier struct {
 	orders    map[string]string  // order id → org
 	levels    map[[3]string]bool // org, location, product
 	accounts  map[string]string  // account id → org
-	redeemed  map[[2]string]int  // org, campaign → redemptions this batch applied
+	redeemed  map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
 	conflicts int
 }
 
@@ -293,7 +293,10 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 	case entAccount:
 		a.accounts[c.EntityID] = c.OrgID
 	case entRedemption:
-		a.redeemed[[2]string{c.OrgID, str("campaign_id")}]++
+		a.redeemed[[3]string{c.OrgID, str("campaign_id"), str("customer_id")}]++
+		if id := str("order_id"); id != "" {
+			a.orders[id] = c.OrgID // its amounts are the hub's (fixRedemptions)
+		}
 	}
 }
 
@@ -597,6 +600,9 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	}
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
+	}
+	if err := a.admitter.fixRedemptions(ctx, id, orgID); err != nil {
+		return err
 	}
 	return a.admitter.checkDiscount(ctx, id, orgID)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -222,27 +223,17 @@ func scanExecution(s scanner) (*kassa.AutomationExecution, error) {
 	return &e, nil
 }
 
-// AutomationExecutions lists a rule's last executions, newest first.
-// Errors: ENotFound (also another org's rule).
-func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string) ([]kassa.AutomationExecution, error) {
-	if _, err := s.FindAutomationByID(ctx, id); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.reader.QueryContext(ctx, executionCols+` WHERE rule_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
-		id, kassa.AutomationExecutionsShown)
+// AutomationExecutions lists a page of a rule's executions, newest first
+// (by id: UUIDv7, made when the run starts). Errors: ENotFound (also
+// another org's rule), EBadRequest (a bad cursor).
+func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string, p kassa.Page) (kassa.List[kassa.AutomationExecution], error) {
+	r, err := s.FindAutomationByID(ctx, id)
 	if err != nil {
-		return nil, err
+		return kassa.List[kassa.AutomationExecution]{}, err
 	}
-	defer rows.Close()
-	out := []kassa.AutomationExecution{}
-	for rows.Next() {
-		e, err := scanExecution(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, rows.Err()
+	f := orgFilter(r.OrgID).and("rule_id = ?", id)
+	f.desc = true
+	return findPage(ctx, s.db.reader, executionCols, f, p, scanExecution, func(e *kassa.AutomationExecution) string { return e.ID })
 }
 
 // RulesOn returns the org's active rules triggered by events of type typ.
@@ -319,6 +310,14 @@ func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int6
 	return seq, err
 }
 
+// Backlog is how many events of the log reader name has yet to read.
+func (s *AutomationStore) Backlog(ctx context.Context, name string) (int64, error) {
+	var n int64
+	err := s.db.reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM events), 0) - coalesce((SELECT seq FROM log_readers WHERE name = ?), 0)`,
+		name).Scan(&n)
+	return n, err
+}
+
 // EventsAfter reads the event log (DB.EventsAfter).
 func (s *AutomationStore) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
 	return s.db.EventsAfter(ctx, after, limit)
@@ -339,10 +338,22 @@ type Position struct {
 // the same unit, so webhooks get it once.
 func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, execs ...ExecutionRecord) error {
 	return s.db.write(ctx, func(tx *Tx) error {
+		var plain []*ExecutionRecord // neither a tick to save nor an event to emit
 		for i := range execs {
-			if err := recordExecution(ctx, tx, &execs[i]); err != nil {
+			if execs[i].Tick != nil || execs[i].Emit != nil {
+				if err := recordExecution(ctx, tx, &execs[i]); err != nil {
+					return err
+				}
+			} else {
+				plain = append(plain, &execs[i])
+			}
+		}
+		for len(plain) > 0 {
+			n := min(len(plain), executionInsertRows)
+			if err := insertExecutions(ctx, tx, plain[:n]); err != nil {
 				return err
 			}
+			plain = plain[n:]
 		}
 		if pos == nil {
 			return nil
@@ -361,12 +372,24 @@ type ExecutionRecord struct {
 	Emit *kassa.AutomationTriggered
 }
 
-func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
-	e := &r.AutomationExecution
+// executionInsertRows is how many executions one INSERT records (16
+// parameters each): the engine records a row per rule and event, most of
+// them skipped non-matches, and one statement per row was most of its
+// cost.
+const executionInsertRows = 64
+
+const executionInsert = `INSERT INTO automation_executions (id, org_id, rule_id, trigger, event_type, event_id, tick, matched, status, depth,
+	results, error, duration_ms, started_at, finished_at, created_at) VALUES `
+
+const executionRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// executionArgs are an execution's column values, created at the unit's
+// time, in executionInsert's order.
+func executionArgs(tx *Tx, e *kassa.AutomationExecution) ([]any, error) {
 	e.CreatedAt = tx.now
 	results, err := json.Marshal(e.Results)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var eventID, tick any
 	if e.EventID != "" {
@@ -375,16 +398,39 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 	if e.Tick != nil {
 		tick = fmtTime(*e.Tick)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO automation_executions (id, org_id, rule_id, trigger, event_type, event_id, tick, matched, status, depth,
-		results, error, duration_ms, started_at, finished_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		e.ID, e.OrgID, e.RuleID, e.Trigger, e.Event, eventID, tick, e.Matched, e.Status, e.Depth, string(results), e.Error, e.DurationMS,
-		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), fmtTime(e.CreatedAt))
+	return []any{e.ID, e.OrgID, e.RuleID, e.Trigger, e.Event, eventID, tick, e.Matched, e.Status, e.Depth, string(results), e.Error, e.DurationMS,
+		fmtTime(e.StartedAt), fmtTime(e.FinishedAt), fmtTime(e.CreatedAt)}, nil
+}
+
+// insertExecutions records executions that neither save a tick nor emit,
+// in one statement (already recorded ones are left as they are).
+func insertExecutions(ctx context.Context, tx *Tx, rs []*ExecutionRecord) error {
+	args := make([]any, 0, 16*len(rs))
+	for _, r := range rs {
+		a, err := executionArgs(tx, &r.AutomationExecution)
+		if err != nil {
+			return err
+		}
+		args = append(args, a...)
+	}
+	_, err := tx.ExecContext(ctx, executionInsert+strings.Repeat(executionRow+", ", len(rs)-1)+executionRow+` ON CONFLICT DO NOTHING`, args...)
+	return err
+}
+
+func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
+	e := &r.AutomationExecution
+	args, err := executionArgs(tx, e)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, executionInsert+executionRow+` ON CONFLICT DO NOTHING`, args...)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
+	tick := args[6]
 	if e.Tick != nil {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO automation_ticks (rule_id, last_tick) VALUES (?, ?)
 			ON CONFLICT (rule_id) DO UPDATE SET last_tick = excluded.last_tick`, e.RuleID, tick); err != nil {
@@ -416,4 +462,35 @@ func (s *AutomationStore) ExecutionLags(ctx context.Context, orgID string) ([]ti
 		out = append(out, parseTime(rec).Sub(parseTime(at)))
 	}
 	return out, rows.Err()
+}
+
+// executionSweepBatch is how many executions one unit of the retention
+// sweep deletes, so that the single writer is never held long.
+const executionSweepBatch = 5000
+
+// DeleteExecutionsBefore deletes the executions that started before
+// cutoff, a batch per unit of work, and returns how many it deleted. It
+// walks the table in rowid order (the order executions are recorded, so
+// the oldest first) and stops at the first execution that is young enough:
+// no index on times is needed, and a sweep with nothing to delete reads
+// one row. Execution history is node-local: nothing is replicated or
+// logged.
+func (s *AutomationStore) DeleteExecutionsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := s.db.write(ctx, func(tx *Tx) error {
+			res, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE rowid IN (SELECT rowid FROM automation_executions
+				WHERE rowid < coalesce((SELECT rowid FROM automation_executions WHERE started_at >= ?1 ORDER BY rowid LIMIT 1), 9223372036854775807)
+				ORDER BY rowid LIMIT ?2)`, fmtTime(cutoff), executionSweepBatch)
+			if err == nil {
+				n, err = res.RowsAffected()
+			}
+			return err
+		})
+		total += n
+		if err != nil || n < executionSweepBatch {
+			return total, err
+		}
+	}
 }

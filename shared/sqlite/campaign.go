@@ -58,13 +58,49 @@ func (s *CampaignService) shown(c *kassa.Campaign) *kassa.Campaign {
 	return c
 }
 
-// FindCampaigns lists the org's campaigns by id.
+// findShown reads a campaign as the API shows it (the data of its events).
+func (s *CampaignService) findShown(ctx context.Context, q querier, orgID, id string) (*kassa.Campaign, error) {
+	c, err := findCampaign(ctx, q, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.shown(c), nil
+}
+
+// campaignEvent names the event of a PATCH by what it changed: a move to
+// paused or ended is that event, anything else campaign.updated.
+func campaignEvent(cols map[string]any) string {
+	switch cols["status"] {
+	case kassa.CampaignPaused:
+		return kassa.EventCampaignPaused
+	case kassa.CampaignEnded:
+		return kassa.EventCampaignEnded
+	}
+	return kassa.EventCampaignUpdated
+}
+
+// effectiveStatusSQL is kassa.EffectiveCampaignStatus as SQL, for the
+// list's status filter (two arguments: now, now; stored times are fixed
+// width, so text order is time order). TestCampaignListFiltersByStatus
+// holds the two together.
+const effectiveStatusSQL = `CASE
+	WHEN status IN ('scheduled', 'active', 'paused') AND ends_at IS NOT NULL AND ends_at <= ? THEN 'ended'
+	WHEN status = 'scheduled' AND (starts_at IS NULL OR starts_at <= ?) THEN 'active'
+	ELSE status END`
+
+// FindCampaigns lists the org's campaigns by id, of f.Status (effective)
+// when given.
 func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFilter) (kassa.List[kassa.Campaign], error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return kassa.List[kassa.Campaign]{}, err
 	}
-	l, err := findPage(ctx, s.db.reader, campaignCols, orgFilter(a.OrgID), f.Page, scanCampaign, campaignID)
+	w := orgFilter(a.OrgID)
+	if f.Status != "" {
+		now := fmtTime(s.db.Now())
+		w.and(effectiveStatusSQL+" = ?", now, now, f.Status)
+	}
+	l, err := findPage(ctx, s.db.reader, campaignCols, w, f.Page, scanCampaign, campaignID)
 	for i := range l.Items {
 		s.shown(&l.Items[i])
 	}
@@ -127,18 +163,19 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.Campaign
 		return nil, err
 	}
 	id := s.db.NewID()
-	c, err := writeRead(ctx, s.db, findCampaign, a.OrgID, id, func(tx *Tx) error {
+	var out *kassa.Campaign
+	err = s.db.write(ctx, func(tx *Tx) error {
 		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
 			return err
 		}
 		cols := campaignColumns(&v)
 		cols["status"] = kassa.CampaignDraft
-		return tx.insert(ctx, entCampaign, a.OrgID, id, cols)
+		if err := tx.insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
+			return err
+		}
+		return emitRead(ctx, tx, s.findShown, a.OrgID, id, kassa.EventCampaignCreated, &out)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
+	return out, err
 }
 
 // UpdateCampaign applies a partial update: a status move by
@@ -154,7 +191,7 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 	if err := in.ValidateFields(); err != nil {
 		return nil, err
 	}
-	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
 		before := kassa.EffectiveCampaignStatus(old, tx.now)
 		after := before
 		if in.Status.Set {
@@ -216,10 +253,6 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
 }
 
 // LaunchCampaign moves a draft to scheduled or active
@@ -229,15 +262,12 @@ func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa
 	if err != nil {
 		return nil, err
 	}
-	c, err := updateRead(ctx, s.db, entCampaign, findCampaign, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	launched := func(map[string]any) string { return kassa.EventCampaignLaunched }
+	return updateEmitAs(ctx, s.db, entCampaign, launched, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
 		status, err := kassa.LaunchStatus(old, tx.now)
 		cols["status"] = status
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.shown(c), nil
 }
 
 // checkCampaignRefs checks that the campaign's locations, products and
@@ -281,27 +311,31 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
 		return nil, err
 	}
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT order_id), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
-		FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`, a.OrgID, id).
-		Scan(&out.Redemptions, &out.Orders, &out.DiscountGiven, &out.Revenue)
+	// Refunds count against the sale they refund (its redemption's day
+	// and location): refunded_total of the order, as this node has it.
+	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
+		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id WHERE r.org_id = ? AND r.campaign_id = ?`
+	err = s.db.reader.QueryRowContext(ctx, `SELECT count(DISTINCT r.order_id), `+sums, a.OrgID, id).
+		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {
 		return nil, err
 	}
+	out.NetRevenue = out.Revenue - out.Refunded
 	for _, g := range []struct {
 		key string
 		dst *[]kassa.CampaignStatsPart
-	}{{"substr(created_at, 1, 10)", &out.ByDay}, {"location_id", &out.ByLocation}} {
-		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, count(*), coalesce(sum(amount), 0), coalesce(sum(order_total), 0)
-			FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ? GROUP BY k ORDER BY k`, a.OrgID, id)
+	}{{"substr(r.created_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
+		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
 			var p kassa.CampaignStatsPart
-			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue); err != nil {
+			if err := rows.Scan(&p.Key, &p.Redemptions, &p.DiscountGiven, &p.Revenue, &p.Refunded); err != nil {
 				rows.Close()
 				return nil, err
 			}
+			p.NetRevenue = p.Revenue - p.Refunded
 			*g.dst = append(*g.dst, p)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
@@ -448,6 +482,46 @@ func withinLimits(ctx context.Context, q querier, orgID string, c *kassa.Campaig
 	return true, nil
 }
 
+// errLimitTaken: an automatic campaign the order was priced with reached
+// its usage limit before the order's unit (a concurrent order took the
+// last use); CreateOrder prices it again.
+var errLimitTaken = errors.New("campaign usage limit taken meanwhile")
+
+// limitedCampaigns returns those of applied that have a usage limit, from
+// live (the campaigns the order was priced with).
+func limitedCampaigns(live []kassa.Campaign, applied []kassa.AppliedCampaign) []*kassa.Campaign {
+	var out []*kassa.Campaign
+	for _, ac := range applied {
+		for i := range live {
+			if c := &live[i]; c.ID == ac.CampaignID && (c.UsageLimit != nil || c.PerCustomerLimit != nil) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// checkLimitsInUnit checks the limits of the campaigns an order applies
+// again inside its unit of work: the writer runs units one at a time, so
+// of concurrent orders that priced with the last use exactly one gets it.
+// Errors: EInvalid naming voucher_code for a used-up voucher campaign,
+// errLimitTaken for an automatic one.
+func checkLimitsInUnit(ctx context.Context, tx *Tx, orgID string, limited []*kassa.Campaign, customerID, voucher *string) error {
+	for _, c := range limited {
+		ok, err := withinLimits(ctx, tx, orgID, c, customerID)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+		case voucher != nil && c.VoucherCode != nil && *c.VoucherCode == *voucher:
+			return kassa.InvalidField("voucher_code", "this voucher has been used up")
+		default:
+			return errLimitTaken
+		}
+	}
+	return nil
+}
+
 // writeRedemptions records, in the order's unit, one redemption per
 // campaign that gave the order a discount or points.
 func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
@@ -464,28 +538,57 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 }
 
 // checkVouchers records a voucher_overused conflict for each campaign that
-// the redemptions this batch applied took past its usage_limit (orders
-// stores took offline, each within the limit as it saw it). Nothing is
-// undone: the sales happened; ops see the conflict at /sync/conflicts.
+// the redemptions this batch applied took past its usage_limit, and for
+// each campaign and customer they took past its per_customer_limit
+// (orders stores took offline, each within the limit as it saw it). Only
+// the batch that crosses a limit records it, so replays and later sales
+// add none. Nothing is undone: the sales happened; ops see the conflict at
+// /sync/conflicts.
 func (a *applier) checkVouchers(ctx context.Context) error {
+	total := map[[2]string]int{}
 	for k, added := range a.redeemed {
-		orgID, id := k[0], k[1]
-		var limit sql.NullInt64
-		var used int64
-		err := a.tx.QueryRowContext(ctx, `SELECT usage_limit, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
-			WHERE org_id = ?1 AND campaign_id = ?2) FROM campaigns WHERE org_id = ?1 AND id = ?2`, orgID, id).Scan(&limit, &used)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
-			continue
-		}
+		total[[2]string{k[0], k[1]}] += added
+	}
+	for k, added := range total {
+		err := a.overused(ctx, k[0], k[1], "usage_limit", "", "", added)
 		if err != nil {
 			return err
 		}
-		if used > limit.Int64 && used-int64(added) <= limit.Int64 {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id,
-				map[string]any{"usage_limit": limit.Int64}, map[string]any{"redemptions": used}); err != nil {
-				return err
-			}
+	}
+	for k, added := range a.redeemed {
+		if k[2] == "" {
+			continue
+		}
+		if err := a.overused(ctx, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// overused records a voucher_overused conflict when campaign id's limit
+// (the column named limitCol) is exceeded by its redemptions (of customer,
+// with where) now, and was not before this batch added added of them.
+// The conflict's local names the limit (and the customer), its remote the
+// redemptions counted.
+func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, customer string, added int) error {
+	var limit sql.NullInt64
+	var used int64
+	args := []any{orgID, id}
+	if customer != "" {
+		args = append(args, customer)
+	}
+	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
+		WHERE org_id = ?1 AND campaign_id = ?2`+where+`) FROM campaigns WHERE org_id = ?1 AND id = ?2`, args...).Scan(&limit, &used)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
+		return nil
+	}
+	if err != nil || used <= limit.Int64 || used-int64(added) > limit.Int64 {
+		return err
+	}
+	local, remote := map[string]any{limitCol: limit.Int64}, map[string]any{"redemptions": used}
+	if customer != "" {
+		local["customer_id"], remote["customer_id"] = customer, customer
+	}
+	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
 }

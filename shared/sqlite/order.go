@@ -275,6 +275,19 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	// An automatic campaign's last use taken by a concurrent order between
+	// pricing and the unit (errLimitTaken) prices the order again, now
+	// without it; a voucher's is the client's 422.
+	for range 3 {
+		o, err := s.createOrder(ctx, a, in)
+		if !errors.Is(err, errLimitTaken) {
+			return o, err
+		}
+	}
+	return nil, kassa.Errorf(kassa.EConflict, "campaign usage limits changed while the order was priced; send it again")
+}
+
+func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*kassa.Order, error) {
 	// Everything the order is priced from is read off the writer, in one
 	// read transaction: the catalog as it stands when the order is taken.
 	gen := s.db.campaigns.gen.Load() // before the snapshot: see liveCampaigns
@@ -332,6 +345,9 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 				return err
 			}
 		}
+		if err := checkLimitsInUnit(ctx, tx, a.OrgID, p.limited, in.CustomerID, p.voucher); err != nil {
+			return err
+		}
 		if err := writeRedemptions(ctx, tx, o); err != nil {
 			return err
 		}
@@ -363,6 +379,9 @@ type pricedOrder struct {
 	// campaigns is what campaigns gave; voucher the order's code, normalized.
 	campaigns kassa.CampaignPrice
 	voucher   *string
+	// limited are the applied campaigns with a usage limit, checked again
+	// in the unit (checkLimitsInUnit).
+	limited []*kassa.Campaign
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
@@ -409,7 +428,8 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {
 		return nil, err
 	}
-	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns}
+	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
+		limited: limitedCampaigns(live, campaigns.Applied)}
 	if in.VoucherCode != nil {
 		code := kassa.NormalizeVoucher(*in.VoucherCode)
 		p.voucher = &code

@@ -35,6 +35,7 @@ type scanner interface{ Scan(dest ...any) error }
 type filter struct {
 	where string
 	args  []any
+	desc  bool // newest first: ORDER BY id DESC, the cursor pages backwards
 }
 
 // orgFilter starts the clause of a list of orgID's rows.
@@ -62,10 +63,15 @@ func (f *filter) eqText(col, v string) {
 }
 
 // findPage runs "SELECT cols FROM table WHERE <filter> [AND id > cursor]
-// ORDER BY id LIMIT limit+1" and scans one page.
+// ORDER BY id LIMIT limit+1" (id < cursor, ORDER BY id DESC for a desc
+// filter) and scans one page.
 func findPage[T any](ctx context.Context, q querier, selectFrom string, f *filter, p kassa.Page, scan func(scanner) (*T, error), idOf func(*T) string) (kassa.List[T], error) {
 	var out kassa.List[T]
 	where, args := f.where, slices.Clone(f.args)
+	cmp, order := ">", ""
+	if f.desc {
+		cmp, order = "<", " DESC"
+	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = kassa.DefaultLimit
@@ -75,11 +81,11 @@ func findPage[T any](ctx context.Context, q querier, selectFrom string, f *filte
 		if err != nil {
 			return out, err
 		}
-		where += " AND id > ?"
+		where += " AND id " + cmp + " ?"
 		args = append(args, after)
 	}
 	args = append(args, limit+1)
-	rows, err := q.QueryContext(ctx, selectFrom+" WHERE "+where+" ORDER BY id LIMIT ?", args...)
+	rows, err := q.QueryContext(ctx, selectFrom+" WHERE "+where+" ORDER BY id"+order+" LIMIT ?", args...)
 	if err != nil {
 		return out, err
 	}

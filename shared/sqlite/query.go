@@ -103,6 +103,13 @@ func updateRead[T any](ctx context.Context, db *DB, e entity, find finder[T], or
 // leaves it (the resource in its API shape); an update that changes
 // nothing writes and emits nothing.
 func updateEmit[T any](ctx context.Context, db *DB, e entity, event string, find finder[T], orgID, id string, diff func(tx *Tx, old *T, cols map[string]any) error) (*T, error) {
+	return updateEmitAs(ctx, db, e, func(map[string]any) string { return event }, find, find, orgID, id, diff)
+}
+
+// updateEmitAs is updateEmit with the event named by eventOf from the
+// changed columns, and its data (and the result) read by show.
+func updateEmitAs[T any](ctx context.Context, db *DB, e entity, eventOf func(cols map[string]any) string, find, show finder[T], orgID, id string,
+	diff func(tx *Tx, old *T, cols map[string]any) error) (*T, error) {
 	var out *T
 	err := db.write(ctx, func(tx *Tx) error {
 		old, err := find(ctx, tx, orgID, id)
@@ -113,13 +120,14 @@ func updateEmit[T any](ctx context.Context, db *DB, e entity, event string, find
 		if err := diff(tx, old, cols); err != nil {
 			return err
 		}
-		if out = old; len(cols) == 0 {
-			return nil
+		if len(cols) == 0 {
+			out, err = show(ctx, tx, orgID, id)
+			return err
 		}
 		if err := tx.update(ctx, e, orgID, id, cols); err != nil {
 			return err
 		}
-		return emitRead(ctx, tx, find, orgID, id, event, &out)
+		return emitRead(ctx, tx, show, orgID, id, eventOf(cols), &out)
 	})
 	return out, err
 }

@@ -958,26 +958,63 @@ func checkRedemption(_ context.Context, _ *admitter, _ *change.Change, f map[str
 	return firstErr(within(f, "amount", 0, maxAmount, true), within(f, "order_total", 0, maxAmount, true))
 }
 
-// campaignPart recomputes at the hub what campaigns gave an order an edge
+// campaignPart is the campaigns' part of an edge order's discount as the
+// hub computes it (hubCampaigns). The wire's campaign amounts are not
+// believed: whatever discount they do not explain counts as manual.
+func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
+	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+	var sum int64
+	for _, d := range cp.LineTotals {
+		sum += d
+	}
+	return sum, err
+}
+
+// fixRedemptions sets the amounts of an edge order's redemptions to what
+// the hub computes each campaign gave it (0 for one that gave it nothing
+// here) and their order_total to the order's total as the hub recomputed
+// it: analytics count no discount an edge's wire merely claims. An order
+// without redemptions, or whose lines have not come yet, is left alone.
+func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) error {
+	var n int
+	err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM campaign_redemptions WHERE order_id = ?1 AND org_id = ?2
+		AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, orderID, orgID).Scan(&n)
+	if err != nil || n == 0 {
+		return err
+	}
+	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+	if err != nil {
+		return err
+	}
+	gave := make(map[string]int64, len(cp.Applied))
+	for _, c := range cp.Applied {
+		gave[c.CampaignID] = c.Amount
+	}
+	b, _ := json.Marshal(gave)
+	_, err = ad.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = coalesce((SELECT value FROM json_each(?3) WHERE key = campaign_id), 0),
+		order_total = (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2) WHERE order_id = ?1 AND org_id = ?2`, orderID, orgID, string(b))
+	return err
+}
+
+// hubCampaigns recomputes at the hub what campaigns gave an order an edge
 // pushed: the hub's campaigns that applied at the order's location when it
 // was taken (occurred_at), priced on its lines with its voucher (without
-// it when no campaign here has the code). The wire's campaign amounts are
-// not believed: whatever discount they do not explain counts as manual.
-func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
+// it when no campaign here has the code).
+func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
 	var locID, occurred string
 	var voucher, customer sql.Null[string]
 	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id FROM orders WHERE id = ? AND org_id = ?`,
 		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer); err != nil {
-		return 0, err
+		return kassa.CampaignPrice{}, err
 	}
 	loc, err := findLocation(ctx, ad.tx, orgID, locID)
 	if err != nil {
-		return 0, err
+		return kassa.CampaignPrice{}, err
 	}
 	rows, err := ad.tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
 		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
 	if err != nil {
-		return 0, err
+		return kassa.CampaignPrice{}, err
 	}
 	var lines []kassa.CampaignLine
 	for rows.Next() {
@@ -985,7 +1022,7 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 		var mods string
 		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
 			rows.Close()
-			return 0, err
+			return kassa.CampaignPrice{}, err
 		}
 		var ms []kassa.LineModifier
 		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
@@ -995,24 +1032,20 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 		lines = append(lines, l)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, err
+		return kassa.CampaignPrice{}, err
 	}
 	// The unit's own view, not the pricing cache: this batch may have
 	// changed campaigns.
 	live, err := loadLiveCampaigns(ctx, ad.tx, orgID)
 	if err != nil {
-		return 0, err
+		return kassa.CampaignPrice{}, err
 	}
 	at := parseTime(occurred)
 	cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
 	if kassa.ErrorKind(err) == kassa.EInvalid {
 		cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
 	}
-	var sum int64
-	for _, d := range cp.LineTotals {
-		sum += d
-	}
-	return sum, err
+	return cp, err
 }
 
 // checkDiscount replays the discount permission on an order pushed by an
