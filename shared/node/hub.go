@@ -179,7 +179,11 @@ func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullReque
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
+	exclude := to.Node // the edge has its own records, unless restored from a backup
+	if req.Own {
+		exclude = ""
+	}
+	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, exclude))
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -195,9 +195,13 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	own, err := e.store.Resyncing(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var rep PullReply
 	st := e.Status()
-	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified}, &rep); err != nil {
+	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified, Own: own}, &rep); err != nil {
 		e.setConnected(false, err)
 		return 0, err
 	}
@@ -221,6 +225,12 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 		if err := e.store.SetCursor(ctx, cursor); err != nil {
 			return 0, err
 		}
+	}
+	if own && cursor >= rep.Last {
+		if err := e.store.EndResync(ctx); err != nil {
+			return 0, err
+		}
+		e.log.Info("sync caught up after a restore: own records recovered from the hub", "node", e.id.Node)
 	}
 	e.mu.Lock()
 	e.status.LastPull = e.now()

@@ -99,6 +99,9 @@ type PullRequest struct {
 	// The edge's own figures, for the hub's status of every edge.
 	PendingUp    int       `json:"pending_up"`
 	LastVerified time.Time `json:"last_verified"`
+	// Own asks for the edge's own records too: its store was restored
+	// from a backup and lacks those it made after the backup.
+	Own bool `json:"own,omitempty"`
 }
 
 // PullReply carries log entries, the position the edge may move its
@@ -134,6 +137,11 @@ type EdgeStore interface {
 	// Cursor and SetCursor keep the position in the hub's log.
 	Cursor(ctx context.Context) (int64, error)
 	SetCursor(ctx context.Context, seq int64) error
+	// Resyncing reports whether the store was restored from a backup and
+	// has not caught up with the hub's log since (pulls then ask for the
+	// edge's own records too); EndResync records that it has.
+	Resyncing(ctx context.Context) (bool, error)
+	EndResync(ctx context.Context) error
 	// Digests returns a digest of each replicated table in the edge's scope.
 	Digests(ctx context.Context) (map[string]string, error)
 	// Committed is signalled after local commits.

@@ -1,0 +1,106 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"kassa.dev/shared/sqlite"
+)
+
+// Backups and restores of a node's store (the `backup` and `restore`
+// subcommands of both binaries). See docs/arch-deploy.md.
+
+// ErrExists is returned when a backup or restore would overwrite a file or
+// a data directory and --force was not given.
+var ErrExists = sqlite.ErrExists
+
+// storeFile is the store's file in a data directory.
+func storeFile(dataDir string) string { return filepath.Join(dataDir, "kassa.db") }
+
+// Backup writes a consistent copy of the store in dataDir to out while the
+// node may keep running on it (another process, WAL mode); the copy is
+// checked (PRAGMA integrity_check) before it takes the name out. An
+// existing out is kept (ErrExists) unless force.
+func Backup(ctx context.Context, dataDir, out string, force bool) error {
+	return sqlite.Backup(ctx, storeFile(dataDir), out, force)
+}
+
+// CheckBackup checks a backup file: its integrity, and that it opens as a
+// store (migrating a copy would change it, so only the file is opened).
+func CheckBackup(ctx context.Context, path string) error { return sqlite.CheckFile(ctx, path) }
+
+// RestoreEdge puts the backup file into dataDir as the edge's store. The
+// edge must be stopped; a data directory with anything in it is refused
+// (ErrExists) unless force. The restored store is marked so that its
+// first pulls get back the edge's own changes made after the backup (the
+// hub has them) and its order numbers skip ahead (OrderNumberGap).
+func RestoreEdge(ctx context.Context, backup, dataDir string, force bool) error {
+	if err := restoreFile(ctx, backup, dataDir, force); err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, storeFile(dataDir), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.MarkRestored(ctx)
+}
+
+func restoreFile(ctx context.Context, backup, dataDir string, force bool) error {
+	if es, err := os.ReadDir(dataDir); err == nil && len(es) > 0 && !force {
+		return fmt.Errorf("%w: the data directory %s is not empty", ErrExists, dataDir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	return sqlite.RestoreFile(ctx, backup, storeFile(dataDir), force)
+}
+
+// BackupCommand runs `backup`: usage `backup --data-dir D --out FILE [--force]`.
+func BackupCommand(ctx context.Context, args []string, defaultDir string, out io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(out)
+	dir := fs.String("data-dir", defaultDir, "the node's data directory (the node may keep running)")
+	file := fs.String("out", "", "the backup file to write")
+	force := fs.Bool("force", false, "overwrite an existing backup file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("backup: --out is required")
+	}
+	if err := Backup(ctx, *dir, *file, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "backup of %s written to %s (integrity check ok)\n", *dir, *file)
+	return nil
+}
+
+// RestoreCommand runs the edge's `restore`: usage
+// `restore --backup FILE --data-dir D [--force]`.
+func RestoreCommand(ctx context.Context, args []string, defaultDir string, out io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(out)
+	dir := fs.String("data-dir", defaultDir, "the data directory to restore into (the node must be stopped)")
+	file := fs.String("backup", "", "the backup file to restore")
+	force := fs.Bool("force", false, "replace the store of a data directory that is not empty")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("restore: --backup is required")
+	}
+	if err := RestoreEdge(ctx, *file, *dir, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restored %s into %s; start the edge: its first pulls get back what it sold since the backup\n", *file, *dir)
+	return nil
+}
