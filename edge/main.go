@@ -25,8 +25,8 @@ func main() {
 	args := os.Args[1:]
 	if len(args) > 0 {
 		if cmd, ok := edgenode.Commands[args[0]]; ok {
-			run = func(ctx context.Context, args []string, _ func(string) string, out, _ io.Writer) error {
-				return cmd(ctx, args, out)
+			run = func(ctx context.Context, args []string, getenv func(string) string, out, _ io.Writer) error {
+				return cmd(ctx, args, getenv, out)
 			}
 			args = args[1:]
 		}

@@ -37,7 +37,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var f node.Flags
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8081", DataDir: DefaultDataDir, RatePerMinute: 6000, RateBurst: 9000,
+	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 6000, RateBurst: 9000,
 		WriterPriority: node.DefaultWriterPriority})
 	hubURL := fs.String("hub-url", "", "HTTP address of the hub, to enrol at (with --enrol-token)")
 	enrolToken := fs.String("enrol-token", "", "single-use enrolment token from the hub (POST /locations/:id/enrolment); needed once")

@@ -46,7 +46,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var err error
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
+	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
 		WriterPriority: -1})
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")

@@ -110,10 +110,10 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 	edgeBackup, hubBackup := filepath.Join(dir, "edge.db"), filepath.Join(dir, "hub.db")
 	var out strings.Builder
 	run(t, func() error {
-		return edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, &out)
+		return edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, noEnv, &out)
 	})
 	run(t, func() error {
-		return hubnode.Commands["backup"](t.Context(), []string{"--data-dir", e.hubDir, "--out", hubBackup}, &out)
+		return hubnode.Commands["backup"](t.Context(), []string{"--data-dir", e.hubDir, "--out", hubBackup}, noEnv, &out)
 	})
 	atBackup := b.acked()
 	wait.For(t, 30*time.Second, "sales after the backups", func() bool { return b.acked() >= atBackup+20 })
@@ -122,7 +122,7 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 		t.Fatalf("%d sales failed during the backups", b.fails)
 	}
 	// A second backup to the same file is refused without --force.
-	if err := edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, &out); !errors.Is(err, node.ErrExists) {
+	if err := edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, noEnv, &out); !errors.Is(err, node.ErrExists) {
 		t.Fatalf("backup over an existing file: %v", err)
 	}
 	// The hub's backup is a sound store.
@@ -142,12 +142,12 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 	e.edge.Stop(t)
 
 	// Restore: refused over a data directory in use, then into a new one.
-	if err := edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", e.edgeDir}, &out); !errors.Is(err, node.ErrExists) {
+	if err := edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", e.edgeDir}, noEnv, &out); !errors.Is(err, node.ErrExists) {
 		t.Fatalf("restore into a non-empty data directory: %v", err)
 	}
 	restored := t.TempDir()
 	run(t, func() error {
-		return edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", restored}, &out)
+		return edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", restored}, noEnv, &out)
 	})
 	args := append([]string(nil), e.edgeArgs...)
 	for i := range args {
@@ -177,3 +177,6 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 	}
 	t.Logf("%d sales, %d of them after the backup; restored edge and hub identical", sold, sold-atBackup)
 }
+
+// noEnv is an empty environment for the binaries' subcommands.
+func noEnv(string) string { return "" }

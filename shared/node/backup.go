@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"kassa.dev/shared/envflag"
 	"kassa.dev/shared/sqlite"
 )
 
@@ -64,14 +65,16 @@ func restoreFile(ctx context.Context, backup, dataDir string, force bool) error 
 	return sqlite.RestoreFile(ctx, backup, storeFile(dataDir), force)
 }
 
-// BackupCommand runs `backup`: usage `backup --data-dir D --out FILE [--force]`.
-func BackupCommand(ctx context.Context, args []string, defaultDir string, out io.Writer) error {
+// BackupCommand runs `backup`: usage `backup --data-dir D --out FILE
+// [--force]`; the flags may also come from KASSA_* variables, as the
+// node's own do (KASSA_DATA_DIR).
+func BackupCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the node's data directory (the node may keep running)")
 	file := fs.String("out", "", "the backup file to write")
 	force := fs.Bool("force", false, "overwrite an existing backup file")
-	if err := fs.Parse(args); err != nil {
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
 	if *file == "" {
@@ -86,13 +89,13 @@ func BackupCommand(ctx context.Context, args []string, defaultDir string, out io
 
 // RestoreCommand runs the edge's `restore`: usage
 // `restore --backup FILE --data-dir D [--force]`.
-func RestoreCommand(ctx context.Context, args []string, defaultDir string, out io.Writer) error {
+func RestoreCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the data directory to restore into (the node must be stopped)")
 	file := fs.String("backup", "", "the backup file to restore")
 	force := fs.Bool("force", false, "replace the store of a data directory that is not empty")
-	if err := fs.Parse(args); err != nil {
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
 	if *file == "" {
