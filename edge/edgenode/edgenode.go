@@ -29,8 +29,9 @@ import (
 	"kassa.dev/web"
 )
 
-// Version is stamped at build time.
-var Version = "dev"
+// Version is the build's release: kassa.Version, which the linker sets
+// (-X kassa.dev/shared/kassa.Version=…, as the container images do).
+var Version = kassa.Version
 
 // Run runs an edge until ctx is done.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

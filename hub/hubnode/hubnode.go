@@ -29,8 +29,9 @@ import (
 	"kassa.dev/web"
 )
 
-// Version is stamped at build time.
-var Version = "dev"
+// Version is the build's release: kassa.Version, which the linker sets
+// (-X kassa.dev/shared/kassa.Version=…, as the container images do).
+var Version = kassa.Version
 
 // DemoTokenFile is where a --demo hub writes an enrolment token for the
 // demo location, for `make run` to hand to the demo edge.
