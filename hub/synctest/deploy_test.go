@@ -56,7 +56,7 @@ func TestComposeRunsAHubAndTwoEdgesOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	type service struct {
-		Image       string            `yaml:"image"`
+		Image       string `yaml:"image"`
 		Build       struct{ Context, Dockerfile string }
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`
