@@ -4,7 +4,8 @@
 // internet is down. See package edgenode.
 //
 // Subcommands: `edge backup --data-dir D --out FILE` copies the store of a
-// running edge; `edge restore --backup FILE --data-dir D` puts one back.
+// running edge; `edge restore --backup FILE --data-dir D` puts one back;
+// `edge healthcheck` checks a running edge's /healthz (containers).
 package main
 
 import (

@@ -3,7 +3,8 @@
 // NATS leaf-node link. See package hubnode.
 //
 // Subcommands: `hub verify` compares an edge's scope with the hub's;
-// `hub backup --data-dir D --out FILE` copies the store of a running hub.
+// `hub backup --data-dir D --out FILE` copies the store of a running hub;
+// `hub restore --backup FILE --data-dir D` puts one back; `hub healthcheck`.
 package main
 
 import (

@@ -17,14 +17,14 @@ const DefaultDataDir = "data/edge"
 type Command func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error
 
 // Commands are the edge binary's subcommands besides running the edge:
-// backup (of a running edge's store) and restore (into a stopped edge's
-// data directory). See docs/arch-deploy.md.
+// backup (of a running edge's store), restore (into a stopped edge's data
+// directory) and healthcheck. See docs/arch-deploy.md.
 var Commands = map[string]Command{
 	"backup": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 		return node.BackupCommand(ctx, args, getenv, DefaultDataDir, out)
 	},
 	"restore": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
-		return node.RestoreCommand(ctx, args, getenv, DefaultDataDir, out)
+		return node.RestoreCommand(ctx, args, getenv, DefaultDataDir, out, node.RestoreEdge)
 	},
 	"healthcheck": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 		return node.HealthCommand(ctx, args, getenv, DefaultHTTPAddr, out)

@@ -17,14 +17,18 @@ const DefaultDataDir = "data/hub"
 type Command func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error
 
 // Commands are the hub binary's subcommands besides running the hub:
-// verify (an edge's scope against the hub's) and backup (of a running
-// hub's store). See docs/arch-deploy.md.
+// verify (an edge's scope against the hub's), backup (of a running hub's
+// store), restore (into a stopped hub's data directory) and healthcheck.
+// See docs/arch-deploy.md.
 var Commands = map[string]Command{
 	"verify": func(ctx context.Context, args []string, _ func(string) string, out io.Writer) error {
 		return Verify(ctx, args, out)
 	},
 	"backup": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 		return node.BackupCommand(ctx, args, getenv, DefaultDataDir, out)
+	},
+	"restore": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+		return node.RestoreCommand(ctx, args, getenv, DefaultDataDir, out, node.RestoreHub)
 	},
 	"healthcheck": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 		return node.HealthCommand(ctx, args, getenv, DefaultHTTPAddr, out)

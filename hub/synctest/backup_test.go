@@ -180,3 +180,58 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 
 // noEnv is an empty environment for the binaries' subcommands.
 func noEnv(string) string { return "" }
+
+// TestARestoredHubGetsBackWhatEdgesSentSince: the hub is lost after its
+// backup while an edge kept selling and pushing. Restored, the hub's log
+// has a new epoch: the edge pulls from the start and pushes its whole
+// outbox again, so the sales the hub lost come back, and what the
+// restored hub writes reaches the edge though its log positions restart
+// below the edge's cursor.
+func TestARestoredHubGetsBackWhatEdgesSentSince(t *testing.T) {
+	e := MustStartPair(t)
+	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
+	for range 5 {
+		e.sale(t, product)
+	}
+	synced := func(n int) func() bool {
+		return func() bool {
+			return e.status(t, e.edge, e.edgeMgr)["pending_up"] == float64(0) && countOrders(t, e.hub, e.hubTok, e.location) == n
+		}
+	}
+	wait.For(t, 30*time.Second, "the first sales at the hub", synced(5))
+	backup := filepath.Join(t.TempDir(), "hub.db")
+	var out strings.Builder
+	run(t, func() error {
+		return hubnode.Commands["backup"](t.Context(), []string{"--data-dir", e.hubDir, "--out", backup}, noEnv, &out)
+	})
+	for range 5 {
+		e.sale(t, product)
+	}
+	wait.For(t, 30*time.Second, "the later sales at the hub", synced(10))
+	e.hub.Stop(t)
+
+	restored := t.TempDir()
+	run(t, func() error {
+		return hubnode.Commands["restore"](t.Context(), []string{"--backup", backup, "--data-dir", restored}, noEnv, &out)
+	})
+	e.hub = nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", restored, "--leaf-port", "-1")
+	e.hubDir = restored
+	e.proxy.retarget(strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://"))
+	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
+	wait.For(t, 30*time.Second, "the sales the restored hub lost, pushed again", synced(10))
+	var p oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/catalog/products", e.hubTok, map[string]any{"name": "After the restore", "sku": "AFTER-RESTORE", "base_price": 100}, &p); st != 201 {
+		t.Fatalf("product at the restored hub: %d", st)
+	}
+	wait.For(t, 30*time.Second, "the restored hub's product at the edge", func() bool {
+		return e.edge.Call(t, "GET", "/api/v1/catalog/products/"+p.Data["id"].(string), e.edgeTok, nil, nil) == 200
+	})
+	wait.For(t, 30*time.Second, "the edge to verify against the restored hub", func() bool {
+		st := e.status(t, e.edge, e.edgeMgr)
+		return st["last_verified"] != nil && st["pending_up"] == float64(0) && st["pending_down"] == float64(0)
+	})
+	out.Reset()
+	if err := hubnode.Verify(t.Context(), []string{"--data-dir", restored, "--edge-data-dir", e.edgeDir}, &out); err != nil {
+		t.Fatalf("verify after the hub's restore: %v\n%s", err, out.String())
+	}
+}

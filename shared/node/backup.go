@@ -42,6 +42,24 @@ func CheckBackup(ctx context.Context, path string) error { return sqlite.CheckFi
 // first pulls get back the edge's own changes made after the backup (the
 // hub has them) and its order numbers skip ahead (OrderNumberGap).
 func RestoreEdge(ctx context.Context, backup, dataDir string, force bool) error {
+	return restore(ctx, backup, dataDir, force, (*sqlite.DB).MarkRestored)
+}
+
+// RestoreHub puts the backup file into dataDir as the hub's store, under
+// the same conditions as RestoreEdge, and gives its log a new epoch: every
+// edge that sees it pulls the log from the start and pushes its whole
+// outbox again, so what they sent after the backup reaches the hub again
+// and no edge skips log positions its cursor had passed.
+func RestoreHub(ctx context.Context, backup, dataDir string, force bool) error {
+	return restore(ctx, backup, dataDir, force, func(db *sqlite.DB, ctx context.Context) error {
+		_, err := db.NewLogEpoch(ctx)
+		return err
+	})
+}
+
+// restore puts the backup in place, then opens it (migrating an older
+// one) and runs mark on it.
+func restore(ctx context.Context, backup, dataDir string, force bool, mark func(*sqlite.DB, context.Context) error) error {
 	if err := restoreFile(ctx, backup, dataDir, force); err != nil {
 		return err
 	}
@@ -50,7 +68,7 @@ func RestoreEdge(ctx context.Context, backup, dataDir string, force bool) error 
 		return err
 	}
 	defer db.Close()
-	return db.MarkRestored(ctx)
+	return mark(db, ctx)
 }
 
 func restoreFile(ctx context.Context, backup, dataDir string, force bool) error {
@@ -87,9 +105,10 @@ func BackupCommand(ctx context.Context, args []string, getenv func(string) strin
 	return nil
 }
 
-// RestoreCommand runs the edge's `restore`: usage
+// RestoreCommand runs `restore` with RestoreEdge or RestoreHub: usage
 // `restore --backup FILE --data-dir D [--force]`.
-func RestoreCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
+func RestoreCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer,
+	restore func(ctx context.Context, backup, dataDir string, force bool) error) error {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the data directory to restore into (the node must be stopped)")
@@ -101,9 +120,9 @@ func RestoreCommand(ctx context.Context, args []string, getenv func(string) stri
 	if *file == "" {
 		return errors.New("restore: --backup is required")
 	}
-	if err := RestoreEdge(ctx, *file, *dir, *force); err != nil {
+	if err := restore(ctx, *file, *dir, *force); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "restored %s into %s; start the edge: its first pulls get back what it sold since the backup\n", *file, *dir)
+	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/arch-deploy.md)\n", *file, *dir)
 	return nil
 }

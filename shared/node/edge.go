@@ -31,7 +31,7 @@ const (
 	metaLocation = "sync_location"
 	metaLeafURL  = "sync_leaf_url"
 	metaPassword = "sync_leaf_password"
-	metaCursor   = "sync_pull_cursor"
+	metaCursor   = sqlite.MetaPullCursor
 )
 
 // Enrolment is where and how an edge enrols at its hub (Config.Enrol).
@@ -199,6 +199,12 @@ func (s *edgeStore) Resyncing(ctx context.Context) (bool, error) {
 }
 
 func (s *edgeStore) EndResync(ctx context.Context) error { return s.db.EndResync(ctx) }
+
+func (s *edgeStore) HubEpoch(ctx context.Context) (string, error) { return s.db.HubEpoch(ctx) }
+
+func (s *edgeStore) SetHubEpoch(ctx context.Context, epoch string, restored bool) error {
+	return s.db.SetHubEpoch(ctx, epoch, restored)
+}
 
 func (s *edgeStore) Digests(ctx context.Context) (map[string]string, error) {
 	return s.db.Digests(ctx, s.id.Org, s.id.Location)

@@ -155,6 +155,10 @@ type hubStore struct {
 	db    *sqlite.DB
 	edges *EdgeBook
 	lag   prometheus.Observer // change made at an edge → applied at the hub
+
+	epochOnce sync.Once // the log's epoch, read once (a restore runs offline)
+	epoch     string
+	epochErr  error
 }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
@@ -196,6 +200,11 @@ func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullReque
 
 func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]string, error) {
 	return s.db.Digests(ctx, of.Org, of.Location)
+}
+
+func (s *hubStore) Epoch(ctx context.Context) (string, error) {
+	s.epochOnce.Do(func() { s.epoch, s.epochErr = s.db.LogEpoch(ctx) })
+	return s.epoch, s.epochErr
 }
 
 func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {

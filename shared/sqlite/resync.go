@@ -104,3 +104,53 @@ func skipOrderNumber(ctx context.Context, tx *Tx, c *change.Change) error {
 		ON CONFLICT(location_id) DO UPDATE SET next = max(next, excluded.next)`, loc, n+1)
 	return err
 }
+
+// The hub's log epoch: a restored hub's log may lack what edges pushed
+// after its backup, and its positions restart below the edges' cursors.
+// The epoch names the log; a restore gives it a new one, and an edge that
+// sees it change pulls from the start and pushes its outbox again.
+const (
+	metaLogEpoch = "log_epoch"      // at the hub: its log's epoch
+	metaHubEpoch = "sync_hub_epoch" // at an edge: the hub's epoch it saw last
+	metaCursor   = MetaPullCursor
+)
+
+// MetaPullCursor is the node_meta key of an edge's position in its hub's log.
+const MetaPullCursor = "sync_pull_cursor"
+
+// LogEpoch returns the epoch of this node's log, making one at first.
+func (db *DB) LogEpoch(ctx context.Context) (string, error) {
+	v, err := db.Meta(ctx, metaLogEpoch)
+	if err != nil || v != "" {
+		return v, err
+	}
+	return db.NewLogEpoch(ctx)
+}
+
+// NewLogEpoch gives this node's log a new epoch (a restored hub).
+func (db *DB) NewLogEpoch(ctx context.Context) (string, error) {
+	v := db.NewID()
+	return v, db.SetMeta(ctx, metaLogEpoch, v)
+}
+
+// HubEpoch returns the epoch of the hub's log an edge saw last ("": none).
+func (db *DB) HubEpoch(ctx context.Context) (string, error) { return db.Meta(ctx, metaHubEpoch) }
+
+// SetHubEpoch records the hub's epoch at an edge; with restored it also
+// moves the pull cursor to the start and marks every outbox record
+// unsent, in one unit.
+func (db *DB) SetHubEpoch(ctx context.Context, epoch string, restored bool) error {
+	return db.write(ctx, func(tx *Tx) error {
+		set := `INSERT INTO node_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`
+		if restored {
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET sent_at = NULL WHERE sent_at IS NOT NULL`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, set, metaCursor, "0"); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, set, metaHubEpoch, epoch)
+		return err
+	})
+}

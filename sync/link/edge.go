@@ -44,6 +44,10 @@ type Edge struct {
 
 	mu     sync.Mutex
 	status Status
+	// pushing is held from reading unsent records to marking them sent,
+	// so that a reset of the outbox (the hub was restored) cannot fall
+	// between the two.
+	pushing sync.Mutex
 	wake   chan struct{} // a notify arrived: pull now
 	verify chan struct{} // the link came back: verify
 }
@@ -132,6 +136,7 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 // rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
+		e.pushing.Lock()
 		es, err := e.store.Unsent(ctx, 0, pushBatch)
 		e.mu.Lock()
 		e.status.PendingUp = len(es)
@@ -140,9 +145,10 @@ func (e *Edge) pushLoop(ctx context.Context) {
 			if err = e.push(ctx, es); err == nil {
 				err = e.store.MarkSent(ctx, es[len(es)-1].Seq)
 			}
-			if err == nil && len(es) == pushBatch {
-				continue
-			}
+		}
+		e.pushing.Unlock()
+		if err == nil && len(es) == pushBatch {
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -210,6 +216,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 		e.setConnected(true, err)
 		return 0, err
 	}
+	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
+		return 0, err
+	}
 	if len(rep.Entries) > 0 {
 		cs := make([]change.Change, len(rep.Entries))
 		for i, en := range rep.Entries {
@@ -238,6 +247,30 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return len(rep.Entries), nil
+}
+
+// seeEpoch compares the epoch of the hub's log with the one the edge saw
+// last. A new one means the hub's store was restored from a backup: its
+// log may lack what the edge pushed since and have positions the edge's
+// cursor passed. The edge then pulls from the start and pushes its whole
+// outbox again (apply is idempotent at both ends) and reports restored.
+func (e *Edge) seeEpoch(ctx context.Context, epoch string) (restored bool, err error) {
+	if epoch == "" {
+		return false, nil // a hub older than epochs
+	}
+	saw, err := e.store.HubEpoch(ctx)
+	if err != nil || saw == epoch {
+		return false, err
+	}
+	restored = saw != ""
+	if restored {
+		e.pushing.Lock()
+		defer e.pushing.Unlock()
+		e.log.Warn("the hub's log changed epoch (its store was restored from a backup): pulling from the start and pushing every record again",
+			"node", e.id.Node, "epoch", epoch)
+		signal(e.wake)
+	}
+	return restored, e.store.SetHubEpoch(ctx, epoch, restored)
 }
 
 func (e *Edge) verifyLoop(ctx context.Context) {

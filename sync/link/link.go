@@ -111,7 +111,10 @@ type PullReply struct {
 	Entries []Entry `json:"entries"`
 	UpTo    int64   `json:"up_to"`
 	Last    int64   `json:"last"`
-	Error   string  `json:"error,omitempty"`
+	// Epoch names the hub's log; it changes when the hub's store is
+	// restored from a backup, whose log positions edges may have passed.
+	Epoch string `json:"epoch,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // DigestRequest carries an edge's digest of each replicated table in its scope.
@@ -142,6 +145,12 @@ type EdgeStore interface {
 	// edge's own records too); EndResync records that it has.
 	Resyncing(ctx context.Context) (bool, error)
 	EndResync(ctx context.Context) error
+	// HubEpoch is the epoch of the hub's log the edge last saw ("" at
+	// first). SetHubEpoch records a new one; with restored (the hub's
+	// store was restored from a backup) it also moves the cursor to the
+	// start and marks the whole outbox unsent, in one unit.
+	HubEpoch(ctx context.Context) (string, error)
+	SetHubEpoch(ctx context.Context, epoch string, restored bool) error
 	// Digests returns a digest of each replicated table in the edge's scope.
 	Digests(ctx context.Context) (map[string]string, error)
 	// Committed is signalled after local commits.
@@ -159,6 +168,8 @@ type HubStore interface {
 	Log(ctx context.Context, to Identity, req PullRequest) (es []Entry, upTo, last int64, err error)
 	// Digests returns the hub's digests of the tables in an edge's scope.
 	Digests(ctx context.Context, of Identity) (map[string]string, error)
+	// Epoch names the hub's log (PullReply.Epoch).
+	Epoch(ctx context.Context) (string, error)
 	// Known reports whether an edge is enrolled and not revoked.
 	Known(ctx context.Context, id Identity) bool
 }
