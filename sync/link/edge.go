@@ -48,8 +48,8 @@ type Edge struct {
 	// so that a reset of the outbox (the hub was restored) cannot fall
 	// between the two.
 	pushing sync.Mutex
-	wake   chan struct{} // a notify arrived: pull now
-	verify chan struct{} // the link came back: verify
+	wake    chan struct{} // a notify arrived: pull now
+	verify  chan struct{} // the link came back: verify
 }
 
 // NewEdge returns the link of the edge id over nc, a connection to the
