@@ -130,7 +130,7 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	hubCopy := t.TempDir()
-	run(t, func() error { return node.RestoreEdge(t.Context(), hubBackup, hubCopy, false) })
+	run(t, func() error { return node.RestoreHub(t.Context(), hubBackup, hubCopy, false) })
 	if _, es, err := node.ReadEventLog(t.Context(), hubCopy, 0, 10); err != nil || len(es) == 0 {
 		t.Fatalf("the hub's backup as a store: %v, %d events", err, len(es))
 	}

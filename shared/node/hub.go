@@ -156,9 +156,8 @@ type hubStore struct {
 	edges *EdgeBook
 	lag   prometheus.Observer // change made at an edge → applied at the hub
 
-	epochOnce sync.Once // the log's epoch, read once (a restore runs offline)
-	epoch     string
-	epochErr  error
+	epochMu sync.Mutex // the log's epoch, read once (a restore runs offline)
+	epoch   string
 }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
@@ -203,8 +202,16 @@ func (s *hubStore) Digests(ctx context.Context, of link.Identity) (map[string]st
 }
 
 func (s *hubStore) Epoch(ctx context.Context) (string, error) {
-	s.epochOnce.Do(func() { s.epoch, s.epochErr = s.db.LogEpoch(ctx) })
-	return s.epoch, s.epochErr
+	s.epochMu.Lock()
+	defer s.epochMu.Unlock()
+	if s.epoch == "" {
+		e, err := s.db.LogEpoch(ctx)
+		if err != nil {
+			return "", err // not kept: the next pull reads again
+		}
+		s.epoch = e
+	}
+	return s.epoch, nil
 }
 
 func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {
