@@ -124,10 +124,14 @@ func alarmExprs(t *testing.T) map[string]string {
 // delivery, a verification and a refused change made each of them exist.
 func TestAlarmsAndDashboardUseTheMetricsTheNodesExpose(t *testing.T) {
 	exprs := alarmExprs(t)
-	used := map[string][]string{}
+	used := map[string][]string{} // metric → where it is used, once each
 	for where, e := range exprs {
+		seen := map[string]bool{}
 		for _, m := range metricName.FindAllString(e, -1) {
-			used[m] = append(used[m], where)
+			if !seen[m] {
+				seen[m] = true
+				used[m] = append(used[m], where)
+			}
 		}
 	}
 
@@ -162,6 +166,7 @@ func TestAlarmsAndDashboardUseTheMetricsTheNodesExpose(t *testing.T) {
 		sort.Strings(missing)
 		var b strings.Builder
 		for _, m := range missing {
+			sort.Strings(used[m])
 			b.WriteString("\n  " + m + " (used by " + strings.Join(used[m], "; ") + ")")
 		}
 		t.Fatalf("metrics no node serves:%s", b.String())
