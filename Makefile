@@ -4,7 +4,7 @@ PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/... ./clienttest/
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client
+.PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client compose-check
 
 # VERSION stamps the binaries (kassa.Version); releases are git tags (README, Upgrades).
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -17,13 +17,18 @@ run: build
 	bash deploy/run-demo.sh
 
 ## test: every test of every module (installs chromium for the KDS browser test where missing),
-## after the OpenAPI lint
-test: chromium openapi-lint
+## after the OpenAPI lint and the compose check
+test: chromium openapi-lint compose-check
 	$(GO) test -count=1 -timeout 14m $(PKGS)
 
 ## chromium: Debian's chromium, which the KDS browser test drives headless
 chromium:
 	@bash deploy/ensure-chromium.sh
+
+## compose-check: build the images, start deploy/compose.yaml (hub + two edges over TLS), sell at
+## an edge, see it at the hub, tear down; skipped with its reason where no container runtime runs
+compose-check:
+	@bash deploy/compose-check.sh
 
 ## openapi-lint: Redocly lint (pinned, installed under tools/openapi) of the documents a hub and
 ## an edge serve; any warning fails

@@ -2,11 +2,16 @@
 // store's terminals, kitchen displays and manager over the LAN, with its own
 // SQLite file and embedded NATS server, and keeps working while the
 // internet is down. See package edgenode.
+//
+// Subcommands: `edge backup --data-dir D --out FILE` copies the store of a
+// running edge; `edge restore --backup FILE --data-dir D` puts one back;
+// `edge healthcheck` checks a running edge's /healthz (containers).
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,7 +22,17 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := edgenode.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	run := edgenode.Run
+	args := os.Args[1:]
+	if len(args) > 0 {
+		if cmd, ok := edgenode.Commands[args[0]]; ok {
+			run = func(ctx context.Context, args []string, getenv func(string) string, out, _ io.Writer) error {
+				return cmd(ctx, args, getenv, out)
+			}
+			args = args[1:]
+		}
+	}
+	if err := run(ctx, args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
 		os.Exit(1)
 	}

@@ -1,6 +1,10 @@
 // Command hub runs the Kassa hub: the central node that partner apps, head
 // office and ops talk to, and that every store's edge replicates to over a
 // NATS leaf-node link. See package hubnode.
+//
+// Subcommands: `hub verify` compares an edge's scope with the hub's;
+// `hub backup --data-dir D --out FILE` copies the store of a running hub;
+// `hub restore --backup FILE --data-dir D` puts one back; `hub healthcheck`.
 package main
 
 import (
@@ -19,11 +23,13 @@ func main() {
 	defer stop()
 	run := hubnode.Run
 	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "verify" {
-		run = func(ctx context.Context, args []string, _ func(string) string, out, _ io.Writer) error {
-			return hubnode.Verify(ctx, args, out)
+	if len(args) > 0 {
+		if cmd, ok := hubnode.Commands[args[0]]; ok {
+			run = func(ctx context.Context, args []string, getenv func(string) string, out, _ io.Writer) error {
+				return cmd(ctx, args, getenv, out)
+			}
+			args = args[1:]
 		}
-		args = args[1:]
 	}
 	if err := run(ctx, args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "hub:", err)

@@ -29,15 +29,16 @@ import (
 	"kassa.dev/web"
 )
 
-// Version is stamped at build time.
-var Version = "dev"
+// Version is the build's release: kassa.Version, which the linker sets
+// (-X kassa.dev/shared/kassa.Version=…, as the container images do).
+var Version = kassa.Version
 
 // Run runs an edge until ctx is done.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var f node.Flags
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8081", DataDir: "data/edge", RatePerMinute: 6000, RateBurst: 9000,
+	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 6000, RateBurst: 9000,
 		WriterPriority: node.DefaultWriterPriority})
 	hubURL := fs.String("hub-url", "", "HTTP address of the hub, to enrol at (with --enrol-token)")
 	enrolToken := fs.String("enrol-token", "", "single-use enrolment token from the hub (POST /locations/:id/enrolment); needed once")

@@ -29,8 +29,9 @@ import (
 	"kassa.dev/web"
 )
 
-// Version is stamped at build time.
-var Version = "dev"
+// Version is the build's release: kassa.Version, which the linker sets
+// (-X kassa.dev/shared/kassa.Version=…, as the container images do).
+var Version = kassa.Version
 
 // DemoTokenFile is where a --demo hub writes an enrolment token for the
 // demo location, for `make run` to hand to the demo edge.
@@ -46,7 +47,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var err error
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.Bind(fs, node.Defaults{HTTPAddr: "127.0.0.1:8080", DataDir: "data/hub", RatePerMinute: 600, RateBurst: 900,
+	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
 		WriterPriority: -1})
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")

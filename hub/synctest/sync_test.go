@@ -96,7 +96,7 @@ func startProxy(t testing.TB, target string) *proxy {
 				c.Close()
 				continue
 			}
-			u, err := net.Dial("tcp", target)
+			u, err := net.Dial("tcp", p.target) // p.mu held: retarget may move it
 			if err != nil {
 				p.mu.Unlock()
 				c.Close()
@@ -121,6 +121,16 @@ func (p *proxy) cut() {
 		c.Close()
 	}
 	p.conns = nil
+}
+
+// retarget sends new connections to target (a hub restarted elsewhere)
+// and drops the current ones.
+func (p *proxy) retarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
+	p.cut()
+	p.restore()
 }
 
 func (p *proxy) restore() {

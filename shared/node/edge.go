@@ -31,7 +31,7 @@ const (
 	metaLocation = "sync_location"
 	metaLeafURL  = "sync_leaf_url"
 	metaPassword = "sync_leaf_password"
-	metaCursor   = "sync_pull_cursor"
+	metaCursor   = sqlite.MetaPullCursor
 )
 
 // Enrolment is where and how an edge enrols at its hub (Config.Enrol).
@@ -163,7 +163,15 @@ func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.
 func (s *edgeStore) MarkSent(ctx context.Context, seq int64) error { return s.db.MarkSent(ctx, seq) }
 
 func (s *edgeStore) ApplyRemote(ctx context.Context, cs []change.Change) error {
-	_, _, err := s.db.ApplyEach(ctx, cs, false)
+	own, err := s.db.Resync(ctx)
+	if err != nil {
+		return err
+	}
+	if own != nil {
+		_, _, err = s.db.ApplyResync(ctx, cs, own)
+	} else {
+		_, _, err = s.db.ApplyEach(ctx, cs, false)
+	}
 	if err == nil && s.lag != nil {
 		now := time.Now()
 		for _, c := range cs {
@@ -183,6 +191,19 @@ func (s *edgeStore) Cursor(ctx context.Context) (int64, error) {
 
 func (s *edgeStore) SetCursor(ctx context.Context, seq int64) error {
 	return s.db.SetMeta(ctx, metaCursor, strconv.FormatInt(seq, 10))
+}
+
+func (s *edgeStore) Resyncing(ctx context.Context) (bool, error) {
+	own, err := s.db.Resync(ctx)
+	return own != nil, err
+}
+
+func (s *edgeStore) EndResync(ctx context.Context) error { return s.db.EndResync(ctx) }
+
+func (s *edgeStore) HubEpoch(ctx context.Context) (string, error) { return s.db.HubEpoch(ctx) }
+
+func (s *edgeStore) SetHubEpoch(ctx context.Context, epoch string, restored bool) error {
+	return s.db.SetHubEpoch(ctx, epoch, restored)
 }
 
 func (s *edgeStore) Digests(ctx context.Context) (map[string]string, error) {

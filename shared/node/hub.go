@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,6 +109,9 @@ type hubStore struct {
 	db    *sqlite.DB
 	edges *EdgeBook
 	lag   prometheus.Observer // change made at an edge → applied at the hub
+
+	epochMu sync.Mutex // the log's epoch, read once (a restore runs offline)
+	epoch   string
 }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
@@ -137,7 +141,11 @@ func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullReque
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, to.Node))
+	exclude := to.Node // the edge has its own records, unless restored from a backup
+	if req.Own {
+		exclude = ""
+	}
+	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, exclude))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -180,6 +188,19 @@ func (s *hubStore) Digests(ctx context.Context, of link.Identity, format int) (m
 		}
 	}
 	return s.db.DigestsAt(ctx, of.Org, of.Location, schema)
+}
+
+func (s *hubStore) Epoch(ctx context.Context) (string, error) {
+	s.epochMu.Lock()
+	defer s.epochMu.Unlock()
+	if s.epoch == "" {
+		e, err := s.db.LogEpoch(ctx)
+		if err != nil {
+			return "", err // not kept: the next pull reads again
+		}
+		s.epoch = e
+	}
+	return s.epoch, nil
 }
 
 func (s *hubStore) Known(ctx context.Context, id link.Identity) bool {

@@ -214,6 +214,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
+	if n.webhooks != nil {
+		n.HTTP.Registry().MustRegister(n.webhooks.collectors()...)
+	}
 	n.Jobs.Start(n.TicketJob())
 	if cfg.Kind == kassa.NodeHub {
 		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))

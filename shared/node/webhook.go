@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/sqlite"
 )
@@ -62,6 +64,9 @@ type webhookSender struct {
 	mu      sync.Mutex
 	workers map[string]chan struct{} // endpoint id → its worker's wake-up
 	kick    chan struct{}            // wakes the job
+
+	attempts *prometheus.CounterVec // kassa_webhook_deliveries_total{result}
+	dead     prometheus.Counter     // kassa_webhook_dead_total
 }
 
 func newWebhookSender(store *sqlite.WebhookStore, cfg WebhookConfig, now func() time.Time, log *slog.Logger) *webhookSender {
@@ -74,7 +79,28 @@ func newWebhookSender(store *sqlite.WebhookStore, cfg WebhookConfig, now func() 
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	return &webhookSender{store: store, cfg: cfg, now: now, log: log, workers: map[string]chan struct{}{}, kick: make(chan struct{}, 1)}
+	return &webhookSender{store: store, cfg: cfg, now: now, log: log, workers: map[string]chan struct{}{}, kick: make(chan struct{}, 1),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kassa_webhook_deliveries_total",
+			Help: "Webhook delivery attempts by the hub's sender, by result (ok: a 2xx answer in time)."}, []string{"result"}),
+		dead: prometheus.NewCounter(prometheus.CounterOpts{Name: "kassa_webhook_dead_total",
+			Help: "Webhook deliveries that gave up after their last attempt (status failed)."}),
+	}
+}
+
+// collectors are the sender's /metrics (docs/ops.md): attempts by result,
+// deliveries given up, and the deliveries waiting in the store.
+func (s *webhookSender) collectors() []prometheus.Collector {
+	s.attempts.WithLabelValues("ok") // both results exist from the start
+	s.attempts.WithLabelValues("failed")
+	queue := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_webhook_queue",
+		Help: "Webhook deliveries waiting to be sent (pending or awaiting a retry)."}, func() float64 {
+		n, err := s.store.WebhookQueueLen(context.Background())
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	return []prometheus.Collector{s.attempts, s.dead, queue}
 }
 
 // wake makes the job look for due deliveries now.
@@ -236,6 +262,14 @@ func (s *webhookSender) attempt(ctx context.Context, d *sqlite.WebhookDelivery) 
 		o.Status, o.Next = kassa.DeliveryAwaitingRetry, next
 	} else {
 		o.Status = kassa.DeliveryFailed
+	}
+	if o.Status == kassa.DeliveryDelivered {
+		s.attempts.WithLabelValues("ok").Inc()
+	} else {
+		s.attempts.WithLabelValues("failed").Inc()
+	}
+	if o.Status == kassa.DeliveryFailed {
+		s.dead.Inc()
 	}
 	return o
 }

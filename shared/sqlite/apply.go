@@ -99,6 +99,7 @@ func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (App
 type applyOpts struct {
 	log  bool
 	from *EdgeScope
+	own  *OwnResync
 }
 
 func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, error) {
@@ -144,8 +145,12 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
 		}
 		if c.Origin == db.NodeID {
-			res.Duplicate++ // our own change coming back
-			continue
+			if lost, err := opts.own.lost(ctx, tx, c); err != nil {
+				return res, err
+			} else if !lost {
+				res.Duplicate++ // our own change coming back
+				continue
+			}
 		}
 		var seen int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
@@ -173,6 +178,11 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		}
 		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
 			return res, err
+		}
+		if c.Origin == db.NodeID && c.Entity == entOrder.name {
+			if err := skipOrderNumber(ctx, tx, c); err != nil {
+				return res, err
+			}
 		}
 		if c.Entity == entEvent.name {
 			// The hub's event log grew: wake its readers. Events are
@@ -668,6 +678,13 @@ var ErrOutOfOrder = errors.New("sqlite: change of a row that has not arrived")
 // were quarantined.
 func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) (ApplyResult, int, error) {
 	return db.applyEach(ctx, changes, applyOpts{log: log})
+}
+
+// ApplyResync is ApplyEach at an edge whose store was restored from a
+// backup: besides other nodes' changes it applies the edge's own changes
+// that the backup lacks (own says which, see OwnResync).
+func (db *DB) ApplyResync(ctx context.Context, changes []change.Change, own *OwnResync) (ApplyResult, int, error) {
+	return db.applyEach(ctx, changes, applyOpts{own: own})
 }
 
 // Ingest applies the changes an edge pushed, at the hub: like ApplyEach

@@ -299,6 +299,14 @@ func (s *WebhookStore) WebhookDue(ctx context.Context, endpointID string, now ti
 	return out, rows.Err()
 }
 
+// WebhookQueueLen counts the deliveries waiting to be sent, pending or
+// awaiting a retry, of every org.
+func (s *WebhookStore) WebhookQueueLen(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'awaiting_retry')`).Scan(&n)
+	return n, err
+}
+
 // WebhookEndpointsDue returns the active endpoints with deliveries due at
 // now, and the earliest time a later delivery becomes due (zero: none).
 func (s *WebhookStore) WebhookEndpointsDue(ctx context.Context, now time.Time) ([]string, time.Time, error) {

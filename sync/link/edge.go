@@ -53,8 +53,12 @@ type Edge struct {
 
 	mu     sync.Mutex
 	status Status
-	wake   chan struct{} // a notify arrived: pull now
-	verify chan struct{} // the link came back: verify
+	// pushing is held from reading unsent records to marking them sent,
+	// so that a reset of the outbox (the hub was restored) cannot fall
+	// between the two.
+	pushing sync.Mutex
+	wake    chan struct{} // a notify arrived: pull now
+	verify  chan struct{} // the link came back: verify
 }
 
 // NewEdge returns the link of the edge id over nc, a connection to the
@@ -141,6 +145,7 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 // rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
+		e.pushing.Lock()
 		es, err := e.store.Unsent(ctx, 0, pushBatch)
 		e.mu.Lock()
 		e.status.PendingUp = len(es)
@@ -149,9 +154,10 @@ func (e *Edge) pushLoop(ctx context.Context) {
 			if err = e.push(ctx, es); err == nil {
 				err = e.store.MarkSent(ctx, es[len(es)-1].Seq)
 			}
-			if err == nil && len(es) == pushBatch {
-				continue
-			}
+		}
+		e.pushing.Unlock()
+		if err == nil && len(es) == pushBatch {
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -204,10 +210,14 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	own, err := e.store.Resyncing(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var rep PullReply
 	st := e.Status()
 	req := PullRequest{After: cursor, Limit: pullBatch, Format: change.Format, PendingUp: st.PendingUp, LastVerified: st.LastVerified,
-		Version: e.Version, VerifyOK: st.VerifyOK, VerifyDiffer: st.VerifyDiffer, ReportedAt: e.now()}
+		Version: e.Version, VerifyOK: st.VerifyOK, VerifyDiffer: st.VerifyDiffer, ReportedAt: e.now(), Own: own}
 	if err := e.request(ctx, e.id.PullSubject(), req, &rep); err != nil {
 		e.setConnected(false, err)
 		return 0, err
@@ -215,6 +225,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	if rep.Error != "" {
 		err := fmt.Errorf("link: hub refused pull: %s", rep.Error)
 		e.setConnected(true, err)
+		return 0, err
+	}
+	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
 		return 0, err
 	}
 	if len(rep.Entries) > 0 {
@@ -233,12 +246,42 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
+	if own && cursor >= rep.Last {
+		if err := e.store.EndResync(ctx); err != nil {
+			return 0, err
+		}
+		e.log.Info("sync caught up after a restore: own records recovered from the hub", "node", e.id.Node)
+	}
 	e.mu.Lock()
 	e.status.LastPull = e.now()
 	e.status.PendingDown = max(rep.Last-cursor, 0)
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return len(rep.Entries), nil
+}
+
+// seeEpoch compares the epoch of the hub's log with the one the edge saw
+// last. A new one means the hub's store was restored from a backup: its
+// log may lack what the edge pushed since and have positions the edge's
+// cursor passed. The edge then pulls from the start and pushes its whole
+// outbox again (apply is idempotent at both ends) and reports restored.
+func (e *Edge) seeEpoch(ctx context.Context, epoch string) (restored bool, err error) {
+	if epoch == "" {
+		return false, nil // a hub older than epochs
+	}
+	saw, err := e.store.HubEpoch(ctx)
+	if err != nil || saw == epoch {
+		return false, err
+	}
+	restored = saw != ""
+	if restored {
+		e.pushing.Lock()
+		defer e.pushing.Unlock()
+		e.log.Warn("the hub's log changed epoch (its store was restored from a backup): pulling from the start and pushing every record again",
+			"node", e.id.Node, "epoch", epoch)
+		signal(e.wake)
+	}
+	return restored, e.store.SetHubEpoch(ctx, epoch, restored)
 }
 
 func (e *Edge) verifyLoop(ctx context.Context) {

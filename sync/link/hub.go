@@ -95,6 +95,9 @@ func (h *Hub) pull(m *nats.Msg) {
 		req.Limit = min(max(req.Limit, 1), 1000)
 		rep.Entries, rep.UpTo, rep.Last, err = h.store.Log(ctx, id, req)
 	}
+	if err == nil {
+		rep.Epoch, err = h.store.Epoch(ctx)
+	}
 	if err != nil {
 		rep.Error = err.Error()
 	}

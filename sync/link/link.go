@@ -111,6 +111,9 @@ type PullRequest struct {
 	VerifyOK     *bool     `json:"verify_ok,omitempty"`
 	VerifyDiffer []string  `json:"verify_differ,omitempty"`
 	ReportedAt   time.Time `json:"reported_at,omitzero"`
+	// Own asks for the edge's own records too: its store was restored
+	// from a backup and lacks those it made after the backup.
+	Own bool `json:"own,omitempty"`
 }
 
 // PullReply carries log entries, the position the edge may move its
@@ -120,7 +123,10 @@ type PullReply struct {
 	Entries []Entry `json:"entries"`
 	UpTo    int64   `json:"up_to"`
 	Last    int64   `json:"last"`
-	Error   string  `json:"error,omitempty"`
+	// Epoch names the hub's log; it changes when the hub's store is
+	// restored from a backup, whose log positions edges may have passed.
+	Epoch string `json:"epoch,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // DigestRequest carries an edge's digest of each replicated table in its scope.
@@ -147,6 +153,17 @@ type EdgeStore interface {
 	// Cursor and SetCursor keep the position in the hub's log.
 	Cursor(ctx context.Context) (int64, error)
 	SetCursor(ctx context.Context, seq int64) error
+	// Resyncing reports whether the store was restored from a backup and
+	// has not caught up with the hub's log since (pulls then ask for the
+	// edge's own records too); EndResync records that it has.
+	Resyncing(ctx context.Context) (bool, error)
+	EndResync(ctx context.Context) error
+	// HubEpoch is the epoch of the hub's log the edge last saw ("" at
+	// first). SetHubEpoch records a new one; with restored (the hub's
+	// store was restored from a backup) it also moves the cursor to the
+	// start and marks the whole outbox unsent, in one unit.
+	HubEpoch(ctx context.Context) (string, error)
+	SetHubEpoch(ctx context.Context, epoch string, restored bool) error
 	// Digests returns a digest of each replicated table in the edge's scope.
 	Digests(ctx context.Context) (map[string]string, error)
 	// Committed is signalled after local commits.
@@ -166,6 +183,8 @@ type HubStore interface {
 	// Digests returns the hub's digests of the tables in an edge's scope,
 	// as an edge of change-record format computes them.
 	Digests(ctx context.Context, of Identity, format int) (map[string]string, error)
+	// Epoch names the hub's log (PullReply.Epoch).
+	Epoch(ctx context.Context) (string, error)
 	// Known reports whether an edge is enrolled and not revoked.
 	Known(ctx context.Context, id Identity) bool
 }

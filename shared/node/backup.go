@@ -1,0 +1,128 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"kassa.dev/shared/envflag"
+	"kassa.dev/shared/sqlite"
+)
+
+// Backups and restores of a node's store (the `backup` and `restore`
+// subcommands of both binaries). See docs/arch-deploy.md.
+
+// ErrExists is returned when a backup or restore would overwrite a file or
+// a data directory and --force was not given.
+var ErrExists = sqlite.ErrExists
+
+// storeFile is the store's file in a data directory.
+func storeFile(dataDir string) string { return filepath.Join(dataDir, "kassa.db") }
+
+// Backup writes a consistent copy of the store in dataDir to out while the
+// node may keep running on it (another process, WAL mode); the copy is
+// checked (PRAGMA integrity_check) before it takes the name out. An
+// existing out is kept (ErrExists) unless force.
+func Backup(ctx context.Context, dataDir, out string, force bool) error {
+	return sqlite.Backup(ctx, storeFile(dataDir), out, force)
+}
+
+// CheckBackup checks a backup file: its integrity, and that it opens as a
+// store (migrating a copy would change it, so only the file is opened).
+func CheckBackup(ctx context.Context, path string) error { return sqlite.CheckFile(ctx, path) }
+
+// RestoreEdge puts the backup file into dataDir as the edge's store. The
+// edge must be stopped; a data directory with anything in it is refused
+// (ErrExists) unless force. The restored store is marked so that its
+// first pulls get back the edge's own changes made after the backup (the
+// hub has them) and its order numbers skip ahead (OrderNumberGap).
+func RestoreEdge(ctx context.Context, backup, dataDir string, force bool) error {
+	return restore(ctx, backup, dataDir, force, (*sqlite.DB).MarkRestored)
+}
+
+// RestoreHub puts the backup file into dataDir as the hub's store, under
+// the same conditions as RestoreEdge, and gives its log a new epoch: every
+// edge that sees it pulls the log from the start and pushes its whole
+// outbox again, so what they sent after the backup reaches the hub again
+// and no edge skips log positions its cursor had passed.
+func RestoreHub(ctx context.Context, backup, dataDir string, force bool) error {
+	return restore(ctx, backup, dataDir, force, func(db *sqlite.DB, ctx context.Context) error {
+		_, err := db.NewLogEpoch(ctx)
+		return err
+	})
+}
+
+// restore puts the backup in place, then opens it (migrating an older
+// one) and runs mark on it.
+func restore(ctx context.Context, backup, dataDir string, force bool, mark func(*sqlite.DB, context.Context) error) error {
+	if err := restoreFile(ctx, backup, dataDir, force); err != nil {
+		return err
+	}
+	db, err := sqlite.Open(ctx, storeFile(dataDir), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return mark(db, ctx)
+}
+
+func restoreFile(ctx context.Context, backup, dataDir string, force bool) error {
+	if es, err := os.ReadDir(dataDir); err == nil && len(es) > 0 && !force {
+		return fmt.Errorf("%w: the data directory %s is not empty", ErrExists, dataDir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	return sqlite.RestoreFile(ctx, backup, storeFile(dataDir), force)
+}
+
+// BackupCommand runs `backup`: usage `backup --data-dir D --out FILE
+// [--force]`; the flags may also come from KASSA_* variables, as the
+// node's own do (KASSA_DATA_DIR).
+func BackupCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(out)
+	dir := fs.String("data-dir", defaultDir, "the node's data directory (the node may keep running)")
+	file := fs.String("out", "", "the backup file to write")
+	force := fs.Bool("force", false, "overwrite an existing backup file")
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("backup: --out is required")
+	}
+	if err := Backup(ctx, *dir, *file, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "backup of %s written to %s (integrity check ok)\n", *dir, *file)
+	return nil
+}
+
+// RestoreCommand runs `restore` with RestoreEdge or RestoreHub: usage
+// `restore --backup FILE --data-dir D [--force]`.
+func RestoreCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer,
+	restore func(ctx context.Context, backup, dataDir string, force bool) error) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(out)
+	dir := fs.String("data-dir", defaultDir, "the data directory to restore into (the node must be stopped)")
+	file := fs.String("backup", "", "the backup file to restore")
+	force := fs.Bool("force", false, "replace the store of a data directory that is not empty")
+	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("restore: --backup is required")
+	}
+	if err := restore(ctx, *file, *dir, *force); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/arch-deploy.md)\n", *file, *dir)
+	return nil
+}
