@@ -177,6 +177,7 @@ var tagText = map[string]string{
 	"customers":   "Customer profiles",
 	"inventory":   "Stock levels, movements and transfers between locations",
 	"kds":         "The kitchen display: board, live feed and ticket moves",
+	"live":        "Live updates for terminals over WebSocket: orders, stock, catalog and customers as they change",
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
 	"orders":      "Orders, their completion and refunds",

@@ -88,8 +88,12 @@ type Services struct {
 	// checks the hub's tokens).
 	OAuth kassa.OAuthService
 	// Orgs names the merchant's org on the consent page; nil: unnamed.
-	Orgs        kassa.OrgService
-	KDS         kassa.KDSService
+	Orgs kassa.OrgService
+	KDS  kassa.KDSService
+	// LiveEvents wakes the live feeds after a commit; nil: they poll.
+	LiveEvents *eventbus.Bus
+	// Live reads the node's log of changes for GET /ws (terminals).
+	Live        kassa.LiveService
 	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
@@ -112,6 +116,7 @@ type Server struct {
 	doc      map[string]any
 	kds      *kdsFeeds
 	ws       *wsConns
+	live     *liveFeeds
 	consent  *consent
 }
 
@@ -186,6 +191,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Webhooks != nil, s.routesWebhooks},
 		{svc.Automations != nil, s.routesAutomations},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
+		{svc.Live != nil && svc.Auth != nil, s.routesLive},
 		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {
 		if g.present {
@@ -213,6 +219,9 @@ func (s *Server) Listen(addr string) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	if s.kds != nil {
 		s.kds.close() // open event streams would keep their connections busy
+	}
+	if s.live != nil {
+		s.live.close()
 	}
 	s.ws.shutdown(ctx)
 	return s.app.ShutdownWithContext(ctx)

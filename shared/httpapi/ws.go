@@ -469,6 +469,20 @@ func (c *wsConn) Send(v any) error {
 	}
 }
 
+// SendWait queues one message, waiting while the queue is full: a backlog
+// (a resume) goes at the client's own pace. It returns when the message is
+// queued, the connection ends or ctx does.
+func (c *wsConn) SendWait(ctx context.Context, b []byte) error {
+	select {
+	case c.out <- b:
+		return nil
+	case <-c.done:
+		return errWSClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Receive returns the next message from the client.
 func (c *wsConn) Receive(ctx context.Context) ([]byte, error) {
 	select {

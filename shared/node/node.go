@@ -123,7 +123,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
 	bus := eventbus.New()
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log, WriterPriority: cfg.WriterPriority,
+	live := eventbus.New() // wake-ups of the live feeds (GET /api/v1/ws)
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Live: live, Log: log, WriterPriority: cfg.WriterPriority,
 		Hub: cfg.Kind == kassa.NodeHub})
 	if err != nil {
 		return nil, err
@@ -162,7 +163,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),
 		KDS:            sqlite.NewKDSService(db),
+		Live:           sqlite.NewLiveService(db),
 		Events:         bus,
+		LiveEvents:     live,
 		Ready: func(ctx context.Context) error {
 			if err := db.Ping(ctx); err != nil {
 				return err

@@ -152,9 +152,12 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 					return err
 				}
 			}
-			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+			// What it touched, for the live feeds (migration 0016).
+			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
 				return err
 			}
+			tx.live(c.OrgID, c.Entity)
 			if c.Entity == entEvent.name {
 				// The hub's event log grew: wake its readers. Events are
 				// not in the hub's log of changes: edges never pull them.
