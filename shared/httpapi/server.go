@@ -57,6 +57,8 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
 	ConsolePage fs.FS
+	// TerminalPage, when set, is the terminal page, served at /terminal (the edge).
+	TerminalPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
@@ -159,6 +161,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/metrics", s.metrics.handler())
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
+	}
+	if cfg.TerminalPage != nil {
+		s.page("/terminal", cfg.TerminalPage)
 	}
 	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
 		s.routesConsent(cfg.ConsentPage)

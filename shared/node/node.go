@@ -70,6 +70,8 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
 	ConsolePage fs.FS
+	// TerminalPage is the terminal page to serve at /terminal (the edge sets it).
+	TerminalPage fs.FS
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
@@ -217,7 +219,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())
