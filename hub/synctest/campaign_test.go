@@ -106,8 +106,13 @@ func TestTwoEdgesRedeemTheLastVoucherOfflineOneConflict(t *testing.T) {
 		}
 		return st.Data["redemptions"].(float64)
 	}
+	active := func(p *nodetest.Proc, tok string) bool {
+		var c oneResp
+		return p.Call(t, "GET", "/api/v1/campaigns/"+id, tok, nil, &c) == 200 && c.Data["status"] == "active"
+	}
+	// Launched, not only created: the launch may come in a later pull.
 	wait.For(t, 20*time.Second, "the campaign at both edges", func() bool {
-		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0
+		return redemptions(e.edge, e.edgeMgr) == 0 && redemptions(b, bTok) == 0 && active(e.edge, e.edgeMgr) && active(b, bTok)
 	})
 	e.proxy.cut()
 	bProxy.cut()
