@@ -22,6 +22,11 @@ var KDS = mustSub("static/kds")
 // /console: the state of its sync link for the store's manager.
 var Console = mustSub("static/console")
 
+// Terminal is the till's live view (static/terminal), which the edge
+// serves at /terminal: open orders and stock of the location, updated
+// over GET /api/v1/ws.
+var Terminal = mustSub("static/terminal")
+
 // OAuth is the consent page of the hub's authorization server
 // (static/oauth): authorize.html, an html/template the hub renders at
 // /oauth/authorize (error, sign-in and consent views), and consent.css.

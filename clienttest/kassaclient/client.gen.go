@@ -5252,6 +5252,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/webhooks/{id}/test (the `PostWebhooksIdTest` operationId).
 	PostWebhooksIdTest(ctx context.Context, id openapi_types.UUID, params *PostWebhooksIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWs Live updates for terminals (WebSocket; docs/arch-ws.md). Authenticate with an Authorization: Bearer header, or (browsers) with the first message {"type":"auth","access_token":"…"} within 5 s. Then send {"type":"subscribe","topics":["orders","stock","catalog","customers"],"location_id":"…","after":"<position>"} (each topic needs its read scope: orders:read, inventory:read, catalog:read, customers:read; location_id selects the orders and stock of one location and is required for them on the hub; after resumes after a position seen before). The answer is {"type":"subscribed","position":…}, then {"type":"change","position","topic","entity","id","op","location_id","data"} for every change, data being the resource as its GET answers (null once deleted). A position the node cannot resume from gets {"type":"reset","position":…}: reload by REST. Errors are {"type":"error","status","message"}. Close codes: 1001 server shutdown, 1008 too slow, 4401 bad or expired token, 4403 scope, 1013 too many connections. Positions are per node
+	//
+	// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
+	GetWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // PostAuthLoginWithBody Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures
@@ -7901,6 +7906,21 @@ func (c *Client) PostWebhooksIdRotateSecret(ctx context.Context, id openapi_type
 // Corresponds with POST /api/v1/webhooks/{id}/test (the `PostWebhooksIdTest` operationId).
 func (c *Client) PostWebhooksIdTest(ctx context.Context, id openapi_types.UUID, params *PostWebhooksIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostWebhooksIdTestRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWs Live updates for terminals (WebSocket; docs/arch-ws.md). Authenticate with an Authorization: Bearer header, or (browsers) with the first message {"type":"auth","access_token":"…"} within 5 s. Then send {"type":"subscribe","topics":["orders","stock","catalog","customers"],"location_id":"…","after":"<position>"} (each topic needs its read scope: orders:read, inventory:read, catalog:read, customers:read; location_id selects the orders and stock of one location and is required for them on the hub; after resumes after a position seen before). The answer is {"type":"subscribed","position":…}, then {"type":"change","position","topic","entity","id","op","location_id","data"} for every change, data being the resource as its GET answers (null once deleted). A position the node cannot resume from gets {"type":"reset","position":…}: reload by REST. Errors are {"type":"error","status","message"}. Close codes: 1001 server shutdown, 1008 too slow, 4401 bad or expired token, 4403 scope, 1013 too many connections. Positions are per node
+//
+// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
+func (c *Client) GetWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -14053,6 +14073,33 @@ func NewPostWebhooksIdTestRequest(server string, id openapi_types.UUID, params *
 	return req, nil
 }
 
+// NewGetWsRequest constructs an http.Request for the GetWs method
+func NewGetWsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/ws")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -15251,6 +15298,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/webhooks/{id}/test (the `PostWebhooksIdTest` operationId).
 	PostWebhooksIdTestWithResponse(ctx context.Context, id openapi_types.UUID, params *PostWebhooksIdTestParams, reqEditors ...RequestEditorFn) (*PostWebhooksIdTestResponse, error)
+
+	// GetWsWithResponse Live updates for terminals (WebSocket; docs/arch-ws.md). Authenticate with an Authorization: Bearer header, or (browsers) with the first message {"type":"auth","access_token":"…"} within 5 s. Then send {"type":"subscribe","topics":["orders","stock","catalog","customers"],"location_id":"…","after":"<position>"} (each topic needs its read scope: orders:read, inventory:read, catalog:read, customers:read; location_id selects the orders and stock of one location and is required for them on the hub; after resumes after a position seen before). The answer is {"type":"subscribed","position":…}, then {"type":"change","position","topic","entity","id","op","location_id","data"} for every change, data being the resource as its GET answers (null once deleted). A position the node cannot resume from gets {"type":"reset","position":…}: reload by REST. Errors are {"type":"error","status","message"}. Close codes: 1001 server shutdown, 1008 too slow, 4401 bad or expired token, 4403 scope, 1013 too many connections. Positions are per node
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
+	GetWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWsResponse, error)
 }
 
 // PostAuthLoginResponse401Headers the declared response headers of an HTTP 401 response for PostAuthLogin
@@ -28118,6 +28172,103 @@ func (r PostWebhooksIdTestResponse) ContentType() string {
 	return ""
 }
 
+// GetWsResponse401Headers the declared response headers of an HTTP 401 response for GetWs
+type GetWsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWsResponse429Headers the declared response headers of an HTTP 429 response for GetWs
+type GetWsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetWsResponse503Headers the declared response headers of an HTTP 503 response for GetWs
+type GetWsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetWsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWsResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetWsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostAuthLoginWithBodyWithResponse Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -30261,6 +30412,19 @@ func (c *ClientWithResponses) PostWebhooksIdTestWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParsePostWebhooksIdTestResponse(rsp)
+}
+
+// GetWsWithResponse Live updates for terminals (WebSocket; docs/arch-ws.md). Authenticate with an Authorization: Bearer header, or (browsers) with the first message {"type":"auth","access_token":"…"} within 5 s. Then send {"type":"subscribe","topics":["orders","stock","catalog","customers"],"location_id":"…","after":"<position>"} (each topic needs its read scope: orders:read, inventory:read, catalog:read, customers:read; location_id selects the orders and stock of one location and is required for them on the hub; after resumes after a position seen before). The answer is {"type":"subscribed","position":…}, then {"type":"change","position","topic","entity","id","op","location_id","data"} for every change, data being the resource as its GET answers (null once deleted). A position the node cannot resume from gets {"type":"reset","position":…}: reload by REST. Errors are {"type":"error","status","message"}. Close codes: 1001 server shutdown, 1008 too slow, 4401 bad or expired token, 4403 scope, 1013 too many connections. Positions are per node
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
+func (c *ClientWithResponses) GetWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWsResponse, error) {
+	rsp, err := c.GetWs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWsResponse(rsp)
 }
 
 // ParsePostAuthLoginResponse parses an HTTP response from a PostAuthLoginWithResponse call
@@ -41992,6 +42156,103 @@ func ParsePostWebhooksIdTestResponse(rsp *http.Response) (*PostWebhooksIdTestRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWsResponse parses an HTTP response from a GetWsWithResponse call
+func ParseGetWsResponse(rsp *http.Response) (*GetWsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

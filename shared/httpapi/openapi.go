@@ -180,6 +180,7 @@ var tagText = map[string]string{
 	"customers":   "Customer profiles",
 	"inventory":   "Stock levels, movements and transfers between locations",
 	"kds":         "The kitchen display: board, live feed and ticket moves",
+	"live":        "Live updates for terminals over WebSocket: orders, stock, catalog and customers as they change",
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
 	"orders":      "Orders, their completion and refunds",
@@ -221,6 +222,14 @@ func security(rt *Route) []any {
 	scopes := []string{}
 	if rt.Scope != "" {
 		scopes = []string{string(rt.Scope)}
+	}
+	if len(rt.AnyScope) > 0 {
+		// Alternatives: a token with any one of the scopes is enough.
+		var out []any
+		for _, sc := range rt.AnyScope {
+			out = append(out, map[string]any{"bearer": []string{string(sc)}}, map[string]any{"oauth2": []string{string(sc)}})
+		}
+		return out
 	}
 	return []any{map[string]any{"bearer": scopes}, map[string]any{"oauth2": scopes}}
 }

@@ -46,10 +46,19 @@ type Config struct {
 	// (default twice the heartbeat, at least 5 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
+	// WSPing is how often a WebSocket connection is pinged (default 20 s);
+	// a peer that does not answer within the next ping is cut off.
+	WSPing time.Duration
+	// WSMaxConns and WSMaxOrgConns cap the open WebSocket connections in
+	// total and per org (defaults 5000 and 1000).
+	WSMaxConns    int
+	WSMaxOrgConns int
 	// KDSPage, when set, is the kitchen display page, served at /kds (the edge).
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
 	ConsolePage fs.FS
+	// TerminalPage, when set, is the terminal page, served at /terminal (the edge).
+	TerminalPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
@@ -82,8 +91,12 @@ type Services struct {
 	// checks the hub's tokens).
 	OAuth kassa.OAuthService
 	// Orgs names the merchant's org on the consent page; nil: unnamed.
-	Orgs        kassa.OrgService
-	KDS         kassa.KDSService
+	Orgs kassa.OrgService
+	KDS  kassa.KDSService
+	// LiveEvents wakes the live feeds after a commit; nil: they poll.
+	LiveEvents *eventbus.Bus
+	// Live reads the node's log of changes for GET /ws (terminals).
+	Live        kassa.LiveService
 	Idempotency kassa.IdempotencyStore
 	// Events wakes the KDS streams after a commit; nil: they poll.
 	Events *eventbus.Bus
@@ -105,6 +118,8 @@ type Server struct {
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
+	ws       *wsConns
+	live     *liveFeeds
 	consent  *consent
 }
 
@@ -148,10 +163,15 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
 	}
+	if cfg.TerminalPage != nil {
+		s.page("/terminal", cfg.TerminalPage)
+	}
 	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
 		s.routesConsent(cfg.ConsentPage)
 	}
 	s.api = s.app.Group("/api/v1")
+	s.ws = newWSConns(cfg)
+	s.metrics.Registry.MustRegister(s.ws.gauge)
 	// A resource's routes exist when its service does, so a node (or a
 	// test) without one serves and documents none of them.
 	for _, g := range []struct {
@@ -178,6 +198,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Webhooks != nil, s.routesWebhooks},
 		{svc.Automations != nil, s.routesAutomations},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
+		{svc.Live != nil && svc.Auth != nil, s.routesLive},
 		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {
 		if g.present {
@@ -206,6 +227,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.kds != nil {
 		s.kds.close() // open event streams would keep their connections busy
 	}
+	if s.live != nil {
+		s.live.close()
+	}
+	s.ws.shutdown(ctx)
 	return s.app.ShutdownWithContext(ctx)
 }
 

@@ -60,10 +60,18 @@ type Config struct {
 	// KDSWriteTimeout cuts off a screen that stopped reading (0: 30 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
+	// WSPing is how often WebSocket connections are pinged (0: 20 s);
+	// WSMaxConns and WSMaxOrgConns cap them in total and per org (0: 5000
+	// and 1000).
+	WSPing        time.Duration
+	WSMaxConns    int
+	WSMaxOrgConns int
 	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
 	ConsolePage fs.FS
+	// TerminalPage is the terminal page to serve at /terminal (the edge sets it).
+	TerminalPage fs.FS
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
@@ -120,7 +128,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
 	bus := eventbus.New()
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Log: log, WriterPriority: cfg.WriterPriority,
+	live := eventbus.New() // wake-ups of the live feeds (GET /api/v1/ws)
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Live: live, Log: log, WriterPriority: cfg.WriterPriority,
 		Hub: cfg.Kind == kassa.NodeHub})
 	if err != nil {
 		return nil, err
@@ -159,7 +168,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),
 		KDS:            sqlite.NewKDSService(db),
+		Live:           sqlite.NewLiveService(db),
 		Events:         bus,
+		LiveEvents:     live,
 		Ready: func(ctx context.Context) error {
 			if err := db.Ping(ctx); err != nil {
 				return err
@@ -211,7 +222,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage,
+		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {

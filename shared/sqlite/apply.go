@@ -176,9 +176,12 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 				return res, err
 			}
 		}
-		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+		// What it touched, for the live feeds (migration 0016).
+		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
 			return res, err
 		}
+		tx.live(c.OrgID, c.Entity)
 		if c.Origin == db.NodeID && c.Entity == entOrder.name {
 			if err := skipOrderNumber(ctx, tx, c); err != nil {
 				return res, err

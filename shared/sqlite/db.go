@@ -61,7 +61,11 @@ type DB struct {
 	Now   func() time.Time // wall clock, UTC
 	NewID func() string    // UUIDv7 by default
 	Bus   kassa.Publisher  // may be nil
-	Log   *slog.Logger
+	// Live hears kassa.EventLiveChange after every commit that stored a
+	// change a live topic carries (may be nil): a wake-up of the live
+	// feeds, kept off Bus, whose readers are the log's.
+	Live kassa.Publisher
+	Log  *slog.Logger
 
 	orders  keyedMutex    // per-order lock for steps around processor calls
 	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
@@ -89,6 +93,7 @@ type Options struct {
 	Now     func() time.Time
 	MaxSkew time.Duration // HLC clamp for remote stamps; default 1 minute
 	Bus     kassa.Publisher
+	Live    kassa.Publisher // see DB.Live
 	Log     *slog.Logger
 	Readers int // read pool size; default max(4, GOMAXPROCS)
 	// migrateTo stops the migrations after this number (tests: a store of
@@ -137,7 +142,7 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Log: o.Log,
+	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log,
 		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew, hub: o.Hub}
 	if err := db.migrate(ctx, o.migrateTo); err != nil {
 		write.Close()

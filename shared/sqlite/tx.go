@@ -68,6 +68,8 @@ type Tx struct {
 	events []kassa.Event // business events: logged, then published
 	logged int           // how many of events are in the log already
 	wakes  []kassa.Event // bus-only wake-ups (wake)
+	// liveOrgs are the orgs whose live feeds the unit wakes (tx.live).
+	liveOrgs []string
 	// campaigns marks a unit that wrote a campaign row: after the commit
 	// the pricing cache of campaigns is invalidated.
 	campaigns bool
@@ -105,6 +107,11 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
 			db.Bus.Publish(ctx, e)
 		}
 	}
+	if err == nil && db.Live != nil {
+		for _, org := range req.liveOrgs {
+			db.Live.Publish(ctx, kassa.Event{Type: kassa.EventLiveChange, OrgID: org})
+		}
+	}
 	return err
 }
 
@@ -128,6 +135,7 @@ type writeReq struct {
 	err       error
 	events    []kassa.Event
 	wakes     []kassa.Event
+	liveOrgs  []string
 	campaigns bool // the unit wrote campaigns (Tx.campaigns)
 }
 
@@ -295,7 +303,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			r.err = err
 			continue
 		}
-		r.events, r.wakes, r.campaigns = tx.events, tx.wakes, tx.campaigns
+		r.events, r.wakes, r.liveOrgs, r.campaigns = tx.events, tx.wakes, tx.liveOrgs, tx.campaigns
 		ok++
 	}
 	var commitErr error
@@ -411,6 +419,18 @@ func (tx *Tx) emit(orgID, locationID, typ string, data any) {
 		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
 		OccurredAt: tx.now, Data: data,
 	})
+}
+
+// live marks, once per unit and org, the org's live feeds for a wake-up
+// after the commit (DB.Live) when the unit stored a change some topic
+// carries.
+func (tx *Tx) live(orgID, entity string) {
+	if tx.db.Live == nil || slices.Contains(tx.liveOrgs, orgID) {
+		return
+	}
+	if _, _, ok := kassa.LiveTopic(entity); ok {
+		tx.liveOrgs = append(tx.liveOrgs, orgID)
+	}
 }
 
 // wake queues a bus-only notification for after the commit: not a business
@@ -555,6 +575,7 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 
 // recordEncoded is record with the fields already in JSON.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
+	tx.live(c.OrgID, c.Entity)
 	_, err := tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
