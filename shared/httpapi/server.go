@@ -50,6 +50,8 @@ type Config struct {
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
 	ConsolePage fs.FS
+	// OpsPage, when set, is the ops monitor, served at /ops (the hub).
+	OpsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
@@ -104,6 +106,7 @@ type Server struct {
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
+	ops      *opsFeeds
 	consent  *consent
 }
 
@@ -146,6 +149,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Get("/metrics", s.metrics.handler())
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
+	}
+	if cfg.OpsPage != nil {
+		s.page("/ops", cfg.OpsPage)
 	}
 	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
 		s.routesConsent(cfg.ConsentPage)

@@ -67,6 +67,8 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// OpsPage is the ops monitor to serve at /ops (the hub sets it).
+	OpsPage fs.FS
 	// ConsentPage is the OAuth consent page to serve at /oauth/authorize
 	// (the hub sets it; served when the node has an OAuth service).
 	ConsentPage fs.FS
@@ -207,7 +209,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, OpsPage: cfg.OpsPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())
