@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -70,7 +71,9 @@ func (fs *opsFeeds) subscribe(org string, sink opsSink) (unsubscribe func()) {
 	f.mu.Lock()
 	f.subs[sink] = struct{}{}
 	if f.ready {
-		sink.Send(f.state.Snapshot(f.asOf))
+		if b, err := json.Marshal(f.state.Snapshot(f.asOf)); err == nil {
+			sink.Send(json.RawMessage(b))
+		}
 	}
 	f.mu.Unlock()
 	fs.mu.Unlock()
@@ -136,8 +139,17 @@ func (fs *opsFeeds) tick(ctx context.Context, f *opsFeed) {
 		f.ready = true
 		m = f.state.Snapshot(asOf)
 	}
+	f.send(m)
+}
+
+// send marshals m once for every subscriber (the caller holds f.mu).
+func (f *opsFeed) send(m kassa.OpsMessage) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
 	for sink := range f.subs {
-		sink.Send(m)
+		sink.Send(json.RawMessage(b))
 	}
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -54,7 +55,11 @@ type opsRecorder struct {
 
 func (r *opsRecorder) Send(v any) error {
 	r.mu.Lock()
-	r.msgs = append(r.msgs, v.(kassa.OpsMessage))
+	var m kassa.OpsMessage
+	if err := json.Unmarshal(v.(json.RawMessage), &m); err != nil {
+		return err
+	}
+	r.msgs = append(r.msgs, m)
 	r.mu.Unlock()
 	return nil
 }

@@ -193,6 +193,7 @@
       if (gen !== state.gen) return;
       var m;
       try { m = JSON.parse(ev.data); } catch (e) { return; }
+      if (m.type === 'snapshot') document.body.dataset.snapshotBytes = String(ev.data.length);
       if (m.type === 'error') { pageError(m.detail || m.title || 'The feed refused: ' + ev.data); return; }
       got = true;
       state.retry = 0;
@@ -202,9 +203,14 @@
       if (gen !== state.gen || state.ws !== ws) return;
       state.ws = null;
       lost(ev);
-      // Closed before a single message: most likely the token. Refresh it
-      // once, then reconnect; a refused refresh ends the session.
-      var next = got ? Promise.resolve() : refresh();
+      if (ev.code === 4403) { // the account lacks reports:read: reconnecting will not help
+        pageError('This account cannot watch the stores: log in as an owner or with the ops role.');
+        feedState('lost', 'Not allowed');
+        return;
+      }
+      // 4401, or closed before a single message: most likely the token.
+      // Refresh it once, then reconnect; a refused refresh ends the session.
+      var next = got && ev.code !== 4401 ? Promise.resolve() : refresh();
       next.then(function () {
         if (gen !== state.gen) return;
         var wait = Math.min(10000, 500 * Math.pow(2, state.retry++));
