@@ -219,6 +219,14 @@ func security(rt *Route) []any {
 	if rt.Scope != "" {
 		scopes = []string{string(rt.Scope)}
 	}
+	if len(rt.AnyScope) > 0 {
+		// Alternatives: a token with any one of the scopes is enough.
+		var out []any
+		for _, sc := range rt.AnyScope {
+			out = append(out, map[string]any{"bearer": []string{string(sc)}}, map[string]any{"oauth2": []string{string(sc)}})
+		}
+		return out
+	}
 	return []any{map[string]any{"bearer": scopes}, map[string]any{"oauth2": scopes}}
 }
 

@@ -25,7 +25,9 @@ type Route struct {
 	Summary string
 	Tag     string
 	Scope   kassa.Scope // required scope; "" with Public false means any valid token
-	Public  bool        // no token needed
+	// AnyScope: any one of these scopes is enough (the WebSocket feeds).
+	AnyScope []kassa.Scope
+	Public   bool // no token needed
 	// Operator: the hub operator's token is accepted besides the bearer
 	// tokens that satisfy Scope (partner routes).
 	Operator bool

@@ -46,6 +46,13 @@ type Config struct {
 	// (default twice the heartbeat, at least 5 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
+	// WSPing is how often a WebSocket connection is pinged (default 20 s);
+	// a peer that does not answer within the next ping is cut off.
+	WSPing time.Duration
+	// WSMaxConns and WSMaxOrgConns cap the open WebSocket connections in
+	// total and per org (defaults 5000 and 1000).
+	WSMaxConns    int
+	WSMaxOrgConns int
 	// KDSPage, when set, is the kitchen display page, served at /kds (the edge).
 	KDSPage fs.FS
 	// ConsolePage, when set, is the store console, served at /console (the edge).
@@ -107,6 +114,7 @@ type Server struct {
 	doc      map[string]any
 	kds      *kdsFeeds
 	ops      *opsFeeds
+	ws       *wsConns
 	consent  *consent
 }
 
@@ -157,6 +165,8 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		s.routesConsent(cfg.ConsentPage)
 	}
 	s.api = s.app.Group("/api/v1")
+	s.ws = newWSConns(cfg)
+	s.metrics.Registry.MustRegister(s.ws.gauge)
 	// A resource's routes exist when its service does, so a node (or a
 	// test) without one serves and documents none of them.
 	for _, g := range []struct {
@@ -210,6 +220,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.kds != nil {
 		s.kds.close() // open event streams would keep their connections busy
 	}
+	s.ws.shutdown(ctx)
 	return s.app.ShutdownWithContext(ctx)
 }
 

@@ -60,6 +60,12 @@ type Config struct {
 	// KDSWriteTimeout cuts off a screen that stopped reading (0: 30 s).
 	KDSHeartbeat    time.Duration
 	KDSWriteTimeout time.Duration
+	// WSPing is how often WebSocket connections are pinged (0: 20 s);
+	// WSMaxConns and WSMaxOrgConns cap them in total and per org (0: 5000
+	// and 1000).
+	WSPing        time.Duration
+	WSMaxConns    int
+	WSMaxOrgConns int
 	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
@@ -209,6 +215,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
+		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, OpsPage: cfg.OpsPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
