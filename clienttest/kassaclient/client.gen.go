@@ -650,6 +650,7 @@ const (
 	Cashier Role = "cashier"
 	Kitchen Role = "kitchen"
 	Manager Role = "manager"
+	Ops     Role = "ops"
 	Owner   Role = "owner"
 )
 
@@ -661,6 +662,8 @@ func (e Role) Valid() bool {
 	case Kitchen:
 		return true
 	case Manager:
+		return true
+	case Ops:
 		return true
 	case Owner:
 		return true
@@ -689,6 +692,7 @@ const (
 	PaymentsRead     Scope = "payments:read"
 	PaymentsWrite    Scope = "payments:write"
 	ReportsRead      Scope = "reports:read"
+	SyncWrite        Scope = "sync:write"
 	WebhooksWrite    Scope = "webhooks:write"
 )
 
@@ -730,6 +734,8 @@ func (e Scope) Valid() bool {
 	case PaymentsWrite:
 		return true
 	case ReportsRead:
+		return true
+	case SyncWrite:
 		return true
 	case WebhooksWrite:
 		return true
@@ -1337,22 +1343,31 @@ type ConditionOperator string
 
 // Conflict A merge conflict recorded by sync, with both sides' values.
 type Conflict struct {
+	// DetectedAt DetectedAt is when sync recorded the conflict.
 	DetectedAt time.Time `json:"detected_at"`
-	Entity     string    `json:"entity"`
-	EntityId   string    `json:"entity_id"`
+
+	// Entity Entity is the kind of row the conflict is about (order, stock_level, customer…).
+	Entity string `json:"entity"`
+
+	// EntityId EntityID is the id of that row.
+	EntityId string `json:"entity_id"`
 
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
-	// Kind oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
-	Kind  ConflictKind `json:"kind"`
-	Local interface{}  `json:"local"`
+	// Kind Kind is what sync found: oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, or quarantined (a pushed record the hub refused).
+	Kind ConflictKind `json:"kind"`
+
+	// Local Local is this node's side; for a quarantined record, the error and the reason code it was refused for.
+	Local interface{} `json:"local"`
 
 	// LocationId The location (store) it belongs to.
 	LocationId *string `json:"location_id"`
 
 	// OrgId The org that owns it.
-	OrgId  string      `json:"org_id"`
+	OrgId string `json:"org_id"`
+
+	// Remote Remote is the other side; for a quarantined record, the change record as the edge pushed it.
 	Remote interface{} `json:"remote"`
 
 	// Resolution Resolution says how: the note given, or "reapplied" for a quarantined record applied again.
@@ -1370,6 +1385,12 @@ type Conflict struct {
 
 // ConflictKind The kind of a merge conflict sync recorded.
 type ConflictKind string
+
+// ConflictResolve The body of POST /sync/conflicts/:id/resolve.
+type ConflictResolve struct {
+	// Note Note says what was done about the conflict (1-500 characters); it becomes the conflict's resolution.
+	Note string `json:"note"`
+}
 
 // ConflictStatus Whether a sync conflict still waits for someone to resolve it.
 type ConflictStatus string
@@ -3925,11 +3946,26 @@ type PostPaymentsIdVoidParams struct {
 
 // GetSyncConflictsParams defines parameters for GetSyncConflicts.
 type GetSyncConflictsParams struct {
+	// Status only open or only resolved conflicts
+	Status *ConflictStatus `form:"status,omitempty" json:"status,omitempty"`
+
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor opaque cursor from next_cursor
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostSyncConflictsIdReapplyParams defines parameters for PostSyncConflictsIdReapply.
+type PostSyncConflictsIdReapplyParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostSyncConflictsIdResolveParams defines parameters for PostSyncConflictsIdResolve.
+type PostSyncConflictsIdResolveParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // PostUsersParams defines parameters for PostUsers.
@@ -4096,6 +4132,9 @@ type PutPaymentsMethodsJSONRequestBody = PaymentMethodsInput
 
 // PatchSettingsJSONRequestBody defines body for PatchSettings for application/json ContentType.
 type PatchSettingsJSONRequestBody = SettingsUpdate
+
+// PostSyncConflictsIdResolveJSONRequestBody defines body for PostSyncConflictsIdResolve for application/json ContentType.
+type PostSyncConflictsIdResolveJSONRequestBody = ConflictResolve
 
 // PostSyncEnrolJSONRequestBody defines body for PostSyncEnrol for application/json ContentType.
 type PostSyncEnrolJSONRequestBody = EnrolmentClaim
@@ -5069,6 +5108,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 	GetSyncConflicts(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSyncConflictsIdReapply Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
+	PostSyncConflictsIdReapply(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+	PostSyncConflictsIdResolveWithBody(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+	PostSyncConflictsIdResolve(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, body PostSyncConflictsIdResolveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostSyncEnrolWithBody An edge claims an enrolment token and receives its scope and leaf-link credentials (shown once)
 	//
@@ -7499,6 +7557,55 @@ func (c *Client) PatchSettings(ctx context.Context, body PatchSettingsJSONReques
 // Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 func (c *Client) GetSyncConflicts(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSyncConflictsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSyncConflictsIdReapply Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
+func (c *Client) PostSyncConflictsIdReapply(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSyncConflictsIdReapplyRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+func (c *Client) PostSyncConflictsIdResolveWithBody(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSyncConflictsIdResolveRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+func (c *Client) PostSyncConflictsIdResolve(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, body PostSyncConflictsIdResolveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSyncConflictsIdResolveRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13130,6 +13237,18 @@ func NewGetSyncConflictsRequest(server string, params *GetSyncConflictsParams) (
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -13163,6 +13282,117 @@ func NewGetSyncConflictsRequest(server string, params *GetSyncConflictsParams) (
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostSyncConflictsIdReapplyRequest constructs an http.Request for the PostSyncConflictsIdReapply method
+func NewPostSyncConflictsIdReapplyRequest(server string, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sync/conflicts/%s/reapply", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSyncConflictsIdResolveRequest calls the generic PostSyncConflictsIdResolve builder with application/json body
+func NewPostSyncConflictsIdResolveRequest(server string, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, body PostSyncConflictsIdResolveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSyncConflictsIdResolveRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostSyncConflictsIdResolveRequestWithBody constructs an http.Request for the PostSyncConflictsIdResolve method, with any body, and a specified content type
+func NewPostSyncConflictsIdResolveRequestWithBody(server string, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sync/conflicts/%s/resolve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -14806,6 +15036,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 	GetSyncConflictsWithResponse(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*GetSyncConflictsResponse, error)
+
+	// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
+	PostSyncConflictsIdReapplyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdReapplyResponse, error)
+
+	// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+	PostSyncConflictsIdResolveWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdResolveResponse, error)
+
+	// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+	PostSyncConflictsIdResolveWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, body PostSyncConflictsIdResolveJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdResolveResponse, error)
 
 	// PostSyncEnrolWithBodyWithResponse An edge claims an enrolment token and receives its scope and leaf-link credentials (shown once)
 	//
@@ -26158,6 +26409,247 @@ func (r GetSyncConflictsResponse) ContentType() string {
 	return ""
 }
 
+// PostSyncConflictsIdReapplyResponse401Headers the declared response headers of an HTTP 401 response for PostSyncConflictsIdReapply
+type PostSyncConflictsIdReapplyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostSyncConflictsIdReapplyResponse429Headers the declared response headers of an HTTP 429 response for PostSyncConflictsIdReapply
+type PostSyncConflictsIdReapplyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostSyncConflictsIdReapplyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A merge conflict recorded by sync, with both sides' values.
+		Data Conflict `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSyncConflictsIdReapplyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostSyncConflictsIdReapplyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSyncConflictsIdReapplyResponse) GetJSON200() *struct {
+	// Data A merge conflict recorded by sync, with both sides' values.
+	Data Conflict `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostSyncConflictsIdReapplyResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSyncConflictsIdReapplyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSyncConflictsIdReapplyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSyncConflictsIdReapplyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSyncConflictsIdReapplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostSyncConflictsIdResolveResponse401Headers the declared response headers of an HTTP 401 response for PostSyncConflictsIdResolve
+type PostSyncConflictsIdResolveResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostSyncConflictsIdResolveResponse429Headers the declared response headers of an HTTP 429 response for PostSyncConflictsIdResolve
+type PostSyncConflictsIdResolveResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostSyncConflictsIdResolveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A merge conflict recorded by sync, with both sides' values.
+		Data Conflict `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostSyncConflictsIdResolveResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostSyncConflictsIdResolveResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSyncConflictsIdResolveResponse) GetJSON200() *struct {
+	// Data A merge conflict recorded by sync, with both sides' values.
+	Data Conflict `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostSyncConflictsIdResolveResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSyncConflictsIdResolveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSyncConflictsIdResolveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSyncConflictsIdResolveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSyncConflictsIdResolveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostSyncEnrolResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29434,6 +29926,45 @@ func (c *ClientWithResponses) GetSyncConflictsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetSyncConflictsResponse(rsp)
+}
+
+// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
+func (c *ClientWithResponses) PostSyncConflictsIdReapplyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdReapplyResponse, error) {
+	rsp, err := c.PostSyncConflictsIdReapply(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSyncConflictsIdReapplyResponse(rsp)
+}
+
+// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+func (c *ClientWithResponses) PostSyncConflictsIdResolveWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdResolveResponse, error) {
+	rsp, err := c.PostSyncConflictsIdResolveWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSyncConflictsIdResolveResponse(rsp)
+}
+
+// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
+func (c *ClientWithResponses) PostSyncConflictsIdResolveWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, body PostSyncConflictsIdResolveJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdResolveResponse, error) {
+	rsp, err := c.PostSyncConflictsIdResolve(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSyncConflictsIdResolveResponse(rsp)
 }
 
 // PostSyncEnrolWithBodyWithResponse An edge claims an enrolment token and receives its scope and leaf-link credentials (shown once)
@@ -39882,6 +40413,229 @@ func ParseGetSyncConflictsResponse(rsp *http.Response) (*GetSyncConflictsRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetSyncConflictsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSyncConflictsIdReapplyResponse parses an HTTP response from a PostSyncConflictsIdReapplyWithResponse call
+func ParsePostSyncConflictsIdReapplyResponse(rsp *http.Response) (*PostSyncConflictsIdReapplyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSyncConflictsIdReapplyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A merge conflict recorded by sync, with both sides' values.
+			Data Conflict `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostSyncConflictsIdReapplyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostSyncConflictsIdReapplyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostSyncConflictsIdResolveResponse parses an HTTP response from a PostSyncConflictsIdResolveWithResponse call
+func ParsePostSyncConflictsIdResolveResponse(rsp *http.Response) (*PostSyncConflictsIdResolveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSyncConflictsIdResolveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A merge conflict recorded by sync, with both sides' values.
+			Data Conflict `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostSyncConflictsIdResolveResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostSyncConflictsIdResolveResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

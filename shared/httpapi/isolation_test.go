@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/sync/change"
 	"kassa.dev/sync/wait"
 )
 
@@ -108,6 +110,18 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 			t.Fatalf("enrol an edge of A: %d %s / %d %s", enrol.Status, enrol.Body, claim.Status, claim.Body)
 		}
 		f.ids["/sync/nodes/"] = claim.Data()["node_id"].(string)
+		// A quarantined record of A's edge: a customer made by nobody.
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		if _, err := f.tn.N.IngestFrom(context.Background(), f.a.ID, loc, f.ids["/sync/nodes/"], []change.Change{{ID: f.tn.N.NewID(),
+			OrgID: f.a.ID, Entity: "customer", EntityID: f.tn.N.NewID(), Op: change.OpInsert, Origin: f.ids["/sync/nodes/"],
+			Actor: f.tn.N.NewID(), HLC: f.tn.N.Stamp(), Fields: map[string]any{"first_name": "Q", "created_at": now, "updated_at": now}}}); err != nil {
+			t.Fatal(err)
+		}
+		conflicts := f.tn.Do("GET", "/api/v1/sync/conflicts", f.a.Owner, nil).List()
+		if len(conflicts) != 1 {
+			t.Fatalf("A's quarantined record: %v", conflicts)
+		}
+		f.ids["/sync/conflicts/"] = conflicts[0].(map[string]any)["id"].(string)
 		// A webhook endpoint of A's with one attempt in its log.
 		hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		t.Cleanup(hook.Close)
@@ -154,6 +168,7 @@ var isoBodies = map[string]any{
 	"PATCH /automations/{id}":                   map[string]any{"name": "B was here"},
 	"PATCH /campaigns/{id}":                     map[string]any{"name": "B was here"},
 	"POST /campaigns/{id}/launch":               map[string]any{},
+	"POST /sync/conflicts/{id}/resolve":         map[string]any{"note": "B was here"},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and

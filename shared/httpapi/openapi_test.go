@@ -206,8 +206,8 @@ func TestOpenAPIEnumsRequiredAndDescriptions(t *testing.T) {
 		{"StockAdjust", "reason", []any{"received", "count", "damaged", "theft", "wastage", "return", "correction"}},
 		{"Movement", "ref_type", []any{"order", "refund", "transfer", "adjustment"}},
 		{"Transfer", "status", []any{"in_transit", "received", "cancelled"}},
-		{"User", "role", []any{"owner", "manager", "cashier", "kitchen"}},
-		{"UserCreate", "role", []any{"owner", "manager", "cashier", "kitchen"}},
+		{"User", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},
+		{"UserCreate", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},
 		{"PointsTransaction", "type", []any{"earn", "redeem", "adjust"}},
 		{"OrderUpdate", "status", []any{"cancelled"}},
 	} {

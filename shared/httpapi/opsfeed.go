@@ -156,21 +156,17 @@ func (f *opsFeed) send(m kassa.OpsMessage) {
 // openConflicts reads the org's open conflicts, up to opsConflictsMax.
 func (fs *opsFeeds) openConflicts(ctx context.Context) ([]kassa.Conflict, error) {
 	var out []kassa.Conflict
-	p := kassa.Page{Limit: opsConflictPage}
+	f := kassa.ConflictFilter{Status: kassa.ConflictOpen, Page: kassa.Page{Limit: opsConflictPage}}
 	for len(out) < opsConflictsMax {
-		l, err := fs.sync.Conflicts(ctx, p)
+		l, err := fs.sync.Conflicts(ctx, f)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range l.Items {
-			if c.Status == kassa.ConflictOpen && len(out) < opsConflictsMax {
-				out = append(out, c)
-			}
-		}
+		out = append(out, l.Items[:min(len(l.Items), opsConflictsMax-len(out))]...)
 		if !l.HasMore {
 			break
 		}
-		p.Cursor = l.NextCursor
+		f.Cursor = l.NextCursor
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ func (s *opsSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 	return &kassa.SyncStatus{Node: kassa.NodeHub, Edges: append([]kassa.EdgeStatus(nil), s.edges[a.OrgID]...)}, nil
 }
 
-func (s *opsSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
+func (s *opsSync) Conflicts(ctx context.Context, f kassa.ConflictFilter) (kassa.List[kassa.Conflict], error) {
 	return kassa.List[kassa.Conflict]{}, nil
 }
 

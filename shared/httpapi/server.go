@@ -82,6 +82,7 @@ type Services struct {
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
 	Enrolment      kassa.EnrolmentService  // hub only
+	Conflicts      kassa.ConflictService   // hub only
 	Tenants        kassa.TenantService     // hub only
 	Webhooks       kassa.WebhookService    // hub only
 	Automations    kassa.AutomationService // hub only
@@ -188,6 +189,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Settings != nil, s.routesSettings},
 		{svc.Sync != nil, s.routesSync},
 		{svc.Enrolment != nil, s.routesEnrolment},
+		{svc.Conflicts != nil, s.routesConflicts},
 		{svc.Tenants != nil, s.routesPartners},
 		{svc.Webhooks != nil, s.routesWebhooks},
 		{svc.Automations != nil, s.routesAutomations},

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"kassa.dev/shared/kassa"
@@ -18,14 +21,57 @@ func (s *Server) routesSync() {
 			return one(c, fiber.StatusOK, st)
 		}})
 	s.handle(&Route{Method: "GET", Path: "/sync/conflicts", Tag: "sync", Scope: kassa.ScopeReportsRead, List: true, Resp: kassa.Conflict{},
-		Query: pageParams, Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values",
+		Query:   append([]Param{{"status", "ConflictStatus", "only open or only resolved conflicts"}}, pageParams...),
+		Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values",
 		Handler: func(c *fiber.Ctx) error {
 			p, err := page(c)
 			if err != nil {
 				return err
 			}
-			l, err := s.svc.Sync.Conflicts(c.UserContext(), p)
+			f := kassa.ConflictFilter{Page: p, Status: strings.Clone(c.Query("status"))}
+			if f.Status != "" && !slices.Contains(kassa.Enums["ConflictStatus"], f.Status) {
+				return kassa.Errorf(kassa.EBadRequest, "status must be open or resolved")
+			}
+			l, err := s.svc.Sync.Conflicts(c.UserContext(), f)
 			return list(c, l, err)
+		}})
+}
+
+// routesConflicts are the hub's actions on sync conflicts (ops and owners).
+func (s *Server) routesConflicts() {
+	svc := s.svc.Conflicts
+	s.handle(&Route{Method: "POST", Path: "/sync/conflicts/:id/resolve", Tag: "sync", Scope: kassa.ScopeSyncWrite,
+		Body: kassa.ConflictResolve{}, Resp: kassa.Conflict{}, Errors: []int{409},
+		Summary: "Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing",
+		Handler: func(c *fiber.Ctx) error {
+			id, err := pathID(c, "conflict")
+			if err != nil {
+				return err
+			}
+			var in kassa.ConflictResolve
+			if err := decode(c, &in); err != nil {
+				return err
+			}
+			r, err := svc.Resolve(c.UserContext(), id, &in)
+			if err != nil {
+				return err
+			}
+			return one(c, fiber.StatusOK, r)
+		}})
+	s.handle(&Route{Method: "POST", Path: "/sync/conflicts/:id/reapply", Tag: "sync", Scope: kassa.ScopeSyncWrite,
+		Resp: kassa.Conflict{}, Errors: []int{409},
+		Summary: "Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied " +
+			"and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind",
+		Handler: func(c *fiber.Ctx) error {
+			id, err := pathID(c, "conflict")
+			if err != nil {
+				return err
+			}
+			r, err := svc.Reapply(c.UserContext(), id)
+			if err != nil {
+				return err
+			}
+			return one(c, fiber.StatusOK, r)
 		}})
 }
 

@@ -15,6 +15,9 @@ const (
 	RoleManager Role = "manager"
 	RoleCashier Role = "cashier"
 	RoleKitchen Role = "kitchen"
+	// RoleOps watches the stores' sync from the hub and resolves its
+	// conflicts: reports:read and sync:write, nothing of the business.
+	RoleOps Role = "ops"
 )
 
 // Valid reports whether r is a known role.
@@ -45,6 +48,9 @@ const (
 	ScopeKDS Scope = "kds"
 	// ScopeLocationsWrite is Kassa's own scope for creating locations (owners).
 	ScopeLocationsWrite Scope = "locations:write"
+	// ScopeSyncWrite is Kassa's own scope for resolving and re-applying
+	// sync conflicts at the hub (owners and ops).
+	ScopeSyncWrite Scope = "sync:write"
 )
 
 // AllScopes lists every scope of the spec in its order.
@@ -56,13 +62,14 @@ var AllScopes = []Scope{
 }
 
 var roleScopes = map[Role][]Scope{
-	RoleOwner:   append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite),
+	RoleOwner:   append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopeSyncWrite),
 	RoleManager: append(slices.Clone(AllScopes), ScopeKDS),
 	RoleCashier: {
 		ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeCustomersRead, ScopeCustomersWrite,
 		ScopeLoyaltyRead, ScopeLoyaltyWrite, ScopePaymentsRead, ScopePaymentsWrite, ScopeInventoryRead, ScopeKDS,
 	},
 	RoleKitchen: {ScopeKDS, ScopeCatalogRead},
+	RoleOps:     {ScopeReportsRead, ScopeSyncWrite},
 }
 
 // RoleScopes returns the scopes a role grants. A cashier has no

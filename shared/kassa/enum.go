@@ -44,8 +44,8 @@ const (
 // type name (Role, Scope, PaymentMethod, PointsType); a plain string field
 // names its set with the struct tag openapi:"enum=<key>".
 var Enums = map[string][]string{
-	"Role":              strs(RoleOwner, RoleManager, RoleCashier, RoleKitchen),
-	"Scope":             strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite)...),
+	"Role":              strs(RoleOwner, RoleManager, RoleCashier, RoleKitchen, RoleOps),
+	"Scope":             strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite, ScopeSyncWrite)...),
 	"PaymentMethod":     strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal),
 	"PointsType":        strs(PointsEarn, PointsRedeem, PointsAdjust),
 	"OrderStatus":       {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
@@ -128,6 +128,7 @@ var ScopeText = map[Scope]string{
 	ScopeKDS:              "Show and move kitchen display tickets",
 	ScopeLocationsWrite:   "Create locations and enrol their store nodes",
 	ScopePartnersWrite:    "Create tenants (orgs with an owner and a first location) as a reseller",
+	ScopeSyncWrite:        "Resolve and re-apply sync conflicts at the hub",
 }
 
 func strs[T ~string](vs ...T) []string {

@@ -13,9 +13,9 @@ import (
 // access and refresh tokens (spec part 3), each decided at a given now.
 
 // OAuthScopes are the scopes an app may register: the spec's, Kassa's own
-// (kds, locations:write) and partners:write. A role never grants
+// (kds, locations:write, sync:write) and partners:write. A role never grants
 // partners:write, so only client_credentials can carry it.
-var OAuthScopes = append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite)
+var OAuthScopes = append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite, ScopeSyncWrite)
 
 // Limits of an app's registration.
 const (

@@ -22,6 +22,7 @@ var scopeWords = map[Scope]string{
 	ScopeKDS:              "Follow the kitchen display feed and bump tickets",
 	ScopeLocationsWrite:   "Create locations",
 	ScopePartnersWrite:    "Create new merchant accounts (tenants)",
+	ScopeSyncWrite:        "Resolve the stores' sync conflicts",
 }
 
 // ScopeWords returns what scope lets an app do, as a sentence for the

@@ -3,6 +3,7 @@ package kassa
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -59,15 +60,26 @@ type EdgeStatus struct {
 
 // Conflict is a merge conflict recorded by sync, with both sides' values.
 type Conflict struct {
-	ID         string          `json:"id"`
-	OrgID      string          `json:"org_id"`
-	LocationID *string         `json:"location_id"`
-	Kind       string          `json:"kind" openapi:"enum=ConflictKind"` // oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined
-	Entity     string          `json:"entity"`
-	EntityID   string          `json:"entity_id"`
-	Local      json.RawMessage `json:"local"`
-	Remote     json.RawMessage `json:"remote"`
-	DetectedAt time.Time       `json:"detected_at"`
+	ID         string  `json:"id"`
+	OrgID      string  `json:"org_id"`
+	LocationID *string `json:"location_id"`
+	// Kind is what sync found: oversold, overdrawn, overpaid, overrefunded,
+	// cancel_lost, clock_clamped, duplicate_key, voucher_overused, or
+	// quarantined (a pushed record the hub refused).
+	Kind string `json:"kind" openapi:"enum=ConflictKind"`
+	// Entity is the kind of row the conflict is about (order, stock_level,
+	// customer…).
+	Entity string `json:"entity"`
+	// EntityID is the id of that row.
+	EntityID string `json:"entity_id"`
+	// Local is this node's side; for a quarantined record, the error and
+	// the reason code it was refused for.
+	Local json.RawMessage `json:"local"`
+	// Remote is the other side; for a quarantined record, the change
+	// record as the edge pushed it.
+	Remote json.RawMessage `json:"remote"`
+	// DetectedAt is when sync recorded the conflict.
+	DetectedAt time.Time `json:"detected_at"`
 	// Status is open until someone resolves the conflict (or re-applies a
 	// quarantined record), then resolved.
 	Status string `json:"status" openapi:"enum=ConflictStatus"`
@@ -80,10 +92,70 @@ type Conflict struct {
 	Resolution *string `json:"resolution"`
 }
 
+// ConflictFilter selects conflicts: Status open or resolved, "" all.
+type ConflictFilter struct {
+	Status string
+	Page
+}
+
 // SyncService reports replication state.
 type SyncService interface {
 	Status(ctx context.Context) (*SyncStatus, error)
-	Conflicts(ctx context.Context, p Page) (List[Conflict], error)
+	Conflicts(ctx context.Context, f ConflictFilter) (List[Conflict], error)
+}
+
+// ResolutionReapplied is the resolution of a quarantined record that was
+// applied again.
+const ResolutionReapplied = "reapplied"
+
+// MaxResolutionNote bounds the note a conflict is resolved with.
+const MaxResolutionNote = 500
+
+// ConflictResolve is the body of POST /sync/conflicts/:id/resolve.
+type ConflictResolve struct {
+	// Note says what was done about the conflict (1-500 characters); it
+	// becomes the conflict's resolution.
+	Note string `json:"note" openapi:"required"`
+}
+
+// Validate checks the note.
+func (in *ConflictResolve) Validate() error {
+	var v Validation
+	v.Check(strings.TrimSpace(in.Note) != "" && ValidText(in.Note, MaxResolutionNote), "note", "is required: 1-500 characters of text")
+	return v.Err()
+}
+
+// CanResolve reports whether c may be resolved: only an open conflict can.
+// Errors: EConflict.
+func CanResolve(c *Conflict) error {
+	if c.Status != ConflictOpen {
+		return Errorf(EConflict, "conflict %s is already resolved", c.ID)
+	}
+	return nil
+}
+
+// CanReapply reports whether c may be re-applied: only an open
+// quarantined record can. Errors: EConflict.
+func CanReapply(c *Conflict) error {
+	if err := CanResolve(c); err != nil {
+		return err
+	}
+	if c.Kind != ConflictQuarantined {
+		return Errorf(EConflict, "conflict %s is %s; only a quarantined record can be re-applied", c.ID, c.Kind)
+	}
+	return nil
+}
+
+// ConflictService (hub) resolves sync conflicts: Resolve marks an open
+// one resolved with a note; Reapply applies a quarantined record again
+// through the same admission as a push from its edge, resolving it when
+// it passes. Neither tells the edges anything, except that a re-applied
+// record replicates like any accepted change. Errors: ENotFound (also
+// another org's), EInvalid (a bad note; a record that still fails, with
+// the reason), EConflict (already resolved, or not quarantined).
+type ConflictService interface {
+	Resolve(ctx context.Context, id string, in *ConflictResolve) (*Conflict, error)
+	Reapply(ctx context.Context, id string) (*Conflict, error)
 }
 
 // Enrolment is a single-use token that lets an edge join a location.

@@ -225,6 +225,6 @@ func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 	return st, nil
 }
 
-func (s *edgeSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
-	return s.db.Conflicts(ctx, p)
+func (s *edgeSync) Conflicts(ctx context.Context, f kassa.ConflictFilter) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, f)
 }

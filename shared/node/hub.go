@@ -239,8 +239,8 @@ func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 	return st, nil
 }
 
-func (s *hubSync) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
-	return s.db.Conflicts(ctx, p)
+func (s *hubSync) Conflicts(ctx context.Context, f kassa.ConflictFilter) (kassa.List[kassa.Conflict], error) {
+	return s.db.Conflicts(ctx, f)
 }
 
 // ScopeComparison is an edge's scope as held by the edge and by its hub:

@@ -179,6 +179,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	if cfg.Kind == kassa.NodeHub {
 		tenants := sqlite.NewTenantService(db)
 		n.Services.Tenants = tenants
+		n.Services.Conflicts = sqlite.NewConflictService(db)
 		// Read once: the limiter holds them, so a request reads no store.
 		if orgRates, err = tenants.RateLimits(ctx); err != nil {
 			db.Close()

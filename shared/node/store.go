@@ -123,3 +123,12 @@ func SeedEdges(ctx context.Context, dataDir, orgID, locationID string, n int) ([
 	defer db.Close()
 	return db.AddSyncNodes(ctx, orgID, locationID, n)
 }
+
+// IngestFrom applies changes at the hub as if the enrolled edge node of
+// org and location had pushed them over its link: admitted as untrusted
+// input, refused ones quarantined (for tests and tools that play an
+// edge). It returns how many were quarantined.
+func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []change.Change) (int, error) {
+	_, q, err := n.db.Ingest(ctx, sqlite.EdgeScope{OrgID: org, LocationID: location, NodeID: node}, cs)
+	return q, err
+}

@@ -113,70 +113,84 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 		}
 	}()
 	err := db.write(ctx, func(tx *Tx) error {
-		res = ApplyResult{}
-		tx.derived = true // events a merge raises are this node's own finding
-		a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[2]string]int{}}
-		if opts.from != nil {
-			a.admitter = &admitter{tx: tx, from: *opts.from}
-		}
-		for i := range changes {
-			c := &changes[i]
-			if err := c.Validate(); err != nil {
-				return kassa.Errorf(kassa.EInvalid, "%v", err)
-			}
-			if c.Origin == db.NodeID {
-				res.Duplicate++ // our own change coming back
-				continue
-			}
-			var seen int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
-				return err
-			}
-			if seen > 0 {
-				res.Duplicate++
-				continue
-			}
-			fresh, err := a.newEvent(ctx, c)
-			if err != nil {
-				return err
-			}
-			if err := a.apply(ctx, c); err != nil {
-				return fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
-			}
-			if fresh {
-				// Queued with the event, in this unit: an event id already
-				// in the log (a replay, re-pull or repair) queues nothing.
-				typ, _ := c.Fields["type"].(string)
-				data, _ := c.Fields["data"].(string)
-				if err := tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
-				return err
-			}
-			if c.Entity == entEvent.name {
-				// The hub's event log grew: wake its readers. Events are
-				// not in the hub's log of changes: edges never pull them.
-				tx.wakes = append(tx.wakes, loggedEvent(c))
-			} else if opts.log {
-				if err := tx.record(ctx, *c); err != nil {
-					return err
-				}
-			}
-			res.Applied++
-		}
-		if err := a.recompute(ctx); err != nil {
-			return err
-		}
-		touched = a.orders
-		res.Conflicts = a.conflicts
-		return nil
+		r, err := db.applyTx(ctx, tx, changes, opts)
+		res, touched = r.ApplyResult, r.orders
+		return err
 	})
 	if err != nil {
 		touched = nil
 	}
 	return res, err
+}
+
+// applied is what applyTx did: the result and the orders it touched.
+type applied struct {
+	ApplyResult
+	orders map[string]string // order id → org
+}
+
+// applyTx applies changes in tx: the unit of work of apply, which a
+// re-applied quarantined record shares (ConflictService.Reapply).
+func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
+	var res applied
+	tx.derived = true // events a merge raises are this node's own finding
+	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[2]string]int{}}
+	if opts.from != nil {
+		a.admitter = &admitter{tx: tx, from: *opts.from}
+	}
+	for i := range changes {
+		c := &changes[i]
+		if err := c.Validate(); err != nil {
+			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
+		}
+		if c.Origin == db.NodeID {
+			res.Duplicate++ // our own change coming back
+			continue
+		}
+		var seen int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
+			return res, err
+		}
+		if seen > 0 {
+			res.Duplicate++
+			continue
+		}
+		fresh, err := a.newEvent(ctx, c)
+		if err != nil {
+			return res, err
+		}
+		if err := a.apply(ctx, c); err != nil {
+			return res, fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
+		}
+		if fresh {
+			// Queued with the event, in this unit: an event id already
+			// in the log (a replay, re-pull or repair) queues nothing.
+			typ, _ := c.Fields["type"].(string)
+			data, _ := c.Fields["data"].(string)
+			if err := tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+				return res, err
+			}
+		}
+		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+			return res, err
+		}
+		if c.Entity == entEvent.name {
+			// The hub's event log grew: wake its readers. Events are
+			// not in the hub's log of changes: edges never pull them.
+			tx.wakes = append(tx.wakes, loggedEvent(c))
+		} else if opts.log {
+			if err := tx.record(ctx, *c); err != nil {
+				return res, err
+			}
+		}
+		res.Applied++
+	}
+	if err := a.recompute(ctx); err != nil {
+		return res, err
+	}
+	res.orders = a.orders
+	res.Conflicts = a.conflicts
+	return res, nil
 }
 
 // applier applies one batch and remembers what it must recompute.
@@ -690,14 +704,20 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 	return total, quarantined, nil
 }
 
-func (db *DB) quarantine(ctx context.Context, orgID string, c *change.Change, cause error) error {
-	reason := "apply_failed"
+// quarantineReason is the reason a record is quarantined for: its
+// refusal code, or apply_failed.
+func quarantineReason(cause error) string {
 	var ref *Refusal
 	if errors.As(cause, &ref) {
-		reason = ref.Code
+		return ref.Code
 	} else if strings.Contains(cause.Error(), "kassa: cross-org reference") {
-		reason = RefusedReference // the schema's own check (migration 0006)
+		return RefusedReference // the schema's own check (migration 0006)
 	}
+	return "apply_failed"
+}
+
+func (db *DB) quarantine(ctx context.Context, orgID string, c *change.Change, cause error) error {
+	reason := quarantineReason(cause)
 	if reason != "apply_failed" {
 		db.refused.add(reason)
 	}

@@ -11,7 +11,7 @@ import (
 // the same call GET /sync/conflicts makes.
 func moneyConflicts(t *testing.T, n *node, w world, kind, id string) []kassa.Conflict {
 	t.Helper()
-	l, err := n.db.Conflicts(w.ctx, kassa.Page{Limit: 200})
+	l, err := n.db.Conflicts(w.ctx, kassa.ConflictFilter{Page: kassa.Page{Limit: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -191,24 +190,6 @@ func (db *DB) LogCount(ctx context.Context, seq int64, scope Scope, excludeOrigi
 	err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE seq > ? AND org_id = ?
 		AND (location_id IS NULL OR location_id = ?) AND origin != ?`, seq, scope.OrgID, scope.LocationID, excludeOrigin).Scan(&n)
 	return n, err
-}
-
-// Conflicts lists the org's recorded merge conflicts, newest last.
-func (db *DB) Conflicts(ctx context.Context, p kassa.Page) (kassa.List[kassa.Conflict], error) {
-	a, err := kassa.MustActor(ctx)
-	if err != nil {
-		return kassa.List[kassa.Conflict]{}, err
-	}
-	return findPage(ctx, db.reader, `SELECT id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at FROM sync_conflicts`,
-		orgFilter(a.OrgID), p, func(s scanner) (*kassa.Conflict, error) {
-			c := kassa.Conflict{Status: kassa.ConflictOpen} // resolution: see docs/ops.md
-			var local, remote, at string
-			if err := s.Scan(&c.ID, &c.OrgID, &c.LocationID, &c.Kind, &c.Entity, &c.EntityID, &local, &remote, &at); err != nil {
-				return nil, err
-			}
-			c.Local, c.Remote, c.DetectedAt = json.RawMessage(local), json.RawMessage(remote), parseTime(at)
-			return &c, nil
-		}, func(c *kassa.Conflict) string { return c.ID })
 }
 
 // digestTables are the replicated tables compared by Digests, each with the

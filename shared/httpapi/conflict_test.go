@@ -1,0 +1,185 @@
+package httpapi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
+)
+
+// conflictHub is a hub with an org, an enrolled edge of its first
+// location and helpers that push changes as that edge.
+type conflictHub struct {
+	tn             *testNode
+	o              *testOrg
+	loc, edge      string
+	kitchenID      string
+	ownerID        string
+	kitchen, ops   string // access tokens
+	cashier, other string // a cashier of the org; the owner of another org
+}
+
+func mustConflictHub(t *testing.T) *conflictHub {
+	t.Helper()
+	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
+		c.Extend = func(n *node.Node) error {
+			n.Services.Enrolment = n.EnrolmentService(func() string { return "nats-leaf://127.0.0.1:7422" }, nil)
+			n.Services.Sync = n.HubSync(node.NewEdgeBook())
+			return nil
+		}
+	})
+	h := &conflictHub{tn: tn, o: tn.MustOrg("Conflict Cafe")}
+	h.loc = tn.Do("POST", "/api/v1/locations", h.o.Owner, map[string]any{"name": "Main St", "timezone": "Australia/Sydney"}).Data()["id"].(string)
+	enrol := tn.Do("POST", "/api/v1/locations/"+h.loc+"/enrolment", h.o.Owner, map[string]any{})
+	h.edge = tn.Do("POST", "/api/v1/sync/enrol", "", map[string]any{"token": enrol.Data()["token"]}).Data()["node_id"].(string)
+	h.kitchen = tn.MustUser(h.o, "kitchen@conflict.test", kassa.RoleKitchen)
+	h.kitchenID = tn.Do("GET", "/api/v1/auth/me", h.kitchen, nil).Data()["id"].(string)
+	h.ownerID = tn.Do("GET", "/api/v1/auth/me", h.o.Owner, nil).Data()["id"].(string)
+	h.ops = tn.MustUser(h.o, "ops@conflict.test", kassa.RoleOps)
+	h.cashier = tn.MustUser(h.o, "cashier@conflict.test", kassa.RoleCashier)
+	h.other = tn.MustOrg("Other Cafe").Owner
+	return h
+}
+
+// push ingests one change as the edge and returns the conflict it made.
+func (h *conflictHub) push(t *testing.T, actor string, fields map[string]any, wall time.Time) (change.Change, map[string]any) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	fields["created_at"], fields["updated_at"] = now, now
+	c := change.Change{ID: h.tn.N.NewID(), OrgID: h.o.ID, Entity: "customer", EntityID: h.tn.N.NewID(), Op: change.OpInsert,
+		Fields: fields, HLC: hlc.Timestamp{Wall: wall.UnixMilli()}, Origin: h.edge, Actor: actor}
+	if _, err := h.tn.N.IngestFrom(context.Background(), h.o.ID, h.loc, h.edge, []change.Change{c}); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range h.tn.Do("GET", "/api/v1/sync/conflicts?limit=200", h.o.Owner, nil).List() {
+		if m := x.(map[string]any); m["entity_id"] == c.EntityID {
+			return c, m
+		}
+	}
+	t.Fatalf("no conflict recorded for %s", c.EntityID)
+	return c, nil
+}
+
+// quarantine pushes a customer made by the kitchen, which may not make
+// customers: the hub refuses and quarantines it.
+func (h *conflictHub) quarantine(t *testing.T, name string) (change.Change, string) {
+	t.Helper()
+	c, q := h.push(t, h.kitchenID, map[string]any{"first_name": name, "last_name": "Q"}, time.Now())
+	if q["kind"] != kassa.ConflictQuarantined || q["status"] != kassa.ConflictOpen {
+		t.Fatalf("not an open quarantined record: %v", q)
+	}
+	return c, q["id"].(string)
+}
+
+func (h *conflictHub) conflicts(t *testing.T, status string) map[string]bool {
+	t.Helper()
+	r := h.tn.Do("GET", "/api/v1/sync/conflicts?limit=200&status="+status, h.o.Owner, nil)
+	if r.Status != 200 {
+		t.Fatalf("list %s: %d %s", status, r.Status, r.Body)
+	}
+	out := map[string]bool{}
+	for _, x := range r.List() {
+		m := x.(map[string]any)
+		if m["status"] != status {
+			t.Errorf("the %s list holds a %v conflict", status, m["status"])
+		}
+		out[m["id"].(string)] = true
+	}
+	return out
+}
+
+// TestConflictResolution: ops and owners resolve conflicts at the hub with
+// a note, and re-apply a quarantined record once what refused it is gone;
+// a record that still fails stays open with the reason, and nothing else
+// (another org, a cashier, bad bodies, a second resolve) changes anything.
+func TestConflictResolution(t *testing.T) {
+	h := mustConflictHub(t)
+	tn := h.tn
+	_, plain := h.quarantine(t, "Plain")
+	stuck, stuckID := h.quarantine(t, "Stuck")
+	// An honest change stamped a day ahead: applied, with its clock clamped.
+	_, clamped := h.push(t, h.ownerID, map[string]any{"first_name": "Clock", "last_name": "Ahead"}, time.Now().Add(24*time.Hour))
+	if clamped["kind"] != kassa.ConflictClockClamped {
+		t.Fatalf("want a clock_clamped conflict: %v", clamped)
+	}
+	clampedID := clamped["id"].(string)
+	resolve := func(id string) string { return "/api/v1/sync/conflicts/" + id + "/resolve" }
+	reapply := func(id string) string { return "/api/v1/sync/conflicts/" + id + "/reapply" }
+	note := map[string]any{"note": "checked with the store"}
+
+	for _, c := range []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		kind                      string // problem kind
+	}{
+		{"a cashier may not resolve", "POST", resolve(plain), h.cashier, note, 403, "forbidden"},
+		{"the kitchen may not re-apply", "POST", reapply(stuckID), h.kitchen, nil, 403, "forbidden"},
+		{"another org's conflict", "POST", resolve(plain), h.other, note, 404, "not-found"},
+		{"another org's re-apply", "POST", reapply(stuckID), h.other, nil, 404, "not-found"},
+		{"no such conflict", "POST", resolve(tn.N.NewID()), h.o.Owner, note, 404, "not-found"},
+		{"no note", "POST", resolve(plain), h.o.Owner, map[string]any{}, 422, "validation"},
+		{"a blank note", "POST", resolve(plain), h.o.Owner, map[string]any{"note": "  "}, 422, "validation"},
+		{"a note too long", "POST", resolve(plain), h.o.Owner, map[string]any{"note": strings.Repeat("x", 501)}, 422, "validation"},
+		{"a note of the wrong type", "POST", resolve(plain), h.o.Owner, map[string]any{"note": 5}, 422, "validation"},
+		{"re-apply of another kind", "POST", reapply(clampedID), h.o.Owner, nil, 409, "conflict"},
+		{"a record that still fails", "POST", reapply(stuckID), h.ops, nil, 422, "validation"},
+		{"a bad status filter", "GET", "/api/v1/sync/conflicts?status=closed", h.o.Owner, nil, 400, "bad-request"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustProblem(t, tn.Do(c.method, c.path, c.token, c.body), c.status, c.kind)
+			if c.status == 422 && c.body != nil {
+				errs, _ := p["errors"].([]any)
+				if len(errs) != 1 || errs[0].(map[string]any)["field"] != "note" {
+					t.Errorf("the problem does not name the note: %v", p)
+				}
+			}
+			if c.name == "a record that still fails" && !strings.Contains(p["detail"].(string), "refused_actor") {
+				t.Errorf("the problem does not name the reason: %v", p["detail"])
+			}
+		})
+	}
+	open := h.conflicts(t, kassa.ConflictOpen)
+	if !open[plain] || !open[stuckID] || !open[clampedID] || len(h.conflicts(t, kassa.ConflictResolved)) != 0 {
+		t.Fatalf("refused calls changed conflicts: open %v", open)
+	}
+
+	// The ops role resolves with a note; a second resolve is 409.
+	r := tn.Do("POST", resolve(plain), h.ops, note)
+	if r.Status != 200 || r.Data()["status"] != kassa.ConflictResolved || r.Data()["resolution"] != note["note"] ||
+		r.Data()["resolved_by"] == nil || r.Data()["resolved_at"] == nil {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	mustProblem(t, tn.Do("POST", resolve(plain), h.o.Owner, note), 409, "conflict")
+	mustProblem(t, tn.Do("POST", reapply(plain), h.o.Owner, nil), 409, "conflict")
+	if !h.conflicts(t, kassa.ConflictResolved)[plain] || h.conflicts(t, kassa.ConflictOpen)[plain] {
+		t.Fatal("the resolved conflict is not listed as resolved")
+	}
+	// The ops role reads sync, not the business.
+	mustProblem(t, tn.Do("GET", "/api/v1/customers", h.ops, nil), 403, "forbidden")
+
+	// What refused the record goes away: the kitchen user becomes a
+	// cashier, who may make customers. Re-applied, it passes the same
+	// admission, the customer exists and the change is in the hub's log.
+	outbox := tn.outboxLen()
+	tn.applyUserChange(h.o.ID, h.kitchenID, map[string]any{"role": "cashier"})
+	r = tn.Do("POST", reapply(stuckID), h.o.Owner, nil)
+	if r.Status != 200 || r.Data()["status"] != kassa.ConflictResolved || r.Data()["resolution"] != kassa.ResolutionReapplied {
+		t.Fatalf("reapply: %d %s", r.Status, r.Body)
+	}
+	if c := tn.Do("GET", "/api/v1/customers/"+stuck.EntityID, h.o.Owner, nil); c.Status != 200 || c.Data()["first_name"] != "Stuck" {
+		t.Fatalf("the re-applied customer: %d %s", c.Status, c.Body)
+	}
+	if got := tn.changes("customer", stuck.EntityID); len(got) != 1 || got[0].ID != stuck.ID {
+		t.Errorf("the re-applied change is not in the hub's log once: %v", got)
+	}
+	if tn.outboxLen() < outbox+1 {
+		t.Errorf("the outbox did not grow")
+	}
+	mustProblem(t, tn.Do("POST", reapply(stuckID), h.o.Owner, nil), 409, "conflict")
+}
