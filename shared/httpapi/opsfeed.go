@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,4 +170,27 @@ func (fs *opsFeeds) openConflicts(ctx context.Context) ([]kassa.Conflict, error)
 		f.Cursor = l.NextCursor
 	}
 	return out, nil
+}
+
+// routesOpsFeed registers the ops monitor's feed (the hub only).
+func (s *Server) routesOpsFeed() {
+	s.ops = newOpsFeeds(s.svc.Sync, s.log, s.cfg.Now)
+	s.websocket(&Route{Method: "GET", Path: "/sync/ws", Tag: "sync", Scope: kassa.ScopeReportsRead,
+		Summary: "The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} " +
+			"of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either " +
+			"{type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), " +
+			"conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and " +
+			"reported_at alone count as a change once they moved by 10 s"},
+		func(ctx context.Context, c *wsConn) error {
+			a, err := kassa.MustActor(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.ops.subscribe(strings.Clone(a.OrgID), c)()
+			for { // nothing to read from the page: wait for it to go
+				if _, err := c.Receive(ctx); err != nil {
+					return nil
+				}
+			}
+		})
 }
