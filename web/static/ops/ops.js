@@ -163,6 +163,7 @@
   // --- the feed -------------------------------------------------------------
 
   function start() {
+    state.started = performance.now();
     state.gen++;
     $('login').hidden = true;
     $('ops').hidden = false;
@@ -247,7 +248,12 @@
     document.body.classList.remove('feed-lost');
     feedState('live', 'Live · as of ' + (asOf ? clock(asOf) : '–'));
     if (m.type === 'snapshot') {
+      var t0 = performance.now();
       snapshot(m);
+      counts();
+      // How long the rows took, and the page from sign-in to them (figures for docs/arch-ops-page.md).
+      document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+      if (!document.body.dataset.firstMs) document.body.dataset.firstMs = String(Math.round(performance.now() - state.started));
     } else if (m.type === 'diff') {
       (m.edges || []).forEach(upsertEdge);
       (m.removed_edges || []).forEach(removeEdge);
@@ -368,7 +374,7 @@
     if (r.tr.className !== cls) r.tr.className = cls;
     r.tr.dataset.state = cls;
     set(c[0], storeName(e.location_id), e.node_id);
-    var since = time(e.connected_since);
+    var since = time(e.connected_since) || (e.connected ? null : time(e.last_seen));
     set(c[1], e.connected ? 'Connected' : 'Disconnected', since ? 'since ' + clock(since) + ' (' + ago(since) + ')' : '');
     var seen = time(e.last_seen);
     set(c[2], seen ? clock(seen) : 'never', seen ? ago(seen) + ' ago' : '', e.connected ? '' : 'bad');
