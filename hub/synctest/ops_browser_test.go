@@ -90,6 +90,9 @@ func TestOpsPageInChromium(t *testing.T) {
 	if state := get(t, b, "read the row", chromedp.Text(row+" td:nth-child(2)")); !strings.Contains(state, "Disconnected") {
 		t.Errorf("cut row says %q", state)
 	}
+	if top := get(t, b, "the first row", chromedp.Evaluate[string](`document.querySelector('#edge-rows tr').dataset.node`)); top != edgeID {
+		t.Errorf("the cut store is not first: %s", top)
+	}
 	shot("ops-2-disconnected")
 
 	// A stolen store machine pushes a customer made by nobody: the hub
@@ -116,6 +119,16 @@ func TestOpsPageInChromium(t *testing.T) {
 	b.Within(20*time.Second, "the conflict appears in the panel", chromedp.WaitVisible(crow+" button.resolve"),
 		chromedp.WaitVisible(crow+" button.reapply"))
 	shot("ops-3-conflict")
+
+	// Re-applying it cannot pass (its actor is still nobody): the row says
+	// why and stays open.
+	b.Run("re-apply", chromedp.Click(crow+" button.reapply"))
+	get(t, b, "the refusal shown in the row", chromedp.Poll[bool](fmt.Sprintf(
+		`document.querySelector('#conflict-rows tr[data-id="%s"] .row-error').textContent.length > 0`, conflictID),
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if msg := get(t, b, "the row's error", chromedp.Text(crow+" .row-error")); !strings.Contains(msg, "actor") {
+		t.Errorf("re-apply refusal reads %q", msg)
+	}
 
 	// Resolve it from the page, with a note.
 	b.Run("resolve with a note", chromedp.Click(crow+" button.resolve"), chromedp.WaitVisible(crow+" form input"),
