@@ -126,12 +126,20 @@ func TestOpsFeedSendsASnapshotThenChangesOfItsOrgOnly(t *testing.T) {
 	}
 }
 
-func TestOpsFeedRefusesWithoutReportsReadAndAtAnEdge(t *testing.T) {
+func TestOpsFeedIsForReportsReadAtTheHubOnly(t *testing.T) {
 	hub := startOpsHub(t)
 	a := hub.MustOrg("Ops C")
 	cashier := hub.MustUser(a, "till@c.test", kassa.RoleCashier)
 	if _, res, err := dialOps(t, hub, cashier); err == nil || res == nil || res.StatusCode != 403 {
 		t.Fatalf("a cashier opened the ops feed: %v %v", err, res)
+	}
+	ops := hub.MustUser(a, "watch@c.test", kassa.RoleOps)
+	c, _, err := dialOps(t, hub, ops)
+	if err != nil {
+		t.Fatalf("the ops role is refused: %v", err)
+	}
+	if m := next(t, c); m.Type != kassa.OpsSnapshot {
+		t.Fatalf("ops role's first message: %+v", m)
 	}
 	edge := MustStartNode(t, kassa.NodeEdge, nil)
 	e := edge.MustOrg("Ops D")
