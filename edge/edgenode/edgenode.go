@@ -111,6 +111,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Help:    "Time from a change made elsewhere (its HLC) to its apply at this edge.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		e := link.NewEdge(*id, nc, n.EdgeLinkStore(*id, lag), log, nil)
+		e.Version = kassa.Version
 		registerEdgeMetrics(n, e, lag)
 		// The hub routes money operations on this store's orders here.
 		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,

@@ -100,6 +100,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			return ns.LeafURL()
 		}, func(nodeID string) {
+			edges.Forget(nodeID)
 			if ns != nil {
 				ns.DisconnectLeaf(nodeID)
 			}
@@ -111,7 +112,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {
 		token := "hub-" + randomToken()
-		var err error
+		// The book of edges starts from what the hub saved before it
+		// stopped, and is saved until after the link stops.
+		reports, err := n.EdgeReportJob(ctx, edges)
+		if err != nil {
+			return err
+		}
+		n.Jobs.Start(reports)
 		ns, err = natsnode.Start(natsnode.Config{
 			Name: "hub-" + n.NodeID(), Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
@@ -139,7 +146,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		edgesUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_edges_connected",
 			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.Connected()) })
-		n.HTTP.Registry().MustRegister(lag, edgesUp)
+		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges))
 		n.HTTP.Registry().MustRegister(n.RefusedCounters()...)
 		h, err := link.StartHub(nc, n.HubLinkStore(edges, lag), log)
 		if err != nil {

@@ -126,6 +126,8 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"(429 with Retry-After; a success resets it; other addresses are unaffected); a role change or deactivation " +
 				"applies to existing tokens on their next request. " +
 				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
+				"Sync conflicts are resolved at the hub with sync:write (owners and the ops role): resolving tells the edges nothing; " +
+				"a re-applied quarantined record passes the same checks as its edge's push and then replicates like any change. " +
 				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
 				"the week to each location's today in its own time zone. " +

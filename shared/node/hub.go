@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,52 +88,6 @@ func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
 	}}, nil
 }
 
-// EdgeBook remembers when each edge last spoke to the hub, how far it
-// pulled, and the figures it reported.
-type EdgeBook struct {
-	mu       sync.Mutex
-	seen     map[string]time.Time
-	cursor   map[string]int64
-	pending  map[string]int
-	verified map[string]time.Time
-}
-
-// NewEdgeBook returns an empty book.
-func NewEdgeBook() *EdgeBook {
-	return &EdgeBook{seen: map[string]time.Time{}, cursor: map[string]int64{}, pending: map[string]int{}, verified: map[string]time.Time{}}
-}
-
-// Connected counts the edges that spoke in the last 10 seconds.
-func (b *EdgeBook) Connected() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, t := range b.seen {
-		if time.Since(t) < 10*time.Second {
-			n++
-		}
-	}
-	return n
-}
-
-func (b *EdgeBook) report(node string, pending int, verified time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pending[node] = pending
-	if !verified.IsZero() {
-		b.verified[node] = verified
-	}
-}
-
-func (b *EdgeBook) saw(node string, cursor int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.seen[node] = time.Now()
-	if cursor >= 0 {
-		b.cursor[node] = cursor
-	}
-}
-
 // HubLinkStore is the store as the hub's sync link sees it, noting in
 // edges who spoke; lag, if not nil, observes the time from a change made
 // at an edge to its apply here.
@@ -158,21 +111,26 @@ type hubStore struct {
 }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
-	s.edges.saw(from.Node, -1)
+	s.edges.saw(from, -1)
 	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)
-	if err == nil && s.lag != nil {
+	if err == nil {
 		now := time.Now()
-		for _, c := range cs {
-			s.lag.Observe(now.Sub(c.HLC.Time()).Seconds())
+		lags := make([]float64, len(cs))
+		for i, c := range cs {
+			lags[i] = now.Sub(c.HLC.Time()).Seconds()
+			if s.lag != nil {
+				s.lag.Observe(lags[i])
+			}
 		}
+		s.edges.lagged(from.Node, lags)
 	}
 	return res.Applied, res.Duplicate, err
 }
 
 func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullRequest) ([]link.Entry, int64, int64, error) {
 	after, limit := req.After, req.Limit
-	s.edges.saw(to.Node, after)
-	s.edges.report(to.Node, req.PendingUp, req.LastVerified)
+	s.edges.saw(to, after)
+	s.edges.report(to.Node, &req)
 	// Bound the read by the newest position first: entries committed while
 	// it runs must not be skipped when the cursor moves past what was read.
 	last, err := s.db.LastSeq(ctx)
@@ -218,23 +176,30 @@ func (s *hubSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &kassa.SyncStatus{Node: kassa.NodeHub, NodeID: s.db.NodeID, Connected: true, Edges: []kassa.EdgeStatus{}}
-	for _, n := range nodes {
-		es := kassa.EdgeStatus{NodeID: n.NodeID, LocationID: n.LocationID, EnrolledAt: n.EnrolledAt}
-		s.edges.mu.Lock()
-		seen, ok := s.edges.seen[n.NodeID]
-		cursor := s.edges.cursor[n.NodeID]
-		es.PendingUp = s.edges.pending[n.NodeID]
-		if v, ok := s.edges.verified[n.NodeID]; ok {
-			es.LastVerified = &v
-		}
-		s.edges.mu.Unlock()
-		if ok {
-			es.LastSeen = &seen
-			es.Connected = time.Since(seen) < 10*time.Second
-		}
-		es.PendingDown, _ = s.db.LogCount(ctx, cursor, sqlite.Scope{OrgID: n.OrgID, LocationID: n.LocationID}, n.NodeID)
+	counts, err := s.db.OpenConflicts(ctx, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	open := make(map[string]sqlite.OpenConflictCount, len(counts))
+	for _, c := range counts {
+		open[c.LocationID] = c
+	}
+	st := &kassa.SyncStatus{Node: kassa.NodeHub, NodeID: s.db.NodeID, Connected: true, Edges: make([]kassa.EdgeStatus, 0, len(nodes))}
+	cursors := make([]sqlite.EdgeCursor, len(nodes))
+	now := time.Now()
+	for i, n := range nodes {
+		es := s.edges.status(n.NodeID, now)
+		es.NodeID, es.LocationID, es.EnrolledAt = n.NodeID, n.LocationID, n.EnrolledAt
+		es.OpenConflicts, es.Quarantined = open[n.LocationID].Open, open[n.LocationID].Quarantined
 		st.Edges = append(st.Edges, es)
+		cursors[i] = sqlite.EdgeCursor{NodeID: n.NodeID, OrgID: n.OrgID, LocationID: n.LocationID, Cursor: s.edges.cursorOf(n.NodeID)}
+	}
+	down, err := s.db.PendingDown(ctx, cursors)
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Edges {
+		st.Edges[i].PendingDown = down[st.Edges[i].NodeID]
 	}
 	return st, nil
 }

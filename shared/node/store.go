@@ -132,3 +132,10 @@ func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []
 	_, q, err := n.db.Ingest(ctx, sqlite.EdgeScope{OrgID: org, LocationID: location, NodeID: node}, cs)
 	return q, err
 }
+
+// EnrolEdges enrols count edges at a location of org directly in the
+// store, with no usable link secret (tests that need a hub with many
+// edges), and returns their node ids.
+func (n *Node) EnrolEdges(ctx context.Context, org, location string, count int) ([]string, error) {
+	return n.db.EnrolNodes(ctx, org, location, count)
+}

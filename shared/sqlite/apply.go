@@ -692,11 +692,13 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 			// Refuse the batch (the sender retries) rather than lose it.
 			return total, quarantined, err
 		}
-		org := changes[i].OrgID
+		org, loc := changes[i].OrgID, changes[i].LocationID
 		if opts.from != nil {
-			org = opts.from.OrgID // listed for the org of the edge that sent it, whatever it claims
+			// Listed for the org and location of the edge that sent it,
+			// whatever it claims (the ops monitor counts them per edge).
+			org, loc = opts.from.OrgID, opts.from.LocationID
 		}
-		if qerr := db.quarantine(ctx, org, &changes[i], err); qerr != nil {
+		if qerr := db.quarantine(ctx, org, loc, &changes[i], err); qerr != nil {
 			return total, quarantined, qerr
 		}
 		quarantined++
@@ -716,7 +718,7 @@ func quarantineReason(cause error) string {
 	return "apply_failed"
 }
 
-func (db *DB) quarantine(ctx context.Context, orgID string, c *change.Change, cause error) error {
+func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *change.Change, cause error) error {
 	reason := quarantineReason(cause)
 	if reason != "apply_failed" {
 		db.refused.add(reason)
@@ -733,7 +735,7 @@ func (db *DB) quarantine(ctx context.Context, orgID string, c *change.Change, ca
 			return err
 		}
 		a := &applier{tx: tx}
-		return a.conflict(ctx, orgID, c.LocationID, "quarantined", c.Entity, c.EntityID,
+		return a.conflict(ctx, orgID, locationID, "quarantined", c.Entity, c.EntityID,
 			map[string]any{"error": cause.Error(), "reason": reason}, c)
 	})
 }

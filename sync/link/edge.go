@@ -32,10 +32,19 @@ type Status struct {
 	LastPull     time.Time `json:"last_pull"`
 	LastVerified time.Time `json:"last_verified"`
 	LastError    string    `json:"last_error,omitempty"`
+	// VerifyOK is the result of the last verification that compared
+	// digests (nil before the first); VerifyDiffer the tables that
+	// differed then.
+	VerifyOK     *bool    `json:"verify_ok,omitempty"`
+	VerifyDiffer []string `json:"verify_differ,omitempty"`
 }
 
 // Edge runs an edge's side of the link: push, pull, verify.
 type Edge struct {
+	// Version is the edge's release, reported to the hub with every pull;
+	// set it before Run.
+	Version string
+
 	id    Identity
 	nc    *nats.Conn
 	store EdgeStore
@@ -197,7 +206,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	}
 	var rep PullReply
 	st := e.Status()
-	if err := e.request(ctx, e.id.PullSubject(), PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified}, &rep); err != nil {
+	req := PullRequest{After: cursor, Limit: pullBatch, PendingUp: st.PendingUp, LastVerified: st.LastVerified,
+		Version: e.Version, VerifyOK: st.VerifyOK, VerifyDiffer: st.VerifyDiffer, ReportedAt: e.now()}
+	if err := e.request(ctx, e.id.PullSubject(), req, &rep); err != nil {
 		e.setConnected(false, err)
 		return 0, err
 	}
@@ -285,10 +296,14 @@ func (e *Edge) Verify(ctx context.Context) error {
 	if rep.Error != "" {
 		return errors.New(rep.Error)
 	}
-	if len(rep.Differ) == 0 {
-		e.mu.Lock()
+	ok := len(rep.Differ) == 0
+	e.mu.Lock()
+	e.status.VerifyOK, e.status.VerifyDiffer = &ok, rep.Differ
+	if ok {
 		e.status.LastVerified = e.now()
-		e.mu.Unlock()
+	}
+	e.mu.Unlock()
+	if ok {
 		return nil
 	}
 	e.log.Warn("sync digests differ; repairing from the hub's log", "tables", rep.Differ)

@@ -99,6 +99,14 @@ type PullRequest struct {
 	// The edge's own figures, for the hub's status of every edge.
 	PendingUp    int       `json:"pending_up"`
 	LastVerified time.Time `json:"last_verified"`
+	// Since v0.6.0 (an older edge sends none of these: the hub reads zero
+	// values): the edge's release, the result of its last verification
+	// (nil before the first; the tables that differed), and when it made
+	// these figures, by its own clock.
+	Version      string    `json:"version,omitempty"`
+	VerifyOK     *bool     `json:"verify_ok,omitempty"`
+	VerifyDiffer []string  `json:"verify_differ,omitempty"`
+	ReportedAt   time.Time `json:"reported_at,omitzero"`
 }
 
 // PullReply carries log entries, the position the edge may move its
