@@ -111,17 +111,17 @@ func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duratio
 	return n.automations.store.ExecutionLags(ctx, orgID)
 }
 
-// SeedEdges records n edges enrolled at an org's location straight into
-// the store of the hub in dataDir (which may be running: this opens the
-// store only), edges that never link: for tests and benches of what the
-// hub shows with many stores. It returns their node ids.
+// SeedEdges is EnrolEdges for a hub run as a process: it opens the store
+// of the hub in dataDir (which may be running; only the store, no link)
+// and records n edges that can never link, for the browser test of the
+// ops page with many stores. It returns their node ids.
 func SeedEdges(ctx context.Context, dataDir, orgID, locationID string, n int) ([]string, error) {
 	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	return db.AddSyncNodes(ctx, orgID, locationID, n)
+	return db.EnrolNodes(ctx, orgID, locationID, n)
 }
 
 // IngestFrom applies changes at the hub as if the enrolled edge node of

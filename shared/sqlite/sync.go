@@ -273,21 +273,3 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 	}
 	return out, nil
 }
-
-// AddSyncNodes records n enrolled edges at an org's location directly, in
-// one unit of work, with secrets nobody knows (they can never link): for
-// load tests of what the hub shows about many edges. It returns their ids.
-func (db *DB) AddSyncNodes(ctx context.Context, orgID, locationID string, n int) ([]string, error) {
-	ids := make([]string, n)
-	err := db.write(ctx, func(tx *Tx) error {
-		for i := range ids {
-			ids[i] = db.NewID()
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
-				ids[i], orgID, locationID, hashSecret(randomHex(32)), fmtTime(tx.now)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return ids, err
-}
