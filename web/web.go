@@ -27,6 +27,11 @@ var Console = mustSub("static/console")
 // over GET /api/v1/ws.
 var Terminal = mustSub("static/terminal")
 
+// Ops is the ops monitor (static/ops), which the hub serves at /ops: every
+// edge of the org, live over the hub's /api/v1/sync/ws feed, and the open
+// sync conflicts with their actions.
+var Ops = mustSub("static/ops")
+
 // OAuth is the consent page of the hub's authorization server
 // (static/oauth): authorize.html, an html/template the hub renders at
 // /oauth/authorize (error, sign-in and consent views), and consent.css.

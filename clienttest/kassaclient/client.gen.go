@@ -5176,6 +5176,11 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/sync/status (the `GetSyncStatus` operationId).
 	GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSyncWs The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either {type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and reported_at alone count as a change once they moved by 10 s
+	//
+	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
+	GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostUsersWithBody Add a staff account (owners only)
 	//
 	// Takes any type of body and a specified content type.
@@ -7699,6 +7704,21 @@ func (c *Client) DeleteSyncNodesId(ctx context.Context, id openapi_types.UUID, r
 // Corresponds with GET /api/v1/sync/status (the `GetSyncStatus` operationId).
 func (c *Client) GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSyncStatusRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSyncWs The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either {type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and reported_at alone count as a change once they moved by 10 s
+//
+// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
+func (c *Client) GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSyncWsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -13594,6 +13614,33 @@ func NewGetSyncStatusRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetSyncWsRequest constructs an http.Request for the GetSyncWs method
+func NewGetSyncWsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sync/ws")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostUsersRequest calls the generic PostUsers builder with application/json body
 func NewPostUsersRequest(server string, params *PostUsersParams, body PostUsersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15207,6 +15254,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/status (the `GetSyncStatus` operationId).
 	GetSyncStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncStatusResponse, error)
+
+	// GetSyncWsWithResponse The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either {type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and reported_at alone count as a change once they moved by 10 s
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
+	GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error)
 
 	// PostUsersWithBodyWithResponse Add a staff account (owners only)
 	//
@@ -27040,6 +27094,103 @@ func (r GetSyncStatusResponse) ContentType() string {
 	return ""
 }
 
+// GetSyncWsResponse401Headers the declared response headers of an HTTP 401 response for GetSyncWs
+type GetSyncWsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetSyncWsResponse429Headers the declared response headers of an HTTP 429 response for GetSyncWs
+type GetSyncWsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetSyncWsResponse503Headers the declared response headers of an HTTP 503 response for GetSyncWs
+type GetSyncWsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetSyncWsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSyncWsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSyncWsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSyncWsResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSyncWsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSyncWsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSyncWsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSyncWsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSyncWsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostUsersResponse201Headers the declared response headers of an HTTP 201 response for PostUsers
 type PostUsersResponse201Headers struct {
 	Location *string
@@ -30243,6 +30394,19 @@ func (c *ClientWithResponses) GetSyncStatusWithResponse(ctx context.Context, req
 		return nil, err
 	}
 	return ParseGetSyncStatusResponse(rsp)
+}
+
+// GetSyncWsWithResponse The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either {type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and reported_at alone count as a change once they moved by 10 s
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
+func (c *ClientWithResponses) GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error) {
+	rsp, err := c.GetSyncWs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSyncWsResponse(rsp)
 }
 
 // PostUsersWithBodyWithResponse Add a staff account (owners only)
@@ -41114,6 +41278,103 @@ func ParseGetSyncStatusResponse(rsp *http.Response) (*GetSyncStatusResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSyncWsResponse parses an HTTP response from a GetSyncWsWithResponse call
+func ParseGetSyncWsResponse(rsp *http.Response) (*GetSyncWsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSyncWsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetSyncWsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSyncWsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSyncWsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

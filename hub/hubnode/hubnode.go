@@ -68,6 +68,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
 	f.ConsentPage = web.OAuth
+	f.OpsPage = web.Ops
 	serverTLS, err := f.TLS.Server()
 	if err != nil {
 		return err

@@ -59,6 +59,8 @@ type Config struct {
 	ConsolePage fs.FS
 	// TerminalPage, when set, is the terminal page, served at /terminal (the edge).
 	TerminalPage fs.FS
+	// OpsPage, when set, is the ops monitor, served at /ops (the hub).
+	OpsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
@@ -118,6 +120,7 @@ type Server struct {
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
+	ops      *opsFeeds
 	ws       *wsConns
 	live     *liveFeeds
 	consent  *consent
@@ -165,6 +168,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	}
 	if cfg.TerminalPage != nil {
 		s.page("/terminal", cfg.TerminalPage)
+	}
+	if cfg.OpsPage != nil {
+		s.page("/ops", cfg.OpsPage)
 	}
 	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
 		s.routesConsent(cfg.ConsentPage)

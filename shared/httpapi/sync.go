@@ -10,6 +10,9 @@ import (
 )
 
 func (s *Server) routesSync() {
+	if s.cfg.Node == kassa.NodeHub {
+		s.routesOpsFeed()
+	}
 	s.handle(&Route{Method: "GET", Path: "/sync/status", Tag: "sync", Scope: kassa.ScopeReportsRead, Resp: kassa.SyncStatus{},
 		Summary: "Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); " +
 			"on the hub every enrolled edge of the org",

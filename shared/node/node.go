@@ -75,6 +75,8 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// OpsPage is the ops monitor to serve at /ops (the hub sets it).
+	OpsPage fs.FS
 	// ConsentPage is the OAuth consent page to serve at /oauth/authorize
 	// (the hub sets it; served when the node has an OAuth service).
 	ConsentPage fs.FS
@@ -223,7 +225,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {

@@ -111,6 +111,19 @@ func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duratio
 	return n.automations.store.ExecutionLags(ctx, orgID)
 }
 
+// SeedEdges is EnrolEdges for a hub run as a process: it opens the store
+// of the hub in dataDir (which may be running; only the store, no link)
+// and records n edges that can never link, for the browser test of the
+// ops page with many stores. It returns their node ids.
+func SeedEdges(ctx context.Context, dataDir, orgID, locationID string, n int) ([]string, error) {
+	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.EnrolNodes(ctx, orgID, locationID, n)
+}
+
 // IngestFrom applies changes at the hub as if the enrolled edge node of
 // org and location had pushed them over its link: admitted as untrusted
 // input, refused ones quarantined (for tests and tools that play an
