@@ -65,6 +65,16 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 	}
 	hub := wrapNode(t, open(0))
 	old := open(10)
+	// Today's apply records what it applied for the live feeds (migration
+	// 0016, a node-local table): give the older store those columns. Only
+	// the replicated tables are under test here.
+	live, err := migrationFS.ReadFile("migrations/0016_live.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.writer.ExecContext(ctx, string(live)); err != nil {
+		t.Fatal(err)
+	}
 	w := seed(t, hub)
 	for range 3 {
 		sell(t, hub, w, w.p1, 2)
