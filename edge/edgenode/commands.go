@@ -18,7 +18,7 @@ type Command func(ctx context.Context, args []string, getenv func(string) string
 
 // Commands are the edge binary's subcommands besides running the edge:
 // backup (of a running edge's store), restore (into a stopped edge's data
-// directory) and healthcheck. See docs/arch-deploy.md.
+// directory) and healthcheck. See docs/deploy.md.
 var Commands = map[string]Command{
 	"backup": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 		return node.BackupCommand(ctx, args, getenv, DefaultDataDir, out)

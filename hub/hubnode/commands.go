@@ -19,7 +19,7 @@ type Command func(ctx context.Context, args []string, getenv func(string) string
 // Commands are the hub binary's subcommands besides running the hub:
 // verify (an edge's scope against the hub's), backup (of a running hub's
 // store), restore (into a stopped hub's data directory) and healthcheck.
-// See docs/arch-deploy.md.
+// See docs/deploy.md.
 var Commands = map[string]Command{
 	"verify": func(ctx context.Context, args []string, _ func(string) string, out io.Writer) error {
 		return Verify(ctx, args, out)

@@ -14,7 +14,7 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
-// Live updates for terminals: GET /api/v1/ws (docs/arch-ws.md).
+// Live updates for terminals: GET /api/v1/ws (docs/live.md).
 //
 // A terminal subscribes to topics and receives every change of its org
 // in them as a "change" message carrying the resource as its REST GET
@@ -62,7 +62,7 @@ func liveErr(err error) liveError {
 func (s *Server) routesLive() {
 	s.live = newLiveFeeds(s, s.svc.LiveEvents)
 	s.websocket(&Route{Path: "/ws", Tag: "live", AnyScope: kassa.LiveScopes,
-		Summary: "Live updates for terminals (WebSocket; docs/arch-ws.md). Authenticate with an Authorization: Bearer header, " +
+		Summary: "Live updates for terminals (WebSocket; docs/live.md). Authenticate with an Authorization: Bearer header, " +
 			`or (browsers) with the first message {"type":"auth","access_token":"…"} within 5 s. Then send ` +
 			`{"type":"subscribe","topics":["orders","stock","catalog","customers"],"location_id":"…","after":"<position>"} ` +
 			"(each topic needs its read scope: orders:read, inventory:read, catalog:read, customers:read; location_id selects the " +

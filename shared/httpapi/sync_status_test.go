@@ -13,7 +13,7 @@ import (
 // which pushed 5,000 records that the 999 others have yet to pull, lists
 // every edge with what it has to pull and the open conflict of its
 // location. It logs how long the status took
-// (docs/arch-ops-data.md records the figure; nothing here is timed).
+// (docs/ops-data.md records the figure; nothing here is timed).
 func TestSyncStatusOfAThousandEdges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 edges")

@@ -20,7 +20,7 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
-// WebSocket endpoints (docs/ops.md, "WebSocket plumbing"; docs/arch-ws.md).
+// WebSocket endpoints (docs/ops.md, "WebSocket plumbing"; docs/live.md).
 //
 // Fiber runs on fasthttp, whose net/http adaptor cannot hijack, so a
 // WebSocket route is a Fiber handler that checks the request (an upgrade,

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Live updates for terminals (GET /api/v1/ws, docs/arch-ws.md): every
+// Live updates for terminals (GET /api/v1/ws, docs/live.md): every
 // change a node stores — its own, and those it applied from the other
 // node — is a LiveChange at a LivePosition of that node's log.
 

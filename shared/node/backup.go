@@ -15,7 +15,7 @@ import (
 )
 
 // Backups and restores of a node's store (the `backup` and `restore`
-// subcommands of both binaries). See docs/arch-deploy.md.
+// subcommands of both binaries). See docs/deploy.md.
 
 // ErrExists is returned when a backup or restore would overwrite a file or
 // a data directory and --force was not given.
@@ -123,6 +123,6 @@ func RestoreCommand(ctx context.Context, args []string, getenv func(string) stri
 	if err := restore(ctx, *file, *dir, *force); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/arch-deploy.md)\n", *file, *dir)
+	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/deploy.md)\n", *file, *dir)
 	return nil
 }

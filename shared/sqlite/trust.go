@@ -1093,7 +1093,7 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 // whole, of a type in the catalog, occurred at a valid time, with data
 // that is a JSON object of at most kassa.MaxEventData bytes. It does not
 // tie the event to the change that caused it: an edge can still invent an
-// event about its own location (docs/arch-events.md, open points).
+// event about its own location (docs/trust.md, open points).
 func checkEvent(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if c.Origin != ad.from.NodeID {
 		return refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.from.NodeID)

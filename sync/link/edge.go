@@ -285,6 +285,7 @@ func (e *Edge) seeEpoch(ctx context.Context, epoch string) (restored bool, err e
 }
 
 func (e *Edge) verifyLoop(ctx context.Context) {
+	again := false // a verification right after a repair is under way
 	for {
 		select {
 		case <-ctx.Done():
@@ -292,8 +293,18 @@ func (e *Edge) verifyLoop(ctx context.Context) {
 		case <-e.verify:
 		case <-time.After(time.Minute):
 		}
-		if err := e.Verify(ctx); err != nil && ctx.Err() == nil {
+		err := e.Verify(ctx)
+		if err != nil && ctx.Err() == nil {
 			e.log.Warn("sync verification", "err", err)
+		}
+		// After a repair, verify again as soon as the re-pull drained
+		// (compare waits for it), once: a difference that a repair does
+		// not mend is left to the minute's cadence, not re-pulled in a loop.
+		if repaired := errors.Is(err, ErrDiffer); repaired && !again {
+			again = true
+			signal(e.verify)
+		} else {
+			again = false
 		}
 	}
 }
@@ -306,42 +317,30 @@ var ErrBacklog = errors.New("link: backlog not drained yet")
 // pulling the hub's log from the start again (apply is idempotent) and is
 // returned as an error naming the tables.
 func (e *Edge) Verify(ctx context.Context) error {
-	// Wait for the push and pull loops to drain the backlog (pushing here
-	// too would send the same records twice).
-	for drained := false; !drained; {
-		unsent, err := e.store.Unsent(ctx, 0, 1)
-		if err != nil {
-			return err
-		}
-		st := e.Status()
-		if !st.Connected {
-			return ErrBacklog
-		}
-		if drained = len(unsent) == 0 && st.PendingDown == 0; !drained {
+	// A sale made at either node between the two digests differs too, so
+	// a difference counts only when it stays over verifyTries comparisons,
+	// each after the backlog drained again: a real one does, a write in
+	// flight does not (and a repair re-pulls the whole log).
+	var differ []string
+	for try := 0; try < verifyTries; try++ {
+		if try > 0 {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(retryEvery):
 			}
 		}
+		var err error
+		if differ, err = e.compare(ctx); err != nil {
+			return err
+		}
+		if len(differ) == 0 {
+			break
+		}
 	}
-	if _, err := e.PullOnce(ctx); err != nil { // catch up to this moment
-		return err
-	}
-	mine, err := e.store.Digests(ctx)
-	if err != nil {
-		return err
-	}
-	var rep DigestReply
-	if err := e.request(ctx, e.id.DigestSubject(), DigestRequest{Tables: mine, Format: change.Format}, &rep); err != nil {
-		return err
-	}
-	if rep.Error != "" {
-		return errors.New(rep.Error)
-	}
-	ok := len(rep.Differ) == 0
+	ok := len(differ) == 0
 	e.mu.Lock()
-	e.status.VerifyOK, e.status.VerifyDiffer = &ok, rep.Differ
+	e.status.VerifyOK, e.status.VerifyDiffer = &ok, differ
 	if ok {
 		e.status.LastVerified = e.now()
 	}
@@ -349,10 +348,55 @@ func (e *Edge) Verify(ctx context.Context) error {
 	if ok {
 		return nil
 	}
-	e.log.Warn("sync digests differ; repairing from the hub's log", "tables", rep.Differ)
+	e.log.Warn("sync digests differ; repairing from the hub's log", "tables", differ)
 	if err := e.store.SetCursor(ctx, 0); err != nil {
 		return err
 	}
 	signal(e.wake)
-	return fmt.Errorf("link: tables differ from the hub: %v", rep.Differ)
+	return fmt.Errorf("%w: %v", ErrDiffer, differ)
+}
+
+// ErrDiffer is returned by Verify when tables differ from the hub's.
+var ErrDiffer = errors.New("link: tables differ from the hub")
+
+// verifyTries is how many comparisons a difference must last.
+const verifyTries = 3
+
+// compare waits until both directions are drained, catches up, and
+// returns the tables whose digests differ from the hub's.
+func (e *Edge) compare(ctx context.Context) ([]string, error) {
+	// Wait for the push and pull loops to drain the backlog (pushing here
+	// too would send the same records twice).
+	for drained := false; !drained; {
+		unsent, err := e.store.Unsent(ctx, 0, 1)
+		if err != nil {
+			return nil, err
+		}
+		st := e.Status()
+		if !st.Connected {
+			return nil, ErrBacklog
+		}
+		if drained = len(unsent) == 0 && st.PendingDown == 0; !drained {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(retryEvery):
+			}
+		}
+	}
+	if _, err := e.PullOnce(ctx); err != nil { // catch up to this moment
+		return nil, err
+	}
+	mine, err := e.store.Digests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rep DigestReply
+	if err := e.request(ctx, e.id.DigestSubject(), DigestRequest{Tables: mine, Format: change.Format}, &rep); err != nil {
+		return nil, err
+	}
+	if rep.Error != "" {
+		return nil, errors.New(rep.Error)
+	}
+	return rep.Differ, nil
 }
