@@ -1,6 +1,8 @@
 package synctest
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,8 +195,9 @@ func redeemAtTwoOfflineEdges(t *testing.T, limit string, withCustomer bool) map[
 // that pushes an honest campaign sale whose redemptions claim more: a
 // forged amount for the campaign that applied, and a redemption of a
 // paused campaign that gave nothing. The hub keeps the sale and the
-// redemptions but sets their amounts to what its own campaigns give the
-// order's lines, so its analytics count no claimed discount.
+// redemptions as sent but counts in its analytics the amounts its own
+// campaigns give the order's lines (redemption_amounts), so no claimed
+// discount.
 func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 	e := MustStartPair(t)
 	hub := hubState{e: e, tok: e.hubTok}
@@ -257,5 +260,82 @@ func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 		if st["redemptions"] != float64(1) || int64(st["discount_given"].(float64)) != c.discount || int64(st["revenue"].(float64)) != total {
 			t.Errorf("%s: analytics %v, want 1 redemption, %d given, revenue %d", c.name, st, c.discount, total)
 		}
+	}
+}
+
+// TestAnOfflineSaleWithASincePausedCampaignStillVerifies: an edge cut off
+// from the hub sells with a campaign the hub pauses meanwhile. After
+// reconnect the hub counts that redemption as giving nothing (its own
+// campaigns gave the order nothing), the edge counts what it gave, and
+// yet both nodes hold the same replicated row: the edge's verification
+// comes clean, at the edge and in the hub's status of it.
+func TestAnOfflineSaleWithASincePausedCampaignStillVerifies(t *testing.T) {
+	e := MustStartPair(t)
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
+	var c oneResp
+	if st := e.hub.Call(t, "POST", "/api/v1/campaigns", e.hubTok, map[string]any{"name": "10 % off", "type": "discount",
+		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1000, "product_ids": []string{product}}}}, &c); st != 201 {
+		t.Fatalf("create a campaign at the hub: %d %v", st, c)
+	}
+	campaign := c.Data["id"].(string)
+	if st := e.hub.Call(t, "POST", "/api/v1/campaigns/"+campaign+"/launch", e.hubTok, nil, nil); st != 200 {
+		t.Fatalf("launch: %d", st)
+	}
+	wait.For(t, 20*time.Second, "the campaign active at the edge", func() bool {
+		var c oneResp
+		return e.edge.Call(t, "GET", "/api/v1/campaigns/"+campaign, e.edgeMgr, nil, &c) == 200 && c.Data["status"] == "active"
+	})
+	var me oneResp
+	e.edge.Call(t, "GET", "/api/v1/sync/status", e.edgeMgr, nil, &me)
+	node := me.Data["node_id"].(string)
+
+	e.proxy.cut()
+	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeMgr, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order at the offline edge: %d %v", st, o.Data)
+	}
+	given := o.Data["discount_total"].(float64)
+	if given == 0 || len(o.Data["campaigns"].([]any)) != 1 {
+		t.Fatalf("the offline edge did not apply the campaign: %v", o.Data)
+	}
+	if st := e.hub.Call(t, "PATCH", "/api/v1/campaigns/"+campaign, e.hubTok, map[string]any{"status": "paused"}, nil); st != 200 {
+		t.Fatalf("pause at the hub: %d", st)
+	}
+	back := time.Now()
+	e.proxy.restore()
+
+	after := func(st map[string]any) bool {
+		at, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(st["last_verified"]))
+		return at.After(back)
+	}
+	analytics := func(p *nodetest.Proc, tok string) map[string]any {
+		var st oneResp
+		p.Call(t, "GET", "/api/v1/campaigns/"+campaign+"/analytics", tok, nil, &st)
+		return st.Data
+	}
+	// The edge's status sets last_verified only when the digests agreed;
+	// the hub's status of the edge says when they differed, and where.
+	var edge, hub map[string]any
+	wait.For(t, 30*time.Second, "the edge's first verification since the reconnect", func() bool {
+		edge, hub = e.status(t, e.edge, e.edgeMgr), e.edgeStatus(t, e.hub, e.hubTok, node)
+		differ, _ := hub["verify_differ"].([]any)
+		return after(edge) && hub["verify_ok"] == true && after(hub) || slices.Contains(differ, any("campaign_redemptions"))
+	})
+	if !after(edge) || hub["verify_ok"] != true || !after(hub) {
+		t.Fatalf("the verification after the reconnect: at the edge %v, at the hub %v", edge, hub)
+	}
+	if h := analytics(e.hub, e.hubTok); h["redemptions"] != float64(1) || h["discount_given"] != float64(0) || h["revenue"] != o.Data["total"] {
+		t.Errorf("the hub's analytics %v, want 1 redemption giving 0 (the campaign is paused here), revenue %v", h, o.Data["total"])
+	}
+	if m := analytics(e.edge, e.edgeMgr); m["redemptions"] != float64(1) || m["discount_given"] != given {
+		t.Errorf("the edge's analytics %v, want 1 redemption giving %v", m, given)
+	}
+	var conflicts listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &conflicts)
+	if len(conflicts.Data) != 0 {
+		t.Fatalf("the hub refused part of the sale: %v", conflicts.Data)
 	}
 }

@@ -312,9 +312,13 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 		return nil, err
 	}
 	// Refunds count against the sale they refund (its redemption's day
-	// and location): refunded_total of the order, as this node has it.
-	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
-		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id WHERE r.org_id = ? AND r.campaign_id = ?`
+	// and location): refunded_total of the order, as this node has it. At
+	// the hub an edge's redemption counts the amounts the hub computed
+	// (redemption_amounts, fixRedemptions), not the ones it was sent.
+	const sums = `count(*), coalesce(sum(coalesce(h.amount, r.amount)), 0), coalesce(sum(coalesce(h.order_total, r.order_total)), 0),
+		coalesce(sum(o.refunded_total), 0)
+		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id
+		LEFT JOIN redemption_amounts h ON h.redemption_id = r.id AND h.org_id = r.org_id WHERE r.org_id = ? AND r.campaign_id = ?`
 	err = s.db.reader.QueryRowContext(ctx, `SELECT count(DISTINCT r.order_id), `+sums, a.OrgID, id).
 		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {

@@ -970,11 +970,13 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 	return sum, err
 }
 
-// fixRedemptions sets the amounts of an edge order's redemptions to what
-// the hub computes each campaign gave it (0 for one that gave it nothing
-// here) and their order_total to the order's total as the hub recomputed
-// it: analytics count no discount an edge's wire merely claims. An order
-// without redemptions, or whose lines have not come yet, is left alone.
+// fixRedemptions records, for each redemption of an edge order, what the
+// hub computes its campaign gave it (0 for one that gave it nothing here)
+// and the order's total as the hub recomputed it, in the node-local
+// redemption_amounts (migration 0017): the hub's analytics count no
+// discount an edge's wire merely claims, while the replicated row stays as
+// the edge sent it so both nodes' digests agree. An order without
+// redemptions, or whose lines have not come yet, is left alone.
 func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) error {
 	var n int
 	err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM campaign_redemptions WHERE order_id = ?1 AND org_id = ?2
@@ -991,8 +993,10 @@ func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) e
 		gave[c.CampaignID] = c.Amount
 	}
 	b, _ := json.Marshal(gave)
-	_, err = ad.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = coalesce((SELECT value FROM json_each(?3) WHERE key = campaign_id), 0),
-		order_total = (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2) WHERE order_id = ?1 AND org_id = ?2`, orderID, orgID, string(b))
+	_, err = ad.tx.ExecContext(ctx, `INSERT INTO redemption_amounts (redemption_id, org_id, amount, order_total)
+		SELECT id, org_id, coalesce((SELECT value FROM json_each(?3) WHERE key = campaign_id), 0), (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2)
+		FROM campaign_redemptions WHERE order_id = ?1 AND org_id = ?2
+		ON CONFLICT (redemption_id) DO UPDATE SET amount = excluded.amount, order_total = excluded.order_total`, orderID, orgID, string(b))
 	return err
 }
 
