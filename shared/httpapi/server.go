@@ -236,7 +236,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.live != nil {
 		s.live.close()
 	}
-	s.ws.shutdown(ctx)
+	// WebSocket peers get half the budget (at most wsCloseWait) to answer
+	// the close; the rest are cut, so the HTTP server's own shutdown still
+	// has time (a slow peer must not turn a clean stop into a timeout).
+	wait := wsCloseWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	s.ws.shutdown(wctx)
+	cancel()
 	return s.app.ShutdownWithContext(ctx)
 }
 

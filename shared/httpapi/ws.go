@@ -47,7 +47,8 @@ const (
 	wsSendQueue    = 256 // messages queued for one client
 	wsReceiveQueue = 16  // messages read ahead of serve
 	wsWriteTimeout = 10 * time.Second
-	wsCloseGrace   = time.Second // how long a closing connection waits for the peer's close
+	wsCloseGrace   = time.Second      // how long a closing connection waits for the peer's close
+	wsCloseWait    = 2 * wsCloseGrace // how long Shutdown waits for every peer before cutting the rest
 
 	defaultWSPing        = 20 * time.Second
 	defaultWSMaxConns    = 5000
