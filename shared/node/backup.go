@@ -126,3 +126,24 @@ func RestoreCommand(ctx context.Context, args []string, getenv func(string) stri
 	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/deploy.md)\n", *file, *dir)
 	return nil
 }
+
+// Command is a subcommand of a binary (edge <name> args…, hub <name> args…).
+type Command func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error
+
+// Commands are the subcommands both binaries have besides running the
+// node: backup (of a running node's store), restore (into a stopped
+// node's data directory, with restore) and healthcheck. dataDir and
+// httpAddr are the binary's defaults. See docs/deploy.md.
+func Commands(dataDir, httpAddr string, restore func(ctx context.Context, backup, dataDir string, force bool) error) map[string]Command {
+	return map[string]Command{
+		"backup": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+			return BackupCommand(ctx, args, getenv, dataDir, out)
+		},
+		"restore": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+			return RestoreCommand(ctx, args, getenv, dataDir, out, restore)
+		},
+		"healthcheck": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+			return HealthCommand(ctx, args, getenv, httpAddr, out)
+		},
+	}
+}
