@@ -8,13 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! info=$(docker info 2>&1); then
-	echo "compose-check: skipped — no container runtime (docker info: $(printf '%s\n' "$info" | grep -v '^[[:space:]]*$' | tail -n 1 | sed 's/^[[:space:]]*//'))"
+skipped() { # skipped REASON: says why, points to the rehearsal, succeeds
+	echo "compose-check: skipped — $1"
+	echo "compose-check: the host rehearsal of the same setup runs in go test (TestComposeRehearsalWithoutContainers, hub/synctest)"
 	exit 0
+}
+if ! info=$(docker info 2>&1); then
+	skipped "no container runtime (docker info: $(printf '%s\n' "$info" | grep -v '^[[:space:]]*$' | tail -n 1 | sed 's/^[[:space:]]*//'))"
 fi
 if ! docker compose version >/dev/null 2>&1; then
-	echo "compose-check: skipped — no docker compose plugin (docker compose version failed)"
-	exit 0
+	skipped "no docker compose plugin (docker compose version failed)"
 fi
 
 project="kassa-check-$$"
