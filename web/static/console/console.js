@@ -19,7 +19,6 @@
   var CONFLICTS = 20;
 
   var state = {
-    auth: loadAuth(),
     timer: 0,
     gen: 0, // bumped on login and logout, so a late answer of an old session is dropped
     offset: 0, // the edge's clock minus ours, ms (from the Date header)
@@ -29,93 +28,18 @@
 
   var $ = function (id) { return document.getElementById(id); };
 
-  // --- auth ---------------------------------------------------------------
+  // --- auth (session.js) ---------------------------------------------------
 
-  function loadAuth() {
-    try { return JSON.parse(sessionStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
-
-  function saveAuth(d) {
-    state.auth = { accessToken: d.accessToken, refreshToken: d.refreshToken };
-    sessionStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
-  }
-
-  function clearAuth() {
-    state.auth = null;
-    sessionStorage.removeItem(AUTH_KEY);
-  }
-
-  // request fetches with a timeout; it rejects with err.unreachable set when
-  // the edge did not answer (network error, timeout, a proxy's 502-504).
-  function request(method, path, body, token) {
-    var ctl = new AbortController();
-    var t = setTimeout(function () { ctl.abort(); }, TIMEOUT_MS);
-    var h = {};
-    if (token) h.Authorization = 'Bearer ' + token;
-    if (body) h['Content-Type'] = 'application/json';
-    return fetch(API + path, {
-      method: method, headers: h, body: body ? JSON.stringify(body) : undefined,
-      cache: 'no-store', signal: ctl.signal
-    }).then(function (r) {
-      clearTimeout(t);
+  // A 502-504 from a proxy counts as no answer, like a timeout.
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, timeoutMs: TIMEOUT_MS, unreachable: 'edge not answering', gatewayDown: true,
+    onResponse: function (r) {
       var date = Date.parse(r.headers.get('Date') || '');
       if (!isNaN(date)) state.offset = date - Date.now();
-      if (r.status === 502 || r.status === 503 || r.status === 504) throw unreachable();
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (!r.ok) {
-          var e = new Error(j.detail || j.title || ('HTTP ' + r.status));
-          e.status = r.status;
-          throw e;
-        }
-        return j;
-      });
-    }, function () {
-      clearTimeout(t);
-      throw unreachable();
-    });
-  }
+    }
+  });
 
-  function unreachable() {
-    var e = new Error('edge not answering');
-    e.unreachable = true;
-    return e;
-  }
-
-  var refreshing = null;
-  // refresh swaps the refresh token for a new pair once, however many
-  // callers ask at the same time.
-  function refresh() {
-    if (refreshing) return refreshing;
-    if (!state.auth || !state.auth.refreshToken) return Promise.reject(sessionEnded());
-    refreshing = request('POST', '/auth/refresh', { refreshToken: state.auth.refreshToken }).then(function (j) {
-      saveAuth(j.data);
-    }, function (e) {
-      if (e.status === 401 || e.status === 400) throw sessionEnded();
-      throw e;
-    });
-    refreshing.then(done, done);
-    function done() { refreshing = null; }
-    return refreshing;
-  }
-
-  function sessionEnded() {
-    var e = new Error('Your session ended: log in again.');
-    e.status = 401;
-    e.ended = true;
-    return e;
-  }
-
-  // api calls the API with the session's token, refreshing it once on 401.
-  function api(path) {
-    if (!state.auth) return Promise.reject(sessionEnded());
-    return request('GET', path, null, state.auth.accessToken).catch(function (e) {
-      if (e.status !== 401) throw e;
-      return refresh().then(function () { return request('GET', path, null, state.auth.accessToken); });
-    }).catch(function (e) {
-      if (e.status === 401 && !e.ended) throw sessionEnded();
-      throw e;
-    });
-  }
+  function api(path) { return session.api('GET', path); }
 
   function showLogin(message) {
     clearTimeout(state.timer);
@@ -128,8 +52,7 @@
   }
 
   function logout(tell) {
-    if (tell && state.auth) request('POST', '/auth/logout', null, state.auth.accessToken).catch(function () {});
-    clearAuth();
+    if (tell) session.logout(); else session.clear();
     state.last = null;
     showLogin('');
   }
@@ -139,8 +62,7 @@
     var btn = $('login-btn');
     btn.disabled = true;
     $('login-error').textContent = '';
-    request('POST', '/auth/login', { email: $('email').value.trim(), password: $('password').value }).then(function (j) {
-      saveAuth(j.data);
+    session.login($('email').value.trim(), $('password').value).then(function () {
       start();
     }, function (e) {
       $('login-error').textContent = e.unreachable ? 'Edge not answering: check that it is running, then try again.' :
@@ -176,10 +98,10 @@
       if (e.unreachable) {
         renderUnreachable();
       } else if (e.status === 401) {
-        clearAuth();
+        session.clear();
         showLogin(e.message);
       } else if (e.status === 403) {
-        clearAuth();
+        session.clear();
         showLogin('This account cannot see the sync status: log in as a manager or owner.');
       } else {
         renderError(e.message);
@@ -319,5 +241,5 @@
 
   // --- start --------------------------------------------------------------
 
-  if (state.auth) start(); else showLogin('');
+  if (session.auth) start(); else showLogin('');
 })();

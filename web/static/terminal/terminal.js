@@ -17,7 +17,6 @@
   var AUTH_KEY = 'kassa.terminal.auth';
   var params = new URLSearchParams(location.search);
   var state = {
-    auth: load(),
     location: params.get('location_id') || '',
     orders: new Map(),
     stock: new Map(), // product id -> level
@@ -30,20 +29,14 @@
   };
   var $ = function (id) { return document.getElementById(id); };
 
-  function load() {
-    try { return JSON.parse(localStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
+  // The token pair stays in localStorage: the till stays signed in across
+  // restarts. A refused refresh signs out.
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, storage: window.localStorage,
+    onEnded: function () { logout(); }
+  });
 
-  function api(path, opts) {
-    opts = opts || {};
-    opts.headers = Object.assign({ 'Content-Type': 'application/json' }, opts.headers || {});
-    if (state.auth) opts.headers.Authorization = 'Bearer ' + state.auth.accessToken;
-    return fetch(API + path, opts).then(function (r) {
-      if (r.status === 401) { logout(); throw new Error('signed out'); }
-      if (!r.ok) throw new Error(path + ': ' + r.status);
-      return r.json();
-    });
-  }
+  function api(path) { return session.api('GET', path); }
 
   function all(path) {
     var out = [];
@@ -65,8 +58,7 @@
   }
 
   function logout() {
-    state.auth = null;
-    localStorage.removeItem(AUTH_KEY);
+    session.clear();
     if (state.ws) { state.ws.onclose = null; state.ws.close(); }
     showLogin();
   }
@@ -74,17 +66,9 @@
   $('login').addEventListener('submit', function (ev) {
     ev.preventDefault();
     $('login-error').textContent = '';
-    fetch(API + '/auth/login', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: $('email').value, password: $('password').value })
-    }).then(function (r) {
-      if (!r.ok) throw new Error('E-mail or password is wrong');
-      return r.json();
-    }).then(function (b) {
-      state.auth = { accessToken: b.data.accessToken };
-      localStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
+    session.login($('email').value, $('password').value).then(function () {
       start();
-    }, function (e) { $('login-error').textContent = e.message; });
+    }, function () { $('login-error').textContent = 'E-mail or password is wrong'; });
   });
   $('logout').addEventListener('click', logout);
 
@@ -110,7 +94,7 @@
     state.ws = ws;
     ws.onopen = function () {
       state.retry = 0;
-      ws.send(JSON.stringify({ type: 'auth', access_token: state.auth.accessToken }));
+      ws.send(JSON.stringify({ type: 'auth', access_token: session.auth.accessToken }));
       ws.send(JSON.stringify({ type: 'subscribe', topics: ['orders', 'stock'], location_id: state.location, after: state.position }));
     };
     ws.onmessage = function (ev) {
@@ -224,5 +208,5 @@
     });
   }
 
-  if (state.auth) start(); else showLogin();
+  if (session.auth) start(); else showLogin();
 })();
