@@ -27,6 +27,10 @@
   };
 
   var $ = function (id) { return document.getElementById(id); };
+  // time, clock, ago, json and cell come from format.js, on the server's clock.
+  var fmt = KassaFormat(now);
+  var time = fmt.time, ago = fmt.ago, json = fmt.json, cell = fmt.cell;
+  function clock(t) { return fmt.clock(t, true); }
 
   // --- auth (session.js) ---------------------------------------------------
 
@@ -115,30 +119,6 @@
 
   function now() { return Date.now() + state.offset; }
 
-  // time parses an API timestamp; the zero time and garbage are null.
-  function time(s) {
-    if (!s) return null;
-    var t = Date.parse(s);
-    return isNaN(t) || new Date(t).getUTCFullYear() < 2000 ? null : t;
-  }
-
-  function clock(t) {
-    var d = new Date(t), today = new Date(now());
-    var hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    if (d.toDateString() === today.toDateString()) return hm;
-    return d.toLocaleDateString([], { day: 'numeric', month: 'short', year: 'numeric' }) + ' ' + hm;
-  }
-
-  function ago(t) {
-    var s = Math.max(0, Math.round((now() - t) / 1000));
-    if (s < 60) return s + ' s';
-    var m = Math.floor(s / 60);
-    if (m < 60) return m + ' min';
-    var h = Math.floor(m / 60);
-    if (h < 48) return h + ' h ' + (m % 60) + ' min';
-    return Math.floor(h / 24) + ' days';
-  }
-
   function changes(n) { return n + (n === 1 ? ' change' : ' changes'); }
 
   function banner(kind, text, sub) {
@@ -191,26 +171,6 @@
 
   function renderError(msg) {
     banner('unreachable', 'Cannot read the sync status', msg + ' — retrying every ' + POLL_MS / 1000 + ' s.');
-  }
-
-  function json(v) {
-    if (v === null || v === undefined) return '';
-    var s = typeof v === 'string' ? v : JSON.stringify(v);
-    return s.length > 160 ? s.slice(0, 157) + '…' : s;
-  }
-
-  function cell(tr, text, cls, code) {
-    var td = document.createElement('td');
-    if (cls) td.className = cls;
-    if (code) {
-      var c = document.createElement('code');
-      c.textContent = text;
-      td.appendChild(c);
-    } else {
-      td.textContent = text;
-    }
-    tr.appendChild(td);
-    return td;
   }
 
   function renderConflicts(list) {
