@@ -13,8 +13,8 @@
 // Response, e.g. to read the Date header) and onEnded (called with the
 // error once the session ended: the refresh token was refused).
 //
-// s.auth is the token pair or null; request, refresh, api, login and logout
-// return promises that reject with an Error carrying status (the HTTP
+// s.auth is the token pair or null; loginForm wires the page's sign-in
+// form; request, refresh, api, login and logout return promises that reject with an Error carrying status (the HTTP
 // status), unreachable (no answer) or ended (log in again).
 (function () {
   'use strict';
@@ -142,6 +142,25 @@
     return s.request('POST', '/auth/login', { email: email, password: password }).then(function (j) {
       s.save(j.data);
       return j;
+    });
+  };
+
+  // loginForm wires the page's sign-in form (#login with #email, #password,
+  // #login-btn and #login-error): it signs in, then calls onIn; a failure
+  // shows say(err), by default the error's own message.
+  KassaSession.prototype.loginForm = function (onIn, say) {
+    var s = this, $ = function (id) { return document.getElementById(id); };
+    $('login').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var btn = $('login-btn');
+      btn.disabled = true;
+      $('login-error').textContent = '';
+      s.login($('email').value.trim(), $('password').value).then(function () {
+        $('password').value = '';
+        onIn();
+      }, function (e) {
+        $('login-error').textContent = say ? say(e) : e.message;
+      }).then(function () { btn.disabled = false; });
     });
   };
 

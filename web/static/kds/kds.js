@@ -94,14 +94,7 @@
     $('email').focus();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    $('login-error').textContent = '';
-    session.login($('email').value.trim(), $('password').value).then(function () {
-      $('password').value = '';
-      start();
-    }).catch(function (e) { $('login-error').textContent = e.message; });
-  });
+  session.loginForm(start);
 
   $('logout').addEventListener('click', function () { logout(true); });
 

@@ -61,16 +61,8 @@
     $('email').focus();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    var btn = $('login-btn');
-    btn.disabled = true;
-    $('login-error').textContent = '';
-    session.login($('email').value.trim(), $('password').value).then(function () {
-      start();
-    }, function (e) {
-      $('login-error').textContent = e.status === 401 ? 'Wrong e-mail or password.' : e.message;
-    }).then(function () { btn.disabled = false; });
+  session.loginForm(start, function (e) {
+    return e.status === 401 ? 'Wrong e-mail or password.' : e.message;
   });
 
   $('logout').addEventListener('click', function () {

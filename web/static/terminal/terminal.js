@@ -63,13 +63,7 @@
     showLogin();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    $('login-error').textContent = '';
-    session.login($('email').value, $('password').value).then(function () {
-      start();
-    }, function () { $('login-error').textContent = 'E-mail or password is wrong'; });
-  });
+  session.loginForm(start, function () { return 'E-mail or password is wrong'; });
   $('logout').addEventListener('click', logout);
 
   function start() {
