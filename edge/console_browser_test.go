@@ -10,9 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"kassa.dev/edge/edgenode"
 	"kassa.dev/shared/demo"
-	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/web/webtest"
 )
 
@@ -26,10 +24,7 @@ import (
 // and the page recovers by itself when it is back. It saves a screenshot of
 // the offline console to web/testdata/output/console.png.
 func TestConsolePageInChromium(t *testing.T) {
-	chromium := webtest.ChromiumPath(t)
-	dir := t.TempDir()
-	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"} // settings come from the environment too
-	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
+	edge, p := startBrowserEdge(t)
 	api := newShop(t, p)
 	manager := p.Login(t, "manager@demo.test", demo.Password)
 	type syncStatus struct {
@@ -51,7 +46,7 @@ func TestConsolePageInChromium(t *testing.T) {
 		t.Fatalf("a standalone edge reports %+v, want not connected, not enrolled", st.Data)
 	}
 
-	b := webtest.Start(t, chromium, 1280, 800)
+	b := webtest.Start(t, edge.chromium, 1280, 800)
 	bctx, run, within := b.Ctx, b.Run, b.Within
 	text := func(sel string) string {
 		t.Helper()
@@ -133,15 +128,14 @@ func TestConsolePageInChromium(t *testing.T) {
 	within(10*time.Second, "the status after a reload", chromedp.WaitVisible(offline(after)))
 
 	// The edge stops: the page says so and keeps asking.
-	addr := strings.TrimPrefix(p.URL, "http://")
-	p.Stop(t)
+	edge.stop(p)
 	within(20*time.Second, "edge not answering", chromedp.WaitVisible(`#status[data-state="unreachable"]`))
 	if banner := text("#status-text"); !strings.HasPrefix(banner, "Edge not answering") {
 		t.Fatalf("banner %q: want Edge not answering", banner)
 	}
 
 	// Back on the same address and data: the page recovers by itself.
-	p = nodetest.Start(t, edgenode.Run, env, "--http-addr", addr, "--data-dir", dir)
+	p = edge.restart()
 	manager = p.Login(t, "manager@demo.test", demo.Password)
 	within(30*time.Second, "the page recovers", chromedp.WaitVisible(offline(status().Data.PendingUp)))
 

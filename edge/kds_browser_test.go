@@ -25,13 +25,10 @@ import (
 // show an order taken meanwhile. It saves a screenshot of the page with
 // tickets to web/testdata/output/kds.png.
 func TestKDSPageInChromium(t *testing.T) {
-	chromium := webtest.ChromiumPath(t)
-	dir := t.TempDir()
-	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"} // settings come from the environment too
-	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
+	edge, p := startBrowserEdge(t)
 	api := newShop(t, p)
 
-	b := webtest.Start(t, chromium, 1600, 900)
+	b := webtest.Start(t, edge.chromium, 1600, 900)
 	bctx, run, within := b.Ctx, b.Run, b.Within
 	get := func(what string, a chromedp.Action[string]) string {
 		t.Helper()
@@ -100,13 +97,12 @@ func TestKDSPageInChromium(t *testing.T) {
 	within(10*time.Second, "the recalled ticket is back", chromedp.WaitVisible(ticket(first)+".in_progress"))
 
 	// Cut the stream: stop the edge. The page says it is reconnecting.
-	addr := strings.TrimPrefix(p.URL, "http://")
-	p.Stop(t)
+	edge.stop(p)
 	within(20*time.Second, "the reconnecting banner", chromedp.WaitVisible("#banner"))
 
 	// Start it again on the same address and data: the page recovers by
 	// itself and shows an order taken right after the restart.
-	p = nodetest.Start(t, edgenode.Run, env, "--http-addr", addr, "--data-dir", dir)
+	p = edge.restart()
 	api = newShop(t, p)
 	late := api.order("pos", "after the restart", line{"Croissant", 1, ""})
 	within(30*time.Second, "the page recovers", chromedp.WaitNotVisible("#banner"), chromedp.WaitVisible(ticket(late)))
@@ -195,4 +191,36 @@ func (s *shop) kitchenStatus(id string) string {
 	s.p.Call(s.t, "GET", "/api/v1/orders/"+id, s.cashier, nil, &out)
 	st, _ := out.Data["kitchen_status"].(string)
 	return st
+}
+
+// browserEdge is the demo edge a browser test drives: the binary's own Run
+// with the demo org, some settings from the environment. stop and restart
+// take it away and bring it back on the same address and data, as a page
+// sees an edge that was switched off and on.
+type browserEdge struct {
+	t        *testing.T
+	chromium string
+	env      map[string]string
+	dir      string
+	addr     string
+}
+
+// startBrowserEdge finds Chromium (the test is skipped without it), then
+// starts the edge.
+func startBrowserEdge(t *testing.T) (*browserEdge, *nodetest.Proc) {
+	t.Helper()
+	e := &browserEdge{t: t, chromium: webtest.ChromiumPath(t), dir: t.TempDir(),
+		env: map[string]string{"KASSA_LOG_LEVEL": "WARN"}}
+	return e, nodetest.Start(t, edgenode.Run, e.env, "--http-addr", "127.0.0.1:0", "--data-dir", e.dir, "--demo")
+}
+
+func (e *browserEdge) stop(p *nodetest.Proc) {
+	e.t.Helper()
+	e.addr = strings.TrimPrefix(p.URL, "http://")
+	p.Stop(e.t)
+}
+
+func (e *browserEdge) restart() *nodetest.Proc {
+	e.t.Helper()
+	return nodetest.Start(e.t, edgenode.Run, e.env, "--http-addr", e.addr, "--data-dir", e.dir)
 }

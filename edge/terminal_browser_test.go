@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"kassa.dev/edge/edgenode"
 	"kassa.dev/shared/demo"
-	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/web/webtest"
 )
 
@@ -22,14 +19,11 @@ import (
 // the edge stops (the page says it is reconnecting) and starts again, and
 // an order taken right after shows up: the page resumed by itself.
 func TestTerminalPageInChromium(t *testing.T) {
-	chromium := webtest.ChromiumPath(t)
-	dir := t.TempDir()
-	env := map[string]string{"KASSA_LOG_LEVEL": "WARN"}
-	p := nodetest.Start(t, edgenode.Run, env, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--demo")
+	edge, p := startBrowserEdge(t)
 	api := newShop(t, p)
 	owner := p.Login(t, "owner@demo.test", demo.Password)
 
-	b := webtest.Start(t, chromium, 1200, 800)
+	b := webtest.Start(t, edge.chromium, 1200, 800)
 	tillA := b.Ctx
 	tillB, closeB := chromedp.NewContext(b.Ctx) // a second tab, same sign-in storage
 	defer closeB()
@@ -92,10 +86,9 @@ func TestTerminalPageInChromium(t *testing.T) {
 
 	// Stop the edge: the page says so; start it again: it resumes and
 	// shows an order taken right after the restart.
-	addr := strings.TrimPrefix(p.URL, "http://")
-	p.Stop(t)
+	edge.stop(p)
 	within(tillA, "the reconnecting banner", chromedp.WaitVisible("#banner"))
-	p = nodetest.Start(t, edgenode.Run, env, "--http-addr", addr, "--data-dir", dir)
+	p = edge.restart()
 	api = newShop(t, p)
 	late := api.order("pos", "", line{"Croissant", 1, ""})
 	within(tillA, "till A resumes", chromedp.WaitNotVisible("#banner"), chromedp.WaitVisible(order(late)))

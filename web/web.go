@@ -6,6 +6,7 @@ package web
 
 import (
 	"embed"
+	"errors"
 	"io/fs"
 )
 
@@ -16,26 +17,45 @@ var FS embed.FS
 
 // KDS is the kitchen display page (static/kds), which the edge serves at
 // /kds: index.html, kds.css and kds.js.
-var KDS = mustSub("static/kds")
+var KDS = page("static/kds")
 
 // Console is the store console (static/console), which the edge serves at
 // /console: the state of its sync link for the store's manager.
-var Console = mustSub("static/console")
+var Console = page("static/console")
 
 // Terminal is the till's live view (static/terminal), which the edge
 // serves at /terminal: open orders and stock of the location, updated
 // over GET /api/v1/ws.
-var Terminal = mustSub("static/terminal")
+var Terminal = page("static/terminal")
 
 // Ops is the ops monitor (static/ops), which the hub serves at /ops: every
 // edge of the org, live over the hub's /api/v1/sync/ws feed, and the open
 // sync conflicts with their actions.
-var Ops = mustSub("static/ops")
+var Ops = page("static/ops")
 
 // OAuth is the consent page of the hub's authorization server
 // (static/oauth): authorize.html, an html/template the hub renders at
 // /oauth/authorize (error, sign-in and consent views), and consent.css.
 var OAuth = mustSub("static/oauth")
+
+// common holds what every page loads beside its own files (session.js:
+// sign-in, token pair, REST with refresh once), so each page's fs.FS
+// serves it as <page>/session.js without a route of its own.
+var common = mustSub("static/common")
+
+// page is a page's directory overlaid on static/common: a name the page
+// has is its own, any other is looked up in common.
+func page(dir string) fs.FS { return overlay{mustSub(dir), common} }
+
+type overlay struct{ own, common fs.FS }
+
+func (o overlay) Open(name string) (fs.File, error) {
+	f, err := o.own.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return o.common.Open(name)
+	}
+	return f, err
+}
 
 func mustSub(dir string) fs.FS {
 	sub, err := fs.Sub(FS, dir)

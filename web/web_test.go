@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"io/fs"
 	"regexp"
 	"strings"
@@ -52,5 +53,37 @@ func TestPagesHaveNoInlineScriptOrStyle(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every page that signs in serves the shared session script beside its own
+// files, and its index.html loads it before the page's own script; the ops
+// monitor and the console also load the shared format.js.
+func TestPagesServeTheSharedSession(t *testing.T) {
+	want, err := fs.ReadFile(FS, "static/common/session.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, page := range map[string]fs.FS{"kds": KDS, "console": Console, "terminal": Terminal, "ops": Ops} {
+		got, err := fs.ReadFile(page, "session.js")
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s/session.js: %v, %d bytes, want the shared script", name, err, len(got))
+		}
+		index, err := fs.ReadFile(page, "index.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, own := strings.Index(string(index), `src="/`+name+`/session.js"`), strings.Index(string(index), `src="/`+name+`/`+name+`.js"`)
+		if s < 0 || own < 0 || s > own {
+			t.Errorf("%s/index.html does not load session.js before %s.js", name, name)
+		}
+		if name == "ops" || name == "console" {
+			if _, err := fs.ReadFile(page, "format.js"); err != nil || !strings.Contains(string(index), `src="/`+name+`/format.js"`) {
+				t.Errorf("%s does not serve and load format.js: %v", name, err)
+			}
+		}
+		if _, err := fs.ReadFile(page, "nothing.js"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s/nothing.js: %v, want not found", name, err)
+		}
 	}
 }

@@ -19,7 +19,6 @@
   var CONFLICTS = 20;
 
   var state = {
-    auth: loadAuth(),
     timer: 0,
     gen: 0, // bumped on login and logout, so a late answer of an old session is dropped
     offset: 0, // the edge's clock minus ours, ms (from the Date header)
@@ -28,94 +27,23 @@
   };
 
   var $ = function (id) { return document.getElementById(id); };
+  // time, clock, ago, json and cell come from format.js, on the server's clock.
+  var fmt = KassaFormat(now);
+  var time = fmt.time, ago = fmt.ago, json = fmt.json, cell = fmt.cell;
+  function clock(t) { return fmt.clock(t, true); }
 
-  // --- auth ---------------------------------------------------------------
+  // --- auth (session.js) ---------------------------------------------------
 
-  function loadAuth() {
-    try { return JSON.parse(sessionStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
-
-  function saveAuth(d) {
-    state.auth = { accessToken: d.accessToken, refreshToken: d.refreshToken };
-    sessionStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
-  }
-
-  function clearAuth() {
-    state.auth = null;
-    sessionStorage.removeItem(AUTH_KEY);
-  }
-
-  // request fetches with a timeout; it rejects with err.unreachable set when
-  // the edge did not answer (network error, timeout, a proxy's 502-504).
-  function request(method, path, body, token) {
-    var ctl = new AbortController();
-    var t = setTimeout(function () { ctl.abort(); }, TIMEOUT_MS);
-    var h = {};
-    if (token) h.Authorization = 'Bearer ' + token;
-    if (body) h['Content-Type'] = 'application/json';
-    return fetch(API + path, {
-      method: method, headers: h, body: body ? JSON.stringify(body) : undefined,
-      cache: 'no-store', signal: ctl.signal
-    }).then(function (r) {
-      clearTimeout(t);
+  // A 502-504 from a proxy counts as no answer, like a timeout.
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, timeoutMs: TIMEOUT_MS, unreachable: 'edge not answering', gatewayDown: true,
+    onResponse: function (r) {
       var date = Date.parse(r.headers.get('Date') || '');
       if (!isNaN(date)) state.offset = date - Date.now();
-      if (r.status === 502 || r.status === 503 || r.status === 504) throw unreachable();
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (!r.ok) {
-          var e = new Error(j.detail || j.title || ('HTTP ' + r.status));
-          e.status = r.status;
-          throw e;
-        }
-        return j;
-      });
-    }, function () {
-      clearTimeout(t);
-      throw unreachable();
-    });
-  }
+    }
+  });
 
-  function unreachable() {
-    var e = new Error('edge not answering');
-    e.unreachable = true;
-    return e;
-  }
-
-  var refreshing = null;
-  // refresh swaps the refresh token for a new pair once, however many
-  // callers ask at the same time.
-  function refresh() {
-    if (refreshing) return refreshing;
-    if (!state.auth || !state.auth.refreshToken) return Promise.reject(sessionEnded());
-    refreshing = request('POST', '/auth/refresh', { refreshToken: state.auth.refreshToken }).then(function (j) {
-      saveAuth(j.data);
-    }, function (e) {
-      if (e.status === 401 || e.status === 400) throw sessionEnded();
-      throw e;
-    });
-    refreshing.then(done, done);
-    function done() { refreshing = null; }
-    return refreshing;
-  }
-
-  function sessionEnded() {
-    var e = new Error('Your session ended: log in again.');
-    e.status = 401;
-    e.ended = true;
-    return e;
-  }
-
-  // api calls the API with the session's token, refreshing it once on 401.
-  function api(path) {
-    if (!state.auth) return Promise.reject(sessionEnded());
-    return request('GET', path, null, state.auth.accessToken).catch(function (e) {
-      if (e.status !== 401) throw e;
-      return refresh().then(function () { return request('GET', path, null, state.auth.accessToken); });
-    }).catch(function (e) {
-      if (e.status === 401 && !e.ended) throw sessionEnded();
-      throw e;
-    });
-  }
+  function api(path) { return session.api('GET', path); }
 
   function showLogin(message) {
     clearTimeout(state.timer);
@@ -128,24 +56,14 @@
   }
 
   function logout(tell) {
-    if (tell && state.auth) request('POST', '/auth/logout', null, state.auth.accessToken).catch(function () {});
-    clearAuth();
+    if (tell) session.logout(); else session.clear();
     state.last = null;
     showLogin('');
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    var btn = $('login-btn');
-    btn.disabled = true;
-    $('login-error').textContent = '';
-    request('POST', '/auth/login', { email: $('email').value.trim(), password: $('password').value }).then(function (j) {
-      saveAuth(j.data);
-      start();
-    }, function (e) {
-      $('login-error').textContent = e.unreachable ? 'Edge not answering: check that it is running, then try again.' :
-        e.status === 401 ? 'Wrong e-mail or password.' : e.message;
-    }).then(function () { btn.disabled = false; });
+  session.loginForm(start, function (e) {
+    return e.unreachable ? 'Edge not answering: check that it is running, then try again.' :
+      e.status === 401 ? 'Wrong e-mail or password.' : e.message;
   });
 
   $('logout').addEventListener('click', function () { logout(true); });
@@ -176,10 +94,10 @@
       if (e.unreachable) {
         renderUnreachable();
       } else if (e.status === 401) {
-        clearAuth();
+        session.clear();
         showLogin(e.message);
       } else if (e.status === 403) {
-        clearAuth();
+        session.clear();
         showLogin('This account cannot see the sync status: log in as a manager or owner.');
       } else {
         renderError(e.message);
@@ -192,30 +110,6 @@
   // --- rendering ----------------------------------------------------------
 
   function now() { return Date.now() + state.offset; }
-
-  // time parses an API timestamp; the zero time and garbage are null.
-  function time(s) {
-    if (!s) return null;
-    var t = Date.parse(s);
-    return isNaN(t) || new Date(t).getUTCFullYear() < 2000 ? null : t;
-  }
-
-  function clock(t) {
-    var d = new Date(t), today = new Date(now());
-    var hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    if (d.toDateString() === today.toDateString()) return hm;
-    return d.toLocaleDateString([], { day: 'numeric', month: 'short', year: 'numeric' }) + ' ' + hm;
-  }
-
-  function ago(t) {
-    var s = Math.max(0, Math.round((now() - t) / 1000));
-    if (s < 60) return s + ' s';
-    var m = Math.floor(s / 60);
-    if (m < 60) return m + ' min';
-    var h = Math.floor(m / 60);
-    if (h < 48) return h + ' h ' + (m % 60) + ' min';
-    return Math.floor(h / 24) + ' days';
-  }
 
   function changes(n) { return n + (n === 1 ? ' change' : ' changes'); }
 
@@ -271,26 +165,6 @@
     banner('unreachable', 'Cannot read the sync status', msg + ' — retrying every ' + POLL_MS / 1000 + ' s.');
   }
 
-  function json(v) {
-    if (v === null || v === undefined) return '';
-    var s = typeof v === 'string' ? v : JSON.stringify(v);
-    return s.length > 160 ? s.slice(0, 157) + '…' : s;
-  }
-
-  function cell(tr, text, cls, code) {
-    var td = document.createElement('td');
-    if (cls) td.className = cls;
-    if (code) {
-      var c = document.createElement('code');
-      c.textContent = text;
-      td.appendChild(c);
-    } else {
-      td.textContent = text;
-    }
-    tr.appendChild(td);
-    return td;
-  }
-
   function renderConflicts(list) {
     var body = $('conflict-rows');
     var rows = list.slice().sort(function (a, b) {
@@ -319,5 +193,5 @@
 
   // --- start --------------------------------------------------------------
 
-  if (state.auth) start(); else showLogin('');
+  if (session.auth) start(); else showLogin('');
 })();

@@ -35,7 +35,6 @@
   var EVENTS = ['ticket.created', 'ticket.updated', 'ticket.bumped', 'ticket.recalled'];
 
   var state = {
-    auth: loadAuth(),
     station: params.get('station') || localStorage.getItem(STATION_KEY) || '',
     stations: [],
     tickets: new Map(),
@@ -52,73 +51,35 @@
 
   // --- auth ---------------------------------------------------------------
 
-  function loadAuth() {
-    try { return JSON.parse(localStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
-
-  function saveAuth(d) {
-    state.auth = { accessToken: d.accessToken, refreshToken: d.refreshToken, expiresAt: Date.now() + d.expiresIn * 1000 };
-    localStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
-  }
+  // The token pair stays in localStorage: a kitchen screen stays signed in
+  // across restarts. A refused refresh logs out.
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, storage: window.localStorage,
+    onEnded: function () { logout(false); }
+  });
 
   function scheduleRefresh() {
     clearTimeout(state.refreshTimer);
-    if (!state.auth) return;
-    var wait = Math.max(5000, (state.auth.expiresAt || 0) - Date.now() - 60000);
+    if (!session.auth) return;
+    var wait = Math.max(5000, (session.auth.expiresAt || 0) - Date.now() - 60000);
     state.refreshTimer = setTimeout(function () {
       refresh().then(connect, scheduleRefresh);
     }, wait);
   }
 
-  var refreshing = null;
-  // refresh swaps the refresh token for a new pair; a refused one logs out.
+  // refresh swaps the refresh token for a new pair and schedules the next.
   function refresh() {
-    if (refreshing) return refreshing;
-    if (!state.auth) return Promise.reject(new Error('logged out'));
-    refreshing = fetch(API + '/auth/refresh', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ refreshToken: state.auth.refreshToken })
-    }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (r.status === 401) { logout(false); throw new Error('session ended'); }
-        if (!r.ok) throw new Error('refresh failed: ' + r.status);
-        saveAuth(j.data);
-        scheduleRefresh();
-      });
-    });
-    refreshing.then(done, done);
-    function done() { refreshing = null; }
-    return refreshing;
-  }
-
-  function send(method, path, body) {
-    var h = { Authorization: 'Bearer ' + state.auth.accessToken };
-    if (body) h['Content-Type'] = 'application/json';
-    return fetch(API + path, { method: method, headers: h, body: body ? JSON.stringify(body) : undefined });
+    return session.refresh().then(scheduleRefresh);
   }
 
   // api calls the API, refreshing the token once on 401; it resolves to the
   // envelope's data and rejects with an Error carrying the status.
   function api(method, path, body) {
-    return send(method, path, body).then(function (r) {
-      if (r.status !== 401) return r;
-      return refresh().then(function () { return send(method, path, body); });
-    }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (!r.ok) {
-          var e = new Error(j.detail || ('HTTP ' + r.status));
-          e.status = r.status;
-          throw e;
-        }
-        return j.data;
-      });
-    });
+    return session.api(method, path, body).then(function (j) { return j.data; });
   }
 
   function logout(tell) {
-    if (tell && state.auth) send('POST', '/auth/logout').catch(function () {});
-    localStorage.removeItem(AUTH_KEY);
-    state.auth = null;
+    if (tell) session.logout(); else session.clear();
     clearTimeout(state.refreshTimer);
     if (state.es) state.es.close();
     state.es = null;
@@ -133,21 +94,7 @@
     $('email').focus();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    $('login-error').textContent = '';
-    fetch(API + '/auth/login', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: $('email').value.trim(), password: $('password').value })
-    }).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (!r.ok) throw new Error(j.detail || 'Login failed');
-        saveAuth(j.data);
-        $('password').value = '';
-        start();
-      });
-    }).catch(function (e) { $('login-error').textContent = e.message; });
-  });
+  session.loginForm(start);
 
   $('logout').addEventListener('click', function () { logout(true); });
 
@@ -181,17 +128,17 @@
       render();
       connect();
     }).catch(function (e) {
-      if (!state.auth) return;
+      if (!session.auth) return;
       setDown(true);
       setTimeout(loadBoard, 2000);
     });
   }
 
   function connect() {
-    if (!state.auth) return;
+    if (!session.auth) return;
     if (state.es) state.es.close();
     var es = new EventSource(API + '/kds/stream' + query({
-      access_token: state.auth.accessToken, last_event_id: state.lastId,
+      access_token: session.auth.accessToken, last_event_id: state.lastId,
       station: state.station, location_id: cfg.location
     }));
     state.es = es;
@@ -254,7 +201,7 @@
   // first good one after it opens a new stream from the last id.
   var wasDown = false;
   setInterval(function () {
-    if (!state.auth) return;
+    if (!session.auth) return;
     var ctl = new AbortController();
     var timer = setTimeout(function () { ctl.abort(); }, 4000);
     fetch('/healthz', { cache: 'no-store', signal: ctl.signal }).then(function (r) {
@@ -414,5 +361,5 @@
   }
   setInterval(tick, 1000);
 
-  if (state.auth) start(); else showLogin();
+  if (session.auth) start(); else showLogin();
 })();

@@ -23,7 +23,6 @@
   var AGE_MS = 5000; // how often ages are rewritten
 
   var state = {
-    auth: loadAuth(),
     gen: 0, // bumped on login and logout: late answers of an old session are dropped
     ws: null,
     retry: 0,
@@ -38,92 +37,19 @@
   };
 
   var $ = function (id) { return document.getElementById(id); };
+  // time, clock, ago, json and cell come from format.js, on the server's clock.
+  var fmt = KassaFormat(now);
+  var time = fmt.time, ago = fmt.ago, json = fmt.json, cell = fmt.cell;
+  var clock = fmt.clock;
 
-  // --- auth and REST --------------------------------------------------------
+  // --- auth and REST (session.js) -----------------------------------------
 
-  function loadAuth() {
-    try { return JSON.parse(sessionStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, timeoutMs: TIMEOUT_MS, unreachable: 'The hub is not answering.',
+    onEnded: function (e) { showLogin(e.message); }
+  });
 
-  function saveAuth(d) {
-    state.auth = { accessToken: d.accessToken, refreshToken: d.refreshToken };
-    sessionStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
-  }
-
-  function clearAuth() {
-    state.auth = null;
-    sessionStorage.removeItem(AUTH_KEY);
-  }
-
-  function request(method, path, body, token) {
-    var ctl = new AbortController();
-    var t = setTimeout(function () { ctl.abort(); }, TIMEOUT_MS);
-    var h = {};
-    if (token) h.Authorization = 'Bearer ' + token;
-    if (body) h['Content-Type'] = 'application/json';
-    return fetch(API + path, {
-      method: method, headers: h, body: body ? JSON.stringify(body) : undefined,
-      cache: 'no-store', signal: ctl.signal
-    }).then(function (r) {
-      clearTimeout(t);
-      return r.json().catch(function () { return {}; }).then(function (j) {
-        if (!r.ok) {
-          var e = new Error(problem(j, r.status));
-          e.status = r.status;
-          throw e;
-        }
-        return j;
-      });
-    }, function () {
-      clearTimeout(t);
-      var e = new Error('The hub is not answering.');
-      e.unreachable = true;
-      throw e;
-    });
-  }
-
-  // problem turns an RFC 9457 problem into one line, naming bad fields.
-  function problem(j, status) {
-    var s = j.detail || j.title || ('HTTP ' + status);
-    if (j.errors && j.errors.length) {
-      s += ' (' + j.errors.map(function (e) { return (e.field ? e.field + ': ' : '') + (e.message || e.detail || ''); }).join('; ') + ')';
-    }
-    return s;
-  }
-
-  var refreshing = null;
-  function refresh() {
-    if (refreshing) return refreshing;
-    if (!state.auth || !state.auth.refreshToken) return Promise.reject(sessionEnded());
-    refreshing = request('POST', '/auth/refresh', { refreshToken: state.auth.refreshToken }).then(function (j) {
-      saveAuth(j.data);
-    }, function (e) {
-      if (e.status === 401 || e.status === 400) throw sessionEnded();
-      throw e;
-    });
-    refreshing.then(done, done);
-    function done() { refreshing = null; }
-    return refreshing;
-  }
-
-  function sessionEnded() {
-    var e = new Error('Your session ended: log in again.');
-    e.status = 401;
-    e.ended = true;
-    return e;
-  }
-
-  // api calls the API with the session's token, refreshing it once on 401.
-  function api(method, path, body) {
-    if (!state.auth) return Promise.reject(sessionEnded());
-    return request(method, path, body, state.auth.accessToken).catch(function (e) {
-      if (e.status !== 401) throw e;
-      return refresh().then(function () { return request(method, path, body, state.auth.accessToken); });
-    }).catch(function (e) {
-      if (e.ended) { clearAuth(); showLogin(e.message); }
-      throw e;
-    });
-  }
+  function api(method, path, body) { return session.api(method, path, body); }
 
   function showLogin(message) {
     state.gen++;
@@ -135,22 +61,12 @@
     $('email').focus();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    var btn = $('login-btn');
-    btn.disabled = true;
-    $('login-error').textContent = '';
-    request('POST', '/auth/login', { email: $('email').value.trim(), password: $('password').value }).then(function (j) {
-      saveAuth(j.data);
-      start();
-    }, function (e) {
-      $('login-error').textContent = e.status === 401 ? 'Wrong e-mail or password.' : e.message;
-    }).then(function () { btn.disabled = false; });
+  session.loginForm(start, function (e) {
+    return e.status === 401 ? 'Wrong e-mail or password.' : e.message;
   });
 
   $('logout').addEventListener('click', function () {
-    if (state.auth) request('POST', '/auth/logout', null, state.auth.accessToken).catch(function () {});
-    clearAuth();
+    session.logout();
     showLogin('');
   });
 
@@ -188,7 +104,7 @@
     state.ws = ws;
     feedState('connecting', 'Connecting…');
     ws.onopen = function () {
-      ws.send(JSON.stringify({ type: 'auth', access_token: state.auth ? state.auth.accessToken : '' }));
+      ws.send(JSON.stringify({ type: 'auth', access_token: session.auth ? session.auth.accessToken : '' }));
     };
     ws.onmessage = function (ev) {
       if (gen !== state.gen) return;
@@ -211,14 +127,14 @@
       }
       // 4401, or closed before a single message: most likely the token.
       // Refresh it once, then reconnect; a refused refresh ends the session.
-      var next = got && ev.code !== 4401 ? Promise.resolve() : refresh();
+      var next = got && ev.code !== 4401 ? Promise.resolve() : session.refresh();
       next.then(function () {
         if (gen !== state.gen) return;
         var wait = Math.min(10000, 500 * Math.pow(2, state.retry++));
         state.retryTimer = setTimeout(connect, wait);
       }, function (e) {
         if (gen !== state.gen) return;
-        if (e.ended) { clearAuth(); showLogin(e.message); return; }
+        if (e.ended) return; // session.onEnded showed the login
         state.retryTimer = setTimeout(connect, 5000);
       });
     };
@@ -555,53 +471,10 @@
 
   function now() { return Date.now() + state.offset; }
 
-  function time(s) {
-    if (!s) return null;
-    var t = Date.parse(s);
-    return isNaN(t) || new Date(t).getUTCFullYear() < 2000 ? null : t;
-  }
-
-  function clock(t) {
-    var d = new Date(t), today = new Date(now());
-    var hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    if (d.toDateString() === today.toDateString()) return hm;
-    return d.toLocaleDateString([], { day: 'numeric', month: 'short' }) + ' ' + hm;
-  }
-
-  function ago(t) {
-    var s = Math.max(0, Math.round((now() - t) / 1000));
-    if (s < 60) return s + ' s';
-    var m = Math.floor(s / 60);
-    if (m < 60) return m + ' min';
-    var h = Math.floor(m / 60);
-    if (h < 48) return h + ' h ' + (m % 60) + ' min';
-    return Math.floor(h / 24) + ' days';
-  }
-
   function secs(v) {
     v = Number(v) || 0;
     return v < 1 ? Math.round(v * 1000) + ' ms' : v.toFixed(1) + ' s';
   }
 
-  function json(v) {
-    if (v === null || v === undefined) return '';
-    var s = typeof v === 'string' ? v : JSON.stringify(v);
-    return s.length > 160 ? s.slice(0, 157) + '…' : s;
-  }
-
-  function cell(tr, text, cls, code) {
-    var td = document.createElement('td');
-    if (cls) td.className = cls;
-    if (code) {
-      var c = document.createElement('code');
-      c.textContent = text;
-      td.appendChild(c);
-    } else {
-      td.textContent = text;
-    }
-    tr.appendChild(td);
-    return td;
-  }
-
-  if (state.auth) start(); else showLogin('');
+  if (session.auth) start(); else showLogin('');
 })();

@@ -17,7 +17,6 @@
   var AUTH_KEY = 'kassa.terminal.auth';
   var params = new URLSearchParams(location.search);
   var state = {
-    auth: load(),
     location: params.get('location_id') || '',
     orders: new Map(),
     stock: new Map(), // product id -> level
@@ -30,20 +29,14 @@
   };
   var $ = function (id) { return document.getElementById(id); };
 
-  function load() {
-    try { return JSON.parse(localStorage.getItem(AUTH_KEY)); } catch (e) { return null; }
-  }
+  // The token pair stays in localStorage: the till stays signed in across
+  // restarts. A refused refresh signs out.
+  var session = new KassaSession({
+    api: API, storageKey: AUTH_KEY, storage: window.localStorage,
+    onEnded: function () { logout(); }
+  });
 
-  function api(path, opts) {
-    opts = opts || {};
-    opts.headers = Object.assign({ 'Content-Type': 'application/json' }, opts.headers || {});
-    if (state.auth) opts.headers.Authorization = 'Bearer ' + state.auth.accessToken;
-    return fetch(API + path, opts).then(function (r) {
-      if (r.status === 401) { logout(); throw new Error('signed out'); }
-      if (!r.ok) throw new Error(path + ': ' + r.status);
-      return r.json();
-    });
-  }
+  function api(path) { return session.api('GET', path); }
 
   function all(path) {
     var out = [];
@@ -65,27 +58,12 @@
   }
 
   function logout() {
-    state.auth = null;
-    localStorage.removeItem(AUTH_KEY);
+    session.clear();
     if (state.ws) { state.ws.onclose = null; state.ws.close(); }
     showLogin();
   }
 
-  $('login').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    $('login-error').textContent = '';
-    fetch(API + '/auth/login', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: $('email').value, password: $('password').value })
-    }).then(function (r) {
-      if (!r.ok) throw new Error('E-mail or password is wrong');
-      return r.json();
-    }).then(function (b) {
-      state.auth = { accessToken: b.data.accessToken };
-      localStorage.setItem(AUTH_KEY, JSON.stringify(state.auth));
-      start();
-    }, function (e) { $('login-error').textContent = e.message; });
-  });
+  session.loginForm(start, function () { return 'E-mail or password is wrong'; });
   $('logout').addEventListener('click', logout);
 
   function start() {
@@ -110,7 +88,7 @@
     state.ws = ws;
     ws.onopen = function () {
       state.retry = 0;
-      ws.send(JSON.stringify({ type: 'auth', access_token: state.auth.accessToken }));
+      ws.send(JSON.stringify({ type: 'auth', access_token: session.auth.accessToken }));
       ws.send(JSON.stringify({ type: 'subscribe', topics: ['orders', 'stock'], location_id: state.location, after: state.position }));
     };
     ws.onmessage = function (ev) {
@@ -224,5 +202,5 @@
     });
   }
 
-  if (state.auth) start(); else showLogin();
+  if (session.auth) start(); else showLogin();
 })();
