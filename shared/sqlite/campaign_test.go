@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -177,5 +179,97 @@ func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
 	rows.Close()
 	if len(kinds) != 1 || kinds[0] != kassa.ConflictVoucherOverused {
 		t.Fatalf("hub conflicts %v, want one voucher_overused", kinds)
+	}
+}
+
+// TestCampaignsAtGivesEachCampaignAsItStoodThen: every write of a campaign
+// keeps its state as a version from that instant, and campaignsAt (what
+// the hub prices an edge's order with) gives, per campaign, the state it
+// had at the instant asked: its first for an instant before it existed,
+// its current one for an instant in the future, and its row for a
+// campaign without versions (made before migration 0018).
+func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	svc := NewCampaignService(hub.db)
+	c, err := svc.CreateCampaign(w.ctx, pastryCampaign(w)) // t0: draft, 10 %
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := svc.CreateCampaign(w.ctx, pastryCampaign(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(time.Minute) // launched
+	if _, err := svc.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(2 * time.Minute) // paused at 20 %
+	rules := pastryCampaign(w).Rules
+	rules[0].Value = 2000
+	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused), Rules: kassa.Some(rules)}); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(3 * time.Minute) // active again
+	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignActive)}); err != nil {
+		t.Fatal(err)
+	}
+	// other predates the versions: its row is what there is.
+	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions WHERE campaign_id = ?`, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(4 * time.Minute)
+	for _, tc := range []struct {
+		name   string
+		at     time.Time
+		status string
+		value  int64
+	}{
+		{"before it existed", t0.Add(-time.Hour), kassa.CampaignDraft, 1000},
+		{"made", t0.Add(30 * time.Second), kassa.CampaignDraft, 1000},
+		{"launched", t0.Add(time.Minute), kassa.CampaignActive, 1000},
+		{"paused and changed", t0.Add(150 * time.Second), kassa.CampaignPaused, 2000},
+		{"resumed", t0.Add(3 * time.Minute), kassa.CampaignActive, 2000},
+		{"in the future", t0.Add(time.Hour), kassa.CampaignActive, 2000},
+	} {
+		cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, tc.at, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]kassa.Campaign{}
+		for _, c := range cs {
+			got[c.ID] = c
+		}
+		if v := got[c.ID]; len(cs) != 2 || v.Status != tc.status || len(v.Rules) != 1 || v.Rules[0].Value != tc.value ||
+			v.Rules[0].ProductIDs[0] != w.p1 || v.LocationIDs[0] != w.loc {
+			t.Errorf("%s: campaign %+v (of %d), want %s at %d", tc.name, v, len(cs), tc.status, tc.value)
+		}
+		if o := got[other.ID]; o.Status != kassa.CampaignDraft || o.Name != "10 % off" {
+			t.Errorf("%s: the campaign without versions %+v", tc.name, o)
+		}
+	}
+	// Migration 0018 gives a campaign of an older store one version: its
+	// state then, from its created_at.
+	m, err := migrationFS.ReadFile("migrations/0018_campaign_versions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("after the migration's seed: %+v %v", cs, err)
+	}
+	for _, got := range cs {
+		if got.ID == c.ID && (got.Status != kassa.CampaignActive || got.Rules[0].Value != 2000 || !got.CreatedAt.Equal(t0) || got.LocationIDs[0] != w.loc) {
+			t.Errorf("the seeded version %+v, want the campaign as it is", got)
+		}
 	}
 }
