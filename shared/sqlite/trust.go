@@ -1042,7 +1042,13 @@ func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (ka
 	// The campaigns as they stood here when the order was made (its
 	// occurred_at, not in the future), from the unit's own view: a
 	// campaign paused or changed since prices the order as it did then.
-	at := parseTime(occurred)
+	// The wire's occurred_at is RFC 3339 at any precision (a real edge
+	// sends milliseconds); one that is no time is taken as now, which a
+	// forged edge could name anyway.
+	at, err := time.Parse(time.RFC3339Nano, occurred)
+	if err != nil {
+		at = ad.tx.now
+	}
 	live, err := campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
 	if err != nil {
 		return kassa.CampaignPrice{}, err
