@@ -263,13 +263,29 @@ func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 	}
 }
 
-// TestAnOfflineSaleWithASincePausedCampaignStillVerifies: an edge cut off
-// from the hub sells with a campaign the hub pauses meanwhile. After
-// reconnect the hub counts that redemption as giving nothing (its own
-// campaigns gave the order nothing), the edge counts what it gave, and
-// yet both nodes hold the same replicated row: the edge's verification
-// comes clean, at the edge and in the hub's status of it.
+// TestAnOfflineSaleWithASincePausedCampaignStillVerifies: a cashier at an
+// edge cut off from the hub sells with a campaign the hub then pauses, or
+// (second case) pauses, lowers to 5 % and resumes. After reconnect the hub
+// prices the sale with the campaign as it stood when the sale was made
+// (campaign_versions): no conflict (the campaign's part is not the
+// cashier's manual discount), the hub's order has the edge's totals, and
+// both nodes' analytics count what the campaign gave then; both hold the
+// same replicated rows: the edge's verification comes clean, at the edge
+// and in the hub's status of it.
 func TestAnOfflineSaleWithASincePausedCampaignStillVerifies(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		changes []map[string]any // PATCHes at the hub while the edge is offline, after the sale
+	}{
+		{"paused", []map[string]any{{"status": "paused"}}},
+		{"lowered", []map[string]any{{"status": "paused", "rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent",
+			"value": 500, "product_ids": []string{"PRODUCT"}}}}, {"status": "active"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { offlineSaleThenCampaignChanges(t, tc.changes) })
+	}
+}
+
+func offlineSaleThenCampaignChanges(t *testing.T, changes []map[string]any) {
 	e := MustStartPair(t)
 	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
@@ -293,16 +309,21 @@ func TestAnOfflineSaleWithASincePausedCampaignStillVerifies(t *testing.T) {
 	e.proxy.cut()
 	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
 	var o oneResp
-	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeMgr, map[string]any{"location_id": e.location,
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
 		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
-		t.Fatalf("order at the offline edge: %d %v", st, o.Data)
+		t.Fatalf("the cashier's order at the offline edge: %d %v", st, o.Data)
 	}
 	given := o.Data["discount_total"].(float64)
 	if given == 0 || len(o.Data["campaigns"].([]any)) != 1 {
 		t.Fatalf("the offline edge did not apply the campaign: %v", o.Data)
 	}
-	if st := e.hub.Call(t, "PATCH", "/api/v1/campaigns/"+campaign, e.hubTok, map[string]any{"status": "paused"}, nil); st != 200 {
-		t.Fatalf("pause at the hub: %d", st)
+	for _, ch := range changes {
+		if rules, ok := ch["rules"].([]any); ok {
+			rules[0].(map[string]any)["product_ids"] = []string{product}
+		}
+		if st := e.hub.Call(t, "PATCH", "/api/v1/campaigns/"+campaign, e.hubTok, ch, nil); st != 200 {
+			t.Fatalf("%v at the hub: %d", ch, st)
+		}
 	}
 	back := time.Now()
 	e.proxy.restore()
@@ -317,25 +338,31 @@ func TestAnOfflineSaleWithASincePausedCampaignStillVerifies(t *testing.T) {
 		return st.Data
 	}
 	// The edge's status sets last_verified only when the digests agreed;
-	// the hub's status of the edge says when they differed, and where.
+	// the hub's status of the edge says when they differed, and where. A
+	// conflict (the sale quarantined) ends the wait at once.
 	var edge, hub map[string]any
+	var conflicts listResp
 	wait.For(t, 30*time.Second, "the edge's first verification since the reconnect", func() bool {
 		edge, hub = e.status(t, e.edge, e.edgeMgr), e.edgeStatus(t, e.hub, e.hubTok, node)
 		differ, _ := hub["verify_differ"].([]any)
-		return after(edge) && hub["verify_ok"] == true && after(hub) || slices.Contains(differ, any("campaign_redemptions"))
+		e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &conflicts)
+		return after(edge) && hub["verify_ok"] == true && after(hub) || slices.Contains(differ, any("campaign_redemptions")) || len(conflicts.Data) > 0
 	})
+	if len(conflicts.Data) != 0 {
+		t.Fatalf("the hub refused part of the cashier's sale: %v", conflicts.Data)
+	}
 	if !after(edge) || hub["verify_ok"] != true || !after(hub) {
 		t.Fatalf("the verification after the reconnect: at the edge %v, at the hub %v", edge, hub)
 	}
-	if h := analytics(e.hub, e.hubTok); h["redemptions"] != float64(1) || h["discount_given"] != float64(0) || h["revenue"] != o.Data["total"] {
-		t.Errorf("the hub's analytics %v, want 1 redemption giving 0 (the campaign is paused here), revenue %v", h, o.Data["total"])
+	var h oneResp
+	if st := e.hub.Call(t, "GET", "/api/v1/orders/"+o.Data["id"].(string), e.hubTok, nil, &h); st != 200 ||
+		h.Data["discount_total"] != given || h.Data["total"] != o.Data["total"] || h.Data["subtotal"] != o.Data["subtotal"] {
+		t.Fatalf("the order at the hub: %d %v, want the edge's totals %v", st, h.Data, o.Data)
+	}
+	if a := analytics(e.hub, e.hubTok); a["redemptions"] != float64(1) || a["discount_given"] != given || a["revenue"] != o.Data["total"] {
+		t.Errorf("the hub's analytics %v, want 1 redemption giving %v (the campaign when the sale was made), revenue %v", a, given, o.Data["total"])
 	}
 	if m := analytics(e.edge, e.edgeMgr); m["redemptions"] != float64(1) || m["discount_given"] != given {
 		t.Errorf("the edge's analytics %v, want 1 redemption giving %v", m, given)
-	}
-	var conflicts listResp
-	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &conflicts)
-	if len(conflicts.Data) != 0 {
-		t.Fatalf("the hub refused part of the sale: %v", conflicts.Data)
 	}
 }

@@ -125,7 +125,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"5 failed logins for an account from one address that address waits 15 s, doubling per further failure up to 15 min " +
 				"(429 with Retry-After; a success resets it; other addresses are unaffected); a role change or deactivation " +
 				"applies to existing tokens on their next request. " +
-				"Campaigns: a voucher's last use goes to exactly one of concurrent orders (the others 422 on voucher_code); analytics revenue is as sold, refunded and net_revenue beside it; at the hub an edge sale counts the discount the hub's own campaigns give it (the edge's analytics count its own). " +
+				"Campaigns: a voucher's last use goes to exactly one of concurrent orders (the others 422 on voucher_code); analytics revenue is as sold, refunded and net_revenue beside it; at the hub an edge sale counts the discount the hub's own campaigns gave it as they stood when it was made (its occurred_at; the edge's analytics count its own). " +
 				"Edge enrolment (POST /sync/enrol) takes only the token: the hub mints the new edge's node id; /healthz names no node id. " +
 				"Sync conflicts are resolved at the hub with sync:write (owners and the ops role): resolving tells the edges nothing; " +
 				"a re-applied quarantined record passes the same checks as its edge's push and then replicates like any change. " +

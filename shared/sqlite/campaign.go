@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -414,6 +416,79 @@ func loadLiveCampaigns(ctx context.Context, q querier, orgID string) ([]kassa.Ca
 		live = append(live, *c)
 	}
 	return live, errors.Join(rows.Err(), rows.Close())
+}
+
+// campaignVersionSQL records a campaign's row as it now stands as its
+// version from ?1 (three arguments: valid_from, id, org id). The state is
+// the API's fields, as migration 0018 seeds them.
+const campaignVersionSQL = `INSERT INTO campaign_versions (org_id, campaign_id, valid_from, state)
+	SELECT org_id, id, ?1, json_object('id', id, 'org_id', org_id, 'name', name, 'type', type, 'status', status,
+		'rules', json(rules), 'voucher_code', voucher_code, 'usage_limit', usage_limit, 'per_customer_limit', per_customer_limit,
+		'starts_at', starts_at, 'ends_at', ends_at, 'schedule', json(schedule), 'location_ids', json(location_ids),
+		'created_at', created_at, 'updated_at', updated_at)
+	FROM campaigns WHERE id = ?2 AND org_id = ?3`
+
+// recordCampaignVersion keeps, in the unit that wrote campaign id, its new
+// state in the node-local campaign_versions (campaignsAt), valid from the
+// unit's time.
+func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error {
+	_, err := tx.execCached(ctx, campaignVersionSQL, fmtTime(tx.now), id, orgID)
+	return err
+}
+
+// campaignsAt returns the org's campaigns as this node had them at instant
+// at (clamped to now: not in the future): per campaign, its newest version
+// valid from at or before it, or its first version for a campaign made
+// after at (not before it existed), or its current row for one without
+// versions. A paused or ended state is returned too: kassa.Applies
+// leaves it out. The hub prices an edge's order with these (hubCampaigns).
+func campaignsAt(ctx context.Context, q querier, orgID string, at, now time.Time) ([]kassa.Campaign, error) {
+	rows, err := q.QueryContext(ctx, `SELECT v.state FROM campaigns c JOIN campaign_versions v ON v.id = coalesce(
+		(SELECT w.id FROM campaign_versions w WHERE w.org_id = ?1 AND w.campaign_id = c.id AND w.valid_from <= ?2 ORDER BY w.valid_from DESC, w.id DESC LIMIT 1),
+		(SELECT w.id FROM campaign_versions w WHERE w.org_id = ?1 AND w.campaign_id = c.id ORDER BY w.valid_from, w.id LIMIT 1))
+		WHERE c.org_id = ?1 ORDER BY c.id`, orgID, fmtTime(earlier(at, now)))
+	if err != nil {
+		return nil, err
+	}
+	var out []kassa.Campaign
+	for rows.Next() {
+		var state string
+		var c kassa.Campaign
+		if err := rows.Scan(&state); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(state), &c); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: campaign version: %w", err)
+		}
+		c.Rules, c.LocationIDs, c.Schedule.DaysOfWeek = orEmpty(c.Rules), orEmpty(c.LocationIDs), orEmpty(c.Schedule.DaysOfWeek)
+		out = append(out, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND NOT EXISTS (SELECT 1 FROM campaign_versions v
+		WHERE v.org_id = campaigns.org_id AND v.campaign_id = campaigns.id)`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, *c)
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // orderCampaigns prices what campaigns give an order at loc at instant at

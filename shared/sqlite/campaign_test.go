@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -78,10 +80,7 @@ func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
 func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
 	hub := mustNode(t)
 	w := seed(t, hub)
-	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cashier := mustCashier(t, hub, w)
 	free := pastryCampaign(w)
 	free.Rules[0].Value = 10000 // p1 free
 	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, free)
@@ -91,35 +90,102 @@ func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
 	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
+	now := hub.db.Now()
+	for _, tc := range []struct {
+		product     string
+		quarantined int
+	}{{w.p1, 0}, {w.p2, 1}} {
+		if q := forgedFreeSale(t, hub, w, cashier.ID, c.ID, tc.product, now); q != tc.quarantined {
+			t.Errorf("a 100 %% line discount on %s: quarantined %d, want %d", tc.product, q, tc.quarantined)
+		}
+	}
+}
+
+// forgedFreeSale pushes to hub, as an edge of w's location, cashier's order
+// of one product at 500 made free by campaign (as the wire claims), made
+// at occurred; it returns how many of the order line's changes the hub
+// quarantined (the order row itself must be admitted).
+func forgedFreeSale(t *testing.T, hub *node, w world, cashier, campaign, product string, occurred time.Time) int {
+	t.Helper()
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
 	now := hub.db.Now()
 	push := func(entity, id string, fields map[string]any) int {
 		t.Helper()
 		ch := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: change.OpInsert,
-			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier.ID}
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier}
 		_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{ch})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return q
 	}
+	order := hub.db.NewID()
+	if q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-" + order[len(order)-8:], "status": "open", "channel": "pos",
+		"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
+		"created_by": cashier, "occurred_at": occurred, "created_at": now, "updated_at": now,
+		"campaigns": `[{"campaign_id":"` + campaign + `","name":"x","amount":500,"points_multiplier":0}]`}); q != 0 {
+		var why string
+		hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
+		t.Fatalf("the order row quarantined: %s", why)
+	}
+	return push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": product, "name": "P",
+		"sku": "S", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
+		"campaign_discounts": `[{"campaign_id":"` + campaign + `","amount":500}]`, "created_at": now, "updated_at": now})
+}
+
+// mustCashier makes a cashier of w's org at n.
+func mustCashier(t *testing.T, n *node, w world) *kassa.User {
+	t.Helper()
+	u, err := NewUserService(n.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestAForgedEdgeClaimsACampaignOnlyAsItStood: an edge names its order's
+// occurred_at, so it picks the instant the hub prices the order's
+// campaigns at (campaignsAt) — but only a campaign as it really stood
+// then. A cashier's free sale by a campaign is admitted when dated while
+// the campaign was active; dated before it existed, after it was paused,
+// or in the future (taken as now: paused), its discount is the cashier's
+// own and the line is quarantined.
+func TestAForgedEdgeClaimsACampaignOnlyAsItStood(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier := mustCashier(t, hub, w)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	svc := NewCampaignService(hub.db)
+	free := pastryCampaign(w)
+	free.Rules[0].Value = 10000 // p1 free
+	c, err := svc.CreateCampaign(w.ctx, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(time.Minute)
+	if _, err := svc.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(2 * time.Minute)
+	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused)}); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(3 * time.Minute)
 	for _, tc := range []struct {
-		product     string
+		name        string
+		at          time.Time
 		quarantined int
-	}{{w.p1, 0}, {w.p2, 1}} {
-		order := hub.db.NewID()
-		if q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-" + order[len(order)-8:], "status": "open", "channel": "pos",
-			"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
-			"created_by": cashier.ID, "occurred_at": now, "created_at": now, "updated_at": now,
-			"campaigns": `[{"campaign_id":"` + c.ID + `","name":"x","amount":500,"points_multiplier":0}]`}); q != 0 {
-			var why string
-			hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
-			t.Fatalf("the order row quarantined: %s", why)
-		}
-		if q := push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": tc.product, "name": "P",
-			"sku": "S", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
-			"campaign_discounts": `[{"campaign_id":"` + c.ID + `","amount":500}]`, "created_at": now, "updated_at": now}); q != tc.quarantined {
-			t.Errorf("a 100 %% line discount on %s: quarantined %d, want %d", tc.product, q, tc.quarantined)
+	}{
+		{"while active", t0.Add(90 * time.Second), 0},
+		{"before it existed", t0.Add(-time.Hour), 1},
+		{"while a draft", t0.Add(30 * time.Second), 1},
+		{"after the pause", t0.Add(150 * time.Second), 1},
+		{"in the future", t0.Add(time.Hour), 1},
+	} {
+		if q := forgedFreeSale(t, hub, w, cashier.ID, c.ID, w.p1, tc.at); q != tc.quarantined {
+			t.Errorf("a free sale dated %s: quarantined %d, want %d", tc.name, q, tc.quarantined)
 		}
 	}
 }
@@ -177,5 +243,97 @@ func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
 	rows.Close()
 	if len(kinds) != 1 || kinds[0] != kassa.ConflictVoucherOverused {
 		t.Fatalf("hub conflicts %v, want one voucher_overused", kinds)
+	}
+}
+
+// TestCampaignsAtGivesEachCampaignAsItStoodThen: every write of a campaign
+// keeps its state as a version from that instant, and campaignsAt (what
+// the hub prices an edge's order with) gives, per campaign, the state it
+// had at the instant asked: its first for an instant before it existed,
+// its current one for an instant in the future, and its row for a
+// campaign without versions (made before migration 0018).
+func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	svc := NewCampaignService(hub.db)
+	c, err := svc.CreateCampaign(w.ctx, pastryCampaign(w)) // t0: draft, 10 %
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := svc.CreateCampaign(w.ctx, pastryCampaign(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(time.Minute) // launched
+	if _, err := svc.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(2 * time.Minute) // paused at 20 %
+	rules := pastryCampaign(w).Rules
+	rules[0].Value = 2000
+	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused), Rules: kassa.Some(rules)}); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(3 * time.Minute) // active again
+	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignActive)}); err != nil {
+		t.Fatal(err)
+	}
+	// other predates the versions: its row is what there is.
+	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions WHERE campaign_id = ?`, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(4 * time.Minute)
+	for _, tc := range []struct {
+		name   string
+		at     time.Time
+		status string
+		value  int64
+	}{
+		{"before it existed", t0.Add(-time.Hour), kassa.CampaignDraft, 1000},
+		{"made", t0.Add(30 * time.Second), kassa.CampaignDraft, 1000},
+		{"launched", t0.Add(time.Minute), kassa.CampaignActive, 1000},
+		{"paused and changed", t0.Add(150 * time.Second), kassa.CampaignPaused, 2000},
+		{"resumed", t0.Add(3 * time.Minute), kassa.CampaignActive, 2000},
+		{"in the future", t0.Add(time.Hour), kassa.CampaignActive, 2000},
+	} {
+		cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, tc.at, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]kassa.Campaign{}
+		for _, c := range cs {
+			got[c.ID] = c
+		}
+		if v := got[c.ID]; len(cs) != 2 || v.Status != tc.status || len(v.Rules) != 1 || v.Rules[0].Value != tc.value ||
+			v.Rules[0].ProductIDs[0] != w.p1 || v.LocationIDs[0] != w.loc {
+			t.Errorf("%s: campaign %+v (of %d), want %s at %d", tc.name, v, len(cs), tc.status, tc.value)
+		}
+		if o := got[other.ID]; o.Status != kassa.CampaignDraft || o.Name != "10 % off" {
+			t.Errorf("%s: the campaign without versions %+v", tc.name, o)
+		}
+	}
+	// Migration 0018 gives a campaign of an older store one version: its
+	// state then, from its created_at.
+	m, err := migrationFS.ReadFile("migrations/0018_campaign_versions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("after the migration's seed: %+v %v", cs, err)
+	}
+	for _, got := range cs {
+		if got.ID == c.ID && (got.Status != kassa.CampaignActive || got.Rules[0].Value != 2000 || !got.CreatedAt.Equal(t0) || got.LocationIDs[0] != w.loc) {
+			t.Errorf("the seeded version %+v, want the campaign as it is", got)
+		}
 	}
 }

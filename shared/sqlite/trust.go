@@ -1001,9 +1001,10 @@ func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) e
 }
 
 // hubCampaigns recomputes at the hub what campaigns gave an order an edge
-// pushed: the hub's campaigns that applied at the order's location when it
-// was taken (occurred_at), priced on its lines with its voucher (without
-// it when no campaign here has the code).
+// pushed: the hub's campaigns, as they stood when the order was taken
+// (occurred_at, campaignsAt), that applied at its location then, priced
+// on its lines with its voucher (without it when no campaign here had the
+// code).
 func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
 	var locID, occurred string
 	var voucher, customer sql.Null[string]
@@ -1038,13 +1039,20 @@ func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (ka
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return kassa.CampaignPrice{}, err
 	}
-	// The unit's own view, not the pricing cache: this batch may have
-	// changed campaigns.
-	live, err := loadLiveCampaigns(ctx, ad.tx, orgID)
+	// The campaigns as they stood here when the order was made (its
+	// occurred_at, not in the future), from the unit's own view: a
+	// campaign paused or changed since prices the order as it did then.
+	// The wire's occurred_at is RFC 3339 at any precision (a real edge
+	// sends milliseconds); one that is no time is taken as now, which a
+	// forged edge could name anyway.
+	at, err := time.Parse(time.RFC3339Nano, occurred)
+	if err != nil {
+		at = ad.tx.now
+	}
+	live, err := campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
 	if err != nil {
 		return kassa.CampaignPrice{}, err
 	}
-	at := parseTime(occurred)
 	cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
 	if kassa.ErrorKind(err) == kassa.EInvalid {
 		cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)

@@ -181,10 +181,7 @@ func TestAnUnarrivedReferenceWaitsAndAQuarantinedOneIsRefused(t *testing.T) {
 func TestTheHubReplaysTheRefundAndDiscountLimits(t *testing.T) {
 	hub := mustNode(t)
 	w := seed(t, hub)
-	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cashier := mustCashier(t, hub, w)
 	if _, err := NewSettingsService(hub.db).UpdateSettings(w.ctx, &kassa.SettingsUpdate{RefundLimit: kassa.Opt[int64]{Set: true, Value: 300}}); err != nil {
 		t.Fatal(err)
 	}

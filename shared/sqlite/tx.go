@@ -543,6 +543,11 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.name, id, n)
 	}
+	if e == entCampaign {
+		if err := recordCampaignVersion(ctx, tx, orgID, id); err != nil {
+			return err
+		}
+	}
 	fields, err := appendFields(make([]byte, 0, 512), names, cols)
 	if err != nil {
 		return err
