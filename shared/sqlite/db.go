@@ -148,6 +148,12 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		write.Close()
 		return nil, err
 	}
+	if o.Hub {
+		if _, err := write.ExecContext(ctx, hubIndexes); err != nil {
+			write.Close()
+			return nil, fmt.Errorf("sqlite: hub indexes: %w", err)
+		}
+	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
@@ -322,6 +328,13 @@ func (db *DB) Ping(ctx context.Context) error {
 	var one int
 	return db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
+
+// hubIndexes are indexes only the hub's queries use, made at every hub
+// start (an edge's writes would pay for them for nothing): outbox_scope
+// counts what an edge has yet to pull from the index alone — its
+// location's entries and the org-wide ones after its cursor, not its own
+// (edge_report.go).
+const hubIndexes = `CREATE INDEX IF NOT EXISTS outbox_scope ON outbox(org_id, location_id, seq, origin)`
 
 // migrate applies the migrations not applied yet; up to number last, if
 // not 0 (tests open a store of an older release with it).

@@ -136,3 +136,23 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 		t.Errorf("the hub digests %d tables, the older edge %d", len(hd), len(od))
 	}
 }
+
+// TestTheHubsScopeIndexIsAtTheHubOnly: outbox_scope serves the hub's
+// pending-down counts; an edge's sales would pay for it for nothing.
+func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, hub := range []bool{true, false} {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{Hub: hub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'outbox_scope'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if (n == 1) != hub {
+			t.Errorf("hub %v: outbox_scope present %v", hub, n == 1)
+		}
+	}
+}

@@ -18,6 +18,6 @@ CREATE TABLE edge_reports (
   lag_p99         REAL NOT NULL
 ) STRICT;
 
--- What an edge has yet to pull, counted from the index alone: its
--- location's entries and the org-wide ones after its cursor, not its own.
-CREATE INDEX outbox_scope ON outbox(org_id, location_id, seq, origin);
+-- The hub's index outbox_scope (what an edge has yet to pull) is made by
+-- sqlite.Open for a hub only (hubIndexes): at an edge it would cost every
+-- sale's outbox rows an index write and serve no query.
