@@ -3,6 +3,7 @@ package synctest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,12 +193,14 @@ func redeemAtTwoOfflineEdges(t *testing.T, limit string, withCustomer bool) map[
 }
 
 // TestTheHubRecomputesAForgedRedemptionAmount plays a stolen store machine
-// that pushes an honest campaign sale whose redemptions claim more: a
-// forged amount for the campaign that applied, and a redemption of a
-// paused campaign that gave nothing. The hub keeps the sale and the
-// redemptions as sent but counts in its analytics the amounts its own
-// campaigns give the order's lines (redemption_amounts), so no claimed
-// discount.
+// that pushes an honest campaign sale whose campaigns claim more: a forged
+// amount for the campaign that applied, and a paused campaign that gave
+// nothing; and, as an edge of change-record format 1 would, redemption
+// records with their own amounts. The hub keeps the sale, drops the
+// redemption records (a retired entity since format 2) and derives the
+// order's redemptions itself, with the amounts its own campaigns give the
+// order's lines: its analytics count no claimed discount. A sale whose
+// campaigns are not a list of applied campaigns is refused.
 func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 	e := MustStartPair(t)
 	hub := hubState{e: e, tok: e.hubTok}
@@ -234,17 +237,21 @@ func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 			"campaign_id": campaignID, "order_id": orderID, "customer_id": nil, "amount": amount, "order_total": 999999,
 			"created_at": now, "updated_at": now})
 	}
-	rep := f.push(t,
-		f.change("order", orderID, change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location, "number": "FORGE-00002",
-			"status": "open", "channel": "pos", "customer_id": nil, "currency": "AUD", "subtotal": price, "discount_total": discount,
-			"tax_total": 0, "total": total, "paid_total": 0, "refunded_total": 0, "loyalty_points_earned": 0, "kitchen_status": "new",
-			"notes": "", "tax_inclusive": true, "tax_rate_bps": 0, "created_by": cashierID, "occurred_at": now, "created_at": now, "updated_at": now}),
-		f.change("order_line", newID(), change.OpInsert, e.location, cashierID, map[string]any{"order_id": orderID, "position": 0,
-			"product_id": product, "name": "x", "sku": "x", "quantity": 1, "unit_price": price, "modifiers": []any{}, "discount": discount,
-			"tax": 0, "total": total, "created_at": now, "updated_at": now}),
-		redemption(applies, 999999),
-		redemption(paused, 5000),
-	)
+	sale := func(id, number string, campaigns any) []change.Change {
+		return []change.Change{
+			f.change("order", id, change.OpInsert, e.location, cashierID, map[string]any{"location_id": e.location, "number": number,
+				"status": "open", "channel": "pos", "customer_id": nil, "currency": "AUD", "subtotal": price, "discount_total": discount,
+				"tax_total": 0, "total": total, "paid_total": 0, "refunded_total": 0, "loyalty_points_earned": 0, "kitchen_status": "new",
+				"notes": "", "tax_inclusive": true, "tax_rate_bps": 0, "created_by": cashierID, "occurred_at": now, "created_at": now, "updated_at": now,
+				"campaigns": campaigns}),
+			f.change("order_line", newID(), change.OpInsert, e.location, cashierID, map[string]any{"order_id": id, "position": 0,
+				"product_id": product, "name": "x", "sku": "x", "quantity": 1, "unit_price": price, "modifiers": []any{}, "discount": discount,
+				"tax": 0, "total": total, "created_at": now, "updated_at": now}),
+		}
+	}
+	claims := []any{map[string]any{"campaign_id": applies, "name": "10 % off", "amount": 999999, "points_multiplier": 0},
+		map[string]any{"campaign_id": paused, "name": "Paused", "amount": 5000, "points_multiplier": 0}}
+	rep := f.push(t, append(sale(orderID, "FORGE-00002", claims), redemption(applies, 999999), redemption(paused, 5000))...)
 	if rep.Error != "" {
 		t.Fatalf("push: %s", rep.Error)
 	}
@@ -260,6 +267,31 @@ func TestTheHubRecomputesAForgedRedemptionAmount(t *testing.T) {
 		if st["redemptions"] != float64(1) || int64(st["discount_given"].(float64)) != c.discount || int64(st["revenue"].(float64)) != total {
 			t.Errorf("%s: analytics %v, want 1 redemption, %d given, revenue %d", c.name, st, c.discount, total)
 		}
+	}
+
+	// Campaigns that are no list of applied campaigns: the sale is
+	// quarantined, and no analytics move.
+	for i, bad := range []any{"not json", map[string]any{"campaign_id": applies}, []any{map[string]any{"name": "no id"}},
+		[]any{map[string]any{"campaign_id": applies, "amount": -5}}, []any{claims[0], claims[0]}} {
+		id := newID()
+		if rep := f.push(t, sale(id, fmt.Sprintf("FORGE-1%04d", i), bad)...); rep.Error != "" {
+			t.Fatalf("push %v: %s", bad, rep.Error)
+		}
+		if st := e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, nil); st != 404 {
+			t.Errorf("campaigns %v: the sale is at the hub (%d)", bad, st)
+		}
+		named := 0
+		for _, c := range hub.list(t, "/api/v1/sync/conflicts?limit=200") {
+			if strings.Contains(fmt.Sprint(c), "campaigns") {
+				named++
+			}
+		}
+		if named != i+1 {
+			t.Fatalf("campaigns %v: %d conflicts name campaigns, want %d", bad, named, i+1)
+		}
+	}
+	if st := hub.get(t, "/api/v1/campaigns/"+applies+"/analytics"); st["redemptions"] != float64(1) {
+		t.Errorf("a refused sale counts in the analytics: %v", st)
 	}
 }
 

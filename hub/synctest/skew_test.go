@@ -134,6 +134,23 @@ func TestAHubOfTodayKeepsAnEdgeOfThePreviousReleaseInSync(t *testing.T) {
 		ep.Call(t, "GET", "/api/v1/campaigns", mgr, nil, &camps)
 		return ok && len(camps.Data) == 1 && camps.Data[0]["status"] == "active"
 	})
+	// Sales with the campaign: the old edge writes and pushes a redemption
+	// record for each (change-record format 1); the hub drops those and
+	// derives its own from the orders (format 2), so its analytics count
+	// them once.
+	campaign := c.Data["id"].(string)
+	for range 2 {
+		sales = append(sales, sell(ep, mgr))
+	}
+	redemptions := func(p *nodetest.Proc, tok string) float64 {
+		var st oneResp
+		p.Call(t, "GET", "/api/v1/campaigns/"+campaign+"/analytics", tok, nil, &st)
+		n, _ := st.Data["redemptions"].(float64)
+		return n
+	}
+	wait.For(t, 30*time.Second, "the old edge's campaign sales in the hub's analytics", func() bool {
+		return atHub(sales[len(sales)-1]) && redemptions(hub, hubTok) == 2
+	})
 	// Its digests agree with the hub's, and nothing was quarantined at
 	// either side.
 	wait.For(t, 90*time.Second, "the old edge to verify clean", func() bool {
@@ -177,4 +194,10 @@ func TestAHubOfTodayKeepsAnEdgeOfThePreviousReleaseInSync(t *testing.T) {
 		return count(hub, hubTok) == len(sales) && count(ep, mgr) == len(sales)
 	})
 	noConflicts(hub, hubTok, "hub after the upgrade")
+	// The upgraded edge kept the redemptions the old one recorded
+	// (migration 0019) and derives the new sales' own; the hub counts
+	// each sale once.
+	if h, e := redemptions(hub, hubTok), redemptions(ep, mgr); h != 5 || e != 5 {
+		t.Fatalf("campaign redemptions: hub %v, upgraded edge %v, want 5 at both", h, e)
+	}
 }

@@ -67,7 +67,7 @@ func init() {
 		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
 			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
-		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend}, {e: entRedemption, mode: mergeAppend},
+		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},
@@ -78,11 +78,20 @@ func init() {
 	}
 }
 
+// retiredEntities were replicated by an older change-record format and
+// are derived at every node since (the format that retired each): their
+// records, from an older edge or in the hub's log from before, are
+// accepted and dropped.
+var retiredEntities = map[string]int{
+	"campaign_redemption": 2, // redeem derives them from the order (migration 0019)
+}
+
 // ApplyResult says what an Apply did.
 type ApplyResult struct {
 	Applied   int // changes applied now
 	Duplicate int // changes applied before (replays, duplicate deliveries)
 	Conflicts int // conflicts recorded
+	Dropped   int // records of a retired entity, accepted and not kept
 }
 
 // Apply applies change records made at other nodes, in one unit of work.
@@ -135,7 +144,8 @@ type applied struct {
 func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
-	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{}, redeemed: map[[3]string]int{}}
+	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{},
+		redeemed: map[[3]string]int{}, campaigned: map[string]bool{}}
 	if opts.from != nil {
 		a.admitter = &admitter{tx: tx, from: *opts.from}
 	}
@@ -143,6 +153,10 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		c := &changes[i]
 		if err := c.Validate(); err != nil {
 			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
+		}
+		if _, retired := retiredEntities[c.Entity]; retired {
+			res.Dropped++
+			continue
 		}
 		if c.Origin == db.NodeID {
 			if lost, err := opts.own.lost(ctx, tx, c); err != nil {
@@ -208,13 +222,16 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 
 // applier applies one batch and remembers what it must recompute.
 type applier struct {
-	tx        *Tx
-	admitter  *admitter          // set for changes pushed by an edge
-	orders    map[string]string  // order id → org
-	levels    map[[3]string]bool // org, location, product
-	accounts  map[string]string  // account id → org
-	redeemed  map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
-	conflicts int
+	tx       *Tx
+	admitter *admitter          // set for changes pushed by an edge
+	orders   map[string]string  // order id → org
+	levels   map[[3]string]bool // org, location, product
+	accounts map[string]string  // account id → org
+	redeemed map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
+	// campaigned are the orders this batch inserted with campaigns: an
+	// edge derives their redemptions (redeem).
+	campaigned map[string]bool
+	conflicts  int
 }
 
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
@@ -293,6 +310,9 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 	switch r.e {
 	case entOrder:
 		a.orders[c.EntityID] = c.OrgID
+		if cs := str("campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
+			a.campaigned[c.EntityID] = true
+		}
 	case entPayment, entRefund, entOrderLine, entOrderHistory:
 		if id := str("order_id"); id != "" {
 			a.orders[id] = c.OrgID
@@ -305,11 +325,6 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 		}
 	case entAccount:
 		a.accounts[c.EntityID] = c.OrgID
-	case entRedemption:
-		a.redeemed[[3]string{c.OrgID, str("campaign_id"), str("customer_id")}]++
-		if id := str("order_id"); id != "" {
-			a.orders[id] = c.OrgID // its amounts are the hub's (fixRedemptions)
-		}
 	}
 }
 
@@ -590,8 +605,16 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
 			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
 			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil || a.admitter == nil {
+	if err != nil {
 		return err
+	}
+	if a.admitter == nil {
+		if !a.campaigned[id] {
+			return nil
+		}
+		// An order from the hub's log: what its campaigns gave is the
+		// hub's word.
+		return a.redeem(ctx, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
 			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
@@ -614,7 +637,7 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
 	}
-	if err := a.admitter.fixRedemptions(ctx, id, orgID); err != nil {
+	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
 		return err
 	}
 	return a.admitter.checkDiscount(ctx, id, orgID)

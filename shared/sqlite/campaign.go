@@ -315,13 +315,13 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	}
 	// Refunds count against the sale they refund (its redemption's day
 	// and location): refunded_total of the order, as this node has it. At
-	// the hub an edge's redemption counts the amounts the hub computed
-	// (redemption_amounts, fixRedemptions), not the ones it was sent.
-	const sums = `count(*), coalesce(sum(coalesce(h.amount, r.amount)), 0), coalesce(sum(coalesce(h.order_total, r.order_total)), 0),
-		coalesce(sum(o.refunded_total), 0)
+	// the hub an edge's redemption has the amounts the hub computed
+	// (redeemAtHub), not the ones it was sent. One row per order and
+	// campaign: the orders are the rows.
+	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
 		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id
-		LEFT JOIN redemption_amounts h ON h.redemption_id = r.id AND h.org_id = r.org_id WHERE r.org_id = ? AND r.campaign_id = ?`
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(DISTINCT r.order_id), `+sums, a.OrgID, id).
+		WHERE r.org_id = ? AND r.campaign_id = ?`
+	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), `+sums, a.OrgID, id).
 		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {
 		return nil, err
@@ -330,7 +330,7 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	for _, g := range []struct {
 		key string
 		dst *[]kassa.CampaignStatsPart
-	}{{"substr(r.created_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
+	}{{"substr(r.occurred_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
 		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
 		if err != nil {
 			return nil, err
@@ -552,7 +552,8 @@ func withinLimits(ctx context.Context, q querier, orgID string, c *kassa.Campaig
 			continue
 		}
 		var n int64
-		err := q.QueryRowContext(ctx, `SELECT count(DISTINCT order_id) FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`+l.where,
+		// One row per order and campaign: count(*) counts orders.
+		err := q.QueryRowContext(ctx, `SELECT count(*) FROM campaign_redemptions WHERE org_id = ? AND campaign_id = ?`+l.where,
 			append([]any{orgID, c.ID}, l.args...)...).Scan(&n)
 		if err != nil || n >= *l.limit {
 			return false, err
@@ -601,19 +602,50 @@ func checkLimitsInUnit(ctx context.Context, tx *Tx, orgID string, limited []*kas
 	return nil
 }
 
-// writeRedemptions records, in the order's unit, one redemption per
-// campaign that gave the order a discount or points.
+// redeemSQL derives an order's redemptions from its campaigns
+// (orders.campaigns): one row per campaign that gave it a discount or
+// points, keyed by order and campaign, dated at the sale. Redemptions are
+// not replicated (migration 0019): every node derives its own, an edge in
+// the sale's unit and for the orders it applies from the hub's log, the
+// hub for an edge's order with the amounts its own campaigns give (?3, a
+// JSON object campaign id → amount; NULL: the order's own). A row already
+// there stays (the order's campaigns are fixed at creation); the hub
+// updates its amounts first (redeemAtHub). ?1 order, ?2 org.
+const redeemSQL = `INSERT INTO campaign_redemptions (order_id, campaign_id, org_id, location_id, customer_id, amount, order_total, occurred_at)
+	SELECT o.id, json_extract(j.value, '$.campaign_id'), o.org_id, o.location_id, o.customer_id,
+		CASE WHEN ?3 IS NULL THEN coalesce(json_extract(j.value, '$.amount'), 0)
+			ELSE coalesce(json_extract(?3, '$."' || json_extract(j.value, '$.campaign_id') || '"'), 0) END,
+		o.total, o.occurred_at
+	FROM orders o, json_each(o.campaigns) j WHERE o.id = ?1 AND o.org_id = ?2
+	ON CONFLICT (order_id, campaign_id) DO NOTHING`
+
+// writeRedemptions derives, in the order's unit, the redemptions of an
+// order this node just wrote: one statement, no change records.
 func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
-	for _, c := range o.Campaigns {
-		err := tx.insertAt(ctx, entRedemption, o.OrgID, o.LocationID, tx.db.NewID(), map[string]any{
-			"location_id": o.LocationID, "campaign_id": c.CampaignID, "order_id": o.ID, "customer_id": o.CustomerID,
-			"amount": c.Amount, "order_total": o.Total,
-		})
-		if err != nil {
+	if len(o.Campaigns) == 0 {
+		return nil
+	}
+	_, err := tx.execCached(ctx, redeemSQL, o.ID, o.OrgID, nil)
+	return err
+}
+
+// redeem derives the redemptions of an order this batch applied or
+// changed (redeemSQL; gave as there) and notes each new one for
+// checkVouchers.
+func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave *string) error {
+	rows, err := a.tx.QueryContext(ctx, redeemSQL+` RETURNING campaign_id, coalesce(customer_id, '')`, orderID, orgID, gave)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var campaign, customer string
+		if err := rows.Scan(&campaign, &customer); err != nil {
+			rows.Close()
 			return err
 		}
+		a.redeemed[[3]string{orgID, campaign, customer}]++
 	}
-	return nil
+	return errors.Join(rows.Err(), rows.Close())
 }
 
 // checkVouchers records a voucher_overused conflict for each campaign that
@@ -657,7 +689,7 @@ func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, cust
 	if customer != "" {
 		args = append(args, customer)
 	}
-	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(DISTINCT order_id) FROM campaign_redemptions
+	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(*) FROM campaign_redemptions
 		WHERE org_id = ?1 AND campaign_id = ?2`+where+`) FROM campaigns WHERE org_id = ?1 AND id = ?2`, args...).Scan(&limit, &used)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
 		return nil

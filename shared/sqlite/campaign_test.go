@@ -337,3 +337,78 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 		}
 	}
 }
+
+// TestRedemptionsAreDerivedAtEveryNodeNotSent: a sale with a campaign
+// writes its redemption in the sale's unit and no change record for it
+// (change-record format 2); the hub derives the edge sale's own from the
+// order with its amounts, and an edge derives a hub-made sale's from the
+// hub's log. A redemption record of a format-1 edge is accepted and
+// dropped.
+func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
+	hub, edge := mustNode(t), mustNode(t)
+	w := seed(t, hub)
+	hubCampaigns := NewCampaignService(hub.db)
+	c, err := hubCampaigns.CreateCampaign(w.ctx, pastryCampaign(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hubCampaigns.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	ship(t, hub, edge)
+	sell := func(n *node) string {
+		t.Helper()
+		o, err := n.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 2}}})
+		if err != nil || o.DiscountTotal != 100 {
+			t.Fatalf("sale: %+v %v", o, err)
+		}
+		return o.ID
+	}
+	redemption := func(n *node, order string) string {
+		t.Helper()
+		var got string
+		err := n.db.reader.QueryRow(`SELECT campaign_id || ' ' || amount || ' ' || order_total FROM campaign_redemptions WHERE order_id = ?`, order).Scan(&got)
+		if err != nil {
+			t.Fatalf("no redemption of %s: %v", order, err)
+		}
+		return got
+	}
+	atEdge, atHub := sell(edge), sell(hub)
+	want := c.ID + " 100 900"
+	if got := redemption(edge, atEdge); got != want {
+		t.Fatalf("the edge's sale redeemed %q, want %q", got, want)
+	}
+	var sent int
+	if err := edge.db.reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = 'campaign_redemption'`).Scan(&sent); err != nil || sent != 0 {
+		t.Fatalf("%d redemption change records (%v)", sent, err)
+	}
+	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, false, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := make([]change.Change, len(log))
+	for i, e := range log {
+		cs[i] = e.Change
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	retired := change.Change{ID: edge.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "campaign_redemption", EntityID: edge.db.NewID(),
+		Op: change.OpInsert, Fields: map[string]any{"order_id": atEdge, "campaign_id": c.ID, "amount": 99999, "order_total": 1},
+		HLC: edge.db.Clock.Now(), Origin: from.NodeID, Actor: kassa.ActorFrom(w.ctx).UserID}
+	res, quarantined, err := hub.db.Ingest(w.ctx, from, append(cs, retired))
+	if err != nil || quarantined != 0 || res.Dropped != 1 {
+		t.Fatalf("ingest: %+v, quarantined %d, %v", res, quarantined, err)
+	}
+	if got := redemption(hub, atEdge); got != want {
+		t.Fatalf("the hub derived %q for the edge's sale, want %q", got, want)
+	}
+	ship(t, hub, edge)
+	if got := redemption(edge, atHub); got != want {
+		t.Fatalf("the edge derived %q for the hub's sale, want %q", got, want)
+	}
+	for _, n := range []*node{hub, edge} {
+		st, err := NewCampaignService(n.db).CampaignStats(w.ctx, c.ID)
+		if err != nil || st.Redemptions != 2 || st.DiscountGiven != 200 || len(st.ByDay) != 1 {
+			t.Fatalf("analytics: %+v %v", st, err)
+		}
+	}
+}

@@ -20,7 +20,8 @@ import (
 // what an edge of that release holds, column order included (digests
 // depend on it).
 var formatMigrations = map[int]int{
-	1: 12, // v0.5.0
+	1: 12, // v0.5.0, v0.6.0
+	2: 19, // campaign redemptions derived, not replicated
 }
 
 // Schema is the replicated schema of one change-record format: the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -175,10 +176,6 @@ var edgeRules = map[string]edgeRule{
 		system: []string{"processor_ref", "failure_reason"},
 		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
-	// Redemptions come with their order; campaigns themselves are hub-only.
-	"campaign_redemption": {loc: ownLocation, scopes: saleWrite,
-		refs:  []ref{{col: "order_id", table: "orders"}, {col: "campaign_id", table: "campaigns"}, {col: "customer_id", table: "customers"}},
-		check: checkRedemption},
 	// Events are inserted once, never changed; checkEvent holds the rule.
 	"event": {anyUser: true, check: checkEvent},
 }
@@ -190,6 +187,10 @@ type admitter struct {
 	columns map[string][]string  // table → its columns
 	actorOf *kassa.Actor         // the change being admitted: its actor as the hub knows it
 	users   map[string]batchUser // actors read in this batch (org checked by the change's org, which is the edge's)
+	// priced memoizes hubCampaigns per order: it runs in the batch's
+	// recompute, after all its changes applied, once for the
+	// redemptions and once for the discount check.
+	priced map[string]kassa.CampaignPrice
 }
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
@@ -742,7 +743,34 @@ func checkOrder(_ context.Context, _ *admitter, c *change.Change, f map[string]a
 		within(f, "tax_total", 0, maxAmount, insert),
 		within(f, "total", 0, maxAmount, insert),
 		within(f, "loyalty_points_earned", 0, maxPoints, false),
+		appliedCampaigns(f),
 	)
+}
+
+// appliedCampaigns refuses an order's campaigns field unless it is a JSON
+// list of what campaigns gave it (kassa.AppliedCampaign): at most one per
+// line and two more (pricing's stacking), each naming a campaign once,
+// with amounts in range. The hub derives the order's redemptions from it
+// (redeemAtHub), with its own amounts.
+func appliedCampaigns(f map[string]any) error {
+	v, present := f["campaigns"]
+	if !present {
+		return nil
+	}
+	s, _ := v.(string)
+	var cs []kassa.AppliedCampaign
+	if !strings.HasPrefix(strings.TrimSpace(s), "[") || json.Unmarshal([]byte(s), &cs) != nil || len(cs) > kassa.MaxOrderLines+2 {
+		return refuse(RefusedValue, "campaigns must be a list of at most %d applied campaigns", kassa.MaxOrderLines+2)
+	}
+	seen := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		if c.CampaignID == "" || !kassa.ValidText(c.CampaignID, 64) || seen[c.CampaignID] || !kassa.ValidText(c.Name, 200) ||
+			c.Amount < 0 || c.Amount > maxAmount || c.PointsMultiplier < 0 || c.PointsMultiplier > kassa.MaxPointsMultiplier {
+			return refuse(RefusedValue, "campaigns: each names a campaign once, with amount 0-%d and points_multiplier 0-%d", maxAmount, kassa.MaxPointsMultiplier)
+		}
+		seen[c.CampaignID] = true
+	}
+	return nil
 }
 
 // checkOrderLine checks a line's arithmetic against its order's tax
@@ -953,11 +981,6 @@ func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[strin
 	return oneOf(f, "status", false, "received", "cancelled")
 }
 
-// checkRedemption: a redemption's amounts are in range.
-func checkRedemption(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
-	return firstErr(within(f, "amount", 0, maxAmount, true), within(f, "order_total", 0, maxAmount, true))
-}
-
 // campaignPart is the campaigns' part of an edge order's discount as the
 // hub computes it (hubCampaigns). The wire's campaign amounts are not
 // believed: whatever discount they do not explain counts as manual.
@@ -970,21 +993,21 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 	return sum, err
 }
 
-// fixRedemptions records, for each redemption of an edge order, what the
-// hub computes its campaign gave it (0 for one that gave it nothing here)
-// and the order's total as the hub recomputed it, in the node-local
-// redemption_amounts (migration 0017): the hub's analytics count no
-// discount an edge's wire merely claims, while the replicated row stays as
-// the edge sent it so both nodes' digests agree. An order without
-// redemptions, or whose lines have not come yet, is left alone.
-func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) error {
-	var n int
-	err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM campaign_redemptions WHERE order_id = ?1 AND org_id = ?2
-		AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, orderID, orgID).Scan(&n)
-	if err != nil || n == 0 {
+// redeemAtHub derives an edge order's redemptions (redeemSQL) with the
+// amounts the hub computes its campaigns gave the order (hubCampaigns; 0
+// for a campaign that gave it nothing here) and the order's total as the
+// hub recomputed it: the hub's analytics and usage limits count no
+// discount an edge's wire merely claims. An order that claims no campaign
+// is left alone, and so is one whose lines have not come yet: they arrive
+// later in the log, and the order is recomputed then.
+func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error {
+	var claims bool
+	err := a.tx.QueryRowContext(ctx, `SELECT json_array_length(campaigns) > 0 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
+	if err != nil || !claims {
 		return err
 	}
-	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+	cp, err := a.admitter.hubCampaigns(ctx, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -993,11 +1016,14 @@ func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) e
 		gave[c.CampaignID] = c.Amount
 	}
 	b, _ := json.Marshal(gave)
-	_, err = ad.tx.ExecContext(ctx, `INSERT INTO redemption_amounts (redemption_id, org_id, amount, order_total)
-		SELECT id, org_id, coalesce((SELECT value FROM json_each(?3) WHERE key = campaign_id), 0), (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2)
-		FROM campaign_redemptions WHERE order_id = ?1 AND org_id = ?2
-		ON CONFLICT (redemption_id) DO UPDATE SET amount = excluded.amount, order_total = excluded.order_total`, orderID, orgID, string(b))
-	return err
+	g := string(b)
+	// Rows derived before this order's last lines came are brought up to date.
+	_, err = a.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = coalesce(json_extract(?3, '$."' || campaign_id || '"'), 0),
+		order_total = (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2) WHERE order_id = ?1 AND org_id = ?2`, orderID, orgID, g)
+	if err != nil {
+		return err
+	}
+	return a.redeem(ctx, orderID, orgID, &g)
 }
 
 // hubCampaigns recomputes at the hub what campaigns gave an order an edge
@@ -1006,6 +1032,21 @@ func (ad *admitter) fixRedemptions(ctx context.Context, orderID, orgID string) e
 // on its lines with its voucher (without it when no campaign here had the
 // code).
 func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
+	if cp, ok := ad.priced[orderID]; ok {
+		return cp, nil
+	}
+	cp, err := ad.priceCampaigns(ctx, orderID, orgID)
+	if err == nil {
+		if ad.priced == nil {
+			ad.priced = map[string]kassa.CampaignPrice{}
+		}
+		ad.priced[orderID] = cp
+	}
+	return cp, err
+}
+
+// priceCampaigns is hubCampaigns without its memo.
+func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
 	var locID, occurred string
 	var voucher, customer sql.Null[string]
 	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id FROM orders WHERE id = ? AND org_id = ?`,

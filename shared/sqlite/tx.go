@@ -54,7 +54,6 @@ var (
 	entPayment      = entity{"payment", "payments", "org_id", true}
 	entRefund       = entity{"refund", "refunds", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
-	entRedemption   = entity{"campaign_redemption", "campaign_redemptions", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through

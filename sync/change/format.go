@@ -13,8 +13,11 @@ import "fmt"
 // Bump it (and map it to its migration in shared/sqlite/format.go) with any
 // migration that changes a replicated table; a test there fails otherwise.
 //
-//	1  v0.5.0 (migration 0012), the first release; it sends no format.
-const Format = 1
+//	1  v0.5.0 and v0.6.0 (migration 0012); v0.5.0 sends no format.
+//	2  migration 0019: campaign redemptions are derived at every node, no
+//	   longer replicated; a format-1 edge's redemption records are
+//	   accepted and dropped, and it is verified without them.
+const Format = 2
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
 // names none (v0.5.0).
