@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -602,50 +604,115 @@ func checkLimitsInUnit(ctx context.Context, tx *Tx, orgID string, limited []*kas
 	return nil
 }
 
-// redeemSQL derives an order's redemptions from its campaigns
-// (orders.campaigns): one row per campaign that gave it a discount or
-// points, keyed by order and campaign, dated at the sale. Redemptions are
-// not replicated (migration 0019): every node derives its own, an edge in
-// the sale's unit and for the orders it applies from the hub's log, the
-// hub for an edge's order with the amounts its own campaigns give (?3, a
-// JSON object campaign id → amount; NULL: the order's own). A row already
-// there stays (the order's campaigns are fixed at creation); the hub
-// updates its amounts first (redeemAtHub). ?1 order, ?2 org.
-const redeemSQL = `INSERT INTO campaign_redemptions (order_id, campaign_id, org_id, location_id, customer_id, amount, order_total, occurred_at)
-	SELECT o.id, json_extract(j.value, '$.campaign_id'), o.org_id, o.location_id, o.customer_id,
-		CASE WHEN ?3 IS NULL THEN coalesce(json_extract(j.value, '$.amount'), 0)
-			ELSE coalesce(json_extract(?3, '$."' || json_extract(j.value, '$.campaign_id') || '"'), 0) END,
-		o.total, o.occurred_at
-	FROM orders o, json_each(o.campaigns) j WHERE o.id = ?1 AND o.org_id = ?2
-	ON CONFLICT (order_id, campaign_id) DO NOTHING`
+// Redemptions: one row per order and campaign that gave it a discount or
+// points, derived from the order's own campaigns (orders.campaigns) and
+// dated at the sale. They are not replicated (migration 0019): every node
+// writes its own, an edge in the sale's unit (writeRedemptions) and for
+// the orders it applies from the hub's log, the hub for an edge's order
+// with the amounts its own campaigns give (redeemAtHub). The rows are
+// built here, not with json_each over the order's column in SQL, which
+// cost several times as much per sale.
 
-// writeRedemptions derives, in the order's unit, the redemptions of an
-// order this node just wrote: one statement, no change records.
-func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
-	if len(o.Campaigns) == 0 {
-		return nil
+// redemption is the order a redemption row belongs to.
+type redemption struct {
+	orderID, orgID, locationID string
+	customerID                 *string
+	total                      int64
+	occurredAt                 string
+}
+
+// insertRedemptions writes r's rows for the campaigns applied, in one
+// statement, with the amounts applied says; a row already there stays.
+// With returning it returns the campaigns whose rows it wrote.
+func insertRedemptions(ctx context.Context, tx *Tx, r redemption, applied []kassa.AppliedCampaign, returning bool) ([]string, error) {
+	if len(applied) == 0 {
+		return nil, nil
 	}
-	_, err := tx.execCached(ctx, redeemSQL, o.ID, o.OrgID, nil)
+	var q strings.Builder
+	q.WriteString(`INSERT INTO campaign_redemptions (order_id, campaign_id, org_id, location_id, customer_id, amount, order_total, occurred_at) VALUES `)
+	args := make([]any, 0, 8*len(applied))
+	for i, c := range applied {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.orderID, c.CampaignID, r.orgID, r.locationID, r.customerID, c.Amount, r.total, r.occurredAt)
+	}
+	q.WriteString(` ON CONFLICT DO NOTHING`)
+	if !returning {
+		_, err := tx.execCached(ctx, q.String(), args...)
+		return nil, err
+	}
+	q.WriteString(` RETURNING campaign_id`)
+	rows, err := tx.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		wrote = append(wrote, id)
+	}
+	return wrote, errors.Join(rows.Err(), rows.Close())
+}
+
+// writeRedemptions writes, in the order's unit, the redemptions of an
+// order this node is making (made at the unit's time).
+func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
+	_, err := insertRedemptions(ctx, tx, redemption{orderID: o.ID, orgID: o.OrgID, locationID: o.LocationID, customerID: o.CustomerID,
+		total: o.Total, occurredAt: fmtTime(tx.now)}, o.Campaigns, false)
 	return err
 }
 
-// redeem derives the redemptions of an order this batch applied or
-// changed (redeemSQL; gave as there) and notes each new one for
-// checkVouchers.
-func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave *string) error {
-	rows, err := a.tx.QueryContext(ctx, redeemSQL+` RETURNING campaign_id, coalesce(customer_id, '')`, orderID, orgID, gave)
+// redeem writes the redemptions of an order this batch applied or
+// changed, from its campaigns, and notes each new one for checkVouchers.
+// With gave (the hub's amounts, redeemAtHub) each row's amount is its
+// campaign's there (0 when absent) and its total the order's as the hub
+// recomputed it, also for rows written before the order's last lines came.
+func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[string]int64) error {
+	r := redemption{orderID: orderID, orgID: orgID}
+	var customer sql.Null[string]
+	var campaigns string
+	err := a.tx.QueryRowContext(ctx, `SELECT location_id, customer_id, total, occurred_at, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&r.locationID, &customer, &r.total, &r.occurredAt, &campaigns)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // its row arrives later in the log
+	}
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var campaign, customer string
-		if err := rows.Scan(&campaign, &customer); err != nil {
-			rows.Close()
-			return err
+	r.customerID = nullPtr(customer)
+	var applied []kassa.AppliedCampaign
+	decodeJSON(campaigns, &applied) // admitted as such at the hub (appliedCampaigns)
+	if gave != nil {
+		for i := range applied {
+			applied[i].Amount = gave[applied[i].CampaignID]
 		}
-		a.redeemed[[3]string{orgID, campaign, customer}]++
 	}
-	return errors.Join(rows.Err(), rows.Close())
+	wrote, err := insertRedemptions(ctx, a.tx, r, applied, true)
+	if err != nil {
+		return err
+	}
+	for _, c := range wrote {
+		a.redeemed[[3]string{orgID, c, customer.V}]++
+	}
+	if gave == nil || len(wrote) == len(applied) {
+		return nil
+	}
+	for _, c := range applied {
+		if !slices.Contains(wrote, c.CampaignID) {
+			_, err := a.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = ?, order_total = ? WHERE org_id = ? AND campaign_id = ? AND order_id = ?`,
+				c.Amount, r.total, orgID, c.CampaignID, orderID)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkVouchers records a voucher_overused conflict for each campaign that

@@ -993,16 +993,17 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 	return sum, err
 }
 
-// redeemAtHub derives an edge order's redemptions (redeemSQL) with the
+// redeemAtHub writes an edge order's redemptions (redeem) with the
 // amounts the hub computes its campaigns gave the order (hubCampaigns; 0
 // for a campaign that gave it nothing here) and the order's total as the
 // hub recomputed it: the hub's analytics and usage limits count no
 // discount an edge's wire merely claims. An order that claims no campaign
 // is left alone, and so is one whose lines have not come yet: they arrive
-// later in the log, and the order is recomputed then.
+// later in the log, and the order is recomputed then (its rows take the
+// new amounts).
 func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error {
 	var claims bool
-	err := a.tx.QueryRowContext(ctx, `SELECT json_array_length(campaigns) > 0 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+	err := a.tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
 		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
 	if err != nil || !claims {
 		return err
@@ -1015,15 +1016,7 @@ func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error 
 	for _, c := range cp.Applied {
 		gave[c.CampaignID] = c.Amount
 	}
-	b, _ := json.Marshal(gave)
-	g := string(b)
-	// Rows derived before this order's last lines came are brought up to date.
-	_, err = a.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = coalesce(json_extract(?3, '$."' || campaign_id || '"'), 0),
-		order_total = (SELECT total FROM orders WHERE id = ?1 AND org_id = ?2) WHERE order_id = ?1 AND org_id = ?2`, orderID, orgID, g)
-	if err != nil {
-		return err
-	}
-	return a.redeem(ctx, orderID, orgID, &g)
+	return a.redeem(ctx, orderID, orgID, gave)
 }
 
 // hubCampaigns recomputes at the hub what campaigns gave an order an edge
