@@ -162,6 +162,64 @@ func TestAnEventRuleRunsOncePerEventAcrossARestart(t *testing.T) {
 	}
 }
 
+// TestAnActionRunAgainAfterACrashMovesPointsOnce: the engine records a
+// batch's executions after their actions, so a crash in between runs the
+// actions again after the restart. Points are moved under the action's
+// key, so the customer is awarded once and the re-run records the same
+// ledger entry.
+func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a := tn.MustOrg("Crash org")
+	if r := tn.Do("POST", "/api/v1/loyalty/programs", a.Owner, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1}); r.Status != 201 {
+		t.Fatalf("program: %d %s", r.Status, r.Body)
+	}
+	cust := tn.Do("POST", "/api/v1/customers", a.Owner, map[string]any{"first_name": "Cy"}).Data()["id"].(string)
+	acct := tn.Do("POST", "/api/v1/loyalty/accounts", a.Owner, map[string]any{"customer_id": cust}).Data()["id"].(string)
+	rule := mustRule(t, tn, a.Owner, map[string]any{"name": "Welcome back",
+		"trigger": map[string]any{"type": "event", "event": "customer.updated"},
+		"actions": []any{map[string]any{"type": "award_points", "params": map[string]any{"customer_id": "$data.id", "points": 50}}}})
+	if r := tn.Do("PATCH", "/api/v1/customers/"+cust, a.Owner, map[string]any{"notes": "came back"}); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	balance := func() float64 { return tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, a.Owner, nil).Data()["points_balance"].(float64) }
+	var first map[string]any
+	wait.For(t, 10*time.Second, "the rule's execution", func() bool {
+		xs := executions(t, tn, a.Owner, rule)
+		if len(xs) == 1 {
+			first = xs[0]
+		}
+		return first != nil
+	})
+	if first["status"] != "succeeded" || balance() != 50 {
+		t.Fatalf("first run: %v, balance %v", first, balance())
+	}
+	if err := tn.N.RewindAutomations(context.Background(), first["event_id"].(string)); err != nil {
+		t.Fatal(err)
+	}
+	if xs := executions(t, tn, a.Owner, rule); len(xs) != 0 {
+		t.Fatalf("the crash left %d executions", len(xs))
+	}
+	tn.N.WakeAutomations()
+	var again map[string]any
+	wait.For(t, 10*time.Second, "the execution after the crash", func() bool {
+		xs := executions(t, tn, a.Owner, rule)
+		if len(xs) == 1 {
+			again = xs[0]
+		}
+		return again != nil
+	})
+	if again["status"] != "succeeded" || balance() != 50 {
+		t.Fatalf("after the re-run: %v, balance %v, want 50", again, balance())
+	}
+	entry := func(x map[string]any) any { return x["results"].([]any)[0].(map[string]any)["result"] }
+	if entry(again) != entry(first) {
+		t.Fatalf("the re-run's ledger entry %v, the first run's %v", entry(again), entry(first))
+	}
+	if n := len(tn.Do("GET", "/api/v1/loyalty/accounts/"+acct+"/transactions", a.Owner, nil).List()); n != 1 {
+		t.Fatalf("%d ledger entries, want 1", n)
+	}
+}
+
 func TestAScheduleFiresAtItsTickInItsZoneAcrossSpringForwardAndARestart(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{}

@@ -106,6 +106,11 @@ type PointsRequest struct {
 	Amount  int64   `json:"amount"`
 	OrderID *string `json:"order_id"`
 	Reason  string  `json:"reason"`
+	// EntryID, set by a caller that must not move points twice for one
+	// cause (an automation's action: one per execution cause and action),
+	// is the ledger entry's id: when the org's ledger has it already, that
+	// entry is the answer and nothing is written. Not part of the API.
+	EntryID string `json:"-"`
 }
 
 // LoyaltyService runs programs, accounts and the points ledger. Redeeming

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 
 	"kassa.dev/shared/httpapi"
@@ -285,8 +286,8 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 	default:
 		x.Matched, x.Status = true, kassa.ExecutionSucceeded
 		actx := kassa.WithActor(ctx, AutomationActor(r))
-		for _, a := range r.Actions {
-			res, payload := e.act(actx, &a, f.data)
+		for i, a := range r.Actions {
+			res, payload := e.act(actx, &a, f.data, actionKey(r.ID, f, x.ID, i))
 			x.Results = append(x.Results, res)
 			if !res.OK {
 				x.Status, x.Error = kassa.ExecutionFailed, a.Type+": "+res.Error
@@ -305,6 +306,23 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 	return sqlite.ExecutionRecord{AutomationExecution: x, Emit: emit}
 }
 
+// actionKey names one action of one rule set off by one cause: the event
+// (by id) or the schedule's tick; a manual trigger is its own cause (the
+// execution's id). The engine records a batch's executions after their
+// actions, so a crash in between runs them again after the restart: an
+// action that is not idempotent by itself (points) writes its entry under
+// this key, once.
+func actionKey(ruleID string, f firing, executionID string, action int) string {
+	cause := "execution:" + executionID
+	switch {
+	case f.eventID != "":
+		cause = "event:" + f.eventID
+	case !f.tick.IsZero():
+		cause = "tick:" + f.tick.UTC().Format(time.RFC3339Nano)
+	}
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("kassa:automation:%s:%s:%d", ruleID, cause, action))).String()
+}
+
 // AutomationActor is who an automation's actions act as: the rule's org,
 // no user, the rule as the client ("automation:<rule id>", what change
 // records name), with a manager's scopes. The hub's own writes are not
@@ -313,9 +331,9 @@ func AutomationActor(r *kassa.AutomationRule) *kassa.Actor {
 	return &kassa.Actor{OrgID: r.OrgID, ClientID: "automation:" + r.ID, Scopes: kassa.RoleScopes(kassa.RoleManager)}
 }
 
-// act performs one action; payload is emit_event's, performed by the
-// execution's record.
-func (e *automationEngine) act(ctx context.Context, a *kassa.Action, data any) (kassa.ActionResult, map[string]any) {
+// act performs one action (key: actionKey); payload is emit_event's,
+// performed by the execution's record.
+func (e *automationEngine) act(ctx context.Context, a *kassa.Action, data any, key string) (kassa.ActionResult, map[string]any) {
 	res := kassa.ActionResult{Type: a.Type}
 	p, err := a.ResolveParams(data)
 	if err != nil {
@@ -323,7 +341,7 @@ func (e *automationEngine) act(ctx context.Context, a *kassa.Action, data any) (
 		return res, nil
 	}
 	var payload map[string]any
-	res.Result, err = e.perform(ctx, a.Type, p)
+	res.Result, err = e.perform(ctx, a.Type, p, key)
 	if a.Type == kassa.ActionEmitEvent {
 		payload, _ = p["payload"].(map[string]any)
 		if payload == nil {
@@ -338,7 +356,11 @@ func (e *automationEngine) act(ctx context.Context, a *kassa.Action, data any) (
 	return res, payload
 }
 
-func (e *automationEngine) perform(ctx context.Context, typ string, p map[string]any) (string, error) {
+// perform runs an action. Tagging, product and campaign states are
+// idempotent by themselves (a second run finds them so); points are moved
+// under the action's key (kassa.PointsRequest.EntryID), so a second run
+// answers the first entry.
+func (e *automationEngine) perform(ctx context.Context, typ string, p map[string]any, key string) (string, error) {
 	str := func(k string) string { s, _ := p[k].(string); return s }
 	switch typ {
 	case kassa.ActionAwardPoints, kassa.ActionDeductPoints:
@@ -347,7 +369,7 @@ func (e *automationEngine) perform(ctx context.Context, typ string, p map[string
 			return "", err
 		}
 		pts, _ := p["points"].(float64)
-		in := &kassa.PointsRequest{Points: int64(pts), Reason: str("reason")}
+		in := &kassa.PointsRequest{Points: int64(pts), Reason: str("reason"), EntryID: key}
 		if in.Reason == "" {
 			in.Reason = "automation"
 		}

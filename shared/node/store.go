@@ -140,6 +140,17 @@ func (n *Node) EnrolEdges(ctx context.Context, org, location string, count int) 
 	return n.db.EnrolNodes(ctx, org, location, count)
 }
 
+// RewindAutomations leaves the store as a crash of the automation engine
+// after its actions for the event eventID and before their record does:
+// the engine reads that event (and those after it) again, and runs their
+// rules' actions again (tests).
+func (n *Node) RewindAutomations(ctx context.Context, eventID string) error {
+	if n.automations == nil {
+		return nil
+	}
+	return n.automations.store.Rewind(ctx, automationReader, eventID)
+}
+
 // AutomationBacklog is how many events of the log the automation engine
 // has yet to read: a cheap wait for benchmarks before AutomationLags.
 func (n *Node) AutomationBacklog(ctx context.Context) (int64, error) {

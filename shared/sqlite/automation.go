@@ -310,6 +310,24 @@ func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int6
 	return seq, err
 }
 
+// Rewind puts the log reader name back to just before the event eventID
+// and deletes the executions of that event and of the events after it:
+// the store as a crash leaves it between an engine batch's actions and
+// its record (tests of what a re-run does).
+func (s *AutomationStore) Rewind(ctx context.Context, name, eventID string) error {
+	return s.db.write(ctx, func(tx *Tx) error {
+		var seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE id = ?`, eventID).Scan(&seq); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE event_id IN (SELECT id FROM events WHERE seq >= ?)`, seq); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE log_readers SET seq = ? WHERE name = ?`, seq-1, name)
+		return err
+	})
+}
+
 // Backlog is how many events of the log reader name has yet to read.
 func (s *AutomationStore) Backlog(ctx context.Context, name string) (int64, error) {
 	var n int64

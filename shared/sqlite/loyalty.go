@@ -249,6 +249,9 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 		if err != nil {
 			return err
 		}
+		if out, err = pointsEntry(ctx, tx, a.OrgID, in.EntryID); out != nil || err != nil {
+			return err
+		}
 		if !prog.IsActive {
 			return kassa.Errorf(kassa.EConflict, "loyalty program %s is not active: no points can be earned", prog.ID)
 		}
@@ -258,7 +261,7 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 				return kassa.InvalidField("amount", fmt.Sprintf("earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit))
 			}
 		}
-		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason)
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason, in.EntryID)
 		return err
 	})
 	if err != nil {
@@ -283,13 +286,29 @@ func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa
 		if err != nil {
 			return err
 		}
-		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, in.OrderID, in.Reason)
+		if out, err = pointsEntry(ctx, tx, a.OrgID, in.EntryID); out != nil || err != nil {
+			return err
+		}
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, in.OrderID, in.Reason, in.EntryID)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// pointsEntry returns the org's ledger entry id (kassa.PointsRequest's
+// EntryID) when there is one: the points it moved were moved already.
+func pointsEntry(ctx context.Context, tx *Tx, orgID, id string) (*kassa.PointsTransaction, error) {
+	if id == "" {
+		return nil, nil
+	}
+	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ? AND org_id = ?`, id, orgID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return t, err
 }
 
 func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*kassa.LoyaltyAccount, *kassa.LoyaltyProgram, error) {
@@ -319,7 +338,7 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 	if points <= 0 {
 		return 0, nil
 	}
-	if _, err := appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, &orderID, "order"); err != nil {
+	if _, err := appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, &orderID, "order", ""); err != nil {
 		return 0, err
 	}
 	return points, nil
@@ -331,8 +350,9 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 // those that changed. The figures before the entry are summed from the
 // ledger, not read from the account row, so rows merged in by sync count.
 // A debit beyond the balance is EConflict. An earn emits
-// loyalty.points_earned; a tier move emits loyalty.tier_changed.
-func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog *kassa.LoyaltyProgram, typ kassa.PointsType, points int64, orderID *string, reason string) (*kassa.PointsTransaction, error) {
+// loyalty.points_earned; a tier move emits loyalty.tier_changed. id is
+// the entry's, "" for a new one.
+func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog *kassa.LoyaltyProgram, typ kassa.PointsType, points int64, orderID *string, reason, id string) (*kassa.PointsTransaction, error) {
 	var balance, lifetime int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(points), 0), coalesce(sum(CASE WHEN type = 'earn' THEN points ELSE 0 END), 0)
 		FROM points_transactions WHERE org_id = ? AND account_id = ?`, acct.OrgID, acct.ID).Scan(&balance, &lifetime)
@@ -346,7 +366,9 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 	if typ == kassa.PointsEarn {
 		lifetime += points
 	}
-	id := tx.db.NewID()
+	if id == "" {
+		id = tx.db.NewID()
+	}
 	err = tx.insert(ctx, entPointsTxn, acct.OrgID, id, map[string]any{
 		"account_id": acct.ID, "type": string(typ), "points": points, "balance_after": balance,
 		"order_id": orderID, "reason": reason,
