@@ -181,7 +181,9 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	if r := tn.Do("PATCH", "/api/v1/customers/"+cust, a.Owner, map[string]any{"notes": "came back"}); r.Status != 200 {
 		t.Fatalf("update: %d %s", r.Status, r.Body)
 	}
-	balance := func() float64 { return tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, a.Owner, nil).Data()["points_balance"].(float64) }
+	balance := func() float64 {
+		return tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, a.Owner, nil).Data()["points_balance"].(float64)
+	}
 	var first map[string]any
 	wait.For(t, 10*time.Second, "the rule's execution", func() bool {
 		xs := executions(t, tn, a.Owner, rule)
