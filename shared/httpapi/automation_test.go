@@ -222,6 +222,46 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	}
 }
 
+// TestRulesThatSetEachOtherOffStopAtTheDepthLimit: one rule tags a
+// customer on customer.updated, another untags them on the same event;
+// each action's write logs a customer.updated that sets both off again.
+// The events an action causes carry its execution's depth + 1, so the
+// chain is cut at kassa.MaxAutomationDepth, recorded, and the engine
+// goes idle.
+func TestRulesThatSetEachOtherOffStopAtTheDepthLimit(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a := tn.MustOrg("Loop org")
+	cust := tn.Do("POST", "/api/v1/customers", a.Owner, map[string]any{"first_name": "Lou"}).Data()["id"].(string)
+	rule := func(name, action string) string {
+		return mustRule(t, tn, a.Owner, map[string]any{"name": name,
+			"trigger": map[string]any{"type": "event", "event": "customer.updated"},
+			"actions": []any{map[string]any{"type": action, "params": map[string]any{"customer_id": "$data.id", "tag": "ping"}}}})
+	}
+	tag, untag := rule("Tag", "tag_customer"), rule("Untag", "untag_customer")
+	if r := tn.Do("PATCH", "/api/v1/customers/"+cust, a.Owner, map[string]any{"notes": "start"}); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	cut := func(rule string) bool {
+		for _, x := range executions(t, tn, a.Owner, rule) {
+			if x["status"] == "skipped" && strings.HasPrefix(fmt.Sprint(x["error"]), "cut: depth") {
+				return true
+			}
+		}
+		return false
+	}
+	wait.For(t, 20*time.Second, "the chain cut at the depth limit and the engine idle", func() bool {
+		n, err := tn.N.AutomationBacklog(context.Background())
+		return err == nil && n == 0 && cut(tag) && cut(untag)
+	})
+	for _, r := range []string{tag, untag} {
+		for _, x := range executions(t, tn, a.Owner, r) {
+			if d := x["depth"].(float64); d > kassa.MaxAutomationDepth+1 || (x["status"] != "skipped") != (d <= kassa.MaxAutomationDepth) {
+				t.Fatalf("execution at depth %v: %v", d, x)
+			}
+		}
+	}
+}
+
 func TestAScheduleFiresAtItsTickInItsZoneAcrossSpringForwardAndARestart(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{}

@@ -65,8 +65,9 @@ const (
 	MaxAutomationConditions = 20
 	MaxAutomationActions    = 10
 	MaxAutomationName       = 200
-	// MaxAutomationDepth bounds a chain of rules set off by the
-	// automation.triggered events of emit_event: an execution at this
+	// MaxAutomationDepth bounds a chain of rules set off by the events
+	// of their actions (emit_event's automation.triggered, and any event
+	// an action's write logs: WithCauseDepth): an execution beyond this
 	// depth is skipped and says so.
 	MaxAutomationDepth = 3
 )
@@ -683,6 +684,20 @@ func (a *Action) ResolveParams(data any) (map[string]any, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+type causeDepthKey struct{}
+
+// WithCauseDepth marks ctx as an automation action's, of an execution at
+// depth-1: the events its writes log set rules off at depth.
+func WithCauseDepth(ctx context.Context, depth int) context.Context {
+	return context.WithValue(ctx, causeDepthKey{}, depth)
+}
+
+// CauseDepth is the depth WithCauseDepth gave ctx, 0 for none.
+func CauseDepth(ctx context.Context) int {
+	d, _ := ctx.Value(causeDepthKey{}).(int)
+	return d
 }
 
 // TriggerDepth is the depth of an execution set off by an event of typ

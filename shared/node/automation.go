@@ -215,7 +215,7 @@ func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 			data = map[string]any{}
 		}
 		for j := range rules {
-			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, data: data}))
+			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, data: data, depth: ev.Depth}))
 		}
 	}
 	last := &sqlite.Position{Reader: automationReader, Seq: evs[len(evs)-1].Seq}
@@ -263,6 +263,7 @@ type firing struct {
 	trigger, event, eventID string
 	tick                    time.Time
 	data                    any
+	depth                   int // the event's cause depth (LoggedEvent.Depth)
 }
 
 // run runs one rule on a firing and returns its execution (not recorded).
@@ -272,7 +273,7 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 	// equals the REST read of the execution.
 	at := func() time.Time { return e.now().UTC().Truncate(time.Millisecond) }
 	x := kassa.AutomationExecution{ID: e.store.NewID(), OrgID: r.OrgID, RuleID: r.ID, Trigger: f.trigger, Event: f.event,
-		EventID: f.eventID, Depth: kassa.TriggerDepth(f.event, f.data), Results: []kassa.ActionResult{}, StartedAt: at()}
+		EventID: f.eventID, Depth: max(kassa.TriggerDepth(f.event, f.data), f.depth), Results: []kassa.ActionResult{}, StartedAt: at()}
 	if !f.tick.IsZero() {
 		tick := f.tick.UTC()
 		x.Tick = &tick
@@ -280,12 +281,13 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 	var emit *kassa.AutomationTriggered
 	switch {
 	case x.Depth > kassa.MaxAutomationDepth:
-		x.Status, x.Error = kassa.ExecutionSkipped, fmt.Sprintf("cut: depth %d is beyond the limit of %d automation.triggered events in a chain", x.Depth, kassa.MaxAutomationDepth)
+		x.Status, x.Error = kassa.ExecutionSkipped, fmt.Sprintf("cut: depth %d is beyond the limit of %d automations setting each other off in a chain", x.Depth, kassa.MaxAutomationDepth)
 	case !kassa.Match(r.Conditions, f.data):
 		x.Status = kassa.ExecutionSkipped
 	default:
 		x.Matched, x.Status = true, kassa.ExecutionSucceeded
-		actx := kassa.WithActor(ctx, AutomationActor(r))
+		// The events the actions' writes log set rules off one deeper.
+		actx := kassa.WithCauseDepth(kassa.WithActor(ctx, AutomationActor(r)), x.Depth+1)
 		for i, a := range r.Actions {
 			res, payload := e.act(actx, &a, f.data, actionKey(r.ID, f, x.ID, i))
 			x.Results = append(x.Results, res)

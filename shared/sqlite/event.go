@@ -17,6 +17,9 @@ type LoggedEvent struct {
 	Seq int64
 	kassa.Event
 	Origin string
+	// Depth is the chain depth of the automation whose action caused it
+	// (event_causes, kassa.WithCauseDepth), 0 for none.
+	Depth int
 }
 
 // EventsAfter returns up to limit events of the log after position after
@@ -26,7 +29,8 @@ type LoggedEvent struct {
 // the unit of work that caused it committed. New events are announced on
 // the bus (DB.Bus), which only wakes readers and may drop announcements.
 func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin
+	rows, err := db.reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin,
+		coalesce((SELECT depth FROM event_causes WHERE event_id = events.id), 0)
 		FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
@@ -36,7 +40,7 @@ func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged
 	for rows.Next() {
 		var e LoggedEvent
 		var data, at string
-		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Type, &data, &at, &e.Origin); err != nil {
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Type, &data, &at, &e.Origin, &e.Depth); err != nil {
 			return nil, err
 		}
 		e.OccurredAt, e.Data = parseTime(at), json.RawMessage(data)

@@ -468,6 +468,11 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 		}
+		if d := kassa.CauseDepth(ctx); d > 0 {
+			if _, err := tx.execCached(ctx, `INSERT INTO event_causes (event_id, depth) VALUES (?, ?)`, e.ID, d); err != nil {
+				return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
+			}
+		}
 		if err := tx.fanOutWebhooks(ctx, e.ID, e.OrgID, e.Type, data); err != nil {
 			return fmt.Errorf("sqlite: queue webhooks of event %s: %w", e.Type, err)
 		}
