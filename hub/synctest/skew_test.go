@@ -16,7 +16,7 @@ import (
 
 // previousRelease is the release one before this build: a hub of today
 // must keep an edge of it in sync (README, Upgrades).
-const previousRelease = "v0.5.0"
+const previousRelease = "v0.6.0"
 
 // buildRelease builds the edge binary of an earlier release from this
 // repository's history (git archive of its tag), as a store that has not
