@@ -147,9 +147,10 @@ func mustCashier(t *testing.T, n *node, w world) *kassa.User {
 // occurred_at, so it picks the instant the hub prices the order's
 // campaigns at (campaignsAt) — but only a campaign as it really stood
 // then. A cashier's free sale by a campaign is admitted when dated while
-// the campaign was active; dated before it existed, after it was paused,
-// or in the future (taken as now: paused), its discount is the cashier's
-// own and the line is quarantined.
+// the campaign was active, or up to the hub's clock tolerance before its
+// launch (an edge clock running behind); dated before it existed, while
+// a draft, after it was paused, or in the future (taken as now: paused),
+// its discount is the cashier's own and the line is quarantined.
 func TestAForgedEdgeClaimsACampaignOnlyAsItStood(t *testing.T) {
 	hub := mustNode(t)
 	w := seed(t, hub)
@@ -164,24 +165,27 @@ func TestAForgedEdgeClaimsACampaignOnlyAsItStood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now = t0.Add(time.Minute)
+	now = t0.Add(3 * time.Minute)
 	if _, err := svc.LaunchCampaign(w.ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	now = t0.Add(2 * time.Minute)
+	now = t0.Add(5 * time.Minute)
 	if _, err := svc.UpdateCampaign(w.ctx, c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused)}); err != nil {
 		t.Fatal(err)
 	}
-	now = t0.Add(3 * time.Minute)
+	now = t0.Add(6 * time.Minute)
 	for _, tc := range []struct {
 		name        string
 		at          time.Time
 		quarantined int
 	}{
-		{"while active", t0.Add(90 * time.Second), 0},
+		{"while active", t0.Add(4 * time.Minute), 0},
 		{"before it existed", t0.Add(-time.Hour), 1},
-		{"while a draft", t0.Add(30 * time.Second), 1},
-		{"after the pause", t0.Add(150 * time.Second), 1},
+		{"while a draft", t0.Add(time.Minute), 1},
+		// An edge clock 30 s behind the hub's: a sale just after the
+		// launch is dated just before it (within the hub's MaxSkew).
+		{"by a clock 30 s behind, just after the launch", t0.Add(3*time.Minute - 30*time.Second), 0},
+		{"after the pause", t0.Add(5*time.Minute + 30*time.Second), 1},
 		{"in the future", t0.Add(time.Hour), 1},
 	} {
 		if q := forgedFreeSale(t, hub, w, cashier.ID, c.ID, w.p1, tc.at); q != tc.quarantined {
