@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/wait"
@@ -219,9 +221,14 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	if again["status"] != "succeeded" || balance() != 50 {
 		t.Fatalf("after the re-run: %v, balance %v, want 50", again, balance())
 	}
-	entry := func(x map[string]any) any { return x["results"].([]any)[0].(map[string]any)["result"] }
+	entry := func(x map[string]any) string { return fmt.Sprint(x["results"].([]any)[0].(map[string]any)["result"]) }
 	if entry(again) != entry(first) {
 		t.Fatalf("the re-run's ledger entry %v, the first run's %v", entry(again), entry(first))
+	}
+	// A time-ordered id like every other entry's, so the ledger lists it
+	// in its place.
+	if id, err := uuid.Parse(entry(first)); err != nil || id.Version() != 7 {
+		t.Fatalf("the entry's id %s is no UUIDv7 (%v)", entry(first), err)
 	}
 	if n := len(tn.Do("GET", "/api/v1/loyalty/accounts/"+acct+"/transactions", a.Owner, nil).List()); n != 1 {
 		t.Fatalf("%d ledger entries, want 1", n)

@@ -215,7 +215,7 @@ func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 			data = map[string]any{}
 		}
 		for j := range rules {
-			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, data: data, depth: ev.Depth}))
+			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, at: ev.OccurredAt, data: data, depth: ev.Depth}))
 		}
 	}
 	last := &sqlite.Position{Reader: automationReader, Seq: evs[len(evs)-1].Seq}
@@ -262,6 +262,7 @@ func (e *automationEngine) runSchedules(ctx context.Context) (time.Time, error) 
 type firing struct {
 	trigger, event, eventID string
 	tick                    time.Time
+	at                      time.Time // when the event occurred (event triggers)
 	data                    any
 	depth                   int // the event's cause depth (LoggedEvent.Depth)
 }
@@ -289,7 +290,7 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 		// The events the actions' writes log set rules off one deeper.
 		actx := kassa.WithCauseDepth(kassa.WithActor(ctx, AutomationActor(r)), x.Depth+1)
 		for i, a := range r.Actions {
-			res, payload := e.act(actx, &a, f.data, actionKey(r.ID, f, x.ID, i))
+			res, payload := e.act(actx, &a, f.data, actionKey(r.ID, f, x, i))
 			x.Results = append(x.Results, res)
 			if !res.OK {
 				x.Status, x.Error = kassa.ExecutionFailed, a.Type+": "+res.Error
@@ -310,19 +311,28 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 
 // actionKey names one action of one rule set off by one cause: the event
 // (by id) or the schedule's tick; a manual trigger is its own cause (the
-// execution's id). The engine records a batch's executions after their
+// execution). The engine records a batch's executions after their
 // actions, so a crash in between runs them again after the restart: an
 // action that is not idempotent by itself (points) writes its entry under
-// this key, once.
-func actionKey(ruleID string, f firing, executionID string, action int) string {
-	cause := "execution:" + executionID
+// this key, once. The key is a UUIDv7 of the cause's time (the event's
+// occurred_at, the tick, the execution's start) with the rest hashed from
+// the rule, the cause and the action's index, so lists ordered by id
+// (creation order) keep the entry in its place.
+func actionKey(ruleID string, f firing, x kassa.AutomationExecution, action int) string {
+	cause, at := "execution:"+x.ID, x.StartedAt
 	switch {
 	case f.eventID != "":
-		cause = "event:" + f.eventID
+		cause, at = "event:"+f.eventID, f.at
 	case !f.tick.IsZero():
-		cause = "tick:" + f.tick.UTC().Format(time.RFC3339Nano)
+		cause, at = "tick:"+f.tick.UTC().Format(time.RFC3339Nano), f.tick
 	}
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("kassa:automation:%s:%s:%d", ruleID, cause, action))).String()
+	id := uuid.NewSHA1(uuid.NameSpaceURL, []byte(fmt.Sprintf("kassa:automation:%s:%s:%d", ruleID, cause, action)))
+	ms := uint64(at.UnixMilli())
+	for i := range 6 {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	id[6] = 0x70 | id[6]&0x0f // version 7; the variant bits are SHA1's (RFC 4122)
+	return id.String()
 }
 
 // AutomationActor is who an automation's actions act as: the rule's org,
