@@ -240,28 +240,46 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 }
 
 // TestTheHubAdmitsOnlyAnEdgesOwnEvents: a forged event is quarantined with
-// its reason; an honest one is kept.
+// its reason; an honest one is kept. An event must be about a row the hub
+// admitted from that edge, and give that row's never-changing columns as
+// the hub holds them.
 func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 	edge, hub, w := edgeAndHub(t)
 	other := mustLocation(t, hub.db, w.org)
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	sale := sell(t, edge, w, w.p1, 1)
+	push(t, edge, hub, w)
 	now := fmtTime(hub.db.Now())
+	subject := func(mod func(d map[string]any)) string {
+		d := map[string]any{"id": sale.ID, "customer_id": nil, "number": sale.Number, "currency": sale.Currency, "total": 1}
+		if mod != nil {
+			mod(d)
+		}
+		b, _ := json.Marshal(d)
+		return string(b)
+	}
 	event := func(mod func(c *change.Change)) change.Change {
 		id := edge.db.NewID()
 		c := change.Change{ID: edge.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "event", EntityID: id, Op: change.OpInsert,
-			Fields: map[string]any{"id": id, "org_id": w.org, "location_id": w.loc, "type": kassa.EventOrderCreated,
-				"data": `{"id":"x"}`, "occurred_at": now, "created_at": now, "updated_at": now},
+			Fields: map[string]any{"id": id, "org_id": w.org, "location_id": w.loc, "type": kassa.EventOrderCompleted,
+				"data": subject(nil), "occurred_at": now, "created_at": now, "updated_at": now},
 			HLC: edge.db.Clock.Now(), Origin: edge.db.NodeID, Actor: kassa.ActorFrom(w.ctx).UserID}
 		if mod != nil {
 			mod(&c)
 		}
 		return c
 	}
-	// The event without a location (an org-wide one such as
-	// customer.created) and made by the node itself is kept.
-	ok := event(func(c *change.Change) { c.LocationID, c.Fields["location_id"], c.Actor = "", nil, "" })
+	// An event about the edge's sale, made by the node itself (no actor),
+	// with its own account of what moves (the total), is kept.
+	ok := event(func(c *change.Change) { c.Actor = "" })
 	if res, q, err := hub.db.Ingest(context.Background(), from, wire(t, []LogEntry{{Change: ok}})); err != nil || q != 0 || res.Applied != 1 {
 		t.Fatalf("honest event: %+v %d %v", res, q, err)
+	}
+	okData := ok.Fields["data"].(string)
+	// Another location's order, for the case of an event about it.
+	hubSale, err := hub.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: other, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name, reason string
@@ -279,6 +297,17 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 		{"a change of a logged event", RefusedEntity, func(c *change.Change) {
 			c.Op, c.EntityID, c.Fields = change.OpUpdate, ok.EntityID, map[string]any{"data": `{"id":"y"}`}
 		}},
+		{"about an order the hub does not hold", RefusedReference, func(c *change.Change) {
+			c.Fields["data"] = subject(func(d map[string]any) { d["id"] = hub.db.NewID() })
+		}},
+		{"about another location's order", RefusedReference, func(c *change.Change) {
+			c.Fields["data"] = subject(func(d map[string]any) { d["id"], d["number"] = hubSale.ID, hubSale.Number })
+		}},
+		{"with another customer than the order's", RefusedValue, func(c *change.Change) {
+			c.Fields["data"] = subject(func(d map[string]any) { d["customer_id"] = hub.db.NewID() })
+		}},
+		{"of the hub's own kind", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventCampaignLaunched }},
+		{"of a kind no store makes", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventGiftCardIssued }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := event(tc.mod)
@@ -292,7 +321,7 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 			}
 			var data string
 			hub.db.reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
-			if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != `{"id":"x"}` {
+			if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != okData {
 				t.Fatalf("a refused event is in the hub's log: %s", data)
 			}
 		})

@@ -1162,7 +1162,7 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 // that is a JSON object of at most kassa.MaxEventData bytes. It does not
 // tie the event to the change that caused it: an edge can still invent an
 // event about its own location (docs/trust.md, open points).
-func checkEvent(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+func checkEvent(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if c.Origin != ad.from.NodeID {
 		return refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.from.NodeID)
 	}
@@ -1190,5 +1190,101 @@ func checkEvent(_ context.Context, ad *admitter, c *change.Change, f map[string]
 	if err := json.Unmarshal([]byte(data), &obj); err != nil {
 		return refuse(RefusedValue, "event data is not a JSON object")
 	}
+	typ, _ := f["type"].(string)
+	return ad.eventSubject(ctx, typ, obj)
+}
+
+// eventSubject is the row an edge's event of a type is about: its data is
+// that row in its API shape, and an edge logs the event in the unit that
+// wrote the row, so the row comes first in its push. table holds it,
+// atLocation says it belongs to one location (the edge's), and same are
+// the columns that never change once written, which the event's data must
+// give as the hub holds them.
+type eventSubject struct {
+	table      string
+	atLocation bool
+	same       []string
+}
+
+// eventSubjects are the events an edge makes, by type. Others are the
+// hub's own (campaign.*, automation.triggered) or made by no build yet
+// (lay-bys, gift cards): an edge that pushes one is refused.
+var eventSubjects = map[string]eventSubject{
+	kassa.EventOrderCreated:          {table: "orders", atLocation: true, same: []string{"customer_id", "number", "currency"}},
+	kassa.EventOrderCompleted:        {table: "orders", atLocation: true, same: []string{"customer_id", "number", "currency"}},
+	kassa.EventOrderRefunded:         {table: "orders", atLocation: true, same: []string{"customer_id", "number", "currency"}},
+	kassa.EventPaymentCaptured:       {table: "payments", atLocation: true, same: []string{"order_id", "amount", "method"}},
+	kassa.EventPaymentFailed:         {table: "payments", atLocation: true, same: []string{"order_id", "amount", "method"}},
+	kassa.EventCustomerCreated:       {table: "customers"},
+	kassa.EventCustomerUpdated:       {table: "customers"},
+	kassa.EventInventoryLowStock:     {table: "stock_levels", atLocation: true, same: []string{"product_id"}},
+	kassa.EventInventoryStockout:     {table: "stock_levels", atLocation: true, same: []string{"product_id"}},
+	kassa.EventLoyaltyPointsEarned:   {table: "points_transactions", same: []string{"account_id", "points", "type"}},
+	kassa.EventLoyaltyTierChanged:    {table: "loyalty_accounts", same: []string{"customer_id", "program_id"}},
+	kassa.EventInventoryTransferDone: {table: "transfers", same: []string{"from_location_id", "to_location_id"}},
+	kassa.EventProductCreated:        {table: "products", same: []string{"sku"}},
+	kassa.EventProductUpdated:        {table: "products", same: []string{"sku"}},
+}
+
+// eventSubject admits an edge's event of typ only when its data names (id)
+// a row the hub admitted, of the event's kind, in the edge's org (and
+// location, for location data), whose never-changing columns the data
+// gives as they are: a forged edge cannot invent an event about a sale
+// that does not exist, or one the hub refused (its row was quarantined),
+// nor move an automation's or a webhook consumer's hand with another
+// customer or amount than the row's. The rest of the data (statuses,
+// totals that later changes move) is the edge's account of the moment.
+func (ad *admitter) eventSubject(ctx context.Context, typ string, data map[string]any) error {
+	sub, ok := eventSubjects[typ]
+	if !ok {
+		return refuse(RefusedEntity, "%s events are not made at a store", typ)
+	}
+	id, _ := data["id"].(string)
+	q := `SELECT 1`
+	for _, col := range sub.same {
+		q += ", " + col
+	}
+	q += " FROM " + sub.table + " WHERE id = ? AND org_id = ?"
+	args := []any{id, ad.from.OrgID}
+	if sub.atLocation {
+		q += " AND location_id = ?"
+		args = append(args, ad.from.LocationID)
+	}
+	vals := make([]any, 1+len(sub.same))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	err := ad.tx.QueryRowContext(ctx, q, args...).Scan(ptrs...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedReference, "%s event about %s %q, which the hub does not hold here", typ, strings.TrimSuffix(sub.table, "s"), id)
+	}
+	if err != nil {
+		return err
+	}
+	for i, col := range sub.same {
+		if !sameValue(data[col], vals[i+1]) {
+			return refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, data[col], vals[i+1])
+		}
+	}
 	return nil
+}
+
+// sameValue compares a value of decoded JSON with a column's: numbers by
+// value, null with NULL.
+func sameValue(j, col any) bool {
+	switch c := col.(type) {
+	case nil:
+		return j == nil
+	case int64:
+		n, ok := j.(float64)
+		return ok && n == float64(c)
+	case []byte:
+		s, ok := j.(string)
+		return ok && s == string(c)
+	case string:
+		s, ok := j.(string)
+		return ok && s == c
+	}
+	return false
 }
