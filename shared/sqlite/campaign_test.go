@@ -15,6 +15,20 @@ func pastryCampaign(w world) *kassa.CampaignCreate {
 		Rules: []kassa.CampaignRule{{Type: kassa.RuleProductDiscount, DiscountType: kassa.DiscountPercent, Value: 1000, ProductIDs: []string{w.p1}}}}
 }
 
+// mustLaunch creates the campaign in at n and launches it.
+func mustLaunch(t *testing.T, n *node, w world, in *kassa.CampaignCreate) *kassa.Campaign {
+	t.Helper()
+	svc := NewCampaignService(n.db)
+	c, err := svc.CreateCampaign(w.ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = svc.LaunchCampaign(w.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestCampaignsReplicateToEdgesAndOnlyFromTheHub: a campaign made at the
 // hub reaches an edge by sync; the edge's store, once enrolled, refuses to
 // make or change one (409), and the hub quarantines a campaign an edge
@@ -35,13 +49,7 @@ func TestCampaignsReplicateToEdgesAndOnlyFromTheHub(t *testing.T) {
 		t.Fatalf("a discount before any campaign: %d", d)
 	}
 	hubCampaigns := NewCampaignService(hub.db)
-	c, err := hubCampaigns.CreateCampaign(w.ctx, pastryCampaign(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hubCampaigns.LaunchCampaign(w.ctx, c.ID); err != nil {
-		t.Fatal(err)
-	}
+	c := mustLaunch(t, hub, w, pastryCampaign(w))
 	syncPair(t, hub, edge)
 	edgeCampaigns := NewCampaignService(edge.db)
 	got, err := edgeCampaigns.FindCampaignByID(w.ctx, c.ID)
@@ -83,13 +91,7 @@ func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
 	cashier := mustCashier(t, hub, w)
 	free := pastryCampaign(w)
 	free.Rules[0].Value = 10000 // p1 free
-	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, free)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
-		t.Fatal(err)
-	}
+	c := mustLaunch(t, hub, w, free)
 	now := hub.db.Now()
 	for _, tc := range []struct {
 		product     string
@@ -203,13 +205,7 @@ func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
 	w := seed(t, hub)
 	in := pastryCampaign(w)
 	in.VoucherCode, in.UsageLimit = ptr("LAST1"), ptr(int64(1))
-	c, err := NewCampaignService(hub.db).CreateCampaign(w.ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewCampaignService(hub.db).LaunchCampaign(w.ctx, c.ID); err != nil {
-		t.Fatal(err)
-	}
+	c := mustLaunch(t, hub, w, in)
 	syncPair(t, hub, a)
 	syncPair(t, hub, b)
 	for _, n := range []*node{a, b} {
@@ -351,14 +347,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 	hub, edge := mustNode(t), mustNode(t)
 	w := seed(t, hub)
-	hubCampaigns := NewCampaignService(hub.db)
-	c, err := hubCampaigns.CreateCampaign(w.ctx, pastryCampaign(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hubCampaigns.LaunchCampaign(w.ctx, c.ID); err != nil {
-		t.Fatal(err)
-	}
+	c := mustLaunch(t, hub, w, pastryCampaign(w))
 	ship(t, hub, edge)
 	sell := func(n *node) string {
 		t.Helper()
