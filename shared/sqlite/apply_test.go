@@ -73,16 +73,23 @@ func syncPair(t *testing.T, a, b *node) {
 // bookkeeping excluded) in id order.
 func dump(t *testing.T, db *DB, table, cols string) string {
 	t.Helper()
-	rows, err := db.reader.Query("SELECT " + cols + " FROM " + table + " ORDER BY id")
+	b, _ := json.Marshal(dumpRows(t, db, "SELECT "+cols+" FROM "+table+" ORDER BY id"))
+	return string(b)
+}
+
+// dumpRows reads a query's rows as values.
+func dumpRows(t *testing.T, db *DB, q string, args ...any) [][]any {
+	t.Helper()
+	rows, err := db.reader.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	n := len(splitCols(cols))
-	var out []any
+	cols, _ := rows.Columns()
+	var out [][]any
 	for rows.Next() {
-		vals := make([]any, n)
-		ptrs := make([]any, n)
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
@@ -96,18 +103,7 @@ func dump(t *testing.T, db *DB, table, cols string) string {
 		}
 		out = append(out, vals)
 	}
-	b, _ := json.Marshal(out)
-	return string(b)
-}
-
-func splitCols(cols string) []string {
-	var out []string
-	for _, c := range []byte(cols) {
-		if c == ',' {
-			out = append(out, "")
-		}
-	}
-	return append(out, "")
+	return out
 }
 
 var compared = map[string]string{

@@ -156,3 +156,50 @@ func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestMigration19KeepsTheRedemptionsAStoreHeld: a hub of format 1 held
+// edges' redemption rows and its own amounts beside them
+// (redemption_amounts); migration 0019 keeps one row per order and
+// campaign with the hub's amounts where it had them, dated at the sale,
+// and drops the side table.
+func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.db")
+	old, err := Open(ctx, path, Options{Hub: true, migrateTo: 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := seed(t, wrapNode(t, old))
+	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.writer.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := func(id, order string, amount int64, created string) {
+		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)
+			VALUES (?, ?, ?, ?, ?, NULL, ?, 1000, ?, ?, 'h', 'n')`, id, w.org, w.loc, campaign, order, amount, created, created)
+	}
+	r1, r2, dup := old.NewID(), old.NewID(), old.NewID()
+	row(r1, order1, 999999, "2026-10-01T09:00:00.000Z") // an edge's claim; the hub computed 100
+	exec(`INSERT INTO redemption_amounts (redemption_id, org_id, amount, order_total) VALUES (?, ?, 100, 900)`, r1, w.org)
+	row(r2, order2, 50, "2026-10-02T09:00:00.000Z") // the hub's own sale
+	row(dup, order2, 50, "2026-10-02T09:00:01.000Z")
+	old.Close()
+
+	db, err := Open(ctx, path, Options{Hub: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	got := dumpRows(t, db, `SELECT order_id, amount, order_total, occurred_at FROM campaign_redemptions WHERE campaign_id = ? ORDER BY occurred_at`, campaign)
+	want := fmt.Sprint([][]any{{order1, int64(100), int64(900), "2026-10-01T09:00:00.000Z"}, {order2, int64(50), int64(1000), "2026-10-02T09:00:00.000Z"}})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("after migration 0019: %v, want %v", got, want)
+	}
+	var n int
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'redemption_amounts'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("redemption_amounts is still there (%d, %v)", n, err)
+	}
+}
