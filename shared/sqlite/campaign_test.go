@@ -299,7 +299,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 		{"resumed", t0.Add(3 * time.Minute), kassa.CampaignActive, 2000},
 		{"in the future", t0.Add(time.Hour), kassa.CampaignActive, 2000},
 	} {
-		cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, tc.at, now)
+		cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, tc.at, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +327,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
+	cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("after the migration's seed: %+v %v", cs, err)
 	}

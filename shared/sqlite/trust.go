@@ -1081,7 +1081,7 @@ func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (
 		at = ad.tx.now
 	}
 	price := func(at time.Time) (kassa.CampaignPrice, error) {
-		live, err := campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
+		live, err := ad.tx.db.campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
 		if err != nil {
 			return kassa.CampaignPrice{}, err
 		}
