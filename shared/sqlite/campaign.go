@@ -438,68 +438,74 @@ func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error 
 	return err
 }
 
-// versionCache holds decoded campaign versions (campaignsAt), keyed by
-// their JSON: a version never changes once written, and the hub prices
-// every edge order that claims a campaign with the org's versions, whose
-// decoding was half the hub's apply time with 20 campaigns (session 7,
-// BenchmarkSync with KASSA_BENCH_SYNC_CAMPAIGNS). Keyed by the text, not
-// the row id, it cannot hand out another state. Bounded: it starts afresh
-// past maxCachedVersions. The campaigns it hands out share their slices:
-// read only, like the live campaigns of campaignCache.
-type versionCache struct {
+// campaignHistory is an org's campaigns with all their versions, decoded,
+// oldest first per campaign (campaignsAt), plus those without versions as
+// they are.
+type campaignHistory struct {
+	versions [][]campaignVersion // per campaign, in campaign id order
+	plain    []kassa.Campaign    // campaigns without versions
+}
+
+type campaignVersion struct {
+	validFrom string // TimeFormat: text order is time order
+	c         kassa.Campaign
+}
+
+// histories holds each org's campaignHistory for the writer, where the hub
+// prices every edge order that claims a campaign (hubCampaigns): reading
+// and decoding the versions for each order was most of the hub's apply
+// time with 20 campaigns (session 7, BenchmarkSync with
+// KASSA_BENCH_SYNC_CAMPAIGNS). It is read in the writer's units, from
+// their view, and forgotten whenever a unit writes a campaign (writeRow)
+// and after any batch that did (runBatch, committed or not), so it never
+// holds a version a rolled-back unit wrote, nor misses one a unit of the
+// batch did. The campaigns it hands out share their slices: read only,
+// like the live campaigns of campaignCache.
+type histories struct {
 	mu sync.Mutex
-	m  map[string]kassa.Campaign
+	m  map[string]*campaignHistory
 }
 
-const maxCachedVersions = 4096
-
-func (vc *versionCache) decode(state string) (kassa.Campaign, error) {
-	vc.mu.Lock()
-	c, ok := vc.m[state]
-	vc.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	if err := json.Unmarshal([]byte(state), &c); err != nil {
-		return kassa.Campaign{}, fmt.Errorf("sqlite: campaign version: %w", err)
-	}
-	c.Rules, c.LocationIDs, c.Schedule.DaysOfWeek = orEmpty(c.Rules), orEmpty(c.LocationIDs), orEmpty(c.Schedule.DaysOfWeek)
-	vc.mu.Lock()
-	if vc.m == nil || len(vc.m) >= maxCachedVersions {
-		vc.m = make(map[string]kassa.Campaign)
-	}
-	vc.m[state] = c
-	vc.mu.Unlock()
-	return c, nil
+func (h *histories) forget() {
+	h.mu.Lock()
+	h.m = nil
+	h.mu.Unlock()
 }
 
-// campaignsAt returns the org's campaigns as this node had them at instant
-// at (clamped to now: not in the future): per campaign, its newest version
-// valid from at or before it, or its first version for a campaign made
-// after at (not before it existed), or its current row for one without
-// versions. A paused or ended state is returned too: kassa.Applies
-// leaves it out. The hub prices an edge's order with these (hubCampaigns).
-func (db *DB) campaignsAt(ctx context.Context, q querier, orgID string, at, now time.Time) ([]kassa.Campaign, error) {
-	rows, err := q.QueryContext(ctx, `SELECT v.state FROM campaigns c JOIN campaign_versions v ON v.id = coalesce(
-		(SELECT w.id FROM campaign_versions w WHERE w.org_id = ?1 AND w.campaign_id = c.id AND w.valid_from <= ?2 ORDER BY w.valid_from DESC, w.id DESC LIMIT 1),
-		(SELECT w.id FROM campaign_versions w WHERE w.org_id = ?1 AND w.campaign_id = c.id ORDER BY w.valid_from, w.id LIMIT 1))
-		WHERE c.org_id = ?1 ORDER BY c.id`, orgID, fmtTime(earlier(at, now)))
+// of returns orgID's history, read on q when not held.
+func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignHistory, error) {
+	h.mu.Lock()
+	ch := h.m[orgID]
+	h.mu.Unlock()
+	if ch != nil {
+		return ch, nil
+	}
+	ch = &campaignHistory{}
+	rows, err := q.QueryContext(ctx, `SELECT c.id, v.valid_from, v.state FROM campaigns c
+		JOIN campaign_versions v ON v.org_id = c.org_id AND v.campaign_id = c.id
+		WHERE c.org_id = ? ORDER BY c.id, v.valid_from, v.id`, orgID)
 	if err != nil {
 		return nil, err
 	}
-	var out []kassa.Campaign
+	last := ""
 	for rows.Next() {
+		var id string
+		var v campaignVersion
 		var state string
-		if err := rows.Scan(&state); err != nil {
+		if err := rows.Scan(&id, &v.validFrom, &state); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		c, err := db.versions.decode(state)
-		if err != nil {
+		if err := json.Unmarshal([]byte(state), &v.c); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, fmt.Errorf("sqlite: campaign version: %w", err)
 		}
-		out = append(out, c)
+		v.c.Rules, v.c.LocationIDs, v.c.Schedule.DaysOfWeek = orEmpty(v.c.Rules), orEmpty(v.c.LocationIDs), orEmpty(v.c.Schedule.DaysOfWeek)
+		if id != last {
+			ch.versions = append(ch.versions, nil)
+			last = id
+		}
+		ch.versions[len(ch.versions)-1] = append(ch.versions[len(ch.versions)-1], v)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
@@ -515,9 +521,43 @@ func (db *DB) campaignsAt(ctx context.Context, q querier, orgID string, at, now 
 			rows.Close()
 			return nil, err
 		}
-		out = append(out, *c)
+		ch.plain = append(ch.plain, *c)
 	}
-	return out, errors.Join(rows.Err(), rows.Close())
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.m == nil {
+		h.m = map[string]*campaignHistory{}
+	}
+	h.m[orgID] = ch
+	h.mu.Unlock()
+	return ch, nil
+}
+
+// campaignsAt returns the org's campaigns as this node had them at instant
+// at (clamped to now: not in the future): per campaign, its newest version
+// valid from at or before it, or its first version for a campaign made
+// after at (not before it existed), or its current row for one without
+// versions. A paused or ended state is returned too: kassa.Applies
+// leaves it out. The hub prices an edge's order with these (hubCampaigns).
+func (db *DB) campaignsAt(ctx context.Context, q querier, orgID string, at, now time.Time) ([]kassa.Campaign, error) {
+	ch, err := db.histories.of(ctx, q, orgID)
+	if err != nil {
+		return nil, err
+	}
+	t := fmtTime(earlier(at, now))
+	out := make([]kassa.Campaign, 0, len(ch.versions)+len(ch.plain))
+	for _, vs := range ch.versions {
+		pick := 0 // the first version: a campaign made after at
+		for i, v := range vs {
+			if v.validFrom <= t {
+				pick = i // the newest valid at t (ties: the last written)
+			}
+		}
+		out = append(out, vs[pick].c)
+	}
+	return append(out, ch.plain...), nil
 }
 
 func earlier(a, b time.Time) time.Time {

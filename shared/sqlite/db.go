@@ -80,7 +80,7 @@ type DB struct {
 	refused    refusedCounts // pushed changes the trust boundary refused
 	underHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
 	campaigns  campaignCache // each org's live campaigns, for pricing (campaign.go)
-	versions   versionCache  // decoded campaign versions, for the hub's pricing of edge orders (campaign.go)
+	histories  histories     // each org's campaign versions, for the writer's pricing of edge orders (campaign.go)
 	hub        bool          // the hub: its events get no change records (Options.Hub)
 	writerTID  atomic.Int64  // the write loop's OS thread, once raised
 	tickets    ticketQueue   // synced orders whose kitchen tickets are due

@@ -323,6 +323,9 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		if r.err == nil && commitErr == nil && r.campaigns {
 			db.campaigns.invalidate() // after the commit: see campaignCache
 		}
+		if r.campaigns {
+			db.histories.forget() // committed or not: see histories
+		}
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -521,7 +524,10 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
 		}
 	}
-	tx.campaigns = tx.campaigns || e == entCampaign
+	if e == entCampaign {
+		tx.campaigns = true
+		tx.db.histories.forget() // see histories
+	}
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)
