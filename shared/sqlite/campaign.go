@@ -462,13 +462,18 @@ type campaignVersion struct {
 // batch did. The campaigns it hands out share their slices: read only,
 // like the live campaigns of campaignCache.
 type histories struct {
-	mu sync.Mutex
-	m  map[string]*campaignHistory
+	mu   sync.Mutex
+	m    map[string]*campaignHistory
+	held int // versions held, at most maxHeldVersions
 }
+
+// maxHeldVersions bounds the versions histories holds (some 2 KiB each
+// decoded): past it, it starts afresh.
+const maxHeldVersions = 8192
 
 func (h *histories) forget() {
 	h.mu.Lock()
-	h.m = nil
+	h.m, h.held = nil, 0
 	h.mu.Unlock()
 }
 
@@ -526,11 +531,18 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	if h.m == nil {
-		h.m = map[string]*campaignHistory{}
+	n := len(ch.plain)
+	for _, vs := range ch.versions {
+		n += len(vs)
 	}
-	h.m[orgID] = ch
+	h.mu.Lock()
+	if h.m == nil || h.held+n > maxHeldVersions {
+		h.m, h.held = map[string]*campaignHistory{}, 0
+	}
+	if _, had := h.m[orgID]; !had {
+		h.m[orgID] = ch
+		h.held += n
+	}
 	h.mu.Unlock()
 	return ch, nil
 }

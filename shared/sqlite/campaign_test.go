@@ -406,3 +406,26 @@ func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 		}
 	}
 }
+
+// TestTheHubPricesWithACampaignLaunchedSinceItsLastEdgeOrder: the writer
+// holds each org's campaign versions (histories) once it priced an edge
+// order with them; a campaign launched after that prices the next edge
+// order, so a cashier's free sale by it is admitted.
+func TestTheHubPricesWithACampaignLaunchedSinceItsLastEdgeOrder(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier := mustCashier(t, hub, w)
+	free := func(product string) *kassa.CampaignCreate {
+		in := pastryCampaign(w)
+		in.Rules[0].Value, in.Rules[0].ProductIDs = 10000, []string{product}
+		return in
+	}
+	first := mustLaunch(t, hub, w, free(w.p1))
+	if q := forgedFreeSale(t, hub, w, cashier.ID, first.ID, w.p1, hub.db.Now()); q != 0 {
+		t.Fatalf("a free sale by the first campaign: %d quarantined", q)
+	}
+	second := mustLaunch(t, hub, w, free(w.p2))
+	if q := forgedFreeSale(t, hub, w, cashier.ID, second.ID, w.p2, hub.db.Now()); q != 0 {
+		t.Fatalf("a free sale by the campaign launched since: %d quarantined", q)
+	}
+}
