@@ -14,26 +14,40 @@ import (
 	"kassa.dev/sync/wait"
 )
 
+// release names an earlier release: its tag, and the commit the tag is on.
+// The commit is what the test builds when the tag is not in the clone —
+// tags do not travel with main (a landing pushes commits only, and CI's
+// clone has none), but the release's commit is in main's history.
+type release struct{ tag, commit string }
+
 // previousRelease is the release one before this build: a hub of today
-// must keep an edge of it in sync (README, Upgrades).
-const previousRelease = "v0.6.0"
+// must keep an edge of it in sync (README, Upgrades). v0.6.0 is the last
+// release that landed (change-record format 1); v0.7.0 (format 2) never
+// landed as a release of its own, so no store runs it.
+var previousRelease = release{tag: "v0.6.0", commit: "ab0f2444060c36a4ae0a7009ac26b0fa9230431b"}
 
 // buildRelease builds the edge binary of an earlier release from this
-// repository's history (git archive of its tag), as a store that has not
-// upgraded yet runs it. It skips, saying why, where the history is not at
-// hand (not a git checkout, or a clone without the tag).
-func buildRelease(t *testing.T, tag string) string {
+// repository's history (git archive of its tag, or of its commit where the
+// tag is absent), as a store that has not upgraded yet runs it. It skips,
+// saying why, where the history is not at hand (not a git checkout, or a
+// shallow clone without the commit).
+func buildRelease(t *testing.T, rel release) string {
 	t.Helper()
+	tag := rel.tag
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
-		t.Skipf("version skew: not run — this is not a git checkout (%v), and the test builds the %s edge from its tag", err, tag)
+		t.Skipf("version skew: not run — this is not a git checkout (%v), and the test builds the %s edge from its commit", err, tag)
 	}
 	dir := strings.TrimSpace(string(root))
-	if err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", tag+"^{commit}").Run(); err != nil {
-		t.Skipf("version skew: not run — tag %s is not in this clone (shallow, or tags not fetched: git fetch --tags)", tag)
+	ref := tag
+	if exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", tag+"^{commit}").Run() != nil {
+		ref = rel.commit
+		if err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Run(); err != nil {
+			t.Skipf("version skew: not run — neither tag %s nor its commit %s is in this clone (shallow? git fetch --unshallow)", tag, ref)
+		}
 	}
 	src := t.TempDir()
-	archive := exec.Command("git", "-C", dir, "archive", "--format=tar", tag)
+	archive := exec.Command("git", "-C", dir, "archive", "--format=tar", ref)
 	var tarball bytes.Buffer
 	archive.Stdout = &tarball
 	if err := archive.Run(); err != nil {
