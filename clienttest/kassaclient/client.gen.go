@@ -1657,6 +1657,48 @@ type ExecutionStatus string
 // GrantType An OAuth 2.0 grant of the token endpoint.
 type GrantType string
 
+// GraphQLRequest The body of POST /catalog/graphql (GraphQL over HTTP).
+type GraphQLRequest struct {
+	// Extensions Accepted for clients that send them, and ignored.
+	Extensions *map[string]interface{} `json:"extensions,omitempty"`
+
+	// OperationName The operation to run when the document has several.
+	OperationName *string `json:"operationName,omitempty"`
+
+	// Query The GraphQL document: one or more operations.
+	Query string `json:"query"`
+
+	// Variables The values of the operation's variables.
+	Variables *map[string]interface{} `json:"variables,omitempty"`
+}
+
+// GraphQLResponse A GraphQL response: data (null when the request did not run) and, when something failed, errors.
+type GraphQLResponse struct {
+	// Data the operation's result, shaped as the query asked
+	Data *map[string]interface{} `json:"data"`
+
+	// Errors what failed; absent when nothing did
+	Errors *[]struct {
+		// Extensions code (the problem kind: not-found, validation, forbidden…), request_id, and for validation fields [{field, message}]
+		Extensions *map[string]interface{} `json:"extensions,omitempty"`
+
+		// Locations where in the document
+		Locations *[]struct {
+			// Column 1-based column
+			Column int `json:"column"`
+
+			// Line 1-based line
+			Line int `json:"line"`
+		} `json:"locations,omitempty"`
+
+		// Message <problem title>: <detail>, e.g. Unauthorized: missing orgId in token
+		Message string `json:"message"`
+
+		// Path the field names (and list indexes) of the field that failed
+		Path *[]interface{} `json:"path,omitempty"`
+	} `json:"errors,omitempty"`
+}
+
 // Introspection RFC 7662's answer; an inactive token is {active:false} and nothing else.
 type Introspection struct {
 	// Active Whether the token is live; an inactive token has no other field.
@@ -3566,6 +3608,12 @@ type PostCatalogCategoriesParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// PostCatalogGraphqlParams defines parameters for PostCatalogGraphql.
+type PostCatalogGraphqlParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetCatalogModifiersGroupsParams defines parameters for GetCatalogModifiersGroups.
 type GetCatalogModifiersGroupsParams struct {
 	// ProductId only groups offered on this product
@@ -4058,6 +4106,9 @@ type PostCatalogCategoriesJSONRequestBody = CategoryCreate
 // PatchCatalogCategoriesIdJSONRequestBody defines body for PatchCatalogCategoriesId for application/json ContentType.
 type PatchCatalogCategoriesIdJSONRequestBody = CategoryUpdate
 
+// PostCatalogGraphqlJSONRequestBody defines body for PostCatalogGraphql for application/json ContentType.
+type PostCatalogGraphqlJSONRequestBody = GraphQLRequest
+
 // PostCatalogModifiersGroupsJSONRequestBody defines body for PostCatalogModifiersGroups for application/json ContentType.
 type PostCatalogModifiersGroupsJSONRequestBody = ModifierGroupCreate
 
@@ -4436,6 +4487,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/catalog/categories/{id} (the `PatchCatalogCategoriesId` operationId).
 	PatchCatalogCategoriesId(ctx context.Context, id openapi_types.UUID, body PatchCatalogCategoriesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogGraphqlWithBody Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+	PostCatalogGraphqlWithBody(ctx context.Context, params *PostCatalogGraphqlParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogGraphql Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+	PostCatalogGraphql(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCatalogModifiersGroups List modifier groups with their options
 	//
@@ -5755,6 +5820,40 @@ func (c *Client) PatchCatalogCategoriesIdWithBody(ctx context.Context, id openap
 // Corresponds with PATCH /api/v1/catalog/categories/{id} (the `PatchCatalogCategoriesId` operationId).
 func (c *Client) PatchCatalogCategoriesId(ctx context.Context, id openapi_types.UUID, body PatchCatalogCategoriesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchCatalogCategoriesIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogGraphqlWithBody Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+func (c *Client) PostCatalogGraphqlWithBody(ctx context.Context, params *PostCatalogGraphqlParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogGraphqlRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogGraphql Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+func (c *Client) PostCatalogGraphql(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogGraphqlRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9017,6 +9116,61 @@ func NewPatchCatalogCategoriesIdRequestWithBody(server string, id openapi_types.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostCatalogGraphqlRequest calls the generic PostCatalogGraphql builder with application/json body
+func NewPostCatalogGraphqlRequest(server string, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCatalogGraphqlRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostCatalogGraphqlRequestWithBody constructs an http.Request for the PostCatalogGraphql method, with any body, and a specified content type
+func NewPostCatalogGraphqlRequestWithBody(server string, params *PostCatalogGraphqlParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/graphql")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -14408,6 +14562,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/catalog/categories/{id} (the `PatchCatalogCategoriesId` operationId).
 	PatchCatalogCategoriesIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCatalogCategoriesIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCatalogCategoriesIdResponse, error)
 
+	// PostCatalogGraphqlWithBodyWithResponse Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+	PostCatalogGraphqlWithBodyWithResponse(ctx context.Context, params *PostCatalogGraphqlParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogGraphqlResponse, error)
+
+	// PostCatalogGraphqlWithResponse Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+	PostCatalogGraphqlWithResponse(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogGraphqlResponse, error)
+
 	// GetCatalogModifiersGroupsWithResponse List modifier groups with their options
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -17760,6 +17928,103 @@ func (r PatchCatalogCategoriesIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchCatalogCategoriesIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostCatalogGraphqlResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GraphQLResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *GraphQLResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *GraphQLResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *GraphQLResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *GraphQLResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *GraphQLResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *GraphQLResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *GraphQLResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *GraphQLResponse
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON200() *GraphQLResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON400() *GraphQLResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON401() *GraphQLResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON403() *GraphQLResponse {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON409() *GraphQLResponse {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON413() *GraphQLResponse {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON422() *GraphQLResponse {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSON429() *GraphQLResponse {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PostCatalogGraphqlResponse) GetJSONDefault() *GraphQLResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCatalogGraphqlResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCatalogGraphqlResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCatalogGraphqlResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCatalogGraphqlResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28823,6 +29088,32 @@ func (c *ClientWithResponses) PatchCatalogCategoriesIdWithResponse(ctx context.C
 	return ParsePatchCatalogCategoriesIdResponse(rsp)
 }
 
+// PostCatalogGraphqlWithBodyWithResponse Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+func (c *ClientWithResponses) PostCatalogGraphqlWithBodyWithResponse(ctx context.Context, params *PostCatalogGraphqlParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogGraphqlResponse, error) {
+	rsp, err := c.PostCatalogGraphqlWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogGraphqlResponse(rsp)
+}
+
+// PostCatalogGraphqlWithResponse Query and change the catalog with GraphQL (spec 4.3; mutations need catalog:write)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
+func (c *ClientWithResponses) PostCatalogGraphqlWithResponse(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogGraphqlResponse, error) {
+	rsp, err := c.PostCatalogGraphql(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogGraphqlResponse(rsp)
+}
+
 // GetCatalogModifiersGroupsWithResponse List modifier groups with their options
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32781,6 +33072,88 @@ func ParsePatchCatalogCategoriesIdResponse(rsp *http.Response) (*PatchCatalogCat
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCatalogGraphqlResponse parses an HTTP response from a PostCatalogGraphqlWithResponse call
+func ParsePostCatalogGraphqlResponse(rsp *http.Response) (*PostCatalogGraphqlResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCatalogGraphqlResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest GraphQLResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	return response, nil

@@ -23,6 +23,10 @@ import (
 
 const localRequestID = "request_id"
 
+// localGraphQL marks a request of a Route.GraphQL: its errors are GraphQL
+// responses.
+const localGraphQL = "graphql"
+
 func requestID(c *fiber.Ctx) string {
 	id, _ := c.Locals(localRequestID).(string)
 	return id

@@ -162,7 +162,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"chains of automation.triggered stop at depth 3, recorded as a skipped execution. " +
 				"Campaigns: made at the hub (catalog:write; an enrolled edge answers a write 409) and read at both nodes (catalog:read), " +
 				"analytics reports:read; draft → launch → scheduled or active, active ⇄ paused, → ended; each line takes its best line campaign, " +
-				"then the order its best order campaign, then manual discounts apply to what is left.",
+				"then the order its best order campaign, then manual discounts apply to what is left. " +
+				"GraphQL (POST /api/v1/catalog/graphql, both nodes; schema by introspection, docs/graphql.md): camelCase fields, money as Float in the " +
+				"org currency's major units (more decimals than the currency has is a validation error), every operation in the token's org " +
+				"(an orgId argument must be it), mutations need catalog:write; every answer, errors included, is {data, errors[{message, " +
+				"locations, path, extensions{code, request_id, fields}}]}: a field error is 200 with the rest of the data, a document that " +
+				"does not parse or validate 400 with data null, and the middleware's refusals keep their REST status.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,
@@ -347,10 +352,56 @@ func oauthResponses(r *reflector, rt *Route) map[string]any {
 	}
 }
 
+// graphQLResponseSchema is every answer of the GraphQL endpoint (spec
+// part 7), successes and errors alike.
+var graphQLResponseSchema = map[string]any{
+	"type":        "object",
+	"description": "A GraphQL response: data (null when the request did not run) and, when something failed, errors.",
+	"required":    []string{"data"},
+	"properties": map[string]any{
+		"data": map[string]any{"type": []string{"object", "null"}, "description": "the operation's result, shaped as the query asked"},
+		"errors": map[string]any{"type": "array", "description": "what failed; absent when nothing did", "items": map[string]any{
+			"type": "object", "required": []string{"message"}, "properties": map[string]any{
+				"message": map[string]any{"type": "string", "description": "<problem title>: <detail>, e.g. Unauthorized: missing orgId in token"},
+				"locations": map[string]any{"type": "array", "description": "where in the document", "items": map[string]any{
+					"type": "object", "required": []string{"line", "column"}, "properties": map[string]any{
+						"line": map[string]any{"type": "integer", "description": "1-based line"}, "column": map[string]any{"type": "integer", "description": "1-based column"}}}},
+				"path":       map[string]any{"type": "array", "description": "the field names (and list indexes) of the field that failed", "items": map[string]any{"description": "a field name (a string) or a list index (an integer)"}},
+				"extensions": map[string]any{"type": "object", "description": "code (the problem kind: not-found, validation, forbidden…), request_id, and for validation fields [{field, message}]"},
+			}}},
+	},
+}
+
+// graphQLResponses are the answers of a Route.GraphQL: its problem statuses
+// with a GraphQL response body.
+func graphQLResponses(r *reflector, rt *Route) map[string]any {
+	r.schemas["GraphQLResponse"] = graphQLResponseSchema
+	body := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{
+			"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/GraphQLResponse"}}}}
+	}
+	out := map[string]any{
+		"200":     body("The data, with errors for the fields that failed"),
+		"default": body("any other error, such as 500 internal (with the request id; no detail of the cause)"),
+	}
+	for _, st := range problemStatuses(rt) {
+		for _, p := range problems {
+			if p.status == st {
+				out[strconv.Itoa(st)] = body(http.StatusText(st) + " (code " + p.kind + "): " + p.when)
+			}
+		}
+	}
+	out["400"] = body("Bad Request: the body, or the document, does not parse or validate (data null)")
+	return out
+}
+
 func (s *Server) responses(r *reflector, rt *Route, used map[int]bool) map[string]any {
 	if rt.Form != nil {
 		r.schemas["OAuthError"] = oauthErrorSchema
 		return oauthResponses(r, rt)
+	}
+	if rt.GraphQL {
+		return graphQLResponses(r, rt)
 	}
 	out := map[string]any{"default": map[string]any{"description": "any other problem, such as 500 internal (with the request id; no detail of the cause)",
 		"content": map[string]any{"application/problem+json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}}}

@@ -116,16 +116,17 @@ func TestOpenAPIProblemsPerOperation(t *testing.T) {
 			if oauthEndpoints[p] {
 				// RFC 6749 endpoints answer {error, error_description}.
 				for _, st := range []string{"400", "401"} {
-					var resp struct {
-						Content map[string]struct {
-							Schema struct {
-								Ref string `json:"$ref"`
-							} `json:"schema"`
-						} `json:"content"`
-					}
-					json.Unmarshal(op.Responses[st], &resp)
-					if resp.Content["application/json"].Schema.Ref != "#/components/schemas/OAuthError" {
+					if schemaRef(op.Responses[st], "application/json") != "#/components/schemas/OAuthError" {
 						t.Errorf("%s %s: %s is %s, not an RFC 6749 error", m, p, st, op.Responses[st])
+					}
+				}
+				continue
+			}
+			if p == "/api/v1/catalog/graphql" {
+				// Every answer of the GraphQL endpoint is a GraphQL response.
+				for _, st := range []string{"200", "400", "401", "403", "422", "429"} {
+					if schemaRef(op.Responses[st], "application/json") != "#/components/schemas/GraphQLResponse" {
+						t.Errorf("%s %s: %s is %s, not a GraphQL response", m, p, st, op.Responses[st])
 					}
 				}
 				continue
@@ -154,15 +155,7 @@ func TestOpenAPIProblemsPerOperation(t *testing.T) {
 				}
 				json.Unmarshal(raw, &ref)
 				name, _ := strings.CutPrefix(ref.Ref, "#/components/responses/")
-				var resp struct {
-					Content map[string]struct {
-						Schema struct {
-							Ref string `json:"$ref"`
-						} `json:"schema"`
-					} `json:"content"`
-				}
-				json.Unmarshal(doc.Components.Responses[name], &resp)
-				if resp.Content["application/problem+json"].Schema.Ref != "#/components/schemas/Problem" {
+				if schemaRef(doc.Components.Responses[name], "application/problem+json") != "#/components/schemas/Problem" {
 					t.Errorf("%s %s: %s is %s, not a problem+json response", m, p, st, raw)
 				}
 			}
@@ -245,4 +238,17 @@ func TestOpenAPIEnumsRequiredAndDescriptions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// schemaRef returns the $ref of a response's schema in one media type.
+func schemaRef(response json.RawMessage, media string) string {
+	var resp struct {
+		Content map[string]struct {
+			Schema struct {
+				Ref string `json:"$ref"`
+			} `json:"schema"`
+		} `json:"content"`
+	}
+	json.Unmarshal(response, &resp)
+	return resp.Content[media].Schema.Ref
 }

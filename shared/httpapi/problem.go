@@ -118,6 +118,9 @@ func (s *Server) writeProblem(c *fiber.Ctx, ke *kassa.Error) error {
 		Detail: detail, Instance: c.Path(), RequestID: requestID(c), Errors: ke.Fields,
 	}
 	c.Status(p.status)
+	if graphQL, _ := c.Locals(localGraphQL).(bool); graphQL {
+		return s.writeGraphQLProblem(c, ke)
+	}
 	if err := c.JSON(body); err != nil {
 		return err
 	}

@@ -50,7 +50,10 @@ type Route struct {
 	// Produces is the media type of a success response that is not JSON
 	// (the KDS stream's text/event-stream).
 	Produces string
-	Handler  fiber.Handler
+	// GraphQL: the route answers GraphQL responses, its errors too
+	// (graphql.go); Resp is unused.
+	GraphQL bool
+	Handler fiber.Handler
 }
 
 // Param is a documented query parameter. Type is a JSON Schema type, or
@@ -70,6 +73,12 @@ func (s *Server) handle(r *Route) {
 	}
 	s.routes = append(s.routes, r)
 	handlers := []fiber.Handler{}
+	if r.GraphQL {
+		handlers = append(handlers, func(c *fiber.Ctx) error {
+			c.Locals(localGraphQL, true)
+			return c.Next()
+		})
+	}
 	if !r.Public {
 		handlers = append(handlers, s.authenticator(r))
 		if r.Method == fiber.MethodPost && !r.NoReplay {

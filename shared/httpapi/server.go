@@ -189,6 +189,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Products != nil, s.routesProducts},
 		{svc.Categories != nil, s.routesCategories},
 		{svc.ModifierGroups != nil, s.routesModifierGroups},
+		{svc.Products != nil && svc.Categories != nil && svc.ModifierGroups != nil && svc.Orgs != nil, s.routesGraphQL},
 		{svc.PriceLists != nil, s.routesPriceLists},
 		{svc.Campaigns != nil, s.routesCampaigns},
 		{svc.Customers != nil, s.routesCustomers},

@@ -225,12 +225,18 @@ func (s *AuthService) Logout(ctx context.Context) error {
 
 var errBadToken = kassa.Errorf(kassa.EUnauthorized, "access token is invalid, expired or revoked")
 
+// errNoOrg: a token signed here that names no org (spec part 7's wording).
+var errNoOrg = kassa.Errorf(kassa.EUnauthorized, "missing orgId in token")
+
 // Authenticate checks an access token, that its session is open and its
 // user active, and builds the actor from the user's current role, not the
 // token's claim: a demotion or a deactivation takes effect on the next
 // request. One query per request (sessions joined with users).
 func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Actor, error) {
 	c, err := s.signer.Parse(token.TypeAccess, raw)
+	if errors.Is(err, token.ErrNoOrg) {
+		return nil, errNoOrg
+	}
 	if err != nil {
 		return nil, errBadToken
 	}

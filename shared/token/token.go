@@ -65,6 +65,10 @@ func (s *Signer) Issue(typ, userID, orgID, role, sessionID, jti string, ttl time
 // signature, wrong algorithm, expired, or of another type.
 var ErrInvalid = errors.New("token: invalid")
 
+// ErrNoOrg is returned for a token that verifies but names no org (spec
+// part 7: "missing orgId in token"); it wraps ErrInvalid.
+var ErrNoOrg = fmt.Errorf("%w: missing orgId", ErrInvalid)
+
 // Parse verifies a token of the given type and returns its claims.
 func (s *Signer) Parse(typ, raw string) (*Claims, error) {
 	var c Claims
@@ -73,8 +77,11 @@ func (s *Signer) Parse(typ, raw string) (*Claims, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if c.Type != typ || c.Subject == "" || c.OrgID == "" || c.SessionID == "" {
+	if c.Type != typ || c.Subject == "" || c.SessionID == "" {
 		return nil, ErrInvalid
+	}
+	if c.OrgID == "" {
+		return nil, ErrNoOrg
 	}
 	return &c, nil
 }

@@ -1,0 +1,109 @@
+package graphqlapi
+
+import (
+	"context"
+	"time"
+
+	graphql "github.com/graph-gophers/graphql-go"
+
+	"kassa.dev/shared/kassa"
+)
+
+// The object types of spec 2.3 over kassa's catalog types. Lists are never
+// null ([String!]!): a product without tags has [].
+
+type product struct {
+	p  *kassa.Product
+	rt *root
+}
+
+func (p *product) ID() graphql.ID       { return graphql.ID(p.p.ID) }
+func (p *product) OrgID() string        { return p.p.OrgID }
+func (p *product) Name() string         { return p.p.Name }
+func (p *product) Description() *string { return p.p.Description }
+func (p *product) SKU() string          { return p.p.SKU }
+func (p *product) Barcodes() []string   { return orEmpty(p.p.Barcodes) }
+func (p *product) IsActive() bool       { return p.p.IsActive }
+func (p *product) CategoryID() *string  { return p.p.CategoryID }
+func (p *product) Tags() []string       { return orEmpty(p.p.Tags) }
+func (p *product) CreatedAt() string    { return timestamp(p.p.CreatedAt) }
+func (p *product) UpdatedAt() string    { return timestamp(p.p.UpdatedAt) }
+
+func (p *product) BasePrice(ctx context.Context) (float64, error) {
+	scale, err := p.rt.scale(ctx)
+	return toMajor(p.p.BasePrice, scale), err
+}
+
+func (p *product) Category(ctx context.Context) (*category, error) {
+	if p.p.CategoryID == nil {
+		return nil, nil
+	}
+	c, err := p.rt.category(ctx, *p.p.CategoryID)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	return &category{c: c, rt: p.rt}, nil
+}
+
+type category struct {
+	c  *kassa.Category
+	rt *root
+}
+
+func (c *category) ID() graphql.ID       { return graphql.ID(c.c.ID) }
+func (c *category) OrgID() string        { return c.c.OrgID }
+func (c *category) Name() string         { return c.c.Name }
+func (c *category) Description() *string { return c.c.Description }
+func (c *category) ParentID() *string    { return c.c.ParentID }
+func (c *category) SortOrder() int32     { return int32(c.c.SortOrder) }
+func (c *category) IsActive() bool       { return c.c.IsActive }
+
+func (c *category) Products(ctx context.Context, args struct {
+	IsActive *bool
+	Limit    *int32
+}) ([]*product, error) {
+	return c.rt.products(ctx, &c.c.ID, args.IsActive, args.Limit)
+}
+
+type modifierGroup struct {
+	g  *kassa.ModifierGroup
+	rt *root
+}
+
+func (g *modifierGroup) ID() graphql.ID       { return graphql.ID(g.g.ID) }
+func (g *modifierGroup) Name() string         { return g.g.Name }
+func (g *modifierGroup) Required() bool       { return g.g.Required }
+func (g *modifierGroup) MinSelections() int32 { return int32(g.g.MinSelections) }
+func (g *modifierGroup) MaxSelections() int32 { return int32(g.g.MaxSelections) }
+
+func (g *modifierGroup) Options() []*modifierOption {
+	out := make([]*modifierOption, len(g.g.Options))
+	for i := range g.g.Options {
+		out[i] = &modifierOption{o: &g.g.Options[i], rt: g.rt}
+	}
+	return out
+}
+
+type modifierOption struct {
+	o  *kassa.ModifierOption
+	rt *root
+}
+
+func (o *modifierOption) ID() graphql.ID  { return graphql.ID(o.o.ID) }
+func (o *modifierOption) Name() string    { return o.o.Name }
+func (o *modifierOption) IsDefault() bool { return o.o.IsDefault }
+
+func (o *modifierOption) PriceAdjustment(ctx context.Context) (float64, error) {
+	scale, err := o.rt.scale(ctx)
+	return toMajor(o.o.PriceAdjustment, scale), err
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// timestamp is a time as the REST API writes it: RFC 3339 in UTC.
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
