@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,13 @@ func TestTheHubRecomputesCampaignDiscounts(t *testing.T) {
 // quarantined (the order row itself must be admitted).
 func forgedFreeSale(t *testing.T, hub *node, w world, cashier, campaign, product string, occurred time.Time) int {
 	t.Helper()
+	return forgedSale(t, hub, w, cashier, campaign, 500, product, occurred)
+}
+
+// forgedSale is forgedFreeSale claiming that campaign gave claimed of the
+// line's 500 off (the rest the cashier's own).
+func forgedSale(t *testing.T, hub *node, w world, cashier, campaign string, claimed int64, product string, occurred time.Time) int {
+	t.Helper()
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
 	now := hub.db.Now()
 	push := func(entity, id string, fields map[string]any) int {
@@ -125,14 +133,14 @@ func forgedFreeSale(t *testing.T, hub *node, w world, cashier, campaign, product
 	if q := push("order", order, map[string]any{"location_id": w.loc, "number": "E-" + order[len(order)-8:], "status": "open", "channel": "pos",
 		"currency": "AUD", "subtotal": 500, "discount_total": 500, "tax_total": 0, "total": 0, "tax_inclusive": true, "tax_rate_bps": 0,
 		"created_by": cashier, "occurred_at": occurred, "created_at": now, "updated_at": now,
-		"campaigns": `[{"campaign_id":"` + campaign + `","name":"x","amount":500,"points_multiplier":0}]`}); q != 0 {
+		"campaigns": fmt.Sprintf(`[{"campaign_id":%q,"name":"x","amount":%d,"points_multiplier":0}]`, campaign, claimed)}); q != 0 {
 		var why string
 		hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
 		t.Fatalf("the order row quarantined: %s", why)
 	}
 	return push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": product, "name": "P",
 		"sku": "S", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 500, "tax": 0, "total": 0,
-		"campaign_discounts": `[{"campaign_id":"` + campaign + `","amount":500}]`, "created_at": now, "updated_at": now})
+		"campaign_discounts": fmt.Sprintf(`[{"campaign_id":%q,"amount":%d}]`, campaign, claimed), "created_at": now, "updated_at": now})
 }
 
 // mustCashier makes a cashier of w's org at n.
@@ -193,6 +201,35 @@ func TestAForgedEdgeClaimsACampaignOnlyAsItStood(t *testing.T) {
 		if q := forgedFreeSale(t, hub, w, cashier.ID, c.ID, w.p1, tc.at); q != tc.quarantined {
 			t.Errorf("a free sale dated %s: quarantined %d, want %d", tc.name, q, tc.quarantined)
 		}
+	}
+}
+
+// TestTheClockToleranceCountsOnlyCampaignsTheOrderClaims: a cashier's sale
+// gets 10 % off by campaign A and, on top, a manual discount to free (which
+// a cashier may not give). Free-coffee campaign B launches at the hub 20 s
+// after the sale's time, within the tolerance for an edge clock behind.
+// B did not price the sale (the order does not name it), so it does not
+// explain the manual part: the line is quarantined. Claiming B, it is
+// admitted (the tolerance's purpose).
+func TestTheClockToleranceCountsOnlyCampaignsTheOrderClaims(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	cashier := mustCashier(t, hub, w)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	a := mustLaunch(t, hub, w, pastryCampaign(w))
+	free := pastryCampaign(w)
+	free.Name, free.Rules[0].Value = "Free pastry", 10000
+	now = t0.Add(3 * time.Minute)
+	b := mustLaunch(t, hub, w, free)
+	now = t0.Add(4 * time.Minute)
+	sale := t0.Add(3*time.Minute - 20*time.Second)
+	if q := forgedSale(t, hub, w, cashier.ID, a.ID, 50, w.p1, sale); q != 1 {
+		t.Errorf("a sale claiming A's 50 with 450 off by hand: quarantined %d, want 1 (B, launched after, never priced it)", q)
+	}
+	if q := forgedSale(t, hub, w, cashier.ID, b.ID, 500, w.p1, sale); q != 0 {
+		t.Errorf("a sale claiming B, dated 20 s before B's launch: quarantined %d, want 0 (an edge clock behind)", q)
 	}
 }
 

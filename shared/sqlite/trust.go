@@ -1039,8 +1039,9 @@ func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (
 	var locID, occurred string
 	var voucher, customer sql.Null[string]
 	var discount int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total FROM orders WHERE id = ? AND org_id = ?`,
-		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount); err != nil {
+	var claimedJSON string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount, &claimedJSON); err != nil {
 		return kassa.CampaignPrice{}, err
 	}
 	loc, err := findLocation(ctx, ad.tx, orgID, locID)
@@ -1097,14 +1098,34 @@ func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (
 	// just after a launch can be dated just before it. When the campaigns
 	// as they stood then do not explain the order's discount, the
 	// campaigns as they stood that much later (not after now) count, if
-	// they explain more. A forged edge gains at most a campaign launched
-	// or raised within that window after the instant it names.
+	// they explain more — but only campaigns the order claims to have
+	// had (its campaigns list; the ids only, never the wire's amounts),
+	// and never more than its discount: a campaign launched in that
+	// window that the till never applied does not hide a manual discount.
+	// A forged edge gains at most a campaign launched or raised within
+	// that window after the instant it names, and only by claiming it.
 	if later := earlier(at.Add(ad.tx.db.maxSkew), ad.tx.now); err == nil && later.After(at) && campaignTotal(cp) < discount {
-		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) {
+		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= discount &&
+			claimsAll(claimedJSON, cp2.Applied) {
 			cp = cp2
 		}
 	}
 	return cp, err
+}
+
+// claimsAll reports whether an order's campaigns list (the wire's JSON)
+// names every campaign of applied.
+func claimsAll(claimedJSON string, applied []kassa.AppliedCampaign) bool {
+	var claimed []kassa.AppliedCampaign
+	if json.Unmarshal([]byte(claimedJSON), &claimed) != nil {
+		return false
+	}
+	for _, a := range applied {
+		if !slices.ContainsFunc(claimed, func(c kassa.AppliedCampaign) bool { return c.CampaignID == a.CampaignID }) {
+			return false
+		}
+	}
+	return true
 }
 
 // campaignTotal is what campaigns take off an order's lines.
