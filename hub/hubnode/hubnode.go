@@ -148,7 +148,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		edgesUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_edges_connected",
 			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.Connected()) })
-		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges))
+		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges), router.Collector())
 		n.HTTP.Registry().MustRegister(n.RefusedCounters()...)
 		h, err := link.StartHub(nc, n.HubLinkStore(edges, lag), log)
 		if err != nil {

@@ -144,9 +144,20 @@ func TestFullPaymentsAtEdgeAndHubAtOncePayOnce(t *testing.T) {
 // refuses a refund, a payment and a cancel of that store's orders with 503 and
 // Retry-After, and nothing changes on either side; a location without an
 // edge is paid at the hub as before; once the link is back the hub's
-// refund and cancel run at the store.
+// refund and cancel run at the store. kassa_money_operations_total counts
+// each refusal and each routed operation, not the hub-local payment.
 func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 	e, product := moneyPair(t)
+	ops := func(op, outcome string) float64 {
+		return metricValue(metricsText(t, e.hub.URL), `kassa_money_operations_total{operation="`+op+`",outcome="`+outcome+`"}`)
+	}
+	for _, op := range []string{"payment.initiate", "payment.capture", "payment.void", "order.refund", "order.update"} {
+		for _, outcome := range []string{"routed", "refused", "unanswered"} {
+			if v := ops(op, outcome); v != 0 {
+				t.Fatalf("%s %s of a new hub: %v, want 0", op, outcome, v)
+			}
+		}
+	}
 	sold := e.sale(t, product)
 	var o oneResp
 	e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
@@ -171,6 +182,11 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 			t.Fatalf("%s while the store is cut off: %d %v %v", c.path, a.status, a.header, a.body)
 		}
 	}
+	for _, op := range []string{"order.refund", "payment.initiate", "order.update"} {
+		if ops(op, "refused") != 1 || ops(op, "routed") != 0 {
+			t.Fatalf("%s refused %v, routed %v while the store is cut off; want 1, 0", op, ops(op, "refused"), ops(op, "routed"))
+		}
+	}
 	// A location with no edge is the hub's own.
 	var loc, local oneResp
 	if st := e.hub.Call(t, "POST", "/api/v1/locations", e.hubTok, map[string]any{"name": "Pop-up", "timezone": "Australia/Sydney"}, &loc); st != 201 {
@@ -181,6 +197,9 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 	if st := e.hub.Call(t, "POST", "/api/v1/payments/initiate", e.hubTok, map[string]any{"order_id": local.Data["id"],
 		"amount": local.Data["total"], "method": "cash"}, nil); st != 201 {
 		t.Fatalf("payment at the hub for a location without an edge: %d", st)
+	}
+	if ops("payment.initiate", "refused") != 1 || ops("payment.initiate", "routed") != 0 {
+		t.Fatalf("a hub-local payment was counted as a store's")
 	}
 	e.proxy.restore()
 	wait.For(t, 20*time.Second, "the edge to verify after reconnect", func() bool {
@@ -199,12 +218,18 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 		return raw(t, e.hub, "POST", "/api/v1/orders/"+sold+"/refund", e.hubTok, map[string]any{"amount": 1000, "reason": "back"}).status == 200
 	})
 	wait.For(t, 20*time.Second, "the refund at the edge", func() bool { return order(t, e.edge, e.edgeMgr, sold)["refunded_total"] == float64(1000) })
+	if ops("order.refund", "routed") < 1 {
+		t.Fatalf("the routed refund is not counted: %v", ops("order.refund", "routed"))
+	}
 	if a := raw(t, e.hub, "PATCH", "/api/v1/orders/"+open, e.hubTok, map[string]any{"status": "cancelled", "notes": "no show"}); a.status != 200 ||
 		a.body["data"].(map[string]any)["status"] != "cancelled" || a.body["data"].(map[string]any)["notes"] != "no show" {
 		t.Fatalf("cancel at the hub once the store is back: %d %v", a.status, a.body)
 	}
 	if o := order(t, e.hub, e.hubTok, open); o["status"] != "cancelled" {
 		t.Fatalf("the hub's copy right after the cancel: %v", o["status"])
+	}
+	if ops("order.update", "routed") != 1 || ops("order.update", "refused") != 1 {
+		t.Fatalf("cancel routed %v, refused %v; want 1, 1", ops("order.update", "routed"), ops("order.update", "refused"))
 	}
 	wait.For(t, 20*time.Second, "the cancel at the edge", func() bool { return order(t, e.edge, e.edgeMgr, open)["status"] == "cancelled" })
 }

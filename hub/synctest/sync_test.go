@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,7 +76,9 @@ type proxy struct {
 	ln           net.Listener
 	mu           sync.Mutex
 	conns        []net.Conn
+	frozen       []net.Conn // connections freeze left open, closed by cut
 	down         bool
+	epoch        atomic.Int64 // freeze moves it: relays of an earlier epoch stop
 }
 
 func startProxy(t testing.TB, target string) *proxy {
@@ -103,13 +106,35 @@ func startProxy(t testing.TB, target string) *proxy {
 				continue
 			}
 			p.conns = append(p.conns, c, u)
+			epoch := p.epoch.Load()
 			p.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
+			go p.relay(u, c, epoch)
+			go p.relay(c, u, epoch)
 		}
 	}()
 	t.Cleanup(func() { ln.Close(); p.cut() })
 	return p
+}
+
+// relay copies src to dst and closes dst when src ends, until a freeze
+// after which nothing more crosses, not even the end.
+func (p *proxy) relay(dst, src net.Conn, epoch int64) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if p.epoch.Load() != epoch {
+			return
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
 }
 
 // cut drops every connection and refuses new ones until restore.
@@ -117,9 +142,20 @@ func (p *proxy) cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = true
-	for _, c := range p.conns {
+	for _, c := range append(p.conns, p.frozen...) {
 		c.Close()
 	}
+	p.conns, p.frozen = nil, nil
+}
+
+// freeze makes the current connections go silent, as a network that goes
+// away without a FIN or RST: both ends keep their sockets, and nothing they
+// send, nor a close, reaches the other. New connections are relayed.
+func (p *proxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.epoch.Add(1)
+	p.frozen = append(p.frozen, p.conns...)
 	p.conns = nil
 }
 
@@ -322,6 +358,29 @@ func TestPartitionKeepsSellingAndConverges(t *testing.T) {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
+}
+
+// TestASilentlyCutLeafLinkIsDroppedAndComesBack: the network between the
+// store and the hub goes silent (no FIN, no RST: the proxy stops relaying
+// and keeps both sockets open). The hub would refuse the edge's new leaf
+// connection while the stale session is up, but it pings every session
+// (natsnode.PingInterval, two unanswered pings) and drops the stale one
+// within about 15 s; the edge reconnects by itself and a sale made during
+// the cut reaches the hub, all within 30 s.
+func TestASilentlyCutLeafLinkIsDroppedAndComesBack(t *testing.T) {
+	e := MustStartPair(t)
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
+	e.proxy.freeze()
+	cut := time.Now()
+	id := e.sale(t, product)
+	wait.For(t, 20*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	wait.For(t, 30*time.Second-time.Since(cut), "the sale of the cut to reach the hub", func() bool {
+		var o oneResp
+		return e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) == 200 && o.Data["status"] == "completed"
+	})
+	t.Logf("the sale reached the hub %s after the link went silent", time.Since(cut).Round(100*time.Millisecond))
+	wait.For(t, 10*time.Second, "the edge connected", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == true })
 }
 
 // addEdge enrols another edge at the demo location through its own proxy.

@@ -37,10 +37,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/link"
@@ -53,6 +55,14 @@ const (
 	opVoid     = "payment.void"
 	opRefund   = "order.refund"
 	opCancel   = "order.update" // an update that cancels: it voids the order's authorizations
+)
+
+// The outcomes of a routed operation, as counted in
+// kassa_money_operations_total.
+const (
+	outcomeRouted     = "routed"     // the store ran it and answered (its result or its problem)
+	outcomeRefused    = "refused"    // the store is not connected: 503, nothing done anywhere
+	outcomeUnanswered = "unanswered" // sent, no answer in time: 503, it may have run at the store
 )
 
 // RetryAfter is the Retry-After (seconds) of a refusal while a store is
@@ -75,6 +85,8 @@ type Router struct {
 	// a client's next call at the hub (complete after pay) sees it.
 	Settle   time.Duration
 	conn     atomic.Pointer[nats.Conn]
+	ops      *prometheus.CounterVec // kassa_money_operations_total; see Collector
+	opsOnce  sync.Once
 	orders   kassa.OrderService   // the hub's own, to find an order's location
 	payments kassa.PaymentService // the hub's own, to see the store's change arrive
 }
@@ -85,6 +97,29 @@ const DefaultSettle = 3 * time.Second
 // SetConn gives the router the hub's NATS connection once it is up;
 // until then every store counts as not connected.
 func (r *Router) SetConn(nc *nats.Conn) { r.conn.Store(nc) }
+
+// Collector returns the counter of the money operations the hub routed to
+// a store or answered for it, by operation and outcome; every series
+// exists from the start at 0. Operations of hub-local orders are not
+// counted.
+func (r *Router) Collector() prometheus.Collector { return r.counter() }
+
+func (r *Router) counter() *prometheus.CounterVec {
+	r.opsOnce.Do(func() {
+		r.ops = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kassa_money_operations_total",
+			Help: "Money operations on a store's orders at the hub, by operation and outcome: routed (run at the store, " +
+				"which answered), refused (the store not connected: 503, nothing done), unanswered (no answer in time: 503, " +
+				"may have run at the store)."}, []string{"operation", "outcome"})
+		for _, op := range []string{opInitiate, opCapture, opVoid, opRefund, opCancel} {
+			for _, out := range []string{outcomeRouted, outcomeRefused, outcomeUnanswered} {
+				r.ops.WithLabelValues(op, out)
+			}
+		}
+	})
+	return r.ops
+}
+
+func (r *Router) count(op, outcome string) { r.counter().WithLabelValues(op, outcome).Inc() }
 
 // edgeOf returns the edge that owns a location's money, or nil.
 func (r *Router) edgeOf(ctx context.Context, org, location string) (*link.Identity, error) {
@@ -121,6 +156,7 @@ func (r *Router) send(ctx context.Context, id *link.Identity, op string, in, out
 	}
 	nc := r.conn.Load()
 	if nc == nil {
+		r.count(op, outcomeRefused)
 		return offline()
 	}
 	cmd := link.Command{Op: op, IdempotencyKey: kassa.IdempotencyKeyFrom(ctx)}
@@ -137,15 +173,19 @@ func (r *Router) send(ctx context.Context, id *link.Identity, op string, in, out
 	rep, err := link.SendCommand(sctx, nc, *id, cmd)
 	switch {
 	case errors.Is(err, link.ErrEdgeOffline):
+		r.count(op, outcomeRefused)
 		return offline()
 	case errors.Is(err, link.ErrNoAnswer):
+		r.count(op, outcomeUnanswered)
 		r.Log.Warn("store did not answer a routed money operation", "op", op, "node", id.Node)
 		return &kassa.Error{Kind: kassa.EUnavailable, RetryAfter: RetryAfter,
 			Message: "the store that owns this order did not answer in time; the operation may have taken effect there: " +
 				"retry with the same Idempotency-Key to get its outcome"}
 	case err != nil:
+		r.count(op, outcomeUnanswered)
 		return err
 	}
+	r.count(op, outcomeRouted)
 	if len(rep.Error) > 0 {
 		var we wireError
 		if err := json.Unmarshal(rep.Error, &we); err != nil || we.Kind == "" {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/netip"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -68,7 +67,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, clientAddr(c.IP()))
+	t, err := s.svc.Auth.Login(c.UserContext(), in.Email, in.Password, clientAddr(s.clientIP(c)))
 	if err != nil {
 		return err
 	}
@@ -76,18 +75,11 @@ func (s *Server) login(c *fiber.Ctx) error {
 }
 
 // clientAddr is the address logins are throttled and locked by: the
-// connection's IP, an IPv6 one cut to its /64 (one host usually holds a
-// whole /64, so its addresses are free to rotate through). The result
-// is a copy: c.IP() points into Fiber's reused buffer, and the limiters
-// keep it as part of a key.
-func clientAddr(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return strings.Clone(ip)
-	}
-	if a.Is4In6() {
-		a = a.Unmap()
-	}
+// client's (clientIP), an IPv6 one cut to its /64 (one host usually holds
+// a whole /64, so its addresses are free to rotate through). The string
+// is a new one, never Fiber's buffer: the limiters keep it in a key.
+func clientAddr(a netip.Addr) string {
+	a = a.Unmap()
 	if a.Is6() {
 		p, _ := a.Prefix(64)
 		return p.String()

@@ -415,7 +415,7 @@ func (s *Server) signIn(c *fiber.Ctx, r *authorizeRequest) error {
 	if email == "" || password == "" || len(email) > 254 || len(password) > 1024 {
 		return s.signInForm(c, fiber.StatusOK, r, email, "Enter your e-mail and password.")
 	}
-	t, err := s.svc.Auth.Login(c.UserContext(), email, password, clientAddr(c.IP()))
+	t, err := s.svc.Auth.Login(c.UserContext(), email, password, clientAddr(s.clientIP(c)))
 	if err != nil {
 		switch kassa.ErrorKind(err) {
 		case kassa.EUnauthorized:

@@ -37,9 +37,11 @@ import (
 // before every flush (a client that stopped reading is cut off after
 // KDSWriteTimeout instead of pinning a goroutine forever) and, on Linux,
 // TCP_USER_TIMEOUT, so a client that vanished without a FIN is found out
-// too. A stream never holds a lock while it writes, so a slow or dead
-// screen cannot slow order taking. Server.Shutdown ends every stream
-// before it waits for connections to go idle.
+// too. At every heartbeat a stream also re-reads its token's actor, so a
+// logout, a deactivation or a role without the kds scope ends it within
+// one heartbeat. A stream never holds a lock while it writes, so a slow
+// or dead screen cannot slow order taking. Server.Shutdown ends every
+// stream before it waits for connections to go idle.
 
 const (
 	kdsPoll      = time.Second // safety poll of a feed, in case a wake-up was dropped
@@ -455,8 +457,8 @@ type kdsStream struct {
 	conn     net.Conn
 }
 
-// run writes the stream until the client goes away, its token stops being
-// valid, or the server shuts down.
+// run writes the stream until the client goes away, its token stops
+// granting the kds scope (allowed), or the server shuts down.
 func (st *kdsStream) run(w *bufio.Writer) {
 	k := st.feeds
 	defer func() {
@@ -530,8 +532,8 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			return
 		case <-changed:
 		case <-hb.C:
-			if _, err := st.auth(context.Background(), st.token); err != nil {
-				return // logged out or expired: the client reconnects with a fresh token
+			if !st.allowed() {
+				return // the client reconnects with a fresh token, or is refused
 			}
 			w.WriteString(": ping\n\n")
 			if flush() != nil {
@@ -539,6 +541,15 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			}
 		}
 	}
+}
+
+// allowed re-reads the stream's token as a request would, with the user's
+// current role: a session logged out or expired, a user deactivated, or a
+// role (or an app) without the kds scope ends the stream at the next
+// heartbeat.
+func (st *kdsStream) allowed() bool {
+	a, err := st.auth(context.Background(), st.token)
+	return err == nil && a.Has(kassa.ScopeKDS) && a.OrgID == kassa.ActorFrom(st.ctx).OrgID
 }
 
 // appendSSE appends one event in text/event-stream form.

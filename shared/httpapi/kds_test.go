@@ -454,6 +454,46 @@ func TestKDSStreamAuth(t *testing.T) {
 	}
 }
 
+// TestKDSStreamEndsWhenItsUserLosesTheKDSScope: a cook demoted to a role
+// without the kds scope, or deactivated, loses the open kitchen stream at
+// its next heartbeat (the same token, whose claim still says kitchen), and
+// cannot open it again; another cook's stream stays open.
+func TestKDSStreamEndsWhenItsUserLosesTheKDSScope(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change map[string]any
+		status int
+		kind   string
+	}{
+		{"demoted to ops", map[string]any{"role": string(kassa.RoleOps)}, 403, "forbidden"},
+		{"deactivated", map[string]any{"is_active": false}, 401, "unauthorized"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := mustKDS(t, kassa.NodeEdge, nil)
+			other := f.tn.MustUser(f.org, "cook2@kitchen.test", kassa.RoleKitchen)
+			s := f.tn.openStream("", "?access_token="+f.kitchen)
+			kept := f.tn.openStream(other, "")
+			wait.For(t, 5*time.Second, "two open streams", func() bool { return f.tn.streams() == 2 })
+			me := f.tn.Do("GET", "/api/v1/auth/me", f.kitchen, nil)
+			f.tn.applyUserChange(f.org.ID, me.Data()["id"].(string), c.change)
+			wait.For(t, 5*time.Second, "the stream of the cook "+c.name+" to end", func() bool {
+				select {
+				case <-s.done:
+					return true
+				default:
+					return false
+				}
+			})
+			mustProblem(t, f.tn.Do("GET", "/api/v1/kds/stream", f.kitchen, nil), c.status, c.kind)
+			wait.For(t, 5*time.Second, "one open stream", func() bool { return f.tn.streams() == 1 })
+			id, _ := f.order("", f.toast)
+			if evs := kept.WaitEvents(1, 5*time.Second); evs[0].Data.Ticket.ID != id {
+				t.Fatalf("the other cook's stream: %+v", summary(evs))
+			}
+		})
+	}
+}
+
 // TestKDSManyStreams: 200 screens connected while four terminals take
 // orders; every screen sees every order once, in order.
 func TestKDSManyStreams(t *testing.T) {

@@ -22,11 +22,20 @@ func clientFrom(ip string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-// loginFrom posts a login from the client address ip.
-func (tn *testNode) loginFrom(ip, email, pw string) *resp {
+// loginFrom posts a login from the client address ip, with headers (name,
+// value, …).
+func (tn *testNode) loginFrom(ip, email, pw string, headers ...string) *resp {
 	tn.t.Helper()
 	b, _ := json.Marshal(map[string]any{"email": email, "password": pw})
-	res, err := clientFrom(ip).Post(tn.URL+"/api/v1/auth/login", "application/json", bytes.NewReader(b))
+	req, err := http.NewRequest("POST", tn.URL+"/api/v1/auth/login", bytes.NewReader(b))
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	res, err := clientFrom(ip).Do(req)
 	if err != nil {
 		tn.t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 		// path is copied out of the request's buffer.
 		s.log.Info("http", slog.String("request_id", requestID(c)), slog.String("method", method),
 			slog.String("path", strings.Clone(c.Path())), slog.Int("status", status), slog.Duration("duration", d),
-			slog.String("ip", c.IP()))
+			slog.String("ip", s.clientIP(c).String()))
 	}
 	return nil
 }

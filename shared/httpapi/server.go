@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ type Config struct {
 	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
 	// RateBurst for those orgs (the hub loads them from its store).
 	OrgRates map[string]kassa.RateLimit
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (clientip.go); none: the header is ignored.
+	TrustedProxies []netip.Prefix
 	// OperatorToken, when set, is the hub operator's credential, accepted
 	// as a bearer token on the partner routes only (partner.go).
 	OperatorToken string

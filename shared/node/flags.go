@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"kassa.dev/shared/httpapi"
 )
 
 // Flags are the command-line settings both binaries share. Every flag can
@@ -72,6 +74,11 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.IntVar(&f.LoginBurst, "login-burst", DefaultLoginBurst, "login attempts at once at this node, all addresses together")
 	fs.IntVar(&f.LoginIPPerMinute, "login-ip-per-minute", DefaultLoginIPPerMinute, "login attempts per minute from one client address")
 	fs.IntVar(&f.LoginIPBurst, "login-ip-burst", DefaultLoginIPBurst, "login attempts at once from one client address")
+	fs.Func("trusted-proxies", "reverse proxies (comma-separated IPs or CIDR ranges) whose X-Forwarded-For names the client "+
+		"for the login throttles and the access log; default none: the header is ignored", func(v string) (err error) {
+		f.TrustedProxies, err = httpapi.ParseTrustedProxies(v)
+		return err
+	})
 	fs.BoolVar(&f.Demo, "demo", false, "seed the demo org (Demo Coffee) on start if it does not exist")
 	fs.TextVar(&f.LogLevel, "log-level", slog.LevelInfo, "log level: DEBUG, INFO, WARN, ERROR")
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for in-flight requests")

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,6 +45,10 @@ type Config struct {
 	LoginIPBurst     int
 	Version          string
 	Now              func() time.Time // nil: time.Now
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client of the login throttles and the access log (none: the
+	// header is ignored).
+	TrustedProxies []netip.Prefix
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
 	// Enrol, on an edge not enrolled yet, enrols the freshly opened store
@@ -226,6 +231,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
+		TrustedProxies: cfg.TrustedProxies,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {
