@@ -289,8 +289,14 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			if err == nil {
 				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
 			}
+			if tx.campaigns {
+				db.histories.forget() // its campaign write is undone: see histories
+			}
 			if err != nil { // the transaction is unusable: fail the batch
 				sqltx.Rollback()
+				// Earlier units' campaign writes are undone too, and a
+				// later unit may have read them into histories.
+				db.histories.forget()
 				for _, r := range batch {
 					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
 				}
