@@ -734,6 +734,7 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 			total.Applied += r.Applied
 			total.Duplicate += r.Duplicate
 			total.Conflicts += r.Conflicts
+			total.Dropped += r.Dropped
 			continue
 		}
 		if errors.Is(err, ErrOutOfOrder) || isForeignKeyViolation(err) {
