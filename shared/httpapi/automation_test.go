@@ -11,6 +11,8 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
 	"kassa.dev/sync/wait"
 )
 
@@ -164,6 +166,25 @@ func TestAnEventRuleRunsOncePerEventAcrossARestart(t *testing.T) {
 	}
 }
 
+// mustAwardRule gives org a a loyalty program, a customer enrolled in it
+// (cust, acct) and a rule that awards a customer 50 points on
+// customer.updated; balance reads the account's points balance.
+func mustAwardRule(t *testing.T, tn *testNode, a *testOrg) (cust, acct, rule string, balance func() float64) {
+	t.Helper()
+	if r := tn.Do("POST", "/api/v1/loyalty/programs", a.Owner, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1}); r.Status != 201 {
+		t.Fatalf("program: %d %s", r.Status, r.Body)
+	}
+	cust = tn.Do("POST", "/api/v1/customers", a.Owner, map[string]any{"first_name": "Cy"}).Data()["id"].(string)
+	acct = tn.Do("POST", "/api/v1/loyalty/accounts", a.Owner, map[string]any{"customer_id": cust}).Data()["id"].(string)
+	rule = mustRule(t, tn, a.Owner, map[string]any{"name": "Welcome back",
+		"trigger": map[string]any{"type": "event", "event": "customer.updated"},
+		"actions": []any{map[string]any{"type": "award_points", "params": map[string]any{"customer_id": "$data.id", "points": 50}}}})
+	balance = func() float64 {
+		return tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, a.Owner, nil).Data()["points_balance"].(float64)
+	}
+	return cust, acct, rule, balance
+}
+
 // TestAnActionRunAgainAfterACrashMovesPointsOnce: the engine records a
 // batch's executions after their actions, so a crash in between runs the
 // actions again after the restart. Points are moved under the action's
@@ -172,19 +193,9 @@ func TestAnEventRuleRunsOncePerEventAcrossARestart(t *testing.T) {
 func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	tn := MustStartNode(t, kassa.NodeHub, nil)
 	a := tn.MustOrg("Crash org")
-	if r := tn.Do("POST", "/api/v1/loyalty/programs", a.Owner, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1}); r.Status != 201 {
-		t.Fatalf("program: %d %s", r.Status, r.Body)
-	}
-	cust := tn.Do("POST", "/api/v1/customers", a.Owner, map[string]any{"first_name": "Cy"}).Data()["id"].(string)
-	acct := tn.Do("POST", "/api/v1/loyalty/accounts", a.Owner, map[string]any{"customer_id": cust}).Data()["id"].(string)
-	rule := mustRule(t, tn, a.Owner, map[string]any{"name": "Welcome back",
-		"trigger": map[string]any{"type": "event", "event": "customer.updated"},
-		"actions": []any{map[string]any{"type": "award_points", "params": map[string]any{"customer_id": "$data.id", "points": 50}}}})
+	cust, acct, rule, balance := mustAwardRule(t, tn, a)
 	if r := tn.Do("PATCH", "/api/v1/customers/"+cust, a.Owner, map[string]any{"notes": "came back"}); r.Status != 200 {
 		t.Fatalf("update: %d %s", r.Status, r.Body)
-	}
-	balance := func() float64 {
-		return tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, a.Owner, nil).Data()["points_balance"].(float64)
 	}
 	var first map[string]any
 	wait.For(t, 10*time.Second, "the rule's execution", func() bool {
@@ -233,6 +244,70 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	if n := len(tn.Do("GET", "/api/v1/loyalty/accounts/"+acct+"/transactions", a.Owner, nil).List()); n != 1 {
 		t.Fatalf("%d ledger entries, want 1", n)
 	}
+}
+
+// TestAnEdgesEntryUnderAnActionsKeyIsNotTheActions: an edge knows a
+// rule's id (the actor of its change records) and picks its own events'
+// ids and times, so it can work out the key an award will write its
+// ledger entry under (node.EventActionKey) and push an entry under it
+// first, then the event. The hub's award must not take that entry for
+// its own earlier run — neither a smaller one nor an exact copy made at
+// the edge: the execution fails, saying so, and the customer's balance
+// shows that no award moved. The rule still awards when nothing forged
+// its key.
+func TestAnEdgesEntryUnderAnActionsKeyIsNotTheActions(t *testing.T) {
+	h := mustConflictHub(t)
+	tn, a := h.tn, h.o
+	cust, acct, rule, balance := mustAwardRule(t, tn, a)
+	execution := func(eventID string) map[string]any {
+		var x map[string]any
+		wait.For(t, 10*time.Second, "the rule's execution on event "+eventID, func() bool {
+			for _, e := range executions(t, tn, a.Owner, rule) {
+				if e["event_id"] == eventID {
+					x = e
+				}
+			}
+			return x != nil
+		})
+		return x
+	}
+	for _, c := range []struct {
+		name   string
+		points int64
+	}{
+		{"a smaller award", 1},
+		{"a copy of the award", 50},
+	} {
+		before := balance()
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		now := at.Format(node.TimeFormat)
+		eventID := tn.N.NewID()
+		key := node.EventActionKey(rule, eventID, at, 0)
+		stamp := hlc.Timestamp{Wall: at.UnixMilli()}
+		entry := change.Change{ID: tn.N.NewID(), OrgID: a.ID, Entity: "points_transaction", EntityID: key, Op: change.OpInsert,
+			Fields: map[string]any{"id": key, "org_id": a.ID, "account_id": acct, "type": "earn", "points": c.points,
+				"balance_after": int64(before) + c.points, "order_id": nil, "reason": "automation", "created_at": now, "updated_at": now},
+			HLC: stamp, Origin: h.edge, Actor: h.ownerID}
+		event := change.Change{ID: tn.N.NewID(), OrgID: a.ID, Entity: "event", EntityID: eventID, Op: change.OpInsert,
+			Fields: map[string]any{"id": eventID, "org_id": a.ID, "location_id": nil, "type": kassa.EventCustomerUpdated,
+				"data": `{"id":"` + cust + `"}`, "occurred_at": now, "created_at": now, "updated_at": now},
+			HLC: stamp, Origin: h.edge}
+		if q, err := tn.N.IngestFrom(context.Background(), a.ID, h.loc, h.edge, []change.Change{entry, event}); err != nil || q != 0 {
+			t.Fatalf("%s: the edge's push: %d quarantined, %v", c.name, q, err)
+		}
+		x := execution(eventID)
+		if x["status"] != "failed" || !strings.Contains(fmt.Sprint(x["error"]), "points entry "+key+" is already in the ledger") {
+			t.Fatalf("%s: the award took the edge's entry for its own: %v", c.name, x)
+		}
+		if got, want := balance(), before+float64(c.points); got != want {
+			t.Fatalf("%s: balance %v, want %v (the edge's entry only)", c.name, got, want)
+		}
+	}
+	before := balance()
+	if r := tn.Do("PATCH", "/api/v1/customers/"+cust, a.Owner, map[string]any{"notes": "came back"}); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	wait.For(t, 10*time.Second, "the hub's own event awarded", func() bool { return balance() == before+50 })
 }
 
 // TestRulesThatSetEachOtherOffStopAtTheDepthLimit: one rule tags a

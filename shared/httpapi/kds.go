@@ -69,8 +69,8 @@ func (s *Server) routesKDS() {
 			"cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. " +
 			"The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly " +
 			"the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub " +
-			"are separate sequences. Tokens: bearer header, or access_token query",
-		Handler: s.kdsStream}
+			"are separate sequences. Tokens: bearer header, or access_token query"}
+	stream.Handler = func(c *fiber.Ctx) error { return s.kdsStream(c, stream) }
 	s.routes = append(s.routes, stream)
 	// GET only: a HEAD would open a stream that sends nothing.
 	s.api.Add(fiber.MethodGet, stream.Path, queryToken, s.authenticate(stream.Scope), stream.Handler)
@@ -184,7 +184,8 @@ func lastEventID(c *fiber.Ctx) (int64, bool, error) {
 	return n, true, nil
 }
 
-func (s *Server) kdsStream(c *fiber.Ctx) error {
+// kdsStream serves route (GET /kds/stream).
+func (s *Server) kdsStream(c *fiber.Ctx, route *Route) error {
 	ctx := c.UserContext()
 	a := kassa.ActorFrom(ctx)
 	loc, station, err := s.kdsFilter(c)
@@ -218,7 +219,8 @@ func (s *Server) kdsStream(c *fiber.Ctx) error {
 		loc = &l
 	}
 	st := &kdsStream{feeds: s.kds, feed: feed, ctx: ctx, after: after, location: loc, station: strings.Clone(station),
-		token: strings.Clone(strings.TrimSpace(token)), auth: s.bearer, conn: c.Context().Conn()}
+		route: route, held: heldToken{auth: s.bearer, token: strings.Clone(strings.TrimSpace(token)), org: a.OrgID},
+		conn: c.Context().Conn()}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -452,13 +454,13 @@ type kdsStream struct {
 	after    int64
 	location *string
 	station  string
-	token    string
-	auth     func(context.Context, string) (*kassa.Actor, error)
+	route    *Route
+	held     heldToken // rechecked at every heartbeat
 	conn     net.Conn
 }
 
 // run writes the stream until the client goes away, its token stops
-// granting the kds scope (allowed), or the server shuts down.
+// granting the kds scope (heldToken.recheck), or the server shuts down.
 func (st *kdsStream) run(w *bufio.Writer) {
 	k := st.feeds
 	defer func() {
@@ -532,7 +534,7 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			return
 		case <-changed:
 		case <-hb.C:
-			if !st.allowed() {
+			if st.held.recheck(context.Background(), st.route) != nil {
 				return // the client reconnects with a fresh token, or is refused
 			}
 			w.WriteString(": ping\n\n")
@@ -541,15 +543,6 @@ func (st *kdsStream) run(w *bufio.Writer) {
 			}
 		}
 	}
-}
-
-// allowed re-reads the stream's token as a request would, with the user's
-// current role: a session logged out or expired, a user deactivated, or a
-// role (or an app) without the kds scope ends the stream at the next
-// heartbeat.
-func (st *kdsStream) allowed() bool {
-	a, err := st.auth(context.Background(), st.token)
-	return err == nil && a.Has(kassa.ScopeKDS) && a.OrgID == kassa.ActorFrom(st.ctx).OrgID
 }
 
 // appendSSE appends one event in text/event-stream form.

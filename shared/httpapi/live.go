@@ -338,6 +338,16 @@ type liveClient struct {
 	cursor   kassa.LivePosition
 }
 
+// scopes are the read scopes of the client's topics.
+func (lc *liveClient) scopes() []kassa.Scope {
+	out := make([]kassa.Scope, 0, len(lc.topics))
+	for _, t := range lc.topics {
+		sc, _ := kassa.TopicScope(t)
+		out = append(out, sc)
+	}
+	return out
+}
+
 func (lc *liveClient) wants(m *liveMsg) bool {
 	if !slices.Contains(lc.topics, m.topic) {
 		return false
@@ -457,6 +467,9 @@ func (s *Server) serveLive(ctx context.Context, c *wsConn) error {
 				}
 			}
 			lc = next
+			// Each topic's scope is rechecked with the token at every
+			// ping: a user who loses one loses the feed.
+			c.require(lc.scopes()...)
 			c.Send(map[string]any{"type": "subscribed", "topics": lc.topics, "location_id": lc.location, "position": lc.cursor.String()})
 		}
 	}

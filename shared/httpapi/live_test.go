@@ -12,6 +12,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/sync/wait"
 )
 
 // GET /api/v1/ws: terminals' live updates, over real loopback WebSockets.
@@ -298,4 +299,128 @@ func TestLiveFirstMessageAuthFromAPage(t *testing.T) {
 	if err == nil || errors.As(err, &ce) {
 		t.Fatalf("another site's page connected: %v", err)
 	}
+}
+
+// wsWatch reads a WebSocket client's messages as they come, so that it
+// answers the server's pings, and notes how the connection ended.
+type wsWatch struct {
+	msgs  chan []byte
+	ended chan int // the close code (0: no close frame), once
+}
+
+func watchWS(c *websocket.Conn) *wsWatch {
+	w := &wsWatch{msgs: make(chan []byte, 256), ended: make(chan int, 1)}
+	c.SetReadDeadline(time.Time{})
+	go func() {
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				code := 0
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) {
+					code = ce.Code
+				}
+				w.ended <- code
+				return
+			}
+			select {
+			case w.msgs <- b:
+			default: // a test that does not look at them
+			}
+		}
+	}()
+	return w
+}
+
+// waitEnd waits until the connection ends and returns its close code.
+func (w *wsWatch) waitEnd(t *testing.T, what string) int {
+	t.Helper()
+	code := -1
+	wait.For(t, 10*time.Second, what, func() bool {
+		select {
+		case code = <-w.ended:
+			return true
+		default:
+			return false
+		}
+	})
+	return code
+}
+
+// waitChange waits for a live change of the order id.
+func (w *wsWatch) waitChange(t *testing.T, id string) {
+	t.Helper()
+	wait.For(t, 10*time.Second, "the change of order "+id, func() bool {
+		for {
+			select {
+			case b := <-w.msgs:
+				var m liveMsg
+				if json.Unmarshal(b, &m) == nil && m.Topic == "orders" && m.ID == id {
+					return true
+				}
+			case code := <-w.ended:
+				t.Fatalf("the connection ended (%d)", code)
+			default:
+				return false
+			}
+		}
+	})
+}
+
+// TestLiveFeedEndsWhenItsUserLosesTheScope: at every ping the feed
+// rereads its token with the user's current role, so a cashier demoted to
+// a role without the live scopes (ops) is cut with 4403, a deactivated
+// one with 4401, and one demoted to kitchen — which still reads the
+// catalog, but not the orders it subscribed to — with 4403; another
+// cashier's terminal stays and keeps getting orders. The ops feed of the
+// hub (reports:read) shares the check.
+func TestLiveFeedEndsWhenItsUserLosesTheScope(t *testing.T) {
+	ping := func(c *node.Config) { c.WSPing = 200 * time.Millisecond }
+	for _, c := range []struct {
+		name   string
+		change map[string]any
+		code   int
+	}{
+		{"demoted to ops", map[string]any{"role": string(kassa.RoleOps)}, 4403},
+		{"deactivated", map[string]any{"is_active": false}, 4401},
+		{"demoted to kitchen", map[string]any{"role": string(kassa.RoleKitchen)}, 4403},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := mustKDS(t, kassa.NodeEdge, ping)
+			cashier := f.tn.MustUser(f.org, "till@kitchen.test", kassa.RoleCashier)
+			other := f.tn.MustUser(f.org, "till2@kitchen.test", kassa.RoleCashier)
+			tm, kept := f.tn.MustTerminal(cashier), f.tn.MustTerminal(other)
+			for _, x := range []*terminal{tm, kept} {
+				if m := x.subscribe(f.loc, "", "orders", "catalog"); m.Type != "subscribed" {
+					t.Fatalf("subscribe: %+v", m)
+				}
+			}
+			cut, stays := watchWS(tm.c), watchWS(kept.c)
+			me := f.tn.Do("GET", "/api/v1/auth/me", cashier, nil)
+			f.tn.applyUserChange(f.org.ID, me.Data()["id"].(string), c.change)
+			if code := cut.waitEnd(t, "the feed of the cashier "+c.name+" to end"); code != c.code {
+				t.Fatalf("closed with %d, want %d", code, c.code)
+			}
+			id, _ := f.order("", f.toast)
+			stays.waitChange(t, id)
+		})
+	}
+	t.Run("ops feed, demoted to cashier", func(t *testing.T) {
+		hub := startOpsHub(t, ping)
+		a := hub.MustOrg("Ops E")
+		ops := hub.MustUser(a, "watch@e.test", kassa.RoleOps)
+		conn, _, err := dialOps(t, hub, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := next(t, conn); m.Type != kassa.OpsSnapshot {
+			t.Fatalf("first message: %+v", m)
+		}
+		w := watchWS(conn)
+		me := hub.Do("GET", "/api/v1/auth/me", ops, nil)
+		hub.applyUserChange(a.ID, me.Data()["id"].(string), map[string]any{"role": string(kassa.RoleCashier)})
+		if code := w.waitEnd(t, "the ops feed of the demoted user to end"); code != 4403 {
+			t.Fatalf("closed with %d, want 4403", code)
+		}
+	})
 }

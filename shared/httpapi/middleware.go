@@ -199,6 +199,36 @@ func (s *Server) bearer(ctx context.Context, raw string) (*kassa.Actor, error) {
 	return s.svc.Auth.Authenticate(ctx, raw)
 }
 
+// heldToken is the bearer token of a response that outlives its request
+// (the KDS stream, a WebSocket connection), opened in org.
+type heldToken struct {
+	auth  func(context.Context, string) (*kassa.Actor, error) // Server.bearer
+	token string
+	org   string
+}
+
+// recheck reads the token again as a request would, with its user's
+// current role and state. EUnauthorized: it no longer authenticates in the
+// org (logged out, expired, its user deactivated). EForbidden: its actor
+// no longer grants r's scope or one of also (a demotion, an app's scopes
+// cut). Such a response calls it at every heartbeat and ends on an error,
+// so a change of the user ends it there.
+func (h heldToken) recheck(ctx context.Context, r *Route, also ...kassa.Scope) *kassa.Error {
+	a, err := h.auth(ctx, h.token)
+	if err != nil || a.OrgID != h.org {
+		return kassa.Errorf(kassa.EUnauthorized, "the access token expired or was revoked")
+	}
+	if !r.grants(a) {
+		return kassa.Errorf(kassa.EForbidden, "this token lacks the scope: %s", r.scopeText())
+	}
+	for _, sc := range also {
+		if !a.Has(sc) {
+			return kassa.Errorf(kassa.EForbidden, "this token lacks the scope: %s", sc)
+		}
+	}
+	return nil
+}
+
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key
 // and body within 24 h replays the first response; another body is 422;
 // a first request still running is 409. Responses of 5xx are not kept, so

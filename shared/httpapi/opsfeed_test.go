@@ -12,9 +12,13 @@ import (
 	"kassa.dev/shared/node"
 )
 
-// startOpsHub is a hub with its enrolment and sync services.
-func startOpsHub(t *testing.T) *testNode {
+// startOpsHub is a hub with its enrolment and sync services, configured
+// further by tweaks.
+func startOpsHub(t *testing.T, tweaks ...func(*node.Config)) *testNode {
 	return MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
+		for _, tweak := range tweaks {
+			tweak(c)
+		}
 		c.Extend = func(n *node.Node) error {
 			n.Services.Enrolment = n.EnrolmentService(func() string { return "nats-leaf://127.0.0.1:7422" }, nil)
 			n.Services.Sync = n.HubSync(node.NewEdgeBook())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,27 @@ type Route struct {
 	// (graphql.go); Resp is unused.
 	GraphQL bool
 	Handler fiber.Handler
+}
+
+// grants reports whether a has what r requires: r.Scope, and one of
+// r.AnyScope when it lists any.
+func (r *Route) grants(a *kassa.Actor) bool {
+	if r.Scope != "" && !a.Has(r.Scope) {
+		return false
+	}
+	return len(r.AnyScope) == 0 || slices.ContainsFunc(r.AnyScope, a.Has)
+}
+
+// scopeText names what r requires, for a refusal.
+func (r *Route) scopeText() string {
+	if r.Scope != "" {
+		return string(r.Scope)
+	}
+	names := make([]string, len(r.AnyScope))
+	for i, sc := range r.AnyScope {
+		names[i] = string(sc)
+	}
+	return "any of " + strings.Join(names, ", ")
 }
 
 // Param is a documented query parameter. Type is a JSON Schema type, or

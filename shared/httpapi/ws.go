@@ -35,10 +35,14 @@ import (
 // Each connection has a bounded send queue drained by one writer
 // goroutine (Send never blocks: a client whose queue is full is cut off
 // with close 1008 "too slow") and one reader goroutine (read limit
-// wsReadLimit). The writer pings every Config.WSPing and rechecks the
-// token; the reader's deadline is two pings ahead and moves with every
-// pong or message, so a peer that does not answer within the next ping is
-// cut. Connections are capped per org and in total; Server.Shutdown closes
+// wsReadLimit). The writer pings every Config.WSPing and first rechecks
+// the token as a request would (heldToken.recheck, as the KDS stream
+// does): a logout, an expiry or a deactivated user closes with 4401; a
+// role (or an app) without the route's scope, or without one that serve
+// requires (require: the live feed's topics), closes with 4403. The
+// reader's deadline is two pings ahead and moves with every pong or
+// message, so a peer that does not answer within the next ping is cut.
+// Connections are capped per org and in total; Server.Shutdown closes
 // every one with 1001 "going away".
 
 const (
@@ -208,33 +212,6 @@ func (s *Server) websocket(r *Route, serve func(ctx context.Context, c *wsConn) 
 	s.api.Add(fiber.MethodGet, r.Path, r.Handler)
 }
 
-// wsAllowed reports whether a has the route's scope.
-func wsAllowed(r *Route, a *kassa.Actor) bool {
-	if r.Scope != "" && !a.Has(r.Scope) {
-		return false
-	}
-	if len(r.AnyScope) == 0 {
-		return true
-	}
-	for _, sc := range r.AnyScope {
-		if a.Has(sc) {
-			return true
-		}
-	}
-	return false
-}
-
-func wsScopeText(r *Route) string {
-	if r.Scope != "" {
-		return string(r.Scope)
-	}
-	names := make([]string, len(r.AnyScope))
-	for i, sc := range r.AnyScope {
-		names[i] = string(sc)
-	}
-	return "any of " + strings.Join(names, ", ")
-}
-
 func (s *Server) wsUpgrade(r *Route, serve func(ctx context.Context, c *wsConn) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req, err := wsRequest(c)
@@ -253,8 +230,8 @@ func (s *Server) wsUpgrade(r *Route, serve func(ctx context.Context, c *wsConn) 
 			if err := s.takeOrgToken(c, a.OrgID); err != nil {
 				return err
 			}
-			if !wsAllowed(r, a) {
-				return kassa.Errorf(kassa.EForbidden, "this token lacks the scope: %s", wsScopeText(r))
+			if !r.grants(a) {
+				return kassa.Errorf(kassa.EForbidden, "this token lacks the scope: %s", r.scopeText())
 			}
 			// The token is kept to recheck it at every ping; a string
 			// built from Fiber's buffer must be copied.
@@ -332,8 +309,9 @@ func (s *Server) wsRun(nc net.Conn, req *http.Request, r *Route, a *kassa.Actor,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &wsConn{ws: ws, h: s.ws, out: make(chan []byte, wsSendQueue), in: make(chan []byte, wsReceiveQueue),
-		done: make(chan struct{}), cancel: cancel, token: strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "),
-		auth: s.bearer, stopped: make(chan struct{}), readDone: make(chan struct{})}
+		done: make(chan struct{}), cancel: cancel, route: r, held: heldToken{auth: s.bearer, org: org,
+			token: strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")},
+		stopped: make(chan struct{}), readDone: make(chan struct{})}
 	if !s.ws.add(c) {
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(wsCloseGrace))
@@ -402,15 +380,15 @@ func (s *Server) wsFirstMessage(c *wsConn, r *Route) *kassa.Actor {
 		c.closeWith(wsCloseUnauthorized, "the access token is not valid")
 		return nil
 	}
-	if !wsAllowed(r, a) {
-		c.closeWith(wsCloseForbidden, "this token lacks the scope: "+wsScopeText(r))
+	if !r.grants(a) {
+		c.closeWith(wsCloseForbidden, "this token lacks the scope: "+r.scopeText())
 		return nil
 	}
 	if s.orgLimit != nil && !s.orgLimit.Take(a.OrgID).Allowed {
 		c.closeWith(websocket.CloseTryAgainLater, "the org's request rate limit is exhausted")
 		return nil
 	}
-	c.setToken(m.AccessToken)
+	c.setToken(m.AccessToken, a.OrgID)
 	return a
 }
 
@@ -421,10 +399,11 @@ type wsConn struct {
 	out    chan []byte
 	in     chan []byte
 	cancel context.CancelFunc
-	auth   func(context.Context, string) (*kassa.Actor, error)
+	route  *Route
 
 	mu    sync.Mutex
-	token string // rechecked at every ping; "" before the auth message
+	held  heldToken     // rechecked at every ping; no token before the auth message
+	needs []kassa.Scope // what the connection serves needs beyond route's scope (require)
 
 	once     sync.Once
 	done     chan struct{} // closed when the connection ends
@@ -434,10 +413,32 @@ type wsConn struct {
 	readDone chan struct{} // closed when the reader has finished
 }
 
-func (c *wsConn) setToken(t string) {
+func (c *wsConn) setToken(token, org string) {
 	c.mu.Lock()
-	c.token = t
+	c.held.token, c.held.org = token, org
 	c.mu.Unlock()
+}
+
+// require makes every one of scopes needed, besides the route's scope,
+// from the next ping on (replacing what an earlier call required): serve
+// calls it with the scopes of what it sends (the live feed's topics), so
+// a token that loses one is cut with 4403.
+func (c *wsConn) require(scopes ...kassa.Scope) {
+	c.mu.Lock()
+	c.needs = scopes
+	c.mu.Unlock()
+}
+
+// recheck reads the connection's token again (heldToken.recheck): nil
+// before a browser's auth message, which wsFirstMessage checks itself.
+func (c *wsConn) recheck() *kassa.Error {
+	c.mu.Lock()
+	held, needs := c.held, c.needs
+	c.mu.Unlock()
+	if held.token == "" {
+		return nil
+	}
+	return held.recheck(context.Background(), c.route, needs...)
 }
 
 // Send queues one JSON message (a []byte or json.RawMessage is sent as
@@ -556,14 +557,13 @@ func (c *wsConn) writeLoop() {
 				return
 			}
 		case <-ping.C:
-			c.mu.Lock()
-			tok := c.token
-			c.mu.Unlock()
-			if tok != "" {
-				if _, err := c.auth(context.Background(), tok); err != nil {
-					c.closeWith(wsCloseUnauthorized, "the access token expired or was revoked")
-					continue
+			if err := c.recheck(); err != nil {
+				code := wsCloseUnauthorized
+				if err.Kind == kassa.EForbidden {
+					code = wsCloseForbidden
 				}
+				c.closeWith(code, err.Message)
+				continue
 			}
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteTimeout)); err != nil {
 				c.closeWith(0, "")

@@ -108,8 +108,10 @@ type PointsRequest struct {
 	Reason  string  `json:"reason"`
 	// EntryID, set by a caller that must not move points twice for one
 	// cause (an automation's action: one per execution cause and action),
-	// is the ledger entry's id: when the org's ledger has it already, that
-	// entry is the answer and nothing is written. Not part of the API.
+	// is the ledger entry's id: when the ledger has it already as this
+	// request's entry (its account, type and points, written at this
+	// node), that entry is the answer and nothing is written; any other
+	// entry under that id is EConflict. Not part of the API.
 	EntryID string `json:"-"`
 }
 

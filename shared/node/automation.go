@@ -317,7 +317,11 @@ func (e *automationEngine) run(ctx context.Context, r *kassa.AutomationRule, f f
 // this key, once. The key is a UUIDv7 of the cause's time (the event's
 // occurred_at, the tick, the execution's start) with the rest hashed from
 // the rule, the cause and the action's index, so lists ordered by id
-// (creation order) keep the entry in its place.
+// (creation order) keep the entry in its place. Anyone who knows a rule's
+// id can work the key out (edges see rule ids as the actor of change
+// records, and pick their events' ids and times): the loyalty service
+// takes an entry under it for the action's own only when it is what the
+// action writes, made at this node (kassa.PointsRequest.EntryID).
 func actionKey(ruleID string, f firing, x kassa.AutomationExecution, action int) string {
 	cause, at := "execution:"+x.ID, x.StartedAt
 	switch {
@@ -333,6 +337,14 @@ func actionKey(ruleID string, f firing, x kassa.AutomationExecution, action int)
 	}
 	id[6] = 0x70 | id[6]&0x0f // version 7; the variant bits are SHA1's (RFC 4122)
 	return id.String()
+}
+
+// EventActionKey is the key (actionKey) of action number action of rule
+// ruleID set off by the event eventID that occurred at occurredAt: the id
+// of the ledger entry an award or a deduction writes (tests forge an
+// edge's entry under it, as an edge could).
+func EventActionKey(ruleID, eventID string, occurredAt time.Time, action int) string {
+	return actionKey(ruleID, firing{eventID: eventID, at: occurredAt}, kassa.AutomationExecution{}, action)
 }
 
 // AutomationActor is who an automation's actions act as: the rule's org,

@@ -334,7 +334,8 @@ func (db *DB) Ping(ctx context.Context) error {
 // start (an edge's writes would pay for them for nothing): outbox_scope
 // counts what an edge has yet to pull from the index alone — its
 // location's entries and the org-wide ones after its cursor, not its own
-// (edge_report.go).
+// (edge_report.go). Made after the migrations: 0021 drops the outbox_scope
+// v0.6.0 made at every node.
 const hubIndexes = `CREATE INDEX IF NOT EXISTS outbox_scope ON outbox(org_id, location_id, seq, origin)`
 
 // migrate applies the migrations not applied yet; up to number last, if

@@ -138,21 +138,39 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 }
 
 // TestTheHubsScopeIndexIsAtTheHubOnly: outbox_scope serves the hub's
-// pending-down counts; an edge's sales would pay for it for nothing.
+// pending-down counts; an edge's sales would pay for it for nothing. That
+// holds for a store made today and for one of v0.6.0, whose migration
+// 0015 (as it shipped, migrations up to 0018) made the index at every
+// node: upgraded as an edge it loses it (migration 0021), upgraded as a
+// hub it has it (hubIndexes, made after the migrations).
 func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 	ctx := context.Background()
-	for _, hub := range []bool{true, false} {
-		db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{Hub: hub})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int
-		if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'outbox_scope'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		if (n == 1) != hub {
-			t.Errorf("hub %v: outbox_scope present %v", hub, n == 1)
+	for _, upgraded := range []bool{false, true} {
+		for _, hub := range []bool{true, false} {
+			path := filepath.Join(t.TempDir(), "k.db")
+			if upgraded {
+				old, err := Open(ctx, path, Options{migrateTo: 18})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = old.writer.ExecContext(ctx, `CREATE INDEX outbox_scope ON outbox(org_id, location_id, seq, origin)`)
+				old.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			db, err := Open(ctx, path, Options{Hub: hub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'outbox_scope'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			if (n == 1) != hub {
+				t.Errorf("hub %v, upgraded from v0.6.0 %v: outbox_scope present %v", hub, upgraded, n == 1)
+			}
 		}
 	}
 }

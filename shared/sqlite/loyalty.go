@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"kassa.dev/shared/kassa"
 )
@@ -249,17 +250,18 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 		if err != nil {
 			return err
 		}
-		if out, err = pointsEntry(ctx, tx, a.OrgID, in.EntryID); out != nil || err != nil {
+		points := in.Points
+		if in.Amount > 0 {
+			points = prog.PointsFor(in.Amount)
+		}
+		if out, err = pointsEntry(ctx, tx, acct, kassa.PointsEarn, points, in.EntryID); out != nil || err != nil {
 			return err
 		}
 		if !prog.IsActive {
 			return kassa.Errorf(kassa.EConflict, "loyalty program %s is not active: no points can be earned", prog.ID)
 		}
-		points := in.Points
-		if in.Amount > 0 {
-			if points = prog.PointsFor(in.Amount); points <= 0 {
-				return kassa.InvalidField("amount", fmt.Sprintf("earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit))
-			}
+		if points <= 0 {
+			return kassa.InvalidField("amount", fmt.Sprintf("earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit))
 		}
 		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason, in.EntryID)
 		return err
@@ -286,7 +288,7 @@ func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa
 		if err != nil {
 			return err
 		}
-		if out, err = pointsEntry(ctx, tx, a.OrgID, in.EntryID); out != nil || err != nil {
+		if out, err = pointsEntry(ctx, tx, acct, kassa.PointsRedeem, -in.Points, in.EntryID); out != nil || err != nil {
 			return err
 		}
 		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, in.OrderID, in.Reason, in.EntryID)
@@ -298,17 +300,43 @@ func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa
 	return out, nil
 }
 
-// pointsEntry returns the org's ledger entry id (kassa.PointsRequest's
-// EntryID) when there is one: the points it moved were moved already.
-func pointsEntry(ctx context.Context, tx *Tx, orgID, id string) (*kassa.PointsTransaction, error) {
+// pointsEntry returns the ledger entry id (kassa.PointsRequest's EntryID)
+// when there is one and it is what the request writes — typ and signed
+// points on acct, written at this node: the request ran before (an
+// automation's action re-run after a crash) and its points moved then.
+// Any other entry under that id is EConflict, and nothing moves: an edge
+// picks its own ids (and its events' ids and times, from which an
+// automation's key follows), so an entry it pushed first must not pass
+// for the action's own, whatever it holds.
+func pointsEntry(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, typ kassa.PointsType, points int64, id string) (*kassa.PointsTransaction, error) {
 	if id == "" {
 		return nil, nil
 	}
-	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ? AND org_id = ?`, id, orgID))
+	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	return t, err
+	if err != nil {
+		return nil, err
+	}
+	var differ []string
+	for _, d := range []struct {
+		what string
+		same bool
+	}{
+		{"org", t.OrgID == acct.OrgID}, {"account", t.AccountID == acct.ID}, {"type", t.Type == typ},
+		{"points", t.Points == points}, {"node", t.Origin == tx.db.NodeID},
+	} {
+		if !d.same {
+			differ = append(differ, d.what)
+		}
+	}
+	if len(differ) > 0 {
+		// Another org's entry is not described: its id is all it shares.
+		return nil, kassa.Errorf(kassa.EConflict, "points entry %s is already in the ledger with another %s: it is not this request's, and no points moved",
+			id, strings.Join(differ, ", "))
+	}
+	return t, nil
 }
 
 func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*kassa.LoyaltyAccount, *kassa.LoyaltyProgram, error) {
