@@ -463,6 +463,50 @@ func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error 
 	return err
 }
 
+// campaignVersionSweepBatch is how many versions one unit of
+// PruneCampaignVersions deletes, so that the single writer is never held
+// long.
+const campaignVersionSweepBatch = 5000
+
+// PruneCampaignVersions deletes the campaign versions valid from before
+// cutoff except, per campaign, the newest valid at cutoff, and returns how
+// many it deleted. For any instant from cutoff on, campaignsAt answers as
+// before; for an earlier one it gives each campaign as it stood at cutoff
+// (docs/campaigns.md, "Sync and trust"). The orgs' histories are
+// forgotten. The hub's retention job runs it.
+func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := db.write(ctx, func(tx *Tx) error {
+			rows, err := tx.QueryContext(ctx, `DELETE FROM campaign_versions WHERE id IN (SELECT v.id FROM campaign_versions v
+				WHERE v.valid_from < ?1 AND EXISTS (SELECT 1 FROM campaign_versions w
+					WHERE w.org_id = v.org_id AND w.campaign_id = v.campaign_id AND w.valid_from <= ?1 AND (w.valid_from, w.id) > (v.valid_from, v.id))
+				LIMIT ?2) RETURNING org_id`, fmtTime(cutoff), campaignVersionSweepBatch)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var org string
+				if err := rows.Scan(&org); err != nil {
+					rows.Close()
+					return err
+				}
+				tx.campaignsChanged(org)
+				n++
+			}
+			return errors.Join(rows.Err(), rows.Close())
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < campaignVersionSweepBatch {
+			return total, nil
+		}
+	}
+}
+
 // campaignHistory is an org's campaigns with all their versions, decoded,
 // oldest first per campaign (campaignsAt), plus those without versions as
 // they are.
@@ -497,7 +541,9 @@ type histories struct {
 
 // maxHeldVersions bounds the versions histories holds (some 2 KiB each
 // decoded): past it, other orgs' histories are dropped to make room (an
-// org with more is held alone).
+// org with more is held alone). The hub's retention of campaign_versions
+// (PruneCampaignVersions) keeps an org below it unless the org writes its
+// campaigns some 90 times a day (at the default 90 days).
 const maxHeldVersions = 8192
 
 // forget drops the histories of orgIDs.

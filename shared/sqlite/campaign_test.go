@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -561,5 +562,93 @@ func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 	}
 	if got := hub.db.histories.reads.Load() - held; got != 2 {
 		t.Errorf("%d histories read after the failed unit, want 2: org A's in it and after it, not org B's", got)
+	}
+}
+
+// TestPruningKeepsEachCampaignAsItStoodAtTheCutoff: the hub's retention
+// deletes the campaign versions older than the cutoff but, per campaign,
+// the one valid at the cutoff. An edge order dated from the cutoff on is
+// priced exactly as before; one dated earlier, with each campaign as it
+// stood at the cutoff.
+func TestPruningKeepsEachCampaignAsItStoodAtTheCutoff(t *testing.T) {
+	hub := mustNode(t)
+	a, b := seed(t, hub), seedOrg(t, hub, "Other Cafe", "o@other.test")
+	t0 := time.Now().UTC().Truncate(time.Millisecond).Add(-200 * 24 * time.Hour)
+	day := func(n int) time.Time { return t0.Add(time.Duration(n) * 24 * time.Hour) }
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	svc := NewCampaignService(hub.db)
+	on := func(d int, w world) context.Context { now = day(d); return w.ctx } // writes at day d
+	must := func(c *kassa.Campaign, err error) *kassa.Campaign {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	raised := pastryCampaign(a).Rules
+	raised[0].Value = 2000
+	c := must(svc.CreateCampaign(on(0, a), pastryCampaign(a)))
+	must(svc.LaunchCampaign(on(1, a), c.ID))
+	must(svc.UpdateCampaign(on(10, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused), Rules: kassa.Some(raised)}))
+	must(svc.UpdateCampaign(on(50, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignActive)}))
+	must(svc.UpdateCampaign(on(100, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused)}))
+	d := must(svc.CreateCampaign(on(5, a), pastryCampaign(a)))
+	must(svc.LaunchCampaign(on(6, a), d.ID))
+	e := must(svc.CreateCampaign(on(95, a), pastryCampaign(a)))
+	other := must(svc.CreateCampaign(on(2, b), pastryCampaign(b)))
+	must(svc.LaunchCampaign(on(3, b), other.ID))
+
+	now = day(150)
+	cutoff := day(60) // a retention of 90 days
+	instants := []time.Time{cutoff, day(61), day(95), day(100), day(120), now, day(400)}
+	asked := func(w world, at time.Time) []kassa.Campaign {
+		t.Helper()
+		cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, at, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	before := map[string][]kassa.Campaign{}
+	for _, w := range []world{a, b} {
+		for _, i := range instants {
+			before[w.org+i.String()] = asked(w, i)
+		}
+	}
+	if n, err := hub.db.PruneCampaignVersions(a.ctx, cutoff); err != nil || n != 5 {
+		t.Fatalf("pruned %d versions, %v; want 5", n, err)
+	}
+	name := map[string]string{c.ID: "c", d.ID: "d", e.ID: "e", other.ID: "other"}
+	left := map[string][]string{}
+	for _, r := range dumpRows(t, hub.db, `SELECT campaign_id, valid_from, state ->> 'status' FROM campaign_versions ORDER BY valid_from`) {
+		left[name[r[0].(string)]] = append(left[name[r[0].(string)]], fmt.Sprint(r[1], " ", r[2]))
+	}
+	version := func(d int, status string) string { return fmtTime(day(d)) + " " + status }
+	want := map[string][]string{
+		"c":     {version(50, kassa.CampaignActive), version(100, kassa.CampaignPaused)},
+		"d":     {version(6, kassa.CampaignActive)},
+		"e":     {version(95, kassa.CampaignDraft)},
+		"other": {version(3, kassa.CampaignActive)},
+	}
+	if !reflect.DeepEqual(left, want) {
+		t.Errorf("versions left %v, want %v", left, want)
+	}
+	for _, w := range []world{a, b} {
+		for _, i := range instants {
+			if got := asked(w, i); !reflect.DeepEqual(got, before[w.org+i.String()]) {
+				t.Errorf("at %s, after pruning: %+v, want as before %+v", i, got, before[w.org+i.String()])
+			}
+		}
+	}
+	// Before the cutoff: c as it stood at the cutoff (active at 20 %), no
+	// longer as launched (10 %); the history held before pruning is gone.
+	for _, got := range asked(a, day(5)) {
+		if got.ID == c.ID && (got.Status != kassa.CampaignActive || got.Rules[0].Value != 2000) {
+			t.Errorf("before the cutoff: %s at %d, want active at 2000", got.Status, got.Rules[0].Value)
+		}
+	}
+	if n, err := hub.db.PruneCampaignVersions(a.ctx, cutoff); err != nil || n != 0 {
+		t.Fatalf("pruned again: %d, %v", n, err)
 	}
 }
