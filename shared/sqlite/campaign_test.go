@@ -480,7 +480,7 @@ func freeCampaign(w world, product string) *kassa.CampaignCreate {
 // priced with the campaign it launched.
 func TestOneOrgsCampaignWriteLeavesOtherOrgsCampaignsHeld(t *testing.T) {
 	hub := mustNode(t)
-	a, b := seed(t, hub), seedOrg(t, hub, "Other Cafe", "o@other.test")
+	a, b := seedTwo(t, hub)
 	cashierA, cashierB := mustCashier(t, hub, a), mustCashier(t, hub, b)
 	firstA, onlyB := mustLaunch(t, hub, a, freeCampaign(a, a.p1)), mustLaunch(t, hub, b, freeCampaign(b, b.p1))
 	edgeSale := func(w world, cashier, campaign, product string) {
@@ -529,7 +529,7 @@ func TestOneOrgsCampaignWriteLeavesOtherOrgsCampaignsHeld(t *testing.T) {
 // held.
 func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 	hub := mustNode(t)
-	a, b := seed(t, hub), seedOrg(t, hub, "Other Cafe", "o@other.test")
+	a, b := seedTwo(t, hub)
 	cashierA, cashierB := mustCashier(t, hub, a), mustCashier(t, hub, b)
 	draft, err := NewCampaignService(hub.db).CreateCampaign(a.ctx, freeCampaign(a, a.p1))
 	if err != nil {
@@ -572,7 +572,7 @@ func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 // stood at the cutoff.
 func TestPruningKeepsEachCampaignAsItStoodAtTheCutoff(t *testing.T) {
 	hub := mustNode(t)
-	a, b := seed(t, hub), seedOrg(t, hub, "Other Cafe", "o@other.test")
+	a, b := seedTwo(t, hub)
 	t0 := time.Now().UTC().Truncate(time.Millisecond).Add(-200 * 24 * time.Hour)
 	day := func(n int) time.Time { return t0.Add(time.Duration(n) * 24 * time.Hour) }
 	now := t0
