@@ -57,6 +57,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&f.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
 	fs.BoolVar(&f.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
 	fs.DurationVar(&f.AutomationRetention, "automation-retention", node.DefaultAutomationRetention, "how long automation executions are kept; older ones are deleted hourly")
+	fs.DurationVar(&f.CampaignVersionRetention, "campaign-version-retention", node.DefaultCampaignVersionRetention,
+		"how long campaigns' past versions are kept for pricing edge orders made offline; older ones are deleted hourly but each campaign's state at that age")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}

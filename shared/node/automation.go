@@ -551,11 +551,7 @@ func (n *Node) ExpireAutomationExecutions(ctx context.Context) (int64, error) {
 	if n.automations == nil {
 		return 0, nil
 	}
-	keep := n.Config.AutomationRetention
-	if keep <= 0 {
-		keep = DefaultAutomationRetention
-	}
-	return n.automations.store.DeleteExecutionsBefore(ctx, n.Config.Now().Add(-keep))
+	return n.automations.store.DeleteExecutionsBefore(ctx, n.retainedSince(n.Config.AutomationRetention, DefaultAutomationRetention))
 }
 
 // AutomationRetentionJob deletes, at start and then hourly, the

@@ -87,6 +87,41 @@ func (n *Node) OAuthSweepJob(oauth *sqlite.OAuthService) Job {
 	return n.sweepJob("oauth-sweep", oauthSweepEvery, "spent OAuth codes and tokens", oauth.Sweep)
 }
 
+// DefaultCampaignVersionRetention is how long the hub keeps campaigns'
+// past versions unless --campaign-version-retention says otherwise: an
+// edge order dated earlier is priced with its campaigns as they stood then
+// (docs/campaigns.md).
+const DefaultCampaignVersionRetention = 90 * 24 * time.Hour
+
+// campaignVersionRetentionEvery is how often the hub prunes campaign
+// versions.
+const campaignVersionRetentionEvery = time.Hour
+
+// PruneCampaignVersions deletes the campaign versions older than the
+// retention by the node's clock but each campaign's state then, and
+// returns how many (the retention job's step; tests call it after moving
+// the clock).
+func (n *Node) PruneCampaignVersions(ctx context.Context) (int64, error) {
+	return n.db.PruneCampaignVersions(ctx, n.retainedSince(n.Config.CampaignVersionRetention, DefaultCampaignVersionRetention))
+}
+
+// CampaignVersionRetentionJob prunes, at start and then hourly, the
+// campaign versions past the retention, so that the table the hub prices
+// edge orders from, which gains a row per campaign write, stays bounded.
+// The hub runs it.
+func (n *Node) CampaignVersionRetentionJob() Job {
+	return n.sweepJob("campaign-version-retention", campaignVersionRetentionEvery, "old campaign versions", n.PruneCampaignVersions)
+}
+
+// retainedSince is the instant before which a retention of keep (0 or
+// less: def) ends, by the node's clock.
+func (n *Node) retainedSince(keep, def time.Duration) time.Time {
+	if keep <= 0 {
+		keep = def
+	}
+	return n.Config.Now().Add(-keep)
+}
+
 // sweepJob runs sweep at start and then every period; it logs how many
 // rows of what it deleted, and its errors (the next round tries again).
 func (n *Node) sweepJob(name string, every time.Duration, what string, sweep func(context.Context) (int64, error)) Job {

@@ -93,6 +93,9 @@ type Config struct {
 	// AutomationRetention is how long the hub keeps automation executions
 	// (0: DefaultAutomationRetention).
 	AutomationRetention time.Duration
+	// CampaignVersionRetention is how long the hub keeps campaigns' past
+	// versions (0: DefaultCampaignVersionRetention).
+	CampaignVersionRetention time.Duration
 }
 
 // Node is an open node.
@@ -240,6 +243,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Jobs.Start(n.TicketJob())
 	if cfg.Kind == kassa.NodeHub {
 		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))
+		n.Jobs.Start(n.CampaignVersionRetentionJob())
 	}
 	if n.webhooks != nil {
 		n.Jobs.Start(n.WebhookJob())

@@ -239,7 +239,9 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	if !ok {
 		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
-	a.tx.campaigns = a.tx.campaigns || r.e == entCampaign
+	if r.e == entCampaign {
+		a.tx.campaignsChanged(c.OrgID)
+	}
 	fields := make(map[string]any, len(c.Fields))
 	for k, v := range c.Fields {
 		if !validColumn(k) {

@@ -134,10 +134,18 @@ type world struct {
 	customer                  string
 }
 
-func seed(t *testing.T, a *node) world {
+func seed(t *testing.T, a *node) world { return seedOrg(t, a, "Sync Cafe", "o@sync.test") }
+
+// seedTwo is seed and seedOrg of a second org: two tenants of one hub.
+func seedTwo(t *testing.T, a *node) (world, world) {
+	return seed(t, a), seedOrg(t, a, "Other Cafe", "o@other.test")
+}
+
+// seedOrg is seed of one more org on a, named name, its owner at email.
+func seedOrg(t *testing.T, a *node, name, email string) world {
 	ctx := context.Background()
 	orgs := NewOrgService(a.db)
-	org, owner, err := orgs.CreateOrg(ctx, &kassa.OrgCreate{Name: "Sync Cafe", Currency: "AUD", OwnerEmail: "o@sync.test", OwnerPassword: "longenough"})
+	org, owner, err := orgs.CreateOrg(ctx, &kassa.OrgCreate{Name: name, Currency: "AUD", OwnerEmail: email, OwnerPassword: "longenough"})
 	if err != nil {
 		t.Fatal(err)
 	}

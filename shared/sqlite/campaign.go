@@ -370,12 +370,18 @@ func zone(name string) *time.Location {
 
 // campaignCache holds each org's live (scheduled or active) campaigns as
 // read from the store, for pricing: every order would otherwise read and
-// decode them all. A write or apply of a campaign bumps the generation
-// after its commit; a read takes the generation before it queries and
-// stores its rows under it, so rows read before a commit never outlive it.
+// decode them all. A write or apply of an org's campaign bumps that org's
+// generation after its commit (other orgs' stay cached); a read takes the
+// generation before it queries and stores its rows under it, so rows read
+// before a commit never outlive it.
 type campaignCache struct {
-	gen  atomic.Uint64
-	orgs sync.Map // org id → *cachedCampaigns
+	orgs  sync.Map     // org id → *orgCampaigns
+	reads atomic.Int64 // live campaigns read from the store (tests)
+}
+
+type orgCampaigns struct {
+	gen    atomic.Uint64
+	cached atomic.Pointer[cachedCampaigns]
 }
 
 type cachedCampaigns struct {
@@ -383,22 +389,41 @@ type cachedCampaigns struct {
 	live []kassa.Campaign // shared: never modified
 }
 
-func (c *campaignCache) invalidate() { c.gen.Add(1) }
+func (c *campaignCache) of(orgID string) *orgCampaigns {
+	if v, ok := c.orgs.Load(orgID); ok {
+		return v.(*orgCampaigns)
+	}
+	v, _ := c.orgs.LoadOrStore(orgID, &orgCampaigns{})
+	return v.(*orgCampaigns)
+}
+
+// gen is orgID's generation, to read before the snapshot that
+// liveCampaigns reads on.
+func (c *campaignCache) gen(orgID string) uint64 { return c.of(orgID).gen.Load() }
+
+func (c *campaignCache) invalidate(orgIDs ...string) {
+	for _, id := range orgIDs {
+		c.of(id).gen.Add(1)
+	}
+}
 
 // liveCampaigns returns the org's scheduled and active campaigns, from the
 // cache when it is current, else read on q — a read transaction the caller
-// began after it read gen from db.campaigns, so that what q reads is at
-// least as new as gen says (q is the caller's snapshot: a second reader
-// could wait on a pool of one). The slice is shared: never modify it.
+// began after it read gen from db.campaigns.gen(orgID), so that what q
+// reads is at least as new as gen says (q is the caller's snapshot: a
+// second reader could wait on a pool of one). The slice is shared: never
+// modify it.
 func (db *DB) liveCampaigns(ctx context.Context, q querier, gen uint64, orgID string) ([]kassa.Campaign, error) {
-	if v, ok := db.campaigns.orgs.Load(orgID); ok && v.(*cachedCampaigns).gen == gen {
-		return v.(*cachedCampaigns).live, nil
+	oc := db.campaigns.of(orgID)
+	if c := oc.cached.Load(); c != nil && c.gen == gen {
+		return c.live, nil
 	}
 	live, err := loadLiveCampaigns(ctx, q, orgID)
 	if err != nil {
 		return nil, err
 	}
-	db.campaigns.orgs.Store(orgID, &cachedCampaigns{gen: gen, live: live})
+	db.campaigns.reads.Add(1)
+	oc.cached.Store(&cachedCampaigns{gen: gen, live: live})
 	return live, nil
 }
 
@@ -438,12 +463,57 @@ func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error 
 	return err
 }
 
+// campaignVersionSweepBatch is how many versions one unit of
+// PruneCampaignVersions deletes, so that the single writer is never held
+// long.
+const campaignVersionSweepBatch = 5000
+
+// PruneCampaignVersions deletes the campaign versions valid from before
+// cutoff except, per campaign, the newest valid at cutoff, and returns how
+// many it deleted. For any instant from cutoff on, campaignsAt answers as
+// before; for an earlier one it gives each campaign as it stood at cutoff
+// (docs/campaigns.md, "Sync and trust"). The orgs' histories are
+// forgotten. The hub's retention job runs it.
+func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := db.write(ctx, func(tx *Tx) error {
+			rows, err := tx.QueryContext(ctx, `DELETE FROM campaign_versions WHERE id IN (SELECT v.id FROM campaign_versions v
+				WHERE v.valid_from < ?1 AND EXISTS (SELECT 1 FROM campaign_versions w
+					WHERE w.org_id = v.org_id AND w.campaign_id = v.campaign_id AND w.valid_from <= ?1 AND (w.valid_from, w.id) > (v.valid_from, v.id))
+				LIMIT ?2) RETURNING org_id`, fmtTime(cutoff), campaignVersionSweepBatch)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var org string
+				if err := rows.Scan(&org); err != nil {
+					rows.Close()
+					return err
+				}
+				tx.campaignsChanged(org)
+				n++
+			}
+			return errors.Join(rows.Err(), rows.Close())
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < campaignVersionSweepBatch {
+			return total, nil
+		}
+	}
+}
+
 // campaignHistory is an org's campaigns with all their versions, decoded,
 // oldest first per campaign (campaignsAt), plus those without versions as
 // they are.
 type campaignHistory struct {
 	versions [][]campaignVersion // per campaign, in campaign id order
 	plain    []kassa.Campaign    // campaigns without versions
+	size     int                 // versions and plain campaigns: what histories counts
 }
 
 type campaignVersion struct {
@@ -456,24 +526,35 @@ type campaignVersion struct {
 // and decoding the versions for each order was most of the hub's apply
 // time with 20 campaigns (session 7, BenchmarkSync with
 // KASSA_BENCH_SYNC_CAMPAIGNS). It is read in the writer's units, from
-// their view, and forgotten whenever a unit writes a campaign (writeRow)
-// and after any batch that did (runBatch, committed or not), so it never
-// holds a version a rolled-back unit wrote, nor misses one a unit of the
-// batch did. The campaigns it hands out share their slices: read only,
-// like the live campaigns of campaignCache.
+// their view. An org's history is forgotten whenever a unit writes one of
+// its campaigns or versions (Tx.campaignsChanged) and after any batch
+// with such a unit (runBatch, committed or not), so it never holds a
+// version a rolled-back unit wrote, nor misses one a unit of the batch
+// did; other orgs' stay held. The campaigns it hands out share their
+// slices: read only, like the live campaigns of campaignCache.
 type histories struct {
-	mu   sync.Mutex
-	m    map[string]*campaignHistory
-	held int // versions held, at most maxHeldVersions
+	mu    sync.Mutex
+	m     map[string]*campaignHistory
+	held  int          // versions held, at most maxHeldVersions
+	reads atomic.Int64 // histories read from the store (tests)
 }
 
 // maxHeldVersions bounds the versions histories holds (some 2 KiB each
-// decoded): past it, it starts afresh.
+// decoded): past it, other orgs' histories are dropped to make room (an
+// org with more is held alone). The hub's retention of campaign_versions
+// (PruneCampaignVersions) keeps an org below it unless the org writes its
+// campaigns some 90 times a day (at the default 90 days).
 const maxHeldVersions = 8192
 
-func (h *histories) forget() {
+// forget drops the histories of orgIDs.
+func (h *histories) forget(orgIDs ...string) {
 	h.mu.Lock()
-	h.m, h.held = nil, 0
+	for _, id := range orgIDs {
+		if ch, ok := h.m[id]; ok {
+			delete(h.m, id)
+			h.held -= ch.size
+		}
+	}
 	h.mu.Unlock()
 }
 
@@ -531,19 +612,28 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	n := len(ch.plain)
+	h.reads.Add(1)
+	ch.size = len(ch.plain)
 	for _, vs := range ch.versions {
-		n += len(vs)
+		ch.size += len(vs)
 	}
 	h.mu.Lock()
-	if h.m == nil || h.held+n > maxHeldVersions {
-		h.m, h.held = map[string]*campaignHistory{}, 0
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*campaignHistory{}
 	}
-	if _, had := h.m[orgID]; !had {
-		h.m[orgID] = ch
-		h.held += n
+	if _, had := h.m[orgID]; had {
+		return ch, nil
 	}
-	h.mu.Unlock()
+	for id, other := range h.m { // in no particular order
+		if h.held+ch.size <= maxHeldVersions {
+			break
+		}
+		delete(h.m, id)
+		h.held -= other.size
+	}
+	h.m[orgID] = ch
+	h.held += ch.size
 	return ch, nil
 }
 

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +148,7 @@ func forgedSale(t *testing.T, hub *node, w world, cashier, campaign string, clai
 // mustCashier makes a cashier of w's org at n.
 func mustCashier(t *testing.T, n *node, w world) *kassa.User {
 	t.Helper()
-	u, err := NewUserService(n.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
+	u, err := NewUserService(n.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "c." + strings.ToLower(w.org) + "@sync.test", Role: kassa.RoleCashier, Password: "longenough"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +366,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
 		t.Fatal(err)
 	}
-	hub.db.histories.forget() // written around the store's units (writeRow), which forget it
+	hub.db.histories.forget(w.org) // written around the store's units (writeRow), which forget it
 	cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("after the migration's seed: %+v %v", cs, err)
@@ -452,17 +454,201 @@ func TestTheHubPricesWithACampaignLaunchedSinceItsLastEdgeOrder(t *testing.T) {
 	hub := mustNode(t)
 	w := seed(t, hub)
 	cashier := mustCashier(t, hub, w)
-	free := func(product string) *kassa.CampaignCreate {
-		in := pastryCampaign(w)
-		in.Rules[0].Value, in.Rules[0].ProductIDs = 10000, []string{product}
-		return in
-	}
-	first := mustLaunch(t, hub, w, free(w.p1))
+	first := mustLaunch(t, hub, w, freeCampaign(w, w.p1))
 	if q := forgedFreeSale(t, hub, w, cashier.ID, first.ID, w.p1, hub.db.Now()); q != 0 {
 		t.Fatalf("a free sale by the first campaign: %d quarantined", q)
 	}
-	second := mustLaunch(t, hub, w, free(w.p2))
+	second := mustLaunch(t, hub, w, freeCampaign(w, w.p2))
 	if q := forgedFreeSale(t, hub, w, cashier.ID, second.ID, w.p2, hub.db.Now()); q != 0 {
 		t.Fatalf("a free sale by the campaign launched since: %d quarantined", q)
+	}
+}
+
+// freeCampaign is a campaign of w's location that makes product free.
+func freeCampaign(w world, product string) *kassa.CampaignCreate {
+	in := pastryCampaign(w)
+	in.Rules[0].Value, in.Rules[0].ProductIDs = 10000, []string{product}
+	return in
+}
+
+// TestOneOrgsCampaignWriteLeavesOtherOrgsCampaignsHeld: on a hub of many
+// orgs, one org's campaign write (an automation pausing a campaign on a
+// schedule, say) makes the store read again only that org's campaigns.
+// Another org's edge orders are priced from the campaign history the
+// writer holds and its till's sales from the live campaigns it holds,
+// neither read again; the writing org's next edge order and sale are
+// priced with the campaign it launched.
+func TestOneOrgsCampaignWriteLeavesOtherOrgsCampaignsHeld(t *testing.T) {
+	hub := mustNode(t)
+	a, b := seedTwo(t, hub)
+	cashierA, cashierB := mustCashier(t, hub, a), mustCashier(t, hub, b)
+	firstA, onlyB := mustLaunch(t, hub, a, freeCampaign(a, a.p1)), mustLaunch(t, hub, b, freeCampaign(b, b.p1))
+	edgeSale := func(w world, cashier, campaign, product string) {
+		t.Helper()
+		if q := forgedFreeSale(t, hub, w, cashier, campaign, product, hub.db.Now()); q != 0 {
+			t.Fatalf("an edge's free sale by campaign %s: %d quarantined", campaign, q)
+		}
+	}
+	tillSale := func(w world, product string) {
+		t.Helper()
+		o, err := hub.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: product, Quantity: 1}}})
+		if err != nil || o.DiscountTotal != 500 {
+			t.Fatalf("a sale of a free product: %+v %v", o, err)
+		}
+	}
+	edgeSale(a, cashierA.ID, firstA.ID, a.p1)
+	edgeSale(b, cashierB.ID, onlyB.ID, b.p1)
+	tillSale(a, a.p1)
+	tillSale(b, b.p1)
+	histories, live := hub.db.histories.reads.Load(), hub.db.campaigns.reads.Load()
+
+	secondA := mustLaunch(t, hub, a, freeCampaign(a, a.p2))
+	edgeSale(b, cashierB.ID, onlyB.ID, b.p1)
+	tillSale(b, b.p1)
+	if got := hub.db.histories.reads.Load() - histories; got != 0 {
+		t.Errorf("org B's campaign history read %d times after org A's launch, want it held", got)
+	}
+	if got := hub.db.campaigns.reads.Load() - live; got != 0 {
+		t.Errorf("org B's live campaigns read %d times after org A's launch, want them held", got)
+	}
+	edgeSale(a, cashierA.ID, secondA.ID, a.p2)
+	tillSale(a, a.p2)
+	if got := hub.db.histories.reads.Load() - histories; got != 1 {
+		t.Errorf("org A's campaign history read %d times after its launch, want once", got)
+	}
+	if got := hub.db.campaigns.reads.Load() - live; got != 1 {
+		t.Errorf("org A's live campaigns read %d times after its launch, want once", got)
+	}
+}
+
+// TestARolledBackLaunchNeverPricesAnEdgeOrder: a unit that launches a
+// campaign, prices with it (the org's history read in the unit, as a later
+// unit of its batch would) and then fails leaves nothing of the launch in
+// what the writer holds: a cashier's free sale by the campaign is the
+// cashier's own discount and is quarantined. Another org's history stays
+// held.
+func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
+	hub := mustNode(t)
+	a, b := seedTwo(t, hub)
+	cashierA, cashierB := mustCashier(t, hub, a), mustCashier(t, hub, b)
+	draft, err := NewCampaignService(hub.db).CreateCampaign(a.ctx, freeCampaign(a, a.p1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlyB := mustLaunch(t, hub, b, freeCampaign(b, b.p1))
+	if q := forgedFreeSale(t, hub, b, cashierB.ID, onlyB.ID, b.p1, hub.db.Now()); q != 0 {
+		t.Fatalf("org B's free sale: %d quarantined", q)
+	}
+	held := hub.db.histories.reads.Load()
+	failed := errors.New("a later step fails")
+	err = hub.db.write(a.ctx, func(tx *Tx) error {
+		if err := tx.update(a.ctx, entCampaign, a.org, draft.ID, map[string]any{"status": kassa.CampaignActive}); err != nil {
+			return err
+		}
+		cs, err := hub.db.campaignsAt(a.ctx, tx, a.org, tx.now, tx.now)
+		if err != nil || len(cs) != 1 || cs[0].Status != kassa.CampaignActive {
+			return fmt.Errorf("in the unit: %+v %v", cs, err)
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("the unit: %v", err)
+	}
+	if q := forgedFreeSale(t, hub, a, cashierA.ID, draft.ID, a.p1, hub.db.Now()); q != 1 {
+		t.Fatalf("a free sale by the rolled-back launch: %d quarantined, want the line", q)
+	}
+	if q := forgedFreeSale(t, hub, b, cashierB.ID, onlyB.ID, b.p1, hub.db.Now()); q != 0 {
+		t.Fatalf("org B's free sale after org A's failed unit: %d quarantined", q)
+	}
+	if got := hub.db.histories.reads.Load() - held; got != 2 {
+		t.Errorf("%d histories read after the failed unit, want 2: org A's in it and after it, not org B's", got)
+	}
+}
+
+// TestPruningKeepsEachCampaignAsItStoodAtTheCutoff: the hub's retention
+// deletes the campaign versions older than the cutoff but, per campaign,
+// the one valid at the cutoff. An edge order dated from the cutoff on is
+// priced exactly as before; one dated earlier, with each campaign as it
+// stood at the cutoff.
+func TestPruningKeepsEachCampaignAsItStoodAtTheCutoff(t *testing.T) {
+	hub := mustNode(t)
+	a, b := seedTwo(t, hub)
+	t0 := time.Now().UTC().Truncate(time.Millisecond).Add(-200 * 24 * time.Hour)
+	day := func(n int) time.Time { return t0.Add(time.Duration(n) * 24 * time.Hour) }
+	now := t0
+	hub.db.Now = func() time.Time { return now }
+	svc := NewCampaignService(hub.db)
+	on := func(d int, w world) context.Context { now = day(d); return w.ctx } // writes at day d
+	must := func(c *kassa.Campaign, err error) *kassa.Campaign {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	raised := pastryCampaign(a).Rules
+	raised[0].Value = 2000
+	c := must(svc.CreateCampaign(on(0, a), pastryCampaign(a)))
+	must(svc.LaunchCampaign(on(1, a), c.ID))
+	must(svc.UpdateCampaign(on(10, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused), Rules: kassa.Some(raised)}))
+	must(svc.UpdateCampaign(on(50, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignActive)}))
+	must(svc.UpdateCampaign(on(100, a), c.ID, &kassa.CampaignUpdate{Status: kassa.Some(kassa.CampaignPaused)}))
+	d := must(svc.CreateCampaign(on(5, a), pastryCampaign(a)))
+	must(svc.LaunchCampaign(on(6, a), d.ID))
+	e := must(svc.CreateCampaign(on(95, a), pastryCampaign(a)))
+	other := must(svc.CreateCampaign(on(2, b), pastryCampaign(b)))
+	must(svc.LaunchCampaign(on(3, b), other.ID))
+
+	now = day(150)
+	cutoff := day(60) // a retention of 90 days
+	instants := []time.Time{cutoff, day(61), day(95), day(100), day(120), now, day(400)}
+	asked := func(w world, at time.Time) []kassa.Campaign {
+		t.Helper()
+		cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, at, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	before := map[string][]kassa.Campaign{}
+	for _, w := range []world{a, b} {
+		for _, i := range instants {
+			before[w.org+i.String()] = asked(w, i)
+		}
+	}
+	if n, err := hub.db.PruneCampaignVersions(a.ctx, cutoff); err != nil || n != 5 {
+		t.Fatalf("pruned %d versions, %v; want 5", n, err)
+	}
+	name := map[string]string{c.ID: "c", d.ID: "d", e.ID: "e", other.ID: "other"}
+	left := map[string][]string{}
+	for _, r := range dumpRows(t, hub.db, `SELECT campaign_id, valid_from, state ->> 'status' FROM campaign_versions ORDER BY valid_from`) {
+		left[name[r[0].(string)]] = append(left[name[r[0].(string)]], fmt.Sprint(r[1], " ", r[2]))
+	}
+	version := func(d int, status string) string { return fmtTime(day(d)) + " " + status }
+	want := map[string][]string{
+		"c":     {version(50, kassa.CampaignActive), version(100, kassa.CampaignPaused)},
+		"d":     {version(6, kassa.CampaignActive)},
+		"e":     {version(95, kassa.CampaignDraft)},
+		"other": {version(3, kassa.CampaignActive)},
+	}
+	if !reflect.DeepEqual(left, want) {
+		t.Errorf("versions left %v, want %v", left, want)
+	}
+	for _, w := range []world{a, b} {
+		for _, i := range instants {
+			if got := asked(w, i); !reflect.DeepEqual(got, before[w.org+i.String()]) {
+				t.Errorf("at %s, after pruning: %+v, want as before %+v", i, got, before[w.org+i.String()])
+			}
+		}
+	}
+	// Before the cutoff: c as it stood at the cutoff (active at 20 %), no
+	// longer as launched (10 %); the history held before pruning is gone.
+	for _, got := range asked(a, day(5)) {
+		if got.ID == c.ID && (got.Status != kassa.CampaignActive || got.Rules[0].Value != 2000) {
+			t.Errorf("before the cutoff: %s at %d, want active at 2000", got.Status, got.Rules[0].Value)
+		}
+	}
+	if n, err := hub.db.PruneCampaignVersions(a.ctx, cutoff); err != nil || n != 0 {
+		t.Fatalf("pruned again: %d, %v", n, err)
 	}
 }

@@ -290,7 +290,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*kassa.Order, error) {
 	// Everything the order is priced from is read off the writer, in one
 	// read transaction: the catalog as it stands when the order is taken.
-	gen := s.db.campaigns.gen.Load() // before the snapshot: see liveCampaigns
+	gen := s.db.campaigns.gen(a.OrgID) // before the snapshot: see liveCampaigns
 	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -69,9 +69,10 @@ type Tx struct {
 	wakes  []kassa.Event // bus-only wake-ups (wake)
 	// liveOrgs are the orgs whose live feeds the unit wakes (tx.live).
 	liveOrgs []string
-	// campaigns marks a unit that wrote a campaign row: after the commit
-	// the pricing cache of campaigns is invalidated.
-	campaigns bool
+	// campaignOrgs are the orgs whose campaigns (or campaign versions)
+	// the unit wrote (campaignsChanged): their histories are forgotten
+	// and, after the commit, their live campaigns invalidated.
+	campaignOrgs []string
 	// derived marks a unit whose events follow from merging other nodes'
 	// changes (apply): every node derives them itself, so they are logged
 	// here without a change record.
@@ -128,14 +129,16 @@ func (db *DB) exec(ctx context.Context, query string, args ...any) error {
 
 // writeReq is one queued unit of work.
 type writeReq struct {
-	ctx       context.Context
-	fn        func(tx *Tx) error
-	done      chan error
-	err       error
-	events    []kassa.Event
-	wakes     []kassa.Event
-	liveOrgs  []string
-	campaigns bool // the unit wrote campaigns (Tx.campaigns)
+	ctx      context.Context
+	fn       func(tx *Tx) error
+	done     chan error
+	err      error
+	events   []kassa.Event
+	wakes    []kassa.Event
+	liveOrgs []string
+	// campaignOrgs are the orgs whose campaigns the unit wrote
+	// (Tx.campaignOrgs), set once it ran, whether it failed or not.
+	campaignOrgs []string
 }
 
 // maxBatch bounds how many units share one commit.
@@ -283,21 +286,21 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 		tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
 		r.err = runUnit(r, tx)
+		r.campaignOrgs = tx.campaignOrgs
 		if r.err != nil {
 			db.stats.failed.Add(1)
 			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 			if err == nil {
 				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
 			}
-			if tx.campaigns {
-				db.histories.forget() // its campaign write is undone: see histories
-			}
+			// Its campaign writes are undone: see histories.
+			db.histories.forget(r.campaignOrgs...)
 			if err != nil { // the transaction is unusable: fail the batch
 				sqltx.Rollback()
-				// Earlier units' campaign writes are undone too, and a
-				// later unit may have read them into histories.
-				db.histories.forget()
 				for _, r := range batch {
+					// Earlier units' campaign writes are undone too, and a
+					// later unit may have read them into histories.
+					db.histories.forget(r.campaignOrgs...)
 					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
 				}
 				return false
@@ -308,7 +311,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			r.err = err
 			continue
 		}
-		r.events, r.wakes, r.liveOrgs, r.campaigns = tx.events, tx.wakes, tx.liveOrgs, tx.campaigns
+		r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
 		ok++
 	}
 	var commitErr error
@@ -326,12 +329,10 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		sqltx.Rollback()
 	}
 	for _, r := range batch {
-		if r.err == nil && commitErr == nil && r.campaigns {
-			db.campaigns.invalidate() // after the commit: see campaignCache
+		if r.err == nil && commitErr == nil {
+			db.campaigns.invalidate(r.campaignOrgs...) // after the commit: see campaignCache
 		}
-		if r.campaigns {
-			db.histories.forget() // committed or not: see histories
-		}
+		db.histories.forget(r.campaignOrgs...) // committed or not: see histories
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -524,6 +525,17 @@ func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id stri
 	return tx.writeRow(ctx, e, change.OpUpdate, orgID, locationID, id, cols)
 }
 
+// campaignsChanged notes that the unit writes orgID's campaigns or their
+// versions: the org's history is forgotten now, for the rest of the
+// batch, and again after it (see histories); its live campaigns after the
+// commit (see campaignCache).
+func (tx *Tx) campaignsChanged(orgID string) {
+	if !slices.Contains(tx.campaignOrgs, orgID) {
+		tx.campaignOrgs = append(tx.campaignOrgs, orgID)
+	}
+	tx.db.histories.forget(orgID)
+}
+
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
 	if tx.db.underHub.Load() {
 		if _, ok := edgeRules[e.name]; !ok {
@@ -531,8 +543,7 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 		}
 	}
 	if e == entCampaign {
-		tx.campaigns = true
-		tx.db.histories.forget() // see histories
+		tx.campaignsChanged(orgID)
 	}
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
