@@ -149,11 +149,13 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		write.Close()
 		return nil, err
 	}
+	indexes := edgeIndexes
 	if o.Hub {
-		if _, err := write.ExecContext(ctx, hubIndexes); err != nil {
-			write.Close()
-			return nil, fmt.Errorf("sqlite: hub indexes: %w", err)
-		}
+		indexes = hubIndexes
+	}
+	if _, err := write.ExecContext(ctx, indexes); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: node indexes: %w", err)
 	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
@@ -334,9 +336,15 @@ func (db *DB) Ping(ctx context.Context) error {
 // start (an edge's writes would pay for them for nothing): outbox_scope
 // counts what an edge has yet to pull from the index alone — its
 // location's entries and the org-wide ones after its cursor, not its own
-// (edge_report.go). Made after the migrations: 0021 drops the outbox_scope
-// v0.6.0 made at every node.
+// (edge_report.go).
 const hubIndexes = `CREATE INDEX IF NOT EXISTS outbox_scope ON outbox(org_id, location_id, seq, origin)`
+
+// edgeIndexes drops at every edge start the hub's indexes an edge may hold:
+// v0.6.0's migration 0015 made outbox_scope at every node (0015 was
+// changed afterwards), so an upgraded edge paid an index write per outbox
+// row for nothing. Dropped here, not by a migration, so that a hub, which
+// keeps the index, never rebuilds it over its whole outbox.
+const edgeIndexes = `DROP INDEX IF EXISTS outbox_scope`
 
 // migrate applies the migrations not applied yet; up to number last, if
 // not 0 (tests open a store of an older release with it).

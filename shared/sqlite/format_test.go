@@ -141,7 +141,7 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 // pending-down counts; an edge's sales would pay for it for nothing. That
 // holds for a store made today and for one of v0.6.0, whose migration
 // 0015 (as it shipped, migrations up to 0018) made the index at every
-// node: upgraded as an edge it loses it (migration 0021), upgraded as a
+// node: upgraded as an edge it loses it (edgeIndexes at Open), upgraded as a
 // hub it has it (hubIndexes, made after the migrations).
 func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 	ctx := context.Background()
