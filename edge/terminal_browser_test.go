@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	_ "github.com/mattn/go-sqlite3"
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/web/webtest"
@@ -17,7 +20,8 @@ import (
 // the API appears on both without a reload, a stock adjustment changes
 // the level shown on both, it leaves the open orders once completed; then
 // the edge stops (the page says it is reconnecting) and starts again, and
-// an order taken right after shows up: the page resumed by itself.
+// an order taken right after shows up: the page resumed by itself; last,
+// the cashier loses the till's scopes and the page signs out saying why.
 func TestTerminalPageInChromium(t *testing.T) {
 	edge, p := startBrowserEdge(t)
 	api := newShop(t, p)
@@ -88,12 +92,28 @@ func TestTerminalPageInChromium(t *testing.T) {
 	// shows an order taken right after the restart.
 	edge.stop(p)
 	within(tillA, "the reconnecting banner", chromedp.WaitVisible("#banner"))
+	edge.env["KASSA_WS_PING"] = "300ms" // the feed re-checks its token at each ping (below)
 	p = edge.restart()
 	api = newShop(t, p)
 	late := api.order("pos", "", line{"Croissant", 1, ""})
 	within(tillA, "till A resumes", chromedp.WaitNotVisible("#banner"), chromedp.WaitVisible(order(late)))
 	within(tillB, "till B resumes", chromedp.WaitVisible(order(late)))
 	within(tillA, "the stock after the restart", qty(croissant, "35"))
+
+	// The cashier's role changes to kitchen, as a change from the hub
+	// writes it (staff are managed at the hub): at the next ping the feed
+	// closes (4403) and the page signs out with the reason instead of
+	// reconnecting for ever.
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(edge.dir, "kassa.db")+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE users SET role = 'kitchen' WHERE email = 'cashier@demo.test'`); err != nil {
+		t.Fatal(err)
+	}
+	within(tillA, "the demoted till signs out, saying why", chromedp.WaitVisible("#login"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#login-error').textContent.includes('may not use the terminal')`, chromedp.WithPollingTimeout(20*time.Second)))
 
 	if errs := b.JSErrors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors: %v", errs)

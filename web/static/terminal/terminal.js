@@ -116,6 +116,11 @@
     ws.onclose = function (ev) {
       live(false);
       if (ev.code === 4401) { logout(); return; }
+      if (ev.code === 4403) { // the account may no longer see this till's feed: reconnecting will not help
+        logout();
+        $('login-error').textContent = 'This account may not use the terminal: log in as a cashier, manager or owner.';
+        return;
+      }
       // 1001 (the edge restarts), a drop: come back, resume from position.
       var wait = Math.min(5000, 250 * Math.pow(2, state.retry++));
       setTimeout(connect, wait);
