@@ -89,6 +89,9 @@ func New(svc Services, log *slog.Logger) *API {
 type Result struct {
 	Data   []byte
 	Errors []*gqlerrors.QueryError
+	// Cost is the service calls made and objects read in lists, for the
+	// caller's rate limit (the Budget is charged for what lists may hold).
+	Cost int
 }
 
 // Exec runs the operation of query (the one named operationName when it
@@ -98,9 +101,12 @@ type Result struct {
 func (a *API) Exec(ctx context.Context, query, operationName string, variables map[string]any) *Result {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, requestKey{}, &request{budget: Budget})
+	st := &request{budget: Budget}
+	ctx = context.WithValue(ctx, requestKey{}, st)
 	res := a.schema.Exec(ctx, query, operationName, variables)
-	return &Result{Data: res.Data, Errors: res.Errors}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return &Result{Data: res.Data, Errors: res.Errors, Cost: st.read}
 }
 
 // ErrInternal is the resolver error of a panic.

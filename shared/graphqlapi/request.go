@@ -13,6 +13,7 @@ import (
 type request struct {
 	mu         sync.Mutex
 	budget     int
+	read       int // service calls made and objects read
 	scaleSet   bool
 	scale      int
 	categories map[string]*kassa.Category
@@ -47,6 +48,25 @@ func charge(ctx context.Context, n int) error {
 	return nil
 }
 
+// one charges and counts a single read (a product or category by id, a
+// mutation).
+func one(ctx context.Context) error {
+	if err := charge(ctx, 1); err != nil {
+		return err
+	}
+	read(ctx, 1)
+	return nil
+}
+
+// read counts n objects a resolver read (Result.Cost): the budget is
+// charged for what a list may hold, the rate for what it held.
+func read(ctx context.Context, n int) {
+	r := stateOf(ctx)
+	r.mu.Lock()
+	r.read += n
+	r.mu.Unlock()
+}
+
 // category returns the category of id read once per request (a product
 // list's category fields all ask for a few), or nil when the org has none.
 func (rt *root) category(ctx context.Context, id string) (*kassa.Category, error) {
@@ -57,7 +77,7 @@ func (rt *root) category(ctx context.Context, id string) (*kassa.Category, error
 	if ok {
 		return c, nil
 	}
-	if err := charge(ctx, 1); err != nil {
+	if err := one(ctx); err != nil {
 		return nil, err
 	}
 	c, err := rt.svc.Categories.FindCategoryByID(ctx, id)

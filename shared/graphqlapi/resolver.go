@@ -76,6 +76,7 @@ func (rt *root) products(ctx context.Context, categoryID *string, isActive *bool
 	if err != nil {
 		return nil, err
 	}
+	read(ctx, 1+len(l.Items))
 	return rt.wrapProducts(l.Items), nil
 }
 
@@ -83,7 +84,7 @@ func (rt *root) Product(ctx context.Context, args struct{ ID graphql.ID }) (*pro
 	if !kassa.ValidID(string(args.ID)) {
 		return nil, nil
 	}
-	if err := charge(ctx, 1); err != nil {
+	if err := one(ctx); err != nil {
 		return nil, err
 	}
 	p, err := rt.svc.Products.FindProductByID(ctx, string(args.ID))
@@ -150,6 +151,7 @@ func readAll[T any](ctx context.Context, find func(kassa.Page) (kassa.List[T], e
 		if err != nil {
 			return nil, err
 		}
+		read(ctx, 1+len(l.Items))
 		all = append(all, l.Items...)
 		if l.NextCursor == "" {
 			return all, nil
@@ -167,7 +169,7 @@ func mayWrite(ctx context.Context) error {
 	if !a.Has(kassa.ScopeCatalogWrite) {
 		return kassa.Errorf(kassa.EForbidden, "this token lacks the %s scope", kassa.ScopeCatalogWrite)
 	}
-	return charge(ctx, 1)
+	return one(ctx)
 }
 
 type createProductInput struct {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/token"
 )
 
@@ -453,4 +455,37 @@ func TestGraphQLTakesAPartnersOAuthToken(t *testing.T) {
 		t.Fatalf("partner query: %v", d)
 	}
 	tn.gql(tok, `mutation { createProduct(input: {name: "X", sku: "X", basePrice: 1}) { id } }`, nil).fails(t, 200, "forbidden")
+}
+
+// TestGraphQLSpendsTheOrgsRateByWhatItRead: one GraphQL request may read
+// up to 5,000 objects, so it costs the org's rate limit one request per
+// 200 objects read beyond its own, as many REST pages would.
+func TestGraphQLSpendsTheOrgsRateByWhatItRead(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.RatePerMinute, c.RateBurst = 600, 900 })
+	o := tn.MustOrg("Rate Org")
+	var m strings.Builder
+	m.WriteString("mutation {")
+	for i := range 210 {
+		fmt.Fprintf(&m, ` m%d: createProduct(input: {name: "P%d", sku: "P-%d", basePrice: 1}) { id }`, i, i, i)
+	}
+	m.WriteString(" }")
+	tn.gql(o.Owner, m.String(), nil).ok(t)
+	remaining := func(g *gqlResp) int {
+		t.Helper()
+		g.ok(t)
+		n, err := strconv.Atoi(g.r.Header.Get("X-RateLimit-Remaining"))
+		if err != nil {
+			t.Fatalf("X-RateLimit-Remaining %q", g.r.Header.Get("X-RateLimit-Remaining"))
+		}
+		return n
+	}
+	// The node's clock stands still (the harness's fake clock): no refill.
+	before := remaining(tn.gql(o.Owner, `{ products(limit: 1) { id } }`, nil))
+	after := remaining(tn.gql(o.Owner, `{ a: products(limit: 200) { id } b: products(limit: 200) { id } }`, nil))
+	if before-after != 3 {
+		t.Fatalf("402 objects read cost %d of the rate, want 3 (the request and two per 200)", before-after)
+	}
+	if next := remaining(tn.gql(o.Owner, `{ products(limit: 5) { id } }`, nil)); after-next != 1 {
+		t.Fatalf("a query of 6 objects cost %d, want 1", after-next)
+	}
 }

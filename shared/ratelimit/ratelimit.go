@@ -84,16 +84,7 @@ func (l *Limiter) Take(key string) Result {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	b := l.buckets[key]
-	if b == nil {
-		r, ok := l.own[key]
-		if !ok {
-			r = l.def
-		}
-		b = &bucket{rate: r, tokens: r.burst, at: now}
-		l.buckets[key] = b
-	}
-	b.refill(now)
+	b := l.bucket(key, now)
 	res := Result{Limit: int(math.Round(b.perSecond * 60))}
 	if b.tokens >= 1 {
 		b.tokens--
@@ -106,6 +97,35 @@ func (l *Limiter) Take(key string) Result {
 	res.Remaining = int(b.tokens)
 	l.maybeSweep(now)
 	return res
+}
+
+// Spend takes n more tokens of key's bucket after a request that Take
+// allowed turned out to cost more than one (a GraphQL query that read many
+// objects). The bucket may go below zero: the requests that follow wait
+// until it has refilled past one again. It never refuses: the work is done.
+func (l *Limiter) Spend(key string, n int) Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b := l.bucket(key, now)
+	b.tokens -= float64(max(n, 0))
+	return Result{Allowed: true, Limit: int(math.Round(b.perSecond * 60)), Remaining: max(int(b.tokens), 0)}
+}
+
+// bucket returns key's bucket refilled to now, made full when key has none.
+// l.mu is held.
+func (l *Limiter) bucket(key string, now time.Time) *bucket {
+	b := l.buckets[key]
+	if b == nil {
+		r, ok := l.own[key]
+		if !ok {
+			r = l.def
+		}
+		b = &bucket{rate: r, tokens: r.burst, at: now}
+		l.buckets[key] = b
+	}
+	b.refill(now)
+	return b
 }
 
 // maybeSweep drops buckets that have refilled completely, once a minute.

@@ -59,3 +59,27 @@ func TestOwnLimitPerKey(t *testing.T) {
 		t.Fatalf("back to the default: %+v", r)
 	}
 }
+
+// TestSpendTakesWhatARequestCostBeyondOne: a request that cost 25 tokens
+// leaves the bucket 25 lower, below zero if need be, and the requests
+// after it wait until it has refilled.
+func TestSpendTakesWhatARequestCostBeyondOne(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := New(60, 10, func() time.Time { return now }) // a token a second
+	if r := l.Take("org"); !r.Allowed || r.Remaining != 9 {
+		t.Fatalf("first take: %+v", r)
+	}
+	if r := l.Spend("org", 14); r.Remaining != 0 {
+		t.Fatalf("spend 14 of 9: %+v, want 0 remaining", r)
+	}
+	if r := l.Take("org"); r.Allowed || r.RetryAfter != 6*time.Second {
+		t.Fatalf("take in debt of 5: %+v, want refused for 6 s", r)
+	}
+	now = now.Add(6 * time.Second)
+	if r := l.Take("org"); !r.Allowed || r.Remaining != 0 {
+		t.Fatalf("take after the debt is paid: %+v", r)
+	}
+	if r := l.Spend("other", 3); r.Remaining != 7 || r.Limit != 60 {
+		t.Fatalf("spend on a fresh bucket: %+v", r)
+	}
+}
