@@ -14,13 +14,13 @@ import (
 type GiftCard struct {
 	ID            string     `json:"id"`
 	OrgID         string     `json:"org_id"`
-	Code          string     `json:"code"`           // 16 characters of GiftCardAlphabet; masked but for its last 4 without payments:write.
-	Currency      string     `json:"currency"`       // ISO 4217 code; only orders in it are paid with the card.
-	InitialAmount int64      `json:"initial_amount"` // What the card was issued with, in minor units.
-	Balance       int64      `json:"balance"`        // Sum of its transactions, in minor units; below 0 only after two stores redeemed it offline.
-	Status        string     `json:"status" openapi:"enum=GiftCardStatus"`
-	CustomerID    *string    `json:"customer_id"` // The customer it was sold to, if any.
-	ExpiresAt     *time.Time `json:"expires_at"`  // After it the card pays nothing; null: never.
+	Code          string     `json:"code"`                                 // 16 characters of GiftCardAlphabet; masked but for its last 4 without payments:write.
+	Currency      string     `json:"currency"`                             // ISO 4217 code; only orders in it are paid with the card.
+	InitialAmount int64      `json:"initial_amount"`                       // What the card was issued with, in minor units.
+	Balance       int64      `json:"balance"`                              // Sum of its transactions, in minor units; below 0 only after two stores redeemed it offline.
+	Status        string     `json:"status" openapi:"enum=GiftCardStatus"` // active, or disabled: it pays nothing.
+	CustomerID    *string    `json:"customer_id"`                          // The customer it was sold to, if any.
+	ExpiresAt     *time.Time `json:"expires_at"`                           // After it the card pays nothing; null: never.
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 }
@@ -47,12 +47,12 @@ const (
 type GiftCardTransaction struct {
 	ID         string          `json:"id"`
 	OrgID      string          `json:"org_id"`
-	GiftCardID string          `json:"gift_card_id"`
-	Type       GiftCardTxnType `json:"type"`
-	Amount     int64           `json:"amount"`     // Signed minor units: issue and refund positive, redeem negative.
-	OrderID    *string         `json:"order_id"`   // The order a redeem or refund paid or returned.
-	PaymentID  *string         `json:"payment_id"` // The gift_card payment a redeem or refund belongs to.
-	Origin     string          `json:"origin"`     // The node that wrote it.
+	GiftCardID string          `json:"gift_card_id"` // The card whose ledger it is in.
+	Type       GiftCardTxnType `json:"type"`         // issue, redeem, refund or adjust.
+	Amount     int64           `json:"amount"`       // Signed minor units: issue and refund positive, redeem negative.
+	OrderID    *string         `json:"order_id"`     // The order a redeem or refund paid or returned.
+	PaymentID  *string         `json:"payment_id"`   // The gift_card payment a redeem or refund belongs to.
+	Origin     string          `json:"origin"`       // The node that wrote it.
 	CreatedAt  time.Time       `json:"created_at"`
 }
 

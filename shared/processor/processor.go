@@ -1,7 +1,7 @@
 // Package processor holds Kassa's payment processors: Cash, which computes
 // change and always succeeds; CardSimulator, a card network stand-in with
-// documented test cards and store-and-forward while offline; and External,
-// for money taken outside Kassa. All implement kassa.Processor, the same
+// documented test cards and store-and-forward while offline; External,
+// for money taken outside Kassa; and GiftCard, whose ledger is the store's. All implement kassa.Processor, the same
 // interface a real acquirer integration would.
 package processor
 
@@ -72,6 +72,37 @@ func (External) Void(context.Context, string) error { return nil }
 
 // Refund records the refund.
 func (External) Refund(_ context.Context, ref string, amount int64) (string, error) {
+	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// GiftCard takes gift cards: the card's ledger is in the store, which
+// checks and debits the card in the payment's own unit of work
+// (sqlite.PaymentService); the processor only approves and captures.
+type GiftCard struct{}
+
+var _ kassa.Processor = GiftCard{}
+
+// Charge approves and captures.
+func (GiftCard) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "gift_" + r.PaymentID}, nil
+}
+
+// Forward is never needed: a card's ledger travels by sync.
+func (GiftCard) Forward(context.Context, string, int64, bool) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{}, errors.New("processor: gift cards are not forwarded")
+}
+
+// Instant reports that a gift card needs no network: the store holds it.
+func (GiftCard) Instant() bool { return true }
+
+// Capture is a no-op: a gift card payment is captured when taken.
+func (GiftCard) Capture(context.Context, string, int64) error { return nil }
+
+// Void is a no-op: the store returns the money to the card.
+func (GiftCard) Void(context.Context, string) error { return nil }
+
+// Refund records the refund; the store returns the money to the card.
+func (GiftCard) Refund(_ context.Context, ref string, amount int64) (string, error) {
 	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
 }
 
