@@ -102,3 +102,22 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		t.Fatalf("forged entries moved the card: %+v", got)
 	}
 }
+
+// TestAnEdgeOfFormat2IsServedNoGiftCards: its store has no gift card
+// tables, so the hub leaves their records out of what it serves it; an
+// edge of format 3 gets them.
+func TestAnEdgeOfFormat2IsServedNoGiftCards(t *testing.T) {
+	ctx := context.Background()
+	for _, entity := range []string{"gift_card", "gift_card_transaction"} {
+		c := change.Change{Entity: entity, Op: change.OpInsert, Fields: map[string]any{"amount": int64(1)}}
+		for format, want := range map[int]bool{1: false, 2: false, 3: true} {
+			s, err := SchemaOf(ctx, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := s.Downgrade(c); ok != want {
+				t.Errorf("%s at format %d: served %v, want %v", entity, format, ok, want)
+			}
+		}
+	}
+}
