@@ -76,34 +76,16 @@ func (External) Refund(_ context.Context, ref string, amount int64) (string, err
 }
 
 // GiftCard takes gift cards: the card's ledger is in the store, which
-// checks and debits the card in the payment's own unit of work
-// (sqlite.PaymentService); the processor only approves and captures.
-type GiftCard struct{}
+// checks and debits the card in the payment's own unit of work, and
+// credits it back on a void or refund (sqlite.PaymentService). As a
+// processor it is External, but for its references.
+type GiftCard struct{ External }
 
 var _ kassa.Processor = GiftCard{}
 
 // Charge approves and captures.
 func (GiftCard) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "gift_" + r.PaymentID}, nil
-}
-
-// Forward is never needed: a card's ledger travels by sync.
-func (GiftCard) Forward(context.Context, string, int64, bool) (kassa.ChargeResult, error) {
-	return kassa.ChargeResult{}, errors.New("processor: gift cards are not forwarded")
-}
-
-// Instant reports that a gift card needs no network: the store holds it.
-func (GiftCard) Instant() bool { return true }
-
-// Capture is a no-op: a gift card payment is captured when taken.
-func (GiftCard) Capture(context.Context, string, int64) error { return nil }
-
-// Void is a no-op: the store returns the money to the card.
-func (GiftCard) Void(context.Context, string) error { return nil }
-
-// Refund records the refund; the store returns the money to the card.
-func (GiftCard) Refund(_ context.Context, ref string, amount int64) (string, error) {
-	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
 }
 
 // Test cards of the CardSimulator. Any other number that passes the Luhn
