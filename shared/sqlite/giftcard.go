@@ -10,8 +10,9 @@ import (
 
 // GiftCardService implements kassa.GiftCardService. The ledger is
 // gift_card_transactions: append-only rows of signed minor units. A card's
-// balance is their sum, rewritten (setGiftCardBalance) by every unit that
-// appends one and by every sync merge, never taken from a change record,
+// balance is their sum, rewritten by every unit that appends one
+// (appendGiftCardTxn) and by every sync merge (setGiftCardBalance), never
+// taken from a change record,
 // so that the rows of several nodes merge into the same figure everywhere.
 // Redeems and refunds are written by the payment units (PaymentService,
 // OrderService.RefundOrder), in the same transaction as the payment.
@@ -147,8 +148,9 @@ func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardI
 				return err
 			}
 		}
+		// The balance is its issue entry's, which follows in this unit.
 		cols := map[string]any{"code": kassa.NewGiftCardCode(), "currency": currency, "initial_amount": in.InitialAmount,
-			"balance": int64(0), "status": kassa.GiftCardActive, "customer_id": in.CustomerID, "expires_at": in.ExpiresAt}
+			"balance": in.InitialAmount, "status": kassa.GiftCardActive, "customer_id": in.CustomerID, "expires_at": in.ExpiresAt}
 		if err := tx.insert(ctx, entGiftCard, a.OrgID, id, cols); err != nil {
 			return err
 		}
@@ -190,8 +192,11 @@ func (s *GiftCardService) FindGiftCardTransactions(ctx context.Context, id strin
 
 // appendGiftCardTxn is the one way a card's money moves at a node: it
 // appends an entry of signed amount to the card's ledger and rewrites
-// the card's balance from the ledger, in the caller's unit. It returns
-// the card after the entry, its code masked, as events carry it.
+// the card's balance as the ledger's sum, in the caller's unit — with a
+// change record, as loyalty does, so the card's updated_at moves alike
+// everywhere; the balance itself is derived and recomputed where it
+// arrives. It returns the card after the entry, its code masked, as
+// events carry it.
 func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ kassa.GiftCardTxnType, amount int64, orderID, paymentID *string) (*kassa.GiftCard, error) {
 	err := tx.insert(ctx, entGiftCardTxn, orgID, tx.db.NewID(), map[string]any{
 		"gift_card_id": cardID, "type": string(typ), "amount": amount, "order_id": orderID, "payment_id": paymentID,
@@ -199,19 +204,39 @@ func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ ka
 	if err != nil {
 		return nil, err
 	}
-	if _, err := setGiftCardBalance(ctx, tx, orgID, cardID); err != nil {
+	g, err := findGiftCard(ctx, tx, orgID, cardID)
+	if err != nil {
+		return nil, err
+	}
+	balance, err := giftCardSum(ctx, tx, orgID, cardID)
+	if err != nil {
+		return nil, err
+	}
+	cols := map[string]any{}
+	changed(cols, "balance", g.Balance, balance)
+	if err := tx.update(ctx, entGiftCard, orgID, cardID, cols); err != nil {
 		return nil, err
 	}
 	return shownTo(nil)(findGiftCard(ctx, tx, orgID, cardID))
 }
 
-// setGiftCardBalance rewrites a card's derived balance as the sum of its
-// ledger and returns it. Derived columns never travel, so it writes no
-// change record: every node recomputes the same sum from the same entries.
+// giftCardSum is a card's balance as its ledger says.
+func giftCardSum(ctx context.Context, q querier, orgID, cardID string) (int64, error) {
+	var sum int64
+	err := q.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM gift_card_transactions WHERE gift_card_id = ? AND org_id = ?`,
+		cardID, orgID).Scan(&sum)
+	return sum, err
+}
+
+// setGiftCardBalance rewrites a card's derived balance after a merge and
+// returns it. It writes no change record: every node recomputes the same
+// sum from the same entries.
 func setGiftCardBalance(ctx context.Context, tx *Tx, orgID, cardID string) (int64, error) {
-	var balance int64
-	err := tx.QueryRowContext(ctx, `UPDATE gift_cards SET balance = (SELECT coalesce(sum(amount), 0) FROM gift_card_transactions
-		WHERE gift_card_id = ?1 AND org_id = ?2) WHERE id = ?1 AND org_id = ?2 RETURNING balance`, cardID, orgID).Scan(&balance)
+	balance, err := giftCardSum(ctx, tx, orgID, cardID)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE gift_cards SET balance = ? WHERE id = ? AND org_id = ?`, balance, cardID, orgID)
 	return balance, err
 }
 

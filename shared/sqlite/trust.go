@@ -180,7 +180,7 @@ var edgeRules = map[string]edgeRule{
 	// Gift cards (docs/giftcards.md): a store issues them at the till and
 	// disables them; their money moves only with a gift_card payment of
 	// the edge's location (checkGiftCardTxn).
-	"gift_card": {update: []string{"status"}, scopes: paymentsWrite,
+	"gift_card": {update: []string{"status", "balance"}, scopesOf: giftCardScopes,
 		refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
 	"gift_card_transaction": {scopesOf: giftCardTxnScopes,
 		refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
@@ -975,7 +975,7 @@ func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]
 
 // checkGiftCard: a card is created active with a code of the alphabet,
 // a currency and an initial amount within the money limits; an update
-// may only disable it.
+// may only disable it (its balance is derived: recomputed, not taken).
 func checkGiftCard(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
 	if c.Op != change.OpInsert {
 		return oneOf(f, "status", false, kassa.GiftCardDisabled)
@@ -993,6 +993,17 @@ func checkGiftCard(_ context.Context, _ *admitter, c *change.Change, f map[strin
 		}
 	}
 	return firstErr(oneOf(f, "status", true, kassa.GiftCardActive), within(f, "initial_amount", 1, maxAmount, true))
+}
+
+// giftCardScopes: a card's balance moves with a sale's payment (and is
+// recomputed, not taken); issuing or disabling one is a payments write.
+func giftCardScopes(c *change.Change, f map[string]any) []kassa.Scope {
+	if c.Op == change.OpUpdate {
+		if _, ok := f["status"]; !ok {
+			return saleWrite
+		}
+	}
+	return paymentsWrite
 }
 
 // giftCardTxnScopes: issuing a card is a payments write (it sells stored
