@@ -33,11 +33,7 @@ func scanGiftCard(s scanner) (*kassa.GiftCard, error) {
 		&created, &updated); err != nil {
 		return nil, err
 	}
-	g.CreatedAt, g.UpdatedAt = parseTime(created), parseTime(updated)
-	if expires.Valid {
-		t := parseTime(expires.String)
-		g.ExpiresAt = &t
-	}
+	g.CreatedAt, g.UpdatedAt, g.ExpiresAt = parseTime(created), parseTime(updated), nullTime(expires)
 	return &g, nil
 }
 
