@@ -245,15 +245,16 @@ func (e ConditionOperator) Valid() bool {
 
 // Defines values for ConflictKind.
 const (
-	CancelLost      ConflictKind = "cancel_lost"
-	ClockClamped    ConflictKind = "clock_clamped"
-	DuplicateKey    ConflictKind = "duplicate_key"
-	Overdrawn       ConflictKind = "overdrawn"
-	Overpaid        ConflictKind = "overpaid"
-	Overrefunded    ConflictKind = "overrefunded"
-	Oversold        ConflictKind = "oversold"
-	Quarantined     ConflictKind = "quarantined"
-	VoucherOverused ConflictKind = "voucher_overused"
+	CancelLost        ConflictKind = "cancel_lost"
+	ClockClamped      ConflictKind = "clock_clamped"
+	DuplicateKey      ConflictKind = "duplicate_key"
+	GiftCardOverdrawn ConflictKind = "gift_card_overdrawn"
+	Overdrawn         ConflictKind = "overdrawn"
+	Overpaid          ConflictKind = "overpaid"
+	Overrefunded      ConflictKind = "overrefunded"
+	Oversold          ConflictKind = "oversold"
+	Quarantined       ConflictKind = "quarantined"
+	VoucherOverused   ConflictKind = "voucher_overused"
 )
 
 // Valid indicates whether the value is a known member of the ConflictKind enum.
@@ -264,6 +265,8 @@ func (e ConflictKind) Valid() bool {
 	case ClockClamped:
 		return true
 	case DuplicateKey:
+		return true
+	case GiftCardOverdrawn:
 		return true
 	case Overdrawn:
 		return true
@@ -357,6 +360,48 @@ func (e ExecutionStatus) Valid() bool {
 	case ExecutionStatusSkipped:
 		return true
 	case ExecutionStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GiftCardStatus.
+const (
+	GiftCardStatusActive   GiftCardStatus = "active"
+	GiftCardStatusDisabled GiftCardStatus = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the GiftCardStatus enum.
+func (e GiftCardStatus) Valid() bool {
+	switch e {
+	case GiftCardStatusActive:
+		return true
+	case GiftCardStatusDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GiftCardTxnType.
+const (
+	GiftCardTxnTypeAdjust GiftCardTxnType = "adjust"
+	GiftCardTxnTypeIssue  GiftCardTxnType = "issue"
+	GiftCardTxnTypeRedeem GiftCardTxnType = "redeem"
+	GiftCardTxnTypeRefund GiftCardTxnType = "refund"
+)
+
+// Valid indicates whether the value is a known member of the GiftCardTxnType enum.
+func (e GiftCardTxnType) Valid() bool {
+	switch e {
+	case GiftCardTxnTypeAdjust:
+		return true
+	case GiftCardTxnTypeIssue:
+		return true
+	case GiftCardTxnTypeRedeem:
+		return true
+	case GiftCardTxnTypeRefund:
 		return true
 	default:
 		return false
@@ -545,22 +590,22 @@ func (e OrderStatus) Valid() bool {
 
 // Defines values for PaymentMethod.
 const (
-	Card     PaymentMethod = "card"
-	Cash     PaymentMethod = "cash"
-	External PaymentMethod = "external"
-	GiftCard PaymentMethod = "gift_card"
+	PaymentMethodCard     PaymentMethod = "card"
+	PaymentMethodCash     PaymentMethod = "cash"
+	PaymentMethodExternal PaymentMethod = "external"
+	PaymentMethodGiftCard PaymentMethod = "gift_card"
 )
 
 // Valid indicates whether the value is a known member of the PaymentMethod enum.
 func (e PaymentMethod) Valid() bool {
 	switch e {
-	case Card:
+	case PaymentMethodCard:
 		return true
-	case Cash:
+	case PaymentMethodCash:
 		return true
-	case External:
+	case PaymentMethodExternal:
 		return true
-	case GiftCard:
+	case PaymentMethodGiftCard:
 		return true
 	default:
 		return false
@@ -602,19 +647,19 @@ func (e PaymentStatus) Valid() bool {
 
 // Defines values for PointsType.
 const (
-	Adjust PointsType = "adjust"
-	Earn   PointsType = "earn"
-	Redeem PointsType = "redeem"
+	PointsTypeAdjust PointsType = "adjust"
+	PointsTypeEarn   PointsType = "earn"
+	PointsTypeRedeem PointsType = "redeem"
 )
 
 // Valid indicates whether the value is a known member of the PointsType enum.
 func (e PointsType) Valid() bool {
 	switch e {
-	case Adjust:
+	case PointsTypeAdjust:
 		return true
-	case Earn:
+	case PointsTypeEarn:
 		return true
-	case Redeem:
+	case PointsTypeRedeem:
 		return true
 	default:
 		return false
@@ -1367,7 +1412,7 @@ type Conflict struct {
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
-	// Kind Kind is what sync found: oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, or quarantined (a pushed record the hub refused).
+	// Kind Kind is what sync found: oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn (a gift card redeemed below zero by stores that were offline), or quarantined (a pushed record the hub refused).
 	Kind ConflictKind `json:"kind"`
 
 	// Local Local is this node's side; for a quarantined record, the error and the reason code it was refused for.
@@ -1653,6 +1698,93 @@ type EnrolmentClaim struct {
 
 // ExecutionStatus How an automation's run ended: succeeded, failed (an action failed) or skipped (no match, or the depth limit).
 type ExecutionStatus string
+
+// GiftCard Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+type GiftCard struct {
+	// Balance Sum of its transactions, in minor units; below 0 only after two stores redeemed it offline.
+	Balance int64 `json:"balance"`
+
+	// Code 16 characters of GiftCardAlphabet; masked but for its last 4 without payments:write.
+	Code string `json:"code"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency ISO 4217 code; only orders in it are paid with the card.
+	Currency string `json:"currency"`
+
+	// CustomerId The customer it was sold to, if any.
+	CustomerId *string `json:"customer_id"`
+
+	// ExpiresAt After it the card pays nothing; null: never.
+	ExpiresAt *time.Time `json:"expires_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// InitialAmount What the card was issued with, in minor units.
+	InitialAmount int64 `json:"initial_amount"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// Status active, or disabled: it pays nothing.
+	Status GiftCardStatus `json:"status"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// GiftCardIssue The body of POST /gift-cards: the code is generated.
+type GiftCardIssue struct {
+	// Currency Default: the org's currency.
+	Currency *string `json:"currency,omitempty"`
+
+	// CustomerId The customer, if any.
+	CustomerId *string `json:"customer_id,omitempty"`
+
+	// ExpiresAt In the future; null: never expires.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// InitialAmount 1 to 10^12 minor units.
+	InitialAmount int64 `json:"initial_amount"`
+}
+
+// GiftCardStatus A gift card's state: active, or disabled (it pays nothing).
+type GiftCardStatus string
+
+// GiftCardTransaction One append-only entry of a card's ledger; the amount is signed minor units (a redeem is negative).
+type GiftCardTransaction struct {
+	// Amount Signed minor units: issue and refund positive, redeem negative.
+	Amount int64 `json:"amount"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// GiftCardId The card whose ledger it is in.
+	GiftCardId string `json:"gift_card_id"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// OrderId The order a redeem or refund paid or returned.
+	OrderId *string `json:"order_id"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// Origin The node that wrote it.
+	Origin string `json:"origin"`
+
+	// PaymentId The gift_card payment a redeem or refund belongs to.
+	PaymentId *string `json:"payment_id"`
+
+	// Type issue, redeem, refund or adjust.
+	Type GiftCardTxnType `json:"type"`
+}
+
+// GiftCardTxnType The kind of a gift card transaction.
+type GiftCardTxnType string
 
 // GrantType An OAuth 2.0 grant of the token endpoint.
 type GrantType string
@@ -2438,6 +2570,9 @@ type PaymentInitiate struct {
 
 	// CardNumber The card number, for the simulator of card payments; never stored (only its last four digits).
 	CardNumber *string `json:"card_number,omitempty"`
+
+	// GiftCardCode GiftCardCode is the code of the gift card that pays (method gift_card only).
+	GiftCardCode *string `json:"gift_card_code,omitempty"`
 
 	// Method How the customer pays.
 	Method PaymentMethod `json:"method"`
@@ -3704,6 +3839,48 @@ type GetCustomersIdOrdersParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// GetGiftCardsParams defines parameters for GetGiftCards.
+type GetGiftCardsParams struct {
+	// Status only cards in this state
+	Status *GiftCardStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CustomerId only cards of this customer
+	CustomerId *string `form:"customer_id,omitempty" json:"customer_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostGiftCardsParams defines parameters for PostGiftCards.
+type PostGiftCardsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetGiftCardsLookupParams defines parameters for GetGiftCardsLookup.
+type GetGiftCardsLookupParams struct {
+	// Code the card's code (case, spaces and dashes ignored)
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+}
+
+// PostGiftCardsIdDisableParams defines parameters for PostGiftCardsIdDisable.
+type PostGiftCardsIdDisableParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetGiftCardsIdTransactionsParams defines parameters for GetGiftCardsIdTransactions.
+type GetGiftCardsIdTransactionsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetInventoryMovementsParams defines parameters for GetInventoryMovements.
 type GetInventoryMovementsParams struct {
 	// LocationId only movements at this location
@@ -4132,6 +4309,9 @@ type PostCustomersJSONRequestBody = CustomerCreate
 
 // PatchCustomersIdJSONRequestBody defines body for PatchCustomersId for application/json ContentType.
 type PatchCustomersIdJSONRequestBody = CustomerUpdate
+
+// PostGiftCardsJSONRequestBody defines body for PostGiftCards for application/json ContentType.
+type PostGiftCardsJSONRequestBody = GiftCardIssue
 
 // PostInventoryStockAdjustJSONRequestBody defines body for PostInventoryStockAdjust for application/json ContentType.
 type PostInventoryStockAdjustJSONRequestBody = StockAdjust
@@ -4674,6 +4854,45 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewards(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetGiftCards List the org's gift cards; codes are masked but for their last 4 characters without payments:write
+	//
+	// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
+	GetGiftCards(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGiftCardsWithBody Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+	PostGiftCardsWithBody(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGiftCards Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+	PostGiftCards(ctx context.Context, params *PostGiftCardsParams, body PostGiftCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGiftCardsLookup Look up a gift card by its code, with its balance; 404 when no card of the org has it
+	//
+	// Corresponds with GET /api/v1/gift-cards/lookup (the `GetGiftCardsLookup` operationId).
+	GetGiftCardsLookup(ctx context.Context, params *GetGiftCardsLookupParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGiftCardsId Retrieve a gift card
+	//
+	// Corresponds with GET /api/v1/gift-cards/{id} (the `GetGiftCardsId` operationId).
+	GetGiftCardsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGiftCardsIdDisable Disable a gift card: it pays nothing from then on; refunds still return money to it
+	//
+	// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
+	PostGiftCardsIdDisable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGiftCardsIdTransactions List a gift card's transactions (issue, redeem, refund), oldest first
+	//
+	// Corresponds with GET /api/v1/gift-cards/{id}/transactions (the `GetGiftCardsIdTransactions` operationId).
+	GetGiftCardsIdTransactions(ctx context.Context, id openapi_types.UUID, params *GetGiftCardsIdTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetInventoryMovements List stock movements, the append-only audit trail (who: actor, why: reason, ref_type, ref_id, note), oldest first
 	//
 	// Corresponds with GET /api/v1/inventory/movements (the `GetInventoryMovements` operationId).
@@ -5193,7 +5412,7 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/settings (the `PatchSettings` operationId).
 	PatchSettings(ctx context.Context, body PatchSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetSyncConflicts Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values
+	// GetSyncConflicts Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values
 	//
 	// Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 	GetSyncConflicts(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6306,6 +6525,115 @@ func (c *Client) GetCustomersIdOrders(ctx context.Context, id openapi_types.UUID
 // Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 func (c *Client) GetCustomersIdRewards(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCustomersIdRewardsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGiftCards List the org's gift cards; codes are masked but for their last 4 characters without payments:write
+//
+// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
+func (c *Client) GetGiftCards(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGiftCardsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGiftCardsWithBody Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+func (c *Client) PostGiftCardsWithBody(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGiftCardsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGiftCards Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+func (c *Client) PostGiftCards(ctx context.Context, params *PostGiftCardsParams, body PostGiftCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGiftCardsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGiftCardsLookup Look up a gift card by its code, with its balance; 404 when no card of the org has it
+//
+// Corresponds with GET /api/v1/gift-cards/lookup (the `GetGiftCardsLookup` operationId).
+func (c *Client) GetGiftCardsLookup(ctx context.Context, params *GetGiftCardsLookupParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGiftCardsLookupRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGiftCardsId Retrieve a gift card
+//
+// Corresponds with GET /api/v1/gift-cards/{id} (the `GetGiftCardsId` operationId).
+func (c *Client) GetGiftCardsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGiftCardsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGiftCardsIdDisable Disable a gift card: it pays nothing from then on; refunds still return money to it
+//
+// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
+func (c *Client) PostGiftCardsIdDisable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGiftCardsIdDisableRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGiftCardsIdTransactions List a gift card's transactions (issue, redeem, refund), oldest first
+//
+// Corresponds with GET /api/v1/gift-cards/{id}/transactions (the `GetGiftCardsIdTransactions` operationId).
+func (c *Client) GetGiftCardsIdTransactions(ctx context.Context, id openapi_types.UUID, params *GetGiftCardsIdTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGiftCardsIdTransactionsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7685,7 +8013,7 @@ func (c *Client) PatchSettings(ctx context.Context, body PatchSettingsJSONReques
 	return c.Client.Do(req)
 }
 
-// GetSyncConflicts Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values
+// GetSyncConflicts Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values
 //
 // Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 func (c *Client) GetSyncConflicts(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10232,6 +10560,361 @@ func NewGetCustomersIdRewardsRequest(server string, id openapi_types.UUID) (*htt
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetGiftCardsRequest constructs an http.Request for the GetGiftCards method
+func NewGetGiftCardsRequest(server string, params *GetGiftCardsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_id", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostGiftCardsRequest calls the generic PostGiftCards builder with application/json body
+func NewPostGiftCardsRequest(server string, params *PostGiftCardsParams, body PostGiftCardsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostGiftCardsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostGiftCardsRequestWithBody constructs an http.Request for the PostGiftCards method, with any body, and a specified content type
+func NewPostGiftCardsRequestWithBody(server string, params *PostGiftCardsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetGiftCardsLookupRequest constructs an http.Request for the GetGiftCardsLookup method
+func NewGetGiftCardsLookupRequest(server string, params *GetGiftCardsLookupParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards/lookup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetGiftCardsIdRequest constructs an http.Request for the GetGiftCardsId method
+func NewGetGiftCardsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostGiftCardsIdDisableRequest constructs an http.Request for the PostGiftCardsIdDisable method
+func NewPostGiftCardsIdDisableRequest(server string, id openapi_types.UUID, params *PostGiftCardsIdDisableParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards/%s/disable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetGiftCardsIdTransactionsRequest constructs an http.Request for the GetGiftCardsIdTransactions method
+func NewGetGiftCardsIdTransactionsRequest(server string, id openapi_types.UUID, params *GetGiftCardsIdTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards/%s/transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -14772,6 +15455,55 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewardsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCustomersIdRewardsResponse, error)
 
+	// GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
+	GetGiftCardsWithResponse(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*GetGiftCardsResponse, error)
+
+	// PostGiftCardsWithBodyWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+	PostGiftCardsWithBodyWithResponse(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGiftCardsResponse, error)
+
+	// PostGiftCardsWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+	PostGiftCardsWithResponse(ctx context.Context, params *PostGiftCardsParams, body PostGiftCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGiftCardsResponse, error)
+
+	// GetGiftCardsLookupWithResponse Look up a gift card by its code, with its balance; 404 when no card of the org has it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/gift-cards/lookup (the `GetGiftCardsLookup` operationId).
+	GetGiftCardsLookupWithResponse(ctx context.Context, params *GetGiftCardsLookupParams, reqEditors ...RequestEditorFn) (*GetGiftCardsLookupResponse, error)
+
+	// GetGiftCardsIdWithResponse Retrieve a gift card
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/gift-cards/{id} (the `GetGiftCardsId` operationId).
+	GetGiftCardsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetGiftCardsIdResponse, error)
+
+	// PostGiftCardsIdDisableWithResponse Disable a gift card: it pays nothing from then on; refunds still return money to it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
+	PostGiftCardsIdDisableWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*PostGiftCardsIdDisableResponse, error)
+
+	// GetGiftCardsIdTransactionsWithResponse List a gift card's transactions (issue, redeem, refund), oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/gift-cards/{id}/transactions (the `GetGiftCardsIdTransactions` operationId).
+	GetGiftCardsIdTransactionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGiftCardsIdTransactionsParams, reqEditors ...RequestEditorFn) (*GetGiftCardsIdTransactionsResponse, error)
+
 	// GetInventoryMovementsWithResponse List stock movements, the append-only audit trail (who: actor, why: reason, ref_type, ref_id, note), oldest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -15367,7 +16099,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/settings (the `PatchSettings` operationId).
 	PatchSettingsWithResponse(ctx context.Context, body PatchSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchSettingsResponse, error)
 
-	// GetSyncConflictsWithResponse Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values
+	// GetSyncConflictsWithResponse Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20251,6 +20983,669 @@ func (r GetCustomersIdRewardsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCustomersIdRewardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetGiftCardsResponse401Headers the declared response headers of an HTTP 401 response for GetGiftCards
+type GetGiftCardsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetGiftCardsResponse429Headers the declared response headers of an HTTP 429 response for GetGiftCards
+type GetGiftCardsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetGiftCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []GiftCard `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetGiftCardsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGiftCardsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGiftCardsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []GiftCard `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetGiftCardsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetGiftCardsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetGiftCardsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetGiftCardsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetGiftCardsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGiftCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGiftCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGiftCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGiftCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostGiftCardsResponse201Headers the declared response headers of an HTTP 201 response for PostGiftCards
+type PostGiftCardsResponse201Headers struct {
+	Location *string
+}
+
+// PostGiftCardsResponse401Headers the declared response headers of an HTTP 401 response for PostGiftCards
+type PostGiftCardsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostGiftCardsResponse429Headers the declared response headers of an HTTP 429 response for PostGiftCards
+type PostGiftCardsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostGiftCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+		Data GiftCard `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostGiftCardsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostGiftCardsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostGiftCardsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostGiftCardsResponse) GetJSON201() *struct {
+	// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+	Data GiftCard `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostGiftCardsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGiftCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGiftCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGiftCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGiftCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetGiftCardsLookupResponse401Headers the declared response headers of an HTTP 401 response for GetGiftCardsLookup
+type GetGiftCardsLookupResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetGiftCardsLookupResponse429Headers the declared response headers of an HTTP 429 response for GetGiftCardsLookup
+type GetGiftCardsLookupResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetGiftCardsLookupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+		Data GiftCard `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetGiftCardsLookupResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGiftCardsLookupResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGiftCardsLookupResponse) GetJSON200() *struct {
+	// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+	Data GiftCard `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetGiftCardsLookupResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetGiftCardsLookupResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetGiftCardsLookupResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetGiftCardsLookupResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetGiftCardsLookupResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGiftCardsLookupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGiftCardsLookupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGiftCardsLookupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGiftCardsLookupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetGiftCardsIdResponse401Headers the declared response headers of an HTTP 401 response for GetGiftCardsId
+type GetGiftCardsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetGiftCardsIdResponse429Headers the declared response headers of an HTTP 429 response for GetGiftCardsId
+type GetGiftCardsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetGiftCardsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+		Data GiftCard `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetGiftCardsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGiftCardsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGiftCardsIdResponse) GetJSON200() *struct {
+	// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+	Data GiftCard `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetGiftCardsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGiftCardsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGiftCardsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGiftCardsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGiftCardsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostGiftCardsIdDisableResponse401Headers the declared response headers of an HTTP 401 response for PostGiftCardsIdDisable
+type PostGiftCardsIdDisableResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostGiftCardsIdDisableResponse429Headers the declared response headers of an HTTP 429 response for PostGiftCardsIdDisable
+type PostGiftCardsIdDisableResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostGiftCardsIdDisableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+		Data GiftCard `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostGiftCardsIdDisableResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostGiftCardsIdDisableResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostGiftCardsIdDisableResponse) GetJSON200() *struct {
+	// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+	Data GiftCard `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostGiftCardsIdDisableResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGiftCardsIdDisableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGiftCardsIdDisableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGiftCardsIdDisableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGiftCardsIdDisableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetGiftCardsIdTransactionsResponse401Headers the declared response headers of an HTTP 401 response for GetGiftCardsIdTransactions
+type GetGiftCardsIdTransactionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetGiftCardsIdTransactionsResponse429Headers the declared response headers of an HTTP 429 response for GetGiftCardsIdTransactions
+type GetGiftCardsIdTransactionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetGiftCardsIdTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []GiftCardTransaction `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetGiftCardsIdTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGiftCardsIdTransactionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGiftCardsIdTransactionsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []GiftCardTransaction `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetGiftCardsIdTransactionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGiftCardsIdTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGiftCardsIdTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGiftCardsIdTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGiftCardsIdTransactionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29478,6 +30873,97 @@ func (c *ClientWithResponses) GetCustomersIdRewardsWithResponse(ctx context.Cont
 	return ParseGetCustomersIdRewardsResponse(rsp)
 }
 
+// GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
+func (c *ClientWithResponses) GetGiftCardsWithResponse(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*GetGiftCardsResponse, error) {
+	rsp, err := c.GetGiftCards(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGiftCardsResponse(rsp)
+}
+
+// PostGiftCardsWithBodyWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+func (c *ClientWithResponses) PostGiftCardsWithBodyWithResponse(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGiftCardsResponse, error) {
+	rsp, err := c.PostGiftCardsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGiftCardsResponse(rsp)
+}
+
+// PostGiftCardsWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
+func (c *ClientWithResponses) PostGiftCardsWithResponse(ctx context.Context, params *PostGiftCardsParams, body PostGiftCardsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostGiftCardsResponse, error) {
+	rsp, err := c.PostGiftCards(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGiftCardsResponse(rsp)
+}
+
+// GetGiftCardsLookupWithResponse Look up a gift card by its code, with its balance; 404 when no card of the org has it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/gift-cards/lookup (the `GetGiftCardsLookup` operationId).
+func (c *ClientWithResponses) GetGiftCardsLookupWithResponse(ctx context.Context, params *GetGiftCardsLookupParams, reqEditors ...RequestEditorFn) (*GetGiftCardsLookupResponse, error) {
+	rsp, err := c.GetGiftCardsLookup(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGiftCardsLookupResponse(rsp)
+}
+
+// GetGiftCardsIdWithResponse Retrieve a gift card
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/gift-cards/{id} (the `GetGiftCardsId` operationId).
+func (c *ClientWithResponses) GetGiftCardsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetGiftCardsIdResponse, error) {
+	rsp, err := c.GetGiftCardsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGiftCardsIdResponse(rsp)
+}
+
+// PostGiftCardsIdDisableWithResponse Disable a gift card: it pays nothing from then on; refunds still return money to it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
+func (c *ClientWithResponses) PostGiftCardsIdDisableWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*PostGiftCardsIdDisableResponse, error) {
+	rsp, err := c.PostGiftCardsIdDisable(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGiftCardsIdDisableResponse(rsp)
+}
+
+// GetGiftCardsIdTransactionsWithResponse List a gift card's transactions (issue, redeem, refund), oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/gift-cards/{id}/transactions (the `GetGiftCardsIdTransactions` operationId).
+func (c *ClientWithResponses) GetGiftCardsIdTransactionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetGiftCardsIdTransactionsParams, reqEditors ...RequestEditorFn) (*GetGiftCardsIdTransactionsResponse, error) {
+	rsp, err := c.GetGiftCardsIdTransactions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGiftCardsIdTransactionsResponse(rsp)
+}
+
 // GetInventoryMovementsWithResponse List stock movements, the append-only audit trail (who: actor, why: reason, ref_type, ref_id, note), oldest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -30583,7 +32069,7 @@ func (c *ClientWithResponses) PatchSettingsWithResponse(ctx context.Context, bod
 	return ParsePatchSettingsResponse(rsp)
 }
 
-// GetSyncConflictsWithResponse Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values
+// GetSyncConflictsWithResponse Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35180,6 +36666,606 @@ func ParseGetCustomersIdRewardsResponse(rsp *http.Response) (*GetCustomersIdRewa
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCustomersIdRewardsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetGiftCardsResponse parses an HTTP response from a GetGiftCardsWithResponse call
+func ParseGetGiftCardsResponse(rsp *http.Response) (*GetGiftCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGiftCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []GiftCard `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetGiftCardsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGiftCardsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostGiftCardsResponse parses an HTTP response from a PostGiftCardsWithResponse call
+func ParsePostGiftCardsResponse(rsp *http.Response) (*PostGiftCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGiftCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+			Data GiftCard `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostGiftCardsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostGiftCardsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostGiftCardsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetGiftCardsLookupResponse parses an HTTP response from a GetGiftCardsLookupWithResponse call
+func ParseGetGiftCardsLookupResponse(rsp *http.Response) (*GetGiftCardsLookupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGiftCardsLookupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+			Data GiftCard `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetGiftCardsLookupResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGiftCardsLookupResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetGiftCardsIdResponse parses an HTTP response from a GetGiftCardsIdWithResponse call
+func ParseGetGiftCardsIdResponse(rsp *http.Response) (*GetGiftCardsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGiftCardsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+			Data GiftCard `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetGiftCardsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGiftCardsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostGiftCardsIdDisableResponse parses an HTTP response from a PostGiftCardsIdDisableWithResponse call
+func ParsePostGiftCardsIdDisableResponse(rsp *http.Response) (*PostGiftCardsIdDisableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGiftCardsIdDisableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+			Data GiftCard `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostGiftCardsIdDisableResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostGiftCardsIdDisableResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetGiftCardsIdTransactionsResponse parses an HTTP response from a GetGiftCardsIdTransactionsWithResponse call
+func ParseGetGiftCardsIdTransactionsResponse(rsp *http.Response) (*GetGiftCardsIdTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGiftCardsIdTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []GiftCardTransaction `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetGiftCardsIdTransactionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGiftCardsIdTransactionsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

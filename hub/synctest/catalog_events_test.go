@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,16 @@ func (r *evRun) order() map[string]any   { return r.get("/api/v1/orders/" + r.id
 func (r *evRun) payment() map[string]any { return r.get("/api/v1/payments/" + r.ids["payment"]) }
 func (r *evRun) level() map[string]any {
 	return r.last("/api/v1/inventory/stock?location_id=" + r.loc + "&product_id=" + r.ids["product"])
+}
+
+// giftCard reads the run's gift card as events carry it: the code masked
+// but for its last 4 characters (kassa.GiftCard.MaskCode; the run's staff
+// may take payments, so the REST read shows it whole).
+func (r *evRun) giftCard() map[string]any {
+	g := r.get("/api/v1/gift-cards/" + r.ids["gift"])
+	code := g["code"].(string)
+	g["code"] = strings.Repeat("•", len(code)-4) + code[len(code)-4:]
+	return g
 }
 func (r *evRun) points() map[string]any {
 	return r.last("/api/v1/loyalty/accounts/" + r.ids["account"] + "/transactions?limit=200")
@@ -185,6 +196,25 @@ var eventSteps = []evStep{
 	{name: "rename the product", do: func(r *evRun) {
 		r.call("PATCH", "/api/v1/catalog/products/"+r.ids["product"], map[string]any{"name": "Renamed " + r.origin}, 200)
 	}, want: []evWant{wantProduct(kassa.EventProductUpdated, "product")}},
+	{name: "sell a gift card", do: func(r *evRun) {
+		g := r.call("POST", "/api/v1/gift-cards", map[string]any{"initial_amount": 5000}, 201)
+		r.ids["gift"], r.ids["gift_code"] = g["id"].(string), g["code"].(string)
+	}, want: []evWant{{typ: kassa.EventGiftCardIssued, orgWide: true, read: (*evRun).giftCard}}},
+	{name: "an order to pay by gift card", do: func(r *evRun) {
+		o := r.call("POST", "/api/v1/orders", map[string]any{"location_id": r.loc,
+			"line_items": []any{map[string]any{"product_id": r.ids["product"], "quantity": 1}}}, 201)
+		r.ids["order"], r.ids["total"] = o["id"].(string), fmt.Sprint(o["total"])
+	}, want: []evWant{wantOrder(kassa.EventOrderCreated)}},
+	{name: "a refused gift card payment: no card has the code", do: func(r *evRun) {
+		r.call("POST", "/api/v1/payments/initiate", map[string]any{"order_id": r.ids["order"], "amount": 100,
+			"method": "gift_card", "gift_card_code": "2345678923456789"}, 422)
+	}},
+	{name: "pay it by gift card", do: func(r *evRun) {
+		var total int
+		fmt.Sscan(r.ids["total"], &total)
+		r.ids["payment"] = r.call("POST", "/api/v1/payments/initiate", map[string]any{"order_id": r.ids["order"], "amount": total,
+			"method": "gift_card", "gift_card_code": r.ids["gift_code"]}, 201)["id"].(string)
+	}, want: []evWant{{typ: kassa.EventGiftCardRedeemed, read: (*evRun).giftCard}, wantPayment(kassa.EventPaymentCaptured)}},
 	{name: "create a product", hubOnly: true, do: func(r *evRun) {
 		r.ids["new"] = r.call("POST", "/api/v1/catalog/products", map[string]any{"name": "Scone", "sku": "EV-SCONE", "base_price": 450}, 201)["id"].(string)
 	}, want: []evWant{wantProduct(kassa.EventProductCreated, "new")}},
@@ -289,6 +319,7 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 	// for the hub's run (the hub forwards money operations on an edge's
 	// orders to that edge), a depot, and per run a product and a transfer
 	// of it from the depot to the run's location.
+	hubRun.call("PUT", "/api/v1/payments/methods", map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}, 200)
 	hubRun.call("POST", "/api/v1/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1,
 		"tiers": []any{map[string]any{"name": "Member", "min_lifetime_points": 0}, map[string]any{"name": "Silver", "min_lifetime_points": 100}}}, 201)
 	hubRun.loc = hubRun.call("POST", "/api/v1/locations", map[string]any{"name": "Head office shop", "timezone": "Australia/Sydney"}, 201)["id"].(string)
@@ -299,9 +330,11 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 		r.ids["transfer"] = hubRun.call("POST", "/api/v1/inventory/transfers", map[string]any{"from_location_id": depot, "to_location_id": r.loc,
 			"lines": []any{map[string]any{"product_id": r.ids["product"], "quantity": 2}}}, 201)["id"].(string)
 	}
-	wait.For(t, 20*time.Second, "the program, product and transfer at the edge", func() bool {
+	wait.For(t, 20*time.Second, "gift cards, the program, product and transfer at the edge", func() bool {
 		var l listResp
-		return e.edge.Call(t, "GET", "/api/v1/inventory/transfers/"+edgeRun.ids["transfer"], e.edgeMgr, nil, nil) == 200 &&
+		var m oneResp
+		return e.edge.Call(t, "GET", "/api/v1/payments/methods", e.edgeMgr, nil, &m) == 200 && strings.Contains(fmt.Sprint(m.Data),
+			"map[enabled:true method:gift_card]") && e.edge.Call(t, "GET", "/api/v1/inventory/transfers/"+edgeRun.ids["transfer"], e.edgeMgr, nil, nil) == 200 &&
 			e.edge.Call(t, "GET", "/api/v1/catalog/products/"+edgeRun.ids["product"], e.edgeMgr, nil, nil) == 200 &&
 			e.edge.Call(t, "GET", "/api/v1/loyalty/programs", e.edgeMgr, nil, &l) == 200 && len(l.Data) == 1
 	})

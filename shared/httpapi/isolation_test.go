@@ -27,11 +27,14 @@ import (
 
 // isoFixture is org A's resources and org B's tokens.
 type isoFixture struct {
-	tn       *testNode
-	a, b     *testOrg
-	ids      map[string]string // path prefix (up to the id) → A's id
-	aIDs     []string          // every id of A, for the list check
-	partnerB string            // on the hub: a partner app that did not create A
+	tn   *testNode
+	a, b *testOrg
+	ids  map[string]string // path prefix (up to the id) → A's id
+	aIDs []string          // every id of A, for the list check
+	// queries are the query strings of list routes that need one, with
+	// A's values: B's call must not find A's row by them either.
+	queries  map[string]string
+	partnerB string // on the hub: a partner app that did not create A
 }
 
 // isoCreate posts body as A's owner and returns the new id.
@@ -46,7 +49,7 @@ func (f *isoFixture) isoCreate(t *testing.T, path string, body any) string {
 }
 
 func newIsoFixture(t *testing.T, kind string) *isoFixture {
-	f := &isoFixture{ids: map[string]string{}}
+	f := &isoFixture{ids: map[string]string{}, queries: map[string]string{}}
 	if kind == kassa.NodeHub {
 		var apps *partnerApps
 		f.tn, apps = MustStartPartnerHub(t, func(c *node.Config) {
@@ -92,6 +95,12 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	total := f.tn.Do("GET", "/api/v1/orders/"+order, f.a.Owner, nil).Data()["total"]
 	payment := f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": order, "amount": total, "method": "card",
 		"card_number": "4242 4242 4242 4242", "capture": false})
+	gift := f.tn.Do("POST", "/api/v1/gift-cards", f.a.Owner, map[string]any{"initial_amount": 5000})
+	if gift.Status != 201 {
+		t.Fatalf("setup POST /gift-cards: %d %s", gift.Status, gift.Body)
+	}
+	giftCode := gift.Data()["code"].(string)
+	f.queries["/gift-cards/lookup"] = "code=" + giftCode
 	wait.For(t, 10*time.Second, "A's kitchen ticket", func() bool {
 		return strings.Contains(string(f.tn.Do("GET", "/api/v1/kds/tickets?location_id="+loc, f.a.Owner, nil).Body), order)
 	})
@@ -99,7 +108,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/locations/": loc, "/catalog/categories/": cat, "/catalog/products/": prod, "/catalog/modifiers/groups/": group,
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
-		"/kds/tickets/": order, "/campaigns/": campaign,
+		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
 	} {
 		f.ids[prefix] = id
 	}
@@ -137,7 +146,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	for _, id := range f.ids {
 		f.aIDs = append(f.aIDs, id)
 	}
-	f.aIDs = append(f.aIDs, f.a.ID, loc2)
+	f.aIDs = append(f.aIDs, f.a.ID, loc2, giftCode)
 	return f
 }
 
@@ -248,7 +257,11 @@ func (f *isoFixture) stateOfA(t *testing.T, withID, lists []isoRoute) string {
 		if strings.HasPrefix(rt.path, "/partners/") {
 			tok = operatorToken // sees A's tenant record and rate limit
 		}
-		r := f.tn.Do("GET", "/api/v1"+path+"?limit=200", tok, nil)
+		q := "?limit=200"
+		if extra, ok := f.queries[rt.path]; ok {
+			q += "&" + extra
+		}
+		r := f.tn.Do("GET", "/api/v1"+path+q, tok, nil)
 		fmt.Fprintf(&b, "%s %d %s\n", path, r.Status, r.Body)
 	}
 	return b.String()
@@ -295,11 +308,17 @@ func testCrossOrgIsolation(t *testing.T, kind string) {
 	query := "?location_id=" + f.ids["/locations/"] + "&customer_id=" + f.ids["/customers/"] + "&product_id=" + f.ids["/catalog/products/"]
 	for _, rt := range lists {
 		for _, q := range []string{"", query} {
+			if extra, ok := f.queries[rt.path]; ok {
+				q = "?" + extra + "&" + strings.TrimPrefix(q, "?")
+			}
 			tok := f.b.Owner
 			if strings.HasPrefix(rt.path, "/partners/") {
 				tok = f.partnerB
 			}
 			r := f.tn.Do("GET", "/api/v1"+rt.path+q, tok, nil)
+			if _, ok := f.queries[rt.path]; ok && r.Status != 404 {
+				t.Errorf("B's GET %s%s: %d, want 404: %s", rt.path, q, r.Status, r.Body)
+			}
 			for _, id := range f.aIDs {
 				if r.Status < 300 && strings.Contains(string(r.Body), id) {
 					t.Errorf("B's GET %s%s shows A's %s: %s", rt.path, q, id, r.Body)

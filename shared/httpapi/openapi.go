@@ -189,6 +189,7 @@ var tagText = map[string]string{
 	"live":        "Live updates for terminals over WebSocket: orders, stock, catalog and customers as they change",
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
+	"gift-cards":  "Gift cards: issue, look up, disable; they pay through POST /payments/initiate with method gift_card",
 	"orders":      "Orders, their completion and refunds",
 	"payments":    "Payments, payment methods and settlements",
 	"settings":    "The org's commercial settings",

@@ -289,7 +289,7 @@ func TestPaymentMethodsMustBeEnabled(t *testing.T) {
 		f.refused(t, f.payInit(body), 422, "validation", "method", before)
 	}
 	t.Run("gift cards are off by default", func(t *testing.T) {
-		refuse(t, map[string]any{"order_id": id, "amount": 100, "method": "gift_card"})
+		refuse(t, map[string]any{"order_id": id, "amount": 100, "method": "gift_card", "gift_card_code": "2345-6789-ABCD-EFGH"})
 	})
 	t.Run("external is off by default", func(t *testing.T) {
 		refuse(t, map[string]any{"order_id": id, "amount": 100, "method": "external"})

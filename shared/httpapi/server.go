@@ -82,6 +82,7 @@ type Services struct {
 	Campaigns      kassa.CampaignService
 	Customers      kassa.CustomerService
 	Loyalty        kassa.LoyaltyService
+	GiftCards      kassa.GiftCardService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
 	Payments       kassa.PaymentService
@@ -198,6 +199,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Campaigns != nil, s.routesCampaigns},
 		{svc.Customers != nil, s.routesCustomers},
 		{svc.Loyalty != nil, s.routesLoyalty},
+		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Payments != nil, s.routesPayments},

@@ -25,7 +25,7 @@ func (s *Server) routesSync() {
 		}})
 	s.handle(&Route{Method: "GET", Path: "/sync/conflicts", Tag: "sync", Scope: kassa.ScopeReportsRead, List: true, Resp: kassa.Conflict{},
 		Query:   append([]Param{{"status", "ConflictStatus", "only open or only resolved conflicts"}}, pageParams...),
-		Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, quarantined) with both sides' values",
+		Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values",
 		Handler: func(c *fiber.Ctx) error {
 			p, err := page(c)
 			if err != nil {

@@ -437,6 +437,8 @@ var eventDataTypes = map[string]reflect.Type{
 	EventLoyaltyPointsEarned:   reflect.TypeFor[PointsTransaction](),
 	EventLoyaltyTierChanged:    reflect.TypeFor[LoyaltyAccount](),
 	EventInventoryTransferDone: reflect.TypeFor[Transfer](),
+	EventGiftCardIssued:        reflect.TypeFor[GiftCard](),
+	EventGiftCardRedeemed:      reflect.TypeFor[GiftCard](),
 	EventProductCreated:        reflect.TypeFor[Product](),
 	EventProductUpdated:        reflect.TypeFor[Product](),
 	EventAutomationTriggered:   reflect.TypeFor[AutomationTriggered](),

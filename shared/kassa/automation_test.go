@@ -107,6 +107,7 @@ func TestEventFieldsComeFromTheDataResourceTypes(t *testing.T) {
 		{kassa.EventInventoryLowStock, "on_hand", true},
 		{kassa.EventAutomationTriggered, "payload.kind", true},
 		{kassa.EventAutomationTriggered, "rule_id", true},
+		{kassa.EventGiftCardRedeemed, "balance", true},
 		{kassa.EventLaybyCreated, "id", false}, // registered only: no known fields
 	} {
 		if got := kassa.EventHasField(c.typ, c.path); got != c.ok {

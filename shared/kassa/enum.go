@@ -30,6 +30,9 @@ const (
 	// ConflictVoucherOverused: a campaign used past its usage_limit, by
 	// orders that stores took offline.
 	ConflictVoucherOverused = "voucher_overused"
+	// ConflictGiftCardOverdrawn: a gift card's merged balance below zero,
+	// redeemed at two stores while they were offline.
+	ConflictGiftCardOverdrawn = "gift_card_overdrawn"
 )
 
 // Conflict statuses.
@@ -48,6 +51,8 @@ var Enums = map[string][]string{
 	"Scope":             strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite, ScopeSyncWrite)...),
 	"PaymentMethod":     strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal),
 	"PointsType":        strs(PointsEarn, PointsRedeem, PointsAdjust),
+	"GiftCardTxnType":   strs(GiftCardTxnIssue, GiftCardTxnRedeem, GiftCardTxnRefund, GiftCardTxnAdjust),
+	"GiftCardStatus":    {GiftCardActive, GiftCardDisabled},
 	"OrderStatus":       {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
 	"OrderCancel":       {OrderCancelled},
 	"Channel":           {ChannelPOS, ChannelOnline, ChannelPartner},
@@ -59,7 +64,7 @@ var Enums = map[string][]string{
 	"TransferStatus":    {TransferInTransit, TransferReceived, TransferCancelled},
 	"DiscountType":      {DiscountPercent, DiscountAmount},
 	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
-	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused},
+	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused, ConflictGiftCardOverdrawn},
 	"NodeKind":          {NodeEdge, NodeHub},
 	"ConflictStatus":    {ConflictOpen, ConflictResolved},
 	"GrantType":         {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
@@ -83,6 +88,7 @@ var EnumText = map[string]string{
 	"Channel":           "Where an order came from.",
 	"KitchenStatus":     "Where an order is in the kitchen: new, in_progress, ready, served.",
 	"PaymentStatus":     "A payment's state.",
+	"GiftCardStatus":    "A gift card's state: active, or disabled (it pays nothing).",
 	"MovementReason":    "Why stock moved: an adjustment's reason code, or sale, refund, transfer_out, transfer_in.",
 	"AdjustReason":      "The reason codes of a stock adjustment.",
 	"RefType":           "What caused a stock movement.",

@@ -64,6 +64,8 @@ type PaymentInitiate struct {
 	Capture    *bool         `json:"capture"`                   // false only authorizes a card payment (capture it later); default true.
 	Tendered   *int64        `json:"tendered"`                  // Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	CardNumber string        `json:"card_number"`               // The card number, for the simulator of card payments; never stored (only its last four digits).
+	// GiftCardCode is the code of the gift card that pays (method gift_card only).
+	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter).
 }
 
 // PaymentFilter selects payments.

@@ -21,6 +21,13 @@ func (in *PaymentInitiate) Validate() error {
 	}
 	v.Check(in.Method != PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
 	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
+	if in.Method == PaymentGiftCard {
+		_, ok := NormalizeGiftCardCode(in.GiftCardCode)
+		v.Check(in.GiftCardCode != "", "gift_card_code", "is required for gift card payments")
+		v.Check(in.GiftCardCode == "" || ok, "gift_card_code", "must be a gift card code: 16 characters")
+	} else {
+		v.Check(in.GiftCardCode == "", "gift_card_code", "only applies to gift card payments")
+	}
 	v.Check(in.Capture == nil || *in.Capture || in.Method == PaymentCard, "capture", "only card payments can be authorized without capture")
 	return v.Err()
 }

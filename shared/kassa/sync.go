@@ -64,8 +64,9 @@ type Conflict struct {
 	OrgID      string  `json:"org_id"`
 	LocationID *string `json:"location_id"`
 	// Kind is what sync found: oversold, overdrawn, overpaid, overrefunded,
-	// cancel_lost, clock_clamped, duplicate_key, voucher_overused, or
-	// quarantined (a pushed record the hub refused).
+	// cancel_lost, clock_clamped, duplicate_key, voucher_overused,
+	// gift_card_overdrawn (a gift card redeemed below zero by stores that
+	// were offline), or quarantined (a pushed record the hub refused).
 	Kind string `json:"kind" openapi:"enum=ConflictKind"`
 	// Entity is the kind of row the conflict is about (order, stock_level,
 	// customer…).

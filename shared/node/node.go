@@ -174,6 +174,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Inventory:      sqlite.NewInventoryService(db),
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),
+		GiftCards:      sqlite.NewGiftCardService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),
@@ -214,6 +215,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
+		kassa.PaymentGiftCard: processor.GiftCard{},
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments

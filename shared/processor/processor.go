@@ -1,7 +1,7 @@
 // Package processor holds Kassa's payment processors: Cash, which computes
 // change and always succeeds; CardSimulator, a card network stand-in with
-// documented test cards and store-and-forward while offline; and External,
-// for money taken outside Kassa. All implement kassa.Processor, the same
+// documented test cards and store-and-forward while offline; External,
+// for money taken outside Kassa; and GiftCard, whose ledger is the store's. All implement kassa.Processor, the same
 // interface a real acquirer integration would.
 package processor
 
@@ -73,6 +73,19 @@ func (External) Void(context.Context, string) error { return nil }
 // Refund records the refund.
 func (External) Refund(_ context.Context, ref string, amount int64) (string, error) {
 	return fmt.Sprintf("%s_refund_%d", ref, amount), nil
+}
+
+// GiftCard takes gift cards: the card's ledger is in the store, which
+// checks and debits the card in the payment's own unit of work, and
+// credits it back on a void or refund (sqlite.PaymentService). As a
+// processor it is External, but for its references.
+type GiftCard struct{ External }
+
+var _ kassa.Processor = GiftCard{}
+
+// Charge approves and captures.
+func (GiftCard) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "gift_" + r.PaymentID}, nil
 }
 
 // Test cards of the CardSimulator. Any other number that passes the Luhn

@@ -68,6 +68,8 @@ func init() {
 			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
 		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
+		// Gift cards: an org-wide card whose balance is its ledger's sum.
+		{e: entGiftCard, derived: []string{"balance"}}, {e: entGiftCardTxn, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},
@@ -145,7 +147,7 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
 	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{},
-		redeemed: map[[3]string]int{}, campaigned: map[string]bool{}}
+		cards: map[string]string{}, redeemed: map[[3]string]int{}, campaigned: map[string]bool{}}
 	if opts.from != nil {
 		a.admitter = &admitter{tx: tx, from: *opts.from}
 	}
@@ -227,6 +229,7 @@ type applier struct {
 	orders   map[string]string  // order id → org
 	levels   map[[3]string]bool // org, location, product
 	accounts map[string]string  // account id → org
+	cards    map[string]string  // gift card id → org
 	redeemed map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
 	// campaigned are the orders this batch inserted with campaigns: an
 	// edge derives their redemptions (redeem).
@@ -327,6 +330,12 @@ func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
 		}
 	case entAccount:
 		a.accounts[c.EntityID] = c.OrgID
+	case entGiftCardTxn:
+		if id := str("gift_card_id"); id != "" {
+			a.cards[id] = c.OrgID
+		}
+	case entGiftCard:
+		a.cards[c.EntityID] = c.OrgID
 	}
 }
 
@@ -586,7 +595,38 @@ func (a *applier) recompute(ctx context.Context) error {
 			}
 		}
 	}
+	if err := a.recomputeGiftCards(ctx); err != nil {
+		return err
+	}
 	return a.checkVouchers(ctx)
+}
+
+// recomputeGiftCards rewrites the balance of every card the batch touched
+// from its ledger; a balance the merge took below zero (two stores
+// redeemed the card while apart) is a gift_card_overdrawn conflict, listed
+// once, when it first goes below. No sale is undone: the money was taken.
+func (a *applier) recomputeGiftCards(ctx context.Context) error {
+	for id, orgID := range a.cards {
+		var before int64
+		err := a.tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // its card row arrives later in the log
+		}
+		if err != nil {
+			return err
+		}
+		after, err := setGiftCardBalance(ctx, a.tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if after < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.name, id,
+				map[string]any{"balance_before": before}, map[string]any{"balance": after}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // recomputeOrder refreshes an order's derived columns from its entries:

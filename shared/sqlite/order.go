@@ -753,6 +753,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 				"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 				return err
 			}
+			if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
+				return err
+			}
 		}
 		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
 			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,

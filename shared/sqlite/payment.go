@@ -167,6 +167,13 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 			if err := tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
 				return err
 			}
+			if in.Method == kassa.PaymentGiftCard {
+				// The card pays in this unit: a card that cannot pay
+				// leaves nothing stored.
+				if err := redeemGiftCard(ctx, tx, o, in.GiftCardCode, in.Amount, id); err != nil {
+					return err
+				}
+			}
 			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)
 			return err
 		})
@@ -370,6 +377,9 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 			return err
 		}
 		if p.Status == kassa.PaymentCaptured {
+			if err := refundGiftCard(ctx, tx, p, p.Amount); err != nil {
+				return err
+			}
 			return addPaid(ctx, tx, a.OrgID, o.ID, -p.Amount)
 		}
 		return nil

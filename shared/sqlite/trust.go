@@ -135,6 +135,7 @@ type edgeRule struct {
 var (
 	catalogWrite   = []kassa.Scope{kassa.ScopeCatalogWrite}
 	saleWrite      = []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite}
+	paymentsWrite  = []kassa.Scope{kassa.ScopePaymentsWrite}
 	loyaltyWrite   = []kassa.Scope{kassa.ScopeLoyaltyWrite, kassa.ScopeOrdersWrite}
 	inventoryWrite = []kassa.Scope{kassa.ScopeInventoryWrite}
 )
@@ -176,6 +177,14 @@ var edgeRules = map[string]edgeRule{
 		system: []string{"processor_ref", "failure_reason"},
 		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+	// Gift cards (docs/giftcards.md): a store issues them at the till and
+	// disables them; their money moves only with a gift_card payment of
+	// the edge's location (checkGiftCardTxn).
+	"gift_card": {update: []string{"status", "balance"}, scopesOf: giftCardScopes,
+		refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
+	"gift_card_transaction": {scopesOf: giftCardTxnScopes,
+		refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
+		check: checkGiftCardTxn},
 	// Events are inserted once, never changed; checkEvent holds the rule.
 	"event": {anyUser: true, check: checkEvent},
 }
@@ -964,6 +973,118 @@ func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]
 	return nil
 }
 
+// checkGiftCard: a card is created active with a code of the alphabet,
+// a currency and an initial amount within the money limits; an update
+// may only disable it (its balance is derived: recomputed, not taken).
+func checkGiftCard(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	if c.Op != change.OpInsert {
+		return oneOf(f, "status", false, kassa.GiftCardDisabled)
+	}
+	code, _ := f["code"].(string)
+	if norm, ok := kassa.NormalizeGiftCardCode(code); !ok || norm != code {
+		return refuse(RefusedValue, "code must be %d characters of the gift card alphabet", kassa.GiftCardCodeLen)
+	}
+	if cur, _ := f["currency"].(string); !kassa.ValidCurrency(cur) {
+		return refuse(RefusedValue, "currency must be an ISO 4217 code")
+	}
+	if at, ok := f["expires_at"].(string); ok {
+		if _, err := time.Parse(TimeFormat, at); err != nil {
+			return refuse(RefusedValue, "expires_at %q is not a time", at)
+		}
+	}
+	return firstErr(oneOf(f, "status", true, kassa.GiftCardActive), within(f, "initial_amount", 1, maxAmount, true))
+}
+
+// giftCardScopes: a card's balance moves with a sale's payment (and is
+// recomputed, not taken); issuing or disabling one is a payments write.
+func giftCardScopes(c *change.Change, f map[string]any) []kassa.Scope {
+	if c.Op == change.OpUpdate {
+		if _, ok := f["status"]; !ok {
+			return saleWrite
+		}
+	}
+	return paymentsWrite
+}
+
+// giftCardTxnScopes: issuing a card is a payments write (it sells stored
+// value); a redeem or refund moves with a sale's payment.
+func giftCardTxnScopes(_ *change.Change, f map[string]any) []kassa.Scope {
+	if f["type"] == string(kassa.GiftCardTxnIssue) {
+		return paymentsWrite
+	}
+	return saleWrite
+}
+
+// checkGiftCardTxn: an edge moves a card's money only as its API does.
+// An issue credits the card's initial amount once. A redeem debits a
+// gift_card payment of the edge's location by exactly its amount, once
+// per payment; a refund credits one back, never more in all than the
+// payment took, to the card it came from. Balances are not checked: a redeem beyond the merged
+// balance was taken offline and is recorded as gift_card_overdrawn.
+func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	types := []string{string(kassa.GiftCardTxnIssue), string(kassa.GiftCardTxnRedeem), string(kassa.GiftCardTxnRefund)}
+	if err := firstErr(oneOf(f, "type", true, types...), within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
+		return err
+	}
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	typ, _ := f["type"].(string)
+	var n int64
+	if typ == string(kassa.GiftCardTxnIssue) {
+		var initial int64
+		if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
+			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
+			return err // the reference check found the card
+		}
+		if amount != initial || n > 0 {
+			return refuse(RefusedValue, "a card is issued once, with its initial_amount %d", initial)
+		}
+		return nil
+	}
+	payment, _ := f["payment_id"].(string)
+	var order, loc, method string
+	var paid int64
+	err := ad.tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
+		payment, c.OrgID).Scan(&order, &loc, &method, &paid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case loc != ad.from.LocationID:
+		return refuse(RefusedScope, "payment %s is another location's", payment)
+	case method != string(kassa.PaymentGiftCard):
+		return refuse(RefusedValue, "payment %s is not a gift_card payment", payment)
+	case f["order_id"] != order:
+		return refuse(RefusedValue, "order_id is not payment %s's order", payment)
+	}
+	var moved int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(amount), 0) FROM gift_card_transactions WHERE payment_id = ? AND type = ?`,
+		payment, typ).Scan(&n, &moved); err != nil {
+		return err
+	}
+	if typ == string(kassa.GiftCardTxnRedeem) {
+		if amount != -paid || n > 0 {
+			return refuse(RefusedValue, "a redeem debits its payment's amount %d, once", paid)
+		}
+		return nil
+	}
+	if amount <= 0 || moved+amount > paid {
+		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", payment, paid)
+	}
+	var from string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
+		payment).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if from != card {
+		return refuse(RefusedValue, "a refund returns to the card payment %s was redeemed from", payment)
+	}
+	return nil
+}
+
 func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
 	if c.Op == change.OpInsert {
 		in := &kassa.TransferCreate{}
@@ -1229,7 +1350,8 @@ type eventSubject struct {
 
 // eventSubjects are the events an edge makes, by type. Others are the
 // hub's own (campaign.*, automation.triggered) or made by no build yet
-// (lay-bys, gift cards): an edge that pushes one is refused. A same
+// (lay-bys): an edge that pushes one is refused. A gift card's event
+// carries its code masked, so the code is not compared. A same
 // column is one no node changes after the insert: not in its entity's
 // edgeRules update list (the hub may attach a customer to an order the
 // edge then completes before it pulled that) and not a uniqueKeys column
@@ -1248,6 +1370,8 @@ var eventSubjects = map[string]eventSubject{
 	kassa.EventLoyaltyPointsEarned:   {table: "points_transactions", same: []string{"account_id", "points", "type"}},
 	kassa.EventLoyaltyTierChanged:    {table: "loyalty_accounts", same: []string{"customer_id", "program_id"}},
 	kassa.EventInventoryTransferDone: {table: "transfers", same: []string{"from_location_id", "to_location_id"}},
+	kassa.EventGiftCardIssued:        {table: "gift_cards", same: []string{"currency", "initial_amount"}},
+	kassa.EventGiftCardRedeemed:      {table: "gift_cards", same: []string{"currency", "initial_amount"}},
 	kassa.EventProductCreated:        {table: "products"},
 	kassa.EventProductUpdated:        {table: "products"},
 }

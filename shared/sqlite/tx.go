@@ -53,6 +53,8 @@ var (
 	entOrderHistory = entity{"order_history", "order_history", "org_id", false}
 	entPayment      = entity{"payment", "payments", "org_id", true}
 	entRefund       = entity{"refund", "refunds", "org_id", false}
+	entGiftCard     = entity{"gift_card", "gift_cards", "org_id", true}
+	entGiftCardTxn  = entity{"gift_card_transaction", "gift_card_transactions", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
 )
 

@@ -17,7 +17,9 @@ import "fmt"
 //	2  migration 0019: campaign redemptions are derived at every node, no
 //	   longer replicated; a format-1 edge's redemption records are
 //	   accepted and dropped, and it is verified without them.
-const Format = 2
+//	3  migration 0021: gift cards and their transactions replicate; an edge
+//	   of format 1 or 2 is served without them.
+const Format = 3
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
 // names none (v0.5.0).

@@ -1,0 +1,170 @@
+package kassa
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"time"
+)
+
+// GiftCard is stored value an org sells and takes back as tender. Its
+// balance is the sum of its transactions (docs/giftcards.md); the code is
+// what the customer holds, unique in the org, and is shown in full only to
+// actors that may take payments (MaskCode).
+type GiftCard struct {
+	ID            string     `json:"id"`
+	OrgID         string     `json:"org_id"`
+	Code          string     `json:"code"`                                 // 16 characters of GiftCardAlphabet; masked but for its last 4 without payments:write.
+	Currency      string     `json:"currency"`                             // ISO 4217 code; only orders in it are paid with the card.
+	InitialAmount int64      `json:"initial_amount"`                       // What the card was issued with, in minor units.
+	Balance       int64      `json:"balance"`                              // Sum of its transactions, in minor units; below 0 only after two stores redeemed it offline.
+	Status        string     `json:"status" openapi:"enum=GiftCardStatus"` // active, or disabled: it pays nothing.
+	CustomerID    *string    `json:"customer_id"`                          // The customer it was sold to, if any.
+	ExpiresAt     *time.Time `json:"expires_at"`                           // After it the card pays nothing; null: never.
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// Gift card states.
+const (
+	GiftCardActive   = "active"
+	GiftCardDisabled = "disabled"
+)
+
+// GiftCardTxnType is the kind of a gift card transaction.
+type GiftCardTxnType string
+
+// The gift card transaction types.
+const (
+	GiftCardTxnIssue  GiftCardTxnType = "issue"
+	GiftCardTxnRedeem GiftCardTxnType = "redeem"
+	GiftCardTxnRefund GiftCardTxnType = "refund"
+	GiftCardTxnAdjust GiftCardTxnType = "adjust"
+)
+
+// GiftCardTransaction is one append-only entry of a card's ledger; the
+// amount is signed minor units (a redeem is negative).
+type GiftCardTransaction struct {
+	ID         string          `json:"id"`
+	OrgID      string          `json:"org_id"`
+	GiftCardID string          `json:"gift_card_id"` // The card whose ledger it is in.
+	Type       GiftCardTxnType `json:"type"`         // issue, redeem, refund or adjust.
+	Amount     int64           `json:"amount"`       // Signed minor units: issue and refund positive, redeem negative.
+	OrderID    *string         `json:"order_id"`     // The order a redeem or refund paid or returned.
+	PaymentID  *string         `json:"payment_id"`   // The gift_card payment a redeem or refund belongs to.
+	Origin     string          `json:"origin"`       // The node that wrote it.
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// GiftCardIssue is the body of POST /gift-cards: the code is generated.
+type GiftCardIssue struct {
+	InitialAmount int64      `json:"initial_amount" openapi:"required"` // 1 to 10^12 minor units.
+	Currency      string     `json:"currency"`                          // Default: the org's currency.
+	CustomerID    *string    `json:"customer_id"`
+	ExpiresAt     *time.Time `json:"expires_at"` // In the future; null: never expires.
+}
+
+// GiftCardFilter selects gift cards.
+type GiftCardFilter struct {
+	Status     string
+	CustomerID *string
+	Page
+}
+
+// GiftCardService issues, finds and disables gift cards; redeeming and
+// refunding happen through payments. Errors: ENotFound, EInvalid, EConflict.
+type GiftCardService interface {
+	FindGiftCards(ctx context.Context, f GiftCardFilter) (List[GiftCard], error)
+	FindGiftCardByID(ctx context.Context, id string) (*GiftCard, error)
+	FindGiftCardByCode(ctx context.Context, code string) (*GiftCard, error)
+	IssueGiftCard(ctx context.Context, in *GiftCardIssue) (*GiftCard, error)
+	DisableGiftCard(ctx context.Context, id string) (*GiftCard, error)
+	FindGiftCardTransactions(ctx context.Context, id string, p Page) (List[GiftCardTransaction], error)
+}
+
+// GiftCardAlphabet is the alphabet of gift card codes: digits and capitals
+// without 0/O, 1/I/L, so a code read aloud or typed is not mistaken.
+const GiftCardAlphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+// GiftCardCodeLen is the length of a gift card code.
+const GiftCardCodeLen = 16
+
+// NewGiftCardCode returns a random code of GiftCardCodeLen characters of
+// GiftCardAlphabet, from crypto/rand (about 79 bits).
+func NewGiftCardCode() string {
+	var b [GiftCardCodeLen]byte
+	out := make([]byte, GiftCardCodeLen)
+	n := byte(len(GiftCardAlphabet))
+	limit := 256 - 256%int(n) // rejection sampling: no modulo bias
+	for i := 0; i < GiftCardCodeLen; {
+		rand.Read(b[:])
+		for _, c := range b {
+			if int(c) < limit && i < GiftCardCodeLen {
+				out[i] = GiftCardAlphabet[c%n]
+				i++
+			}
+		}
+	}
+	return string(out)
+}
+
+// NormalizeGiftCardCode reads a code as a person types it: case, spaces
+// and dashes do not matter. It reports false for anything that is not a
+// code.
+func NormalizeGiftCardCode(s string) (string, bool) {
+	s = strings.ToUpper(strings.NewReplacer(" ", "", "-", "").Replace(s))
+	if len(s) != GiftCardCodeLen {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(GiftCardAlphabet, s[i]) < 0 {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// MaskCode hides all but the last four characters of the code unless the
+// actor may take payments (payments:write): staff at the till and apps
+// that redeem see it; read-only reporting does not.
+func (g *GiftCard) MaskCode(a *Actor) {
+	if a != nil && a.Has(ScopePaymentsWrite) {
+		return
+	}
+	if len(g.Code) > 4 {
+		g.Code = strings.Repeat("•", len(g.Code)-4) + g.Code[len(g.Code)-4:]
+	}
+}
+
+// Validate checks an issue request at now: an amount within the money
+// limits, a currency code when given, an id for the customer, an expiry
+// in the future.
+func (in *GiftCardIssue) Validate(now time.Time) error {
+	var v Validation
+	v.Check(in.InitialAmount > 0 && in.InitialAmount <= MaxMoney, "initial_amount", "must be from 1 to 10^12 minor units")
+	v.Check(in.Currency == "" || ValidCurrency(in.Currency), "currency", "must be an ISO 4217 code")
+	if in.CustomerID != nil {
+		v.Check(ValidID(*in.CustomerID), "customer_id", "must be an id")
+	}
+	if in.ExpiresAt != nil {
+		v.Check(in.ExpiresAt.After(now), "expires_at", "must be in the future")
+	}
+	return v.Err()
+}
+
+// Redeemable decides whether card pays amount of an order in currency at
+// now; the refusal is EInvalid naming gift_card_code, as the payment
+// request's field is what is wrong.
+func (g *GiftCard) Redeemable(now time.Time, currency string, amount int64) error {
+	switch {
+	case g.Status != GiftCardActive:
+		return InvalidField("gift_card_code", "the gift card is disabled")
+	case g.ExpiresAt != nil && !now.Before(*g.ExpiresAt):
+		return InvalidField("gift_card_code", "the gift card has expired")
+	case g.Currency != currency:
+		return InvalidField("gift_card_code", "the gift card is in "+g.Currency+", the order in "+currency)
+	case g.Balance < amount:
+		return InvalidField("gift_card_code", "the gift card's balance does not cover the amount")
+	}
+	return nil
+}

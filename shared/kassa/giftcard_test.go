@@ -1,0 +1,75 @@
+package kassa
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGiftCardCodesAreOfTheAlphabetAndReadAsTyped: generated codes are 16
+// characters of the unambiguous alphabet, all different; a code typed in
+// lower case with spaces and dashes reads as the code; nothing else does.
+func TestGiftCardCodesAreOfTheAlphabetAndReadAsTyped(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		c := NewGiftCardCode()
+		if n, ok := NormalizeGiftCardCode(c); !ok || n != c || seen[c] {
+			t.Fatalf("code %q: normalized %q %v, seen %v", c, n, ok, seen[c])
+		}
+		if strings.ContainsAny(c, "01OIL") {
+			t.Fatalf("code %q has an ambiguous character", c)
+		}
+		seen[c] = true
+	}
+	if n, ok := NormalizeGiftCardCode("abcd-efgh 2345-6789"); !ok || n != "ABCDEFGH23456789" {
+		t.Fatalf("typed code read as %q %v", n, ok)
+	}
+	for _, bad := range []string{"", "ABCDEFGH2345678", "ABCDEFGH234567890", "ABCDEFGH2345678O", "ABCDEFGH2345678!"} {
+		if _, ok := NormalizeGiftCardCode(bad); ok {
+			t.Errorf("%q read as a code", bad)
+		}
+	}
+}
+
+// TestGiftCardCodeIsShownInFullOnlyToPaymentWriters.
+func TestGiftCardCodeIsShownInFullOnlyToPaymentWriters(t *testing.T) {
+	for _, tc := range []struct {
+		a    *Actor
+		want string
+	}{
+		{&Actor{Scopes: []Scope{ScopePaymentsRead, ScopePaymentsWrite}}, "ABCDEFGH23456789"},
+		{&Actor{Scopes: []Scope{ScopePaymentsRead}}, "••••••••••••6789"},
+		{nil, "••••••••••••6789"}, // events
+	} {
+		g := GiftCard{Code: "ABCDEFGH23456789"}
+		g.MaskCode(tc.a)
+		if g.Code != tc.want {
+			t.Errorf("shown %q, want %q", g.Code, tc.want)
+		}
+	}
+}
+
+// TestGiftCardRedeemableNamesTheCode: each refusal is EInvalid on gift_card_code.
+func TestGiftCardRedeemableNamesTheCode(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	past := now.Add(-time.Second)
+	card := func(mod func(*GiftCard)) *GiftCard {
+		g := &GiftCard{Status: GiftCardActive, Currency: "AUD", Balance: 1000}
+		if mod != nil {
+			mod(g)
+		}
+		return g
+	}
+	if err := card(nil).Redeemable(now, "AUD", 1000); err != nil {
+		t.Fatalf("the whole balance: %v", err)
+	}
+	for name, g := range map[string]*GiftCard{
+		"disabled":     card(func(g *GiftCard) { g.Status = GiftCardDisabled }),
+		"expired":      card(func(g *GiftCard) { g.ExpiresAt = &past }),
+		"expiring now": card(func(g *GiftCard) { g.ExpiresAt = &now }),
+		"short":        card(func(g *GiftCard) { g.Balance = 999 }),
+		"in EUR":       card(func(g *GiftCard) { g.Currency = "EUR" }),
+	} {
+		t.Run(name, func(t *testing.T) { wantKind(t, g.Redeemable(now, "AUD", 1000), EInvalid, "gift_card_code") })
+	}
+}

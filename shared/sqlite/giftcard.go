@@ -1,0 +1,283 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"kassa.dev/shared/kassa"
+)
+
+// GiftCardService implements kassa.GiftCardService. The ledger is
+// gift_card_transactions: append-only rows of signed minor units. A card's
+// balance is their sum, rewritten by every unit that appends one
+// (appendGiftCardTxn) and by every sync merge (setGiftCardBalance), never
+// taken from a change record,
+// so that the rows of several nodes merge into the same figure everywhere.
+// Redeems and refunds are written by the payment units (PaymentService,
+// OrderService.RefundOrder), in the same transaction as the payment.
+type GiftCardService struct{ db *DB }
+
+// NewGiftCardService returns the gift card service of db.
+func NewGiftCardService(db *DB) *GiftCardService { return &GiftCardService{db: db} }
+
+var _ kassa.GiftCardService = (*GiftCardService)(nil)
+
+const giftCardCols = `SELECT id, org_id, code, currency, initial_amount, balance, status, customer_id, expires_at, created_at, updated_at FROM gift_cards`
+
+func scanGiftCard(s scanner) (*kassa.GiftCard, error) {
+	var g kassa.GiftCard
+	var created, updated string
+	var expires sql.NullString
+	if err := s.Scan(&g.ID, &g.OrgID, &g.Code, &g.Currency, &g.InitialAmount, &g.Balance, &g.Status, &g.CustomerID, &expires,
+		&created, &updated); err != nil {
+		return nil, err
+	}
+	g.CreatedAt, g.UpdatedAt, g.ExpiresAt = parseTime(created), parseTime(updated), nullTime(expires)
+	return &g, nil
+}
+
+func giftCardID(g *kassa.GiftCard) string { return g.ID }
+
+func findGiftCard(ctx context.Context, q querier, orgID, id string) (*kassa.GiftCard, error) {
+	return findByID(ctx, q, giftCardCols, "gift card", orgID, id, scanGiftCard)
+}
+
+// findGiftCardByCode reads the org's card with a normalized code; a code
+// of no card of the org is ENotFound, whatever another org holds.
+func findGiftCardByCode(ctx context.Context, q querier, orgID, code string) (*kassa.GiftCard, error) {
+	g, err := scanGiftCard(q.QueryRowContext(ctx, giftCardCols+` WHERE org_id = ? AND code = ?`, orgID, code))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, kassa.Errorf(kassa.ENotFound, "no gift card of the org has that code")
+	}
+	return g, err
+}
+
+const giftCardTxnCols = `SELECT id, org_id, gift_card_id, type, amount, order_id, payment_id, origin, created_at FROM gift_card_transactions`
+
+func scanGiftCardTxn(s scanner) (*kassa.GiftCardTransaction, error) {
+	var t kassa.GiftCardTransaction
+	var created string
+	if err := s.Scan(&t.ID, &t.OrgID, &t.GiftCardID, &t.Type, &t.Amount, &t.OrderID, &t.PaymentID, &t.Origin, &created); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = parseTime(created)
+	return &t, nil
+}
+
+func giftCardTxnID(t *kassa.GiftCardTransaction) string { return t.ID }
+
+// shownTo passes a card read through as actor a may see it
+// (kassa.GiftCard.MaskCode; nil: as events carry it).
+func shownTo(a *kassa.Actor) func(*kassa.GiftCard, error) (*kassa.GiftCard, error) {
+	return func(g *kassa.GiftCard, err error) (*kassa.GiftCard, error) {
+		if err != nil {
+			return nil, err
+		}
+		g.MaskCode(a)
+		return g, nil
+	}
+}
+
+// FindGiftCards lists the org's cards by id, optionally by status or customer.
+func (s *GiftCardService) FindGiftCards(ctx context.Context, f kassa.GiftCardFilter) (kassa.List[kassa.GiftCard], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.GiftCard]{}, err
+	}
+	w := orgFilter(a.OrgID)
+	w.eqText("status", f.Status)
+	eq(w, "customer_id", f.CustomerID)
+	l, err := findPage(ctx, s.db.reader, giftCardCols, w, f.Page, scanGiftCard, giftCardID)
+	for i := range l.Items {
+		l.Items[i].MaskCode(a)
+	}
+	return l, err
+}
+
+// FindGiftCardByID returns one card of the org, or ENotFound.
+func (s *GiftCardService) FindGiftCardByID(ctx context.Context, id string) (*kassa.GiftCard, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shownTo(a)(findGiftCard(ctx, s.db.reader, a.OrgID, id))
+}
+
+// FindGiftCardByCode returns the org's card with code (case, spaces and
+// dashes ignored). Errors: ENotFound, also for a code of another org's card.
+func (s *GiftCardService) FindGiftCardByCode(ctx context.Context, code string) (*kassa.GiftCard, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	norm, ok := kassa.NormalizeGiftCardCode(code)
+	if !ok {
+		return nil, kassa.Errorf(kassa.ENotFound, "no gift card of the org has that code")
+	}
+	return shownTo(a)(findGiftCardByCode(ctx, s.db.reader, a.OrgID, norm))
+}
+
+// IssueGiftCard creates an active card with a generated code and its issue
+// transaction, and emits gift_card.issued. Errors: EInvalid (also an
+// unknown customer).
+func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardIssue) (*kassa.GiftCard, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(s.db.Now()); err != nil {
+		return nil, err
+	}
+	id := s.db.NewID()
+	return shownTo(a)(writeRead(ctx, s.db, findGiftCard, a.OrgID, id, func(tx *Tx) error {
+		if in.CustomerID != nil {
+			if _, err := findCustomer(ctx, tx, a.OrgID, *in.CustomerID); kassa.ErrorKind(err) == kassa.ENotFound {
+				return kassa.InvalidField("customer_id", "no such customer")
+			} else if err != nil {
+				return err
+			}
+		}
+		currency := in.Currency
+		if currency == "" {
+			if err := tx.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&currency); err != nil {
+				return err
+			}
+		}
+		// The balance is its issue entry's, which follows in this unit.
+		cols := map[string]any{"code": kassa.NewGiftCardCode(), "currency": currency, "initial_amount": in.InitialAmount,
+			"balance": in.InitialAmount, "status": kassa.GiftCardActive, "customer_id": in.CustomerID, "expires_at": in.ExpiresAt}
+		if err := tx.insert(ctx, entGiftCard, a.OrgID, id, cols); err != nil {
+			return err
+		}
+		g, err := appendGiftCardTxn(ctx, tx, a.OrgID, id, kassa.GiftCardTxnIssue, in.InitialAmount, nil, nil)
+		if err != nil {
+			return err
+		}
+		tx.emit(a.OrgID, "", kassa.EventGiftCardIssued, g)
+		return nil
+	}))
+}
+
+// DisableGiftCard disables a card: it pays nothing from then on (refunds
+// still return money to it). Disabling a disabled card changes nothing.
+// Errors: ENotFound.
+func (s *GiftCardService) DisableGiftCard(ctx context.Context, id string) (*kassa.GiftCard, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shownTo(a)(updateRead(ctx, s.db, entGiftCard, findGiftCard, a.OrgID, id, func(_ *Tx, old *kassa.GiftCard, cols map[string]any) error {
+		changed(cols, "status", old.Status, kassa.GiftCardDisabled)
+		return nil
+	}))
+}
+
+// FindGiftCardTransactions lists a card's transactions, oldest first.
+// Errors: ENotFound for a card not in the org.
+func (s *GiftCardService) FindGiftCardTransactions(ctx context.Context, id string, p kassa.Page) (kassa.List[kassa.GiftCardTransaction], error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return kassa.List[kassa.GiftCardTransaction]{}, err
+	}
+	if !exists(ctx, s.db.reader, "gift_cards", a.OrgID, id) {
+		return kassa.List[kassa.GiftCardTransaction]{}, kassa.NotFound("gift card", id)
+	}
+	return findPage(ctx, s.db.reader, giftCardTxnCols, orgFilter(a.OrgID).and("gift_card_id = ?", id), p, scanGiftCardTxn, giftCardTxnID)
+}
+
+// appendGiftCardTxn is the one way a card's money moves at a node: it
+// appends an entry of signed amount to the card's ledger and rewrites
+// the card's balance as the ledger's sum, in the caller's unit — with a
+// change record, as loyalty does, so the card's updated_at moves alike
+// everywhere; the balance itself is derived and recomputed where it
+// arrives. It returns the card after the entry, its code masked, as
+// events carry it.
+func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ kassa.GiftCardTxnType, amount int64, orderID, paymentID *string) (*kassa.GiftCard, error) {
+	err := tx.insert(ctx, entGiftCardTxn, orgID, tx.db.NewID(), map[string]any{
+		"gift_card_id": cardID, "type": string(typ), "amount": amount, "order_id": orderID, "payment_id": paymentID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g, err := findGiftCard(ctx, tx, orgID, cardID)
+	if err != nil {
+		return nil, err
+	}
+	balance, err := giftCardSum(ctx, tx, orgID, cardID)
+	if err != nil {
+		return nil, err
+	}
+	cols := map[string]any{}
+	changed(cols, "balance", g.Balance, balance)
+	if err := tx.update(ctx, entGiftCard, orgID, cardID, cols); err != nil {
+		return nil, err
+	}
+	return shownTo(nil)(findGiftCard(ctx, tx, orgID, cardID))
+}
+
+// giftCardSum is a card's balance as its ledger says.
+func giftCardSum(ctx context.Context, q querier, orgID, cardID string) (int64, error) {
+	var sum int64
+	err := q.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM gift_card_transactions WHERE gift_card_id = ? AND org_id = ?`,
+		cardID, orgID).Scan(&sum)
+	return sum, err
+}
+
+// setGiftCardBalance rewrites a card's derived balance after a merge and
+// returns it. It writes no change record: every node recomputes the same
+// sum from the same entries.
+func setGiftCardBalance(ctx context.Context, tx *Tx, orgID, cardID string) (int64, error) {
+	balance, err := giftCardSum(ctx, tx, orgID, cardID)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE gift_cards SET balance = ? WHERE id = ? AND org_id = ?`, balance, cardID, orgID)
+	return balance, err
+}
+
+// redeemGiftCard pays amount of order o with the card whose code the
+// payment request gives, in the payment's unit: the card must be the
+// org's, active, unexpired, in the order's currency and cover the amount
+// (kassa.GiftCard.Redeemable; EInvalid naming gift_card_code otherwise,
+// and the unit stores nothing). It emits gift_card.redeemed.
+func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, amount int64, paymentID string) error {
+	norm, _ := kassa.NormalizeGiftCardCode(code) // validated with the request
+	g, err := findGiftCardByCode(ctx, tx, o.OrgID, norm)
+	if kassa.ErrorKind(err) == kassa.ENotFound {
+		return kassa.InvalidField("gift_card_code", "no gift card of the org has that code")
+	}
+	if err != nil {
+		return err
+	}
+	if err := g.Redeemable(tx.now, o.Currency, amount); err != nil {
+		return err
+	}
+	after, err := appendGiftCardTxn(ctx, tx, o.OrgID, g.ID, kassa.GiftCardTxnRedeem, -amount, &o.ID, &paymentID)
+	if err != nil {
+		return err
+	}
+	tx.emit(o.OrgID, o.LocationID, kassa.EventGiftCardRedeemed, after)
+	return nil
+}
+
+// refundGiftCard returns amount of a gift_card payment to the card it was
+// redeemed from, in the unit that refunds or voids the payment. A payment
+// of no card (none of method gift_card) returns nothing. The card takes
+// the money back even when disabled or expired: it is the customer's.
+func refundGiftCard(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64) error {
+	if p.Method != kassa.PaymentGiftCard || amount <= 0 {
+		return nil
+	}
+	var cardID string
+	err := tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND org_id = ? AND type = 'redeem'`,
+		p.ID, p.OrgID).Scan(&cardID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // a gift_card payment from before gift cards: no card to return to
+	}
+	if err != nil {
+		return err
+	}
+	_, err = appendGiftCardTxn(ctx, tx, p.OrgID, cardID, kassa.GiftCardTxnRefund, amount, &p.OrderID, &p.ID)
+	return err
+}

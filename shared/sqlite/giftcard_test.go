@@ -1,0 +1,126 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/processor"
+	"kassa.dev/sync/change"
+)
+
+// TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt: an edge's card, its
+// redeem with a gift_card payment and the events of both are admitted; a
+// stolen store machine's forged entries are refused, each with its reason:
+// money moved without a gift_card payment of the edge, or by another
+// amount than the payment's, a second issue, a refund beyond the payment,
+// another org's card, a card made with a forged code or re-enabled, a
+// balance on the wire.
+func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
+	edge, hub, w := edgeAndHub(t)
+	ctx := context.Background()
+	if _, err := NewSettingsService(hub.db).SetPaymentMethods(w.ctx, []kassa.PaymentMethodConfig{{Method: kassa.PaymentGiftCard, Enabled: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ship(t, hub, edge)
+	pay := NewPaymentService(edge.db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{}, kassa.PaymentGiftCard: processor.GiftCard{}})
+	cards := NewGiftCardService(edge.db)
+	card, err := cards.IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := edge.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gift, err := pay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: 600, Method: kassa.PaymentGiftCard, GiftCardCode: card.Code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cash, err := pay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total - 600, Method: kassa.PaymentCash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w)
+	if got, err := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, card.ID); err != nil || got.Balance != 400 {
+		t.Fatalf("the hub's card: %+v, %v; want balance 400", got, err)
+	}
+	v := mustVictim(t, hub)
+	theirs, err := NewGiftCardService(hub.db).IssueGiftCard(v.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewGiftCardService(hub.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	owner := kassa.ActorFrom(w.ctx).UserID
+	now := fmtTime(hub.db.Now())
+	entry := func(typ string, amount int64, cardID, payment string) change.Change {
+		f := map[string]any{"gift_card_id": cardID, "type": typ, "amount": amount, "order_id": o.ID, "created_at": now, "updated_at": now}
+		if payment != "" {
+			f["payment_id"] = payment
+		}
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, Entity: "gift_card_transaction", EntityID: hub.db.NewID(), Op: change.OpInsert,
+			Fields: f, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	}
+	cardChange := func(op change.Op, id string, f map[string]any) change.Change {
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, Entity: "gift_card", EntityID: id, Op: op,
+			Fields: f, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	}
+	for _, tc := range []struct {
+		name, reason string
+		c            change.Change
+	}{
+		{"a redeem of a cash payment", RefusedValue, entry("redeem", -100, card.ID, cash.ID)},
+		{"a second redeem of the gift payment", RefusedValue, entry("redeem", -600, card.ID, gift.ID)},
+		{"a redeem of no payment", RefusedReference, entry("redeem", -100, card.ID, "")},
+		{"a second issue", RefusedValue, entry("issue", 1000, card.ID, "")},
+		{"a refund beyond the payment", RefusedValue, entry("refund", 601, card.ID, gift.ID)},
+		{"a refund to another card", RefusedValue, entry("refund", 100, other.ID, gift.ID)},
+		{"a refund to another org's card", RefusedReference, entry("refund", 100, theirs.ID, gift.ID)},
+		{"an adjustment", RefusedValue, entry("adjust", 100_000, card.ID, "")},
+		{"a card with a forged code", RefusedValue, cardChange(change.OpInsert, hub.db.NewID(), map[string]any{"code": "0000000000000000",
+			"currency": "AUD", "initial_amount": 1000, "status": "active", "created_at": now, "updated_at": now})},
+		{"a card re-enabled", RefusedValue, cardChange(change.OpUpdate, card.ID, map[string]any{"status": "active"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, q, err := hub.db.Ingest(ctx, from, []change.Change{tc.c})
+			if err != nil || q != 1 {
+				t.Fatalf("ingest: %v, %d quarantined; want it refused", err, q)
+			}
+			var reason string
+			hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			if reason != tc.reason {
+				t.Fatalf("refused as %q, want %q", reason, tc.reason)
+			}
+		})
+	}
+	// A balance on the wire is recomputed, not taken.
+	if _, q, err := hub.db.Ingest(ctx, from, []change.Change{cardChange(change.OpUpdate, card.ID, map[string]any{"balance": 1_000_000})}); err != nil || q != 0 {
+		t.Fatalf("a balance update: %v, %d quarantined", err, q)
+	}
+	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, card.ID); got.Balance != 400 || got.Status != kassa.GiftCardActive {
+		t.Fatalf("forged entries moved the card: %+v", got)
+	}
+}
+
+// TestAnEdgeOfFormat2IsServedNoGiftCards: its store has no gift card
+// tables, so the hub leaves their records out of what it serves it; an
+// edge of format 3 gets them.
+func TestAnEdgeOfFormat2IsServedNoGiftCards(t *testing.T) {
+	ctx := context.Background()
+	for _, entity := range []string{"gift_card", "gift_card_transaction"} {
+		c := change.Change{Entity: entity, Op: change.OpInsert, Fields: map[string]any{"amount": int64(1)}}
+		for format, want := range map[int]bool{1: false, 2: false, 3: true} {
+			s, err := SchemaOf(ctx, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := s.Downgrade(c); ok != want {
+				t.Errorf("%s at format %d: served %v, want %v", entity, format, ok, want)
+			}
+		}
+	}
+}
