@@ -4859,14 +4859,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
 	GetGiftCards(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostGiftCardsWithBody Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	// PostGiftCardsWithBody Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
 	PostGiftCardsWithBody(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostGiftCards Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	// PostGiftCards Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6550,7 +6550,7 @@ func (c *Client) GetGiftCards(ctx context.Context, params *GetGiftCardsParams, r
 	return c.Client.Do(req)
 }
 
-// PostGiftCardsWithBody Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+// PostGiftCardsWithBody Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 //
 // Takes any type of body and a specified content type.
 //
@@ -6567,7 +6567,7 @@ func (c *Client) PostGiftCardsWithBody(ctx context.Context, params *PostGiftCard
 	return c.Client.Do(req)
 }
 
-// PostGiftCards Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+// PostGiftCards Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15462,14 +15462,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
 	GetGiftCardsWithResponse(ctx context.Context, params *GetGiftCardsParams, reqEditors ...RequestEditorFn) (*GetGiftCardsResponse, error)
 
-	// PostGiftCardsWithBodyWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	// PostGiftCardsWithBodyWithResponse Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/gift-cards (the `PostGiftCards` operationId).
 	PostGiftCardsWithBodyWithResponse(ctx context.Context, params *PostGiftCardsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostGiftCardsResponse, error)
 
-	// PostGiftCardsWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+	// PostGiftCardsWithResponse Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30886,7 +30886,7 @@ func (c *ClientWithResponses) GetGiftCardsWithResponse(ctx context.Context, para
 	return ParseGetGiftCardsResponse(rsp)
 }
 
-// PostGiftCardsWithBodyWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+// PostGiftCardsWithBodyWithResponse Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30899,7 +30899,7 @@ func (c *ClientWithResponses) PostGiftCardsWithBodyWithResponse(ctx context.Cont
 	return ParsePostGiftCardsResponse(rsp)
 }
 
-// PostGiftCardsWithResponse Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
+// PostGiftCardsWithResponse Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the future or null; the 16-character code is generated; emits gift_card.issued
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -25,7 +25,7 @@ func (s *Server) routesGiftCards() {
 		Summary: "List the org's gift cards; codes are masked but for their last 4 characters without payments:write", Handler: s.listGiftCards})
 	s.handle(&Route{Method: "POST", Path: "/gift-cards", Tag: "gift-cards", Scope: kassa.ScopePaymentsWrite, Status: 201,
 		Body: kassa.GiftCardIssue{}, Resp: kassa.GiftCard{},
-		Summary: "Issue a gift card: initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the " +
+		Summary: "Issue a gift card (managers, owners and partner apps; a cashier is 403): initial_amount 1 to 10^12 minor units, currency defaults to the org's, expires_at in the " +
 			"future or null; the 16-character code is generated; emits gift_card.issued",
 		Handler: createWith("/gift-cards", func(g *kassa.GiftCard) string { return g.ID }, svc.IssueGiftCard)})
 	// Before /gift-cards/:id, which would otherwise shadow it.

@@ -81,8 +81,20 @@ func TestGiftCardIssueValidatesAndStoresNothingWhenRefused(t *testing.T) {
 			f.refused(t, f.do("POST", "/gift-cards", "", sc.body), 422, "validation", sc.field, before)
 		})
 	}
+	// A card is stored value made without a sale: a cashier may neither
+	// issue nor disable one (the till sells and takes them), a manager may.
+	t.Run("a cashier issues a card", func(t *testing.T) {
+		before := f.tn.outboxLen()
+		f.refused(t, f.do("POST", "/gift-cards", f.cashier, map[string]any{"initial_amount": 100}), 403, "forbidden", "", before)
+	})
 	if n := len(f.must(f.do("GET", "/gift-cards", "", nil), 200).List()); n != 0 {
 		t.Fatalf("%d cards after refusals only", n)
+	}
+	card := f.issue(100, nil)
+	before := f.tn.outboxLen()
+	f.refused(t, f.do("POST", "/gift-cards/"+card["id"].(string)+"/disable", f.cashier, nil), 403, "forbidden", "", before)
+	if got := f.card(card["id"].(string)); got["status"] != "active" {
+		t.Fatalf("a cashier's refused disable changed the card: %v", got)
 	}
 }
 

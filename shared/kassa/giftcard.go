@@ -136,6 +136,15 @@ func (g *GiftCard) MaskCode(a *Actor) {
 	}
 }
 
+// MayIssueGiftCards reports whether a may issue (or disable) a gift
+// card: a card is stored value made without a sale's payment, so a
+// manager, an owner or a partner app granted payments:write may, a
+// cashier may not — as a cashier may give no manual discount beyond the
+// role's limit. The hub replays it on an edge's cards.
+func MayIssueGiftCards(a *Actor) bool {
+	return a != nil && a.Has(ScopePaymentsWrite) && (a.IsStaff() || a.ClientID != "")
+}
+
 // Validate checks an issue request at now: an amount within the money
 // limits, a currency code when given, an id for the customer, an expiry
 // in the future.

@@ -118,11 +118,24 @@ func (s *GiftCardService) FindGiftCardByCode(ctx context.Context, code string) (
 	return shownTo(a)(findGiftCardByCode(ctx, s.db.reader, a.OrgID, norm))
 }
 
-// IssueGiftCard creates an active card with a generated code and its issue
-// transaction, and emits gift_card.issued. Errors: EInvalid (also an
-// unknown customer).
-func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardIssue) (*kassa.GiftCard, error) {
+// mayIssue returns the actor of ctx if it may issue and disable gift cards
+// (kassa.MayIssueGiftCards), else EForbidden.
+func mayIssue(ctx context.Context) (*kassa.Actor, error) {
 	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !kassa.MayIssueGiftCards(a) {
+		return nil, kassa.Errorf(kassa.EForbidden, "only a manager, an owner or a partner app may issue or disable gift cards")
+	}
+	return a, nil
+}
+
+// IssueGiftCard creates an active card with a generated code and its issue
+// transaction, and emits gift_card.issued. Errors: EForbidden (a
+// cashier), EInvalid (also an unknown customer).
+func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardIssue) (*kassa.GiftCard, error) {
+	a, err := mayIssue(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +176,7 @@ func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardI
 // still return money to it). Disabling a disabled card changes nothing.
 // Errors: ENotFound.
 func (s *GiftCardService) DisableGiftCard(ctx context.Context, id string) (*kassa.GiftCard, error) {
-	a, err := kassa.MustActor(ctx)
+	a, err := mayIssue(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,7 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 	}
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
 	owner := kassa.ActorFrom(w.ctx).UserID
+	cashier := mustCashier(t, hub, w)
 	now := fmtTime(hub.db.Now())
 	entry := func(typ string, amount int64, cardID, payment string) change.Change {
 		f := map[string]any{"gift_card_id": cardID, "type": typ, "amount": amount, "order_id": o.ID, "created_at": now, "updated_at": now}
@@ -84,6 +85,17 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		{"a card with a forged code", RefusedValue, cardChange(change.OpInsert, hub.db.NewID(), map[string]any{"code": "0000000000000000",
 			"currency": "AUD", "initial_amount": 1000, "status": "active", "created_at": now, "updated_at": now})},
 		{"a card re-enabled", RefusedValue, cardChange(change.OpUpdate, card.ID, map[string]any{"status": "active"})},
+		{"a card issued by a cashier", RefusedActor, func() change.Change {
+			c := cardChange(change.OpInsert, hub.db.NewID(), map[string]any{"code": kassa.NewGiftCardCode(),
+				"currency": "AUD", "initial_amount": 1000, "status": "active", "created_at": now, "updated_at": now})
+			c.Actor = cashier.ID
+			return c
+		}()},
+		{"a card disabled by a cashier", RefusedActor, func() change.Change {
+			c := cardChange(change.OpUpdate, card.ID, map[string]any{"status": "disabled"})
+			c.Actor = cashier.ID
+			return c
+		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, q, err := hub.db.Ingest(ctx, from, []change.Change{tc.c})

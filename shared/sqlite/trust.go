@@ -976,7 +976,10 @@ func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]
 // checkGiftCard: a card is created active with a code of the alphabet,
 // a currency and an initial amount within the money limits; an update
 // may only disable it (its balance is derived: recomputed, not taken).
-func checkGiftCard(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.actorOf) {
+		return refuse(RefusedActor, "only a manager, an owner or a partner app issues or disables gift cards")
+	}
 	if c.Op != change.OpInsert {
 		return oneOf(f, "status", false, kassa.GiftCardDisabled)
 	}
@@ -1031,6 +1034,9 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	typ, _ := f["type"].(string)
 	var n int64
 	if typ == string(kassa.GiftCardTxnIssue) {
+		if !kassa.MayIssueGiftCards(ad.actorOf) {
+			return refuse(RefusedActor, "only a manager, an owner or a partner app issues gift cards")
+		}
 		var initial int64
 		if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
 			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
