@@ -79,6 +79,9 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		{"a redeem of no payment", RefusedReference, entry("redeem", -100, card.ID, "")},
 		{"a second issue", RefusedValue, entry("issue", 1000, card.ID, "")},
 		{"a refund beyond the payment", RefusedValue, entry("refund", 601, card.ID, gift.ID)},
+		// The sale stands (no refund, no void): a card refilled by an entry
+		// alone would be money made from nothing.
+		{"a refund no refund or void covers", RefusedValue, entry("refund", 600, card.ID, gift.ID)},
 		{"a refund to another card", RefusedValue, entry("refund", 100, other.ID, gift.ID)},
 		{"a refund to another org's card", RefusedReference, entry("refund", 100, theirs.ID, gift.ID)},
 		{"an adjustment", RefusedValue, entry("adjust", 100_000, card.ID, "")},
@@ -115,6 +118,21 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 	}
 	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, card.ID); got.Balance != 400 || got.Status != kassa.GiftCardActive {
 		t.Fatalf("forged entries moved the card: %+v", got)
+	}
+	// An honest full refund at the edge is admitted, and the hub's card
+	// gets back the card's payment, as the edge's does.
+	if _, err := edge.orders.CompleteOrder(w.ctx, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewOrderService(edge.db, pay).RefundOrder(w.ctx, o.ID, &kassa.RefundRequest{Amount: &o.Total, Reason: "cold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w)
+	edgeCard, _ := NewGiftCardService(edge.db).FindGiftCardByID(w.ctx, card.ID)
+	hubCard, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, card.ID)
+	if r.RefundedTotal != o.Total || edgeCard.Balance != 1000 || hubCard.Balance != 1000 {
+		t.Fatalf("after an honest refund: edge card %d, hub card %d (refunded %d); want the card's share back at both", edgeCard.Balance, hubCard.Balance, r.RefundedTotal)
 	}
 }
 

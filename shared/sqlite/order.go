@@ -747,6 +747,15 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		if cur.RefundedTotal != o.RefundedTotal {
 			return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
 		}
+		// The refund row first: the hub admits a card's refund entry
+		// only against a refund it holds (checkGiftCardTxn), and an edge's
+		// records reach it in the order they were written.
+		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
+			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,
+			"restock": in.Restock, "lines": plan.Lines, "payments": paid, "actor": actorID(a),
+		}); err != nil {
+			return err
+		}
 		for _, rp := range paid {
 			p := cur.FindPayment(rp.PaymentID)
 			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, p.ID, map[string]any{
@@ -756,12 +765,6 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
 				return err
 			}
-		}
-		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
-			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,
-			"restock": in.Restock, "lines": plan.Lines, "payments": paid, "actor": actorID(a),
-		}); err != nil {
-			return err
 		}
 		refunded := cur.RefundedTotal + plan.Amount
 		status := kassa.RefundedOrderStatus(cur, refunded)

@@ -1080,6 +1080,19 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	if amount <= 0 || moved+amount > paid {
 		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", payment, paid)
 	}
+	// The card gets back only what the payment gave back, as the hub
+	// holds it: its whole amount once voided while its order was not
+	// completed (the API voids only then), else its parts of the order's
+	// refunds (each admitted by checkRefund, with the refund limits; an
+	// edge writes the refund before the card's entry). Without this a
+	// forged entry refilled a card while the sale stood.
+	returned, err := paymentReturned(ctx, ad.tx, c.OrgID, payment)
+	if err != nil {
+		return err
+	}
+	if moved+amount > returned {
+		return refuse(RefusedValue, "payment %s gave back %d, not %d: no refund or void covers this entry", payment, returned, moved+amount)
+	}
 	var from string
 	if err := ad.tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
 		payment).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -1089,6 +1102,18 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		return refuse(RefusedValue, "a refund returns to the card payment %s was redeemed from", payment)
 	}
 	return nil
+}
+
+// paymentReturned is what a payment gave back as q holds it: its amount
+// when voided on an order not completed, else the sum of its parts of its
+// order's refunds.
+func paymentReturned(ctx context.Context, q querier, orgID, paymentID string) (int64, error) {
+	var returned int64
+	err := q.QueryRowContext(ctx, `SELECT CASE WHEN p.status = 'voided' AND o.status IN ('open', 'cancelled') THEN p.amount
+			ELSE (SELECT coalesce(sum(json_extract(j.value, '$.amount')), 0) FROM refunds r, json_each(r.payments) j
+				WHERE r.order_id = p.order_id AND r.org_id = p.org_id AND json_extract(j.value, '$.payment_id') = p.id) END
+		FROM payments p JOIN orders o ON o.id = p.order_id AND o.org_id = p.org_id WHERE p.id = ? AND p.org_id = ?`, paymentID, orgID).Scan(&returned)
+	return returned, err
 }
 
 func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
