@@ -131,9 +131,16 @@ func (g *GiftCard) MaskCode(a *Actor) {
 	if a != nil && a.Has(ScopePaymentsWrite) {
 		return
 	}
-	if len(g.Code) > 4 {
-		g.Code = strings.Repeat("•", len(g.Code)-4) + g.Code[len(g.Code)-4:]
+	g.Code = MaskedGiftCardCode(g.Code)
+}
+
+// MaskedGiftCardCode is a code as events, webhooks and read-only readers
+// see it: all but its last four characters hidden.
+func MaskedGiftCardCode(code string) string {
+	if len(code) <= 4 {
+		return code
 	}
+	return strings.Repeat("•", len(code)-4) + code[len(code)-4:]
 }
 
 // MayIssueGiftCards reports whether a may issue (or disable) a gift

@@ -828,6 +828,33 @@ func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *chang
 		}
 		a := &applier{tx: tx}
 		return a.conflict(ctx, orgID, locationID, "quarantined", c.Entity, c.EntityID,
-			map[string]any{"error": cause.Error(), "reason": reason}, c)
+			map[string]any{"error": cause.Error(), "reason": reason}, redacted(c))
 	})
+}
+
+// redacted is c as a conflict lists it (GET /sync/conflicts, reports:read):
+// a gift card's code masked, in the card's record and in a gift card
+// event's data, as every reader without payments:write sees it. The
+// quarantine keeps c whole, for a re-apply.
+func redacted(c *change.Change) *change.Change {
+	mask := func(m map[string]any) bool {
+		code, ok := m["code"].(string)
+		if ok {
+			m["code"] = kassa.MaskedGiftCardCode(code)
+		}
+		return ok
+	}
+	out := *c
+	out.Fields = maps.Clone(c.Fields)
+	switch typ, _ := c.Fields["type"].(string); {
+	case c.Entity == entGiftCard.name:
+		mask(out.Fields)
+	case c.Entity == entEvent.name && strings.HasPrefix(typ, "gift_card."):
+		var data map[string]any
+		if s, ok := c.Fields["data"].(string); ok && json.Unmarshal([]byte(s), &data) == nil && mask(data) {
+			b, _ := json.Marshal(data)
+			out.Fields["data"] = string(b)
+		}
+	}
+	return &out
 }

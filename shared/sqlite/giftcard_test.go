@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"kassa.dev/shared/kassa"
@@ -152,5 +154,54 @@ func TestAnEdgeOfFormat2IsServedNoGiftCards(t *testing.T) {
 				t.Errorf("%s at format %d: served %v, want %v", entity, format, ok, want)
 			}
 		}
+	}
+}
+
+// TestAnEdgesGiftCardEventCarriesTheCodeMasked: webhooks and automations
+// get a gift card event's data, so an edge's event must carry the card's
+// code masked, and a redeemed event be about a card a payment was
+// redeemed from; the refused event's listing masks the code as well.
+func TestAnEdgesGiftCardEventCarriesTheCodeMasked(t *testing.T) {
+	edge, hub, w := edgeAndHub(t)
+	ship(t, hub, edge)
+	card, err := NewGiftCardService(edge.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w)
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	now := fmtTime(hub.db.Now())
+	event := func(typ, code string) change.Change {
+		id := edge.db.NewID()
+		data := fmt.Sprintf(`{"id":%q,"currency":%q,"initial_amount":1000,"balance":1000,"code":%q}`, card.ID, card.Currency, code)
+		return change.Change{ID: edge.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "event", EntityID: id, Op: change.OpInsert,
+			Fields: map[string]any{"id": id, "org_id": w.org, "location_id": w.loc, "type": typ, "data": data,
+				"occurred_at": now, "created_at": now, "updated_at": now},
+			HLC: edge.db.Clock.Now(), Origin: edge.db.NodeID}
+	}
+	masked := kassa.MaskedGiftCardCode(card.Code)
+	for _, tc := range []struct {
+		name, reason string
+		c            change.Change
+	}{
+		{"issued, with the full code", RefusedValue, event(kassa.EventGiftCardIssued, card.Code)},
+		{"redeemed, of a card never redeemed", RefusedReference, event(kassa.EventGiftCardRedeemed, masked)},
+		{"issued, masked", "", event(kassa.EventGiftCardIssued, masked)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{tc.c})
+			var reason string
+			hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			if err != nil || reason != tc.reason || (q == 1) != (tc.reason != "") {
+				t.Fatalf("ingest: %v, %d quarantined as %q; want %q", err, q, reason, tc.reason)
+			}
+		})
+	}
+	var listed string
+	if err := hub.db.reader.QueryRow(`SELECT remote FROM sync_conflicts WHERE kind = 'quarantined' AND entity = 'event'`).Scan(&listed); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(listed, card.Code) || !strings.Contains(listed, card.Code[len(card.Code)-4:]) {
+		t.Fatalf("the refused event's listing shows the full code: %s", listed)
 	}
 }

@@ -1377,6 +1377,8 @@ type eventSubject struct {
 	table      string
 	atLocation bool
 	same       []string
+	// also, when set, checks more of the data against what the hub holds.
+	also func(ctx context.Context, ad *admitter, id string, data map[string]any) error
 }
 
 // eventSubjects are the events an edge makes, by type. Others are the
@@ -1401,8 +1403,8 @@ var eventSubjects = map[string]eventSubject{
 	kassa.EventLoyaltyPointsEarned:   {table: "points_transactions", same: []string{"account_id", "points", "type"}},
 	kassa.EventLoyaltyTierChanged:    {table: "loyalty_accounts", same: []string{"customer_id", "program_id"}},
 	kassa.EventInventoryTransferDone: {table: "transfers", same: []string{"from_location_id", "to_location_id"}},
-	kassa.EventGiftCardIssued:        {table: "gift_cards", same: []string{"currency", "initial_amount"}},
-	kassa.EventGiftCardRedeemed:      {table: "gift_cards", same: []string{"currency", "initial_amount"}},
+	kassa.EventGiftCardIssued:        {table: "gift_cards", same: []string{"currency", "initial_amount"}, also: giftCardEvent(false)},
+	kassa.EventGiftCardRedeemed:      {table: "gift_cards", same: []string{"currency", "initial_amount"}, also: giftCardEvent(true)},
 	kassa.EventProductCreated:        {table: "products"},
 	kassa.EventProductUpdated:        {table: "products"},
 }
@@ -1448,7 +1450,32 @@ func (ad *admitter) eventSubject(ctx context.Context, typ string, data map[strin
 			return refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, data[col], vals[i+1])
 		}
 	}
+	if sub.also != nil {
+		return sub.also(ctx, ad, id, data)
+	}
 	return nil
+}
+
+// giftCardEvent checks the rest of a gift card event an edge made: it
+// carries the card's code masked, as every event does (webhooks and
+// automations must never get a full code), and a redeemed event is about
+// a card some payment was redeemed from.
+func giftCardEvent(redeemed bool) func(context.Context, *admitter, string, map[string]any) error {
+	return func(ctx context.Context, ad *admitter, id string, data map[string]any) error {
+		var code string
+		var redeems int
+		if err := ad.tx.QueryRowContext(ctx, `SELECT code, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'redeem')
+			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, id, ad.from.OrgID).Scan(&code, &redeems); err != nil {
+			return err // eventSubject found the card
+		}
+		if data["code"] != kassa.MaskedGiftCardCode(code) {
+			return refuse(RefusedValue, "a gift card event carries the card's code masked")
+		}
+		if redeemed && redeems == 0 {
+			return refuse(RefusedReference, "gift_card.redeemed about card %s, which no payment was redeemed from here", id)
+		}
+		return nil
+	}
 }
 
 // sameValue compares a value of decoded JSON with a column's: numbers by
