@@ -59,6 +59,12 @@ const (
 	Budget = 5000
 	// Timeout ends a request's execution.
 	Timeout = 10 * time.Second
+	// MaxMutations is the most mutation fields one request may run; each
+	// is a write that replicates to every store and may fire webhooks.
+	MaxMutations = 50
+	// ObjectsPerRequest is what one request of the org's rate limit buys:
+	// a REST page's worth of objects read, or one mutation (Result.Cost).
+	ObjectsPerRequest = 200
 	// maxParallelism is how many resolvers of one request run at once.
 	maxParallelism = 4
 	// maxList is the largest page a list argument may ask for (CONTRACT.md).

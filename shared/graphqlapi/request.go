@@ -14,6 +14,7 @@ type request struct {
 	mu         sync.Mutex
 	budget     int
 	read       int // service calls made and objects read
+	mutations  int
 	scaleSet   bool
 	scale      int
 	categories map[string]*kassa.Category

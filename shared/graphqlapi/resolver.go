@@ -160,7 +160,9 @@ func readAll[T any](ctx context.Context, find func(kassa.Page) (kassa.List[T], e
 	}
 }
 
-// mayWrite checks the catalog:write scope of a mutation.
+// mayWrite checks the catalog:write scope of a mutation and counts it: at
+// most MaxMutations a request, each costing the rate a whole request
+// (ObjectsPerRequest), as a REST write would.
 func mayWrite(ctx context.Context) error {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -169,8 +171,23 @@ func mayWrite(ctx context.Context) error {
 	if !a.Has(kassa.ScopeCatalogWrite) {
 		return kassa.Errorf(kassa.EForbidden, "this token lacks the %s scope", kassa.ScopeCatalogWrite)
 	}
-	return one(ctx)
+	r := stateOf(ctx)
+	r.mu.Lock()
+	r.mutations++
+	over := r.mutations > MaxMutations
+	r.mu.Unlock()
+	if over {
+		return errMutations
+	}
+	if err := charge(ctx, 1); err != nil {
+		return err
+	}
+	read(ctx, ObjectsPerRequest)
+	return nil
 }
+
+// errMutations is the error of each mutation past MaxMutations.
+var errMutations = kassa.Errorf(kassa.EBadRequest, "a request runs at most %d mutations: send the rest in another", MaxMutations)
 
 type createProductInput struct {
 	Name        string

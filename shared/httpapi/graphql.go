@@ -70,20 +70,17 @@ func (s *Server) routesGraphQL() {
 		}})
 }
 
-// graphQLObjectsPerRequest is what one request of the org's rate limit
-// buys at the GraphQL endpoint: a REST page's worth of objects (200).
-const graphQLObjectsPerRequest = 200
-
 // chargeGraphQL spends, beyond the request's own token, one of the org's
 // rate limit per 200 objects the query read (cost 0-199: none; 5,000,
-// the most: 25), so a GraphQL query reads no more for its rate than REST
-// pages would; the answer's X-RateLimit-Remaining says what is left.
+// the most: 25) and one per mutation (graphqlapi.ObjectsPerRequest), so
+// a GraphQL request does no more for its rate than REST requests would;
+// the answer's X-RateLimit-Remaining says what is left.
 func (s *Server) chargeGraphQL(c *fiber.Ctx, cost int) {
 	a := kassa.ActorFrom(c.UserContext())
-	if s.orgLimit == nil || a == nil || cost < graphQLObjectsPerRequest {
+	if s.orgLimit == nil || a == nil || cost < graphqlapi.ObjectsPerRequest {
 		return
 	}
-	r := s.orgLimit.Spend(a.OrgID, cost/graphQLObjectsPerRequest)
+	r := s.orgLimit.Spend(a.OrgID, cost/graphqlapi.ObjectsPerRequest)
 	c.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
 }
 

@@ -459,17 +459,23 @@ func TestGraphQLTakesAPartnersOAuthToken(t *testing.T) {
 
 // TestGraphQLSpendsTheOrgsRateByWhatItRead: one GraphQL request may read
 // up to 5,000 objects, so it costs the org's rate limit one request per
-// 200 objects read beyond its own, as many REST pages would.
+// 200 objects read beyond its own, as many REST pages would, and one per
+// mutation, of which it runs at most 50.
 func TestGraphQLSpendsTheOrgsRateByWhatItRead(t *testing.T) {
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.RatePerMinute, c.RateBurst = 600, 900 })
 	o := tn.MustOrg("Rate Org")
-	var m strings.Builder
-	m.WriteString("mutation {")
-	for i := range 210 {
-		fmt.Fprintf(&m, ` m%d: createProduct(input: {name: "P%d", sku: "P-%d", basePrice: 1}) { id }`, i, i, i)
+	create := func(from, n int) *gqlResp {
+		var m strings.Builder
+		m.WriteString("mutation {")
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&m, ` m%d: createProduct(input: {name: "P%d", sku: "P-%05d", basePrice: 1}) { id }`, i, i, i)
+		}
+		m.WriteString(" }")
+		return tn.gql(o.Owner, m.String(), nil)
 	}
-	m.WriteString(" }")
-	tn.gql(o.Owner, m.String(), nil).ok(t)
+	for i := range 5 {
+		create(i*42, 42).ok(t)
+	}
 	remaining := func(g *gqlResp) int {
 		t.Helper()
 		g.ok(t)
@@ -485,7 +491,20 @@ func TestGraphQLSpendsTheOrgsRateByWhatItRead(t *testing.T) {
 	if before-after != 3 {
 		t.Fatalf("402 objects read cost %d of the rate, want 3 (the request and two per 200)", before-after)
 	}
-	if next := remaining(tn.gql(o.Owner, `{ products(limit: 5) { id } }`, nil)); after-next != 1 {
+	next := remaining(tn.gql(o.Owner, `{ products(limit: 5) { id } }`, nil))
+	if after-next != 1 {
 		t.Fatalf("a query of 6 objects cost %d, want 1", after-next)
+	}
+	// A mutation is a write that replicates to every store: each costs a
+	// request, and one request runs at most 50.
+	if wrote := remaining(create(1000, 3)); next-wrote != 4 {
+		t.Fatalf("three mutations cost %d of the rate, want 4 (the request and one each)", next-wrote)
+	}
+	g := create(2000, 51)
+	if e := g.fails(t, 200, "bad-request"); len(g.Errors) != 1 || fmt.Sprint(e.Path) != "[m2050]" || !strings.Contains(e.Message, "at most 50 mutations") {
+		t.Fatalf("51 mutations: %+v", g.Errors)
+	}
+	if n := len(tn.Do("GET", "/api/v1/catalog/products?limit=200&q=P-020", o.Owner, nil).List()); n != 50 {
+		t.Fatalf("%d of the 51 mutations' products exist, want 50", n)
 	}
 }

@@ -168,7 +168,7 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"(an orgId argument must be it), mutations need catalog:write; every answer, errors included, is {data, errors[{message, " +
 				"locations, path, extensions{code, request_id, fields}}]}: a field error is 200 with the rest of the data, a document that " +
 				"does not parse or validate 400 with data null, and the middleware's refusals keep their REST status; a request costs the org's " +
-				"rate limit one request plus one per 200 objects it read.",
+				"rate limit one request plus one per 200 objects it read and one per mutation; a request runs at most 50 mutations.",
 		},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"tags":       tagList,
