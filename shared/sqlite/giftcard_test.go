@@ -114,6 +114,26 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 			}
 		})
 	}
+	// A card pays only in its order's currency: a forged gift_card payment
+	// redeemed from a card in another currency is admitted, its redeem not.
+	nzd, err := NewGiftCardService(hub.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000, Currency: "NZD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := hub.db.NewID()
+	payment := change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: "payment", EntityID: forged, Op: change.OpInsert,
+		Fields: map[string]any{"order_id": o.ID, "location_id": w.loc, "amount": 100, "method": "gift_card", "status": "captured",
+			"offline": 0, "refunded_amount": 0, "created_at": now, "updated_at": now},
+		HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
+	redeem := entry("redeem", -100, nzd.ID, forged)
+	if _, q, err := hub.db.Ingest(ctx, from, []change.Change{payment, redeem}); err != nil || q != 1 {
+		t.Fatalf("a redeem from a card in another currency: %v, %d quarantined; want the redeem", err, q)
+	}
+	var reason string
+	hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, redeem.ID).Scan(&reason)
+	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, nzd.ID); reason != RefusedValue || got.Balance != 1000 {
+		t.Fatalf("the NZD card's redeem: refused as %q, balance %d; want refused_value and 1000", reason, got.Balance)
+	}
 	// A balance on the wire is recomputed, not taken.
 	if _, q, err := hub.db.Ingest(ctx, from, []change.Change{cardChange(change.OpUpdate, card.ID, map[string]any{"balance": 1_000_000})}); err != nil || q != 0 {
 		t.Fatalf("a balance update: %v, %d quarantined", err, q)

@@ -1075,6 +1075,17 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		if amount != -paid || n > 0 {
 			return refuse(RefusedValue, "a redeem debits its payment's amount %d, once", paid)
 		}
+		// A card pays only in its own currency (kassa.GiftCard.Redeemable).
+		// Its status and expiry are the edge's account of the moment: a card
+		// disabled at the hub while the store was offline still paid there.
+		var same bool
+		if err := ad.tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
+			WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, order).Scan(&same); err != nil {
+			return err
+		}
+		if !same {
+			return refuse(RefusedValue, "card %s is in another currency than order %s", card, order)
+		}
 		return nil
 	}
 	if amount <= 0 || moved+amount > paid {
