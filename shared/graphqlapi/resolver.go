@@ -77,7 +77,7 @@ func (rt *root) products(ctx context.Context, categoryID *string, isActive *bool
 		return nil, err
 	}
 	read(ctx, 1+len(l.Items))
-	return rt.wrapProducts(l.Items), nil
+	return rt.productsOf(ctx, l.Items)
 }
 
 func (rt *root) Product(ctx context.Context, args struct{ ID graphql.ID }) (*product, error) {
@@ -94,7 +94,7 @@ func (rt *root) Product(ctx context.Context, args struct{ ID graphql.ID }) (*pro
 	if err != nil {
 		return nil, err
 	}
-	return &product{p: p, rt: rt}, nil
+	return rt.productOf(ctx, p)
 }
 
 func (rt *root) Categories(ctx context.Context, args struct{ OrgID *string }) ([]*category, error) {
@@ -130,9 +130,13 @@ func (rt *root) ModifierGroups(ctx context.Context, args struct{ OrgID, ProductI
 	if err != nil {
 		return nil, err
 	}
+	scale, err := rt.scale(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*modifierGroup, len(groups))
 	for i := range groups {
-		out[i] = &modifierGroup{g: &groups[i], rt: rt}
+		out[i] = &modifierGroup{g: &groups[i], scale: scale}
 	}
 	return out, nil
 }
@@ -218,7 +222,7 @@ func (rt *root) CreateProduct(ctx context.Context, args struct{ Input createProd
 	if err != nil {
 		return nil, err
 	}
-	return &product{p: p, rt: rt}, nil
+	return rt.productOf(ctx, p)
 }
 
 type updateProductInput struct {
@@ -259,7 +263,7 @@ func (rt *root) UpdateProduct(ctx context.Context, args struct {
 	if err != nil {
 		return nil, err
 	}
-	return &product{p: p, rt: rt}, nil
+	return rt.productOf(ctx, p)
 }
 
 func (rt *root) DeleteProduct(ctx context.Context, args struct{ ID graphql.ID }) (*product, error) {
@@ -270,7 +274,7 @@ func (rt *root) DeleteProduct(ctx context.Context, args struct{ ID graphql.ID })
 	if err != nil {
 		return nil, err
 	}
-	return &product{p: p, rt: rt}, nil
+	return rt.productOf(ctx, p)
 }
 
 // opt is the kassa.Opt of a nullable GraphQL input: absent, null or a value.
@@ -289,10 +293,36 @@ func deref[T any](p *[]T) []T {
 	return *p
 }
 
-func (rt *root) wrapProducts(ps []kassa.Product) []*product {
+// productsOf wraps products with the org currency's scale and, when the
+// query selects their category, the category (each read once a request):
+// the product's fields then resolve in line (see product).
+func (rt *root) productsOf(ctx context.Context, ps []kassa.Product) ([]*product, error) {
+	scale, err := rt.scale(ctx)
+	if err != nil {
+		return nil, err
+	}
+	withCategory := graphql.HasSelectedField(ctx, "category")
 	out := make([]*product, len(ps))
 	for i := range ps {
-		out[i] = &product{p: &ps[i], rt: rt}
+		out[i] = &product{p: &ps[i], rt: rt, scale: scale}
+		if id := ps[i].CategoryID; withCategory && id != nil {
+			c, err := rt.category(ctx, *id)
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				out[i].cat = &category{c: c, rt: rt}
+			}
+		}
 	}
-	return out
+	return out, nil
+}
+
+// productOf wraps one product (productsOf).
+func (rt *root) productOf(ctx context.Context, p *kassa.Product) (*product, error) {
+	ps, err := rt.productsOf(ctx, []kassa.Product{*p})
+	if err != nil {
+		return nil, err
+	}
+	return ps[0], nil
 }
