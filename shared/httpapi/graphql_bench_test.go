@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -48,17 +47,7 @@ func BenchmarkGraphQL(b *testing.B) {
 			return func(c, k int, lat []time.Duration) []time.Duration {
 				req, _ := http.NewRequest(method, tn.URL+path, bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+o.Owner)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					b.Fatalf("%s %s: %d", method, path, res.StatusCode)
-				}
-				return append(lat, time.Since(t0))
+				return append(lat, timed(b, client, req))
 			}
 		}
 		query := func(q string) []byte { j, _ := json.Marshal(map[string]any{"query": q}); return j }

@@ -34,19 +34,7 @@ func BenchmarkOAuth(b *testing.B) {
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ID}, "client_secret": {app.Secret}}.Encode()
 		oauthToken := tn.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}}, app.ID, app.Secret).JSON()["access_token"].(string)
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-		do := func(req *http.Request) time.Duration {
-			t0 := time.Now()
-			res, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				b.Fatalf("%s %s: %d", req.Method, req.URL.Path, res.StatusCode)
-			}
-			return time.Since(t0)
-		}
+		do := func(req *http.Request) time.Duration { return timed(b, client, req) }
 		get := func(token string) func(c, k int, lat []time.Duration) []time.Duration {
 			return func(c, k int, lat []time.Duration) []time.Duration {
 				req, _ := http.NewRequest("GET", tn.URL+"/api/v1/catalog/products?limit=10", nil)
@@ -87,6 +75,22 @@ func BenchmarkOAuth(b *testing.B) {
 		tn.N.Shutdown(ctx)
 		cancel()
 	}
+}
+
+// timed sends req on client and returns how long its whole answer took;
+// anything but 200 fails b.
+func timed(b testing.TB, client *http.Client, req *http.Request) time.Duration {
+	t0 := time.Now()
+	res, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		b.Fatalf("%s %s: %d", req.Method, req.URL.Path, res.StatusCode)
+	}
+	return time.Since(t0)
 }
 
 // measure runs n requests on clients goroutines; the result's salesPerSec
