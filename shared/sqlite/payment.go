@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -236,14 +237,19 @@ type giftAuth struct {
 // authorizeGiftCard asks the hub to hold a gift card payment's amount
 // (PaymentService.GiftCards; nothing to ask for another method or where
 // this node is the authority). The hub's refusal is the payment's: EInvalid
-// naming gift_card_code. An order not found here is left to the unit.
+// naming gift_card_code. An order not here yet is ENotFound now, never
+// left to the unit: it may arrive in between, and be paid unauthorized.
 func (s *PaymentService) authorizeGiftCard(ctx context.Context, orgID string, in *kassa.PaymentInitiate, paymentID string) (giftAuth, error) {
 	if in.Method != kassa.PaymentGiftCard || s.GiftCards == nil {
 		return giftAuth{}, nil
 	}
 	var currency string
-	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ? AND org_id = ?`, in.OrderID, orgID).Scan(&currency); err != nil {
-		return giftAuth{}, nil
+	err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ? AND org_id = ?`, in.OrderID, orgID).Scan(&currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return giftAuth{}, kassa.NotFound("order", in.OrderID)
+	}
+	if err != nil {
+		return giftAuth{}, err
 	}
 	reached, err := s.GiftCards.Authorize(ctx, &kassa.GiftCardHold{PaymentID: paymentID, Code: in.GiftCardCode, Amount: in.Amount, Currency: currency})
 	if !reached {
