@@ -329,8 +329,12 @@ func TestTwoStoresRaceForAGiftCardOnlineOneIsRefused(t *testing.T) {
 		card, code := s.issue(t, 3000)
 		a, b := s.order(t, s.edge, s.edgeMgr, s.location), s.order(t, s.b, s.bTok, s.bLoc)
 		x, y := together(t,
-			func() answer { return raw(t, s.edge, "POST", "/api/v1/payments/initiate", s.edgeMgr, giftPayment(a, code, 2880)) },
-			func() answer { return raw(t, s.b, "POST", "/api/v1/payments/initiate", s.bTok, giftPayment(b, code, 2880)) })
+			func() answer {
+				return raw(t, s.edge, "POST", "/api/v1/payments/initiate", s.edgeMgr, giftPayment(a, code, 2880))
+			},
+			func() answer {
+				return raw(t, s.b, "POST", "/api/v1/payments/initiate", s.bTok, giftPayment(b, code, 2880))
+			})
 		t.Logf("round %d: %d, %d", round, x.status, y.status)
 		s.oneRedeemed(t, card, x, y)
 	}
@@ -346,8 +350,12 @@ func TestTwoGiftCardPaymentsSentToTheHubOneIsRefused(t *testing.T) {
 		card, code := s.issue(t, 3000)
 		a, b := s.order(t, s.hub, s.hubTok, s.location), s.order(t, s.hub, s.hubTok, s.bLoc)
 		x, y := together(t,
-			func() answer { return raw(t, s.hub, "POST", "/api/v1/payments/initiate", s.hubTok, giftPayment(a, code, 2880)) },
-			func() answer { return raw(t, s.hub, "POST", "/api/v1/payments/initiate", s.hubTok, giftPayment(b, code, 2880)) })
+			func() answer {
+				return raw(t, s.hub, "POST", "/api/v1/payments/initiate", s.hubTok, giftPayment(a, code, 2880))
+			},
+			func() answer {
+				return raw(t, s.hub, "POST", "/api/v1/payments/initiate", s.hubTok, giftPayment(b, code, 2880))
+			})
 		t.Logf("round %d: %d, %d", round, x.status, y.status)
 		s.oneRedeemed(t, card, x, y)
 	}
