@@ -2487,6 +2487,9 @@ type OrgSettings struct {
 	// DiscountLimits DiscountLimits are the largest manual discount each role may give on an order, in basis points of its gross (CheckDiscount).
 	DiscountLimits DiscountLimits `json:"discount_limits"`
 
+	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
+	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"`
+
 	// OfflineCardDailyLimit The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
 	OfflineCardDailyLimit int64 `json:"offline_card_daily_limit"`
 
@@ -2535,7 +2538,7 @@ type Payment struct {
 	// Method How it was paid.
 	Method PaymentMethod `json:"method"`
 
-	// Offline taken store-and-forward while the edge had no uplink
+	// Offline taken while the edge had no uplink: a card store-and-forward, a gift card without the hub's authorization (within gift_card_offline_limit)
 	Offline bool `json:"offline"`
 
 	// OrderId The order.
@@ -2999,6 +3002,9 @@ type SettingsUpdate struct {
 
 	// DiscountLimits DiscountLimits replaces the roles' limits it names; absent or null changes none.
 	DiscountLimits *DiscountLimitsUpdate `json:"discount_limits,omitempty"`
+
+	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
+	GiftCardOfflineLimit *int64 `json:"gift_card_offline_limit,omitempty"`
 
 	// OfflineCardDailyLimit The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
 	OfflineCardDailyLimit *int64 `json:"offline_card_daily_limit,omitempty"`

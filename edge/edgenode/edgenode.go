@@ -115,6 +115,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		e := link.NewEdge(*id, nc, n.EdgeLinkStore(*id, lag), log, nil)
 		e.Version = kassa.Version
 		registerEdgeMetrics(n, e, lag)
+		// Gift card payments are authorized at the hub while connected.
+		n.AuthorizeGiftCardsAtHub(*id, nc, func() bool { return e.Status().Connected })
 		// The hub routes money operations on this store's orders here.
 		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
 			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {

@@ -152,11 +152,18 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.Connected()) })
 		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges), router.Collector())
 		n.HTTP.Registry().MustRegister(n.RefusedCounters()...)
-		h, err := link.StartHub(nc, n.HubLinkStore(edges, lag), log)
+		store := n.HubLinkStore(edges, lag)
+		h, err := link.StartHub(nc, store, log)
 		if err != nil {
 			return err
 		}
 		n.Jobs.OnStop("sync-hub", h.Stop)
+		// Stores authorize gift card payments here (docs/giftcards.md).
+		gifts, err := n.ServeGiftCards(nc, store.Known)
+		if err != nil {
+			return err
+		}
+		n.Jobs.OnStop("gift-card-holds", func() { gifts.Unsubscribe() })
 		router.SetConn(nc)
 		n.Jobs.OnStop("money-router", func() { router.SetConn(nil) })
 		watch, err := n.EdgeWatchJob(ctx, h)

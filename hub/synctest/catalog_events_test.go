@@ -320,6 +320,8 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 	// orders to that edge), a depot, and per run a product and a transfer
 	// of it from the depot to the run's location.
 	hubRun.call("PUT", "/api/v1/payments/methods", map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}, 200)
+	// The edge's run pays by gift card while cut off: within the org's allowance.
+	hubRun.call("PATCH", "/api/v1/settings", map[string]any{"gift_card_offline_limit": 100000}, 200)
 	hubRun.call("POST", "/api/v1/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1,
 		"tiers": []any{map[string]any{"name": "Member", "min_lifetime_points": 0}, map[string]any{"name": "Silver", "min_lifetime_points": 100}}}, 201)
 	hubRun.loc = hubRun.call("POST", "/api/v1/locations", map[string]any{"name": "Head office shop", "timezone": "Australia/Sydney"}, 201)["id"].(string)
@@ -330,11 +332,13 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 		r.ids["transfer"] = hubRun.call("POST", "/api/v1/inventory/transfers", map[string]any{"from_location_id": depot, "to_location_id": r.loc,
 			"lines": []any{map[string]any{"product_id": r.ids["product"], "quantity": 2}}}, 201)["id"].(string)
 	}
-	wait.For(t, 20*time.Second, "gift cards, the program, product and transfer at the edge", func() bool {
+	wait.For(t, 20*time.Second, "gift cards, the allowance, the program, product and transfer at the edge", func() bool {
 		var l listResp
 		var m oneResp
+		var set oneResp
 		return e.edge.Call(t, "GET", "/api/v1/payments/methods", e.edgeMgr, nil, &m) == 200 && strings.Contains(fmt.Sprint(m.Data),
-			"map[enabled:true method:gift_card]") && e.edge.Call(t, "GET", "/api/v1/inventory/transfers/"+edgeRun.ids["transfer"], e.edgeMgr, nil, nil) == 200 &&
+			"map[enabled:true method:gift_card]") && e.edge.Call(t, "GET", "/api/v1/settings", e.edgeMgr, nil, &set) == 200 &&
+			set.Data["gift_card_offline_limit"] == 100000.0 && e.edge.Call(t, "GET", "/api/v1/inventory/transfers/"+edgeRun.ids["transfer"], e.edgeMgr, nil, nil) == 200 &&
 			e.edge.Call(t, "GET", "/api/v1/catalog/products/"+edgeRun.ids["product"], e.edgeMgr, nil, nil) == 200 &&
 			e.edge.Call(t, "GET", "/api/v1/loyalty/programs", e.edgeMgr, nil, &l) == 200 && len(l.Data) == 1
 	})

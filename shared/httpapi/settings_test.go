@@ -16,7 +16,7 @@ import (
 // setDefaults are a new org's settings as the API shows them.
 var setDefaults = map[string]any{
 	"tax_rate_bps": 1000.0, "tax_inclusive": true, "refund_limit": 5000.0, "allow_negative_stock": true,
-	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0,
+	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0, "gift_card_offline_limit": 0.0,
 	"discount_limits": map[string]any{"manager": 10000.0, "cashier": 0.0, "partner": 10000.0},
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
@@ -98,6 +98,10 @@ func TestSettingsPatch(t *testing.T) {
 		{name: "a stock rule as a number", body: map[string]any{"allow_negative_stock": 1}, status: 422, kind: "validation", field: "allow_negative_stock"},
 		{name: "a negative offline limit", body: map[string]any{"offline_card_limit": -5}, status: 422, kind: "validation", field: "offline_card_limit"},
 		{name: "a null daily limit", body: map[string]any{"offline_card_daily_limit": nil}, status: 422, kind: "validation", field: "offline_card_daily_limit"},
+		{name: "a gift card offline allowance", body: map[string]any{"gift_card_offline_limit": 20000}, status: 200,
+			changes: map[string]any{"gift_card_offline_limit": 20000.0}, records: 1},
+		{name: "a negative gift card offline allowance", body: map[string]any{"gift_card_offline_limit": -1}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
+		{name: "a null gift card offline allowance", body: map[string]any{"gift_card_offline_limit": nil}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
 		{name: "one bad field spoils the patch", body: map[string]any{"tax_rate_bps": 700, "refund_limit": -1}, status: 422, kind: "validation", field: "refund_limit"},
 		{name: "an unknown field", body: map[string]any{"currency": "EUR"}, status: 422, kind: "validation", field: "currency"},
 		{name: "payment methods are not patched here", body: map[string]any{"payment_methods": []any{}}, status: 422, kind: "validation", field: "payment_methods"},

@@ -3,6 +3,7 @@ package kassa
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -183,4 +184,79 @@ func (g *GiftCard) Redeemable(now time.Time, currency string, amount int64) erro
 		return InvalidField("gift_card_code", "the gift card's balance does not cover the amount")
 	}
 	return nil
+}
+
+// RedeemableWith is Redeemable with held minor units of the balance set
+// aside for payments other stores are taking with the card right now
+// (GiftCardHold): what is left must cover the amount.
+func (g *GiftCard) RedeemableWith(now time.Time, currency string, amount, held int64) error {
+	if err := g.Redeemable(now, currency, amount); err != nil || held <= 0 {
+		return err
+	}
+	if g.Balance-held < amount {
+		return InvalidField("gift_card_code", "the gift card's balance, less what is being paid with it at another till right now, does not cover the amount")
+	}
+	return nil
+}
+
+// GiftCardHold is a store's request to the node where a card's balance is
+// authoritative (the hub) to set Amount of the card aside for the payment
+// PaymentID it is about to take (docs/giftcards.md, "Authorization"). The
+// hub holds it until the payment's redeem entry arrives, the store
+// releases it (the payment was not taken) or GiftCardHoldTTL passes.
+type GiftCardHold struct {
+	PaymentID string `json:"payment_id"`
+	Code      string `json:"code"`     // as the customer gave it; normalized by Validate
+	Amount    int64  `json:"amount"`   // minor units, 1 to MaxMoney
+	Currency  string `json:"currency"` // the order's
+}
+
+// GiftCardHoldTTL is how long the hub keeps a hold whose redeem entry has
+// not arrived and that nobody released: a store that authorized and then
+// lost its link, or stopped, blocks the amount no longer than this.
+const GiftCardHoldTTL = 5 * time.Minute
+
+// MaxGiftCardHolds is the most holds one card has outstanding at once;
+// beyond, the hub refuses (bounds the work an edge can make it do).
+const MaxGiftCardHolds = 32
+
+// Validate checks a hold request as the hub receives it and normalizes its
+// code. Errors: EInvalid naming gift_card_code or amount.
+func (h *GiftCardHold) Validate() error {
+	var v Validation
+	norm, ok := NormalizeGiftCardCode(h.Code)
+	v.Check(ok, "gift_card_code", "must be a gift card code")
+	v.Check(h.Amount > 0 && h.Amount <= MaxMoney, "amount", "must be 1-10^12 minor units")
+	v.Check(ValidID(h.PaymentID), "payment_id", "must be an id")
+	v.Check(len(h.Currency) == 3, "currency", "must be an ISO 4217 code")
+	h.Code = norm
+	return v.Err()
+}
+
+// GiftCardAuthorizer asks the hub to hold a gift card payment's amount
+// before a store takes it. Authorize returns reached=false when the hub
+// could not be asked in time (the store is offline: GiftCardOfflineRefusal
+// decides), else the hub's answer: nil (held), or EInvalid naming
+// gift_card_code. Release gives a hold back (the payment was not taken);
+// it is best effort, the hold expires anyway.
+type GiftCardAuthorizer interface {
+	Authorize(ctx context.Context, h *GiftCardHold) (reached bool, err error)
+	Release(ctx context.Context, paymentID string)
+}
+
+// GiftCardOfflineRefusal says whether a store that cannot reach the hub may
+// take amount from a gift card, having taken takenToday from gift cards
+// without the hub on the (UTC) day so far: within the org's
+// GiftCardOfflineLimit it may; else EUnavailable with a RetryAfter (0: the
+// org takes gift cards online only).
+func GiftCardOfflineRefusal(st *OrgSettings, amount, takenToday int64) error {
+	if takenToday+amount <= st.GiftCardOfflineLimit {
+		return nil
+	}
+	msg := "the hub cannot be reached to authorize the gift card, and this org takes gift cards online only: take another tender or retry once the store is back online"
+	if st.GiftCardOfflineLimit > 0 {
+		msg = fmt.Sprintf("the hub cannot be reached to authorize the gift card, and the store's offline gift card allowance has %d of %d left today: "+
+			"take another tender or retry once the store is back online", max(st.GiftCardOfflineLimit-takenToday, 0), st.GiftCardOfflineLimit)
+	}
+	return &Error{Kind: EUnavailable, Message: msg, RetryAfter: 5}
 }

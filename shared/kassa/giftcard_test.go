@@ -1,6 +1,7 @@
 package kassa
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,45 @@ func TestGiftCardRedeemableNamesTheCode(t *testing.T) {
 		"in EUR":       card(func(g *GiftCard) { g.Currency = "EUR" }),
 	} {
 		t.Run(name, func(t *testing.T) { wantKind(t, g.Redeemable(now, "AUD", 1000), EInvalid, "gift_card_code") })
+	}
+}
+
+// TestGiftCardOfflineAllowance: 0 takes nothing offline; an allowance takes
+// up to it in a day, all of a store's offline gift card payments together;
+// a refusal is unavailable with a Retry-After.
+func TestGiftCardOfflineAllowance(t *testing.T) {
+	for _, c := range []struct {
+		limit, amount, taken int64
+		ok                   bool
+	}{{0, 1, 0, false}, {2000, 1200, 0, true}, {2000, 801, 1200, false}, {2000, 800, 1200, true}, {2000, 1, 2000, false}} {
+		st := OrgSettings{GiftCardOfflineLimit: c.limit}
+		err := GiftCardOfflineRefusal(&st, c.amount, c.taken)
+		var ke *Error
+		if (err == nil) != c.ok || (err != nil && (!errors.As(err, &ke) || ke.Kind != EUnavailable || ke.RetryAfter == 0)) {
+			t.Errorf("limit %d, %d after %d: %v", c.limit, c.amount, c.taken, err)
+		}
+	}
+}
+
+// TestGiftCardHoldsTakeTheirShare: what other stores hold is not there to
+// spend; a hold request is checked and its code read as typed.
+func TestGiftCardHoldsTakeTheirShare(t *testing.T) {
+	now := time.Now()
+	g := GiftCard{Status: GiftCardActive, Currency: "AUD", Balance: 3000}
+	if err := g.RedeemableWith(now, "AUD", 2880, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.RedeemableWith(now, "AUD", 2880, 2880); err == nil || ErrorKind(err) != EInvalid {
+		t.Fatalf("2880 of 3000 with 2880 held: %v", err)
+	}
+	h := GiftCardHold{PaymentID: "01a2204d-596b-7183-9370-1782b7cce561", Code: "abcd-efgh-jkmn-pqrs", Amount: 1, Currency: "AUD"}
+	if err := h.Validate(); err != nil || h.Code != "ABCDEFGHJKMNPQRS" {
+		t.Fatalf("%v, %q", err, h.Code)
+	}
+	for _, bad := range []GiftCardHold{{PaymentID: h.PaymentID, Code: "short", Amount: 1, Currency: "AUD"},
+		{PaymentID: h.PaymentID, Code: h.Code, Amount: 0, Currency: "AUD"}, {PaymentID: "x", Code: h.Code, Amount: 1, Currency: "AUD"}} {
+		if err := bad.Validate(); ErrorKind(err) != EInvalid {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }

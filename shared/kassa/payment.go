@@ -41,7 +41,7 @@ type Payment struct {
 	Amount         int64         `json:"amount"`
 	Method         PaymentMethod `json:"method"`                              // How it was paid.
 	Status         string        `json:"status" openapi:"enum=PaymentStatus"` // The payment's state.
-	Offline        bool          `json:"offline"`                             // taken store-and-forward while the edge had no uplink
+	Offline        bool          `json:"offline"`                             // taken while the edge had no uplink: a card store-and-forward, a gift card without the hub's authorization (within gift_card_offline_limit)
 	ProcessorRef   *string       `json:"processor_ref"`
 	Tendered       *int64        `json:"tendered"`        // cash handed over
 	ChangeDue      *int64        `json:"change_due"`      // cash handed back
@@ -65,7 +65,7 @@ type PaymentInitiate struct {
 	Tendered   *int64        `json:"tendered"`                  // Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	CardNumber string        `json:"card_number"`               // The card number, for the simulator of card payments; never stored (only its last four digits).
 	// GiftCardCode is the code of the gift card that pays (method gift_card only).
-	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter).
+	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 }
 
 // PaymentFilter selects payments.

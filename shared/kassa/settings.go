@@ -26,6 +26,9 @@ type OrgSettings struct {
 	// location and day.
 	OfflineCardLimit      int64 `json:"offline_card_limit"`
 	OfflineCardDailyLimit int64 `json:"offline_card_daily_limit"` // The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
+	// GiftCardOfflineLimit bounds gift card payments a store takes while it
+	// cannot reach the hub to authorize them (GiftCardOfflineRefusal).
+	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"` // The most one store may take from gift cards, all cards together, per (UTC) day while it cannot reach the hub to authorize them, in minor units; 0 (the default): gift cards are taken online only.
 	// PaymentMethods says which methods the org accepts.
 	PaymentMethods []PaymentMethodConfig `json:"payment_methods"`
 }
@@ -39,7 +42,8 @@ type PaymentMethodConfig struct {
 // DefaultSettings are a new org's settings: 10 % inclusive tax, cashier
 // refunds up to 50.00 an order, no manual discounts by cashiers (managers
 // and partner apps unlimited), negative stock allowed, offline card
-// payments up to 100.00 each and 1000.00 a day, cash and card enabled.
+// payments up to 100.00 each and 1000.00 a day, gift cards online only,
+// cash and card enabled.
 func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
@@ -71,6 +75,7 @@ type SettingsUpdate struct {
 	AllowNegativeStock    Opt[bool]             `json:"allow_negative_stock"`
 	OfflineCardLimit      Opt[int64]            `json:"offline_card_limit"`
 	OfflineCardDailyLimit Opt[int64]            `json:"offline_card_daily_limit"`
+	GiftCardOfflineLimit  Opt[int64]            `json:"gift_card_offline_limit"`
 }
 
 // Validate checks the fields present: a tax rate of 0–MaxTaxRateBps, money
@@ -84,7 +89,8 @@ func (in *SettingsUpdate) Validate() error {
 	for _, f := range []struct {
 		name string
 		o    Opt[int64]
-	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit}} {
+	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit},
+		{"gift_card_offline_limit", in.GiftCardOfflineLimit}} {
 		if f.o.Set {
 			v.Check(!f.o.Null && f.o.Value >= 0 && f.o.Value <= MaxMoney, f.name, "must be 0-10^12 minor units")
 		}
@@ -105,6 +111,7 @@ func (in *SettingsUpdate) Apply(st *OrgSettings) {
 	set(&st.AllowNegativeStock, in.AllowNegativeStock)
 	set(&st.OfflineCardLimit, in.OfflineCardLimit)
 	set(&st.OfflineCardDailyLimit, in.OfflineCardDailyLimit)
+	set(&st.GiftCardOfflineLimit, in.GiftCardOfflineLimit)
 	if in.DiscountLimits != nil {
 		in.DiscountLimits.apply(&st.DiscountLimits)
 	}

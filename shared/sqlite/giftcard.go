@@ -252,8 +252,9 @@ func setGiftCardBalance(ctx context.Context, tx *Tx, orgID, cardID string) (int6
 // redeemGiftCard pays amount of order o with the card whose code the
 // payment request gives, in the payment's unit: the card must be the
 // org's, active, unexpired, in the order's currency and cover the amount
-// (kassa.GiftCard.Redeemable; EInvalid naming gift_card_code otherwise,
-// and the unit stores nothing). It emits gift_card.redeemed.
+// (kassa.GiftCard.RedeemableWith, less the holds stores have on it at the
+// hub; EInvalid naming gift_card_code otherwise, and the unit stores
+// nothing). It emits gift_card.redeemed.
 func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, amount int64, paymentID string) error {
 	norm, _ := kassa.NormalizeGiftCardCode(code) // validated with the request
 	g, err := findGiftCardByCode(ctx, tx, o.OrgID, norm)
@@ -263,7 +264,13 @@ func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, am
 	if err != nil {
 		return err
 	}
-	if err := g.Redeemable(tx.now, o.Currency, amount); err != nil {
+	// At the hub, what stores hold on the card for payments they are
+	// taking is not the hub's to spend (an edge holds none).
+	held, _, err := giftCardHeld(ctx, tx, g.ID, paymentID)
+	if err != nil {
+		return err
+	}
+	if err := g.RedeemableWith(tx.now, o.Currency, amount, held); err != nil {
 		return err
 	}
 	after, err := appendGiftCardTxn(ctx, tx, o.OrgID, g.ID, kassa.GiftCardTxnRedeem, -amount, &o.ID, &paymentID)
@@ -293,4 +300,78 @@ func refundGiftCard(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64)
 	}
 	_, err = appendGiftCardTxn(ctx, tx, p.OrgID, cardID, kassa.GiftCardTxnRefund, amount, &p.OrderID, &p.ID)
 	return err
+}
+
+// HoldGiftCard is the hub's authorization of a store's gift card payment
+// (docs/giftcards.md, "Authorization"): in one unit, so that the holds of
+// one card are serialized by the single writer, it finds the card by code
+// in the asking edge's org — never another's — and sets the amount aside
+// when the card's balance, less the holds outstanding, covers it. A repeat
+// of the same payment's request replaces its hold. Errors: EInvalid naming
+// gift_card_code (no card of the org, disabled, expired, another currency,
+// not covered, too many holds at once), or the field of a malformed request.
+func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCardHold) error {
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *Tx) error {
+		g, err := findGiftCardByCode(ctx, tx, from.OrgID, h.Code)
+		if kassa.ErrorKind(err) == kassa.ENotFound {
+			return kassa.InvalidField("gift_card_code", "no gift card of the org has that code")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gift_card_holds WHERE gift_card_id = ? AND (expires_at <= ?
+			OR EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = gift_card_holds.payment_id AND t.type = 'redeem'))`,
+			g.ID, fmtTime(tx.now)); err != nil {
+			return err
+		}
+		held, n, err := giftCardHeld(ctx, tx, g.ID, h.PaymentID)
+		if err != nil {
+			return err
+		}
+		if n >= kassa.MaxGiftCardHolds {
+			return kassa.InvalidField("gift_card_code", "too many payments are being taken with the card at once; retry in a moment")
+		}
+		if err := g.RedeemableWith(tx.now, h.Currency, h.Amount, held); err != nil {
+			return err
+		}
+		return putGiftCardHold(ctx, tx, from, g.ID, h)
+	})
+}
+
+// putGiftCardHold writes (or, for a repeated request of the same store's
+// payment on the same card, replaces) a hold.
+func putGiftCardHold(ctx context.Context, tx *Tx, from EdgeScope, cardID string, h *kassa.GiftCardHold) error {
+	res, err := tx.ExecContext(ctx, `INSERT INTO gift_card_holds (payment_id, org_id, gift_card_id, location_id, node_id, amount, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount, expires_at = excluded.expires_at
+		WHERE org_id = excluded.org_id AND location_id = excluded.location_id AND gift_card_id = excluded.gift_card_id`,
+		h.PaymentID, from.OrgID, cardID, from.LocationID, from.NodeID, h.Amount, fmtTime(tx.now), fmtTime(tx.now.Add(kassa.GiftCardHoldTTL)))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return kassa.InvalidField("payment_id", "another payment holds this id")
+	}
+	return nil
+}
+
+// ReleaseGiftCardHold drops the hold of a payment the store did not take.
+// Only the store that asked for it releases it; an unknown payment is no
+// error (the hold expired, or was never made).
+func (db *DB) ReleaseGiftCardHold(ctx context.Context, from EdgeScope, paymentID string) error {
+	return db.exec(ctx, `DELETE FROM gift_card_holds WHERE payment_id = ? AND org_id = ? AND location_id = ?`,
+		paymentID, from.OrgID, from.LocationID)
+}
+
+// giftCardHeld sums the holds outstanding on a card but the payment
+// except's own: neither expired nor matched by their payment's redeem
+// entry (which, once here, is in the balance). It also counts them.
+func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int64, n int, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0), count(*) FROM gift_card_holds h
+		WHERE h.gift_card_id = ? AND h.expires_at > ? AND h.payment_id != ?
+		AND NOT EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = h.payment_id AND t.type = 'redeem')`,
+		cardID, fmtTime(tx.now), except).Scan(&held, &n)
+	return held, n, err
 }

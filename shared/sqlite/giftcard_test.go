@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -223,5 +224,120 @@ func TestAnEdgesGiftCardEventCarriesTheCodeMasked(t *testing.T) {
 	}
 	if strings.Contains(listed, card.Code) || !strings.Contains(listed, card.Code[len(card.Code)-4:]) {
 		t.Fatalf("the refused event's listing shows the full code: %s", listed)
+	}
+}
+
+// hubHolds authorizes an edge's gift card payments at the hub's store, as
+// the hub's link does for the edge from.
+type hubHolds struct {
+	hub  *DB
+	from EdgeScope
+}
+
+func (h hubHolds) Authorize(ctx context.Context, g *kassa.GiftCardHold) (bool, error) {
+	return true, h.hub.HoldGiftCard(ctx, h.from, g)
+}
+
+func (h hubHolds) Release(ctx context.Context, paymentID string) {
+	h.hub.ReleaseGiftCardHold(ctx, h.from, paymentID)
+}
+
+// namesCode reports whether err is a 422 naming gift_card_code.
+func namesCode(err error) bool {
+	var ke *kassa.Error
+	return errors.As(err, &ke) && ke.Kind == kassa.EInvalid && len(ke.Fields) == 1 && ke.Fields[0].Field == "gift_card_code"
+}
+
+// TestTheHubHoldsGiftCardPaymentsPerCardInTheEdgesOrg: the hub holds a
+// store's gift card payment only on a card of the store's own org, only
+// while the card's balance less the holds outstanding covers it, and at
+// most kassa.MaxGiftCardHolds at once; a hub-local payment respects the
+// holds; a released hold frees its amount, and so does the payment's
+// redeem entry when it arrives (the balance then has it). Another
+// location cannot release a store's hold.
+func TestTheHubHoldsGiftCardPaymentsPerCardInTheEdgesOrg(t *testing.T) {
+	edge, hub, w := edgeAndHub(t)
+	ctx := context.Background()
+	if _, err := NewSettingsService(hub.db).SetPaymentMethods(w.ctx, []kassa.PaymentMethodConfig{{Method: kassa.PaymentGiftCard, Enabled: true}}); err != nil {
+		t.Fatal(err)
+	}
+	card, err := NewGiftCardService(hub.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := mustVictim(t, hub)
+	theirs, err := NewGiftCardService(hub.db).IssueGiftCard(victim.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ship(t, hub, edge)
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	hold := func(code string, amount int64) (string, error) {
+		id := hub.db.NewID()
+		return id, hub.db.HoldGiftCard(ctx, from, &kassa.GiftCardHold{PaymentID: id, Code: code, Amount: amount, Currency: card.Currency})
+	}
+	holds := func() (n int) {
+		hub.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM gift_card_holds`).Scan(&n)
+		return n
+	}
+	if _, err := hold(theirs.Code, 100); !namesCode(err) || holds() != 0 {
+		t.Fatalf("another org's card: %v, %d holds; want a 422 naming gift_card_code and none", err, holds())
+	}
+	first, err := hold(card.Code, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold(card.Code, 400); !namesCode(err) {
+		t.Fatalf("400 more of 1000 with 700 held: %v", err)
+	}
+	if _, err := hold(card.Code, 300); err != nil {
+		t.Fatalf("the last 300: %v", err)
+	}
+	pay := NewPaymentService(hub.db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentGiftCard: processor.GiftCard{}})
+	local, err := hub.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: local.ID, Amount: 100, Method: kassa.PaymentGiftCard, GiftCardCode: card.Code}); !namesCode(err) {
+		t.Fatalf("a hub-local payment of a card all held: %v", err)
+	}
+	other := from
+	other.LocationID = victim.loc
+	if err := hub.db.ReleaseGiftCardHold(ctx, other, first); err != nil || holds() != 2 {
+		t.Fatalf("another location released a store's hold: %v, %d holds", err, holds())
+	}
+	if err := hub.db.ReleaseGiftCardHold(ctx, from, first); err != nil {
+		t.Fatal(err)
+	}
+	// The edge takes the 700 released, authorized by the hub; its redeem
+	// entry arriving there frees the hold, and the balance has the 700.
+	edgePay := NewPaymentService(edge.db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentGiftCard: processor.GiftCard{}})
+	edgePay.GiftCards = hubHolds{hub: hub.db, from: from}
+	o, err := edge.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := edgePay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: 700, Method: kassa.PaymentGiftCard, GiftCardCode: card.Code}); err != nil {
+		t.Fatalf("the edge's authorized payment: %v", err)
+	}
+	push(t, edge, hub, w)
+	if _, err := hold(card.Code, 1); !namesCode(err) {
+		t.Fatalf("a hold beyond balance 300 less 300 held: %v", err)
+	}
+	if g, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, card.ID); g.Balance != 300 {
+		t.Fatalf("the hub's balance: %d, want 300", g.Balance)
+	}
+	// At most kassa.MaxGiftCardHolds outstanding holds of one card.
+	small, err := NewGiftCardService(hub.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range kassa.MaxGiftCardHolds {
+		if _, err := hold(small.Code, 1); err != nil {
+			t.Fatalf("hold %d: %v", i, err)
+		}
+	}
+	if _, err := hold(small.Code, 1); !namesCode(err) {
+		t.Fatalf("hold %d of a card: %v", kassa.MaxGiftCardHolds+1, err)
 	}
 }

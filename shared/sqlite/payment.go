@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -19,6 +20,11 @@ type PaymentService struct {
 	// Offline reports that the node has no uplink: card payments are then
 	// taken store-and-forward within the org's offline limits. Nil: online.
 	Offline func() bool
+	// GiftCards authorizes gift card payments where the balance is
+	// authoritative (an enrolled edge asks its hub) before the unit that
+	// redeems; unreachable, the org's offline allowance applies. Nil: this
+	// node is the authority (the hub, a standalone edge).
+	GiftCards kassa.GiftCardAuthorizer
 }
 
 // NewPaymentService returns the payment service of db.
@@ -99,6 +105,12 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 	offline := in.Method == kassa.PaymentCard && s.Offline != nil && s.Offline()
 	id := s.db.NewID()
 	defer s.db.orders.Lock(in.OrderID)()
+	// Before the unit: the writer is not held while the hub answers.
+	gift, err := s.authorizeGiftCard(ctx, a.OrgID, in, id)
+	if err != nil {
+		return nil, err
+	}
+	defer gift.releaseUnlessTaken(ctx, s.GiftCards, id, &err)
 
 	var o *kassa.Order
 	var limitReason string
@@ -148,7 +160,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		}
 		return map[string]any{
 			"order_id": o.ID, "location_id": o.LocationID, "amount": in.Amount, "method": string(in.Method),
-			"status": kassa.PaymentPending, "offline": offline, "tendered": tendered, "refunded_amount": int64(0),
+			"status": kassa.PaymentPending, "offline": offline || gift.offline, "tendered": tendered, "refunded_amount": int64(0),
 		}
 	}
 
@@ -171,6 +183,9 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 				// The card pays in this unit: a card that cannot pay
 				// leaves nothing stored.
 				if err := redeemGiftCard(ctx, tx, o, in.GiftCardCode, in.Amount, id); err != nil {
+					return err
+				}
+				if err := gift.withinAllowance(ctx, tx, &settings, o.LocationID, id, in.Amount); err != nil {
 					return err
 				}
 			}
@@ -210,6 +225,63 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		return p, nil
 	}
 	return findPayment(ctx, s.db.reader, a.OrgID, id)
+}
+
+// giftAuth is a gift card payment's authorization by the hub, asked
+// before the payment's unit of work.
+type giftAuth struct {
+	held    bool // the hub holds the amount for the payment
+	offline bool // the hub could not be asked: the offline allowance applies
+}
+
+// authorizeGiftCard asks the hub to hold a gift card payment's amount
+// (PaymentService.GiftCards; nothing to ask for another method or where
+// this node is the authority). The hub's refusal is the payment's: EInvalid
+// naming gift_card_code. An order not here yet is ENotFound now, never
+// left to the unit: it may arrive in between, and be paid unauthorized.
+func (s *PaymentService) authorizeGiftCard(ctx context.Context, orgID string, in *kassa.PaymentInitiate, paymentID string) (giftAuth, error) {
+	if in.Method != kassa.PaymentGiftCard || s.GiftCards == nil {
+		return giftAuth{}, nil
+	}
+	var currency string
+	err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ? AND org_id = ?`, in.OrderID, orgID).Scan(&currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return giftAuth{}, kassa.NotFound("order", in.OrderID)
+	}
+	if err != nil {
+		return giftAuth{}, err
+	}
+	reached, err := s.GiftCards.Authorize(ctx, &kassa.GiftCardHold{PaymentID: paymentID, Code: in.GiftCardCode, Amount: in.Amount, Currency: currency})
+	if !reached {
+		return giftAuth{offline: true}, nil
+	}
+	return giftAuth{held: err == nil}, err
+}
+
+// releaseUnlessTaken gives the hub its hold back when the payment's unit
+// failed (*err set), before the answer goes out: the amount is the
+// card's again at once, not only when the hold expires.
+func (g giftAuth) releaseUnlessTaken(ctx context.Context, auth kassa.GiftCardAuthorizer, paymentID string, err *error) {
+	if g.held && *err != nil {
+		auth.Release(context.WithoutCancel(ctx), paymentID)
+	}
+}
+
+// withinAllowance checks, in the unit of a gift card payment taken
+// without the hub's authorization, the org's offline allowance: what the
+// location took from gift cards without the hub today, this payment
+// aside, plus amount (kassa.GiftCardOfflineRefusal).
+func (g giftAuth) withinAllowance(ctx context.Context, tx *Tx, st *kassa.OrgSettings, locationID, paymentID string, amount int64) error {
+	if !g.offline {
+		return nil
+	}
+	var taken int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'gift_card'
+		AND offline = 1 AND status IN ('captured', 'partially_refunded', 'refunded') AND created_at >= ? AND id != ?`,
+		locationID, tx.now.Format("2006-01-02"), paymentID).Scan(&taken); err != nil {
+		return err
+	}
+	return kassa.GiftCardOfflineRefusal(st, amount, taken)
 }
 
 // emitPayment logs event (none when empty) about the payment as the unit

@@ -14,6 +14,7 @@
 //	kassa.up.O.L.N      edge → hub: push records (request)
 //	kassa.pull.O.L.N    edge → hub: pull the log after a cursor (request)
 //	kassa.digest.O.L.N  edge → hub: compare table digests (request)
+//	kassa.gift.O.L.N    edge → hub: hold or release a gift card payment (request)
 //	kassa.notify.O      hub → edges: the org's log grew (org-wide records)
 //	kassa.notify.O.L    hub → edge: the log grew for location L
 //	kassa.cmd.O.L.N     hub → edge: run an operation at the edge (request)
@@ -59,7 +60,8 @@ func NotifyLocation(org, loc string) string { return "kassa.notify." + org + "."
 // Publish is what it may send up, Subscribe what may come down to it.
 func EdgePermissions(id Identity) *server.Permissions {
 	return &server.Permissions{
-		Publish: &server.SubjectPermission{Allow: []string{id.UpSubject(), id.PullSubject(), id.DigestSubject(), id.AnswerPrefix() + ".>"}},
+		Publish: &server.SubjectPermission{Allow: []string{id.UpSubject(), id.PullSubject(), id.DigestSubject(), id.GiftCardSubject(),
+			id.AnswerPrefix() + ".>"}},
 		Subscribe: &server.SubjectPermission{Allow: []string{NotifyOrg(id.Org), NotifyLocation(id.Org, id.Location), id.InboxPrefix() + ".>",
 			id.CommandSubject()}},
 	}
