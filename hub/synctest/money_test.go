@@ -337,6 +337,22 @@ func hubSale(t *testing.T, e *env, product string, qty int) (order, payment stri
 	return order, a.body["data"].(map[string]any)["id"].(string), total
 }
 
+// stocked counts n of a product at the store's location at the hub and
+// waits until the store holds the count, so that sales of it are not
+// oversold conflicts.
+func stocked(t *testing.T, e *env, product string, n int) {
+	t.Helper()
+	if st := e.hub.Call(t, "POST", "/api/v1/inventory/stock/adjust", e.hubTok, map[string]any{"location_id": e.location,
+		"product_id": product, "reason": "count", "quantity": n}, nil); st != 200 {
+		t.Fatalf("stock count at the hub: %d", st)
+	}
+	wait.For(t, 20*time.Second, "the count at the store", func() bool {
+		var l listResp
+		e.edge.Call(t, "GET", "/api/v1/inventory/stock?location_id="+e.location+"&product_id="+product, e.edgeMgr, nil, &l)
+		return len(l.Data) == 1 && l.Data[0]["on_hand"] == float64(n)
+	})
+}
+
 // money is what a node holds of an order's money: its status, totals and
 // each payment's status and refunded amount, and its refunds' amounts.
 func money(o map[string]any) string {
@@ -382,6 +398,7 @@ func agreed(t *testing.T, e *env, id string) map[string]any {
 // hub and store agree on the money.
 func TestARefundAtTheHubRightAfterTheCompleteRunsAtTheStore(t *testing.T) {
 	e, product := moneyPair(t)
+	stocked(t, e, product, 10)
 	for i := range 3 {
 		id, payment, total := hubSale(t, e, product, 1+i)
 		if a := raw(t, e.hub, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil); a.status != 200 ||
@@ -392,7 +409,7 @@ func TestARefundAtTheHubRightAfterTheCompleteRunsAtTheStore(t *testing.T) {
 		if a.status != 200 {
 			t.Fatalf("refund at the hub right after its complete: %d %v", a.status, a.body)
 		}
-		want := fmt.Sprintf("partially_refunded paid %v refunded 2000; payment %s captured %v refunded 2000; refunds [2000]", total, payment, total)
+		want := fmt.Sprintf("partially_refunded paid %v refunded 2000; payment %s partially_refunded %v refunded 2000; refunds [2000]", total, payment, total)
 		if got := money(a.body["data"].(map[string]any)); got != want {
 			t.Fatalf("the refund's answer: %s, want %s", got, want)
 		}
@@ -408,6 +425,7 @@ func TestARefundAtTheHubRightAfterTheCompleteRunsAtTheStore(t *testing.T) {
 // voided at either node.
 func TestAVoidAtTheHubRightAfterTheCompleteIsRefused(t *testing.T) {
 	e, product := moneyPair(t)
+	stocked(t, e, product, 10)
 	for i := range 3 {
 		id, payment, total := hubSale(t, e, product, 1+i)
 		if st := e.hub.Call(t, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil, nil); st != 200 {
@@ -432,6 +450,7 @@ func TestAVoidAtTheHubRightAfterTheCompleteIsRefused(t *testing.T) {
 // and store agree, nothing quarantined.
 func TestEightRefundsAtTheHubRightAfterTheCompleteRefundOnlyWhatWasPaid(t *testing.T) {
 	e, product := moneyPair(t)
+	stocked(t, e, product, 10)
 	id, payment, total := hubSale(t, e, product, 1)
 	if st := e.hub.Call(t, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil, nil); st != 200 {
 		t.Fatalf("complete at the hub: %d", st)
@@ -462,7 +481,7 @@ func TestEightRefundsAtTheHubRightAfterTheCompleteRefundOnlyWhatWasPaid(t *testi
 	if count[200] != 6 || count[422] != 2 {
 		t.Fatalf("eight refunds of 10.00 on a 66.00 sale: %v, want six 200 and two 422", count)
 	}
-	want := fmt.Sprintf("partially_refunded paid %v refunded 6000; payment %s captured %v refunded 6000; refunds [1000 1000 1000 1000 1000 1000]", total, payment, total)
+	want := fmt.Sprintf("partially_refunded paid %v refunded 6000; payment %s partially_refunded %v refunded 6000; refunds [1000 1000 1000 1000 1000 1000]", total, payment, total)
 	if got := money(agreed(t, e, id)); got != want {
 		t.Fatalf("after sync: %s, want %s", got, want)
 	}

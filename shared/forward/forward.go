@@ -1,10 +1,31 @@
-// Package forward keeps an order's money on one node: at the hub, every
-// money operation on an order of a store that has an enrolled edge
-// (payment initiate, capture and void, order refund, and an update that
-// cancels, which voids the order's authorizations) runs at that edge,
-// which serializes it with the store's own payments and refunds under its
-// per-order lock. Two nodes taking money for one order at once could
-// otherwise each stay within the order's total and together pass it.
+// Package forward keeps an order's money and state on one node: at the
+// hub, every operation that moves an order of a store with an enrolled
+// edge through its states or moves its money runs at that edge, which
+// serializes it with the store's own under its per-order lock:
+//
+//   - payment initiate, capture and void;
+//   - order complete (it moves no money, but the store's void and refund
+//     rules depend on it: a completed order's payment is refunded, never
+//     voided; only a completed order is refunded);
+//   - order refund;
+//   - an order update that sets the status (a cancel, which voids the
+//     order's authorizations) or the customer (whom the store's
+//     completion credits with loyalty points).
+//
+// Two nodes deciding for one order at once could otherwise each be right
+// on their own copy and together wrong: the hub completing while the
+// store, not having pulled the completion yet, voids the sale's payment
+// or refuses its refund; or each taking money within the order's total
+// and together passing it. With every such decision at the store, the
+// hub's copy only follows, so no sequence of hub calls can void a
+// completed sale's money or refuse a refund of a completed order.
+//
+// What stays hub-local: creating an order (no one else has it yet; the
+// store catches up when a routed operation names it), an update of the
+// notes alone (free text, last writer wins, so head office can annotate
+// while the store is offline), kitchen bumps and recalls (no money, and
+// the kitchen's board is the store's anyway). Lines are never changed
+// after an order is created, so there is no "add items" to order.
 //
 // The hub wraps its payment and order services (Payments, Orders); a
 // routed operation goes to the edge as a link.Command carrying the
@@ -24,11 +45,16 @@
 //     hub's own idempotency layer does not keep 5xx answers, so the retry
 //     reaches the edge again.
 //   - Orders of a location with no enrolled edge stay hub-local.
+//   - An edge of an earlier release that does not know an operation
+//     (order.complete before v0.8) answers "unknown command"; the hub then
+//     runs it locally, as that release's hub did, with that release's
+//     race, until the store upgrades.
 //
 // The traps: the order must be known at the hub to be routed (an order the
 // hub has not received yet is 404 there, as before); the hub's copy of the
-// order follows the store's answer within the sync lag; with several
-// edges enrolled at one location the newest one takes the operations.
+// order follows the store's answer within the sync lag (the hub waits up
+// to Router.Settle for it before answering); with several edges enrolled
+// at one location the newest one takes the operations.
 package forward
 
 import (
@@ -54,8 +80,19 @@ const (
 	opCapture  = "payment.capture"
 	opVoid     = "payment.void"
 	opRefund   = "order.refund"
-	opCancel   = "order.update" // an update that cancels: it voids the order's authorizations
+	opComplete = "order.complete"
+	// an update that cancels (it voids the order's authorizations) or sets
+	// the customer (whom the completion credits with points)
+	opCancel = "order.update"
 )
+
+// ops are the routed operations, as labelled in
+// kassa_money_operations_total.
+var ops = []string{opInitiate, opCapture, opVoid, opRefund, opComplete, opCancel}
+
+// errUnknownOp: the store runs an earlier release that does not know the
+// operation; nothing ran there.
+var errUnknownOp = errors.New("forward: the store does not know the operation")
 
 // The outcomes of a routed operation, as counted in
 // kassa_money_operations_total.
@@ -110,7 +147,7 @@ func (r *Router) counter() *prometheus.CounterVec {
 			Help: "Money operations on a store's orders at the hub, by operation and outcome: routed (run at the store, " +
 				"which answered), refused (the store not connected: 503, nothing done), unanswered (no answer in time: 503, " +
 				"may have run at the store)."}, []string{"operation", "outcome"})
-		for _, op := range []string{opInitiate, opCapture, opVoid, opRefund, opCancel} {
+		for _, op := range ops {
 			for _, out := range []string{outcomeRouted, outcomeRefused, outcomeUnanswered} {
 				r.ops.WithLabelValues(op, out)
 			}
@@ -185,16 +222,25 @@ func (r *Router) send(ctx context.Context, id *link.Identity, op string, in, out
 		r.count(op, outcomeUnanswered)
 		return err
 	}
-	r.count(op, outcomeRouted)
-	if len(rep.Error) > 0 {
-		var we wireError
-		if err := json.Unmarshal(rep.Error, &we); err != nil || we.Kind == "" {
-			return fmt.Errorf("forward: %s: bad error from %s: %s", op, id.Node, rep.Error)
-		}
-		return &kassa.Error{Kind: we.Kind, Message: we.Message, Fields: we.Fields, RetryAfter: we.RetryAfter}
+	if len(rep.Error) == 0 {
+		r.count(op, outcomeRouted)
+		return json.Unmarshal(rep.Result, out)
 	}
-	return json.Unmarshal(rep.Result, out)
+	var we wireError
+	if err := json.Unmarshal(rep.Error, &we); err != nil || we.Kind == "" {
+		r.count(op, outcomeRouted)
+		return fmt.Errorf("forward: %s: bad error from %s: %s", op, id.Node, rep.Error)
+	}
+	if we.Kind == kassa.EBadRequest && we.Message == unknownOp(op) {
+		return errUnknownOp // not counted: it runs here, as a hub-local operation
+	}
+	r.count(op, outcomeRouted)
+	return &kassa.Error{Kind: we.Kind, Message: we.Message, Fields: we.Fields, RetryAfter: we.RetryAfter}
 }
+
+// unknownOp is the message of an edge's answer to an operation it does
+// not know (every release's edge words it so).
+func unknownOp(op string) string { return fmt.Sprintf("unknown command %q", op) }
 
 func offline() error {
 	return &kassa.Error{Kind: kassa.EUnavailable, RetryAfter: RetryAfter,
@@ -209,7 +255,8 @@ type Payments struct {
 	r *Router
 }
 
-// Orders is the hub's order service: RefundOrder of a store's order runs
+// Orders is the hub's order service: CompleteOrder, RefundOrder and an
+// UpdateOrder that sets the status or the customer of a store's order run
 // at the store.
 type Orders struct {
 	kassa.OrderService
@@ -368,11 +415,36 @@ func (o *Orders) RefundOrder(ctx context.Context, id string, in *kassa.RefundReq
 	return o.OrderService.RefundOrder(ctx, id, in)
 }
 
+// CompleteOrder completes at the order's store, if it has an edge; at an
+// edge of a release that cannot, here.
+func (o *Orders) CompleteOrder(ctx context.Context, id string) (*kassa.Order, error) {
+	if e := o.r.orderEdge(ctx, id); e != nil {
+		out, err := call[kassa.Order](ctx, o.r, e, opComplete, idInput{ID: id})
+		if !errors.Is(err, errUnknownOp) {
+			if err == nil {
+				o.r.settle(ctx, o.statusArrived(ctx, id, out.Status))
+			}
+			return out, err
+		}
+	}
+	return o.OrderService.CompleteOrder(ctx, id)
+}
+
+// statusArrived reports that the hub's copy of an order has the status
+// the store answered.
+func (o *Orders) statusArrived(ctx context.Context, id, status string) func() bool {
+	return func() bool {
+		got, err := o.OrderService.FindOrderByID(ctx, id)
+		return err == nil && got.Status == status
+	}
+}
+
 // UpdateOrder runs an update that sets the status (a cancel, which voids
-// the order's authorizations) at the order's store, if it has an edge;
-// notes and customer alone stay hub-local.
+// the order's authorizations) or the customer (whom the store's
+// completion credits) at the order's store, if it has an edge; notes
+// alone stay hub-local.
 func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpdate) (*kassa.Order, error) {
-	if in.Status.Set {
+	if in.Status.Set || in.CustomerID.Set {
 		if e := o.r.orderEdge(ctx, id); e != nil {
 			body := map[string]any{}
 			putOpt(body, "notes", in.Notes)
@@ -382,7 +454,7 @@ func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpda
 			if err == nil {
 				o.r.settle(ctx, func() bool {
 					got, err := o.OrderService.FindOrderByID(ctx, id)
-					return err == nil && got.Status == out.Status
+					return err == nil && got.Status == out.Status && sameID(got.CustomerID, out.CustomerID)
 				})
 			}
 			return out, err
@@ -390,3 +462,5 @@ func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpda
 	}
 	return o.OrderService.UpdateOrder(ctx, id, in)
 }
+
+func sameID(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

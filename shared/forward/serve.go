@@ -14,7 +14,7 @@ import (
 	"kassa.dev/sync/link"
 )
 
-// Edge runs the hub's routed money operations at an edge.
+// Edge runs the hub's routed operations at an edge.
 type Edge struct {
 	ID          link.Identity
 	Payments    kassa.PaymentService
@@ -22,9 +22,10 @@ type Edge struct {
 	Idempotency kassa.IdempotencyStore
 	Log         *slog.Logger
 	// CatchUp pulls the hub's log now. A command may name an order the
-	// hub made a moment ago (an online order paid at once) that the edge
-	// has not pulled yet: on not-found the edge catches up and tries once
-	// more. Nil: no retry.
+	// hub made a moment ago (an online order paid at once), or attach a
+	// customer the hub made a moment ago, that the edge has not pulled
+	// yet: on not-found (or "no such customer") the edge catches up and
+	// tries once more. Nil: no retry.
 	CatchUp func(ctx context.Context) error
 }
 
@@ -78,7 +79,7 @@ func (e *Edge) Run(ctx context.Context, cmd link.Command) link.CommandReply {
 // when what it names is not here yet.
 func (e *Edge) run(ctx context.Context, cmd link.Command) (any, error) {
 	result, err := e.runOnce(ctx, cmd)
-	if kassa.ErrorKind(err) == kassa.ENotFound && e.CatchUp != nil {
+	if behind(err) && e.CatchUp != nil {
 		if cerr := e.CatchUp(ctx); cerr != nil {
 			e.Log.Warn("catching up with the hub for a routed money operation", "op", cmd.Op, "err", cerr)
 			return result, err
@@ -86,6 +87,18 @@ func (e *Edge) run(ctx context.Context, cmd link.Command) (any, error) {
 		return e.runOnce(ctx, cmd)
 	}
 	return result, err
+}
+
+// behind reports an error that a row the hub made a moment ago may
+// explain: the order (or payment) not found, or the customer an update
+// attaches unknown here.
+func behind(err error) bool {
+	var ke *kassa.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	return ke.Kind == kassa.ENotFound ||
+		ke.Kind == kassa.EInvalid && len(ke.Fields) == 1 && ke.Fields[0] == kassa.FieldError{Field: "customer_id", Message: "no such customer"}
 }
 
 // runOnce decodes the command's input and calls the service.
@@ -100,13 +113,16 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 			return bad(err)
 		}
 		return e.Payments.Initiate(ctx, &in)
-	case opCapture, opVoid:
+	case opCapture, opVoid, opComplete:
 		var in idInput
 		if err := json.Unmarshal(cmd.Input, &in); err != nil {
 			return bad(err)
 		}
-		if cmd.Op == opCapture {
+		switch cmd.Op {
+		case opCapture:
 			return e.Payments.Capture(ctx, in.ID)
+		case opComplete:
+			return e.Orders.CompleteOrder(ctx, in.ID)
 		}
 		return e.Payments.Void(ctx, in.ID)
 	case opCancel:
@@ -132,7 +148,7 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 		}
 		return e.Orders.RefundOrder(ctx, in.ID, in.Refund)
 	}
-	return nil, kassa.Errorf(kassa.EBadRequest, "unknown command %q", cmd.Op)
+	return nil, kassa.Errorf(kassa.EBadRequest, "%s", unknownOp(cmd.Op))
 }
 
 // answer encodes a result or an error; an internal error's text stays in
