@@ -486,3 +486,50 @@ func TestEightRefundsAtTheHubRightAfterTheCompleteRefundOnlyWhatWasPaid(t *testi
 		t.Fatalf("after sync: %s, want %s", got, want)
 	}
 }
+
+// TestACustomerAttachedAtTheHubEarnsAtTheStoresComplete: a partner's app
+// makes a customer at the hub, attaches them to a paid order of the store,
+// enrols them in the loyalty program and completes the order, one call
+// right after the other. The attach and the enrolment are the hub's
+// writes; the complete runs at the store, which applies the hub's log
+// before it runs a routed operation, so its completion credits the
+// customer, and hub and store agree on the points.
+func TestACustomerAttachedAtTheHubEarnsAtTheStoresComplete(t *testing.T) {
+	e, product := moneyPair(t)
+	stocked(t, e, product, 10)
+	if st := e.hub.Call(t, "POST", "/api/v1/loyalty/programs", e.hubTok, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 10}, nil); st != 201 {
+		t.Fatalf("program: %d", st)
+	}
+	for i := range 3 {
+		id, _, _ := hubSale(t, e, product, 1+i)
+		var cust, acct oneResp
+		e.hub.Call(t, "POST", "/api/v1/customers", e.hubTok, map[string]any{"first_name": "Kim", "email": fmt.Sprintf("kim%d@x.test", i)}, &cust)
+		customer := cust.Data["id"].(string)
+		if a := raw(t, e.hub, "PATCH", "/api/v1/orders/"+id, e.hubTok, map[string]any{"customer_id": customer}); a.status != 200 {
+			t.Fatalf("attach the customer at the hub right after creating it: %d %v", a.status, a.body)
+		}
+		if st := e.hub.Call(t, "POST", "/api/v1/loyalty/accounts", e.hubTok, map[string]any{"customer_id": customer}, &acct); st != 201 {
+			t.Fatalf("enrol: %d %v", st, acct)
+		}
+		a := raw(t, e.hub, "POST", "/api/v1/orders/"+id+"/complete", e.hubTok, nil)
+		if a.status != 200 {
+			t.Fatalf("complete at the hub: %d %v", a.status, a.body)
+		}
+		earned := a.body["data"].(map[string]any)["loyalty_points_earned"]
+		if earned == nil || earned.(float64) <= 0 || a.body["data"].(map[string]any)["customer_id"] != customer {
+			t.Fatalf("the completion credited %v to %v, want points to %s", earned, a.body["data"].(map[string]any)["customer_id"], customer)
+		}
+		agreed(t, e, id)
+		account := acct.Data["id"].(string)
+		for _, n := range []struct {
+			p   *nodetest.Proc
+			tok string
+		}{{e.edge, e.edgeMgr}, {e.hub, e.hubTok}} {
+			wait.For(t, 20*time.Second, "the points at "+n.p.URL, func() bool {
+				var got oneResp
+				n.p.Call(t, "GET", "/api/v1/loyalty/accounts/"+account, n.tok, nil, &got)
+				return got.Data["points_balance"] == earned && order(t, n.p, n.tok, id)["loyalty_points_earned"] == earned
+			})
+		}
+	}
+}

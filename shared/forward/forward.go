@@ -1,16 +1,15 @@
-// Package forward keeps an order's money and state on one node: at the
-// hub, every operation that moves an order of a store with an enrolled
-// edge through its states or moves its money runs at that edge, which
-// serializes it with the store's own under its per-order lock:
+// Package forward keeps an order's money and its state on one node: at
+// the hub, every operation that moves an order of a store with an
+// enrolled edge through its states or moves its money runs at that edge,
+// which serializes it with the store's own under its per-order lock:
 //
 //   - payment initiate, capture and void;
-//   - order complete (it moves no money, but the store's void and refund
-//     rules depend on it: a completed order's payment is refunded, never
+//   - order complete (it moves no money, but the store's rules for money
+//     depend on it: a completed order's payment is refunded, never
 //     voided; only a completed order is refunded);
 //   - order refund;
 //   - an order update that sets the status (a cancel, which voids the
-//     order's authorizations) or the customer (whom the store's
-//     completion credits with loyalty points).
+//     order's authorizations).
 //
 // Two nodes deciding for one order at once could otherwise each be right
 // on their own copy and together wrong: the hub completing while the
@@ -20,12 +19,18 @@
 // hub's copy only follows, so no sequence of hub calls can void a
 // completed sale's money or refuse a refund of a completed order.
 //
-// What stays hub-local: creating an order (no one else has it yet; the
-// store catches up when a routed operation names it), an update of the
-// notes alone (free text, last writer wins, so head office can annotate
-// while the store is offline), kitchen bumps and recalls (no money, and
-// the kitchen's board is the store's anyway). Lines are never changed
-// after an order is created, so there is no "add items" to order.
+// And the store decides on what the hub wrote before: before it runs a
+// command the edge applies the hub's log until nothing is left (Edge.run),
+// so an order, a customer attached to it or a loyalty account enrolled
+// at the hub a moment before the call is there when the store pays,
+// completes (crediting that customer) or refunds.
+//
+// What stays hub-local: creating an order (no one else has it yet), an
+// update of the notes or the customer (no money moves; the store sees it
+// before its next routed operation, and a till's own complete at the same
+// moment is a race of two people, as it is at one till), kitchen bumps
+// and recalls (no money). Lines never change after an order is created,
+// so there is no "add items" to order.
 //
 // The hub wraps its payment and order services (Payments, Orders); a
 // routed operation goes to the edge as a link.Command carrying the
@@ -46,9 +51,9 @@
 //     reaches the edge again.
 //   - Orders of a location with no enrolled edge stay hub-local.
 //   - An edge of an earlier release that does not know an operation
-//     (order.complete before v0.8) answers "unknown command"; the hub then
-//     runs it locally, as that release's hub did, with that release's
-//     race, until the store upgrades.
+//     (order.complete, at v0.7.0 and earlier) answers "unknown command";
+//     the hub then runs it locally, as that release's hub did, with that
+//     release's race, until the store upgrades.
 //
 // The traps: the order must be known at the hub to be routed (an order the
 // hub has not received yet is 404 there, as before); the hub's copy of the
@@ -81,9 +86,7 @@ const (
 	opVoid     = "payment.void"
 	opRefund   = "order.refund"
 	opComplete = "order.complete"
-	// an update that cancels (it voids the order's authorizations) or sets
-	// the customer (whom the completion credits with points)
-	opCancel = "order.update"
+	opCancel   = "order.update" // an update that cancels: it voids the order's authorizations
 )
 
 // ops are the routed operations, as labelled in
@@ -256,8 +259,7 @@ type Payments struct {
 }
 
 // Orders is the hub's order service: CompleteOrder, RefundOrder and an
-// UpdateOrder that sets the status or the customer of a store's order run
-// at the store.
+// UpdateOrder that cancels a store's order run at the store.
 type Orders struct {
 	kassa.OrderService
 	r *Router
@@ -440,11 +442,10 @@ func (o *Orders) statusArrived(ctx context.Context, id, status string) func() bo
 }
 
 // UpdateOrder runs an update that sets the status (a cancel, which voids
-// the order's authorizations) or the customer (whom the store's
-// completion credits) at the order's store, if it has an edge; notes
-// alone stay hub-local.
+// the order's authorizations) at the order's store, if it has an edge;
+// notes and customer alone stay hub-local.
 func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpdate) (*kassa.Order, error) {
-	if in.Status.Set || in.CustomerID.Set {
+	if in.Status.Set {
 		if e := o.r.orderEdge(ctx, id); e != nil {
 			body := map[string]any{}
 			putOpt(body, "notes", in.Notes)
@@ -454,7 +455,7 @@ func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpda
 			if err == nil {
 				o.r.settle(ctx, func() bool {
 					got, err := o.OrderService.FindOrderByID(ctx, id)
-					return err == nil && got.Status == out.Status && sameID(got.CustomerID, out.CustomerID)
+					return err == nil && got.Status == out.Status
 				})
 			}
 			return out, err
@@ -462,5 +463,3 @@ func (o *Orders) UpdateOrder(ctx context.Context, id string, in *kassa.OrderUpda
 	}
 	return o.OrderService.UpdateOrder(ctx, id, in)
 }
-
-func sameID(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -21,12 +22,11 @@ type Edge struct {
 	Orders      kassa.OrderService
 	Idempotency kassa.IdempotencyStore
 	Log         *slog.Logger
-	// CatchUp pulls the hub's log now. A command may name an order the
-	// hub made a moment ago (an online order paid at once), or attach a
-	// customer the hub made a moment ago, that the edge has not pulled
-	// yet: on not-found (or "no such customer") the edge catches up and
-	// tries once more. Nil: no retry.
+	// CatchUp applies the hub's log until nothing is left; the edge runs
+	// it before every command (see run). Nil: commands run on what the
+	// edge holds.
 	CatchUp func(ctx context.Context) error
+	catchUp sync.Mutex
 }
 
 // Serve answers the hub's commands on nc (the edge's connection to its own
@@ -75,30 +75,22 @@ func (e *Edge) Run(ctx context.Context, cmd link.Command) link.CommandReply {
 	return rep
 }
 
-// run runs the command, once more after catching up with the hub's log
-// when what it names is not here yet.
+// run runs the command once the store holds the hub's log as it stood
+// when the hub sent it, so the store decides on everything the hub wrote
+// before it routed the command: an order made there a moment ago, the
+// customer attached to it, the loyalty account enrolled. Catch-ups run
+// one at a time (concurrent commands would each pull the same entries);
+// one that fails is logged and the command runs on what the store holds.
 func (e *Edge) run(ctx context.Context, cmd link.Command) (any, error) {
-	result, err := e.runOnce(ctx, cmd)
-	if behind(err) && e.CatchUp != nil {
-		if cerr := e.CatchUp(ctx); cerr != nil {
-			e.Log.Warn("catching up with the hub for a routed money operation", "op", cmd.Op, "err", cerr)
-			return result, err
+	if e.CatchUp != nil {
+		e.catchUp.Lock()
+		err := e.CatchUp(ctx)
+		e.catchUp.Unlock()
+		if err != nil {
+			e.Log.Warn("catching up with the hub for a routed operation", "op", cmd.Op, "err", err)
 		}
-		return e.runOnce(ctx, cmd)
 	}
-	return result, err
-}
-
-// behind reports an error that a row the hub made a moment ago may
-// explain: the order (or payment) not found, or the customer an update
-// attaches unknown here.
-func behind(err error) bool {
-	var ke *kassa.Error
-	if !errors.As(err, &ke) {
-		return false
-	}
-	return ke.Kind == kassa.ENotFound ||
-		ke.Kind == kassa.EInvalid && len(ke.Fields) == 1 && ke.Fields[0] == kassa.FieldError{Field: "customer_id", Message: "no such customer"}
+	return e.runOnce(ctx, cmd)
 }
 
 // runOnce decodes the command's input and calls the service.
