@@ -143,17 +143,17 @@ func TestFullPaymentsAtEdgeAndHubAtOncePayOnce(t *testing.T) {
 }
 
 // TestHubRefusesMoneyOfAStoreCutOff: with the store's link cut, the hub
-// refuses a refund, a payment and a cancel of that store's orders with 503 and
-// Retry-After, and nothing changes on either side; a location without an
-// edge is paid at the hub as before; once the link is back the hub's
-// refund and cancel run at the store. kassa_money_operations_total counts
+// refuses a refund, a payment, a cancel and a complete of that store's
+// orders with 503 and Retry-After, and nothing changes on either side; a
+// location without an edge is paid at the hub as before; once the link is
+// back the hub's refund and cancel run at the store. kassa_money_operations_total counts
 // each refusal and each routed operation, not the hub-local payment.
 func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 	e, product := moneyPair(t)
 	ops := func(op, outcome string) float64 {
 		return metricValue(metricsText(t, e.hub.URL), `kassa_money_operations_total{operation="`+op+`",outcome="`+outcome+`"}`)
 	}
-	for _, op := range []string{"payment.initiate", "payment.capture", "payment.void", "order.refund", "order.update"} {
+	for _, op := range []string{"payment.initiate", "payment.capture", "payment.void", "order.complete", "order.refund", "order.update"} {
 		for _, outcome := range []string{"routed", "refused", "unanswered"} {
 			if v := ops(op, outcome); v != 0 {
 				t.Fatalf("%s %s of a new hub: %v, want 0", op, outcome, v)
@@ -177,6 +177,7 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 		{"POST", "/api/v1/orders/" + sold + "/refund", map[string]any{"amount": 1000, "reason": "cut off"}},
 		{"POST", "/api/v1/payments/initiate", map[string]any{"order_id": open, "amount": 100, "method": "cash"}},
 		{"PATCH", "/api/v1/orders/" + open, map[string]any{"status": "cancelled"}},
+		{"POST", "/api/v1/orders/" + open + "/complete", nil},
 	} {
 		a := raw(t, e.hub, c.method, c.path, e.hubTok, c.body)
 		if a.status != 503 || a.body["type"] != "https://kassa.dev/problems/unavailable" || a.header.Get("Retry-After") == "" ||
@@ -184,7 +185,7 @@ func TestHubRefusesMoneyOfAStoreCutOff(t *testing.T) {
 			t.Fatalf("%s while the store is cut off: %d %v %v", c.path, a.status, a.header, a.body)
 		}
 	}
-	for _, op := range []string{"order.refund", "payment.initiate", "order.update"} {
+	for _, op := range []string{"order.refund", "payment.initiate", "order.update", "order.complete"} {
 		if ops(op, "refused") != 1 || ops(op, "routed") != 0 {
 			t.Fatalf("%s refused %v, routed %v while the store is cut off; want 1, 0", op, ops(op, "refused"), ops(op, "routed"))
 		}
