@@ -26232,6 +26232,11 @@ type PostOrdersIdCompleteResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostOrdersIdCompleteResponse503Headers the declared response headers of an HTTP 503 response for PostOrdersIdComplete
+type PostOrdersIdCompleteResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostOrdersIdCompleteResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26254,12 +26259,16 @@ type PostOrdersIdCompleteResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostOrdersIdCompleteResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostOrdersIdCompleteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostOrdersIdCompleteResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26303,6 +26312,11 @@ func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON422() *Validation
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -41493,6 +41507,13 @@ func ParsePostOrdersIdCompleteResponse(rsp *http.Response) (*PostOrdersIdComplet
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41523,6 +41544,16 @@ func ParsePostOrdersIdCompleteResponse(rsp *http.Response) (*PostOrdersIdComplet
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostOrdersIdCompleteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

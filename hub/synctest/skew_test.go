@@ -123,6 +123,27 @@ func TestAHubOfTodayKeepsAnEdgeOfThePreviousReleaseInSync(t *testing.T) {
 	for _, id := range sales {
 		wait.For(t, 30*time.Second, "the old edge's sale at the hub", func() bool { return atHub(id) })
 	}
+	// A partner's order at the hub, paid there (run at the old edge) and
+	// completed there: the old edge does not know order.complete, so the
+	// hub completes it itself, as the previous release's hub did.
+	var online oneResp
+	if st := hub.Call(t, "POST", "/api/v1/orders", hubTok, map[string]any{"location_id": loc, "channel": "online",
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &online); st != 201 {
+		t.Fatalf("online order at the hub: %d %v", st, online)
+	}
+	onlineID := online.Data["id"].(string)
+	if st := hub.Call(t, "POST", "/api/v1/payments/initiate", hubTok, map[string]any{"order_id": onlineID, "amount": online.Data["total"],
+		"method": "cash"}, nil); st != 201 {
+		t.Fatalf("pay at the hub: %d", st)
+	}
+	if st := hub.Call(t, "POST", "/api/v1/orders/"+onlineID+"/complete", hubTok, nil, nil); st != 200 {
+		t.Fatalf("complete at the hub of the old edge's order: %d", st)
+	}
+	sales = append(sales, onlineID)
+	wait.For(t, 30*time.Second, "the hub's completion at the old edge", func() bool {
+		var o oneResp
+		return ep.Call(t, "GET", "/api/v1/orders/"+onlineID, mgr, nil, &o) == 200 && o.Data["status"] == "completed"
+	})
 
 	// The hub's changes reach the old edge: a new product, a price, a campaign.
 	var np oneResp

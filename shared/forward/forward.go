@@ -1,10 +1,36 @@
-// Package forward keeps an order's money on one node: at the hub, every
-// money operation on an order of a store that has an enrolled edge
-// (payment initiate, capture and void, order refund, and an update that
-// cancels, which voids the order's authorizations) runs at that edge,
-// which serializes it with the store's own payments and refunds under its
-// per-order lock. Two nodes taking money for one order at once could
-// otherwise each stay within the order's total and together pass it.
+// Package forward keeps an order's money and its state on one node: at
+// the hub, every operation that moves an order of a store with an
+// enrolled edge through its states or moves its money runs at that edge,
+// which serializes it with the store's own under its per-order lock:
+//
+//   - payment initiate, capture and void;
+//   - order complete (it moves no money, but the store's rules for money
+//     depend on it: a completed order's payment is refunded, never
+//     voided; only a completed order is refunded);
+//   - order refund;
+//   - an order update that sets the status (a cancel, which voids the
+//     order's authorizations).
+//
+// Two nodes deciding for one order at once could otherwise each be right
+// on their own copy and together wrong: the hub completing while the
+// store, not having pulled the completion yet, voids the sale's payment
+// or refuses its refund; or each taking money within the order's total
+// and together passing it. With every such decision at the store, the
+// hub's copy only follows, so no sequence of hub calls can void a
+// completed sale's money or refuse a refund of a completed order.
+//
+// And the store decides on what the hub wrote before: before it runs a
+// command the edge applies the hub's log until nothing is left (Edge.run),
+// so an order, a customer attached to it or a loyalty account enrolled
+// at the hub a moment before the call is there when the store pays,
+// completes (crediting that customer) or refunds.
+//
+// What stays hub-local: creating an order (no one else has it yet), an
+// update of the notes or the customer (no money moves; the store sees it
+// before its next routed operation, and a till's own complete at the same
+// moment is a race of two people, as it is at one till), kitchen bumps
+// and recalls (no money). Lines never change after an order is created,
+// so there is no "add items" to order.
 //
 // The hub wraps its payment and order services (Payments, Orders); a
 // routed operation goes to the edge as a link.Command carrying the
@@ -24,11 +50,16 @@
 //     hub's own idempotency layer does not keep 5xx answers, so the retry
 //     reaches the edge again.
 //   - Orders of a location with no enrolled edge stay hub-local.
+//   - An edge of an earlier release that does not know an operation
+//     (order.complete, at v0.7.0 and earlier) answers "unknown command";
+//     the hub then runs it locally, as that release's hub did, with that
+//     release's race, until the store upgrades.
 //
 // The traps: the order must be known at the hub to be routed (an order the
 // hub has not received yet is 404 there, as before); the hub's copy of the
-// order follows the store's answer within the sync lag; with several
-// edges enrolled at one location the newest one takes the operations.
+// order follows the store's answer within the sync lag (the hub waits up
+// to Router.Settle for it before answering); with several edges enrolled
+// at one location the newest one takes the operations.
 package forward
 
 import (
@@ -54,8 +85,17 @@ const (
 	opCapture  = "payment.capture"
 	opVoid     = "payment.void"
 	opRefund   = "order.refund"
+	opComplete = "order.complete"
 	opCancel   = "order.update" // an update that cancels: it voids the order's authorizations
 )
+
+// ops are the routed operations, as labelled in
+// kassa_money_operations_total.
+var ops = []string{opInitiate, opCapture, opVoid, opRefund, opComplete, opCancel}
+
+// errUnknownOp: the store runs an earlier release that does not know the
+// operation; nothing ran there.
+var errUnknownOp = errors.New("forward: the store does not know the operation")
 
 // The outcomes of a routed operation, as counted in
 // kassa_money_operations_total.
@@ -110,7 +150,7 @@ func (r *Router) counter() *prometheus.CounterVec {
 			Help: "Money operations on a store's orders at the hub, by operation and outcome: routed (run at the store, " +
 				"which answered), refused (the store not connected: 503, nothing done), unanswered (no answer in time: 503, " +
 				"may have run at the store)."}, []string{"operation", "outcome"})
-		for _, op := range []string{opInitiate, opCapture, opVoid, opRefund, opCancel} {
+		for _, op := range ops {
 			for _, out := range []string{outcomeRouted, outcomeRefused, outcomeUnanswered} {
 				r.ops.WithLabelValues(op, out)
 			}
@@ -185,16 +225,25 @@ func (r *Router) send(ctx context.Context, id *link.Identity, op string, in, out
 		r.count(op, outcomeUnanswered)
 		return err
 	}
-	r.count(op, outcomeRouted)
-	if len(rep.Error) > 0 {
-		var we wireError
-		if err := json.Unmarshal(rep.Error, &we); err != nil || we.Kind == "" {
-			return fmt.Errorf("forward: %s: bad error from %s: %s", op, id.Node, rep.Error)
-		}
-		return &kassa.Error{Kind: we.Kind, Message: we.Message, Fields: we.Fields, RetryAfter: we.RetryAfter}
+	if len(rep.Error) == 0 {
+		r.count(op, outcomeRouted)
+		return json.Unmarshal(rep.Result, out)
 	}
-	return json.Unmarshal(rep.Result, out)
+	var we wireError
+	if err := json.Unmarshal(rep.Error, &we); err != nil || we.Kind == "" {
+		r.count(op, outcomeRouted)
+		return fmt.Errorf("forward: %s: bad error from %s: %s", op, id.Node, rep.Error)
+	}
+	if we.Kind == kassa.EBadRequest && we.Message == unknownOp(op) {
+		return errUnknownOp // not counted: it runs here, as a hub-local operation
+	}
+	r.count(op, outcomeRouted)
+	return &kassa.Error{Kind: we.Kind, Message: we.Message, Fields: we.Fields, RetryAfter: we.RetryAfter}
 }
+
+// unknownOp is the message of an edge's answer to an operation it does
+// not know (every release's edge words it so).
+func unknownOp(op string) string { return fmt.Sprintf("unknown command %q", op) }
 
 func offline() error {
 	return &kassa.Error{Kind: kassa.EUnavailable, RetryAfter: RetryAfter,
@@ -209,8 +258,8 @@ type Payments struct {
 	r *Router
 }
 
-// Orders is the hub's order service: RefundOrder of a store's order runs
-// at the store.
+// Orders is the hub's order service: CompleteOrder, RefundOrder and an
+// UpdateOrder that cancels a store's order run at the store.
 type Orders struct {
 	kassa.OrderService
 	r *Router
@@ -366,6 +415,30 @@ func (o *Orders) RefundOrder(ctx context.Context, id string, in *kassa.RefundReq
 		return out, err
 	}
 	return o.OrderService.RefundOrder(ctx, id, in)
+}
+
+// CompleteOrder completes at the order's store, if it has an edge; at an
+// edge of a release that cannot, here.
+func (o *Orders) CompleteOrder(ctx context.Context, id string) (*kassa.Order, error) {
+	if e := o.r.orderEdge(ctx, id); e != nil {
+		out, err := call[kassa.Order](ctx, o.r, e, opComplete, idInput{ID: id})
+		if !errors.Is(err, errUnknownOp) {
+			if err == nil {
+				o.r.settle(ctx, o.statusArrived(ctx, id, out.Status))
+			}
+			return out, err
+		}
+	}
+	return o.OrderService.CompleteOrder(ctx, id)
+}
+
+// statusArrived reports that the hub's copy of an order has the status
+// the store answered.
+func (o *Orders) statusArrived(ctx context.Context, id, status string) func() bool {
+	return func() bool {
+		got, err := o.OrderService.FindOrderByID(ctx, id)
+		return err == nil && got.Status == status
+	}
 }
 
 // UpdateOrder runs an update that sets the status (a cancel, which voids

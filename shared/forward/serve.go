@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -14,18 +15,18 @@ import (
 	"kassa.dev/sync/link"
 )
 
-// Edge runs the hub's routed money operations at an edge.
+// Edge runs the hub's routed operations at an edge.
 type Edge struct {
 	ID          link.Identity
 	Payments    kassa.PaymentService
 	Orders      kassa.OrderService
 	Idempotency kassa.IdempotencyStore
 	Log         *slog.Logger
-	// CatchUp pulls the hub's log now. A command may name an order the
-	// hub made a moment ago (an online order paid at once) that the edge
-	// has not pulled yet: on not-found the edge catches up and tries once
-	// more. Nil: no retry.
+	// CatchUp applies the hub's log until nothing is left; the edge runs
+	// it before every command (see run). Nil: commands run on what the
+	// edge holds.
 	CatchUp func(ctx context.Context) error
+	catchUp sync.Mutex
 }
 
 // Serve answers the hub's commands on nc (the edge's connection to its own
@@ -74,18 +75,22 @@ func (e *Edge) Run(ctx context.Context, cmd link.Command) link.CommandReply {
 	return rep
 }
 
-// run runs the command, once more after catching up with the hub's log
-// when what it names is not here yet.
+// run runs the command once the store holds the hub's log as it stood
+// when the hub sent it, so the store decides on everything the hub wrote
+// before it routed the command: an order made there a moment ago, the
+// customer attached to it, the loyalty account enrolled. Catch-ups run
+// one at a time (concurrent commands would each pull the same entries);
+// one that fails is logged and the command runs on what the store holds.
 func (e *Edge) run(ctx context.Context, cmd link.Command) (any, error) {
-	result, err := e.runOnce(ctx, cmd)
-	if kassa.ErrorKind(err) == kassa.ENotFound && e.CatchUp != nil {
-		if cerr := e.CatchUp(ctx); cerr != nil {
-			e.Log.Warn("catching up with the hub for a routed money operation", "op", cmd.Op, "err", cerr)
-			return result, err
+	if e.CatchUp != nil {
+		e.catchUp.Lock()
+		err := e.CatchUp(ctx)
+		e.catchUp.Unlock()
+		if err != nil {
+			e.Log.Warn("catching up with the hub for a routed operation", "op", cmd.Op, "err", err)
 		}
-		return e.runOnce(ctx, cmd)
 	}
-	return result, err
+	return e.runOnce(ctx, cmd)
 }
 
 // runOnce decodes the command's input and calls the service.
@@ -100,13 +105,16 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 			return bad(err)
 		}
 		return e.Payments.Initiate(ctx, &in)
-	case opCapture, opVoid:
+	case opCapture, opVoid, opComplete:
 		var in idInput
 		if err := json.Unmarshal(cmd.Input, &in); err != nil {
 			return bad(err)
 		}
-		if cmd.Op == opCapture {
+		switch cmd.Op {
+		case opCapture:
 			return e.Payments.Capture(ctx, in.ID)
+		case opComplete:
+			return e.Orders.CompleteOrder(ctx, in.ID)
 		}
 		return e.Payments.Void(ctx, in.ID)
 	case opCancel:
@@ -132,7 +140,7 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 		}
 		return e.Orders.RefundOrder(ctx, in.ID, in.Refund)
 	}
-	return nil, kassa.Errorf(kassa.EBadRequest, "unknown command %q", cmd.Op)
+	return nil, kassa.Errorf(kassa.EBadRequest, "%s", unknownOp(cmd.Op))
 }
 
 // answer encodes a result or an error; an internal error's text stays in

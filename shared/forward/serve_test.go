@@ -93,3 +93,31 @@ func TestACommandForAnotherOrgIsRefused(t *testing.T) {
 		t.Fatalf("%s %s", rep.Result, rep.Error)
 	}
 }
+
+// TestACompleteCommandCompletesAtTheStore: the hub's complete runs at the
+// store, which then refuses a void of the sale's payment as it would
+// locally; an operation the store does not know is answered with the
+// words every release uses, which the hub takes as "run it here".
+func TestACompleteCommandCompletesAtTheStore(t *testing.T) {
+	e, a, o := store(t)
+	pay := e.Run(context.Background(), command(t, a, opInitiate, "", kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total, Method: kassa.PaymentCash}))
+	var p kassa.Payment
+	if json.Unmarshal(pay.Result, &p); p.Status != kassa.PaymentCaptured {
+		t.Fatalf("pay: %s %s", pay.Result, pay.Error)
+	}
+	done := e.Run(context.Background(), command(t, a, opComplete, "", idInput{ID: o.ID}))
+	var got kassa.Order
+	if json.Unmarshal(done.Result, &got); got.Status != kassa.OrderCompleted || got.PaidTotal != o.Total {
+		t.Fatalf("complete: %s %s", done.Result, done.Error)
+	}
+	void := e.Run(context.Background(), command(t, a, opVoid, "", idInput{ID: p.ID}))
+	var we wireError
+	if json.Unmarshal(void.Error, &we); we.Kind != kassa.EConflict {
+		t.Fatalf("void of a completed sale's payment: %s %s", void.Result, void.Error)
+	}
+	unknown := e.Run(context.Background(), command(t, a, "order.teleport", "", idInput{ID: o.ID}))
+	if json.Unmarshal(unknown.Error, &we); we.Kind != kassa.EBadRequest || we.Message != `unknown command "order.teleport"` ||
+		we.Message != unknownOp("order.teleport") {
+		t.Fatalf("an unknown operation: %s %s", unknown.Result, unknown.Error)
+	}
+}

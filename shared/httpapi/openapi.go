@@ -134,9 +134,9 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"the week to each location's today in its own time zone. " +
 				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
 				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403). " +
-				"Money operations at the hub (payment initiate, capture, void; order refund; cancel) on an order of a store with an " +
-				"enrolled edge run at that store, which answers them; while the store is not connected they are 503 problems " +
-				"of kind unavailable with Retry-After and change nothing. " +
+				"Money operations at the hub (payment initiate, capture, void; order complete, refund, cancel) on an order of a store " +
+				"with an enrolled edge run at that store, after it applied the hub's changes made before the call, and it answers " +
+				"them; while the store is not connected they are 503 problems of kind unavailable with Retry-After and change nothing. " +
 				"Rate limits: one token bucket per org, shared by its first-party and OAuth tokens; every authenticated answer " +
 				"(errors too) has X-RateLimit-Limit (the org's requests per minute, which the operator may raise per org) and " +
 				"X-RateLimit-Remaining, a 429 has Retry-After. Tenants (hub): /partners/tenants takes a token with partners:write " +

@@ -32,7 +32,7 @@ func (s *Server) routesOrders() {
 	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusConflict, fiber.StatusServiceUnavailable}, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
 		Summary: "Update notes or customer, or cancel an open order (status cancelled; captured payments must be voided first: 409)",
 		Handler: updateWith("order", svc.UpdateOrder)})
-	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Resp: kassa.Order{},
+	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Order{},
 		Summary: "Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)",
 		Handler: getBy("order", svc.CompleteOrder)})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
