@@ -116,6 +116,11 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 	ew.gifts, ew.kds = NewGiftCardService(edgeDB), NewKDSService(edgeDB)
 	ship(t, hub, ew.edge)
 	edgeDB.SetUnderHub()
+	// Enrolled at the hub (re-apply reads the pushing edge's scope there).
+	if _, err := hub.db.writer.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
+		edgeDB.NodeID, ew.org, ew.loc, fmtTime(hub.db.Now())); err != nil {
+		t.Fatal(err)
+	}
 	return ew
 }
 
@@ -123,6 +128,16 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 // pushed yet, through JSON as the link carries them, and returns the
 // records and how many the hub quarantined.
 func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
+	t.Helper()
+	cs, after, q := ew.ingest(t, after)
+	if q > 0 {
+		t.Errorf("the hub quarantined %d of the honest edge's records:\n%s", q, quarantined(t, ew.hub.db))
+	}
+	return cs, after
+}
+
+// ingest is push that leaves the refusals to the caller.
+func (ew *edgeWorld) ingest(t *testing.T, after int64) ([]change.Change, int64, int) {
 	t.Helper()
 	ctx := context.Background()
 	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, false, nil, "")
@@ -138,12 +153,11 @@ func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
 		after = e.Seq
 	}
 	from := EdgeScope{OrgID: ew.org, LocationID: ew.loc, NodeID: ew.edge.db.NodeID}
-	if _, q, err := ew.hub.db.Ingest(ctx, from, cs); err != nil {
+	_, q, err := ew.hub.db.Ingest(ctx, from, cs)
+	if err != nil {
 		t.Fatalf("ingest: %v", err)
-	} else if q > 0 {
-		t.Errorf("the hub quarantined %d of the honest edge's records:\n%s", q, quarantined(t, ew.hub.db))
 	}
-	return cs, after
+	return cs, after, q
 }
 
 // quarantined lists the hub's quarantined records as lines of entity, id
@@ -291,5 +305,78 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 		if fmt.Sprint(hubRows) != fmt.Sprint(edgeRows) {
 			t.Errorf("%s differ:\n hub  %v\n edge %v", table, hubRows, edgeRows)
 		}
+	}
+}
+
+// TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted: a cashier's order
+// reaches the hub; offline, she takes its payment and completes it, and
+// is moved to the kitchen at the hub before the store reconnects. The hub
+// refuses the payment and the completion (a cook may not take money), so
+// the order stays open there — but the edge's order.completed about it,
+// which any active user may log, is admitted; it is held: not in the
+// hub's event log, no webhook queued (on main it was both). Once her role
+// is given back and ops re-apply the refused records, the event is
+// logged and queued, once.
+func TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted(t *testing.T) {
+	ew := mustEdgeWorld(t)
+	ctx := context.Background()
+	hooks := NewWebhookStore(ew.hub.db)
+	if _, err := hooks.CreateWebhook(ew.ctx, &kassa.WebhookCreate{URL: "https://partner.example/hook",
+		Events: []string{kassa.EventOrderCompleted}}, "whsec_test_secret_0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	o := must[*kassa.Order](t, "order")(ew.edge.orders.CreateOrder(ew.ctx, &kassa.OrderCreate{LocationID: ew.loc,
+		LineItems: []kassa.OrderLineInput{{ProductID: ew.p1, Quantity: 1}}}))
+	_, after := ew.push(t, 0)
+	must[*kassa.Payment](t, "pay")(ew.edge.payments.Initiate(ew.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total, Method: kassa.PaymentCash}))
+	must[*kassa.Order](t, "complete")(ew.edge.orders.CompleteOrder(ew.ctx, o.ID))
+	owner := kassa.ActorFrom(ew.ctx).UserID
+	setRole := func(role kassa.Role) {
+		if _, err := ew.hub.db.writer.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRole(kassa.RoleKitchen)
+	if _, _, q := ew.ingest(t, after); q == 0 {
+		t.Fatal("the hub admitted a cook's payment")
+	}
+	completed := func() (logged, queued int) {
+		t.Helper()
+		for _, q := range []struct {
+			n   *int
+			sql string
+		}{{&logged, `SELECT count(*) FROM events WHERE type = 'order.completed' AND json_extract(data, '$.id') = ?`},
+			{&queued, `SELECT count(*) FROM webhook_deliveries WHERE event_type = 'order.completed' AND json_extract(body, '$.data.id') = ?`}} {
+			if err := ew.hub.db.reader.QueryRowContext(ctx, q.sql, o.ID).Scan(q.n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return logged, queued
+	}
+	hubOrder := func() *kassa.Order { return must[*kassa.Order](t, "the order at the hub")(ew.hub.orders.FindOrderByID(ew.ctx, o.ID)) }
+	if got := hubOrder(); got.Status != kassa.OrderOpen {
+		t.Fatalf("the hub shows the order %s", got.Status)
+	}
+	if logged, queued := completed(); logged != 0 || queued != 0 {
+		t.Fatalf("order.completed of an order the hub shows open: %d in the event log, %d webhooks queued", logged, queued)
+	}
+	// Her role back, the refused records re-applied in the order they came.
+	setRole(kassa.RoleOwner)
+	conflicts := NewConflictService(ew.hub.db)
+	for _, r := range dumpRows(t, ew.hub.db, `SELECT id FROM sync_conflicts WHERE kind = 'quarantined' AND org_id = ? ORDER BY detected_at, id`, ew.org) {
+		if _, err := conflicts.Reapply(ew.ctx, r[0].(string)); err != nil {
+			t.Fatalf("re-apply %v: %v", r[0], err)
+		}
+	}
+	if got := hubOrder(); got.Status != kassa.OrderCompleted || got.PaidTotal != got.Total {
+		t.Fatalf("after re-apply the hub shows the order %s, paid %d of %d", got.Status, got.PaidTotal, got.Total)
+	}
+	if logged, queued := completed(); logged != 1 || queued != 1 {
+		t.Fatalf("after re-apply: order.completed %d times in the event log, %d webhooks queued; want 1 and 1", logged, queued)
+	}
+	var held int
+	ew.hub.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM held_events`).Scan(&held)
+	if held != 0 {
+		t.Fatalf("%d events still held", held)
 	}
 }
