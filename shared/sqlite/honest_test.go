@@ -353,7 +353,9 @@ func TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted(t *testing.T) {
 		}
 		return logged, queued
 	}
-	hubOrder := func() *kassa.Order { return must[*kassa.Order](t, "the order at the hub")(ew.hub.orders.FindOrderByID(ew.ctx, o.ID)) }
+	hubOrder := func() *kassa.Order {
+		return must[*kassa.Order](t, "the order at the hub")(ew.hub.orders.FindOrderByID(ew.ctx, o.ID))
+	}
 	if got := hubOrder(); got.Status != kassa.OrderOpen {
 		t.Fatalf("the hub shows the order %s", got.Status)
 	}
