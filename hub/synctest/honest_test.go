@@ -1,6 +1,7 @@
 package synctest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,8 +12,12 @@ import (
 	"time"
 
 	"kassa.dev/hub/hubnode"
+	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/shared/processor"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/webhooktest"
+	"kassa.dev/sync/change"
 	"kassa.dev/sync/wait"
 )
 
@@ -584,4 +589,119 @@ func listAll(t *testing.T, p *nodetest.Proc, tok, path string) string {
 	}
 	slices.Sort(rows)
 	return strings.Join(rows, "\n")
+}
+
+// TestAnEventOfARefusedChangeIsNotDelivered: webhooks never contradict
+// the hub (issue 21). A store's order reaches the hub; then a push from
+// that store's leaf credentials completes it unpaid — refused, the hub
+// keeps it open — and carries the store's order.completed about it. The
+// partner's receiver on loopback never gets that event (on main it did,
+// for an order the hub's API shows open), while an honest sale's
+// order.completed, pushed after it, arrives.
+func TestAnEventOfARefusedChangeIsNotDelivered(t *testing.T) {
+	e := MustStartPair(t)
+	r := webhooktest.New(t)
+	registerHook(t, e.hub, e.hubTok, r, kassa.EventOrderCompleted)
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order: %d %v", st, o)
+	}
+	open := o.Data["id"].(string)
+	hubStatus := func(id string) string {
+		var got oneResp
+		e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &got)
+		s, _ := got.Data["status"].(string)
+		return s
+	}
+	wait.For(t, 20*time.Second, "the order at the hub", func() bool { return hubStatus(open) == "open" })
+	var me oneResp
+	e.edge.Call(t, "GET", "/api/v1/auth/me", e.edgeTok, nil, &me)
+	cashier := me.Data["id"].(string)
+
+	f := e.mustForge(t, e.location)
+	now := time.Now().UTC().Format(sqlite.TimeFormat)
+	done := o.Data
+	done["status"] = "completed"
+	data, _ := json.Marshal(done)
+	rep := f.push(t,
+		f.change("order", open, change.OpUpdate, e.location, cashier, map[string]any{"status": "completed", "completed_at": now, "updated_at": now}),
+		f.change("event", newID(), change.OpInsert, e.location, cashier, map[string]any{"type": kassa.EventOrderCompleted, "location_id": e.location,
+			"occurred_at": now, "data": string(data), "created_at": now, "updated_at": now}))
+	if rep.Error != "" {
+		t.Fatalf("push: %s", rep.Error)
+	}
+	sold := e.sale(t, product)
+	got := r.WaitFor(30*time.Second, kassa.EventOrderCompleted, 1)
+	if id := got[0].Body["data"].(map[string]any)["id"]; id != sold {
+		t.Fatalf("order.completed delivered about %v, the hub shows it %s; the honest sale is %s", id, hubStatus(open), sold)
+	}
+	// The refused completion's event was pushed before the sale's, and
+	// deliveries go in the log's order: had it been queued, it was sent.
+	for _, d := range r.All() {
+		if d.Body["data"].(map[string]any)["id"] == open {
+			t.Fatalf("order.completed delivered for order %s, which the hub shows %s", open, hubStatus(open))
+		}
+	}
+	if s := hubStatus(open); s != "open" {
+		t.Fatalf("the hub shows the refused completion's order %s", s)
+	}
+}
+
+// TestAnOfflineCardSaleArrivesWhole: a card sale made while the hub is
+// out of reach (store-and-forward, within the offline limits) reaches the
+// hub as the store has it (issue 21: the hub refused the capture's
+// offline flag, then the completion, and kept the order open): completed,
+// paid, the payment captured and marked offline; nothing quarantined,
+// hub verify clean, and the partner's order.completed and
+// payment.captured are about what the hub's API shows.
+func TestAnOfflineCardSaleArrivesWhole(t *testing.T) {
+	e := MustStartPair(t)
+	r := webhooktest.New(t)
+	registerHook(t, e.hub, e.hubTok, r, kassa.EventOrderCompleted, kassa.EventPaymentCaptured)
+	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
+	e.proxy.cut()
+	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
+	var o, p, done oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location,
+		"line_items": []any{map[string]any{"product_id": product, "quantity": 2}}}, &o); st != 201 {
+		t.Fatalf("order: %d %v", st, o)
+	}
+	order := o.Data["id"].(string)
+	if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, map[string]any{"order_id": order, "amount": o.Data["total"],
+		"method": "card", "card_number": processor.CardApprove}, &p); st != 201 || p.Data["status"] != "captured" || p.Data["offline"] != true {
+		t.Fatalf("offline card payment: %d %v", st, p.Data)
+	}
+	payment := p.Data["id"].(string)
+	if st := e.edge.Call(t, "POST", "/api/v1/orders/"+order+"/complete", e.edgeTok, nil, &done); st != 200 {
+		t.Fatalf("complete: %d %v", st, done)
+	}
+	e.proxy.restore()
+	var hubOrder, hubPay oneResp
+	wait.For(t, 30*time.Second, "the sale at the hub, completed and paid by a captured offline card", func() bool {
+		return e.hub.Call(t, "GET", "/api/v1/orders/"+order, e.hubTok, nil, &hubOrder) == 200 && hubOrder.Data["status"] == "completed" &&
+			hubOrder.Data["paid_total"] == o.Data["total"] &&
+			e.hub.Call(t, "GET", "/api/v1/payments/"+payment, e.hubTok, nil, &hubPay) == 200 && hubPay.Data["status"] == "captured" &&
+			hubPay.Data["offline"] == true
+	})
+	var cs listResp
+	e.hub.Call(t, "GET", "/api/v1/sync/conflicts", e.hubTok, nil, &cs)
+	for _, c := range cs.Data {
+		if c["kind"] == "quarantined" {
+			t.Errorf("quarantined at the hub: %v", c)
+		}
+	}
+	wait.For(t, 30*time.Second, "hub verify clean", func() bool {
+		var out strings.Builder
+		return hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out) == nil
+	})
+	for _, c := range []struct{ event, id string }{{kassa.EventOrderCompleted, order}, {kassa.EventPaymentCaptured, payment}} {
+		got := r.WaitFor(30*time.Second, c.event, 1)
+		if id := got[0].Body["data"].(map[string]any)["id"]; id != c.id {
+			t.Fatalf("%s about %v, want %s", c.event, id, c.id)
+		}
+	}
 }
