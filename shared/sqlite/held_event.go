@@ -61,8 +61,8 @@ func (a *applier) holdEvent(ctx context.Context, c *change.Change) (bool, error)
 // quarantinedOf returns the ids of the org's quarantined changes of row
 // id, or naming it as their order.
 func (a *applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string, error) {
-	rows, err := a.tx.QueryContext(ctx, `SELECT id FROM sync_quarantine WHERE org_id = ?1
-		AND (entity_id = ?2 OR json_extract(change, '$.fields.order_id') = ?2)`, orgID, id)
+	rows, err := a.tx.QueryContext(ctx, `SELECT id FROM sync_quarantine WHERE entity_id = ?2 AND org_id = ?1
+		UNION SELECT id FROM sync_quarantine WHERE json_extract(change, '$.fields.order_id') = ?2 AND org_id = ?1`, orgID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -21,3 +21,7 @@ CREATE TABLE held_event_waits (
   PRIMARY KEY (event_id, change_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX held_event_waits_change ON held_event_waits(change_id);
+
+-- An arriving event looks up its subject's quarantined changes: by the
+-- row (entity_id, indexed since 0006) and by the order they name.
+CREATE INDEX sync_quarantine_order ON sync_quarantine(json_extract(change, '$.fields.order_id'));
