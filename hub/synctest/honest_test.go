@@ -31,8 +31,9 @@ import (
 // voided, refunds full and partial, cancels, vouchers, loyalty, stock,
 // customers, transfers, the kitchen; the link goes up and down a few
 // times), then reconnects and checks: nothing quarantined at the hub,
-// `hub verify` clean, and the hub and the edge agree on every order and
-// payment. A call the edge itself refuses (4xx) is fine — it writes
+// `hub verify` clean, the hub and the edge agree on every order and
+// payment, and every order.completed a partner received is about an order
+// the hub shows completed. A call the edge itself refuses (4xx) is fine — it writes
 // nothing; a 5xx is a failure.
 //
 // make test runs KASSA_HONEST_STEPS=300 steps (default) with seed
@@ -44,6 +45,8 @@ import (
 func TestAnHonestEdgeIsNeverRefused(t *testing.T) {
 	seed, steps := envInt(t, "KASSA_HONEST_SEED", 21), envInt(t, "KASSA_HONEST_STEPS", 300)
 	e := MustStartPair(t)
+	hooks := webhooktest.New(t)
+	registerHook(t, e.hub, e.hubTok, hooks, kassa.EventOrderCompleted)
 	h := newHonestRun(t, e, uint64(seed))
 	e.proxy.cut()
 	wait.For(t, 10*time.Second, "the edge to see the link down", func() bool { return e.status(t, e.edge, e.edgeMgr)["connected"] == false })
@@ -55,6 +58,18 @@ func TestAnHonestEdgeIsNeverRefused(t *testing.T) {
 		h.setLink(true)
 	}
 	h.converged()
+	// Webhooks never contradict the hub: every order the partner heard
+	// was completed is so (or refunded since) at the hub.
+	wait.For(t, 30*time.Second, "order.completed delivered for every completed order", func() bool {
+		return len(hooks.Of(kassa.EventOrderCompleted)) >= h.counts["complete"]
+	})
+	for _, d := range hooks.Of(kassa.EventOrderCompleted) {
+		var o oneResp
+		id := d.Body["data"].(map[string]any)["id"].(string)
+		if e.hub.Call(t, "GET", "/api/v1/orders/"+id, e.hubTok, nil, &o) != 200 || !slices.Contains([]any{"completed", "partially_refunded", "refunded"}, o.Data["status"]) {
+			t.Errorf("order.completed delivered for order %s, which the hub shows %v", id, o.Data["status"])
+		}
+	}
 	t.Logf("seed %d, %d steps: %s", seed, steps, h.tally())
 	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
 		t.Errorf("the run captured no card offline, completed or refunded nothing: the settings or the mix lost the point")
