@@ -183,7 +183,7 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		if err := a.apply(ctx, c); err != nil {
 			return res, fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
 		}
-		if fresh {
+		if fresh && !a.held[c.EntityID] {
 			// Queued with the event, in this unit: an event id already
 			// in the log (a replay, re-pull or repair) queues nothing.
 			typ, _ := c.Fields["type"].(string)
@@ -206,7 +206,9 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		if c.Entity == entEvent.name {
 			// The hub's event log grew: wake its readers. Events are
 			// not in the hub's log of changes: edges never pull them.
-			tx.wakes = append(tx.wakes, loggedEvent(c))
+			if !a.held[c.EntityID] {
+				tx.wakes = append(tx.wakes, loggedEvent(c))
+			}
 		} else if opts.log {
 			if err := tx.record(ctx, *c); err != nil {
 				return res, err
@@ -216,6 +218,11 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	}
 	if err := a.recompute(ctx); err != nil {
 		return res, err
+	}
+	if opts.from != nil {
+		if err := a.releaseEvents(ctx, changes); err != nil {
+			return res, err
+		}
 	}
 	res.orders = a.orders
 	res.Conflicts = a.conflicts
@@ -234,7 +241,10 @@ type applier struct {
 	// campaigned are the orders this batch inserted with campaigns: an
 	// edge derives their redemptions (redeem).
 	campaigned map[string]bool
-	conflicts  int
+	// held are the edge's events this batch held (holdEvent): neither
+	// logged nor delivered.
+	held      map[string]bool
+	conflicts int
 }
 
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
@@ -254,6 +264,9 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	}
 	if a.admitter != nil {
 		if err := a.admitter.admit(ctx, c, r, fields); err != nil {
+			return err
+		}
+		if held, err := a.holdEvent(ctx, c); held || err != nil {
 			return err
 		}
 	}

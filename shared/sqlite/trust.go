@@ -120,7 +120,12 @@ type ref struct {
 // edgeRule is what an edge may write of one entity.
 type edgeRule struct {
 	loc    locMode
-	update []string      // columns an update may change; nil: no updates
+	update []string // columns an update may change; nil: no updates
+	// once are the columns written only when the row is made (an insert
+	// may carry any column of the table; an update none of these). Every
+	// column of the table is in update, once or the replica's derived
+	// columns (TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule).
+	once   []string
 	scopes []kassa.Scope // the actor needs one of them
 	// scopesOf, when set, picks the scopes by the record itself.
 	scopesOf func(c *change.Change, f map[string]any) []kassa.Scope
@@ -146,6 +151,7 @@ var edgeRules = map[string]edgeRule{
 	"category": {update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
 		scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory},
 	"product": {update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
+		once:   []string{"sku", "barcodes"},
 		scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
 		check: checkProduct},
 	"modifier_group": {update: []string{"name", "required", "min_selections", "max_selections", "options"},
@@ -157,30 +163,36 @@ var edgeRules = map[string]edgeRule{
 		scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
 	"loyalty_program": {update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
 		scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram},
-	"loyalty_account": {update: []string{"points_balance", "lifetime_points", "tier"}, scopes: loyaltyWrite,
+	"loyalty_account": {update: []string{"points_balance", "lifetime_points", "tier"}, once: []string{"program_id", "customer_id"}, scopes: loyaltyWrite,
 		refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
 	"points_transaction": {scopes: loyaltyWrite,
 		refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
-	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, scopesOf: levelScopes,
+	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, once: []string{"location_id", "product_id"}, scopesOf: levelScopes,
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
 	"stock_movement": {loc: ownLocation, scopesOf: movementScopes,
 		refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
-	"transfer": {loc: transferEnds, update: []string{"status", "received_at", "cancelled_at", "notes"}, scopes: inventoryWrite,
+	"transfer": {loc: transferEnds, update: []string{"status", "received_at", "cancelled_at"}, scopes: inventoryWrite,
+		once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
 		refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
 		check: checkTransfer},
 	"order": {loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
+		once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
+			"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
 		scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
 	"order_line": {loc: orderLocation, scopes: saleWrite,
 		refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
 	"order_history": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
-	"payment": {loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4"},
+	// offline: the outcome of a card taken store-and-forward restates it
+	// (issue 21: refusing it lost every offline card sale at the hub).
+	"payment": {loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
 		system: []string{"processor_ref", "failure_reason"},
+		once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
 		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
 	// Gift cards (docs/giftcards.md): a store issues them at the till and
 	// disables them; their money moves only with a gift_card payment of
 	// the edge's location (checkGiftCardTxn).
-	"gift_card": {update: []string{"status", "balance"}, scopesOf: giftCardScopes,
+	"gift_card": {update: []string{"status", "balance"}, once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, scopesOf: giftCardScopes,
 		refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
 	"gift_card_transaction": {scopesOf: giftCardTxnScopes,
 		refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
@@ -838,16 +850,39 @@ func checkHistory(_ context.Context, _ *admitter, _ *change.Change, f map[string
 	return oneOf(f, "status", true, orderStates...)
 }
 
-func checkPayment(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	insert := c.Op == change.OpInsert
-	return firstErr(
+	if err := firstErr(
 		within(f, "amount", 1, maxAmount, insert),
 		within(f, "tendered", 0, maxAmount, false),
 		within(f, "change_due", 0, maxAmount, false),
 		within(f, "offline", 0, 1, false),
 		oneOf(f, "method", insert, paymentMethods...),
 		oneOf(f, "status", insert, paymentStates...),
-	)
+	); err != nil || insert {
+		return err
+	}
+	return stillOffline(ctx, ad, c, f)
+}
+
+// stillOffline refuses an update that unmarks a payment taken offline: a
+// processor's outcome may mark one offline (a terminal that fell back to
+// store-and-forward), never the reverse, which would hide it from the
+// store's offline limits.
+func stillOffline(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	v, ok := f["offline"].(int64)
+	if !ok || v == 1 {
+		return nil
+	}
+	var was int64
+	err := ad.tx.QueryRowContext(ctx, `SELECT offline FROM payments WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&was)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if was == 1 {
+		return refuse(RefusedValue, "payment %s was taken offline and stays so", c.EntityID)
+	}
+	return nil
 }
 
 func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
