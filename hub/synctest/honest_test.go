@@ -71,8 +71,8 @@ func TestAnHonestEdgeIsNeverRefused(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d, %d steps: %s", seed, steps, h.tally())
-	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
-		t.Errorf("the run captured no card offline, completed or refunded nothing: the settings or the mix lost the point")
+	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["pay gift_card"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
+		t.Errorf("the run captured no card offline, paid by no gift card, completed or refunded nothing: the settings or the mix lost the point")
 	}
 }
 
@@ -89,11 +89,8 @@ func envInt(t *testing.T, name string, def int) int {
 }
 
 // honestGiftCardOfflineLimit is the org setting gift_card_offline_limit
-// (issue 21, made in another change): how much an offline store may
-// redeem from gift cards, 0 (online only) by default. Today's PATCH
-// /settings refuses the field (422 "is not a known field"), so
-// honestSettings leaves it out of its request. TO ENABLE AT MERGE, once
-// the setting exists: uncomment its line in honestSettings.
+// (docs/giftcards.md, "Authorization"): how much an offline store may
+// redeem from gift cards, 0 (online only) by default.
 const honestGiftCardOfflineLimit = 1_000_000
 
 // honestSettings sets the org's settings for the run, once, at the hub:
@@ -110,9 +107,8 @@ func honestSettings(t *testing.T, e *env) {
 	}
 	settings := map[string]any{"offline_card_limit": 50_000, "offline_card_daily_limit": 100_000_000, "refund_limit": 1_000_000,
 		"allow_negative_stock": true,
-		// "gift_card_offline_limit": honestGiftCardOfflineLimit, // TO ENABLE AT MERGE (see the constant)
+		"gift_card_offline_limit": honestGiftCardOfflineLimit,
 	}
-	_ = honestGiftCardOfflineLimit
 	var p map[string]any
 	if st := e.hub.Call(t, "PATCH", "/api/v1/settings", e.hubTok, settings, &p); st != 200 {
 		t.Fatalf("settings: %d %v", st, p)
