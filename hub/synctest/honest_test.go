@@ -106,7 +106,7 @@ func honestSettings(t *testing.T, e *env) {
 		t.Fatalf("payment methods: %d", st)
 	}
 	settings := map[string]any{"offline_card_limit": 50_000, "offline_card_daily_limit": 100_000_000, "refund_limit": 1_000_000,
-		"allow_negative_stock": true,
+		"allow_negative_stock":    true,
 		"gift_card_offline_limit": honestGiftCardOfflineLimit,
 	}
 	var p map[string]any
