@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -232,15 +233,25 @@ func (h heldToken) recheck(ctx context.Context, r *Route, also ...kassa.Scope) *
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key
 // and body within 24 h replays the first response; another body is 422;
 // a first request still running is 409. Responses of 5xx are not kept, so
-// a retry after a server error runs again.
-func (s *Server) idempotent(c *fiber.Ctx) error {
-	key := c.Get("Idempotency-Key")
-	if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
-		return c.Next()
+// a retry after a server error runs again. With secret (Route.NoReplay)
+// the answer holds a secret shown once: what is kept for the key is not
+// the answer but a 409 naming what the first request made, so a retry
+// never creates a second app or endpoint and no secret is stored.
+func (s *Server) idempotent(secret bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		key := c.Get("Idempotency-Key")
+		if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
+			return c.Next()
+		}
+		if !validKey(key, 255) {
+			return kassa.Errorf(kassa.EBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters")
+		}
+		return s.idempotentRun(c, strings.Clone(key), secret)
 	}
-	if !validKey(key, 255) {
-		return kassa.Errorf(kassa.EBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters")
-	}
+}
+
+// idempotentRun runs the request under key (idempotent).
+func (s *Server) idempotentRun(c *fiber.Ctx, key string, secret bool) error {
 	ctx := c.UserContext()
 	a := kassa.ActorFrom(ctx)
 	scope := a.OrgID + "/" + a.UserID + a.ClientID
@@ -258,11 +269,14 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 			c.Set(fiber.HeaderLocation, replay.Location)
 		}
 		c.Set(fiber.HeaderContentType, replay.ContentType)
+		if secret {
+			return c.Status(replay.Status).Send(s.replayedBody(c, replay))
+		}
 		return c.Status(replay.Status).Send(replay.Body)
 	}
 	// A service that passes the request on (the hub routing a store's
-	// money operations) forwards the key; Fiber reuses the header's buffer.
-	c.SetUserContext(kassa.WithIdempotencyKey(ctx, strings.Clone(key)))
+	// money operations) forwards the key.
+	c.SetUserContext(kassa.WithIdempotencyKey(ctx, key))
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic is a server error: release the key so a retry runs.
@@ -279,10 +293,44 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	if res.StatusCode() >= 500 {
 		return s.svc.Idempotency.Abandon(ctx, scope, key)
 	}
-	return s.svc.Idempotency.Complete(ctx, scope, key, &kassa.IdempotentResponse{
+	kept := &kassa.IdempotentResponse{
 		Status: res.StatusCode(), ContentType: string(res.Header.ContentType()),
 		Location: string(res.Header.Peek(fiber.HeaderLocation)), Body: append([]byte(nil), res.Body()...),
-	})
+	}
+	if secret && kept.Status < 300 {
+		kept = s.ranOnce(c, kept.Location)
+	}
+	return s.svc.Idempotency.Complete(ctx, scope, key, kept)
+}
+
+// replayedBody is the body of a secret-bearing route's kept answer
+// (ranOnce's 409, or a kept 4xx problem) with this request's id, which its
+// X-Request-Id names: that answer is a refusal of this request, not a
+// copy of the first's.
+func (s *Server) replayedBody(c *fiber.Ctx, r *kassa.IdempotentResponse) []byte {
+	var p Problem
+	if r.ContentType != "application/problem+json" || json.Unmarshal(r.Body, &p) != nil {
+		return r.Body
+	}
+	p.RequestID = requestID(c)
+	b, err := json.Marshal(p)
+	if err != nil {
+		return r.Body
+	}
+	return b
+}
+
+// ranOnce is what a retry of a secret-bearing POST gets instead of a
+// replay: 409, naming (detail and Location) what the first request made.
+func (s *Server) ranOnce(c *fiber.Ctx, location string) *kassa.IdempotentResponse {
+	detail := "a request with this Idempotency-Key already succeeded; its answer held a secret shown only once, so it is not replayed"
+	if location != "" {
+		detail = "a request with this Idempotency-Key already created " + location +
+			"; its answer held a secret shown only once, so it is not replayed (rotate the secret if it was lost)"
+	}
+	body, _ := json.Marshal(Problem{Type: s.cfg.ErrorsBase + "/" + string(kassa.EConflict), Title: problemOf[kassa.EConflict].title,
+		Status: fiber.StatusConflict, Detail: detail, Instance: strings.Clone(c.Path()), RequestID: requestID(c)})
+	return &kassa.IdempotentResponse{Status: fiber.StatusConflict, ContentType: "application/problem+json", Location: location, Body: body}
 }
 
 // The security headers of every response. API answers are data, never a

@@ -335,8 +335,12 @@ func TestOAuthRevokeAndIntrospect(t *testing.T) {
 	}
 	in := introspect(app, tok.AccessToken)
 	if in["active"] != true || in["scope"] != "orders:read" || in["client_id"] != app.ID || in["org_id"] != merchant.ID ||
-		in["token_type"] != "access_token" || in["exp"] == nil || in["sub"] == nil {
+		in["token_type"] != "Bearer" || in["exp"] == nil || in["sub"] == nil {
 		t.Fatalf("own token: %v", in)
+	}
+	// RFC 7662 2.2: token_type is RFC 6749's (Bearer); a refresh token has none.
+	if in := introspect(app, tok.RefreshToken); in["active"] != true || in["token_type"] != nil || in["client_id"] != app.ID {
+		t.Fatalf("own refresh token: %v", in)
 	}
 	if in := introspect(other, tok.AccessToken); len(in) != 1 || in["active"] != false {
 		t.Fatalf("another client's token: %v", in)

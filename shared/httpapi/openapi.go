@@ -80,7 +80,9 @@ func (s *Server) buildOpenAPI() map[string]any {
 			desc := "replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); " +
 				"the same key with another body is 422; while the first request runs, 409"
 			if rt.NoReplay {
-				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
+				desc = "the answer holds a secret shown once, which is never stored: a retry with the key of a request that " +
+					"succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; " +
+					"the same key with another body is 422; while the first request runs, 409"
 			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
 				"description": desc, "schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255}})

@@ -37,7 +37,9 @@ type Route struct {
 	List     bool // the response is a list envelope
 	Status   int  // success status, default 200
 	// NoReplay: the answer holds a secret shown once (a client secret), so
-	// it is never stored for an Idempotency-Key replay.
+	// it is never stored for an Idempotency-Key replay: a retry with the
+	// key of a request that succeeded runs nothing and answers 409 with
+	// the Location of what it created (idempotent).
 	NoReplay bool
 	Query    []Param
 	// Errors are problem statuses the route answers beyond those its shape
@@ -103,8 +105,8 @@ func (s *Server) handle(r *Route) {
 	}
 	if !r.Public {
 		handlers = append(handlers, s.authenticator(r))
-		if r.Method == fiber.MethodPost && !r.NoReplay {
-			handlers = append(handlers, s.idempotent)
+		if r.Method == fiber.MethodPost {
+			handlers = append(handlers, s.idempotent(r.NoReplay))
 		}
 	}
 	handlers = append(handlers, r.Handler)

@@ -123,7 +123,7 @@ type Introspection struct {
 	ClientID  string `json:"client_id,omitempty"`  // The app it was issued to.
 	OrgID     string `json:"org_id,omitempty"`     // The org it acts in.
 	Sub       string `json:"sub,omitempty"`        // The user who approved it; absent for client_credentials.
-	TokenType string `json:"token_type,omitempty"` // access_token or refresh_token.
+	TokenType string `json:"token_type,omitempty"` // Bearer for an access token (RFC 7662 2.2); absent for a refresh token.
 	Exp       int64  `json:"exp,omitempty"`        // When it expires (Unix seconds).
 	Iat       int64  `json:"iat,omitempty"`        // When it was issued (Unix seconds).
 }

@@ -631,7 +631,8 @@ func (s *OAuthService) Revoke(ctx context.Context, c kassa.ClientAuth, raw strin
 
 // Introspect implements RFC 7662 for the authenticated client: its own
 // active tokens are described; anything else is {active: false}.
-// token_type is access_token or refresh_token (RFC 7009's hint names).
+// token_type is Bearer for an access token (RFC 7662 2.2: RFC 6749 5.1's
+// type) and absent for a refresh token, which is no token type.
 // Errors: *kassa.OAuthError invalid_client.
 func (s *OAuthService) Introspect(ctx context.Context, c kassa.ClientAuth, raw string) (*kassa.Introspection, error) {
 	app, err := s.client(ctx, c)
@@ -646,7 +647,10 @@ func (s *OAuthService) Introspect(ctx context.Context, c kassa.ClientAuth, raw s
 		return &kassa.Introspection{Active: false}, nil
 	}
 	out := &kassa.Introspection{Active: true, Scope: t.scopes, ClientID: t.clientID, OrgID: t.orgID, Sub: t.userID,
-		TokenType: t.kind + "_token", Iat: parseTime(t.created).Unix()}
+		Iat: parseTime(t.created).Unix()}
+	if t.kind == "access" {
+		out.TokenType = "Bearer" // RFC 7662 2.2: the type of RFC 6749 5.1
+	}
 	if t.expires != "" {
 		out.Exp = parseTime(t.expires).Unix()
 	}
