@@ -46,6 +46,7 @@ type oauthParams struct {
 	RedirectURI   string `json:"redirect_uri"`
 	RefreshToken  string `json:"refresh_token"`
 	Scope         string `json:"scope"`
+	CodeVerifier  string `json:"code_verifier"`
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	Token         string `json:"token"`
@@ -65,9 +66,11 @@ type oauthTokenForm struct {
 	RefreshToken string `json:"refresh_token"`
 	// Scope narrows the grant: space-separated scopes within it (refresh_token, client_credentials).
 	Scope string `json:"scope"`
-	// ClientID is the app's client id, unless sent by HTTP Basic.
+	// CodeVerifier is PKCE's proof (RFC 7636 4.5): required when the code was requested with a code_challenge, refused otherwise (authorization_code).
+	CodeVerifier string `json:"code_verifier"`
+	// ClientID is the app's client id, unless sent by HTTP Basic; a public client sends it alone.
 	ClientID string `json:"client_id"`
-	// ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	// ClientSecret is the app's client secret, unless sent by HTTP Basic; a public client has none.
 	ClientSecret string `json:"client_secret"`
 }
 
@@ -88,7 +91,7 @@ type oauthTokenRef struct {
 func (p *oauthParams) fields() map[string]*string {
 	return map[string]*string{
 		"grant_type": &p.GrantType, "code": &p.Code, "redirect_uri": &p.RedirectURI, "refresh_token": &p.RefreshToken,
-		"scope": &p.Scope, "client_id": &p.ClientID, "client_secret": &p.ClientSecret, "token": &p.Token,
+		"scope": &p.Scope, "code_verifier": &p.CodeVerifier, "client_id": &p.ClientID, "client_secret": &p.ClientSecret, "token": &p.Token,
 		"token_type_hint": &p.TokenTypeHint,
 	}
 }
@@ -239,7 +242,7 @@ func (s *Server) oauthToken(c *fiber.Ctx) error {
 		return oauthFail(c, err)
 	}
 	res, err := s.svc.OAuth.Token(c.UserContext(), &kassa.TokenRequest{GrantType: p.GrantType, Code: p.Code, RedirectURI: p.RedirectURI,
-		RefreshToken: p.RefreshToken, Scope: p.Scope, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
+		RefreshToken: p.RefreshToken, Scope: p.Scope, CodeVerifier: p.CodeVerifier, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
 	if err != nil {
 		return oauthFail(c, err)
 	}
@@ -291,9 +294,10 @@ func (s *Server) oauthMetadata(c *fiber.Ctx) error {
 		"grant_types_supported":                         []string{"authorization_code", "refresh_token", "client_credentials"},
 		"response_types_supported":                      []string{"code"},
 		"scopes_supported":                              kassa.OAuthScopes,
-		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post"},
-		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post"},
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none"},
 		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"code_challenge_methods_supported":              []string{kassa.PKCEMethodS256},
 		"service_documentation":                         issuer + "/api/v1/openapi.json",
 	})
 }

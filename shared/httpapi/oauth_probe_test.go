@@ -1,8 +1,14 @@
 package httpapi_test
 
 import (
+	"context"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
 
 	"kassa.dev/shared/kassa"
 )
@@ -48,4 +54,120 @@ func TestOAuthAppRetryWithTheSameKeyNeverMakesASecondApp(t *testing.T) {
 	if r := tn.form("/api/v1/oauth/token", map[string][]string{"grant_type": {"client_credentials"}}, id, secret); r.Status != 200 {
 		t.Fatalf("the first rotation's secret after a retry: %d %s", r.Status, r.Body)
 	}
+}
+
+// pkceCode runs the consent page for q as the org's owner and returns the
+// code it redirects with.
+func (h *consentHub) pkceCode(t *testing.T, q url.Values) string {
+	t.Helper()
+	b := h.browser(t)
+	page := b.signIn(q, h.org.OwnerEmail, h.passwd)
+	v := redirected(t, b.post(form(t, page, q, "action", "approve")), q.Get("redirect_uri"))
+	if !kassa.IsOpaqueToken(v.Get("code")) {
+		t.Fatalf("no code: %v", v)
+	}
+	return v.Get("code")
+}
+
+// authorizeError opens the consent page for q and returns the error it
+// redirects to the app with.
+func (h *consentHub) authorizeError(t *testing.T, q url.Values) url.Values {
+	t.Helper()
+	return redirected(t, h.browser(t).get(q), q.Get("redirect_uri"))
+}
+
+func TestOAuthPKCEWithAConfidentialClient(t *testing.T) {
+	h := mustConsentHub(t)
+	ctx := context.Background()
+	conf := &oauth2.Config{ClientID: h.app.ClientID, ClientSecret: h.app.ClientSecret, RedirectURL: consentCB,
+		Endpoint: oauth2.Endpoint{AuthURL: h.URL + "/oauth/authorize", TokenURL: h.URL + "/api/v1/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	verifier := oauth2.GenerateVerifier()
+	// The library's own authorization URL carries the S256 challenge.
+	authURL, _ := url.Parse(conf.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)))
+	q := authURL.Query()
+	q.Set("scope", "orders:read")
+	if q.Get("code_challenge_method") != "S256" {
+		t.Fatalf("the library sent %v", q)
+	}
+	code := h.pkceCode(t, q)
+	// Enforced: without the verifier, or with another one, the code is refused
+	// (and stays usable by the holder of the verifier).
+	if _, err := conf.Exchange(ctx, code); oauthError(t, err) != kassa.OAuthInvalidGrant {
+		t.Fatalf("exchange without code_verifier: %v", err)
+	}
+	if _, err := conf.Exchange(ctx, code, oauth2.VerifierOption(oauth2.GenerateVerifier())); oauthError(t, err) != kassa.OAuthInvalidGrant {
+		t.Fatalf("exchange with another code_verifier: %v", err)
+	}
+	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil || tok.Extra("scope") != "orders:read" {
+		t.Fatalf("exchange with the verifier: %v %v", tok, err)
+	}
+	// A code requested without a challenge refuses a verifier (a downgrade)
+	// and is still exchanged without one: PKCE stays optional for confidential apps.
+	plainQ := h.authorizeQuery("orders:read", "s2")
+	code = h.pkceCode(t, plainQ)
+	if _, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); oauthError(t, err) != kassa.OAuthInvalidGrant {
+		t.Fatalf("verifier for a code without a challenge: %v", err)
+	}
+	if _, err := conf.Exchange(ctx, code); err != nil {
+		t.Fatalf("a code without a challenge: %v", err)
+	}
+	// plain is refused, and so is a challenge without its method (RFC 7636: plain).
+	for _, tc := range []struct{ challenge, method string }{
+		{verifier, "plain"}, {oauth2.S256ChallengeFromVerifier(verifier), ""}, {"", "S256"}, {"short", "S256"},
+	} {
+		bad := h.authorizeQuery("orders:read", "s3")
+		bad.Set("code_challenge", tc.challenge)
+		bad.Set("code_challenge_method", tc.method)
+		if v := h.authorizeError(t, bad); v.Get("error") != kassa.OAuthInvalidRequest || v.Get("state") != "s3" || v.Get("code") != "" {
+			t.Errorf("challenge %q method %q: redirected with %v, want invalid_request", tc.challenge, tc.method, v)
+		}
+	}
+	m := h.Do("GET", "/.well-known/oauth-authorization-server", "", nil).JSON()
+	if fmt.Sprint(m["code_challenge_methods_supported"]) != "[S256]" || !strings.Contains(fmt.Sprint(m["token_endpoint_auth_methods_supported"]), "none") {
+		t.Fatalf("metadata: %v", m)
+	}
+}
+
+func TestOAuthPublicClientsMustUsePKCE(t *testing.T) {
+	h := mustConsentHub(t)
+	ctx := context.Background()
+	r := h.Do("POST", "/api/v1/oauth/apps", h.org.Owner, map[string]any{"name": "Till app", "client_type": "public",
+		"redirect_uris": []string{"http://127.0.0.1:7777/cb"}, "scopes": []string{"orders:read"}})
+	if r.Status != 201 || r.Data()["client_type"] != "public" || r.Data()["client_secret"] != nil {
+		t.Fatalf("register a public app: %d %s", r.Status, r.Body)
+	}
+	id := r.Data()["client_id"].(string)
+	conf := &oauth2.Config{ClientID: id, RedirectURL: "http://127.0.0.1:7777/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: h.URL + "/oauth/authorize", TokenURL: h.URL + "/api/v1/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+	q := url.Values{"response_type": {"code"}, "client_id": {id}, "redirect_uri": {conf.RedirectURL}, "scope": {"orders:read"}, "state": {"p1"}}
+	// Required: without a challenge the page sends the app back with invalid_request.
+	if v := h.authorizeError(t, q); v.Get("error") != kassa.OAuthInvalidRequest || !strings.Contains(v.Get("error_description"), "code_challenge") {
+		t.Fatalf("public client without PKCE: %v", v)
+	}
+	verifier := oauth2.GenerateVerifier()
+	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(verifier))
+	q.Set("code_challenge_method", "S256")
+	tok, err := conf.Exchange(ctx, h.pkceCode(t, q), oauth2.VerifierOption(verifier))
+	if err != nil || tok.RefreshToken == "" {
+		t.Fatalf("public exchange with the verifier: %v %v", tok, err)
+	}
+	if res := h.Do("GET", "/api/v1/orders", tok.AccessToken, nil); res.Status != 200 {
+		t.Fatalf("the public client's token: %d", res.Status)
+	}
+	// It refreshes with its client_id alone; the rotation rules hold.
+	fresh, err := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Unix(1, 0)}).Token()
+	if err != nil || fresh.AccessToken == tok.AccessToken {
+		t.Fatalf("public refresh: %v", err)
+	}
+	// No secret: no client_credentials, a sent secret is refused, no
+	// introspection, no rotation.
+	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}}), 400, kassa.OAuthUnauthorizedClient)
+	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {fresh.RefreshToken}}, id, "guess"), 401, kassa.OAuthInvalidClient)
+	mustOAuthError(t, h.form("/api/v1/oauth/introspect", url.Values{"token": {fresh.AccessToken}, "client_id": {id}}), 401, kassa.OAuthInvalidClient)
+	mustProblem(t, h.Do("POST", "/api/v1/oauth/apps/"+id+"/rotate-secret", h.org.Owner, nil), 409, "conflict")
+	// A confidential app still needs its secret.
+	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {h.app.ClientID}}), 401, kassa.OAuthInvalidClient)
+	mustProblem(t, h.Do("POST", "/api/v1/oauth/apps", h.org.Owner, map[string]any{"name": "X", "client_type": "native",
+		"redirect_uris": []string{"http://127.0.0.1:7777/cb"}, "scopes": []string{"orders:read"}}), 422, "validation")
 }
