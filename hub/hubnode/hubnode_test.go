@@ -61,3 +61,19 @@ func TestHubOperatorTokenCreatesTenant(t *testing.T) {
 		t.Fatalf("a short operator token: %v", err)
 	}
 }
+
+// TestHubPublicURLFromTheEnvironment: KASSA_PUBLIC_URL is the OAuth
+// metadata's issuer; a hub given a URL that cannot be one does not start.
+func TestHubPublicURLFromTheEnvironment(t *testing.T) {
+	p := nodetest.Start(t, Run, map[string]string{"KASSA_PUBLIC_URL": "https://pos.example.com/"}, "--http-addr", "127.0.0.1:0",
+		"--data-dir", t.TempDir(), "--leaf-port", "-1")
+	var m map[string]any
+	if st := p.Call(t, "GET", "/.well-known/oauth-authorization-server", "", nil, &m); st != 200 || m["issuer"] != "https://pos.example.com" ||
+		m["token_endpoint"] != "https://pos.example.com/api/v1/oauth/token" {
+		t.Fatalf("metadata: %d %v", st, m)
+	}
+	err := Run(t.Context(), []string{"--public-url", "pos.example.com", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Fatalf("a hub with --public-url pos.example.com: %v", err)
+	}
+}

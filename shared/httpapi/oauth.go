@@ -279,10 +279,12 @@ func (s *Server) oauthIntrospect(c *fiber.Ctx) error {
 	return c.JSON(in)
 }
 
-// oauthMetadata serves RFC 8414 metadata. The issuer is the URL the
-// client reached the hub at (scheme and host of the request).
+// oauthMetadata serves RFC 8414 metadata. The issuer is the configured
+// public URL (--public-url), else the listener's: never the request's Host
+// header, which any client writes (a poisoned cache or a proxy passing it
+// on would send partners' secrets elsewhere).
 func (s *Server) oauthMetadata(c *fiber.Ctx) error {
-	issuer := c.BaseURL()
+	issuer := s.PublicURL()
 	api := issuer + "/api/v1/oauth/"
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 	return c.JSON(fiber.Map{

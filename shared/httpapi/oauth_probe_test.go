@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,7 +12,9 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 )
 
 // The probe's findings on the authorization server (issue 21): PKCE,
@@ -170,4 +174,44 @@ func TestOAuthPublicClientsMustUsePKCE(t *testing.T) {
 	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {h.app.ClientID}}), 401, kassa.OAuthInvalidClient)
 	mustProblem(t, h.Do("POST", "/api/v1/oauth/apps", h.org.Owner, map[string]any{"name": "X", "client_type": "native",
 		"redirect_uris": []string{"http://127.0.0.1:7777/cb"}, "scopes": []string{"orders:read"}}), 422, "validation")
+}
+
+// metadataWithHost reads the RFC 8414 metadata with a forged Host header.
+func (tn *testNode) metadataWithHost(host string) map[string]any {
+	tn.t.Helper()
+	req, _ := http.NewRequest("GET", tn.URL+"/.well-known/oauth-authorization-server", nil)
+	req.Host = host
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&m) != nil {
+		tn.t.Fatalf("metadata: %d", res.StatusCode)
+	}
+	return m
+}
+
+func TestOAuthMetadataNamesThePublicURLNeverTheHostHeader(t *testing.T) {
+	// Configured: the issuer and every endpoint are under the public URL,
+	// whatever Host the request names.
+	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.PublicURL = "https://pos.example.com/kassa" })
+	m := tn.metadataWithHost("evil.example")
+	const pub = "https://pos.example.com/kassa"
+	if m["issuer"] != pub || m["token_endpoint"] != pub+"/api/v1/oauth/token" || m["authorization_endpoint"] != pub+"/oauth/authorize" ||
+		m["revocation_endpoint"] != pub+"/api/v1/oauth/revoke" || m["introspection_endpoint"] != pub+"/api/v1/oauth/introspect" ||
+		m["service_documentation"] != pub+"/api/v1/openapi.json" {
+		t.Fatalf("configured metadata: %v", m)
+	}
+	// Unset: the listen address, still not the Host header.
+	plain := MustStartNode(t, kassa.NodeHub, nil)
+	if m := plain.metadataWithHost("evil.example"); m["issuer"] != plain.URL || m["token_endpoint"] != plain.URL+"/api/v1/oauth/token" {
+		t.Fatalf("metadata without a public URL: %v, want the listen address %s", m, plain.URL)
+	}
+	for _, bad := range []string{"pos.example.com", "ftp://pos.example.com", "https://u:p@pos.example.com", "https://pos.example.com/?a=1", "https://pos.example.com/#x", "https://"} {
+		if _, err := httpapi.ParsePublicURL(bad); err == nil {
+			t.Errorf("public URL %q accepted", bad)
+		}
+	}
 }

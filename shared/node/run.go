@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+
+	"kassa.dev/shared/kassa"
 )
 
 // Run opens the node described by f, calls start for the binary's own parts
@@ -50,6 +53,10 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	if serverTLS != nil {
 		ln, scheme = tls.NewListener(ln, serverTLS), "https"
 	}
+	n.HTTP.SetListenURL(scheme + "://" + ln.Addr().String())
+	if f.Kind == kassa.NodeHub && f.PublicURL == "" && !loopback(ln.Addr()) {
+		log.Warn("--public-url is not set: the OAuth metadata names " + n.HTTP.PublicURL() + "; set it to the URL partners reach the hub at")
+	}
 	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.db.NodeID, scheme, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- n.Serve(ln) }()
@@ -65,4 +72,10 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 		return err
 	}
 	return serr
+}
+
+// loopback reports whether a listener's address is on a loopback host.
+func loopback(a net.Addr) bool {
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().IsLoopback()
 }
