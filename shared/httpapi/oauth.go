@@ -237,12 +237,18 @@ func basicCredentials(raw string) (id, secret string, err error) {
 }
 
 func (s *Server) oauthToken(c *fiber.Ctx) error {
-	p, auth, err := readOAuthParams(c)
+	p, auth, perr := readOAuthParams(c)
+	// A malformed request spends its address's token too.
+	err := s.admitToken(c, auth.ClientID)
+	if err == nil {
+		err = perr
+	}
 	if err != nil {
 		return oauthFail(c, err)
 	}
 	res, err := s.svc.OAuth.Token(c.UserContext(), &kassa.TokenRequest{GrantType: p.GrantType, Code: p.Code, RedirectURI: p.RedirectURI,
 		RefreshToken: p.RefreshToken, Scope: p.Scope, CodeVerifier: p.CodeVerifier, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
+	s.spentToken(c, auth.ClientID, err)
 	if err != nil {
 		return oauthFail(c, err)
 	}

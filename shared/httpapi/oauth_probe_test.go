@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +216,83 @@ func TestOAuthMetadataNamesThePublicURLNeverTheHostHeader(t *testing.T) {
 		if _, err := httpapi.ParsePublicURL(bad); err == nil {
 			t.Errorf("public URL %q accepted", bad)
 		}
+	}
+}
+
+// tokenFrom calls the token endpoint as the client address from (through
+// a trusted proxy) with HTTP Basic id:secret.
+func (tn *testNode) tokenFrom(from string, v url.Values, id, secret string) *resp {
+	tn.t.Helper()
+	req, _ := http.NewRequest("POST", tn.URL+"/api/v1/oauth/token", strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", from)
+	if id != "" {
+		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+func mustRateHeaders(t *testing.T, r *resp, remaining string) {
+	t.Helper()
+	if r.Header.Get("X-RateLimit-Limit") != "60" || r.Header.Get("X-RateLimit-Remaining") != remaining {
+		t.Fatalf("%d %s: X-RateLimit-Limit %q Remaining %q, want 60 and %s", r.Status, r.Body,
+			r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"), remaining)
+	}
+}
+
+func mustThrottled(t *testing.T, r *resp) {
+	t.Helper()
+	mustOAuthError(t, r, 429, kassa.OAuthTemporarilyUnavailable)
+	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+		t.Fatalf("429 without a Retry-After of 1-60 s: %v", r.Header)
+	}
+	mustRateHeaders(t, r, "0")
+}
+
+func TestOAuthTokenEndpointIsThrottledPerClientAndAddress(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
+		c.TokenRate = httpapi.TokenRate{ClientPerMinute: 60, ClientBurst: 3, AddrPerMinute: 60, AddrBurst: 5}
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	o := tn.MustOrg("Developer")
+	a, b := tn.mustApp(o, kassa.ScopeOrdersRead), tn.mustApp(o, kassa.ScopeOrdersRead)
+	cc := url.Values{"grant_type": {"client_credentials"}}
+	// One client: its burst of 3, then 429 with Retry-After; headers on every answer.
+	for i, left := range []string{"2", "1", "0"} {
+		r := tn.tokenFrom("203.0.113.1", cc, a.ID, a.Secret)
+		if r.Status != 200 {
+			t.Fatalf("call %d: %d %s", i, r.Status, r.Body)
+		}
+		mustRateHeaders(t, r, left)
+	}
+	mustThrottled(t, tn.tokenFrom("203.0.113.1", cc, a.ID, a.Secret))
+	// Per client: from another address too.
+	mustThrottled(t, tn.tokenFrom("203.0.113.2", cc, a.ID, a.Secret))
+	// Failed authentications do not spend a client's budget (anyone knows a
+	// client_id), but they do spend the address's.
+	for _, left := range []string{"3", "2", "1"} {
+		r := tn.tokenFrom("203.0.113.2", cc, b.ID, "wrong")
+		mustOAuthError(t, r, 401, kassa.OAuthInvalidClient)
+		mustRateHeaders(t, r, left)
+	}
+	if r := tn.tokenFrom("203.0.113.2", cc, b.ID, b.Secret); r.Status != 200 {
+		t.Fatalf("b after others' failures under its id: %d %s", r.Status, r.Body)
+	}
+	// Per address: that address has spent its burst of 5, whoever asks.
+	mustThrottled(t, tn.tokenFrom("203.0.113.2", cc, b.ID, b.Secret))
+	mustThrottled(t, tn.tokenFrom("203.0.113.2", url.Values{"grant_type": {"password"}}, "", ""))
+	if r := tn.tokenFrom("203.0.113.3", cc, b.ID, b.Secret); r.Status != 200 {
+		t.Fatalf("b from a fresh address: %d %s", r.Status, r.Body)
+	}
+	// The buckets refill.
+	tn.Clock.Advance(time.Minute)
+	if r := tn.tokenFrom("203.0.113.1", cc, a.ID, a.Secret); r.Status != 200 {
+		t.Fatalf("a after a minute: %d %s", r.Status, r.Body)
 	}
 }

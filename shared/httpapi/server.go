@@ -38,6 +38,9 @@ type Config struct {
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
+	// TokenRate throttles the OAuth token endpoint per client and per
+	// client address (oauthlimit.go); zero values: its defaults.
+	TokenRate TokenRate
 	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
 	// RateBurst for those orgs (the hub loads them from its store).
 	OrgRates map[string]kassa.RateLimit
@@ -130,6 +133,7 @@ type Server struct {
 	routes   []*Route
 	metrics  *metrics
 	orgLimit *ratelimit.Limiter
+	token    *tokenLimits
 	operator [sha256.Size]byte // hash of Config.OperatorToken
 	docOnce  sync.Once
 	doc      map[string]any
@@ -166,6 +170,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 			s.orgLimit.SetLimit(org, r.PerMinute, r.Burst)
 		}
 	}
+	s.token = newTokenLimits(cfg.TokenRate, cfg.Now)
 	if cfg.OperatorToken != "" {
 		s.operator = sha256.Sum256([]byte(cfg.OperatorToken))
 	}

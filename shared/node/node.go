@@ -80,6 +80,9 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// TokenRate throttles the hub's OAuth token endpoint per client and per
+	// client address (--token-per-minute …); zero values: the defaults.
+	TokenRate httpapi.TokenRate
 	// PublicURL is the URL partners reach the hub at (--public-url), the
 	// OAuth metadata's issuer; empty: the listen address.
 	PublicURL string
@@ -240,6 +243,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
 		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
+		TokenRate: cfg.TokenRate,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {
