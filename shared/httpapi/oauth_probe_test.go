@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -294,5 +295,38 @@ func TestOAuthTokenEndpointIsThrottledPerClientAndAddress(t *testing.T) {
 	tn.Clock.Advance(time.Minute)
 	if r := tn.tokenFrom("203.0.113.1", cc, a.ID, a.Secret); r.Status != 200 {
 		t.Fatalf("a after a minute: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestMetricsCanNeedATokenOrMoveOffTheAPI(t *testing.T) {
+	const token = "a-metrics-token-for-the-scraper"
+	tn := MustStartNode(t, kassa.NodeEdge, func(c *node.Config) { c.MetricsToken = token })
+	mustProblem(t, tn.Do("GET", "/metrics", "", nil), 401, "unauthorized")
+	mustProblem(t, tn.Do("GET", "/metrics", "not-the-token", nil), 401, "unauthorized")
+	if r := tn.Do("GET", "/metrics", token, nil); r.Status != 200 || !strings.Contains(string(r.Body), "kassa_http_requests_total") {
+		t.Fatalf("scrape with the token: %d", r.Status)
+	}
+	// Apart: the API listener has no /metrics; MetricsHandler serves it,
+	// behind the token as well.
+	apart := MustStartNode(t, kassa.NodeEdge, func(c *node.Config) { c.MetricsApart, c.MetricsToken = true, token })
+	if r := apart.Do("GET", "/metrics", token, nil); r.Status != 404 {
+		t.Fatalf("/metrics on the API listener with --metrics-addr: %d", r.Status)
+	}
+	srv := httptest.NewServer(apart.N.HTTP.MetricsHandler())
+	defer srv.Close()
+	scrape := func(tok string) int {
+		req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if scrape("") != 401 || scrape("wrong") != 401 || scrape(token) != 200 {
+		t.Fatal("the metrics listener does not require its token")
 	}
 }

@@ -50,6 +50,12 @@ type Config struct {
 	// OperatorToken, when set, is the hub operator's credential, accepted
 	// as a bearer token on the partner routes only (partner.go).
 	OperatorToken string
+	// MetricsToken, when set, is required as a bearer token on /metrics
+	// (--metrics-token), on the API listener and on MetricsHandler's.
+	MetricsToken string
+	// MetricsApart serves /metrics only through MetricsHandler, on a
+	// listener of its own (--metrics-addr): the API listener has none.
+	MetricsApart bool
 	// PublicURL is the URL partners reach this node at (ParsePublicURL),
 	// the OAuth metadata's issuer and endpoints (--public-url). Empty: the
 	// URL of the listener (SetListenURL, else Serve's), never a request's
@@ -135,6 +141,7 @@ type Server struct {
 	orgLimit *ratelimit.Limiter
 	token    *tokenLimits
 	operator [sha256.Size]byte // hash of Config.OperatorToken
+	scraper  [sha256.Size]byte // hash of Config.MetricsToken
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
@@ -171,6 +178,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		}
 	}
 	s.token = newTokenLimits(cfg.TokenRate, cfg.Now)
+	if cfg.MetricsToken != "" {
+		s.scraper = sha256.Sum256([]byte(cfg.MetricsToken))
+	}
 	if cfg.OperatorToken != "" {
 		s.operator = sha256.Sum256([]byte(cfg.OperatorToken))
 	}
@@ -186,7 +196,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
-	s.app.Get("/metrics", s.metrics.handler())
+	if !cfg.MetricsApart {
+		s.app.Get("/metrics", s.metricsGuard, s.metrics.handler())
+	}
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
 	}

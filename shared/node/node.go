@@ -80,6 +80,11 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// MetricsToken, when set, is required as a bearer token on /metrics
+	// (--metrics-token); MetricsApart moves /metrics off the API listener
+	// (--metrics-addr, served by Run).
+	MetricsToken string
+	MetricsApart bool
 	// TokenRate throttles the hub's OAuth token endpoint per client and per
 	// client address (--token-per-minute …); zero values: the defaults.
 	TokenRate httpapi.TokenRate
@@ -243,7 +248,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
 		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
-		TokenRate: cfg.TokenRate,
+		TokenRate: cfg.TokenRate, MetricsToken: cfg.MetricsToken, MetricsApart: cfg.MetricsApart,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {

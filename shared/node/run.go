@@ -3,11 +3,14 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"time"
 
 	"kassa.dev/shared/kassa"
 )
@@ -34,6 +37,7 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	applied, restore := TuneMemory(f.Kind, limit)
 	defer restore()
 	log.Info("memory limit", slog.Int64("bytes", applied))
+	f.MetricsApart = f.MetricsAddr != ""
 	n, err := Open(ctx, f.Config, log)
 	if err != nil {
 		return err
@@ -44,8 +48,17 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 			return err
 		}
 	}
+	served := make(chan error, 2)
+	stopMetrics := func() {}
+	if f.MetricsApart {
+		if stopMetrics, err = serveMetrics(f.MetricsAddr, n, out, served); err != nil {
+			n.close()
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", f.HTTPAddr)
 	if err != nil {
+		stopMetrics()
 		n.close()
 		return fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
 	}
@@ -57,14 +70,17 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 	if f.Kind == kassa.NodeHub && f.PublicURL == "" && !loopback(ln.Addr()) {
 		log.Warn("--public-url is not set: the OAuth metadata names " + n.HTTP.PublicURL() + "; set it to the URL partners reach the hub at")
 	}
+	if f.MetricsToken == "" && !f.MetricsApart && !loopback(ln.Addr()) {
+		log.Warn("/metrics is open on the API listener beyond loopback: set --metrics-token or --metrics-addr for production")
+	}
 	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.db.NodeID, scheme, ln.Addr())
-	served := make(chan error, 1)
 	go func() { served <- n.Serve(ln) }()
 	select {
 	case err = <-served:
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", slog.String("node", f.Kind))
+	stopMetrics()
 	sctx, cancel := context.WithTimeout(context.Background(), f.ShutdownTimeout)
 	defer cancel()
 	serr := n.Shutdown(sctx)
@@ -78,4 +94,21 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 func loopback(a net.Addr) bool {
 	ap, err := netip.ParseAddrPort(a.String())
 	return err == nil && ap.Addr().IsLoopback()
+}
+
+// serveMetrics serves /metrics on addr (--metrics-addr), plain HTTP, until
+// the returned stop; a failure to serve is sent to served.
+func serveMetrics(addr string, n *Node, out io.Writer, served chan<- error) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen --metrics-addr %s: %w", n.Config.Kind, addr, err)
+	}
+	srv := &http.Server{Handler: n.HTTP.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "kassa %s metrics at http://%s/metrics\n", n.Config.Kind, ln.Addr())
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			served <- err
+		}
+	}()
+	return func() { srv.Close() }, nil
 }
