@@ -204,6 +204,24 @@ func (e Channel) Valid() bool {
 	}
 }
 
+// Defines values for ClientType.
+const (
+	Confidential ClientType = "confidential"
+	Public       ClientType = "public"
+)
+
+// Valid indicates whether the value is a known member of the ClientType enum.
+func (e ClientType) Valid() bool {
+	switch e {
+	case Confidential:
+		return true
+	case Public:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConditionOperator.
 const (
 	Contains ConditionOperator = "contains"
@@ -518,12 +536,13 @@ func (e NodeKind) Valid() bool {
 
 // Defines values for OAuthErrorError.
 const (
-	InvalidClient        OAuthErrorError = "invalid_client"
-	InvalidGrant         OAuthErrorError = "invalid_grant"
-	InvalidRequest       OAuthErrorError = "invalid_request"
-	InvalidScope         OAuthErrorError = "invalid_scope"
-	UnauthorizedClient   OAuthErrorError = "unauthorized_client"
-	UnsupportedGrantType OAuthErrorError = "unsupported_grant_type"
+	InvalidClient          OAuthErrorError = "invalid_client"
+	InvalidGrant           OAuthErrorError = "invalid_grant"
+	InvalidRequest         OAuthErrorError = "invalid_request"
+	InvalidScope           OAuthErrorError = "invalid_scope"
+	TemporarilyUnavailable OAuthErrorError = "temporarily_unavailable"
+	UnauthorizedClient     OAuthErrorError = "unauthorized_client"
+	UnsupportedGrantType   OAuthErrorError = "unsupported_grant_type"
 )
 
 // Valid indicates whether the value is a known member of the OAuthErrorError enum.
@@ -536,6 +555,8 @@ func (e OAuthErrorError) Valid() bool {
 	case InvalidRequest:
 		return true
 	case InvalidScope:
+		return true
+	case TemporarilyUnavailable:
 		return true
 	case UnauthorizedClient:
 		return true
@@ -1371,6 +1392,9 @@ type CategoryUpdate struct {
 // Channel Where an order came from.
 type Channel string
 
+// ClientType An OAuth app's kind (RFC 6749 2.1): confidential (a server holding a client_secret) or public (a native or browser app: no secret, PKCE S256 required).
+type ClientType string
+
 // Condition A test on the event's data; all of a rule's must hold.
 type Condition struct {
 	// Field Field is a dotted path into the event's data (customer_id, line_items.0.product_id); it must be a field of the event's data.
@@ -1854,7 +1878,7 @@ type Introspection struct {
 	// Sub The user who approved it; absent for client_credentials.
 	Sub *string `json:"sub,omitempty"`
 
-	// TokenType access_token or refresh_token.
+	// TokenType Bearer for an access token (RFC 7662 2.2); absent for a refresh token.
 	TokenType *string `json:"token_type,omitempty"`
 }
 
@@ -2212,10 +2236,13 @@ type MovementReason string
 // NodeKind The kind of a Kassa node.
 type NodeKind string
 
-// OAuthApp A registered confidential client of an org.
+// OAuthApp A registered client of an org: confidential (the default) or public.
 type OAuthApp struct {
 	// ClientId The app's public identifier, sent as client_id.
 	ClientId string `json:"client_id"`
+
+	// ClientType confidential (holds a client_secret) or public (no secret; PKCE S256 required).
+	ClientType ClientType `json:"client_type"`
 
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
@@ -2238,6 +2265,9 @@ type OAuthApp struct {
 
 // OAuthAppCreate The body of POST /oauth/apps.
 type OAuthAppCreate struct {
+	// ClientType ClientType is confidential (the default) or public; it cannot change later.
+	ClientType *ClientType `json:"client_type,omitempty"`
+
 	// Name The name the consent page shows.
 	Name string `json:"name"`
 
@@ -2253,8 +2283,11 @@ type OAuthAppSecret struct {
 	// ClientId The app's public identifier, sent as client_id.
 	ClientId string `json:"client_id"`
 
-	// ClientSecret The client secret; shown only in this answer (only a hash is kept).
-	ClientSecret string `json:"client_secret"`
+	// ClientSecret The client secret; shown only in this answer (only a hash is kept). Absent for a public client.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// ClientType confidential (holds a client_secret) or public (no secret; PKCE S256 required).
+	ClientType ClientType `json:"client_type"`
 
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
@@ -3580,14 +3613,17 @@ type LoginUser struct {
 
 // OauthTokenForm oauthTokenForm documents the token endpoint's body (RFC 6749 4.1.3, 6, 4.4) in the OpenAPI document; the handler reads oauthParams.
 type OauthTokenForm struct {
-	// ClientId ClientID is the app's client id, unless sent by HTTP Basic.
+	// ClientId ClientID is the app's client id, unless sent by HTTP Basic; a public client sends it alone.
 	ClientId *string `json:"client_id,omitempty"`
 
-	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic; a public client has none.
 	ClientSecret *string `json:"client_secret,omitempty"`
 
 	// Code Code is the authorization code (authorization_code).
 	Code *string `json:"code,omitempty"`
+
+	// CodeVerifier CodeVerifier is PKCE's proof (RFC 7636 4.5): required when the code was requested with a code_challenge, refused otherwise (authorization_code).
+	CodeVerifier *string `json:"code_verifier,omitempty"`
 
 	// GrantType GrantType is authorization_code, refresh_token or client_credentials.
 	GrantType GrantType `json:"grant_type"`
@@ -4075,13 +4111,13 @@ type GetOauthAppsParams struct {
 
 // PostOauthAppsParams defines parameters for PostOauthApps.
 type PostOauthAppsParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // PostOauthAppsIdRotateSecretParams defines parameters for PostOauthAppsIdRotateSecret.
 type PostOauthAppsIdRotateSecretParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4234,7 +4270,7 @@ type GetWebhooksParams struct {
 
 // PostWebhooksParams defines parameters for PostWebhooks.
 type PostWebhooksParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4246,7 +4282,7 @@ type PostWebhooksIdLogsLogIdRetryParams struct {
 
 // PostWebhooksIdRotateSecretParams defines parameters for PostWebhooksIdRotateSecret.
 type PostWebhooksIdRotateSecretParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -24927,7 +24963,7 @@ type GetOauthAppsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A registered confidential client of an org.
+		// Data A registered client of an org: confidential (the default) or public.
 		Data OAuthApp `json:"data"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -24950,7 +24986,7 @@ type GetOauthAppsIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOauthAppsIdResponse) GetJSON200() *struct {
-	// Data A registered confidential client of an org.
+	// Data A registered client of an org: confidential (the default) or public.
 	Data OAuthApp `json:"data"`
 } {
 	return r.JSON200
@@ -25030,7 +25066,7 @@ type PatchOauthAppsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A registered confidential client of an org.
+		// Data A registered client of an org: confidential (the default) or public.
 		Data OAuthApp `json:"data"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -25057,7 +25093,7 @@ type PatchOauthAppsIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PatchOauthAppsIdResponse) GetJSON200() *struct {
-	// Data A registered confidential client of an org.
+	// Data A registered client of an org: confidential (the default) or public.
 	Data OAuthApp `json:"data"`
 } {
 	return r.JSON200
@@ -25626,6 +25662,31 @@ func (r PostOauthRevokeResponse) ContentType() string {
 	return ""
 }
 
+// PostOauthTokenResponse200Headers the declared response headers of an HTTP 200 response for PostOauthToken
+type PostOauthTokenResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse400Headers the declared response headers of an HTTP 400 response for PostOauthToken
+type PostOauthTokenResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse401Headers the declared response headers of an HTTP 401 response for PostOauthToken
+type PostOauthTokenResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse429Headers the declared response headers of an HTTP 429 response for PostOauthToken
+type PostOauthTokenResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
 type PostOauthTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25637,6 +25698,16 @@ type PostOauthTokenResponse struct {
 	JSON401 *OAuthError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *OAuthError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OAuthError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostOauthTokenResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostOauthTokenResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOauthTokenResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthTokenResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25657,6 +25728,11 @@ func (r PostOauthTokenResponse) GetJSON401() *OAuthError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostOauthTokenResponse) GetJSON413() *OAuthError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostOauthTokenResponse) GetJSON429() *OAuthError {
+	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -40279,7 +40355,7 @@ func ParseGetOauthAppsIdResponse(rsp *http.Response) (*GetOauthAppsIdResponse, e
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A registered confidential client of an org.
+			// Data A registered client of an org: confidential (the default) or public.
 			Data OAuthApp `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40373,7 +40449,7 @@ func ParsePatchOauthAppsIdResponse(rsp *http.Response) (*PatchOauthAppsIdRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A registered confidential client of an org.
+			// Data A registered client of an org: confidential (the default) or public.
 			Data OAuthApp `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40932,6 +41008,91 @@ func ParsePostOauthTokenResponse(rsp *http.Response) (*PostOauthTokenResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostOauthTokenResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostOauthTokenResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostOauthTokenResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOauthTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
