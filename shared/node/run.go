@@ -56,23 +56,14 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", f.HTTPAddr)
+	ln, scheme, err := listenAPI(f, serverTLS)
 	if err != nil {
 		stopMetrics()
 		n.close()
-		return fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
-	}
-	scheme := "http"
-	if serverTLS != nil {
-		ln, scheme = tls.NewListener(ln, serverTLS), "https"
+		return err
 	}
 	n.HTTP.SetListenURL(scheme + "://" + ln.Addr().String())
-	if f.Kind == kassa.NodeHub && f.PublicURL == "" && !loopback(ln.Addr()) {
-		log.Warn("--public-url is not set: the OAuth metadata names " + n.HTTP.PublicURL() + "; set it to the URL partners reach the hub at")
-	}
-	if f.MetricsToken == "" && !f.MetricsApart && !loopback(ln.Addr()) {
-		log.Warn("/metrics is open on the API listener beyond loopback: set --metrics-token or --metrics-addr for production")
-	}
+	warnExposed(f, n, ln.Addr(), log)
 	fmt.Fprintf(out, "kassa %s %s serving %s://%s\n", f.Kind, n.db.NodeID, scheme, ln.Addr())
 	go func() { served <- n.Serve(ln) }()
 	select {
@@ -88,6 +79,32 @@ func Run(ctx context.Context, f *Flags, log *slog.Logger, out io.Writer, start f
 		return err
 	}
 	return serr
+}
+
+// listenAPI listens on --http-addr, with TLS when serverTLS is set.
+func listenAPI(f *Flags, serverTLS *tls.Config) (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", f.HTTPAddr)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: listen %s: %w", f.Kind, f.HTTPAddr, err)
+	}
+	if serverTLS != nil {
+		return tls.NewListener(ln, serverTLS), "https", nil
+	}
+	return ln, "http", nil
+}
+
+// warnExposed warns of settings meant for development on a node whose API
+// listens beyond loopback: a hub without --public-url, /metrics open.
+func warnExposed(f *Flags, n *Node, addr net.Addr, log *slog.Logger) {
+	if loopback(addr) {
+		return
+	}
+	if f.Kind == kassa.NodeHub && f.PublicURL == "" {
+		log.Warn("--public-url is not set: the OAuth metadata names " + n.HTTP.PublicURL() + "; set it to the URL partners reach the hub at")
+	}
+	if f.MetricsToken == "" && !f.MetricsApart {
+		log.Warn("/metrics is open on the API listener beyond loopback: set --metrics-token or --metrics-addr for production")
+	}
 }
 
 // loopback reports whether a listener's address is on a loopback host.

@@ -389,27 +389,23 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 		return nil, errBadGrant, nil
 	}
 	hash := hashSecret(in.Code)
-	var g grant
-	var redirect, scopes, expires string
-	var consumed, grantID, challenge, method sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT client_id, org_id, user_id, redirect_uri, scopes, expires_at, consumed_at, grant_id,
-		code_challenge, code_challenge_method FROM oauth_codes WHERE hash = ?`, hash).
-		Scan(&g.clientID, &g.orgID, &g.userID, &redirect, &scopes, &expires, &consumed, &grantID, &challenge, &method)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errBadGrant, nil
-	}
+	code, err := findCode(ctx, tx, hash)
 	if err != nil {
 		return nil, nil, err
 	}
+	if code == nil {
+		return nil, errBadGrant, nil
+	}
+	g := code.grant
 	if g.clientID != app.ClientID {
 		// Another client's code: refused, left as it was for its own client.
 		return nil, errBadGrant, nil
 	}
 	now := s.db.Now()
-	switch (kassa.CodeState{ExpiresAt: parseTime(expires), Consumed: consumed.Valid}).Exchange(now) {
+	switch (kassa.CodeState{ExpiresAt: parseTime(code.expires), Consumed: code.consumed}).Exchange(now) {
 	case kassa.OAuthRefuseAndRevoke:
-		if grantID.Valid {
-			if err := revokeGrants(ctx, tx, now, `id = ?`, grantID.String); err != nil {
+		if code.grantID != "" {
+			if err := revokeGrants(ctx, tx, now, `id = ?`, code.grantID); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -417,15 +413,14 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 	case kassa.OAuthRefuse:
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidGrant, "the code has expired"), nil
 	}
-	if in.RedirectURI != redirect {
+	if in.RedirectURI != code.redirect {
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidGrant, "redirect_uri differs from the one the code was issued for"), nil
 	}
 	// A wrong verifier leaves the code as it was: only its holder with the
 	// verifier can use it, and a 256-bit verifier is not guessed.
-	if err := kassa.VerifyCodeVerifier(in.CodeVerifier, kassa.CodeChallenge{Challenge: challenge.String, Method: method.String}); err != nil {
+	if err := kassa.VerifyCodeVerifier(in.CodeVerifier, code.challenge); err != nil {
 		return nil, err, nil
 	}
-	g.scopes, _ = kassa.ParseScopes(scopes)
 	if !s.userActive(ctx, tx, g.orgID, g.userID) {
 		return nil, errBadGrant, nil
 	}
@@ -438,6 +433,35 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 	}
 	res, err := issueTokens(ctx, tx, now, &g, g.scopes, "", true)
 	return res, nil, err
+}
+
+// storedCode is an oauth_codes row: the family it would start (grant, no
+// id yet), and what its exchange is checked against.
+type storedCode struct {
+	grant
+	redirect, expires, grantID string
+	consumed                   bool
+	challenge                  kassa.CodeChallenge
+}
+
+// findCode reads the code of hash; nil when there is none.
+func findCode(ctx context.Context, q querier, hash string) (*storedCode, error) {
+	var c storedCode
+	var scopes string
+	var consumed, grantID, challenge, method sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT client_id, org_id, user_id, redirect_uri, scopes, expires_at, consumed_at, grant_id,
+		code_challenge, code_challenge_method FROM oauth_codes WHERE hash = ?`, hash).
+		Scan(&c.clientID, &c.orgID, &c.userID, &c.redirect, &scopes, &c.expires, &consumed, &grantID, &challenge, &method)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.scopes, _ = kassa.ParseScopes(scopes)
+	c.consumed, c.grantID = consumed.Valid, grantID.String
+	c.challenge = kassa.CodeChallenge{Challenge: challenge.String, Method: method.String}
+	return &c, nil
 }
 
 // refresh runs the refresh_token grant in tx: the presented token is
