@@ -5145,14 +5145,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
 	GetOauthApps(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithBody Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
 	PostOauthAppsWithBody(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthApps Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5183,7 +5183,7 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
 	PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+	// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 	//
 	// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
 	PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7256,7 +7256,7 @@ func (c *Client) GetOauthApps(ctx context.Context, params *GetOauthAppsParams, r
 	return c.Client.Do(req)
 }
 
-// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithBody Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7273,7 +7273,7 @@ func (c *Client) PostOauthAppsWithBody(ctx context.Context, params *PostOauthApp
 	return c.Client.Do(req)
 }
 
-// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthApps Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7354,7 +7354,7 @@ func (c *Client) PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, bo
 	return c.Client.Do(req)
 }
 
-// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 //
 // Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
 func (c *Client) PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15792,14 +15792,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
 	GetOauthAppsWithResponse(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*GetOauthAppsResponse, error)
 
-	// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
 	PostOauthAppsWithBodyWithResponse(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error)
 
-	// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15834,7 +15834,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
 	PatchOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error)
 
-	// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+	// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -31508,7 +31508,7 @@ func (c *ClientWithResponses) GetOauthAppsWithResponse(ctx context.Context, para
 	return ParseGetOauthAppsResponse(rsp)
 }
 
-// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31521,7 +31521,7 @@ func (c *ClientWithResponses) PostOauthAppsWithBodyWithResponse(ctx context.Cont
 	return ParsePostOauthAppsResponse(rsp)
 }
 
-// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31586,7 +31586,7 @@ func (c *ClientWithResponses) PatchOauthAppsIdWithResponse(ctx context.Context, 
 	return ParsePatchOauthAppsIdResponse(rsp)
 }
 
-// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 //
 // Returns a wrapper object for the known response body format(s).
 //

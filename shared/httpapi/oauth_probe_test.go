@@ -174,6 +174,11 @@ func TestOAuthPublicClientsMustUsePKCE(t *testing.T) {
 	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {fresh.RefreshToken}}, id, "guess"), 401, kassa.OAuthInvalidClient)
 	mustOAuthError(t, h.form("/api/v1/oauth/introspect", url.Values{"token": {fresh.AccessToken}, "client_id": {id}}), 401, kassa.OAuthInvalidClient)
 	mustProblem(t, h.Do("POST", "/api/v1/oauth/apps/"+id+"/rotate-secret", h.org.Owner, nil), 409, "conflict")
+	// It revokes with its client_id alone (RFC 7009 2.1).
+	if r := h.form("/api/v1/oauth/revoke", url.Values{"token": {fresh.AccessToken}, "client_id": {id}}); r.Status != 200 {
+		t.Fatalf("public revoke: %d %s", r.Status, r.Body)
+	}
+	mustProblem(t, h.Do("GET", "/api/v1/orders", fresh.AccessToken, nil), 401, "unauthorized")
 	// A confidential app still needs its secret.
 	mustOAuthError(t, h.form("/api/v1/oauth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {h.app.ClientID}}), 401, kassa.OAuthInvalidClient)
 	mustProblem(t, h.Do("POST", "/api/v1/oauth/apps", h.org.Owner, map[string]any{"name": "X", "client_type": "native",
