@@ -4111,13 +4111,13 @@ type GetOauthAppsParams struct {
 
 // PostOauthAppsParams defines parameters for PostOauthApps.
 type PostOauthAppsParams struct {
-	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // PostOauthAppsIdRotateSecretParams defines parameters for PostOauthAppsIdRotateSecret.
 type PostOauthAppsIdRotateSecretParams struct {
-	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4270,7 +4270,7 @@ type GetWebhooksParams struct {
 
 // PostWebhooksParams defines parameters for PostWebhooks.
 type PostWebhooksParams struct {
-	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
+	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4282,7 +4282,7 @@ type PostWebhooksIdLogsLogIdRetryParams struct {
 
 // PostWebhooksIdRotateSecretParams defines parameters for PostWebhooksIdRotateSecret.
 type PostWebhooksIdRotateSecretParams struct {
-	// IdempotencyKey the answer holds a secret shown once, which is never stored: a retry with the key of a request that succeeded runs nothing and answers 409 (Idempotent-Replayed: true) with the Location of what the first made; the same key with another body is 422; while the first request runs, 409
+	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -233,25 +233,17 @@ func (h heldToken) recheck(ctx context.Context, r *Route, also ...kassa.Scope) *
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key
 // and body within 24 h replays the first response; another body is 422;
 // a first request still running is 409. Responses of 5xx are not kept, so
-// a retry after a server error runs again. With secret (Route.NoReplay)
-// the answer holds a secret shown once: what is kept for the key is not
-// the answer but a 409 naming what the first request made, so a retry
-// never creates a second app or endpoint and no secret is stored.
-func (s *Server) idempotent(secret bool) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		key := c.Get("Idempotency-Key")
-		if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
-			return c.Next()
-		}
-		if !validKey(key, 255) {
-			return kassa.Errorf(kassa.EBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters")
-		}
-		return s.idempotentRun(c, strings.Clone(key), secret)
+// a retry after a server error runs again. On a NoReplay route the
+// success of the first request is kept without its body (a secret shown
+// once) and a retry is 409 naming what it created (noReplay).
+func (s *Server) idempotent(c *fiber.Ctx, r *Route) error {
+	key := c.Get("Idempotency-Key")
+	if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
+		return c.Next()
 	}
-}
-
-// idempotentRun runs the request under key (idempotent).
-func (s *Server) idempotentRun(c *fiber.Ctx, key string, secret bool) error {
+	if !validKey(key, 255) {
+		return kassa.Errorf(kassa.EBadRequest, "Idempotency-Key must be 1-255 visible ASCII characters")
+	}
 	ctx := c.UserContext()
 	a := kassa.ActorFrom(ctx)
 	scope := a.OrgID + "/" + a.UserID + a.ClientID
@@ -263,20 +255,20 @@ func (s *Server) idempotentRun(c *fiber.Ctx, key string, secret bool) error {
 	if err != nil {
 		return err
 	}
+	if replay != nil && r.SecretOnce && replay.Status < fiber.StatusMultipleChoices {
+		return noReplay(replay)
+	}
 	if replay != nil {
 		c.Set("Idempotent-Replayed", "true")
 		if replay.Location != "" {
 			c.Set(fiber.HeaderLocation, replay.Location)
 		}
 		c.Set(fiber.HeaderContentType, replay.ContentType)
-		if secret {
-			return c.Status(replay.Status).Send(s.replayedBody(c, replay))
-		}
 		return c.Status(replay.Status).Send(replay.Body)
 	}
 	// A service that passes the request on (the hub routing a store's
-	// money operations) forwards the key.
-	c.SetUserContext(kassa.WithIdempotencyKey(ctx, key))
+	// money operations) forwards the key; Fiber reuses the header's buffer.
+	c.SetUserContext(kassa.WithIdempotencyKey(ctx, strings.Clone(key)))
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic is a server error: release the key so a retry runs.
@@ -297,40 +289,25 @@ func (s *Server) idempotentRun(c *fiber.Ctx, key string, secret bool) error {
 		Status: res.StatusCode(), ContentType: string(res.Header.ContentType()),
 		Location: string(res.Header.Peek(fiber.HeaderLocation)), Body: append([]byte(nil), res.Body()...),
 	}
-	if secret && kept.Status < 300 {
-		kept = s.ranOnce(c, kept.Location)
+	if r.SecretOnce && kept.Status < fiber.StatusMultipleChoices {
+		kept.Body = []byte{} // the secret is shown once, never kept
 	}
 	return s.svc.Idempotency.Complete(ctx, scope, key, kept)
 }
 
-// replayedBody is the body of a secret-bearing route's kept answer
-// (ranOnce's 409, or a kept 4xx problem) with this request's id, which its
-// X-Request-Id names: that answer is a refusal of this request, not a
-// copy of the first's.
-func (s *Server) replayedBody(c *fiber.Ctx, r *kassa.IdempotentResponse) []byte {
-	var p Problem
-	if r.ContentType != "application/problem+json" || json.Unmarshal(r.Body, &p) != nil {
-		return r.Body
+// noReplay is the answer to a retry, with the same key and body, of a
+// SecretOnce request that succeeded: its answer held a secret shown once,
+// so it is not replayed and nothing runs again; the 409 names what the
+// first request created, whose secret can be rotated if its answer was
+// lost.
+func noReplay(first *kassa.IdempotentResponse) error {
+	if first.Location == "" {
+		return kassa.Errorf(kassa.EConflict, "a request with this Idempotency-Key already succeeded; "+
+			"the secret it answered is shown once and not again: send a new key to run it again")
 	}
-	p.RequestID = requestID(c)
-	b, err := json.Marshal(p)
-	if err != nil {
-		return r.Body
-	}
-	return b
-}
-
-// ranOnce is what a retry of a secret-bearing POST gets instead of a
-// replay: 409, naming (detail and Location) what the first request made.
-func (s *Server) ranOnce(c *fiber.Ctx, location string) *kassa.IdempotentResponse {
-	detail := "a request with this Idempotency-Key already succeeded; its answer held a secret shown only once, so it is not replayed"
-	if location != "" {
-		detail = "a request with this Idempotency-Key already created " + location +
-			"; its answer held a secret shown only once, so it is not replayed (rotate the secret if it was lost)"
-	}
-	body, _ := json.Marshal(Problem{Type: s.cfg.ErrorsBase + "/" + string(kassa.EConflict), Title: problemOf[kassa.EConflict].title,
-		Status: fiber.StatusConflict, Detail: detail, Instance: strings.Clone(c.Path()), RequestID: requestID(c)})
-	return &kassa.IdempotentResponse{Status: fiber.StatusConflict, ContentType: "application/problem+json", Location: location, Body: body}
+	return kassa.Errorf(kassa.EConflict, "a request with this Idempotency-Key already created %s (id %s); "+
+		"its secret was shown once, in that answer: if the answer was lost, rotate the secret",
+		first.Location, path.Base(first.Location))
 }
 
 // The security headers of every response. API answers are data, never a

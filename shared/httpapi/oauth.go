@@ -107,7 +107,7 @@ func (s *Server) routesOAuth() {
 		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true, Form: oauthTokenRef{}, Resp: kassa.Introspection{},
 			Summary: "Describe a token of the client (RFC 7662); another client's token is {active:false}", Handler: s.oauthIntrospect})
 	}
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, NoReplay: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, SecretOnce: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
 		Summary: "Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)",
 		Handler: createWith("/oauth/apps", func(a *kassa.OAuthAppSecret) string { return a.ClientID }, svc.CreateApp)})
 	s.handle(&Route{Method: "GET", Path: "/oauth/apps", Tag: "oauth", List: true, Resp: kassa.OAuthApp{}, Query: pageParams,
@@ -118,7 +118,7 @@ func (s *Server) routesOAuth() {
 		Summary: "Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes", Handler: updateWith("oauth app", svc.UpdateApp)})
 	s.handle(&Route{Method: "DELETE", Path: "/oauth/apps/:id", Tag: "oauth", Status: fiber.StatusNoContent,
 		Summary: "Delete an app (owners); every token it holds in any org stops working", Handler: s.deleteOAuthApp})
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", NoReplay: true, Resp: kassa.OAuthAppSecret{},
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", SecretOnce: true, Resp: kassa.OAuthAppSecret{},
 		Summary: "Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app", Handler: s.rotateOAuthSecret})
 	s.handle(&Route{Method: "GET", Path: "/oauth/connections", Tag: "oauth", List: true, Resp: kassa.ConnectedApp{},
 		Summary: "The apps holding a live grant in the org (owners)", Handler: s.listConnections})
