@@ -90,10 +90,10 @@ func TestConsentPageInChromium(t *testing.T) {
 		}
 	}
 	// authorize runs the page up to the decision and clicks button.
-	authorize := func(button string, shots bool) url.Values {
+	authorize := func(button string, shots bool, opts ...oauth2.AuthCodeOption) url.Values {
 		t.Helper()
 		state := randomState(t)
-		b.Run("open the consent page", chromedp.Navigate(conf.AuthCodeURL(state)), chromedp.WaitVisible("#signin"))
+		b.Run("open the consent page", chromedp.Navigate(conf.AuthCodeURL(state, opts...)), chromedp.WaitVisible("#signin"))
 		if shots {
 			screenshot("consent-signin.png")
 		}
@@ -129,12 +129,17 @@ func TestConsentPageInChromium(t *testing.T) {
 		return got
 	}
 
-	got := authorize("#approve", true)
+	// With PKCE (S256): the challenge rides through sign-in and consent.
+	verifier := oauth2.GenerateVerifier()
+	got := authorize("#approve", true, oauth2.S256ChallengeOption(verifier))
 	if got.Get("code") == "" || got.Has("error") {
 		t.Fatalf("approve landed with %v", got)
 	}
 	ctx := context.Background()
-	tok, err := conf.Exchange(ctx, got.Get("code"))
+	if _, err := conf.Exchange(ctx, got.Get("code")); err == nil {
+		t.Fatal("a code requested with a challenge was exchanged without its verifier")
+	}
+	tok, err := conf.Exchange(ctx, got.Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil {
 		t.Fatalf("exchange the code: %v", err)
 	}

@@ -204,6 +204,24 @@ func (e Channel) Valid() bool {
 	}
 }
 
+// Defines values for ClientType.
+const (
+	Confidential ClientType = "confidential"
+	Public       ClientType = "public"
+)
+
+// Valid indicates whether the value is a known member of the ClientType enum.
+func (e ClientType) Valid() bool {
+	switch e {
+	case Confidential:
+		return true
+	case Public:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConditionOperator.
 const (
 	Contains ConditionOperator = "contains"
@@ -518,12 +536,13 @@ func (e NodeKind) Valid() bool {
 
 // Defines values for OAuthErrorError.
 const (
-	InvalidClient        OAuthErrorError = "invalid_client"
-	InvalidGrant         OAuthErrorError = "invalid_grant"
-	InvalidRequest       OAuthErrorError = "invalid_request"
-	InvalidScope         OAuthErrorError = "invalid_scope"
-	UnauthorizedClient   OAuthErrorError = "unauthorized_client"
-	UnsupportedGrantType OAuthErrorError = "unsupported_grant_type"
+	InvalidClient          OAuthErrorError = "invalid_client"
+	InvalidGrant           OAuthErrorError = "invalid_grant"
+	InvalidRequest         OAuthErrorError = "invalid_request"
+	InvalidScope           OAuthErrorError = "invalid_scope"
+	TemporarilyUnavailable OAuthErrorError = "temporarily_unavailable"
+	UnauthorizedClient     OAuthErrorError = "unauthorized_client"
+	UnsupportedGrantType   OAuthErrorError = "unsupported_grant_type"
 )
 
 // Valid indicates whether the value is a known member of the OAuthErrorError enum.
@@ -536,6 +555,8 @@ func (e OAuthErrorError) Valid() bool {
 	case InvalidRequest:
 		return true
 	case InvalidScope:
+		return true
+	case TemporarilyUnavailable:
 		return true
 	case UnauthorizedClient:
 		return true
@@ -1371,6 +1392,9 @@ type CategoryUpdate struct {
 // Channel Where an order came from.
 type Channel string
 
+// ClientType An OAuth app's kind (RFC 6749 2.1): confidential (a server holding a client_secret) or public (a native or browser app: no secret, PKCE S256 required).
+type ClientType string
+
 // Condition A test on the event's data; all of a rule's must hold.
 type Condition struct {
 	// Field Field is a dotted path into the event's data (customer_id, line_items.0.product_id); it must be a field of the event's data.
@@ -1854,7 +1878,7 @@ type Introspection struct {
 	// Sub The user who approved it; absent for client_credentials.
 	Sub *string `json:"sub,omitempty"`
 
-	// TokenType access_token or refresh_token.
+	// TokenType Bearer for an access token (RFC 7662 2.2); absent for a refresh token.
 	TokenType *string `json:"token_type,omitempty"`
 }
 
@@ -2212,10 +2236,13 @@ type MovementReason string
 // NodeKind The kind of a Kassa node.
 type NodeKind string
 
-// OAuthApp A registered confidential client of an org.
+// OAuthApp A registered client of an org: confidential (the default) or public.
 type OAuthApp struct {
 	// ClientId The app's public identifier, sent as client_id.
 	ClientId string `json:"client_id"`
+
+	// ClientType confidential (holds a client_secret) or public (no secret; PKCE S256 required).
+	ClientType ClientType `json:"client_type"`
 
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
@@ -2238,6 +2265,9 @@ type OAuthApp struct {
 
 // OAuthAppCreate The body of POST /oauth/apps.
 type OAuthAppCreate struct {
+	// ClientType ClientType is confidential (the default) or public; it cannot change later.
+	ClientType *ClientType `json:"client_type,omitempty"`
+
 	// Name The name the consent page shows.
 	Name string `json:"name"`
 
@@ -2253,8 +2283,11 @@ type OAuthAppSecret struct {
 	// ClientId The app's public identifier, sent as client_id.
 	ClientId string `json:"client_id"`
 
-	// ClientSecret The client secret; shown only in this answer (only a hash is kept).
-	ClientSecret string `json:"client_secret"`
+	// ClientSecret The client secret; shown only in this answer (only a hash is kept). Absent for a public client.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// ClientType confidential (holds a client_secret) or public (no secret; PKCE S256 required).
+	ClientType ClientType `json:"client_type"`
 
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
@@ -3586,14 +3619,17 @@ type LoginUser struct {
 
 // OauthTokenForm oauthTokenForm documents the token endpoint's body (RFC 6749 4.1.3, 6, 4.4) in the OpenAPI document; the handler reads oauthParams.
 type OauthTokenForm struct {
-	// ClientId ClientID is the app's client id, unless sent by HTTP Basic.
+	// ClientId ClientID is the app's client id, unless sent by HTTP Basic; a public client sends it alone.
 	ClientId *string `json:"client_id,omitempty"`
 
-	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	// ClientSecret ClientSecret is the app's client secret, unless sent by HTTP Basic; a public client has none.
 	ClientSecret *string `json:"client_secret,omitempty"`
 
 	// Code Code is the authorization code (authorization_code).
 	Code *string `json:"code,omitempty"`
+
+	// CodeVerifier CodeVerifier is PKCE's proof (RFC 7636 4.5): required when the code was requested with a code_challenge, refused otherwise (authorization_code).
+	CodeVerifier *string `json:"code_verifier,omitempty"`
 
 	// GrantType GrantType is authorization_code, refresh_token or client_credentials.
 	GrantType GrantType `json:"grant_type"`
@@ -4081,13 +4117,13 @@ type GetOauthAppsParams struct {
 
 // PostOauthAppsParams defines parameters for PostOauthApps.
 type PostOauthAppsParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // PostOauthAppsIdRotateSecretParams defines parameters for PostOauthAppsIdRotateSecret.
 type PostOauthAppsIdRotateSecretParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5115,14 +5151,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
 	GetOauthApps(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithBody Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
 	PostOauthAppsWithBody(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthApps Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5153,7 +5189,7 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
 	PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+	// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 	//
 	// Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
 	PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7226,7 +7262,7 @@ func (c *Client) GetOauthApps(ctx context.Context, params *GetOauthAppsParams, r
 	return c.Client.Do(req)
 }
 
-// PostOauthAppsWithBody Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithBody Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7243,7 +7279,7 @@ func (c *Client) PostOauthAppsWithBody(ctx context.Context, params *PostOauthApp
 	return c.Client.Do(req)
 }
 
-// PostOauthApps Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthApps Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7324,7 +7360,7 @@ func (c *Client) PatchOauthAppsId(ctx context.Context, id openapi_types.UUID, bo
 	return c.Client.Do(req)
 }
 
-// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once
+// PostOauthAppsIdRotateSecret Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 //
 // Corresponds with POST /api/v1/oauth/apps/{id}/rotate-secret (the `PostOauthAppsIdRotateSecret` operationId).
 func (c *Client) PostOauthAppsIdRotateSecret(ctx context.Context, id openapi_types.UUID, params *PostOauthAppsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15762,14 +15798,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/oauth/apps (the `GetOauthApps` operationId).
 	GetOauthAppsWithResponse(ctx context.Context, params *GetOauthAppsParams, reqEditors ...RequestEditorFn) (*GetOauthAppsResponse, error)
 
-	// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/oauth/apps (the `PostOauthApps` operationId).
 	PostOauthAppsWithBodyWithResponse(ctx context.Context, params *PostOauthAppsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthAppsResponse, error)
 
-	// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+	// PostOauthAppsWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15804,7 +15840,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/oauth/apps/{id} (the `PatchOauthAppsId` operationId).
 	PatchOauthAppsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOauthAppsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOauthAppsIdResponse, error)
 
-	// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+	// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -24933,7 +24969,7 @@ type GetOauthAppsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A registered confidential client of an org.
+		// Data A registered client of an org: confidential (the default) or public.
 		Data OAuthApp `json:"data"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -24956,7 +24992,7 @@ type GetOauthAppsIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOauthAppsIdResponse) GetJSON200() *struct {
-	// Data A registered confidential client of an org.
+	// Data A registered client of an org: confidential (the default) or public.
 	Data OAuthApp `json:"data"`
 } {
 	return r.JSON200
@@ -25036,7 +25072,7 @@ type PatchOauthAppsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A registered confidential client of an org.
+		// Data A registered client of an org: confidential (the default) or public.
 		Data OAuthApp `json:"data"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -25063,7 +25099,7 @@ type PatchOauthAppsIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PatchOauthAppsIdResponse) GetJSON200() *struct {
-	// Data A registered confidential client of an org.
+	// Data A registered client of an org: confidential (the default) or public.
 	Data OAuthApp `json:"data"`
 } {
 	return r.JSON200
@@ -25632,6 +25668,31 @@ func (r PostOauthRevokeResponse) ContentType() string {
 	return ""
 }
 
+// PostOauthTokenResponse200Headers the declared response headers of an HTTP 200 response for PostOauthToken
+type PostOauthTokenResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse400Headers the declared response headers of an HTTP 400 response for PostOauthToken
+type PostOauthTokenResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse401Headers the declared response headers of an HTTP 401 response for PostOauthToken
+type PostOauthTokenResponse401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
+// PostOauthTokenResponse429Headers the declared response headers of an HTTP 429 response for PostOauthToken
+type PostOauthTokenResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+}
+
 type PostOauthTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25643,6 +25704,16 @@ type PostOauthTokenResponse struct {
 	JSON401 *OAuthError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *OAuthError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OAuthError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostOauthTokenResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostOauthTokenResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOauthTokenResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthTokenResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25663,6 +25734,11 @@ func (r PostOauthTokenResponse) GetJSON401() *OAuthError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostOauthTokenResponse) GetJSON413() *OAuthError {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostOauthTokenResponse) GetJSON429() *OAuthError {
+	return r.JSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -31452,7 +31528,7 @@ func (c *ClientWithResponses) GetOauthAppsWithResponse(ctx context.Context, para
 	return ParseGetOauthAppsResponse(rsp)
 }
 
-// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithBodyWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31465,7 +31541,7 @@ func (c *ClientWithResponses) PostOauthAppsWithBodyWithResponse(ctx context.Cont
 	return ParsePostOauthAppsResponse(rsp)
 }
 
-// PostOauthAppsWithResponse Register an OAuth app of the org (owners); the client_secret is in this answer only
+// PostOauthAppsWithResponse Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31530,7 +31606,7 @@ func (c *ClientWithResponses) PatchOauthAppsIdWithResponse(ctx context.Context, 
 	return ParsePatchOauthAppsIdResponse(rsp)
 }
 
-// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once
+// PostOauthAppsIdRotateSecretWithResponse Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -40299,7 +40375,7 @@ func ParseGetOauthAppsIdResponse(rsp *http.Response) (*GetOauthAppsIdResponse, e
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A registered confidential client of an org.
+			// Data A registered client of an org: confidential (the default) or public.
 			Data OAuthApp `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40393,7 +40469,7 @@ func ParsePatchOauthAppsIdResponse(rsp *http.Response) (*PatchOauthAppsIdRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A registered confidential client of an org.
+			// Data A registered client of an org: confidential (the default) or public.
 			Data OAuthApp `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40952,6 +41028,91 @@ func ParsePostOauthTokenResponse(rsp *http.Response) (*PostOauthTokenResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostOauthTokenResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostOauthTokenResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostOauthTokenResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOauthTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

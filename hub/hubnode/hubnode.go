@@ -22,6 +22,7 @@ import (
 	"kassa.dev/shared/egress"
 	"kassa.dev/shared/envflag"
 	"kassa.dev/shared/forward"
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/link"
@@ -53,6 +54,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
 	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
+	publicURL := fs.String("public-url", "", "the URL partners reach the hub at (https://pos.example.com), named by the OAuth metadata; default: the listen address")
+	fs.IntVar(&f.TokenRate.ClientPerMinute, "token-per-minute", httpapi.DefaultTokenPerMinute, "OAuth token endpoint: calls per minute of one authenticated client")
+	fs.IntVar(&f.TokenRate.ClientBurst, "token-burst", httpapi.DefaultTokenBurst, "OAuth token endpoint: calls at once of one authenticated client")
+	fs.IntVar(&f.TokenRate.AddrPerMinute, "token-ip-per-minute", httpapi.DefaultTokenPerMinute, "OAuth token endpoint: calls per minute from one client address")
+	fs.IntVar(&f.TokenRate.AddrBurst, "token-ip-burst", httpapi.DefaultTokenBurst, "OAuth token endpoint: calls at once from one client address")
 	retryDelays := fs.String("webhook-retry-delays", "1m,5m", "pauses before the second, third… webhook attempt, comma-separated; after the last the delivery has failed")
 	fs.DurationVar(&f.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
 	fs.BoolVar(&f.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
@@ -64,6 +70,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if f.Webhooks.RetryDelays, err = kassa.ParseWebhookRetryDelays(*retryDelays); err != nil {
 		return fmt.Errorf("--webhook-retry-delays: %w", err)
+	}
+	if f.PublicURL, err = httpapi.ParsePublicURL(*publicURL); err != nil {
+		return fmt.Errorf("--public-url: %w", err)
 	}
 	if f.OperatorToken != "" && len(f.OperatorToken) < MinOperatorToken {
 		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)

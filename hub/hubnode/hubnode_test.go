@@ -2,6 +2,8 @@ package hubnode
 
 import (
 	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,5 +61,58 @@ func TestHubOperatorTokenCreatesTenant(t *testing.T) {
 	err := Run(t.Context(), []string{"--operator-token", "short", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--operator-token") {
 		t.Fatalf("a short operator token: %v", err)
+	}
+}
+
+// TestHubPublicURLFromTheEnvironment: KASSA_PUBLIC_URL is the OAuth
+// metadata's issuer; a hub given a URL that cannot be one does not start.
+func TestHubPublicURLFromTheEnvironment(t *testing.T) {
+	p := nodetest.Start(t, Run, map[string]string{"KASSA_PUBLIC_URL": "https://pos.example.com/"}, "--http-addr", "127.0.0.1:0",
+		"--data-dir", t.TempDir(), "--leaf-port", "-1")
+	var m map[string]any
+	if st := p.Call(t, "GET", "/.well-known/oauth-authorization-server", "", nil, &m); st != 200 || m["issuer"] != "https://pos.example.com" ||
+		m["token_endpoint"] != "https://pos.example.com/api/v1/oauth/token" {
+		t.Fatalf("metadata: %d %v", st, m)
+	}
+	err := Run(t.Context(), []string{"--public-url", "pos.example.com", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Fatalf("a hub with --public-url pos.example.com: %v", err)
+	}
+}
+
+// TestHubMetricsOnTheirOwnAddressBehindAToken: --metrics-addr moves
+// /metrics off the API listener, KASSA_METRICS_TOKEN guards it; a short
+// token does not start.
+func TestHubMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
+	const token = "scraper-token-0123456789"
+	p := nodetest.Start(t, Run, map[string]string{"KASSA_METRICS_TOKEN": token}, "--http-addr", "127.0.0.1:0",
+		"--data-dir", t.TempDir(), "--leaf-port", "-1", "--metrics-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`metrics at (http://[0-9.:]+/metrics)`).FindStringSubmatch(p.Output())
+	if m == nil {
+		t.Fatalf("no metrics address in the output:\n%s", p.Output())
+	}
+	if st := p.Call(t, "GET", "/metrics", token, nil, nil); st != 404 {
+		t.Fatalf("/metrics on the API listener: %d", st)
+	}
+	scrape := func(tok string) (int, string) {
+		req, _ := http.NewRequest("GET", m[1], nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if st, _ := scrape("wrong"); st != 401 {
+		t.Fatalf("scrape with a wrong token: %d", st)
+	}
+	if st, body := scrape(token); st != 200 || !strings.Contains(body, "kassa_sync_edges_connected") {
+		t.Fatalf("scrape: %d", st)
+	}
+	err := Run(t.Context(), []string{"--metrics-token", "short", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--metrics-token") {
+		t.Fatalf("a hub with a short --metrics-token: %v", err)
 	}
 }

@@ -68,15 +68,27 @@ const (
 )
 
 // authorizeParams are the parameters of an authorization request, copied
-// out of Fiber's buffers.
+// out of Fiber's buffers; CodeChallenge and CodeChallengeMethod are PKCE's
+// (RFC 7636 4.3), carried through the sign-in and consent forms.
 type authorizeParams struct {
 	ResponseType, ClientID, RedirectURI, Scope, State string
+	CodeChallenge, CodeChallengeMethod                string
 }
 
 // query is the parameters as a query string, for the page's own URL.
 func (p *authorizeParams) query() string {
-	return url.Values{"response_type": {p.ResponseType}, "client_id": {p.ClientID}, "redirect_uri": {p.RedirectURI},
-		"scope": {p.Scope}, "state": {p.State}}.Encode()
+	v := url.Values{"response_type": {p.ResponseType}, "client_id": {p.ClientID}, "redirect_uri": {p.RedirectURI},
+		"scope": {p.Scope}, "state": {p.State}}
+	if p.CodeChallenge != "" || p.CodeChallengeMethod != "" {
+		v.Set("code_challenge", p.CodeChallenge)
+		v.Set("code_challenge_method", p.CodeChallengeMethod)
+	}
+	return v.Encode()
+}
+
+// challenge is the request's PKCE challenge.
+func (p *authorizeParams) challenge() kassa.CodeChallenge {
+	return kassa.CodeChallenge{Challenge: p.CodeChallenge, Method: p.CodeChallengeMethod}
 }
 
 // scopeLine is one scope on the page.
@@ -165,7 +177,7 @@ func (ss *consentSessions) drop(id string) {
 // and every request parameter.
 func (ss *consentSessions) csrf(id, purpose string, p *authorizeParams) string {
 	m := hmac.New(sha256.New, ss.key)
-	for _, f := range []string{purpose, id, p.ResponseType, p.ClientID, p.RedirectURI, p.Scope, p.State} {
+	for _, f := range []string{purpose, id, p.ResponseType, p.ClientID, p.RedirectURI, p.Scope, p.State, p.CodeChallenge, p.CodeChallengeMethod} {
 		m.Write([]byte(strconv.Itoa(len(f))))
 		m.Write([]byte{':'})
 		m.Write([]byte(f))
@@ -301,12 +313,16 @@ func (s *Server) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeReq
 	}
 	r := &authorizeRequest{app: app, params: authorizeParams{ClientID: clientID, RedirectURI: redirectURI}}
 	p := &r.params
-	var ok3, ok4, ok5 bool
+	var ok3, ok4, ok5, ok6, ok7 bool
 	p.ResponseType, ok3 = param(args, "response_type")
 	p.Scope, ok4 = param(args, "scope")
 	p.State, ok5 = param(args, "state")
+	p.CodeChallenge, ok6 = param(args, "code_challenge")
+	p.CodeChallengeMethod, ok7 = param(args, "code_challenge_method")
+	pkce := kassa.CheckCodeChallenge(p.challenge(), app.ClientType)
+	var pe *kassa.OAuthError
 	switch {
-	case !ok3 || !ok4 || !ok5:
+	case !ok3 || !ok4 || !ok5 || !ok6 || !ok7:
 		r.errorCode, r.errorDesc = kassa.OAuthInvalidRequest, "a parameter is repeated"
 	case p.ResponseType == "":
 		r.errorCode, r.errorDesc = kassa.OAuthInvalidRequest, "response_type is required"
@@ -314,6 +330,8 @@ func (s *Server) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeReq
 		r.errorCode, r.errorDesc = kassa.OAuthUnsupportedResponseType, "response_type must be code"
 	case p.State == "":
 		r.errorCode, r.errorDesc = kassa.OAuthInvalidRequest, "state is required"
+	case errors.As(pkce, &pe):
+		r.errorCode, r.errorDesc = pe.Code, pe.Description
 	default:
 		r.scopes, err = kassa.ParseScopes(p.Scope)
 		var oe *kassa.OAuthError
@@ -394,7 +412,7 @@ func (s *Server) authorizePost(c *fiber.Ctx) error {
 		s.endConsentSession(c, id, a)
 		return s.redirectToApp(c, r, "error", kassa.OAuthAccessDenied)
 	}
-	code, _, err := s.svc.OAuth.Approve(ctx, r.params.ClientID, r.params.RedirectURI, r.scopes)
+	code, _, err := s.svc.OAuth.Approve(ctx, r.params.ClientID, r.params.RedirectURI, r.scopes, r.params.challenge())
 	if kassa.ErrorKind(err) == kassa.EInvalid {
 		return s.consentForm(c, fiber.StatusBadRequest, r, id, a, "Nothing can be granted: "+errorMessage(err))
 	}

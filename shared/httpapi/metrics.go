@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -9,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"kassa.dev/shared/kassa"
 )
 
 // metrics are the Prometheus collectors of one server, in a registry of its
@@ -47,3 +53,40 @@ func (m *metrics) handler() fiber.Handler {
 // Registry returns the server's Prometheus registry so that the node can
 // add its own collectors (sync lag, outbox depth).
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.Registry }
+
+// scrapeAllowed reports whether an Authorization header value carries the
+// metrics token (always, when none is set); hashes compared in constant time.
+func (s *Server) scrapeAllowed(authorization string) bool {
+	if s.cfg.MetricsToken == "" {
+		return true
+	}
+	raw, ok := strings.CutPrefix(authorization, "Bearer ")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(raw)))
+	return ok && subtle.ConstantTimeCompare(sum[:], s.scraper[:]) == 1
+}
+
+// metricsGuard refuses a scrape of the API listener's /metrics without the
+// metrics token (401).
+func (s *Server) metricsGuard(c *fiber.Ctx) error {
+	if !s.scrapeAllowed(c.Get(fiber.HeaderAuthorization)) {
+		return kassa.Errorf(kassa.EUnauthorized, "/metrics needs the metrics token as a bearer token")
+	}
+	return c.Next()
+}
+
+// MetricsHandler serves /metrics on a listener of its own (--metrics-addr),
+// behind the metrics token when one is set; other paths are 404.
+func (s *Server) MetricsHandler() http.Handler {
+	prom := promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/metrics":
+			http.NotFound(w, r)
+		case !s.scrapeAllowed(r.Header.Get("Authorization")):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kassa-metrics"`)
+			http.Error(w, "/metrics needs the metrics token as a bearer token", http.StatusUnauthorized)
+		default:
+			prom.ServeHTTP(w, r)
+		}
+	})
+}

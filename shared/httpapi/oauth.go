@@ -46,6 +46,7 @@ type oauthParams struct {
 	RedirectURI   string `json:"redirect_uri"`
 	RefreshToken  string `json:"refresh_token"`
 	Scope         string `json:"scope"`
+	CodeVerifier  string `json:"code_verifier"`
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	Token         string `json:"token"`
@@ -65,9 +66,11 @@ type oauthTokenForm struct {
 	RefreshToken string `json:"refresh_token"`
 	// Scope narrows the grant: space-separated scopes within it (refresh_token, client_credentials).
 	Scope string `json:"scope"`
-	// ClientID is the app's client id, unless sent by HTTP Basic.
+	// CodeVerifier is PKCE's proof (RFC 7636 4.5): required when the code was requested with a code_challenge, refused otherwise (authorization_code).
+	CodeVerifier string `json:"code_verifier"`
+	// ClientID is the app's client id, unless sent by HTTP Basic; a public client sends it alone.
 	ClientID string `json:"client_id"`
-	// ClientSecret is the app's client secret, unless sent by HTTP Basic.
+	// ClientSecret is the app's client secret, unless sent by HTTP Basic; a public client has none.
 	ClientSecret string `json:"client_secret"`
 }
 
@@ -88,7 +91,7 @@ type oauthTokenRef struct {
 func (p *oauthParams) fields() map[string]*string {
 	return map[string]*string{
 		"grant_type": &p.GrantType, "code": &p.Code, "redirect_uri": &p.RedirectURI, "refresh_token": &p.RefreshToken,
-		"scope": &p.Scope, "client_id": &p.ClientID, "client_secret": &p.ClientSecret, "token": &p.Token,
+		"scope": &p.Scope, "code_verifier": &p.CodeVerifier, "client_id": &p.ClientID, "client_secret": &p.ClientSecret, "token": &p.Token,
 		"token_type_hint": &p.TokenTypeHint,
 	}
 }
@@ -104,8 +107,8 @@ func (s *Server) routesOAuth() {
 		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true, Form: oauthTokenRef{}, Resp: kassa.Introspection{},
 			Summary: "Describe a token of the client (RFC 7662); another client's token is {active:false}", Handler: s.oauthIntrospect})
 	}
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, NoReplay: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
-		Summary: "Register an OAuth app of the org (owners); the client_secret is in this answer only",
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, SecretOnce: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
+		Summary: "Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)",
 		Handler: createWith("/oauth/apps", func(a *kassa.OAuthAppSecret) string { return a.ClientID }, svc.CreateApp)})
 	s.handle(&Route{Method: "GET", Path: "/oauth/apps", Tag: "oauth", List: true, Resp: kassa.OAuthApp{}, Query: pageParams,
 		Summary: "List the org's OAuth apps (owners)", Handler: s.listOAuthApps})
@@ -115,8 +118,8 @@ func (s *Server) routesOAuth() {
 		Summary: "Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes", Handler: updateWith("oauth app", svc.UpdateApp)})
 	s.handle(&Route{Method: "DELETE", Path: "/oauth/apps/:id", Tag: "oauth", Status: fiber.StatusNoContent,
 		Summary: "Delete an app (owners); every token it holds in any org stops working", Handler: s.deleteOAuthApp})
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", NoReplay: true, Resp: kassa.OAuthAppSecret{},
-		Summary: "Give an app a new client_secret (owners); the old one stops working at once", Handler: s.rotateOAuthSecret})
+	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", SecretOnce: true, Resp: kassa.OAuthAppSecret{},
+		Summary: "Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app", Handler: s.rotateOAuthSecret})
 	s.handle(&Route{Method: "GET", Path: "/oauth/connections", Tag: "oauth", List: true, Resp: kassa.ConnectedApp{},
 		Summary: "The apps holding a live grant in the org (owners)", Handler: s.listConnections})
 	s.handle(&Route{Method: "DELETE", Path: "/oauth/connections/:clientId", Tag: "oauth", Status: fiber.StatusNoContent,
@@ -234,12 +237,18 @@ func basicCredentials(raw string) (id, secret string, err error) {
 }
 
 func (s *Server) oauthToken(c *fiber.Ctx) error {
-	p, auth, err := readOAuthParams(c)
+	p, auth, perr := readOAuthParams(c)
+	// A malformed request spends its address's token too.
+	err := s.admitToken(c, auth.ClientID)
+	if err == nil {
+		err = perr
+	}
 	if err != nil {
 		return oauthFail(c, err)
 	}
 	res, err := s.svc.OAuth.Token(c.UserContext(), &kassa.TokenRequest{GrantType: p.GrantType, Code: p.Code, RedirectURI: p.RedirectURI,
-		RefreshToken: p.RefreshToken, Scope: p.Scope, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
+		RefreshToken: p.RefreshToken, Scope: p.Scope, CodeVerifier: p.CodeVerifier, ClientID: auth.ClientID, ClientSecret: auth.ClientSecret, Basic: auth.Basic})
+	s.spentToken(c, auth.ClientID, err)
 	if err != nil {
 		return oauthFail(c, err)
 	}
@@ -276,10 +285,12 @@ func (s *Server) oauthIntrospect(c *fiber.Ctx) error {
 	return c.JSON(in)
 }
 
-// oauthMetadata serves RFC 8414 metadata. The issuer is the URL the
-// client reached the hub at (scheme and host of the request).
+// oauthMetadata serves RFC 8414 metadata. The issuer is the configured
+// public URL (--public-url), else the listener's: never the request's Host
+// header, which any client writes (a poisoned cache or a proxy passing it
+// on would send partners' secrets elsewhere).
 func (s *Server) oauthMetadata(c *fiber.Ctx) error {
-	issuer := c.BaseURL()
+	issuer := s.PublicURL()
 	api := issuer + "/api/v1/oauth/"
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 	return c.JSON(fiber.Map{
@@ -291,9 +302,10 @@ func (s *Server) oauthMetadata(c *fiber.Ctx) error {
 		"grant_types_supported":                         []string{"authorization_code", "refresh_token", "client_credentials"},
 		"response_types_supported":                      []string{"code"},
 		"scopes_supported":                              kassa.OAuthScopes,
-		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post"},
-		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post"},
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none"},
 		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"code_challenge_methods_supported":              []string{kassa.PKCEMethodS256},
 		"service_documentation":                         issuer + "/api/v1/openapi.json",
 	})
 }

@@ -47,7 +47,7 @@ func (tn *testNode) approve(o *testOrg, app testApp, redirect string, scopes ...
 	if err != nil {
 		tn.t.Fatal(err)
 	}
-	code, _, err := tn.N.Services.OAuth.Approve(kassa.WithActor(ctx, a), app.ID, redirect, scopes)
+	code, _, err := tn.N.Services.OAuth.Approve(kassa.WithActor(ctx, a), app.ID, redirect, scopes, kassa.CodeChallenge{})
 	if err != nil {
 		tn.t.Fatal(err)
 	}
@@ -335,8 +335,12 @@ func TestOAuthRevokeAndIntrospect(t *testing.T) {
 	}
 	in := introspect(app, tok.AccessToken)
 	if in["active"] != true || in["scope"] != "orders:read" || in["client_id"] != app.ID || in["org_id"] != merchant.ID ||
-		in["token_type"] != "access_token" || in["exp"] == nil || in["sub"] == nil {
+		in["token_type"] != "Bearer" || in["exp"] == nil || in["sub"] == nil {
 		t.Fatalf("own token: %v", in)
+	}
+	// RFC 7662 2.2: token_type is RFC 6749's (Bearer); a refresh token has none.
+	if in := introspect(app, tok.RefreshToken); in["active"] != true || in["token_type"] != nil || in["client_id"] != app.ID {
+		t.Fatalf("own refresh token: %v", in)
 	}
 	if in := introspect(other, tok.AccessToken); len(in) != 1 || in["active"] != false {
 		t.Fatalf("another client's token: %v", in)
@@ -437,9 +441,13 @@ func TestOAuthAppsCRUDAndCrossOrg(t *testing.T) {
 	}
 	id := cr.Data()["client_id"].(string)
 	// The secret is shown once: never by a read, never replayed.
-	if again := tn.Do("POST", "/api/v1/oauth/apps", o.Owner, body, "Idempotency-Key", "app-1"); again.Header.Get("Idempotent-Replayed") != "" ||
+	// (A retry with the key is 409 naming the app: TestOAuthAppRetryWithTheSameKeyNeverMakesASecondApp.)
+	if again := tn.Do("POST", "/api/v1/oauth/apps", o.Owner, body, "Idempotency-Key", "app-1"); again.Status != 409 ||
 		strings.Contains(string(again.Body), cr.Data()["client_secret"].(string)) {
 		t.Fatalf("the create answer with its secret was replayed: %s", again.Body)
+	}
+	if r := tn.Do("POST", "/api/v1/oauth/apps", o.Owner, body, "Idempotency-Key", "app-2"); r.Status != 201 {
+		t.Fatalf("second app: %d %s", r.Status, r.Body)
 	}
 	got := tn.Do("GET", "/api/v1/oauth/apps/"+id, o.Owner, nil)
 	if got.Status != 200 || got.Data()["client_secret"] != nil || got.Data()["name"] != "Ledger" {
@@ -482,10 +490,10 @@ func TestOAuthMetadataAndHubOnly(t *testing.T) {
 	m := r.JSON()
 	if r.Status != 200 || m["issuer"] != tn.URL || m["token_endpoint"] != tn.URL+"/api/v1/oauth/token" ||
 		m["authorization_endpoint"] != tn.URL+"/oauth/authorize" || m["revocation_endpoint"] != tn.URL+"/api/v1/oauth/revoke" ||
-		m["introspection_endpoint"] != tn.URL+"/api/v1/oauth/introspect" || m["code_challenge_methods_supported"] != nil {
+		m["introspection_endpoint"] != tn.URL+"/api/v1/oauth/introspect" || fmt.Sprint(m["code_challenge_methods_supported"]) != "[S256]" {
 		t.Fatalf("metadata: %d %s", r.Status, r.Body)
 	}
-	if fmt.Sprint(m["response_types_supported"]) != "[code]" || fmt.Sprint(m["token_endpoint_auth_methods_supported"]) != "[client_secret_basic client_secret_post]" ||
+	if fmt.Sprint(m["response_types_supported"]) != "[code]" || fmt.Sprint(m["token_endpoint_auth_methods_supported"]) != "[client_secret_basic client_secret_post none]" ||
 		!strings.Contains(fmt.Sprint(m["scopes_supported"]), "partners:write") || !strings.Contains(fmt.Sprint(m["grant_types_supported"]), "client_credentials") {
 		t.Fatalf("metadata lists: %s", r.Body)
 	}

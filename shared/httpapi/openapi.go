@@ -79,8 +79,13 @@ func (s *Server) buildOpenAPI() map[string]any {
 		if rt.Method == fiber.MethodPost && !rt.Public {
 			desc := "replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); " +
 				"the same key with another body is 422; while the first request runs, 409"
-			if rt.NoReplay {
+			switch {
+			case rt.NoReplay:
 				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
+			case rt.SecretOnce:
+				desc = "the answer holds a secret shown once, which is never stored for a replay: a retry of a request that " +
+					"succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created " +
+					"(rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409"
 			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
 				"description": desc, "schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255}})
@@ -145,6 +150,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"/oauth/introspect take form-encoded or JSON bodies, client auth by HTTP Basic or in the body (not both), and answer " +
 				"RFC 6749 errors {error, error_description}; tokens are opaque 64-hex strings (access 900 s; refresh tokens rotate and a " +
 				"reused one revokes its whole family) that every route accepts beside first-party JWTs, with the same scopes. " +
+				"PKCE (RFC 7636): S256 only (plain is refused, as is a challenge without its method); a code requested with a " +
+				"code_challenge needs its code_verifier, one requested without refuses a verifier. An app registered with client_type " +
+				"public has no secret, sends client_id alone, must use PKCE, and has no client_credentials grant nor introspection. " +
+				"The token endpoint is throttled per authenticated client and per client address (X-RateLimit-Limit and " +
+				"X-RateLimit-Remaining of the tighter bucket on every answer; 429 temporarily_unavailable with Retry-After). " +
+				"The metadata's issuer is the hub's configured public URL, never the request's Host. " +
 				"OAuth consent (hub, GET /oauth/authorize, outside /api/v1): an unknown client_id or a redirect_uri that is not byte for byte " +
 				"a registered one shows an error page and never redirects; other errors redirect with the RFC 6749 error and the unchanged state; " +
 				"the granted scope is requested ∩ registered ∩ the approving user's role. " +
@@ -331,7 +342,7 @@ var oauthErrorSchema = map[string]any{
 	"properties": map[string]any{
 		"error": map[string]any{"type": "string", "description": "the RFC 6749 error code",
 			"enum": []string{kassa.OAuthInvalidRequest, kassa.OAuthInvalidClient, kassa.OAuthInvalidGrant, kassa.OAuthUnauthorizedClient,
-				kassa.OAuthUnsupportedGrantType, kassa.OAuthInvalidScope}},
+				kassa.OAuthUnsupportedGrantType, kassa.OAuthInvalidScope, kassa.OAuthTemporarilyUnavailable}},
 		"error_description": map[string]any{"type": "string", "description": "what went wrong, for the developer"},
 	},
 }
@@ -346,12 +357,29 @@ func oauthResponses(r *reflector, rt *Route) map[string]any {
 	if rt.Resp != nil {
 		ok["content"] = map[string]any{"application/json": map[string]any{"schema": r.schema(reflect.TypeOf(rt.Resp), dirOut)}}
 	}
-	return map[string]any{
+	out := map[string]any{
 		strconv.Itoa(rt.Status): ok,
 		"400":                   oauthErr("invalid_request, invalid_grant, invalid_scope, unsupported_grant_type or unauthorized_client"),
 		"401":                   oauthErr("invalid_client, with WWW-Authenticate: Basic"),
 		"413":                   oauthErr("invalid_request: the body is over 8 KiB"),
 	}
+	if rt.Path == "/oauth/token" {
+		// Throttled per client and per address (oauthlimit.go): every
+		// answer names the tighter bucket.
+		header := func(desc string) map[string]any {
+			return map[string]any{"description": desc, "schema": map[string]any{"type": "integer"}}
+		}
+		rate := map[string]any{"X-RateLimit-Limit": header("calls a minute of the tighter bucket (this client's or this address's)"),
+			"X-RateLimit-Remaining": header("calls left in that bucket now")}
+		for _, st := range []string{strconv.Itoa(rt.Status), "400", "401"} {
+			out[st].(map[string]any)["headers"] = rate
+		}
+		tooMany := oauthErr("temporarily_unavailable: this client or address called too often; wait Retry-After seconds")
+		tooMany["headers"] = map[string]any{"X-RateLimit-Limit": rate["X-RateLimit-Limit"], "X-RateLimit-Remaining": rate["X-RateLimit-Remaining"],
+			"Retry-After": header("seconds to wait before retrying")}
+		out["429"] = tooMany
+	}
+	return out
 }
 
 // graphQLResponseSchema is every answer of the GraphQL endpoint (spec

@@ -10,11 +10,15 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,6 +38,9 @@ type Config struct {
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
+	// TokenRate throttles the OAuth token endpoint per client and per
+	// client address (oauthlimit.go); zero values: its defaults.
+	TokenRate TokenRate
 	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
 	// RateBurst for those orgs (the hub loads them from its store).
 	OrgRates map[string]kassa.RateLimit
@@ -43,6 +50,17 @@ type Config struct {
 	// OperatorToken, when set, is the hub operator's credential, accepted
 	// as a bearer token on the partner routes only (partner.go).
 	OperatorToken string
+	// MetricsToken, when set, is required as a bearer token on /metrics
+	// (--metrics-token), on the API listener and on MetricsHandler's.
+	MetricsToken string
+	// MetricsApart serves /metrics only through MetricsHandler, on a
+	// listener of its own (--metrics-addr): the API listener has none.
+	MetricsApart bool
+	// PublicURL is the URL partners reach this node at (ParsePublicURL),
+	// the OAuth metadata's issuer and endpoints (--public-url). Empty: the
+	// URL of the listener (SetListenURL, else Serve's), never a request's
+	// Host header.
+	PublicURL string
 	// Now is the clock; tests set it.
 	Now func() time.Time
 	// KDSHeartbeat is how often a KDS stream writes a heartbeat comment
@@ -121,7 +139,9 @@ type Server struct {
 	routes   []*Route
 	metrics  *metrics
 	orgLimit *ratelimit.Limiter
+	token    *tokenLimits
 	operator [sha256.Size]byte // hash of Config.OperatorToken
+	scraper  [sha256.Size]byte // hash of Config.MetricsToken
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
@@ -129,6 +149,8 @@ type Server struct {
 	ws       *wsConns
 	live     *liveFeeds
 	consent  *consent
+	// publicURL is Config.PublicURL, or the listener's URL.
+	publicURL atomic.Pointer[string]
 }
 
 // New builds the Fiber app with every route of the API.
@@ -146,11 +168,18 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		cfg.Version = "dev"
 	}
 	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics()}
+	if cfg.PublicURL != "" {
+		s.publicURL.Store(&cfg.PublicURL)
+	}
 	if cfg.RatePerMinute > 0 {
 		s.orgLimit = ratelimit.New(cfg.RatePerMinute, max(cfg.RateBurst, 1), cfg.Now)
 		for org, r := range cfg.OrgRates {
 			s.orgLimit.SetLimit(org, r.PerMinute, r.Burst)
 		}
+	}
+	s.token = newTokenLimits(cfg.TokenRate, cfg.Now)
+	if cfg.MetricsToken != "" {
+		s.scraper = sha256.Sum256([]byte(cfg.MetricsToken))
 	}
 	if cfg.OperatorToken != "" {
 		s.operator = sha256.Sum256([]byte(cfg.OperatorToken))
@@ -167,7 +196,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
-	s.app.Get("/metrics", s.metrics.handler())
+	if !cfg.MetricsApart {
+		s.app.Get("/metrics", s.metricsGuard, s.metrics.handler())
+	}
 	if cfg.ConsolePage != nil {
 		s.page("/console", cfg.ConsolePage)
 	}
@@ -226,8 +257,52 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 // App returns the Fiber app, for listening and for tests.
 func (s *Server) App() *fiber.App { return s.app }
 
-// Serve serves on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+// Serve serves on ln until Shutdown. Without a public URL (Config.PublicURL,
+// SetListenURL), the OAuth metadata names http:// and ln's address.
+func (s *Server) Serve(ln net.Listener) error {
+	s.SetListenURL("http://" + ln.Addr().String())
+	return s.app.Listener(ln)
+}
+
+// SetListenURL sets the URL the node is reached at when no public URL is
+// configured (the node sets its listener's, https under TLS); a first
+// call wins. An unspecified host (0.0.0.0, ::) becomes 127.0.0.1: the
+// metadata then names a URL that works on this machine only, and the
+// node warns that --public-url is needed.
+func (s *Server) SetListenURL(u string) {
+	if p, err := url.Parse(u); err == nil {
+		if a, err := netip.ParseAddr(p.Hostname()); err == nil && a.IsUnspecified() {
+			p.Host = net.JoinHostPort("127.0.0.1", p.Port())
+			u = p.String()
+		}
+	}
+	s.publicURL.CompareAndSwap(nil, &u)
+}
+
+// PublicURL is the URL the OAuth metadata names ("" before any listener).
+func (s *Server) PublicURL() string {
+	if p := s.publicURL.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// ParsePublicURL reads --public-url: an absolute http or https URL
+// without user info, query or fragment; a path is kept (a proxy that
+// serves the node under a prefix), without its trailing slash.
+func ParsePublicURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.Opaque != "":
+		return "", fmt.Errorf("public URL %q is not an absolute http or https URL", s)
+	case u.User != nil, u.RawQuery != "", u.Fragment != "", strings.HasSuffix(s, "?"), strings.Contains(s, "#"):
+		return "", fmt.Errorf("public URL %q must have no user info, query or fragment", s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}
 
 // Listen serves on addr until Shutdown.
 func (s *Server) Listen(addr string) error {

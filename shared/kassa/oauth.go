@@ -28,6 +28,27 @@ const (
 	GrantClientCredentials = "client_credentials"
 )
 
+// Client types (RFC 6749 2.1). A confidential client holds a secret on a
+// server; a public one (a native or single-page app) cannot keep one: it
+// has no secret, proves each code exchange with PKCE (RFC 7636) instead,
+// and has no client_credentials grant.
+const (
+	ClientConfidential = "confidential"
+	ClientPublic       = "public"
+)
+
+// PKCEMethodS256 is the one code_challenge_method accepted (RFC 7636 4.2).
+// plain is refused: it protects nothing against an attacker who can read
+// the authorization request, and every client can compute SHA-256.
+const PKCEMethodS256 = "S256"
+
+// CodeChallenge is the PKCE challenge an authorization request carried
+// (RFC 7636 4.3); the zero value is none.
+type CodeChallenge struct {
+	Challenge string
+	Method    string
+}
+
 // RFC 6749 error codes (5.2 and 4.1.2.1).
 const (
 	OAuthInvalidRequest          = "invalid_request"
@@ -38,6 +59,8 @@ const (
 	OAuthInvalidScope            = "invalid_scope"
 	OAuthAccessDenied            = "access_denied"
 	OAuthUnsupportedResponseType = "unsupported_response_type"
+	// OAuthTemporarilyUnavailable answers a throttled token request (429).
+	OAuthTemporarilyUnavailable = "temporarily_unavailable"
 )
 
 // OAuthError is an RFC 6749 error answer of the token, revoke and
@@ -52,13 +75,15 @@ type OAuthError struct {
 
 func (e *OAuthError) Error() string { return "oauth: " + e.Code + ": " + e.Description }
 
-// OAuthApp is a registered confidential client of an org.
+// OAuthApp is a registered client of an org: confidential (the default)
+// or public.
 type OAuthApp struct {
 	ClientID     string    `json:"client_id"` // The app's public identifier, sent as client_id.
 	OrgID        string    `json:"org_id"`
-	Name         string    `json:"name"`          // The name the consent page shows.
-	RedirectURIs []string  `json:"redirect_uris"` // The exact URIs the consent page may redirect to (compared byte for byte).
-	Scopes       []Scope   `json:"scopes"`        // The scopes the app may ask for.
+	Name         string    `json:"name"`                                  // The name the consent page shows.
+	ClientType   string    `json:"client_type" openapi:"enum=ClientType"` // confidential (holds a client_secret) or public (no secret; PKCE S256 required).
+	RedirectURIs []string  `json:"redirect_uris"`                         // The exact URIs the consent page may redirect to (compared byte for byte).
+	Scopes       []Scope   `json:"scopes"`                                // The scopes the app may ask for.
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 }
@@ -67,7 +92,7 @@ type OAuthApp struct {
 // registration or a secret rotation, the only time the secret is shown.
 type OAuthAppSecret struct {
 	OAuthApp
-	ClientSecret string `json:"client_secret"` // The client secret; shown only in this answer (only a hash is kept).
+	ClientSecret string `json:"client_secret,omitempty"` // The client secret; shown only in this answer (only a hash is kept). Absent for a public client.
 }
 
 // OAuthAppCreate is the body of POST /oauth/apps.
@@ -75,6 +100,8 @@ type OAuthAppCreate struct {
 	Name         string   `json:"name" openapi:"required"`
 	RedirectURIs []string `json:"redirect_uris" openapi:"required"`
 	Scopes       []Scope  `json:"scopes" openapi:"required"`
+	// ClientType is confidential (the default) or public; it cannot change later.
+	ClientType string `json:"client_type" openapi:"enum=ClientType"`
 }
 
 // OAuthAppUpdate is the body of PATCH /oauth/apps/:id.
@@ -93,6 +120,7 @@ type TokenRequest struct {
 	RedirectURI  string
 	RefreshToken string
 	Scope        string // optional narrowing on refresh_token and client_credentials
+	CodeVerifier string // PKCE (RFC 7636 4.5), authorization_code
 	ClientID     string
 	ClientSecret string
 	Basic        bool
@@ -123,7 +151,7 @@ type Introspection struct {
 	ClientID  string `json:"client_id,omitempty"`  // The app it was issued to.
 	OrgID     string `json:"org_id,omitempty"`     // The org it acts in.
 	Sub       string `json:"sub,omitempty"`        // The user who approved it; absent for client_credentials.
-	TokenType string `json:"token_type,omitempty"` // access_token or refresh_token.
+	TokenType string `json:"token_type,omitempty"` // Bearer for an access token (RFC 7662 2.2); absent for a refresh token.
 	Exp       int64  `json:"exp,omitempty"`        // When it expires (Unix seconds).
 	Iat       int64  `json:"iat,omitempty"`        // When it was issued (Unix seconds).
 }
@@ -155,8 +183,9 @@ type OAuthService interface {
 	AppForAuthorize(ctx context.Context, clientID, redirectURI string) (*OAuthApp, error)
 	// Approve records the context's actor's consent and returns a single-use
 	// code and the granted scopes: requested ∩ registered ∩ what the
-	// actor's role grants. An empty intersection is an EInvalid error.
-	Approve(ctx context.Context, clientID, redirectURI string, requested []Scope) (code string, granted []Scope, err error)
+	// actor's role grants. An empty intersection is an EInvalid error. The
+	// code is bound to challenge (PKCE), which a public app must send.
+	Approve(ctx context.Context, clientID, redirectURI string, requested []Scope, challenge CodeChallenge) (code string, granted []Scope, err error)
 
 	// Token runs a grant. Errors are *OAuthError.
 	Token(ctx context.Context, in *TokenRequest) (*TokenResponse, error)

@@ -1,6 +1,9 @@
 package kassa
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
 	"net/url"
 	"slices"
 	"strings"
@@ -81,9 +84,14 @@ func checkAppName(v *Validation, name string) {
 }
 
 // Validate checks a new app: a name of 1–200 characters, 1–10 redirect URIs
-// (ValidRedirectURI) and at least one known scope.
+// (ValidRedirectURI), at least one known scope, and a client type
+// (confidential when empty).
 func (in *OAuthAppCreate) Validate() error {
 	var v Validation
+	if in.ClientType == "" {
+		in.ClientType = ClientConfidential
+	}
+	v.Check(in.ClientType == ClientConfidential || in.ClientType == ClientPublic, "client_type", "must be confidential or public")
 	checkAppName(&v, in.Name)
 	checkRedirectURIs(&v, in.RedirectURIs)
 	checkAppScopes(&v, in.Scopes)
@@ -254,4 +262,67 @@ func IsOpaqueToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// CheckCodeChallenge checks an authorization request's PKCE parameters
+// (RFC 7636 4.3): none at all, or an S256 challenge (43 base64url
+// characters, the SHA-256 of the verifier). plain, or a challenge without
+// its method (which RFC 7636 reads as plain), is refused; so is a method
+// without a challenge. A public client must send one. Errors:
+// invalid_request.
+func CheckCodeChallenge(c CodeChallenge, clientType string) error {
+	switch {
+	case c.Challenge == "" && c.Method == "":
+		if clientType == ClientPublic {
+			return OAuthErr(OAuthInvalidRequest, "code_challenge is required: this app is a public client and must use PKCE (S256)")
+		}
+		return nil
+	case c.Method != PKCEMethodS256:
+		return OAuthErr(OAuthInvalidRequest, "code_challenge_method must be S256 (plain is not supported)")
+	case !validS256Challenge(c.Challenge):
+		return OAuthErr(OAuthInvalidRequest, "code_challenge must be the base64url SHA-256 of the code_verifier: 43 characters")
+	}
+	return nil
+}
+
+func validS256Challenge(s string) bool {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return len(s) == 43 && err == nil && len(b) == sha256.Size
+}
+
+// ValidCodeVerifier reports whether s is an RFC 7636 4.1 code_verifier:
+// 43 to 128 characters of A-Z a-z 0-9 - . _ ~.
+func ValidCodeVerifier(s string) bool {
+	if len(s) < 43 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
+// VerifyCodeVerifier decides a code exchange's PKCE proof (RFC 7636 4.6):
+// a code issued with a challenge needs the verifier whose S256 is that
+// challenge (compared in constant time); a code issued without one must
+// not be presented with a verifier (RFC 9700 2.1.1: a downgrade). Errors:
+// invalid_grant.
+func VerifyCodeVerifier(verifier string, issued CodeChallenge) error {
+	if issued.Challenge == "" {
+		if verifier != "" {
+			return OAuthErr(OAuthInvalidGrant, "code_verifier was sent but the code was issued without a code_challenge")
+		}
+		return nil
+	}
+	if !ValidCodeVerifier(verifier) {
+		return OAuthErr(OAuthInvalidGrant, "code_verifier is missing or malformed: the code was issued with a code_challenge")
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(issued.Challenge)) != 1 {
+		return OAuthErr(OAuthInvalidGrant, "code_verifier does not match the code_challenge")
+	}
+	return nil
 }

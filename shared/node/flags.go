@@ -25,6 +25,9 @@ type Flags struct {
 	GoProcs         int
 	// MemoryLimit is --memory-limit as given (ParseMemoryLimit).
 	MemoryLimit string
+	// MetricsAddr, when set, is where /metrics is served instead of the
+	// API listener (--metrics-addr).
+	MetricsAddr string
 }
 
 // DefaultGCPercent is the -gc-percent default. A node's live heap is small
@@ -79,6 +82,8 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 		f.TrustedProxies, err = httpapi.ParseTrustedProxies(v)
 		return err
 	})
+	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (127.0.0.1:9090) instead of the API listener; default: on the API listener")
+	fs.StringVar(&f.MetricsToken, "metrics-token", "", "bearer token (at least 16 characters) a scraper must send for /metrics; default: none, /metrics is open")
 	fs.BoolVar(&f.Demo, "demo", false, "seed the demo org (Demo Coffee) on start if it does not exist")
 	fs.TextVar(&f.LogLevel, "log-level", slog.LevelInfo, "log level: DEBUG, INFO, WARN, ERROR")
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for in-flight requests")
@@ -94,6 +99,9 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 // MinNATSToken is the shortest --nats-token accepted.
 const MinNATSToken = 16
 
+// MinMetricsToken is the shortest --metrics-token accepted.
+const MinMetricsToken = 16
+
 // Check reports flag combinations a node must not start with.
 func (f *Flags) Check() error {
 	if f.NATSPort != 0 && len(f.NATSToken) < MinNATSToken {
@@ -101,6 +109,9 @@ func (f *Flags) Check() error {
 	}
 	if f.NATSPort == 0 && f.NATSToken != "" {
 		return fmt.Errorf("--nats-token without --nats-port: there is no NATS client listener to use it on")
+	}
+	if f.MetricsToken != "" && len(f.MetricsToken) < MinMetricsToken {
+		return fmt.Errorf("--metrics-token must have at least %d characters", MinMetricsToken)
 	}
 	if (f.TLS.Cert == "") != (f.TLS.Key == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")

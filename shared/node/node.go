@@ -80,6 +80,17 @@ type Config struct {
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
+	// MetricsToken, when set, is required as a bearer token on /metrics
+	// (--metrics-token); MetricsApart moves /metrics off the API listener
+	// (--metrics-addr, served by Run).
+	MetricsToken string
+	MetricsApart bool
+	// TokenRate throttles the hub's OAuth token endpoint per client and per
+	// client address (--token-per-minute …); zero values: the defaults.
+	TokenRate httpapi.TokenRate
+	// PublicURL is the URL partners reach the hub at (--public-url), the
+	// OAuth metadata's issuer; empty: the listen address.
+	PublicURL string
 	// OpsPage is the ops monitor to serve at /ops (the hub sets it).
 	OpsPage fs.FS
 	// ConsentPage is the OAuth consent page to serve at /oauth/authorize
@@ -236,7 +247,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
 		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
-		TrustedProxies: cfg.TrustedProxies,
+		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
+		TokenRate: cfg.TokenRate, MetricsToken: cfg.MetricsToken, MetricsApart: cfg.MetricsApart,
 	}, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	if n.webhooks != nil {

@@ -20,6 +20,21 @@ type Limiter struct {
 	own     map[string]rate // keys with their own limit
 	buckets map[string]*bucket
 	sweep   time.Time
+	maxKeys int // 0: unbounded (SetMaxKeys)
+}
+
+// overflowKey is the one bucket every new key shares while a bounded
+// limiter is full (SetMaxKeys).
+const overflowKey = "\x00overflow"
+
+// SetMaxKeys bounds the buckets held to n (0: no bound), for keys a
+// client chooses (its address): while n buckets are in use and none has
+// refilled, a new key shares one bucket with every other new key, so a
+// flood of addresses is throttled together and memory stays bounded.
+func (l *Limiter) SetMaxKeys(n int) {
+	l.mu.Lock()
+	l.maxKeys = n
+	l.mu.Unlock()
 }
 
 // rate is a bucket's refill and size.
@@ -112,10 +127,42 @@ func (l *Limiter) Spend(key string, n int) Result {
 	return Result{Allowed: true, Limit: int(math.Round(b.perSecond * 60)), Remaining: max(int(b.tokens), 0)}
 }
 
+// Peek reports what Take would answer for key without spending a token
+// (Allowed: a token is there), and without keeping a bucket for a new key.
+func (l *Limiter) Peek(key string) Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b := l.buckets[key]
+	if b == nil {
+		r, ok := l.own[key]
+		if !ok {
+			r = l.def
+		}
+		b = &bucket{rate: r, tokens: r.burst, at: now}
+	}
+	b.refill(now)
+	res := Result{Limit: int(math.Round(b.perSecond * 60)), Remaining: max(int(b.tokens), 0), Allowed: b.tokens >= 1}
+	if !res.Allowed && b.perSecond > 0 {
+		res.RetryAfter = time.Duration((1 - b.tokens) / b.perSecond * float64(time.Second))
+	} else if !res.Allowed {
+		res.RetryAfter = time.Hour
+	}
+	return res
+}
+
 // bucket returns key's bucket refilled to now, made full when key has none.
 // l.mu is held.
 func (l *Limiter) bucket(key string, now time.Time) *bucket {
 	b := l.buckets[key]
+	if b == nil && l.maxKeys > 0 && len(l.buckets) >= l.maxKeys {
+		l.sweep = time.Time{}
+		l.maybeSweep(now)
+		if len(l.buckets) >= l.maxKeys {
+			key = overflowKey
+			b = l.buckets[key]
+		}
+	}
 	if b == nil {
 		r, ok := l.own[key]
 		if !ok {

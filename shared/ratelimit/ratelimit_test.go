@@ -83,3 +83,42 @@ func TestSpendTakesWhatARequestCostBeyondOne(t *testing.T) {
 		t.Fatalf("spend on a fresh bucket: %+v", r)
 	}
 }
+
+// TestMaxKeysBoundsTheBuckets: a bounded limiter keeps at most its number
+// of buckets; new keys beyond share one bucket until the others refill.
+func TestMaxKeysBoundsTheBuckets(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := New(60, 2, func() time.Time { return now })
+	l.SetMaxKeys(3)
+	for _, k := range []string{"a", "b", "c"} {
+		l.Take(k)
+	}
+	// Two new keys share the overflow bucket of 2.
+	if !l.Take("d").Allowed || !l.Take("e").Allowed || l.Take("f").Allowed {
+		t.Fatal("new keys beyond the bound do not share one bucket")
+	}
+	if len(l.buckets) > 4 {
+		t.Fatalf("%d buckets held, want at most 3 and the overflow", len(l.buckets))
+	}
+	if !l.Take("a").Allowed {
+		t.Fatal("a key held before the bound lost its own bucket")
+	}
+	now = now.Add(time.Minute) // every bucket refilled: swept, room again
+	if r := l.Take("g"); !r.Allowed || r.Remaining != 1 {
+		t.Fatalf("a new key after the sweep: %+v", r)
+	}
+}
+
+// TestPeekSpendsNothing: Peek answers as Take would, spends nothing and
+// keeps no bucket for a new key.
+func TestPeekSpendsNothing(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := New(60, 1, func() time.Time { return now })
+	if r := l.Peek("a"); !r.Allowed || r.Remaining != 1 || len(l.buckets) != 0 {
+		t.Fatalf("peek of a new key: %+v, %d buckets", r, len(l.buckets))
+	}
+	l.Take("a")
+	if r := l.Peek("a"); r.Allowed || r.RetryAfter <= 0 {
+		t.Fatalf("peek of a spent key: %+v", r)
+	}
+}

@@ -43,7 +43,7 @@ func newSecret() (raw, hash string) {
 	return raw, hashSecret(raw)
 }
 
-const oauthAppCols = `SELECT id, org_id, name, redirect_uris, scopes, created_at, updated_at, secret_hash FROM oauth_apps`
+const oauthAppCols = `SELECT id, org_id, name, client_type, redirect_uris, scopes, created_at, updated_at, secret_hash FROM oauth_apps`
 
 // oauthApp is an app with its stored secret hash.
 type oauthApp struct {
@@ -54,7 +54,7 @@ type oauthApp struct {
 func scanOAuthApp(s scanner) (*oauthApp, error) {
 	var a oauthApp
 	var uris, scopes, created, updated string
-	if err := s.Scan(&a.ClientID, &a.OrgID, &a.Name, &uris, &scopes, &created, &updated, &a.secretHash); err != nil {
+	if err := s.Scan(&a.ClientID, &a.OrgID, &a.Name, &a.ClientType, &uris, &scopes, &created, &updated, &a.secretHash); err != nil {
 		return nil, err
 	}
 	a.CreatedAt, a.UpdatedAt = parseTime(created), parseTime(updated)
@@ -102,7 +102,8 @@ func mustJSON(v any) string {
 }
 
 // CreateApp registers an app of the owner's org and returns it with its
-// client secret, shown this once. Errors: EForbidden, EInvalid.
+// client secret, shown this once; a public app gets none. Errors:
+// EForbidden, EInvalid.
 func (s *OAuthService) CreateApp(ctx context.Context, in *kassa.OAuthAppCreate) (*kassa.OAuthAppSecret, error) {
 	a, err := owner(ctx)
 	if err != nil {
@@ -113,8 +114,11 @@ func (s *OAuthService) CreateApp(ctx context.Context, in *kassa.OAuthAppCreate) 
 	}
 	id, now := s.db.NewID(), fmtTime(s.db.Now())
 	secret, hash := newSecret()
-	err = s.db.exec(ctx, `INSERT INTO oauth_apps (id, org_id, name, redirect_uris, scopes, secret_hash, created_by, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, in.Name, mustJSON(in.RedirectURIs), mustJSON(in.Scopes), hash, a.UserID, now, now)
+	if in.ClientType == kassa.ClientPublic {
+		secret, hash = "", "" // no secret: the empty hash matches none (client)
+	}
+	err = s.db.exec(ctx, `INSERT INTO oauth_apps (id, org_id, name, client_type, redirect_uris, scopes, secret_hash, created_by, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, in.Name, in.ClientType, mustJSON(in.RedirectURIs), mustJSON(in.Scopes), hash, a.UserID, now, now)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (s *OAuthService) DeleteApp(ctx context.Context, clientID string) error {
 }
 
 // RotateSecret gives an app a new client secret; the old one stops working
-// at once. Errors: ENotFound.
+// at once. Errors: ENotFound, EConflict (a public app has no secret).
 func (s *OAuthService) RotateSecret(ctx context.Context, clientID string) (*kassa.OAuthAppSecret, error) {
 	a, err := owner(ctx)
 	if err != nil {
@@ -214,8 +218,10 @@ func (s *OAuthService) RotateSecret(ctx context.Context, clientID string) (*kass
 	secret, hash := newSecret()
 	var app *oauthApp
 	err = s.db.write(ctx, func(tx *Tx) error {
-		if _, err := findOAuthApp(ctx, tx, a.OrgID, clientID); err != nil {
+		if app, err := findOAuthApp(ctx, tx, a.OrgID, clientID); err != nil {
 			return err
+		} else if app.ClientType == kassa.ClientPublic {
+			return kassa.Errorf(kassa.EConflict, "a public client has no secret to rotate")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE oauth_apps SET secret_hash = ?, updated_at = ? WHERE id = ?`, hash, fmtTime(s.db.Now()), clientID); err != nil {
 			return err
@@ -245,10 +251,11 @@ func (s *OAuthService) AppForAuthorize(ctx context.Context, clientID, redirectUR
 
 // Approve records the signed-in merchant's consent: a single-use code for
 // the app, valid 10 minutes, bound to redirectURI, the merchant and their
-// org, for requested ∩ registered ∩ the merchant's role's scopes.
-// Errors: EUnauthorized, EForbidden (not a first-party user), ENotFound,
-// EInvalid (redirect_uri not registered, nothing grantable).
-func (s *OAuthService) Approve(ctx context.Context, clientID, redirectURI string, requested []kassa.Scope) (string, []kassa.Scope, error) {
+// org and the PKCE challenge, for requested ∩ registered ∩ the merchant's
+// role's scopes. Errors: EUnauthorized, EForbidden (not a first-party
+// user), ENotFound, EInvalid (redirect_uri not registered, a bad or
+// missing challenge, nothing grantable).
+func (s *OAuthService) Approve(ctx context.Context, clientID, redirectURI string, requested []kassa.Scope, challenge kassa.CodeChallenge) (string, []kassa.Scope, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return "", nil, err
@@ -260,15 +267,18 @@ func (s *OAuthService) Approve(ctx context.Context, clientID, redirectURI string
 	if err != nil {
 		return "", nil, err
 	}
+	if err := kassa.CheckCodeChallenge(challenge, app.ClientType); err != nil {
+		return "", nil, kassa.InvalidField("code_challenge", err.(*kassa.OAuthError).Description)
+	}
 	granted := kassa.GrantedScopes(requested, app.Scopes, kassa.RoleScopes(a.Role))
 	if len(granted) == 0 {
 		return "", nil, kassa.InvalidField("scope", "grants nothing: none of the requested scopes is both registered by the app and allowed to your role")
 	}
 	code, hash := newSecret()
 	now := s.db.Now()
-	err = s.db.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, org_id, user_id, redirect_uri, scopes, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, hash, app.ClientID, a.OrgID, a.UserID, redirectURI, kassa.JoinScopes(granted),
-		fmtTime(now), fmtTime(now.Add(kassa.OAuthCodeTTL)))
+	err = s.db.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, org_id, user_id, redirect_uri, scopes, created_at, expires_at,
+		code_challenge, code_challenge_method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hash, app.ClientID, a.OrgID, a.UserID, redirectURI,
+		kassa.JoinScopes(granted), fmtTime(now), fmtTime(now.Add(kassa.OAuthCodeTTL)), nullString(challenge.Challenge), nullString(challenge.Method))
 	if err != nil {
 		return "", nil, err
 	}
@@ -279,16 +289,27 @@ func (s *OAuthService) Approve(ctx context.Context, clientID, redirectURI string
 // an unknown client id costs what a wrong secret does.
 var dummySecretHash = hashSecret("kassa: no such client")
 
-// client authenticates an OAuth client by its id and secret (constant-time
-// comparison of the hashes). Errors: *kassa.OAuthError invalid_client.
+// client authenticates an OAuth client: a confidential one by its id and
+// secret (constant-time comparison of the hashes), a public one by its id
+// alone (RFC 6749 2.1: it has no secret; sending one is refused).
+// Errors: *kassa.OAuthError invalid_client.
 func (s *OAuthService) client(ctx context.Context, c kassa.ClientAuth) (*oauthApp, error) {
 	bad := kassa.OAuthErr(kassa.OAuthInvalidClient, "client authentication failed")
-	if c.ClientID == "" || c.ClientSecret == "" {
-		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "client_id and client_secret are required")
+	if c.ClientID == "" {
+		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "client_id is required")
 	}
 	app, err := findOAuthApp(ctx, s.db.reader, "", c.ClientID)
 	if err != nil && kassa.ErrorKind(err) != kassa.ENotFound {
 		return nil, err
+	}
+	if app != nil && app.ClientType == kassa.ClientPublic {
+		if c.ClientSecret != "" {
+			return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "a public client has no client_secret: send client_id alone")
+		}
+		return app, nil
+	}
+	if c.ClientSecret == "" {
+		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "client_id and client_secret are required")
 	}
 	want := dummySecretHash
 	if app != nil {
@@ -334,7 +355,11 @@ func (s *OAuthService) Token(ctx context.Context, in *kassa.TokenRequest) (*kass
 			res, refused, err = s.exchangeCode(ctx, tx, app, in)
 		case kassa.GrantRefreshToken:
 			res, refused, err = s.refresh(ctx, tx, app, in.RefreshToken, asked)
-		default:
+		case kassa.GrantClientCredentials:
+			if app.ClientType == kassa.ClientPublic {
+				refused = kassa.OAuthErr(kassa.OAuthUnauthorizedClient, "a public client has no client_credentials grant")
+				return nil
+			}
 			res, refused, err = s.clientCredentials(ctx, tx, app, asked)
 		}
 		return err
@@ -364,26 +389,23 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 		return nil, errBadGrant, nil
 	}
 	hash := hashSecret(in.Code)
-	var g grant
-	var redirect, scopes, expires string
-	var consumed, grantID sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT client_id, org_id, user_id, redirect_uri, scopes, expires_at, consumed_at, grant_id FROM oauth_codes WHERE hash = ?`, hash).
-		Scan(&g.clientID, &g.orgID, &g.userID, &redirect, &scopes, &expires, &consumed, &grantID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errBadGrant, nil
-	}
+	code, err := findCode(ctx, tx, hash)
 	if err != nil {
 		return nil, nil, err
 	}
+	if code == nil {
+		return nil, errBadGrant, nil
+	}
+	g := code.grant
 	if g.clientID != app.ClientID {
 		// Another client's code: refused, left as it was for its own client.
 		return nil, errBadGrant, nil
 	}
 	now := s.db.Now()
-	switch (kassa.CodeState{ExpiresAt: parseTime(expires), Consumed: consumed.Valid}).Exchange(now) {
+	switch (kassa.CodeState{ExpiresAt: parseTime(code.expires), Consumed: code.consumed}).Exchange(now) {
 	case kassa.OAuthRefuseAndRevoke:
-		if grantID.Valid {
-			if err := revokeGrants(ctx, tx, now, `id = ?`, grantID.String); err != nil {
+		if code.grantID != "" {
+			if err := revokeGrants(ctx, tx, now, `id = ?`, code.grantID); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -391,10 +413,14 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 	case kassa.OAuthRefuse:
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidGrant, "the code has expired"), nil
 	}
-	if in.RedirectURI != redirect {
+	if in.RedirectURI != code.redirect {
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidGrant, "redirect_uri differs from the one the code was issued for"), nil
 	}
-	g.scopes, _ = kassa.ParseScopes(scopes)
+	// A wrong verifier leaves the code as it was: only its holder with the
+	// verifier can use it, and a 256-bit verifier is not guessed.
+	if err := kassa.VerifyCodeVerifier(in.CodeVerifier, code.challenge); err != nil {
+		return nil, err, nil
+	}
 	if !s.userActive(ctx, tx, g.orgID, g.userID) {
 		return nil, errBadGrant, nil
 	}
@@ -407,6 +433,35 @@ func (s *OAuthService) exchangeCode(ctx context.Context, tx *Tx, app *oauthApp, 
 	}
 	res, err := issueTokens(ctx, tx, now, &g, g.scopes, "", true)
 	return res, nil, err
+}
+
+// storedCode is an oauth_codes row: the family it would start (grant, no
+// id yet), and what its exchange is checked against.
+type storedCode struct {
+	grant
+	redirect, expires, grantID string
+	consumed                   bool
+	challenge                  kassa.CodeChallenge
+}
+
+// findCode reads the code of hash; nil when there is none.
+func findCode(ctx context.Context, q querier, hash string) (*storedCode, error) {
+	var c storedCode
+	var scopes string
+	var consumed, grantID, challenge, method sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT client_id, org_id, user_id, redirect_uri, scopes, expires_at, consumed_at, grant_id,
+		code_challenge, code_challenge_method FROM oauth_codes WHERE hash = ?`, hash).
+		Scan(&c.clientID, &c.orgID, &c.userID, &c.redirect, &scopes, &c.expires, &consumed, &grantID, &challenge, &method)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.scopes, _ = kassa.ParseScopes(scopes)
+	c.consumed, c.grantID = consumed.Valid, grantID.String
+	c.challenge = kassa.CodeChallenge{Challenge: challenge.String, Method: method.String}
+	return &c, nil
 }
 
 // refresh runs the refresh_token grant in tx: the presented token is
@@ -631,12 +686,17 @@ func (s *OAuthService) Revoke(ctx context.Context, c kassa.ClientAuth, raw strin
 
 // Introspect implements RFC 7662 for the authenticated client: its own
 // active tokens are described; anything else is {active: false}.
-// token_type is access_token or refresh_token (RFC 7009's hint names).
+// token_type is Bearer for an access token (RFC 7662 2.2: RFC 6749 5.1's
+// type) and absent for a refresh token, which is no token type.
 // Errors: *kassa.OAuthError invalid_client.
 func (s *OAuthService) Introspect(ctx context.Context, c kassa.ClientAuth, raw string) (*kassa.Introspection, error) {
 	app, err := s.client(ctx, c)
 	if err != nil {
 		return nil, err
+	}
+	if app.ClientType == kassa.ClientPublic {
+		// RFC 7662 4: introspection is for authenticated callers.
+		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "a public client cannot introspect tokens")
 	}
 	t, err := findToken(ctx, s.db.reader, raw)
 	if err != nil {
@@ -646,7 +706,10 @@ func (s *OAuthService) Introspect(ctx context.Context, c kassa.ClientAuth, raw s
 		return &kassa.Introspection{Active: false}, nil
 	}
 	out := &kassa.Introspection{Active: true, Scope: t.scopes, ClientID: t.clientID, OrgID: t.orgID, Sub: t.userID,
-		TokenType: t.kind + "_token", Iat: parseTime(t.created).Unix()}
+		Iat: parseTime(t.created).Unix()}
+	if t.kind == "access" {
+		out.TokenType = "Bearer" // RFC 7662 2.2: the type of RFC 6749 5.1
+	}
 	if t.expires != "" {
 		out.Exp = parseTime(t.expires).Unix()
 	}

@@ -45,13 +45,13 @@ func TestOAuthSweepDeletesOnlyWhatCannotBeUsed(t *testing.T) {
 	// A client_credentials token and an authorization_code family that
 	// refreshed once; a code never exchanged.
 	client(kassa.TokenRequest{GrantType: kassa.GrantClientCredentials})
-	code, _, err := oauth.Approve(w.ctx, app.ClientID, "https://p.example/cb", []kassa.Scope{kassa.ScopeCatalogRead})
+	code, _, err := oauth.Approve(w.ctx, app.ClientID, "https://p.example/cb", []kassa.Scope{kassa.ScopeCatalogRead}, kassa.CodeChallenge{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := client(kassa.TokenRequest{GrantType: kassa.GrantAuthorizationCode, Code: code, RedirectURI: "https://p.example/cb"})
 	second := client(kassa.TokenRequest{GrantType: kassa.GrantRefreshToken, RefreshToken: first.RefreshToken})
-	if _, _, err := oauth.Approve(w.ctx, app.ClientID, "https://p.example/cb", []kassa.Scope{kassa.ScopeCatalogRead}); err != nil {
+	if _, _, err := oauth.Approve(w.ctx, app.ClientID, "https://p.example/cb", []kassa.Scope{kassa.ScopeCatalogRead}, kassa.CodeChallenge{}); err != nil {
 		t.Fatal(err)
 	}
 
