@@ -73,7 +73,11 @@ type demoRun struct {
 	done           chan error
 }
 
-func (d *demoRun) Write(p []byte) (int, error) { d.mu.Lock(); defer d.mu.Unlock(); return d.out.Write(p) }
+func (d *demoRun) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.out.Write(p)
+}
 
 func (d *demoRun) output() string { d.mu.Lock(); defer d.mu.Unlock(); return d.out.String() }
 
