@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -232,8 +233,10 @@ func (h heldToken) recheck(ctx context.Context, r *Route, also ...kassa.Scope) *
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key
 // and body within 24 h replays the first response; another body is 422;
 // a first request still running is 409. Responses of 5xx are not kept, so
-// a retry after a server error runs again.
-func (s *Server) idempotent(c *fiber.Ctx) error {
+// a retry after a server error runs again. On a NoReplay route the
+// success of the first request is kept without its body (a secret shown
+// once) and a retry is 409 naming what it created (noReplay).
+func (s *Server) idempotent(c *fiber.Ctx, r *Route) error {
 	key := c.Get("Idempotency-Key")
 	if key == "" || c.Method() != fiber.MethodPost || s.svc.Idempotency == nil {
 		return c.Next()
@@ -251,6 +254,9 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	replay, err := s.svc.Idempotency.Begin(ctx, scope, key, fp)
 	if err != nil {
 		return err
+	}
+	if replay != nil && r.SecretOnce && replay.Status < fiber.StatusMultipleChoices {
+		return noReplay(replay)
 	}
 	if replay != nil {
 		c.Set("Idempotent-Replayed", "true")
@@ -279,10 +285,29 @@ func (s *Server) idempotent(c *fiber.Ctx) error {
 	if res.StatusCode() >= 500 {
 		return s.svc.Idempotency.Abandon(ctx, scope, key)
 	}
-	return s.svc.Idempotency.Complete(ctx, scope, key, &kassa.IdempotentResponse{
+	kept := &kassa.IdempotentResponse{
 		Status: res.StatusCode(), ContentType: string(res.Header.ContentType()),
 		Location: string(res.Header.Peek(fiber.HeaderLocation)), Body: append([]byte(nil), res.Body()...),
-	})
+	}
+	if r.SecretOnce && kept.Status < fiber.StatusMultipleChoices {
+		kept.Body = []byte{} // the secret is shown once, never kept
+	}
+	return s.svc.Idempotency.Complete(ctx, scope, key, kept)
+}
+
+// noReplay is the answer to a retry, with the same key and body, of a
+// SecretOnce request that succeeded: its answer held a secret shown once,
+// so it is not replayed and nothing runs again; the 409 names what the
+// first request created, whose secret can be rotated if its answer was
+// lost.
+func noReplay(first *kassa.IdempotentResponse) error {
+	if first.Location == "" {
+		return kassa.Errorf(kassa.EConflict, "a request with this Idempotency-Key already succeeded; "+
+			"the secret it answered is shown once and not again: send a new key to run it again")
+	}
+	return kassa.Errorf(kassa.EConflict, "a request with this Idempotency-Key already created %s (id %s); "+
+		"its secret was shown once, in that answer: if the answer was lost, rotate the secret",
+		first.Location, path.Base(first.Location))
 }
 
 // The security headers of every response. API answers are data, never a

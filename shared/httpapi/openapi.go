@@ -79,8 +79,13 @@ func (s *Server) buildOpenAPI() map[string]any {
 		if rt.Method == fiber.MethodPost && !rt.Public {
 			desc := "replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); " +
 				"the same key with another body is 422; while the first request runs, 409"
-			if rt.NoReplay {
+			switch {
+			case rt.NoReplay:
 				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
+			case rt.SecretOnce:
+				desc = "the answer holds a secret shown once, which is never stored for a replay: a retry of a request that " +
+					"succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created " +
+					"(rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409"
 			}
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header",
 				"description": desc, "schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255}})

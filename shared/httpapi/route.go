@@ -37,8 +37,13 @@ type Route struct {
 	List     bool // the response is a list envelope
 	Status   int  // success status, default 200
 	// NoReplay: the answer holds a secret shown once (a client secret), so
-	// it is never stored for an Idempotency-Key replay.
+	// it is never stored for an Idempotency-Key replay; the key is ignored.
 	NoReplay bool
+	// SecretOnce: the answer holds a secret shown once (a webhook's signing
+	// secret), so a success is kept without its body: a retry with its key
+	// and body runs nothing and is 409 naming what the first created (its
+	// Location); other answers replay as on any POST (idempotent).
+	SecretOnce bool
 	Query    []Param
 	// Errors are problem statuses the route answers beyond those its shape
 	// implies (problemStatuses): 409 of a state conflict, 503 at the hub.
@@ -104,7 +109,7 @@ func (s *Server) handle(r *Route) {
 	if !r.Public {
 		handlers = append(handlers, s.authenticator(r))
 		if r.Method == fiber.MethodPost && !r.NoReplay {
-			handlers = append(handlers, s.idempotent)
+			handlers = append(handlers, func(c *fiber.Ctx) error { return s.idempotent(c, r) })
 		}
 	}
 	handlers = append(handlers, r.Handler)
