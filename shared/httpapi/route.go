@@ -44,7 +44,7 @@ type Route struct {
 	// and body runs nothing and is 409 naming what the first created (its
 	// Location); other answers replay as on any POST (idempotent).
 	SecretOnce bool
-	Query    []Param
+	Query      []Param
 	// Errors are problem statuses the route answers beyond those its shape
 	// implies (problemStatuses): 409 of a state conflict, 503 at the hub.
 	Errors []int
