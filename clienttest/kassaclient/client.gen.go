@@ -3214,7 +3214,7 @@ type Ticket struct {
 	// Notes Free-text notes.
 	Notes string `json:"notes"`
 
-	// Number The order number, shown on the screen.
+	// Number The order number.
 	Number string `json:"number"`
 
 	// OrderedAt when the sale happened: the ticket timer starts here
@@ -3226,8 +3226,14 @@ type Ticket struct {
 	// Status the order's status; cancelled voids the ticket
 	Status OrderStatus `json:"status"`
 
+	// TicketNumber TicketNumber is the number the screen shows (#12): 1, 2, 3… per location and local business day, given by the node that made the ticket, whichever node took the order.
+	TicketNumber int64 `json:"ticket_number"`
+
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// Void Void: the order was cancelled or fully refunded before it was served; the ticket is off the board.
+	Void bool `json:"void"`
 }
 
 // TicketBoard What a kitchen screen shows when it starts: the tickets still open in the kitchen and the last event id they are current at, from which the stream resumes.
@@ -4221,6 +4227,12 @@ type GetPaymentsSettlementsParams struct {
 
 	// LocationId only this location
 	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // PostPaymentsIdCaptureParams defines parameters for PostPaymentsIdCapture.
@@ -4276,7 +4288,7 @@ type GetWebhooksParams struct {
 
 // PostWebhooksParams defines parameters for PostWebhooks.
 type PostWebhooksParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4288,7 +4300,7 @@ type PostWebhooksIdLogsLogIdRetryParams struct {
 
 // PostWebhooksIdRotateSecretParams defines parameters for PostWebhooksIdRotateSecret.
 type PostWebhooksIdRotateSecretParams struct {
-	// IdempotencyKey ignored here: the answer holds a secret shown once, which is never stored for a replay
+	// IdempotencyKey the answer holds a secret shown once, which is never stored for a replay: a retry of a request that succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created (rotate the secret if the answer was lost); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4998,12 +5010,12 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/inventory/transfers/{id}/receive (the `PostInventoryTransfersIdReceive` operationId).
 	PostInventoryTransfersIdReceive(ctx context.Context, id openapi_types.UUID, params *PostInventoryTransfersIdReceiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetKdsStream Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status; status cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
+	// GetKdsStream Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status), ticket.bumped, ticket.recalled and ticket.voided (the order was cancelled or refunded in full before it was served: the ticket has void true and leaves the board); data is {seq, type, location_id, ticket, created_at}. A ticket's ticket_number (#1, #2…) is given by this node per location and local business day. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
 	//
 	// Corresponds with GET /api/v1/kds/stream (the `GetKdsStream` operationId).
 	GetKdsStream(ctx context.Context, params *GetKdsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetKdsTickets The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
+	// GetKdsTickets The kitchen board: tickets of the last 24 hours still open in the kitchen (not void), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
 	//
 	// Corresponds with GET /api/v1/kds/tickets (the `GetKdsTickets` operationId).
 	GetKdsTickets(ctx context.Context, params *GetKdsTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5415,7 +5427,7 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/payments/methods (the `PutPaymentsMethods` operationId).
 	PutPaymentsMethods(ctx context.Context, body PutPaymentsMethodsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetPaymentsSettlements Per local day, location and method: count and gross of captured payments, refunds, net
+	// GetPaymentsSettlements Per local day, location and method: count and gross of captured payments, refunds, net; ordered by date, location id and method, paged (limit, cursor) like every list
 	//
 	// Corresponds with GET /api/v1/payments/settlements (the `GetPaymentsSettlements` operationId).
 	GetPaymentsSettlements(ctx context.Context, params *GetPaymentsSettlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5507,14 +5519,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostUsersWithBody Add a staff account (owners only)
+	// PostUsersWithBody Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsersWithBody(ctx context.Context, params *PostUsersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostUsers Add a staff account (owners only)
+	// PostUsers Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6859,7 +6871,7 @@ func (c *Client) PostInventoryTransfersIdReceive(ctx context.Context, id openapi
 	return c.Client.Do(req)
 }
 
-// GetKdsStream Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status; status cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
+// GetKdsStream Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status), ticket.bumped, ticket.recalled and ticket.voided (the order was cancelled or refunded in full before it was served: the ticket has void true and leaves the board); data is {seq, type, location_id, ticket, created_at}. A ticket's ticket_number (#1, #2…) is given by this node per location and local business day. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
 //
 // Corresponds with GET /api/v1/kds/stream (the `GetKdsStream` operationId).
 func (c *Client) GetKdsStream(ctx context.Context, params *GetKdsStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6874,7 +6886,7 @@ func (c *Client) GetKdsStream(ctx context.Context, params *GetKdsStreamParams, r
 	return c.Client.Do(req)
 }
 
-// GetKdsTickets The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
+// GetKdsTickets The kitchen board: tickets of the last 24 hours still open in the kitchen (not void), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
 //
 // Corresponds with GET /api/v1/kds/tickets (the `GetKdsTickets` operationId).
 func (c *Client) GetKdsTickets(ctx context.Context, params *GetKdsTicketsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7946,7 +7958,7 @@ func (c *Client) PutPaymentsMethods(ctx context.Context, body PutPaymentsMethods
 	return c.Client.Do(req)
 }
 
-// GetPaymentsSettlements Per local day, location and method: count and gross of captured payments, refunds, net
+// GetPaymentsSettlements Per local day, location and method: count and gross of captured payments, refunds, net; ordered by date, location id and method, paged (limit, cursor) like every list
 //
 // Corresponds with GET /api/v1/payments/settlements (the `GetPaymentsSettlements` operationId).
 func (c *Client) GetPaymentsSettlements(ctx context.Context, params *GetPaymentsSettlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8198,7 +8210,7 @@ func (c *Client) GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
-// PostUsersWithBody Add a staff account (owners only)
+// PostUsersWithBody Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 //
 // Takes any type of body and a specified content type.
 //
@@ -8215,7 +8227,7 @@ func (c *Client) PostUsersWithBody(ctx context.Context, params *PostUsersParams,
 	return c.Client.Do(req)
 }
 
-// PostUsers Add a staff account (owners only)
+// PostUsers Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13990,6 +14002,30 @@ func NewGetPaymentsSettlementsRequest(server string, params *GetPaymentsSettleme
 
 		}
 
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -15623,14 +15659,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/inventory/transfers/{id}/receive (the `PostInventoryTransfersIdReceive` operationId).
 	PostInventoryTransfersIdReceiveWithResponse(ctx context.Context, id openapi_types.UUID, params *PostInventoryTransfersIdReceiveParams, reqEditors ...RequestEditorFn) (*PostInventoryTransfersIdReceiveResponse, error)
 
-	// GetKdsStreamWithResponse Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status; status cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
+	// GetKdsStreamWithResponse Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status), ticket.bumped, ticket.recalled and ticket.voided (the order was cancelled or refunded in full before it was served: the ticket has void true and leaves the board); data is {seq, type, location_id, ticket, created_at}. A ticket's ticket_number (#1, #2…) is given by this node per location and local business day. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/kds/stream (the `GetKdsStream` operationId).
 	GetKdsStreamWithResponse(ctx context.Context, params *GetKdsStreamParams, reqEditors ...RequestEditorFn) (*GetKdsStreamResponse, error)
 
-	// GetKdsTicketsWithResponse The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
+	// GetKdsTicketsWithResponse The kitchen board: tickets of the last 24 hours still open in the kitchen (not void), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16092,7 +16128,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/payments/methods (the `PutPaymentsMethods` operationId).
 	PutPaymentsMethodsWithResponse(ctx context.Context, body PutPaymentsMethodsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutPaymentsMethodsResponse, error)
 
-	// GetPaymentsSettlementsWithResponse Per local day, location and method: count and gross of captured payments, refunds, net
+	// GetPaymentsSettlementsWithResponse Per local day, location and method: count and gross of captured payments, refunds, net; ordered by date, location id and method, paged (limit, cursor) like every list
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16204,14 +16240,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error)
 
-	// PostUsersWithBodyWithResponse Add a staff account (owners only)
+	// PostUsersWithBodyWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsersWithBodyWithResponse(ctx context.Context, params *PostUsersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersResponse, error)
 
-	// PostUsersWithResponse Add a staff account (owners only)
+	// PostUsersWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -31203,7 +31239,7 @@ func (c *ClientWithResponses) PostInventoryTransfersIdReceiveWithResponse(ctx co
 	return ParsePostInventoryTransfersIdReceiveResponse(rsp)
 }
 
-// GetKdsStreamWithResponse Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status; status cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
+// GetKdsStreamWithResponse Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status), ticket.bumped, ticket.recalled and ticket.voided (the order was cancelled or refunded in full before it was served: the ticket has void true and leaves the board); data is {seq, type, location_id, ticket, created_at}. A ticket's ticket_number (#1, #2…) is given by this node per location and local business day. The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub are separate sequences. Tokens: bearer header, or access_token query
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -31216,7 +31252,7 @@ func (c *ClientWithResponses) GetKdsStreamWithResponse(ctx context.Context, para
 	return ParseGetKdsStreamResponse(rsp)
 }
 
-// GetKdsTicketsWithResponse The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
+// GetKdsTicketsWithResponse The kitchen board: tickets of the last 24 hours still open in the kitchen (not void), oldest first, with the last_event_id to open the stream from, the stations in use, and the server's clock
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32074,7 +32110,7 @@ func (c *ClientWithResponses) PutPaymentsMethodsWithResponse(ctx context.Context
 	return ParsePutPaymentsMethodsResponse(rsp)
 }
 
-// GetPaymentsSettlementsWithResponse Per local day, location and method: count and gross of captured payments, refunds, net
+// GetPaymentsSettlementsWithResponse Per local day, location and method: count and gross of captured payments, refunds, net; ordered by date, location id and method, paged (limit, cursor) like every list
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32282,7 +32318,7 @@ func (c *ClientWithResponses) GetSyncWsWithResponse(ctx context.Context, reqEdit
 	return ParseGetSyncWsResponse(rsp)
 }
 
-// PostUsersWithBodyWithResponse Add a staff account (owners only)
+// PostUsersWithBodyWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32295,7 +32331,7 @@ func (c *ClientWithResponses) PostUsersWithBodyWithResponse(ctx context.Context,
 	return ParsePostUsersResponse(rsp)
 }
 
-// PostUsersWithResponse Add a staff account (owners only)
+// PostUsersWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	graphql "github.com/graph-gophers/graphql-go"
@@ -107,12 +108,51 @@ type Result struct {
 func (a *API) Exec(ctx context.Context, query, operationName string, variables map[string]any) *Result {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
+	if r := a.countMutations(ctx, query, operationName, variables); r != nil {
+		return r
+	}
 	st := &request{budget: Budget}
 	ctx = context.WithValue(ctx, requestKey{}, st)
 	res := a.schema.Exec(ctx, query, operationName, variables)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return &Result{Data: res.Data, Errors: res.Errors, Cost: st.read}
+}
+
+// countMutations refuses, before anything runs, an operation of more than
+// MaxMutations mutation fields: the library executes the document with
+// every root resolver in counting mode (a mutation counts itself, a query
+// reads nothing; both fail), so aliases, fragments and @skip/@include are
+// counted as the real run would see them. It returns nil when the real run
+// may go ahead, or the Result to answer (the count's refusal, or the
+// document's parse and validation errors). A document without the word
+// "mutation" has no mutation operation and is not counted.
+func (a *API) countMutations(ctx context.Context, query, operationName string, variables map[string]any) *Result {
+	if !strings.Contains(query, "mutation") {
+		return nil
+	}
+	st := &request{budget: Budget, counting: true}
+	res := a.schema.Exec(context.WithValue(ctx, requestKey{}, st), query, operationName, copyVars(variables))
+	switch {
+	case res.Data == nil:
+		return &Result{Errors: res.Errors}
+	case st.mutations > MaxMutations:
+		return &Result{Errors: []*gqlerrors.QueryError{{Message: errMutations.Error(), ResolverError: errMutations, Err: errMutations}}}
+	}
+	return nil
+}
+
+// copyVars is a shallow copy of variables: Exec fills in the operation's
+// defaults in the map it is given.
+func copyVars(variables map[string]any) map[string]any {
+	if variables == nil {
+		return nil
+	}
+	out := make(map[string]any, len(variables))
+	for k, v := range variables {
+		out[k] = v
+	}
+	return out
 }
 
 // ErrInternal is the resolver error of a panic.

@@ -2,6 +2,7 @@ package graphqlapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"kassa.dev/shared/kassa"
@@ -15,6 +16,7 @@ type request struct {
 	budget     int
 	read       int // service calls made and objects read
 	mutations  int
+	counting   bool // countMutations' pass: resolvers count, never read or write
 	scaleSet   bool
 	scale      int
 	categories map[string]*kassa.Category
@@ -28,6 +30,21 @@ func stateOf(ctx context.Context) *request {
 	}
 	// A resolver called outside Exec (none is): a budget of its own.
 	return &request{budget: Budget}
+}
+
+// errCounting is every root resolver's error in countMutations' pass.
+var errCounting = errors.New("graphqlapi: counting mutations")
+
+// counting reports whether this is countMutations' pass; a mutation
+// counts itself first.
+func counting(ctx context.Context, mutation bool) bool {
+	r := stateOf(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counting && mutation {
+		r.mutations++
+	}
+	return r.counting
 }
 
 // errBudget is the error of every resolver once the budget is spent.

@@ -52,6 +52,9 @@ type productsArgs struct {
 }
 
 func (rt *root) Products(ctx context.Context, args productsArgs) ([]*product, error) {
+	if counting(ctx, false) {
+		return nil, errCounting
+	}
 	if err := sameOrg(ctx, args.OrgID); err != nil {
 		return nil, err
 	}
@@ -81,6 +84,9 @@ func (rt *root) products(ctx context.Context, categoryID *string, isActive *bool
 }
 
 func (rt *root) Product(ctx context.Context, args struct{ ID graphql.ID }) (*product, error) {
+	if counting(ctx, false) {
+		return nil, errCounting
+	}
 	if !kassa.ValidID(string(args.ID)) {
 		return nil, nil
 	}
@@ -98,6 +104,9 @@ func (rt *root) Product(ctx context.Context, args struct{ ID graphql.ID }) (*pro
 }
 
 func (rt *root) Categories(ctx context.Context, args struct{ OrgID *string }) ([]*category, error) {
+	if counting(ctx, false) {
+		return nil, errCounting
+	}
 	if err := sameOrg(ctx, args.OrgID); err != nil {
 		return nil, err
 	}
@@ -118,6 +127,9 @@ func (rt *root) Categories(ctx context.Context, args struct{ OrgID *string }) ([
 }
 
 func (rt *root) ModifierGroups(ctx context.Context, args struct{ OrgID, ProductID *string }) ([]*modifierGroup, error) {
+	if counting(ctx, false) {
+		return nil, errCounting
+	}
 	if err := sameOrg(ctx, args.OrgID); err != nil {
 		return nil, err
 	}
@@ -165,9 +177,13 @@ func readAll[T any](ctx context.Context, find func(kassa.Page) (kassa.List[T], e
 }
 
 // mayWrite checks the catalog:write scope of a mutation and counts it: at
-// most MaxMutations a request, each costing the rate a whole request
+// most MaxMutations a request (a request of more is refused before any
+// runs: countMutations), each costing the rate a whole request
 // (ObjectsPerRequest), as a REST write would.
 func mayWrite(ctx context.Context) error {
+	if counting(ctx, true) {
+		return errCounting
+	}
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return err

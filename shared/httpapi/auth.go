@@ -46,7 +46,7 @@ func (s *Server) routesAuth() {
 	s.handle(&Route{Method: "GET", Path: "/auth/me", Tag: "auth", Resp: kassa.User{},
 		Summary: "The authenticated user", Handler: s.me})
 	s.handle(&Route{Method: "POST", Path: "/users", Tag: "auth", Body: kassa.UserCreate{}, Resp: kassa.User{}, Status: 201,
-		Summary: "Add a staff account (owners only)",
+		Summary: "Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way",
 		Handler: createWith("/users", func(u *kassa.User) string { return u.ID }, s.svc.Users.CreateUser)})
 }
 

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +172,40 @@ func TestRolesMapToScopes(t *testing.T) {
 	if r := tn.Do("GET", "/api/v1/locations", cashier, nil); r.Status != 200 || len(r.List()) != 1 {
 		t.Fatalf("cashier lists locations: %d %s", r.Status, r.Body)
 	}
+}
+
+// TestAddingAUserDoesNotRevealAnotherOrgsEmail: e-mails sign in alone, so
+// they are unique on the node; an owner who adds a user with an address
+// another org's staff use gets exactly the answer an address of its own
+// org gets, a 422 on email that names neither, and nothing is stored
+// (issue 21, L2).
+func TestAddingAUserDoesNotRevealAnotherOrgsEmail(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a, b := tn.MustOrg("Reveal A"), tn.MustOrg("Reveal B")
+	tn.MustUser(a, "staff@a.test", kassa.RoleCashier)
+	tn.MustUser(b, "staff@b.test", kassa.RoleCashier)
+	body := func(email string) map[string]any {
+		return map[string]any{"email": email, "role": "cashier", "password": testPassword, "name": "New"}
+	}
+	answer := func(email string) string {
+		t.Helper()
+		p := mustProblem(t, tn.Do("POST", "/api/v1/users", a.Owner, body(email)), 422, "validation")
+		return fmt.Sprint(p["title"], p["detail"], p["errors"])
+	}
+	before := tn.outboxLen()
+	own, other, otherOwner := answer("staff@a.test"), answer("STAFF@b.test"), answer(b.OwnerEmail)
+	if own != other || own != otherOwner {
+		t.Fatalf("answers differ:\nown org:     %s\nother org:   %s\nother owner: %s", own, other, otherOwner)
+	}
+	if strings.Contains(other, "exist") || strings.Contains(other, "b.test") || strings.Contains(other, "org") {
+		t.Fatalf("the answer says where the address is: %s", other)
+	}
+	malformed := mustProblem(t, tn.Do("POST", "/api/v1/users", a.Owner, body("not-an-address")), 422, "validation")
+	if !strings.Contains(fmt.Sprint(malformed["errors"]), "field:email") {
+		t.Fatalf("a malformed address: %v", malformed["errors"])
+	}
+	if n := tn.outboxLen(); n != before {
+		t.Fatalf("refused users wrote %d change records", n-before)
+	}
+	tn.MustLogin("staff@b.test", testPassword)
 }

@@ -518,3 +518,59 @@ func TestExecutionsArePagedAndExpireAfterTheRetention(t *testing.T) {
 		t.Fatalf("left %v, want only the youngest", left)
 	}
 }
+
+// TestAutomationSchedulesAndRuleCountAreBounded: a schedule may not run
+// more often than once a minute, and an org may not hold more than
+// kassa.MaxAutomationRules rules; both are 422 problems that change
+// nothing (issue 21, N2).
+func TestAutomationSchedulesAndRuleCountAreBounded(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	a := tn.MustOrg("Bounded rules")
+	every := func(cron string) map[string]any {
+		return map[string]any{"name": "every " + cron,
+			"trigger": map[string]any{"type": "schedule", "cron": cron},
+			"actions": []any{map[string]any{"type": "emit_event"}}}
+	}
+	for _, cron := range []string{"@every 1s", "@every 30s", "@every 59s"} {
+		p := mustProblem(t, tn.Do("POST", "/api/v1/automations", a.Owner, every(cron)), 422, "validation")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "trigger.cron") || !strings.Contains(fmt.Sprint(p["errors"]), "once a minute") {
+			t.Fatalf("%s: errors %v do not name trigger.cron", cron, p["errors"])
+		}
+	}
+	if l := tn.Do("GET", "/api/v1/automations", a.Owner, nil).List(); len(l) != 0 {
+		t.Fatalf("a refused schedule was stored: %v", l)
+	}
+	id := mustRule(t, tn, a.Owner, every("@every 1m"))
+	mustRule(t, tn, a.Owner, every("* * * * *"))
+	p := mustProblem(t, tn.Do("PATCH", "/api/v1/automations/"+id, a.Owner, map[string]any{
+		"trigger": map[string]any{"type": "schedule", "cron": "@every 5s"}}), 422, "validation")
+	if !strings.Contains(fmt.Sprint(p["errors"]), "trigger.cron") {
+		t.Fatalf("PATCH errors %v do not name trigger.cron", p["errors"])
+	}
+	if got := tn.Do("GET", "/api/v1/automations/"+id, a.Owner, nil).Data()["trigger"]; fmt.Sprint(got) != "map[cron:@every 1m type:schedule]" {
+		t.Fatalf("a refused PATCH changed the trigger: %v", got)
+	}
+
+	for i := 2; i < kassa.MaxAutomationRules; i++ {
+		mustRule(t, tn, a.Owner, vipRule())
+	}
+	p = mustProblem(t, tn.Do("POST", "/api/v1/automations", a.Owner, vipRule()), 422, "validation")
+	if !strings.Contains(fmt.Sprint(p["detail"]), fmt.Sprint(kassa.MaxAutomationRules)) {
+		t.Fatalf("the cap's problem does not say the cap: %v", p)
+	}
+	n := 0
+	for cursor := ""; ; {
+		r := tn.Do("GET", "/api/v1/automations?limit=200"+cursor, a.Owner, nil)
+		n += len(r.List())
+		next, _ := r.JSON()["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = "&cursor=" + next
+	}
+	if n != kassa.MaxAutomationRules {
+		t.Fatalf("the org holds %d rules, want %d", n, kassa.MaxAutomationRules)
+	}
+	b := tn.MustOrg("Other org")
+	mustRule(t, tn, b.Owner, vipRule())
+}

@@ -501,10 +501,59 @@ func TestGraphQLSpendsTheOrgsRateByWhatItRead(t *testing.T) {
 		t.Fatalf("three mutations cost %d of the rate, want 4 (the request and one each)", next-wrote)
 	}
 	g := create(2000, 51)
-	if e := g.fails(t, 200, "bad-request"); len(g.Errors) != 1 || fmt.Sprint(e.Path) != "[m2050]" || !strings.Contains(e.Message, "at most 50 mutations") {
+	if e := g.fails(t, 400, "bad-request"); len(g.Errors) != 1 || !strings.Contains(e.Message, "at most 50 mutations") {
 		t.Fatalf("51 mutations: %+v", g.Errors)
 	}
-	if n := len(tn.Do("GET", "/api/v1/catalog/products?limit=200&q=P-020", o.Owner, nil).List()); n != 50 {
-		t.Fatalf("%d of the 51 mutations' products exist, want 50", n)
+	if n := len(tn.Do("GET", "/api/v1/catalog/products?limit=200&q=P-020", o.Owner, nil).List()); n != 0 {
+		t.Fatalf("%d of the 51 refused mutations' products exist, want none", n)
+	}
+}
+
+// TestGraphQLRefusesTooManyMutationsBeforeAnyRuns: a request of more
+// than 50 mutation fields, however it spells them (aliases, fragments),
+// is refused whole with 400 before any runs, so nothing is half
+// committed; @skip'd fields do not count (issue 21, N3).
+func TestGraphQLRefusesTooManyMutationsBeforeAnyRuns(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	o := tn.MustOrg("Mutation Cap Org")
+	fields := func(prefix string, from, n int, directive string) string {
+		var m strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&m, ` m%d: createProduct(input: {name: "P%d", sku: "%s-%03d", basePrice: 1})%s { id }`, i, i, prefix, i, directive)
+		}
+		return m.String()
+	}
+	count := func(prefix string) int {
+		return len(tn.Do("GET", "/api/v1/catalog/products?limit=200&q="+prefix+"-", o.Owner, nil).List())
+	}
+	refused := func(name, doc string, vars map[string]any, prefix string) {
+		t.Helper()
+		g := tn.gql(o.Owner, doc, vars)
+		if e := g.fails(t, 400, "bad-request"); len(g.Errors) != 1 || !strings.Contains(e.Message, "at most 50 mutations") || g.Data != nil {
+			t.Fatalf("%s: %d %+v data %v", name, g.Status, g.Errors, g.Data)
+		}
+		if n := count(prefix); n != 0 {
+			t.Fatalf("%s: %d products were created by a refused request", name, n)
+		}
+	}
+	refused("51 aliased", "mutation {"+fields("ALIAS", 0, 51, "")+" }", nil, "ALIAS")
+	refused("30 in a fragment and 21 beside it", "mutation {"+fields("FRAG", 0, 21, "")+" ...more }\n"+
+		"fragment more on Mutation {"+fields("FRAG", 21, 30, "")+" }", nil, "FRAG")
+	named := gqlOf(t, tn.Do("POST", gqlPath, o.Owner, map[string]any{"operationName": "big",
+		"query": "query q { products { id } }\nmutation big {" + fields("NAMED", 0, 51, "") + " }"}))
+	if e := named.fails(t, 400, "bad-request"); !strings.Contains(e.Message, "at most 50 mutations") || count("NAMED") != 0 {
+		t.Fatalf("51 in the named operation of two: %+v, %d products", named.Errors, count("NAMED"))
+	}
+	refused("51 with a variable @include", "mutation ($all: Boolean = true) {"+fields("VAR", 0, 51, " @include(if: $all)")+" }",
+		map[string]any{"all": true}, "VAR")
+
+	if d := tn.gql(o.Owner, "mutation {"+fields("SKIP", 0, 50, "")+fields("SKIP", 50, 1, " @skip(if: true)")+" }", nil).ok(t); len(d) != 50 {
+		t.Fatalf("50 mutations and a skipped one answered %d fields", len(d))
+	}
+	if n := count("SKIP"); n != 50 {
+		t.Fatalf("50 mutations and a skipped one made %d products, want 50", n)
+	}
+	if d := tn.gql(o.Owner, `{ products(limit: 1) { id } __schema { mutationType { name } } }`, nil).ok(t); at(d, "__schema", "mutationType", "name") != "Mutation" {
+		t.Fatalf("a query that names the mutation type: %v", d)
 	}
 }

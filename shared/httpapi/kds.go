@@ -65,8 +65,10 @@ func (s *Server) routesKDS() {
 				"without either the stream starts with the next event"},
 			{"access_token", "string", "the bearer token, for browsers' EventSource, which cannot send headers (never logged)"},
 		},
-		Summary: "Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status; status " +
-			"cancelled voids the ticket), ticket.bumped and ticket.recalled; data is {seq, type, location_id, ticket, created_at}. " +
+		Summary: "Kitchen display feed (text/event-stream). Events ticket.created, ticket.updated (notes or status), " +
+			"ticket.bumped, ticket.recalled and ticket.voided (the order was cancelled or refunded in full before it was served: " +
+			"the ticket has void true and leaves the board); data is {seq, type, location_id, ticket, created_at}. A ticket's " +
+			"ticket_number (#1, #2…) is given by this node per location and local business day. " +
 			"The id is a per-node sequence that survives restarts: reconnecting with Last-Event-ID (or last_event_id) sends exactly " +
 			"the events missed, then live ones. A ': ping' comment comes every 15 s; retry is 2 s. Ids of the edge and the hub " +
 			"are separate sequences. Tokens: bearer header, or access_token query"}
@@ -76,7 +78,7 @@ func (s *Server) routesKDS() {
 	s.api.Add(fiber.MethodGet, stream.Path, queryToken, s.authenticate(stream.Scope), stream.Handler)
 	s.handle(&Route{Method: "GET", Path: "/kds/tickets", Tag: "kds", Scope: kassa.ScopeKDS, Resp: kassa.TicketBoard{},
 		Query: []Param{loc, station, {"kitchen_status", "string", "comma-separated states to show; default new,in_progress,ready"}},
-		Summary: "The kitchen board: tickets of the last 24 hours still open in the kitchen (not cancelled), oldest first, " +
+		Summary: "The kitchen board: tickets of the last 24 hours still open in the kitchen (not void), oldest first, " +
 			"with the last_event_id to open the stream from, the stations in use, and the server's clock",
 		Handler: s.ticketBoard})
 	s.handle(&Route{Method: "POST", Path: "/kds/tickets/:id/bump", Tag: "kds", Scope: kassa.ScopeKDS, Body: kassa.TicketMove{}, Resp: kassa.Ticket{},

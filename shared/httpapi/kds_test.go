@@ -402,7 +402,8 @@ func TestKDSBumpRecallAndUpdates(t *testing.T) {
 	if o := f.tn.Do("GET", "/api/v1/orders/"+id, f.org.Owner, nil).Data(); o["kitchen_status"] != kassa.KitchenInProgress {
 		t.Fatalf("order kitchen_status %v", o["kitchen_status"])
 	}
-	// Notes and a cancel are ticket updates; a customer change is not.
+	// Notes are a ticket update, a cancel voids it; a customer change is
+	// neither.
 	f.tn.Do("PATCH", "/api/v1/orders/"+id, f.org.Owner, map[string]any{"notes": "allergy: nuts"})
 	f.tn.Do("PATCH", "/api/v1/orders/"+id, f.org.Owner, map[string]any{"status": "cancelled"})
 	mustProblem(t, f.bump(id, nil), 409, "conflict")
@@ -412,8 +413,9 @@ func TestKDSBumpRecallAndUpdates(t *testing.T) {
 		types = append(types, e.Type+":"+e.Data.Ticket.KitchenStatus)
 	}
 	want := []string{"ticket.created:new", "ticket.bumped:in_progress", "ticket.bumped:ready", "ticket.bumped:served",
-		"ticket.recalled:in_progress", "ticket.updated:in_progress", "ticket.updated:in_progress"}
-	if !slices.Equal(types, want) || evs[5].Data.Ticket.Notes != "allergy: nuts" || evs[6].Data.Ticket.Status != kassa.OrderCancelled {
+		"ticket.recalled:in_progress", "ticket.updated:in_progress", "ticket.voided:in_progress"}
+	if !slices.Equal(types, want) || evs[5].Data.Ticket.Notes != "allergy: nuts" || evs[6].Data.Ticket.Status != kassa.OrderCancelled ||
+		!evs[6].Data.Ticket.Void || evs[5].Data.Ticket.Void {
 		t.Fatalf("events %v, want %v", types, want)
 	}
 	// The kitchen role reads and bumps, but takes no orders.

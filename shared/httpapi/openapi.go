@@ -137,6 +137,12 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"A method the path does not have is 405 method-not-allowed with Allow; GET routes answer HEAD; " +
 				"a body, query value or path that is not valid UTF-8 is 400; settlements without dates cover " +
 				"the week to each location's today in its own time zone. " +
+				"Test cards (a simulated card network; POST /payments/initiate with method card and card_number; a decline is 201 " +
+				"with status failed and failure_reason): 4242424242424242 approves, as does any other number passing the Luhn check; " +
+				"4000000000000002 declines (card_declined); 4000000000009995 declines (insufficient_funds); 4000000000000119 " +
+				"fails as a network error (processing_error); a number failing the Luhn check, such as 4242424242424241, fails " +
+				"(invalid_number). Offline, within the org's offline limits, the till approves every Luhn-valid number and the " +
+				"decline cards are declined when the payment is forwarded. " +
 				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
 				"a manual discount needs the role's settings.discount_limits and a cashier's refunds on one order together stay within refund_limit (403). " +
 				"Money operations at the hub (payment initiate, capture, void; order complete, refund, cancel) on an order of a store " +

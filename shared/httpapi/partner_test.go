@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -131,7 +132,9 @@ func TestTenantBadBodyStoresNothing(t *testing.T) {
 	before = tn.outboxLen()
 	dup := tenantBody("Dup Cafe")
 	dup["owner"].(map[string]any)["email"] = "firstcafe@owner.test"
-	mustProblem(t, tn.Do("POST", "/api/v1/partners/tenants", operatorToken, dup), 409, "conflict")
+	if p := mustProblem(t, tn.Do("POST", "/api/v1/partners/tenants", operatorToken, dup), 422, "validation"); fmt.Sprint(p["errors"]) != "[map[field:owner.email message:cannot be used for a new user: give another address]]" {
+		t.Fatalf("a taken owner e-mail: %v", p["errors"])
+	}
 	if n := tn.outboxLen(); n != before {
 		t.Fatalf("refused tenants wrote %d change records", n-before)
 	}
@@ -264,5 +267,60 @@ func TestOrgRateLimitPerOrgSurvivesRestart(t *testing.T) {
 	headers(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "600", "2")
 	if r := tn.Do("GET", "/api/v1/partners/tenants/"+busy.ID, operatorToken, nil); r.Data()["rate_limit"] != nil {
 		t.Fatalf("removed limit still stored: %s", r.Body)
+	}
+}
+
+// TestTenantCurrencyIsISO4217AndNameNotBlank: a tenant's currency must be
+// the ISO 4217 code of a currency in use (golang.org/x/text/currency), not
+// any three capitals, and its name (and its owner's and location's) must
+// not be blank; each is a 422 naming the field that stores nothing (issue
+// 21, N4 and N5). A location added later is held to the same currencies.
+func TestTenantCurrencyIsISO4217AndNameNotBlank(t *testing.T) {
+	tn, _ := MustStartPartnerHub(t, nil)
+	before := tn.outboxLen()
+	for _, c := range []struct {
+		name  string
+		mut   func(b map[string]any)
+		field string
+	}{
+		{"an unknown code", func(b map[string]any) { b["currency"] = "ZZZ" }, "currency"},
+		{"no currency", func(b map[string]any) { b["currency"] = "XXX" }, "currency"},
+		{"the testing code", func(b map[string]any) { b["currency"] = "XTS" }, "currency"},
+		{"gold", func(b map[string]any) { b["currency"] = "XAU" }, "currency"},
+		{"a withdrawn currency", func(b map[string]any) { b["currency"] = "DEM" }, "currency"},
+		{"lower case", func(b map[string]any) { b["currency"] = "nzd" }, "currency"},
+		{"the location's", func(b map[string]any) { b["location"].(map[string]any)["currency"] = "ABC" }, "location.currency"},
+		{"a blank name", func(b map[string]any) { b["name"] = "   " }, "name"},
+		{"a name of tabs and newlines", func(b map[string]any) { b["name"] = "\t\n" }, "name"},
+		{"a blank owner name", func(b map[string]any) { b["owner"].(map[string]any)["name"] = "  " }, "owner.name"},
+		{"a blank location name", func(b map[string]any) { b["location"].(map[string]any)["name"] = " " }, "location.name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := tenantBody("Blank " + c.name)
+			c.mut(b)
+			p := mustProblem(t, tn.Do("POST", "/api/v1/partners/tenants", operatorToken, b), 422, "validation")
+			errs := p["errors"].([]any)
+			if len(errs) != 1 || errs[0].(map[string]any)["field"] != c.field {
+				t.Fatalf("errors %v, want one naming %s", errs, c.field)
+			}
+		})
+	}
+	if n := tn.outboxLen(); n != before {
+		t.Fatalf("refused tenants wrote %d change records", n-before)
+	}
+	if l := tn.Do("GET", "/api/v1/partners/tenants", operatorToken, nil).List(); len(l) != 0 {
+		t.Fatalf("refused tenants were stored: %v", l)
+	}
+	for _, cur := range []string{"JPY", "KWD", "XAF", "CHF"} {
+		b := tenantBody("Tenant in " + cur)
+		b["currency"] = cur
+		if r := tn.Do("POST", "/api/v1/partners/tenants", operatorToken, b); r.Status != 201 || r.Data()["org"].(map[string]any)["currency"] != cur {
+			t.Fatalf("a tenant in %s: %d %s", cur, r.Status, r.Body)
+		}
+	}
+	o := tn.MustTenant(operatorToken, "Later Stores")
+	loc := map[string]any{"name": "Second", "timezone": "Pacific/Auckland", "currency": "QQQ"}
+	if p := mustProblem(t, tn.Do("POST", "/api/v1/locations", o.Owner, loc), 422, "validation"); !strings.Contains(fmt.Sprint(p["errors"]), "field:currency") {
+		t.Fatalf("a location in QQQ: %v", p["errors"])
 	}
 }

@@ -32,11 +32,12 @@ func (s *Server) routesPayments() {
 		Summary: "Void a pending or authorized payment, or a captured one while its order is open (409 otherwise: refund the order)",
 		Handler: getBy("payment", svc.Void)})
 	s.handle(&Route{Method: "GET", Path: "/payments/settlements", Tag: "payments", Scope: kassa.ScopePaymentsRead, List: true, Resp: kassa.Settlement{},
-		Query: []Param{
+		Query: append([]Param{
 			{"date_from", "string", "first local date (YYYY-MM-DD), default 6 days before date_to"},
 			{"date_to", "string", "last local date (YYYY-MM-DD), default each location's today in its own time zone"},
 			{"location_id", "string", "only this location"},
-		}, Summary: "Per local day, location and method: count and gross of captured payments, refunds, net", Handler: s.settlements})
+		}, pageParams...), Summary: "Per local day, location and method: count and gross of captured payments, refunds, net; " +
+			"ordered by date, location id and method, paged (limit, cursor) like every list", Handler: s.settlements})
 	if s.svc.Settings != nil {
 		s.handle(&Route{Method: "GET", Path: "/payments/methods", Tag: "payments", Scope: kassa.ScopePaymentsRead, Resp: paymentMethods{},
 			Summary: "The payment methods the org accepts", Handler: s.getPaymentMethods})
@@ -76,13 +77,16 @@ func (s *Server) listPayments(c *fiber.Ctx) error {
 func (s *Server) settlements(c *fiber.Ctx) error {
 	// Empty dates stay empty: the service resolves them per location, in
 	// its time zone.
-	f := kassa.SettlementFilter{From: c.Query("date_from"), To: c.Query("date_to")}
-	var err error
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	f := kassa.SettlementFilter{From: c.Query("date_from"), To: c.Query("date_to"), Page: p}
 	if f.LocationID, err = queryID(c, "location_id"); err != nil {
 		return err
 	}
-	out, err := s.svc.Payments.Settlements(c.UserContext(), f)
-	return list(c, kassa.List[kassa.Settlement]{Items: out}, err)
+	l, err := s.svc.Payments.Settlements(c.UserContext(), f)
+	return list(c, l, err)
 }
 
 func (s *Server) getPaymentMethods(c *fiber.Ctx) error {

@@ -64,3 +64,59 @@ func TestSettlementsDefaultToEachLocationsToday(t *testing.T) {
 		})
 	}
 }
+
+// TestSettlementsPageLikeEveryList: GET /payments/settlements takes limit
+// and cursor and answers the list envelope as every list does (CONTRACT.md):
+// pages in date, location and method order that together are the whole
+// list, next_cursor null on the last page (also when the rows fill it
+// exactly), and a bad limit or cursor is 400 (issue 21).
+func TestSettlementsPageLikeEveryList(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeEdge, nil)
+	f := ordFixtureOn(t, tn)
+	latte := f.product("Latte", "LAT-P", 450)
+	locs := []string{f.locA}
+	for _, name := range []string{"Second", "Third", "Fourth"} {
+		locs = append(locs, f.create("/locations", map[string]any{"name": name, "timezone": "UTC"}))
+	}
+	for _, loc := range locs {
+		f.soldOrder(loc, latte, 1)
+	}
+	all := f.paySettlements("", "")
+	if len(all) != 4 {
+		t.Fatalf("%d settlement rows, want 4: %+v", len(all), all)
+	}
+	var paged []paySettlement
+	cursor, pages := "", 0
+	for {
+		r := f.must(f.do("GET", "/payments/settlements?limit=3"+cursor, "", nil), 200)
+		body := r.JSON()
+		items := r.List()
+		pages++
+		for _, it := range items {
+			m := it.(map[string]any)
+			paged = append(paged, paySettlement{m["date"].(string), m["location_id"].(string), m["method"].(string),
+				ordNum(m["count"]), ordNum(m["gross"]), ordNum(m["refunds"]), ordNum(m["net"])})
+		}
+		next, _ := body["next_cursor"].(string)
+		if body["has_more"] != (next != "") || (next == "" && body["next_cursor"] != nil) {
+			t.Fatalf("page %d: has_more %v, next_cursor %v", pages, body["has_more"], body["next_cursor"])
+		}
+		if pages == 1 && (len(items) != 3 || next == "") {
+			t.Fatalf("the first page of limit 3 has %d rows and next_cursor %q", len(items), next)
+		}
+		if next == "" {
+			break
+		}
+		cursor = "&cursor=" + url.QueryEscape(next)
+	}
+	if pages != 2 || !slices.Equal(paged, all) {
+		t.Fatalf("%d pages gave\n%+v\nthe whole list is\n%+v", pages, paged, all)
+	}
+	exact := f.must(f.do("GET", "/payments/settlements?limit=4", "", nil), 200).JSON()
+	if len(exact["data"].([]any)) != 4 || exact["has_more"] != false || exact["next_cursor"] != nil {
+		t.Fatalf("a page the rows fill exactly: %v", exact)
+	}
+	for _, q := range []string{"?limit=0", "?limit=201", "?cursor=bm90LWEtY3Vyc29y", "?cursor=" + url.QueryEscape("v1:"+f.locA)} {
+		mustProblem(t, f.do("GET", "/payments/settlements"+q, "", nil), 400, "bad-request")
+	}
+}

@@ -2,7 +2,9 @@ package httpapi
 
 // Webhook endpoints (spec 4.4 and part 6), hub only, scope webhooks:write.
 // The secret is in the answers of registration and rotation only, which
-// are therefore never stored for an Idempotency-Key replay (NoReplay).
+// are therefore never stored for an Idempotency-Key replay (SecretOnce): a
+// retry with the key of a registration that succeeded creates no second
+// endpoint and is 409 naming the first (docs/webhooks.md).
 // The test route sends synchronously and answers the spec's camelCase
 // result; a retry only queues the failed delivery again (202), the sender
 // sends it.
@@ -18,7 +20,7 @@ func (s *Server) routesWebhooks() {
 	const tag, scope = "webhooks", kassa.ScopeWebhooksWrite
 	s.handle(&Route{Method: "GET", Path: "/webhooks", Tag: tag, Scope: scope, List: true, Resp: kassa.WebhookEndpoint{}, Query: pageParams,
 		Summary: "List the org's webhook endpoints", Handler: s.listWebhooks})
-	s.handle(&Route{Method: "POST", Path: "/webhooks", Tag: tag, Scope: scope, Status: 201, NoReplay: true,
+	s.handle(&Route{Method: "POST", Path: "/webhooks", Tag: tag, Scope: scope, Status: 201, SecretOnce: true,
 		Body: kassa.WebhookCreate{}, Resp: kassa.WebhookEndpointSecret{},
 		Summary: "Register an endpoint; its signing secret is in this answer only",
 		Handler: createWith("/webhooks", func(w *kassa.WebhookEndpointSecret) string { return w.ID }, svc.CreateWebhook)})
@@ -36,7 +38,7 @@ func (s *Server) routesWebhooks() {
 		Resp: kassa.WebhookAttempt{}, Errors: []int{fiber.StatusConflict},
 		Summary: "Replay a failed delivery (logId: an attempt's id or the delivery id) with the same delivery id; 409 if it has not failed",
 		Handler: s.retryWebhook})
-	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/rotate-secret", Tag: tag, Scope: scope, NoReplay: true, Resp: kassa.WebhookEndpointSecret{},
+	s.handle(&Route{Method: "POST", Path: "/webhooks/:id/rotate-secret", Tag: tag, Scope: scope, SecretOnce: true, Resp: kassa.WebhookEndpointSecret{},
 		Summary: "Give an endpoint a new signing secret, used from the next attempt on; the old one is not used again", Handler: s.rotateWebhookSecret})
 }
 

@@ -309,3 +309,66 @@ func TestWebhookRoutesRefuseBadInputAndOtherOrgs(t *testing.T) {
 	}
 	mustProblem(t, f.do("GET", "/webhooks/"+id, "", nil), 404, "not-found")
 }
+
+// TestWebhookRegistrationRetryCreatesNoSecondEndpoint: a client that
+// retries POST /webhooks with the same Idempotency-Key (its first answer
+// lost) gets no second endpoint and no second secret: a 409 that names the
+// endpoint the first request created, whose secret it may rotate. A
+// refused first request replays as usual; another body with the key is
+// 422; another caller's key is its own. Rotation retried with its key
+// rotates once (issue 21, contract deviations).
+func TestWebhookRegistrationRetryCreatesNoSecondEndpoint(t *testing.T) {
+	f := newWebhookFixture(t, nil)
+	rcv := webhooktest.New(t)
+	body := map[string]any{"url": rcv.URL(), "events": []string{kassa.EventOrderCreated}}
+	post := func(path, tok, key string, body any) *resp {
+		if tok == "" {
+			tok = f.org.Owner
+		}
+		return f.tn.Do("POST", "/api/v1"+path, tok, body, "Idempotency-Key", key)
+	}
+	first := post("/webhooks", "", "wh-1", body)
+	if first.Status != 201 {
+		t.Fatalf("register: %d %s", first.Status, first.Body)
+	}
+	id, secret := first.Data()["id"].(string), first.Data()["secret"].(string)
+	for range 2 {
+		again := post("/webhooks", "", "wh-1", body)
+		p := mustProblem(t, again, 409, "conflict")
+		if !strings.Contains(p["detail"].(string), id) || strings.Contains(string(again.Body), secret) ||
+			again.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("the retry: %s", again.Body)
+		}
+	}
+	if l := f.must(f.do("GET", "/webhooks", "", nil), 200).List(); len(l) != 1 || l[0].(map[string]any)["id"] != id {
+		t.Fatalf("endpoints after two retries: %v", l)
+	}
+	mustProblem(t, post("/webhooks", "", "wh-1", map[string]any{"url": rcv.URL(), "events": []string{kassa.EventOrderCompleted}}), 422, "validation")
+
+	bad := map[string]any{"url": "ftp://x", "events": []string{kassa.EventOrderCreated}}
+	refused := post("/webhooks", "", "wh-bad", bad)
+	mustProblem(t, refused, 422, "validation")
+	if again := post("/webhooks", "", "wh-bad", bad); again.Status != 422 || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("a refused registration's retry: %d %v", again.Status, again.Header)
+	}
+
+	other := f.tn.MustOrg("Other webhooks")
+	if r := post("/webhooks", other.Owner, "wh-1", body); r.Status != 201 || r.Data()["id"] == id {
+		t.Fatalf("another org's request with the same key: %d %s", r.Status, r.Body)
+	}
+
+	rot := post("/webhooks/"+id+"/rotate-secret", "", "rot-1", nil)
+	if rot.Status != 200 {
+		t.Fatalf("rotate: %d %s", rot.Status, rot.Body)
+	}
+	fresh := rot.Data()["secret"].(string)
+	again := post("/webhooks/"+id+"/rotate-secret", "", "rot-1", nil)
+	mustProblem(t, again, 409, "conflict")
+	if strings.Contains(string(again.Body), fresh) {
+		t.Fatalf("the rotation's retry shows the secret: %s", again.Body)
+	}
+	rcv.SetSecret(fresh)
+	if res := f.must(f.do("POST", "/webhooks/"+id+"/test", "", nil), 200).Data(); res["success"] != true {
+		t.Fatalf("the secret of the one rotation does not sign: %v", res)
+	}
+}

@@ -70,6 +70,13 @@ const (
 	// an action's write logs: WithCauseDepth): an execution beyond this
 	// depth is skipped and says so.
 	MaxAutomationDepth = 3
+	// MaxAutomationRules is how many rules an org may have, active or
+	// not: each is looked at on every event and every schedule tick.
+	MaxAutomationRules = 200
+	// MinScheduleInterval is the shortest time between two ticks of a
+	// schedule trigger: a five-field cron runs at most once a minute, and
+	// "@every" may not run more often.
+	MinScheduleInterval = time.Minute
 )
 
 // DataRef is the prefix of an action parameter that takes its value from
@@ -249,9 +256,10 @@ type AutomationService interface {
 	AutomationExecutions(ctx context.Context, id string, p Page) (List[AutomationExecution], error)
 }
 
-// CronParser parses a cron expression in a time zone; the node gives
+// CronParser parses a cron expression in a time zone and returns its
+// schedule: next gives the first tick after a time. The node gives
 // robfig/cron/v3's (the domain imports only the standard library).
-type CronParser func(expr string, loc *time.Location) error
+type CronParser func(expr string, loc *time.Location) (next func(time.Time) time.Time, err error)
 
 // Validate checks a rule, parsing its cron with parse.
 func (r *AutomationRule) Validate(parse CronParser) error {
@@ -297,14 +305,34 @@ func validTrigger(v *Validation, t *Trigger, parse CronParser) {
 		v.Check(ok, "trigger.timezone", "must be an IANA time zone")
 		if t.Cron == "" || len(t.Cron) > 200 || strings.HasPrefix(t.Cron, "CRON_TZ=") || strings.HasPrefix(t.Cron, "TZ=") {
 			v.Add("trigger.cron", "must be a cron expression (the zone goes in trigger.timezone)")
-		} else if err := parse(t.Cron, loc); err != nil {
+		} else if next, err := parse(t.Cron, loc); err != nil {
 			v.Add("trigger.cron", "does not parse: %s", err)
+		} else {
+			v.Check(!tooFrequent(next), "trigger.cron", "must not run more often than once a minute")
 		}
 	case TriggerManual:
 		v.Check(t.Event == "" && t.Cron == "" && t.Timezone == "", "trigger", "a manual trigger has no event, cron or timezone")
 	default:
 		v.Add("trigger.type", "must be event, schedule or manual")
 	}
+}
+
+// scheduleProbe is when tooFrequent starts walking a schedule.
+var scheduleProbe = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
+
+// tooFrequent reports whether two of a schedule's first ticks are closer
+// than MinScheduleInterval (only "@every" can be: a cron field's finest
+// unit is the minute).
+func tooFrequent(next func(time.Time) time.Time) bool {
+	prev := next(scheduleProbe)
+	for i := 0; i < 4 && !prev.IsZero(); i++ {
+		t := next(prev)
+		if !t.IsZero() && t.Sub(prev) < MinScheduleInterval {
+			return true
+		}
+		prev = t
+	}
+	return false
 }
 
 func validCondition(v *Validation, at string, c *Condition, t Trigger) {

@@ -164,7 +164,11 @@ func validateRules(v *Validation, rules []CampaignRule) {
 		switch r.Type {
 		case RuleOrderDiscount, RuleProductDiscount, RuleCategoryDiscount:
 			gives = true
-			checkDiscount(v, f, &Discount{Type: r.DiscountType, Value: r.Value})
+			if r.DiscountType == DiscountPercent || r.DiscountType == DiscountAmount {
+				checkDiscount(v, f, &Discount{Type: r.DiscountType, Value: r.Value})
+			} else {
+				v.Add(f+".discount_type", "must be percent or amount")
+			}
 			v.Check(r.Value > 0, f+".value", "must be above 0")
 			if r.Type == RuleProductDiscount {
 				checkRuleIDs(v, f+".product_ids", r.ProductIDs)

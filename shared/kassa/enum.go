@@ -63,7 +63,7 @@ var Enums = map[string][]string{
 	"RefType":           {RefOrder, RefRefund, RefTransfer, RefAdjustment},
 	"TransferStatus":    {TransferInTransit, TransferReceived, TransferCancelled},
 	"DiscountType":      {DiscountPercent, DiscountAmount},
-	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled},
+	"TicketEventType":   {TicketCreated, TicketUpdated, TicketBumped, TicketRecalled, TicketVoided},
 	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused, ConflictGiftCardOverdrawn},
 	"NodeKind":          {NodeEdge, NodeHub},
 	"ConflictStatus":    {ConflictOpen, ConflictResolved},

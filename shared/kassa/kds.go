@@ -11,6 +11,9 @@ const (
 	TicketUpdated  = "ticket.updated"  // notes or order status changed (a cancel voids the ticket)
 	TicketBumped   = "ticket.bumped"   // kitchen_status moved forward
 	TicketRecalled = "ticket.recalled" // kitchen_status moved back
+	// TicketVoided: the order was cancelled or fully refunded before it
+	// was served; the ticket (void true) leaves every screen.
+	TicketVoided = "ticket.voided"
 )
 
 // EventKDSTicket is published on the in-process bus after a unit of work
@@ -65,9 +68,16 @@ func checkStation(v *Validation, s *string) {
 
 // Ticket is an order as the kitchen sees it. Its id is the order's id.
 type Ticket struct {
-	ID            string       `json:"id"` // the order id
-	LocationID    string       `json:"location_id"`
-	Number        string       `json:"number"` // The order number, shown on the screen.
+	ID         string `json:"id"` // the order id
+	LocationID string `json:"location_id"`
+	Number     string `json:"number"` // The order number.
+	// TicketNumber is the number the screen shows (#12): 1, 2, 3… per
+	// location and local business day, given by the node that made the
+	// ticket, whichever node took the order.
+	TicketNumber int64 `json:"ticket_number"`
+	// Void: the order was cancelled or fully refunded before it was
+	// served; the ticket is off the board.
+	Void          bool         `json:"void"`
 	Channel       string       `json:"channel" openapi:"enum=Channel"`
 	Status        string       `json:"status" openapi:"enum=OrderStatus"` // the order's status; cancelled voids the ticket
 	KitchenStatus string       `json:"kitchen_status" openapi:"enum=KitchenStatus"`
@@ -86,6 +96,12 @@ type TicketLine struct {
 	Quantity  int64    `json:"quantity"`
 	Modifiers []string `json:"modifiers"` // names of the chosen options
 	Station   string   `json:"station"`
+}
+
+// VoidTicket reports whether an order of status and kitchen status
+// voids its ticket: cancelled, or refunded in full, before it was served.
+func VoidTicket(status, kitchenStatus string) bool {
+	return (status == OrderCancelled || status == OrderRefunded) && kitchenStatus != KitchenServed
 }
 
 // ForStation returns a copy of t with only the lines of station; "" keeps

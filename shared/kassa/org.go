@@ -2,6 +2,7 @@ package kassa
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -26,7 +27,7 @@ type OrgCreate struct {
 // Validate checks the input of a provisioning call.
 func (in *OrgCreate) Validate() error {
 	var v Validation
-	v.Check(in.Name != "", "name", "is required")
+	v.Check(ValidName(in.Name, 200), "name", "is required: 1-200 characters of text, not only spaces")
 	v.Check(ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
 	v.Check(ValidEmail(in.OwnerEmail), "owner_email", "must be an e-mail address")
 	v.Check(len(in.OwnerPassword) >= 8, "owner_password", "must have at least 8 characters")
@@ -74,7 +75,7 @@ type LocationService interface {
 // given (empty takes the org's).
 func (in *LocationCreate) Validate() error {
 	var v Validation
-	v.Check(in.Name != "" && ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
+	v.Check(ValidName(in.Name, 200), "name", "is required: 1-200 characters of text, not only spaces")
 	v.Check(ValidTimezone(in.Timezone), "timezone", "must be an IANA time zone such as Australia/Sydney")
 	v.Check(ValidText(in.Address, 500), "address", "must be at most 500 characters of text")
 	v.Check(in.Currency == "" || ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
@@ -116,14 +117,14 @@ func (o *TenantOwner) User() *UserCreate {
 	return &UserCreate{Email: o.Email, Name: o.Name, Password: o.Password, Role: RoleOwner}
 }
 
-// Validate checks a new tenant: a name of 1–200 characters, an ISO 4217
-// currency, the owner as a new user (a name is required) and the location
+// Validate checks a new tenant: a name of 1–200 characters, not blank, a
+// three-letter currency (the store checks it is an ISO 4217 code in use), the owner as a new user (a name is required) and the location
 // as a new location. Field names are nested: owner.email, location.timezone.
 func (in *TenantCreate) Validate() error {
 	var v Validation
-	v.Check(in.Name != "" && ValidText(in.Name, 200), "name", "is required: 1-200 characters of text")
+	v.Check(ValidName(in.Name, 200), "name", "is required: 1-200 characters of text, not only spaces")
 	v.Check(ValidCurrency(in.Currency), "currency", "must be a three-letter ISO 4217 code")
-	v.Check(in.Owner.Name != "", "owner.name", "is required")
+	v.Check(strings.TrimSpace(in.Owner.Name) != "", "owner.name", "is required, not only spaces")
 	v.nest("owner.", in.Owner.User().Validate())
 	v.nest("location.", in.Location.Validate())
 	return v.Err()

@@ -95,6 +95,9 @@ type Settlement struct {
 type SettlementFilter struct {
 	From, To   string
 	LocationID *string
+	// Page pages the rows, ordered by date, location id and method, like
+	// every list (the cursor names the last row of a page).
+	Page Page
 }
 
 // MaxSettlementSpan is the longest range of dates a settlement query covers.
@@ -132,7 +135,7 @@ type PaymentService interface {
 	Initiate(ctx context.Context, in *PaymentInitiate) (*Payment, error)
 	Capture(ctx context.Context, id string) (*Payment, error)
 	Void(ctx context.Context, id string) (*Payment, error)
-	Settlements(ctx context.Context, f SettlementFilter) ([]Settlement, error)
+	Settlements(ctx context.Context, f SettlementFilter) (List[Settlement], error)
 }
 
 // ChargeRequest asks a processor for money.

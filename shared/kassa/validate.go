@@ -49,5 +49,11 @@ func ValidText(s string, max int) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' })
 }
 
+// ValidName reports whether s is a name: text of 1 to max characters
+// that is not only spaces.
+func ValidName(s string, max int) bool {
+	return strings.TrimSpace(s) != "" && ValidText(s, max)
+}
+
 // NormalizeEmail lower-cases and trims an e-mail address for lookups.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

@@ -58,9 +58,12 @@ func parseCron(expr string, loc *time.Location) (cron.Schedule, error) {
 	return cronParser.Parse("CRON_TZ=" + loc.String() + " " + expr)
 }
 
-func checkCron(expr string, loc *time.Location) error {
-	_, err := parseCron(expr, loc)
-	return err
+func checkCron(expr string, loc *time.Location) (func(time.Time) time.Time, error) {
+	s, err := parseCron(expr, loc)
+	if err != nil {
+		return nil, err
+	}
+	return s.Next, nil
 }
 
 func ruleSchedule(t kassa.Trigger) (cron.Schedule, error) {

@@ -97,6 +97,21 @@ const (
 	CardProcessingError   = "4000000000000119" // the network errors: processing_error
 )
 
+// TestCard is a card number the CardSimulator knows and what it does.
+type TestCard struct {
+	Number, Online, Offline string
+}
+
+// TestCards are the simulator's documented cards, as the README and the
+// OpenAPI description list them (a test checks both).
+var TestCards = []TestCard{
+	{CardApprove, "approved (any other number that passes the Luhn check too)", "approved, and approved when forwarded"},
+	{CardDecline, "failed, failure_reason card_declined", "approved at the till, declined card_declined when forwarded"},
+	{CardInsufficientFunds, "failed, failure_reason insufficient_funds", "approved at the till, declined insufficient_funds when forwarded"},
+	{CardProcessingError, "failed, failure_reason processing_error (the network errs)", "approved, and approved when forwarded"},
+	{"4242424242424241", "failed, failure_reason invalid_number (any number failing the Luhn check, or not 12-19 digits)", "the same: never taken offline"},
+}
+
 // ErrProcessing is the error of CardProcessingError.
 var ErrProcessing = errors.New("processor: card network processing error")
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -69,7 +70,8 @@ func (s *AutomationStore) FindAutomationByID(ctx context.Context, id string) (*k
 }
 
 // CreateAutomation stores r, which the caller validated, in the actor's
-// org. Errors: EInvalid when an action names an id of another org.
+// org. Errors: EInvalid when an action names an id of another org, or
+// when the org already has kassa.MaxAutomationRules rules.
 func (s *AutomationStore) CreateAutomation(ctx context.Context, r *kassa.AutomationRule) (*kassa.AutomationRule, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -77,6 +79,9 @@ func (s *AutomationStore) CreateAutomation(ctx context.Context, r *kassa.Automat
 	}
 	id := s.db.NewID()
 	return writeRead(ctx, s.db, findRule, a.OrgID, id, func(tx *Tx) error {
+		if err := checkRuleRoom(ctx, tx, a.OrgID); err != nil {
+			return err
+		}
 		if err := checkActionIDs(ctx, tx, a.OrgID, r); err != nil {
 			return err
 		}
@@ -88,6 +93,20 @@ func (s *AutomationStore) CreateAutomation(ctx context.Context, r *kassa.Automat
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.now), fmtTime(tx.now))
 		return err
 	})
+}
+
+// checkRuleRoom refuses a new rule when the org has
+// kassa.MaxAutomationRules already.
+func checkRuleRoom(ctx context.Context, tx *Tx, orgID string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM automation_rules WHERE org_id = ?`, orgID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= kassa.MaxAutomationRules {
+		msg := fmt.Sprintf("this org has %d automation rules, the most it may have: delete one first", kassa.MaxAutomationRules)
+		return kassa.InvalidFields(msg, kassa.FieldError{Field: "", Message: msg})
+	}
+	return nil
 }
 
 // UpdateAutomation applies in to the rule and checks the result with

@@ -42,6 +42,11 @@ func Backup(ctx context.Context, src, dst string, force bool) error {
 		return err
 	}
 	defer db.Close()
+	// VACUUM INTO writes into an empty file: made here, it is the node's
+	// own account's only (storeFileMode), as the store is.
+	if err := ownerOnly(tmp); err != nil {
+		return err
+	}
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("sqlite: backup %s: %w", src, err)
 	}

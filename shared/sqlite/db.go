@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -129,6 +130,9 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	}
 	if o.Readers == 0 {
 		o.Readers = max(4, runtime.GOMAXPROCS(0))
+	}
+	if err := ownerOnly(path); err != nil {
+		return nil, err
 	}
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
@@ -455,6 +459,40 @@ func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
 	_, err := db.writer.ExecContext(ctx, `INSERT INTO node_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
+}
+
+// storeFileMode is the mode of a store file: it holds password hashes,
+// customers and sales, so only the node's own account reads it. SQLite
+// gives the WAL and shared-memory files the mode of the store file.
+const storeFileMode = 0o600
+
+// ownerOnly creates the store file at path with storeFileMode before
+// SQLite does (SQLite's own is 0644 less the umask), and takes the group's
+// and others' access away from an existing one and its WAL and shared
+// memory (a store made by an older release).
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, storeFileMode)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, info.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("sqlite: %s: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // isUniqueViolation reports whether err is a UNIQUE constraint failure.

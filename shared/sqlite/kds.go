@@ -90,8 +90,18 @@ func writeTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) (*kass
 	return t, writeTicketRow(ctx, tx, orgID, typ, t)
 }
 
-// writeTicketRow appends a built ticket to kds_events and queues the wake-up.
+// writeTicketRow appends a built ticket to kds_events and queues the
+// wake-up. It gives the ticket its number (ticketNumber), and an update
+// that voids it is ticket.voided.
 func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticket) error {
+	n, err := ticketNumber(ctx, tx, t)
+	if err != nil {
+		return err
+	}
+	t.TicketNumber = n
+	if t.Void && typ == kassa.TicketUpdated {
+		typ = kassa.TicketVoided
+	}
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -108,6 +118,39 @@ func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Tic
 	}
 	tx.wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
 	return nil
+}
+
+// ticketNumber returns the order's ticket number at this node; the
+// order's first ticket takes the next number of its location's business
+// day (migration 0026).
+func ticketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT number FROM kds_ticket_numbers WHERE order_id = ?`, t.ID).Scan(&n)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return n, err
+	}
+	day, err := businessDay(ctx, tx, t.LocationID)
+	if err != nil {
+		return 0, err
+	}
+	err = tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
+		ON CONFLICT(location_id, day) DO UPDATE SET next = next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO kds_ticket_numbers (order_id, day, number) VALUES (?, ?, ?)`, t.ID, day, n)
+	return n, err
+}
+
+// businessDay is the location's calendar date now (tx's clock), in its
+// time zone.
+func businessDay(ctx context.Context, tx *Tx, locationID string) (string, error) {
+	var tz string
+	err := tx.QueryRowContext(ctx, `SELECT timezone FROM locations WHERE id = ?`, locationID).Scan(&tz)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	return tx.now.In(zone(tz)).Format(time.DateOnly), nil
 }
 
 // buildTicket turns an order with its lines into a ticket. A line's station
@@ -139,7 +182,7 @@ func buildTicket(ctx context.Context, q querier, o *kassa.Order) (*kassa.Ticket,
 		}
 	}
 	t := &kassa.Ticket{ID: o.ID, LocationID: o.LocationID, Number: o.Number, Channel: o.Channel, Status: o.Status,
-		KitchenStatus: o.KitchenStatus, Notes: o.Notes, OrderedAt: o.OccurredAt, UpdatedAt: o.UpdatedAt,
+		KitchenStatus: o.KitchenStatus, Void: kassa.VoidTicket(o.Status, o.KitchenStatus), Notes: o.Notes, OrderedAt: o.OccurredAt, UpdatedAt: o.UpdatedAt,
 		Lines: make([]kassa.TicketLine, 0, len(o.LineItems)), Stations: []string{}}
 	for _, l := range o.LineItems {
 		st := stationOf[l.ProductID]
@@ -258,7 +301,7 @@ func (s *KDSService) TicketBoard(ctx context.Context, f kassa.TicketBoardFilter)
 			rows.Close()
 			return nil, err
 		}
-		if t.Status == kassa.OrderCancelled || !slices.Contains(show, t.KitchenStatus) || !t.HasStation(f.Station) {
+		if t.Status == kassa.OrderCancelled || t.Void || !slices.Contains(show, t.KitchenStatus) || !t.HasStation(f.Station) {
 			continue
 		}
 		b.Tickets = append(b.Tickets, t.ForStation(f.Station))
@@ -332,8 +375,8 @@ func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketM
 		if err != nil {
 			return err
 		}
-		if status == kassa.OrderCancelled {
-			return kassa.Errorf(kassa.EConflict, "order %s is cancelled", number)
+		if status == kassa.OrderCancelled || kassa.VoidTicket(status, kitchen) {
+			return kassa.Errorf(kassa.EConflict, "order %s is %s: its ticket is void", number, status)
 		}
 		cur, to := kassa.KitchenRank(kitchen), 0
 		typ := kassa.TicketBumped
@@ -414,7 +457,8 @@ func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
 		typ = kassa.TicketBumped
 	case now < was:
 		typ = kassa.TicketRecalled
-	case last.Notes != o.Notes || last.Status != o.Status || len(last.Lines) != len(o.LineItems):
+	case last.Notes != o.Notes || last.Status != o.Status || len(last.Lines) != len(o.LineItems) ||
+		last.Void != kassa.VoidTicket(o.Status, o.KitchenStatus):
 		typ = kassa.TicketUpdated
 	default:
 		return nil

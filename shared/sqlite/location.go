@@ -59,6 +59,9 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkCurrencies(currencyField{"currency", in.Currency}); err != nil {
+		return nil, err
+	}
 	id := s.db.NewID()
 	return writeRead(ctx, s.db, findLocation, a.OrgID, id, func(tx *Tx) error {
 		cur := in.Currency

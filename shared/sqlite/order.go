@@ -775,6 +775,10 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			if err := addHistory(ctx, tx, a, id, o.LocationID, status); err != nil {
 				return err
 			}
+			// A full refund before the kitchen served it voids the ticket.
+			if err := recordTicket(ctx, tx, a.OrgID, id, kassa.TicketUpdated); err != nil {
+				return err
+			}
 		}
 		if in.Restock {
 			actor := ""

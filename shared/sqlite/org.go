@@ -5,6 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
+
+	"golang.org/x/text/currency"
 
 	"kassa.dev/shared/kassa"
 )
@@ -23,6 +26,9 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 	if err := in.Validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := checkCurrencies(currencyField{"currency", in.Currency}); err != nil {
+		return nil, nil, err
+	}
 	hash, err := hashPassword(in.OwnerPassword)
 	if err != nil {
 		return nil, nil, err
@@ -32,7 +38,7 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 		if err := insertOrg(ctx, tx, orgID, in.Name, in.Currency); err != nil {
 			return err
 		}
-		return insertUser(ctx, tx, orgID, userID, &kassa.UserCreate{Email: in.OwnerEmail, Name: in.OwnerName, Role: kassa.RoleOwner}, hash)
+		return insertUser(ctx, tx, orgID, userID, &kassa.UserCreate{Email: in.OwnerEmail, Name: in.OwnerName, Role: kassa.RoleOwner}, hash, "owner_email")
 	})
 	if err != nil {
 		return nil, nil, err
@@ -64,6 +70,30 @@ func (s *OrgService) FindOrgByName(ctx context.Context, name string) (*kassa.Org
 }
 
 // insertOrg writes a new org. Errors: EConflict when the name is taken.
+// isoCurrencies are the ISO 4217 codes of the currencies in use as legal
+// tender somewhere, as golang.org/x/text/currency knows them: not a
+// withdrawn one (DEM), a fund (BOV), a metal (XAU) or XXX and XTS.
+var isoCurrencies = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for it := currency.Query(); it.Next(); {
+		m[it.Unit().String()] = true
+	}
+	return m
+})
+
+// currencyField is a currency code of a body and the field it came in.
+type currencyField struct{ field, code string }
+
+// checkCurrencies refuses, naming the field, a code that is not one of
+// isoCurrencies; an empty code is left to the domain's validation.
+func checkCurrencies(fs ...currencyField) error {
+	var v kassa.Validation
+	for _, f := range fs {
+		v.Check(f.code == "" || isoCurrencies()[f.code], f.field, "must be the ISO 4217 code of a currency in use (AUD, EUR, JPY…)")
+	}
+	return v.Err()
+}
+
 func insertOrg(ctx context.Context, tx *Tx, id, name, currency string) error {
 	err := tx.insert(ctx, entOrg, id, id, map[string]any{"name": name, "currency": currency, "settings": map[string]any{}})
 	if isUniqueViolation(err) {
@@ -104,6 +134,9 @@ func (s *TenantService) CreateTenant(ctx context.Context, in *kassa.TenantCreate
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkCurrencies(currencyField{"currency", in.Currency}, currencyField{"location.currency", in.Location.Currency}); err != nil {
+		return nil, err
+	}
 	hash, err := hashPassword(in.Owner.Password)
 	if err != nil {
 		return nil, err
@@ -117,7 +150,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, in *kassa.TenantCreate
 		if err := insertOrg(ctx, tx, orgID, in.Name, in.Currency); err != nil {
 			return err
 		}
-		if err := insertUser(ctx, tx, orgID, userID, in.Owner.User(), hash); err != nil {
+		if err := insertUser(ctx, tx, orgID, userID, in.Owner.User(), hash, "owner.email"); err != nil {
 			return err
 		}
 		cur := cmp.Or(in.Location.Currency, in.Currency)

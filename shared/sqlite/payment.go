@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -507,9 +509,62 @@ func (s *PaymentService) refundPayments(ctx context.Context, o *kassa.Order, amo
 var earliestZone = time.FixedZone("UTC+14", 14*3600)
 
 // Settlements sums captured payments and refunds per location-local day,
-// location and method. Missing dates default per location, in its zone
-// (kassa.SettlementFilter.Days).
-func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilter) ([]kassa.Settlement, error) {
+// location and method, and returns the page f.Page asks for. Missing
+// dates default per location, in its zone (kassa.SettlementFilter.Days).
+// Errors: EBadRequest for bad dates or a bad cursor.
+func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilter) (kassa.List[kassa.Settlement], error) {
+	after, err := decodeSettlementCursor(f.Page.Cursor)
+	if err != nil {
+		return kassa.List[kassa.Settlement]{}, err
+	}
+	all, err := s.settlements(ctx, f)
+	if err != nil {
+		return kassa.List[kassa.Settlement]{}, err
+	}
+	return pageSettlements(all, after, f.Page.Limit), nil
+}
+
+// settlementKey is a settlement row's place in the list's order, and
+// its cursor's text.
+func settlementKey(st *kassa.Settlement) string {
+	return st.Date + "/" + st.LocationID + "/" + string(st.Method)
+}
+
+// decodeSettlementCursor returns the key a settlements cursor names ("":
+// the first page). Errors: EBadRequest.
+func decodeSettlementCursor(c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	key, ok := strings.CutPrefix(string(b), "s1:")
+	parts := strings.Split(key, "/")
+	if err != nil || !ok || len(parts) != 3 || !kassa.ValidID(parts[1]) || !kassa.PaymentMethod(parts[2]).Valid() {
+		return "", kassa.Errorf(kassa.EBadRequest, "cursor is not valid")
+	}
+	if _, err := time.Parse(time.DateOnly, parts[0]); err != nil {
+		return "", kassa.Errorf(kassa.EBadRequest, "cursor is not valid")
+	}
+	return key, nil
+}
+
+// pageSettlements returns the rows of all, which are in key order, after
+// the key after: at most limit of them (kassa.DefaultLimit when 0).
+func pageSettlements(all []kassa.Settlement, after string, limit int) kassa.List[kassa.Settlement] {
+	if limit <= 0 {
+		limit = kassa.DefaultLimit
+	}
+	i := sort.Search(len(all), func(i int) bool { return settlementKey(&all[i]) > after })
+	out := kassa.List[kassa.Settlement]{Items: all[i:min(i+limit, len(all))]}
+	if i+limit < len(all) {
+		out.HasMore = true
+		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte("s1:" + settlementKey(&out.Items[len(out.Items)-1])))
+	}
+	return out
+}
+
+// settlements computes every settlement row of f's dates, in key order.
+func (s *PaymentService) settlements(ctx context.Context, f kassa.SettlementFilter) ([]kassa.Settlement, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return nil, err
@@ -616,16 +671,7 @@ func (s *PaymentService) Settlements(ctx context.Context, f kassa.SettlementFilt
 		st.Net = st.Gross - st.Refunds
 		out = append(out, *st)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := out[i], out[j]
-		if x.Date != y.Date {
-			return x.Date < y.Date
-		}
-		if x.LocationID != y.LocationID {
-			return x.LocationID < y.LocationID
-		}
-		return x.Method < y.Method
-	})
+	sort.Slice(out, func(i, j int) bool { return settlementKey(&out[i]) < settlementKey(&out[j]) })
 	return out, nil
 }
 

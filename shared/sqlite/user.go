@@ -33,7 +33,8 @@ func findUser(ctx context.Context, q querier, orgID, id string) (*kassa.User, er
 }
 
 // CreateUser adds a staff account to the caller's org; only owners may.
-// Errors: EForbidden, EInvalid, EConflict when the e-mail is taken.
+// Errors: EForbidden, EInvalid (also when the e-mail is taken: see
+// insertUser).
 func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*kassa.User, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -50,16 +51,25 @@ func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*ka
 		return nil, err
 	}
 	id := s.db.NewID()
-	return writeRead(ctx, s.db, findUser, a.OrgID, id, func(tx *Tx) error { return insertUser(ctx, tx, a.OrgID, id, in, hash) })
+	return writeRead(ctx, s.db, findUser, a.OrgID, id, func(tx *Tx) error { return insertUser(ctx, tx, a.OrgID, id, in, hash, "email") })
 }
 
-func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCreate, hash string) error {
+// emailUnusable is the answer to a new user's e-mail that is taken. An
+// e-mail signs in alone (spec 2.2: no org in the login), so it is unique
+// on the node, across orgs; the answer is the same whether the address is
+// this org's or another's, and says neither (docs/tenants.md), so an owner
+// cannot probe which addresses other merchants' staff use.
+const emailUnusable = "cannot be used for a new user: give another address"
+
+// insertUser adds a user; a taken e-mail is an EInvalid naming emailField
+// (emailUnusable).
+func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCreate, hash, emailField string) error {
 	err := tx.insert(ctx, entUser, orgID, id, map[string]any{
 		"email": kassa.NormalizeEmail(in.Email), "name": in.Name, "role": string(in.Role),
 		"password_hash": hash, "is_active": true,
 	})
 	if isUniqueViolation(err) {
-		return kassa.Errorf(kassa.EConflict, "a user with e-mail %s exists", in.Email)
+		return kassa.InvalidField(emailField, emailUnusable)
 	}
 	return err
 }

@@ -12,7 +12,13 @@
 // URL parameters: amber and red (seconds before a ticket's timer turns
 // amber and red; default 300 and 600), station (preselected), view (cook:
 // new and in-progress tickets, tap = ready; pass: ready tickets, tap =
-// served), location_id (only that location's tickets).
+// served), location_id (only that location's tickets), void (seconds a
+// voided ticket stays on screen, crossed out, before it leaves; default 8).
+//
+// A ticket shows its ticket number (#12: per location and business day,
+// given by the node), the order number beside it. An order cancelled or
+// fully refunded before it was served comes as ticket.voided (void true):
+// its card is marked VOID for a moment, then leaves the board.
 (function () {
   'use strict';
 
@@ -24,6 +30,7 @@
   var cfg = {
     amber: seconds('amber', 300),
     red: seconds('red', 600),
+    voidFor: seconds('void', 8),
     view: params.get('view') === 'pass' ? 'pass' : 'cook',
     location: params.get('location_id') || ''
   };
@@ -32,7 +39,7 @@
   var API = '/api/v1';
   var AUTH_KEY = 'kassa.kds.auth';
   var STATION_KEY = 'kassa.kds.station';
-  var EVENTS = ['ticket.created', 'ticket.updated', 'ticket.bumped', 'ticket.recalled'];
+  var EVENTS = ['ticket.created', 'ticket.updated', 'ticket.bumped', 'ticket.recalled', 'ticket.voided'];
 
   var state = {
     station: params.get('station') || localStorage.getItem(STATION_KEY) || '',
@@ -169,12 +176,26 @@
   }
 
   function visible(t) {
-    return t.status !== 'cancelled' && SHOW.indexOf(t.kitchen_status) >= 0 && t.lines.length > 0;
+    return !t.void && t.status !== 'cancelled' && SHOW.indexOf(t.kitchen_status) >= 0 && t.lines.length > 0;
   }
 
-  // apply puts a ticket's new state on the screen (or takes it off).
+  // apply puts a ticket's new state on the screen (or takes it off). A
+  // ticket on screen that turns void stays, marked, for cfg.voidFor
+  // seconds, so the cook sees why it went.
   function apply(t) {
     var had = state.tickets.has(t.id);
+    if (t.void && had && !state.tickets.get(t.id).void) {
+      state.tickets.set(t.id, t);
+      setTimeout(function () {
+        var cur = state.tickets.get(t.id);
+        if (cur && cur.void) {
+          state.tickets.delete(t.id);
+          render();
+        }
+      }, cfg.voidFor * 1000);
+      render();
+      return;
+    }
     var i = state.bumped.indexOf(t.id);
     if (visible(t)) {
       state.tickets.set(t.id, t);
@@ -279,25 +300,25 @@
     var list = sorted();
     if (list.length === 0) box.appendChild(el('p', 'empty', 'No open tickets'));
     list.forEach(function (t) { box.appendChild(card(t)); });
-    $('count').textContent = list.length + (list.length === 1 ? ' ticket' : ' tickets');
+    var live = list.filter(function (t) { return !t.void; }); // a voided ticket is not cooked
+    $('count').textContent = live.length + (live.length === 1 ? ' ticket' : ' tickets');
     $('recall').disabled = state.bumped.length === 0;
-    renderAllDay(list);
+    renderAllDay(live);
     tick();
   }
 
   function card(t) {
-    var c = el('article', 'ticket ' + t.kitchen_status);
+    var c = el('article', 'ticket ' + t.kitchen_status + (t.void ? ' void' : ''));
     c.dataset.id = t.id;
     c.dataset.ordered = t.ordered_at;
     var h = el('header');
-    var num = splitNumber(t.number);
-    h.appendChild(el('span', 'num', '#' + num[1]));
-    h.appendChild(el('span', 'prefix', num[0]));
+    h.appendChild(el('span', 'num', '#' + (t.ticket_number || splitNumber(t.number)[1])));
+    h.appendChild(el('span', 'prefix', t.number));
     h.appendChild(el('span', 'timer', ''));
     c.appendChild(h);
     var meta = el('div', 'meta');
     meta.appendChild(el('span', 'channel ' + t.channel, t.channel));
-    meta.appendChild(el('span', 'state', t.kitchen_status === 'in_progress' ? 'cooking' : t.kitchen_status));
+    meta.appendChild(el('span', 'state', t.void ? 'void' : t.kitchen_status === 'in_progress' ? 'cooking' : t.kitchen_status));
     c.appendChild(meta);
     var ul = el('ul');
     t.lines.forEach(function (l) {
@@ -320,6 +341,11 @@
     d.type = 'button';
     actions.appendChild(d);
     c.appendChild(actions);
+    if (t.void) {
+      actions.textContent = '';
+      c.appendChild(el('div', 'voided', t.status === 'cancelled' ? 'VOID: order cancelled' : 'VOID: order refunded'));
+      return c;
+    }
     c.addEventListener('click', function () { move(t.id, 'bump', DONE); });
     return c;
   }
