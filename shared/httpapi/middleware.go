@@ -233,7 +233,7 @@ func (h heldToken) recheck(ctx context.Context, r *Route, also ...kassa.Scope) *
 // idempotent implements Idempotency-Key on POST (CONTRACT.md): the same key
 // and body within 24 h replays the first response; another body is 422;
 // a first request still running is 409. Responses of 5xx are not kept, so
-// a retry after a server error runs again. On a NoReplay route the
+// a retry after a server error runs again. On a SecretOnce route the
 // success of the first request is kept without its body (a secret shown
 // once) and a retry is 409 naming what it created (noReplay).
 func (s *Server) idempotent(c *fiber.Ctx, r *Route) error {

@@ -80,8 +80,6 @@ func (s *Server) buildOpenAPI() map[string]any {
 			desc := "replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); " +
 				"the same key with another body is 422; while the first request runs, 409"
 			switch {
-			case rt.NoReplay:
-				desc = "ignored here: the answer holds a secret shown once, which is never stored for a replay"
 			case rt.SecretOnce:
 				desc = "the answer holds a secret shown once, which is never stored for a replay: a retry of a request that " +
 					"succeeded, with the same key and body within 24 h, runs nothing and is 409 naming what it created " +

@@ -36,9 +36,6 @@ type Route struct {
 	Resp     any  // type of data in the response envelope; nil for none
 	List     bool // the response is a list envelope
 	Status   int  // success status, default 200
-	// NoReplay: the answer holds a secret shown once (a client secret), so
-	// it is never stored for an Idempotency-Key replay; the key is ignored.
-	NoReplay bool
 	// SecretOnce: the answer holds a secret shown once (a webhook's signing
 	// secret), so a success is kept without its body: a retry with its key
 	// and body runs nothing and is 409 naming what the first created (its
@@ -108,7 +105,7 @@ func (s *Server) handle(r *Route) {
 	}
 	if !r.Public {
 		handlers = append(handlers, s.authenticator(r))
-		if r.Method == fiber.MethodPost && !r.NoReplay {
+		if r.Method == fiber.MethodPost {
 			handlers = append(handlers, func(c *fiber.Ctx) error { return s.idempotent(c, r) })
 		}
 	}
