@@ -67,6 +67,7 @@ var Enums = map[string][]string{
 	"ConflictKind":      {ConflictOversold, ConflictOverdrawn, ConflictOverpaid, ConflictOverrefunded, ConflictCancelLost, ConflictClockClamped, ConflictDuplicateKey, ConflictQuarantined, ConflictVoucherOverused, ConflictGiftCardOverdrawn},
 	"NodeKind":          {NodeEdge, NodeHub},
 	"ConflictStatus":    {ConflictOpen, ConflictResolved},
+	"ConflictTake":      {TakeEdge, TakeHub},
 	"GrantType":         {GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials},
 	"WebhookStatus":     {WebhookActive, WebhookInactive},
 	"DeliveryStatus":    {DeliveryPending, DeliveryAwaitingRetry, DeliveryDelivered, DeliveryFailed},
