@@ -183,6 +183,12 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 		e.setConnected(true, err)
 		return err
 	}
+	if len(rep.Refused) > 0 {
+		e.log.Warn("the hub refused changes of this store", "node", e.id.Node, "refused", len(rep.Refused), "first", rep.Refused[0].Error)
+		if err := e.store.KeepRefusals(ctx, rep.Refused, 0, false); err != nil {
+			return err
+		}
+	}
 	e.mu.Lock()
 	e.status.LastPush = e.now()
 	e.mu.Unlock()
@@ -229,6 +235,11 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	}
 	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
 		return 0, err
+	}
+	if rep.Refused != nil {
+		if err := e.store.KeepRefusals(ctx, *rep.Refused, rep.RefusedCount, true); err != nil {
+			return 0, err
+		}
 	}
 	if len(rep.Entries) > 0 {
 		cs := make([]change.Change, len(rep.Entries))
