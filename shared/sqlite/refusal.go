@@ -45,8 +45,26 @@ func refusedOf(c *change.Change, cause error, at time.Time) Refused {
 	}
 	slices.Sort(r.Fields)
 	r.Status, _ = c.Fields["status"].(string)
+	r.Reason = codeIn(r.Reason, r.Error)
 	return r
 }
+
+// codeIn is the refusal code the hub's words name, for a record
+// quarantined as apply_failed whose error still carries one.
+func codeIn(reason, text string) string {
+	if reason != "apply_failed" {
+		return reason
+	}
+	for _, code := range RefusalCodes {
+		if strings.Contains(text, code+": ") {
+			return code
+		}
+	}
+	return reason
+}
+
+// kassaKind is the "kassa <kind>: " prefix of a domain error's text.
+var kassaKind = regexp.MustCompile(`kassa [a-z_]+: `)
 
 // EdgeRefusals returns, at the hub, the open quarantined records the edge
 // nodeID of org pushed (listed under its location), newest first, at most
@@ -259,10 +277,12 @@ func (n *namer) refusal(r Refused, subject string) string {
 	case len(r.Fields) > 0:
 		action = "the change of " + strings.Join(r.Fields, ", ") + " of " + subject
 	}
+	r.Reason = codeIn(r.Reason, r.Error)
 	detail := r.Error
 	if i := strings.LastIndex(detail, r.Reason+": "); i >= 0 {
 		detail = detail[i+len(r.Reason)+2:] // past "apply <entity> <id> <change>: "
 	}
+	detail = kassaKind.ReplaceAllString(detail, "")
 	for id, name := range n.ids {
 		detail = strings.ReplaceAll(detail, strings.SplitN(name, " ", 2)[0]+" "+id, name)
 		detail = strings.ReplaceAll(detail, id, name)

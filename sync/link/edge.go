@@ -57,6 +57,7 @@ type Edge struct {
 	// so that a reset of the outbox (the hub was restored) cannot fall
 	// between the two.
 	pushing sync.Mutex
+	refused int           // refusals the hub last listed (under mu)
 	wake    chan struct{} // a notify arrived: pull now
 	verify  chan struct{} // the link came back: verify
 }
@@ -240,6 +241,12 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 		if err := e.store.KeepRefusals(ctx, *rep.Refused, rep.RefusedCount, true); err != nil {
 			return 0, err
 		}
+		e.mu.Lock()
+		if rep.RefusedCount < e.refused {
+			signal(e.verify) // ops re-applied or resolved some: the digests may agree now
+		}
+		e.refused = rep.RefusedCount
+		e.mu.Unlock()
 	}
 	if len(rep.Entries) > 0 {
 		cs := make([]change.Change, len(rep.Entries))
