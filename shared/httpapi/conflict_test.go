@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +183,103 @@ func TestConflictResolution(t *testing.T) {
 		t.Errorf("the outbox did not grow")
 	}
 	mustProblem(t, tn.Do("POST", reapply(stuckID), h.o.Owner, nil), 409, "conflict")
+}
+
+// TestTakingAVersionOfARefusedRecord: ops resolve a quarantined record,
+// with a note, by the store's version (the record applied as it was, in
+// the hub's log) or by the hub's (the hub's row written to its log anew,
+// stamped after the store's change, for the store to take); the hub has
+// no version of a row it never admitted (409). Conflicts name the row and
+// say what happened in a sentence.
+func TestTakingAVersionOfARefusedRecord(t *testing.T) {
+	h := mustConflictHub(t)
+	tn := h.tn
+	resolve := func(id string) string { return "/api/v1/sync/conflicts/" + id + "/resolve" }
+	edgeRec, edgeID := h.quarantine(t, "Edge")
+	hubless, hublessID := h.quarantine(t, "Hubless")
+	_, clamped := h.push(t, h.ownerID, map[string]any{"first_name": "Clock", "last_name": "Ahead"}, time.Now().Add(24*time.Hour))
+
+	for _, x := range tn.Do("GET", "/api/v1/sync/conflicts?status=open&limit=200", h.o.Owner, nil).List() {
+		if c := x.(map[string]any); c["id"] == edgeID {
+			if c["subject"] != "customer Edge Q" || !strings.HasPrefix(c["summary"].(string), "The hub refused the new customer Edge Q") {
+				t.Errorf("named %q, worded %q", c["subject"], c["summary"])
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		id     string
+		body   map[string]any
+		status int
+		kind   string
+	}{
+		{"an unknown version", edgeID, map[string]any{"note": "n", "take": "store"}, 422, "validation"},
+		{"a version of a merge conflict", clamped["id"].(string), map[string]any{"note": "n", "take": "edge"}, 409, "conflict"},
+		{"the hub's version of a row it never had", hublessID, map[string]any{"note": "n", "take": "hub"}, 409, "conflict"},
+		{"a cashier", edgeID, map[string]any{"note": "n", "take": "edge"}, 403, "forbidden"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tok := h.o.Owner
+			if c.status == 403 {
+				tok = h.cashier
+			}
+			p := mustProblem(t, tn.Do("POST", resolve(c.id), tok, c.body), c.status, c.kind)
+			if c.status == 422 && !strings.Contains(fmt.Sprint(p["errors"]), "take") {
+				t.Errorf("the problem does not name take: %v", p)
+			}
+		})
+	}
+	if open := h.conflicts(t, kassa.ConflictOpen); !open[edgeID] || !open[hublessID] {
+		t.Fatal("a refused call resolved something")
+	}
+	if c := tn.Do("GET", "/api/v1/customers/"+hubless.EntityID, h.o.Owner, nil); c.Status != 404 {
+		t.Fatalf("the hubless customer exists: %d", c.Status)
+	}
+
+	// The store's version: applied as it was, although its maker may not.
+	r := tn.Do("POST", resolve(edgeID), h.ops, map[string]any{"note": "the store made it; checked", "take": "edge"})
+	if r.Status != 200 || r.Data()["taken"] != "edge" || r.Data()["resolution"] != "the store made it; checked" {
+		t.Fatalf("take the store's version: %d %s", r.Status, r.Body)
+	}
+	if c := tn.Do("GET", "/api/v1/customers/"+edgeRec.EntityID, h.o.Owner, nil); c.Status != 200 || c.Data()["first_name"] != "Edge" {
+		t.Fatalf("the store's customer at the hub: %d %s", c.Status, c.Body)
+	}
+	if got := tn.changes("customer", edgeRec.EntityID); len(got) != 1 || got[0].ID != edgeRec.ID {
+		t.Errorf("the store's record is not in the hub's log once: %v", got)
+	}
+
+	// The hub's version of a row it has: a customer of the hub that the
+	// kitchen renamed at the store.
+	cust := tn.Do("POST", "/api/v1/customers", h.o.Owner, map[string]any{"first_name": "Hubert", "last_name": "Hub"}).Data()["id"].(string)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	rename := change.Change{ID: tn.N.NewID(), OrgID: h.o.ID, Entity: "customer", EntityID: cust, Op: change.OpUpdate,
+		Fields: map[string]any{"first_name": "Forged", "updated_at": now}, HLC: tn.N.Stamp(), Origin: h.edge, Actor: h.kitchenID}
+	if q, err := tn.N.IngestFrom(context.Background(), h.o.ID, h.loc, h.edge, []change.Change{rename}); err != nil || q != 1 {
+		t.Fatalf("the kitchen's rename: %d quarantined, %v", q, err)
+	}
+	var renameID string
+	for _, x := range tn.Do("GET", "/api/v1/sync/conflicts?status=open&limit=200", h.o.Owner, nil).List() {
+		if c := x.(map[string]any); c["entity_id"] == cust {
+			renameID = c["id"].(string)
+			if !strings.Contains(c["summary"].(string), "customer Hubert Hub") {
+				t.Errorf("the rename reads %q", c["summary"])
+			}
+		}
+	}
+	before := len(tn.changes("customer", cust))
+	r = tn.Do("POST", resolve(renameID), h.o.Owner, map[string]any{"note": "nobody renames customers in the kitchen", "take": "hub"})
+	if r.Status != 200 || r.Data()["taken"] != "hub" {
+		t.Fatalf("take the hub's version: %d %s", r.Status, r.Body)
+	}
+	got := tn.changes("customer", cust)
+	if len(got) != before+1 {
+		t.Fatalf("the hub's row was not written to its log: %d changes, had %d", len(got), before)
+	}
+	last := got[len(got)-1]
+	if last.Fields["first_name"] != "Hubert" || last.Origin == h.edge || last.HLC.Compare(rename.HLC) <= 0 {
+		t.Errorf("the hub's version in its log: %+v (the store's stamp %v)", last, rename.HLC)
+	}
+	if c := tn.Do("GET", "/api/v1/customers/"+cust, h.o.Owner, nil); c.Data()["first_name"] != "Hubert" {
+		t.Errorf("the hub's customer changed: %s", c.Body)
+	}
 }

@@ -99,6 +99,7 @@ var EnumText = map[string]string{
 	"ConflictKind":      "The kind of a merge conflict sync recorded.",
 	"NodeKind":          "The kind of a Kassa node.",
 	"ConflictStatus":    "Whether a sync conflict still waits for someone to resolve it.",
+	"ConflictTake":      "Whose version a quarantined record is resolved by: the store's (edge) or the hub's (hub).",
 	"GrantType":         "An OAuth 2.0 grant of the token endpoint.",
 	"WebhookStatus":     "A webhook endpoint's state: active endpoints receive events, inactive ones nothing.",
 	"DeliveryStatus":    "A webhook delivery's state: pending, awaiting_retry after a failed attempt, then delivered or failed.",
