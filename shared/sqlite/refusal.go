@@ -217,12 +217,21 @@ func (n *namer) row(entity, id string, fields map[string]any) string {
 		typ := str("type")
 		n.q.QueryRowContext(n.ctx, `SELECT type FROM events WHERE id = ?`, id).Scan(&typ)
 		name = strings.TrimSpace(typ + " event")
+	case "user":
+		var email string
+		n.q.QueryRowContext(n.ctx, `SELECT email FROM users WHERE id = ?`, id).Scan(&email)
+		name = "user " + email
+		if email == "" {
+			name = "an unknown user (" + shortID(id) + ")"
+		}
 	case "customer":
 		var first, last string
 		if n.q.QueryRowContext(n.ctx, `SELECT first_name, last_name FROM customers WHERE id = ?`, id).Scan(&first, &last) != nil {
 			first, last = str("first_name"), str("last_name")
 		}
 		name = strings.TrimSpace("customer " + strings.TrimSpace(first+" "+last))
+	case "unknown":
+		name = "an unknown row (" + shortID(id) + ")"
 	default:
 		name = n.named(entity, id, str("name"))
 	}
@@ -305,13 +314,13 @@ var uuidPattern = regexp.MustCompile(`"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 // kindOf guesses what a bare id in the hub's words is a row of.
 func (n *namer) kindOf(id string) string {
-	for _, e := range []string{"order", "payment", "customer", "product"} {
+	for _, e := range []string{"order", "payment", "customer", "product", "user"} {
 		var one int
 		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+replicas[e].e.table+" WHERE id = ?", id).Scan(&one) == nil {
 			return e
 		}
 	}
-	return "row"
+	return "unknown"
 }
 
 // decimal renders minor units as a decimal amount (two places).
