@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,10 +57,11 @@ type Edge struct {
 	// pushing is held from reading unsent records to marking them sent,
 	// so that a reset of the outbox (the hub was restored) cannot fall
 	// between the two.
-	pushing sync.Mutex
-	refused int           // refusals the hub last listed (under mu)
-	wake    chan struct{} // a notify arrived: pull now
-	verify  chan struct{} // the link came back: verify
+	pushing    sync.Mutex
+	refused    int           // refusals the hub last listed (under mu)
+	refusedKey string        // that list, as kept (under mu; "" before the first)
+	wake       chan struct{} // a notify arrived: pull now
+	verify     chan struct{} // the link came back: verify
 }
 
 // NewEdge returns the link of the edge id over nc, a connection to the
@@ -238,15 +240,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if rep.Refused != nil {
-		if err := e.store.KeepRefusals(ctx, *rep.Refused, rep.RefusedCount, true); err != nil {
+		if err := e.keepRefusals(ctx, *rep.Refused, rep.RefusedCount); err != nil {
 			return 0, err
 		}
-		e.mu.Lock()
-		if rep.RefusedCount < e.refused {
-			signal(e.verify) // ops re-applied or resolved some: the digests may agree now
-		}
-		e.refused = rep.RefusedCount
-		e.mu.Unlock()
 	}
 	if len(rep.Entries) > 0 {
 		cs := make([]change.Change, len(rep.Entries))
@@ -276,6 +272,34 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return len(rep.Entries), nil
+}
+
+// keepRefusals stores the hub's list of the edge's refused records when
+// it differs from the one kept last (a pull's reply carries it every
+// time; an unchanged list writes nothing). Fewer than before means ops
+// re-applied or resolved some: the digests may agree now, so verify.
+func (e *Edge) keepRefusals(ctx context.Context, rs []Refusal, total int) error {
+	var b strings.Builder
+	fmt.Fprint(&b, total)
+	for _, r := range rs {
+		b.WriteString(" " + r.ChangeID + ":" + r.Error)
+	}
+	e.mu.Lock()
+	same, fewer := b.String() == e.refusedKey, total < e.refused
+	e.mu.Unlock()
+	if same {
+		return nil
+	}
+	if err := e.store.KeepRefusals(ctx, rs, total, true); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.refused, e.refusedKey = total, b.String()
+	e.mu.Unlock()
+	if fewer {
+		signal(e.verify)
+	}
+	return nil
 }
 
 // seeEpoch compares the epoch of the hub's log with the one the edge saw
