@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -282,4 +283,94 @@ func TestTakingAVersionOfARefusedRecord(t *testing.T) {
 	if c := tn.Do("GET", "/api/v1/customers/"+cust, h.o.Owner, nil); c.Data()["first_name"] != "Hubert" {
 		t.Errorf("the hub's customer changed: %s", c.Body)
 	}
+}
+
+// TestReapplyTakesTheOrdersRecordsInOrder: a store's sale made by a user
+// the hub does not let sell (the kitchen) is refused whole — the order,
+// then its line and payment (they build on it), then its completion.
+// Once the user may sell, re-applying the completion alone re-applies
+// the order, its line and payment first, in the order the store made
+// them: every conflict of the sale resolved, the hub's order completed
+// and paid, each record once in the hub's log; the conflicts name the
+// order by its number.
+func TestReapplyTakesTheOrdersRecordsInOrder(t *testing.T) {
+	h := mustConflictHub(t)
+	tn := h.tn
+	prod := tn.Do("POST", "/api/v1/catalog/products", h.o.Owner, map[string]any{"name": "Flat White", "sku": "FW", "base_price": 500}).Data()["id"].(string)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	order, pay := tn.N.NewID(), tn.N.NewID()
+	rec := func(entity, id string, op change.Op, fields map[string]any) change.Change {
+		fields["updated_at"] = now
+		if op == change.OpInsert {
+			fields["created_at"] = now
+		}
+		return change.Change{ID: tn.N.NewID(), OrgID: h.o.ID, LocationID: h.loc, Entity: entity, EntityID: id, Op: op, Fields: fields,
+			HLC: tn.N.Stamp(), Origin: h.edge, Actor: h.kitchenID}
+	}
+	sale := []change.Change{
+		rec("order", order, change.OpInsert, map[string]any{"location_id": h.loc, "number": "E-00042", "status": "open", "channel": "pos",
+			"currency": "AUD", "subtotal": 500, "discount_total": 0, "tax_total": 0, "total": 500, "tax_inclusive": true, "tax_rate_bps": 0,
+			"created_by": h.kitchenID, "occurred_at": now}),
+		rec("order_line", tn.N.NewID(), change.OpInsert, map[string]any{"order_id": order, "position": 0, "product_id": prod, "name": "Flat White",
+			"sku": "FW", "quantity": 1, "unit_price": 500, "modifiers": "[]", "discount": 0, "tax": 0, "total": 500}),
+		rec("payment", pay, change.OpInsert, map[string]any{"order_id": order, "location_id": h.loc, "amount": 500, "method": "cash",
+			"status": "captured", "offline": false, "tendered": 500, "refunded_amount": 0, "captured_at": now}),
+		rec("order", order, change.OpUpdate, map[string]any{"status": "completed", "completed_at": now}),
+	}
+	if q, err := tn.N.IngestFrom(context.Background(), h.o.ID, h.loc, h.edge, sale); err != nil || q != len(sale) {
+		t.Fatalf("the kitchen's sale: %d of %d quarantined, %v", q, len(sale), err)
+	}
+	var completion string
+	mine := map[string]bool{}
+	for _, x := range tn.Do("GET", "/api/v1/sync/conflicts?status=open&limit=200", h.o.Owner, nil).List() {
+		c := x.(map[string]any)
+		remote, _ := c["remote"].(map[string]any)
+		for _, r := range sale {
+			if remote["id"] == r.ID {
+				mine[c["id"].(string)] = true
+				if !strings.Contains(c["summary"].(string), "order E-00042") || anyID(c["summary"].(string)) {
+					t.Errorf("conflict of %s reads %q", r.Entity, c["summary"])
+				}
+				if r.Op == change.OpUpdate {
+					completion = c["id"].(string)
+				}
+			}
+		}
+	}
+	if len(mine) != len(sale) || completion == "" {
+		t.Fatalf("%d conflicts of the sale's %d records", len(mine), len(sale))
+	}
+	mustProblem(t, tn.Do("POST", "/api/v1/sync/conflicts/"+completion+"/reapply", h.ops, nil), 422, "validation")
+
+	tn.applyUserChange(h.o.ID, h.kitchenID, map[string]any{"role": "cashier"})
+	r := tn.Do("POST", "/api/v1/sync/conflicts/"+completion+"/reapply", h.ops, nil)
+	if r.Status != 200 || r.Data()["resolution"] != kassa.ResolutionReapplied || r.Data()["subject"] != "order E-00042" {
+		t.Fatalf("re-apply the completion: %d %s", r.Status, r.Body)
+	}
+	open := h.conflicts(t, kassa.ConflictOpen)
+	for id := range mine {
+		if open[id] {
+			t.Errorf("conflict %s of the sale still open", id)
+		}
+	}
+	o := tn.Do("GET", "/api/v1/orders/"+order, h.o.Owner, nil)
+	if o.Status != 200 || o.Data()["status"] != "completed" || o.Data()["paid_total"] != 500.0 || o.Data()["number"] != "E-00042" {
+		t.Fatalf("the hub's order: %d %s", o.Status, o.Body)
+	}
+	for _, rc := range sale {
+		n := 0
+		for _, c := range tn.changes(rc.Entity, rc.EntityID) {
+			if c.ID == rc.ID {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s %s is %d times in the hub's log", rc.Entity, rc.Op, n)
+		}
+	}
+}
+
+// anyID reports whether s holds a row id.
+func anyID(s string) bool {
+	return regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).MatchString(s)
 }

@@ -245,7 +245,11 @@ func (n *namer) order(id, number string) string {
 		return "an order"
 	}
 	if number == "" && n.q.QueryRowContext(n.ctx, `SELECT number FROM orders WHERE id = ?`, id).Scan(&number) != nil {
-		number = ""
+		// An order the hub refused: its number is in the quarantined record.
+		var quarantined sql.NullString
+		n.q.QueryRowContext(n.ctx, `SELECT json_extract(change, '$.fields.number') FROM sync_quarantine
+			WHERE entity_id = ? AND json_extract(change, '$.entity') = 'order' AND json_extract(change, '$.op') = 'insert'`, id).Scan(&quarantined)
+		number = quarantined.String
 	}
 	name := "order " + number
 	if number == "" {
@@ -279,6 +283,8 @@ func (n *namer) named(entity, id, name string) string {
 func (n *namer) refusal(r Refused, subject string) string {
 	action := "a change to " + subject
 	switch {
+	case r.Op == string(change.OpInsert) && strings.HasPrefix(subject, "a "):
+		action = "a new " + strings.TrimPrefix(subject, "a ")
 	case r.Op == string(change.OpInsert):
 		action = "the new " + subject
 	case r.Status != "":
