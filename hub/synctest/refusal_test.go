@@ -81,6 +81,9 @@ func TestARefusedChangeIsShownAtTheStoreAndFixedFromTheOpsPage(t *testing.T) {
 		}
 		return refusal != nil && st["connected"] == true
 	})
+	wait.For(t, 10*time.Second, "the edge's refused-changes gauge", func() bool {
+		return strings.Contains(metricsText(t, e.edge.URL), "kassa_sync_refused_changes 1")
+	})
 	summary := refusal["summary"].(string)
 	if !strings.Contains(summary, "order "+number) || !strings.Contains(summary, "refund_limit") || anyUUID.MatchString(summary) {
 		t.Errorf("the refusal reads %q: want order %s named by its number, the reason, no ids", summary, number)
@@ -154,6 +157,9 @@ func TestARefusedChangeIsShownAtTheStoreAndFixedFromTheOpsPage(t *testing.T) {
 		t.Errorf("the edge still counts refusals: %v", st)
 	}
 	shot("console-3-fixed")
+	if !strings.Contains(metricsText(t, e.edge.URL), "kassa_sync_refused_changes 0") {
+		t.Error("the edge's gauge still counts the refusal")
+	}
 	cmp, err := node.CompareScope(context.Background(), e.hubDir, e.edgeDir)
 	if err != nil || !maps.Equal(cmp.Hub, cmp.Edge) {
 		t.Fatalf("hub verify: %v\nhub  %v\nedge %v", err, cmp.Hub, cmp.Edge)

@@ -277,7 +277,7 @@ func stillFails(err error) error {
 	var ke *kassa.Error
 	switch {
 	case errors.As(err, &ref):
-		return kassa.Errorf(kassa.EInvalid, "the record is still refused: %s", ref.Error())
+		return kassa.Errorf(kassa.EInvalid, "the record is still refused: %s", kassaKind.ReplaceAllString(ref.Error(), ""))
 	case errors.Is(err, ErrOutOfOrder) || isForeignKeyViolation(err):
 		return kassa.Errorf(kassa.EInvalid, "the record still names a row the hub does not have")
 	case errors.As(err, &ke):

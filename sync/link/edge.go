@@ -38,6 +38,9 @@ type Status struct {
 	// differed then.
 	VerifyOK     *bool    `json:"verify_ok,omitempty"`
 	VerifyDiffer []string `json:"verify_differ,omitempty"`
+	// Refused is how many of the edge's records the hub last said it
+	// holds refused (0 from a hub too old to say).
+	Refused int `json:"refused"`
 }
 
 // Edge runs an edge's side of the link: push, pull, verify.
@@ -294,7 +297,7 @@ func (e *Edge) keepRefusals(ctx context.Context, rs []Refusal, total int) error 
 		return err
 	}
 	e.mu.Lock()
-	e.refused, e.refusedKey = total, b.String()
+	e.refused, e.refusedKey, e.status.Refused = total, b.String(), total
 	e.mu.Unlock()
 	if fewer {
 		signal(e.verify)
