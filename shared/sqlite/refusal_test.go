@@ -142,3 +142,58 @@ func TestTakingTheHubsVersionSendsItsRowToTheEdge(t *testing.T) {
 		t.Fatalf("still quarantined after taking the edge's version: %v", left)
 	}
 }
+
+// TestTheHubsVersionOverwritesTheEdgesRow: the store renames a customer
+// and an older release refuses the rename; ops take the hub's version:
+// the hub's row goes into its log stamped after the rename, and the
+// store, applying the hub's log, has the hub's name again.
+func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
+	s := mustRefusedSale(t)
+	ctx := context.Background()
+	sent, err := s.edge.db.ChangesAfter(ctx, 0, 10000, true, nil, "")
+	if err != nil || len(sent) == 0 {
+		t.Fatalf("the sale's records: %d %v", len(sent), err)
+	}
+	if err := s.edge.db.MarkSent(ctx, sent[len(sent)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.edge.custs.UpdateCustomer(s.w.ctx, s.w.customer, &kassa.CustomerUpdate{FirstName: kassa.Opt[string]{Set: true, Value: "Renamed"}}); err != nil {
+		t.Fatal(err)
+	}
+	rename, err := s.edge.db.ChangesAfter(ctx, 0, 10000, true, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	olderRules = func(c *change.Change) error {
+		if c.Entity == "customer" {
+			return refuse(RefusedField, "an edge may not change customer.first_name")
+		}
+		return nil
+	}
+	if _, q, err := s.hub.db.Ingest(ctx, s.from, wire(t, rename)); err != nil || q != 1 {
+		t.Fatalf("the rename: %d quarantined, %v", q, err)
+	}
+	olderRules = nil
+	var id string
+	l, _ := s.hub.db.Conflicts(s.w.ctx, kassa.ConflictFilter{Status: kassa.ConflictOpen, Page: kassa.Page{Limit: 200}})
+	for _, c := range l.Items {
+		if c.EntityID == s.w.customer {
+			id = c.ID
+		}
+	}
+	c, err := NewConflictService(s.hub.db).Resolve(s.w.ctx, id, &kassa.ConflictResolve{Note: "the hub's name is right", Take: kassa.TakeHub})
+	if err != nil || *c.Taken != kassa.TakeHub {
+		t.Fatalf("take the hub's version: %v", err)
+	}
+	log, err := s.hub.db.ChangesAfter(ctx, 0, 100000, false, nil, s.edge.db.NodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.edge.db.Apply(ctx, wire(t, log), false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.edge.custs.FindCustomerByID(s.w.ctx, s.w.customer)
+	if err != nil || got.FirstName != "Ann" {
+		t.Fatalf("the store's customer after taking the hub's version: %+v %v", got, err)
+	}
+}
