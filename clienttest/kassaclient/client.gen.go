@@ -321,6 +321,24 @@ func (e ConflictStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConflictTake.
+const (
+	ConflictTakeEdge ConflictTake = "edge"
+	ConflictTakeHub  ConflictTake = "hub"
+)
+
+// Valid indicates whether the value is a known member of the ConflictTake enum.
+func (e ConflictTake) Valid() bool {
+	switch e {
+	case ConflictTakeEdge:
+		return true
+	case ConflictTakeHub:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryStatus.
 const (
 	DeliveryStatusAwaitingRetry DeliveryStatus = "awaiting_retry"
@@ -518,16 +536,16 @@ func (e MovementReason) Valid() bool {
 
 // Defines values for NodeKind.
 const (
-	Edge NodeKind = "edge"
-	Hub  NodeKind = "hub"
+	NodeKindEdge NodeKind = "edge"
+	NodeKindHub  NodeKind = "hub"
 )
 
 // Valid indicates whether the value is a known member of the NodeKind enum.
 func (e NodeKind) Valid() bool {
 	switch e {
-	case Edge:
+	case NodeKindEdge:
 		return true
-	case Hub:
+	case NodeKindHub:
 		return true
 	default:
 		return false
@@ -1462,6 +1480,15 @@ type Conflict struct {
 
 	// Status Status is open until someone resolves the conflict (or re-applies a quarantined record), then resolved.
 	Status ConflictStatus `json:"status"`
+
+	// Subject Subject names the row as people do ("order 1042", "card payment of 9.60 for order 1042", "customer Ann Lee"), not by its id.
+	Subject string `json:"subject"`
+
+	// Summary Summary is one sentence saying what the conflict is; for a quarantined record, what the store did and why the hub refused it.
+	Summary string `json:"summary"`
+
+	// Taken Taken is whose version a resolution took: "edge" (the store's record applied as it was) or "hub" (the hub's row sent to the store); null otherwise.
+	Taken *ConflictTake `json:"taken"`
 }
 
 // ConflictKind The kind of a merge conflict sync recorded.
@@ -1471,10 +1498,16 @@ type ConflictKind string
 type ConflictResolve struct {
 	// Note Note says what was done about the conflict (1-500 characters); it becomes the conflict's resolution.
 	Note string `json:"note"`
+
+	// Take Take, for a quarantined record, resolves it by taking a version: "edge" applies the store's records of that row (and of its order) as they were, without the admission rules; "hub" keeps the hub's row and sends it to the store, which overwrites its own. Omitted: only the note.
+	Take *ConflictTake `json:"take,omitempty"`
 }
 
 // ConflictStatus Whether a sync conflict still waits for someone to resolve it.
 type ConflictStatus string
+
+// ConflictTake Whose version a quarantined record is resolved by: the store's (edge) or the hub's (hub).
+type ConflictTake string
 
 // ConnectedApp An app that holds a live grant in the caller's org.
 type ConnectedApp struct {
@@ -3124,12 +3157,35 @@ type StockLevel struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// SyncRefusal A change of this store that the hub refused and holds in quarantine until ops re-apply it or take a version (docs/trust.md).
+type SyncRefusal struct {
+	ChangeId string `json:"change_id"`
+	Entity   string `json:"entity"`
+	EntityId string `json:"entity_id"`
+
+	// Error Error is the hub's own words.
+	Error string `json:"error"`
+
+	// Reason Reason is the refusal code (refused_field, refused_actor…).
+	Reason    string    `json:"reason"`
+	RefusedAt time.Time `json:"refused_at"`
+
+	// Subject Subject names the row as people do: "order 1042", "card payment of 9.60 for order 1042".
+	Subject string `json:"subject"`
+
+	// Summary Summary is one sentence: what was refused and why.
+	Summary string `json:"summary"`
+}
+
 // SyncStatus A node's view of replication. On an edge it describes its link to the hub; on the hub, Edges lists every enrolled edge of the org.
 type SyncStatus struct {
-	Connected    bool          `json:"connected"`
-	Edges        *[]EdgeStatus `json:"edges,omitempty"`
-	LastError    *string       `json:"last_error,omitempty"`
-	LastVerified *time.Time    `json:"last_verified"`
+	Connected bool          `json:"connected"`
+	Edges     *[]EdgeStatus `json:"edges,omitempty"`
+
+	// InSync InSync (edge only) is true only while the link is up, nothing waits either way, the last verification agreed and the hub refuses none of the store's changes: the only state the console calls "in sync".
+	InSync       *bool      `json:"in_sync,omitempty"`
+	LastError    *string    `json:"last_error,omitempty"`
+	LastVerified *time.Time `json:"last_verified"`
 
 	// Node edge or hub
 	Node   NodeKind `json:"node"`
@@ -3139,8 +3195,16 @@ type SyncStatus struct {
 	PendingDown int64 `json:"pending_down"`
 
 	// PendingUp changes waiting to go to the hub
-	PendingUp int64     `json:"pending_up"`
-	Since     time.Time `json:"since"`
+	PendingUp int64          `json:"pending_up"`
+	Refused   *[]SyncRefusal `json:"refused,omitempty"`
+
+	// RefusedCount RefusedCount (edge only) is how many of the store's changes the hub refused and holds in quarantine; Refused lists them (the newest 100), each with a sentence saying what and why.
+	RefusedCount *int64    `json:"refused_count,omitempty"`
+	Since        time.Time `json:"since"`
+	VerifyDiffer *[]string `json:"verify_differ,omitempty"`
+
+	// VerifyOk VerifyOK is the result of the edge's last digest comparison with the hub (null before the first, and on the hub); VerifyDiffer the tables that differed then.
+	VerifyOk *bool `json:"verify_ok,omitempty"`
 }
 
 // Tenant An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
@@ -5471,19 +5535,19 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 	GetSyncConflicts(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostSyncConflictsIdReapply Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+	// PostSyncConflictsIdReapply Apply a quarantined record again through the admission checks of this release, as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind. The edge's other open quarantined records of the same order (or row) are retried with it, in the order the edge made them
 	//
 	// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
 	PostSyncConflictsIdReapply(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
 	PostSyncConflictsIdResolveWithBody(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5509,7 +5573,7 @@ type ClientInterface interface {
 	// Corresponds with DELETE /api/v1/sync/nodes/{id} (the `DeleteSyncNodesId` operationId).
 	DeleteSyncNodesId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetSyncStatus Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); on the hub every enrolled edge of the org
+	// GetSyncStatus Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); on the hub every enrolled edge of the org
 	//
 	// Corresponds with GET /api/v1/sync/status (the `GetSyncStatus` operationId).
 	GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8082,7 +8146,7 @@ func (c *Client) GetSyncConflicts(ctx context.Context, params *GetSyncConflictsP
 	return c.Client.Do(req)
 }
 
-// PostSyncConflictsIdReapply Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+// PostSyncConflictsIdReapply Apply a quarantined record again through the admission checks of this release, as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind. The edge's other open quarantined records of the same order (or row) are retried with it, in the order the edge made them
 //
 // Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
 func (c *Client) PostSyncConflictsIdReapply(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8097,7 +8161,7 @@ func (c *Client) PostSyncConflictsIdReapply(ctx context.Context, id openapi_type
 	return c.Client.Do(req)
 }
 
-// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+// PostSyncConflictsIdResolveWithBody Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 //
 // Takes any type of body and a specified content type.
 //
@@ -8114,7 +8178,7 @@ func (c *Client) PostSyncConflictsIdResolveWithBody(ctx context.Context, id open
 	return c.Client.Do(req)
 }
 
-// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+// PostSyncConflictsIdResolve Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8180,7 +8244,7 @@ func (c *Client) DeleteSyncNodesId(ctx context.Context, id openapi_types.UUID, r
 	return c.Client.Do(req)
 }
 
-// GetSyncStatus Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); on the hub every enrolled edge of the org
+// GetSyncStatus Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); on the hub every enrolled edge of the org
 //
 // Corresponds with GET /api/v1/sync/status (the `GetSyncStatus` operationId).
 func (c *Client) GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16184,21 +16248,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/sync/conflicts (the `GetSyncConflicts` operationId).
 	GetSyncConflictsWithResponse(ctx context.Context, params *GetSyncConflictsParams, reqEditors ...RequestEditorFn) (*GetSyncConflictsResponse, error)
 
-	// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+	// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the admission checks of this release, as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind. The edge's other open quarantined records of the same order (or row) are retried with it, in the order the edge made them
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/sync/conflicts/{id}/reapply (the `PostSyncConflictsIdReapply` operationId).
 	PostSyncConflictsIdReapplyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdReapplyParams, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdReapplyResponse, error)
 
-	// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/sync/conflicts/{id}/resolve (the `PostSyncConflictsIdResolve` operationId).
 	PostSyncConflictsIdResolveWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostSyncConflictsIdResolveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSyncConflictsIdResolveResponse, error)
 
-	// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+	// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16226,7 +16290,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /api/v1/sync/nodes/{id} (the `DeleteSyncNodesId` operationId).
 	DeleteSyncNodesIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteSyncNodesIdResponse, error)
 
-	// GetSyncStatusWithResponse Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); on the hub every enrolled edge of the org
+	// GetSyncStatusWithResponse Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); on the hub every enrolled edge of the org
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -32214,7 +32278,7 @@ func (c *ClientWithResponses) GetSyncConflictsWithResponse(ctx context.Context, 
 	return ParseGetSyncConflictsResponse(rsp)
 }
 
-// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind
+// PostSyncConflictsIdReapplyWithResponse Apply a quarantined record again through the admission checks of this release, as its edge's push: resolved as reapplied and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind. The edge's other open quarantined records of the same order (or row) are retried with it, in the order the edge made them
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32227,7 +32291,7 @@ func (c *ClientWithResponses) PostSyncConflictsIdReapplyWithResponse(ctx context
 	return ParsePostSyncConflictsIdReapplyResponse(rsp)
 }
 
-// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+// PostSyncConflictsIdResolveWithBodyWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32240,7 +32304,7 @@ func (c *ClientWithResponses) PostSyncConflictsIdResolveWithBodyWithResponse(ctx
 	return ParsePostSyncConflictsIdResolveResponse(rsp)
 }
 
-// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing
+// PostSyncConflictsIdResolveWithResponse Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, take "edge" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), take "hub" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); the store then no longer lists the record as refused
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32292,7 +32356,7 @@ func (c *ClientWithResponses) DeleteSyncNodesIdWithResponse(ctx context.Context,
 	return ParseDeleteSyncNodesIdResponse(rsp)
 }
 
-// GetSyncStatusWithResponse Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); on the hub every enrolled edge of the org
+// GetSyncStatusWithResponse Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); on the hub every enrolled edge of the org
 //
 // Returns a wrapper object for the known response body format(s).
 //

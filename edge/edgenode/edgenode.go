@@ -155,6 +155,8 @@ func registerEdgeMetrics(n *node.Node, e *link.Edge, lag prometheus.Collector) {
 			return 0
 		}),
 		gauge("kassa_sync_pending_down", "Hub changes this edge has not pulled yet.", func(s link.Status) float64 { return float64(s.PendingDown) }),
+		gauge("kassa_sync_refused_changes", "Changes of this edge the hub refused and holds in quarantine, as it last said.",
+			func(s link.Status) float64 { return float64(s.Refused) }),
 		gauge("kassa_sync_last_verified_timestamp_seconds", "When digests last matched the hub's.", func(s link.Status) float64 {
 			if s.LastVerified.IsZero() {
 				return 0

@@ -14,7 +14,8 @@ func (s *Server) routesSync() {
 		s.routesOpsFeed()
 	}
 	s.handle(&Route{Method: "GET", Path: "/sync/status", Tag: "sync", Scope: kassa.ScopeReportsRead, Resp: kassa.SyncStatus{},
-		Summary: "Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified); " +
+		Summary: "Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, " +
+			"the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); " +
 			"on the hub every enrolled edge of the org",
 		Handler: func(c *fiber.Ctx) error {
 			st, err := s.svc.Sync.Status(c.UserContext())
@@ -45,7 +46,10 @@ func (s *Server) routesConflicts() {
 	svc := s.svc.Conflicts
 	s.handle(&Route{Method: "POST", Path: "/sync/conflicts/:id/resolve", Tag: "sync", Scope: kassa.ScopeSyncWrite,
 		Body: kassa.ConflictResolve{}, Resp: kassa.Conflict{}, Errors: []int{409},
-		Summary: "Resolve an open sync conflict with a note saying what was done (409 when already resolved); edges are told nothing",
+		Summary: "Resolve an open sync conflict with a note saying what was done (409 when already resolved). For a quarantined record, " +
+			"take \"edge\" applies the store's records of that row and order as they were (no admission; 422 when one names another org or store), " +
+			"take \"hub\" writes the hub's rows anew to its log so the store's merge takes them (409 when the hub has no such row); " +
+			"the store then no longer lists the record as refused",
 		Handler: func(c *fiber.Ctx) error {
 			id, err := pathID(c, "conflict")
 			if err != nil {
@@ -63,8 +67,9 @@ func (s *Server) routesConflicts() {
 		}})
 	s.handle(&Route{Method: "POST", Path: "/sync/conflicts/:id/reapply", Tag: "sync", Scope: kassa.ScopeSyncWrite,
 		Resp: kassa.Conflict{}, Errors: []int{409},
-		Summary: "Apply a quarantined record again through the same admission checks as its edge's push: resolved as reapplied " +
-			"and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind",
+		Summary: "Apply a quarantined record again through the admission checks of this release, as its edge's push: resolved as reapplied " +
+			"and replicated when it passes, 422 naming the reason (still open) when it does not, 409 for another kind. The edge's other open " +
+			"quarantined records of the same order (or row) are retried with it, in the order the edge made them",
 		Handler: func(c *fiber.Ctx) error {
 			id, err := pathID(c, "conflict")
 			if err != nil {

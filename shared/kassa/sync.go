@@ -19,6 +19,44 @@ type SyncStatus struct {
 	LastVerified *time.Time   `json:"last_verified"`
 	LastError    string       `json:"last_error,omitempty"`
 	Edges        []EdgeStatus `json:"edges,omitempty"`
+	// VerifyOK is the result of the edge's last digest comparison with
+	// the hub (null before the first, and on the hub); VerifyDiffer the
+	// tables that differed then.
+	VerifyOK     *bool    `json:"verify_ok,omitempty"`
+	VerifyDiffer []string `json:"verify_differ,omitempty"`
+	// InSync (edge only) is true only while the link is up, nothing waits
+	// either way, the last verification agreed and the hub refuses none of
+	// the store's changes: the only state the console calls "in sync".
+	InSync *bool `json:"in_sync,omitempty"`
+	// RefusedCount (edge only) is how many of the store's changes the hub
+	// refused and holds in quarantine; Refused lists them (the newest 100),
+	// each with a sentence saying what and why.
+	RefusedCount int           `json:"refused_count,omitempty"`
+	Refused      []SyncRefusal `json:"refused,omitempty"`
+}
+
+// SyncRefusal is a change of this store that the hub refused and holds in
+// quarantine until ops re-apply it or take a version (docs/trust.md).
+type SyncRefusal struct {
+	ChangeID string `json:"change_id"`
+	Entity   string `json:"entity"`
+	EntityID string `json:"entity_id"`
+	// Reason is the refusal code (refused_field, refused_actor…).
+	Reason string `json:"reason"`
+	// Error is the hub's own words.
+	Error string `json:"error"`
+	// Subject names the row as people do: "order 1042", "card payment of
+	// 9.60 for order 1042".
+	Subject string `json:"subject"`
+	// Summary is one sentence: what was refused and why.
+	Summary   string    `json:"summary"`
+	RefusedAt time.Time `json:"refused_at"`
+}
+
+// InSyncOf is SyncStatus.InSync of an edge's figures.
+func InSyncOf(st *SyncStatus) bool {
+	return st.Connected && st.PendingUp == 0 && st.PendingDown == 0 && st.RefusedCount == 0 &&
+		st.VerifyOK != nil && *st.VerifyOK
 }
 
 // EdgeStatus is the hub's view of one edge.
@@ -91,6 +129,16 @@ type Conflict struct {
 	// Resolution says how: the note given, or "reapplied" for a quarantined
 	// record applied again.
 	Resolution *string `json:"resolution"`
+	// Taken is whose version a resolution took: "edge" (the store's
+	// record applied as it was) or "hub" (the hub's row sent to the
+	// store); null otherwise.
+	Taken *string `json:"taken" openapi:"enum=ConflictTake"`
+	// Subject names the row as people do ("order 1042", "card payment of
+	// 9.60 for order 1042", "customer Ann Lee"), not by its id.
+	Subject string `json:"subject"`
+	// Summary is one sentence saying what the conflict is; for a
+	// quarantined record, what the store did and why the hub refused it.
+	Summary string `json:"summary"`
 }
 
 // ConflictFilter selects conflicts: Status open or resolved, "" all.
@@ -117,12 +165,25 @@ type ConflictResolve struct {
 	// Note says what was done about the conflict (1-500 characters); it
 	// becomes the conflict's resolution.
 	Note string `json:"note" openapi:"required"`
+	// Take, for a quarantined record, resolves it by taking a version:
+	// "edge" applies the store's records of that row (and of its order)
+	// as they were, without the admission rules; "hub" keeps the hub's
+	// row and sends it to the store, which overwrites its own. Omitted:
+	// only the note.
+	Take string `json:"take,omitempty" openapi:"enum=ConflictTake"`
 }
 
-// Validate checks the note.
+// Versions a resolution can take (ConflictResolve.Take).
+const (
+	TakeEdge = "edge"
+	TakeHub  = "hub"
+)
+
+// Validate checks the note and the version taken.
 func (in *ConflictResolve) Validate() error {
 	var v Validation
 	v.Check(strings.TrimSpace(in.Note) != "" && ValidText(in.Note, MaxResolutionNote), "note", "is required: 1-500 characters of text")
+	v.Check(in.Take == "" || in.Take == TakeEdge || in.Take == TakeHub, "take", "must be edge or hub")
 	return v.Err()
 }
 

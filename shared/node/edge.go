@@ -212,6 +212,15 @@ func (s *edgeStore) Digests(ctx context.Context) (map[string]string, error) {
 
 func (s *edgeStore) Committed() <-chan struct{} { return s.db.Committed() }
 
+func (s *edgeStore) KeepRefusals(ctx context.Context, rs []link.Refusal, total int, replace bool) error {
+	in := make([]sqlite.Refused, len(rs))
+	for i, r := range rs {
+		in[i] = sqlite.Refused{ChangeID: r.ChangeID, Entity: r.Entity, EntityID: r.EntityID, Op: r.Op, Status: r.Status,
+			Fields: r.Fields, Reason: r.Reason, Error: r.Error, At: r.At}
+	}
+	return s.db.KeepRefusals(ctx, in, total, replace)
+}
+
 // EdgeSync returns the edge's kassa.SyncService; link returns the sync
 // link once the edge is enrolled and its link built, else nil.
 func (n *Node) EdgeSync(link func() *link.Edge) kassa.SyncService {
@@ -237,12 +246,18 @@ func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 	if e := s.link(); e != nil {
 		ls := e.Status()
 		st.Connected, st.Since, st.PendingDown, st.LastError = ls.Connected, ls.Since, ls.PendingDown, ls.LastError
+		st.VerifyOK, st.VerifyDiffer = ls.VerifyOK, ls.VerifyDiffer
 		if !ls.LastVerified.IsZero() {
 			st.LastVerified = &ls.LastVerified
 		}
 	} else {
 		st.LastError = "not enrolled at a hub"
 	}
+	if st.Refused, st.RefusedCount, err = s.db.Refusals(ctx, link.MaxRefusals); err != nil {
+		return nil, err
+	}
+	inSync := kassa.InSyncOf(st)
+	st.InSync = &inSync
 	return st, nil
 }
 

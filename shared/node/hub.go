@@ -114,7 +114,7 @@ type hubStore struct {
 	epoch   string
 }
 
-func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, error) {
+func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, []link.Refusal, error) {
 	s.edges.saw(from, -1)
 	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)
 	if err == nil {
@@ -128,7 +128,22 @@ func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.C
 		}
 		s.edges.lagged(from.Node, lags)
 	}
-	return res.Applied, res.Duplicate, err
+	return res.Applied, res.Duplicate, linkRefusals(res.Refused), err
+}
+
+func (s *hubStore) Refusals(ctx context.Context, of link.Identity) ([]link.Refusal, int, error) {
+	rs, n, err := s.db.EdgeRefusals(ctx, of.Org, of.Location, of.Node, link.MaxRefusals)
+	return linkRefusals(rs), n, err
+}
+
+// linkRefusals are refusals as the link carries them.
+func linkRefusals(rs []sqlite.Refused) []link.Refusal {
+	out := make([]link.Refusal, len(rs))
+	for i, r := range rs {
+		out[i] = link.Refusal{ChangeID: r.ChangeID, Entity: r.Entity, EntityID: r.EntityID, Op: r.Op, Status: r.Status,
+			Fields: r.Fields, Reason: r.Reason, Error: r.Error, At: r.At}
+	}
+	return out
 }
 
 func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullRequest) ([]link.Entry, int64, int64, error) {

@@ -94,6 +94,8 @@ type ApplyResult struct {
 	Duplicate int // changes applied before (replays, duplicate deliveries)
 	Conflicts int // conflicts recorded
 	Dropped   int // records of a retired entity, accepted and not kept
+	// Refused are the records quarantined (Ingest, ApplyEach), in order.
+	Refused []Refused
 }
 
 // Apply applies change records made at other nodes, in one unit of work.
@@ -247,6 +249,11 @@ type applier struct {
 	conflicts int
 }
 
+// olderRules, set by tests only, refuses what an older release's
+// admission refused on top of today's: a record it quarantines can then
+// be re-applied under the running rules (conflict_test.go).
+var olderRules func(c *change.Change) error
+
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	r, ok := replicas[c.Entity]
 	if !ok {
@@ -263,6 +270,11 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 		fields[k] = columnValue(v)
 	}
 	if a.admitter != nil {
+		if olderRules != nil {
+			if err := olderRules(c); err != nil {
+				return err
+			}
+		}
 		if err := a.admitter.admit(ctx, c, r, fields); err != nil {
 			return err
 		}
@@ -806,6 +818,7 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 		if qerr := db.quarantine(ctx, org, loc, &changes[i], err); qerr != nil {
 			return total, quarantined, qerr
 		}
+		total.Refused = append(total.Refused, refusedOf(&changes[i], err, db.Now()))
 		quarantined++
 	}
 	return total, quarantined, nil

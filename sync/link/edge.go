@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,9 @@ type Status struct {
 	// differed then.
 	VerifyOK     *bool    `json:"verify_ok,omitempty"`
 	VerifyDiffer []string `json:"verify_differ,omitempty"`
+	// Refused is how many of the edge's records the hub last said it
+	// holds refused (0 from a hub too old to say).
+	Refused int `json:"refused"`
 }
 
 // Edge runs an edge's side of the link: push, pull, verify.
@@ -56,9 +60,11 @@ type Edge struct {
 	// pushing is held from reading unsent records to marking them sent,
 	// so that a reset of the outbox (the hub was restored) cannot fall
 	// between the two.
-	pushing sync.Mutex
-	wake    chan struct{} // a notify arrived: pull now
-	verify  chan struct{} // the link came back: verify
+	pushing    sync.Mutex
+	refused    int           // refusals the hub last listed (under mu)
+	refusedKey string        // that list, as kept (under mu; "" before the first)
+	wake       chan struct{} // a notify arrived: pull now
+	verify     chan struct{} // the link came back: verify
 }
 
 // NewEdge returns the link of the edge id over nc, a connection to the
@@ -183,6 +189,12 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 		e.setConnected(true, err)
 		return err
 	}
+	if len(rep.Refused) > 0 {
+		e.log.Warn("the hub refused changes of this store", "node", e.id.Node, "refused", len(rep.Refused), "first", rep.Refused[0].Error)
+		if err := e.store.KeepRefusals(ctx, rep.Refused, 0, false); err != nil {
+			return err
+		}
+	}
 	e.mu.Lock()
 	e.status.LastPush = e.now()
 	e.mu.Unlock()
@@ -230,6 +242,11 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
 		return 0, err
 	}
+	if rep.Refused != nil {
+		if err := e.keepRefusals(ctx, *rep.Refused, rep.RefusedCount); err != nil {
+			return 0, err
+		}
+	}
 	if len(rep.Entries) > 0 {
 		cs := make([]change.Change, len(rep.Entries))
 		for i, en := range rep.Entries {
@@ -258,6 +275,34 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return len(rep.Entries), nil
+}
+
+// keepRefusals stores the hub's list of the edge's refused records when
+// it differs from the one kept last (a pull's reply carries it every
+// time; an unchanged list writes nothing). Fewer than before means ops
+// re-applied or resolved some: the digests may agree now, so verify.
+func (e *Edge) keepRefusals(ctx context.Context, rs []Refusal, total int) error {
+	var b strings.Builder
+	fmt.Fprint(&b, total)
+	for _, r := range rs {
+		b.WriteString(" " + r.ChangeID + ":" + r.Error)
+	}
+	e.mu.Lock()
+	same, fewer := b.String() == e.refusedKey, total < e.refused
+	e.mu.Unlock()
+	if same {
+		return nil
+	}
+	if err := e.store.KeepRefusals(ctx, rs, total, true); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.refused, e.refusedKey, e.status.Refused = total, b.String(), total
+	e.mu.Unlock()
+	if fewer {
+		signal(e.verify)
+	}
+	return nil
 }
 
 // seeEpoch compares the epoch of the hub's log with the one the edge saw

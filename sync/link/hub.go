@@ -71,7 +71,7 @@ func (h *Hub) up(m *nats.Msg) {
 	}
 	var rep PushReply
 	if err == nil {
-		rep.Applied, rep.Duplicate, err = h.store.Ingest(ctx, id, req.Changes)
+		rep.Applied, rep.Duplicate, rep.Refused, err = h.store.Ingest(ctx, id, req.Changes)
 	}
 	if err != nil {
 		h.log.Warn("push refused", "node", id.Node, "err", err)
@@ -97,6 +97,11 @@ func (h *Hub) pull(m *nats.Msg) {
 	}
 	if err == nil {
 		rep.Epoch, err = h.store.Epoch(ctx)
+	}
+	if err == nil {
+		var rs []Refusal
+		rs, rep.RefusedCount, err = h.store.Refusals(ctx, id)
+		rep.Refused = &rs
 	}
 	if err != nil {
 		rep.Error = err.Error()

@@ -90,12 +90,34 @@ type PushRequest struct {
 	Format int `json:"format,omitempty"`
 }
 
-// PushReply says the hub committed the records (or why not).
+// PushReply says the hub committed the records (or why not). Refused
+// (since v0.8.0; an older hub sends none, an older edge ignores it) lists
+// the records of the push the hub refused and quarantined: committed as
+// far as the edge is concerned (it does not send them again), but not
+// applied until ops re-apply or resolve them.
 type PushReply struct {
-	Applied   int    `json:"applied"`
-	Duplicate int    `json:"duplicate"`
-	Error     string `json:"error,omitempty"`
+	Applied   int       `json:"applied"`
+	Duplicate int       `json:"duplicate"`
+	Refused   []Refusal `json:"refused,omitempty"`
+	Error     string    `json:"error,omitempty"`
 }
+
+// Refusal is one of an edge's records the hub refused, and why.
+type Refusal struct {
+	ChangeID string    `json:"change_id"`
+	Entity   string    `json:"entity"`
+	EntityID string    `json:"entity_id"`
+	Op       string    `json:"op"`
+	Status   string    `json:"status,omitempty"` // the status the record set, if any
+	Fields   []string  `json:"fields,omitempty"` // the names of its fields
+	Reason   string    `json:"reason"`           // the refusal code
+	Error    string    `json:"error"`
+	At       time.Time `json:"at"`
+}
+
+// MaxRefusals is how many refusals a pull's reply lists at most (the
+// newest); RefusedCount counts them all.
+const MaxRefusals = 100
 
 // PullRequest asks for the log after a cursor.
 type PullRequest struct {
@@ -128,7 +150,13 @@ type PullReply struct {
 	// Epoch names the hub's log; it changes when the hub's store is
 	// restored from a backup, whose log positions edges may have passed.
 	Epoch string `json:"epoch,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Refused (since v0.8.0; nil from an older hub) is the edge's whole
+	// list of records the hub holds refused, newest first, at most
+	// MaxRefusals of RefusedCount: those re-applied or resolved since
+	// are no longer in it. An empty list means none.
+	Refused      *[]Refusal `json:"refused,omitempty"`
+	RefusedCount int        `json:"refused_count,omitempty"`
+	Error        string     `json:"error,omitempty"`
 }
 
 // DigestRequest carries an edge's digest of each replicated table in its scope.
@@ -170,12 +198,19 @@ type EdgeStore interface {
 	Digests(ctx context.Context) (map[string]string, error)
 	// Committed is signalled after local commits.
 	Committed() <-chan struct{}
+	// KeepRefusals records what the hub said it refused; with replace, rs
+	// (of total) is the whole list and replaces the one kept.
+	KeepRefusals(ctx context.Context, rs []Refusal, total int, replace bool) error
 }
 
 // HubStore is what the hub's link needs of its store.
 type HubStore interface {
 	// Ingest applies an edge's records and appends them to the hub's log.
-	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, err error)
+	// Refused lists the records it refused.
+	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, refused []Refusal, err error)
+	// Refusals returns the edge's open refused records, newest first (at
+	// most MaxRefusals), and how many there are.
+	Refusals(ctx context.Context, of Identity) ([]Refusal, int, error)
 	// Log returns entries of the hub's log in an edge's scope after a
 	// position (leaving out the edge's own records), the position up to
 	// which the log was examined, and the newest position. req carries

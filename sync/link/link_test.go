@@ -1,8 +1,10 @@
 package link
 
 import (
+	"encoding/json"
 	"log/slog"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +151,29 @@ func mustLeafPair(t *testing.T, me Identity) (hub, edge *natsnode.Server) {
 	t.Cleanup(edge.Shutdown)
 	wait.For(t, 5*time.Second, "the leaf link", edge.LeafConnected)
 	return hub, edge
+}
+
+// TestRefusalsOnTheWireStayCompatible: a hub of this release says "none
+// refused" as an empty list, which an edge tells from an older hub's
+// reply without the field (keep what it has); an older edge's decoding of
+// the new replies is unchanged.
+func TestRefusalsOnTheWireStayCompatible(t *testing.T) {
+	none := []Refusal{}
+	b, _ := json.Marshal(PullReply{UpTo: 3, Refused: &none})
+	if !strings.Contains(string(b), `"refused":[]`) {
+		t.Fatalf("a reply with nothing refused: %s", b)
+	}
+	var older PullReply
+	if err := json.Unmarshal([]byte(`{"entries":[],"up_to":3,"last":3}`), &older); err != nil || older.Refused != nil {
+		t.Fatalf("an older hub's reply: %+v %v", older, err)
+	}
+	type oldPush struct {
+		Applied, Duplicate int
+		Error              string
+	}
+	b, _ = json.Marshal(PushReply{Applied: 2, Refused: []Refusal{{ChangeID: "c", Reason: "refused_field"}}})
+	var old oldPush
+	if err := json.Unmarshal(b, &old); err != nil || old.Applied != 2 || old.Error != "" {
+		t.Fatalf("an older edge reads %+v (%v) from %s", old, err, b)
+	}
 }

@@ -4,8 +4,12 @@
 // After a manager or owner logs in (the token pair stays in sessionStorage,
 // so it ends with the tab), the page polls GET /api/v1/sync/status every
 // 2 s and shows the state of the store's link to the hub in a large banner:
-// green when in sync, amber while changes wait in either direction, red
-// while the link is down (sales keep being saved and go up later). When the
+// green only when the edge says in_sync (nothing waiting, the last digest
+// comparison agreed, nothing refused), red while the hub refuses changes
+// of the store (listed as sentences under the banner) or the store's data
+// differs from the hub's, amber while changes wait in either direction or
+// the first comparison is under way, red while the link is down (sales
+// keep being saved and go up later). When the
 // edge itself does not answer, the banner says so and polling goes on until
 // it answers again. Below: changes waiting, last verification, last error
 // and the most recent sync conflicts (GET /api/v1/sync/conflicts).
@@ -134,16 +138,29 @@
     var el = $('status');
     el.dataset.pendingUp = String(up);
     el.dataset.pendingDown = String(down);
+    var refused = Number(st.refused_count) || 0;
+    var differ = st.verify_ok === false ? (st.verify_differ || []).join(', ') || 'some tables' : '';
+    var connected = since ? 'Connected since ' + clock(since) + '. ' : '';
+    el.dataset.refused = String(refused);
     if (!st.connected) {
       var text = (since ? 'OFFLINE since ' + clock(since) : 'OFFLINE — no link to the hub yet') +
         ' — sales are saved and will sync when the link returns (' + changes(up) + ' waiting)';
-      banner('offline', text, since ? 'Offline for ' + ago(since) + '.' : '');
+      banner('offline', text, (since ? 'Offline for ' + ago(since) + '.' : '') +
+        (refused ? ' The hub refused ' + changes(refused) + ' of this store (below).' : ''));
+    } else if (refused > 0) {
+      banner('refused', 'Online — NOT in sync: the hub refused ' + changes(refused) + ' of this store',
+        connected + 'They are not at head office until ops re-apply or resolve them (listed below).');
+    } else if (differ) {
+      banner('differs', 'Online — NOT in sync: this store\'s data differs from the hub\'s (' + differ + ')',
+        connected + 'Repairing from the hub\'s log; if it stays, tell head office.');
     } else if (up > 0 || down > 0) {
-      banner('behind', 'Online — catching up (' + changes(up) + ' to send, ' + down + ' to receive)',
-        since ? 'Connected since ' + clock(since) + '.' : '');
+      banner('behind', 'Online — catching up (' + changes(up) + ' to send, ' + down + ' to receive)', connected);
+    } else if (st.in_sync) {
+      banner('ok', 'Online — in sync', connected + 'Checked with the hub.');
     } else {
-      banner('ok', 'Online — in sync', since ? 'Connected since ' + clock(since) + '.' : '');
+      banner('behind', 'Online — nothing waiting; checking with the hub', connected);
     }
+    renderRefusals(st.refused || [], refused);
     $('node').textContent = (st.node || 'edge') + ' ' + (st.node_id || '');
     $('pending-up').textContent = String(up);
     $('pending-down').textContent = String(down);
@@ -153,6 +170,27 @@
     err.textContent = st.last_error || 'none';
     err.className = st.last_error ? 'bad' : '';
     $('checked').textContent = clock(state.lastAnswer);
+  }
+
+  // renderRefusals lists the store's changes the hub refused, as sentences.
+  function renderRefusals(list, total) {
+    $('refusals').hidden = total === 0;
+    $('n-refused').textContent = total > list.length ? list.length + ' newest of ' + total : String(total);
+    var ul = $('refusal-rows');
+    ul.textContent = '';
+    list.forEach(function (r) {
+      var li = document.createElement('li');
+      li.dataset.change = r.change_id || '';
+      li.dataset.reason = r.reason || '';
+      var at = time(r.refused_at);
+      var when = document.createElement('span');
+      when.className = 'when';
+      when.textContent = at ? clock(at) : '';
+      li.appendChild(when);
+      li.appendChild(document.createTextNode(' ' + (r.summary || r.error || '')));
+      li.title = r.error || '';
+      ul.appendChild(li);
+    });
   }
 
   function renderUnreachable() {
@@ -184,7 +222,7 @@
       var at = time(c.detected_at);
       cell(tr, at ? clock(at) : '');
       cell(tr, (c.kind || '').replace(/_/g, ' '), 'kind');
-      cell(tr, (c.entity || '') + ' ' + (c.entity_id || ''));
+      cell(tr, c.summary || c.subject || (c.entity || '') + ' ' + (c.entity_id || '')).title = (c.entity || '') + ' ' + (c.entity_id || '');
       cell(tr, json(c.local), '', true).title = JSON.stringify(c.local);
       cell(tr, json(c.remote), '', true).title = JSON.stringify(c.remote);
       body.appendChild(tr);

@@ -11,8 +11,11 @@
 // edge reports (changes waiting, lag) carry "as of" and their age, so they
 // never look current while its link is cut; when the feed itself is lost,
 // the table is dimmed and says since when, and the page reconnects.
-// The conflicts panel resolves (with a note) and re-applies quarantined
-// records through the REST routes, and shows their errors in the row.
+// The conflicts panel names rows as people do (order numbers, not ids) and
+// says what happened in a sentence (the conflict's subject and summary);
+// it resolves (with a note), re-applies quarantined records, or resolves
+// them by taking the store's or the hub's version (with a note) through
+// the REST routes, and shows their errors in the row.
 (function () {
   'use strict';
 
@@ -308,7 +311,7 @@
       set(c[6], verified ? (e.verify_ok ? 'OK' : 'verified') : 'never', verified ? clock(verified) + ' (' + ago(verified) + ' ago)' : '');
     }
     var open = e.open_conflicts || 0, q = e.quarantined || 0;
-    set(c[7], open ? open + ' open' : 'none', q ? q + ' quarantined' : '', q ? 'bad' : open ? 'warn' : '');
+    set(c[7], open ? open + ' open' : 'none', q ? q + ' refused (quarantined)' : '', q ? 'bad' : open ? 'warn' : '');
     r.text = (storeName(e.location_id) + ' ' + e.location_id + ' ' + e.node_id + ' ' + (e.version || '') + ' ' +
       (e.connected ? 'connected' : 'disconnected')).toLowerCase();
   }
@@ -368,22 +371,31 @@
     cell(tr, at ? clock(at) : '');
     var store = cell(tr, '');
     cell(tr, (c.kind || '').replace(/_/g, ' '), 'kind');
-    cell(tr, (c.entity || '') + ' ' + (c.entity_id || ''));
+    var what = cell(tr, c.summary || c.subject || (c.entity || '') + ' ' + (c.entity_id || ''), 'what');
+    what.title = (c.entity || '') + ' ' + (c.entity_id || '');
     cell(tr, json(c.local), '', true).title = JSON.stringify(c.local);
     cell(tr, json(c.remote), '', true).title = JSON.stringify(c.remote);
     var act = cell(tr, '', 'actions');
     var resolve = button('Resolve', 'resolve');
     act.appendChild(resolve);
-    if (c.kind === 'quarantined') act.appendChild(button('Re-apply', 'reapply'));
+    if (c.kind === 'quarantined') {
+      act.appendChild(button('Re-apply', 'reapply'));
+      act.appendChild(button('Take store\'s', 'quiet take-edge'));
+      act.appendChild(button('Take hub\'s', 'quiet take-hub'));
+    }
     var err = document.createElement('span');
     err.className = 'row-error';
     err.setAttribute('role', 'alert');
     act.appendChild(err);
     var r = state.conflicts[c.id] = { c: c, tr: tr, store: store, err: err, act: act };
     renderConflictStore(r);
-    resolve.addEventListener('click', function () { askNote(r); });
+    resolve.addEventListener('click', function () { askNote(r, ''); });
     var re = act.querySelector('button.reapply');
     if (re) re.addEventListener('click', function () { reapply(r, re); });
+    ['edge', 'hub'].forEach(function (take) {
+      var b = act.querySelector('button.take-' + take);
+      if (b) b.addEventListener('click', function () { askNote(r, take); });
+    });
   }
 
   function renderConflictStore(r) {
@@ -420,16 +432,20 @@
   }
 
   // askNote shows a note field under the row's buttons; the conflict is
-  // resolved with it when confirmed.
-  function askNote(r) {
-    if (r.form) { r.form.querySelector('input').focus(); return; }
+  // resolved with it when confirmed, taking the store's (edge) or the
+  // hub's version when take says so.
+  function askNote(r, take) {
+    if (r.form && r.form.dataset.take === take) { r.form.querySelector('input').focus(); return; }
+    if (r.form) r.form.remove();
     var f = document.createElement('form');
     f.className = 'note';
     var input = document.createElement('input');
     input.name = 'note';
     input.required = true;
     input.maxLength = 500;
-    input.placeholder = 'What was done about it?';
+    input.placeholder = take === 'edge' ? 'Why the store\'s version stands' :
+      take === 'hub' ? 'Why the hub\'s version stands' : 'What was done about it?';
+    f.dataset.take = take;
     input.setAttribute('aria-label', 'Resolution note');
     var ok = button('Confirm', 'confirm');
     ok.type = 'submit';
@@ -445,7 +461,9 @@
       ev.preventDefault();
       var note = input.value.trim();
       if (!note) { r.err.textContent = 'A note is required.'; return; }
-      act(r, ok, 'POST', '/sync/conflicts/' + encodeURIComponent(r.c.id) + '/resolve', { note: note });
+      var body = { note: note };
+      if (take) body.take = take;
+      act(r, ok, 'POST', '/sync/conflicts/' + encodeURIComponent(r.c.id) + '/resolve', body);
     });
   }
 
