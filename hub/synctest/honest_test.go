@@ -13,9 +13,9 @@ import (
 
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/shared/processor"
-	"kassa.dev/shared/sqlite"
 	"kassa.dev/shared/webhooktest"
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/wait"
@@ -639,7 +639,7 @@ func TestAnEventOfARefusedChangeIsNotDelivered(t *testing.T) {
 	cashier := me.Data["id"].(string)
 
 	f := e.mustForge(t, e.location)
-	now := time.Now().UTC().Format(sqlite.TimeFormat)
+	now := time.Now().UTC().Format(node.TimeFormat)
 	done := o.Data
 	done["status"] = "completed"
 	data, _ := json.Marshal(done)
