@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"testing"
 
-	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/link"
 )
