@@ -84,6 +84,13 @@ async function start() {
     $('cart-msg').textContent = e.message;
     return;
   }
+  try { // tenders the org has turned off are not offered
+    const m = await session.api('GET', '/payments/methods');
+    for (const x of m.data.methods) {
+      const b = document.querySelector(`[data-tender="${x.method}"]`);
+      if (b) b.hidden = !x.enabled;
+    }
+  } catch (e) { /* all offered; the edge refuses a disabled one */ }
   renderCats();
   renderGrid();
   pollLink();
@@ -179,7 +186,11 @@ function addLine(p, options, qty) {
 async function scan(text) {
   text = text.trim();
   if (!text) return;
-  if (/^[0-9A-F]{6}-\d{3,}$/i.test(text)) return openRefund(text.toUpperCase());
+  if (/^[0-9A-F]{6}-\d{3,}$/i.test(text)) {
+    $('search').value = '';
+    renderGrid();
+    return openRefund(text.toUpperCase());
+  }
   try {
     const l = await session.api('GET', '/catalog/products?is_active=true&q=' + encodeURIComponent(text));
     const exact = l.data.find((p) => (p.barcodes || []).includes(text) || p.sku.toLowerCase() === text.toLowerCase());
@@ -445,6 +456,7 @@ async function openPay() {
   } catch (e) { $('cart-msg').textContent = e.message; return; }
   sale.paying = true;
   save();
+  setTender('cash');
   renderPay();
   openDialog('pay');
 }
@@ -597,6 +609,8 @@ function renderReceipt(o, points) {
 }
 
 function newSale() {
+  $('quick').replaceChildren();
+  $('pay-done').replaceChildren();
   sale = fresh();
   save();
   state.order = state.quote = null;
