@@ -118,7 +118,7 @@ func TestTillPageInChromium(t *testing.T) {
 	}
 
 	// Sign in; the page says the edge has no hub link.
-	run("open the till", chromedp.Navigate(p.URL+"/till"), chromedp.WaitVisible("#login"))
+	run("open the till", chromedp.EmulateViewport(1024, 768), chromedp.Navigate(p.URL+"/till"), chromedp.WaitVisible("#login"))
 	shot("till-0-login")
 	run("sign in", chromedp.SendKeys("#email", "cashier@demo.test"), chromedp.SendKeys("#password", demo.Password),
 		chromedp.Click("#login-btn"), chromedp.WaitVisible(tile("COF-LAT")))
@@ -185,7 +185,7 @@ func TestTillPageInChromium(t *testing.T) {
 	run("a manager approves", chromedp.Click("#approve-btn"), chromedp.WaitVisible("#approve-email"),
 		chromedp.SendKeys("#approve-email", "manager@demo.test"), chromedp.SendKeys("#approve-password", demo.Password),
 		chromedp.Click("#approve-ok"))
-	poll("the discount priced", `document.getElementById('totals').textContent.includes('Discounts') && document.getElementById('approve-btn').hidden`)
+	poll("the discount priced", `document.getElementById('totals').textContent.includes('All discounts') && document.getElementById('approve-btn').hidden`)
 	run("clear it", chromedp.Click("#clear"))
 	priced(0)
 

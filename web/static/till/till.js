@@ -335,8 +335,8 @@ function renderCart() {
   if (q) {
     const row = (k, v, cls) => { dl.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' })); };
     row('Subtotal', money(q.subtotal));
-    for (const c of q.campaigns || []) row(c.name || 'Offer', '− ' + money(c.discount));
-    if (q.discount_total) row('Discounts', '− ' + money(q.discount_total));
+    for (const c of q.campaigns || []) row(c.name || 'Offer', c.amount ? '− ' + money(c.amount) : 'points ×' + c.points_multiplier / 10000, 'offer');
+    if (q.discount_total) row('All discounts', '− ' + money(q.discount_total));
     row(q.tax_inclusive ? 'Tax included' : 'Tax', money(q.tax_total));
     row('Total', money(q.total), 'total');
   }
@@ -457,6 +457,8 @@ async function openPay() {
   sale.paying = true;
   save();
   setTender('cash');
+  $('pay-msg').textContent = $('gift-balance').textContent = '';
+  $('gift-code').value = '';
   renderPay();
   openDialog('pay');
 }
@@ -591,12 +593,13 @@ function renderReceipt(o, points) {
   const sums = el('dl', null);
   const row = (k, v, cls) => sums.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' }));
   row('Subtotal', money(o.subtotal));
-  if (o.discount_total) row('Discounts', '− ' + money(o.discount_total));
+  for (const c of o.campaigns || []) if (c.amount) row(c.name || 'Offer', '− ' + money(c.amount));
+  if (o.discount_total) row('All discounts', '− ' + money(o.discount_total));
   if (o.voucher_code) row('Voucher', o.voucher_code);
   row(o.tax_inclusive ? `Tax included (${o.tax_rate_bps / 100} %)` : `Tax (${o.tax_rate_bps / 100} %)`, money(o.tax_total));
   row('Total', money(o.total), 'total');
   const change = o.payments.reduce((s, p) => s + (p.status === 'captured' && p.change_due ? p.change_due : 0), 0);
-  box.replaceChildren(
+  box.replaceChildren(...[
     el('h2', { textContent: 'Receipt' }),
     el('p', { className: 'muted', textContent: `Order ${o.number} · ${new Date(o.completed_at || o.created_at).toLocaleString()}` }),
     lines, sums,
@@ -605,7 +608,7 @@ function renderReceipt(o, points) {
     o.loyalty_points_earned || points != null ? el('p', { id: 'points', textContent: `Points earned ${o.loyalty_points_earned} · balance ${points ?? '—'}` }) : null,
     o.refunded_total ? el('p', { textContent: 'Refunded ' + money(o.refunded_total) }) : null,
     barcode(o.number),
-    el('p', { className: 'code', textContent: o.number }));
+    el('p', { className: 'code', textContent: o.number })].filter(Boolean));
 }
 
 function newSale() {
