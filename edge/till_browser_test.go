@@ -23,8 +23,8 @@ import (
 // (a tile with an option, a scanned barcode, a quick-cash button); a sale
 // with a voucher and a loyalty customer paid part by gift card and part by
 // card; a discount above the cashier's limit that a manager's sign-in
-// approves; a parked order resumed, a line voided, paid; a reload in the
-// middle of paying that neither loses nor doubles the order; and a refund
+// approves; a parked order resumed, a line voided, paid; reloads with a
+// cart and in the middle of paying that neither lose nor double the order; and a refund
 // found by scanning the first receipt's order number. Screenshots of each
 // screen go to $KASSA_SCREENSHOTS (docs/screenshots when refreshed).
 func TestTillPageInChromium(t *testing.T) {
@@ -220,6 +220,11 @@ func TestTillPageInChromium(t *testing.T) {
 	before := orders()
 	run("a flat white", chromedp.Click(tile("COF-FW")), chromedp.WaitVisible("#mods-ok"), chromedp.Click("#mods-ok"))
 	priced(1)
+	run("reload with the cart", chromedp.Reload())
+	priced(1) // the cart is still there, priced again
+	if n := orders(); n != before {
+		t.Fatalf("a cart made %d orders before payment", n-before)
+	}
 	run("pay", chromedp.Click("#pay-btn"), chromedp.WaitVisible("#pay-number"))
 	poll("the order number", `document.getElementById('pay-number').textContent !== ''`)
 	number := text("#pay-number")

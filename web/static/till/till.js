@@ -319,7 +319,7 @@ function renderCart() {
       el('span', { className: 'qty', textContent: l.qty + '×' }),
       el('span', { className: 'name' }, l.name, mods ? el('small', { textContent: mods }) : null,
         ql && ql.discount ? el('small', { className: 'disc', textContent: '− ' + money(ql.discount) + (ql.campaign_discounts.length ? ' (offer)' : '') }) : null),
-      el('span', { className: 'amt', textContent: ql ? money(ql.total) : '…' }));
+      el('span', { className: 'amt', textContent: ql ? money(ql.total) : (state.quote === null && $('cart-msg').textContent ? '—' : '…') }));
     li.dataset.line = l.name;
     const open = () => openMods(state.products.find((p) => p.id === l.product_id) || { name: l.name, modifier_group_ids: [] }, l);
     li.onclick = open;
@@ -651,13 +651,21 @@ async function openParked() {
   } catch (e) { ul.replaceChildren(el('li', { textContent: e.message })); }
 }
 
+// manualPart is a stored line's manual discount (its order discount's
+// share included) as an amount, so a changed resumed order keeps it; the
+// campaigns' part is priced again.
+function manualPart(l) {
+  const v = l.discount - l.campaign_discounts.reduce((s, c) => s + c.amount, 0);
+  return v > 0 ? { type: 'amount', value: v } : null;
+}
+
 async function resumeOrder(o) {
   if (sale.lines.length && !sale.orderId) await park();
   sale = fresh();
   sale.orderId = o.id;
   sale.voucher = o.voucher_code;
   sale.lines = o.line_items.map((l) => ({ key: uuid(), product_id: l.product_id, name: l.name, qty: l.quantity,
-    options: l.modifiers.map((m) => m.option_id), discount: null }));
+    options: l.modifiers.map((m) => m.option_id), discount: manualPart(l) }));
   if (o.customer_id) {
     try { await attach((await session.api('GET', '/customers/' + o.customer_id)).data); } catch (e) { /* gone */ }
   }
