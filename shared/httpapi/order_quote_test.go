@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"testing"
 
+	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/link"
 )
@@ -63,7 +64,7 @@ func TestOrderListByNumber(t *testing.T) {
 }
 
 // TestSyncStatusForATillAtTheEdge: a cashier reads the edge's link status
-// (the till's online/offline) without reports:read.
+// (the till's online/offline) without reports:read; the kitchen does not.
 func TestSyncStatusForATillAtTheEdge(t *testing.T) {
 	f := newOrdFixture(t, func(c *node.Config) {
 		c.Extend = func(n *node.Node) error { // a standalone edge: no link
@@ -75,4 +76,7 @@ func TestSyncStatusForATillAtTheEdge(t *testing.T) {
 	if r["node"] != "edge" || r["connected"] != false {
 		t.Fatalf("status %v", r)
 	}
+	// The kitchen has neither reports:read nor orders:write.
+	kitchen := f.tn.MustUser(f.org, "k@order.test", kassa.RoleKitchen)
+	mustProblem(t, f.do("GET", "/sync/status", kitchen, nil), 403, "forbidden")
 }
