@@ -607,6 +607,7 @@ function renderReceipt(o, points) {
     change ? el('p', { className: 'change', id: 'change', textContent: 'Change due ' + money(change) }) : null,
     o.loyalty_points_earned || points != null ? el('p', { id: 'points', textContent: `Points earned ${o.loyalty_points_earned} · balance ${points ?? '—'}` }) : null,
     o.refunded_total ? el('p', { textContent: 'Refunded ' + money(o.refunded_total) }) : null,
+    sale.approver && sale.orderId === o.id ? el('p', { className: 'muted', id: 'approved', textContent: 'Approved by ' + sale.approver.email }) : null,
     barcode(o.number),
     el('p', { className: 'code', textContent: o.number })].filter(Boolean));
 }
