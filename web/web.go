@@ -28,6 +28,11 @@ var Console = page("static/console")
 // over GET /api/v1/ws.
 var Terminal = page("static/terminal")
 
+// Till is the point of sale (static/till), which the edge serves at
+// /till: a cashier rings up sales, takes payments and refunds over the
+// edge's API, with the internet down too (docs/till.md).
+var Till = page("static/till")
+
 // Ops is the ops monitor (static/ops), which the hub serves at /ops: every
 // edge of the org, live over the hub's /api/v1/sync/ws feed, and the open
 // sync conflicts with their actions.

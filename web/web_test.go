@@ -64,7 +64,7 @@ func TestPagesServeTheSharedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, page := range map[string]fs.FS{"kds": KDS, "console": Console, "terminal": Terminal, "ops": Ops} {
+	for name, page := range map[string]fs.FS{"kds": KDS, "console": Console, "terminal": Terminal, "till": Till, "ops": Ops} {
 		got, err := fs.ReadFile(page, "session.js")
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s/session.js: %v, %d bytes, want the shared script", name, err, len(got))

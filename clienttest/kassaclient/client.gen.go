@@ -4202,6 +4202,9 @@ type GetOrdersParams struct {
 	// Status only orders in this state
 	Status *OrderStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Number only the order with this number (as on its receipt), exact
+	Number *string `form:"number,omitempty" json:"number,omitempty"`
+
 	// LocationId only orders of this location
 	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
 
@@ -4223,6 +4226,12 @@ type GetOrdersParams struct {
 
 // PostOrdersParams defines parameters for PostOrders.
 type PostOrdersParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostOrdersQuoteParams defines parameters for PostOrdersQuote.
+type PostOrdersQuoteParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -4484,6 +4493,9 @@ type PostOauthTokenFormdataRequestBody = OauthTokenForm
 
 // PostOrdersJSONRequestBody defines body for PostOrders for application/json ContentType.
 type PostOrdersJSONRequestBody = OrderCreate
+
+// PostOrdersQuoteJSONRequestBody defines body for PostOrdersQuote for application/json ContentType.
+type PostOrdersQuoteJSONRequestBody = OrderCreate
 
 // PatchOrdersIdJSONRequestBody defines body for PatchOrdersId for application/json ContentType.
 type PatchOrdersIdJSONRequestBody = OrderUpdate
@@ -5371,6 +5383,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrders(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersQuoteWithBody Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+	PostOrdersQuoteWithBody(ctx context.Context, params *PostOrdersQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersQuote Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+	PostOrdersQuote(ctx context.Context, params *PostOrdersQuoteParams, body PostOrdersQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrdersId Retrieve an order with line items, payments, refunds and history
 	//
@@ -7703,6 +7729,40 @@ func (c *Client) PostOrdersWithBody(ctx context.Context, params *PostOrdersParam
 // Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 func (c *Client) PostOrders(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOrdersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersQuoteWithBody Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+func (c *Client) PostOrdersQuoteWithBody(ctx context.Context, params *PostOrdersQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersQuoteRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersQuote Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+func (c *Client) PostOrdersQuote(ctx context.Context, params *PostOrdersQuoteParams, body PostOrdersQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersQuoteRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13197,6 +13257,18 @@ func NewGetOrdersRequest(server string, params *GetOrdersParams) (*http.Request,
 
 		}
 
+		if params.Number != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "number", *params.Number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.LocationId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -13304,6 +13376,61 @@ func NewPostOrdersRequestWithBody(server string, params *PostOrdersParams, conte
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/orders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostOrdersQuoteRequest calls the generic PostOrdersQuote builder with application/json body
+func NewPostOrdersQuoteRequest(server string, params *PostOrdersQuoteParams, body PostOrdersQuoteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrdersQuoteRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostOrdersQuoteRequestWithBody constructs an http.Request for the PostOrdersQuote method, with any body, and a specified content type
+func NewPostOrdersQuoteRequestWithBody(server string, params *PostOrdersQuoteParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/orders/quote")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -16058,6 +16185,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrdersWithResponse(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersResponse, error)
+
+	// PostOrdersQuoteWithBodyWithResponse Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+	PostOrdersQuoteWithBodyWithResponse(ctx context.Context, params *PostOrdersQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersQuoteResponse, error)
+
+	// PostOrdersQuoteWithResponse Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+	PostOrdersQuoteWithResponse(ctx context.Context, params *PostOrdersQuoteParams, body PostOrdersQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersQuoteResponse, error)
 
 	// GetOrdersIdWithResponse Retrieve an order with line items, payments, refunds and history
 	//
@@ -26157,6 +26298,123 @@ func (r PostOrdersResponse) ContentType() string {
 	return ""
 }
 
+// PostOrdersQuoteResponse401Headers the declared response headers of an HTTP 401 response for PostOrdersQuote
+type PostOrdersQuoteResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostOrdersQuoteResponse429Headers the declared response headers of an HTTP 429 response for PostOrdersQuote
+type PostOrdersQuoteResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostOrdersQuoteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A sale at a location.
+		Data Order `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOrdersQuoteResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOrdersQuoteResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrdersQuoteResponse) GetJSON200() *struct {
+	// Data A sale at a location.
+	Data Order `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOrdersQuoteResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrdersQuoteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrdersQuoteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrdersQuoteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrdersQuoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOrdersIdResponse401Headers the declared response headers of an HTTP 401 response for GetOrdersId
 type GetOrdersIdResponse401Headers struct {
 	WWWAuthenticate *string
@@ -31925,6 +32183,32 @@ func (c *ClientWithResponses) PostOrdersWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParsePostOrdersResponse(rsp)
+}
+
+// PostOrdersQuoteWithBodyWithResponse Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+func (c *ClientWithResponses) PostOrdersQuoteWithBodyWithResponse(ctx context.Context, params *PostOrdersQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersQuoteResponse, error) {
+	rsp, err := c.PostOrdersQuoteWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersQuoteResponse(rsp)
+}
+
+// PostOrdersQuoteWithResponse Price an order exactly as POST /orders would and store nothing (the till's running total): id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/quote (the `PostOrdersQuote` operationId).
+func (c *ClientWithResponses) PostOrdersQuoteWithResponse(ctx context.Context, params *PostOrdersQuoteParams, body PostOrdersQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersQuoteResponse, error) {
+	rsp, err := c.PostOrdersQuote(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersQuoteResponse(rsp)
 }
 
 // GetOrdersIdWithResponse Retrieve an order with line items, payments, refunds and history
@@ -41456,6 +41740,114 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostOrdersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOrdersQuoteResponse parses an HTTP response from a PostOrdersQuoteWithResponse call
+func ParsePostOrdersQuoteResponse(rsp *http.Response) (*PostOrdersQuoteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrdersQuoteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A sale at a location.
+			Data Order `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostOrdersQuoteResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOrdersQuoteResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

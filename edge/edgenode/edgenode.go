@@ -54,6 +54,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	f.KDSPage = web.KDS
 	f.ConsolePage = web.Console
 	f.TerminalPage = web.Terminal
+	f.TillPage = web.Till
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
 	var ns *natsnode.Server
 	var edge *link.Edge

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,8 +150,9 @@ func routeLabel(c *fiber.Ctx) string {
 // authenticate reads the bearer token, puts the actor in the request
 // context and checks the route's scope. A first-party JWT goes to the
 // auth service, an OAuth access token (64 hex) to the authorization
-// server.
-func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
+// server. anyOf, when given, are scopes of which the token needs one
+// (Route.AnyScope).
+func (s *Server) authenticate(scope kassa.Scope, anyOf ...kassa.Scope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 		if !ok || raw == "" {
@@ -167,8 +169,19 @@ func (s *Server) authenticate(scope kassa.Scope) fiber.Handler {
 		if scope != "" && !a.Has(scope) {
 			return kassa.Errorf(kassa.EForbidden, "this token lacks the %s scope", scope)
 		}
+		if len(anyOf) > 0 && !slices.ContainsFunc(anyOf, a.Has) {
+			return kassa.Errorf(kassa.EForbidden, "this token lacks the scope: any of %s", scopeList(anyOf))
+		}
 		return c.Next()
 	}
+}
+
+func scopeList(scopes []kassa.Scope) string {
+	names := make([]string, len(scopes))
+	for i, sc := range scopes {
+		names[i] = string(sc)
+	}
+	return strings.Join(names, ", ")
 }
 
 // takeOrgToken spends one token of the org's bucket and sets the rate

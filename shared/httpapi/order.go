@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +14,7 @@ func (s *Server) routesOrders() {
 	svc := s.svc.Orders
 	filters := append([]Param{
 		{"status", "OrderStatus", "only orders in this state"},
+		{"number", "string", "only the order with this number (as on its receipt), exact"},
 		{"location_id", "string", "only orders of this location"},
 		{"customer_id", "string", "only orders of this customer"},
 		{"created_after", "string", "RFC 3339 time, inclusive"},
@@ -27,6 +29,11 @@ func (s *Server) routesOrders() {
 			"quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); " +
 			"manual discounts above the role's discount_limits (basis points of the subtotal) are 403",
 		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, svc.CreateOrder)})
+	s.handle(&Route{Method: "POST", Path: "/orders/quote", Tag: "orders", Scope: kassa.ScopeOrdersWrite,
+		Body: kassa.OrderCreate{}, Resp: kassa.Order{},
+		Summary: "Price an order exactly as POST /orders would and store nothing (the till's running total): " +
+			"id and number are empty, no kitchen ticket, no campaign use; the same 422 and 403 as POST /orders",
+		Handler: s.quoteOrder})
 	s.handle(&Route{Method: "GET", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersRead, Resp: kassa.Order{},
 		Summary: "Retrieve an order with line items, payments, refunds and history", Handler: getBy("order", svc.FindOrderByID)})
 	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusConflict, fiber.StatusServiceUnavailable}, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
@@ -48,7 +55,7 @@ func (s *Server) listOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := kassa.OrderFilter{Page: p, Status: c.Query("status")}
+	f := kassa.OrderFilter{Page: p, Status: c.Query("status"), Number: strings.Clone(c.Query("number"))}
 	if f.Status != "" && !kassa.ValidOrderStatus(f.Status) {
 		return kassa.Errorf(kassa.EBadRequest, "status must be one of open, completed, partially_refunded, refunded, cancelled")
 	}
@@ -66,6 +73,18 @@ func (s *Server) listOrders(c *fiber.Ctx) error {
 	}
 	l, err := s.svc.Orders.FindOrders(c.UserContext(), f)
 	return list(c, l, err)
+}
+
+func (s *Server) quoteOrder(c *fiber.Ctx) error {
+	var in kassa.OrderCreate
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	o, err := s.svc.Orders.QuoteOrder(c.UserContext(), &in)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, o)
 }
 
 func (s *Server) customerOrders(c *fiber.Ctx) error {

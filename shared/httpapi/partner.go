@@ -46,7 +46,7 @@ func (s *Server) routesPartners() {
 
 // authenticator returns the authentication step of a route that needs one.
 func (s *Server) authenticator(r *Route) fiber.Handler {
-	bearer := s.authenticate(r.Scope)
+	bearer := s.authenticate(r.Scope, r.AnyScope...)
 	if !r.Operator {
 		return bearer
 	}

@@ -81,6 +81,8 @@ type Config struct {
 	ConsolePage fs.FS
 	// TerminalPage, when set, is the terminal page, served at /terminal (the edge).
 	TerminalPage fs.FS
+	// TillPage, when set, is the point of sale, served at /till (the edge).
+	TillPage fs.FS
 	// OpsPage, when set, is the ops monitor, served at /ops (the hub).
 	OpsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
@@ -204,6 +206,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	}
 	if cfg.TerminalPage != nil {
 		s.page("/terminal", cfg.TerminalPage)
+	}
+	if cfg.TillPage != nil {
+		s.page("/till", cfg.TillPage)
 	}
 	if cfg.OpsPage != nil {
 		s.page("/ops", cfg.OpsPage)

@@ -13,17 +13,24 @@ func (s *Server) routesSync() {
 	if s.cfg.Node == kassa.NodeHub {
 		s.routesOpsFeed()
 	}
-	s.handle(&Route{Method: "GET", Path: "/sync/status", Tag: "sync", Scope: kassa.ScopeReportsRead, Resp: kassa.SyncStatus{},
+	status := &Route{Method: "GET", Path: "/sync/status", Tag: "sync", Scope: kassa.ScopeReportsRead, Resp: kassa.SyncStatus{},
 		Summary: "Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, " +
 			"the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); " +
-			"on the hub every enrolled edge of the org",
-		Handler: func(c *fiber.Ctx) error {
-			st, err := s.svc.Sync.Status(c.UserContext())
-			if err != nil {
-				return err
-			}
-			return one(c, fiber.StatusOK, st)
-		}})
+			"on the hub every enrolled edge of the org"}
+	if s.cfg.Node == kassa.NodeEdge {
+		// A till shows whether its edge reaches the hub: at an edge the
+		// status is that one link, so a cashier (orders:write) reads it too.
+		status.Scope, status.AnyScope = "", []kassa.Scope{kassa.ScopeReportsRead, kassa.ScopeOrdersWrite}
+		status.Summary += "; at an edge reports:read or orders:write (a till)"
+	}
+	status.Handler = func(c *fiber.Ctx) error {
+		st, err := s.svc.Sync.Status(c.UserContext())
+		if err != nil {
+			return err
+		}
+		return one(c, fiber.StatusOK, st)
+	}
+	s.handle(status)
 	s.handle(&Route{Method: "GET", Path: "/sync/conflicts", Tag: "sync", Scope: kassa.ScopeReportsRead, List: true, Resp: kassa.Conflict{},
 		Query:   append([]Param{{"status", "ConflictStatus", "only open or only resolved conflicts"}}, pageParams...),
 		Summary: "Merge conflicts sync recorded (oversold, overdrawn, overpaid, overrefunded, cancel_lost, clock_clamped, duplicate_key, voucher_overused, gift_card_overdrawn, quarantined) with both sides' values",

@@ -191,6 +191,7 @@ type RefundRequest struct {
 // OrderFilter selects orders.
 type OrderFilter struct {
 	Status        string
+	Number        string // the order number, exact (a receipt's barcode)
 	LocationID    *string
 	CustomerID    *string
 	CreatedAfter  *time.Time
@@ -206,6 +207,9 @@ type OrderService interface {
 	FindOrders(ctx context.Context, f OrderFilter) (List[Order], error)
 	FindOrderByID(ctx context.Context, id string) (*Order, error)
 	CreateOrder(ctx context.Context, in *OrderCreate) (*Order, error)
+	// QuoteOrder prices in exactly as CreateOrder would and stores
+	// nothing: the till's running total (id and number are empty).
+	QuoteOrder(ctx context.Context, in *OrderCreate) (*Order, error)
 	UpdateOrder(ctx context.Context, id string, in *OrderUpdate) (*Order, error)
 	CompleteOrder(ctx context.Context, id string) (*Order, error)
 	RefundOrder(ctx context.Context, id string, in *RefundRequest) (*Order, error)

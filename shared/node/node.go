@@ -77,6 +77,8 @@ type Config struct {
 	ConsolePage fs.FS
 	// TerminalPage is the terminal page to serve at /terminal (the edge sets it).
 	TerminalPage fs.FS
+	// TillPage is the point of sale to serve at /till (the edge sets it).
+	TillPage fs.FS
 	// OperatorToken is the hub operator's credential on the partner routes
 	// (--operator-token); empty: the operator path is off.
 	OperatorToken string
@@ -246,7 +248,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, OpsPage: cfg.OpsPage,
+		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, TillPage: cfg.TillPage, OpsPage: cfg.OpsPage,
 		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
 		TokenRate: cfg.TokenRate, MetricsToken: cfg.MetricsToken, MetricsApart: cfg.MetricsApart,
 	}, n.Services, log)

@@ -224,6 +224,7 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 	}
 	w := orgFilter(a.OrgID)
 	w.eqText("status", f.Status)
+	w.eqText("number", f.Number)
 	eq(w, "location_id", f.LocationID)
 	if f.CustomerID != nil {
 		if !customerExists(ctx, s.db.reader, a.OrgID, *f.CustomerID) {
@@ -304,19 +305,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	// The order as stored, assembled from what is written rather than
 	// read back (the order flow's hottest path); the unit fills in its
 	// number and times and logs it as the order.created event.
-	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Status: kassa.OrderOpen,
-		Channel: p.channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
-		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
-		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
-		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, Actor: actorID(a)}},
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines)),
-		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied)}
-	for i, l := range lines {
-		lp := price.Lines[i]
-		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
-			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
-			Tax: lp.Tax, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
-	}
+	o := p.order(a, in)
 	err = s.db.write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
 		if err != nil {
@@ -361,6 +350,57 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	})
 	if err != nil {
 		return nil, err
+	}
+	return o, nil
+}
+
+// order is the priced order as CreateOrder stores it, before its number
+// and times.
+func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order {
+	loc, lines, price, id := p.loc, p.lines, p.price, p.id
+	o := &kassa.Order{ID: id, OrgID: a.OrgID, LocationID: loc.ID, Status: kassa.OrderOpen,
+		Channel: p.channel, CustomerID: in.CustomerID, Subtotal: price.Subtotal, DiscountTotal: price.DiscountTotal,
+		TaxTotal: price.TaxTotal, Total: price.Total, Currency: loc.Currency, TaxInclusive: p.settings.TaxInclusive,
+		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
+		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, Actor: actorID(a)}},
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines)),
+		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied)}
+	for i, l := range lines {
+		lp := price.Lines[i]
+		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
+			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
+			Tax: lp.Tax, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
+	}
+	return o
+}
+
+// QuoteOrder prices in as CreateOrder would, from the same snapshot of the
+// catalog, campaigns and settings, and stores nothing: no number, no
+// kitchen ticket, no campaign use. Errors: those of CreateOrder's pricing
+// (EInvalid, EForbidden for a manual discount above the actor's limit).
+func (s *OrderService) QuoteOrder(ctx context.Context, in *kassa.OrderCreate) (*kassa.Order, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	gen := s.db.campaigns.gen(a.OrgID)
+	snap, err := s.db.reader.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.priceOrder(ctx, snap, gen, a, in)
+	snap.done()
+	if err != nil {
+		return nil, err
+	}
+	o := p.order(a, in)
+	o.ID, o.History[0].At, o.OccurredAt = "", s.db.Now(), s.db.Now()
+	o.CreatedAt, o.UpdatedAt = o.OccurredAt, o.OccurredAt
+	for i := range o.LineItems {
+		o.LineItems[i].ID = ""
 	}
 	return o, nil
 }

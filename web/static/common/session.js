@@ -71,10 +71,11 @@
 
   // request fetches path under the API with a timeout and resolves to the
   // JSON envelope; it rejects with err.unreachable set when nothing answered.
-  KassaSession.prototype.request = function (method, path, body, token) {
+  // headers (optional) are sent too, e.g. an Idempotency-Key.
+  KassaSession.prototype.request = function (method, path, body, token, headers) {
     var s = this, ctl = new AbortController();
     var t = setTimeout(function () { ctl.abort(); }, s.timeoutMs);
-    var h = {};
+    var h = Object.assign({}, headers || {});
     if (token) h.Authorization = 'Bearer ' + token;
     if (body) h['Content-Type'] = 'application/json';
     return fetch(s.base + path, {
@@ -124,12 +125,13 @@
   };
 
   // api calls the API with the session's token, refreshing it once on 401.
-  KassaSession.prototype.api = function (method, path, body) {
+  // headers (optional) are sent with each try.
+  KassaSession.prototype.api = function (method, path, body, headers) {
     var s = this;
     if (!s.auth) return Promise.reject(KassaSession.ended());
-    return s.request(method, path, body, s.auth.accessToken).catch(function (e) {
+    return s.request(method, path, body, s.auth.accessToken, headers).catch(function (e) {
       if (e.status !== 401) throw e;
-      return s.refresh().then(function () { return s.request(method, path, body, s.auth.accessToken); });
+      return s.refresh().then(function () { return s.request(method, path, body, s.auth.accessToken, headers); });
     }).catch(function (e) {
       if (e.status === 401 && !e.ended) throw s.end();
       throw e;
