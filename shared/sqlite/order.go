@@ -288,16 +288,20 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 	return nil, kassa.Errorf(kassa.EConflict, "campaign usage limits changed while the order was priced; send it again")
 }
 
-func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*kassa.Order, error) {
-	// Everything the order is priced from is read off the writer, in one
-	// read transaction: the catalog as it stands when the order is taken.
+// price prices an order off the writer, in one read transaction: the
+// catalog as it stands when the order is taken (or quoted).
+func (s *OrderService) price(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	gen := s.db.campaigns.gen(a.OrgID) // before the snapshot: see liveCampaigns
 	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.priceOrder(ctx, snap, gen, a, in)
-	snap.done()
+	defer snap.done()
+	return s.priceOrder(ctx, snap, gen, a, in)
+}
+
+func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*kassa.Order, error) {
+	p, err := s.price(ctx, a, in)
 	if err != nil {
 		return nil, err
 	}
@@ -386,13 +390,7 @@ func (s *OrderService) QuoteOrder(ctx context.Context, in *kassa.OrderCreate) (*
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	gen := s.db.campaigns.gen(a.OrgID)
-	snap, err := s.db.reader.snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.priceOrder(ctx, snap, gen, a, in)
-	snap.done()
+	p, err := s.price(ctx, a, in)
 	if err != nil {
 		return nil, err
 	}
