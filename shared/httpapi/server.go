@@ -31,6 +31,12 @@ type Config struct {
 	Version    string
 	ErrorsBase string // prefix of problem type URIs
 	BodyLimit  int    // bytes
+	// BodyBudget is how many bytes of request bodies larger than 8 KiB
+	// may be read or handled at once (body.go); 0: DefaultBodyBudget.
+	BodyBudget int
+	// MaxConns caps the open HTTP connections (body.go); 0:
+	// DefaultMaxConns. One more is answered 503 and closed.
+	MaxConns int
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
@@ -69,6 +75,11 @@ type Config struct {
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
 }
+
+// DefaultMaxConns is Config.MaxConns's default: an open connection costs
+// a goroutine and, while it sends a request, its buffers (up to about
+// 30 KiB), so 1,024 of them stay under 32 MiB.
+const DefaultMaxConns = 1024
 
 // Services are the domain services the API serves.
 type Services struct {
@@ -129,6 +140,7 @@ type Server struct {
 	ws       *wsConns
 	live     *liveFeeds
 	consent  *consent
+	bodies   *budget
 }
 
 // New builds the Fiber app with every route of the API.
@@ -145,7 +157,13 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics()}
+	if cfg.BodyBudget == 0 {
+		cfg.BodyBudget = max(DefaultBodyBudget, 2*cfg.BodyLimit)
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics(), bodies: newBudget(cfg.BodyBudget / bodyUnit)}
 	if cfg.RatePerMinute > 0 {
 		s.orgLimit = ratelimit.New(cfg.RatePerMinute, max(cfg.RateBurst, 1), cfg.Now)
 		for org, r := range cfg.OrgRates {
@@ -163,8 +181,14 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		StrictRouting:         false,
+		// Memory (body.go): bodies are read by readBody within the body
+		// budget, connections are capped, and an idle keep-alive
+		// connection gives its read and write buffers back.
+		StreamRequestBody: true,
+		Concurrency:       cfg.MaxConns,
+		ReduceMemoryUsage: true,
 	})
-	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure)
+	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure, s.readBody)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())

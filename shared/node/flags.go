@@ -68,6 +68,8 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.StringVar(&f.TLS.CA, "tls-ca", "", "PEM CA the edge verifies the hub with (enrolment over HTTPS, the leaf link over TLS)")
 	fs.StringVar(&f.ErrorsBase, "errors-base", "https://kassa.dev/problems", "prefix of problem type URIs")
 	fs.IntVar(&f.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
+	fs.IntVar(&f.BodyBudget, "body-budget", httpapi.DefaultBodyBudget, "bytes of request bodies over 8 KiB read or handled at once; more wait, then 429")
+	fs.IntVar(&f.MaxConns, "max-conns", httpapi.DefaultMaxConns, "open HTTP connections at most (WebSockets apart); more are answered 503 and closed")
 	fs.IntVar(&f.RatePerMinute, "rate-per-minute", d.RatePerMinute, "per-org API requests per minute (0: no limit)")
 	fs.IntVar(&f.RateBurst, "rate-burst", d.RateBurst, "per-org API burst")
 	fs.IntVar(&f.LoginPerMinute, "login-per-minute", DefaultLoginPerMinute, "login attempts per minute at this node, all addresses together")

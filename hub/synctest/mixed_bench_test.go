@@ -1,0 +1,532 @@
+package synctest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"kassa.dev/shared/demo"
+	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/wait"
+)
+
+// mixedOperator is the operator token the mixed load's hub runs with: the
+// load creates tenants and gives them their own rate limits, as an
+// operator does for a large partner.
+const mixedOperator = "mixed-load-operator-token-0123456789abcdef"
+
+// mixedHub is a hub binary with the data a mixed load needs: the demo org
+// and a few tenants, each with 1,000 products in 10 categories, an OAuth
+// app, customers and orders; and an edge of the demo org whose leaf link
+// runs through a proxy the load cuts to make offline sales.
+type mixedHub struct {
+	hub, edge *process
+	hp, ep    *nodetest.Proc
+	proxy     *proxy
+	orgs      []*mixedOrg
+	edgeTok   string
+	edgeLoc   string
+	edgeProds []string
+	hooks     *httptest.Server
+	hookHits  atomic.Int64
+	client    *http.Client
+}
+
+// mixedOrg is one org of the load, with its owner's token.
+type mixedOrg struct {
+	email, owner, loc string
+	appID, secret     string
+	products          []string
+}
+
+// startMixedHub starts the hub binary with its default flags (plus the
+// operator token, loopback webhooks and a free leaf port) and an edge
+// binary enrolled at the demo location, and seeds orgs tenants besides
+// the demo org.
+func startMixedHub(tb testing.TB, hubBin, edgeBin string, orgs int, extra ...string) *mixedHub {
+	m := &mixedHub{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}}
+	hubDir := tb.TempDir()
+	args := append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1",
+		"--operator-token", mixedOperator, "--webhook-allow-loopback"}, extra...)
+	m.hub = startProcess(tb, hubBin, args...)
+	m.hp = &nodetest.Proc{URL: m.hub.URL, Client: m.client}
+	m.proxy = startProxy(tb, <-m.hub.leaf)
+	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m.edge = startProcess(tb, edgeBin, "--http-addr", "127.0.0.1:0", "--data-dir", tb.TempDir(),
+		"--hub-url", m.hub.URL, "--enrol-token", strings.TrimSpace(string(token)), "--hub-leaf-url", "nats-leaf://"+m.proxy.addr)
+	m.ep = &nodetest.Proc{URL: m.edge.URL}
+	m.ep.WaitLogin(tb, 30*time.Second, "cashier@demo.test", demo.Password)
+	m.edgeTok = m.ep.Login(tb, "cashier@demo.test", demo.Password)
+	var locs, products listResp
+	m.ep.Call(tb, "GET", "/api/v1/locations", m.edgeTok, nil, &locs)
+	m.edgeLoc = locs.Data[0]["id"].(string)
+	wait.For(tb, 30*time.Second, "the catalog at the edge", func() bool {
+		m.ep.Call(tb, "GET", "/api/v1/catalog/products", m.edgeTok, nil, &products)
+		return len(products.Data) == 15
+	})
+	for _, p := range products.Data[:3] {
+		m.edgeProds = append(m.edgeProds, p["id"].(string))
+	}
+	m.orgs = append(m.orgs, m.seedOrg(tb, "owner@demo.test", demo.Password, ""))
+	for i := range orgs {
+		m.orgs = append(m.orgs, m.seedTenant(tb, fmt.Sprintf("Mixed Tenant %d", i)))
+	}
+	m.hooks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		m.hookHits.Add(1)
+		if strings.HasSuffix(r.URL.Path, "/slow") { // a slow partner
+			time.Sleep(2 * time.Second)
+		}
+	}))
+	tb.Cleanup(m.hooks.Close)
+	return m
+}
+
+// seedTenant creates a tenant with the operator token, raises its rate
+// limit and seeds it.
+func (m *mixedHub) seedTenant(tb testing.TB, name string) *mixedOrg {
+	email := strings.ToLower(strings.ReplaceAll(name, " ", "")) + "@mixed.test"
+	var t oneResp
+	if st := m.hp.Call(tb, "POST", "/api/v1/partners/tenants", mixedOperator, map[string]any{"name": name, "currency": "EUR",
+		"owner":    map[string]any{"email": email, "name": name + " owner", "password": demo.Password},
+		"location": map[string]any{"name": name + " Main St", "timezone": "Europe/Berlin", "address": "1 Main St"}}, &t); st != 201 {
+		tb.Fatalf("create tenant: %d %v", st, t)
+	}
+	return m.seedOrg(tb, email, demo.Password, t.Data["id"].(string))
+}
+
+// seedOrg logs the owner in, gives the org a high rate limit (id "": the
+// org of the token), 1,000 products in 10 categories, an OAuth app and a
+// location id.
+func (m *mixedHub) seedOrg(tb testing.TB, email, password, id string) *mixedOrg {
+	o := &mixedOrg{email: email, owner: m.hp.WaitLogin(tb, 10*time.Second, email, password)}
+	var me oneResp
+	m.hp.Call(tb, "GET", "/api/v1/auth/me", o.owner, nil, &me)
+	if id == "" {
+		id, _ = me.Data["org_id"].(string)
+		if id == "" {
+			id, _ = me.Data["orgId"].(string)
+		}
+	}
+	if st := m.hp.Call(tb, "PUT", "/api/v1/partners/tenants/"+id+"/rate-limit", mixedOperator, map[string]any{"per_minute": 600_000, "burst": 100_000}, nil); st != 200 {
+		tb.Fatalf("rate limit of %s (%v): %d", id, me.Data, st)
+	}
+	var locs listResp
+	m.hp.Call(tb, "GET", "/api/v1/locations", o.owner, nil, &locs)
+	o.loc = locs.Data[0]["id"].(string)
+	for c := range 10 {
+		var cat oneResp
+		m.hp.Call(tb, "POST", "/api/v1/catalog/categories", o.owner, map[string]any{"name": fmt.Sprint("Mixed ", c)}, &cat)
+		for batch := range 10 {
+			var q strings.Builder
+			q.WriteString("mutation {")
+			for i := range 10 {
+				fmt.Fprintf(&q, ` m%d: createProduct(input: {name: "P%d-%d-%d", sku: "M-%d-%d-%d", basePrice: 4.5, categoryId: %q, tags: ["mixed"]}) { id }`,
+					i, c, batch, i, c, batch, i, cat.Data["id"])
+			}
+			q.WriteString(" }")
+			var res struct {
+				Data   map[string]map[string]any `json:"data"`
+				Errors []any                     `json:"errors"`
+			}
+			if st := m.hp.Call(tb, "POST", "/api/v1/catalog/graphql", o.owner, map[string]any{"query": q.String()}, &res); st != 200 || len(res.Errors) > 0 {
+				tb.Fatalf("seed products: %d %v", st, res.Errors)
+			}
+			if len(o.products) < 3 {
+				o.products = append(o.products, res.Data["m0"]["id"].(string))
+			}
+		}
+	}
+	var app oneResp
+	if st := m.hp.Call(tb, "POST", "/api/v1/oauth/apps", o.owner, map[string]any{"name": "Mixed app", "redirect_uris": []string{"https://partner.test/cb"},
+		"scopes": []string{"catalog:read", "orders:read"}}, &app); st != 201 {
+		tb.Fatalf("oauth app: %d %v", st, app)
+	}
+	o.appID, _ = app.Data["client_id"].(string)
+	o.secret, _ = app.Data["client_secret"].(string)
+	return o
+}
+
+// edgeSale sells 3 lines for cash at the edge and returns the status of
+// the last step.
+func (m *mixedHub) edgeSale(count func(int)) int {
+	lines := []any{}
+	for _, p := range m.edgeProds {
+		lines = append(lines, map[string]any{"product_id": p, "quantity": 1})
+	}
+	var o oneResp
+	st := m.ep.TryCall("POST", "/api/v1/orders", m.edgeTok, map[string]any{"location_id": m.edgeLoc, "line_items": lines}, &o)
+	if count(st); st != 201 {
+		return st
+	}
+	id, _ := o.Data["id"].(string)
+	st = m.ep.TryCall("POST", "/api/v1/payments/initiate", m.edgeTok, map[string]any{"order_id": id, "amount": o.Data["total"], "method": "cash"}, nil)
+	if count(st); st != 201 {
+		return st
+	}
+	st = m.ep.TryCall("POST", "/api/v1/orders/"+id+"/complete", m.edgeTok, nil, nil)
+	count(st)
+	if st == 200 {
+		return 201
+	}
+	return st
+}
+
+// A mixedLoad is one kind of traffic: it runs until stop is closed and
+// returns how many requests it sent and how many answers by status.
+type mixedLoad struct {
+	name string
+	run  func(m *mixedHub, stop <-chan struct{}, count func(status int))
+}
+
+// until calls fn on workers goroutines until stop.
+func until(stop <-chan struct{}, workers int, fn func(w int)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				fn(w)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// do sends a request and counts its status (0: no answer).
+func (m *mixedHub) do(client *http.Client, count func(int), method, path, token, ctype string, body []byte) []byte {
+	req, _ := http.NewRequest(method, m.hub.URL+path, bytes.NewReader(body))
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if client == nil {
+		client = m.client
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		count(0)
+		return nil
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	count(res.StatusCode)
+	return b
+}
+
+func jsonBody(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// fromAddr is a client whose connections come from 127.3.x.y, one address
+// per n, so that the per-address login throttle lets them through.
+func fromAddr(n int) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 3, byte(n>>8), byte(1+n%250))}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 60 * time.Second}
+}
+
+var mixedLoads = []mixedLoad{
+	{"logins, good and bad passwords, 64 addresses", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		clients := make([]*http.Client, 64)
+		for i := range clients {
+			clients[i] = fromAddr(i)
+		}
+		var n atomic.Int64
+		until(stop, 64, func(w int) {
+			k := n.Add(1)
+			o := m.orgs[int(k)%len(m.orgs)]
+			pw := demo.Password
+			if k%2 == 0 {
+				pw = "wrong-guess"
+			}
+			email := o.email
+			if k%4 == 1 {
+				email = fmt.Sprintf("nobody%d@mixed.test", k)
+			}
+			m.do(clients[w], count, "POST", "/api/v1/auth/login", "", "application/json", jsonBody(map[string]string{"email": email, "password": pw}))
+		})
+	}},
+	{"OAuth grants and introspection", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		clients := make([]*http.Client, 8)
+		for i := range clients {
+			clients[i] = fromAddr(100 + i)
+		}
+		until(stop, 8, func(w int) {
+			o := m.orgs[w%len(m.orgs)]
+			form := url.Values{"grant_type": {"client_credentials"}, "client_id": {o.appID}, "client_secret": {o.secret}}
+			b := m.do(clients[w], count, "POST", "/api/v1/oauth/token", "", "application/x-www-form-urlencoded", []byte(form.Encode()))
+			var tok struct {
+				AccessToken string `json:"access_token"`
+			}
+			json.Unmarshal(b, &tok)
+			if tok.AccessToken != "" {
+				in := url.Values{"token": {tok.AccessToken}, "client_id": {o.appID}, "client_secret": {o.secret}}
+				m.do(nil, count, "POST", "/api/v1/oauth/introspect", "", "application/x-www-form-urlencoded", []byte(in.Encode()))
+				m.do(nil, count, "GET", "/api/v1/catalog/products?limit=200", tok.AccessToken, "", nil)
+			}
+		})
+	}},
+	{"GraphQL 10 categories x 100 products, 16 clients", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		q := jsonBody(map[string]any{"query": `{ categories { name products(limit: 200) { id name description sku basePrice tags category { name } } } }`})
+		until(stop, 16, func(w int) {
+			m.do(nil, count, "POST", "/api/v1/catalog/graphql", m.orgs[w%len(m.orgs)].owner, "application/json", q)
+		})
+	}},
+	{"REST lists, limit=200, 16 clients", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		paths := []string{"/api/v1/catalog/products?limit=200", "/api/v1/orders?limit=200", "/api/v1/customers?limit=200",
+			"/api/v1/payments?limit=200", "/api/v1/inventory/movements?limit=200", "/api/v1/sync/status", "/api/v1/webhooks"}
+		var n atomic.Int64
+		until(stop, 16, func(w int) {
+			k := n.Add(1)
+			m.do(nil, count, "GET", paths[int(k)%len(paths)], m.orgs[w%len(m.orgs)].owner, "", nil)
+		})
+	}},
+	{"webhooks: 20 endpoints an org, fan-out of new customers", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		for _, o := range m.orgs {
+			for i := range 20 {
+				path := fmt.Sprintf("/hook/%d", i)
+				if i == 0 {
+					path = "/slow"
+				}
+				m.do(nil, count, "POST", "/api/v1/webhooks", o.owner, "application/json", jsonBody(map[string]any{"url": m.hooks.URL + path, "events": []string{"*"}}))
+			}
+		}
+		var n atomic.Int64
+		until(stop, 8, func(w int) {
+			k := n.Add(1)
+			m.do(nil, count, "POST", "/api/v1/customers", m.orgs[w%len(m.orgs)].owner, "application/json",
+				jsonBody(map[string]any{"first_name": "Customer", "last_name": fmt.Sprint(k), "email": fmt.Sprintf("c%d-%d@mixed.test", w, k)}))
+		})
+	}},
+	{"orders at the hub, 8 clients", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		until(stop, 8, func(w int) {
+			o := m.orgs[w%len(m.orgs)]
+			lines := []any{}
+			for _, p := range o.products {
+				lines = append(lines, map[string]any{"product_id": p, "quantity": 2})
+			}
+			m.do(nil, count, "POST", "/api/v1/orders", o.owner, "application/json", jsonBody(map[string]any{"location_id": o.loc, "line_items": lines}))
+		})
+	}},
+	{"edge: 2,000 offline sales caught up, then selling", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		m.proxy.cut()
+		var sold atomic.Int64
+		var once sync.Once
+		offline := make(chan struct{})
+		until(offline, 8, func(int) {
+			if sold.Add(1) > 2000 || m.edgeSale(count) != 201 {
+				once.Do(func() { close(offline) }) // enough sold, or a failure
+			}
+		})
+		m.proxy.restore()
+		until(stop, 4, func(int) {
+			m.edgeSale(count)
+			time.Sleep(20 * time.Millisecond)
+		})
+	}},
+	{"ops: 64 feeds (/sync/ws, /ws) and status", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		ws := "ws" + strings.TrimPrefix(m.hub.URL, "http")
+		var conns []*websocket.Conn
+		for i := range 64 {
+			o := m.orgs[i%len(m.orgs)]
+			path := "/api/v1/sync/ws"
+			if i%2 == 1 {
+				path = "/api/v1/ws"
+			}
+			c, res, err := websocket.DefaultDialer.Dial(ws+path, http.Header{"Authorization": {"Bearer " + o.owner}})
+			if err != nil {
+				st := 0
+				if res != nil {
+					st = res.StatusCode
+				}
+				count(st)
+				continue
+			}
+			count(101)
+			if i%2 == 1 {
+				c.WriteJSON(map[string]any{"type": "subscribe", "topics": []string{"orders", "catalog", "customers"}, "location_id": o.loc})
+			}
+			conns = append(conns, c)
+			go func() {
+				for {
+					if _, _, err := c.ReadMessage(); err != nil {
+						return
+					}
+				}
+			}()
+		}
+		until(stop, 2, func(w int) {
+			m.do(nil, count, "GET", "/api/v1/sync/status", m.orgs[0].owner, "", nil)
+		})
+		for _, c := range conns {
+			c.Close()
+		}
+	}},
+	{"bodies: 1 MiB valid, malformed and too large, 64 clients", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		big := strings.Repeat("x", 1<<20-200)
+		nested := strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19-200)
+		lines := make([]any, 0, 20000)
+		for range 20000 {
+			lines = append(lines, map[string]any{"product_id": "p", "quantity": 1})
+		}
+		bodies := [][]byte{
+			jsonBody(map[string]any{"name": big}),
+			[]byte(nested),
+			jsonBody(map[string]any{"location_id": "x", "line_items": lines})[:1<<20-10],
+			jsonBody(map[string]any{"location_id": "x", "line_items": lines[:12000]}),
+			bytes.Repeat([]byte("{"), 2<<20),
+		}
+		paths := []string{"/api/v1/customers", "/api/v1/orders", "/api/v1/auth/login", "/api/v1/catalog/graphql", "/api/v1/webhooks"}
+		var n atomic.Int64
+		until(stop, 64, func(w int) {
+			k := int(n.Add(1))
+			m.do(nil, count, "POST", paths[k%len(paths)], m.orgs[w%len(m.orgs)].owner, "application/json", bodies[(k/len(paths))%len(bodies)])
+		})
+	}},
+	{"connections: 2,000 open, slowly sending 1 MiB bodies", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+		addr := strings.TrimPrefix(m.hub.URL, "http://")
+		var wg sync.WaitGroup
+		for i := range 2000 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 4, byte(i>>8), byte(1+i%250))}}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					count(0)
+					return
+				}
+				defer c.Close()
+				fmt.Fprintf(c, "POST /api/v1/customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 1<<20-100)
+				chunk := bytes.Repeat([]byte("x"), 64<<10)
+				for sent := 0; sent < 1<<20-200; sent += len(chunk) {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := c.Write(chunk); err != nil {
+						count(0)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				count(1)
+				<-stop
+			}()
+		}
+		wg.Wait()
+	}},
+}
+
+// BenchmarkMemoryMixed runs the mixed load against the hub binary.
+func BenchmarkMemoryMixed(b *testing.B) {
+	dir := b.TempDir()
+	edgeBin, hubBin := filepath.Join(dir, "edge"), filepath.Join(dir, "hub")
+	for bin, pkg := range map[string]string{edgeBin: "kassa.dev/edge", hubBin: "kassa.dev/hub"} {
+		if out, err := exec.Command("go", "build", "-tags", "pprof", "-o", bin, pkg).CombinedOutput(); err != nil {
+			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	d := 15 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("KASSA_MIXED_FOR")); err == nil {
+		d = v
+	}
+	var pick []int
+	for _, f := range strings.Fields(os.Getenv("KASSA_MIXED_LOADS")) {
+		n, _ := strconv.Atoi(f)
+		pick = append(pick, n)
+	}
+	if len(pick) == 0 {
+		for i := range mixedLoads {
+			pick = append(pick, i)
+		}
+	}
+	for range b.N {
+		t0 := time.Now()
+		m := startMixedHub(b, hubBin, edgeBin, 3)
+		pid := m.hub.cmd.Process.Pid
+		seeded, _ := procRSS(b, pid)
+		fmt.Printf("seeded in %v, hub RSS %d MiB\n", time.Since(t0).Round(time.Second), seeded>>20)
+		resetPeak(b, pid)
+		counts := map[string]map[int]int{}
+		var mu sync.Mutex
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, i := range pick {
+			l := mixedLoads[i]
+			counts[l.name] = map[int]int{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.run(m, stop, func(st int) { mu.Lock(); counts[l.name][st]++; mu.Unlock() })
+			}()
+		}
+		var peakSeen int64
+		tick := time.NewTicker(time.Second)
+		end := time.After(d)
+	watch:
+		for {
+			select {
+			case <-tick.C:
+				cur, peak := procRSS(b, pid)
+				peakSeen = max(peakSeen, peak)
+				fmt.Printf("  %3.0fs RSS %4d MiB peak %4d MiB\n", time.Since(t0).Seconds(), cur>>20, peak>>20)
+			case <-end:
+				break watch
+			}
+		}
+		tick.Stop()
+		if addr := os.Getenv("KASSA_PPROF_ADDR"); addr != "" {
+			for _, prof := range []string{"heap", "goroutine"} {
+				if res, err := http.Get("http://" + addr + "/debug/pprof/" + prof); err == nil {
+					f, _ := os.Create("/tmp/mem/" + prof + ".pprof")
+					io.Copy(f, res.Body)
+					f.Close()
+					res.Body.Close()
+				}
+			}
+			if res, err := http.Get(m.hub.URL + "/metrics"); err == nil {
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.HasPrefix(l, "go_memstats_") && !strings.Contains(l, "total") || strings.HasPrefix(l, "go_goroutines") || strings.HasPrefix(l, "go_threads") {
+						fmt.Println(l)
+					}
+				}
+			}
+		}
+		close(stop)
+		wg.Wait()
+		_, peak := procRSS(b, pid)
+		for name, c := range counts {
+			fmt.Printf("%s: %v\n", name, c)
+		}
+		fmt.Printf("hub peak RSS %d MiB (seeded %d MiB)\n", peak>>20, seeded>>20)
+	}
+}
