@@ -45,6 +45,9 @@ var (
 func startProcess(tb testing.TB, bin string, args ...string) *process {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
+	if os.Getenv("KASSA_TEST_LOG") == "1" {
+		cmd.Stderr = os.Stderr
+	}
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)

@@ -2,6 +2,7 @@ package synctest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -191,6 +192,26 @@ func (m *mixedHub) edgeSale(count func(int)) int {
 	return st
 }
 
+// sellOffline cuts the edge's link and sells n sales there, which the
+// edge load then lets the hub catch up with.
+func (m *mixedHub) sellOffline(tb testing.TB, n int) {
+	m.proxy.cut()
+	var sold atomic.Int64
+	var once sync.Once
+	offline := make(chan struct{})
+	var failed atomic.Int64
+	until(offline, 8, func(int) {
+		if sold.Add(1) > int64(n) {
+			once.Do(func() { close(offline) })
+		} else if m.edgeSale(func(int) {}) != 201 {
+			failed.Add(1)
+		}
+	})
+	if failed.Load() > 0 {
+		tb.Fatalf("%d offline sales failed", failed.Load())
+	}
+}
+
 // A mixedLoad is one kind of traffic: it runs until stop is closed and
 // returns how many requests it sent and how many answers by status.
 type mixedLoad struct {
@@ -221,6 +242,10 @@ func until(stop <-chan struct{}, workers int, fn func(w int)) {
 // do sends a request and counts its status (0: no answer).
 func (m *mixedHub) do(client *http.Client, count func(int), method, path, token, ctype string, body []byte) []byte {
 	req, _ := http.NewRequest(method, m.hub.URL+path, bytes.NewReader(body))
+	if ctype == "gzip" {
+		req.Header.Set("Content-Encoding", "gzip")
+		ctype = "application/json"
+	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -239,6 +264,20 @@ func (m *mixedHub) do(client *http.Client, count func(int), method, path, token,
 	res.Body.Close()
 	count(res.StatusCode)
 	return b
+}
+
+// mixedGzip is a 300 KiB gzip body that inflates to 300 MiB of JSON.
+func mixedGzip() []byte {
+	var b bytes.Buffer
+	z, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	z.Write([]byte(`{"first_name":"`))
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for range 300 {
+		z.Write(chunk)
+	}
+	z.Write([]byte(`"}`))
+	z.Close()
+	return b.Bytes()
 }
 
 func jsonBody(v any) []byte { b, _ := json.Marshal(v); return b }
@@ -334,16 +373,7 @@ var mixedLoads = []mixedLoad{
 		})
 	}},
 	{"edge: 2,000 offline sales caught up, then selling", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
-		m.proxy.cut()
-		var sold atomic.Int64
-		var once sync.Once
-		offline := make(chan struct{})
-		until(offline, 8, func(int) {
-			if sold.Add(1) > 2000 || m.edgeSale(count) != 201 {
-				once.Do(func() { close(offline) }) // enough sold, or a failure
-			}
-		})
-		m.proxy.restore()
+		m.proxy.restore() // the offline sales (sellOffline) reach the hub
 		until(stop, 4, func(int) {
 			m.edgeSale(count)
 			time.Sleep(20 * time.Millisecond)
@@ -390,8 +420,8 @@ var mixedLoads = []mixedLoad{
 	{"bodies: 1 MiB valid, malformed and too large, 64 clients", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
 		big := strings.Repeat("x", 1<<20-200)
 		nested := strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19-200)
-		lines := make([]any, 0, 20000)
-		for range 20000 {
+		lines := make([]any, 0, 40000)
+		for range 40000 {
 			lines = append(lines, map[string]any{"product_id": "p", "quantity": 1})
 		}
 		bodies := [][]byte{
@@ -400,18 +430,24 @@ var mixedLoads = []mixedLoad{
 			jsonBody(map[string]any{"location_id": "x", "line_items": lines})[:1<<20-10],
 			jsonBody(map[string]any{"location_id": "x", "line_items": lines[:12000]}),
 			bytes.Repeat([]byte("{"), 2<<20),
+			mixedGzip(),
 		}
 		paths := []string{"/api/v1/customers", "/api/v1/orders", "/api/v1/auth/login", "/api/v1/catalog/graphql", "/api/v1/webhooks"}
 		var n atomic.Int64
 		until(stop, 64, func(w int) {
 			k := int(n.Add(1))
-			m.do(nil, count, "POST", paths[k%len(paths)], m.orgs[w%len(m.orgs)].owner, "application/json", bodies[(k/len(paths))%len(bodies)])
+			body := bodies[(k/len(paths))%len(bodies)]
+			ctype := "application/json"
+			if len(body) > 0 && body[0] == 0x1f { // gzip
+				ctype = "gzip"
+			}
+			m.do(nil, count, "POST", paths[k%len(paths)], m.orgs[w%len(m.orgs)].owner, ctype, body)
 		})
 	}},
-	{"connections: 2,000 open, slowly sending 1 MiB bodies", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
+	{"connections: 300 open, slowly sending 1 MiB bodies", func(m *mixedHub, stop <-chan struct{}, count func(int)) {
 		addr := strings.TrimPrefix(m.hub.URL, "http://")
 		var wg sync.WaitGroup
-		for i := range 2000 {
+		for i := range 300 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -471,6 +507,7 @@ func BenchmarkMemoryMixed(b *testing.B) {
 		t0 := time.Now()
 		m := startMixedHub(b, hubBin, edgeBin, 3)
 		pid := m.hub.cmd.Process.Pid
+		m.sellOffline(b, 2000)
 		seeded, _ := procRSS(b, pid)
 		fmt.Printf("seeded in %v, hub RSS %d MiB\n", time.Since(t0).Round(time.Second), seeded>>20)
 		resetPeak(b, pid)
@@ -504,7 +541,7 @@ func BenchmarkMemoryMixed(b *testing.B) {
 		tick.Stop()
 		if addr := os.Getenv("KASSA_PPROF_ADDR"); addr != "" {
 			for _, prof := range []string{"heap", "goroutine"} {
-				if res, err := http.Get("http://" + addr + "/debug/pprof/" + prof); err == nil {
+				if res, err := http.Get("http://" + addr + "/debug/pprof/" + prof + "?gc=1"); err == nil {
 					f, _ := os.Create("/tmp/mem/" + prof + ".pprof")
 					io.Copy(f, res.Body)
 					f.Close()

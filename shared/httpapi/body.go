@@ -19,7 +19,7 @@ import (
 //     arrive: 2,000 connections announcing 1 MiB each and sending slowly
 //     held 2 GiB at the hub.
 //   - A body larger than the prefetch (bodyPrefetch) is read only once it
-//     holds its share of the node's body budget (BodyBudget): at most that
+//     holds its share of the node's body budget (Config.BodyBudget): at most that
 //     many bytes of large bodies are read or being handled at once. Bodies
 //     up to the prefetch, almost every request of a till, pass freely; they
 //     cost what the connection's read buffer already holds.
@@ -33,9 +33,11 @@ const bodyPrefetch = 8 << 10
 // bodyUnit is the granule of the body budget.
 const bodyUnit = 64 << 10
 
-// DefaultBodyBudget is the body budget when Config.BodyBudget is 0: 16 MiB,
-// and at least two bodies of the body limit.
-const DefaultBodyBudget = 16 << 20
+// DefaultBodyBudget is the body budget when Config.BodyBudget is 0: 8 MiB,
+// and at least two bodies of the body limit. A JSON body costs about
+// three times its size while it is decoded (the body, json.Decoder's copy,
+// the values), so this is about 24 MiB of heap at most.
+const DefaultBodyBudget = 8 << 20
 
 // BodyWait is how long a large body waits for its share of the budget
 // before the request is refused with 429 and Retry-After.

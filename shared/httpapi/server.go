@@ -32,7 +32,8 @@ type Config struct {
 	ErrorsBase string // prefix of problem type URIs
 	BodyLimit  int    // bytes
 	// BodyBudget is how many bytes of request bodies larger than 8 KiB
-	// may be read or handled at once (body.go); 0: DefaultBodyBudget.
+	// may be read or handled at once (body.go); 0: DefaultBodyBudget, or
+	// twice BodyLimit when that is more.
 	BodyBudget int
 	// MaxConns caps the open HTTP connections (body.go); 0:
 	// DefaultMaxConns. One more is answered 503 and closed.
@@ -77,9 +78,11 @@ type Config struct {
 }
 
 // DefaultMaxConns is Config.MaxConns's default: an open connection costs
-// a goroutine and, while it sends a request, its buffers (up to about
-// 30 KiB), so 1,024 of them stay under 32 MiB.
-const DefaultMaxConns = 1024
+// a goroutine and its buffers (about 30 KiB while it sends a request: 8
+// KiB of body prefetch, 4 KiB each to read and write, the request and the
+// stack), so 512 of them stay under 16 MiB. WebSocket connections are
+// handed off and counted apart (WSMaxConns).
+const DefaultMaxConns = 512
 
 // Services are the domain services the API serves.
 type Services struct {
@@ -182,11 +185,12 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		IdleTimeout:           120 * time.Second,
 		StrictRouting:         false,
 		// Memory (body.go): bodies are read by readBody within the body
-		// budget, connections are capped, and an idle keep-alive
-		// connection gives its read and write buffers back.
+		// budget, and connections are capped. Not ReduceMemoryUsage:
+		// with streamed bodies fasthttp 1.51 gives the connection's reader
+		// back while the body stream still reads from it (a nil pointer
+		// panic under load).
 		StreamRequestBody: true,
 		Concurrency:       cfg.MaxConns,
-		ReduceMemoryUsage: true,
 	})
 	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure, s.readBody)
 	s.app.Get("/healthz", s.healthz)
