@@ -57,7 +57,9 @@ func TestLargeBodiesWaitForTheBodyBudget(t *testing.T) {
 	for range 2 {
 		held = append(held, startBody(t, tn, o.Owner, large, 16<<10))
 	}
-	count := func() int { return len(tn.Do("GET", "/api/v1/customers?limit=200", o.Owner, nil).JSON()["data"].([]any)) }
+	count := func() int {
+		return len(tn.Do("GET", "/api/v1/customers?limit=200", o.Owner, nil).JSON()["data"].([]any))
+	}
 	wait.For(t, 10*time.Second, "a large body refused while the budget is held", func() bool {
 		r := tn.Do("POST", "/api/v1/customers", o.Owner, large)
 		if r.Status == 429 {
