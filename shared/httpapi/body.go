@@ -33,11 +33,11 @@ const bodyPrefetch = 8 << 10
 // bodyUnit is the granule of the body budget.
 const bodyUnit = 64 << 10
 
-// DefaultBodyBudget is the body budget when Config.BodyBudget is 0: 8 MiB,
+// DefaultBodyBudget is the body budget when Config.BodyBudget is 0: 4 MiB,
 // and at least two bodies of the body limit. A JSON body costs about
 // three times its size while it is decoded (the body, json.Decoder's copy,
-// the values), so this is about 24 MiB of heap at most.
-const DefaultBodyBudget = 8 << 20
+// the values), so this is about 12 MiB of heap at most.
+const DefaultBodyBudget = 4 << 20
 
 // BodyWait is how long a large body waits for its share of the budget
 // before the request is refused with 429 and Retry-After.

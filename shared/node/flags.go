@@ -89,7 +89,7 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.IntVar(&f.WSMaxOrgConns, "ws-max-org-conns", 1000, "open WebSocket connections at most per org")
 	fs.IntVar(&f.GCPercent, "gc-percent", DefaultGCPercent, "Go garbage collector target percentage (0: leave it to GOGC)")
 	fs.IntVar(&f.GoProcs, "go-procs", 0, "Go processors (GOMAXPROCS); 0: one more than Go's setting when the writer thread can be raised, else Go's; negative: Go's")
-	fs.StringVar(&f.MemoryLimit, "memory-limit", "0", "Go memory limit, e.g. 96MiB; 0: a quarter of the machine's memory, edge 48-64 MiB, hub 64-96 MiB; off: none; GOMEMLIMIT wins")
+	fs.StringVar(&f.MemoryLimit, "memory-limit", "0", "Go memory limit, e.g. 96MiB; 0: a quarter of the machine's memory, edge 48-64 MiB, hub 64-80 MiB; off: none; GOMEMLIMIT wins")
 	fs.IntVar(&f.WriterPriority, "writer-priority", d.WriterPriority, "nice levels the store's writer thread is raised above the rest (Linux; needs CAP_SYS_NICE or LimitNICE; negative: off)")
 }
 
