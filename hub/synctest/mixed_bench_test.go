@@ -36,8 +36,8 @@ const mixedOperator = "mixed-load-operator-token-0123456789abcdef"
 
 // mixedHub is a hub binary with the data a mixed load needs: the demo org
 // and a few tenants, each with 1,000 products in 10 categories, an OAuth
-// app, customers and orders; and an edge of the demo org whose leaf link
-// runs through a proxy the load cuts to make offline sales.
+// app and 20 webhook endpoints (hooks, one slow); and an edge of the demo
+// org whose leaf link runs through a proxy that is cut for offline sales.
 type mixedHub struct {
 	hub, edge *process
 	hp, ep    *nodetest.Proc
@@ -47,7 +47,7 @@ type mixedHub struct {
 	edgeLoc   string
 	edgeProds []string
 	hooks     *httptest.Server
-	hookHits  atomic.Int64
+	hookHits  atomic.Int64 // webhook deliveries received
 	client    *http.Client
 }
 
@@ -62,12 +62,11 @@ type mixedOrg struct {
 // operator token, loopback webhooks and a free leaf port) and an edge
 // binary enrolled at the demo location, and seeds orgs tenants besides
 // the demo org.
-func startMixedHub(tb testing.TB, hubBin, edgeBin string, orgs int, extra ...string) *mixedHub {
+func startMixedHub(tb testing.TB, hubBin, edgeBin string, orgs int) *mixedHub {
 	m := &mixedHub{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}}
 	hubDir := tb.TempDir()
-	args := append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1",
-		"--operator-token", mixedOperator, "--webhook-allow-loopback"}, extra...)
-	m.hub = startProcess(tb, hubBin, args...)
+	m.hub = startProcess(tb, hubBin, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", hubDir, "--leaf-port", "-1",
+		"--operator-token", mixedOperator, "--webhook-allow-loopback")
 	m.hp = &nodetest.Proc{URL: m.hub.URL, Client: m.client}
 	m.proxy = startProxy(tb, <-m.hub.leaf)
 	token, err := os.ReadFile(filepath.Join(hubDir, "demo-edge.token"))
@@ -529,7 +528,9 @@ func BenchmarkMemoryMixed(b *testing.B) {
 		pid := m.hub.cmd.Process.Pid
 		seeded, _ := procRSS(b, pid)
 		resetPeak(b, pid)
+		hooks := m.hookHits.Load()
 		counts := runMixed(m, loads, d)
+		hooks = m.hookHits.Load() - hooks
 		if pprofAddr != "" {
 			saveProfiles(b, pprofAddr)
 		}
@@ -542,6 +543,7 @@ func BenchmarkMemoryMixed(b *testing.B) {
 		for _, l := range loads {
 			fmt.Printf("  %s: %s\n", l.name, statuses(counts[l.name]))
 		}
+		fmt.Printf("  webhook deliveries received during the load: %d\n", hooks)
 		fmt.Println("Target: the hub's peak RSS <= 150 MiB.")
 	}
 }
