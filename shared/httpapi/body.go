@@ -139,3 +139,15 @@ func readAtMost(r io.Reader, n, limit int) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(r, int64(limit)+1))
 }
+
+// closeUnread closes the connection after a request whose streamed body
+// was left unread (refused before readBody, or a panic): fasthttp would
+// otherwise read the rest of the body as the connection's next request.
+func closeUnread(c *fiber.Ctx) error {
+	defer func() {
+		if c.Request().IsBodyStream() {
+			c.Context().SetConnectionClose()
+		}
+	}()
+	return c.Next()
+}

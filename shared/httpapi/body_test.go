@@ -136,3 +136,33 @@ func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 	open[0].Close()
 	wait.For(t, 10*time.Second, "a connection served once one closed", func() bool { return get() == 200 })
 }
+
+// TestARefusedBodyIsNotReadAsTheNextRequest refuses a request before its
+// body is read (a query that is not UTF-8) and checks that the connection
+// ends with that answer: the unread rest of the body, here a second
+// request, is never parsed as one.
+func TestARefusedBodyIsNotReadAsTheNextRequest(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeEdge, nil)
+	u, _ := url.Parse(tn.URL)
+	c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	smuggled := "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+	body := strings.Repeat(" ", 12<<10) + smuggled
+	go fmt.Fprintf(c, "POST /api/v1/customers?x=%%ff HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", u.Host, len(body), body)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	if res.StatusCode != 400 {
+		t.Fatalf("status %d, want 400", res.StatusCode)
+	}
+	if next, err := http.ReadResponse(br, nil); err == nil {
+		t.Fatalf("a second answer on the connection: %d (the body's rest was read as a request)", next.StatusCode)
+	}
+}

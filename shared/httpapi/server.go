@@ -192,7 +192,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		StreamRequestBody: true,
 		Concurrency:       cfg.MaxConns,
 	})
-	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure, s.readBody)
+	s.app.Use(closeUnread, s.recoverer, s.requestIDs, s.accessLog, s.secure, s.readBody)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
