@@ -60,8 +60,12 @@ func TestLargeBodiesWaitForTheBodyBudget(t *testing.T) {
 	count := func() int {
 		return len(tn.Do("GET", "/api/v1/customers?limit=200", o.Owner, nil).JSON()["data"].([]any))
 	}
+	early := 0 // served before the uploads held the budget
 	wait.For(t, 10*time.Second, "a large body refused while the budget is held", func() bool {
 		r := tn.Do("POST", "/api/v1/customers", o.Owner, large)
+		if r.Status == 201 {
+			early++
+		}
 		if r.Status == 429 {
 			mustProblem(t, r, 429, "rate-limited")
 			if r.Header.Get("Retry-After") == "" {
@@ -71,8 +75,8 @@ func TestLargeBodiesWaitForTheBodyBudget(t *testing.T) {
 		}
 		return false
 	})
-	if n := count(); n != 0 {
-		t.Fatalf("%d customers after the refused body, want 0", n)
+	if n := count(); n != early {
+		t.Fatalf("%d customers after the refused body, want %d", n, early)
 	}
 	if r := tn.Do("POST", "/api/v1/customers", o.Owner, map[string]any{"first_name": "Small", "last_name": "Body"}); r.Status != 201 {
 		t.Fatalf("a small body while the budget is held: %d %s", r.Status, r.Body)
@@ -87,8 +91,8 @@ func TestLargeBodiesWaitForTheBodyBudget(t *testing.T) {
 	if r := tn.Do("POST", "/api/v1/customers", o.Owner, large); r.Status != 201 {
 		t.Fatalf("a large body once the budget is free: %d %s", r.Status, r.Body)
 	}
-	if n := count(); n != 4 {
-		t.Fatalf("%d customers, want 4 (two held uploads, the small one, the last)", n)
+	if n := count(); n != 4+early {
+		t.Fatalf("%d customers, want %d (two held uploads, the small one, the last)", n, 4+early)
 	}
 }
 
