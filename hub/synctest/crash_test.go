@@ -20,8 +20,9 @@ import (
 // process is a kassa binary running as a child process, so that tests can
 // kill it for real (SIGKILL) or measure it (/proc/<pid>/status).
 type process struct {
-	cmd *exec.Cmd
-	URL string
+	cmd  *exec.Cmd
+	URL  string
+	leaf chan string // a hub's leaf URL, once printed
 }
 
 func buildEdge(t *testing.T) string {
@@ -34,18 +35,24 @@ func buildEdge(t *testing.T) string {
 	return bin
 }
 
-var servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
+var (
+	servingRe = regexp.MustCompile(`serving (http://[0-9.:]+)`)
+	leafRe    = regexp.MustCompile(`hub leaf nats-leaf://([0-9.:]+)`)
+)
 
 // startProcess runs bin with args and waits (up to 60 s) until it prints
 // the URL it serves on; it is interrupted at the end of the test.
 func startProcess(tb testing.TB, bin string, args ...string) *process {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
+	if os.Getenv("KASSA_TEST_LOG") == "1" {
+		cmd.Stderr = os.Stderr
+	}
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	p := &process{cmd: cmd}
+	p := &process{cmd: cmd, leaf: make(chan string, 1)}
 	tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
 	urls := make(chan string, 1)
 	go func() {
@@ -53,6 +60,9 @@ func startProcess(tb testing.TB, bin string, args ...string) *process {
 		for sc.Scan() {
 			if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
+			}
+			if m := leafRe.FindStringSubmatch(sc.Text()); m != nil {
+				p.leaf <- m[1]
 			}
 		}
 	}()

@@ -286,14 +286,14 @@ type problem struct {
 
 // problems are the problem responses of CONTRACT.md's table, by status.
 var problems = []problem{
-	{400, "BadRequest", "bad-request", "malformed JSON, a bad query value or cursor, or text that is not valid UTF-8", ""},
+	{400, "BadRequest", "bad-request", "malformed JSON, a bad query value or cursor, text that is not valid UTF-8, or a request body with a Content-Encoding (send it uncompressed)", ""},
 	{401, "Unauthorized", "unauthorized", "the token is missing, invalid, expired or revoked", "WWW-Authenticate"},
 	{403, "Forbidden", "forbidden", "the token lacks the operation's scope (named in detail), or the role may not do it", ""},
 	{404, "NotFound", "not-found", "no such resource in the caller's org (another org's ids are not found either)", ""},
 	{409, "Conflict", "conflict", "the resource's state forbids it, or a request with the same Idempotency-Key is still running", ""},
 	{413, "TooLarge", "too-large", "the request body is larger than the node's limit", ""},
 	{422, "Validation", "validation", "body fields are invalid or missing (errors names each), or an Idempotency-Key was reused with another body", ""},
-	{429, "RateLimited", "rate-limited", "the org's request rate, or the login throttle, is exhausted", "Retry-After"},
+	{429, "RateLimited", "rate-limited", "the org's request rate, or the login throttle, is exhausted; or (a body over 8 KiB) the node's budget of large request bodies stayed in use for 5 s", "Retry-After"},
 	{503, "Unavailable", "unavailable", "the store that must answer is not connected to the hub", "Retry-After"},
 }
 
@@ -317,7 +317,8 @@ func (p problem) response(base string) map[string]any {
 // so a new route documents them without listing any: every request can be
 // malformed (400); a token can be missing or short of scope, and the org's
 // rate can run out (401, 403, 429); a path id can be unknown (404); a body
-// can be too large or invalid (413, 422); an authenticated POST takes an
+// can be too large or invalid (413, 422) or wait in vain for the body
+// budget (429, body.go); an authenticated POST takes an
 // Idempotency-Key (409, 422). Route.Errors adds the rest (a state conflict).
 func problemStatuses(rt *Route) []int {
 	st := []int{400}
@@ -328,7 +329,7 @@ func problemStatuses(rt *Route) []int {
 		st = append(st, 404)
 	}
 	if rt.Body != nil {
-		st = append(st, 413, 422)
+		st = append(st, 413, 422, 429)
 	}
 	if rt.Method == fiber.MethodPost && !rt.Public {
 		st = append(st, 409, 422)

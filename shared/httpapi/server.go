@@ -35,6 +35,13 @@ type Config struct {
 	Version    string
 	ErrorsBase string // prefix of problem type URIs
 	BodyLimit  int    // bytes
+	// BodyBudget is how many bytes of request bodies larger than 8 KiB
+	// may be read or handled at once (body.go); 0: DefaultBodyBudget, or
+	// twice BodyLimit when that is more.
+	BodyBudget int
+	// MaxConns caps the open HTTP connections (body.go); 0:
+	// DefaultMaxConns. One more is answered 503 and closed.
+	MaxConns int
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
@@ -89,6 +96,13 @@ type Config struct {
 	// page (web.OAuth), served at /oauth/authorize (the hub).
 	ConsentPage fs.FS
 }
+
+// DefaultMaxConns is Config.MaxConns's default: an open connection costs
+// a goroutine and its buffers (about 30 KiB while it sends a request: 8
+// KiB of body prefetch, 4 KiB each to read and write, the request and the
+// stack), so 512 of them stay under 16 MiB. WebSocket connections are
+// handed off and counted apart (WSMaxConns).
+const DefaultMaxConns = 512
 
 // Services are the domain services the API serves.
 type Services struct {
@@ -151,6 +165,7 @@ type Server struct {
 	ws       *wsConns
 	live     *liveFeeds
 	consent  *consent
+	bodies   *budget
 	// publicURL is Config.PublicURL, or the listener's URL.
 	publicURL atomic.Pointer[string]
 }
@@ -169,7 +184,13 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics()}
+	if cfg.BodyBudget == 0 {
+		cfg.BodyBudget = max(DefaultBodyBudget, 2*cfg.BodyLimit)
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	s := &Server{cfg: cfg, svc: svc, log: log, metrics: newMetrics(), bodies: newBudget(cfg.BodyBudget / bodyUnit)}
 	if cfg.PublicURL != "" {
 		s.publicURL.Store(&cfg.PublicURL)
 	}
@@ -194,8 +215,15 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		ReadTimeout:           30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		StrictRouting:         false,
+		// Memory (body.go): bodies are read by readBody within the body
+		// budget, and connections are capped. Not ReduceMemoryUsage:
+		// with streamed bodies fasthttp 1.51 gives the connection's reader
+		// back while the body stream still reads from it (a nil pointer
+		// panic under load).
+		StreamRequestBody: true,
+		Concurrency:       cfg.MaxConns,
 	})
-	s.app.Use(s.recoverer, s.requestIDs, s.accessLog, s.secure)
+	s.app.Use(closeUnread, s.recoverer, s.requestIDs, s.accessLog, s.secure, s.readBody)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	if !cfg.MetricsApart {

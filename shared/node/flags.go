@@ -71,6 +71,8 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.StringVar(&f.TLS.CA, "tls-ca", "", "PEM CA the edge verifies the hub with (enrolment over HTTPS, the leaf link over TLS)")
 	fs.StringVar(&f.ErrorsBase, "errors-base", "https://kassa.dev/problems", "prefix of problem type URIs")
 	fs.IntVar(&f.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
+	fs.IntVar(&f.BodyBudget, "body-budget", httpapi.DefaultBodyBudget, "bytes of request bodies over 8 KiB read or handled at once; more wait, then 429")
+	fs.IntVar(&f.MaxConns, "max-conns", httpapi.DefaultMaxConns, "open HTTP connections at most (WebSockets apart); more are answered 503 and closed")
 	fs.IntVar(&f.RatePerMinute, "rate-per-minute", d.RatePerMinute, "per-org API requests per minute (0: no limit)")
 	fs.IntVar(&f.RateBurst, "rate-burst", d.RateBurst, "per-org API burst")
 	fs.IntVar(&f.LoginPerMinute, "login-per-minute", DefaultLoginPerMinute, "login attempts per minute at this node, all addresses together")
@@ -92,7 +94,7 @@ func (f *Flags) Bind(fs *flag.FlagSet, d Defaults) {
 	fs.IntVar(&f.WSMaxOrgConns, "ws-max-org-conns", 1000, "open WebSocket connections at most per org")
 	fs.IntVar(&f.GCPercent, "gc-percent", DefaultGCPercent, "Go garbage collector target percentage (0: leave it to GOGC)")
 	fs.IntVar(&f.GoProcs, "go-procs", 0, "Go processors (GOMAXPROCS); 0: one more than Go's setting when the writer thread can be raised, else Go's; negative: Go's")
-	fs.StringVar(&f.MemoryLimit, "memory-limit", "0", "Go memory limit, e.g. 96MiB; 0: a quarter of the machine's memory, edge 48-64 MiB, hub 64 MiB-1 GiB; off: none; GOMEMLIMIT wins")
+	fs.StringVar(&f.MemoryLimit, "memory-limit", "0", "Go memory limit, e.g. 96MiB; 0: a quarter of the machine's memory, edge 48-64 MiB, hub 64-80 MiB; off: none; GOMEMLIMIT wins")
 	fs.IntVar(&f.WriterPriority, "writer-priority", d.WriterPriority, "nice levels the store's writer thread is raised above the rest (Linux; needs CAP_SYS_NICE or LimitNICE; negative: off)")
 }
 

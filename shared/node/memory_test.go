@@ -31,8 +31,8 @@ func TestDefaultMemoryLimitIsAQuarterBetweenTheKindsBounds(t *testing.T) {
 		{kassa.NodeEdge, 224 << 20, 56 << 20},
 		{kassa.NodeEdge, 128 << 20, 48 << 20}, // floor
 		{kassa.NodeEdge, 0, 64 << 20},         // unknown: the ceiling
-		{kassa.NodeHub, 24 << 30, 1 << 30},
-		{kassa.NodeHub, 2 << 30, 512 << 20},
+		{kassa.NodeHub, 24 << 30, 80 << 20},   // ceiling (was 1 GiB: issue 21)
+		{kassa.NodeHub, 288 << 20, 72 << 20},
 		{kassa.NodeHub, 128 << 20, 64 << 20},
 	}
 	for _, c := range cases {

@@ -31,10 +31,14 @@ import (
 
 // Config is what a node needs; mains fill it from flags and environment.
 type Config struct {
-	Kind           string // kassa.NodeEdge or kassa.NodeHub
-	DataDir        string // holds kassa.db
-	ErrorsBase     string
-	BodyLimit      int
+	Kind       string // kassa.NodeEdge or kassa.NodeHub
+	DataDir    string // holds kassa.db
+	ErrorsBase string
+	BodyLimit  int
+	// BodyBudget and MaxConns bound the memory of request bodies and of
+	// connections (httpapi.Config); 0: httpapi's defaults.
+	BodyBudget     int
+	MaxConns       int
 	RatePerMinute  int // per-org API rate; 0 disables
 	RateBurst      int
 	LoginPerMinute int // login attempts per minute, all addresses together; 0: the default
@@ -245,6 +249,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	n.HTTP = httpapi.New(httpapi.Config{
 		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
+		BodyBudget: cfg.BodyBudget, MaxConns: cfg.MaxConns,
 		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
 		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
 		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
