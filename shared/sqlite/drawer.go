@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // DrawerService implements kassa.DrawerService (docs/drawers.md). A
@@ -461,4 +463,158 @@ func recordRefund(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order, r
 		}
 	}
 	return nil
+}
+
+// Admission (trust.go): an edge's drawer records are taken as the
+// edge's DrawerService writes them, checked against what the hub holds.
+
+// checkDrawer admits a drawer session: opened in the location's currency
+// on a valid business day with a float a till may hold, at an active
+// register of the location; changed only by its close.
+func checkDrawer(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if c.Op != change.OpInsert {
+		return oneOf(f, "status", false, kassa.DrawerClosed)
+	}
+	var cur string
+	var active bool
+	err := ad.tx.QueryRowContext(ctx, `SELECT l.currency, r.is_active FROM registers r JOIN locations l ON l.id = r.location_id
+		WHERE r.id = ? AND r.location_id = ?`, f["register_id"], f["location_id"]).Scan(&cur, &active)
+	if err != nil || !active {
+		return refuse(RefusedReference, "register %v is not an active register of the drawer's location", f["register_id"])
+	}
+	if rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_sessions WHERE register_id = ? AND status = 'open'`, f["register_id"]) > 0 {
+		return refuse(RefusedValue, "register %v already has an open drawer", f["register_id"])
+	}
+	if f["currency"] != cur {
+		return refuse(RefusedValue, "currency %v is not the location's %s", f["currency"], cur)
+	}
+	if day, _ := f["business_day"].(string); !validDay(day) {
+		return refuse(RefusedValue, "business_day must be a date")
+	}
+	return firstErr(oneOf(f, "status", true, kassa.DrawerOpen), within(f, "float", 0, cashCeiling, true))
+}
+
+// cashCeiling bounds any amount in a drawer record (minor units).
+const cashCeiling = kassa.MaxCashCount * 1000
+
+func validDay(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// entrySigns: the sign each entry type's amount has.
+var entrySigns = map[string][2]int64{
+	string(kassa.DrawerFloat): {0, cashCeiling}, string(kassa.DrawerSale): {1, maxAmount}, string(kassa.DrawerRefund): {-maxAmount, -1},
+	string(kassa.DrawerPaidIn): {1, cashCeiling}, string(kassa.DrawerPaidOut): {-cashCeiling, -1}, string(kassa.DrawerNoSale): {0, 0},
+}
+
+// checkDrawerEntry admits a drawer entry: into an open drawer of the
+// location with no Z yet; a sale or refund as its payment moved; a
+// paid-in or out by a manager, never beyond the cash the hub's tally says
+// the drawer holds.
+func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	typ, _ := f["type"].(string)
+	sign, ok := entrySigns[typ]
+	if !ok {
+		return refuse(RefusedValue, "type %q is not a drawer entry type", typ)
+	}
+	if err := firstErr(within(f, "amount", sign[0], sign[1], true), oneOf(f, "method", true, paymentMethods...)); err != nil {
+		return err
+	}
+	var status, loc string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT status, location_id FROM drawer_sessions WHERE id = ?`, f["drawer_id"]).Scan(&status, &loc); err != nil {
+		return err
+	}
+	if status != kassa.DrawerOpen || loc != f["location_id"] ||
+		rowCount(ctx, ad.tx, `SELECT count(*) FROM z_reports WHERE drawer_id = ?`, f["drawer_id"]) > 0 {
+		return refuse(RefusedValue, "drawer %v is not open at the entry's location", f["drawer_id"])
+	}
+	amount, _ := intField(f, "amount")
+	switch kassa.DrawerEntryType(typ) {
+	case kassa.DrawerSale, kassa.DrawerRefund:
+		return ad.entryPayment(ctx, f, kassa.DrawerEntryType(typ), amount)
+	case kassa.DrawerPaidIn, kassa.DrawerPaidOut:
+		if ad.actorOf == nil || kassa.CanMoveDrawerCash(ad.actorOf) != nil {
+			return refuse(RefusedActor, "only a manager or an owner pays cash in or out")
+		}
+		id, _ := f["drawer_id"].(string)
+		entries, err := drawerEntries(ctx, ad.tx, id)
+		if err != nil {
+			return err
+		}
+		if t := kassa.Tally(entries); amount < 0 && -amount > t.Expected {
+			return refuse(RefusedValue, "a paid-out of %d from a drawer that holds %d", -amount, t.Expected)
+		}
+	}
+	return nil
+}
+
+// entryPayment admits a sale or refund entry: it names a payment of its
+// method, a sale its full amount once, a refund one the hub holds and at
+// most what the payment took.
+func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
+	var method string
+	var paid int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
+		f["payment_id"], f["location_id"]).Scan(&method, &paid); err != nil {
+		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
+	}
+	if method != f["method"] {
+		return refuse(RefusedValue, "method %v is not the payment's %s", f["method"], method)
+	}
+	if typ == kassa.DrawerSale {
+		if amount != paid || rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ? AND type = 'sale'`, f["payment_id"]) > 0 {
+			return refuse(RefusedValue, "a sale entry records its payment's amount %d once", paid)
+		}
+		return nil
+	}
+	if f["refund_id"] == nil || -amount > paid {
+		return refuse(RefusedValue, "a refund entry names its refund and returns at most the payment's %d", paid)
+	}
+	return nil
+}
+
+// checkZReport admits a Z report: the drawer's first, numbered next on its
+// register, its totals exactly the tally of the entries the hub holds and
+// its over/short the count less the expected.
+func checkZReport(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	var reg, loc, day, status string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT register_id, location_id, business_day, status FROM drawer_sessions WHERE id = ?`,
+		f["drawer_id"]).Scan(&reg, &loc, &day, &status); err != nil {
+		return err
+	}
+	if reg != f["register_id"] || loc != f["location_id"] || day != f["business_day"] || status != kassa.DrawerOpen {
+		return refuse(RefusedValue, "a Z report closes an open drawer of its register, location and business day")
+	}
+	next := rowCount(ctx, ad.tx, `SELECT coalesce(max(number), 0) + 1 FROM z_reports WHERE register_id = ?`, reg)
+	if n, _ := intField(f, "number"); n != next {
+		return refuse(RefusedValue, "Z number %d of register %s; the next is %d", n, reg, next)
+	}
+	id, _ := f["drawer_id"].(string)
+	entries, err := drawerEntries(ctx, ad.tx, id)
+	if err != nil {
+		return err
+	}
+	t := kassa.Tally(entries)
+	want, _ := json.Marshal(t)
+	var got kassa.DrawerTotals
+	s, _ := f["totals"].(string)
+	if json.Unmarshal([]byte(s), &got) != nil {
+		return refuse(RefusedValue, "totals must be the drawer's totals")
+	}
+	if have, _ := json.Marshal(got); string(have) != string(want) {
+		return refuse(RefusedValue, "totals %s are not the tally of the drawer's entries %s", have, want)
+	}
+	counted, _ := intField(f, "counted")
+	if over, _ := intField(f, "over_short"); over != counted-t.Expected {
+		return refuse(RefusedValue, "over_short %d is not counted %d less expected %d", over, counted, t.Expected)
+	}
+	return within(f, "counted", 0, cashCeiling, true)
+}
+
+// rowCount runs a query of one integer; 0 on error.
+func rowCount(ctx context.Context, q querier, query string, args ...any) int64 {
+	var n int64
+	q.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n
 }

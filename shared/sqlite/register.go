@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // RegisterService implements kassa.RegisterService. A register belongs to
@@ -108,4 +109,18 @@ func (s *RegisterService) UpdateRegister(ctx context.Context, id string, in *kas
 		}
 		return tx.updateAt(ctx, entRegister, a.OrgID, at, id, cols)
 	})
+}
+
+// checkRegister admits an edge's register: a valid name, written by a
+// manager or an owner (as the hub knows the actor).
+func checkRegister(_ context.Context, ad *admitter, _ *change.Change, f map[string]any) error {
+	if ad.actorOf == nil || kassa.CanManageRegisters(ad.actorOf) != nil {
+		return refuse(RefusedActor, "only a manager or an owner manages registers")
+	}
+	if name, ok := f["name"]; ok {
+		if s, _ := name.(string); s == "" || !kassa.ValidText(s, 100) {
+			return refuse(RefusedValue, "name must be 1-100 characters of text")
+		}
+	}
+	return nil
 }
