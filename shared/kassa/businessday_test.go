@@ -60,7 +60,6 @@ func TestLocationUpdateValidate(t *testing.T) {
 	}
 }
 
-
 func asError(err error, e **Error) bool {
 	x, ok := err.(*Error)
 	*e = x
