@@ -60,9 +60,6 @@ type DrawerSession struct {
 	UpdatedAt   time.Time           `json:"updated_at"`
 }
 
-// DrawerStatus lists the session states (for the OpenAPI enum).
-var DrawerStatus = []string{DrawerOpen, DrawerClosed}
-
 // DrawerEntry is one append-only movement of a drawer.
 type DrawerEntry struct {
 	ID        string          `json:"id"`
