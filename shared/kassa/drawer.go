@@ -45,17 +45,17 @@ type DrawerSession struct {
 	ID          string              `json:"id"`
 	OrgID       string              `json:"org_id"`
 	LocationID  string              `json:"location_id"`
-	RegisterID  string              `json:"register_id"`
-	Currency    string              `json:"currency"`     // The location's currency, ISO 4217.
-	BusinessDay string              `json:"business_day"` // The location's business day it opened on (YYYY-MM-DD).
-	Status      string              `json:"status" openapi:"enum=DrawerStatus"`
-	OpenedBy    string              `json:"opened_by"` // The staff member who opened it.
-	OpenedAt    time.Time           `json:"opened_at"`
-	Float       int64               `json:"float"`       // The counted opening float, in minor units.
-	FloatCount  []DenominationCount `json:"float_count"` // The float by denomination (empty when counted by amount).
-	ClosedBy    *string             `json:"closed_by"`
-	ClosedAt    *time.Time          `json:"closed_at"`
-	ZReportID   *string             `json:"z_report_id"` // The Z report of its close.
+	RegisterID  string              `json:"register_id"`                        // The register (till) it belongs to.
+	Currency    string              `json:"currency"`                           // The location's currency, ISO 4217.
+	BusinessDay string              `json:"business_day"`                       // The location's business day it opened on (YYYY-MM-DD).
+	Status      string              `json:"status" openapi:"enum=DrawerStatus"` // open, then closed.
+	OpenedBy    string              `json:"opened_by"`                          // The staff member who opened it.
+	OpenedAt    time.Time           `json:"opened_at"`                          // When it was opened.
+	Float       int64               `json:"float"`                              // The counted opening float, in minor units.
+	FloatCount  []DenominationCount `json:"float_count"`                        // The float by denomination (empty when counted by amount).
+	ClosedBy    *string             `json:"closed_by"`                          // Who closed it; null while open.
+	ClosedAt    *time.Time          `json:"closed_at"`                          // When it was closed; null while open.
+	ZReportID   *string             `json:"z_report_id"`                        // The Z report of its close.
 	CreatedAt   time.Time           `json:"created_at"`
 	UpdatedAt   time.Time           `json:"updated_at"`
 }
@@ -63,8 +63,8 @@ type DrawerSession struct {
 // DrawerEntry is one append-only movement of a drawer.
 type DrawerEntry struct {
 	ID        string          `json:"id"`
-	DrawerID  string          `json:"drawer_id"`
-	Type      DrawerEntryType `json:"type"`
+	DrawerID  string          `json:"drawer_id"`  // The drawer session it moves.
+	Type      DrawerEntryType `json:"type"`       // float, sale, refund, paid_in, paid_out or no_sale.
 	Method    PaymentMethod   `json:"method"`     // The tender; cash for float, paid-in/out and no-sale.
 	Amount    int64           `json:"amount"`     // Signed minor units: what the drawer's tally moves by (only cash moves the drawer).
 	Tendered  *int64          `json:"tendered"`   // A cash sale: what the customer handed over.
@@ -72,13 +72,13 @@ type DrawerEntry struct {
 	PaymentID *string         `json:"payment_id"` // The payment of a sale or refund.
 	RefundID  *string         `json:"refund_id"`  // The refund of a refund entry.
 	Reason    string          `json:"reason"`     // Why, for paid-in and paid-out.
-	CreatedBy string          `json:"created_by"`
+	CreatedBy string          `json:"created_by"` // The staff member (or app) that made it.
 	CreatedAt time.Time       `json:"created_at"`
 }
 
 // TenderTotal sums one tender's sales and refunds at a register.
 type TenderTotal struct {
-	Method  PaymentMethod `json:"method"`
+	Method  PaymentMethod `json:"method"`  // The tender.
 	Count   int64         `json:"count"`   // Sales.
 	Sales   int64         `json:"sales"`   // Their sum, in minor units.
 	Refunds int64         `json:"refunds"` // Returned through it, in minor units (positive).
@@ -92,13 +92,13 @@ type DrawerTotals struct {
 	CashTendered int64         `json:"cash_tendered"` // Cash handed over by customers.
 	ChangeGiven  int64         `json:"change_given"`  // Change handed back.
 	CashRefunds  int64         `json:"cash_refunds"`  // Cash paid back on refunds (positive).
-	PaidIn       int64         `json:"paid_in"`
-	PaidOut      int64         `json:"paid_out"` // Positive.
-	Expected     int64         `json:"expected"` // float + cash_sales − cash_refunds + paid_in − paid_out.
-	Sales        int64         `json:"sales"`    // Sales at the register, all tenders.
-	Refunds      int64         `json:"refunds"`  // Refund entries, all tenders.
-	NoSales      int64         `json:"no_sales"` // Drawer opens without a sale.
-	Tenders      []TenderTotal `json:"tenders"`  // By tender, sorted by method.
+	PaidIn       int64         `json:"paid_in"`       // Cash put in.
+	PaidOut      int64         `json:"paid_out"`      // Positive.
+	Expected     int64         `json:"expected"`      // float + cash_sales − cash_refunds + paid_in − paid_out.
+	Sales        int64         `json:"sales"`         // Sales at the register, all tenders.
+	Refunds      int64         `json:"refunds"`       // Refund entries, all tenders.
+	NoSales      int64         `json:"no_sales"`      // Drawer opens without a sale.
+	Tenders      []TenderTotal `json:"tenders"`       // By tender, sorted by method.
 }
 
 // Tally sums a drawer's entries. It depends on nothing but the entries,
@@ -168,7 +168,7 @@ func deref(p *int64, def int64) int64 {
 
 // XReport is a drawer's figures so far; it closes nothing.
 type XReport struct {
-	Drawer DrawerSession `json:"drawer"`
+	Drawer DrawerSession `json:"drawer"` // The drawer session.
 	DrawerTotals
 	At time.Time `json:"at"` // When it was taken.
 }
@@ -180,8 +180,8 @@ type ZReport struct {
 	ID          string `json:"id"`
 	OrgID       string `json:"org_id"`
 	LocationID  string `json:"location_id"`
-	RegisterID  string `json:"register_id"`
-	DrawerID    string `json:"drawer_id"`
+	RegisterID  string `json:"register_id"`  // The register it is numbered on.
+	DrawerID    string `json:"drawer_id"`    // The drawer session it closed.
 	Number      int64  `json:"number"`       // The register's Z number: gapless, from 1.
 	BusinessDay string `json:"business_day"` // The business day of the drawer session.
 	Currency    string `json:"currency"`
@@ -190,18 +190,18 @@ type ZReport struct {
 	CountedBy []DenominationCount `json:"count"`      // The count by denomination.
 	OverShort int64               `json:"over_short"` // counted − expected: positive over, negative short.
 	Note      string              `json:"note"`       // The closer's note.
-	OpenedBy  string              `json:"opened_by"`
-	OpenedAt  time.Time           `json:"opened_at"`
-	ClosedBy  string              `json:"closed_by"`
-	ClosedAt  time.Time           `json:"closed_at"`
-	Origin    string              `json:"origin"` // The node that closed it.
+	OpenedBy  string              `json:"opened_by"`  // Who opened the drawer.
+	OpenedAt  time.Time           `json:"opened_at"`  // When the drawer was opened.
+	ClosedBy  string              `json:"closed_by"`  // Who counted and closed it.
+	ClosedAt  time.Time           `json:"closed_at"`  // When it was closed.
+	Origin    string              `json:"origin"`     // The node that closed it.
 }
 
 // DrawerOpenRequest is the body of POST /drawers: open a drawer at a
 // register with a counted float.
 type DrawerOpenRequest struct {
-	RegisterID string    `json:"register_id" openapi:"required"`
-	Float      CashCount `json:"float" openapi:"required"`
+	RegisterID string    `json:"register_id" openapi:"required"` // The register to open the drawer at.
+	Float      CashCount `json:"float" openapi:"required"`       // The counted opening float.
 }
 
 // DrawerCashRequest is the body of a paid-in or paid-out.
@@ -218,8 +218,8 @@ type DrawerNoSaleRequest struct {
 // DrawerCloseRequest is the body of a blind close: the count only; the
 // expected amount is shown in the answer.
 type DrawerCloseRequest struct {
-	Count CashCount `json:"count" openapi:"required"`
-	Note  string    `json:"note"` // At most 500 characters, e.g. why it is short.
+	Count CashCount `json:"count" openapi:"required"` // The blind count of the cash in the drawer.
+	Note  string    `json:"note"`                     // At most 500 characters, e.g. why it is short.
 }
 
 // Validate checks a drawer opening (the float's count is checked against
