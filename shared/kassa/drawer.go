@@ -42,22 +42,23 @@ const (
 
 // DrawerSession is one register's drawer from opening to close.
 type DrawerSession struct {
-	ID          string              `json:"id"`
-	OrgID       string              `json:"org_id"`
-	LocationID  string              `json:"location_id"`
-	RegisterID  string              `json:"register_id"`                        // The register (till) it belongs to.
-	Currency    string              `json:"currency"`                           // The location's currency, ISO 4217.
-	BusinessDay string              `json:"business_day"`                       // The location's business day it opened on (YYYY-MM-DD).
-	Status      string              `json:"status" openapi:"enum=DrawerStatus"` // open, then closed.
-	OpenedBy    string              `json:"opened_by"`                          // The staff member who opened it.
-	OpenedAt    time.Time           `json:"opened_at"`                          // When it was opened.
-	Float       int64               `json:"float"`                              // The counted opening float, in minor units.
-	FloatCount  []DenominationCount `json:"float_count"`                        // The float by denomination (empty when counted by amount).
-	ClosedBy    *string             `json:"closed_by"`                          // Who closed it; null while open.
-	ClosedAt    *time.Time          `json:"closed_at"`                          // When it was closed; null while open.
-	ZReportID   *string             `json:"z_report_id"`                        // The Z report of its close.
-	CreatedAt   time.Time           `json:"created_at"`
-	UpdatedAt   time.Time           `json:"updated_at"`
+	ID           string              `json:"id"`
+	OrgID        string              `json:"org_id"`
+	LocationID   string              `json:"location_id"`
+	RegisterID   string              `json:"register_id"`                        // The register (till) it belongs to.
+	Currency     string              `json:"currency"`                           // The location's currency, ISO 4217.
+	BusinessDay  string              `json:"business_day"`                       // The location's business day it opened on (YYYY-MM-DD).
+	Status       string              `json:"status" openapi:"enum=DrawerStatus"` // open, then closed.
+	OpenedBy     string              `json:"opened_by"`                          // The staff member who opened it.
+	OpenedByName string              `json:"opened_by_name"`                     // Their name, as this node knows the user ("" for an app).
+	OpenedAt     time.Time           `json:"opened_at"`                          // When it was opened.
+	Float        int64               `json:"float"`                              // The counted opening float, in minor units.
+	FloatCount   []DenominationCount `json:"float_count"`                        // The float by denomination (empty when counted by amount).
+	ClosedBy     *string             `json:"closed_by"`                          // Who closed it; null while open.
+	ClosedAt     *time.Time          `json:"closed_at"`                          // When it was closed; null while open.
+	ZReportID    *string             `json:"z_report_id"`                        // The Z report of its close.
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
 // DrawerEntry is one append-only movement of a drawer.
