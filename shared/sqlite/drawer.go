@@ -23,14 +23,15 @@ func NewDrawerService(db *DB) *DrawerService { return &DrawerService{db: db} }
 
 var _ kassa.DrawerService = (*DrawerService)(nil)
 
-const drawerCols = `SELECT id, org_id, location_id, register_id, currency, business_day, status, opened_by, opened_at, float, float_count,
+const drawerCols = `SELECT id, org_id, location_id, register_id, currency, business_day, status, opened_by,
+	coalesce((SELECT name FROM users WHERE users.id = opened_by), ''), opened_at, float, float_count,
 	closed_by, closed_at, z_report_id, created_at, updated_at FROM drawer_sessions`
 
 func scanDrawer(s scanner) (*kassa.DrawerSession, error) {
 	var d kassa.DrawerSession
 	var opened, counts, created, updated string
 	var closed sql.NullString
-	if err := s.Scan(&d.ID, &d.OrgID, &d.LocationID, &d.RegisterID, &d.Currency, &d.BusinessDay, &d.Status, &d.OpenedBy, &opened,
+	if err := s.Scan(&d.ID, &d.OrgID, &d.LocationID, &d.RegisterID, &d.Currency, &d.BusinessDay, &d.Status, &d.OpenedBy, &d.OpenedByName, &opened,
 		&d.Float, &counts, &d.ClosedBy, &closed, &d.ZReportID, &created, &updated); err != nil {
 		return nil, err
 	}
