@@ -58,6 +58,16 @@ func openDrawerAt(ctx context.Context, q querier, orgID, registerID string) (*ka
 	return d, err
 }
 
+// edgeOwned refuses a drawer write at the hub for a location with an
+// enrolled edge: that edge owns the location's drawers, so two nodes never
+// number one register's Z reports or move one drawer's cash.
+func edgeOwned(ctx context.Context, tx *Tx, locationID string) error {
+	if !tx.db.hub || rowCount(ctx, tx, `SELECT count(*) FROM sync_nodes WHERE location_id = ? AND revoked_at IS NULL`, locationID) == 0 {
+		return nil
+	}
+	return conflictOn("register_id", "this store's drawers are kept at the store: open, count and close them on its till")
+}
+
 // conflictOn is an EConflict problem that names the field it is about.
 func conflictOn(field, format string, args ...any) *kassa.Error {
 	msg := fmt.Sprintf(format, args...)
@@ -149,6 +159,9 @@ func (s *DrawerService) OpenDrawer(ctx context.Context, in *kassa.DrawerOpenRequ
 	}
 	id := s.db.NewID()
 	return writeRead(ctx, s.db, findDrawer, a.OrgID, id, func(tx *Tx) error {
+		if err := edgeOwned(ctx, tx, reg.LocationID); err != nil {
+			return err
+		}
 		if _, err := openDrawerAt(ctx, tx, a.OrgID, reg.ID); err == nil {
 			return conflictOn("register_id", "register %s already has an open drawer: close it first", reg.Name)
 		}
@@ -279,6 +292,11 @@ func openDrawer(ctx context.Context, q querier, orgID, id string) (*kassa.Drawer
 	}
 	if d.Status != kassa.DrawerOpen {
 		return nil, kassa.DrawerTotals{}, conflictOn("status", "the drawer is closed (Z report of %s)", d.BusinessDay)
+	}
+	if tx, ok := q.(*Tx); ok {
+		if err := edgeOwned(ctx, tx, d.LocationID); err != nil {
+			return nil, kassa.DrawerTotals{}, err
+		}
 	}
 	entries, err := drawerEntries(ctx, q, d.ID)
 	return d, kassa.Tally(entries), err
