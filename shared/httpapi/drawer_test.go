@@ -40,6 +40,24 @@ func TestDrawerDayFromFloatToZ(t *testing.T) {
 	f.refused(t, f.do("PATCH", "/locations/"+f.locA, "", map[string]any{"day_cutoff_hour": 14}), 422, "validation", "day_cutoff_hour", f.tn.outboxLen())
 	f.refused(t, f.do("PATCH", "/locations/"+f.locA, "", map[string]any{"timezone": "Mars/Base"}), 422, "validation", "timezone", f.tn.outboxLen())
 
+	// Bad counts: each a 422 naming the field, nothing written.
+	for _, c := range []struct {
+		float map[string]any
+		field string
+	}{
+		{map[string]any{"denominations": []any{map[string]any{"value": 5000, "count": -2}}}, "float.denominations[0].count"},
+		{map[string]any{"denominations": []any{map[string]any{"value": 5000, "count": 1_000_000}}}, "float.denominations[0].count"},
+		{map[string]any{"denominations": []any{map[string]any{"value": 300, "count": 1}}}, "float.denominations[0].value"},
+		{map[string]any{"amount": -100}, "float.amount"},
+		{map[string]any{"amount": 1_000_000_000_000}, "float.amount"},
+		{map[string]any{"amount": 900, "denominations": []any{map[string]any{"value": 1000, "count": 1}}}, "float.amount"},
+		{map[string]any{}, "float.denominations"},
+	} {
+		f.refused(t, f.open(f.cashier, c.float), 422, "validation", c.field, f.tn.outboxLen())
+	}
+	f.refused(t, f.do("POST", "/drawers", f.cashier, map[string]any{"register_id": ordNoSuchID, "float": map[string]any{"amount": 0}}),
+		422, "validation", "register_id", f.tn.outboxLen())
+
 	// A float of 2 × $50 and 5 × $10, counted by the cashier.
 	d := f.must(f.open(f.cashier, map[string]any{"denominations": []any{
 		map[string]any{"value": 5000, "count": 2}, map[string]any{"value": 1000, "count": 5}}}), 201).Data()
@@ -74,6 +92,8 @@ func TestDrawerDayFromFloatToZ(t *testing.T) {
 	mustProblem(t, f.do("POST", "/drawers/"+drawer+"/paid-out", f.cashier, map[string]any{"amount": 500, "reason": "milk"}), 403, "forbidden")
 	f.must(f.do("POST", "/drawers/"+drawer+"/paid-out", f.manager, map[string]any{"amount": 500, "reason": "milk"}), 201)
 	f.must(f.do("POST", "/drawers/"+drawer+"/no-sale", f.cashier, map[string]any{}), 201)
+	f.refused(t, f.do("POST", "/drawers/"+drawer+"/paid-in", f.manager, map[string]any{"amount": -5, "reason": "x"}), 422, "validation", "amount", f.tn.outboxLen())
+	f.refused(t, f.do("POST", "/drawers/"+drawer+"/paid-in", f.manager, map[string]any{"amount": 5}), 422, "validation", "reason", f.tn.outboxLen())
 	expected := 15000 + cash - 450 - 500
 	f.refused(t, f.do("POST", "/drawers/"+drawer+"/paid-out", f.manager, map[string]any{"amount": expected + 1, "reason": "bank"}),
 		409, "conflict", "amount", f.tn.outboxLen())
