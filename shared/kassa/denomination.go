@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/text/currency"
 )
 
 // Cash is counted by denomination in the currencies Kassa has a table for
@@ -25,25 +23,22 @@ var denominations = map[string][]int64{
 // largest first, or nil when Kassa has no table for it (count by amount).
 func Denominations(cur string) []int64 { return slices.Clone(denominations[cur]) }
 
-// CurrencyDecimals returns the number of minor-unit digits of an ISO 4217
-// currency (2 for AUD, 0 for JPY), 2 when unknown.
-func CurrencyDecimals(cur string) int {
-	u, err := currency.ParseISO(cur)
-	if err != nil {
-		return 2
-	}
-	scale, _ := currency.Standard.Rounding(u)
-	return scale
+// CashCurrency is the currency cash is counted in: its ISO 4217 code and
+// its number of minor-unit digits (2 for AUD, 0 for JPY), which the store
+// layer reads off golang.org/x/text/currency.
+type CashCurrency struct {
+	Code     string
+	Decimals int
 }
 
 // MaxCashCount is the most a drawer count or a paid-in/out may be, in
 // major units of the currency: a till never holds a million.
 const MaxCashCount = 1_000_000
 
-// maxCash returns MaxCashCount in minor units of cur.
-func maxCash(cur string) int64 {
+// MaxCash returns MaxCashCount in minor units of c.
+func (c CashCurrency) MaxCash() int64 {
 	n := int64(MaxCashCount)
-	for range CurrencyDecimals(cur) {
+	for range min(max(c.Decimals, 0), 4) {
 		n *= 10
 	}
 	return n
@@ -68,13 +63,14 @@ type CashCount struct {
 
 // Total validates c as a count in cur and returns its total. Fields are
 // named under prefix (e.g. "float."). Errors: EInvalid.
-func (c CashCount) Total(cur, prefix string) (int64, error) {
+func (c CashCount) Total(in CashCurrency, prefix string) (int64, error) {
 	if len(c.Denominations) > 50 {
 		return 0, InvalidField(prefix+"denominations", "must list at most 50 values")
 	}
 	var v Validation
+	cur := in.Code
 	table := denominations[cur]
-	max := maxCash(cur)
+	max := in.MaxCash()
 	var sum int64
 	seen := map[int64]bool{}
 	for i, d := range c.Denominations {

@@ -232,9 +232,9 @@ func (in *DrawerOpenRequest) Validate() error {
 }
 
 // Validate checks a paid-in or paid-out in currency cur.
-func (in *DrawerCashRequest) Validate(cur string) error {
+func (in *DrawerCashRequest) Validate(cur CashCurrency) error {
 	var v Validation
-	v.Check(in.Amount > 0 && in.Amount <= maxCash(cur), "amount", "must be a positive amount in minor units, at most what a till holds")
+	v.Check(in.Amount > 0 && in.Amount <= cur.MaxCash(), "amount", "must be a positive amount in minor units, at most what a till holds")
 	v.Check(in.Reason != "" && ValidText(in.Reason, 200), "reason", "is required: 1-200 characters of text")
 	return v.Err()
 }

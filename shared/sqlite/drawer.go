@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/text/currency"
+
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
 )
@@ -153,7 +155,7 @@ func (s *DrawerService) OpenDrawer(ctx context.Context, in *kassa.DrawerOpenRequ
 	if err != nil {
 		return nil, err
 	}
-	float, err := in.Float.Total(loc.Currency, "float.")
+	float, err := in.Float.Total(cashCurrency(loc.Currency), "float.")
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +178,16 @@ func (s *DrawerService) OpenDrawer(ctx context.Context, in *kassa.DrawerOpenRequ
 		_, err := appendDrawerEntry(ctx, tx, d, actorRef(a), drawerEntry{typ: kassa.DrawerFloat, method: kassa.PaymentCash, amount: float})
 		return err
 	})
+}
+
+// cashCurrency describes an ISO 4217 currency for counting cash: its
+// minor-unit digits from golang.org/x/text/currency (2 when unknown).
+func cashCurrency(code string) kassa.CashCurrency {
+	c := kassa.CashCurrency{Code: code, Decimals: 2}
+	if u, err := currency.ParseISO(code); err == nil {
+		c.Decimals, _ = currency.Standard.Rounding(u)
+	}
+	return c
 }
 
 // countsOf is a count's denominations as stored: [] when counted by amount.
@@ -235,7 +247,7 @@ func (s *DrawerService) move(ctx context.Context, id string, typ kassa.DrawerEnt
 		return nil, err
 	}
 	return s.entry(ctx, a, id, func(d *kassa.DrawerSession, t kassa.DrawerTotals) (drawerEntry, error) {
-		if err := in.Validate(d.Currency); err != nil {
+		if err := in.Validate(cashCurrency(d.Currency)); err != nil {
 			return drawerEntry{}, err
 		}
 		if typ == kassa.DrawerPaidIn {
@@ -331,7 +343,7 @@ func (s *DrawerService) CloseDrawer(ctx context.Context, id string, in *kassa.Dr
 	if err != nil {
 		return nil, err
 	}
-	counted, err := in.Count.Total(d.Currency, "count.")
+	counted, err := in.Count.Total(cashCurrency(d.Currency), "count.")
 	if err != nil {
 		return nil, err
 	}

@@ -65,3 +65,14 @@ func TestTheHubLeavesAnEdgesDrawersToIt(t *testing.T) {
 		}
 	}
 }
+
+func TestCashCurrencyDecimalsComeFromTheCurrency(t *testing.T) {
+	for code, want := range map[string]int{"AUD": 2, "JPY": 0, "BHD": 3, "EUR": 2, "XYZ": 2} {
+		if got := cashCurrency(code).Decimals; got != want {
+			t.Errorf("%s: %d decimals, want %d", code, got, want)
+		}
+	}
+	if got := cashCurrency("JPY").MaxCash(); got != kassa.MaxCashCount {
+		t.Errorf("JPY: at most %d, want a million yen", got)
+	}
+}
