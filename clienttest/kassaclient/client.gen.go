@@ -381,6 +381,54 @@ func (e DiscountType) Valid() bool {
 	}
 }
 
+// Defines values for DrawerEntryType.
+const (
+	DrawerEntryTypeFloat   DrawerEntryType = "float"
+	DrawerEntryTypeNoSale  DrawerEntryType = "no_sale"
+	DrawerEntryTypePaidIn  DrawerEntryType = "paid_in"
+	DrawerEntryTypePaidOut DrawerEntryType = "paid_out"
+	DrawerEntryTypeRefund  DrawerEntryType = "refund"
+	DrawerEntryTypeSale    DrawerEntryType = "sale"
+)
+
+// Valid indicates whether the value is a known member of the DrawerEntryType enum.
+func (e DrawerEntryType) Valid() bool {
+	switch e {
+	case DrawerEntryTypeFloat:
+		return true
+	case DrawerEntryTypeNoSale:
+		return true
+	case DrawerEntryTypePaidIn:
+		return true
+	case DrawerEntryTypePaidOut:
+		return true
+	case DrawerEntryTypeRefund:
+		return true
+	case DrawerEntryTypeSale:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DrawerStatus.
+const (
+	DrawerStatusClosed DrawerStatus = "closed"
+	DrawerStatusOpen   DrawerStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the DrawerStatus enum.
+func (e DrawerStatus) Valid() bool {
+	switch e {
+	case DrawerStatusClosed:
+		return true
+	case DrawerStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecutionStatus.
 const (
 	ExecutionStatusFailed    ExecutionStatus = "failed"
@@ -1332,6 +1380,15 @@ type CampaignUpdate struct {
 	VoucherCode *string `json:"voucher_code,omitempty"`
 }
 
+// CashCount A counted amount of cash: by denomination in a currency Kassa has a table for, else (or for a quick count) as one amount.
+type CashCount struct {
+	// Amount The total, in minor units; required without denominations, and must match them when both are given.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// Denominations The count per note and coin; values from the currency's table.
+	Denominations *[]DenominationCountInput `json:"denominations,omitempty"`
+}
+
 // Category Category groups products; categories nest through ParentID.
 type Category struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
@@ -1632,6 +1689,24 @@ type CustomerUpdate struct {
 // DeliveryStatus A webhook delivery's state: pending, awaiting_retry after a failed attempt, then delivered or failed.
 type DeliveryStatus string
 
+// DenominationCount How many notes or coins of one value were counted.
+type DenominationCount struct {
+	// Count How many were counted.
+	Count int64 `json:"count"`
+
+	// Value The note or coin, in minor units (5000 is a 50-dollar note).
+	Value int64 `json:"value"`
+}
+
+// DenominationCountInput How many notes or coins of one value were counted.
+type DenominationCountInput struct {
+	// Count How many were counted.
+	Count int64 `json:"count"`
+
+	// Value The note or coin, in minor units (5000 is a 50-dollar note).
+	Value int64 `json:"value"`
+}
+
 // Discount A manual discount: percent (Value in basis points, 1000 = 10 %) or amount (minor units).
 type Discount struct {
 	// Type percent | amount
@@ -1667,6 +1742,138 @@ type DiscountLimitsUpdate struct {
 
 // DiscountType percent (value in basis points) or amount (value in minor units).
 type DiscountType string
+
+// DrawerCashRequest The body of a paid-in or paid-out.
+type DrawerCashRequest struct {
+	// Amount Positive minor units.
+	Amount int64 `json:"amount"`
+
+	// Reason Why, 1–200 characters.
+	Reason string `json:"reason"`
+}
+
+// DrawerCloseRequest The body of a blind close: the count only; the expected amount is shown in the answer.
+type DrawerCloseRequest struct {
+	// Count The blind count of the cash in the drawer.
+	Count CashCount `json:"count"`
+
+	// Note At most 500 characters, e.g. why it is short.
+	Note *string `json:"note,omitempty"`
+}
+
+// DrawerEntry One append-only movement of a drawer.
+type DrawerEntry struct {
+	// Amount Signed minor units: what the drawer's tally moves by (only cash moves the drawer).
+	Amount int64 `json:"amount"`
+
+	// Change A cash sale: the change given back.
+	Change *int64 `json:"change"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy The staff member (or app) that made it.
+	CreatedBy string `json:"created_by"`
+
+	// DrawerId The drawer session it moves.
+	DrawerId string `json:"drawer_id"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// Method The tender; cash for float, paid-in/out and no-sale.
+	Method PaymentMethod `json:"method"`
+
+	// PaymentId The payment of a sale or refund.
+	PaymentId *string `json:"payment_id"`
+
+	// Reason Why, for paid-in and paid-out.
+	Reason string `json:"reason"`
+
+	// RefundId The refund of a refund entry.
+	RefundId *string `json:"refund_id"`
+
+	// Tendered A cash sale: what the customer handed over.
+	Tendered *int64 `json:"tendered"`
+
+	// Type float, sale, refund, paid_in, paid_out or no_sale.
+	Type DrawerEntryType `json:"type"`
+}
+
+// DrawerEntryType The kind of a drawer entry.
+type DrawerEntryType string
+
+// DrawerNoSaleRequest The body of a "no sale" drawer open.
+type DrawerNoSaleRequest struct {
+	// Reason Optional, at most 200 characters.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// DrawerOpenRequest The body of POST /drawers: open a drawer at a register with a counted float.
+type DrawerOpenRequest struct {
+	// Float The counted opening float.
+	Float CashCount `json:"float"`
+
+	// RegisterId The register to open the drawer at.
+	RegisterId string `json:"register_id"`
+}
+
+// DrawerSession One register's drawer from opening to close.
+type DrawerSession struct {
+	// BusinessDay The location's business day it opened on (YYYY-MM-DD).
+	BusinessDay string `json:"business_day"`
+
+	// ClosedAt When it was closed; null while open.
+	ClosedAt *time.Time `json:"closed_at"`
+
+	// ClosedBy Who closed it; null while open.
+	ClosedBy *string `json:"closed_by"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency The location's currency, ISO 4217.
+	Currency string `json:"currency"`
+
+	// Float The counted opening float, in minor units.
+	Float int64 `json:"float"`
+
+	// FloatCount The float by denomination (empty when counted by amount).
+	FloatCount []DenominationCount `json:"float_count"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// OpenedAt When it was opened.
+	OpenedAt time.Time `json:"opened_at"`
+
+	// OpenedBy The staff member who opened it.
+	OpenedBy string `json:"opened_by"`
+
+	// OpenedByName Their name, as this node knows the user ("" for an app).
+	OpenedByName string `json:"opened_by_name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// RegisterId The register (till) it belongs to.
+	RegisterId string `json:"register_id"`
+
+	// Status open, then closed.
+	Status DrawerStatus `json:"status"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// ZReportId The Z report of its close.
+	ZReportId *string `json:"z_report_id"`
+}
+
+// DrawerStatus A drawer session's state: open, then closed (with its Z report).
+type DrawerStatus string
 
 // EdgeStatus The hub's view of one edge.
 type EdgeStatus struct {
@@ -1992,6 +2199,9 @@ type Location struct {
 	// Currency ISO 4217 code of the org's currency.
 	Currency string `json:"currency"`
 
+	// DayCutoffHour DayCutoffHour is the local hour (0–12) the business day starts at: sales before it belong to the previous day (BusinessDay).
+	DayCutoffHour int64 `json:"day_cutoff_hour"`
+
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
@@ -2021,6 +2231,18 @@ type LocationCreate struct {
 
 	// Timezone IANA time zone name, e.g. Australia/Sydney.
 	Timezone string `json:"timezone"`
+}
+
+// LocationUpdate The body of PATCH /locations/{id}: the business day's settings (owners only).
+type LocationUpdate struct {
+	// DayCutoffHour 0–12: sales before this local hour belong to the previous business day.
+	DayCutoffHour *int64 `json:"day_cutoff_hour,omitempty"`
+
+	// Name The display name.
+	Name *string `json:"name,omitempty"`
+
+	// Timezone IANA time zone.
+	Timezone *string `json:"timezone,omitempty"`
 }
 
 // LoyaltyAccount A customer's membership of a program. Balance and lifetime points are sums of its transactions; the tier follows lifetime points.
@@ -2640,7 +2862,7 @@ type PaymentInitiate struct {
 	// CardNumber The card number, for the simulator of card payments; never stored (only its last four digits).
 	CardNumber *string `json:"card_number,omitempty"`
 
-	// GiftCardCode GiftCardCode is the code of the gift card that pays (method gift_card only).
+	// GiftCardCode The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 	GiftCardCode *string `json:"gift_card_code,omitempty"`
 
 	// Method How the customer pays.
@@ -2648,6 +2870,9 @@ type PaymentInitiate struct {
 
 	// OrderId The order.
 	OrderId string `json:"order_id"`
+
+	// RegisterId GiftCardCode is the code of the gift card that pays (method gift_card only). RegisterID names the register (till) the payment is taken at: its open drawer records the sale, and a cash payment moves its cash (docs/drawers.md). Omitted: no drawer records it.
+	RegisterId *string `json:"register_id,omitempty"`
 
 	// Tendered Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	Tendered *int64 `json:"tendered,omitempty"`
@@ -3051,8 +3276,53 @@ type RefundRequest struct {
 	// Reason Free text saying why.
 	Reason *string `json:"reason,omitempty"`
 
+	// RegisterId RegisterID names the register the refund is handed back at: its open drawer records it, and cash paid back leaves its drawer. Omitted: no drawer records it.
+	RegisterId *string `json:"register_id,omitempty"`
+
 	// Restock Whether the refunded units return to stock.
 	Restock *bool `json:"restock,omitempty"`
+}
+
+// Register A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+type Register struct {
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// IsActive An inactive register opens no drawer.
+	IsActive bool `json:"is_active"`
+
+	// LocationId The store it stands in; never changes.
+	LocationId string `json:"location_id"`
+
+	// Name e.g. "Front till".
+	Name string `json:"name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// RegisterCreate The body of POST /registers.
+type RegisterCreate struct {
+	// LocationId The store it stands in; never changes.
+	LocationId string `json:"location_id"`
+
+	// Name e.g. "Front till".
+	Name string `json:"name"`
+}
+
+// RegisterUpdate The body of PATCH /registers/{id}.
+type RegisterUpdate struct {
+	// IsActive An inactive register opens no drawer.
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name e.g. "Front till".
+	Name *string `json:"name,omitempty"`
 }
 
 // Role A first-party user's role within an org.
@@ -3256,6 +3526,24 @@ type TenantOwner struct {
 
 	// Password Password is the owner's first password, 8-256 characters; it is stored only as an Argon2id hash and never shown again.
 	Password string `json:"password"`
+}
+
+// TenderTotal TenderTotal sums one tender's sales and refunds at a register.
+type TenderTotal struct {
+	// Count Sales.
+	Count int64 `json:"count"`
+
+	// Method The tender.
+	Method PaymentMethod `json:"method"`
+
+	// Net sales minus refunds.
+	Net int64 `json:"net"`
+
+	// Refunds Returned through it, in minor units (positive).
+	Refunds int64 `json:"refunds"`
+
+	// Sales Their sum, in minor units.
+	Sales int64 `json:"sales"`
 }
 
 // Ticket An order as the kitchen sees it. Its id is the order's id.
@@ -3651,6 +3939,141 @@ type WebhookUpdate struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// XReport A drawer's figures so far; it closes nothing.
+type XReport struct {
+	// At When it was taken.
+	At time.Time `json:"at"`
+
+	// CashRefunds Cash paid back on refunds (positive).
+	CashRefunds int64 `json:"cash_refunds"`
+
+	// CashSales Cash payments taken (net of change).
+	CashSales int64 `json:"cash_sales"`
+
+	// CashTendered Cash handed over by customers.
+	CashTendered int64 `json:"cash_tendered"`
+
+	// ChangeGiven Change handed back.
+	ChangeGiven int64 `json:"change_given"`
+
+	// Drawer The drawer session.
+	Drawer DrawerSession `json:"drawer"`
+
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	Expected int64 `json:"expected"`
+
+	// Float The opening float.
+	Float int64 `json:"float"`
+
+	// NoSales Drawer opens without a sale.
+	NoSales int64 `json:"no_sales"`
+
+	// PaidIn Cash put in.
+	PaidIn int64 `json:"paid_in"`
+
+	// PaidOut Positive.
+	PaidOut int64 `json:"paid_out"`
+
+	// Refunds Refund entries, all tenders.
+	Refunds int64 `json:"refunds"`
+
+	// Sales Sales at the register, all tenders.
+	Sales int64 `json:"sales"`
+
+	// Tenders By tender, sorted by method.
+	Tenders []TenderTotal `json:"tenders"`
+}
+
+// ZReport The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+type ZReport struct {
+	// BusinessDay The business day of the drawer session.
+	BusinessDay string `json:"business_day"`
+
+	// CashRefunds Cash paid back on refunds (positive).
+	CashRefunds int64 `json:"cash_refunds"`
+
+	// CashSales Cash payments taken (net of change).
+	CashSales int64 `json:"cash_sales"`
+
+	// CashTendered Cash handed over by customers.
+	CashTendered int64 `json:"cash_tendered"`
+
+	// ChangeGiven Change handed back.
+	ChangeGiven int64 `json:"change_given"`
+
+	// ClosedAt When it was closed.
+	ClosedAt time.Time `json:"closed_at"`
+
+	// ClosedBy Who counted and closed it.
+	ClosedBy string `json:"closed_by"`
+
+	// Count The count by denomination.
+	Count []DenominationCount `json:"count"`
+
+	// Counted The blind count at close, in minor units.
+	Counted int64 `json:"counted"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// DrawerId The drawer session it closed.
+	DrawerId string `json:"drawer_id"`
+
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	Expected int64 `json:"expected"`
+
+	// Float The opening float.
+	Float int64 `json:"float"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// NoSales Drawer opens without a sale.
+	NoSales int64 `json:"no_sales"`
+
+	// Note The closer's note.
+	Note string `json:"note"`
+
+	// Number The register's Z number: gapless, from 1.
+	Number int64 `json:"number"`
+
+	// OpenedAt When the drawer was opened.
+	OpenedAt time.Time `json:"opened_at"`
+
+	// OpenedBy Who opened the drawer.
+	OpenedBy string `json:"opened_by"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// Origin The node that closed it.
+	Origin string `json:"origin"`
+
+	// OverShort counted − expected: positive over, negative short.
+	OverShort int64 `json:"over_short"`
+
+	// PaidIn Cash put in.
+	PaidIn int64 `json:"paid_in"`
+
+	// PaidOut Positive.
+	PaidOut int64 `json:"paid_out"`
+
+	// Refunds Refund entries, all tenders.
+	Refunds int64 `json:"refunds"`
+
+	// RegisterId The register it is numbered on.
+	RegisterId string `json:"register_id"`
+
+	// Sales Sales at the register, all tenders.
+	Sales int64 `json:"sales"`
+
+	// Tenders By tender, sorted by method.
+	Tenders []TenderTotal `json:"tenders"`
+}
+
 // LoginRequest A staff member's sign-in.
 type LoginRequest struct {
 	// Email The staff account's e-mail address.
@@ -3949,6 +4372,57 @@ type GetCustomersIdOrdersParams struct {
 
 	// Cursor opaque cursor from next_cursor
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetDrawersParams defines parameters for GetDrawers.
+type GetDrawersParams struct {
+	// Status only drawers in this state
+	Status *DrawerStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// LocationId only this location's
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// RegisterId only this register's
+	RegisterId *string `form:"register_id,omitempty" json:"register_id,omitempty"`
+
+	// BusinessDay only this business day's (YYYY-MM-DD)
+	BusinessDay *string `form:"business_day,omitempty" json:"business_day,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostDrawersParams defines parameters for PostDrawers.
+type PostDrawersParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostDrawersIdCloseParams defines parameters for PostDrawersIdClose.
+type PostDrawersIdCloseParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostDrawersIdNoSaleParams defines parameters for PostDrawersIdNoSale.
+type PostDrawersIdNoSaleParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostDrawersIdPaidInParams defines parameters for PostDrawersIdPaidIn.
+type PostDrawersIdPaidInParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostDrawersIdPaidOutParams defines parameters for PostDrawersIdPaidOut.
+type PostDrawersIdPaidOutParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // GetGiftCardsParams defines parameters for GetGiftCards.
@@ -4320,6 +4794,24 @@ type PostPaymentsIdVoidParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetRegistersParams defines parameters for GetRegisters.
+type GetRegistersParams struct {
+	// LocationId only the registers of this location
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostRegistersParams defines parameters for PostRegisters.
+type PostRegistersParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetSyncConflictsParams defines parameters for GetSyncConflicts.
 type GetSyncConflictsParams struct {
 	// Status only open or only resolved conflicts
@@ -4383,6 +4875,24 @@ type PostWebhooksIdTestParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetZReportsParams defines parameters for GetZReports.
+type GetZReportsParams struct {
+	// LocationId only this location's
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// RegisterId only this register's
+	RegisterId *string `form:"register_id,omitempty" json:"register_id,omitempty"`
+
+	// BusinessDay only this business day's (YYYY-MM-DD)
+	BusinessDay *string `form:"business_day,omitempty" json:"business_day,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // PostAuthLoginJSONRequestBody defines body for PostAuthLogin for application/json ContentType.
 type PostAuthLoginJSONRequestBody = LoginRequest
 
@@ -4437,6 +4947,21 @@ type PostCustomersJSONRequestBody = CustomerCreate
 // PatchCustomersIdJSONRequestBody defines body for PatchCustomersId for application/json ContentType.
 type PatchCustomersIdJSONRequestBody = CustomerUpdate
 
+// PostDrawersJSONRequestBody defines body for PostDrawers for application/json ContentType.
+type PostDrawersJSONRequestBody = DrawerOpenRequest
+
+// PostDrawersIdCloseJSONRequestBody defines body for PostDrawersIdClose for application/json ContentType.
+type PostDrawersIdCloseJSONRequestBody = DrawerCloseRequest
+
+// PostDrawersIdNoSaleJSONRequestBody defines body for PostDrawersIdNoSale for application/json ContentType.
+type PostDrawersIdNoSaleJSONRequestBody = DrawerNoSaleRequest
+
+// PostDrawersIdPaidInJSONRequestBody defines body for PostDrawersIdPaidIn for application/json ContentType.
+type PostDrawersIdPaidInJSONRequestBody = DrawerCashRequest
+
+// PostDrawersIdPaidOutJSONRequestBody defines body for PostDrawersIdPaidOut for application/json ContentType.
+type PostDrawersIdPaidOutJSONRequestBody = DrawerCashRequest
+
 // PostGiftCardsJSONRequestBody defines body for PostGiftCards for application/json ContentType.
 type PostGiftCardsJSONRequestBody = GiftCardIssue
 
@@ -4454,6 +4979,9 @@ type PostKdsTicketsIdRecallJSONRequestBody = TicketMove
 
 // PostLocationsJSONRequestBody defines body for PostLocations for application/json ContentType.
 type PostLocationsJSONRequestBody = LocationCreate
+
+// PatchLocationsIdJSONRequestBody defines body for PatchLocationsId for application/json ContentType.
+type PatchLocationsIdJSONRequestBody = LocationUpdate
 
 // PostLoyaltyAccountsJSONRequestBody defines body for PostLoyaltyAccounts for application/json ContentType.
 type PostLoyaltyAccountsJSONRequestBody = EnrolRequest
@@ -4514,6 +5042,12 @@ type PostPaymentsInitiateJSONRequestBody = PaymentInitiate
 
 // PutPaymentsMethodsJSONRequestBody defines body for PutPaymentsMethods for application/json ContentType.
 type PutPaymentsMethodsJSONRequestBody = PaymentMethodsInput
+
+// PostRegistersJSONRequestBody defines body for PostRegisters for application/json ContentType.
+type PostRegistersJSONRequestBody = RegisterCreate
+
+// PatchRegistersIdJSONRequestBody defines body for PatchRegistersId for application/json ContentType.
+type PatchRegistersIdJSONRequestBody = RegisterUpdate
 
 // PatchSettingsJSONRequestBody defines body for PatchSettings for application/json ContentType.
 type PatchSettingsJSONRequestBody = SettingsUpdate
@@ -4984,6 +5518,96 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewards(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDrawers List drawer sessions (no figures: those are the X and Z reports')
+	//
+	// Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
+	GetDrawers(ctx context.Context, params *GetDrawersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersWithBody Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+	PostDrawersWithBody(ctx context.Context, params *PostDrawersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawers Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+	PostDrawers(ctx context.Context, params *PostDrawersParams, body PostDrawersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDrawersId Retrieve a drawer session
+	//
+	// Corresponds with GET /api/v1/drawers/{id} (the `GetDrawersId` operationId).
+	GetDrawersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdCloseWithBody Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+	PostDrawersIdCloseWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdClose Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+	PostDrawersIdClose(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, body PostDrawersIdCloseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDrawersIdEntries List a drawer's entries, oldest first (float, sales, refunds, paid-in/out, no-sales)
+	//
+	// Corresponds with GET /api/v1/drawers/{id}/entries (the `GetDrawersIdEntries` operationId).
+	GetDrawersIdEntries(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdNoSaleWithBody Record that the drawer was opened without a sale
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+	PostDrawersIdNoSaleWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdNoSale Record that the drawer was opened without a sale
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+	PostDrawersIdNoSale(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, body PostDrawersIdNoSaleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdPaidInWithBody Pay cash into an open drawer, with a reason (managers and owners)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+	PostDrawersIdPaidInWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdPaidIn Pay cash into an open drawer, with a reason (managers and owners)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+	PostDrawersIdPaidIn(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, body PostDrawersIdPaidInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdPaidOutWithBody Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+	PostDrawersIdPaidOutWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDrawersIdPaidOut Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+	PostDrawersIdPaidOut(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, body PostDrawersIdPaidOutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDrawersIdXReport The X report: a drawer's figures so far; closes nothing
+	//
+	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
+	GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetGiftCards List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 	//
 	// Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
@@ -5147,6 +5771,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/locations/{id} (the `GetLocationsId` operationId).
 	GetLocationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchLocationsIdWithBody Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+	PatchLocationsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchLocationsId Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+	PatchLocationsId(ctx context.Context, id openapi_types.UUID, body PatchLocationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostLocationsIdEnrolment Issue a single-use enrolment token (valid 24 h) for an edge at this location (owners only)
 	//
@@ -5537,6 +6175,44 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/payments/{id}/void (the `PostPaymentsIdVoid` operationId).
 	PostPaymentsIdVoid(ctx context.Context, id openapi_types.UUID, params *PostPaymentsIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRegisters List the org's registers (tills)
+	//
+	// Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
+	GetRegisters(ctx context.Context, params *GetRegistersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRegistersWithBody Create a register at a location (managers and owners; a cashier is 403)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+	PostRegistersWithBody(ctx context.Context, params *PostRegistersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRegisters Create a register at a location (managers and owners; a cashier is 403)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+	PostRegisters(ctx context.Context, params *PostRegistersParams, body PostRegistersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRegistersId Retrieve a register
+	//
+	// Corresponds with GET /api/v1/registers/{id} (the `GetRegistersId` operationId).
+	GetRegistersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchRegistersIdWithBody Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+	PatchRegistersIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchRegistersId Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+	PatchRegistersId(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -5690,6 +6366,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
 	GetWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetZReports List Z reports (numbered per register without gaps)
+	//
+	// Corresponds with GET /api/v1/z-reports (the `GetZReports` operationId).
+	GetZReports(ctx context.Context, params *GetZReportsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetZReportsId Retrieve a Z report
+	//
+	// Corresponds with GET /api/v1/z-reports/{id} (the `GetZReportsId` operationId).
+	GetZReportsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // PostAuthLoginWithBody Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures
@@ -6679,6 +7365,236 @@ func (c *Client) GetCustomersIdRewards(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
+// GetDrawers List drawer sessions (no figures: those are the X and Z reports')
+//
+// Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
+func (c *Client) GetDrawers(ctx context.Context, params *GetDrawersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDrawersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersWithBody Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+func (c *Client) PostDrawersWithBody(ctx context.Context, params *PostDrawersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawers Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+func (c *Client) PostDrawers(ctx context.Context, params *PostDrawersParams, body PostDrawersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDrawersId Retrieve a drawer session
+//
+// Corresponds with GET /api/v1/drawers/{id} (the `GetDrawersId` operationId).
+func (c *Client) GetDrawersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDrawersIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdCloseWithBody Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+func (c *Client) PostDrawersIdCloseWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdCloseRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdClose Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+func (c *Client) PostDrawersIdClose(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, body PostDrawersIdCloseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdCloseRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDrawersIdEntries List a drawer's entries, oldest first (float, sales, refunds, paid-in/out, no-sales)
+//
+// Corresponds with GET /api/v1/drawers/{id}/entries (the `GetDrawersIdEntries` operationId).
+func (c *Client) GetDrawersIdEntries(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDrawersIdEntriesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdNoSaleWithBody Record that the drawer was opened without a sale
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+func (c *Client) PostDrawersIdNoSaleWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdNoSaleRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdNoSale Record that the drawer was opened without a sale
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+func (c *Client) PostDrawersIdNoSale(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, body PostDrawersIdNoSaleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdNoSaleRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdPaidInWithBody Pay cash into an open drawer, with a reason (managers and owners)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+func (c *Client) PostDrawersIdPaidInWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdPaidInRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdPaidIn Pay cash into an open drawer, with a reason (managers and owners)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+func (c *Client) PostDrawersIdPaidIn(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, body PostDrawersIdPaidInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdPaidInRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdPaidOutWithBody Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+func (c *Client) PostDrawersIdPaidOutWithBody(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdPaidOutRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDrawersIdPaidOut Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+func (c *Client) PostDrawersIdPaidOut(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, body PostDrawersIdPaidOutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDrawersIdPaidOutRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDrawersIdXReport The X report: a drawer's figures so far; closes nothing
+//
+// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
+func (c *Client) GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDrawersIdXReportRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetGiftCards List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 //
 // Corresponds with GET /api/v1/gift-cards (the `GetGiftCards` operationId).
@@ -7113,6 +8029,40 @@ func (c *Client) PostLocations(ctx context.Context, params *PostLocationsParams,
 // Corresponds with GET /api/v1/locations/{id} (the `GetLocationsId` operationId).
 func (c *Client) GetLocationsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLocationsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchLocationsIdWithBody Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+func (c *Client) PatchLocationsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchLocationsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchLocationsId Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+func (c *Client) PatchLocationsId(ctx context.Context, id openapi_types.UUID, body PatchLocationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchLocationsIdRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8142,6 +9092,104 @@ func (c *Client) PostPaymentsIdVoid(ctx context.Context, id openapi_types.UUID, 
 	return c.Client.Do(req)
 }
 
+// GetRegisters List the org's registers (tills)
+//
+// Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
+func (c *Client) GetRegisters(ctx context.Context, params *GetRegistersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRegistersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRegistersWithBody Create a register at a location (managers and owners; a cashier is 403)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+func (c *Client) PostRegistersWithBody(ctx context.Context, params *PostRegistersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRegistersRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRegisters Create a register at a location (managers and owners; a cashier is 403)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+func (c *Client) PostRegisters(ctx context.Context, params *PostRegistersParams, body PostRegistersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRegistersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRegistersId Retrieve a register
+//
+// Corresponds with GET /api/v1/registers/{id} (the `GetRegistersId` operationId).
+func (c *Client) GetRegistersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRegistersIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchRegistersIdWithBody Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+func (c *Client) PatchRegistersIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchRegistersIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchRegistersId Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+func (c *Client) PatchRegistersId(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchRegistersIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -8546,6 +9594,36 @@ func (c *Client) PostWebhooksIdTest(ctx context.Context, id openapi_types.UUID, 
 // Corresponds with GET /api/v1/ws (the `GetWs` operationId).
 func (c *Client) GetWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetZReports List Z reports (numbered per register without gaps)
+//
+// Corresponds with GET /api/v1/z-reports (the `GetZReports` operationId).
+func (c *Client) GetZReports(ctx context.Context, params *GetZReportsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetZReportsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetZReportsId Retrieve a Z report
+//
+// Corresponds with GET /api/v1/z-reports/{id} (the `GetZReportsId` operationId).
+func (c *Client) GetZReportsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetZReportsIdRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10748,6 +11826,525 @@ func NewGetCustomersIdRewardsRequest(server string, id openapi_types.UUID) (*htt
 	return req, nil
 }
 
+// NewGetDrawersRequest constructs an http.Request for the GetDrawers method
+func NewGetDrawersRequest(server string, params *GetDrawersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RegisterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "register_id", *params.RegisterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BusinessDay != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "business_day", *params.BusinessDay, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostDrawersRequest calls the generic PostDrawers builder with application/json body
+func NewPostDrawersRequest(server string, params *PostDrawersParams, body PostDrawersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDrawersRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostDrawersRequestWithBody constructs an http.Request for the PostDrawers method, with any body, and a specified content type
+func NewPostDrawersRequestWithBody(server string, params *PostDrawersParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDrawersIdRequest constructs an http.Request for the GetDrawersId method
+func NewGetDrawersIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostDrawersIdCloseRequest calls the generic PostDrawersIdClose builder with application/json body
+func NewPostDrawersIdCloseRequest(server string, id openapi_types.UUID, params *PostDrawersIdCloseParams, body PostDrawersIdCloseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDrawersIdCloseRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostDrawersIdCloseRequestWithBody constructs an http.Request for the PostDrawersIdClose method, with any body, and a specified content type
+func NewPostDrawersIdCloseRequestWithBody(server string, id openapi_types.UUID, params *PostDrawersIdCloseParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/close", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDrawersIdEntriesRequest constructs an http.Request for the GetDrawersIdEntries method
+func NewGetDrawersIdEntriesRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/entries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostDrawersIdNoSaleRequest calls the generic PostDrawersIdNoSale builder with application/json body
+func NewPostDrawersIdNoSaleRequest(server string, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, body PostDrawersIdNoSaleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDrawersIdNoSaleRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostDrawersIdNoSaleRequestWithBody constructs an http.Request for the PostDrawersIdNoSale method, with any body, and a specified content type
+func NewPostDrawersIdNoSaleRequestWithBody(server string, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/no-sale", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostDrawersIdPaidInRequest calls the generic PostDrawersIdPaidIn builder with application/json body
+func NewPostDrawersIdPaidInRequest(server string, id openapi_types.UUID, params *PostDrawersIdPaidInParams, body PostDrawersIdPaidInJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDrawersIdPaidInRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostDrawersIdPaidInRequestWithBody constructs an http.Request for the PostDrawersIdPaidIn method, with any body, and a specified content type
+func NewPostDrawersIdPaidInRequestWithBody(server string, id openapi_types.UUID, params *PostDrawersIdPaidInParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/paid-in", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostDrawersIdPaidOutRequest calls the generic PostDrawersIdPaidOut builder with application/json body
+func NewPostDrawersIdPaidOutRequest(server string, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, body PostDrawersIdPaidOutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDrawersIdPaidOutRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostDrawersIdPaidOutRequestWithBody constructs an http.Request for the PostDrawersIdPaidOut method, with any body, and a specified content type
+func NewPostDrawersIdPaidOutRequestWithBody(server string, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/paid-out", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDrawersIdXReportRequest constructs an http.Request for the GetDrawersIdXReport method
+func NewGetDrawersIdXReportRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/drawers/%s/x-report", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetGiftCardsRequest constructs an http.Request for the GetGiftCards method
 func NewGetGiftCardsRequest(server string, params *GetGiftCardsParams) (*http.Request, error) {
 	var err error
@@ -12136,6 +13733,53 @@ func NewGetLocationsIdRequest(server string, id openapi_types.UUID) (*http.Reque
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPatchLocationsIdRequest calls the generic PatchLocationsId builder with application/json body
+func NewPatchLocationsIdRequest(server string, id openapi_types.UUID, body PatchLocationsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchLocationsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchLocationsIdRequestWithBody constructs an http.Request for the PatchLocationsId method, with any body, and a specified content type
+func NewPatchLocationsIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/locations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -14363,6 +16007,220 @@ func NewPostPaymentsIdVoidRequest(server string, id openapi_types.UUID, params *
 	return req, nil
 }
 
+// NewGetRegistersRequest constructs an http.Request for the GetRegisters method
+func NewGetRegistersRequest(server string, params *GetRegistersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostRegistersRequest calls the generic PostRegisters builder with application/json body
+func NewPostRegistersRequest(server string, params *PostRegistersParams, body PostRegistersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostRegistersRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostRegistersRequestWithBody constructs an http.Request for the PostRegisters method, with any body, and a specified content type
+func NewPostRegistersRequestWithBody(server string, params *PostRegistersParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetRegistersIdRequest constructs an http.Request for the GetRegistersId method
+func NewGetRegistersIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchRegistersIdRequest calls the generic PatchRegistersId builder with application/json body
+func NewPatchRegistersIdRequest(server string, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchRegistersIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchRegistersIdRequestWithBody constructs an http.Request for the PatchRegistersId method, with any body, and a specified content type
+func NewPatchRegistersIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetSettingsRequest constructs an http.Request for the GetSettings method
 func NewGetSettingsRequest(server string) (*http.Request, error) {
 	var err error
@@ -15253,6 +17111,142 @@ func NewGetWsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetZReportsRequest constructs an http.Request for the GetZReports method
+func NewGetZReportsRequest(server string, params *GetZReportsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/z-reports")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RegisterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "register_id", *params.RegisterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BusinessDay != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "business_day", *params.BusinessDay, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetZReportsIdRequest constructs an http.Request for the GetZReportsId method
+func NewGetZReportsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/z-reports/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -15724,6 +17718,104 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewardsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCustomersIdRewardsResponse, error)
 
+	// GetDrawersWithResponse List drawer sessions (no figures: those are the X and Z reports')
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
+	GetDrawersWithResponse(ctx context.Context, params *GetDrawersParams, reqEditors ...RequestEditorFn) (*GetDrawersResponse, error)
+
+	// PostDrawersWithBodyWithResponse Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+	PostDrawersWithBodyWithResponse(ctx context.Context, params *PostDrawersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersResponse, error)
+
+	// PostDrawersWithResponse Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+	PostDrawersWithResponse(ctx context.Context, params *PostDrawersParams, body PostDrawersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersResponse, error)
+
+	// GetDrawersIdWithResponse Retrieve a drawer session
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/drawers/{id} (the `GetDrawersId` operationId).
+	GetDrawersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdResponse, error)
+
+	// PostDrawersIdCloseWithBodyWithResponse Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+	PostDrawersIdCloseWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdCloseResponse, error)
+
+	// PostDrawersIdCloseWithResponse Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+	PostDrawersIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, body PostDrawersIdCloseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdCloseResponse, error)
+
+	// GetDrawersIdEntriesWithResponse List a drawer's entries, oldest first (float, sales, refunds, paid-in/out, no-sales)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/drawers/{id}/entries (the `GetDrawersIdEntries` operationId).
+	GetDrawersIdEntriesWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdEntriesResponse, error)
+
+	// PostDrawersIdNoSaleWithBodyWithResponse Record that the drawer was opened without a sale
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+	PostDrawersIdNoSaleWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdNoSaleResponse, error)
+
+	// PostDrawersIdNoSaleWithResponse Record that the drawer was opened without a sale
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+	PostDrawersIdNoSaleWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, body PostDrawersIdNoSaleJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdNoSaleResponse, error)
+
+	// PostDrawersIdPaidInWithBodyWithResponse Pay cash into an open drawer, with a reason (managers and owners)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+	PostDrawersIdPaidInWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidInResponse, error)
+
+	// PostDrawersIdPaidInWithResponse Pay cash into an open drawer, with a reason (managers and owners)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+	PostDrawersIdPaidInWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, body PostDrawersIdPaidInJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidInResponse, error)
+
+	// PostDrawersIdPaidOutWithBodyWithResponse Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+	PostDrawersIdPaidOutWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidOutResponse, error)
+
+	// PostDrawersIdPaidOutWithResponse Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+	PostDrawersIdPaidOutWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, body PostDrawersIdPaidOutJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidOutResponse, error)
+
+	// GetDrawersIdXReportWithResponse The X report: a drawer's figures so far; closes nothing
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
+	GetDrawersIdXReportWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdXReportResponse, error)
+
 	// GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -15919,6 +18011,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/locations/{id} (the `GetLocationsId` operationId).
 	GetLocationsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetLocationsIdResponse, error)
+
+	// PatchLocationsIdWithBodyWithResponse Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+	PatchLocationsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchLocationsIdResponse, error)
+
+	// PatchLocationsIdWithResponse Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+	PatchLocationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchLocationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchLocationsIdResponse, error)
 
 	// PostLocationsIdEnrolmentWithResponse Issue a single-use enrolment token (valid 24 h) for an edge at this location (owners only)
 	//
@@ -16361,6 +18467,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/payments/{id}/void (the `PostPaymentsIdVoid` operationId).
 	PostPaymentsIdVoidWithResponse(ctx context.Context, id openapi_types.UUID, params *PostPaymentsIdVoidParams, reqEditors ...RequestEditorFn) (*PostPaymentsIdVoidResponse, error)
 
+	// GetRegistersWithResponse List the org's registers (tills)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
+	GetRegistersWithResponse(ctx context.Context, params *GetRegistersParams, reqEditors ...RequestEditorFn) (*GetRegistersResponse, error)
+
+	// PostRegistersWithBodyWithResponse Create a register at a location (managers and owners; a cashier is 403)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+	PostRegistersWithBodyWithResponse(ctx context.Context, params *PostRegistersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRegistersResponse, error)
+
+	// PostRegistersWithResponse Create a register at a location (managers and owners; a cashier is 403)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+	PostRegistersWithResponse(ctx context.Context, params *PostRegistersParams, body PostRegistersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRegistersResponse, error)
+
+	// GetRegistersIdWithResponse Retrieve a register
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/registers/{id} (the `GetRegistersId` operationId).
+	GetRegistersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdResponse, error)
+
+	// PatchRegistersIdWithBodyWithResponse Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+	PatchRegistersIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchRegistersIdResponse, error)
+
+	// PatchRegistersIdWithResponse Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+	PatchRegistersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRegistersIdResponse, error)
+
 	// GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16542,6 +18690,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/ws (the `GetWs` operationId).
 	GetWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWsResponse, error)
+
+	// GetZReportsWithResponse List Z reports (numbered per register without gaps)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/z-reports (the `GetZReports` operationId).
+	GetZReportsWithResponse(ctx context.Context, params *GetZReportsParams, reqEditors ...RequestEditorFn) (*GetZReportsResponse, error)
+
+	// GetZReportsIdWithResponse Retrieve a Z report
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/z-reports/{id} (the `GetZReportsId` operationId).
+	GetZReportsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetZReportsIdResponse, error)
 }
 
 // PostAuthLoginResponse401Headers the declared response headers of an HTTP 401 response for PostAuthLogin
@@ -21286,6 +23448,1069 @@ func (r GetCustomersIdRewardsResponse) ContentType() string {
 	return ""
 }
 
+// GetDrawersResponse401Headers the declared response headers of an HTTP 401 response for GetDrawers
+type GetDrawersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetDrawersResponse429Headers the declared response headers of an HTTP 429 response for GetDrawers
+type GetDrawersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetDrawersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []DrawerSession `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDrawersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDrawersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDrawersResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []DrawerSession `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDrawersResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDrawersResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetDrawersResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetDrawersResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetDrawersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDrawersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDrawersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDrawersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDrawersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDrawersResponse201Headers the declared response headers of an HTTP 201 response for PostDrawers
+type PostDrawersResponse201Headers struct {
+	Location *string
+}
+
+// PostDrawersResponse401Headers the declared response headers of an HTTP 401 response for PostDrawers
+type PostDrawersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostDrawersResponse429Headers the declared response headers of an HTTP 429 response for PostDrawers
+type PostDrawersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostDrawersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data One register's drawer from opening to close.
+		Data DrawerSession `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDrawersResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDrawersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDrawersResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDrawersResponse) GetJSON201() *struct {
+	// Data One register's drawer from opening to close.
+	Data DrawerSession `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostDrawersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDrawersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDrawersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDrawersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDrawersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDrawersIdResponse401Headers the declared response headers of an HTTP 401 response for GetDrawersId
+type GetDrawersIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetDrawersIdResponse429Headers the declared response headers of an HTTP 429 response for GetDrawersId
+type GetDrawersIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetDrawersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data One register's drawer from opening to close.
+		Data DrawerSession `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDrawersIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDrawersIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDrawersIdResponse) GetJSON200() *struct {
+	// Data One register's drawer from opening to close.
+	Data DrawerSession `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetDrawersIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDrawersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDrawersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDrawersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDrawersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDrawersIdCloseResponse201Headers the declared response headers of an HTTP 201 response for PostDrawersIdClose
+type PostDrawersIdCloseResponse201Headers struct {
+	Location *string
+}
+
+// PostDrawersIdCloseResponse401Headers the declared response headers of an HTTP 401 response for PostDrawersIdClose
+type PostDrawersIdCloseResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostDrawersIdCloseResponse429Headers the declared response headers of an HTTP 429 response for PostDrawersIdClose
+type PostDrawersIdCloseResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostDrawersIdCloseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+		Data ZReport `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDrawersIdCloseResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDrawersIdCloseResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDrawersIdCloseResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDrawersIdCloseResponse) GetJSON201() *struct {
+	// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+	Data ZReport `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostDrawersIdCloseResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDrawersIdCloseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDrawersIdCloseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDrawersIdCloseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDrawersIdCloseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDrawersIdEntriesResponse401Headers the declared response headers of an HTTP 401 response for GetDrawersIdEntries
+type GetDrawersIdEntriesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetDrawersIdEntriesResponse429Headers the declared response headers of an HTTP 429 response for GetDrawersIdEntries
+type GetDrawersIdEntriesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetDrawersIdEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []DrawerEntry `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDrawersIdEntriesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDrawersIdEntriesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDrawersIdEntriesResponse) GetJSON200() *struct {
+	Data []DrawerEntry `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetDrawersIdEntriesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDrawersIdEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDrawersIdEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDrawersIdEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDrawersIdEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDrawersIdNoSaleResponse201Headers the declared response headers of an HTTP 201 response for PostDrawersIdNoSale
+type PostDrawersIdNoSaleResponse201Headers struct {
+	Location *string
+}
+
+// PostDrawersIdNoSaleResponse401Headers the declared response headers of an HTTP 401 response for PostDrawersIdNoSale
+type PostDrawersIdNoSaleResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostDrawersIdNoSaleResponse429Headers the declared response headers of an HTTP 429 response for PostDrawersIdNoSale
+type PostDrawersIdNoSaleResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostDrawersIdNoSaleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data One append-only movement of a drawer.
+		Data DrawerEntry `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDrawersIdNoSaleResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDrawersIdNoSaleResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDrawersIdNoSaleResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDrawersIdNoSaleResponse) GetJSON201() *struct {
+	// Data One append-only movement of a drawer.
+	Data DrawerEntry `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostDrawersIdNoSaleResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDrawersIdNoSaleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDrawersIdNoSaleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDrawersIdNoSaleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDrawersIdNoSaleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDrawersIdPaidInResponse201Headers the declared response headers of an HTTP 201 response for PostDrawersIdPaidIn
+type PostDrawersIdPaidInResponse201Headers struct {
+	Location *string
+}
+
+// PostDrawersIdPaidInResponse401Headers the declared response headers of an HTTP 401 response for PostDrawersIdPaidIn
+type PostDrawersIdPaidInResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostDrawersIdPaidInResponse429Headers the declared response headers of an HTTP 429 response for PostDrawersIdPaidIn
+type PostDrawersIdPaidInResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostDrawersIdPaidInResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data One append-only movement of a drawer.
+		Data DrawerEntry `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDrawersIdPaidInResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDrawersIdPaidInResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDrawersIdPaidInResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDrawersIdPaidInResponse) GetJSON201() *struct {
+	// Data One append-only movement of a drawer.
+	Data DrawerEntry `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostDrawersIdPaidInResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDrawersIdPaidInResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDrawersIdPaidInResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDrawersIdPaidInResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDrawersIdPaidInResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostDrawersIdPaidOutResponse201Headers the declared response headers of an HTTP 201 response for PostDrawersIdPaidOut
+type PostDrawersIdPaidOutResponse201Headers struct {
+	Location *string
+}
+
+// PostDrawersIdPaidOutResponse401Headers the declared response headers of an HTTP 401 response for PostDrawersIdPaidOut
+type PostDrawersIdPaidOutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostDrawersIdPaidOutResponse429Headers the declared response headers of an HTTP 429 response for PostDrawersIdPaidOut
+type PostDrawersIdPaidOutResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostDrawersIdPaidOutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data One append-only movement of a drawer.
+		Data DrawerEntry `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostDrawersIdPaidOutResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostDrawersIdPaidOutResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDrawersIdPaidOutResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostDrawersIdPaidOutResponse) GetJSON201() *struct {
+	// Data One append-only movement of a drawer.
+	Data DrawerEntry `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostDrawersIdPaidOutResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDrawersIdPaidOutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDrawersIdPaidOutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDrawersIdPaidOutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDrawersIdPaidOutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDrawersIdXReportResponse401Headers the declared response headers of an HTTP 401 response for GetDrawersIdXReport
+type GetDrawersIdXReportResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetDrawersIdXReportResponse429Headers the declared response headers of an HTTP 429 response for GetDrawersIdXReport
+type GetDrawersIdXReportResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetDrawersIdXReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A drawer's figures so far; it closes nothing.
+		Data XReport `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDrawersIdXReportResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDrawersIdXReportResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDrawersIdXReportResponse) GetJSON200() *struct {
+	// Data A drawer's figures so far; it closes nothing.
+	Data XReport `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetDrawersIdXReportResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDrawersIdXReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDrawersIdXReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDrawersIdXReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDrawersIdXReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetGiftCardsResponse401Headers the declared response headers of an HTTP 401 response for GetGiftCards
 type GetGiftCardsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -23715,6 +26940,123 @@ func (r GetLocationsIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetLocationsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchLocationsIdResponse401Headers the declared response headers of an HTTP 401 response for PatchLocationsId
+type PatchLocationsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchLocationsIdResponse429Headers the declared response headers of an HTTP 429 response for PatchLocationsId
+type PatchLocationsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchLocationsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A site or store of an org.
+		Data Location `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchLocationsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchLocationsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchLocationsIdResponse) GetJSON200() *struct {
+	// Data A site or store of an org.
+	Data Location `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchLocationsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchLocationsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchLocationsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchLocationsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchLocationsIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28406,6 +31748,458 @@ func (r PostPaymentsIdVoidResponse) ContentType() string {
 	return ""
 }
 
+// GetRegistersResponse401Headers the declared response headers of an HTTP 401 response for GetRegisters
+type GetRegistersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetRegistersResponse429Headers the declared response headers of an HTTP 429 response for GetRegisters
+type GetRegistersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetRegistersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Register `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRegistersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRegistersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRegistersResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Register `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRegistersResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRegistersResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRegistersResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetRegistersResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetRegistersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRegistersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRegistersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRegistersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRegistersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostRegistersResponse201Headers the declared response headers of an HTTP 201 response for PostRegisters
+type PostRegistersResponse201Headers struct {
+	Location *string
+}
+
+// PostRegistersResponse401Headers the declared response headers of an HTTP 401 response for PostRegisters
+type PostRegistersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostRegistersResponse429Headers the declared response headers of an HTTP 429 response for PostRegisters
+type PostRegistersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostRegistersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+		Data Register `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostRegistersResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostRegistersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostRegistersResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostRegistersResponse) GetJSON201() *struct {
+	// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+	Data Register `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostRegistersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRegistersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRegistersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRegistersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRegistersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRegistersIdResponse401Headers the declared response headers of an HTTP 401 response for GetRegistersId
+type GetRegistersIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetRegistersIdResponse429Headers the declared response headers of an HTTP 429 response for GetRegistersId
+type GetRegistersIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetRegistersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+		Data Register `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRegistersIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRegistersIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRegistersIdResponse) GetJSON200() *struct {
+	// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+	Data Register `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetRegistersIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRegistersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRegistersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRegistersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRegistersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchRegistersIdResponse401Headers the declared response headers of an HTTP 401 response for PatchRegistersId
+type PatchRegistersIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchRegistersIdResponse429Headers the declared response headers of an HTTP 429 response for PatchRegistersId
+type PatchRegistersIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchRegistersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+		Data Register `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchRegistersIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchRegistersIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchRegistersIdResponse) GetJSON200() *struct {
+	// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+	Data Register `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchRegistersIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchRegistersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchRegistersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchRegistersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchRegistersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSettingsResponse401Headers the declared response headers of an HTTP 401 response for GetSettings
 type GetSettingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -30562,6 +34356,217 @@ func (r GetWsResponse) ContentType() string {
 	return ""
 }
 
+// GetZReportsResponse401Headers the declared response headers of an HTTP 401 response for GetZReports
+type GetZReportsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetZReportsResponse429Headers the declared response headers of an HTTP 429 response for GetZReports
+type GetZReportsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetZReportsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []ZReport `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetZReportsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetZReportsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetZReportsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []ZReport `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetZReportsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetZReportsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetZReportsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetZReportsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetZReportsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetZReportsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetZReportsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetZReportsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetZReportsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetZReportsIdResponse401Headers the declared response headers of an HTTP 401 response for GetZReportsId
+type GetZReportsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetZReportsIdResponse429Headers the declared response headers of an HTTP 429 response for GetZReportsId
+type GetZReportsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetZReportsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+		Data ZReport `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetZReportsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetZReportsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetZReportsIdResponse) GetJSON200() *struct {
+	// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+	Data ZReport `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetZReportsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetZReportsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetZReportsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetZReportsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetZReportsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostAuthLoginWithBodyWithResponse Log in with e-mail and password; throttled per client address and per node, locked by account and address after failures
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -31355,6 +35360,188 @@ func (c *ClientWithResponses) GetCustomersIdRewardsWithResponse(ctx context.Cont
 	return ParseGetCustomersIdRewardsResponse(rsp)
 }
 
+// GetDrawersWithResponse List drawer sessions (no figures: those are the X and Z reports')
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
+func (c *ClientWithResponses) GetDrawersWithResponse(ctx context.Context, params *GetDrawersParams, reqEditors ...RequestEditorFn) (*GetDrawersResponse, error) {
+	rsp, err := c.GetDrawers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDrawersResponse(rsp)
+}
+
+// PostDrawersWithBodyWithResponse Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+func (c *ClientWithResponses) PostDrawersWithBodyWithResponse(ctx context.Context, params *PostDrawersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersResponse, error) {
+	rsp, err := c.PostDrawersWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersResponse(rsp)
+}
+
+// PostDrawersWithResponse Open a drawer at a register with a counted float (by denomination in the location's currency, or by amount); 409 when one is open there
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers (the `PostDrawers` operationId).
+func (c *ClientWithResponses) PostDrawersWithResponse(ctx context.Context, params *PostDrawersParams, body PostDrawersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersResponse, error) {
+	rsp, err := c.PostDrawers(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersResponse(rsp)
+}
+
+// GetDrawersIdWithResponse Retrieve a drawer session
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/drawers/{id} (the `GetDrawersId` operationId).
+func (c *ClientWithResponses) GetDrawersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdResponse, error) {
+	rsp, err := c.GetDrawersId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDrawersIdResponse(rsp)
+}
+
+// PostDrawersIdCloseWithBodyWithResponse Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+func (c *ClientWithResponses) PostDrawersIdCloseWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdCloseResponse, error) {
+	rsp, err := c.PostDrawersIdCloseWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdCloseResponse(rsp)
+}
+
+// PostDrawersIdCloseWithResponse Close a drawer with a blind count; answers with its Z report (expected, counted, over/short); 409 when it is closed
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/close (the `PostDrawersIdClose` operationId).
+func (c *ClientWithResponses) PostDrawersIdCloseWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdCloseParams, body PostDrawersIdCloseJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdCloseResponse, error) {
+	rsp, err := c.PostDrawersIdClose(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdCloseResponse(rsp)
+}
+
+// GetDrawersIdEntriesWithResponse List a drawer's entries, oldest first (float, sales, refunds, paid-in/out, no-sales)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/drawers/{id}/entries (the `GetDrawersIdEntries` operationId).
+func (c *ClientWithResponses) GetDrawersIdEntriesWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdEntriesResponse, error) {
+	rsp, err := c.GetDrawersIdEntries(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDrawersIdEntriesResponse(rsp)
+}
+
+// PostDrawersIdNoSaleWithBodyWithResponse Record that the drawer was opened without a sale
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+func (c *ClientWithResponses) PostDrawersIdNoSaleWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdNoSaleResponse, error) {
+	rsp, err := c.PostDrawersIdNoSaleWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdNoSaleResponse(rsp)
+}
+
+// PostDrawersIdNoSaleWithResponse Record that the drawer was opened without a sale
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/no-sale (the `PostDrawersIdNoSale` operationId).
+func (c *ClientWithResponses) PostDrawersIdNoSaleWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdNoSaleParams, body PostDrawersIdNoSaleJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdNoSaleResponse, error) {
+	rsp, err := c.PostDrawersIdNoSale(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdNoSaleResponse(rsp)
+}
+
+// PostDrawersIdPaidInWithBodyWithResponse Pay cash into an open drawer, with a reason (managers and owners)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+func (c *ClientWithResponses) PostDrawersIdPaidInWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidInResponse, error) {
+	rsp, err := c.PostDrawersIdPaidInWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdPaidInResponse(rsp)
+}
+
+// PostDrawersIdPaidInWithResponse Pay cash into an open drawer, with a reason (managers and owners)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-in (the `PostDrawersIdPaidIn` operationId).
+func (c *ClientWithResponses) PostDrawersIdPaidInWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidInParams, body PostDrawersIdPaidInJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidInResponse, error) {
+	rsp, err := c.PostDrawersIdPaidIn(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdPaidInResponse(rsp)
+}
+
+// PostDrawersIdPaidOutWithBodyWithResponse Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+func (c *ClientWithResponses) PostDrawersIdPaidOutWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidOutResponse, error) {
+	rsp, err := c.PostDrawersIdPaidOutWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdPaidOutResponse(rsp)
+}
+
+// PostDrawersIdPaidOutWithResponse Pay cash out of an open drawer, with a reason (managers and owners); 409 beyond the cash it holds
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/drawers/{id}/paid-out (the `PostDrawersIdPaidOut` operationId).
+func (c *ClientWithResponses) PostDrawersIdPaidOutWithResponse(ctx context.Context, id openapi_types.UUID, params *PostDrawersIdPaidOutParams, body PostDrawersIdPaidOutJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDrawersIdPaidOutResponse, error) {
+	rsp, err := c.PostDrawersIdPaidOut(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDrawersIdPaidOutResponse(rsp)
+}
+
+// GetDrawersIdXReportWithResponse The X report: a drawer's figures so far; closes nothing
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
+func (c *ClientWithResponses) GetDrawersIdXReportWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdXReportResponse, error) {
+	rsp, err := c.GetDrawersIdXReport(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDrawersIdXReportResponse(rsp)
+}
+
 // GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 //
 // Returns a wrapper object for the known response body format(s).
@@ -31717,6 +35904,32 @@ func (c *ClientWithResponses) GetLocationsIdWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseGetLocationsIdResponse(rsp)
+}
+
+// PatchLocationsIdWithBodyWithResponse Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+func (c *ClientWithResponses) PatchLocationsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchLocationsIdResponse, error) {
+	rsp, err := c.PatchLocationsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchLocationsIdResponse(rsp)
+}
+
+// PatchLocationsIdWithResponse Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/locations/{id} (the `PatchLocationsId` operationId).
+func (c *ClientWithResponses) PatchLocationsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchLocationsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchLocationsIdResponse, error) {
+	rsp, err := c.PatchLocationsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchLocationsIdResponse(rsp)
 }
 
 // PostLocationsIdEnrolmentWithResponse Issue a single-use enrolment token (valid 24 h) for an edge at this location (owners only)
@@ -32538,6 +36751,84 @@ func (c *ClientWithResponses) PostPaymentsIdVoidWithResponse(ctx context.Context
 	return ParsePostPaymentsIdVoidResponse(rsp)
 }
 
+// GetRegistersWithResponse List the org's registers (tills)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
+func (c *ClientWithResponses) GetRegistersWithResponse(ctx context.Context, params *GetRegistersParams, reqEditors ...RequestEditorFn) (*GetRegistersResponse, error) {
+	rsp, err := c.GetRegisters(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRegistersResponse(rsp)
+}
+
+// PostRegistersWithBodyWithResponse Create a register at a location (managers and owners; a cashier is 403)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+func (c *ClientWithResponses) PostRegistersWithBodyWithResponse(ctx context.Context, params *PostRegistersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRegistersResponse, error) {
+	rsp, err := c.PostRegistersWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRegistersResponse(rsp)
+}
+
+// PostRegistersWithResponse Create a register at a location (managers and owners; a cashier is 403)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/registers (the `PostRegisters` operationId).
+func (c *ClientWithResponses) PostRegistersWithResponse(ctx context.Context, params *PostRegistersParams, body PostRegistersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRegistersResponse, error) {
+	rsp, err := c.PostRegisters(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRegistersResponse(rsp)
+}
+
+// GetRegistersIdWithResponse Retrieve a register
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/registers/{id} (the `GetRegistersId` operationId).
+func (c *ClientWithResponses) GetRegistersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdResponse, error) {
+	rsp, err := c.GetRegistersId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRegistersIdResponse(rsp)
+}
+
+// PatchRegistersIdWithBodyWithResponse Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+func (c *ClientWithResponses) PatchRegistersIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchRegistersIdResponse, error) {
+	rsp, err := c.PatchRegistersIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchRegistersIdResponse(rsp)
+}
+
+// PatchRegistersIdWithResponse Rename a register or take it out of use (managers and owners); 409 while its drawer is open
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
+func (c *ClientWithResponses) PatchRegistersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRegistersIdResponse, error) {
+	rsp, err := c.PatchRegistersId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchRegistersIdResponse(rsp)
+}
+
 // GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32874,6 +37165,32 @@ func (c *ClientWithResponses) GetWsWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseGetWsResponse(rsp)
+}
+
+// GetZReportsWithResponse List Z reports (numbered per register without gaps)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/z-reports (the `GetZReports` operationId).
+func (c *ClientWithResponses) GetZReportsWithResponse(ctx context.Context, params *GetZReportsParams, reqEditors ...RequestEditorFn) (*GetZReportsResponse, error) {
+	rsp, err := c.GetZReports(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetZReportsResponse(rsp)
+}
+
+// GetZReportsIdWithResponse Retrieve a Z report
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/z-reports/{id} (the `GetZReportsId` operationId).
+func (c *ClientWithResponses) GetZReportsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetZReportsIdResponse, error) {
+	rsp, err := c.GetZReportsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetZReportsIdResponse(rsp)
 }
 
 // ParsePostAuthLoginResponse parses an HTTP response from a PostAuthLoginWithResponse call
@@ -37204,6 +41521,998 @@ func ParseGetCustomersIdRewardsResponse(rsp *http.Response) (*GetCustomersIdRewa
 	return response, nil
 }
 
+// ParseGetDrawersResponse parses an HTTP response from a GetDrawersWithResponse call
+func ParseGetDrawersResponse(rsp *http.Response) (*GetDrawersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDrawersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []DrawerSession `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDrawersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDrawersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDrawersResponse parses an HTTP response from a PostDrawersWithResponse call
+func ParsePostDrawersResponse(rsp *http.Response) (*PostDrawersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDrawersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data One register's drawer from opening to close.
+			Data DrawerSession `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDrawersResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDrawersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDrawersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDrawersIdResponse parses an HTTP response from a GetDrawersIdWithResponse call
+func ParseGetDrawersIdResponse(rsp *http.Response) (*GetDrawersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDrawersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data One register's drawer from opening to close.
+			Data DrawerSession `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDrawersIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDrawersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDrawersIdCloseResponse parses an HTTP response from a PostDrawersIdCloseWithResponse call
+func ParsePostDrawersIdCloseResponse(rsp *http.Response) (*PostDrawersIdCloseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDrawersIdCloseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+			Data ZReport `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDrawersIdCloseResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDrawersIdCloseResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDrawersIdCloseResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDrawersIdEntriesResponse parses an HTTP response from a GetDrawersIdEntriesWithResponse call
+func ParseGetDrawersIdEntriesResponse(rsp *http.Response) (*GetDrawersIdEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDrawersIdEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []DrawerEntry `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDrawersIdEntriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDrawersIdEntriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDrawersIdNoSaleResponse parses an HTTP response from a PostDrawersIdNoSaleWithResponse call
+func ParsePostDrawersIdNoSaleResponse(rsp *http.Response) (*PostDrawersIdNoSaleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDrawersIdNoSaleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data One append-only movement of a drawer.
+			Data DrawerEntry `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDrawersIdNoSaleResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDrawersIdNoSaleResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDrawersIdNoSaleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDrawersIdPaidInResponse parses an HTTP response from a PostDrawersIdPaidInWithResponse call
+func ParsePostDrawersIdPaidInResponse(rsp *http.Response) (*PostDrawersIdPaidInResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDrawersIdPaidInResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data One append-only movement of a drawer.
+			Data DrawerEntry `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDrawersIdPaidInResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDrawersIdPaidInResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDrawersIdPaidInResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostDrawersIdPaidOutResponse parses an HTTP response from a PostDrawersIdPaidOutWithResponse call
+func ParsePostDrawersIdPaidOutResponse(rsp *http.Response) (*PostDrawersIdPaidOutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDrawersIdPaidOutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data One append-only movement of a drawer.
+			Data DrawerEntry `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostDrawersIdPaidOutResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostDrawersIdPaidOutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDrawersIdPaidOutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDrawersIdXReportResponse parses an HTTP response from a GetDrawersIdXReportWithResponse call
+func ParseGetDrawersIdXReportResponse(rsp *http.Response) (*GetDrawersIdXReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDrawersIdXReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A drawer's figures so far; it closes nothing.
+			Data XReport `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDrawersIdXReportResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDrawersIdXReportResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetGiftCardsResponse parses an HTTP response from a GetGiftCardsWithResponse call
 func ParseGetGiftCardsResponse(rsp *http.Response) (*GetGiftCardsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -39398,6 +44707,114 @@ func ParseGetLocationsIdResponse(rsp *http.Response) (*GetLocationsIdResponse, e
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetLocationsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchLocationsIdResponse parses an HTTP response from a PatchLocationsIdWithResponse call
+func ParsePatchLocationsIdResponse(rsp *http.Response) (*PatchLocationsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchLocationsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A site or store of an org.
+			Data Location `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchLocationsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchLocationsIdResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -43742,6 +49159,419 @@ func ParsePostPaymentsIdVoidResponse(rsp *http.Response) (*PostPaymentsIdVoidRes
 	return response, nil
 }
 
+// ParseGetRegistersResponse parses an HTTP response from a GetRegistersWithResponse call
+func ParseGetRegistersResponse(rsp *http.Response) (*GetRegistersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRegistersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Register `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetRegistersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRegistersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostRegistersResponse parses an HTTP response from a PostRegistersWithResponse call
+func ParsePostRegistersResponse(rsp *http.Response) (*PostRegistersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRegistersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+			Data Register `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostRegistersResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostRegistersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostRegistersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRegistersIdResponse parses an HTTP response from a GetRegistersIdWithResponse call
+func ParseGetRegistersIdResponse(rsp *http.Response) (*GetRegistersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRegistersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+			Data Register `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetRegistersIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRegistersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchRegistersIdResponse parses an HTTP response from a PatchRegistersIdWithResponse call
+func ParsePatchRegistersIdResponse(rsp *http.Response) (*PatchRegistersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchRegistersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
+			Data Register `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchRegistersIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchRegistersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSettingsResponse parses an HTTP response from a GetSettingsWithResponse call
 func ParseGetSettingsResponse(rsp *http.Response) (*GetSettingsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45728,6 +51558,193 @@ func ParseGetWsResponse(rsp *http.Response) (*GetWsResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetZReportsResponse parses an HTTP response from a GetZReportsWithResponse call
+func ParseGetZReportsResponse(rsp *http.Response) (*GetZReportsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetZReportsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []ZReport `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetZReportsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetZReportsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetZReportsIdResponse parses an HTTP response from a GetZReportsIdWithResponse call
+func ParseGetZReportsIdResponse(rsp *http.Response) (*GetZReportsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetZReportsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
+			Data ZReport `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetZReportsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetZReportsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

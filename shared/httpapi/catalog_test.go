@@ -1002,16 +1002,15 @@ func TestCatalogOrgIsolation(t *testing.T) {
 		}
 	}) {
 		p := aPaths[name]
-		// Only products have DELETE and locations have no PATCH: for the
-		// others the route's method does not exist, 405 for any id (it
-		// reveals nothing of A's row).
+		// Only products have DELETE: for the others the route's method
+		// does not exist, 405 for any id (it reveals nothing of A's row).
 		refused := func(has bool) (int, string) {
 			if has {
 				return 404, "not-found"
 			}
 			return 405, "method-not-allowed"
 		}
-		patchStatus, patchKind := refused(name != "location")
+		patchStatus, patchKind := refused(true)
 		deleteStatus, deleteKind := refused(name == "product")
 		scenarios = append(scenarios,
 			catScenario{name: "B cannot GET A's " + name, method: "GET", path: p, token: b.Owner, wantStatus: 404, wantKind: "not-found"},

@@ -183,7 +183,7 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 		{"DELETE", "/api/v1/catalog/products", 405, "GET,HEAD,POST"},
 		{"DELETE", "/api/v1/catalog/categories/" + cat, 405, "GET,HEAD,PATCH"},
 		{"PUT", "/api/v1/catalog/categories/" + ordNoSuchID, 405, "GET,HEAD,PATCH"},
-		{"PATCH", "/api/v1/locations/" + ordNoSuchID, 405, "GET,HEAD"},
+		{"DELETE", "/api/v1/locations/" + ordNoSuchID, 405, "GET,HEAD,PATCH"},
 		{"GET", "/api/v1/auth/login", 405, "POST"},
 		{"GET", "/api/v1/orders/" + ordNoSuchID + "/complete", 405, "POST"},
 		{"POST", "/api/v1/kds/stream", 405, "GET"},

@@ -101,6 +101,10 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	}
 	giftCode := gift.Data()["code"].(string)
 	f.queries["/gift-cards/lookup"] = "code=" + giftCode
+	register := f.isoCreate(t, "/registers", map[string]any{"location_id": loc, "name": "A's till"})
+	closed := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 1000}})
+	zReport := f.isoCreate(t, "/drawers/"+closed+"/close", map[string]any{"count": map[string]any{"amount": 1000}})
+	drawer := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 2000}})
 	wait.For(t, 10*time.Second, "A's kitchen ticket", func() bool {
 		return strings.Contains(string(f.tn.Do("GET", "/api/v1/kds/tickets?location_id="+loc, f.a.Owner, nil).Body), order)
 	})
@@ -109,6 +113,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
 		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
+		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport,
 	} {
 		f.ids[prefix] = id
 	}
@@ -178,6 +183,12 @@ var isoBodies = map[string]any{
 	"PATCH /campaigns/{id}":                     map[string]any{"name": "B was here"},
 	"POST /campaigns/{id}/launch":               map[string]any{},
 	"POST /sync/conflicts/{id}/resolve":         map[string]any{"note": "B was here"},
+	"PATCH /locations/{id}":                     map[string]any{"name": "B was here"},
+	"PATCH /registers/{id}":                     map[string]any{"name": "B was here"},
+	"POST /drawers/{id}/paid-in":                map[string]any{"amount": 100, "reason": "B was here"},
+	"POST /drawers/{id}/paid-out":               map[string]any{"amount": 100, "reason": "B was here"},
+	"POST /drawers/{id}/no-sale":                map[string]any{"reason": "B was here"},
+	"POST /drawers/{id}/close":                  map[string]any{"count": map[string]any{"amount": 0}},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and

@@ -15,6 +15,9 @@ func (s *Server) routesLocations() {
 		Handler: createWith("/locations", func(l *kassa.Location) string { return l.ID }, svc.CreateLocation)})
 	s.handle(&Route{Method: "GET", Path: "/locations/:id", Tag: "locations", Resp: kassa.Location{},
 		Summary: "Retrieve a location", Handler: getBy("location", svc.FindLocationByID)})
+	s.handle(&Route{Method: "PATCH", Path: "/locations/:id", Tag: "locations", Scope: kassa.ScopeLocationsWrite, Body: kassa.LocationUpdate{},
+		Resp: kassa.Location{}, Summary: "Change a location's name, time zone or business day cutoff hour (owners only; docs/drawers.md)",
+		Handler: updateWith("location", svc.UpdateLocation)})
 }
 
 func (s *Server) listLocations(c *fiber.Ctx) error {

@@ -205,6 +205,7 @@ var tagText = map[string]string{
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
 	"gift-cards":  "Gift cards: issue, look up, disable; they pay through POST /payments/initiate with method gift_card",
+	"drawers":     "Registers (tills), cash drawers from float to blind close, X and Z reports; the business day is the location's",
 	"orders":      "Orders, their completion and refunds",
 	"payments":    "Payments, payment methods and settlements",
 	"settings":    "The org's commercial settings",

@@ -117,6 +117,8 @@ type Services struct {
 	Customers      kassa.CustomerService
 	Loyalty        kassa.LoyaltyService
 	GiftCards      kassa.GiftCardService
+	Registers      kassa.RegisterService
+	Drawers        kassa.DrawerService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
 	Payments       kassa.PaymentService
@@ -264,6 +266,8 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Customers != nil, s.routesCustomers},
 		{svc.Loyalty != nil, s.routesLoyalty},
 		{svc.GiftCards != nil, s.routesGiftCards},
+		{svc.Registers != nil, s.routesRegisters},
+		{svc.Drawers != nil, s.routesDrawers},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Payments != nil, s.routesPayments},

@@ -186,6 +186,10 @@ type RefundRequest struct {
 	LineItems []RefundLineInput `json:"line_items"`
 	Reason    string            `json:"reason"`
 	Restock   bool              `json:"restock"`
+	// RegisterID names the register the refund is handed back at: its open
+	// drawer records it, and cash paid back leaves its drawer. Omitted: no
+	// drawer records it.
+	RegisterID string `json:"register_id"`
 }
 
 // OrderFilter selects orders.

@@ -44,6 +44,7 @@ func (in *RefundRequest) Validate() error {
 	v.Check(in.Amount == nil || (*in.Amount > 0 && *in.Amount <= MaxMoney), "amount", "must be 1-10^12 minor units")
 	v.Check(ValidText(in.Reason, 500), "reason", "must be at most 500 characters of text")
 	v.Check(len(in.LineItems) <= MaxOrderLines, "line_items", "must have at most 100 entries")
+	v.Check(in.RegisterID == "" || ValidID(in.RegisterID), "register_id", "must be the id of a register")
 	for i, l := range in.LineItems {
 		v.Check(ValidID(l.LineItemID), lineField(i, "line_item_id"), "is required: an id")
 		v.Check(l.Quantity >= 1 && l.Quantity <= MaxLineQuantity, lineField(i, "quantity"), "must be 1-10000")

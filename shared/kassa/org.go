@@ -45,14 +45,17 @@ type OrgService interface {
 
 // Location is a site or store of an org.
 type Location struct {
-	ID        string    `json:"id"`
-	OrgID     string    `json:"org_id"`
-	Name      string    `json:"name"`
-	Timezone  string    `json:"timezone"`
-	Address   string    `json:"address"`
-	Currency  string    `json:"currency"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID       string `json:"id"`
+	OrgID    string `json:"org_id"`
+	Name     string `json:"name"`
+	Timezone string `json:"timezone"`
+	Address  string `json:"address"`
+	Currency string `json:"currency"`
+	// DayCutoffHour is the local hour (0–12) the business day starts at:
+	// sales before it belong to the previous day (BusinessDay).
+	DayCutoffHour int       `json:"day_cutoff_hour"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // LocationCreate is the body of POST /locations.
@@ -68,6 +71,8 @@ type LocationService interface {
 	FindLocations(ctx context.Context, p Page) (List[Location], error)
 	FindLocationByID(ctx context.Context, id string) (*Location, error)
 	CreateLocation(ctx context.Context, in *LocationCreate) (*Location, error)
+	// UpdateLocation changes a location's name or business day (owners).
+	UpdateLocation(ctx context.Context, id string, in *LocationUpdate) (*Location, error)
 }
 
 // Validate checks a new location: a name of 1–200 characters, an IANA time

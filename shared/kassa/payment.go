@@ -65,6 +65,10 @@ type PaymentInitiate struct {
 	Tendered   *int64        `json:"tendered"`                  // Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	CardNumber string        `json:"card_number"`               // The card number, for the simulator of card payments; never stored (only its last four digits).
 	// GiftCardCode is the code of the gift card that pays (method gift_card only).
+	// RegisterID names the register (till) the payment is taken at: its
+	// open drawer records the sale, and a cash payment moves its cash
+	// (docs/drawers.md). Omitted: no drawer records it.
+	RegisterID   string `json:"register_id"`
 	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 }
 

@@ -21,6 +21,7 @@ func (in *PaymentInitiate) Validate() error {
 	}
 	v.Check(in.Method != PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
 	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
+	v.Check(in.RegisterID == "" || ValidID(in.RegisterID), "register_id", "must be the id of a register")
 	if in.Method == PaymentGiftCard {
 		_, ok := NormalizeGiftCardCode(in.GiftCardCode)
 		v.Check(in.GiftCardCode != "", "gift_card_code", "is required for gift card payments")

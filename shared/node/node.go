@@ -192,6 +192,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		Customers:      sqlite.NewCustomerService(db),
 		Loyalty:        sqlite.NewLoyaltyService(db),
 		GiftCards:      sqlite.NewGiftCardService(db),
+		Registers:      sqlite.NewRegisterService(db),
+		Drawers:        sqlite.NewDrawerService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),

@@ -70,6 +70,10 @@ func init() {
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
 		// Gift cards: an org-wide card whose balance is its ledger's sum.
 		{e: entGiftCard, derived: []string{"balance"}}, {e: entGiftCardTxn, mode: mergeAppend},
+		// Cash drawers (docs/drawers.md): the edge of the location owns them.
+		{e: entRegister},
+		{e: entDrawer, lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank}},
+		{e: entDrawerEntry, mode: mergeAppend}, {e: entZReport, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},

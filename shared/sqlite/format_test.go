@@ -187,14 +187,19 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := seed(t, wrapNode(t, old))
-	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := old.writer.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Today's services seed the old store: they read locations'
+	// day_cutoff_hour (migration 0030), added for the seed and dropped
+	// again, so that the store reopens as release 18 left it.
+	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
+	w := seed(t, wrapNode(t, old))
+	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
+	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	row := func(id, order string, amount int64, created string) {
 		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)
 			VALUES (?, ?, ?, ?, ?, NULL, ?, 1000, ?, ?, 'h', 'n')`, id, w.org, w.loc, campaign, order, amount, created, created)

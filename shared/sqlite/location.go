@@ -14,12 +14,12 @@ func NewLocationService(db *DB) *LocationService { return &LocationService{db: d
 
 var _ kassa.LocationService = (*LocationService)(nil)
 
-const locationCols = `SELECT id, org_id, name, timezone, address, currency, created_at, updated_at FROM locations`
+const locationCols = `SELECT id, org_id, name, timezone, address, currency, day_cutoff_hour, created_at, updated_at FROM locations`
 
 func scanLocation(s scanner) (*kassa.Location, error) {
 	var l kassa.Location
 	var created, updated string
-	if err := s.Scan(&l.ID, &l.OrgID, &l.Name, &l.Timezone, &l.Address, &l.Currency, &created, &updated); err != nil {
+	if err := s.Scan(&l.ID, &l.OrgID, &l.Name, &l.Timezone, &l.Address, &l.Currency, &l.DayCutoffHour, &created, &updated); err != nil {
 		return nil, err
 	}
 	l.CreatedAt, l.UpdatedAt = parseTime(created), parseTime(updated)
@@ -75,5 +75,32 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 		return tx.insert(ctx, entLocation, a.OrgID, id, map[string]any{
 			"name": in.Name, "timezone": in.Timezone, "address": in.Address, "currency": cur,
 		})
+	})
+}
+
+// UpdateLocation changes a location's name, time zone or business day
+// cutoff; only owners may. Errors: EForbidden, EInvalid, ENotFound.
+func (s *LocationService) UpdateLocation(ctx context.Context, id string, in *kassa.LocationUpdate) (*kassa.Location, error) {
+	a, err := kassa.MustActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.Role != kassa.RoleOwner {
+		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can change a location")
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	return updateRead(ctx, s.db, entLocation, findLocation, a.OrgID, id, func(_ *Tx, old *kassa.Location, cols map[string]any) error {
+		if in.Name != nil {
+			changed(cols, "name", old.Name, *in.Name)
+		}
+		if in.Timezone != nil {
+			changed(cols, "timezone", old.Timezone, *in.Timezone)
+		}
+		if in.DayCutoffHour != nil {
+			changed(cols, "day_cutoff_hour", int64(old.DayCutoffHour), int64(*in.DayCutoffHour))
+		}
+		return nil
 	})
 }

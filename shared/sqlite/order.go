@@ -766,6 +766,11 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 	if err := kassa.CheckRefund(a, settings.RefundLimit, o.RefundedTotal, plan.Amount); err != nil {
 		return nil, err
 	}
+	if in.RegisterID != "" {
+		if _, err := tillDrawer(ctx, s.db.reader, a.OrgID, o.LocationID, in.RegisterID); err != nil {
+			return nil, err
+		}
+	}
 	paid, err := s.payments.refundPayments(ctx, o, plan.Amount)
 	if err != nil && len(paid) == 0 {
 		return nil, err
@@ -803,6 +808,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
 				return err
 			}
+		}
+		if err := recordRefund(ctx, tx, a, cur, in.RegisterID, refundID, paid); err != nil {
+			return err
 		}
 		refunded := cur.RefundedTotal + plan.Amount
 		status := kassa.RefundedOrderStatus(cur, refunded)

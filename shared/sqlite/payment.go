@@ -128,6 +128,11 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		if err := kassa.Payable(o, &settings, in.Method, in.Amount); err != nil {
 			return err
 		}
+		if in.RegisterID != "" {
+			if _, err := tillDrawer(ctx, tx, a.OrgID, o.LocationID, in.RegisterID); err != nil {
+				return err
+			}
+		}
 		if offline {
 			var taken int64
 			taken, err = offlineCardsToday(ctx, tx, o.LocationID)
@@ -181,6 +186,9 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 			if err := tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
 				return err
 			}
+			if err := recordSale(ctx, tx, a, o.LocationID, id, in, cols); err != nil {
+				return err
+			}
 			if in.Method == kassa.PaymentGiftCard {
 				// The card pays in this unit: a card that cannot pay
 				// leaves nothing stored.
@@ -214,6 +222,9 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 				return err
 			}
 			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
+				return err
+			}
+			if err := recordSale(ctx, tx, a, o.LocationID, id, in, cols); err != nil {
 				return err
 			}
 			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)

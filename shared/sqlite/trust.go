@@ -197,6 +197,19 @@ var edgeRules = map[string]edgeRule{
 	"gift_card_transaction": {scopesOf: giftCardTxnScopes,
 		refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
 		check: checkGiftCardTxn},
+	// Registers and cash drawers (docs/drawers.md): the edge of the
+	// location owns them; a Z is admitted only as the tally of the
+	// entries the hub holds (checkZReport).
+	"register": {loc: ownLocation, update: []string{"name", "is_active"}, once: []string{"location_id"},
+		scopes: paymentsWrite, check: checkRegister},
+	"drawer_session": {loc: ownLocation, update: []string{"status", "closed_by", "closed_at", "z_report_id"},
+		once:   []string{"location_id", "register_id", "currency", "business_day", "opened_by", "opened_at", "float", "float_count"},
+		scopes: paymentsWrite, refs: []ref{{col: "register_id", table: "registers"}, {col: "z_report_id", table: "z_reports"}}, check: checkDrawer},
+	"drawer_entry": {loc: ownLocation, scopes: paymentsWrite,
+		refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}, {col: "payment_id", table: "payments"}, {col: "refund_id", table: "refunds"}},
+		check: checkDrawerEntry},
+	"z_report": {loc: ownLocation, scopes: paymentsWrite,
+		refs: []ref{{col: "register_id", table: "registers"}, {col: "drawer_id", table: "drawer_sessions"}}, check: checkZReport},
 	// Events are inserted once, never changed; checkEvent holds the rule.
 	"event": {anyUser: true, check: checkEvent},
 }

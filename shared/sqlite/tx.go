@@ -56,6 +56,10 @@ var (
 	entGiftCard     = entity{"gift_card", "gift_cards", "org_id", true}
 	entGiftCardTxn  = entity{"gift_card_transaction", "gift_card_transactions", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
+	entRegister     = entity{"register", "registers", "org_id", true}
+	entDrawer       = entity{"drawer_session", "drawer_sessions", "org_id", true}
+	entDrawerEntry  = entity{"drawer_entry", "drawer_entries", "org_id", false}
+	entZReport      = entity{"z_report", "z_reports", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through

@@ -12,7 +12,9 @@
 // keep being saved and go up later). When the
 // edge itself does not answer, the banner says so and polling goes on until
 // it answers again. Below: changes waiting, last verification, last error
-// and the most recent sync conflicts (GET /api/v1/sync/conflicts).
+// and the most recent sync conflicts (GET /api/v1/sync/conflicts); then the
+// store's day: today's takings and refunds, the open drawers and who opened
+// them, and the last Z report.
 (function () {
   'use strict';
 
@@ -89,10 +91,16 @@
       if (gen !== state.gen) return null;
       state.lastAnswer = now();
       renderStatus(j.data);
-      // Conflicts are extra: their failure leaves the last table in place.
-      return api('/sync/conflicts?limit=' + CONFLICTS).then(function (c) {
-        if (gen === state.gen) renderConflicts(c.data || []);
-      }, function () {});
+      // Conflicts and the day are extra: their failure leaves the last
+      // figures in place.
+      return Promise.all([
+        api('/sync/conflicts?limit=' + CONFLICTS).then(function (c) {
+          if (gen === state.gen) renderConflicts(c.data || []);
+        }, function () {}),
+        day().then(function (d) {
+          if (gen === state.gen) renderDay(d);
+        }, function () {})
+      ]);
     }).catch(function (e) {
       if (gen !== state.gen) return;
       if (e.unreachable) {
@@ -227,6 +235,82 @@
       cell(tr, json(c.remote), '', true).title = JSON.stringify(c.remote);
       body.appendChild(tr);
     });
+  }
+
+  // --- the store's day (docs/drawers.md) -----------------------------------
+
+  // day reads today's takings (the payments' settlement of each
+  // location's local today), the open drawers and the last Z report.
+  function day() {
+    return Promise.all([
+      api('/payments/settlements'),
+      api('/drawers?status=open&limit=200'),
+      api('/z-reports?limit=200'),
+      api('/registers?limit=200')
+    ]).then(function (r) {
+      return { settlements: r[0].data || [], open: r[1].data || [], zs: r[2].data || [], registers: r[3].data || [] };
+    });
+  }
+
+  // money shows minor units as major units with two decimals (the
+  // currencies a store runs in here; a count by denomination is the API's).
+  function money(minor, currency) {
+    var n = Number(minor) || 0;
+    var s = (Math.abs(n) / 100).toFixed(2);
+    return (n < 0 ? '−' : '') + (currency ? currency + ' ' : '') + s;
+  }
+
+  function renderDay(d) {
+    var today = '';
+    d.settlements.forEach(function (s) { if (s.date > today) today = s.date; });
+    var sales = 0, count = 0, refunds = 0;
+    d.settlements.forEach(function (s) {
+      if (s.date !== today) return;
+      sales += Number(s.gross) || 0;
+      count += Number(s.count) || 0;
+      refunds += Number(s.refunds) || 0;
+    });
+    $('day-date').textContent = today ? '(' + today + ')' : '';
+    $('day-sales').textContent = money(sales) + ' (' + count + (count === 1 ? ' payment)' : ' payments)');
+    $('day-refunds').textContent = money(refunds);
+    $('day-net').textContent = money(sales - refunds);
+    var names = {};
+    d.registers.forEach(function (r) { names[r.id] = r.name; });
+    var body = $('drawer-rows');
+    body.textContent = '';
+    if (!d.open.length) {
+      var none = document.createElement('tr');
+      none.className = 'none';
+      cell(none, 'No drawer is open.').colSpan = 4;
+      body.appendChild(none);
+    }
+    d.open.forEach(function (x) {
+      var tr = document.createElement('tr');
+      tr.dataset.id = x.id;
+      cell(tr, names[x.register_id] || x.register_id);
+      cell(tr, x.opened_by_name || x.opened_by, 'who');
+      var at = time(x.opened_at);
+      cell(tr, at ? clock(at) : '');
+      cell(tr, money(x.float, x.currency));
+      body.appendChild(tr);
+    });
+    var last = null;
+    d.zs.forEach(function (z) { if (!last || z.closed_at > last.closed_at) last = z; });
+    var p = $('last-z');
+    p.textContent = '';
+    p.className = last ? '' : 'none';
+    if (!last) { p.textContent = 'No Z report yet.'; return; }
+    p.dataset.number = String(last.number);
+    p.appendChild(document.createTextNode('Z ' + last.number + ' · ' + (names[last.register_id] || last.register_id) +
+      ' · business day ' + last.business_day + ' · expected ' + money(last.expected, last.currency) +
+      ', counted ' + money(last.counted, last.currency) + ' · '));
+    var diff = document.createElement('span');
+    diff.id = 'last-z-diff';
+    diff.className = last.over_short < 0 ? 'short' : last.over_short > 0 ? 'over' : '';
+    diff.textContent = last.over_short < 0 ? 'short ' + money(-last.over_short, last.currency) :
+      last.over_short > 0 ? 'over ' + money(last.over_short, last.currency) : 'balanced';
+    p.appendChild(diff);
+    if (last.note) p.appendChild(document.createTextNode(' — ' + last.note));
   }
 
   // --- start --------------------------------------------------------------
