@@ -21,10 +21,10 @@ import (
 type release struct{ tag, commit string }
 
 // previousRelease is the release one before this build: a hub of today
-// must keep an edge of it in sync (README, Upgrades). v0.6.0 is the last
-// release that landed (change-record format 1); v0.7.0 (format 2) never
-// landed as a release of its own, so no store runs it.
-var previousRelease = release{tag: "v0.6.0", commit: "ab0f2444060c36a4ae0a7009ac26b0fa9230431b"}
+// must keep an edge of it in sync (README, Upgrades). v0.7.0 (session 8,
+// change-record format 3) is the last release that landed; v0.8.0 (session
+// 9) brings format 4.
+var previousRelease = release{tag: "v0.7.0", commit: "5918536cf115a397c9cc14f5ff7f49017e113667"}
 
 // buildRelease builds the edge binary of an earlier release from this
 // repository's history (git archive of its tag, or of its commit where the
@@ -169,10 +169,9 @@ func TestAHubOfTodayKeepsAnEdgeOfThePreviousReleaseInSync(t *testing.T) {
 		ep.Call(t, "GET", "/api/v1/campaigns", mgr, nil, &camps)
 		return ok && len(camps.Data) == 1 && camps.Data[0]["status"] == "active"
 	})
-	// Sales with the campaign: the old edge writes and pushes a redemption
-	// record for each (change-record format 1); the hub drops those and
-	// derives its own from the orders (format 2), so its analytics count
-	// them once.
+	// Sales with the campaign: every node derives its redemptions from the
+	// orders (since format 2; a format-1 edge also pushed redemption
+	// records, which the hub drops), so the hub's analytics count them once.
 	campaign := c.Data["id"].(string)
 	for range 2 {
 		sales = append(sales, sell(ep, mgr))
