@@ -85,6 +85,7 @@ type Services struct {
 	GiftCards      kassa.GiftCardService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
+	Receipts       kassa.ReceiptService
 	Payments       kassa.PaymentService
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService

@@ -48,25 +48,45 @@ func PaperColumns(width int) int {
 // EscPos encodes the receipt for a printer with paper of width mm; with
 // kick it opens the cash drawer first.
 func EscPos(r *Receipt, width int, kick bool) []byte {
-	cols := PaperColumns(width)
-	var b bytes.Buffer
-	b.Write(escInit)
-	if kick {
-		b.Write(EscPosKick)
+	return encodeReceipt(r, width, kick, false)
+}
+
+// ReceiptText is the receipt as plain text of the paper's columns, for
+// e-mails: EscPos without its commands.
+func ReceiptText(r *Receipt, width int) string { return string(encodeReceipt(r, width, false, true)) }
+
+// escBuf is the encoder's output; plain drops the printer commands.
+type escBuf struct {
+	bytes.Buffer
+	plain bool
+}
+
+func (b *escBuf) ctl(p []byte) {
+	if !b.plain {
+		b.Write(p)
 	}
-	b.Write(escCenter)
-	b.Write(escBoldOn)
-	b.Write(escDouble)
+}
+
+func encodeReceipt(r *Receipt, width int, kick, plain bool) []byte {
+	cols := PaperColumns(width)
+	b := escBuf{plain: plain}
+	b.ctl(escInit)
+	if kick {
+		b.ctl(EscPosKick)
+	}
+	b.ctl(escCenter)
+	b.ctl(escBoldOn)
+	b.ctl(escDouble)
 	line(&b, r.Store.Name, cols/2)
-	b.Write(escNormal)
-	b.Write(escBoldOff)
+	b.ctl(escNormal)
+	b.ctl(escBoldOff)
 	for _, s := range []string{r.Store.Address, r.Store.Header} {
 		wrap(&b, s, cols)
 	}
 	if r.Store.TaxID != "" {
 		line(&b, "Tax ID "+r.Store.TaxID, cols)
 	}
-	b.Write(escLeft)
+	b.ctl(escLeft)
 	rule(&b, cols)
 	title := "Receipt "
 	if r.Kind == ReceiptRefund {
@@ -83,15 +103,17 @@ func EscPos(r *Receipt, width int, kick bool) []byte {
 		pair(&b, "Points earned", fmt.Sprint(r.Loyalty.Earned), cols)
 		pair(&b, "Points balance", fmt.Sprint(r.Loyalty.Balance), cols)
 	}
-	b.Write(escCenter)
+	b.ctl(escCenter)
 	wrap(&b, r.Store.Footer, cols)
-	escBarcodeOf(&b, r.OrderNumber)
+	if !plain {
+		escBarcodeOf(&b, r.OrderNumber)
+	}
 	b.WriteString("\n\n")
-	b.Write(EscPosCut)
+	b.ctl(EscPosCut)
 	return b.Bytes()
 }
 
-func escLines(b *bytes.Buffer, r *Receipt, cols int) {
+func escLines(b *escBuf, r *Receipt, cols int) {
 	for _, l := range r.Lines {
 		pair(b, fmt.Sprintf("%d x %s", l.Quantity, l.Name), r.Money(l.Total), cols)
 		for _, m := range l.Modifiers {
@@ -103,7 +125,7 @@ func escLines(b *bytes.Buffer, r *Receipt, cols int) {
 	}
 }
 
-func escTotals(b *bytes.Buffer, r *Receipt, cols int) {
+func escTotals(b *escBuf, r *Receipt, cols int) {
 	if r.Kind == ReceiptSale {
 		pair(b, "Subtotal", r.Money(r.Subtotal), cols)
 		for _, c := range r.Campaigns {
@@ -120,16 +142,16 @@ func escTotals(b *bytes.Buffer, r *Receipt, cols int) {
 		}
 		pair(b, label, r.Money(t.Tax), cols)
 	}
-	b.Write(escBoldOn)
+	b.ctl(escBoldOn)
 	label := "TOTAL " + r.Currency
 	if r.Kind == ReceiptRefund {
 		label = "REFUNDED " + r.Currency
 	}
 	pair(b, label, r.Money(r.Total), cols)
-	b.Write(escBoldOff)
+	b.ctl(escBoldOff)
 }
 
-func escPayments(b *bytes.Buffer, r *Receipt, cols int) {
+func escPayments(b *escBuf, r *Receipt, cols int) {
 	for _, p := range r.Payments {
 		label := TenderLabel(p)
 		pair(b, label, r.Money(p.Amount), cols)
@@ -158,14 +180,14 @@ func TenderLabel(p ReceiptPayment) string {
 	return string(p.Method)
 }
 
-func escBarcodeOf(b *bytes.Buffer, s string) {
+func escBarcodeOf(b *escBuf, s string) {
 	if _, err := Code128B(s); err != nil || len(s) == 0 || len(s) > 250 {
 		return
 	}
-	b.Write(escBarcode)
-	b.Write(escCode128)
+	b.ctl(escBarcode)
+	b.ctl(escCode128)
 	b.WriteByte(byte(len(s) + 2))
-	b.Write(escCode128SB)
+	b.ctl(escCode128SB)
 	b.WriteString(s)
 	b.WriteByte('\n')
 }
@@ -180,7 +202,7 @@ func ascii(s string) string {
 	}, s)
 }
 
-func line(b *bytes.Buffer, s string, cols int) {
+func line(b *escBuf, s string, cols int) {
 	s = ascii(s)
 	if len(s) > cols {
 		s = s[:cols]
@@ -189,10 +211,10 @@ func line(b *bytes.Buffer, s string, cols int) {
 	b.WriteByte('\n')
 }
 
-func rule(b *bytes.Buffer, cols int) { line(b, strings.Repeat("-", cols), cols) }
+func rule(b *escBuf, cols int) { line(b, strings.Repeat("-", cols), cols) }
 
 // pair prints label left and value right on one line of cols.
-func pair(b *bytes.Buffer, label, value string, cols int) {
+func pair(b *escBuf, label, value string, cols int) {
 	label, value = ascii(label), ascii(value)
 	room := cols - len(value) - 1
 	if room < 1 {
@@ -205,7 +227,7 @@ func pair(b *bytes.Buffer, label, value string, cols int) {
 }
 
 // wrap prints s on as many lines of cols as it takes; "" prints nothing.
-func wrap(b *bytes.Buffer, s string, cols int) {
+func wrap(b *escBuf, s string, cols int) {
 	for _, para := range strings.Split(s, "\n") {
 		cur := ""
 		for _, w := range strings.Fields(para) {

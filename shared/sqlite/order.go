@@ -683,6 +683,9 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted); err != nil {
 			return err
 		}
+		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, "", paidCash(o.Payments)); err != nil {
+			return err
+		}
 		// The completed order from what this unit read and wrote, and its
 		// payments; an open order has no refunds, and its history is its
 		// creation (scanOrder) and this completion.
@@ -696,6 +699,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
+	s.db.wakeReceipts()
 	return o, nil
 }
 
@@ -739,7 +743,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		plan = plan.Scaled(sumRefunded(paid))
 	}
 	refundID := s.db.NewID()
-	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
+	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		cur, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -789,6 +793,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 				}
 			}
 		}
+		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, refundID, refundedCash(cur, paid)); err != nil {
+			return err
+		}
 		done, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -796,6 +803,10 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
 		return nil
 	})
+	if err == nil {
+		s.db.wakeReceipts()
+	}
+	return out, err
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {
