@@ -203,6 +203,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
+		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},
 		{svc.Payments != nil, s.routesPayments},
 		{svc.Settings != nil, s.routesSettings},
 		{svc.Sync != nil, s.routesSync},

@@ -186,6 +186,9 @@ type RefundRequest struct {
 	LineItems []RefundLineInput `json:"line_items"`
 	Reason    string            `json:"reason"`
 	Restock   bool              `json:"restock"`
+	// RegisterID is the till whose receipt sequence numbers the refund;
+	// null: the location's default (docs/receipts.md).
+	RegisterID *string `json:"register_id"`
 }
 
 // OrderFilter selects orders.

@@ -34,38 +34,38 @@ const (
 // and e-mailed.
 type Receipt struct {
 	ID           string           `json:"id"`
-	Number       string           `json:"number"` // <sequence code>-<n>, gap-free per till
-	Kind         string           `json:"kind" openapi:"enum=ReceiptKind"`
+	Number       string           `json:"number"`                          // <sequence code>-<n>, gap-free per till
+	Kind         string           `json:"kind" openapi:"enum=ReceiptKind"` // sale or refund.
 	OrderID      string           `json:"order_id"`
 	OrderNumber  string           `json:"order_number"` // also the barcode (CODE128) for returns
 	RefundID     *string          `json:"refund_id"`    // The refund, for a refund receipt.
 	RegisterID   *string          `json:"register_id"`  // The till; null: the location's default sequence.
 	LocationID   string           `json:"location_id"`
-	Store        ReceiptStore     `json:"store"`
+	Store        ReceiptStore     `json:"store"` // The store as the receipt names it.
 	Lines        []ReceiptLine    `json:"lines"`
-	Subtotal     int64            `json:"subtotal"`
-	Discount     int64            `json:"discount_total"`
-	Campaigns    []ReceiptAmount  `json:"campaigns"` // What each campaign took off the order.
-	Taxes        []ReceiptTax     `json:"taxes"`     // The tax breakdown by rate.
-	TaxTotal     int64            `json:"tax_total"`
-	TaxInclusive bool             `json:"tax_inclusive"`
-	Total        int64            `json:"total"` // The sale's total, or the amount refunded.
+	Subtotal     int64            `json:"subtotal"`       // Lines before discounts, in minor units.
+	Discount     int64            `json:"discount_total"` // The order's discounts (manual and campaigns), in minor units.
+	Campaigns    []ReceiptAmount  `json:"campaigns"`      // What each campaign took off the order.
+	Taxes        []ReceiptTax     `json:"taxes"`          // The tax breakdown by rate.
+	TaxTotal     int64            `json:"tax_total"`      // The tax, in minor units.
+	TaxInclusive bool             `json:"tax_inclusive"`  // Whether the prices include the tax.
+	Total        int64            `json:"total"`          // The sale's total, or the amount refunded.
 	Currency     string           `json:"currency"`
-	Scale        int              `json:"scale"` // Decimals of the currency (AUD 2).
-	Payments     []ReceiptPayment `json:"payments"`
-	Loyalty      *ReceiptLoyalty  `json:"loyalty"` // null: no customer account
-	Reason       string           `json:"reason"`  // A refund's reason.
-	Jobs         []ReceiptJob     `json:"jobs"`    // Its prints and e-mails, oldest first.
-	IssuedAt     time.Time        `json:"issued_at"`
+	Scale        int              `json:"scale"`     // Decimals of the currency (AUD 2).
+	Payments     []ReceiptPayment `json:"payments"`  // The tenders, or for a refund what went back through each.
+	Loyalty      *ReceiptLoyalty  `json:"loyalty"`   // null: no customer account
+	Reason       string           `json:"reason"`    // A refund's reason.
+	Jobs         []ReceiptJob     `json:"jobs"`      // Its prints and e-mails, oldest first.
+	IssuedAt     time.Time        `json:"issued_at"` // When the sale completed or the refund was made.
 }
 
 // ReceiptStore is the store as the receipt names it.
 type ReceiptStore struct {
 	Name    string `json:"name"`
 	Address string `json:"address"`
-	Header  string `json:"header"`
-	Footer  string `json:"footer"`
-	TaxID   string `json:"tax_id"`
+	Header  string `json:"header"` // Text printed above the lines (receipt settings).
+	Footer  string `json:"footer"` // Text printed below the payments (receipt settings).
+	TaxID   string `json:"tax_id"` // The store's tax number (receipt settings).
 }
 
 // ReceiptLine is one line: for a refund, the refunded quantity.
@@ -73,9 +73,9 @@ type ReceiptLine struct {
 	Name      string          `json:"name"`
 	Quantity  int64           `json:"quantity"`
 	UnitPrice int64           `json:"unit_price"` // with modifiers
-	Modifiers []ReceiptAmount `json:"modifiers"`
+	Modifiers []ReceiptAmount `json:"modifiers"`  // The chosen modifier options and their prices.
 	Discount  int64           `json:"discount"`
-	Total     int64           `json:"total"`
+	Total     int64           `json:"total"` // The line's total, in minor units.
 }
 
 // ReceiptAmount is a named amount: a modifier's price, a campaign's discount.
@@ -86,14 +86,14 @@ type ReceiptAmount struct {
 
 // ReceiptTax is the tax at one rate.
 type ReceiptTax struct {
-	RateBps int   `json:"rate_bps"`
-	Net     int64 `json:"net"` // what the tax was charged on
-	Tax     int64 `json:"tax"`
+	RateBps int   `json:"rate_bps"` // The rate in basis points (1000 = 10 %).
+	Net     int64 `json:"net"`      // what the tax was charged on
+	Tax     int64 `json:"tax"`      // The tax at this rate, in minor units.
 }
 
 // ReceiptPayment is one tender, or for a refund what went back through it.
 type ReceiptPayment struct {
-	Method          PaymentMethod `json:"method"`
+	Method          PaymentMethod `json:"method"` // How it was paid.
 	Amount          int64         `json:"amount"`
 	Tendered        *int64        `json:"tendered"`          // cash handed over
 	Change          *int64        `json:"change"`            // cash handed back
@@ -104,21 +104,21 @@ type ReceiptPayment struct {
 
 // ReceiptLoyalty is the customer's loyalty standing after the sale.
 type ReceiptLoyalty struct {
-	Earned  int64 `json:"earned"`
-	Balance int64 `json:"balance"`
+	Earned  int64 `json:"earned"`  // Points the sale earned.
+	Balance int64 `json:"balance"` // The customer's points balance now.
 }
 
 // ReceiptJob is a print or an e-mail of a receipt and how it went.
 type ReceiptJob struct {
 	ID         string     `json:"id"`
-	Kind       string     `json:"kind" openapi:"enum=ReceiptJobKind"`
+	Kind       string     `json:"kind" openapi:"enum=ReceiptJobKind"`     // print or email.
 	Status     string     `json:"status" openapi:"enum=ReceiptJobStatus"` // pending until the printer or relay took it
 	RegisterID *string    `json:"register_id"`                            // a print's till
 	Email      *string    `json:"email"`                                  // an e-mail's recipient
-	Attempts   int        `json:"attempts"`
-	LastError  string     `json:"last_error"` // why the last attempt failed; "" when none did
+	Attempts   int        `json:"attempts"`                               // Attempts made so far.
+	LastError  string     `json:"last_error"`                             // why the last attempt failed; "" when none did
 	CreatedAt  time.Time  `json:"created_at"`
-	DoneAt     *time.Time `json:"done_at"`
+	DoneAt     *time.Time `json:"done_at"` // When the printer or relay took it; null until then.
 }
 
 // ReceiptFacts is what BuildReceipt reads: the order, the refund for a
@@ -309,12 +309,12 @@ func (in *OrderComplete) Validate() error {
 // e-mailed, per org. The SMTP password is never answered: smtp_password_set
 // says whether one is stored.
 type ReceiptSettings struct {
-	Header          string `json:"header"`    // Printed above the lines, at most 500 characters.
-	Footer          string `json:"footer"`    // Printed below the payments, at most 500 characters.
-	TaxID           string `json:"tax_id"`    // The store's tax number (ABN, VAT id), at most 50 characters.
-	SMTPHost        string `json:"smtp_host"` // The org's relay; "" : no e-mail receipts.
-	SMTPPort        int    `json:"smtp_port"` // 587 by default.
-	SMTPUsername    string `json:"smtp_username"`
+	Header          string `json:"header"`            // Printed above the lines, at most 500 characters.
+	Footer          string `json:"footer"`            // Printed below the payments, at most 500 characters.
+	TaxID           string `json:"tax_id"`            // The store's tax number (ABN, VAT id), at most 50 characters.
+	SMTPHost        string `json:"smtp_host"`         // The org's relay; "" : no e-mail receipts.
+	SMTPPort        int    `json:"smtp_port"`         // 587 by default.
+	SMTPUsername    string `json:"smtp_username"`     // The relay user; "" : no sign-in.
 	SMTPPasswordSet bool   `json:"smtp_password_set"` // Whether a password is stored (it is never shown).
 	SMTPFrom        string `json:"smtp_from"`         // The sender address.
 	SMTPPassword    string `json:"-"`
@@ -350,15 +350,15 @@ var hostRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$`)
 
 // RegisterPrinter is the network thermal printer of a till.
 type RegisterPrinter struct {
-	RegisterID string     `json:"register_id"`
-	Host       string     `json:"host"`
-	Port       int        `json:"port"`
-	PaperWidth int        `json:"paper_width"` // 58 or 80 mm
-	Enabled    bool       `json:"enabled"`
+	RegisterID string     `json:"register_id"`                         // The till.
+	Host       string     `json:"host"`                                // Its host name or IP address on the store's LAN.
+	Port       int        `json:"port"`                                // Its raw TCP port (9100).
+	PaperWidth int        `json:"paper_width"`                         // 58 or 80 mm
+	Enabled    bool       `json:"enabled"`                             // Whether receipts print on it.
 	Status     string     `json:"status" openapi:"enum=PrinterStatus"` // ok | unreachable | unknown (never tried)
 	LastError  string     `json:"last_error"`                          // why the last print failed
-	LastOKAt   *time.Time `json:"last_ok_at"`
-	Pending    int        `json:"pending"` // prints waiting for it
+	LastOKAt   *time.Time `json:"last_ok_at"`                          // When it last took a print; null: never.
+	Pending    int        `json:"pending"`                             // prints waiting for it
 }
 
 // Printer states.
