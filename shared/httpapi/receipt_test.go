@@ -469,3 +469,39 @@ func TestReceiptEmailSentExactlyOnceAfterRelayOutageAndRestart(t *testing.T) {
 	other := tn.MustOrg("Other Cafe")
 	mustProblem(t, tn.Do("POST", "/api/v1/orders/"+id+"/receipt/email", other.Owner, map[string]any{"email": "ann@example.com"}), 404, "not-found")
 }
+
+func TestReceiptShowsEveryTenderAndTheLoyaltyBalance(t *testing.T) {
+	f := newGiftFixture(t)
+	f.create("/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 10})
+	cust := f.customer("Ann")
+	f.create("/loyalty/accounts", map[string]any{"customer_id": cust})
+	card := f.issue(5000, nil)
+	o := f.order(map[string]any{"location_id": f.locA, "customer_id": cust,
+		"line_items": []any{map[string]any{"product_id": f.product, "quantity": 3}}})
+	id, total := o["id"].(string), ordNum(o["total"])
+	f.must(f.payGift(id, 1000, card["code"].(string)), 201)
+	f.must(f.payCard(id, 1000, "4242 4242 4242 4242", true), 201)
+	f.must(f.do("POST", "/payments/initiate", "", map[string]any{"order_id": id, "amount": total - 2000, "method": "cash", "tendered": total - 2000 + 500}), 201)
+	done := f.complete(id)
+	r := f.must(f.do("GET", "/orders/"+id+"/receipt", f.cashier, nil), 200).Data()
+	pays := r["payments"].([]any)
+	if len(pays) != 3 {
+		t.Fatalf("payments %v", pays)
+	}
+	gift, cardPay, cash := pays[0].(map[string]any), pays[1].(map[string]any), pays[2].(map[string]any)
+	code := card["code"].(string)
+	if gift["gift_card"] != "**** "+code[len(code)-4:] || ordNum(gift["gift_card_balance"]) != 4000 || strings.Contains(string(f.do("GET", "/orders/"+id+"/receipt", f.cashier, nil).Body), code) {
+		t.Fatalf("gift card tender %v (the full code must never show)", gift)
+	}
+	if cardPay["card"] != "**** 4242" || ordNum(cash["change"]) != 500 || ordNum(cash["tendered"]) != total-2000+500 {
+		t.Fatalf("card %v cash %v", cardPay, cash)
+	}
+	loyalty := r["loyalty"].(map[string]any)
+	if ordNum(loyalty["earned"]) != ordNum(done["loyalty_points_earned"]) || ordNum(loyalty["balance"]) != ordNum(done["loyalty_points_earned"]) || ordNum(loyalty["earned"]) == 0 {
+		t.Fatalf("loyalty %v, order earned %v", loyalty, done["loyalty_points_earned"])
+	}
+	taxes := r["taxes"].([]any)[0].(map[string]any)
+	if ordNum(taxes["tax"]) != ordNum(done["tax_total"]) || ordNum(taxes["net"])+ordNum(taxes["tax"]) != total || ordNum(r["total"]) != total {
+		t.Fatalf("taxes %v, order tax %v total %d", taxes, done["tax_total"], total)
+	}
+}
