@@ -270,6 +270,9 @@ func FormatMinor(minor int64, scale int) string {
 	return fmt.Sprintf("%s%d.%0*d", sign, minor/p, scale, minor%p)
 }
 
+// ReceiptNumber is the n-th number of the sequence code: ABC123-1-000042.
+func ReceiptNumber(code string, n int64) string { return fmt.Sprintf("%s-%06d", code, n) }
+
 // RegisterCtx carries the till a request comes from.
 type registerKey struct{}
 

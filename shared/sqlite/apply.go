@@ -70,6 +70,8 @@ func init() {
 		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
 		// Gift cards: an org-wide card whose balance is its ledger's sum.
 		{e: entGiftCard, derived: []string{"balance"}}, {e: entGiftCardTxn, mode: mergeAppend},
+		// Receipts: numbered once by the store that owns the sequence.
+		{e: entReceipt, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},

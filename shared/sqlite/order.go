@@ -566,8 +566,14 @@ func (s *OrderService) nextNumber(ctx context.Context, tx *Tx, locationID string
 
 // NumberPrefix is this node's order number prefix: the last six hex digits
 // of its id, upper-cased.
-func (db *DB) NumberPrefix() string {
-	id := strings.ReplaceAll(db.NodeID, "-", "")
+func (db *DB) NumberPrefix() string { return numberPrefixOf(db.NodeID) }
+
+// numberPrefixOf is a node's order (and receipt) number prefix.
+func numberPrefixOf(nodeID string) string {
+	id := strings.ReplaceAll(nodeID, "-", "")
+	if len(id) < 6 {
+		return strings.ToUpper(id)
+	}
 	return strings.ToUpper(id[len(id)-6:])
 }
 

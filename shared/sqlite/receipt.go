@@ -49,9 +49,8 @@ func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, re
 	if refundID != "" {
 		kind = kassa.ReceiptRefund
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (id, org_id, location_id, register_id, number, seq, kind, order_id, refund_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, orgID, locationID, reg, fmt.Sprintf("%s-%06d", code, n), n, kind, orderID,
-		nullStr(refundID), fmtTime(tx.now)); err != nil {
+	if err := tx.insertAt(ctx, entReceipt, orgID, locationID, id, map[string]any{"location_id": locationID, "register_id": reg,
+		"number": kassa.ReceiptNumber(code, n), "seq": n, "kind": kind, "order_id": orderID, "refund_id": nullStr(refundID)}); err != nil {
 		return err
 	}
 	if reg == "" || !printerEnabled(ctx, tx, orgID, reg) {

@@ -56,6 +56,7 @@ var (
 	entGiftCard     = entity{"gift_card", "gift_cards", "org_id", true}
 	entGiftCardTxn  = entity{"gift_card_transaction", "gift_card_transactions", "org_id", false}
 	entEvent        = entity{"event", "events", "org_id", false}
+	entReceipt      = entity{"receipt", "receipts", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through

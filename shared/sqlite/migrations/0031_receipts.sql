@@ -1,7 +1,9 @@
--- Kassa schema, part 31: receipts (docs/receipts.md). Everything here is
--- node-local: an edge numbers, prints and e-mails the receipts of the sales
--- and refunds it completes; nothing replicates (the change-record format
--- is unchanged).
+-- Kassa schema, part 31: receipts (docs/receipts.md). An edge numbers,
+-- prints and e-mails the receipts of the sales and refunds it completes.
+-- receipts replicates, append-only (change-record format 4): the hub
+-- admits a store's receipt only with a number of that store's own
+-- sequences. The sequences, printers, settings and the outbox are
+-- node-local.
 
 -- One gap-free sequence per till (register) at this node, or per location
 -- when a completion names no till (register_id ''). code is the printed
@@ -30,7 +32,10 @@ CREATE TABLE receipts (
   kind        TEXT NOT NULL,        -- sale | refund
   order_id    TEXT NOT NULL,
   refund_id   TEXT,                 -- the refund, for kind refund
-  created_at  TEXT NOT NULL
+  created_at  TEXT NOT NULL,
+  updated_at  TEXT NOT NULL,
+  hlc         TEXT NOT NULL,
+  origin      TEXT NOT NULL         -- the node that numbered it
 ) STRICT;
 CREATE UNIQUE INDEX receipts_sale ON receipts(order_id) WHERE refund_id IS NULL;
 CREATE UNIQUE INDEX receipts_refund ON receipts(refund_id) WHERE refund_id IS NOT NULL;
