@@ -753,6 +753,84 @@ func (e PointsType) Valid() bool {
 	}
 }
 
+// Defines values for PrinterStatus.
+const (
+	Ok          PrinterStatus = "ok"
+	Unknown     PrinterStatus = "unknown"
+	Unreachable PrinterStatus = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the PrinterStatus enum.
+func (e PrinterStatus) Valid() bool {
+	switch e {
+	case Ok:
+		return true
+	case Unknown:
+		return true
+	case Unreachable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceiptJobKind.
+const (
+	Email ReceiptJobKind = "email"
+	Print ReceiptJobKind = "print"
+)
+
+// Valid indicates whether the value is a known member of the ReceiptJobKind enum.
+func (e ReceiptJobKind) Valid() bool {
+	switch e {
+	case Email:
+		return true
+	case Print:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceiptJobStatus.
+const (
+	ReceiptJobStatusDone    ReceiptJobStatus = "done"
+	ReceiptJobStatusFailed  ReceiptJobStatus = "failed"
+	ReceiptJobStatusPending ReceiptJobStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ReceiptJobStatus enum.
+func (e ReceiptJobStatus) Valid() bool {
+	switch e {
+	case ReceiptJobStatusDone:
+		return true
+	case ReceiptJobStatusFailed:
+		return true
+	case ReceiptJobStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceiptKind.
+const (
+	ReceiptKindRefund ReceiptKind = "refund"
+	ReceiptKindSale   ReceiptKind = "sale"
+)
+
+// Valid indicates whether the value is a known member of the ReceiptKind enum.
+func (e ReceiptKind) Valid() bool {
+	switch e {
+	case ReceiptKindRefund:
+		return true
+	case ReceiptKindSale:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefType.
 const (
 	RefTypeAdjustment RefType = "adjustment"
@@ -2683,6 +2761,12 @@ type Order struct {
 // OrderCancel The only status a PATCH may set: cancelled, from open.
 type OrderCancel string
 
+// OrderComplete The optional body of POST /orders/:id/complete.
+type OrderComplete struct {
+	// RegisterId The till; its receipt sequence numbers the sale. null: the location's default.
+	RegisterId *string `json:"register_id,omitempty"`
+}
+
 // OrderCreate The body of POST /orders. Prices come from the catalog and the location's active price list; clients never send prices.
 type OrderCreate struct {
 	// Channel Where the order came from.
@@ -3046,6 +3130,9 @@ type PriceListUpdate struct {
 	StartsAt *time.Time `json:"starts_at,omitempty"`
 }
 
+// PrinterStatus A receipt printer's state: ok (its last print went through), unreachable (its last print failed), unknown (never tried).
+type PrinterStatus string
+
 // Problem An RFC 9457 problem document.
 type Problem struct {
 	// Detail what went wrong in this request, for a person
@@ -3199,6 +3286,285 @@ type RateLimitInput struct {
 	PerMinute int64 `json:"per_minute"`
 }
 
+// Receipt The document of one sale or one refund, as printed, shown and e-mailed.
+type Receipt struct {
+	// Campaigns What each campaign took off the order.
+	Campaigns []ReceiptAmount `json:"campaigns"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// DiscountTotal The order's discounts (manual and campaigns), in minor units.
+	DiscountTotal int64 `json:"discount_total"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// IssuedAt When the sale completed or the refund was made.
+	IssuedAt time.Time `json:"issued_at"`
+
+	// Jobs Its prints and e-mails, oldest first.
+	Jobs []ReceiptJob `json:"jobs"`
+
+	// Kind sale or refund.
+	Kind ReceiptKind `json:"kind"`
+
+	// Lines The lines.
+	Lines []ReceiptLine `json:"lines"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// Loyalty null: no customer account
+	Loyalty *ReceiptLoyalty `json:"loyalty"`
+
+	// Number <sequence code>-<n>, gap-free per till
+	Number string `json:"number"`
+
+	// OrderId The order.
+	OrderId string `json:"order_id"`
+
+	// OrderNumber also the barcode (CODE128) for returns
+	OrderNumber string `json:"order_number"`
+
+	// Payments The tenders, or for a refund what went back through each.
+	Payments []ReceiptPayment `json:"payments"`
+
+	// Reason A refund's reason.
+	Reason string `json:"reason"`
+
+	// RefundId The refund, for a refund receipt.
+	RefundId *string `json:"refund_id"`
+
+	// RegisterId The till; null: the location's default sequence.
+	RegisterId *string `json:"register_id"`
+
+	// Scale Decimals of the currency (AUD 2).
+	Scale int64 `json:"scale"`
+
+	// Store The store as the receipt names it.
+	Store ReceiptStore `json:"store"`
+
+	// Subtotal Lines before discounts, in minor units.
+	Subtotal int64 `json:"subtotal"`
+
+	// TaxInclusive Whether the prices include the tax.
+	TaxInclusive bool `json:"tax_inclusive"`
+
+	// TaxTotal The tax, in minor units.
+	TaxTotal int64 `json:"tax_total"`
+
+	// Taxes The tax breakdown by rate.
+	Taxes []ReceiptTax `json:"taxes"`
+
+	// Total The sale's total, or the amount refunded.
+	Total int64 `json:"total"`
+}
+
+// ReceiptAmount A named amount: a modifier's price, a campaign's discount.
+type ReceiptAmount struct {
+	// Amount An amount in minor units of the currency.
+	Amount int64 `json:"amount"`
+
+	// Name The display name.
+	Name string `json:"name"`
+}
+
+// ReceiptEmail The body of POST /orders/:id/receipt/email.
+type ReceiptEmail struct {
+	// Email An e-mail address.
+	Email string `json:"email"`
+
+	// RefundId a refund's receipt instead of the sale's
+	RefundId *string `json:"refund_id,omitempty"`
+}
+
+// ReceiptJob A print or an e-mail of a receipt and how it went.
+type ReceiptJob struct {
+	// Attempts Attempts made so far.
+	Attempts int64 `json:"attempts"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// DoneAt When the printer or relay took it; null until then.
+	DoneAt *time.Time `json:"done_at"`
+
+	// Email an e-mail's recipient
+	Email *string `json:"email"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// Kind print or email.
+	Kind ReceiptJobKind `json:"kind"`
+
+	// LastError why the last attempt failed; "" when none did
+	LastError string `json:"last_error"`
+
+	// RegisterId a print's till
+	RegisterId *string `json:"register_id"`
+
+	// Status pending until the printer or relay took it
+	Status ReceiptJobStatus `json:"status"`
+}
+
+// ReceiptJobKind A receipt job: a print at a till's printer or an e-mail through the org's relay.
+type ReceiptJobKind string
+
+// ReceiptJobStatus A receipt job's state: pending (queued or awaiting a retry), done (the printer or relay took it), failed (gave up).
+type ReceiptJobStatus string
+
+// ReceiptKind What a receipt documents: a completed sale or one refund.
+type ReceiptKind string
+
+// ReceiptLine One line: for a refund, the refunded quantity.
+type ReceiptLine struct {
+	// Discount A manual discount.
+	Discount int64 `json:"discount"`
+
+	// Modifiers The chosen modifier options and their prices.
+	Modifiers []ReceiptAmount `json:"modifiers"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// Quantity A number of units.
+	Quantity int64 `json:"quantity"`
+
+	// Total The line's total, in minor units.
+	Total int64 `json:"total"`
+
+	// UnitPrice with modifiers
+	UnitPrice int64 `json:"unit_price"`
+}
+
+// ReceiptLoyalty The customer's loyalty standing after the sale.
+type ReceiptLoyalty struct {
+	// Balance The customer's points balance now.
+	Balance int64 `json:"balance"`
+
+	// Earned Points the sale earned.
+	Earned int64 `json:"earned"`
+}
+
+// ReceiptPayment One tender, or for a refund what went back through it.
+type ReceiptPayment struct {
+	// Amount An amount in minor units of the currency.
+	Amount int64 `json:"amount"`
+
+	// Card masked: **** 4242
+	Card *string `json:"card"`
+
+	// Change cash handed back
+	Change *int64 `json:"change"`
+
+	// GiftCard masked: **** AB12
+	GiftCard *string `json:"gift_card"`
+
+	// GiftCardBalance what the card holds now
+	GiftCardBalance *int64 `json:"gift_card_balance"`
+
+	// Method How it was paid.
+	Method PaymentMethod `json:"method"`
+
+	// Tendered cash handed over
+	Tendered *int64 `json:"tendered"`
+}
+
+// ReceiptPrint The optional body of POST /orders/:id/receipt/print.
+type ReceiptPrint struct {
+	// RefundId a refund's receipt instead of the sale's
+	RefundId *string `json:"refund_id,omitempty"`
+
+	// RegisterId the till whose printer prints; default: the receipt's own
+	RegisterId *string `json:"register_id,omitempty"`
+}
+
+// ReceiptSettings What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+type ReceiptSettings struct {
+	// Footer Printed below the payments, at most 500 characters.
+	Footer string `json:"footer"`
+
+	// Header Printed above the lines, at most 500 characters.
+	Header string `json:"header"`
+
+	// SmtpFrom The sender address.
+	SmtpFrom string `json:"smtp_from"`
+
+	// SmtpHost The org's relay; "" : no e-mail receipts.
+	SmtpHost string `json:"smtp_host"`
+
+	// SmtpPasswordSet Whether a password is stored (it is never shown).
+	SmtpPasswordSet bool `json:"smtp_password_set"`
+
+	// SmtpPort 587 by default.
+	SmtpPort int64 `json:"smtp_port"`
+
+	// SmtpUsername The relay user; "" : no sign-in.
+	SmtpUsername string `json:"smtp_username"`
+
+	// TaxId The store's tax number (ABN, VAT id), at most 50 characters.
+	TaxId string `json:"tax_id"`
+}
+
+// ReceiptSettingsUpdate The body of PATCH /receipt-settings.
+type ReceiptSettingsUpdate struct {
+	// Footer Printed below the payments, at most 500 characters.
+	Footer *string `json:"footer,omitempty"`
+
+	// Header Printed above the lines, at most 500 characters.
+	Header *string `json:"header,omitempty"`
+
+	// SmtpFrom The sender address.
+	SmtpFrom *string `json:"smtp_from,omitempty"`
+
+	// SmtpHost The org's relay; "" : no e-mail receipts.
+	SmtpHost *string `json:"smtp_host,omitempty"`
+
+	// SmtpPassword Write-only.
+	SmtpPassword *string `json:"smtp_password,omitempty"`
+
+	// SmtpPort 587 by default.
+	SmtpPort *int64 `json:"smtp_port,omitempty"`
+
+	// SmtpUsername The relay user; "" : no sign-in.
+	SmtpUsername *string `json:"smtp_username,omitempty"`
+
+	// TaxId The store's tax number (ABN, VAT id), at most 50 characters.
+	TaxId *string `json:"tax_id,omitempty"`
+}
+
+// ReceiptStore The store as the receipt names it.
+type ReceiptStore struct {
+	// Address Postal address.
+	Address string `json:"address"`
+
+	// Footer Text printed below the payments (receipt settings).
+	Footer string `json:"footer"`
+
+	// Header Text printed above the lines (receipt settings).
+	Header string `json:"header"`
+
+	// Name The display name.
+	Name string `json:"name"`
+
+	// TaxId The store's tax number (receipt settings).
+	TaxId string `json:"tax_id"`
+}
+
+// ReceiptTax The tax at one rate.
+type ReceiptTax struct {
+	// Net what the tax was charged on
+	Net int64 `json:"net"`
+
+	// RateBps The rate in basis points (1000 = 10 %).
+	RateBps int64 `json:"rate_bps"`
+
+	// Tax The tax at this rate, in minor units.
+	Tax int64 `json:"tax"`
+}
+
 // RefType What caused a stock movement.
 type RefType string
 
@@ -3276,7 +3642,7 @@ type RefundRequest struct {
 	// Reason Free text saying why.
 	Reason *string `json:"reason,omitempty"`
 
-	// RegisterId RegisterID names the register the refund is handed back at: its open drawer records it, and cash paid back leaves its drawer. Omitted: no drawer records it.
+	// RegisterId RegisterID names the register the refund is handed back at: its open drawer records it, cash paid back leaves its drawer, and its receipt sequence numbers the refund (docs/receipts.md). Omitted: no drawer records it, and the location's default sequence numbers it.
 	RegisterId *string `json:"register_id,omitempty"`
 
 	// Restock Whether the refunded units return to stock.
@@ -3314,6 +3680,51 @@ type RegisterCreate struct {
 
 	// Name e.g. "Front till".
 	Name string `json:"name"`
+}
+
+// RegisterPrinter The network thermal printer of a till.
+type RegisterPrinter struct {
+	// Enabled Whether receipts print on it.
+	Enabled bool `json:"enabled"`
+
+	// Host Its host name or IP address on the store's LAN.
+	Host string `json:"host"`
+
+	// LastError why the last print failed
+	LastError string `json:"last_error"`
+
+	// LastOkAt When it last took a print; null: never.
+	LastOkAt *time.Time `json:"last_ok_at"`
+
+	// PaperWidth 58 or 80 mm
+	PaperWidth int64 `json:"paper_width"`
+
+	// Pending prints waiting for it
+	Pending int64 `json:"pending"`
+
+	// Port Its raw TCP port (9100).
+	Port int64 `json:"port"`
+
+	// RegisterId The till.
+	RegisterId string `json:"register_id"`
+
+	// Status ok | unreachable | unknown (never tried)
+	Status PrinterStatus `json:"status"`
+}
+
+// RegisterPrinterSet The body of PUT /registers/:id/printer.
+type RegisterPrinterSet struct {
+	// Enabled default true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Host host name or IP address on the store's LAN
+	Host string `json:"host"`
+
+	// PaperWidth 58 or 80 (default 80)
+	PaperWidth *int64 `json:"paper_width,omitempty"`
+
+	// Port 9100 by default
+	Port *int64 `json:"port,omitempty"`
 }
 
 // RegisterUpdate The body of PATCH /registers/{id}.
@@ -4716,6 +5127,30 @@ type PostOrdersIdCompleteParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetOrdersIdReceiptParams defines parameters for GetOrdersIdReceipt.
+type GetOrdersIdReceiptParams struct {
+	// RefundId a refund's receipt instead of the sale's
+	RefundId *string `form:"refund_id,omitempty" json:"refund_id,omitempty"`
+
+	// Format json (default) or html: a printable page
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+
+	// Width paper width of the html page in mm: 58 or 80 (default)
+	Width *string `form:"width,omitempty" json:"width,omitempty"`
+}
+
+// PostOrdersIdReceiptEmailParams defines parameters for PostOrdersIdReceiptEmail.
+type PostOrdersIdReceiptEmailParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostOrdersIdReceiptPrintParams defines parameters for PostOrdersIdReceiptPrint.
+type PostOrdersIdReceiptPrintParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // PostOrdersIdRefundParams defines parameters for PostOrdersIdRefund.
 type PostOrdersIdRefundParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
@@ -5028,6 +5463,15 @@ type PostOrdersQuoteJSONRequestBody = OrderCreate
 // PatchOrdersIdJSONRequestBody defines body for PatchOrdersId for application/json ContentType.
 type PatchOrdersIdJSONRequestBody = OrderUpdate
 
+// PostOrdersIdCompleteJSONRequestBody defines body for PostOrdersIdComplete for application/json ContentType.
+type PostOrdersIdCompleteJSONRequestBody = OrderComplete
+
+// PostOrdersIdReceiptEmailJSONRequestBody defines body for PostOrdersIdReceiptEmail for application/json ContentType.
+type PostOrdersIdReceiptEmailJSONRequestBody = ReceiptEmail
+
+// PostOrdersIdReceiptPrintJSONRequestBody defines body for PostOrdersIdReceiptPrint for application/json ContentType.
+type PostOrdersIdReceiptPrintJSONRequestBody = ReceiptPrint
+
 // PostOrdersIdRefundJSONRequestBody defines body for PostOrdersIdRefund for application/json ContentType.
 type PostOrdersIdRefundJSONRequestBody = RefundRequest
 
@@ -5043,11 +5487,17 @@ type PostPaymentsInitiateJSONRequestBody = PaymentInitiate
 // PutPaymentsMethodsJSONRequestBody defines body for PutPaymentsMethods for application/json ContentType.
 type PutPaymentsMethodsJSONRequestBody = PaymentMethodsInput
 
+// PatchReceiptSettingsJSONRequestBody defines body for PatchReceiptSettings for application/json ContentType.
+type PatchReceiptSettingsJSONRequestBody = ReceiptSettingsUpdate
+
 // PostRegistersJSONRequestBody defines body for PostRegisters for application/json ContentType.
 type PostRegistersJSONRequestBody = RegisterCreate
 
 // PatchRegistersIdJSONRequestBody defines body for PatchRegistersId for application/json ContentType.
 type PatchRegistersIdJSONRequestBody = RegisterUpdate
+
+// PutRegistersIdPrinterJSONRequestBody defines body for PutRegistersIdPrinter for application/json ContentType.
+type PutRegistersIdPrinterJSONRequestBody = RegisterPrinterSet
 
 // PatchSettingsJSONRequestBody defines body for PatchSettings for application/json ContentType.
 type PatchSettingsJSONRequestBody = SettingsUpdate
@@ -6055,10 +6505,52 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersId(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
-	PostOrdersIdComplete(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
+	PostOrdersIdComplete(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, body PostOrdersIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrdersIdReceipt The receipt of a completed sale, or of one refund: number (gap-free per till), store, lines with modifiers and discounts, campaigns, tax by rate, payments (masked card, gift card balance, change), loyalty balance, and its prints and e-mails; format=html answers text/html with an inline CODE128 barcode of the order number
+	//
+	// Corresponds with GET /api/v1/orders/{id}/receipt (the `GetOrdersIdReceipt` operationId).
+	GetOrdersIdReceipt(ctx context.Context, id openapi_types.UUID, params *GetOrdersIdReceiptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersIdReceiptEmailWithBody E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+	PostOrdersIdReceiptEmailWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersIdReceiptEmail E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+	PostOrdersIdReceiptEmail(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, body PostOrdersIdReceiptEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersIdReceiptPrintWithBody Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+	PostOrdersIdReceiptPrintWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrdersIdReceiptPrint Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+	PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
 	//
@@ -6175,6 +6667,25 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/payments/{id}/void (the `PostPaymentsIdVoid` operationId).
 	PostPaymentsIdVoid(ctx context.Context, id openapi_types.UUID, params *PostPaymentsIdVoidParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReceiptSettings The org's receipt header, footer, tax id and SMTP relay at this store (the password is never shown)
+	//
+	// Corresponds with GET /api/v1/receipt-settings (the `GetReceiptSettings` operationId).
+	GetReceiptSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchReceiptSettingsWithBody Change the receipt settings (managers and owners); smtp_password is write-only
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+	PatchReceiptSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchReceiptSettings Change the receipt settings (managers and owners); smtp_password is write-only
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+	PatchReceiptSettings(ctx context.Context, body PatchReceiptSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRegisters List the org's registers (tills)
 	//
 	// Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
@@ -6212,6 +6723,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
 	PatchRegistersId(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRegistersIdPrinter A till's receipt printer and its status: ok, unreachable (with the last error) or unknown, and the prints waiting
+	//
+	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
+	GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+	PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+	PutRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
@@ -8772,11 +9302,113 @@ func (c *Client) PatchOrdersId(ctx context.Context, id openapi_types.UUID, body 
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
-func (c *Client) PostOrdersIdComplete(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostOrdersIdCompleteRequest(c.Server, id, params)
+func (c *Client) PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdCompleteRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
+func (c *Client) PostOrdersIdComplete(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, body PostOrdersIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdCompleteRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrdersIdReceipt The receipt of a completed sale, or of one refund: number (gap-free per till), store, lines with modifiers and discounts, campaigns, tax by rate, payments (masked card, gift card balance, change), loyalty balance, and its prints and e-mails; format=html answers text/html with an inline CODE128 barcode of the order number
+//
+// Corresponds with GET /api/v1/orders/{id}/receipt (the `GetOrdersIdReceipt` operationId).
+func (c *Client) GetOrdersIdReceipt(ctx context.Context, id openapi_types.UUID, params *GetOrdersIdReceiptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrdersIdReceiptRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersIdReceiptEmailWithBody E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+func (c *Client) PostOrdersIdReceiptEmailWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdReceiptEmailRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersIdReceiptEmail E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+func (c *Client) PostOrdersIdReceiptEmail(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, body PostOrdersIdReceiptEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdReceiptEmailRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersIdReceiptPrintWithBody Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+func (c *Client) PostOrdersIdReceiptPrintWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdReceiptPrintRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrdersIdReceiptPrint Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+func (c *Client) PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrdersIdReceiptPrintRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9092,6 +9724,55 @@ func (c *Client) PostPaymentsIdVoid(ctx context.Context, id openapi_types.UUID, 
 	return c.Client.Do(req)
 }
 
+// GetReceiptSettings The org's receipt header, footer, tax id and SMTP relay at this store (the password is never shown)
+//
+// Corresponds with GET /api/v1/receipt-settings (the `GetReceiptSettings` operationId).
+func (c *Client) GetReceiptSettings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReceiptSettingsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchReceiptSettingsWithBody Change the receipt settings (managers and owners); smtp_password is write-only
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+func (c *Client) PatchReceiptSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchReceiptSettingsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchReceiptSettings Change the receipt settings (managers and owners); smtp_password is write-only
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+func (c *Client) PatchReceiptSettings(ctx context.Context, body PatchReceiptSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchReceiptSettingsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetRegisters List the org's registers (tills)
 //
 // Corresponds with GET /api/v1/registers (the `GetRegisters` operationId).
@@ -9180,6 +9861,55 @@ func (c *Client) PatchRegistersIdWithBody(ctx context.Context, id openapi_types.
 // Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
 func (c *Client) PatchRegistersId(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchRegistersIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRegistersIdPrinter A till's receipt printer and its status: ok, unreachable (with the last error) or unknown, and the prints waiting
+//
+// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
+func (c *Client) GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRegistersIdPrinterRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+func (c *Client) PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutRegistersIdPrinterRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+func (c *Client) PutRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutRegistersIdPrinterRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15190,8 +15920,19 @@ func NewPatchOrdersIdRequestWithBody(server string, id openapi_types.UUID, conte
 	return req, nil
 }
 
-// NewPostOrdersIdCompleteRequest constructs an http.Request for the PostOrdersIdComplete method
-func NewPostOrdersIdCompleteRequest(server string, id openapi_types.UUID, params *PostOrdersIdCompleteParams) (*http.Request, error) {
+// NewPostOrdersIdCompleteRequest calls the generic PostOrdersIdComplete builder with application/json body
+func NewPostOrdersIdCompleteRequest(server string, id openapi_types.UUID, params *PostOrdersIdCompleteParams, body PostOrdersIdCompleteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrdersIdCompleteRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostOrdersIdCompleteRequestWithBody constructs an http.Request for the PostOrdersIdComplete method, with any body, and a specified content type
+func NewPostOrdersIdCompleteRequestWithBody(server string, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15216,10 +15957,221 @@ func NewPostOrdersIdCompleteRequest(server string, id openapi_types.UUID, params
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOrdersIdReceiptRequest constructs an http.Request for the GetOrdersIdReceipt method
+func NewGetOrdersIdReceiptRequest(server string, id openapi_types.UUID, params *GetOrdersIdReceiptParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/orders/%s/receipt", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.RefundId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "refund_id", *params.RefundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Width != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "width", *params.Width, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOrdersIdReceiptEmailRequest calls the generic PostOrdersIdReceiptEmail builder with application/json body
+func NewPostOrdersIdReceiptEmailRequest(server string, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, body PostOrdersIdReceiptEmailJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrdersIdReceiptEmailRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostOrdersIdReceiptEmailRequestWithBody constructs an http.Request for the PostOrdersIdReceiptEmail method, with any body, and a specified content type
+func NewPostOrdersIdReceiptEmailRequestWithBody(server string, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/orders/%s/receipt/email", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostOrdersIdReceiptPrintRequest calls the generic PostOrdersIdReceiptPrint builder with application/json body
+func NewPostOrdersIdReceiptPrintRequest(server string, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrdersIdReceiptPrintRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostOrdersIdReceiptPrintRequestWithBody constructs an http.Request for the PostOrdersIdReceiptPrint method, with any body, and a specified content type
+func NewPostOrdersIdReceiptPrintRequestWithBody(server string, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/orders/%s/receipt/print", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -16007,6 +16959,73 @@ func NewPostPaymentsIdVoidRequest(server string, id openapi_types.UUID, params *
 	return req, nil
 }
 
+// NewGetReceiptSettingsRequest constructs an http.Request for the GetReceiptSettings method
+func NewGetReceiptSettingsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/receipt-settings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchReceiptSettingsRequest calls the generic PatchReceiptSettings builder with application/json body
+func NewPatchReceiptSettingsRequest(server string, body PatchReceiptSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchReceiptSettingsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPatchReceiptSettingsRequestWithBody constructs an http.Request for the PatchReceiptSettings method, with any body, and a specified content type
+func NewPatchReceiptSettingsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/receipt-settings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetRegistersRequest constructs an http.Request for the GetRegisters method
 func NewGetRegistersRequest(server string, params *GetRegistersParams) (*http.Request, error) {
 	var err error
@@ -16212,6 +17231,87 @@ func NewPatchRegistersIdRequestWithBody(server string, id openapi_types.UUID, co
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetRegistersIdPrinterRequest constructs an http.Request for the GetRegistersIdPrinter method
+func NewGetRegistersIdPrinterRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers/%s/printer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutRegistersIdPrinterRequest calls the generic PutRegistersIdPrinter builder with application/json body
+func NewPutRegistersIdPrinterRequest(server string, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutRegistersIdPrinterRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutRegistersIdPrinterRequestWithBody constructs an http.Request for the PutRegistersIdPrinter method, with any body, and a specified content type
+func NewPutRegistersIdPrinterRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/registers/%s/printer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -18327,12 +19427,54 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOrdersIdResponse, error)
 
-	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
+	PostOrdersIdCompleteWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error)
+
+	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
+	PostOrdersIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, body PostOrdersIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error)
+
+	// GetOrdersIdReceiptWithResponse The receipt of a completed sale, or of one refund: number (gap-free per till), store, lines with modifiers and discounts, campaigns, tax by rate, payments (masked card, gift card balance, change), loyalty balance, and its prints and e-mails; format=html answers text/html with an inline CODE128 barcode of the order number
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
-	PostOrdersIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error)
+	// Corresponds with GET /api/v1/orders/{id}/receipt (the `GetOrdersIdReceipt` operationId).
+	GetOrdersIdReceiptWithResponse(ctx context.Context, id openapi_types.UUID, params *GetOrdersIdReceiptParams, reqEditors ...RequestEditorFn) (*GetOrdersIdReceiptResponse, error)
+
+	// PostOrdersIdReceiptEmailWithBodyWithResponse E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+	PostOrdersIdReceiptEmailWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptEmailResponse, error)
+
+	// PostOrdersIdReceiptEmailWithResponse E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+	PostOrdersIdReceiptEmailWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, body PostOrdersIdReceiptEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptEmailResponse, error)
+
+	// PostOrdersIdReceiptPrintWithBodyWithResponse Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+	PostOrdersIdReceiptPrintWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error)
+
+	// PostOrdersIdReceiptPrintWithResponse Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+	PostOrdersIdReceiptPrintWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error)
 
 	// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
 	//
@@ -18467,6 +19609,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/payments/{id}/void (the `PostPaymentsIdVoid` operationId).
 	PostPaymentsIdVoidWithResponse(ctx context.Context, id openapi_types.UUID, params *PostPaymentsIdVoidParams, reqEditors ...RequestEditorFn) (*PostPaymentsIdVoidResponse, error)
 
+	// GetReceiptSettingsWithResponse The org's receipt header, footer, tax id and SMTP relay at this store (the password is never shown)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/receipt-settings (the `GetReceiptSettings` operationId).
+	GetReceiptSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReceiptSettingsResponse, error)
+
+	// PatchReceiptSettingsWithBodyWithResponse Change the receipt settings (managers and owners); smtp_password is write-only
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+	PatchReceiptSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchReceiptSettingsResponse, error)
+
+	// PatchReceiptSettingsWithResponse Change the receipt settings (managers and owners); smtp_password is write-only
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+	PatchReceiptSettingsWithResponse(ctx context.Context, body PatchReceiptSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchReceiptSettingsResponse, error)
+
 	// GetRegistersWithResponse List the org's registers (tills)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18508,6 +19671,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/registers/{id} (the `PatchRegistersId` operationId).
 	PatchRegistersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchRegistersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRegistersIdResponse, error)
+
+	// GetRegistersIdPrinterWithResponse A till's receipt printer and its status: ok, unreachable (with the last error) or unknown, and the prints waiting
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
+	GetRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdPrinterResponse, error)
+
+	// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+	PutRegistersIdPrinterWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error)
+
+	// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+	PutRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error)
 
 	// GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
@@ -30045,6 +31229,8 @@ type PostOrdersIdCompleteResponse struct {
 	ApplicationproblemJSON404 *NotFoundProblem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -30094,6 +31280,11 @@ func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON409() *ConflictPr
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PostOrdersIdCompleteResponse) GetApplicationproblemJSON422() *ValidationProblem {
 	return r.ApplicationproblemJSON422
@@ -30137,6 +31328,357 @@ func (r PostOrdersIdCompleteResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostOrdersIdCompleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOrdersIdReceiptResponse401Headers the declared response headers of an HTTP 401 response for GetOrdersIdReceipt
+type GetOrdersIdReceiptResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetOrdersIdReceiptResponse429Headers the declared response headers of an HTTP 429 response for GetOrdersIdReceipt
+type GetOrdersIdReceiptResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetOrdersIdReceiptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The document of one sale or one refund, as printed, shown and e-mailed.
+		Data Receipt `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOrdersIdReceiptResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOrdersIdReceiptResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrdersIdReceiptResponse) GetJSON200() *struct {
+	// Data The document of one sale or one refund, as printed, shown and e-mailed.
+	Data Receipt `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOrdersIdReceiptResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrdersIdReceiptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrdersIdReceiptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrdersIdReceiptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrdersIdReceiptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOrdersIdReceiptEmailResponse401Headers the declared response headers of an HTTP 401 response for PostOrdersIdReceiptEmail
+type PostOrdersIdReceiptEmailResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostOrdersIdReceiptEmailResponse429Headers the declared response headers of an HTTP 429 response for PostOrdersIdReceiptEmail
+type PostOrdersIdReceiptEmailResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostOrdersIdReceiptEmailResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data A print or an e-mail of a receipt and how it went.
+		Data ReceiptJob `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOrdersIdReceiptEmailResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOrdersIdReceiptEmailResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostOrdersIdReceiptEmailResponse) GetJSON202() *struct {
+	// Data A print or an e-mail of a receipt and how it went.
+	Data ReceiptJob `json:"data"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOrdersIdReceiptEmailResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrdersIdReceiptEmailResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrdersIdReceiptEmailResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrdersIdReceiptEmailResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrdersIdReceiptEmailResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOrdersIdReceiptPrintResponse401Headers the declared response headers of an HTTP 401 response for PostOrdersIdReceiptPrint
+type PostOrdersIdReceiptPrintResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostOrdersIdReceiptPrintResponse429Headers the declared response headers of an HTTP 429 response for PostOrdersIdReceiptPrint
+type PostOrdersIdReceiptPrintResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostOrdersIdReceiptPrintResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data A print or an e-mail of a receipt and how it went.
+		Data ReceiptJob `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostOrdersIdReceiptPrintResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOrdersIdReceiptPrintResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostOrdersIdReceiptPrintResponse) GetJSON202() *struct {
+	// Data A print or an e-mail of a receipt and how it went.
+	Data ReceiptJob `json:"data"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostOrdersIdReceiptPrintResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrdersIdReceiptPrintResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrdersIdReceiptPrintResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrdersIdReceiptPrintResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrdersIdReceiptPrintResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31748,6 +33290,212 @@ func (r PostPaymentsIdVoidResponse) ContentType() string {
 	return ""
 }
 
+// GetReceiptSettingsResponse401Headers the declared response headers of an HTTP 401 response for GetReceiptSettings
+type GetReceiptSettingsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReceiptSettingsResponse429Headers the declared response headers of an HTTP 429 response for GetReceiptSettings
+type GetReceiptSettingsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReceiptSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+		Data ReceiptSettings `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReceiptSettingsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReceiptSettingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReceiptSettingsResponse) GetJSON200() *struct {
+	// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+	Data ReceiptSettings `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReceiptSettingsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReceiptSettingsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReceiptSettingsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReceiptSettingsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReceiptSettingsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReceiptSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReceiptSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReceiptSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReceiptSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchReceiptSettingsResponse401Headers the declared response headers of an HTTP 401 response for PatchReceiptSettings
+type PatchReceiptSettingsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchReceiptSettingsResponse429Headers the declared response headers of an HTTP 429 response for PatchReceiptSettings
+type PatchReceiptSettingsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchReceiptSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+		Data ReceiptSettings `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchReceiptSettingsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchReceiptSettingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchReceiptSettingsResponse) GetJSON200() *struct {
+	// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+	Data ReceiptSettings `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchReceiptSettingsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchReceiptSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchReceiptSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchReceiptSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchReceiptSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetRegistersResponse401Headers the declared response headers of an HTTP 401 response for GetRegisters
 type GetRegistersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -32194,6 +33942,226 @@ func (r PatchRegistersIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchRegistersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRegistersIdPrinterResponse401Headers the declared response headers of an HTTP 401 response for GetRegistersIdPrinter
+type GetRegistersIdPrinterResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetRegistersIdPrinterResponse429Headers the declared response headers of an HTTP 429 response for GetRegistersIdPrinter
+type GetRegistersIdPrinterResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetRegistersIdPrinterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The network thermal printer of a till.
+		Data RegisterPrinter `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRegistersIdPrinterResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRegistersIdPrinterResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRegistersIdPrinterResponse) GetJSON200() *struct {
+	// Data The network thermal printer of a till.
+	Data RegisterPrinter `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetRegistersIdPrinterResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRegistersIdPrinterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRegistersIdPrinterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRegistersIdPrinterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRegistersIdPrinterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutRegistersIdPrinterResponse401Headers the declared response headers of an HTTP 401 response for PutRegistersIdPrinter
+type PutRegistersIdPrinterResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutRegistersIdPrinterResponse429Headers the declared response headers of an HTTP 429 response for PutRegistersIdPrinter
+type PutRegistersIdPrinterResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutRegistersIdPrinterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The network thermal printer of a till.
+		Data RegisterPrinter `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutRegistersIdPrinterResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutRegistersIdPrinterResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutRegistersIdPrinterResponse) GetJSON200() *struct {
+	// Data The network thermal printer of a till.
+	Data RegisterPrinter `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PutRegistersIdPrinterResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutRegistersIdPrinterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutRegistersIdPrinterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutRegistersIdPrinterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutRegistersIdPrinterResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36491,17 +38459,95 @@ func (c *ClientWithResponses) PatchOrdersIdWithResponse(ctx context.Context, id 
 	return ParsePatchOrdersIdResponse(rsp)
 }
 
-// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
-func (c *ClientWithResponses) PostOrdersIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error) {
-	rsp, err := c.PostOrdersIdComplete(ctx, id, params, reqEditors...)
+func (c *ClientWithResponses) PostOrdersIdCompleteWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error) {
+	rsp, err := c.PostOrdersIdCompleteWithBody(ctx, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParsePostOrdersIdCompleteResponse(rsp)
+}
+
+// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
+func (c *ClientWithResponses) PostOrdersIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, body PostOrdersIdCompleteJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error) {
+	rsp, err := c.PostOrdersIdComplete(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersIdCompleteResponse(rsp)
+}
+
+// GetOrdersIdReceiptWithResponse The receipt of a completed sale, or of one refund: number (gap-free per till), store, lines with modifiers and discounts, campaigns, tax by rate, payments (masked card, gift card balance, change), loyalty balance, and its prints and e-mails; format=html answers text/html with an inline CODE128 barcode of the order number
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/orders/{id}/receipt (the `GetOrdersIdReceipt` operationId).
+func (c *ClientWithResponses) GetOrdersIdReceiptWithResponse(ctx context.Context, id openapi_types.UUID, params *GetOrdersIdReceiptParams, reqEditors ...RequestEditorFn) (*GetOrdersIdReceiptResponse, error) {
+	rsp, err := c.GetOrdersIdReceipt(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrdersIdReceiptResponse(rsp)
+}
+
+// PostOrdersIdReceiptEmailWithBodyWithResponse E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+func (c *ClientWithResponses) PostOrdersIdReceiptEmailWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptEmailResponse, error) {
+	rsp, err := c.PostOrdersIdReceiptEmailWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersIdReceiptEmailResponse(rsp)
+}
+
+// PostOrdersIdReceiptEmailWithResponse E-mail a receipt through the org's SMTP relay: queued (offline too) and sent once the relay accepts it, with retries; 422 for an address that is not one, 409 without a relay
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/email (the `PostOrdersIdReceiptEmail` operationId).
+func (c *ClientWithResponses) PostOrdersIdReceiptEmailWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptEmailParams, body PostOrdersIdReceiptEmailJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptEmailResponse, error) {
+	rsp, err := c.PostOrdersIdReceiptEmail(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersIdReceiptEmailResponse(rsp)
+}
+
+// PostOrdersIdReceiptPrintWithBodyWithResponse Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+func (c *ClientWithResponses) PostOrdersIdReceiptPrintWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error) {
+	rsp, err := c.PostOrdersIdReceiptPrintWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersIdReceiptPrintResponse(rsp)
+}
+
+// PostOrdersIdReceiptPrintWithResponse Reprint a receipt at its till's printer (or register_id's); queued and retried in the background, never opens the drawer; 409 when the till has no enabled printer
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
+func (c *ClientWithResponses) PostOrdersIdReceiptPrintWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error) {
+	rsp, err := c.PostOrdersIdReceiptPrint(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrdersIdReceiptPrintResponse(rsp)
 }
 
 // PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
@@ -36751,6 +38797,45 @@ func (c *ClientWithResponses) PostPaymentsIdVoidWithResponse(ctx context.Context
 	return ParsePostPaymentsIdVoidResponse(rsp)
 }
 
+// GetReceiptSettingsWithResponse The org's receipt header, footer, tax id and SMTP relay at this store (the password is never shown)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/receipt-settings (the `GetReceiptSettings` operationId).
+func (c *ClientWithResponses) GetReceiptSettingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReceiptSettingsResponse, error) {
+	rsp, err := c.GetReceiptSettings(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReceiptSettingsResponse(rsp)
+}
+
+// PatchReceiptSettingsWithBodyWithResponse Change the receipt settings (managers and owners); smtp_password is write-only
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+func (c *ClientWithResponses) PatchReceiptSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchReceiptSettingsResponse, error) {
+	rsp, err := c.PatchReceiptSettingsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchReceiptSettingsResponse(rsp)
+}
+
+// PatchReceiptSettingsWithResponse Change the receipt settings (managers and owners); smtp_password is write-only
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/receipt-settings (the `PatchReceiptSettings` operationId).
+func (c *ClientWithResponses) PatchReceiptSettingsWithResponse(ctx context.Context, body PatchReceiptSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchReceiptSettingsResponse, error) {
+	rsp, err := c.PatchReceiptSettings(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchReceiptSettingsResponse(rsp)
+}
+
 // GetRegistersWithResponse List the org's registers (tills)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -36827,6 +38912,45 @@ func (c *ClientWithResponses) PatchRegistersIdWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePatchRegistersIdResponse(rsp)
+}
+
+// GetRegistersIdPrinterWithResponse A till's receipt printer and its status: ok, unreachable (with the last error) or unknown, and the prints waiting
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
+func (c *ClientWithResponses) GetRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdPrinterResponse, error) {
+	rsp, err := c.GetRegistersIdPrinter(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRegistersIdPrinterResponse(rsp)
+}
+
+// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+func (c *ClientWithResponses) PutRegistersIdPrinterWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error) {
+	rsp, err := c.PutRegistersIdPrinterWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutRegistersIdPrinterResponse(rsp)
+}
+
+// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
+func (c *ClientWithResponses) PutRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error) {
+	rsp, err := c.PutRegistersIdPrinter(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutRegistersIdPrinterResponse(rsp)
 }
 
 // GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
@@ -47608,6 +49732,13 @@ func ParsePostOrdersIdCompleteResponse(rsp *http.Response) (*PostOrdersIdComplet
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47669,6 +49800,330 @@ func ParsePostOrdersIdCompleteResponse(rsp *http.Response) (*PostOrdersIdComplet
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOrdersIdReceiptResponse parses an HTTP response from a GetOrdersIdReceiptWithResponse call
+func ParseGetOrdersIdReceiptResponse(rsp *http.Response) (*GetOrdersIdReceiptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrdersIdReceiptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The document of one sale or one refund, as printed, shown and e-mailed.
+			Data Receipt `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOrdersIdReceiptResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOrdersIdReceiptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOrdersIdReceiptEmailResponse parses an HTTP response from a PostOrdersIdReceiptEmailWithResponse call
+func ParsePostOrdersIdReceiptEmailResponse(rsp *http.Response) (*PostOrdersIdReceiptEmailResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrdersIdReceiptEmailResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Data A print or an e-mail of a receipt and how it went.
+			Data ReceiptJob `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostOrdersIdReceiptEmailResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOrdersIdReceiptEmailResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOrdersIdReceiptPrintResponse parses an HTTP response from a PostOrdersIdReceiptPrintWithResponse call
+func ParsePostOrdersIdReceiptPrintResponse(rsp *http.Response) (*PostOrdersIdReceiptPrintResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrdersIdReceiptPrintResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Data A print or an e-mail of a receipt and how it went.
+			Data ReceiptJob `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostOrdersIdReceiptPrintResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOrdersIdReceiptPrintResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -49159,6 +51614,194 @@ func ParsePostPaymentsIdVoidResponse(rsp *http.Response) (*PostPaymentsIdVoidRes
 	return response, nil
 }
 
+// ParseGetReceiptSettingsResponse parses an HTTP response from a GetReceiptSettingsWithResponse call
+func ParseGetReceiptSettingsResponse(rsp *http.Response) (*GetReceiptSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReceiptSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+			Data ReceiptSettings `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReceiptSettingsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReceiptSettingsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchReceiptSettingsResponse parses an HTTP response from a PatchReceiptSettingsWithResponse call
+func ParsePatchReceiptSettingsResponse(rsp *http.Response) (*PatchReceiptSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchReceiptSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What receipts say about the store and how they are e-mailed, per org. The SMTP password is never answered: smtp_password_set says whether one is stored.
+			Data ReceiptSettings `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchReceiptSettingsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchReceiptSettingsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetRegistersResponse parses an HTTP response from a GetRegistersWithResponse call
 func ParseGetRegistersResponse(rsp *http.Response) (*GetRegistersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -49559,6 +52202,208 @@ func ParsePatchRegistersIdResponse(rsp *http.Response) (*PatchRegistersIdRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PatchRegistersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRegistersIdPrinterResponse parses an HTTP response from a GetRegistersIdPrinterWithResponse call
+func ParseGetRegistersIdPrinterResponse(rsp *http.Response) (*GetRegistersIdPrinterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRegistersIdPrinterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The network thermal printer of a till.
+			Data RegisterPrinter `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetRegistersIdPrinterResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRegistersIdPrinterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutRegistersIdPrinterResponse parses an HTTP response from a PutRegistersIdPrinterWithResponse call
+func ParsePutRegistersIdPrinterResponse(rsp *http.Response) (*PutRegistersIdPrinterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutRegistersIdPrinterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The network thermal printer of a till.
+			Data RegisterPrinter `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutRegistersIdPrinterResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutRegistersIdPrinterResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

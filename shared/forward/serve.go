@@ -138,6 +138,10 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 		if in.Refund == nil {
 			in.Refund = &kassa.RefundRequest{}
 		}
+		if r := in.Refund.RegisterID; r != "" && kassa.ValidRegisterID(r) {
+			// The store numbers the refund's receipt at the till named.
+			ctx = kassa.WithRegister(ctx, r)
+		}
 		return e.Orders.RefundOrder(ctx, in.ID, in.Refund)
 	}
 	return nil, kassa.Errorf(kassa.EBadRequest, "%s", unknownOp(cmd.Op))

@@ -100,8 +100,19 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		t.Fatalf("setup POST /gift-cards: %d %s", gift.Status, gift.Body)
 	}
 	giftCode := gift.Data()["code"].(string)
-	f.queries["/gift-cards/lookup"] = "code=" + giftCode
 	register := f.isoCreate(t, "/registers", map[string]any{"location_id": loc, "name": "A's till"})
+	// A second order of A's, paid and completed at a till (with a printer
+	// that is off, so nothing changes it later): it has a receipt.
+	if r := f.tn.Do("PUT", "/api/v1/registers/"+register+"/printer", f.a.Owner, map[string]any{"host": "127.0.0.1", "enabled": false}); r.Status != 200 {
+		t.Fatalf("setup PUT /registers/{id}/printer: %d %s", r.Status, r.Body)
+	}
+	sold := f.isoCreate(t, "/orders", map[string]any{"location_id": loc, "line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}})
+	f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": sold, "amount": total, "method": "cash"})
+	if r := f.tn.Do("POST", "/api/v1/orders/"+sold+"/complete", f.a.Owner, map[string]any{"register_id": register}); r.Status != 200 {
+		t.Fatalf("setup complete: %d %s", r.Status, r.Body)
+	}
+	f.ids["receipt:"] = sold // the routes /orders/{id}/receipt* (expand)
+	f.queries["/gift-cards/lookup"] = "code=" + giftCode
 	closed := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 1000}})
 	zReport := f.isoCreate(t, "/drawers/"+closed+"/close", map[string]any{"count": map[string]any{"amount": 1000}})
 	drawer := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 2000}})
@@ -189,6 +200,10 @@ var isoBodies = map[string]any{
 	"POST /drawers/{id}/paid-out":               map[string]any{"amount": 100, "reason": "B was here"},
 	"POST /drawers/{id}/no-sale":                map[string]any{"reason": "B was here"},
 	"POST /drawers/{id}/close":                  map[string]any{"count": map[string]any{"amount": 0}},
+	"POST /orders/{id}/complete":                map[string]any{"register_id": "till-b"},
+	"POST /orders/{id}/receipt/print":           map[string]any{},
+	"POST /orders/{id}/receipt/email":           map[string]any{"email": "b@b.test"},
+	"PUT /registers/{id}/printer":               map[string]any{"host": "127.0.0.1"},
 }
 
 // isoNot404 are the routes with an id whose answer to B is not 404, and
@@ -198,6 +213,10 @@ var isoNot404 = map[string]int{
 	// every id alike.
 	"PUT /partners/tenants/{id}/rate-limit":    403,
 	"DELETE /partners/tenants/{id}/rate-limit": 403,
+	// A printer is keyed by its till's id per org (docs/receipts.md): B
+	// setting a printer for A's register id sets one of B's own, which no
+	// register of B's uses.
+	"PUT /registers/{id}/printer": 200,
 }
 
 var isoParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
@@ -240,6 +259,9 @@ func (f *isoFixture) expand(path string) (string, bool) {
 	ok := true
 	out := isoParam.ReplaceAllStringFunc(path, func(m string) string {
 		prefix := path[:strings.Index(path, m)]
+		if strings.HasPrefix(path, "/orders/{id}/receipt") {
+			prefix = "receipt:" // a completed order's
+		}
 		switch m {
 		case "{accountId}":
 			prefix = "/loyalty/accounts/"

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"time"
 
@@ -39,9 +40,11 @@ func (s *Server) routesOrders() {
 	s.handle(&Route{Method: "PATCH", Path: "/orders/:id", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusConflict, fiber.StatusServiceUnavailable}, Body: kassa.OrderUpdate{}, Resp: kassa.Order{},
 		Summary: "Update notes or customer, or cancel an open order (status cancelled; captured payments must be voided first: 409)",
 		Handler: updateWith("order", svc.UpdateOrder)})
-	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Resp: kassa.Order{},
-		Summary: "Complete a fully paid open order: moves stock, earns loyalty points (409 when not open or not fully paid)",
-		Handler: getBy("order", svc.CompleteOrder)})
+	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable},
+		Body: kassa.OrderComplete{}, Resp: kassa.Order{},
+		Summary: "Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till " +
+			"(or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)",
+		Handler: s.completeOrder})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
 		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +
 			"a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)",
@@ -126,9 +129,56 @@ func (s *Server) refundOrder(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	o, err := s.svc.Orders.RefundOrder(c.UserContext(), id, &in)
+	ctx, err := atRegister(c, optional(in.RegisterID))
+	if err != nil {
+		return err
+	}
+	o, err := s.svc.Orders.RefundOrder(ctx, id, &in)
 	if err != nil {
 		return err
 	}
 	return one(c, fiber.StatusOK, o)
+}
+
+// completeOrder accepts an empty body: no till named.
+func (s *Server) completeOrder(c *fiber.Ctx) error {
+	id, err := pathID(c, "order")
+	if err != nil {
+		return err
+	}
+	var in kassa.OrderComplete
+	if len(bytes.TrimSpace(c.Body())) > 0 {
+		if err := decode(c, &in); err != nil {
+			return err
+		}
+	}
+	ctx, err := atRegister(c, in.RegisterID)
+	if err != nil {
+		return err
+	}
+	o, err := s.svc.Orders.CompleteOrder(ctx, id)
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, o)
+}
+
+// atRegister is the request's context naming the till whose receipt
+// sequence numbers the sale or refund (docs/receipts.md).
+// optional is nil for "" (a register_id left out), else a pointer to s.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func atRegister(c *fiber.Ctx, registerID *string) (context.Context, error) {
+	if registerID == nil {
+		return c.UserContext(), nil
+	}
+	if !kassa.ValidRegisterID(*registerID) {
+		return nil, kassa.InvalidField("register_id", "must be 1-64 letters, digits, _ or -")
+	}
+	return kassa.WithRegister(c.UserContext(), *registerID), nil
 }

@@ -121,6 +121,7 @@ type Services struct {
 	Drawers        kassa.DrawerService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
+	Receipts       kassa.ReceiptService
 	Payments       kassa.PaymentService
 	Settings       kassa.SettingsService
 	Sync           kassa.SyncService
@@ -270,6 +271,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Drawers != nil, s.routesDrawers},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
+		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},
 		{svc.Payments != nil, s.routesPayments},
 		{svc.Settings != nil, s.routesSettings},
 		{svc.Sync != nil, s.routesSync},

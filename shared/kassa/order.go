@@ -187,8 +187,9 @@ type RefundRequest struct {
 	Reason    string            `json:"reason"`
 	Restock   bool              `json:"restock"`
 	// RegisterID names the register the refund is handed back at: its open
-	// drawer records it, and cash paid back leaves its drawer. Omitted: no
-	// drawer records it.
+	// drawer records it, cash paid back leaves its drawer, and its receipt
+	// sequence numbers the refund (docs/receipts.md). Omitted: no drawer
+	// records it, and the location's default sequence numbers it.
 	RegisterID string `json:"register_id"`
 }
 

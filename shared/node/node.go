@@ -75,6 +75,11 @@ type Config struct {
 	WSPing        time.Duration
 	WSMaxConns    int
 	WSMaxOrgConns int
+	// ReceiptPoll is how often the receipt job looks for prints and
+	// e-mails due for a retry (a new one wakes it at once); 0: 1 s.
+	// ReceiptRetry is the first pause before a failed one is retried,
+	// doubling per attempt up to 5 min; 0: 5 s (node clock).
+	ReceiptPoll, ReceiptRetry time.Duration
 	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
 	KDSPage fs.FS
 	// ConsolePage is the store console to serve at /console (the edge sets it).
@@ -240,6 +245,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Services.Payments = payments
 	n.payments = payments
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
+	n.Services.Receipts = sqlite.NewReceiptService(db)
 	// Partners sign in at the hub (the OAuth routes are the hub's); an edge
 	// checks the hub's access tokens of its org from their replicated copies.
 	n.Services.OAuth = sqlite.NewOAuthService(db)
@@ -264,6 +270,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		n.HTTP.Registry().MustRegister(n.webhooks.collectors()...)
 	}
 	n.Jobs.Start(n.TicketJob())
+	n.Jobs.Start(n.ReceiptJob())
 	if cfg.Kind == kassa.NodeHub {
 		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))
 		n.Jobs.Start(n.CampaignVersionRetentionJob())

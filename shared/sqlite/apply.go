@@ -74,6 +74,8 @@ func init() {
 		{e: entRegister},
 		{e: entDrawer, lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank}},
 		{e: entDrawerEntry, mode: mergeAppend}, {e: entZReport, mode: mergeAppend},
+		// Receipts: numbered once by the store that owns the sequence.
+		{e: entReceipt, mode: mergeAppend},
 		// Events: appended once per event id (events.id is unique), so an
 		// edge's event is in the hub's log once however often it arrives.
 		{e: entEvent, mode: mergeAppend},

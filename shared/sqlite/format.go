@@ -23,7 +23,7 @@ var formatMigrations = map[int]int{
 	1: 12, // v0.5.0, v0.6.0
 	2: 19, // campaign redemptions derived, not replicated
 	3: 21, // gift cards and their transactions
-	4: 30, // registers, drawer sessions and entries, Z reports; locations.day_cutoff_hour
+	4: 31, // registers, drawer sessions and entries, Z reports, locations.day_cutoff_hour (0030); receipts (0031)
 }
 
 // Schema is the replicated schema of one change-record format: the

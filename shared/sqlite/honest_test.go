@@ -338,11 +338,16 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	if len(missed) > 0 {
 		t.Errorf("no operation of the edge's till changed %v: add one to tills", missed)
 	}
-	// The hub holds every order and payment as the edge does.
-	for _, table := range []string{"orders", "payments", "refunds", "order_lines", "gift_card_transactions", "stock_movements", "transfers"} {
+	// The hub holds every order and payment as the edge does, and every
+	// receipt the edge's tills numbered.
+	if n := len(dumpRows(t, ew.edge.db, "SELECT id FROM receipts WHERE org_id = ?", ew.org)); n < 2 {
+		t.Errorf("the edge's tills numbered %d receipts, want a sale's and a refund's at least", n)
+	}
+	for _, table := range []string{"orders", "payments", "refunds", "receipts", "order_lines", "gift_card_transactions", "stock_movements", "transfers"} {
 		cols := map[string]string{
 			"orders":   "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
 			"payments": "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
+			"receipts": "id, number, kind, order_id, refund_id, register_id, origin",
 		}[table]
 		if cols == "" {
 			cols = "id"

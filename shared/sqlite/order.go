@@ -604,8 +604,14 @@ func (s *OrderService) nextNumber(ctx context.Context, tx *Tx, locationID string
 
 // NumberPrefix is this node's order number prefix: the last six hex digits
 // of its id, upper-cased.
-func (db *DB) NumberPrefix() string {
-	id := strings.ReplaceAll(db.NodeID, "-", "")
+func (db *DB) NumberPrefix() string { return numberPrefixOf(db.NodeID) }
+
+// numberPrefixOf is a node's order (and receipt) number prefix.
+func numberPrefixOf(nodeID string) string {
+	id := strings.ReplaceAll(nodeID, "-", "")
+	if len(id) < 6 {
+		return strings.ToUpper(id)
+	}
 	return strings.ToUpper(id[len(id)-6:])
 }
 
@@ -721,6 +727,9 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 		if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted); err != nil {
 			return err
 		}
+		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, "", paidCash(o.Payments)); err != nil {
+			return err
+		}
 		// The completed order from what this unit read and wrote, and its
 		// payments; an open order has no refunds, and its history is its
 		// creation (scanOrder) and this completion.
@@ -734,6 +743,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
+	s.db.wakeReceipts()
 	return o, nil
 }
 
@@ -782,7 +792,7 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		plan = plan.Scaled(sumRefunded(paid))
 	}
 	refundID := s.db.NewID()
-	return writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
+	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
 		cur, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -839,6 +849,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 				}
 			}
 		}
+		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, refundID, refundedCash(cur, paid)); err != nil {
+			return err
+		}
 		done, err := findOrder(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -846,6 +859,10 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
 		return nil
 	})
+	if err == nil {
+		s.db.wakeReceipts()
+	}
+	return out, err
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {

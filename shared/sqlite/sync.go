@@ -217,6 +217,7 @@ var digestTables = map[string]string{
 	"order_history":          "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
 	"payments":               "org_id = ?1 AND location_id = ?2",
 	"refunds":                "org_id = ?1 AND location_id = ?2",
+	"receipts":               "org_id = ?1 AND location_id = ?2",
 }
 
 // digestSkip are bookkeeping columns left out of digests: how a node

@@ -60,6 +60,7 @@ var (
 	entDrawer       = entity{"drawer_session", "drawer_sessions", "org_id", true}
 	entDrawerEntry  = entity{"drawer_entry", "drawer_entries", "org_id", false}
 	entZReport      = entity{"z_report", "z_reports", "org_id", false}
+	entReceipt      = entity{"receipt", "receipts", "org_id", false}
 )
 
 // Tx is one write transaction. Row writes of replicated entities go through

@@ -19,6 +19,10 @@ import "fmt"
 //	   accepted and dropped, and it is verified without them.
 //	3  migration 0021: gift cards and their transactions replicate; an edge
 //	   of format 1 or 2 is served without them.
+//	4  migrations 0030 and 0031: registers, drawer sessions, drawer entries
+//	   and Z reports replicate, locations carry day_cutoff_hour; receipts
+//	   replicate (append-only, numbered by the store); an edge of format 1-3
+//	   is served without them.
 const Format = 4
 
 // Formats of the wire: what an edge's request names, 0 being an edge that

@@ -1,0 +1,429 @@
+package kassa
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Receipts (docs/receipts.md). Every completed sale and every refund gets
+// a receipt numbered without gaps per till (register) at the edge that
+// completed it, in the same unit of work: <code>-<n>, where code names the
+// sequence (the node's number prefix and the sequence's ordinal there) and
+// n counts from 1. A completion or refund names its till with register_id;
+// without one it takes the location's default sequence at that node.
+
+// Receipt kinds.
+const (
+	ReceiptSale   = "sale"
+	ReceiptRefund = "refund"
+)
+
+// Receipt job kinds and states.
+const (
+	JobPrint   = "print"
+	JobEmail   = "email"
+	JobPending = "pending"
+	JobDone    = "done"
+	JobFailed  = "failed"
+)
+
+// Receipt is the document of one sale or one refund, as printed, shown
+// and e-mailed.
+type Receipt struct {
+	ID           string           `json:"id"`
+	Number       string           `json:"number"`                          // <sequence code>-<n>, gap-free per till
+	Kind         string           `json:"kind" openapi:"enum=ReceiptKind"` // sale or refund.
+	OrderID      string           `json:"order_id"`
+	OrderNumber  string           `json:"order_number"` // also the barcode (CODE128) for returns
+	RefundID     *string          `json:"refund_id"`    // The refund, for a refund receipt.
+	RegisterID   *string          `json:"register_id"`  // The till; null: the location's default sequence.
+	LocationID   string           `json:"location_id"`
+	Store        ReceiptStore     `json:"store"` // The store as the receipt names it.
+	Lines        []ReceiptLine    `json:"lines"`
+	Subtotal     int64            `json:"subtotal"`       // Lines before discounts, in minor units.
+	Discount     int64            `json:"discount_total"` // The order's discounts (manual and campaigns), in minor units.
+	Campaigns    []ReceiptAmount  `json:"campaigns"`      // What each campaign took off the order.
+	Taxes        []ReceiptTax     `json:"taxes"`          // The tax breakdown by rate.
+	TaxTotal     int64            `json:"tax_total"`      // The tax, in minor units.
+	TaxInclusive bool             `json:"tax_inclusive"`  // Whether the prices include the tax.
+	Total        int64            `json:"total"`          // The sale's total, or the amount refunded.
+	Currency     string           `json:"currency"`
+	Scale        int              `json:"scale"`     // Decimals of the currency (AUD 2).
+	Payments     []ReceiptPayment `json:"payments"`  // The tenders, or for a refund what went back through each.
+	Loyalty      *ReceiptLoyalty  `json:"loyalty"`   // null: no customer account
+	Reason       string           `json:"reason"`    // A refund's reason.
+	Jobs         []ReceiptJob     `json:"jobs"`      // Its prints and e-mails, oldest first.
+	IssuedAt     time.Time        `json:"issued_at"` // When the sale completed or the refund was made.
+}
+
+// ReceiptStore is the store as the receipt names it.
+type ReceiptStore struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Header  string `json:"header"` // Text printed above the lines (receipt settings).
+	Footer  string `json:"footer"` // Text printed below the payments (receipt settings).
+	TaxID   string `json:"tax_id"` // The store's tax number (receipt settings).
+}
+
+// ReceiptLine is one line: for a refund, the refunded quantity.
+type ReceiptLine struct {
+	Name      string          `json:"name"`
+	Quantity  int64           `json:"quantity"`
+	UnitPrice int64           `json:"unit_price"` // with modifiers
+	Modifiers []ReceiptAmount `json:"modifiers"`  // The chosen modifier options and their prices.
+	Discount  int64           `json:"discount"`
+	Total     int64           `json:"total"` // The line's total, in minor units.
+}
+
+// ReceiptAmount is a named amount: a modifier's price, a campaign's discount.
+type ReceiptAmount struct {
+	Name   string `json:"name"`
+	Amount int64  `json:"amount"`
+}
+
+// ReceiptTax is the tax at one rate.
+type ReceiptTax struct {
+	RateBps int   `json:"rate_bps"` // The rate in basis points (1000 = 10 %).
+	Net     int64 `json:"net"`      // what the tax was charged on
+	Tax     int64 `json:"tax"`      // The tax at this rate, in minor units.
+}
+
+// ReceiptPayment is one tender, or for a refund what went back through it.
+type ReceiptPayment struct {
+	Method          PaymentMethod `json:"method"` // How it was paid.
+	Amount          int64         `json:"amount"`
+	Tendered        *int64        `json:"tendered"`          // cash handed over
+	Change          *int64        `json:"change"`            // cash handed back
+	Card            *string       `json:"card"`              // masked: **** 4242
+	GiftCard        *string       `json:"gift_card"`         // masked: **** AB12
+	GiftCardBalance *int64        `json:"gift_card_balance"` // what the card holds now
+}
+
+// ReceiptLoyalty is the customer's loyalty standing after the sale.
+type ReceiptLoyalty struct {
+	Earned  int64 `json:"earned"`  // Points the sale earned.
+	Balance int64 `json:"balance"` // The customer's points balance now.
+}
+
+// ReceiptJob is a print or an e-mail of a receipt and how it went.
+type ReceiptJob struct {
+	ID         string     `json:"id"`
+	Kind       string     `json:"kind" openapi:"enum=ReceiptJobKind"`     // print or email.
+	Status     string     `json:"status" openapi:"enum=ReceiptJobStatus"` // pending until the printer or relay took it
+	RegisterID *string    `json:"register_id"`                            // a print's till
+	Email      *string    `json:"email"`                                  // an e-mail's recipient
+	Attempts   int        `json:"attempts"`                               // Attempts made so far.
+	LastError  string     `json:"last_error"`                             // why the last attempt failed; "" when none did
+	CreatedAt  time.Time  `json:"created_at"`
+	DoneAt     *time.Time `json:"done_at"` // When the printer or relay took it; null until then.
+}
+
+// ReceiptFacts is what BuildReceipt reads: the order, the refund for a
+// refund receipt, and what the store knows around them.
+type ReceiptFacts struct {
+	ID, Number string
+	RegisterID *string
+	Order      *Order
+	Refund     *Refund
+	Location   *Location
+	Settings   ReceiptSettings
+	Scale      int
+	GiftCards  map[string]GiftCardBalance // by payment id
+	Loyalty    *int64                     // the customer's points balance
+	IssuedAt   time.Time
+}
+
+// GiftCardBalance is a card that paid, masked, and what it holds now.
+type GiftCardBalance struct {
+	Masked  string
+	Balance int64
+}
+
+// BuildReceipt assembles the receipt document.
+func BuildReceipt(f *ReceiptFacts) *Receipt {
+	o := f.Order
+	r := &Receipt{ID: f.ID, Number: f.Number, Kind: ReceiptSale, OrderID: o.ID, OrderNumber: o.Number,
+		RegisterID: f.RegisterID, LocationID: o.LocationID, Currency: o.Currency, Scale: f.Scale,
+		TaxInclusive: o.TaxInclusive, IssuedAt: f.IssuedAt, Jobs: []ReceiptJob{}, Campaigns: []ReceiptAmount{}}
+	r.Store = ReceiptStore{Header: f.Settings.Header, Footer: f.Settings.Footer, TaxID: f.Settings.TaxID}
+	if f.Location != nil {
+		r.Store.Name, r.Store.Address = f.Location.Name, f.Location.Address
+	}
+	if f.Refund != nil {
+		refundReceipt(r, o, f.Refund, f.GiftCards)
+		return r
+	}
+	r.Lines = make([]ReceiptLine, 0, len(o.LineItems))
+	for _, l := range o.LineItems {
+		r.Lines = append(r.Lines, receiptLine(l, l.Quantity, l.Discount, l.Total))
+	}
+	for _, c := range o.Campaigns {
+		if c.Amount > 0 {
+			r.Campaigns = append(r.Campaigns, ReceiptAmount{Name: c.Name, Amount: c.Amount})
+		}
+	}
+	r.Subtotal, r.Discount, r.TaxTotal, r.Total = o.Subtotal, o.DiscountTotal, o.TaxTotal, o.Total
+	r.Taxes = []ReceiptTax{{RateBps: o.TaxRateBps, Net: taxBase(o.Total, o.TaxTotal), Tax: o.TaxTotal}}
+	r.Payments = saleTenders(o.Payments, f.GiftCards)
+	if f.Loyalty != nil {
+		r.Loyalty = &ReceiptLoyalty{Earned: o.LoyaltyPointsEarned, Balance: *f.Loyalty}
+	}
+	return r
+}
+
+func receiptLine(l LineItem, qty, discount, total int64) ReceiptLine {
+	rl := ReceiptLine{Name: l.Name, Quantity: qty, UnitPrice: l.UnitPrice, Discount: discount, Total: total,
+		Modifiers: make([]ReceiptAmount, 0, len(l.Modifiers))}
+	for _, m := range l.Modifiers {
+		rl.Modifiers = append(rl.Modifiers, ReceiptAmount{Name: m.Name, Amount: m.PriceAdjustment})
+	}
+	return rl
+}
+
+// taxBase is what the tax was charged on: the total less the tax when
+// prices include it, the total before the tax otherwise.
+func taxBase(total, tax int64) int64 { return total - tax }
+
+func saleTenders(ps []Payment, cards map[string]GiftCardBalance) []ReceiptPayment {
+	out := []ReceiptPayment{}
+	for _, p := range ps {
+		if p.Status != PaymentCaptured && p.Status != PaymentRefunded && p.Status != PaymentPartiallyRefunded {
+			continue
+		}
+		rp := ReceiptPayment{Method: p.Method, Amount: p.Amount, Tendered: p.Tendered, Change: p.ChangeDue}
+		tenderDetails(&rp, p, cards)
+		out = append(out, rp)
+	}
+	return out
+}
+
+func tenderDetails(rp *ReceiptPayment, p Payment, cards map[string]GiftCardBalance) {
+	if p.CardLast4 != nil {
+		m := "**** " + *p.CardLast4
+		rp.Card = &m
+	}
+	if g, ok := cards[p.ID]; ok {
+		m, b := g.Masked, g.Balance
+		rp.GiftCard, rp.GiftCardBalance = &m, &b
+	}
+}
+
+func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBalance) {
+	id := rf.ID
+	r.Kind, r.RefundID, r.Reason, r.IssuedAt = ReceiptRefund, &id, rf.Reason, rf.CreatedAt
+	r.Lines = []ReceiptLine{}
+	for _, rl := range rf.Lines {
+		if l := o.FindLine(rl.LineItemID); l != nil {
+			r.Lines = append(r.Lines, receiptLine(*l, rl.Quantity, 0, rl.Amount))
+		}
+	}
+	r.Total, r.Subtotal = rf.Amount, rf.Amount
+	// The refund returns tax in the order's proportion, half up.
+	tax := int64(0)
+	if o.Total > 0 {
+		tax = (rf.Amount*o.TaxTotal*2 + o.Total) / (2 * o.Total)
+	}
+	r.TaxTotal = tax
+	r.Taxes = []ReceiptTax{{RateBps: o.TaxRateBps, Net: rf.Amount - tax, Tax: tax}}
+	r.Payments = []ReceiptPayment{}
+	for _, rp := range rf.Payments {
+		p := o.FindPayment(rp.PaymentID)
+		if p == nil {
+			continue
+		}
+		out := ReceiptPayment{Method: p.Method, Amount: rp.Amount}
+		tenderDetails(&out, *p, cards)
+		r.Payments = append(r.Payments, out)
+	}
+}
+
+// PaidCash reports whether a cash tender moved money (and so the drawer
+// opens when the receipt prints).
+func (r *Receipt) PaidCash() bool {
+	for _, p := range r.Payments {
+		if p.Method == PaymentCash {
+			return true
+		}
+	}
+	return false
+}
+
+// Money formats minor units in the receipt's currency: 1234 → "12.34".
+func (r *Receipt) Money(minor int64) string { return FormatMinor(minor, r.Scale) }
+
+// FormatMinor formats minor units with scale decimals: (-1234, 2) → "-12.34".
+func FormatMinor(minor int64, scale int) string {
+	sign := ""
+	if minor < 0 {
+		sign, minor = "-", -minor
+	}
+	if scale <= 0 {
+		return fmt.Sprintf("%s%d", sign, minor)
+	}
+	p := int64(1)
+	for range scale {
+		p *= 10
+	}
+	return fmt.Sprintf("%s%d.%0*d", sign, minor/p, scale, minor%p)
+}
+
+// ReceiptNumber is the n-th number of the sequence code: ABC123-1-000042.
+func ReceiptNumber(code string, n int64) string { return fmt.Sprintf("%s-%06d", code, n) }
+
+// RegisterCtx carries the till a request comes from.
+type registerKey struct{}
+
+// WithRegister returns ctx naming the till (register) a completion or a
+// refund happens at; "" names none (the location's default sequence).
+func WithRegister(ctx context.Context, registerID string) context.Context {
+	return context.WithValue(ctx, registerKey{}, registerID)
+}
+
+// RegisterOf returns the till ctx names, or "".
+func RegisterOf(ctx context.Context) string {
+	s, _ := ctx.Value(registerKey{}).(string)
+	return s
+}
+
+var registerRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// ValidRegisterID reports whether s can name a till: 1-64 letters, digits,
+// _ and -, starting with a letter or digit. The registers table (drawers)
+// owns what a till is; receipts only need its id to be a safe key.
+func ValidRegisterID(s string) bool { return registerRe.MatchString(s) }
+
+// OrderComplete is the optional body of POST /orders/:id/complete.
+type OrderComplete struct {
+	RegisterID *string `json:"register_id"` // The till; its receipt sequence numbers the sale. null: the location's default.
+}
+
+// Validate checks the till id.
+func (in *OrderComplete) Validate() error {
+	if in.RegisterID != nil && !ValidRegisterID(*in.RegisterID) {
+		return InvalidField("register_id", "must be 1-64 letters, digits, _ or -")
+	}
+	return nil
+}
+
+// ReceiptSettings is what receipts say about the store and how they are
+// e-mailed, per org. The SMTP password is never answered: smtp_password_set
+// says whether one is stored.
+type ReceiptSettings struct {
+	Header          string `json:"header"`            // Printed above the lines, at most 500 characters.
+	Footer          string `json:"footer"`            // Printed below the payments, at most 500 characters.
+	TaxID           string `json:"tax_id"`            // The store's tax number (ABN, VAT id), at most 50 characters.
+	SMTPHost        string `json:"smtp_host"`         // The org's relay; "" : no e-mail receipts.
+	SMTPPort        int    `json:"smtp_port"`         // 587 by default.
+	SMTPUsername    string `json:"smtp_username"`     // The relay user; "" : no sign-in.
+	SMTPPasswordSet bool   `json:"smtp_password_set"` // Whether a password is stored (it is never shown).
+	SMTPFrom        string `json:"smtp_from"`         // The sender address.
+	SMTPPassword    string `json:"-"`
+}
+
+// ReceiptSettingsUpdate is the body of PATCH /receipt-settings.
+type ReceiptSettingsUpdate struct {
+	Header       Opt[string] `json:"header"`
+	Footer       Opt[string] `json:"footer"`
+	TaxID        Opt[string] `json:"tax_id"`
+	SMTPHost     Opt[string] `json:"smtp_host"`
+	SMTPPort     Opt[int]    `json:"smtp_port"`
+	SMTPUsername Opt[string] `json:"smtp_username"`
+	SMTPPassword Opt[string] `json:"smtp_password"` // Write-only.
+	SMTPFrom     Opt[string] `json:"smtp_from"`
+}
+
+// Validate checks the update's fields.
+func (in *ReceiptSettingsUpdate) Validate() error {
+	var v Validation
+	v.Check(ValidText(in.Header.Value, 500), "header", "at most 500 characters of text")
+	v.Check(ValidText(in.Footer.Value, 500), "footer", "at most 500 characters of text")
+	v.Check(ValidText(in.TaxID.Value, 50), "tax_id", "at most 50 characters of text")
+	v.Check(in.SMTPHost.Value == "" || hostRe.MatchString(in.SMTPHost.Value), "smtp_host", "must be a host name or IP address")
+	v.Check(!in.SMTPPort.Set || (in.SMTPPort.Value >= 1 && in.SMTPPort.Value <= 65535), "smtp_port", "must be 1-65535")
+	v.Check(ValidText(in.SMTPUsername.Value, 200), "smtp_username", "at most 200 characters")
+	v.Check(ValidText(in.SMTPPassword.Value, 200), "smtp_password", "at most 200 characters")
+	v.Check(in.SMTPFrom.Value == "" || ValidEmail(in.SMTPFrom.Value), "smtp_from", "must be an e-mail address such as shop@example.com")
+	return v.Err()
+}
+
+var hostRe = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$`)
+
+// RegisterPrinter is the network thermal printer of a till.
+type RegisterPrinter struct {
+	RegisterID string     `json:"register_id"`                         // The till.
+	Host       string     `json:"host"`                                // Its host name or IP address on the store's LAN.
+	Port       int        `json:"port"`                                // Its raw TCP port (9100).
+	PaperWidth int        `json:"paper_width"`                         // 58 or 80 mm
+	Enabled    bool       `json:"enabled"`                             // Whether receipts print on it.
+	Status     string     `json:"status" openapi:"enum=PrinterStatus"` // ok | unreachable | unknown (never tried)
+	LastError  string     `json:"last_error"`                          // why the last print failed
+	LastOKAt   *time.Time `json:"last_ok_at"`                          // When it last took a print; null: never.
+	Pending    int        `json:"pending"`                             // prints waiting for it
+}
+
+// Printer states.
+const (
+	PrinterOK          = "ok"
+	PrinterUnreachable = "unreachable"
+	PrinterUnknown     = "unknown"
+)
+
+// RegisterPrinterSet is the body of PUT /registers/:id/printer.
+type RegisterPrinterSet struct {
+	Host       string `json:"host" openapi:"required"` // host name or IP address on the store's LAN
+	Port       int    `json:"port"`                    // 9100 by default
+	PaperWidth int    `json:"paper_width"`             // 58 or 80 (default 80)
+	Enabled    *bool  `json:"enabled"`                 // default true
+}
+
+// Validate checks the printer and fills defaults.
+func (in *RegisterPrinterSet) Validate() error {
+	if in.Port == 0 {
+		in.Port = 9100
+	}
+	if in.PaperWidth == 0 {
+		in.PaperWidth = 80
+	}
+	var v Validation
+	v.Check(hostRe.MatchString(in.Host), "host", "must be a host name or IP address")
+	v.Check(in.Port >= 1 && in.Port <= 65535, "port", "must be 1-65535")
+	v.Check(in.PaperWidth == 58 || in.PaperWidth == 80, "paper_width", "must be 58 or 80")
+	return v.Err()
+}
+
+// ReceiptEmail is the body of POST /orders/:id/receipt/email.
+type ReceiptEmail struct {
+	Email    string  `json:"email" openapi:"required"`
+	RefundID *string `json:"refund_id"` // a refund's receipt instead of the sale's
+}
+
+// Validate checks the address (net/mail, as written).
+func (in *ReceiptEmail) Validate() error {
+	in.Email = strings.TrimSpace(in.Email)
+	if !ValidEmail(in.Email) {
+		return InvalidField("email", "must be an e-mail address such as ann@example.com")
+	}
+	return nil
+}
+
+// ReceiptPrint is the optional body of POST /orders/:id/receipt/print.
+type ReceiptPrint struct {
+	RegisterID *string `json:"register_id"` // the till whose printer prints; default: the receipt's own
+	RefundID   *string `json:"refund_id"`   // a refund's receipt instead of the sale's
+}
+
+// ReceiptService reads receipts and queues their prints and e-mails.
+// Errors: ENotFound, EInvalid, EConflict (no receipt yet: the order is not
+// completed; no printer at the till; no SMTP relay), EForbidden.
+type ReceiptService interface {
+	Receipt(ctx context.Context, orderID string, refundID *string) (*Receipt, error)
+	Print(ctx context.Context, orderID string, in *ReceiptPrint) (*ReceiptJob, error)
+	Email(ctx context.Context, orderID string, in *ReceiptEmail) (*ReceiptJob, error)
+	Settings(ctx context.Context) (*ReceiptSettings, error)
+	UpdateSettings(ctx context.Context, in *ReceiptSettingsUpdate) (*ReceiptSettings, error)
+	Printer(ctx context.Context, registerID string) (*RegisterPrinter, error)
+	SetPrinter(ctx context.Context, registerID string, in *RegisterPrinterSet) (*RegisterPrinter, error)
+}
