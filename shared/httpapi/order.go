@@ -140,14 +140,15 @@ func (s *Server) refundOrder(c *fiber.Ctx) error {
 	return one(c, fiber.StatusOK, o)
 }
 
-// completeOrder accepts an empty body: no till named.
+// completeOrder accepts an empty body, or null (what a client that sends
+// no input marshals): no till named.
 func (s *Server) completeOrder(c *fiber.Ctx) error {
 	id, err := pathID(c, "order")
 	if err != nil {
 		return err
 	}
 	var in kassa.OrderComplete
-	if len(bytes.TrimSpace(c.Body())) > 0 {
+	if b := bytes.TrimSpace(c.Body()); len(b) > 0 && !bytes.Equal(b, []byte("null")) {
 		if err := decode(c, &in); err != nil {
 			return err
 		}

@@ -62,7 +62,13 @@ func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, re
 func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
 	var code string
 	var n int64
-	err := tx.QueryRowContext(ctx, `UPDATE receipt_sequences SET next = next + 1
+	// The counter is node-local, the receipts replicate: an edge restored
+	// from a backup gets back receipts numbered after its counter, so the
+	// next number is past the highest one held (the number index, read
+	// backwards within the sequence's code; numbers are zero-padded).
+	err := tx.QueryRowContext(ctx, `UPDATE receipt_sequences SET next = max(next, coalesce((SELECT r.seq FROM receipts r
+			WHERE r.number >= receipt_sequences.code || '-' AND r.number < receipt_sequences.code || '.'
+			ORDER BY r.number DESC LIMIT 1), 0) + 1) + 1
 		WHERE org_id = ? AND location_id = ? AND register_id = ? RETURNING code, next - 1`, orgID, locationID, reg).Scan(&code, &n)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return code, n, err
