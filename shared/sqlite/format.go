@@ -24,6 +24,7 @@ var formatMigrations = map[int]int{
 	2: 19, // campaign redemptions derived, not replicated
 	3: 21, // gift cards and their transactions
 	4: 31, // registers, drawer sessions and entries, Z reports, locations.day_cutoff_hour (0030); receipts (0031)
+	5: 35, // users.location_ids and users.pin_hash; edges write their cashiers (docs/staff.md)
 }
 
 // Schema is the replicated schema of one change-record format: the

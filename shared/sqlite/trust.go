@@ -214,6 +214,10 @@ var edgeRules = map[string]edgeRule{
 	// sequence of its own node (checkReceipt); never changed.
 	"receipt": {loc: ownLocation, scopes: saleWrite,
 		refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt},
+	// Staff (docs/staff.md): a store's manager adds and changes cashiers
+	// of that store alone (checkUser, in user.go).
+	"user": {update: []string{"name", "role", "location_ids", "is_active", "password_hash", "pin_hash"}, once: []string{"email"}, anyUser: true,
+		refs: []ref{{col: "location_ids", table: "locations", list: true}}, check: checkUser},
 	// Events are inserted once, never changed; checkEvent holds the rule.
 	"event": {anyUser: true, check: checkEvent},
 }
