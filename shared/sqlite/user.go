@@ -259,8 +259,10 @@ func (s *UserService) rules(ctx context.Context, q querier, a *kassa.Actor, befo
 	if err := kassa.CheckStaffChange(actor, before, after, kind); err != nil || !s.db.underHub.Load() {
 		return err
 	}
-	loc, err := s.db.Meta(ctx, MetaEdgeLocation)
-	if err != nil {
+	// Read on q: inside a unit of work the writer is the unit's (db.Meta
+	// would wait for it).
+	var loc string
+	if err := q.QueryRowContext(ctx, `SELECT value FROM node_meta WHERE key = ?`, MetaEdgeLocation).Scan(&loc); err != nil {
 		return err
 	}
 	if err := kassa.CheckEdgeStaffChange(actor, before, after, loc, kind); err != nil {
@@ -312,16 +314,16 @@ func checkUser(ctx context.Context, ad *admitter, c *change.Change, f map[string
 	if err != nil && kassa.ErrorKind(err) != kassa.ENotFound {
 		return err
 	}
-	after, err := userAfter(before, f)
-	if err != nil {
-		return err
-	}
+	after, invalid := userAfter(before, f)
 	var was *kassa.Staff
 	if before != nil {
 		was = staffOf(before)
 	}
 	if err := kassa.CheckEdgeStaffChange(staffOf(actor), was, after, ad.from.LocationID, changeOf(f)); err != nil {
 		return refuse(RefusedActor, "%s", err.(*kassa.Error).Message)
+	}
+	if invalid != nil {
+		return invalid
 	}
 	if before == nil {
 		return newUserFields(ctx, ad, c, f)
@@ -357,8 +359,8 @@ func newUserFields(ctx context.Context, ad *admitter, c *change.Change, f map[st
 	return nil
 }
 
-// userAfter is the user as an edge's change leaves it, its fields checked
-// as the API checks them.
+// userAfter is the user as an edge's change leaves it, and a refusal when
+// a field fails the API's checks.
 func userAfter(before *kassa.User, f map[string]any) (*kassa.Staff, error) {
 	s := kassa.Staff{Active: true, LocationIDs: []string{}}
 	if before != nil {
@@ -385,7 +387,7 @@ func userAfter(before *kassa.User, f map[string]any) (*kassa.Staff, error) {
 		}
 	}
 	if err := v.Err(); err != nil {
-		return nil, refuse(RefusedValue, "%v", err)
+		return &s, refuse(RefusedValue, "%v", err)
 	}
 	return &s, nil
 }
