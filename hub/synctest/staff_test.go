@@ -169,6 +169,7 @@ func TestForgedStaffChangesAreRefused(t *testing.T) {
 	}
 	honest := derived(managerID, nil)
 	ownPIN := f.change("user", honest.EntityID, change.OpUpdate, "", honest.EntityID, maps.Clone(pin.Fields))
+	ownPIN.HLC.Wall = honest.HLC.Wall + 1 // after the insert, as the store stamps it
 	promote := f.change("user", honest.EntityID, change.OpUpdate, "", honest.EntityID, map[string]any{"role": "manager", "updated_at": pin.Fields["updated_at"]})
 	costly := strings.Replace(insert.Fields["password_hash"].(string), "m=", "m=9", 1)
 	cases := []struct {
