@@ -119,6 +119,7 @@ type Services struct {
 	GiftCards      kassa.GiftCardService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
+	Reports        kassa.ReportService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
 	Receipts       kassa.ReceiptService
@@ -269,6 +270,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
+		{svc.Reports != nil, s.routesReports},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},

@@ -235,13 +235,13 @@ type SalesRow struct {
 	Label             string `json:"label"`    // The group's name (a location's, a product's …).
 	Currency          string `json:"currency"` // ISO 4217.
 	Orders            int64  `json:"orders"`
-	Gross             int64  `json:"gross"`
-	ManualDiscounts   int64  `json:"manual_discounts"`
-	CampaignDiscounts int64  `json:"campaign_discounts"`
-	Tax               int64  `json:"tax"`
-	Sales             int64  `json:"sales"`
-	Refunds           int64  `json:"refunds"`
-	Net               int64  `json:"net"`
+	Gross             int64  `json:"gross" report:"money"`
+	ManualDiscounts   int64  `json:"manual_discounts" report:"money"`
+	CampaignDiscounts int64  `json:"campaign_discounts" report:"money"`
+	Tax               int64  `json:"tax" report:"money"`
+	Sales             int64  `json:"sales" report:"money"`
+	Refunds           int64  `json:"refunds" report:"money"`
+	Net               int64  `json:"net" report:"money"`
 }
 
 // TaxRow is the tax collected at one rate: on sales (the orders' tax) and
@@ -253,12 +253,12 @@ type TaxRow struct {
 	RateBps     int64  `json:"rate_bps"`  // Basis points: 1000 = 10 %.
 	Inclusive   bool   `json:"inclusive"` // Prices included the tax.
 	Orders      int64  `json:"orders"`
-	Sales       int64  `json:"sales"`      // What customers paid, tax included.
-	Taxable     int64  `json:"taxable"`    // sales − tax.
-	Tax         int64  `json:"tax"`        // On sales.
-	Refunds     int64  `json:"refunds"`    // Refunded, tax included.
-	RefundedTax int64  `json:"refund_tax"` // The tax in refunds.
-	NetTax      int64  `json:"net_tax"`    // tax − refund_tax: what the return declares.
+	Sales       int64  `json:"sales" report:"money"`      // What customers paid, tax included.
+	Taxable     int64  `json:"taxable" report:"money"`    // sales − tax.
+	Tax         int64  `json:"tax" report:"money"`        // On sales.
+	Refunds     int64  `json:"refunds" report:"money"`    // Refunded, tax included.
+	RefundedTax int64  `json:"refund_tax" report:"money"` // The tax in refunds.
+	NetTax      int64  `json:"net_tax" report:"money"`    // tax − refund_tax: what the return declares.
 }
 
 // RefundTax is the tax contained in a refund of amount at rateBps.
@@ -275,12 +275,12 @@ type PaymentRow struct {
 	Currency      string `json:"currency"`
 	Method        string `json:"method"`
 	Count         int64  `json:"count"`
-	Captured      int64  `json:"captured"`
-	Refunded      int64  `json:"refunded"`
-	Net           int64  `json:"net"`
-	DrawerSales   int64  `json:"drawer_sales"`   // Recorded in drawers (business day of the drawer's entry).
-	DrawerRefunds int64  `json:"drawer_refunds"` // Positive.
-	AwayFromTill  int64  `json:"away_from_till"` // net − (drawer_sales − drawer_refunds).
+	Captured      int64  `json:"captured" report:"money"`
+	Refunded      int64  `json:"refunded" report:"money"`
+	Net           int64  `json:"net" report:"money"`
+	DrawerSales   int64  `json:"drawer_sales" report:"money"`   // Recorded in drawers (business day of the drawer's entry).
+	DrawerRefunds int64  `json:"drawer_refunds" report:"money"` // Positive.
+	AwayFromTill  int64  `json:"away_from_till" report:"money"` // net − (drawer_sales − drawer_refunds).
 }
 
 // InventoryRow is a product's stock at a location now, and its value at
@@ -293,10 +293,10 @@ type InventoryRow struct {
 	Currency     string `json:"currency"`
 	OnHand       int64  `json:"on_hand"`
 	ReorderPoint int64  `json:"reorder_point"`
-	UnitCost     int64  `json:"unit_cost"`
-	AtPrice      bool   `json:"at_price"` // No cost: valued at its base price.
-	Value        int64  `json:"value"`    // on_hand × unit_cost (0 when on_hand is negative).
-	Low          bool   `json:"low"`      // on_hand ≤ reorder_point.
+	UnitCost     int64  `json:"unit_cost" report:"money"`
+	AtPrice      bool   `json:"at_price"`             // No cost: valued at its base price.
+	Value        int64  `json:"value" report:"money"` // on_hand × unit_cost (0 when on_hand is negative).
+	Low          bool   `json:"low"`                  // on_hand ≤ reorder_point.
 }
 
 // MovementRow sums the stock movements of one reason in a group.
@@ -324,11 +324,11 @@ type LoyaltyRow struct {
 type GiftCardRow struct {
 	Group       string `json:"group"`
 	Currency    string `json:"currency"`
-	Issued      int64  `json:"issued"`
-	Redeemed    int64  `json:"redeemed"`
-	Refunded    int64  `json:"refunded"`
-	Adjusted    int64  `json:"adjusted"`
-	Outstanding int64  `json:"outstanding"`
+	Issued      int64  `json:"issued" report:"money"`
+	Redeemed    int64  `json:"redeemed" report:"money"`
+	Refunded    int64  `json:"refunded" report:"money"`
+	Adjusted    int64  `json:"adjusted" report:"money"`
+	Outstanding int64  `json:"outstanding" report:"money"`
 }
 
 // GiftCardOwedRow is what one location owes another: cards it sold (and
@@ -336,9 +336,9 @@ type GiftCardRow struct {
 // them there. Issued at "" is head office (a card issued at the hub).
 type GiftCardOwedRow struct {
 	Currency           string `json:"currency"`
-	IssuedLocationID   string `json:"issued_location_id"`   // Owes …
-	RedeemedLocationID string `json:"redeemed_location_id"` // … this location …
-	Amount             int64  `json:"amount"`               // … this much.
+	IssuedLocationID   string `json:"issued_location_id"`    // Owes …
+	RedeemedLocationID string `json:"redeemed_location_id"`  // … this location …
+	Amount             int64  `json:"amount" report:"money"` // … this much.
 }
 
 // CashRow sums closed drawer sessions (their Z reports): the float, what
@@ -349,11 +349,11 @@ type CashRow struct {
 	Label     string `json:"label"`
 	Currency  string `json:"currency"`
 	Sessions  int64  `json:"sessions"`
-	Float     int64  `json:"float"`
-	CashSales int64  `json:"cash_sales"`
-	Expected  int64  `json:"expected"`
-	Counted   int64  `json:"counted"`
-	OverShort int64  `json:"over_short"`
+	Float     int64  `json:"float" report:"money"`
+	CashSales int64  `json:"cash_sales" report:"money"`
+	Expected  int64  `json:"expected" report:"money"`
+	Counted   int64  `json:"counted" report:"money"`
+	OverShort int64  `json:"over_short" report:"money"`
 }
 
 // CampaignRow is a campaign's redemptions in the range, with the link to
@@ -364,8 +364,8 @@ type CampaignRow struct {
 	Status     string `json:"status"`
 	Currency   string `json:"currency"`
 	Orders     int64  `json:"orders"`
-	Discount   int64  `json:"discount"`
-	Revenue    int64  `json:"revenue"` // The orders' totals.
+	Discount   int64  `json:"discount" report:"money"`
+	Revenue    int64  `json:"revenue" report:"money"` // The orders' totals.
 	Analytics  string `json:"analytics"`
 }
 
