@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,4 +302,56 @@ func tillShots(t *testing.T, b *webtest.Browser) func(name string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// printer is a network thermal printer on 127.0.0.1: it takes each
+// connection's bytes (one receipt's ESC/POS) and keeps them.
+type printer struct {
+	port int
+	mu   sync.Mutex
+	got  [][]byte
+}
+
+func startPrinter(t *testing.T) *printer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	p := &printer{port: ln.Addr().(*net.TCPAddr).Port}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			p.mu.Lock()
+			p.got = append(p.got, b)
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+// prints returns the receipts printed so far.
+func (p *printer) prints() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.got)
+}
+
+// closedPort is a port on 127.0.0.1 nothing listens on: a printer that
+// does not answer.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
 }
