@@ -131,8 +131,9 @@ async function pollLink() {
   const l = $('link');
   try {
     const st = (await session.api('GET', '/sync/status')).data;
-    const wait = st.pending_up ? ` · ${st.pending_up} change${st.pending_up === 1 ? '' : 's'} wait to sync` : ' · all synced';
-    l.textContent = (st.connected ? 'Online' : 'Offline: selling from this store') + wait;
+    const wait = st.pending_up ? ` · ${st.pending_up} change${st.pending_up === 1 ? '' : 's'} to sync` : ' · all synced';
+    l.textContent = (st.connected ? 'Online' : 'Offline, selling here') + wait;
+    l.title = st.connected ? 'Connected to head office' : 'No link to head office: sales are kept at this store and sync when the link is back';
     l.className = 'link ' + (st.connected ? 'on' : 'off');
   } catch (e) {
     if (e.ended) return;
@@ -596,8 +597,9 @@ async function openReceipt(orderID, refundID, back) {
   state.receipt = { orderID, refundID, back, doc: null, timer: 0 };
   $('receipt-body').replaceChildren(el('p', { className: 'muted', textContent: 'Loading the receipt…' }));
   $('new-sale').textContent = back ? 'Close' : 'New sale';
-  $('receipt-msg').textContent = '';
+  $('receipt-msg').textContent = $('receipt-email').value = '';
   $('receipt-jobs').replaceChildren();
+  $('change').hidden = true;
   openDialog('receipt');
   $('new-sale').focus();
   await loadReceipt();
@@ -632,12 +634,15 @@ function renderReceipt(r) {
   const row = (k, v, cls) => sums.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' }));
   if (r.kind === 'sale') {
     row('Subtotal', m(r.subtotal));
-    for (const c of r.campaigns || []) row(c.name || 'Offer', '− ' + m(c.amount), 'offer');
-    if (r.discount_total) row('All discounts', '− ' + m(r.discount_total));
+    let offers = 0;
+    for (const c of r.campaigns || []) { row(c.name || 'Offer', '− ' + m(c.amount), 'offer'); offers += c.amount; }
+    if (r.discount_total > offers) row('Discount', '− ' + m(r.discount_total - offers));
   }
   for (const t of r.taxes || []) row(`${r.tax_inclusive ? 'Tax included' : 'Tax'} ${t.rate_bps / 100} % of ${m(t.net)}`, m(t.tax));
   row(r.kind === 'refund' ? 'Refunded' : 'Total', m(r.total), 'total');
   const change = r.payments.reduce((s, p) => s + (p.change || 0), 0);
+  $('change').hidden = !change;
+  $('change').textContent = 'Change due ' + m(change);
   const st = r.store;
   $('receipt-body').replaceChildren(...[
     el('div', { className: 'store' }, el('strong', { textContent: st.name }), st.address ? el('div', { textContent: st.address }) : null,
@@ -646,7 +651,6 @@ function renderReceipt(r) {
     el('p', { className: 'muted', textContent: `Order ${r.order_number} · ${new Date(r.issued_at).toLocaleString()}` }),
     lines, sums,
     el('ul', { className: 'paid' }, ...r.payments.map((p) => receiptPayment(p, m))),
-    change ? el('p', { className: 'change', id: 'change', textContent: 'Change due ' + m(change) }) : null,
     r.loyalty ? el('p', { id: 'points', textContent: `Points earned ${r.loyalty.earned} · balance ${r.loyalty.balance}` }) : null,
     r.reason ? el('p', { textContent: 'Reason: ' + r.reason }) : null,
     sale.approver && sale.orderId === r.order_id && r.kind === 'sale' ? el('p', { className: 'muted', id: 'approved', textContent: 'Approved by ' + sale.approver.email }) : null,
@@ -665,20 +669,24 @@ function receiptPayment(p, m) {
   return li;
 }
 
-// renderJobs says how the receipt's prints and e-mails went.
+// renderJobs says how the receipt's prints and e-mails went: the last
+// print (and how many were made), the last e-mail to each address.
 function renderJobs(jobs) {
-  $('receipt-jobs').replaceChildren(...jobs.map((j) => {
+  const last = new Map();
+  for (const j of jobs) last.set(j.kind === 'print' ? 'print' : j.email, j);
+  const prints = jobs.filter((j) => j.kind === 'print').length;
+  $('receipt-jobs').replaceChildren(...[...last.values()].map((j) => {
     const what = j.kind === 'print' ? 'Printer' : 'E-mail to ' + j.email;
     let how = j.kind === 'print' ? 'printing…' : 'waiting to send';
-    if (j.status === 'done') how = j.kind === 'print' ? 'printed' : 'sent';
+    if (j.status === 'done') how = j.kind === 'print' ? 'printed' + (prints > 1 ? ` (${prints} copies)` : '') : 'sent';
     else if (j.status === 'failed') how = 'failed: ' + j.last_error;
-    else if (j.last_error) how = (j.kind === 'print' ? 'not answering, retrying' : 'not sent yet, retrying') + ` (${j.attempts} tries)`;
+    else if (j.last_error) how = (j.kind === 'print' ? 'not answering, retrying' : 'not sent yet, retrying') + ` (${j.attempts} ${j.attempts === 1 ? 'try' : 'tries'})`;
     const li = el('li', { className: j.status === 'done' ? 'ok' : j.status === 'failed' || j.last_error ? 'bad' : '', textContent: `${what}: ${how}` });
     li.dataset.kind = j.kind;
     li.dataset.status = j.status;
     return li;
   }));
-  $('print-btn').textContent = jobs.some((j) => j.kind === 'print') ? 'Print again' : 'Print';
+  $('print-btn').textContent = prints ? 'Print again' : 'Print';
   $('email-btn').textContent = jobs.some((j) => j.kind === 'email') ? 'Send again' : 'E-mail';
 }
 
@@ -1102,7 +1110,9 @@ function figures(t, z) {
     row('Counted', money(z.counted), 'total');
     row(z.over_short < 0 ? 'Short' : z.over_short > 0 ? 'Over' : 'Balanced', money(Math.abs(z.over_short)), z.over_short < 0 ? 'short' : 'total');
   }
-  row('Sales · refunds · no sales', `${t.sales} · ${t.refunds} · ${t.no_sales}`);
+  row('Sales', String(t.sales));
+  row('Refunds', String(t.refunds));
+  row('No-sale openings', String(t.no_sales));
   const tenders = el('table', { className: 'tenders-t' }, el('thead', null, el('tr', null, ...['Tender', 'Sales', 'Taken', 'Refunded', 'Net'].map((h) => el('th', { textContent: h })))),
     el('tbody', null, ...(t.tenders || []).map((x) => el('tr', null, ...[tenderName(x.method), String(x.count), money(x.sales), money(x.refunds), money(x.net)].map((v) => el('td', { textContent: v }))))));
   return [dl, tenders];
