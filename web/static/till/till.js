@@ -803,6 +803,7 @@ function openRefund(number) {
   state.refund = null;
   $('refund-order').replaceChildren();
   $('refund-msg').textContent = '';
+  $('refund-msg').classList.remove('ok');
   $('refund-ok').disabled = true;
   $('refund-number').value = number || '';
   openDialog('refund');
@@ -838,9 +839,10 @@ function renderRefund() {
     li.dataset.line = l.name;
     ul.append(li);
   }
-  $('refund-order').replaceChildren(el('p', { textContent: `Order ${o.number} · ${o.status} · paid ${money(o.paid_total)} · refunded ${money(o.refunded_total)}` }), ul,
-    el('p', { className: 'muted', textContent: 'No quantities chosen: the whole order is refunded.' }));
-  $('refund-ok').disabled = !(o.status === 'completed' || o.status === 'partially_refunded');
+  const open = o.status === 'completed' || o.status === 'partially_refunded';
+  $('refund-order').replaceChildren(...[el('p', { textContent: `Order ${o.number} · ${o.status.replace('_', ' ')} · paid ${money(o.paid_total)} · refunded ${money(o.refunded_total)}` }), ul,
+    open ? el('p', { className: 'muted', textContent: 'No quantities chosen: all that is left is refunded.' }) : null].filter(Boolean));
+  $('refund-ok').disabled = !open;
   // The sale's receipt, and the last refund's, to reprint or e-mail again.
   const sold = ['completed', 'partially_refunded', 'refunded'].includes(o.status);
   $('refund-sale-receipt').hidden = !sold;
@@ -871,6 +873,7 @@ async function refundNow(token) {
     r.last = last.id;
     renderRefund();
     $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}`;
+    $('refund-msg').classList.add('ok');
   } catch (e) {
     $('refund-msg').textContent = e.message;
     $('refund-ok').disabled = false;
@@ -1143,7 +1146,7 @@ async function closeNow() {
   await readDrawer();
   $('zrep-title').textContent = `Z report ${z.number} · ${till.name}`;
   $('zrep-body').replaceChildren(el('p', { className: 'muted', textContent: `Business day ${z.business_day} · opened ${new Date(z.opened_at).toLocaleTimeString()} · closed ${new Date(z.closed_at).toLocaleTimeString()}` }),
-    ...figures(z, z), z.note ? el('p', { textContent: 'Note: ' + z.note }) : null);
+    ...figures(z, z), ...(z.note ? [el('p', { textContent: 'Note: ' + z.note })] : []));
   openDialog('zrep');
 }
 
