@@ -341,8 +341,9 @@ function renderCart() {
   if (q) {
     const row = (k, v, cls) => { dl.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' })); };
     row('Subtotal', money(q.subtotal));
+    const offers = (q.campaigns || []).reduce((s, c) => s + (c.amount || 0), 0);
     for (const c of q.campaigns || []) row(c.name || 'Offer', c.amount ? '− ' + money(c.amount) : 'points ×' + c.points_multiplier / 10000, 'offer');
-    if (q.discount_total) row('All discounts', '− ' + money(q.discount_total));
+    if (q.discount_total > offers) row('Discount', '− ' + money(q.discount_total - offers)); // the manual part
     row(q.tax_inclusive ? 'Tax included' : 'Tax', money(q.tax_total));
     row('Total', money(q.total), 'total');
   }
