@@ -9,11 +9,12 @@ import (
 
 // hubOnly are the packages only the hub links: its own routes (OAuth
 // server, consent page, webhooks, automations, the ops page and feed),
-// its webhook sender and automation engine, and what only those use
-// (outbound HTTP to partners, the cron parser).
+// its webhook sender and automation engine, its two pages, and what only
+// those use (outbound HTTP to partners, the cron parser).
 var hubOnly = []string{
 	"kassa.dev/shared/hubapi",
 	"kassa.dev/shared/node/hubonly",
+	"kassa.dev/web/hubpages",
 	"kassa.dev/shared/egress",
 	"github.com/robfig/cron/v3",
 }

@@ -28,7 +28,7 @@ import (
 	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
-	"kassa.dev/web"
+	"kassa.dev/web/hubpages"
 )
 
 // Version is the build's release: kassa.Version, which the linker sets
@@ -81,8 +81,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
-	f.ConsentPage = web.OAuth
-	f.OpsPage = web.Ops
+	f.ConsentPage = hubpages.OAuth
+	f.OpsPage = hubpages.Ops
 	serverTLS, err := f.TLS.Server()
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ type Config struct {
 	// routes (package hubapi).
 	OpsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
-	// page (web.OAuth), served at /oauth/authorize by the hub's routes.
+	// page (hubpages.OAuth), served at /oauth/authorize by the hub's routes.
 	ConsentPage fs.FS
 	// Groups are routes from other packages (group.go): the hub's.
 	Groups []Group
