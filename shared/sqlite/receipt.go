@@ -41,6 +41,9 @@ func (db *DB) wakeReceipts() {
 // back takes its number back with it, so numbers never skip.
 func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, refundID string, cash bool) error {
 	reg := kassa.RegisterOf(ctx)
+	if err := registerAt(ctx, tx, orgID, locationID, reg); err != nil {
+		return err
+	}
 	code, n, err := nextReceiptSeq(ctx, tx, orgID, locationID, reg)
 	if err != nil {
 		return err
@@ -57,6 +60,20 @@ func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, re
 		return nil
 	}
 	return queueJob(ctx, tx, orgID, id, kassa.JobPrint, reg, "", cash)
+}
+
+// registerAt checks that the till a completion or refund names ("" names
+// none) is a register of the caller's org at the order's location: a
+// receipt is never numbered at a till that is not there.
+func registerAt(ctx context.Context, q querier, orgID, locationID, reg string) error {
+	if reg == "" {
+		return nil
+	}
+	r, err := findRegister(ctx, q, orgID, reg)
+	if kassa.ErrorKind(err) == kassa.ENotFound || (err == nil && r.LocationID != locationID) {
+		return kassa.InvalidField("register_id", "is not a register of the order's location")
+	}
+	return err
 }
 
 func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
@@ -452,6 +469,9 @@ func (s *ReceiptService) SetPrinter(ctx context.Context, registerID string, in *
 	}
 	on := in.Enabled == nil || *in.Enabled
 	err = s.db.write(ctx, func(tx *Tx) error {
+		if _, err := findRegister(ctx, tx, a.OrgID, registerID); err != nil {
+			return err // another org's register, or none: 404
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO register_printers (register_id, org_id, host, port, paper_width, enabled, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (org_id, register_id) DO UPDATE SET host = excluded.host, port = excluded.port,
 			paper_width = excluded.paper_width, enabled = excluded.enabled, last_error = '', last_ok_at = NULL, updated_at = excluded.updated_at`,
