@@ -15,7 +15,7 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-// The merge rules of DESIGN.md, per replicated entity:
+// The merge rules of DESIGN.md, per replicated noun (noun.merge, lattice, derived, tombstone, registry.go):
 //
 //   - Rows of LWW entities merge field by field: a field takes the remote
 //     value when the change's stamp (<hlc>@<origin>) is later than the
@@ -35,64 +35,6 @@ import (
 // Apply is idempotent (keyed by change id) and commutative for changes of
 // different rows; changes of one row arrive in causal order because every
 // change passes through the hub, whose log is the order edges apply in.
-
-type mergeMode int
-
-const (
-	mergeLWW mergeMode = iota
-	mergeAppend
-)
-
-type replica struct {
-	e         entity
-	mode      mergeMode
-	lattice   map[string]func(string) int // column → rank of its values
-	derived   []string                    // columns recomputed, never applied
-	tombstone string                      // column whose non-null value deletes the row
-	erase     map[string]any              // columns a tombstone resets, and their values
-}
-
-var replicas = map[string]replica{}
-
-func init() {
-	for _, r := range []replica{
-		{e: entOrg}, {e: entUser}, {e: entLocation}, {e: entCategory}, {e: entProduct}, {e: entModifierGroup},
-		{e: entPriceList}, {e: entCampaign}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
-		{e: entCustomer, tombstone: "deleted_at", erase: map[string]any{
-			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
-			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
-		{e: entAccount, derived: []string{"points_balance", "lifetime_points", "tier"}},
-		{e: entStockLevel, derived: []string{"on_hand"}},
-		// kitchen_status is last-writer-wins, not a lattice: a recall moves it back.
-		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
-			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
-		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
-		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
-		// Gift cards: an org-wide card whose balance is its ledger's sum.
-		{e: entGiftCard, derived: []string{"balance"}}, {e: entGiftCardTxn, mode: mergeAppend},
-		// Cash drawers (docs/drawers.md): the edge of the location owns them.
-		{e: entRegister},
-		{e: entDrawer, lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank}},
-		{e: entDrawerEntry, mode: mergeAppend}, {e: entZReport, mode: mergeAppend},
-		// Receipts: numbered once by the store that owns the sequence.
-		{e: entReceipt, mode: mergeAppend},
-		// Events: appended once per event id (events.id is unique), so an
-		// edge's event is in the hub's log once however often it arrives.
-		{e: entEvent, mode: mergeAppend},
-		// The hub's OAuth access tokens (hashes), for bearer checks at edges.
-		{e: entOAuthAccess},
-	} {
-		replicas[r.e.name] = r
-	}
-}
-
-// retiredEntities were replicated by an older change-record format and
-// are derived at every node since (the format that retired each): their
-// records, from an older edge or in the hub's log from before, are
-// accepted and dropped.
-var retiredEntities = map[string]int{
-	"campaign_redemption": 2, // redeem derives them from the order (migration 0019)
-}
 
 // ApplyResult says what an Apply did.
 type ApplyResult struct {
@@ -164,7 +106,7 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		if err := c.Validate(); err != nil {
 			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
 		}
-		if _, retired := retiredEntities[c.Entity]; retired {
+		if _, gone := retired[c.Entity]; gone {
 			res.Dropped++
 			continue
 		}
@@ -261,11 +203,11 @@ type applier struct {
 var olderRules func(c *change.Change) error
 
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
-	r, ok := replicas[c.Entity]
+	r, ok := nounOf(c.Entity)
 	if !ok {
 		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
-	if r.e == entCampaign {
+	if r == entCampaign {
 		a.tx.campaignsChanged(c.OrgID)
 	}
 	fields := make(map[string]any, len(c.Fields))
@@ -301,9 +243,9 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	}
 	a.tx.db.Clock.Update(stamp)
 	a.track(c, r, fields)
-	if r.mode == mergeAppend {
+	if r.merge == mergeAppend {
 		fields["id"] = c.EntityID
-		fields[r.e.orgCol] = c.OrgID
+		fields[r.orgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	return a.merge(ctx, c, r, fields, stamp)
@@ -340,37 +282,21 @@ func (a *applier) clamp(t hlc.Timestamp) hlc.Timestamp {
 	return t
 }
 
-// track notes the rows whose derived columns the change affects.
-func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
-	str := func(k string) string { s, _ := fields[k].(string); return s }
-	switch r.e {
-	case entOrder:
-		a.orders[c.EntityID] = c.OrgID
-		if cs := str("campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
-			a.campaigned[c.EntityID] = true
-		}
-	case entPayment, entRefund, entOrderLine, entOrderHistory:
-		if id := str("order_id"); id != "" {
-			a.orders[id] = c.OrgID
-		}
-	case entMovement:
-		a.levels[[3]string{c.OrgID, str("location_id"), str("product_id")}] = true
-	case entPointsTxn:
-		if id := str("account_id"); id != "" {
-			a.accounts[id] = c.OrgID
-		}
-	case entAccount:
-		a.accounts[c.EntityID] = c.OrgID
-	case entGiftCardTxn:
-		if id := str("gift_card_id"); id != "" {
-			a.cards[id] = c.OrgID
-		}
-	case entGiftCard:
-		a.cards[c.EntityID] = c.OrgID
+// track notes the rows whose derived columns the change affects (the
+// noun's track hook).
+func (a *applier) track(c *change.Change, r *noun, fields map[string]any) {
+	if r.track != nil {
+		r.track(a, c, fields)
 	}
 }
 
-func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]any, stamp hlc.Timestamp, origin string) error {
+// fieldText is a change's text field as its column stores it, or "".
+func fieldText(fields map[string]any, k string) string {
+	s, _ := fields[k].(string)
+	return s
+}
+
+func (a *applier) insertRow(ctx context.Context, r *noun, fields map[string]any, stamp hlc.Timestamp, origin string) error {
 	names := slices.Sorted(maps.Keys(fields))
 	args := make([]any, 0, len(names)+3)
 	for _, n := range names {
@@ -379,12 +305,12 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 	args = append(args, stamp.String(), origin)
 	cols := joinCols(names, "") + ", hlc, origin"
 	ph := placeholders(len(names) + 2)
-	if r.mode == mergeLWW {
+	if r.merge == mergeLWW {
 		cols += ", field_hlc"
 		ph += ", ?"
 		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
-	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph)
+	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.table, cols, ph)
 	return a.uniquely(ctx, r, fields, func() error {
 		for i, n := range names {
 			args[i] = fields[n]
@@ -394,42 +320,40 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 	})
 }
 
-// uniqueKeys are the columns unique among an org's rows that two nodes
-// can fill alike while apart (a sku, a customer's e-mail), and how the
-// duplicate is settled on every node alike: the row with the greater id
-// gives way, and a duplicate_key conflict is recorded.
-var uniqueKeys = map[string]struct {
+// uniqueKey is a column unique among an org's rows that two nodes can
+// fill alike while apart (a sku, a customer's e-mail; noun.unique), and
+// how the duplicate is settled on every node alike: the row with the
+// greater id gives way (giveWay: the value it takes instead), and a
+// duplicate_key conflict is recorded. extra narrows the rows that count.
+type uniqueKey struct {
 	col, extra string
 	giveWay    func(v any, id string) any
-}{
-	"products":  {"sku", "", func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
-	"customers": {"email", " AND deleted_at IS NULL", func(any, string) any { return nil }},
 }
 
 // uniquely runs write; when it breaks a unique key of the table, it
-// settles the duplicate as uniqueKeys says and runs it again.
-func (a *applier) uniquely(ctx context.Context, r replica, fields map[string]any, write func() error) error {
+// settles the duplicate as the noun's unique key says and runs it again.
+func (a *applier) uniquely(ctx context.Context, r *noun, fields map[string]any, write func() error) error {
 	err := write()
-	k, ok := uniqueKeys[r.e.table]
-	if !ok || !isUniqueViolation(err) || fields[k.col] == nil {
+	k := r.unique
+	if k == nil || !isUniqueViolation(err) || fields[k.col] == nil {
 		return err
 	}
 	id, _ := fields["id"].(string)
-	org, _ := fields[r.e.orgCol].(string)
+	org, _ := fields[r.orgCol].(string)
 	var other string
-	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.e.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
+	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
 		org, fields[k.col], id).Scan(&other); qerr != nil {
 		return err
 	}
 	val := fields[k.col]
 	if other > id {
-		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.e.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
+		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
 			return err
 		}
 	} else {
 		fields[k.col] = k.giveWay(val, id)
 	}
-	if err := a.conflict(ctx, org, "", "duplicate_key", r.e.name, id,
+	if err := a.conflict(ctx, org, "", "duplicate_key", r.name, id,
 		map[string]any{"id": other, k.col: val}, map[string]any{"id": id, k.col: val, "kept_by": min(id, other)}); err != nil {
 		return err
 	}
@@ -437,10 +361,10 @@ func (a *applier) uniquely(ctx context.Context, r replica, fields map[string]any
 }
 
 // merge applies an insert or update of an LWW row field by field.
-func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields map[string]any, stamp hlc.Timestamp) error {
+func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields map[string]any, stamp hlc.Timestamp) error {
 	tx := a.tx
 	latticeCols := slices.Sorted(maps.Keys(r.lattice))
-	sel := r.e.orgCol + ", field_hlc"
+	sel := r.orgCol + ", field_hlc"
 	for _, col := range latticeCols {
 		sel += ", " + col
 	}
@@ -457,13 +381,13 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	if r.tombstone == "" {
 		dest = dest[:len(dest)-1]
 	}
-	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) && c.Op != change.OpInsert {
 		return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		fields["id"] = c.EntityID
-		fields[r.e.orgCol] = c.OrgID
+		fields[r.orgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	if err != nil {
@@ -480,7 +404,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	mine := fieldStamp(stamp, c.Origin)
 	set := map[string]any{}
 	for k, v := range fields {
-		if k == "id" || k == r.e.orgCol {
+		if k == "id" || k == r.orgCol {
 			continue
 		}
 		if rank, ok := r.lattice[k]; ok {
@@ -528,8 +452,8 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	// SET expressions read the row as it was, so origin follows the newer stamp.
 	args = append(args, fieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
 	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
-		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.e.table, joinCols(names, " = ?"))
-	set["id"], set[r.e.orgCol] = c.EntityID, c.OrgID
+		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.table, joinCols(names, " = ?"))
+	set["id"], set[r.orgCol] = c.EntityID, c.OrgID
 	return a.uniquely(ctx, r, set, func() error {
 		for i, n := range names {
 			args[i] = set[n]

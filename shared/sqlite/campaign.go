@@ -946,3 +946,13 @@ func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, cust
 	}
 	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
 }
+
+// Campaigns: written at the hub only. Their redemptions were replicated
+// until format 2; every node derives them from the order since
+// (migration 0019).
+var entCampaign = new(noun)
+
+func init() {
+	register(entCampaign, noun{name: "campaign", table: "campaigns", digest: orgRows})
+	retire("campaign_redemption", formatStep{2, 19})
+}

@@ -122,3 +122,11 @@ func isAncestorOrSelf(ctx context.Context, q querier, orgID, id, from string) (b
 		SELECT count(*) FROM up WHERE id = ?`, from, orgID, id).Scan(&n)
 	return n > 0, err
 }
+
+var entCategory = new(noun)
+
+func init() {
+	register(entCategory, noun{name: "category", table: "categories", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
+			scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory}})
+}

@@ -441,11 +441,11 @@ func (s *ConflictService) takeHub(ctx context.Context, a *kassa.Actor, id, note 
 // the row. Rows never changed once written (lines, refunds, events) are
 // the same at both ends and are not sent.
 func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]bool) (bool, error) {
-	r, ok := replicas[ch.Entity]
+	r, ok := nounOf(ch.Entity)
 	if !ok {
 		return false, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.e.table+" WHERE id = ? AND "+r.e.orgCol+" = ?", ch.EntityID, ch.OrgID)
+	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.table+" WHERE id = ? AND "+r.orgCol+" = ?", ch.EntityID, ch.OrgID)
 	if err != nil {
 		return false, err
 	}
@@ -453,11 +453,11 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 	if err != nil || cols == nil {
 		return false, err
 	}
-	if !r.e.lww || sent[ch.EntityID] {
+	if !r.lww() || sent[ch.EntityID] {
 		return true, nil
 	}
 	sent[ch.EntityID] = true
-	skip := append([]string{"id", r.e.orgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.derived...)
+	skip := append([]string{"id", r.orgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.derived...)
 	set, loc := map[string]any{}, ""
 	for i, col := range cols {
 		v := vals[i]
@@ -471,7 +471,7 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 			set[col] = v
 		}
 	}
-	return true, tx.updateAt(ctx, r.e, ch.OrgID, loc, ch.EntityID, set)
+	return true, tx.updateAt(ctx, r, ch.OrgID, loc, ch.EntityID, set)
 }
 
 // oneRow reads the first row of rows with its column names (nil: none).

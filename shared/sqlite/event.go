@@ -48,3 +48,12 @@ func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged
 	}
 	return out, rows.Err()
 }
+
+// Events: appended once per event id (events.id is unique), so an edge's
+// event is in the hub's log once however often it arrives; checkEvent
+// holds the rule.
+var entEvent = new(noun)
+
+func init() {
+	register(entEvent, noun{name: "event", table: "events", merge: mergeAppend, edge: &edgeRule{anyUser: true, check: checkEvent}})
+}

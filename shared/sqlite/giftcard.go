@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // GiftCardService implements kassa.GiftCardService. The ledger is
@@ -374,4 +375,32 @@ func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int6
 		AND NOT EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = h.payment_id AND t.type = 'redeem')`,
 		cardID, fmtTime(tx.now), except).Scan(&held, &n)
 	return held, n, err
+}
+
+// Gift cards (docs/giftcards.md): an org-wide card whose balance is its
+// ledger's sum. A store issues them at the till and disables them; their
+// money moves only with a gift_card payment of the edge's location
+// (checkGiftCardTxn). A card's events carry its code masked, so the code
+// is not compared.
+var entGiftCard, entGiftCardTxn = new(noun), new(noun)
+
+func init() {
+	register(entGiftCard, noun{name: "gift_card", table: "gift_cards", digest: orgRows, derived: []string{"balance"},
+		formats: []formatStep{{3, 21}},
+		edge: &edgeRule{update: []string{"status", "balance"}, once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, scopesOf: giftCardScopes,
+			refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
+		events: map[string]eventSubject{
+			kassa.EventGiftCardIssued:   {same: []string{"currency", "initial_amount"}, also: giftCardEvent(false)},
+			kassa.EventGiftCardRedeemed: {same: []string{"currency", "initial_amount"}, also: giftCardEvent(true)}},
+		track: func(a *applier, c *change.Change, _ map[string]any) { a.cards[c.EntityID] = c.OrgID }})
+	register(entGiftCardTxn, noun{name: "gift_card_transaction", table: "gift_card_transactions", merge: mergeAppend, digest: orgRows,
+		formats: []formatStep{{3, 21}},
+		edge: &edgeRule{scopesOf: giftCardTxnScopes,
+			refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
+			check: checkGiftCardTxn},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			if id := fieldText(f, "gift_card_id"); id != "" {
+				a.cards[id] = c.OrgID
+			}
+		}})
 }

@@ -134,7 +134,7 @@ func (a *applier) releaseEvent(ctx context.Context, id string) error {
 		fields[k] = columnValue(v)
 	}
 	fields["id"], fields[entEvent.orgCol] = c.EntityID, c.OrgID
-	if err := a.insertRow(ctx, replicas[entEvent.name], fields, a.clamp(c.HLC), c.Origin); err != nil {
+	if err := a.insertRow(ctx, entEvent, fields, a.clamp(c.HLC), c.Origin); err != nil {
 		return err
 	}
 	typ, _ := c.Fields["type"].(string)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // InventoryService implements kassa.InventoryService.
@@ -418,4 +419,29 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		}
 		return nil
 	})
+}
+
+// Stock: a level's on-hand is derived from its movements; transfers
+// belong to both their locations.
+var entStockLevel, entMovement, entTransfer = new(noun), new(noun), new(noun)
+
+func init() {
+	register(entStockLevel, noun{name: "stock_level", table: "stock_levels", digest: locationRows, derived: []string{"on_hand"},
+		edge: &edgeRule{loc: ownLocation, update: []string{"reorder_point", "on_hand"}, once: []string{"location_id", "product_id"}, scopesOf: levelScopes,
+			refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
+		events: map[string]eventSubject{
+			kassa.EventInventoryLowStock: {atLocation: true, same: []string{"product_id"}},
+			kassa.EventInventoryStockout: {atLocation: true, same: []string{"product_id"}}}})
+	register(entMovement, noun{name: "stock_movement", table: "stock_movements", merge: mergeAppend, digest: locationRows,
+		edge: &edgeRule{loc: ownLocation, scopesOf: movementScopes,
+			refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			a.levels[[3]string{c.OrgID, fieldText(f, "location_id"), fieldText(f, "product_id")}] = true
+		}})
+	register(entTransfer, noun{name: "transfer", table: "transfers", digest: orgRows,
+		edge: &edgeRule{loc: transferEnds, update: []string{"status", "received_at", "cancelled_at"}, scopes: inventoryWrite,
+			once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
+			refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
+			check: checkTransfer},
+		events: map[string]eventSubject{kassa.EventInventoryTransferDone: {same: []string{"from_location_id", "to_location_id"}}}})
 }

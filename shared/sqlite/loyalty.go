@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // LoyaltyService implements kassa.LoyaltyService. The ledger is
@@ -439,4 +440,29 @@ func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string,
 		return kassa.List[kassa.PointsTransaction]{}, kassa.NotFound("loyalty account", accountID)
 	}
 	return findPage(ctx, s.db.reader, pointsTxnCols, orgFilter(a.OrgID).and("account_id = ?", accountID), p, scanPointsTxn, pointsTxnID)
+}
+
+// Loyalty: an account's balance, lifetime points and tier are derived
+// from its points transactions.
+var entProgram, entAccount, entPointsTxn = new(noun), new(noun), new(noun)
+
+func init() {
+	register(entProgram, noun{name: "loyalty_program", table: "loyalty_programs", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
+			scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram}})
+	register(entAccount, noun{name: "loyalty_account", table: "loyalty_accounts", digest: orgRows,
+		derived: []string{"points_balance", "lifetime_points", "tier"},
+		edge: &edgeRule{update: []string{"points_balance", "lifetime_points", "tier"}, once: []string{"program_id", "customer_id"}, scopes: loyaltyWrite,
+			refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
+		events: map[string]eventSubject{kassa.EventLoyaltyTierChanged: {same: []string{"customer_id", "program_id"}}},
+		track:  func(a *applier, c *change.Change, _ map[string]any) { a.accounts[c.EntityID] = c.OrgID }})
+	register(entPointsTxn, noun{name: "points_transaction", table: "points_transactions", merge: mergeAppend, digest: orgRows,
+		edge: &edgeRule{scopes: loyaltyWrite,
+			refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
+		events: map[string]eventSubject{kassa.EventLoyaltyPointsEarned: {same: []string{"account_id", "points", "type"}}},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			if id := fieldText(f, "account_id"); id != "" {
+				a.accounts[id] = c.OrgID
+			}
+		}})
 }

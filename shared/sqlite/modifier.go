@@ -264,3 +264,11 @@ func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edi
 	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
 	return tx.update(ctx, entProduct, orgID, productID, cols)
 }
+
+var entModifierGroup = new(noun)
+
+func init() {
+	register(entModifierGroup, noun{name: "modifier_group", table: "modifier_groups", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "required", "min_selections", "max_selections", "options"},
+			scopes: catalogWrite, check: checkModifierGroup}})
+}

@@ -34,7 +34,9 @@ var _ kassa.OAuthService = (*OAuthService)(nil)
 // oauth_access): the hub writes it with the token and its revocation, and
 // every edge of the org applies it, so bearer checks work at a store whose
 // link to the hub is down. Bearer checks read it on both nodes.
-var entOAuthAccess = entity{"oauth_access", "oauth_access", "org_id", true}
+var entOAuthAccess = new(noun)
+
+func init() { register(entOAuthAccess, noun{name: "oauth_access", table: "oauth_access"}) }
 
 // newSecret returns 32 random bytes as 64 hex characters and their hash
 // (hashSecret, as enrolment tokens and leaf secrets are stored).

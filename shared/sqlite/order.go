@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // OrderService implements kassa.OrderService.
@@ -871,4 +872,53 @@ func sumRefunded(ps []kassa.RefundPayment) int64 {
 		n += p.Amount
 	}
 	return n
+}
+
+// Orders: the status moves only forward on its lattice (kitchen_status is
+// last-writer-wins: a recall moves it back); the paid and refunded totals
+// are derived from payments and refunds. Lines, history and refunds are
+// appended once and belong to their order's location.
+var entOrder, entOrderLine, entOrderHistory, entRefund = new(noun), new(noun), new(noun), new(noun)
+
+// orderRows is the digest scope of an order's entries: its order's location.
+const orderRows = "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)"
+
+func init() {
+	orderEvent := eventSubject{atLocation: true, same: []string{"number", "currency"}}
+	register(entOrder, noun{name: "order", table: "orders", digest: locationRows,
+		derived: []string{"paid_total", "refunded_total"},
+		lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
+		edge: &edgeRule{loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
+			once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
+				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
+			scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
+		events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
+		track:  trackOrder})
+	register(entOrderLine, noun{name: "order_line", table: "order_lines", merge: mergeAppend, digest: orderRows,
+		edge: &edgeRule{loc: orderLocation, scopes: saleWrite,
+			refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
+		track: trackOrderOf})
+	register(entOrderHistory, noun{name: "order_history", table: "order_history", merge: mergeAppend, digest: orderRows,
+		edge:  &edgeRule{loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
+		track: trackOrderOf})
+	register(entRefund, noun{name: "refund", table: "refunds", merge: mergeAppend, digest: locationRows,
+		edge:  &edgeRule{loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+		track: trackOrderOf})
+}
+
+// trackOrder: an order's derived totals are recomputed; one inserted with
+// campaigns gets its redemptions derived.
+func trackOrder(a *applier, c *change.Change, f map[string]any) {
+	a.orders[c.EntityID] = c.OrgID
+	if cs := fieldText(f, "campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
+		a.campaigned[c.EntityID] = true
+	}
+}
+
+// trackOrderOf: an entry of an order (a line, its history, a payment or a
+// refund) has its order's derived totals recomputed.
+func trackOrderOf(a *applier, c *change.Change, f map[string]any) {
+	if id := fieldText(f, "order_id"); id != "" {
+		a.orders[id] = c.OrgID
+	}
 }

@@ -746,3 +746,19 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 	}
 	return n, nil
 }
+
+// Payments belong to their order's location; the offline flag of a card
+// taken store-and-forward travels with its outcome (issue 21: refusing it
+// lost every offline card sale at the hub).
+var entPayment = new(noun)
+
+func init() {
+	paymentEvent := eventSubject{atLocation: true, same: []string{"order_id", "amount", "method"}}
+	register(entPayment, noun{name: "payment", table: "payments", digest: locationRows,
+		edge: &edgeRule{loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
+			system: []string{"processor_ref", "failure_reason"},
+			once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
+			scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
+		events: map[string]eventSubject{kassa.EventPaymentCaptured: paymentEvent, kassa.EventPaymentFailed: paymentEvent},
+		track:  trackOrderOf})
+}

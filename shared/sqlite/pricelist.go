@@ -136,3 +136,12 @@ func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations 
 	}
 	return checkExist(ctx, q, "products", orgID, "prices", "no such product: %s", products)
 }
+
+var entPriceList = new(noun)
+
+func init() {
+	register(entPriceList, noun{name: "price_list", table: "price_lists", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
+			scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
+			check: checkPriceList}})
+}

@@ -562,3 +562,13 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// Receipts (docs/receipts.md): numbered once by the store, from a
+// sequence of its own node (checkReceipt); never changed.
+var entReceipt = new(noun)
+
+func init() {
+	register(entReceipt, noun{name: "receipt", table: "receipts", merge: mergeAppend, digest: locationRows, formats: []formatStep{{4, 31}},
+		edge: &edgeRule{loc: ownLocation, scopes: saleWrite,
+			refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt}})
+}

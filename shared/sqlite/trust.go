@@ -20,7 +20,8 @@ import (
 // untrusted input, like an HTTP body. Before a pushed change is merged,
 // admit checks, in the unit of work that applies it:
 //
-//   - the entity is one an edge may write at all (edgeRules): never orgs,
+//   - the entity is one an edge may write at all (its noun's edge rule,
+//     registry.go): never orgs,
 //     users (roles), locations, settings or anything hub-only;
 //   - the operation and every field are allowed for the entity (inserts:
 //     the table's columns; updates: the columns the API can change);
@@ -145,80 +146,7 @@ var (
 	inventoryWrite = []kassa.Scope{kassa.ScopeInventoryWrite}
 )
 
-// edgeRules: the entities an edge may write. Everything else (org, user,
-// location, and whatever is added later) is hub-only.
-var edgeRules = map[string]edgeRule{
-	"category": {update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
-		scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory},
-	"product": {update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
-		once:   []string{"sku", "barcodes"},
-		scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
-		check: checkProduct},
-	"modifier_group": {update: []string{"name", "required", "min_selections", "max_selections", "options"},
-		scopes: catalogWrite, check: checkModifierGroup},
-	"price_list": {update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
-		scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
-		check: checkPriceList},
-	"customer": {update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
-		scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
-	"loyalty_program": {update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
-		scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram},
-	"loyalty_account": {update: []string{"points_balance", "lifetime_points", "tier"}, once: []string{"program_id", "customer_id"}, scopes: loyaltyWrite,
-		refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
-	"points_transaction": {scopes: loyaltyWrite,
-		refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
-	"stock_level": {loc: ownLocation, update: []string{"reorder_point", "on_hand"}, once: []string{"location_id", "product_id"}, scopesOf: levelScopes,
-		refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
-	"stock_movement": {loc: ownLocation, scopesOf: movementScopes,
-		refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
-	"transfer": {loc: transferEnds, update: []string{"status", "received_at", "cancelled_at"}, scopes: inventoryWrite,
-		once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
-		refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
-		check: checkTransfer},
-	"order": {loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
-		once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
-			"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
-		scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
-	"order_line": {loc: orderLocation, scopes: saleWrite,
-		refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
-	"order_history": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
-	// offline: the outcome of a card taken store-and-forward restates it
-	// (issue 21: refusing it lost every offline card sale at the hub).
-	"payment": {loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
-		system: []string{"processor_ref", "failure_reason"},
-		once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
-		scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
-	"refund": {loc: orderLocation, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
-	// Gift cards (docs/giftcards.md): a store issues them at the till and
-	// disables them; their money moves only with a gift_card payment of
-	// the edge's location (checkGiftCardTxn).
-	"gift_card": {update: []string{"status", "balance"}, once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, scopesOf: giftCardScopes,
-		refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
-	"gift_card_transaction": {scopesOf: giftCardTxnScopes,
-		refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
-		check: checkGiftCardTxn},
-	// Registers and cash drawers (docs/drawers.md): the edge of the
-	// location owns them; a Z is admitted only as the tally of the
-	// entries the hub holds (checkZReport).
-	"register": {loc: ownLocation, update: []string{"name", "is_active"}, once: []string{"location_id"},
-		scopes: paymentsWrite, check: checkRegister},
-	"drawer_session": {loc: ownLocation, update: []string{"status", "closed_by", "closed_at", "z_report_id"},
-		once:   []string{"location_id", "register_id", "currency", "business_day", "opened_by", "opened_at", "float", "float_count"},
-		scopes: paymentsWrite, refs: []ref{{col: "register_id", table: "registers"}, {col: "z_report_id", table: "z_reports"}}, check: checkDrawer},
-	"drawer_entry": {loc: ownLocation, scopes: paymentsWrite,
-		refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}, {col: "payment_id", table: "payments"}, {col: "refund_id", table: "refunds"}},
-		check: checkDrawerEntry},
-	"z_report": {loc: ownLocation, scopes: paymentsWrite,
-		refs: []ref{{col: "register_id", table: "registers"}, {col: "drawer_id", table: "drawer_sessions"}}, check: checkZReport},
-	// Receipts (docs/receipts.md): numbered once by the store, from a
-	// sequence of its own node (checkReceipt); never changed.
-	"receipt": {loc: ownLocation, scopes: saleWrite,
-		refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt},
-	// Events are inserted once, never changed; checkEvent holds the rule.
-	"event": {anyUser: true, check: checkEvent},
-}
-
-// admitter checks one batch's changes against edgeRules.
+// admitter checks one batch's changes against the nouns' edge rules.
 type admitter struct {
 	tx      *Tx
 	from    EdgeScope
@@ -242,19 +170,19 @@ type batchUser struct {
 
 // admit refuses a change the edge may not make; fields are the change's
 // values as the columns store them. A nil error admits it.
-func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fields map[string]any) error {
-	rule, ok := edgeRules[c.Entity]
-	if !ok {
+func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields map[string]any) error {
+	if r.edge == nil {
 		return refuse(RefusedEntity, "%s is written at the hub only", c.Entity)
 	}
+	rule := *r.edge
 	if c.OrgID != ad.from.OrgID {
 		return refuse(RefusedScope, "change of org %s from an edge of org %s", c.OrgID, ad.from.OrgID)
 	}
 	if id, ok := fields["id"]; ok && id != c.EntityID {
 		return refuse(RefusedField, "id %v differs from the change's row %s", id, c.EntityID)
 	}
-	if org, ok := fields[r.e.orgCol]; ok && org != c.OrgID {
-		return refuse(RefusedScope, "%s %v differs from the change's org", r.e.orgCol, org)
+	if org, ok := fields[r.orgCol]; ok && org != c.OrgID {
+		return refuse(RefusedScope, "%s %v differs from the change's org", r.orgCol, org)
 	}
 	existing, err := ad.existing(ctx, c, r)
 	if err != nil {
@@ -263,7 +191,7 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fiel
 	switch c.Op {
 	case change.OpInsert:
 		if existing == nil {
-			cols, err := ad.tableColumns(ctx, r.e.table)
+			cols, err := ad.tableColumns(ctx, r.table)
 			if err != nil {
 				return err
 			}
@@ -280,7 +208,7 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fiel
 			return refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
 		}
 		for k := range fields {
-			if k != "updated_at" && k != "id" && k != r.e.orgCol && !slices.Contains(rule.update, k) {
+			if k != "updated_at" && k != "id" && k != r.orgCol && !slices.Contains(rule.update, k) {
 				return refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
 			}
 		}
@@ -308,13 +236,12 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r replica, fiel
 // them, or nil when it has no such row. A row of another org is refused;
 // an update of a row this node has not got is out of order, or refused
 // when the row was quarantined.
-func (ad *admitter) existing(ctx context.Context, c *change.Change, r replica) (map[string]any, error) {
+func (ad *admitter) existing(ctx context.Context, c *change.Change, r *noun) (map[string]any, error) {
 	cols := "org_id"
-	if r.e.orgCol == "id" {
+	if r.orgCol == "id" {
 		cols = "id"
 	}
-	rule := edgeRules[c.Entity]
-	switch rule.loc {
+	switch r.edge.loc {
 	case ownLocation:
 		cols += ", location_id, ''"
 	case transferEnds:
@@ -323,7 +250,7 @@ func (ad *admitter) existing(ctx context.Context, c *change.Change, r replica) (
 		cols += ", '', ''"
 	}
 	var org, a, b string
-	err := ad.tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
+	err := ad.tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
 	if errors.Is(err, sql.ErrNoRows) {
 		if c.Op != change.OpInsert {
 			if ad.quarantined(ctx, c.EntityID) {
@@ -491,8 +418,8 @@ func (ad *admitter) location(ctx context.Context, c *change.Change, rule edgeRul
 }
 
 func edgeTable(entity string) string {
-	if r, ok := replicas[entity]; ok {
-		return r.e.table
+	if r, ok := nounOf(entity); ok {
+		return r.table
 	}
 	return "orgs" // unreachable for entities with rules
 }
@@ -1435,41 +1362,20 @@ func checkEvent(ctx context.Context, ad *admitter, c *change.Change, f map[strin
 // wrote the row, so the row comes first in its push. table holds it,
 // atLocation says it belongs to one location (the edge's), and same are
 // the columns that never change once written, which the event's data must
-// give as the hub holds them.
+// give as the hub holds them. A noun registers the events about its rows
+// (noun.events; register fills in table); an edge that pushes an event of
+// a type no noun registers (the hub's own campaign.* and
+// automation.triggered) is refused. A same column is one no node changes
+// after the insert: not in its noun's edge update list (the hub may attach
+// a customer to an order the edge then completes before it pulled that)
+// and not its unique key (the hub renames an offline duplicate sku) —
+// TestEventSubjectsCompareOnlyColumnsThatNeverChange.
 type eventSubject struct {
 	table      string
 	atLocation bool
 	same       []string
 	// also, when set, checks more of the data against what the hub holds.
 	also func(ctx context.Context, ad *admitter, id string, data map[string]any) error
-}
-
-// eventSubjects are the events an edge makes, by type. Others are the
-// hub's own (campaign.*, automation.triggered) or made by no build yet
-// (lay-bys): an edge that pushes one is refused. A gift card's event
-// carries its code masked, so the code is not compared. A same
-// column is one no node changes after the insert: not in its entity's
-// edgeRules update list (the hub may attach a customer to an order the
-// edge then completes before it pulled that) and not a uniqueKeys column
-// (the hub renames an offline duplicate sku) —
-// TestEventSubjectsCompareOnlyColumnsThatNeverChange.
-var eventSubjects = map[string]eventSubject{
-	kassa.EventOrderCreated:          {table: "orders", atLocation: true, same: []string{"number", "currency"}},
-	kassa.EventOrderCompleted:        {table: "orders", atLocation: true, same: []string{"number", "currency"}},
-	kassa.EventOrderRefunded:         {table: "orders", atLocation: true, same: []string{"number", "currency"}},
-	kassa.EventPaymentCaptured:       {table: "payments", atLocation: true, same: []string{"order_id", "amount", "method"}},
-	kassa.EventPaymentFailed:         {table: "payments", atLocation: true, same: []string{"order_id", "amount", "method"}},
-	kassa.EventCustomerCreated:       {table: "customers"},
-	kassa.EventCustomerUpdated:       {table: "customers"},
-	kassa.EventInventoryLowStock:     {table: "stock_levels", atLocation: true, same: []string{"product_id"}},
-	kassa.EventInventoryStockout:     {table: "stock_levels", atLocation: true, same: []string{"product_id"}},
-	kassa.EventLoyaltyPointsEarned:   {table: "points_transactions", same: []string{"account_id", "points", "type"}},
-	kassa.EventLoyaltyTierChanged:    {table: "loyalty_accounts", same: []string{"customer_id", "program_id"}},
-	kassa.EventInventoryTransferDone: {table: "transfers", same: []string{"from_location_id", "to_location_id"}},
-	kassa.EventGiftCardIssued:        {table: "gift_cards", same: []string{"currency", "initial_amount"}, also: giftCardEvent(false)},
-	kassa.EventGiftCardRedeemed:      {table: "gift_cards", same: []string{"currency", "initial_amount"}, also: giftCardEvent(true)},
-	kassa.EventProductCreated:        {table: "products"},
-	kassa.EventProductUpdated:        {table: "products"},
 }
 
 // eventSubject admits an edge's event of typ only when its data names (id)
@@ -1481,7 +1387,7 @@ var eventSubjects = map[string]eventSubject{
 // customer or amount than the row's. The rest of the data (statuses,
 // totals that later changes move) is the edge's account of the moment.
 func (ad *admitter) eventSubject(ctx context.Context, typ string, data map[string]any) error {
-	sub, ok := eventSubjects[typ]
+	sub, ok := eventSubjectOf(typ)
 	if !ok {
 		return refuse(RefusedEntity, "%s events are not made at a store", typ)
 	}

@@ -19,50 +19,6 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-// entity describes a replicated table for the change capture.
-type entity struct {
-	name  string // change record entity, e.g. "product"
-	table string
-	// orgCol is the column holding the row's org: "org_id", or "id" for orgs.
-	orgCol string
-	// lww marks rows merged field by field: their writes also stamp each
-	// field in field_hlc. Append-only rows are never updated and have none.
-	lww bool
-}
-
-// The replicated entities.
-var (
-	entOrg           = entity{"org", "orgs", "id", true}
-	entUser          = entity{"user", "users", "org_id", true}
-	entLocation      = entity{"location", "locations", "org_id", true}
-	entCategory      = entity{"category", "categories", "org_id", true}
-	entProduct       = entity{"product", "products", "org_id", true}
-	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id", true}
-	entPriceList     = entity{"price_list", "price_lists", "org_id", true}
-	entCampaign      = entity{"campaign", "campaigns", "org_id", true}
-
-	entCustomer     = entity{"customer", "customers", "org_id", true}
-	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id", true}
-	entAccount      = entity{"loyalty_account", "loyalty_accounts", "org_id", true}
-	entPointsTxn    = entity{"points_transaction", "points_transactions", "org_id", false}
-	entStockLevel   = entity{"stock_level", "stock_levels", "org_id", true}
-	entMovement     = entity{"stock_movement", "stock_movements", "org_id", false}
-	entTransfer     = entity{"transfer", "transfers", "org_id", true}
-	entOrder        = entity{"order", "orders", "org_id", true}
-	entOrderLine    = entity{"order_line", "order_lines", "org_id", false}
-	entOrderHistory = entity{"order_history", "order_history", "org_id", false}
-	entPayment      = entity{"payment", "payments", "org_id", true}
-	entRefund       = entity{"refund", "refunds", "org_id", false}
-	entGiftCard     = entity{"gift_card", "gift_cards", "org_id", true}
-	entGiftCardTxn  = entity{"gift_card_transaction", "gift_card_transactions", "org_id", false}
-	entEvent        = entity{"event", "events", "org_id", false}
-	entRegister     = entity{"register", "registers", "org_id", true}
-	entDrawer       = entity{"drawer_session", "drawer_sessions", "org_id", true}
-	entDrawerEntry  = entity{"drawer_entry", "drawer_entries", "org_id", false}
-	entZReport      = entity{"z_report", "z_reports", "org_id", false}
-	entReceipt      = entity{"receipt", "receipts", "org_id", false}
-)
-
 // Tx is one write transaction. Row writes of replicated entities go through
 // insert and update, which stamp the row and write its change record; events
 // collected with emit are appended to the event log at the end of the unit
@@ -545,7 +501,7 @@ func (tx *Tx) campaignsChanged(orgID string) {
 
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
 	if tx.db.underHub.Load() {
-		if _, ok := edgeRules[e.name]; !ok {
+		if e.edge == nil {
 			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
 		}
 	}
@@ -561,11 +517,11 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	args = append(args, stamp.String(), tx.db.NodeID)
 	switch op {
 	case change.OpInsert:
-		if e.lww {
+		if e.lww() {
 			args = append(args, rowStamps(fieldStamp(stamp, tx.db.NodeID)))
 		}
 	default:
-		if e.lww {
+		if e.lww() {
 			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
 		}
 		args = append(args, id, orgID)
@@ -734,14 +690,14 @@ func (db *DB) rowQuery(e entity, op change.Op, names []string) string {
 	var q string
 	switch op {
 	case change.OpInsert:
-		if e.lww {
+		if e.lww() {
 			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
 		} else {
 			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
 		}
 	default:
 		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
-		if e.lww {
+		if e.lww() {
 			set += ", field_hlc = json_patch(field_hlc, ?)"
 		}
 		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)

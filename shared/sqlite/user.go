@@ -83,3 +83,10 @@ func (db *DB) UserByEmail(ctx context.Context, email string) (*kassa.User, error
 	}
 	return u, err
 }
+
+// Users: written at the hub only (roles are the hub's word).
+var entUser = new(noun)
+
+func init() {
+	register(entUser, noun{name: "user", table: "users", digest: orgRows})
+}
