@@ -64,31 +64,34 @@ type applyOpts struct {
 }
 
 func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, error) {
-	var res ApplyResult
-	var touched map[string]string
-	defer func() {
-		// Orders that arrived or changed by sync reach the kitchen screens,
-		// in units of their own right after: tickets are derived, and
-		// building them inside this unit would hold up the sync.
-		for id, org := range touched {
-			db.queueTicket(org, id)
-		}
-	}()
+	var res applied
 	err := db.write(ctx, func(tx *Tx) error {
-		r, err := db.applyTx(ctx, tx, changes, opts)
-		res, touched = r.ApplyResult, r.orders
+		var err error
+		res, err = db.applyTx(ctx, tx, changes, opts)
 		return err
 	})
-	if err != nil {
-		touched = nil
+	if err == nil {
+		db.merged(res.touched)
 	}
-	return res, err
+	return res.ApplyResult, err
 }
 
-// applied is what applyTx did: the result and the orders it touched.
+// applied is what applyTx did: the result and the rows it touched.
 type applied struct {
 	ApplyResult
-	orders map[string]string // order id → org
+	touched map[*noun]map[string]string // see applier.touched
+}
+
+// merged runs, once an apply unit committed, each noun's merged hook with
+// the rows the unit touched (in units of their own: the kitchen tickets of
+// the orders sync changed are derived, and building them inside the apply
+// would hold up the sync).
+func (db *DB) merged(touched map[*noun]map[string]string) {
+	for n, rows := range touched {
+		if n.merged != nil {
+			n.merged(db, rows)
+		}
+	}
 }
 
 // applyTx applies changes in tx: the unit of work of apply, which a
@@ -96,10 +99,9 @@ type applied struct {
 func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
-	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{},
-		cards: map[string]string{}, redeemed: map[[3]string]int{}, campaigned: map[string]bool{}}
+	a := &applier{tx: tx, touched: map[*noun]map[string]string{}, state: map[*noun]any{}}
 	if opts.from != nil {
-		a.admitter = &admitter{tx: tx, from: *opts.from}
+		a.admitter = &admitter{tx: tx, from: *opts.from, state: a.state}
 	}
 	for i := range changes {
 		c := &changes[i]
@@ -134,11 +136,11 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
 		}
 		if fresh && !a.held[c.EntityID] {
-			// Queued with the event, in this unit: an event id already
-			// in the log (a replay, re-pull or repair) queues nothing.
+			// Its hooks run with the event, in this unit: an event id
+			// already in the log (a replay, re-pull or repair) runs none.
 			typ, _ := c.Fields["type"].(string)
 			data, _ := c.Fields["data"].(string)
-			if err := tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+			if err := tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
 				return res, err
 			}
 		}
@@ -148,8 +150,8 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, err
 		}
 		tx.live(c.OrgID, c.Entity)
-		if c.Origin == db.NodeID && c.Entity == entOrder.name {
-			if err := skipOrderNumber(ctx, tx, c); err != nil {
+		if r, _ := nounOf(c.Entity); c.Origin == db.NodeID && r.ownBack != nil {
+			if err := r.ownBack(ctx, tx, c); err != nil {
 				return res, err
 			}
 		}
@@ -174,7 +176,7 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, err
 		}
 	}
-	res.orders = a.orders
+	res.touched = a.touched
 	res.Conflicts = a.conflicts
 	return res, nil
 }
@@ -182,15 +184,13 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 // applier applies one batch and remembers what it must recompute.
 type applier struct {
 	tx       *Tx
-	admitter *admitter          // set for changes pushed by an edge
-	orders   map[string]string  // order id → org
-	levels   map[[3]string]bool // org, location, product
-	accounts map[string]string  // account id → org
-	cards    map[string]string  // gift card id → org
-	redeemed map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
-	// campaigned are the orders this batch inserted with campaigns: an
-	// edge derives their redemptions (redeem).
-	campaigned map[string]bool
+	admitter *admitter // set for changes pushed by an edge
+	// touched are the rows whose derived columns the batch affects, per
+	// noun (key → org): the noun's track hook notes them (touch), its
+	// recompute hook refreshes them once every change applied.
+	touched map[*noun]map[string]string
+	// state is what a noun's hooks keep for the batch (batchState).
+	state map[*noun]any
 	// held are the edge's events this batch held (holdEvent): neither
 	// logged nor delivered.
 	held      map[string]bool
@@ -207,9 +207,7 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	if !ok {
 		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
-	if r == entCampaign {
-		a.tx.campaignsChanged(c.OrgID)
-	}
+	a.tx.changing(r, c.OrgID)
 	fields := make(map[string]any, len(c.Fields))
 	for k, v := range c.Fields {
 		if !validColumn(k) {
@@ -475,207 +473,35 @@ func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity,
 	return err
 }
 
-// recompute refreshes the derived columns of the rows the batch touched.
+// touch notes a row of n whose derived columns the batch affects.
+func (a *applier) touch(n *noun, key, orgID string) {
+	rows := a.touched[n]
+	if rows == nil {
+		rows = map[string]string{}
+		a.touched[n] = rows
+	}
+	rows[key] = orgID
+}
+
+// batchState is what noun n's hooks keep for one batch (applier.state),
+// made at first use.
+func batchState[T any](state map[*noun]any, n *noun) *T {
+	if v, ok := state[n].(*T); ok {
+		return v
+	}
+	v := new(T)
+	state[n] = v
+	return v
+}
+
+// recompute refreshes the derived columns of the rows the batch touched:
+// each noun's recompute hook, in the registry's order.
 func (a *applier) recompute(ctx context.Context) error {
-	tx := a.tx
-	for id, orgID := range a.orders {
-		before, err := orderMoney(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
-			return err
-		}
-		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
-			return err
-		}
-	}
-	for k := range a.levels {
-		orgID, loc, product := k[0], k[1], k[2]
-		var before int64
-		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`, orgID, loc, product).Scan(&before)
-		if errors.Is(err, sql.ErrNoRows) {
-			// The level's own change has not arrived: create it as its origin did (the id is derived).
-			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
-				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.now), fmtTime(tx.now))
-		}
-		if err != nil {
-			return err
-		}
-		var after int64
-		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
-			WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
-			loc, product, orgID).Scan(&after); err != nil {
-			return err
-		}
-		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
-				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
+	for _, n := range registered() {
+		if rows := a.touched[n]; n.recompute != nil && len(rows) > 0 {
+			if err := n.recompute(ctx, a, rows); err != nil {
 				return err
 			}
-			lvl, err := findLevel(ctx, tx, orgID, loc, product)
-			if err != nil {
-				return err
-			}
-			tx.emit(orgID, loc, kassa.EventInventoryStockout, lvl)
-		}
-	}
-	for id, orgID := range a.accounts {
-		var before, balance, lifetime int64
-		var program string
-		err := tx.QueryRowContext(ctx, `SELECT points_balance, program_id,
-			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1),
-			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1 AND type = 'earn')
-			FROM loyalty_accounts WHERE id = ?1 AND org_id = ?2`, id, orgID).Scan(&before, &program, &balance, &lifetime)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // its account row arrives later in the log
-		}
-		if err != nil {
-			return err
-		}
-		var tiers string
-		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ? AND org_id = ?`, program, orgID).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		p := kassa.LoyaltyProgram{}
-		decodeJSON(tiers, &p.Tiers)
-		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ? AND org_id = ?`,
-			balance, lifetime, p.TierFor(lifetime), id, orgID); err != nil {
-			return err
-		}
-		if balance < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
-				map[string]any{"points_balance_before": before}, map[string]any{"points_balance": balance}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := a.recomputeGiftCards(ctx); err != nil {
-		return err
-	}
-	return a.checkVouchers(ctx)
-}
-
-// recomputeGiftCards rewrites the balance of every card the batch touched
-// from its ledger; a balance the merge took below zero (two stores
-// redeemed the card while apart) is a gift_card_overdrawn conflict, listed
-// once, when it first goes below. No sale is undone: the money was taken.
-func (a *applier) recomputeGiftCards(ctx context.Context) error {
-	for id, orgID := range a.cards {
-		var before int64
-		err := a.tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // its card row arrives later in the log
-		}
-		if err != nil {
-			return err
-		}
-		after, err := setGiftCardBalance(ctx, a.tx, orgID, id)
-		if err != nil {
-			return err
-		}
-		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.name, id,
-				map[string]any{"balance_before": before}, map[string]any{"balance": after}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// recomputeOrder refreshes an order's derived columns from its entries:
-// payments' refunded amounts from the refunds that name them, the paid
-// and refunded totals, and — for changes an edge pushed — the order's
-// totals from its lines (an order's lines are fixed at creation, so this
-// changes nothing for an honest edge). Every statement is scoped to the
-// order's org. An edge's order that claims completion without being paid
-// in full is refused.
-func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
-	tx := a.tx
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
-			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
-		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
-			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	if a.admitter == nil {
-		if !a.campaigned[id] {
-			return nil
-		}
-		// An order from the hub's log: what its campaigns gave is the
-		// hub's word.
-		return a.redeem(ctx, id, orgID, nil)
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
-				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
-			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
-		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
-	if err != nil {
-		return err
-	}
-	var status string
-	var total, paid int64
-	if err := tx.QueryRowContext(ctx, `SELECT status, total, paid_total FROM orders WHERE id = ? AND org_id = ?`, id, orgID).Scan(&status, &total, &paid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // its row arrives later in the log
-		}
-		return err
-	}
-	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
-		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
-	}
-	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
-		return err
-	}
-	return a.admitter.checkDiscount(ctx, id, orgID)
-}
-
-// money is an order's totals, as the money invariants see them.
-type money struct {
-	found                 bool
-	location              string
-	total, paid, refunded int64
-}
-
-func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
-	m := money{found: true}
-	err := tx.QueryRowContext(ctx, `SELECT location_id, total, paid_total, refunded_total FROM orders WHERE id = ?`, id).
-		Scan(&m.location, &m.total, &m.paid, &m.refunded)
-	if errors.Is(err, sql.ErrNoRows) {
-		return money{}, nil // its order row arrives later in the log
-	}
-	return m, err
-}
-
-// checkMoney records an overpaid or overrefunded conflict for each money
-// invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
-// taken at two nodes at once, each within the order's total there. The
-// local side is the totals before the merge, the remote side after.
-func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
-	after, err := orderMoney(ctx, a.tx, id)
-	if err != nil || !after.found {
-		return err
-	}
-	was := kassa.MoneyBreaches(before.total, before.paid, before.refunded)
-	for _, kind := range kassa.MoneyBreaches(after.total, after.paid, after.refunded) {
-		if before.found && slices.Contains(was, kind) {
-			continue // recorded when it first broke
-		}
-		side := func(m money) map[string]any {
-			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
-		}
-		if err := a.conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -789,28 +615,23 @@ func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *chang
 }
 
 // redacted is c as a conflict lists it (GET /sync/conflicts, reports:read):
-// a gift card's code masked, in the card's record and in a gift card
-// event's data, as every reader without payments:write sees it. The
-// quarantine keeps c whole, for a re-apply.
+// what its noun's redact hook masks (a gift card's code), in the record
+// and in the data of an event about such a row, as every reader without
+// the noun's write scope sees it. The quarantine keeps c whole, for a
+// re-apply.
 func redacted(c *change.Change) *change.Change {
-	mask := func(m map[string]any) bool {
-		code, ok := m["code"].(string)
-		if ok {
-			m["code"] = kassa.MaskedGiftCardCode(code)
-		}
-		return ok
-	}
 	out := *c
 	out.Fields = maps.Clone(c.Fields)
-	switch typ, _ := c.Fields["type"].(string); {
-	case c.Entity == entGiftCard.name:
-		mask(out.Fields)
-	case c.Entity == entEvent.name && strings.HasPrefix(typ, "gift_card."):
+	if c.Entity == entEvent.name {
+		typ, _ := c.Fields["type"].(string)
+		sub, ok := eventSubjectOf(typ)
 		var data map[string]any
-		if s, ok := c.Fields["data"].(string); ok && json.Unmarshal([]byte(s), &data) == nil && mask(data) {
+		if s, isText := c.Fields["data"].(string); ok && sub.of.redact != nil && isText && json.Unmarshal([]byte(s), &data) == nil && sub.of.redact(data) {
 			b, _ := json.Marshal(data)
 			out.Fields["data"] = string(b)
 		}
+	} else if n, ok := nounOf(c.Entity); ok && n.redact != nil {
+		n.redact(out.Fields)
 	}
 	return &out
 }

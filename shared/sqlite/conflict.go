@@ -172,7 +172,7 @@ func (s *ConflictService) applyGroup(ctx context.Context, id, resolution, taken 
 func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, resolution, taken string) (*kassa.Conflict, error) {
 	db := s.db
 	var out *kassa.Conflict
-	var touched map[string]string
+	var touched map[*noun]map[string]string
 	err := db.write(ctx, func(tx *Tx) error {
 		touched = nil
 		c, ch, from, err := quarantinedRecord(ctx, tx, a.OrgID, id)
@@ -195,16 +195,14 @@ func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, reso
 		if err != nil {
 			return stillFails(err)
 		}
-		touched = res.orders
+		touched = res.touched
 		out, err = markResolved(ctx, tx, a, c, resolution, taken)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for id, org := range touched {
-		db.queueTicket(org, id)
-	}
+	db.merged(touched)
 	return out, nil
 }
 

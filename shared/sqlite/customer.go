@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // CustomerService implements kassa.CustomerService. E-mails are stored
@@ -258,4 +259,23 @@ func init() {
 		edge: &edgeRule{update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
 			scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
 		events: map[string]eventSubject{kassa.EventCustomerCreated: {}, kassa.EventCustomerUpdated: {}}})
+}
+
+func checkCustomer(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if _, erased := f["deleted_at"]; erased {
+		return nil // an erasure blanks the fields; there is nothing to validate
+	}
+	now := ad.tx.now
+	if c.Op == change.OpInsert {
+		in := &kassa.CustomerCreate{}
+		if err := asInput(f, in); err != nil {
+			return err
+		}
+		return validated(in.Validate(now))
+	}
+	in := &kassa.CustomerUpdate{}
+	if err := asInput(f, in); err != nil {
+		return err
+	}
+	return validated(in.Validate(now))
 }

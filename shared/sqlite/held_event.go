@@ -139,7 +139,7 @@ func (a *applier) releaseEvent(ctx context.Context, id string) error {
 	}
 	typ, _ := c.Fields["type"].(string)
 	data, _ := c.Fields["data"].(string)
-	if err := a.tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+	if err := a.tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
 		return err
 	}
 	a.tx.wakes = append(a.tx.wakes, loggedEvent(&c))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // PaymentService implements kassa.PaymentService over processors, one per
@@ -106,7 +107,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 	capture := in.Capture == nil || *in.Capture
 	offline := in.Method == kassa.PaymentCard && s.Offline != nil && s.Offline()
 	id := s.db.NewID()
-	defer s.db.orders.Lock(in.OrderID)()
+	defer ordersIn(s.db).locks.Lock(in.OrderID)()
 	// Before the unit: the writer is not held while the hub answers.
 	gift, err := s.authorizeGiftCard(ctx, a.OrgID, in, id)
 	if err != nil {
@@ -388,7 +389,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(p.OrderID)()
+	defer ordersIn(s.db).locks.Lock(p.OrderID)()
 	o, err := findOrder(ctx, s.db.reader, a.OrgID, p.OrderID)
 	if err != nil {
 		return nil, err
@@ -431,7 +432,7 @@ func (s *PaymentService) Void(ctx context.Context, id string) (*kassa.Payment, e
 	if err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(p.OrderID)()
+	defer ordersIn(s.db).locks.Lock(p.OrderID)()
 	if err := s.void(ctx, a, p.OrderID, id); err != nil {
 		return nil, err
 	}
@@ -755,10 +756,52 @@ var entPayment = new(noun)
 func init() {
 	paymentEvent := eventSubject{atLocation: true, same: []string{"order_id", "amount", "method"}}
 	register(entPayment, noun{name: "payment", table: "payments", digest: locationRows,
-		edge: &edgeRule{loc: orderLocation, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
+		edge: &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
 			system: []string{"processor_ref", "failure_reason"},
 			once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
 			scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
 		events: map[string]eventSubject{kassa.EventPaymentCaptured: paymentEvent, kassa.EventPaymentFailed: paymentEvent},
 		track:  trackOrderOf})
 }
+
+func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	insert := c.Op == change.OpInsert
+	if err := firstErr(
+		within(f, "amount", 1, maxAmount, insert),
+		within(f, "tendered", 0, maxAmount, false),
+		within(f, "change_due", 0, maxAmount, false),
+		within(f, "offline", 0, 1, false),
+		oneOf(f, "method", insert, paymentMethods...),
+		oneOf(f, "status", insert, paymentStates...),
+	); err != nil || insert {
+		return err
+	}
+	return stillOffline(ctx, ad, c, f)
+}
+
+// stillOffline refuses an update that unmarks a payment taken offline: a
+// processor's outcome may mark one offline (a terminal that fell back to
+// store-and-forward), never the reverse, which would hide it from the
+// store's offline limits.
+func stillOffline(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	v, ok := f["offline"].(int64)
+	if !ok || v == 1 {
+		return nil
+	}
+	var was int64
+	err := ad.tx.QueryRowContext(ctx, `SELECT offline FROM payments WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&was)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if was == 1 {
+		return refuse(RefusedValue, "payment %s was taken offline and stays so", c.EntityID)
+	}
+	return nil
+}
+
+// The values an edge's payment may carry.
+var (
+	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
+		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
+	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal)}
+)

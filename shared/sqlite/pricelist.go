@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // PriceListService implements kassa.PriceListService.
@@ -144,4 +145,8 @@ func init() {
 		edge: &edgeRule{update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
 			scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
 			check: checkPriceList}})
+}
+
+func checkPriceList(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.PriceListCreate{}, &kassa.PriceListUpdate{})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // ProductService implements kassa.ProductService.
@@ -154,4 +155,8 @@ func init() {
 			scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
 			check: checkProduct},
 		events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
+}
+
+func checkProduct(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.ProductCreate{}, &kassa.ProductUpdate{})
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -58,11 +57,28 @@ type noun struct {
 	// before its first is firstFormat: it was there since).
 	formats []formatStep
 	// track notes, for a change applied from another node, the rows whose
-	// derived columns it affects (applier.recompute).
-	track func(a *applier, c *change.Change, fields map[string]any)
-	// written runs in the unit after each local or merged write of a row
-	// (the campaigns' versions).
+	// derived columns it affects (applier.touch); recompute refreshes the
+	// noun's rows a batch touched (key → org) once all its changes
+	// applied, in the registry's order.
+	track     func(a *applier, c *change.Change, fields map[string]any)
+	recompute func(ctx context.Context, a *applier, rows map[string]string) error
+	// ownBack runs in the apply unit for a change this node made that
+	// came back to it (a restored edge's own changes).
+	ownBack func(ctx context.Context, tx *Tx, c *change.Change) error
+	// merged runs after an apply unit committed, with the noun's rows it
+	// touched (the kitchen tickets of the orders sync changed).
+	merged func(db *DB, rows map[string]string)
+	// written runs in the unit after each local write of a row (the
+	// campaigns' versions).
 	written func(ctx context.Context, tx *Tx, orgID, id string) error
+	// redact masks in a copy of a record's fields (or of an event's data
+	// about the noun) what a conflict's reader may not see (a gift card's
+	// code); it reports whether it changed anything.
+	redact func(fields map[string]any) bool
+	// newState makes what the noun keeps in memory beside its rows, once
+	// per store at Open (stateOf); a state that is a unitWatcher is kept
+	// in step with the units that write the noun's rows.
+	newState func(db *DB) any
 }
 
 // entity is a registered noun, as the store's writes name it.
@@ -111,7 +127,7 @@ func register(h *noun, n noun) {
 		n.orgCol = "org_id"
 	}
 	for typ, sub := range n.events {
-		sub.table = n.table
+		sub.table, sub.of = n.table, h
 		n.events[typ] = sub
 	}
 	*h = n
@@ -127,6 +143,16 @@ func retire(name string, step formatStep) { retired[name] = step }
 func nounOf(entity string) (*noun, bool) {
 	n, ok := nouns[entity]
 	return n, ok
+}
+
+// nounOfTable returns the registered noun whose rows table holds.
+func nounOfTable(table string) (*noun, bool) {
+	for _, n := range nouns {
+		if n.table == table {
+			return n, true
+		}
+	}
+	return nil, false
 }
 
 // registered returns the registered nouns in name order.
@@ -172,13 +198,4 @@ func digestScopes() map[string]string {
 		}
 	}
 	return out
-}
-
-// mustNoun is nounOf for an entity the caller knows is registered.
-func mustNoun(entity string) *noun {
-	n, ok := nouns[entity]
-	if !ok {
-		panic(fmt.Sprintf("sqlite: no noun %q", entity))
-	}
-	return n
 }
