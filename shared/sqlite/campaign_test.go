@@ -415,7 +415,7 @@ func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 	if err := edge.db.reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = 'campaign_redemption'`).Scan(&sent); err != nil || sent != 0 {
 		t.Fatalf("%d redemption change records (%v)", sent, err)
 	}
-	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, false, nil, "")
+	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func edgeAndHub(t *testing.T) (edge, hub *node, w world) {
 // as the wire carries it, and marks it sent.
 func push(t *testing.T, edge, hub *node, w world) ApplyResult {
 	t.Helper()
-	log, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, true, nil, "")
+	log, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 	if len(mine) != 3 {
 		t.Fatalf("edge logged %v", typesOf(mine))
 	}
-	all, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, true, nil, "")
+	all, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 		}
 	}
 	// The hub's log of changes (what edges pull) holds no events.
-	down, err := hub.db.ChangesAfter(context.Background(), 0, 1_000_000, false, &Scope{OrgID: w.org, LocationID: w.loc}, "")
+	down, err := hub.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Scope: &Scope{OrgID: w.org, LocationID: w.loc}})
 	if err != nil {
 		t.Fatal(err)
 	}

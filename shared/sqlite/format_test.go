@@ -80,7 +80,7 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 	for range 3 {
 		sell(t, hub, w, w.p1, 2)
 	}
-	es, err := hub.db.ChangesAfter(ctx, 0, 100000, false, &Scope{OrgID: w.org, LocationID: w.loc}, old.NodeID)
+	es, err := hub.db.ChangesAfter(ctx, 0, 100000, LogFilter{Scope: &Scope{OrgID: w.org, LocationID: w.loc}, ExcludeOrigin: old.NodeID})
 	if err != nil {
 		t.Fatal(err)
 	}

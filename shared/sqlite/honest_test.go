@@ -165,7 +165,7 @@ func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
 func (ew *edgeWorld) ingest(t *testing.T, after int64) ([]change.Change, int64, int) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, false, nil, "")
+	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
