@@ -765,6 +765,42 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		return nil, err
 	}
 	defer ordersIn(s.db).locks.Lock(id)()
+	r, err := s.planRefund(ctx, a, id, in)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := s.payments.refundPayments(ctx, r.o, r.plan.Amount)
+	if err != nil && len(paid) == 0 {
+		return nil, err
+	}
+	if err != nil {
+		// Part of the money went back before a processor failed: record
+		// that part, so what the books say matches what the customer got.
+		s.db.Log.Error("refund partly failed", "order", r.o.ID, "err", err)
+		r.plan = r.plan.Scaled(sumRefunded(paid))
+	}
+	r.paid, r.id = paid, s.db.NewID()
+	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error { return r.write(ctx, tx) })
+	if err == nil {
+		s.db.wakeReceipts()
+	}
+	return out, err
+}
+
+// orderRefund is one RefundOrder: the order as it was read, the plan,
+// and the money the processors gave back.
+type orderRefund struct {
+	a    *kassa.Actor
+	in   *kassa.RefundRequest
+	o    *kassa.Order
+	plan kassa.RefundPlan
+	paid []kassa.RefundPayment
+	id   string // the refund's
+}
+
+// planRefund reads the order and plans its refund within the actor's
+// refund limit, at a till with an open drawer when one is named.
+func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string, in *kassa.RefundRequest) (*orderRefund, error) {
 	o, err := findOrder(ctx, s.db.reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
@@ -785,88 +821,103 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			return nil, err
 		}
 	}
-	paid, err := s.payments.refundPayments(ctx, o, plan.Amount)
-	if err != nil && len(paid) == 0 {
-		return nil, err
-	}
+	return &orderRefund{a: a, in: in, o: o, plan: plan}, nil
+}
+
+// write records the refund in one unit: its row, the payments and cards
+// it gave back, the drawer, the order's status, the stock and the receipt.
+func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
+	a, o := r.a, r.o
+	cur, err := findOrder(ctx, tx, a.OrgID, o.ID)
 	if err != nil {
-		// Part of the money went back before a processor failed: record
-		// that part, so what the books say matches what the customer got.
-		s.db.Log.Error("refund partly failed", "order", o.ID, "err", err)
-		plan = plan.Scaled(sumRefunded(paid))
+		return err
 	}
-	refundID := s.db.NewID()
-	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
-		cur, err := findOrder(ctx, tx, a.OrgID, id)
-		if err != nil {
+	if cur.RefundedTotal != o.RefundedTotal {
+		return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
+	}
+	// The refund row first: the hub admits a card's refund entry only
+	// against a refund it holds (checkGiftCardTxn), and an edge's records
+	// reach it in the order they were written.
+	if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
+		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
+		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a),
+	}); err != nil {
+		return err
+	}
+	if err := r.givePaymentsBack(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
+		return err
+	}
+	if err := r.settleOrder(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := r.restock(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, o.ID, r.id, refundedCash(cur, r.paid)); err != nil {
+		return err
+	}
+	done, err := findOrder(ctx, tx, a.OrgID, o.ID)
+	if err != nil {
+		return err
+	}
+	tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
+	return nil
+}
+
+// givePaymentsBack notes on each payment what the refund gave back of it,
+// and credits a gift card its part.
+func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	for _, rp := range r.paid {
+		p := cur.FindPayment(rp.PaymentID)
+		if err := tx.updateAt(ctx, entPayment, r.a.OrgID, r.o.LocationID, p.ID, map[string]any{
+			"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 			return err
 		}
-		if cur.RefundedTotal != o.RefundedTotal {
-			return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
-		}
-		// The refund row first: the hub admits a card's refund entry
-		// only against a refund it holds (checkGiftCardTxn), and an edge's
-		// records reach it in the order they were written.
-		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
-			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,
-			"restock": in.Restock, "lines": plan.Lines, "payments": paid, "actor": actorID(a),
-		}); err != nil {
+		if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
 			return err
 		}
-		for _, rp := range paid {
-			p := cur.FindPayment(rp.PaymentID)
-			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, p.ID, map[string]any{
-				"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
-				return err
-			}
-			if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
-				return err
-			}
-		}
-		if err := recordRefund(ctx, tx, a, cur, in.RegisterID, refundID, paid); err != nil {
-			return err
-		}
-		refunded := cur.RefundedTotal + plan.Amount
-		status := kassa.RefundedOrderStatus(cur, refunded)
-		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
-			return err
-		}
-		if status != cur.Status {
-			if err := addHistory(ctx, tx, a, id, o.LocationID, status); err != nil {
-				return err
-			}
-			// A full refund before the kitchen served it voids the ticket.
-			if err := recordTicket(ctx, tx, a.OrgID, id, kassa.TicketUpdated); err != nil {
-				return err
-			}
-		}
-		if in.Restock {
-			actor := ""
-			if p := actorID(a); p != nil {
-				actor = *p
-			}
-			for _, rl := range plan.Lines {
-				l := cur.FindLine(rl.LineItemID)
-				if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
-					delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: refundID, actor: actor}); err != nil {
-					return err
-				}
-			}
-		}
-		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, refundID, refundedCash(cur, paid)); err != nil {
-			return err
-		}
-		done, err := findOrder(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
+	}
+	return nil
+}
+
+// settleOrder moves the order's refunded total and status; a new status
+// goes into its history, and a full refund before the kitchen served it
+// voids the ticket.
+func (r *orderRefund) settleOrder(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	refunded := cur.RefundedTotal + r.plan.Amount
+	status := kassa.RefundedOrderStatus(cur, refunded)
+	if err := tx.updateAt(ctx, entOrder, r.a.OrgID, r.o.LocationID, cur.ID, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
+		return err
+	}
+	if status == cur.Status {
 		return nil
-	})
-	if err == nil {
-		s.db.wakeReceipts()
 	}
-	return out, err
+	if err := addHistory(ctx, tx, r.a, cur.ID, r.o.LocationID, status); err != nil {
+		return err
+	}
+	return recordTicket(ctx, tx, r.a.OrgID, cur.ID, kassa.TicketUpdated)
+}
+
+// restock puts the refunded lines back on the shelf when asked.
+func (r *orderRefund) restock(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	if !r.in.Restock {
+		return nil
+	}
+	actor := ""
+	if p := actorID(r.a); p != nil {
+		actor = *p
+	}
+	for _, rl := range r.plan.Lines {
+		l := cur.FindLine(rl.LineItemID)
+		if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: l.ProductID,
+			delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {
