@@ -104,69 +104,9 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 		a.admitter = &admitter{tx: tx, from: *opts.from, state: a.state}
 	}
 	for i := range changes {
-		c := &changes[i]
-		if err := c.Validate(); err != nil {
-			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
-		}
-		if _, gone := retired[c.Entity]; gone {
-			res.Dropped++
-			continue
-		}
-		if c.Origin == db.NodeID {
-			if lost, err := opts.own.lost(ctx, tx, c); err != nil {
-				return res, err
-			} else if !lost {
-				res.Duplicate++ // our own change coming back
-				continue
-			}
-		}
-		var seen int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
+		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
 		}
-		if seen > 0 {
-			res.Duplicate++
-			continue
-		}
-		fresh, err := a.newEvent(ctx, c)
-		if err != nil {
-			return res, err
-		}
-		if err := a.apply(ctx, c); err != nil {
-			return res, fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
-		}
-		if fresh && !a.held[c.EntityID] {
-			// Its hooks run with the event, in this unit: an event id
-			// already in the log (a replay, re-pull or repair) runs none.
-			typ, _ := c.Fields["type"].(string)
-			data, _ := c.Fields["data"].(string)
-			if err := tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
-				return res, err
-			}
-		}
-		// What it touched, for the live feeds (migration 0016).
-		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
-			return res, err
-		}
-		tx.live(c.OrgID, c.Entity)
-		if r, _ := nounOf(c.Entity); c.Origin == db.NodeID && r.ownBack != nil {
-			if err := r.ownBack(ctx, tx, c); err != nil {
-				return res, err
-			}
-		}
-		if c.Entity == entEvent.name {
-			// The hub's event log grew: wake its readers. Events are
-			// not in the hub's log of changes: edges never pull them.
-			if !a.held[c.EntityID] {
-				tx.wakes = append(tx.wakes, loggedEvent(c))
-			}
-		} else if opts.log {
-			if err := tx.record(ctx, *c); err != nil {
-				return res, err
-			}
-		}
-		res.Applied++
 	}
 	if err := a.recompute(ctx); err != nil {
 		return res, err
@@ -179,6 +119,89 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	res.touched = a.touched
 	res.Conflicts = a.conflicts
 	return res, nil
+}
+
+// step applies one change of the batch, unless it was applied before or
+// names a retired entity, and counts it in res.
+func (a *applier) step(ctx context.Context, c *change.Change, opts applyOpts, res *ApplyResult) error {
+	if err := c.Validate(); err != nil {
+		return kassa.Errorf(kassa.EInvalid, "%v", err)
+	}
+	if _, gone := retired[c.Entity]; gone {
+		res.Dropped++
+		return nil
+	}
+	if dup, err := a.seen(ctx, c, opts); err != nil || dup {
+		if dup {
+			res.Duplicate++
+		}
+		return err
+	}
+	fresh, err := a.newEvent(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := a.apply(ctx, c); err != nil {
+		return fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
+	}
+	if err := a.applied(ctx, c, fresh, opts); err != nil {
+		return err
+	}
+	res.Applied++
+	return nil
+}
+
+// seen reports whether c was applied here before, or is this node's own
+// change coming back (and not one a restore lost: see OwnResync).
+func (a *applier) seen(ctx context.Context, c *change.Change, opts applyOpts) (bool, error) {
+	if c.Origin == a.tx.db.NodeID {
+		lost, err := opts.own.lost(ctx, a.tx, c)
+		if err != nil || !lost {
+			return err == nil, err
+		}
+	}
+	var n int
+	err := a.tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&n)
+	return n > 0, err
+}
+
+// applied does what follows an applied change in its unit: the hooks of
+// an event new to the log, the record of what it touched (for the live
+// feeds, migration 0016), its noun's ownBack hook, and its place in the
+// hub's log (opts.log) or, for an event, a wake-up of the log's readers.
+func (a *applier) applied(ctx context.Context, c *change.Change, fresh bool, opts applyOpts) error {
+	tx := a.tx
+	if fresh && !a.held[c.EntityID] {
+		// Its hooks run with the event, in this unit: an event id
+		// already in the log (a replay, re-pull or repair) runs none.
+		typ, _ := c.Fields["type"].(string)
+		data, _ := c.Fields["data"].(string)
+		if err := tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
+		return err
+	}
+	tx.live(c.OrgID, c.Entity)
+	if r, ok := nounOf(c.Entity); ok && c.Origin == tx.db.NodeID && r.ownBack != nil {
+		if err := r.ownBack(ctx, tx, c); err != nil {
+			return err
+		}
+	}
+	if c.Entity == entEvent.name {
+		// The hub's event log grew: wake its readers. Events are not in
+		// the hub's log of changes: edges never pull them.
+		if !a.held[c.EntityID] {
+			tx.wakes = append(tx.wakes, loggedEvent(c))
+		}
+		return nil
+	}
+	if opts.log {
+		return tx.record(ctx, *c)
+	}
+	return nil
 }
 
 // applier applies one batch and remembers what it must recompute.
@@ -360,43 +383,24 @@ func (a *applier) uniquely(ctx context.Context, r *noun, fields map[string]any, 
 
 // merge applies an insert or update of an LWW row field by field.
 func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields map[string]any, stamp hlc.Timestamp) error {
-	tx := a.tx
-	latticeCols := slices.Sorted(maps.Keys(r.lattice))
-	sel := r.orgCol + ", field_hlc"
-	for _, col := range latticeCols {
-		sel += ", " + col
+	row, err := a.mergeRow(ctx, c, r)
+	if err != nil {
+		return err
 	}
-	if r.tombstone != "" {
-		sel += ", " + r.tombstone
-	}
-	dest := make([]any, 2+len(latticeCols)+1)
-	var rowOrg, stamps string
-	dest[0], dest[1] = &rowOrg, &stamps
-	cur := make([]sql.NullString, len(latticeCols)+1)
-	for i := range cur {
-		dest[2+i] = &cur[i]
-	}
-	if r.tombstone == "" {
-		dest = dest[:len(dest)-1]
-	}
-	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(dest...)
-	if errors.Is(err, sql.ErrNoRows) && c.Op != change.OpInsert {
-		return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
-	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if row == nil {
+		if c.Op != change.OpInsert {
+			return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
+		}
 		fields["id"] = c.EntityID
 		fields[r.orgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
-	if err != nil {
-		return err
-	}
-	if rowOrg != c.OrgID {
+	if row.org != c.OrgID {
 		// Ids are global: a change may only touch rows of its own org.
 		return kassa.Errorf(kassa.EForbidden, "change %s names %s %s of another org", c.ID, c.Entity, c.EntityID)
 	}
 	var have map[string]string
-	if err := decodeJSON(stamps, &have); err != nil {
+	if err := decodeJSON(row.stamps, &have); err != nil {
 		return err
 	}
 	mine := fieldStamp(stamp, c.Origin)
@@ -406,21 +410,8 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 			continue
 		}
 		if rank, ok := r.lattice[k]; ok {
-			i := slices.Index(latticeCols, k)
-			now, _ := v.(string)
-			if rank(now) > rank(cur[i].String) {
-				set[k] = v
-				if k == "status" && cur[i].String == kassa.OrderCancelled {
-					if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
-						map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
-						return err
-					}
-				}
-			} else if k == "status" && now == kassa.OrderCancelled && cur[i].String != kassa.OrderCancelled {
-				if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
-					map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
-					return err
-				}
+			if err := a.mergeLattice(ctx, c, r, k, rank, row.lattice[k], v, set); err != nil {
+				return err
 			}
 			continue
 		}
@@ -429,7 +420,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 		}
 	}
 	if r.tombstone != "" {
-		deleted := cur[len(latticeCols)].Valid
+		deleted := row.deleted
 		if v, ok := fields[r.tombstone]; ok && v != nil {
 			deleted, set[r.tombstone] = true, v
 		}
@@ -442,6 +433,70 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 	if len(set) == 0 {
 		return nil
 	}
+	return a.updateRow(ctx, c, r, set, stamp)
+}
+
+// mergedRow is the row an LWW merge changes, as this node has it.
+type mergedRow struct {
+	org, stamps string
+	lattice     map[string]string // the noun's lattice columns → their values
+	deleted     bool              // its tombstone is set
+}
+
+// mergeRow reads the row c changes, or nil when this node has none.
+func (a *applier) mergeRow(ctx context.Context, c *change.Change, r *noun) (*mergedRow, error) {
+	latticeCols := slices.Sorted(maps.Keys(r.lattice))
+	sel := r.orgCol + ", field_hlc"
+	for _, col := range latticeCols {
+		sel += ", " + col
+	}
+	if r.tombstone != "" {
+		sel += ", " + r.tombstone
+	}
+	row := &mergedRow{lattice: make(map[string]string, len(latticeCols))}
+	cur := make([]sql.NullString, len(latticeCols)+1)
+	dest := []any{&row.org, &row.stamps}
+	for i := range cur {
+		dest = append(dest, &cur[i])
+	}
+	if r.tombstone == "" {
+		dest = dest[:len(dest)-1]
+	}
+	err := a.tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, col := range latticeCols {
+		row.lattice[col] = cur[i].String
+	}
+	row.deleted = cur[len(latticeCols)].Valid
+	return row, nil
+}
+
+// mergeLattice notes in set a lattice column's remote value v when it
+// ranks above the row's value cur. A value of the noun's latticeLoss that
+// loses, or is overtaken, is recorded as a conflict (an order's cancel
+// that meets a completion: cancel_lost).
+func (a *applier) mergeLattice(ctx context.Context, c *change.Change, r *noun, k string, rank func(string) int, cur string, v any, set map[string]any) error {
+	now, _ := v.(string)
+	up := rank(now) > rank(cur)
+	if up {
+		set[k] = v
+	}
+	l := r.latticeLoss
+	if l == nil || k != l.col || !(up && cur == l.value || !up && now == l.value && cur != l.value) {
+		return nil
+	}
+	return a.conflict(ctx, c.OrgID, c.LocationID, l.kind, c.Entity, c.EntityID,
+		map[string]any{k: cur}, map[string]any{k: now, "origin": c.Origin})
+}
+
+// updateRow writes a merge's newer fields (set) to the row, stamped.
+func (a *applier) updateRow(ctx context.Context, c *change.Change, r *noun, set map[string]any, stamp hlc.Timestamp) error {
+	mine := fieldStamp(stamp, c.Origin)
 	names := slices.Sorted(maps.Keys(set))
 	args := make([]any, 0, len(names)+4)
 	for _, n := range names {
@@ -456,7 +511,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 		for i, n := range names {
 			args[i] = set[n]
 		}
-		_, err := tx.execCached(ctx, query, args...)
+		_, err := a.tx.execCached(ctx, query, args...)
 		return err
 	})
 }

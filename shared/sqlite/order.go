@@ -942,6 +942,8 @@ func init() {
 	register(entOrder, noun{name: "order", table: "orders", digest: locationRows,
 		derived: []string{"paid_total", "refunded_total"},
 		lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
+		// A cancel that meets a completion loses, and is recorded.
+		latticeLoss: &latticeLoss{col: "status", value: kassa.OrderCancelled, kind: "cancel_lost"},
 		edge: &edgeRule{loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
 			once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
 				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},

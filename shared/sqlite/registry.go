@@ -32,6 +32,8 @@ type noun struct {
 	// lattice: status columns that move only forward, whatever the
 	// stamps say (column → rank of its values).
 	lattice map[string]func(string) int
+	// latticeLoss: a lattice value whose loss is recorded as a conflict.
+	latticeLoss *latticeLoss
 	// derived columns are recomputed after every apply, never taken
 	// from a change (track notes the rows to recompute).
 	derived []string
@@ -87,6 +89,11 @@ type entity = *noun
 // lww reports whether rows of n merge field by field: their writes also
 // stamp each field in field_hlc. Append-only rows are never updated.
 func (n *noun) lww() bool { return n.merge == mergeLWW }
+
+// latticeLoss is a value of lattice column col that, when a merge moves
+// the column past it or it meets a higher value, is recorded as a
+// conflict of kind: an order's cancel that met a completion elsewhere.
+type latticeLoss struct{ col, value, kind string }
 
 type mergeMode int
 
