@@ -352,14 +352,11 @@ func (ad *admitter) findActor(ctx context.Context, c *change.Change) (batchUser,
 
 // location checks that a location-scoped row is the edge's location's.
 func (ad *admitter) location(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
-	rule, mine := r.edge, ad.from.LocationID
-	switch rule.loc {
+	mine := ad.from.LocationID
+	switch r.edge.loc {
 	case ownLocation:
-		if c.LocationID != mine {
-			return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
-		}
-		if v, ok := fields["location_id"]; ok && v != mine {
-			return refuse(RefusedScope, "location_id %v is not the edge's location", v)
+		if err := ad.recordAtEdge(c, fields); err != nil {
+			return err
 		}
 		if existing != nil && existing["location_id"] != mine {
 			return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
@@ -368,42 +365,15 @@ func (ad *admitter) location(ctx context.Context, c *change.Change, r *noun, fie
 			return refuse(RefusedField, "%s needs its location_id", c.Entity)
 		}
 	case parentLocation:
-		if c.LocationID != mine {
-			return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
-		}
-		if v, ok := fields["location_id"]; ok && v != mine {
-			return refuse(RefusedScope, "location_id %v is not the edge's location", v)
-		}
-		parent, _ := fields[rule.parent.col].(string)
-		if c.Op == change.OpInsert && parent == "" {
-			if existing != nil {
-				break // an insert of a row this node has merges as an update
-			}
-			return refuse(RefusedField, "%s needs its %s", c.Entity, rule.parent.col)
-		}
-		if parent == "" {
-			var loc string
-			err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+r.table+` WHERE id = ?`, c.EntityID).Scan(&loc)
-			if err != nil {
-				return err
-			}
-			if loc != mine {
-				return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
-			}
-			break
-		}
-		var loc string
-		err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+rule.parent.table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
-		if err == nil && loc != mine {
-			return refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(rule.parent.table, "s"), parent)
-		}
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := ad.recordAtEdge(c, fields); err != nil {
 			return err
-		} // a missing parent is the reference check's to judge
+		}
+		return ad.parentAtEdge(ctx, c, r, fields, existing)
 	case eitherEnd:
-		from, to := fields[rule.ends[0]], fields[rule.ends[1]]
+		ends := r.edge.ends
+		from, to := fields[ends[0]], fields[ends[1]]
 		if existing != nil {
-			from, to = existing[rule.ends[0]], existing[rule.ends[1]]
+			from, to = existing[ends[0]], existing[ends[1]]
 		}
 		if existing == nil && from != mine {
 			return refuse(RefusedScope, "a %s is created at its source location, not %s", c.Entity, mine)
@@ -412,6 +382,50 @@ func (ad *admitter) location(ctx context.Context, c *change.Change, r *noun, fie
 			return refuse(RefusedScope, "%s %s is between other locations", c.Entity, c.EntityID)
 		}
 	}
+	return nil
+}
+
+// recordAtEdge refuses a change whose record, or location_id, names
+// another location than the edge's.
+func (ad *admitter) recordAtEdge(c *change.Change, fields map[string]any) error {
+	mine := ad.from.LocationID
+	if c.LocationID != mine {
+		return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
+	}
+	if v, ok := fields["location_id"]; ok && v != mine {
+		return refuse(RefusedScope, "location_id %v is not the edge's location", v)
+	}
+	return nil
+}
+
+// parentAtEdge refuses a parentLocation row whose parent (or, for an
+// update that names none, the row itself) is another location's.
+func (ad *admitter) parentAtEdge(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
+	mine, col := ad.from.LocationID, r.edge.parent
+	parent, _ := fields[col.col].(string)
+	if c.Op == change.OpInsert && parent == "" {
+		if existing != nil {
+			return nil // an insert of a row this node has merges as an update
+		}
+		return refuse(RefusedField, "%s needs its %s", c.Entity, col.col)
+	}
+	var loc string
+	if parent == "" { // an update: the row's own location (existing found it)
+		if err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+r.table+` WHERE id = ?`, c.EntityID).Scan(&loc); err != nil {
+			return err
+		}
+		if loc != mine {
+			return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
+		}
+		return nil
+	}
+	err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	if err == nil && loc != mine {
+		return refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(col.table, "s"), parent)
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	} // a missing parent is the reference check's to judge
 	return nil
 }
 
