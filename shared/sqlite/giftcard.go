@@ -463,29 +463,14 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	if err := firstErr(oneOf(f, "type", true, types...), within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
 		return err
 	}
-	amount, _ := intField(f, "amount")
-	card, _ := f["gift_card_id"].(string)
-	typ, _ := f["type"].(string)
-	var n int64
-	if typ == string(kassa.GiftCardTxnIssue) {
-		if !kassa.MayIssueGiftCards(ad.actorOf) {
-			return refuse(RefusedActor, "only a manager, an owner or a partner app issues gift cards")
-		}
-		var initial int64
-		if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
-			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
-			return err // the reference check found the card
-		}
-		if amount != initial || n > 0 {
-			return refuse(RefusedValue, "a card is issued once, with its initial_amount %d", initial)
-		}
-		return nil
+	if f["type"] == string(kassa.GiftCardTxnIssue) {
+		return checkCardIssue(ctx, ad, c, f)
 	}
+	typ, _ := f["type"].(string)
 	payment, _ := f["payment_id"].(string)
-	var order, loc, method string
-	var paid int64
+	var pay cardPayment
 	err := ad.tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
-		payment, c.OrgID).Scan(&order, &loc, &method, &paid)
+		payment, c.OrgID).Scan(&pay.order, &pay.loc, &pay.method, &pay.amount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
 	}
@@ -493,58 +478,100 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		return err
 	}
 	switch {
-	case loc != ad.from.LocationID:
+	case pay.loc != ad.from.LocationID:
 		return refuse(RefusedScope, "payment %s is another location's", payment)
-	case method != string(kassa.PaymentGiftCard):
+	case pay.method != string(kassa.PaymentGiftCard):
 		return refuse(RefusedValue, "payment %s is not a gift_card payment", payment)
-	case f["order_id"] != order:
+	case f["order_id"] != pay.order:
 		return refuse(RefusedValue, "order_id is not payment %s's order", payment)
 	}
-	var moved int64
+	pay.id = payment
 	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(amount), 0) FROM gift_card_transactions WHERE payment_id = ? AND type = ?`,
-		payment, typ).Scan(&n, &moved); err != nil {
+		payment, typ).Scan(&pay.entries, &pay.moved); err != nil {
 		return err
 	}
 	if typ == string(kassa.GiftCardTxnRedeem) {
-		if amount != -paid || n > 0 {
-			return refuse(RefusedValue, "a redeem debits its payment's amount %d, once", paid)
-		}
-		// A card pays only in its own currency (kassa.GiftCard.Redeemable).
-		// Its status and expiry are the edge's account of the moment: a card
-		// disabled at the hub while the store was offline still paid there.
-		var same bool
-		if err := ad.tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
-			WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, order).Scan(&same); err != nil {
-			return err
-		}
-		if !same {
-			return refuse(RefusedValue, "card %s is in another currency than order %s", card, order)
-		}
-		return nil
+		return checkCardRedeem(ctx, ad, c, f, pay)
 	}
-	if amount <= 0 || moved+amount > paid {
-		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", payment, paid)
+	return checkCardRefund(ctx, ad, c, f, pay)
+}
+
+// cardPayment is the gift_card payment a card's redeem or refund entry
+// names, and the entries of that type it already has.
+type cardPayment struct {
+	id, order, loc, method string
+	amount                 int64
+	entries, moved         int64 // entries of the type, and their sum
+}
+
+// checkCardIssue: an issue credits the card's initial amount once, by an
+// actor who may issue cards.
+func checkCardIssue(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if !kassa.MayIssueGiftCards(ad.actorOf) {
+		return refuse(RefusedActor, "only a manager, an owner or a partner app issues gift cards")
 	}
-	// The card gets back only what the payment gave back, as the hub
-	// holds it: its whole amount once voided while its order was not
-	// completed (the API voids only then), else its parts of the order's
-	// refunds (each admitted by checkRefund, with the refund limits; an
-	// edge writes the refund before the card's entry). Without this a
-	// forged entry refilled a card while the sale stood.
-	returned, err := paymentReturned(ctx, ad.tx, c.OrgID, payment)
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	var initial, n int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
+		FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
+		return err // the reference check found the card
+	}
+	if amount != initial || n > 0 {
+		return refuse(RefusedValue, "a card is issued once, with its initial_amount %d", initial)
+	}
+	return nil
+}
+
+// checkCardRedeem: a redeem debits its payment's amount, once, from a
+// card in the order's currency. Its status and expiry are the edge's
+// account of the moment: a card disabled at the hub while the store was
+// offline still paid there.
+func checkCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f map[string]any, pay cardPayment) error {
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	if amount != -pay.amount || pay.entries > 0 {
+		return refuse(RefusedValue, "a redeem debits its payment's amount %d, once", pay.amount)
+	}
+	// A card pays only in its own currency (kassa.GiftCard.Redeemable).
+	var same bool
+	if err := ad.tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
+		WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, pay.order).Scan(&same); err != nil {
+		return err
+	}
+	if !same {
+		return refuse(RefusedValue, "card %s is in another currency than order %s", card, pay.order)
+	}
+	return nil
+}
+
+// checkCardRefund: a refund credits back, to the card the payment was
+// redeemed from, never more in all than the payment took, and only what
+// the payment gave back as the hub holds it: its whole amount once voided
+// while its order was not completed (the API voids only then), else its
+// parts of the order's refunds (each admitted by checkRefund, with the
+// refund limits; an edge writes the refund before the card's entry).
+// Without this a forged entry refilled a card while the sale stood.
+func checkCardRefund(ctx context.Context, ad *admitter, c *change.Change, f map[string]any, pay cardPayment) error {
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	if amount <= 0 || pay.moved+amount > pay.amount {
+		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", pay.id, pay.amount)
+	}
+	returned, err := paymentReturned(ctx, ad.tx, c.OrgID, pay.id)
 	if err != nil {
 		return err
 	}
-	if moved+amount > returned {
-		return refuse(RefusedValue, "payment %s gave back %d, not %d: no refund or void covers this entry", payment, returned, moved+amount)
+	if pay.moved+amount > returned {
+		return refuse(RefusedValue, "payment %s gave back %d, not %d: no refund or void covers this entry", pay.id, returned, pay.moved+amount)
 	}
 	var from string
 	if err := ad.tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
-		payment).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		pay.id).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	if from != card {
-		return refuse(RefusedValue, "a refund returns to the card payment %s was redeemed from", payment)
+		return refuse(RefusedValue, "a refund returns to the card payment %s was redeemed from", pay.id)
 	}
 	return nil
 }
