@@ -191,32 +191,8 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields
 	if err != nil {
 		return err
 	}
-	switch c.Op {
-	case change.OpInsert:
-		if existing == nil {
-			cols, err := ad.tableColumns(ctx, r.table)
-			if err != nil {
-				return err
-			}
-			for k := range fields {
-				if !slices.Contains(cols, k) || k == "hlc" || k == "origin" || k == "field_hlc" {
-					return refuse(RefusedField, "%s has no writable field %q", c.Entity, k)
-				}
-			}
-			break
-		}
-		fallthrough // an insert of a row this node has merges as an update
-	case change.OpUpdate:
-		if rule.update == nil {
-			return refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
-		}
-		for k := range fields {
-			if k != "updated_at" && k != "id" && k != r.orgCol && !slices.Contains(rule.update, k) {
-				return refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
-			}
-		}
-	default:
-		return refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
+	if err := ad.writable(ctx, c, r, fields, existing); err != nil {
+		return err
 	}
 	if err := ad.location(ctx, c, r, fields, existing); err != nil {
 		return err
@@ -233,6 +209,40 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields
 		return rule.check(ctx, ad, c, fields)
 	}
 	return nil
+}
+
+// writable refuses an operation the noun's edge rule does not allow, or a
+// field it may not carry: an insert of a new row any column of the table
+// but the stamps; an update (or an insert of a row this node has, which
+// merges as one) only the rule's update columns.
+func (ad *admitter) writable(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
+	switch c.Op {
+	case change.OpInsert:
+		if existing == nil {
+			cols, err := ad.tableColumns(ctx, r.table)
+			if err != nil {
+				return err
+			}
+			for k := range fields {
+				if !slices.Contains(cols, k) || k == "hlc" || k == "origin" || k == "field_hlc" {
+					return refuse(RefusedField, "%s has no writable field %q", c.Entity, k)
+				}
+			}
+			return nil
+		}
+		fallthrough // an insert of a row this node has merges as an update
+	case change.OpUpdate:
+		if r.edge.update == nil {
+			return refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
+		}
+		for k := range fields {
+			if k != "updated_at" && k != "id" && k != r.orgCol && !slices.Contains(r.edge.update, k) {
+				return refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
+			}
+		}
+		return nil
+	}
+	return refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
 }
 
 // existing returns the row's org and location columns as this node has
