@@ -524,8 +524,8 @@ type campaignVersion struct {
 // histories holds each org's campaignHistory for the writer, where the hub
 // prices every edge order that claims a campaign (hubCampaigns): reading
 // and decoding the versions for each order was most of the hub's apply
-// time with 20 campaigns (session 7, BenchmarkSync with
-// KASSA_BENCH_SYNC_CAMPAIGNS). It is read in the writer's units, from
+// time with many campaigns (BenchmarkSync with KASSA_BENCH_SYNC_CAMPAIGNS;
+// docs/performance.md). It is read in the writer's units, from
 // their view. An org's history is forgotten whenever a unit writes one of
 // its campaigns or versions (Tx.changing) and after any batch
 // with such a unit (runBatch, committed or not), so it never holds a

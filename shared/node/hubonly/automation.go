@@ -1,4 +1,4 @@
-package node
+package hubonly
 
 // The hub's automation engine and the automation service
 // (kassa.AutomationService). docs/automations.md is the long form.
@@ -33,8 +33,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 
+	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/sqlite"
 )
 
@@ -125,26 +127,10 @@ func (e *automationEngine) wake() {
 	}
 }
 
-// WakeAutomations makes the automation job look at the log and the
-// schedules now (tests move the node's clock, then call it).
-func (n *Node) WakeAutomations() {
-	if n.automations != nil {
-		n.automations.wake()
-	}
-}
-
-// SetCampaignStatusFunc wires set_campaign_status (hub).
-func (n *Node) SetCampaignStatusFunc(f CampaignStatusFunc) {
-	if n.automations != nil {
-		n.automations.SetCampaignStatus = f
-	}
-}
-
-// AutomationJob is the hub's automation engine.
-func (n *Node) AutomationJob() Job {
-	e := n.automations
-	return Job{Name: "automations", Run: func(ctx context.Context) error {
-		sub := n.Bus.Subscribe(256, nil)
+// job is the hub's automation engine; bus wakes it after a commit.
+func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
+	return node.Job{Name: "automations", Run: func(ctx context.Context) error {
+		sub := bus.Subscribe(256, nil)
 		defer sub.Close()
 		t := time.NewTimer(0)
 		defer t.Stop()
@@ -546,20 +532,3 @@ const DefaultAutomationRetention = 30 * 24 * time.Hour
 
 // automationRetentionEvery is how often the retention job runs.
 const automationRetentionEvery = time.Hour
-
-// ExpireAutomationExecutions deletes the executions that started longer
-// than the retention ago by the node's clock, and returns how many (the
-// retention job's step; tests call it after moving the clock).
-func (n *Node) ExpireAutomationExecutions(ctx context.Context) (int64, error) {
-	if n.automations == nil {
-		return 0, nil
-	}
-	return n.automations.store.DeleteExecutionsBefore(ctx, n.retainedSince(n.Config.AutomationRetention, DefaultAutomationRetention))
-}
-
-// AutomationRetentionJob deletes, at start and then hourly, the
-// executions older than the retention, so the history the engine writes
-// for every event and rule stays bounded. The hub runs it.
-func (n *Node) AutomationRetentionJob() Job {
-	return n.sweepJob("automation-retention", automationRetentionEvery, "old automation executions", n.ExpireAutomationExecutions)
-}

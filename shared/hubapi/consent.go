@@ -1,4 +1,4 @@
-package httpapi
+package hubapi
 
 // The OAuth consent page (spec 4.2 and 5), served by the hub at
 // /oauth/authorize, outside /api/v1. A partner app sends the merchant's
@@ -53,6 +53,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 )
 
@@ -213,21 +214,21 @@ type consent struct {
 
 // routesConsent serves the consent page: the page itself (GET), its form
 // posts (POST) and its stylesheet.
-func (s *Server) routesConsent(files fs.FS) {
+func (s *api) routesConsent(files fs.FS) {
 	tmpl := template.Must(template.ParseFS(files, "authorize.html"))
 	css, err := fs.ReadFile(files, "consent.css")
 	if err != nil {
 		panic(err)
 	}
 	s.consent = &consent{tmpl: tmpl, css: css, sessions: newConsentSessions(s.cfg.Now)}
-	s.app.Get("/oauth/consent.css", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentSecurityPolicy, cspPage)
+	s.App().Get("/oauth/consent.css", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentSecurityPolicy, httpapi.CSPPage)
 		c.Set(fiber.HeaderCacheControl, "no-cache")
 		c.Type("css", "utf-8")
 		return c.Send(s.consent.css)
 	})
-	s.app.Get(consentPath, s.authorizePage)
-	s.app.Post(consentPath, s.authorizePost)
+	s.App().Get(consentPath, s.authorizePage)
+	s.App().Post(consentPath, s.authorizePost)
 }
 
 // cspConsent is the page's policy: its own stylesheet, no script, forms
@@ -295,7 +296,7 @@ type authorizeRequest struct {
 // parseAuthorize checks client_id and redirect_uri (a failure is an error
 // page and no redirect: ok false, the page already rendered), then the
 // other parameters (a failure is errorCode, to be redirected with).
-func (s *Server) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeRequest, bool, error) {
+func (s *api) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeRequest, bool, error) {
 	clientID, ok1 := param(args, "client_id")
 	redirectURI, ok2 := param(args, "redirect_uri")
 	if !ok1 || !ok2 || clientID == "" || redirectURI == "" {
@@ -348,7 +349,7 @@ func (s *Server) parseAuthorize(c *fiber.Ctx, args authorizeArgs) (*authorizeReq
 }
 
 // authorizePage is GET /oauth/authorize.
-func (s *Server) authorizePage(c *fiber.Ctx) error {
+func (s *api) authorizePage(c *fiber.Ctx) error {
 	consentHeaders(c, "")
 	r, ok, err := s.parseAuthorize(c, c.Request().URI().QueryArgs())
 	if !ok {
@@ -368,7 +369,7 @@ func (s *Server) authorizePage(c *fiber.Ctx) error {
 }
 
 // authorizePost is POST /oauth/authorize: sign in, approve or deny.
-func (s *Server) authorizePost(c *fiber.Ctx) error {
+func (s *api) authorizePost(c *fiber.Ctx) error {
 	consentHeaders(c, "")
 	r, ok, err := s.parseAuthorize(c, c.Request().PostArgs())
 	if !ok {
@@ -426,14 +427,14 @@ func (s *Server) authorizePost(c *fiber.Ctx) error {
 // signIn checks the sign-in form's credentials with the first-party
 // login (its throttles included) and, on success, starts a session under
 // a new cookie id and shows the consent page by its own URL.
-func (s *Server) signIn(c *fiber.Ctx, r *authorizeRequest) error {
+func (s *api) signIn(c *fiber.Ctx, r *authorizeRequest) error {
 	email, _ := param(c.Request().PostArgs(), "email")
 	password, _ := param(c.Request().PostArgs(), "password")
 	email = strings.TrimSpace(email)
 	if email == "" || password == "" || len(email) > 254 || len(password) > 1024 {
 		return s.signInForm(c, fiber.StatusOK, r, email, "Enter your e-mail and password.")
 	}
-	t, err := s.svc.Auth.Login(c.UserContext(), email, password, clientAddr(s.clientIP(c)))
+	t, err := s.svc.Auth.Login(c.UserContext(), email, password, s.ClientAddr(c))
 	if err != nil {
 		switch kassa.ErrorKind(err) {
 		case kassa.EUnauthorized:
@@ -453,16 +454,16 @@ func (s *Server) signIn(c *fiber.Ctx, r *authorizeRequest) error {
 
 // endConsentSession ends the sign-in after a decision: the cookie, the
 // session in memory and the first-party session behind it.
-func (s *Server) endConsentSession(c *fiber.Ctx, id string, a *kassa.Actor) {
+func (s *api) endConsentSession(c *fiber.Ctx, id string, a *kassa.Actor) {
 	s.consent.sessions.drop(id)
 	c.Cookie(&fiber.Cookie{Name: consentCookie, Value: "", Path: "/oauth", MaxAge: -1, HTTPOnly: true,
 		Secure: c.Protocol() == "https", SameSite: fiber.CookieSameSiteLaxMode})
 	if err := s.svc.Auth.Logout(kassa.WithActor(c.UserContext(), a)); err != nil {
-		s.log.Warn("consent: logout", slog.String("request_id", requestID(c)), slog.Any("err", err))
+		s.log.Warn("consent: logout", slog.String("request_id", httpapi.RequestID(c)), slog.Any("err", err))
 	}
 }
 
-func (s *Server) setConsentCookie(c *fiber.Ctx, id string) {
+func (s *api) setConsentCookie(c *fiber.Ctx, id string) {
 	c.Cookie(&fiber.Cookie{Name: consentCookie, Value: id, Path: "/oauth", MaxAge: int(consentTTL.Seconds()),
 		HTTPOnly: true, Secure: c.Protocol() == "https", SameSite: fiber.CookieSameSiteLaxMode})
 }
@@ -470,7 +471,7 @@ func (s *Server) setConsentCookie(c *fiber.Ctx, id string) {
 // redirectToApp sends the browser to the app's registered redirect URI
 // (validated by parseAuthorize) with the given parameters and the
 // request's unchanged state.
-func (s *Server) redirectToApp(c *fiber.Ctx, r *authorizeRequest, kv ...string) error {
+func (s *api) redirectToApp(c *fiber.Ctx, r *authorizeRequest, kv ...string) error {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Set(kv[i], kv[i+1])
@@ -491,7 +492,7 @@ func (s *Server) redirectToApp(c *fiber.Ctx, r *authorizeRequest, kv ...string) 
 
 // signInForm renders the sign-in form. A browser without a cookie gets
 // one (an id with no session), which the form's CSRF token is bound to.
-func (s *Server) signInForm(c *fiber.Ctx, status int, r *authorizeRequest, email, message string) error {
+func (s *api) signInForm(c *fiber.Ctx, status int, r *authorizeRequest, email, message string) error {
 	id := c.Cookies(consentCookie)
 	if id == "" || s.consent.sessions.get(id) != nil {
 		// A fresh id also for a signed-in one whose token failed: the next
@@ -506,7 +507,7 @@ func (s *Server) signInForm(c *fiber.Ctx, status int, r *authorizeRequest, email
 }
 
 // consentForm renders the consent form for the signed-in actor.
-func (s *Server) consentForm(c *fiber.Ctx, status int, r *authorizeRequest, id string, a *kassa.Actor, message string) error {
+func (s *api) consentForm(c *fiber.Ctx, status int, r *authorizeRequest, id string, a *kassa.Actor, message string) error {
 	user, err := s.svc.Auth.Me(kassa.WithActor(c.UserContext(), a))
 	if err != nil {
 		return s.consentFailure(c, err)
@@ -547,19 +548,19 @@ func redirectHost(uri string) string {
 }
 
 // consentProblem renders an error page; it never redirects.
-func (s *Server) consentProblem(c *fiber.Ctx, status int, title, problem string) error {
+func (s *api) consentProblem(c *fiber.Ctx, status int, title, problem string) error {
 	return s.renderConsent(c, status, &consentView{Title: title, Problem: problem})
 }
 
 // consentFailure renders an unexpected error as a 500 page and logs it
 // with the request id; its text stays in the log.
-func (s *Server) consentFailure(c *fiber.Ctx, err error) error {
-	s.log.Error("consent", slog.String("request_id", requestID(c)), slog.Any("err", err))
+func (s *api) consentFailure(c *fiber.Ctx, err error) error {
+	s.log.Error("consent", slog.String("request_id", httpapi.RequestID(c)), slog.Any("err", err))
 	return s.consentProblem(c, fiber.StatusInternalServerError, "Something went wrong",
-		"Kassa could not finish this step (request "+requestID(c)+"). Try again in a moment.")
+		"Kassa could not finish this step (request "+httpapi.RequestID(c)+"). Try again in a moment.")
 }
 
-func (s *Server) renderConsent(c *fiber.Ctx, status int, v *consentView) error {
+func (s *api) renderConsent(c *fiber.Ctx, status int, v *consentView) error {
 	var b bytes.Buffer
 	if err := s.consent.tmpl.Execute(&b, v); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package httpapi
+package hubapi
 
 // The hub's OAuth 2.0 authorization server over HTTP (spec 4.2 and 5,
 // CONTRACT.md "Auth"): the token, revoke and introspection endpoints, RFC
@@ -31,6 +31,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 )
 
@@ -96,35 +97,35 @@ func (p *oauthParams) fields() map[string]*string {
 	}
 }
 
-func (s *Server) routesOAuth() {
+func (s *api) routesOAuth() {
 	svc := s.svc.OAuth
-	s.handle(&Route{Method: "POST", Path: "/oauth/token", Tag: "oauth", Public: true, Form: oauthTokenForm{}, Resp: kassa.TokenResponse{},
+	s.Handle(&httpapi.Route{Method: "POST", Path: "/oauth/token", Tag: "oauth", Public: true, Form: oauthTokenForm{}, Resp: kassa.TokenResponse{},
 		Summary: "OAuth 2.0 token endpoint (RFC 6749): authorization_code, refresh_token (rotating) and client_credentials; " +
 			"form-encoded or JSON; client auth by HTTP Basic or in the body", Handler: s.oauthToken})
-	s.handle(&Route{Method: "POST", Path: "/oauth/revoke", Tag: "oauth", Public: true, Form: oauthTokenRef{},
+	s.Handle(&httpapi.Route{Method: "POST", Path: "/oauth/revoke", Tag: "oauth", Public: true, Form: oauthTokenRef{},
 		Summary: "Revoke an access or refresh token of the client (RFC 7009); 200 also for unknown or expired tokens", Handler: s.oauthRevoke})
 	for _, m := range []string{"GET", "POST"} {
-		s.handle(&Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true, Form: oauthTokenRef{}, Resp: kassa.Introspection{},
+		s.Handle(&httpapi.Route{Method: m, Path: "/oauth/introspect", Tag: "oauth", Public: true, Form: oauthTokenRef{}, Resp: kassa.Introspection{},
 			Summary: "Describe a token of the client (RFC 7662); another client's token is {active:false}", Handler: s.oauthIntrospect})
 	}
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, SecretOnce: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
+	s.Handle(&httpapi.Route{Method: "POST", Path: "/oauth/apps", Tag: "oauth", Status: 201, SecretOnce: true, Body: kassa.OAuthAppCreate{}, Resp: kassa.OAuthAppSecret{},
 		Summary: "Register an OAuth app of the org (owners): confidential (the client_secret is in this answer only) or public (no secret; PKCE S256 required)",
-		Handler: createWith("/oauth/apps", func(a *kassa.OAuthAppSecret) string { return a.ClientID }, svc.CreateApp)})
-	s.handle(&Route{Method: "GET", Path: "/oauth/apps", Tag: "oauth", List: true, Resp: kassa.OAuthApp{}, Query: pageParams,
+		Handler: httpapi.CreateWith("/oauth/apps", func(a *kassa.OAuthAppSecret) string { return a.ClientID }, svc.CreateApp)})
+	s.Handle(&httpapi.Route{Method: "GET", Path: "/oauth/apps", Tag: "oauth", List: true, Resp: kassa.OAuthApp{}, Query: httpapi.PageParams,
 		Summary: "List the org's OAuth apps (owners)", Handler: s.listOAuthApps})
-	s.handle(&Route{Method: "GET", Path: "/oauth/apps/:id", Tag: "oauth", Resp: kassa.OAuthApp{},
-		Summary: "Retrieve an OAuth app of the org (owners)", Handler: getBy("oauth app", svc.FindApp)})
-	s.handle(&Route{Method: "PATCH", Path: "/oauth/apps/:id", Tag: "oauth", Body: kassa.OAuthAppUpdate{}, Resp: kassa.OAuthApp{},
-		Summary: "Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes", Handler: updateWith("oauth app", svc.UpdateApp)})
-	s.handle(&Route{Method: "DELETE", Path: "/oauth/apps/:id", Tag: "oauth", Status: fiber.StatusNoContent,
+	s.Handle(&httpapi.Route{Method: "GET", Path: "/oauth/apps/:id", Tag: "oauth", Resp: kassa.OAuthApp{},
+		Summary: "Retrieve an OAuth app of the org (owners)", Handler: httpapi.GetBy("oauth app", svc.FindApp)})
+	s.Handle(&httpapi.Route{Method: "PATCH", Path: "/oauth/apps/:id", Tag: "oauth", Body: kassa.OAuthAppUpdate{}, Resp: kassa.OAuthApp{},
+		Summary: "Change an app's name, redirect URIs or scopes (owners); issued tokens keep their scopes", Handler: httpapi.UpdateWith("oauth app", svc.UpdateApp)})
+	s.Handle(&httpapi.Route{Method: "DELETE", Path: "/oauth/apps/:id", Tag: "oauth", Status: fiber.StatusNoContent,
 		Summary: "Delete an app (owners); every token it holds in any org stops working", Handler: s.deleteOAuthApp})
-	s.handle(&Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", SecretOnce: true, Resp: kassa.OAuthAppSecret{},
+	s.Handle(&httpapi.Route{Method: "POST", Path: "/oauth/apps/:id/rotate-secret", Tag: "oauth", SecretOnce: true, Resp: kassa.OAuthAppSecret{},
 		Summary: "Give an app a new client_secret (owners); the old one stops working at once; 409 for a public app", Handler: s.rotateOAuthSecret})
-	s.handle(&Route{Method: "GET", Path: "/oauth/connections", Tag: "oauth", List: true, Resp: kassa.ConnectedApp{},
+	s.Handle(&httpapi.Route{Method: "GET", Path: "/oauth/connections", Tag: "oauth", List: true, Resp: kassa.ConnectedApp{},
 		Summary: "The apps holding a live grant in the org (owners)", Handler: s.listConnections})
-	s.handle(&Route{Method: "DELETE", Path: "/oauth/connections/:clientId", Tag: "oauth", Status: fiber.StatusNoContent,
+	s.Handle(&httpapi.Route{Method: "DELETE", Path: "/oauth/connections/:clientId", Tag: "oauth", Status: fiber.StatusNoContent,
 		Summary: "Disconnect an app (owners): its tokens in the org get 401 and its refresh invalid_grant at once", Handler: s.disconnect})
-	s.app.Get("/.well-known/oauth-authorization-server", s.oauthMetadata)
+	s.App().Get("/.well-known/oauth-authorization-server", s.oauthMetadata)
 }
 
 // oauthFail writes an RFC 6749 error answer; other errors go to the
@@ -236,7 +237,7 @@ func basicCredentials(raw string) (id, secret string, err error) {
 	return id, secret, nil
 }
 
-func (s *Server) oauthToken(c *fiber.Ctx) error {
+func (s *api) oauthToken(c *fiber.Ctx) error {
 	p, auth, perr := readOAuthParams(c)
 	// A malformed request spends its address's token too.
 	err := s.admitToken(c, auth.ClientID)
@@ -257,7 +258,7 @@ func (s *Server) oauthToken(c *fiber.Ctx) error {
 	return c.JSON(res)
 }
 
-func (s *Server) oauthRevoke(c *fiber.Ctx) error {
+func (s *api) oauthRevoke(c *fiber.Ctx) error {
 	p, auth, err := readOAuthParams(c)
 	if err == nil {
 		err = s.svc.OAuth.Revoke(c.UserContext(), auth, p.Token)
@@ -269,7 +270,7 @@ func (s *Server) oauthRevoke(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{})
 }
 
-func (s *Server) oauthIntrospect(c *fiber.Ctx) error {
+func (s *api) oauthIntrospect(c *fiber.Ctx) error {
 	p, auth, err := readOAuthParams(c)
 	if err != nil {
 		return oauthFail(c, err)
@@ -289,7 +290,7 @@ func (s *Server) oauthIntrospect(c *fiber.Ctx) error {
 // public URL (--public-url), else the listener's: never the request's Host
 // header, which any client writes (a poisoned cache or a proxy passing it
 // on would send partners' secrets elsewhere).
-func (s *Server) oauthMetadata(c *fiber.Ctx) error {
+func (s *api) oauthMetadata(c *fiber.Ctx) error {
 	issuer := s.PublicURL()
 	api := issuer + "/api/v1/oauth/"
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
@@ -310,8 +311,8 @@ func (s *Server) oauthMetadata(c *fiber.Ctx) error {
 	})
 }
 
-func (s *Server) listOAuthApps(c *fiber.Ctx) error {
-	p, err := page(c)
+func (s *api) listOAuthApps(c *fiber.Ctx) error {
+	p, err := httpapi.Page(c)
 	if err != nil {
 		return err
 	}
@@ -319,11 +320,11 @@ func (s *Server) listOAuthApps(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return list(c, *l, nil)
+	return httpapi.List(c, *l, nil)
 }
 
-func (s *Server) deleteOAuthApp(c *fiber.Ctx) error {
-	id, err := pathID(c, "oauth app")
+func (s *api) deleteOAuthApp(c *fiber.Ctx) error {
+	id, err := httpapi.PathID(c, "oauth app")
 	if err != nil {
 		return err
 	}
@@ -333,8 +334,8 @@ func (s *Server) deleteOAuthApp(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) rotateOAuthSecret(c *fiber.Ctx) error {
-	id, err := pathID(c, "oauth app")
+func (s *api) rotateOAuthSecret(c *fiber.Ctx) error {
+	id, err := httpapi.PathID(c, "oauth app")
 	if err != nil {
 		return err
 	}
@@ -342,16 +343,16 @@ func (s *Server) rotateOAuthSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return one(c, fiber.StatusOK, a)
+	return httpapi.One(c, fiber.StatusOK, a)
 }
 
-func (s *Server) listConnections(c *fiber.Ctx) error {
+func (s *api) listConnections(c *fiber.Ctx) error {
 	l, err := s.svc.OAuth.ConnectedApps(c.UserContext())
-	return list(c, kassa.List[kassa.ConnectedApp]{Items: l}, err)
+	return httpapi.List(c, kassa.List[kassa.ConnectedApp]{Items: l}, err)
 }
 
-func (s *Server) disconnect(c *fiber.Ctx) error {
-	id, err := paramID(c, "clientId", "connected app")
+func (s *api) disconnect(c *fiber.Ctx) error {
+	id, err := httpapi.ParamID(c, "clientId", "connected app")
 	if err != nil {
 		return err
 	}

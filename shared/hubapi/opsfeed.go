@@ -1,4 +1,4 @@
-package httpapi
+package hubapi
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 )
 
@@ -173,15 +174,15 @@ func (fs *opsFeeds) openConflicts(ctx context.Context) ([]kassa.Conflict, error)
 }
 
 // routesOpsFeed registers the ops monitor's feed (the hub only).
-func (s *Server) routesOpsFeed() {
+func (s *api) routesOpsFeed() {
 	s.ops = newOpsFeeds(s.svc.Sync, s.log, s.cfg.Now)
-	s.websocket(&Route{Method: "GET", Path: "/sync/ws", Tag: "sync", Scope: kassa.ScopeReportsRead,
+	s.WebSocket(&httpapi.Route{Method: "GET", Path: "/sync/ws", Tag: "sync", Scope: kassa.ScopeReportsRead,
 		Summary: "The ops monitor's live feed (WebSocket, hub): on connect a snapshot {type: snapshot, as_of, edges, conflicts} " +
 			"of every edge of the org (as in GET /sync/status) and the open conflicts, then at most once a second either " +
 			"{type: diff, as_of, edges, removed_edges, conflicts, resolved} with only the edge rows that changed (whole rows), " +
 			"conflicts opened and the ids of those resolved, or {type: heartbeat, as_of}. A connected edge's last_seen and " +
 			"reported_at alone count as a change once they moved by 10 s"},
-		func(ctx context.Context, c *wsConn) error {
+		func(ctx context.Context, c httpapi.WSConn) error {
 			a, err := kassa.MustActor(ctx)
 			if err != nil {
 				return err

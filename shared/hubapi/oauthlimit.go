@@ -1,4 +1,4 @@
-package httpapi
+package hubapi
 
 // The token endpoint's throttle (issue 21, N8): every call costs a query
 // and a hash, and a partner's loop or an attacker's flood must not take
@@ -23,35 +23,24 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/ratelimit"
 )
 
-// TokenRate sizes the token endpoint's buckets (per minute, burst).
-type TokenRate struct {
-	ClientPerMinute, ClientBurst int
-	AddrPerMinute, AddrBurst     int
-}
-
-// The defaults: a partner's server refreshing for 9,000 merchants every
-// 15 minutes stays within 600 a minute; a burst of 120 absorbs a restart.
-const (
-	DefaultTokenPerMinute = 600
-	DefaultTokenBurst     = 120
-	// tokenMaxAddrs bounds the address buckets held (ratelimit.SetMaxKeys).
-	tokenMaxAddrs = 50_000
-)
+// tokenMaxAddrs bounds the address buckets held (ratelimit.SetMaxKeys).
+const tokenMaxAddrs = 50_000
 
 type tokenLimits struct {
 	client, addr *ratelimit.Limiter
 }
 
-func newTokenLimits(r TokenRate, now func() time.Time) *tokenLimits {
+func newTokenLimits(r httpapi.TokenRate, now func() time.Time) *tokenLimits {
 	if r.ClientPerMinute <= 0 {
-		r.ClientPerMinute, r.ClientBurst = DefaultTokenPerMinute, DefaultTokenBurst
+		r.ClientPerMinute, r.ClientBurst = httpapi.DefaultTokenPerMinute, httpapi.DefaultTokenBurst
 	}
 	if r.AddrPerMinute <= 0 {
-		r.AddrPerMinute, r.AddrBurst = DefaultTokenPerMinute, DefaultTokenBurst
+		r.AddrPerMinute, r.AddrBurst = httpapi.DefaultTokenPerMinute, httpapi.DefaultTokenBurst
 	}
 	t := &tokenLimits{client: ratelimit.New(r.ClientPerMinute, max(r.ClientBurst, 1), now),
 		addr: ratelimit.New(r.AddrPerMinute, max(r.AddrBurst, 1), now)}
@@ -63,8 +52,8 @@ func newTokenLimits(r TokenRate, now func() time.Time) *tokenLimits {
 // admitToken spends the address's token and checks the client's; it sets
 // the headers and returns the refusal (an *kassa.OAuthError of 429) when
 // either bucket is empty.
-func (s *Server) admitToken(c *fiber.Ctx, clientID string) error {
-	r := s.token.addr.Take(clientAddr(s.clientIP(c)))
+func (s *api) admitToken(c *fiber.Ctx, clientID string) error {
+	r := s.token.addr.Take(s.ClientAddr(c))
 	if r.Allowed && kassa.ValidID(clientID) {
 		r = tighter(r, s.token.client.Peek(clientID))
 	}
@@ -79,7 +68,7 @@ func (s *Server) admitToken(c *fiber.Ctx, clientID string) error {
 
 // spentToken charges an authenticated client's bucket after its call and
 // sets the headers anew when its bucket is now the tighter.
-func (s *Server) spentToken(c *fiber.Ctx, clientID string, err error) {
+func (s *api) spentToken(c *fiber.Ctx, clientID string, err error) {
 	var oe *kassa.OAuthError
 	if (errors.As(err, &oe) && oe.Code == kassa.OAuthInvalidClient) || !kassa.ValidID(clientID) {
 		return

@@ -1,4 +1,4 @@
-package node
+package hubonly
 
 // The hub's webhook sender and the webhook service (kassa.WebhookService).
 //
@@ -24,7 +24,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"kassa.dev/shared/eventbus"
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/shared/sqlite"
 )
 
@@ -111,11 +113,10 @@ func (s *webhookSender) wake() {
 	}
 }
 
-// WebhookJob is the hub's webhook sender.
-func (n *Node) WebhookJob() Job {
-	s := n.webhooks
-	return Job{Name: "webhooks", Run: func(ctx context.Context) error {
-		sub := n.Bus.Subscribe(256, nil)
+// job is the hub's webhook sender; bus wakes it after a commit.
+func (s *webhookSender) job(bus *eventbus.Bus) node.Job {
+	return node.Job{Name: "webhooks", Run: func(ctx context.Context) error {
+		sub := bus.Subscribe(256, nil)
 		defer sub.Close()
 		var wg sync.WaitGroup
 		defer wg.Wait()
