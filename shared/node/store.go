@@ -45,7 +45,9 @@ func (n *Node) Changes(ctx context.Context, entity, id string) ([]change.Change,
 
 // OutboxLen counts every change record in the outbox, sent or not
 // (PendingUp counts the unsent ones).
-func (n *Node) OutboxLen(ctx context.Context) (int, error) { return n.db.OutboxLen(ctx, false) }
+func (n *Node) OutboxLen(ctx context.Context) (int, error) {
+	return n.db.OutboxLen(ctx, sqlite.LogFilter{})
+}
 
 // UserByEmail returns the user with that e-mail address on this node. It
 // reads across orgs: for the demo seed and tools, never for a request.

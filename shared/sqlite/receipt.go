@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/currency"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // Receipts (docs/receipts.md, migration 0031): numbered in the unit of
@@ -26,11 +27,11 @@ type ReceiptService struct{ db *DB }
 func NewReceiptService(db *DB) *ReceiptService { return &ReceiptService{db: db} }
 
 // ReceiptJobsDue signals (coalesced) that a print or e-mail was queued.
-func (db *DB) ReceiptJobsDue() <-chan struct{} { return db.receiptWake }
+func (db *DB) ReceiptJobsDue() <-chan struct{} { return receiptsIn(db).wake }
 
 func (db *DB) wakeReceipts() {
 	select {
-	case db.receiptWake <- struct{}{}:
+	case receiptsIn(db).wake <- struct{}{}:
 	default:
 	}
 }
@@ -582,3 +583,64 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// Receipts (docs/receipts.md): numbered once by the store, from a
+// sequence of its own node (checkReceipt); never changed.
+var entReceipt = new(noun)
+
+func init() {
+	register(entReceipt, noun{name: "receipt", table: "receipts", merge: mergeAppend, digest: locationRows, formats: []formatStep{{4, 31}},
+		newState: func(*DB) any { return &receiptState{wake: make(chan struct{}, 1)} },
+		edge: &edgeRule{loc: ownLocation, scopes: saleWrite,
+			refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt}})
+}
+
+// checkReceipt: a store's receipt carries a number of one of its own
+// node's sequences (the code starts with the node's number prefix), seq
+// at least 1 and the number spelled from them; kind sale without a
+// refund, refund with one of the order's refunds; one receipt per sale
+// and per refund, and a number the org has not seen. The edge owns its
+// numbering: no other node can take one of its numbers.
+func checkReceipt(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := within(f, "seq", 1, maxAmount, true); err != nil {
+		return err
+	}
+	str := func(k string) string { v, _ := f[k].(string); return v }
+	seq, _ := intField(f, "seq")
+	number, kind, refund, reg := str("number"), str("kind"), str("refund_id"), str("register_id")
+	code, _, _ := strings.Cut(number, "-")
+	if !strings.HasPrefix(number, numberPrefixOf(c.Origin)+"-") || code == "" ||
+		!strings.HasSuffix(number, "-"+fmt.Sprintf("%06d", seq)) || len(number) > 100 {
+		return refuse(RefusedValue, "receipt number %q is not one of node %s's sequences at seq %d", number, c.Origin, seq)
+	}
+	if reg != "" && !kassa.ValidRegisterID(reg) {
+		return refuse(RefusedValue, "register_id %q is not a till id", reg)
+	}
+	if (kind == kassa.ReceiptSale) != (refund == "") || (kind != kassa.ReceiptSale && kind != kassa.ReceiptRefund) {
+		return refuse(RefusedValue, "a sale's receipt has no refund_id, a refund's has one (kind %q)", kind)
+	}
+	var n int
+	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM receipts WHERE org_id = ?1 AND (number = ?2
+		OR (order_id = ?3 AND coalesce(refund_id, '') = ?4))`, c.OrgID, number, str("order_id"), refund).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return refuse(RefusedValue, "receipt %s, or a receipt of that sale or refund, is already at the hub", number)
+	}
+	if refund != "" {
+		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM refunds WHERE id = ? AND order_id = ? AND org_id = ?`,
+			refund, str("order_id"), c.OrgID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return refuse(RefusedReference, "refund %s is not a refund of order %s", refund, str("order_id"))
+		}
+	}
+	return nil
+}
+
+// receiptState: a receipt print or e-mail was queued (ReceiptJobsDue).
+type receiptState struct{ wake chan struct{} }
+
+// receiptsIn is db's receiptState.
+func receiptsIn(db *DB) *receiptState { return db.states[entReceipt].(*receiptState) }
