@@ -91,14 +91,56 @@ func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) 
 	if !errors.Is(err, sql.ErrNoRows) {
 		return code, n, err
 	}
-	var k int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM receipt_sequences`).Scan(&k); err != nil {
+	if code, n, err = heldSequence(ctx, tx, orgID, locationID, reg); err != nil {
 		return "", 0, err
 	}
-	code = fmt.Sprintf("%s-%d", tx.db.NumberPrefix(), k)
-	_, err = tx.ExecContext(ctx, `INSERT INTO receipt_sequences (org_id, location_id, register_id, code, next) VALUES (?, ?, ?, ?, 2)`,
-		orgID, locationID, reg, code)
-	return code, 1, err
+	if code == "" {
+		if code, err = freeSequenceCode(ctx, tx); err != nil {
+			return "", 0, err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO receipt_sequences (org_id, location_id, register_id, code, next) VALUES (?, ?, ?, ?, ?)`,
+		orgID, locationID, reg, code, n+2)
+	return code, n + 1, err
+}
+
+// heldSequence finds the code and last number this node gave a till's
+// receipts before it lost the sequence (a restore from a backup taken
+// before the till's first sale): its receipts came back by sync, and
+// its numbering goes on after them.
+func heldSequence(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
+	var number string
+	var seq int64
+	prefix := tx.db.NumberPrefix()
+	err := tx.QueryRowContext(ctx, `SELECT number, seq FROM receipts WHERE number >= ? AND number < ?
+		AND org_id = ? AND location_id = ? AND register_id = ? ORDER BY seq DESC LIMIT 1`,
+		prefix+"-", prefix+".", orgID, locationID, reg).Scan(&number, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return number[:strings.LastIndexByte(number, '-')], seq, nil
+}
+
+// freeSequenceCode names a new till's sequence <prefix>-<k>: the first k
+// from the count of sequences that neither a sequence nor a receipt of
+// this node uses (a restored edge's count can be behind its receipts).
+func freeSequenceCode(ctx context.Context, tx *Tx) (string, error) {
+	var k int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM receipt_sequences`).Scan(&k); err != nil {
+		return "", err
+	}
+	for ; ; k++ {
+		code := fmt.Sprintf("%s-%d", tx.db.NumberPrefix(), k)
+		var used bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM receipt_sequences WHERE code = ?)
+			OR EXISTS (SELECT 1 FROM receipts WHERE number >= ? AND number < ?)`, code, code+"-", code+".").Scan(&used)
+		if err != nil || !used {
+			return code, err
+		}
+	}
 }
 
 func nullStr(s string) any {
