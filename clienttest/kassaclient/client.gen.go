@@ -2763,7 +2763,7 @@ type OrderCancel string
 
 // OrderComplete The optional body of POST /orders/:id/complete.
 type OrderComplete struct {
-	// RegisterId The till; its receipt sequence numbers the sale. null: the location's default.
+	// RegisterId The till: a register of the order's location (422 otherwise); its receipt sequence numbers the sale. null: the location's default.
 	RegisterId *string `json:"register_id,omitempty"`
 }
 
@@ -6505,14 +6505,14 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersId(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
 	PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6729,14 +6729,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
 	GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9302,7 +9302,7 @@ func (c *Client) PatchOrdersId(ctx context.Context, id openapi_types.UUID, body 
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes any type of body and a specified content type.
 //
@@ -9319,7 +9319,7 @@ func (c *Client) PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_ty
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9886,7 +9886,7 @@ func (c *Client) GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
-// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes any type of body and a specified content type.
 //
@@ -9903,7 +9903,7 @@ func (c *Client) PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_t
 	return c.Client.Do(req)
 }
 
-// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes a body of the `application/json` content type.
 //
@@ -19427,14 +19427,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOrdersIdResponse, error)
 
-	// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
 	PostOrdersIdCompleteWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error)
 
-	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19679,14 +19679,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
 	GetRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdPrinterResponse, error)
 
-	// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinterWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error)
 
-	// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -38459,7 +38459,7 @@ func (c *ClientWithResponses) PatchOrdersIdWithResponse(ctx context.Context, id 
 	return ParsePatchOrdersIdResponse(rsp)
 }
 
-// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38472,7 +38472,7 @@ func (c *ClientWithResponses) PostOrdersIdCompleteWithBodyWithResponse(ctx conte
 	return ParsePostOrdersIdCompleteResponse(rsp)
 }
 
-// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38927,7 +38927,7 @@ func (c *ClientWithResponses) GetRegistersIdPrinterWithResponse(ctx context.Cont
 	return ParseGetRegistersIdPrinterResponse(rsp)
 }
 
-// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38940,7 +38940,7 @@ func (c *ClientWithResponses) PutRegistersIdPrinterWithBodyWithResponse(ctx cont
 	return ParsePutRegistersIdPrinterResponse(rsp)
 }
 
-// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -41,7 +41,7 @@ func (s *Server) OpenAPI() map[string]any {
 }
 
 func (s *Server) buildOpenAPI() map[string]any {
-	r := newReflector(s.routes)
+	r := newReflector(s.routes, s.cfg.Groups)
 	paths := map[string]map[string]any{}
 	used := map[int]bool{}
 	tags := map[string]bool{}
@@ -510,8 +510,8 @@ type reflector struct {
 	out map[reflect.Type]bool
 }
 
-func newReflector(routes []*Route) *reflector {
-	r := &reflector{schemas: map[string]any{}, docs: sourceDocs(), out: map[reflect.Type]bool{}}
+func newReflector(routes []*Route, groups []Group) *reflector {
+	r := &reflector{schemas: map[string]any{}, docs: sourceDocs(groups), out: map[reflect.Type]bool{}}
 	for _, rt := range routes {
 		if rt.Resp != nil {
 			markOut(reflect.TypeOf(rt.Resp), r.out)

@@ -83,3 +83,27 @@ func (db *DB) UserByEmail(ctx context.Context, email string) (*kassa.User, error
 	}
 	return u, err
 }
+
+// Users: written at the hub only (roles are the hub's word).
+var entUser = new(noun)
+
+func init() {
+	register(entUser, noun{name: "user", table: "users", digest: orgRows})
+}
+
+// Users are the actors of most changes an edge pushes: tried first.
+func init() {
+	actorSources = append([]func(context.Context, querier, string, string) (batchUser, error){userActor}, actorSources...)
+}
+
+// userActor reads a change's actor as a user of the org, for the
+// authorization the hub replays (admitter.actor).
+func userActor(ctx context.Context, q querier, orgID, id string) (batchUser, error) {
+	var u batchUser
+	err := q.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, id, orgID).Scan(&u.role, &u.active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return batchUser{}, nil
+	}
+	u.found = err == nil
+	return u, err
+}
