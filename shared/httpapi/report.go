@@ -199,6 +199,7 @@ func (w *reportWriter[T]) row(r *T) error {
 
 // finish writes the end: the envelope's rest with what the report covered.
 func (w *reportWriter[T]) finish(info *kassa.ReportInfo) error {
+	w.start() // a report without rows: hand the body over before writing into the pipe
 	if err := w.head(); err != nil {
 		return err
 	}
