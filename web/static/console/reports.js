@@ -46,18 +46,31 @@
     if (chart) { chart.destroy(); chart = null; }
     box.hidden = !(group === 'day' || group === 'hour') || !rows.length;
     if (box.hidden) return;
-    var xs = rows.map(function (_, i) { return i; });
-    var labels = rows.map(function (r) { return group === 'hour' ? r.group + ':00' : r.group; });
-    var net = rows.map(function (r) { return r.net / 100; });
+    // Every day of the range (every hour of the day) gets its bar, 0 when
+    // nothing was sold, so a gap reads as a gap.
+    var byKey = {};
+    rows.forEach(function (r) { byKey[r.group] = r.net / 100; });
+    var labels = [];
+    if (group === 'hour') {
+      for (var h = 0; h < 24; h++) labels.push(String(h).padStart(2, '0'));
+    } else {
+      for (var d = new Date($('report-from').value + 'T00:00:00Z'), end = new Date($('report-to').value + 'T00:00:00Z');
+        d <= end && labels.length < 366; d = new Date(d.getTime() + 86400000)) labels.push(d.toISOString().slice(0, 10));
+    }
+    var xs = labels.map(function (_, i) { return i; });
+    var net = labels.map(function (k) { return byKey[k] || 0; });
+    if (group === 'hour') labels = labels.map(function (k) { return k + ':00'; });
     var cur = rows[0].currency || '';
     chart = new uPlot({
       width: Math.max(300, box.parentNode.clientWidth - 20), height: 220,
       title: 'Net sales (' + cur + ') by ' + (group === 'hour' ? 'hour of day' : 'business day'),
-      scales: { x: { time: false } },
-      axes: [{ values: function (u, vals) { return vals.map(function (v) { return labels[v] || ''; }); } },
+      scales: { x: { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } } },
+      legend: { show: false },
+      axes: [{ splits: function () { return xs; }, values: function (u, vals) { return vals.map(function (v) { return labels[v] || ''; }); } },
         { label: cur, size: 60 }],
       series: [{ label: KEYS[group], value: function (u, v) { return v == null ? '' : labels[v]; } },
-        { label: 'Net', stroke: '#1f6feb', fill: 'rgba(31,111,235,0.15)', width: 2, points: { show: true, size: 6 },
+        { label: 'Net', stroke: '#1f6feb', fill: 'rgba(31,111,235,0.6)', width: 1, paths: uPlot.paths.bars({ size: [0.7, 60] }),
+          points: { show: false },
           value: function (u, v) { return v == null ? '' : v.toFixed(2); } }]
     }, [xs, net], box);
   }
