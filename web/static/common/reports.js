@@ -1,4 +1,5 @@
-// Sales report section of the store console: a range of business days and
+// Sales report section of the store console and the hub's reports page
+// (window.KassaConsole: their api and session): a range of business days and
 // a grouping; a chart (uPlot) of net sales by day or by hour, the table,
 // and the same report as CSV (GET /reports/sales?format=csv, fetched with
 // the session's token and offered as a file).
@@ -44,7 +45,7 @@
   function draw(rows, group) {
     var box = $('report-chart');
     if (chart) { chart.destroy(); chart = null; }
-    box.hidden = !(group === 'day' || group === 'hour') || !rows.length;
+    box.hidden = !(group === 'day' || group === 'hour');
     if (box.hidden) return;
     // Every day of the range (every hour of the day) gets its bar, 0 when
     // nothing was sold, so a gap reads as a gap.
@@ -60,7 +61,7 @@
     var xs = labels.map(function (_, i) { return i; });
     var net = labels.map(function (k) { return byKey[k] || 0; });
     if (group === 'hour') labels = labels.map(function (k) { return k + ':00'; });
-    var cur = rows[0].currency || '';
+    var cur = rows.length ? rows[0].currency : '';
     chart = new uPlot({
       width: Math.max(300, box.parentNode.clientWidth - 20), height: 220,
       title: 'Net sales (' + cur + ') by ' + (group === 'hour' ? 'hour of day' : 'business day'),
