@@ -93,6 +93,9 @@ type Config struct {
 	// OpsPage, when set, is the ops monitor, served at /ops by the hub's
 	// routes (package hubapi).
 	OpsPage fs.FS
+	// ReportsPage, when set, is the head office's reports page, served at
+	// /reports by the hub (web/hubpages).
+	ReportsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (hubpages.OAuth), served at /oauth/authorize by the hub's routes.
 	ConsentPage fs.FS
