@@ -101,6 +101,9 @@ type writeReq struct {
 	// changed is the unit's Tx.changed, set once it ran, whether it
 	// failed or not.
 	changed map[*noun][]string
+	// claim is the Idempotency-Key whose record the unit wrote, marked
+	// recorded once the unit committed.
+	claim *idemClaim
 }
 
 // maxBatch bounds how many units share one commit.
@@ -290,6 +293,9 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 	}
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
+		if r.claim != nil && r.err == nil && commitErr == nil {
+			r.claim.recorded.Store(true)
+		}
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -315,6 +321,9 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 			err = fmt.Errorf("sqlite: panic in write: %v\n%s", p, debug.Stack())
 		}
 	}()
+	if r.claim, err = tx.recordClaim(r.ctx); err != nil {
+		return err
+	}
 	if err := r.fn(tx); err != nil {
 		return err
 	}
