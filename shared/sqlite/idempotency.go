@@ -27,6 +27,7 @@ type IdempotencyStore struct {
 	db      *DB
 	mu      sync.Mutex
 	claimed map[string]*idemClaim // scope "\x00" key; requests still running here
+	answers []*answer             // completed, waiting for a keeping unit
 }
 
 // idemClaim is a key claimed by a running request, carried in its context
@@ -121,18 +122,67 @@ func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 }
 
 // Complete stores the response of a claimed key and releases the claim.
+// Answers are group-kept: those of requests completing together are
+// written in one writer unit (keeping.keep), so a keyed request costs its
+// own unit plus a share of one.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	fp, claimedAt := "", fmtTime(s.db.Now())
+	a := &answer{scope: scope, key: key, fp: "", claimedAt: fmtTime(s.db.Now()), r: r, done: make(chan error, 1)}
 	if c := s.held(scope, key); c != nil {
 		defer s.release(c)
-		fp, claimedAt = c.fp, c.claimedAt
+		a.fp, a.claimedAt = c.fp, c.claimedAt
 	}
-	return s.db.exec(unclaimed(ctx), `INSERT INTO idempotency_keys (scope, key, fingerprint, status, resp_status, content_type, location, body, created_at)
-		VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?)
-		ON CONFLICT(scope, key) DO UPDATE SET status = 'done', resp_status = excluded.resp_status,
-		content_type = excluded.content_type, location = excluded.location, body = excluded.body`,
-		scope, key, fp, r.Status, r.ContentType, r.Location, r.Body, claimedAt)
+	s.mu.Lock()
+	s.answers = append(s.answers, a)
+	lead := len(s.answers) == 1
+	s.mu.Unlock()
+	if lead {
+		f := &keeping{store: s}
+		err := s.db.write(unclaimed(context.WithoutCancel(ctx)), f.keep)
+		if f.taken == nil { // the unit never ran: fail what it would have kept
+			f.take()
+		}
+		for _, k := range f.taken {
+			k.done <- err
+		}
+	}
+	return <-a.done
 }
+
+// answer is a completed request's response waiting to be kept.
+type answer struct {
+	scope, key, fp, claimedAt string
+	r                         *kassa.IdempotentResponse
+	done                      chan error
+}
+
+// keeping is one unit keeping the answers queued when it runs.
+type keeping struct {
+	store *IdempotencyStore
+	taken []*answer
+}
+
+func (f *keeping) take() {
+	f.store.mu.Lock()
+	f.taken, f.store.answers = f.store.answers, nil
+	f.store.mu.Unlock()
+}
+
+// keep is the unit: it writes every answer queued when it runs.
+func (f *keeping) keep(tx *Tx) error {
+	f.take()
+	for _, a := range f.taken {
+		if _, err := tx.execCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
+			a.r.Status, a.r.ContentType, a.r.Location, a.r.Body, a.claimedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const keepAnswer = `INSERT INTO idempotency_keys (scope, key, fingerprint, status, resp_status, content_type, location, body, created_at)
+	VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?)
+	ON CONFLICT(scope, key) DO UPDATE SET status = 'done', resp_status = excluded.resp_status,
+	content_type = excluded.content_type, location = excluded.location, body = excluded.body`
 
 // unclaimed hides the claim from the unit that completes or abandons it:
 // that unit writes the record itself.
