@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -62,5 +63,47 @@ func TestIdempotencyKeyAcrossACrash(t *testing.T) {
 	}
 	if v, _ := db.Meta(ctx, "paid"); v != "1" {
 		t.Fatalf("the committed effect: %q", v)
+	}
+}
+
+// TestIdempotencyAnswersKeptTogetherReplayEach: requests completing at
+// once share the unit that keeps their answers; each key replays its own.
+func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := NewIdempotencyStore(db)
+	const n = 32
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			key := fmt.Sprint("k", i)
+			rctx, _, err := store.Begin(ctx, "org/user", key, "fp")
+			if err == nil {
+				err = db.write(rctx, func(tx *Tx) error {
+					_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES (?, '1')`, key)
+					return err
+				})
+			}
+			if err == nil {
+				err = store.Complete(rctx, "org/user", key, &kassa.IdempotentResponse{Status: 201, Body: []byte(key)})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		key := fmt.Sprint("k", i)
+		_, r, err := store.Begin(ctx, "org/user", key, "fp")
+		if err != nil || r == nil || r.Status != 201 || string(r.Body) != key {
+			t.Fatalf("replay of %s: %+v %v", key, r, err)
+		}
 	}
 }

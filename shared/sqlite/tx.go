@@ -205,13 +205,15 @@ func (db *DB) writeLoop(priority int) {
 				break drain
 			}
 		}
+		// Counted before they run, so a caller whose unit returned sees
+		// it counted.
+		db.stats.batches.Add(1)
+		db.stats.units.Add(int64(len(batch)))
 		began := time.Now()
 		if db.runBatch(batch) {
 			uncheckpointed = true
 		}
 		db.stats.busy.Add(int64(time.Since(began)))
-		db.stats.batches.Add(1)
-		db.stats.units.Add(int64(len(batch)))
 		db.prepareSeen()
 	}
 }
