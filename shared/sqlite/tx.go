@@ -101,6 +101,9 @@ type writeReq struct {
 	// changed is the unit's Tx.changed, set once it ran, whether it
 	// failed or not.
 	changed map[*noun][]string
+	// claim is the Idempotency-Key whose record the unit wrote, marked
+	// recorded once the unit committed.
+	claim *idemClaim
 }
 
 // maxBatch bounds how many units share one commit.
@@ -202,13 +205,15 @@ func (db *DB) writeLoop(priority int) {
 				break drain
 			}
 		}
+		// Counted before they run, so a caller whose unit returned sees
+		// it counted.
+		db.stats.batches.Add(1)
+		db.stats.units.Add(int64(len(batch)))
 		began := time.Now()
 		if db.runBatch(batch) {
 			uncheckpointed = true
 		}
 		db.stats.busy.Add(int64(time.Since(began)))
-		db.stats.batches.Add(1)
-		db.stats.units.Add(int64(len(batch)))
 		db.prepareSeen()
 	}
 }
@@ -290,6 +295,9 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 	}
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
+		if r.claim != nil && r.err == nil && commitErr == nil {
+			r.claim.recorded.Store(true)
+		}
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -315,6 +323,9 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 			err = fmt.Errorf("sqlite: panic in write: %v\n%s", p, debug.Stack())
 		}
 	}()
+	if r.claim, err = tx.recordClaim(r.ctx); err != nil {
+		return err
+	}
 	if err := r.fn(tx); err != nil {
 		return err
 	}
