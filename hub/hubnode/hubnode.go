@@ -83,6 +83,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	f.Kind, f.Version = kassa.NodeHub, Version
 	f.ConsentPage = hubpages.OAuth
 	f.OpsPage = hubpages.Ops
+	f.ReportsPage = hubpages.Reports
 	serverTLS, err := f.TLS.Server()
 	if err != nil {
 		return err

@@ -93,6 +93,9 @@ type Config struct {
 	// OpsPage, when set, is the ops monitor, served at /ops by the hub's
 	// routes (package hubapi).
 	OpsPage fs.FS
+	// ReportsPage, when set, is the head office's reports page, served at
+	// /reports by the hub (web/hubpages).
+	ReportsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
 	// page (hubpages.OAuth), served at /oauth/authorize by the hub's routes.
 	ConsentPage fs.FS
@@ -136,6 +139,7 @@ type Services struct {
 	GiftCards      kassa.GiftCardService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
+	Reports        kassa.ReportService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
 	Receipts       kassa.ReceiptService
@@ -276,6 +280,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
+		{svc.Reports != nil, s.routesReports},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},

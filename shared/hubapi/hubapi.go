@@ -41,6 +41,9 @@ type api struct {
 
 func (s *api) routes() {
 	svc := s.svc
+	if s.cfg.ReportsPage != nil {
+		s.ServePage("/reports", s.cfg.ReportsPage)
+	}
 	if s.cfg.OpsPage != nil {
 		s.ServePage("/ops", s.cfg.OpsPage)
 	}

@@ -10,7 +10,7 @@ import (
 	"kassa.dev/web"
 )
 
-//go:embed ops oauth
+//go:embed ops oauth reports
 var files embed.FS
 
 // Ops is the ops monitor (ops/), which the hub serves at /ops: every edge
@@ -18,6 +18,11 @@ var files embed.FS
 // conflicts with their actions. It serves the shared scripts as its own
 // (web.Page).
 var Ops = web.Page(sub("ops"))
+
+// Reports is the head office's reports page (reports/), served at
+// /reports: the sales of every store by business day, hour, till …, as a
+// chart, a table and CSV, with the shared reports.js (web.Page).
+var Reports = web.Page(sub("reports"))
 
 // OAuth is the consent page of the hub's authorization server (oauth/):
 // authorize.html, an html/template the hub renders at /oauth/authorize

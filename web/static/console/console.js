@@ -50,6 +50,8 @@
   });
 
   function api(path) { return session.api('GET', path); }
+  // The reports section (reports.js) reads through the same session.
+  window.KassaConsole = { api: api, session: session };
 
   function showLogin(message) {
     clearTimeout(state.timer);
