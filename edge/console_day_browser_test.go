@@ -42,19 +42,28 @@ func TestConsoleShowsTheStoresDayInChromium(t *testing.T) {
 	open := func(register string, float int) string {
 		return call("POST", "/api/v1/drawers", api.cashier, map[string]any{"register_id": register, "float": map[string]any{"amount": float}}, 201)["id"].(string)
 	}
+	// The front till's printer does not answer; the bar till's prints.
+	call("PUT", "/api/v1/registers/"+front+"/printer", manager, map[string]any{"host": "127.0.0.1", "port": closedPort(t)}, 200)
+	call("PUT", "/api/v1/registers/"+bar+"/printer", manager, map[string]any{"host": "127.0.0.1", "port": startPrinter(t).port}, 200)
 	frontDrawer := open(front, 20000)
 	order := api.order("pos", "", line{"Latte", 2, "Oat"})
 	total := call("GET", "/api/v1/orders/"+order, api.cashier, nil, 200)["total"].(float64)
 	call("POST", "/api/v1/payments/initiate", api.cashier, map[string]any{"order_id": order, "amount": total, "method": "cash",
 		"tendered": 5000, "register_id": front}, 201)
-	call("POST", "/api/v1/orders/"+order+"/complete", api.cashier, nil, 200)
+	call("POST", "/api/v1/orders/"+order+"/complete", api.cashier, map[string]any{"register_id": front}, 200)
 	call("POST", "/api/v1/orders/"+order+"/refund", manager, map[string]any{"amount": 100, "reason": "cold", "register_id": front}, 200)
 	expected := 20000 + total - 100
 	call("POST", "/api/v1/drawers/"+frontDrawer+"/close", api.cashier, map[string]any{"count": map[string]any{"amount": expected - 50},
 		"note": "one coin short"}, 201)
 	barDrawer := open(bar, 15000)
+	card := api.order("pos", "", line{"Latte", 1, "Oat"})
+	cardTotal := call("GET", "/api/v1/orders/"+card, api.cashier, nil, 200)["total"].(float64)
+	call("POST", "/api/v1/payments/initiate", api.cashier, map[string]any{"order_id": card, "amount": cardTotal, "method": "card",
+		"card_number": "4242424242424242", "register_id": bar}, 201)
+	call("POST", "/api/v1/orders/"+card+"/complete", api.cashier, map[string]any{"register_id": bar}, 200)
+	total += cardTotal
 
-	b := webtest.Start(t, edge.chromium, 1280, 1000)
+	b := webtest.Start(t, edge.chromium, 1280, 1180)
 	bctx, run, within := b.Ctx, b.Run, b.Within
 	text := func(sel string) string {
 		t.Helper()
@@ -69,10 +78,18 @@ func TestConsoleShowsTheStoresDayInChromium(t *testing.T) {
 		chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"))
 	within(15*time.Second, "the bar till's open drawer", chromedp.WaitVisible(`#drawer-rows tr[data-id="`+barDrawer+`"]`))
 	within(15*time.Second, "the front till's Z", chromedp.WaitVisible(`#last-z[data-number="1"]`))
+	within(30*time.Second, "the printers' status", chromedp.WaitVisible(`#printer-rows tr[data-register="`+front+`"][data-status="unreachable"]`),
+		chromedp.WaitVisible(`#printer-rows tr[data-register="`+bar+`"][data-status="ok"]`))
 
 	money := func(minor float64) string { return fmt.Sprintf("%.2f", minor/100) }
-	if s := text("#day-sales"); !strings.Contains(s, money(total)) || !strings.Contains(s, "1 payment") {
-		t.Errorf("today's sales %q, want %s in 1 payment", s, money(total))
+	if s := text("#day-sales"); !strings.Contains(s, money(total)) || !strings.Contains(s, "2 payments") {
+		t.Errorf("today's sales %q, want %s in 2 payments", s, money(total))
+	}
+	if r := text(`#printer-rows tr[data-register="` + front + `"]`); !strings.Contains(r, "Front till") || !strings.Contains(r, "failed") || !strings.HasSuffix(r, "2") {
+		t.Errorf("front printer %q: want its last print failed, the sale's and the refund's receipts waiting", r)
+	}
+	if r := text(`#printer-rows tr[data-register="` + bar + `"]`); !strings.Contains(r, "Bar till") || !strings.Contains(r, "ok at") || !strings.HasSuffix(r, "0") {
+		t.Errorf("bar printer %q: want its last print ok, none waiting", r)
 	}
 	if r := text("#day-refunds"); r != "1.00" {
 		t.Errorf("today's refunds %q, want 1.00", r)

@@ -1,32 +1,42 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
+	"net"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"kassa.dev/shared/demo"
+	"kassa.dev/sync/wait"
 	"kassa.dev/web/webtest"
 )
 
 // TestTillPageInChromium drives /till in headless Chromium at 1024×768 as a
 // cashier would, clicks and typed keys only, at a standalone demo edge (no
 // hub: the page says it is offline and sells all the same). A manager set
-// up a gift card, a voucher campaign, a loyalty program and a barcode
-// over the API beforehand. The cashier rings up: a cash sale with change
-// (a tile with an option, a scanned barcode, a quick-cash button); a sale
-// with a voucher and a loyalty customer paid part by gift card and part by
-// card; a discount above the cashier's limit that a manager's sign-in
-// approves; a parked order resumed, a line voided, paid; reloads with a
-// cart and in the middle of paying that neither lose nor double the order; and a refund
-// found by scanning the first receipt's order number. Screenshots of each
-// screen go to $KASSA_SCREENSHOTS (docs/screenshots when refreshed).
+// up over the API beforehand what a manager sets up: the front till (a
+// register) with its network printer, the e-mail relay, a gift card, a
+// voucher campaign, a loyalty program and a member, a barcode. The
+// cashier sets the device up as the front till, counts the float by
+// denomination and opens the drawer, then rings up: a cash sale with
+// change (a tile with an option, a scanned barcode, a quick-cash button)
+// whose receipt is the edge's, numbered at the till, printed at its
+// printer, printed again and e-mailed; a sale with a voucher and a loyalty
+// customer paid part by gift card and part by card; a discount above the
+// cashier's limit that a manager's sign-in approves; a parked order
+// resumed, a line voided, paid; reloads with a cart and in the middle of
+// paying that neither lose nor double the order; a refund found by
+// scanning the first receipt, with its own receipt; a refund above the
+// cashier's refund limit that a manager approves. Then the drawer: a
+// paid-out (a manager's), a no-sale, the X report (a manager's), the blind
+// close and the Z report, whose figures are the drawer's. Last, a phone.
+// Screenshots of each screen go to $KASSA_SCREENSHOTS.
 func TestTillPageInChromium(t *testing.T) {
 	edge, p := startBrowserEdge(t)
 	api := newShop(t, p)
@@ -42,12 +52,19 @@ func TestTillPageInChromium(t *testing.T) {
 		}
 		return one.Data
 	}
-	// What a manager sets up: a barcode, a $10 gift card, a voucher, a
+	// What a manager sets up: the front till and its printer, the e-mail
+	// relay (down: e-mails wait), a barcode, a $10 gift card, a voucher, a
 	// loyalty program and a member.
 	owner := p.Login(t, "owner@demo.test", demo.Password)
 	if st := p.Call(t, "PUT", "/api/v1/payments/methods", owner, map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}, nil); st != 200 {
 		t.Fatalf("enable gift cards: %d", st)
 	}
+	front := setup("POST", "/registers", map[string]any{"location_id": api.location, "name": "Front till"})["id"].(string)
+	setup("POST", "/registers", map[string]any{"location_id": api.location, "name": "Bar till"})
+	printer := startPrinter(t)
+	setup("PUT", "/registers/"+front+"/printer", map[string]any{"host": "127.0.0.1", "port": printer.port, "paper_width": 58})
+	setup("PATCH", "/receipt-settings", map[string]any{"smtp_host": "127.0.0.1", "smtp_port": closedPort(t), "smtp_from": "till@demo.test",
+		"footer": "Thank you — see you soon"})
 	gift := setup("POST", "/gift-cards", map[string]any{"initial_amount": 1000})["code"].(string)
 	var bakery string
 	var l list
@@ -66,31 +83,14 @@ func TestTillPageInChromium(t *testing.T) {
 	setup("POST", "/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1})
 	lena := setup("POST", "/customers", map[string]any{"first_name": "Lena", "last_name": "Loyal", "phone": "0400 000 111"})["id"].(string)
 	setup("POST", "/loyalty/accounts", map[string]any{"customer_id": lena})
+	var me struct {
+		Data map[string]any `json:"data"`
+	}
+	p.Call(t, "GET", "/api/v1/auth/me", manager, nil, &me)
+	managerID := me.Data["id"]
 
 	b := webtest.Start(t, edge.chromium, 1024, 768)
-	run := b.Run
-	within := func(d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(b.Ctx, d)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			state, _ := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.msg,.error,#overlay,.dialog')].filter(e => !e.hidden).map(e => e.id + ': ' + e.textContent.trim().slice(0, 300)).join('\n')`))
-			t.Fatalf("%s (within %s): %v\nshown: %s", what, d, err, state)
-		}
-	}
-	shot := tillShots(t, b)
-	poll := func(what, js string) {
-		t.Helper()
-		within(20*time.Second, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second)))
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(b.Ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("text of %s: %v\n%.2000s", sel, err, b.Page())
-		}
-		return v
-	}
+	c := webtest.NewCashier(t, b)
 	order := func(number string) map[string]any {
 		t.Helper()
 		var l list
@@ -105,197 +105,310 @@ func TestTillPageInChromium(t *testing.T) {
 		p.Call(t, "GET", "/api/v1/orders?limit=200&location_id="+api.location, manager, nil, &l)
 		return len(l.Data)
 	}
-	tile := func(sku string) string { return fmt.Sprintf(`#grid .tile[data-sku="%s"]`, sku) }
-	priced := func(lines int) {
+	receiptOf := func(id, refund string) map[string]any {
 		t.Helper()
-		poll(fmt.Sprintf("%d lines priced by the edge", lines), fmt.Sprintf(`document.querySelectorAll('#lines li').length === %[1]d &&
-			(%[1]d === 0 || !document.getElementById('pay-btn').disabled) && !document.querySelector('#lines').textContent.includes('…')`, lines))
-	}
-	receipt := func() string {
-		t.Helper()
-		within(20*time.Second, "the receipt", chromedp.WaitVisible("#receipt .barcode"))
-		return strings.TrimSpace(text("#receipt .code"))
+		q := ""
+		if refund != "" {
+			q = "?refund_id=" + refund
+		}
+		return setup("GET", "/orders/"+id+"/receipt"+q, nil)
 	}
 
-	// Sign in; the page says the edge has no hub link.
-	run("open the till", chromedp.EmulateViewport(1024, 768), chromedp.Navigate(p.URL+"/till"), chromedp.WaitVisible("#login"))
-	shot("till-0-login")
-	run("sign in", chromedp.SendKeys("#email", "cashier@demo.test"), chromedp.SendKeys("#password", demo.Password),
-		chromedp.Click("#login-btn"), chromedp.WaitVisible(tile("COF-LAT")))
-	poll("offline shown", `document.getElementById('link').textContent.startsWith('Offline')`)
+	// Sign in; set the device up as the front till; count the float:
+	// two $50 notes tapped, five $10 and ten $2 coins typed: $170.
+	c.Do("phone-free", chromedp.EmulateViewport(1024, 768))
+	c.Do("open the till", chromedp.Navigate(p.URL+"/till"), chromedp.WaitVisible("#login"))
+	c.Shot("till-0-login")
+	c.SignIn(p.URL, "cashier@demo.test", demo.Password)
+	c.SetUp(front)
+	c.Do("the drawer to open", chromedp.WaitVisible("#dopen-ok"))
+	c.Count("dopen", map[int64]int{5000: 2}, true)
+	c.Count("dopen", map[int64]int{1000: 5, 200: 10}, false)
+	if got := c.Text("#dopen-total"); !strings.Contains(got, "170.00") {
+		t.Fatalf("the float counted shows %q, want 170.00", got)
+	}
+	c.OpenDrawer(nil, "till-1-open-drawer")
+	var drawers list
+	p.Call(t, "GET", "/api/v1/drawers?status=open&register_id="+front, manager, nil, &drawers)
+	if len(drawers.Data) != 1 || drawers.Data[0]["float"] != float64(17000) || len(drawers.Data[0]["float_count"].([]any)) != 3 {
+		t.Fatalf("open drawers at the front till: %v", drawers.Data)
+	}
+	drawer := drawers.Data[0]["id"].(string)
+	c.Poll("offline shown, the till named", `document.getElementById('link').textContent.startsWith('Offline') &&
+		document.getElementById('till-name').textContent === 'Front till'`)
 
-	// 1. Cash with change: a latte with oat milk from the grid, a croissant
-	// scanned (the scanner types its barcode and Enter), $20 handed over.
-	run("a latte", chromedp.Click(tile("COF-LAT")), chromedp.WaitVisible(`#mods-groups button[data-option="Oat"]`),
-		chromedp.Click(`#mods-groups button[data-option="Oat"]`), chromedp.Click("#mods-ok"))
-	run("scan a loaf", chromedp.SendKeys("#search", "9300000000011\r"))
-	priced(2)
-	if got := text("#lines"); !strings.Contains(got, "Oat") || !strings.Contains(got, "Sourdough Loaf") {
+	// 1. Cash with change: a latte with oat milk, a loaf scanned, $20.
+	c.LatteAndLoaf()
+	if got := c.Text("#lines"); !strings.Contains(got, "Oat") || !strings.Contains(got, "Sourdough Loaf") {
 		t.Fatalf("cart shows %q", got)
 	}
-	shot("till-1-sale")
-	run("pay", chromedp.Click("#pay-btn"), chromedp.WaitVisible(`#quick button[data-cash="20.00"]`))
-	shot("till-2-pay-cash")
-	run("$20 cash", chromedp.Click(`#quick button[data-cash="20.00"]`))
-	first := receipt()
+	c.Shot("till-2-sale")
+	first := c.PayQuickCash("20.00", "till-3-pay-cash")
 	o := order(first)
+	r := receiptOf(o["id"].(string), "")
 	change := 2000 - int64(o["total"].(float64))
-	if got := text("#change"); o["status"] != "completed" || !strings.Contains(got, fmt.Sprintf("%d.%02d", change/100, change%100)) {
+	if got := c.Text("#change"); o["status"] != "completed" || !strings.Contains(got, fmt.Sprintf("%d.%02d", change/100, change%100)) {
 		t.Fatalf("order %s %v total %v: the receipt says %q", first, o["status"], o["total"], got)
 	}
-	shot("till-3-receipt")
-	run("next sale", chromedp.Click("#new-sale"), chromedp.WaitNotVisible("#overlay"))
+	// The receipt is the edge's, numbered at the front till; it printed
+	// there (the drawer kicked open: cash), the page says so.
+	if got := c.Text("#receipt-number"); got != "Receipt "+r["number"].(string) || r["register_id"] != front ||
+		!strings.HasSuffix(r["number"].(string), "-000001") {
+		t.Fatalf("the receipt says %q; the edge's is %v at %v", got, r["number"], r["register_id"])
+	}
+	c.Do("printed", chromedp.WaitVisible(`#receipt-jobs li[data-kind="print"][data-status="done"]`))
+	wait.For(t, 5*time.Second, "the printer's bytes", func() bool { return len(printer.prints()) == 1 })
+	if ps := printer.prints(); len(ps) != 1 || !strings.Contains(string(ps[0]), r["number"].(string)) || !strings.Contains(string(ps[0]), "\x1bp") {
+		t.Fatalf("the printer got %d prints: %q", len(ps), ps)
+	}
+	// Printed again; e-mailed to an address typed at the till (a bad one
+	// first); the relay is down, so the e-mail waits and the page says so.
+	c.Do("print again", chromedp.Click("#print-btn"))
+	c.Poll("a second print", `document.querySelector('#receipt-jobs li[data-kind="print"][data-status="done"]').textContent.includes('2 copies')`)
+	c.Do("a bad address", chromedp.SendKeys("#receipt-email", "lena-at-home"), chromedp.Click("#email-btn"))
+	c.Poll("refused", `document.getElementById('receipt-msg').textContent.includes('email')`)
+	c.Do("her address", chromedp.SendKeys("#receipt-email", strings.Repeat("\b", 12)+"lena@example.com"),
+		chromedp.Click("#email-btn"))
+	c.Do("the e-mail queued", chromedp.WaitVisible(`#receipt-jobs li[data-kind="email"]`))
+	if got := c.Text(`#receipt-jobs li[data-kind="email"]`); !strings.Contains(got, "lena@example.com") {
+		t.Fatalf("the e-mail job says %q", got)
+	}
+	c.Shot("till-4-receipt")
+	wait.For(t, 5*time.Second, "the reprint's bytes", func() bool { return len(printer.prints()) == 2 })
+	if ps := printer.prints(); len(ps) != 2 || strings.Contains(string(ps[1]), "\x1bp") {
+		t.Fatalf("a reprint: %d prints, the second one kicks the drawer: %v", len(ps), len(ps) == 2)
+	}
+	c.NewSale()
 
 	// 2. A voucher and a loyalty member; $10 on the gift card, the rest by card.
-	run("avocado toast and a croissant", chromedp.Click(tile("FOOD-AVO")), chromedp.Click(tile("BAK-CRO")))
-	priced(2)
-	run("the voucher", chromedp.Click("#voucher-btn"), chromedp.WaitVisible("#vouch-code"),
-		chromedp.SendKeys("#vouch-code", "treat"), chromedp.Click("#vouch-ok"))
-	poll("the offer priced", `document.getElementById('totals').textContent.includes('Treat')`)
-	run("find Lena", chromedp.Click("#customer-btn"), chromedp.WaitVisible("#cust-q"), chromedp.SendKeys("#cust-q", "Lena"),
-		chromedp.WaitVisible("#cust-list button"), chromedp.Click("#cust-list button"))
-	poll("her points", `document.getElementById('customer').textContent.includes('0 points')`)
-	shot("till-4-voucher-customer")
-	run("pay", chromedp.Click("#pay-btn"), chromedp.WaitVisible("#pay-amount"),
-		chromedp.Click(`[data-tender="gift_card"]`), chromedp.SendKeys("#gift-code", gift), chromedp.Click("#gift-check"))
-	poll("the card's balance", `document.getElementById('gift-balance').textContent.includes('10.00') && document.getElementById('pay-amount').value === '10.00'`)
-	shot("till-5-pay-gift-card")
-	run("take the gift card", chromedp.Click("#take-gift"))
-	poll("part paid", `document.querySelectorAll('#pay-done li').length === 1`)
-	run("the rest by card", chromedp.Click(`[data-tender="card"]`), chromedp.Click("#take-card"))
-	second := receipt()
-	if got := text("#receipt"); !strings.Contains(got, "Points earned") || !strings.Contains(got, "····4242") || !strings.Contains(got, "Gift card") {
+	second := c.VoucherCustomerGiftCard("treat", "Lena", gift, "till-5-voucher-customer")
+	if got := c.Text("#receipt"); !strings.Contains(got, "Points earned") || !strings.Contains(got, "**** 4242") || !strings.Contains(got, "Gift card") ||
+		!strings.Contains(got, "left on the card") || !strings.Contains(got, "Treat") {
 		t.Fatalf("split receipt: %q", got)
 	}
+	c.Shot("till-6-receipt-split")
 	o = order(second)
 	pays := o["payments"].([]any)
 	if o["voucher_code"] != "TREAT" || o["customer_id"] != lena || len(pays) != 2 || pays[0].(map[string]any)["amount"] != float64(1000) ||
 		o["loyalty_points_earned"].(float64) <= 0 || o["discount_total"].(float64) <= 0 {
 		t.Fatalf("split order: %v", o)
 	}
-	run("next sale", chromedp.Click("#new-sale"))
+	c.NewSale()
 
 	// 3. A discount above the cashier's limit: a manager signs in on the
 	// spot; the sale goes through with it.
-	run("an espresso", chromedp.Click(tile("COF-ESP")))
-	priced(1)
-	run("10 % off the line", chromedp.Click(`#lines li[data-line="Espresso"] .name`), chromedp.WaitVisible("#mods-disc"),
+	c.Do("an espresso", chromedp.Click(webtest.Tile("COF-ESP")))
+	c.Priced(1)
+	c.Do("10 % off the line", chromedp.Click(`#lines li[data-line="Espresso"] .name`), chromedp.WaitVisible("#mods-disc"),
 		chromedp.Click("#mods-disc"), chromedp.WaitVisible("#disc-chips button"), chromedp.Click("#disc-chips button:nth-child(2)"))
-	within(20*time.Second, "refused for a cashier", chromedp.WaitVisible("#approve-btn"))
-	shot("till-6-needs-approval")
-	run("a manager approves", chromedp.Click("#approve-btn"), chromedp.WaitVisible("#approve-email"),
-		chromedp.SendKeys("#approve-email", "manager@demo.test"), chromedp.SendKeys("#approve-password", demo.Password),
-		chromedp.Click("#approve-ok"))
-	poll("the discount priced", `document.getElementById('totals').textContent.includes('All discounts') && document.getElementById('approve-btn').hidden`)
-	run("pay exact cash", chromedp.Click("#pay-btn"), chromedp.WaitVisible(`#quick button`), chromedp.Click(`#quick button`))
-	third := receipt()
-	if got := text("#approved"); !strings.Contains(got, "manager@demo.test") {
+	c.Do("refused for a cashier", chromedp.WaitVisible("#approve-btn"))
+	c.Shot("till-7-needs-approval")
+	c.Do("ask a manager", chromedp.Click("#approve-btn"))
+	c.Approve("manager@demo.test", demo.Password)
+	c.Poll("the discount priced", `document.getElementById('totals').textContent.includes('Discount') && document.getElementById('approve-btn').hidden`)
+	third := c.PayQuickCash("", "")
+	if got := c.Text("#approved"); !strings.Contains(got, "manager@demo.test") {
 		t.Fatalf("the receipt says %q of the approval", got)
 	}
 	// The order is the approving manager's (the hub checks its discount
 	// against its creator's role); the cashier took the payment.
-	var me struct {
-		Data map[string]any `json:"data"`
-	}
-	p.Call(t, "GET", "/api/v1/auth/me", manager, nil, &me)
-	if o := order(third); o["created_by"] != me.Data["id"] || o["discount_total"].(float64) <= 0 || o["status"] != "completed" {
+	if o := order(third); o["created_by"] != managerID || o["discount_total"].(float64) <= 0 || o["status"] != "completed" {
 		t.Fatalf("approved order: %v", o)
 	}
-	run("next sale", chromedp.Click("#new-sale"))
+	c.NewSale()
 
 	// 4. Park an order, resume it, void a line, pay.
-	run("bread and a muffin", chromedp.Click(tile("BAK-BB")), chromedp.Click(tile("BAK-MUF")))
-	priced(2)
-	run("park", chromedp.Click("#park"))
-	poll("the cart is empty", `document.querySelectorAll('#lines li').length === 0 && document.getElementById('cart-msg').textContent === 'Parked.'`)
-	run("the parked list", chromedp.Click("#parked-btn"), chromedp.WaitVisible("#parked-list button[data-number]"))
+	c.Do("bread and a muffin", chromedp.Click(webtest.Tile("BAK-BB")), chromedp.Click(webtest.Tile("BAK-MUF")))
+	c.Priced(2)
+	c.Do("park", chromedp.Click("#park"))
+	c.Poll("the cart is empty", `document.querySelectorAll('#lines li').length === 0 && document.getElementById('cart-msg').textContent === 'Parked.'`)
+	c.Do("the parked list", chromedp.Click("#parked-btn"), chromedp.WaitVisible("#parked-list button[data-number]"))
 	parked, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`document.querySelector('#parked-list button[data-number]').dataset.number`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot("till-7-parked")
-	run("resume it", chromedp.Click("#parked-list button[data-number]"))
-	priced(2)
-	run("void the bread", chromedp.Click(`#lines li[data-line="Banana Bread"] .void`))
-	priced(1)
-	within(20*time.Second, "pay", chromedp.Click("#pay-btn"))
-	within(20*time.Second, "the pay screen", chromedp.WaitVisible(`#quick button`))
-	within(20*time.Second, "exact cash", chromedp.Click(`#quick button`))
-	fourth := receipt()
+	c.Shot("till-8-parked")
+	c.Do("resume it", chromedp.Click("#parked-list button[data-number]"))
+	c.Priced(2)
+	c.Do("void the bread", chromedp.Click(`#lines li[data-line="Banana Bread"] .void`))
+	c.Priced(1)
+	fourth := c.PayQuickCash("", "")
 	if o := order(fourth); len(o["line_items"].([]any)) != 1 || o["status"] != "completed" {
 		t.Fatalf("resumed order: %v", o)
 	}
 	if o := order(parked); o["status"] != "cancelled" {
 		t.Fatalf("the parked order replaced by the voided one is %v", o["status"])
 	}
-	run("next sale", chromedp.Click("#new-sale"))
+	c.NewSale()
 
-	// 5. A reload in the middle of paying: the same order comes back, paid once.
+	// 5. Reloads with a cart and in the middle of paying: the same order
+	// comes back, paid once.
 	before := orders()
-	run("a flat white", chromedp.Click(tile("COF-FW")), chromedp.WaitVisible("#mods-ok"), chromedp.Click("#mods-ok"))
-	priced(1)
-	run("reload with the cart", chromedp.Reload())
-	priced(1) // the cart is still there, priced again
-	if n := orders(); n != before {
-		t.Fatalf("a cart made %d orders before payment", n-before)
-	}
-	run("pay", chromedp.Click("#pay-btn"), chromedp.WaitVisible("#pay-number"))
-	poll("the order number", `document.getElementById('pay-number').textContent !== ''`)
-	number := text("#pay-number")
-	run("reload", chromedp.Reload())
-	within(20*time.Second, "back in the payment", chromedp.WaitVisible("#quick button"))
-	if again := text("#pay-number"); again != number {
-		t.Fatalf("after the reload paying %q, before %q", again, number)
-	}
-	run("exact cash", chromedp.Click("#quick button"))
-	if got := receipt(); got != number {
-		t.Fatalf("receipt of %s, paying %s", got, number)
-	}
+	c.ReloadMidSale()
 	if n := orders(); n != before+1 {
 		t.Fatalf("the reloaded sale made %d orders", n-before)
 	}
-	run("next sale", chromedp.Click("#new-sale"))
+	c.NewSale()
 
-	// 6. A return: the first receipt's code scanned at the sale screen.
-	run("scan the receipt", chromedp.Click("#search"), chromedp.SendKeys("#search", first+"\r"))
-	within(20*time.Second, "the order found", chromedp.WaitVisible(`#refund-order li[data-line="Sourdough Loaf"]`))
-	shot("till-8-refund")
-	run("refund it all", chromedp.Click("#refund-ok"))
-	poll("refunded", `document.getElementById('refund-msg').textContent.startsWith('Refunded')`)
-	if o := order(first); o["status"] != "refunded" {
+	// 6. A return: the first receipt's code scanned at the sale screen;
+	// the refund's receipt is the till's next number.
+	c.ScanRefund(first, "Sourdough Loaf", "till-9-refund")
+	c.Refunded()
+	o = order(first)
+	if o["status"] != "refunded" {
 		t.Fatalf("after the refund order %s is %v", first, o["status"])
 	}
-	within(20*time.Second, "close", chromedp.Click("#refund .close"), chromedp.WaitNotVisible("#overlay"))
-
-	// A phone: the same sale screen stacked.
-	within(20*time.Second, "phone size", chromedp.EmulateViewport(390, 844))
-	within(20*time.Second, "a cappuccino", chromedp.Click(tile("COF-CAP")))
-	within(20*time.Second, "its options", chromedp.WaitVisible("#mods-ok"), chromedp.Click("#mods-ok"))
-	priced(1)
-	shot("till-9-phone")
-
-	if errs := b.JSErrors(); len(errs) > 0 {
-		t.Fatalf("JavaScript errors: %v", errs)
+	c.Do("its receipt", chromedp.Click("#refund-receipt"), chromedp.WaitVisible("#receipt .barcode"))
+	refunds := o["refunds"].([]any)
+	rr := receiptOf(o["id"].(string), refunds[0].(map[string]any)["id"].(string))
+	if got := c.Text("#receipt-number"); got != "Refund "+rr["number"].(string) || !strings.HasSuffix(rr["number"].(string), "-000006") {
+		t.Fatalf("the refund's receipt says %q, the edge's is %v", got, rr["number"])
 	}
+	c.Shot("till-10-refund-receipt")
+	c.Do("back to the refund", chromedp.Click("#new-sale"), chromedp.WaitVisible("#refund-ok"))
+	c.Do("close", chromedp.Click("#refund .close"), chromedp.WaitNotVisible("#overlay"))
+
+	// 7. A refund above the cashier's refund limit ($50): seven loaves,
+	// refunded once a manager signs in on the till.
+	for range 7 {
+		c.Do("scan a loaf", chromedp.SendKeys("#search", "9300000000011\r"))
+		c.Poll("the loaf", `document.querySelector('#lines li') !== null`)
+	}
+	c.Poll("seven loaves", `document.querySelector('#lines .qty').textContent === '7×'`)
+	c.Priced(1)
+	big := c.PayQuickCash("", "")
+	c.NewSale()
+	c.ScanRefund(big, "Sourdough Loaf", "")
+	c.Do("needs a manager", chromedp.WaitVisible("#approve-email"))
+	if got := c.Text("#approve-why"); !strings.Contains(got, "limit") {
+		t.Fatalf("the approval says %q", got)
+	}
+	c.Shot("till-11-refund-approval")
+	c.Approve("manager@demo.test", demo.Password)
+	c.Refunded()
+	o = order(big)
+	if rf := o["refunds"].([]any); o["status"] != "refunded" || len(rf) != 1 || rf[0].(map[string]any)["actor"] != managerID {
+		t.Fatalf("the refund above the limit: %v", o)
+	}
+	c.Do("close", chromedp.Click("#refund .close"), chromedp.WaitNotVisible("#overlay"))
+
+	// 8. The drawer: a paid-out (a manager's), a no-sale, the X report (a
+	// manager's), the blind close and its Z.
+	c.Do("the drawer", chromedp.Click("#drawer-btn"), chromedp.WaitVisible("#paid-out"))
+	c.Shot("till-12-drawer")
+	c.Do("paid out", chromedp.Click("#paid-out"), chromedp.WaitVisible("#cash-amount"), chromedp.SendKeys("#cash-amount", "5"),
+		chromedp.Click("#cash-reasons button"), chromedp.Click("#cash-ok"))
+	c.Approve("manager@demo.test", demo.Password)
+	c.Poll("paid out", `document.getElementById('cart-msg').textContent.startsWith('Paid out')`)
+	c.Do("no sale", chromedp.Click("#drawer-btn"), chromedp.WaitVisible("#no-sale"), chromedp.Click("#no-sale"))
+	c.Poll("recorded", `document.getElementById('drawer-msg').textContent.startsWith('No sale')`)
+	c.Do("the X report", chromedp.Click("#x-report"))
+	c.Approve("manager@demo.test", demo.Password)
+	c.Do("shown", chromedp.WaitVisible("#xrep .figures"))
+	x := setup("GET", "/drawers/"+drawer+"/x-report", nil)
+	if got := c.Text("#xrep"); !strings.Contains(got, "Expected in the drawer") || !strings.Contains(got, money(x["expected"])) {
+		t.Fatalf("the X report says %q; expected %v", got, x["expected"])
+	}
+	c.Shot("till-13-x-report")
+	c.Do("close the X", chromedp.Click("#xrep .close"), chromedp.WaitNotVisible("#overlay"))
+	c.Do("close the drawer", chromedp.Click("#drawer-btn"), chromedp.WaitVisible("#close-drawer"), chromedp.Click("#close-drawer"),
+		chromedp.WaitVisible("#dclose-ok"))
+	// The count is blind: nothing on screen says what the drawer should hold.
+	c.Count("dclose", map[int64]int{5000: 3, 1000: 5}, false)
+	c.Do("a note", chromedp.SendKeys("#dclose-note", "counted twice"))
+	if got := c.Text("#dclose"); strings.Contains(got, money(x["expected"])) || strings.Contains(got, "Expected") {
+		t.Fatalf("the blind count shows %q", got)
+	}
+	c.Shot("till-14-blind-close")
+	c.Do("close it", chromedp.Click("#dclose-ok"), chromedp.WaitVisible("#zrep-done"))
+	c.Shot("till-15-z-report")
+	var zs list
+	p.Call(t, "GET", "/api/v1/z-reports?register_id="+front, manager, nil, &zs)
+	if len(zs.Data) != 1 {
+		t.Fatalf("Z reports of the front till: %v", zs.Data)
+	}
+	z := zs.Data[0]
+	if z["number"] != float64(1) || z["counted"] != float64(20000) || z["expected"] != x["expected"] ||
+		z["over_short"] != 20000-x["expected"].(float64) || z["no_sales"] != float64(1) || z["paid_out"] != float64(500) || z["note"] != "counted twice" {
+		t.Fatalf("Z %v after X %v", z, x)
+	}
+	if got := c.Text("#zrep"); !strings.Contains(got, "Z report 1") || !strings.Contains(got, money(x["expected"])) || !strings.Contains(got, "200.00") {
+		t.Fatalf("the Z report says %q", got)
+	}
+	c.Do("done", chromedp.Click("#zrep-done"), chromedp.WaitNotVisible("#overlay"))
+	c.Poll("the drawer to open again", `document.getElementById('drawer-btn').textContent === 'Open drawer'`)
+
+	// A phone: the float counted by touch, the sale screen stacked.
+	c.Do("phone size", chromedp.EmulateViewport(390, 844))
+	c.Do("open a drawer", chromedp.Click("#drawer-btn"))
+	c.Count("dopen", map[int64]int{2000: 2}, true)
+	c.Shot("till-16-phone-open-drawer")
+	c.OpenDrawer(nil, "")
+	c.Do("a cappuccino", chromedp.Click(webtest.Tile("COF-CAP")), chromedp.WaitVisible("#mods-ok"), chromedp.Click("#mods-ok"))
+	c.Priced(1)
+	c.Shot("till-17-phone")
+	fifth := c.PayQuickCash("", "")
+	c.Shot("till-18-phone-receipt")
+	if o := order(fifth); o["status"] != "completed" {
+		t.Fatalf("the phone's sale: %v", o)
+	}
+	c.NoJSErrors()
 }
 
-// tillShots saves the page as <dir>/<name>.png, dir being
-// $KASSA_SCREENSHOTS or the test's temporary directory.
-func tillShots(t *testing.T, b *webtest.Browser) func(name string) {
-	dir := os.Getenv("KASSA_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+// money is minor units as the page shows them, without the symbol.
+func money(v any) string {
+	n := int64(v.(float64))
+	return fmt.Sprintf("%d.%02d", n/100, n%100)
+}
+
+// printer is a network thermal printer on 127.0.0.1: it takes each
+// connection's bytes (one receipt's ESC/POS) and keeps them.
+type printer struct {
+	port int
+	mu   sync.Mutex
+	got  [][]byte
+}
+
+func startPrinter(t *testing.T) *printer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
+	t.Cleanup(func() { ln.Close() })
+	p := &printer{port: ln.Addr().(*net.TCPAddr).Port}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			p.mu.Lock()
+			p.got = append(p.got, b)
+			p.mu.Unlock()
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	}()
+	return p
+}
+
+// prints returns the receipts printed so far.
+func (p *printer) prints() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.got)
+}
+
+// closedPort is a port on 127.0.0.1 nothing listens on: a printer that
+// does not answer.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
 }

@@ -1,7 +1,9 @@
-// Package web embeds Kassa's browser pages (KDS screen, store console, ops
-// monitor, OAuth consent page) so that each binary ships as one file. The
-// pages are plain HTML, CSS and JavaScript: no build step, nothing fetched
-// from the internet, so they work on a store LAN that is offline.
+// Package web embeds Kassa's browser pages (KDS screen, store console,
+// terminal, till) and the scripts every page shares, so that each binary
+// ships as one file. The pages are plain HTML, CSS and JavaScript: no
+// build step, nothing fetched from the internet, so they work on a store
+// LAN that is offline. The hub's own pages (the ops monitor, the OAuth
+// consent page) are package hubpages, which the edge never imports.
 package web
 
 import (
@@ -33,24 +35,18 @@ var Terminal = page("static/terminal")
 // edge's API, with the internet down too (docs/till.md).
 var Till = page("static/till")
 
-// Ops is the ops monitor (static/ops), which the hub serves at /ops: every
-// edge of the org, live over the hub's /api/v1/sync/ws feed, and the open
-// sync conflicts with their actions.
-var Ops = page("static/ops")
-
-// OAuth is the consent page of the hub's authorization server
-// (static/oauth): authorize.html, an html/template the hub renders at
-// /oauth/authorize (error, sign-in and consent views), and consent.css.
-var OAuth = mustSub("static/oauth")
-
 // common holds what every page loads beside its own files (session.js:
 // sign-in, token pair, REST with refresh once), so each page's fs.FS
 // serves it as <page>/session.js without a route of its own.
 var common = mustSub("static/common")
 
-// page is a page's directory overlaid on static/common: a name the page
-// has is its own, any other is looked up in common.
-func page(dir string) fs.FS { return overlay{mustSub(dir), common} }
+// page is a page's directory overlaid on static/common (Page).
+func page(dir string) fs.FS { return Page(mustSub(dir)) }
+
+// Page is a page's own files overlaid on static/common: a name the page
+// has is its own, any other is looked up in common (session.js,
+// format.js), so each page's fs.FS serves them without a route of its own.
+func Page(own fs.FS) fs.FS { return overlay{own, common} }
 
 type overlay struct{ own, common fs.FS }
 

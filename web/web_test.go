@@ -1,11 +1,15 @@
-package web
+package web_test
 
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"kassa.dev/web"
+	"kassa.dev/web/hubpages"
 )
 
 // The pages are served with a Content-Security-Policy that allows only
@@ -26,11 +30,12 @@ var inline = []struct {
 var scriptTag = regexp.MustCompile(`(?is)<script\b[^>]*>`)
 
 func TestPagesHaveNoInlineScriptOrStyle(t *testing.T) {
-	err := fs.WalkDir(FS, "static", func(path string, d fs.DirEntry, err error) error {
+	pages := os.DirFS(".") // static/ (web.FS) and hubpages/ (the hub's)
+	err := fs.WalkDir(pages, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".html") && !strings.HasSuffix(path, ".js") {
 			return err
 		}
-		b, err := fs.ReadFile(FS, path)
+		b, err := fs.ReadFile(pages, path)
 		if err != nil {
 			return err
 		}
@@ -60,11 +65,11 @@ func TestPagesHaveNoInlineScriptOrStyle(t *testing.T) {
 // files, and its index.html loads it before the page's own script; the ops
 // monitor and the console also load the shared format.js.
 func TestPagesServeTheSharedSession(t *testing.T) {
-	want, err := fs.ReadFile(FS, "static/common/session.js")
+	want, err := fs.ReadFile(web.FS, "static/common/session.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, page := range map[string]fs.FS{"kds": KDS, "console": Console, "terminal": Terminal, "till": Till, "ops": Ops} {
+	for name, page := range map[string]fs.FS{"kds": web.KDS, "console": web.Console, "terminal": web.Terminal, "till": web.Till, "ops": hubpages.Ops} {
 		got, err := fs.ReadFile(page, "session.js")
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s/session.js: %v, %d bytes, want the shared script", name, err, len(got))

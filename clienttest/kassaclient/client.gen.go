@@ -1278,6 +1278,26 @@ type CampaignCreate struct {
 	VoucherCode *string `json:"voucher_code,omitempty"`
 }
 
+// CampaignRow A campaign's redemptions in the range, with the link to its full analytics.
+type CampaignRow struct {
+	Analytics  string `json:"analytics"`
+	CampaignId string `json:"campaign_id"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// Discount A manual discount.
+	Discount int64 `json:"discount"`
+
+	// Name The display name.
+	Name   string `json:"name"`
+	Orders int64  `json:"orders"`
+
+	// Revenue The orders' totals.
+	Revenue int64  `json:"revenue"`
+	Status  string `json:"status"`
+}
+
 // CampaignRule One rule of a campaign; Type says which fields count.
 type CampaignRule struct {
 	// BuyQuantity buy_x_get_y: units paid in full per group.
@@ -1465,6 +1485,21 @@ type CashCount struct {
 
 	// Denominations The count per note and coin; values from the currency's table.
 	Denominations *[]DenominationCountInput `json:"denominations,omitempty"`
+}
+
+// CashRow CashRow sums closed drawer sessions (their Z reports): the float, what the drawer should have held, what was counted, over/short (negative: short). Staff is who opened the drawer.
+type CashRow struct {
+	CashSales int64 `json:"cash_sales"`
+	Counted   int64 `json:"counted"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency  string `json:"currency"`
+	Expected  int64  `json:"expected"`
+	Float     int64  `json:"float"`
+	Group     string `json:"group"`
+	Label     string `json:"label"`
+	OverShort int64  `json:"over_short"`
+	Sessions  int64  `json:"sessions"`
 }
 
 // Category Category groups products; categories nest through ParentID.
@@ -2092,6 +2127,34 @@ type GiftCardIssue struct {
 	InitialAmount int64 `json:"initial_amount"`
 }
 
+// GiftCardOwedRow What one location owes another: cards it sold (and holds the money of) were spent at the other, net of refunds back onto them there. Issued at "" is head office (a card issued at the hub).
+type GiftCardOwedRow struct {
+	// Amount … this much.
+	Amount int64 `json:"amount"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// IssuedLocationId Owes …
+	IssuedLocationId string `json:"issued_location_id"`
+
+	// RedeemedLocationId … this location …
+	RedeemedLocationId string `json:"redeemed_location_id"`
+}
+
+// GiftCardRow GiftCardRow sums gift card money: issued, redeemed (positive), refunded onto cards, adjusted; outstanding is the liability (every card's balance) at the end of the group's last day.
+type GiftCardRow struct {
+	Adjusted int64 `json:"adjusted"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency    string `json:"currency"`
+	Group       string `json:"group"`
+	Issued      int64  `json:"issued"`
+	Outstanding int64  `json:"outstanding"`
+	Redeemed    int64  `json:"redeemed"`
+	Refunded    int64  `json:"refunded"`
+}
+
 // GiftCardStatus A gift card's state: active, or disabled (it pays nothing).
 type GiftCardStatus string
 
@@ -2198,6 +2261,36 @@ type Introspection struct {
 
 	// TokenType Bearer for an access token (RFC 7662 2.2); absent for a refresh token.
 	TokenType *string `json:"token_type,omitempty"`
+}
+
+// InventoryRow A product's stock at a location now, and its value at cost (the product's cost; its base price when it has none, flagged).
+type InventoryRow struct {
+	// AtPrice No cost: valued at its base price.
+	AtPrice bool `json:"at_price"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// Low on_hand ≤ reorder_point.
+	Low bool `json:"low"`
+
+	// Name The display name.
+	Name   string `json:"name"`
+	OnHand int64  `json:"on_hand"`
+
+	// ProductId The product.
+	ProductId    string `json:"product_id"`
+	ReorderPoint int64  `json:"reorder_point"`
+
+	// Sku The stock-keeping unit, unique per org.
+	Sku      string `json:"sku"`
+	UnitCost int64  `json:"unit_cost"`
+
+	// Value on_hand × unit_cost (0 when on_hand is negative).
+	Value int64 `json:"value"`
 }
 
 // KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
@@ -2401,6 +2494,15 @@ type LoyaltyProgramCreate struct {
 	Tiers *[]LoyaltyTierInput `json:"tiers,omitempty"`
 }
 
+// LoyaltyRow LoyaltyRow sums points: issued (earned), redeemed (positive), adjusted (signed), and the outstanding balance of all accounts at the end of the group's last day.
+type LoyaltyRow struct {
+	Adjusted    int64  `json:"adjusted"`
+	Group       string `json:"group"`
+	Issued      int64  `json:"issued"`
+	Outstanding int64  `json:"outstanding"`
+	Redeemed    int64  `json:"redeemed"`
+}
+
 // LoyaltyTier Reached at MinLifetimePoints.
 type LoyaltyTier struct {
 	// MinLifetimePoints Lifetime points from which an account is in the tier.
@@ -2565,6 +2667,18 @@ type Movement struct {
 
 // MovementReason Why stock moved: an adjustment's reason code, or sale, refund, transfer_out, transfer_in.
 type MovementReason string
+
+// MovementRow MovementRow sums the stock movements of one reason in a group.
+type MovementRow struct {
+	Count int64  `json:"count"`
+	Group string `json:"group"`
+
+	// Reason sale, refund, received, count, damaged, …, transfer_out, transfer_in.
+	Reason string `json:"reason"`
+
+	// Units Signed: out is negative.
+	Units int64 `json:"units"`
+}
 
 // NodeKind The kind of a Kassa node.
 type NodeKind string
@@ -2763,7 +2877,7 @@ type OrderCancel string
 
 // OrderComplete The optional body of POST /orders/:id/complete.
 type OrderComplete struct {
-	// RegisterId The till; its receipt sequence numbers the sale. null: the location's default.
+	// RegisterId The till: a register of the order's location (422 otherwise); its receipt sequence numbers the sale. null: the location's default.
 	RegisterId *string `json:"register_id,omitempty"`
 }
 
@@ -2993,6 +3107,27 @@ type PaymentMethodConfigInput struct {
 
 	// Method The payment method.
 	Method *PaymentMethod `json:"method,omitempty"`
+}
+
+// PaymentRow One tender: what was captured and refunded through it, against what the drawers recorded (the sales and refunds at a till's open drawer; a payment taken away from a till, by an API client or an online order, is in no drawer).
+type PaymentRow struct {
+	// AwayFromTill net − (drawer_sales − drawer_refunds).
+	AwayFromTill int64 `json:"away_from_till"`
+	Captured     int64 `json:"captured"`
+	Count        int64 `json:"count"`
+
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+
+	// DrawerRefunds Positive.
+	DrawerRefunds int64 `json:"drawer_refunds"`
+
+	// DrawerSales Recorded in drawers (business day of the drawer's entry).
+	DrawerSales int64  `json:"drawer_sales"`
+	Group       string `json:"group"`
+	Method      string `json:"method"`
+	Net         int64  `json:"net"`
+	Refunded    int64  `json:"refunded"`
 }
 
 // PaymentStatus A payment's state.
@@ -3751,6 +3886,27 @@ type RegisterUpdate struct {
 // Role A first-party user's role within an org.
 type Role string
 
+// SalesRow One group of a sales report. Sales are completed orders, booked on the business day of completed_at; refunds on the day of the refund. Gross is the orders' subtotal (before discounts); sales is what customers paid (total); net = sales − refunds. Grouped by payment method, the rows are the tenders: sales is what was captured by the method, refunds what went back through it.
+type SalesRow struct {
+	CampaignDiscounts int64 `json:"campaign_discounts"`
+
+	// Currency ISO 4217.
+	Currency string `json:"currency"`
+	Gross    int64  `json:"gross"`
+
+	// Group The grouping's key: a day, an hour, an id.
+	Group string `json:"group"`
+
+	// Label The group's name (a location's, a product's …).
+	Label           string `json:"label"`
+	ManualDiscounts int64  `json:"manual_discounts"`
+	Net             int64  `json:"net"`
+	Orders          int64  `json:"orders"`
+	Refunds         int64  `json:"refunds"`
+	Sales           int64  `json:"sales"`
+	Tax             int64  `json:"tax"`
+}
+
 // Scope An OAuth-style permission (spec part 5).
 type Scope string
 
@@ -3898,6 +4054,38 @@ type SyncStatus struct {
 
 	// VerifyOk VerifyOK is the result of the edge's last digest comparison with the hub (null before the first, and on the hub); VerifyDiffer the tables that differed then.
 	VerifyOk *bool `json:"verify_ok,omitempty"`
+}
+
+// TaxRow The tax collected at one rate: on sales (the orders' tax) and given back on refunds (the refund's amount × rate ÷ (1 + rate), rounded half up, per refund — a refund's amount always includes its tax).
+type TaxRow struct {
+	// Currency ISO 4217 code of the org's currency.
+	Currency string `json:"currency"`
+	Group    string `json:"group"`
+
+	// Inclusive Prices included the tax.
+	Inclusive bool `json:"inclusive"`
+
+	// NetTax tax − refund_tax: what the return declares.
+	NetTax int64 `json:"net_tax"`
+	Orders int64 `json:"orders"`
+
+	// RateBps Basis points: 1000 = 10 %.
+	RateBps int64 `json:"rate_bps"`
+
+	// RefundTax The tax in refunds.
+	RefundTax int64 `json:"refund_tax"`
+
+	// Refunds Refunded, tax included.
+	Refunds int64 `json:"refunds"`
+
+	// Sales What customers paid, tax included.
+	Sales int64 `json:"sales"`
+
+	// Tax On sales.
+	Tax int64 `json:"tax"`
+
+	// Taxable sales − tax.
+	Taxable int64 `json:"taxable"`
 }
 
 // Tenant An org as a partner or the operator sees it: the org, its first owner and location, who created it and its own rate limit (null: the node's default).
@@ -5289,6 +5477,204 @@ type PostRegistersParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetReportsCampaignsParams defines parameters for GetReportsCampaigns.
+type GetReportsCampaignsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsCashParams defines parameters for GetReportsCash.
+type GetReportsCashParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsGiftCardsParams defines parameters for GetReportsGiftCards.
+type GetReportsGiftCardsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsGiftCardsOwedParams defines parameters for GetReportsGiftCardsOwed.
+type GetReportsGiftCardsOwedParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsInventoryParams defines parameters for GetReportsInventory.
+type GetReportsInventoryParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+
+	// LowStock true: only products at or below their reorder point
+	LowStock *bool `form:"low_stock,omitempty" json:"low_stock,omitempty"`
+}
+
+// GetReportsInventoryMovementsParams defines parameters for GetReportsInventoryMovements.
+type GetReportsInventoryMovementsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsLoyaltyParams defines parameters for GetReportsLoyalty.
+type GetReportsLoyaltyParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsMySalesParams defines parameters for GetReportsMySales.
+type GetReportsMySalesParams struct {
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsPaymentsParams defines parameters for GetReportsPayments.
+type GetReportsPaymentsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReportsSalesParams defines parameters for GetReportsSales.
+type GetReportsSalesParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+
+	// Top customer grouping: how many customers, by net (1-1000, default 10)
+	Top *int `form:"top,omitempty" json:"top,omitempty"`
+}
+
+// GetReportsTaxParams defines parameters for GetReportsTax.
+type GetReportsTaxParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
 // GetSyncConflictsParams defines parameters for GetSyncConflicts.
 type GetSyncConflictsParams struct {
 	// Status only open or only resolved conflicts
@@ -6609,14 +6995,14 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersId(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
 	PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6833,19 +7219,74 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
 	GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsCampaigns Campaigns redeemed in the range, with a link to each one's analytics; group_by none (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/campaigns (the `GetReportsCampaigns` operationId).
+	GetReportsCampaigns(ctx context.Context, params *GetReportsCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsCash Closed drawer sessions: float, expected, counted, over/short, by staff member, register, day or location; group_by staff, none, day, location, register (default staff); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/cash (the `GetReportsCash` operationId).
+	GetReportsCash(ctx context.Context, params *GetReportsCashParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsGiftCards Gift card money issued, redeemed, refunded and the outstanding liability; group_by none, day, location (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/gift-cards (the `GetReportsGiftCards` operationId).
+	GetReportsGiftCards(ctx context.Context, params *GetReportsGiftCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsGiftCardsOwed What each location owes the others for its gift cards spent there; group_by none (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/gift-cards/owed (the `GetReportsGiftCardsOwed` operationId).
+	GetReportsGiftCardsOwed(ctx context.Context, params *GetReportsGiftCardsOwedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsInventory Stock on hand now and its value (at cost; at base price without one); group_by none (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/inventory (the `GetReportsInventory` operationId).
+	GetReportsInventory(ctx context.Context, params *GetReportsInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsInventoryMovements Stock movements by reason (sale, refund, received, transfer …); group_by none, day, location, product (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/inventory/movements (the `GetReportsInventoryMovements` operationId).
+	GetReportsInventoryMovements(ctx context.Context, params *GetReportsInventoryMovementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsLoyalty Loyalty points issued, redeemed, adjusted and outstanding (org-wide); group_by none, day (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/loyalty (the `GetReportsLoyalty` operationId).
+	GetReportsLoyalty(ctx context.Context, params *GetReportsLoyaltyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsMySales A cashier's own figures: the sales report of the orders they took on the current business day (no dates: always today)
+	//
+	// Corresponds with GET /api/v1/reports/my-sales (the `GetReportsMySales` operationId).
+	GetReportsMySales(ctx context.Context, params *GetReportsMySalesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsPayments Payments by method: captured, refunded, net, against the drawers' records (away from till); group_by none, day, location (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/payments (the `GetReportsPayments` operationId).
+	GetReportsPayments(ctx context.Context, params *GetReportsPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsSales Sales: gross, discounts (manual, campaign), tax, sales, refunds and net, by business day, hour, location, till, staff, product, category, payment method or customer (top, see top); group_by day, none, hour, location, register, staff, product, category, payment_method, customer (default day); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/sales (the `GetReportsSales` operationId).
+	GetReportsSales(ctx context.Context, params *GetReportsSalesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReportsTax Tax collected per rate, inclusive and exclusive, net of refunds; group_by none, day, location (default none); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
+	GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
@@ -9507,7 +9948,7 @@ func (c *Client) PatchOrdersId(ctx context.Context, id openapi_types.UUID, body 
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBody Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes any type of body and a specified content type.
 //
@@ -9524,7 +9965,7 @@ func (c *Client) PostOrdersIdCompleteWithBody(ctx context.Context, id openapi_ty
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdComplete Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10091,7 +10532,7 @@ func (c *Client) GetRegistersIdPrinter(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
-// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithBody Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes any type of body and a specified content type.
 //
@@ -10108,13 +10549,178 @@ func (c *Client) PutRegistersIdPrinterWithBody(ctx context.Context, id openapi_t
 	return c.Client.Do(req)
 }
 
-// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinter Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 func (c *Client) PutRegistersIdPrinter(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutRegistersIdPrinterRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsCampaigns Campaigns redeemed in the range, with a link to each one's analytics; group_by none (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/campaigns (the `GetReportsCampaigns` operationId).
+func (c *Client) GetReportsCampaigns(ctx context.Context, params *GetReportsCampaignsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsCampaignsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsCash Closed drawer sessions: float, expected, counted, over/short, by staff member, register, day or location; group_by staff, none, day, location, register (default staff); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/cash (the `GetReportsCash` operationId).
+func (c *Client) GetReportsCash(ctx context.Context, params *GetReportsCashParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsCashRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsGiftCards Gift card money issued, redeemed, refunded and the outstanding liability; group_by none, day, location (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/gift-cards (the `GetReportsGiftCards` operationId).
+func (c *Client) GetReportsGiftCards(ctx context.Context, params *GetReportsGiftCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsGiftCardsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsGiftCardsOwed What each location owes the others for its gift cards spent there; group_by none (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/gift-cards/owed (the `GetReportsGiftCardsOwed` operationId).
+func (c *Client) GetReportsGiftCardsOwed(ctx context.Context, params *GetReportsGiftCardsOwedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsGiftCardsOwedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsInventory Stock on hand now and its value (at cost; at base price without one); group_by none (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/inventory (the `GetReportsInventory` operationId).
+func (c *Client) GetReportsInventory(ctx context.Context, params *GetReportsInventoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsInventoryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsInventoryMovements Stock movements by reason (sale, refund, received, transfer …); group_by none, day, location, product (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/inventory/movements (the `GetReportsInventoryMovements` operationId).
+func (c *Client) GetReportsInventoryMovements(ctx context.Context, params *GetReportsInventoryMovementsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsInventoryMovementsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsLoyalty Loyalty points issued, redeemed, adjusted and outstanding (org-wide); group_by none, day (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/loyalty (the `GetReportsLoyalty` operationId).
+func (c *Client) GetReportsLoyalty(ctx context.Context, params *GetReportsLoyaltyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsLoyaltyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsMySales A cashier's own figures: the sales report of the orders they took on the current business day (no dates: always today)
+//
+// Corresponds with GET /api/v1/reports/my-sales (the `GetReportsMySales` operationId).
+func (c *Client) GetReportsMySales(ctx context.Context, params *GetReportsMySalesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsMySalesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsPayments Payments by method: captured, refunded, net, against the drawers' records (away from till); group_by none, day, location (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/payments (the `GetReportsPayments` operationId).
+func (c *Client) GetReportsPayments(ctx context.Context, params *GetReportsPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsPaymentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsSales Sales: gross, discounts (manual, campaign), tax, sales, refunds and net, by business day, hour, location, till, staff, product, category, payment method or customer (top, see top); group_by day, none, hour, location, register, staff, product, category, payment_method, customer (default day); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/sales (the `GetReportsSales` operationId).
+func (c *Client) GetReportsSales(ctx context.Context, params *GetReportsSalesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsSalesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReportsTax Tax collected per rate, inclusive and exclusive, net of refunds; group_by none, day, location (default none); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
+func (c *Client) GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsTaxRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -17743,6 +18349,1128 @@ func NewPutRegistersIdPrinterRequestWithBody(server string, id openapi_types.UUI
 	return req, nil
 }
 
+// NewGetReportsCampaignsRequest constructs an http.Request for the GetReportsCampaigns method
+func NewGetReportsCampaignsRequest(server string, params *GetReportsCampaignsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/campaigns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsCashRequest constructs an http.Request for the GetReportsCash method
+func NewGetReportsCashRequest(server string, params *GetReportsCashParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/cash")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsGiftCardsRequest constructs an http.Request for the GetReportsGiftCards method
+func NewGetReportsGiftCardsRequest(server string, params *GetReportsGiftCardsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/gift-cards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsGiftCardsOwedRequest constructs an http.Request for the GetReportsGiftCardsOwed method
+func NewGetReportsGiftCardsOwedRequest(server string, params *GetReportsGiftCardsOwedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/gift-cards/owed")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsInventoryRequest constructs an http.Request for the GetReportsInventory method
+func NewGetReportsInventoryRequest(server string, params *GetReportsInventoryParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/inventory")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LowStock != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "low_stock", *params.LowStock, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsInventoryMovementsRequest constructs an http.Request for the GetReportsInventoryMovements method
+func NewGetReportsInventoryMovementsRequest(server string, params *GetReportsInventoryMovementsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/inventory/movements")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsLoyaltyRequest constructs an http.Request for the GetReportsLoyalty method
+func NewGetReportsLoyaltyRequest(server string, params *GetReportsLoyaltyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/loyalty")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsMySalesRequest constructs an http.Request for the GetReportsMySales method
+func NewGetReportsMySalesRequest(server string, params *GetReportsMySalesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/my-sales")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsPaymentsRequest constructs an http.Request for the GetReportsPayments method
+func NewGetReportsPaymentsRequest(server string, params *GetReportsPaymentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/payments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsSalesRequest constructs an http.Request for the GetReportsSales method
+func NewGetReportsSalesRequest(server string, params *GetReportsSalesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/sales")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Top != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "top", *params.Top, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReportsTaxRequest constructs an http.Request for the GetReportsTax method
+func NewGetReportsTaxRequest(server string, params *GetReportsTaxParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/tax")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetSettingsRequest constructs an http.Request for the GetSettings method
 func NewGetSettingsRequest(server string) (*http.Request, error) {
 	var err error
@@ -20287,14 +22015,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/orders/{id} (the `PatchOrdersId` operationId).
 	PatchOrdersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOrdersIdResponse, error)
 
-	// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders/{id}/complete (the `PostOrdersIdComplete` operationId).
 	PostOrdersIdCompleteWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdCompleteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdCompleteResponse, error)
 
-	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+	// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20539,19 +22267,96 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/registers/{id}/printer (the `GetRegistersIdPrinter` operationId).
 	GetRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRegistersIdPrinterResponse, error)
 
-	// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinterWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error)
 
-	// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+	// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/registers/{id}/printer (the `PutRegistersIdPrinter` operationId).
 	PutRegistersIdPrinterWithResponse(ctx context.Context, id openapi_types.UUID, body PutRegistersIdPrinterJSONRequestBody, reqEditors ...RequestEditorFn) (*PutRegistersIdPrinterResponse, error)
+
+	// GetReportsCampaignsWithResponse Campaigns redeemed in the range, with a link to each one's analytics; group_by none (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/campaigns (the `GetReportsCampaigns` operationId).
+	GetReportsCampaignsWithResponse(ctx context.Context, params *GetReportsCampaignsParams, reqEditors ...RequestEditorFn) (*GetReportsCampaignsResponse, error)
+
+	// GetReportsCashWithResponse Closed drawer sessions: float, expected, counted, over/short, by staff member, register, day or location; group_by staff, none, day, location, register (default staff); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/cash (the `GetReportsCash` operationId).
+	GetReportsCashWithResponse(ctx context.Context, params *GetReportsCashParams, reqEditors ...RequestEditorFn) (*GetReportsCashResponse, error)
+
+	// GetReportsGiftCardsWithResponse Gift card money issued, redeemed, refunded and the outstanding liability; group_by none, day, location (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/gift-cards (the `GetReportsGiftCards` operationId).
+	GetReportsGiftCardsWithResponse(ctx context.Context, params *GetReportsGiftCardsParams, reqEditors ...RequestEditorFn) (*GetReportsGiftCardsResponse, error)
+
+	// GetReportsGiftCardsOwedWithResponse What each location owes the others for its gift cards spent there; group_by none (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/gift-cards/owed (the `GetReportsGiftCardsOwed` operationId).
+	GetReportsGiftCardsOwedWithResponse(ctx context.Context, params *GetReportsGiftCardsOwedParams, reqEditors ...RequestEditorFn) (*GetReportsGiftCardsOwedResponse, error)
+
+	// GetReportsInventoryWithResponse Stock on hand now and its value (at cost; at base price without one); group_by none (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/inventory (the `GetReportsInventory` operationId).
+	GetReportsInventoryWithResponse(ctx context.Context, params *GetReportsInventoryParams, reqEditors ...RequestEditorFn) (*GetReportsInventoryResponse, error)
+
+	// GetReportsInventoryMovementsWithResponse Stock movements by reason (sale, refund, received, transfer …); group_by none, day, location, product (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/inventory/movements (the `GetReportsInventoryMovements` operationId).
+	GetReportsInventoryMovementsWithResponse(ctx context.Context, params *GetReportsInventoryMovementsParams, reqEditors ...RequestEditorFn) (*GetReportsInventoryMovementsResponse, error)
+
+	// GetReportsLoyaltyWithResponse Loyalty points issued, redeemed, adjusted and outstanding (org-wide); group_by none, day (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/loyalty (the `GetReportsLoyalty` operationId).
+	GetReportsLoyaltyWithResponse(ctx context.Context, params *GetReportsLoyaltyParams, reqEditors ...RequestEditorFn) (*GetReportsLoyaltyResponse, error)
+
+	// GetReportsMySalesWithResponse A cashier's own figures: the sales report of the orders they took on the current business day (no dates: always today)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/my-sales (the `GetReportsMySales` operationId).
+	GetReportsMySalesWithResponse(ctx context.Context, params *GetReportsMySalesParams, reqEditors ...RequestEditorFn) (*GetReportsMySalesResponse, error)
+
+	// GetReportsPaymentsWithResponse Payments by method: captured, refunded, net, against the drawers' records (away from till); group_by none, day, location (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/payments (the `GetReportsPayments` operationId).
+	GetReportsPaymentsWithResponse(ctx context.Context, params *GetReportsPaymentsParams, reqEditors ...RequestEditorFn) (*GetReportsPaymentsResponse, error)
+
+	// GetReportsSalesWithResponse Sales: gross, discounts (manual, campaign), tax, sales, refunds and net, by business day, hour, location, till, staff, product, category, payment method or customer (top, see top); group_by day, none, hour, location, register, staff, product, category, payment_method, customer (default day); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/sales (the `GetReportsSales` operationId).
+	GetReportsSalesWithResponse(ctx context.Context, params *GetReportsSalesParams, reqEditors ...RequestEditorFn) (*GetReportsSalesResponse, error)
+
+	// GetReportsTaxWithResponse Tax collected per rate, inclusive and exclusive, net of refunds; group_by none, day, location (default none); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
+	GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error)
 
 	// GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
@@ -35208,6 +37013,1194 @@ func (r PutRegistersIdPrinterResponse) ContentType() string {
 	return ""
 }
 
+// GetReportsCampaignsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsCampaigns
+type GetReportsCampaignsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsCampaignsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsCampaigns
+type GetReportsCampaignsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsCampaignsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []CampaignRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsCampaignsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsCampaignsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsCampaignsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []CampaignRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsCampaignsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsCampaignsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsCampaignsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsCampaignsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsCampaignsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsCampaignsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsCampaignsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsCampaignsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsCampaignsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsCashResponse401Headers the declared response headers of an HTTP 401 response for GetReportsCash
+type GetReportsCashResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsCashResponse429Headers the declared response headers of an HTTP 429 response for GetReportsCash
+type GetReportsCashResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsCashResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []CashRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsCashResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsCashResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsCashResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []CashRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsCashResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsCashResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsCashResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsCashResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsCashResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsCashResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsCashResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsCashResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsCashResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsGiftCardsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsGiftCards
+type GetReportsGiftCardsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsGiftCardsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsGiftCards
+type GetReportsGiftCardsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsGiftCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []GiftCardRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsGiftCardsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsGiftCardsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsGiftCardsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []GiftCardRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsGiftCardsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsGiftCardsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsGiftCardsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsGiftCardsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsGiftCardsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsGiftCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsGiftCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsGiftCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsGiftCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsGiftCardsOwedResponse401Headers the declared response headers of an HTTP 401 response for GetReportsGiftCardsOwed
+type GetReportsGiftCardsOwedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsGiftCardsOwedResponse429Headers the declared response headers of an HTTP 429 response for GetReportsGiftCardsOwed
+type GetReportsGiftCardsOwedResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsGiftCardsOwedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []GiftCardOwedRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsGiftCardsOwedResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsGiftCardsOwedResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsGiftCardsOwedResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []GiftCardOwedRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsGiftCardsOwedResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsGiftCardsOwedResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsGiftCardsOwedResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsGiftCardsOwedResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsGiftCardsOwedResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsGiftCardsOwedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsGiftCardsOwedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsGiftCardsOwedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsGiftCardsOwedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsInventoryResponse401Headers the declared response headers of an HTTP 401 response for GetReportsInventory
+type GetReportsInventoryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsInventoryResponse429Headers the declared response headers of an HTTP 429 response for GetReportsInventory
+type GetReportsInventoryResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsInventoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []InventoryRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsInventoryResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsInventoryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsInventoryResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []InventoryRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsInventoryResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsInventoryResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsInventoryResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsInventoryResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsInventoryResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsInventoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsInventoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsInventoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsInventoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsInventoryMovementsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsInventoryMovements
+type GetReportsInventoryMovementsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsInventoryMovementsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsInventoryMovements
+type GetReportsInventoryMovementsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsInventoryMovementsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []MovementRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsInventoryMovementsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsInventoryMovementsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsInventoryMovementsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []MovementRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsInventoryMovementsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsInventoryMovementsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsInventoryMovementsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsInventoryMovementsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsInventoryMovementsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsInventoryMovementsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsInventoryMovementsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsInventoryMovementsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsInventoryMovementsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsLoyaltyResponse401Headers the declared response headers of an HTTP 401 response for GetReportsLoyalty
+type GetReportsLoyaltyResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsLoyaltyResponse429Headers the declared response headers of an HTTP 429 response for GetReportsLoyalty
+type GetReportsLoyaltyResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsLoyaltyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []LoyaltyRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsLoyaltyResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsLoyaltyResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsLoyaltyResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []LoyaltyRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsLoyaltyResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsLoyaltyResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsLoyaltyResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsLoyaltyResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsLoyaltyResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsLoyaltyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsLoyaltyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsLoyaltyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsLoyaltyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsMySalesResponse401Headers the declared response headers of an HTTP 401 response for GetReportsMySales
+type GetReportsMySalesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsMySalesResponse429Headers the declared response headers of an HTTP 429 response for GetReportsMySales
+type GetReportsMySalesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsMySalesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []SalesRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsMySalesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsMySalesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsMySalesResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []SalesRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsMySalesResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsMySalesResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsMySalesResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsMySalesResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsMySalesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsMySalesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsMySalesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsMySalesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsMySalesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsPaymentsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsPayments
+type GetReportsPaymentsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsPaymentsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsPayments
+type GetReportsPaymentsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []PaymentRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsPaymentsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsPaymentsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsPaymentsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []PaymentRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsPaymentsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsPaymentsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsPaymentsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsPaymentsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsPaymentsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsSalesResponse401Headers the declared response headers of an HTTP 401 response for GetReportsSales
+type GetReportsSalesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsSalesResponse429Headers the declared response headers of an HTTP 429 response for GetReportsSales
+type GetReportsSalesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsSalesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []SalesRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsSalesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsSalesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsSalesResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []SalesRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsSalesResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsSalesResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsSalesResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsSalesResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsSalesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsSalesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsSalesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsSalesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsSalesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReportsTaxResponse401Headers the declared response headers of an HTTP 401 response for GetReportsTax
+type GetReportsTaxResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsTaxResponse429Headers the declared response headers of an HTTP 429 response for GetReportsTax
+type GetReportsTaxResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsTaxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []TaxRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsTaxResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsTaxResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsTaxResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []TaxRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsTaxResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsTaxResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsTaxResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsTaxResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsTaxResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsTaxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsTaxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsTaxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsTaxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSettingsResponse401Headers the declared response headers of an HTTP 401 response for GetSettings
 type GetSettingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -40452,7 +43445,7 @@ func (c *ClientWithResponses) PatchOrdersIdWithResponse(ctx context.Context, id 
 	return ParsePatchOrdersIdResponse(rsp)
 }
 
-// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithBodyWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40465,7 +43458,7 @@ func (c *ClientWithResponses) PostOrdersIdCompleteWithBodyWithResponse(ctx conte
 	return ParsePostOrdersIdCompleteResponse(rsp)
 }
 
-// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)
+// PostOrdersIdCompleteWithResponse Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till (a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print (409 when not open or not fully paid)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40920,7 +43913,7 @@ func (c *ClientWithResponses) GetRegistersIdPrinterWithResponse(ctx context.Cont
 	return ParseGetRegistersIdPrinterResponse(rsp)
 }
 
-// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithBodyWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40933,7 +43926,7 @@ func (c *ClientWithResponses) PutRegistersIdPrinterWithBodyWithResponse(ctx cont
 	return ParsePutRegistersIdPrinterResponse(rsp)
 }
 
-// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm
+// PutRegistersIdPrinterWithResponse Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; 404 for a register the org does not have
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40944,6 +43937,149 @@ func (c *ClientWithResponses) PutRegistersIdPrinterWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParsePutRegistersIdPrinterResponse(rsp)
+}
+
+// GetReportsCampaignsWithResponse Campaigns redeemed in the range, with a link to each one's analytics; group_by none (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/campaigns (the `GetReportsCampaigns` operationId).
+func (c *ClientWithResponses) GetReportsCampaignsWithResponse(ctx context.Context, params *GetReportsCampaignsParams, reqEditors ...RequestEditorFn) (*GetReportsCampaignsResponse, error) {
+	rsp, err := c.GetReportsCampaigns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsCampaignsResponse(rsp)
+}
+
+// GetReportsCashWithResponse Closed drawer sessions: float, expected, counted, over/short, by staff member, register, day or location; group_by staff, none, day, location, register (default staff); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/cash (the `GetReportsCash` operationId).
+func (c *ClientWithResponses) GetReportsCashWithResponse(ctx context.Context, params *GetReportsCashParams, reqEditors ...RequestEditorFn) (*GetReportsCashResponse, error) {
+	rsp, err := c.GetReportsCash(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsCashResponse(rsp)
+}
+
+// GetReportsGiftCardsWithResponse Gift card money issued, redeemed, refunded and the outstanding liability; group_by none, day, location (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/gift-cards (the `GetReportsGiftCards` operationId).
+func (c *ClientWithResponses) GetReportsGiftCardsWithResponse(ctx context.Context, params *GetReportsGiftCardsParams, reqEditors ...RequestEditorFn) (*GetReportsGiftCardsResponse, error) {
+	rsp, err := c.GetReportsGiftCards(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsGiftCardsResponse(rsp)
+}
+
+// GetReportsGiftCardsOwedWithResponse What each location owes the others for its gift cards spent there; group_by none (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/gift-cards/owed (the `GetReportsGiftCardsOwed` operationId).
+func (c *ClientWithResponses) GetReportsGiftCardsOwedWithResponse(ctx context.Context, params *GetReportsGiftCardsOwedParams, reqEditors ...RequestEditorFn) (*GetReportsGiftCardsOwedResponse, error) {
+	rsp, err := c.GetReportsGiftCardsOwed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsGiftCardsOwedResponse(rsp)
+}
+
+// GetReportsInventoryWithResponse Stock on hand now and its value (at cost; at base price without one); group_by none (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/inventory (the `GetReportsInventory` operationId).
+func (c *ClientWithResponses) GetReportsInventoryWithResponse(ctx context.Context, params *GetReportsInventoryParams, reqEditors ...RequestEditorFn) (*GetReportsInventoryResponse, error) {
+	rsp, err := c.GetReportsInventory(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsInventoryResponse(rsp)
+}
+
+// GetReportsInventoryMovementsWithResponse Stock movements by reason (sale, refund, received, transfer …); group_by none, day, location, product (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/inventory/movements (the `GetReportsInventoryMovements` operationId).
+func (c *ClientWithResponses) GetReportsInventoryMovementsWithResponse(ctx context.Context, params *GetReportsInventoryMovementsParams, reqEditors ...RequestEditorFn) (*GetReportsInventoryMovementsResponse, error) {
+	rsp, err := c.GetReportsInventoryMovements(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsInventoryMovementsResponse(rsp)
+}
+
+// GetReportsLoyaltyWithResponse Loyalty points issued, redeemed, adjusted and outstanding (org-wide); group_by none, day (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/loyalty (the `GetReportsLoyalty` operationId).
+func (c *ClientWithResponses) GetReportsLoyaltyWithResponse(ctx context.Context, params *GetReportsLoyaltyParams, reqEditors ...RequestEditorFn) (*GetReportsLoyaltyResponse, error) {
+	rsp, err := c.GetReportsLoyalty(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsLoyaltyResponse(rsp)
+}
+
+// GetReportsMySalesWithResponse A cashier's own figures: the sales report of the orders they took on the current business day (no dates: always today)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/my-sales (the `GetReportsMySales` operationId).
+func (c *ClientWithResponses) GetReportsMySalesWithResponse(ctx context.Context, params *GetReportsMySalesParams, reqEditors ...RequestEditorFn) (*GetReportsMySalesResponse, error) {
+	rsp, err := c.GetReportsMySales(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsMySalesResponse(rsp)
+}
+
+// GetReportsPaymentsWithResponse Payments by method: captured, refunded, net, against the drawers' records (away from till); group_by none, day, location (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/payments (the `GetReportsPayments` operationId).
+func (c *ClientWithResponses) GetReportsPaymentsWithResponse(ctx context.Context, params *GetReportsPaymentsParams, reqEditors ...RequestEditorFn) (*GetReportsPaymentsResponse, error) {
+	rsp, err := c.GetReportsPayments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsPaymentsResponse(rsp)
+}
+
+// GetReportsSalesWithResponse Sales: gross, discounts (manual, campaign), tax, sales, refunds and net, by business day, hour, location, till, staff, product, category, payment method or customer (top, see top); group_by day, none, hour, location, register, staff, product, category, payment_method, customer (default day); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/sales (the `GetReportsSales` operationId).
+func (c *ClientWithResponses) GetReportsSalesWithResponse(ctx context.Context, params *GetReportsSalesParams, reqEditors ...RequestEditorFn) (*GetReportsSalesResponse, error) {
+	rsp, err := c.GetReportsSales(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsSalesResponse(rsp)
+}
+
+// GetReportsTaxWithResponse Tax collected per rate, inclusive and exclusive, net of refunds; group_by none, day, location (default none); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
+func (c *ClientWithResponses) GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error) {
+	rsp, err := c.GetReportsTax(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsTaxResponse(rsp)
 }
 
 // GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
@@ -54634,6 +57770,1029 @@ func ParsePutRegistersIdPrinterResponse(rsp *http.Response) (*PutRegistersIdPrin
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PutRegistersIdPrinterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsCampaignsResponse parses an HTTP response from a GetReportsCampaignsWithResponse call
+func ParseGetReportsCampaignsResponse(rsp *http.Response) (*GetReportsCampaignsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsCampaignsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []CampaignRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsCampaignsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsCampaignsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsCashResponse parses an HTTP response from a GetReportsCashWithResponse call
+func ParseGetReportsCashResponse(rsp *http.Response) (*GetReportsCashResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsCashResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []CashRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsCashResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsCashResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsGiftCardsResponse parses an HTTP response from a GetReportsGiftCardsWithResponse call
+func ParseGetReportsGiftCardsResponse(rsp *http.Response) (*GetReportsGiftCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsGiftCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []GiftCardRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsGiftCardsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsGiftCardsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsGiftCardsOwedResponse parses an HTTP response from a GetReportsGiftCardsOwedWithResponse call
+func ParseGetReportsGiftCardsOwedResponse(rsp *http.Response) (*GetReportsGiftCardsOwedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsGiftCardsOwedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []GiftCardOwedRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsGiftCardsOwedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsGiftCardsOwedResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsInventoryResponse parses an HTTP response from a GetReportsInventoryWithResponse call
+func ParseGetReportsInventoryResponse(rsp *http.Response) (*GetReportsInventoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsInventoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []InventoryRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsInventoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsInventoryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsInventoryMovementsResponse parses an HTTP response from a GetReportsInventoryMovementsWithResponse call
+func ParseGetReportsInventoryMovementsResponse(rsp *http.Response) (*GetReportsInventoryMovementsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsInventoryMovementsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []MovementRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsInventoryMovementsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsInventoryMovementsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsLoyaltyResponse parses an HTTP response from a GetReportsLoyaltyWithResponse call
+func ParseGetReportsLoyaltyResponse(rsp *http.Response) (*GetReportsLoyaltyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsLoyaltyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []LoyaltyRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsLoyaltyResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsLoyaltyResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsMySalesResponse parses an HTTP response from a GetReportsMySalesWithResponse call
+func ParseGetReportsMySalesResponse(rsp *http.Response) (*GetReportsMySalesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsMySalesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []SalesRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsMySalesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsMySalesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsPaymentsResponse parses an HTTP response from a GetReportsPaymentsWithResponse call
+func ParseGetReportsPaymentsResponse(rsp *http.Response) (*GetReportsPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []PaymentRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsPaymentsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsPaymentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsSalesResponse parses an HTTP response from a GetReportsSalesWithResponse call
+func ParseGetReportsSalesResponse(rsp *http.Response) (*GetReportsSalesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsSalesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []SalesRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsSalesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsSalesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReportsTaxResponse parses an HTTP response from a GetReportsTaxWithResponse call
+func ParseGetReportsTaxResponse(rsp *http.Response) (*GetReportsTaxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsTaxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []TaxRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsTaxResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsTaxResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

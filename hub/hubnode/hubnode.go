@@ -25,9 +25,10 @@ import (
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
-	"kassa.dev/web"
+	"kassa.dev/web/hubpages"
 )
 
 // Version is the build's release: kassa.Version, which the linker sets
@@ -46,6 +47,8 @@ const MinOperatorToken = 32
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var f node.Flags
 	var err error
+	hub := hubonly.New() // the hub's own part: webhooks, automations, OAuth server, ops feed
+	f.Parts = []node.Part{hub}
 	fs := flag.NewFlagSet("hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
@@ -60,15 +63,15 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&f.TokenRate.AddrPerMinute, "token-ip-per-minute", httpapi.DefaultTokenPerMinute, "OAuth token endpoint: calls per minute from one client address")
 	fs.IntVar(&f.TokenRate.AddrBurst, "token-ip-burst", httpapi.DefaultTokenBurst, "OAuth token endpoint: calls at once from one client address")
 	retryDelays := fs.String("webhook-retry-delays", "1m,5m", "pauses before the second, third… webhook attempt, comma-separated; after the last the delivery has failed")
-	fs.DurationVar(&f.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
-	fs.BoolVar(&f.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
-	fs.DurationVar(&f.AutomationRetention, "automation-retention", node.DefaultAutomationRetention, "how long automation executions are kept; older ones are deleted hourly")
+	fs.DurationVar(&hub.Webhooks.Timeout, "webhook-timeout", kassa.DefaultWebhookTimeout, "how long one webhook attempt may take; no 2xx by then is a failed attempt")
+	fs.BoolVar(&hub.Webhooks.AllowLoopback, "webhook-allow-loopback", false, "allow webhook endpoints on loopback addresses (development and tests only)")
+	fs.DurationVar(&hub.AutomationRetention, "automation-retention", hubonly.DefaultAutomationRetention, "how long automation executions are kept; older ones are deleted hourly")
 	fs.DurationVar(&f.CampaignVersionRetention, "campaign-version-retention", node.DefaultCampaignVersionRetention,
 		"how long campaigns' past versions are kept for pricing edge orders made offline; older ones are deleted hourly but each campaign's state at that age")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
-	if f.Webhooks.RetryDelays, err = kassa.ParseWebhookRetryDelays(*retryDelays); err != nil {
+	if hub.Webhooks.RetryDelays, err = kassa.ParseWebhookRetryDelays(*retryDelays); err != nil {
 		return fmt.Errorf("--webhook-retry-delays: %w", err)
 	}
 	if f.PublicURL, err = httpapi.ParsePublicURL(*publicURL); err != nil {
@@ -78,21 +81,22 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("--operator-token must have at least %d characters", MinOperatorToken)
 	}
 	f.Kind, f.Version = kassa.NodeHub, Version
-	f.ConsentPage = web.OAuth
-	f.OpsPage = web.Ops
+	f.ConsentPage = hubpages.OAuth
+	f.OpsPage = hubpages.Ops
+	f.ReportsPage = hubpages.Reports
 	serverTLS, err := f.TLS.Server()
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
-	if f.Webhooks.AllowLoopback {
+	if hub.Webhooks.AllowLoopback {
 		log.Warn("webhooks may target loopback (--webhook-allow-loopback): not for production")
 	}
 	// Webhook deliveries leave through egress: URLs checked at
 	// registration, every address checked again at connect time, no
 	// redirects followed.
-	f.Webhooks.Client, f.Webhooks.CheckURL = node.WebhookEgress(egress.Options{
-		AllowLoopback: f.Webhooks.AllowLoopback, Timeout: f.Webhooks.Timeout})
+	hub.Webhooks.Client, hub.Webhooks.CheckURL = hubonly.WebhookEgress(egress.Options{
+		AllowLoopback: hub.Webhooks.AllowLoopback, Timeout: hub.Webhooks.Timeout})
 	var ns *natsnode.Server
 	var nd *node.Node
 	router := &forward.Router{Log: log, Edge: func(ctx context.Context, org, location string) (string, error) {

@@ -134,6 +134,7 @@ type honestRun struct {
 	cards    []string // gift card codes
 	cardIDs  []string
 	staff    []string // cashiers the store's manager added
+	till     string   // the store's front till, its drawer open: a payment, completion or refund may name it
 	orders   map[string]*honestOrder
 	log      []string
 	counts   map[string]int
@@ -202,7 +203,26 @@ func newHonestRun(t *testing.T, e *env, seed uint64) *honestRun {
 			e.edge.Call(t, "GET", "/api/v1/inventory/transfers/"+h.inbound[1], e.edgeMgr, nil, &tr) == 200 &&
 			e.edge.Call(t, "GET", "/api/v1/loyalty/accounts/"+h.account, e.edgeMgr, nil, &ac) == 200 && ac.Data["points_balance"] == float64(500)
 	})
+	// At the store: the front till with its drawer open, as the till page
+	// sets it up (docs/till.md).
+	var reg oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/registers", e.edgeMgr, map[string]any{"location_id": e.location, "name": "Front till"}, &reg); st != 201 {
+		t.Fatalf("register: %d %v", st, reg)
+	}
+	h.till = reg.Data["id"].(string)
+	if st := e.edge.Call(t, "POST", "/api/v1/drawers", e.edgeTok, map[string]any{"register_id": h.till, "float": map[string]any{"amount": 20000}}, nil); st != 201 {
+		t.Fatalf("open the drawer: %d", st)
+	}
 	return h
+}
+
+// atTill names the front till in body half the time, as the till page
+// does (an API client names none).
+func (h *honestRun) atTill(body map[string]any) map[string]any {
+	if h.rng.IntN(2) == 0 {
+		body["register_id"] = h.till
+	}
+	return body
 }
 
 // call makes one API call at the edge, fails on a 5xx, and counts it.
@@ -303,7 +323,7 @@ func (h *honestRun) pay() {
 	if h.rng.IntN(3) == 0 && due > 1 {
 		amount = 1 + h.rng.Int64N(due-1) // a split: part now
 	}
-	body := map[string]any{"order_id": o.id, "amount": amount}
+	body := h.atTill(map[string]any{"order_id": o.id, "amount": amount})
 	capture := true
 	switch h.rng.IntN(6) {
 	case 0, 1:
@@ -385,7 +405,7 @@ func (h *honestRun) complete() {
 	if o == nil || o.paid < o.total {
 		return
 	}
-	if st, _ := h.call("complete", "POST", "/api/v1/orders/"+o.id+"/complete", h.tok(), nil); st == 200 {
+	if st, _ := h.call("complete", "POST", "/api/v1/orders/"+o.id+"/complete", h.tok(), h.atTill(map[string]any{})); st == 200 {
 		o.status = "completed"
 	}
 }
@@ -395,7 +415,7 @@ func (h *honestRun) refund() {
 	if o == nil {
 		return
 	}
-	body := map[string]any{"reason": "honest", "restock": h.rng.IntN(2) == 0}
+	body := h.atTill(map[string]any{"reason": "honest", "restock": h.rng.IntN(2) == 0})
 	if h.rng.IntN(2) == 0 && o.total > 1 {
 		body["amount"] = 1 + h.rng.Int64N(o.total/2+1)
 	}

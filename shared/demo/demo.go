@@ -80,6 +80,11 @@ func Seed(ctx context.Context, n *node.Node) (string, error) {
 			return "", fmt.Errorf("demo: user %s: %w", u.Email, err)
 		}
 	}
+	// A register, so the demo's till page can be set up and open its
+	// drawer at once (docs/till.md).
+	if _, err := s.Registers.CreateRegister(ctx, &kassa.RegisterCreate{LocationID: loc.ID, Name: "Front counter"}); err != nil {
+		return "", fmt.Errorf("demo: register: %w", err)
+	}
 	milk, err := s.ModifierGroups.CreateModifierGroup(ctx, &kassa.ModifierGroupCreate{
 		Name: "Milk", Required: false, MinSelections: 0, MaxSelections: ptr(1),
 		Options: []kassa.ModifierOptionInput{

@@ -51,7 +51,7 @@ func (e *Edge) Run(ctx context.Context, cmd link.Command) link.CommandReply {
 	}
 	scope := "hub:" + a.OrgID + "/" + a.UserID + a.ClientID
 	sum := sha256.Sum256([]byte(cmd.Op + "\n" + string(cmd.Input)))
-	replay, err := e.Idempotency.Begin(ctx, scope, cmd.IdempotencyKey, hex.EncodeToString(sum[:]))
+	ctx, replay, err := e.Idempotency.Begin(ctx, scope, cmd.IdempotencyKey, hex.EncodeToString(sum[:]))
 	if err != nil {
 		return e.answer(cmd.Op, nil, err)
 	}

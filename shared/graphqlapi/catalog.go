@@ -16,8 +16,8 @@ import (
 // is made (productsOf): its fields then take no context and return no
 // error, so the library resolves them in line. A field method with a
 // context or an error is resolved in a goroutine of its own — for a list
-// of 200 products, thousands, which cost ten times the work (the GraphQL
-// bench, session 8).
+// of 200 products, thousands, at many times the work (BenchmarkGraphQL;
+// docs/performance.md).
 type product struct {
 	p     *kassa.Product
 	rt    *root

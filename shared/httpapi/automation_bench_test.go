@@ -97,11 +97,11 @@ func automationRun(b *testing.B, clients, events, rules, pace int) automationRes
 	// the CPU from the engine it measures.
 	var lags []time.Duration
 	wait.For(b, 15*time.Minute, "every execution recorded", func() bool {
-		if n, err := tn.N.AutomationBacklog(context.Background()); err != nil || n > 0 {
+		if n, err := tn.Hub().AutomationBacklog(context.Background()); err != nil || n > 0 {
 			return false
 		}
 		var err error
-		if lags, err = tn.N.AutomationLags(context.Background(), o.ID); err != nil {
+		if lags, err = tn.Hub().AutomationLags(context.Background(), o.ID); err != nil {
 			b.Fatal(err)
 		}
 		return len(lags) >= events*rules

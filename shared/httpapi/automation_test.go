@@ -11,6 +11,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/hlc"
 	"kassa.dev/sync/wait"
@@ -211,16 +212,16 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 	// The engine idle first (it has read the award's own event too), so
 	// no batch of it in flight records its position over the rewind.
 	wait.For(t, 10*time.Second, "the engine idle", func() bool {
-		n, err := tn.N.AutomationBacklog(context.Background())
+		n, err := tn.Hub().AutomationBacklog(context.Background())
 		return err == nil && n == 0
 	})
-	if err := tn.N.RewindAutomations(context.Background(), first["event_id"].(string)); err != nil {
+	if err := tn.Hub().RewindAutomations(context.Background(), first["event_id"].(string)); err != nil {
 		t.Fatal(err)
 	}
 	if xs := executions(t, tn, a.Owner, rule); len(xs) != 0 {
 		t.Fatalf("the crash left %d executions", len(xs))
 	}
-	tn.N.WakeAutomations()
+	tn.Hub().WakeAutomations()
 	var again map[string]any
 	wait.For(t, 10*time.Second, "the execution after the crash", func() bool {
 		xs := executions(t, tn, a.Owner, rule)
@@ -249,7 +250,7 @@ func TestAnActionRunAgainAfterACrashMovesPointsOnce(t *testing.T) {
 // TestAnEdgesEntryUnderAnActionsKeyIsNotTheActions: an edge knows a
 // rule's id (the actor of its change records) and picks its own events'
 // ids and times, so it can work out the key an award will write its
-// ledger entry under (node.EventActionKey) and push an entry under it
+// ledger entry under (hubonly.EventActionKey) and push an entry under it
 // first, then the event. The hub's award must not take that entry for
 // its own earlier run — neither a smaller one nor an exact copy made at
 // the edge: the execution fails, saying so, and the customer's balance
@@ -282,7 +283,7 @@ func TestAnEdgesEntryUnderAnActionsKeyIsNotTheActions(t *testing.T) {
 		at := time.Now().UTC().Truncate(time.Millisecond)
 		now := at.Format(node.TimeFormat)
 		eventID := tn.N.NewID()
-		key := node.EventActionKey(rule, eventID, at, 0)
+		key := hubonly.EventActionKey(rule, eventID, at, 0)
 		stamp := hlc.Timestamp{Wall: at.UnixMilli()}
 		entry := change.Change{ID: tn.N.NewID(), OrgID: a.ID, Entity: "points_transaction", EntityID: key, Op: change.OpInsert,
 			Fields: map[string]any{"id": key, "org_id": a.ID, "account_id": acct, "type": "earn", "points": c.points,
@@ -338,7 +339,7 @@ func TestRulesThatSetEachOtherOffStopAtTheDepthLimit(t *testing.T) {
 		return false
 	}
 	wait.For(t, 20*time.Second, "the chain cut at the depth limit and the engine idle", func() bool {
-		n, err := tn.N.AutomationBacklog(context.Background())
+		n, err := tn.Hub().AutomationBacklog(context.Background())
 		return err == nil && n == 0 && cut(tag) && cut(untag)
 	})
 	for _, r := range []string{tag, untag} {
@@ -373,7 +374,7 @@ func TestAScheduleFiresAtItsTickInItsZoneAcrossSpringForwardAndARestart(t *testi
 		t.Helper()
 		clock.Set(to)
 		a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string) // the last token expired
-		tn.N.WakeAutomations()
+		tn.Hub().WakeAutomations()
 		wait.For(t, 10*time.Second, fmt.Sprintf("%d ticks by %s", want, to), func() bool { return len(ticks()) >= want })
 	}
 	// Saturday 02:30 CET is 01:30 UTC.
@@ -506,11 +507,11 @@ func TestExecutionsArePagedAndExpireAfterTheRetention(t *testing.T) {
 	// 29 days after the first three nothing is old enough; at 30 days and
 	// an hour the first three go, the fourth (a day younger) stays.
 	tn.Clock.Advance(28 * 24 * time.Hour)
-	if n, err := tn.N.ExpireAutomationExecutions(context.Background()); err != nil || n != 0 {
+	if n, err := tn.Hub().ExpireAutomationExecutions(context.Background()); err != nil || n != 0 {
 		t.Fatalf("at 29 days: deleted %d, %v", n, err)
 	}
 	tn.Clock.Advance(25 * time.Hour)
-	if n, err := tn.N.ExpireAutomationExecutions(context.Background()); err != nil || n != 3 {
+	if n, err := tn.Hub().ExpireAutomationExecutions(context.Background()); err != nil || n != 3 {
 		t.Fatalf("at 30 days: deleted %d, %v; want 3", n, err)
 	}
 	a.Owner = tn.MustLogin(a.OwnerEmail, testPassword)["accessToken"].(string)

@@ -16,15 +16,15 @@ import (
 //
 //   - Without streaming, fasthttp allocates a body's declared
 //     Content-Length (rounded up to a power of two) as soon as the headers
-//     arrive: 2,000 connections announcing 1 MiB each and sending slowly
-//     held 2 GiB at the hub.
+//     arrive, so slow uploads hold what they announce (gigabytes at the
+//     hub: docs/performance.md).
 //   - A body larger than the prefetch (bodyPrefetch) is read only once it
 //     holds its share of the node's body budget (Config.BodyBudget): at most that
 //     many bytes of large bodies are read or being handled at once. Bodies
 //     up to the prefetch, almost every request of a till, pass freely; they
 //     cost what the connection's read buffer already holds.
 //   - A body with a Content-Encoding is refused: Fiber would inflate it
-//     without a limit (a 300 KiB gzip body took a hub to 1.2 GiB).
+//     without a limit (a gzip bomb).
 
 // bodyPrefetch is what fasthttp reads of a streamed body with the headers
 // (readBodyWithStreaming): a body this size or smaller is in memory anyway.

@@ -19,7 +19,7 @@ import (
 )
 
 // The consent page's tests drive /oauth/authorize of a real hub (SQLite
-// file, the real authorization server, the real page from web/static/oauth)
+// file, the real authorization server, the real page from web/hubpages/oauth)
 // over HTTP with a cookie jar, as a browser without JavaScript would. The
 // end-to-end run in Chromium with golang.org/x/oauth2 is hub/consent_browser_test.go.
 
@@ -40,7 +40,7 @@ type consentHub struct {
 func mustConsentHub(t *testing.T, tweak ...func(*node.Config)) *consentHub {
 	t.Helper()
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
-		c.ConsentPage = os.DirFS(filepath.Join("..", "..", "web", "static", "oauth"))
+		c.ConsentPage = os.DirFS(filepath.Join("..", "..", "web", "hubpages", "oauth"))
 		for _, f := range tweak {
 			f(c)
 		}

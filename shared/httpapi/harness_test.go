@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/sync/change"
 )
 
@@ -50,9 +52,12 @@ func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNod
 func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *slog.Logger) *testNode {
 	t.Helper()
 	clock := &fakeClock{t: time.Now().UTC()}
-	cfg := node.Config{Kind: kind, DataDir: t.TempDir(), ErrorsBase: "https://kassa.test/problems",
-		BodyLimit: 64 << 10, Now: clock.Now, LoginPerMinute: 600, LoginBurst: 600,
-		LoginIPPerMinute: 6000, LoginIPBurst: 6000}
+	cfg := node.Config{Kind: kind, DataDir: t.TempDir(),
+		Config:         httpapi.Config{ErrorsBase: "https://kassa.test/problems", BodyLimit: 64 << 10, Now: clock.Now},
+		LoginPerMinute: 600, LoginBurst: 600, LoginIPPerMinute: 6000, LoginIPBurst: 6000}
+	if kind == kassa.NodeHub { // the hub's own part, as its main adds it
+		cfg.Parts = []node.Part{hubonly.New()}
+	}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -72,6 +77,9 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 	})
 	return &testNode{t: t, URL: "http://" + ln.Addr().String(), N: n, Clock: clock}
 }
+
+// Hub is the hub's own part of the node (nil at an edge).
+func (tn *testNode) Hub() *hubonly.Hub { return hubonly.Of(&tn.N.Config) }
 
 // resp is a decoded HTTP response.
 type resp struct {

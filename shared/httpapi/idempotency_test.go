@@ -262,18 +262,18 @@ func TestIdempotencyWhileTheFirstIsRunning(t *testing.T) {
 
 	// The store: a claimed key that has not completed is a conflict for the
 	// same request, and a validation error for another.
-	if r, err := store.Begin(ctx, "scope-a", "k1", "fp-1"); r != nil || err != nil {
+	if _, r, err := store.Begin(ctx, "scope-a", "k1", "fp-1"); r != nil || err != nil {
 		t.Fatalf("first Begin: %v %v", r, err)
 	}
-	r, err := store.Begin(ctx, "scope-a", "k1", "fp-1")
+	_, r, err := store.Begin(ctx, "scope-a", "k1", "fp-1")
 	if r != nil || kassa.ErrorKind(err) != kassa.EConflict {
 		t.Fatalf("second Begin: %v, %v (kind %s), want a conflict", r, err, kassa.ErrorKind(err))
 	}
-	if _, err := store.Begin(ctx, "scope-a", "k1", "fp-2"); kassa.ErrorKind(err) != kassa.EInvalid {
+	if _, _, err := store.Begin(ctx, "scope-a", "k1", "fp-2"); kassa.ErrorKind(err) != kassa.EInvalid {
 		t.Fatalf("Begin with another fingerprint: %v, want validation", err)
 	}
 	// Another scope is another key.
-	if r, err := store.Begin(ctx, "scope-b", "k1", "fp-1"); r != nil || err != nil {
+	if _, r, err := store.Begin(ctx, "scope-b", "k1", "fp-1"); r != nil || err != nil {
 		t.Fatalf("Begin in another scope: %v %v", r, err)
 	}
 	// Complete stores the response; Begin then returns it.
@@ -281,7 +281,7 @@ func TestIdempotencyWhileTheFirstIsRunning(t *testing.T) {
 	if err := store.Complete(ctx, "scope-a", "k1", want); err != nil {
 		t.Fatal(err)
 	}
-	r, err = store.Begin(ctx, "scope-a", "k1", "fp-1")
+	_, r, err = store.Begin(ctx, "scope-a", "k1", "fp-1")
 	if err != nil || r == nil || r.Status != 201 || r.ContentType != want.ContentType || r.Location != "/x" || !bytes.Equal(r.Body, want.Body) {
 		t.Fatalf("Begin after Complete: %+v %v", r, err)
 	}
@@ -289,7 +289,7 @@ func TestIdempotencyWhileTheFirstIsRunning(t *testing.T) {
 	if err := store.Abandon(ctx, "scope-b", "k1"); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := store.Begin(ctx, "scope-b", "k1", "fp-1"); r != nil || err != nil {
+	if _, r, err := store.Begin(ctx, "scope-b", "k1", "fp-1"); r != nil || err != nil {
 		t.Fatalf("Begin after Abandon: %v %v", r, err)
 	}
 
@@ -302,7 +302,7 @@ func TestIdempotencyWhileTheFirstIsRunning(t *testing.T) {
 	}
 	scope := o.ID + "/" + userID
 	body := `{"name":"Slow brew","sku":"SB-1","base_price":900}`
-	if r, err := store.Begin(ctx, scope, "running-1", idemFingerprint(idemProductsPath, []byte(body))); r != nil || err != nil {
+	if _, r, err := store.Begin(ctx, scope, "running-1", idemFingerprint(idemProductsPath, []byte(body))); r != nil || err != nil {
 		t.Fatalf("claim: %v %v", r, err)
 	}
 	outbox := tn.outboxLen()

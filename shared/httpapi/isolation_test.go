@@ -219,10 +219,6 @@ var isoNot404 = map[string]int{
 	// every id alike.
 	"PUT /partners/tenants/{id}/rate-limit":    403,
 	"DELETE /partners/tenants/{id}/rate-limit": 403,
-	// A printer is keyed by its till's id per org (docs/receipts.md): B
-	// setting a printer for A's register id sets one of B's own, which no
-	// register of B's uses.
-	"PUT /registers/{id}/printer": 200,
 }
 
 var isoParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)

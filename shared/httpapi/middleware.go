@@ -264,7 +264,7 @@ func (s *Server) idempotent(c *fiber.Ctx, r *Route) error {
 	fmt.Fprintf(sum, "%s %s\n", c.Method(), c.Path())
 	sum.Write(c.Body())
 	fp := hex.EncodeToString(sum.Sum(nil))
-	replay, err := s.svc.Idempotency.Begin(ctx, scope, key, fp)
+	ctx, replay, err := s.svc.Idempotency.Begin(ctx, scope, key, fp)
 	if err != nil {
 		return err
 	}
@@ -291,6 +291,7 @@ func (s *Server) idempotent(c *fiber.Ctx, r *Route) error {
 	}()
 	if err := c.Next(); err != nil {
 		if herr := s.app.ErrorHandler(c, err); herr != nil {
+			s.svc.Idempotency.Abandon(ctx, scope, key)
 			return herr
 		}
 	}

@@ -41,7 +41,7 @@ func (s *Server) OpenAPI() map[string]any {
 }
 
 func (s *Server) buildOpenAPI() map[string]any {
-	r := newReflector(s.routes)
+	r := newReflector(s.routes, s.cfg.Groups)
 	paths := map[string]map[string]any{}
 	used := map[int]bool{}
 	tags := map[string]bool{}
@@ -206,6 +206,7 @@ var tagText = map[string]string{
 	"loyalty":     "Loyalty programs, accounts and points",
 	"gift-cards":  "Gift cards: issue, look up, disable; they pay through POST /payments/initiate with method gift_card",
 	"drawers":     "Registers (tills), cash drawers from float to blind close, X and Z reports; the business day is the location's",
+	"reports":     "Reports by the location's business days: sales, tax, payments, inventory, loyalty, gift cards, cash and campaigns, as JSON or CSV",
 	"receipts":    "Receipts: gap-free numbers per till, the document as JSON or printable HTML, prints on network thermal printers, e-mails through the org's relay",
 	"orders":      "Orders, their completion and refunds",
 	"payments":    "Payments, payment methods and settlements",
@@ -510,8 +511,8 @@ type reflector struct {
 	out map[reflect.Type]bool
 }
 
-func newReflector(routes []*Route) *reflector {
-	r := &reflector{schemas: map[string]any{}, docs: sourceDocs(), out: map[reflect.Type]bool{}}
+func newReflector(routes []*Route, groups []Group) *reflector {
+	r := &reflector{schemas: map[string]any{}, docs: sourceDocs(groups), out: map[reflect.Type]bool{}}
 	for _, rt := range routes {
 		if rt.Resp != nil {
 			markOut(reflect.TypeOf(rt.Resp), r.out)

@@ -24,10 +24,15 @@ var source embed.FS
 // docIndex holds doc text by "Type" and "Type.json_name".
 type docIndex struct{ m map[string]string }
 
-func sourceDocs() *docIndex {
+func sourceDocs(groups []Group) *docIndex {
 	d := &docIndex{m: map[string]string{}}
 	d.add(kassa.Source)
 	d.add(source)
+	for _, g := range groups {
+		if g.Source != nil {
+			d.add(g.Source)
+		}
+	}
 	return d
 }
 

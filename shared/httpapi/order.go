@@ -43,7 +43,8 @@ func (s *Server) routesOrders() {
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/complete", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable},
 		Body: kassa.OrderComplete{}, Resp: kassa.Order{},
 		Summary: "Complete a fully paid open order: moves stock, earns loyalty points, numbers its receipt at register_id's till " +
-			"(or the location's default sequence; the body is optional) and queues its print (409 when not open or not fully paid)",
+			"(a register of the order's location, 422 otherwise; or the location's default sequence: the body is optional) and queues its print " +
+			"(409 when not open or not fully paid)",
 		Handler: s.completeOrder})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
 		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +

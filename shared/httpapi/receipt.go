@@ -76,7 +76,8 @@ func (s *Server) routesReceipts() {
 			return one(c, fiber.StatusOK, p)
 		}})
 	s.handle(&Route{Method: "PUT", Path: "/registers/:id/printer", Tag: "receipts", Scope: kassa.ScopeOrdersWrite, Body: kassa.RegisterPrinterSet{},
-		Resp: kassa.RegisterPrinter{}, Summary: "Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm",
+		Resp: kassa.RegisterPrinter{}, Summary: "Set a till's network thermal printer (raw TCP, ESC/POS; managers and owners): host, port 9100, paper 58 or 80 mm; " +
+			"404 for a register the org does not have",
 		Handler: s.setPrinter})
 }
 

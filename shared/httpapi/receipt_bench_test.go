@@ -44,8 +44,11 @@ func BenchmarkReceiptReady(b *testing.B) {
 			"options": []any{map[string]any{"name": "Oat", "price_adjustment": 70}}, "product_ids": []string{latte}}).Data()
 		oat := g["options"].([]any)[0].(map[string]any)["id"].(string)
 		printers := benchPrinters(b, tills)
-		for i := range tills {
-			tn.Do("PUT", fmt.Sprintf("/api/v1/registers/till-%d/printer", i), org.Owner, map[string]any{"host": "127.0.0.1", "port": printers[i]})
+		regs := make([]string, tills)
+		for i := range tills { // each till with its printer and an open drawer, as the till page works
+			regs[i] = tn.Do("POST", "/api/v1/registers", org.Owner, map[string]any{"location_id": loc, "name": fmt.Sprintf("Till %d", i)}).Data()["id"].(string)
+			tn.Do("PUT", "/api/v1/registers/"+regs[i]+"/printer", org.Owner, map[string]any{"host": "127.0.0.1", "port": printers[i]})
+			tn.Do("POST", "/api/v1/drawers", org.Owner, map[string]any{"register_id": regs[i], "float": map[string]any{"amount": 20000}})
 		}
 		order := fmt.Sprintf(`{"location_id":%q,"line_items":[{"product_id":%q,"quantity":2,"modifier_option_ids":[%q]},{"product_id":%q,"quantity":1}]}`,
 			loc, latte, oat, toast)
@@ -59,7 +62,7 @@ func BenchmarkReceiptReady(b *testing.B) {
 				c := &http.Client{}
 				for range sales {
 					next := time.Now().Add(pace)
-					d1, d2 := benchSale(b, c, tn.URL, org.Owner, order, fmt.Sprintf("till-%d", i))
+					d1, d2 := benchSale(b, c, tn.URL, org.Owner, order, regs[i])
 					mu.Lock()
 					completed, ready = append(completed, d1), append(ready, d2)
 					mu.Unlock()
@@ -90,7 +93,7 @@ func benchSale(b *testing.B, c *http.Client, base, token, order, till string) (t
 	}
 	readJSON(b, benchDo(b, c, "POST", base+"/api/v1/orders", token, order), &o)
 	t0 := time.Now()
-	pay := fmt.Sprintf(`{"order_id":%q,"amount":%d,"method":"cash","tendered":%d}`, o.Data.ID, o.Data.Total, o.Data.Total+1000)
+	pay := fmt.Sprintf(`{"order_id":%q,"amount":%d,"method":"cash","tendered":%d,"register_id":%q}`, o.Data.ID, o.Data.Total, o.Data.Total+1000, till)
 	benchOK(b, benchDo(b, c, "POST", base+"/api/v1/payments/initiate", token, pay), 201)
 	benchOK(b, benchDo(b, c, "POST", base+"/api/v1/orders/"+o.Data.ID+"/complete", token, fmt.Sprintf(`{"register_id":%q}`, till)), 200)
 	d1 := time.Since(t0)

@@ -237,6 +237,8 @@ func TestReceiptHTMLForPaperWidthsLoadsNothing(t *testing.T) {
 func TestReceiptNumbersHaveNoGapsUnderConcurrentCompletions(t *testing.T) {
 	f := newOrdFixture(t, fastReceipts)
 	latte := f.product("Latte", "LAT-1", 450)
+	tills := []string{f.create("/registers", map[string]any{"location_id": f.locA, "name": "Till A"}),
+		f.create("/registers", map[string]any{"location_id": f.locA, "name": "Till B"})}
 	var reqs [][2]string
 	var bodies []any
 	for i := range 24 {
@@ -245,7 +247,7 @@ func TestReceiptNumbersHaveNoGapsUnderConcurrentCompletions(t *testing.T) {
 			f.payCash(o["id"].(string), ordNum(o["total"]))
 		}
 		reqs = append(reqs, [2]string{"POST", "/orders/" + o["id"].(string) + "/complete"})
-		bodies = append(bodies, map[string]any{"register_id": []string{"till-a", "till-b"}[i%2]})
+		bodies = append(bodies, map[string]any{"register_id": tills[i%2]})
 	}
 	statuses := make([]int, len(reqs))
 	var wg sync.WaitGroup
@@ -296,25 +298,42 @@ func TestReceiptNumbersHaveNoGapsUnderConcurrentCompletions(t *testing.T) {
 	// A till id that is not one is refused and completes nothing.
 	o := f.paidOrder(f.locA, latte, 1)
 	mustProblem(t, f.do("POST", "/orders/"+o["id"].(string)+"/complete", f.cashier, map[string]any{"register_id": "till 1!"}), 422, "validation")
+	// So is a till that is not a register of the order's location: one
+	// at another store of the org, another org's, one never made. Nothing
+	// changes, no number is taken.
+	elsewhere := f.create("/registers", map[string]any{"location_id": f.locB, "name": "Till at B"})
+	other := f.tn.MustOrg("Other Cafe")
+	theirLoc := f.tn.Do("POST", "/api/v1/locations", other.Owner, map[string]any{"name": "Theirs", "timezone": "UTC"}).Data()["id"]
+	theirs := f.tn.Do("POST", "/api/v1/registers", other.Owner, map[string]any{"location_id": theirLoc, "name": "Their till"}).Data()["id"].(string)
+	for _, reg := range []string{elsewhere, theirs, "no-such-till"} {
+		mustProblem(t, f.do("POST", "/orders/"+o["id"].(string)+"/complete", f.cashier, map[string]any{"register_id": reg}), 422, "validation")
+	}
 	if f.get(o["id"].(string))["status"] != "open" {
 		t.Fatal("a refused completion changed the order")
+	}
+	f.must(f.do("POST", "/orders/"+o["id"].(string)+"/complete", f.cashier, map[string]any{"register_id": tills[0]}), 200)
+	if n := f.do("GET", "/orders/"+o["id"].(string)+"/receipt", f.cashier, nil).Data()["number"].(string); !strings.HasSuffix(n, "-000009") {
+		t.Fatalf("after refused completions the till's next receipt is %s, want its 9th", n)
 	}
 }
 
 func TestReceiptPrinterThatDoesNotAnswerNeverBlocksTheSale(t *testing.T) {
 	f := newOrdFixture(t, fastReceipts)
 	port := freePort(t)
-	f.must(f.do("PUT", "/registers/till-1/printer", f.manager, map[string]any{"host": "127.0.0.1", "port": port}), 200)
-	mustProblem(t, f.do("PUT", "/registers/till-2/printer", f.cashier, map[string]any{"host": "127.0.0.1"}), 403, "forbidden")
-	mustProblem(t, f.do("PUT", "/registers/till-2/printer", f.manager, map[string]any{"host": "127.0.0.1", "paper_width": 60}), 422, "validation")
+	till1 := f.create("/registers", map[string]any{"location_id": f.locA, "name": "Till 1"})
+	till2 := f.create("/registers", map[string]any{"location_id": f.locA, "name": "Till 2"})
+	f.must(f.do("PUT", "/registers/"+till1+"/printer", f.manager, map[string]any{"host": "127.0.0.1", "port": port}), 200)
+	mustProblem(t, f.do("PUT", "/registers/"+till2+"/printer", f.cashier, map[string]any{"host": "127.0.0.1"}), 403, "forbidden")
+	mustProblem(t, f.do("PUT", "/registers/"+till2+"/printer", f.manager, map[string]any{"host": "127.0.0.1", "paper_width": 60}), 422, "validation")
+	mustProblem(t, f.do("PUT", "/registers/no-such-till/printer", f.manager, map[string]any{"host": "127.0.0.1"}), 404, "not-found")
 	id := rcptSale(f, f.locA)
 	start := time.Now()
-	f.must(f.do("POST", "/orders/"+id+"/complete", f.cashier, map[string]any{"register_id": "till-1"}), 200)
+	f.must(f.do("POST", "/orders/"+id+"/complete", f.cashier, map[string]any{"register_id": till1}), 200)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("the completion waited %s on the printer", d)
 	}
 	wait.For(t, 10*time.Second, "the printer reported unreachable", func() bool {
-		st := f.do("GET", "/registers/till-1/printer", f.cashier, nil).Data()
+		st := f.do("GET", "/registers/"+till1+"/printer", f.cashier, nil).Data()
 		return st["status"] == "unreachable" && st["last_error"] != "" && ordNum(st["pending"]) == 1
 	})
 	job := f.do("GET", "/orders/"+id+"/receipt", f.cashier, nil).Data()["jobs"].([]any)[0].(map[string]any)
@@ -328,7 +347,7 @@ func TestReceiptPrinterThatDoesNotAnswerNeverBlocksTheSale(t *testing.T) {
 		t.Fatalf("retried print: kicks %d cut %v", p.kicks, p.cut)
 	}
 	wait.For(t, 5*time.Second, "the printer back to ok", func() bool {
-		st := f.do("GET", "/registers/till-1/printer", f.cashier, nil).Data()
+		st := f.do("GET", "/registers/"+till1+"/printer", f.cashier, nil).Data()
 		return st["status"] == "ok" && ordNum(st["pending"]) == 0
 	})
 }

@@ -45,8 +45,8 @@ type Config struct {
 	// RatePerMinute and RateBurst size the per-org token bucket; 0 disables it.
 	RatePerMinute int
 	RateBurst     int
-	// TokenRate throttles the OAuth token endpoint per client and per
-	// client address (oauthlimit.go); zero values: its defaults.
+	// TokenRate throttles the hub's OAuth token endpoint per client and
+	// per client address (package hubapi); zero values: its defaults.
 	TokenRate TokenRate
 	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
 	// RateBurst for those orgs (the hub loads them from its store).
@@ -90,12 +90,32 @@ type Config struct {
 	TerminalPage fs.FS
 	// TillPage, when set, is the point of sale, served at /till (the edge).
 	TillPage fs.FS
-	// OpsPage, when set, is the ops monitor, served at /ops (the hub).
+	// OpsPage, when set, is the ops monitor, served at /ops by the hub's
+	// routes (package hubapi).
 	OpsPage fs.FS
+	// ReportsPage, when set, is the head office's reports page, served at
+	// /reports by the hub (web/hubpages).
+	ReportsPage fs.FS
 	// ConsentPage, when set with Services.OAuth, is the OAuth consent
-	// page (web.OAuth), served at /oauth/authorize (the hub).
+	// page (hubpages.OAuth), served at /oauth/authorize by the hub's routes.
 	ConsentPage fs.FS
+	// Groups are routes from other packages (group.go): the hub's.
+	Groups []Group
 }
+
+// TokenRate sizes the OAuth token endpoint's buckets (per minute, burst).
+type TokenRate struct {
+	ClientPerMinute, ClientBurst int
+	AddrPerMinute, AddrBurst     int
+}
+
+// The token endpoint's default rates: a partner's server refreshing for
+// 9,000 merchants every 15 minutes stays within 600 a minute; a burst of
+// 120 absorbs a restart.
+const (
+	DefaultTokenPerMinute = 600
+	DefaultTokenBurst     = 120
+)
 
 // DefaultMaxConns is Config.MaxConns's default: an open connection costs
 // a goroutine and its buffers (about 30 KiB while it sends a request: 8
@@ -119,6 +139,7 @@ type Services struct {
 	GiftCards      kassa.GiftCardService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
+	Reports        kassa.ReportService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
 	Receipts       kassa.ReceiptService
@@ -128,11 +149,11 @@ type Services struct {
 	Enrolment      kassa.EnrolmentService  // hub only
 	Conflicts      kassa.ConflictService   // hub only
 	Tenants        kassa.TenantService     // hub only
-	Webhooks       kassa.WebhookService    // hub only
-	Automations    kassa.AutomationService // hub only
+	Webhooks       kassa.WebhookService    // hub only (package hubapi's routes)
+	Automations    kassa.AutomationService // hub only (package hubapi's routes)
 	// OAuth is the authorization server: with it, bearer tokens of its
-	// shape are accepted; on the hub its routes exist too (an edge only
-	// checks the hub's tokens).
+	// shape are accepted; on the hub its routes exist too (package
+	// hubapi; an edge only checks the hub's tokens).
 	OAuth kassa.OAuthService
 	// Orgs names the merchant's org on the consent page; nil: unnamed.
 	Orgs kassa.OrgService
@@ -158,16 +179,13 @@ type Server struct {
 	routes   []*Route
 	metrics  *metrics
 	orgLimit *ratelimit.Limiter
-	token    *tokenLimits
 	operator [sha256.Size]byte // hash of Config.OperatorToken
 	scraper  [sha256.Size]byte // hash of Config.MetricsToken
 	docOnce  sync.Once
 	doc      map[string]any
 	kds      *kdsFeeds
-	ops      *opsFeeds
 	ws       *wsConns
 	live     *liveFeeds
-	consent  *consent
 	bodies   *budget
 	// publicURL is Config.PublicURL, or the listener's URL.
 	publicURL atomic.Pointer[string]
@@ -203,7 +221,6 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 			s.orgLimit.SetLimit(org, r.PerMinute, r.Burst)
 		}
 	}
-	s.token = newTokenLimits(cfg.TokenRate, cfg.Now)
 	if cfg.MetricsToken != "" {
 		s.scraper = sha256.Sum256([]byte(cfg.MetricsToken))
 	}
@@ -241,12 +258,6 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	if cfg.TillPage != nil {
 		s.page("/till", cfg.TillPage)
 	}
-	if cfg.OpsPage != nil {
-		s.page("/ops", cfg.OpsPage)
-	}
-	if cfg.ConsentPage != nil && svc.OAuth != nil && svc.Auth != nil {
-		s.routesConsent(cfg.ConsentPage)
-	}
 	s.api = s.app.Group("/api/v1")
 	s.ws = newWSConns(cfg)
 	s.metrics.Registry.MustRegister(s.ws.gauge)
@@ -269,6 +280,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
+		{svc.Reports != nil, s.routesReports},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},
@@ -278,15 +290,15 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Enrolment != nil, s.routesEnrolment},
 		{svc.Conflicts != nil, s.routesConflicts},
 		{svc.Tenants != nil, s.routesPartners},
-		{svc.Webhooks != nil, s.routesWebhooks},
-		{svc.Automations != nil, s.routesAutomations},
 		{svc.KDS != nil && svc.Auth != nil, s.routesKDS},
 		{svc.Live != nil && svc.Auth != nil, s.routesLive},
-		{svc.OAuth != nil && cfg.Node == kassa.NodeHub, s.routesOAuth},
 	} {
 		if g.present {
 			g.routes()
 		}
+	}
+	for _, g := range cfg.Groups {
+		g.Routes(s)
 	}
 	s.handle(&Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Tag: "openapi", Public: true, Produces: "application/json",
 		Handler: s.openapi})

@@ -10,9 +10,6 @@ import (
 )
 
 func (s *Server) routesSync() {
-	if s.cfg.Node == kassa.NodeHub {
-		s.routesOpsFeed()
-	}
 	status := &Route{Method: "GET", Path: "/sync/status", Tag: "sync", Scope: kassa.ScopeReportsRead, Resp: kassa.SyncStatus{},
 		Summary: "Replication state: on an edge its link to the hub (connected, since, changes waiting each way, last verified and its result, " +
 			"the store's changes the hub refused as sentences, and in_sync: true only when nothing waits, the digests agreed and nothing is refused); " +

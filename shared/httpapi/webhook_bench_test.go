@@ -19,6 +19,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/sync/wait"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkWebhookFanOut(b *testing.B) {
 		// past the run.
 		tn := MustStartNode(b, kassa.NodeHub, func(c *node.Config) {
 			c.Now = time.Now
-			c.Webhooks.Timeout = timeout
+			hubonly.Of(c).Webhooks.Timeout = timeout
 		})
 		o := tn.MustOrg("Bench Hooks")
 		hang := make(chan struct{})

@@ -12,6 +12,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/shared/webhooktest"
 	"kassa.dev/sync/wait"
 )
@@ -31,7 +32,7 @@ type whFixture struct {
 func newWebhookFixture(t *testing.T, tweak func(*node.Config)) *whFixture {
 	t.Helper()
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) {
-		c.Webhooks.CheckURL = func(_ context.Context, raw string) error {
+		hubonly.Of(c).Webhooks.CheckURL = func(_ context.Context, raw string) error {
 			if u, _ := url.Parse(raw); u != nil && strings.HasSuffix(u.Hostname(), ".internal") {
 				return errors.New("internal host")
 			}
@@ -175,7 +176,7 @@ func TestWebhookRetriesOnTheScheduleThenFailsAndReplays(t *testing.T) {
 }
 
 func TestWebhookHangAndRefusalRetryWithoutDelayingOthers(t *testing.T) {
-	f := newWebhookFixture(t, func(c *node.Config) { c.Webhooks.Timeout = 3 * time.Second })
+	f := newWebhookFixture(t, func(c *node.Config) { hubonly.Of(c).Webhooks.Timeout = 3 * time.Second })
 	hung, healthy := webhooktest.New(t), webhooktest.New(t)
 	release := make(chan struct{})
 	hung.Hang(release)

@@ -27,16 +27,7 @@ func (l *Location) Day() DaySettings {
 // wrong length. An unknown time zone counts as UTC (locations are
 // validated; this keeps a report readable if a zone disappears).
 func BusinessDay(t time.Time, loc DaySettings) string {
-	z, err := time.LoadLocation(loc.Timezone)
-	if err != nil || loc.Timezone == "" {
-		z = time.UTC
-	}
-	lt := t.In(z)
-	y, m, d := lt.Date()
-	if lt.Hour() < loc.CutoffHour {
-		d--
-	}
-	return time.Date(y, m, d, 12, 0, 0, 0, time.UTC).Format(time.DateOnly)
+	return loc.Clock().Day(t)
 }
 
 // LocationUpdate is the body of PATCH /locations/{id}: the business day's

@@ -21,9 +21,11 @@ type IdempotentResponse struct {
 // Begin claims key for the caller's scope with the request's fingerprint. It
 // returns the stored response when the key completed before with the same
 // fingerprint; EInvalid when it was used with another body; EConflict when
-// the first request is still running.
+// the first request is still running. A claimed key comes back with a
+// context to run the request in (its writes record the key in their own
+// unit of work) and to pass to Complete or Abandon.
 type IdempotencyStore interface {
-	Begin(ctx context.Context, scope, key, fingerprint string) (*IdempotentResponse, error)
+	Begin(ctx context.Context, scope, key, fingerprint string) (context.Context, *IdempotentResponse, error)
 	Complete(ctx context.Context, scope, key string, r *IdempotentResponse) error
 	Abandon(ctx context.Context, scope, key string) error
 }

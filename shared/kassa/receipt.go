@@ -297,7 +297,7 @@ func ValidRegisterID(s string) bool { return registerRe.MatchString(s) }
 
 // OrderComplete is the optional body of POST /orders/:id/complete.
 type OrderComplete struct {
-	RegisterID *string `json:"register_id"` // The till; its receipt sequence numbers the sale. null: the location's default.
+	RegisterID *string `json:"register_id"` // The till: a register of the order's location (422 otherwise); its receipt sequence numbers the sale. null: the location's default.
 }
 
 // Validate checks the till id.

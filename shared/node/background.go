@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"kassa.dev/shared/sqlite"
 )
 
 // ticketBatch is how many orders' kitchen tickets one unit of work records.
@@ -73,18 +71,6 @@ func (n *Node) ForwardOfflineJob(online func() bool) Job {
 			}
 		}
 	}}
-}
-
-// oauthSweepEvery is how often the hub deletes OAuth codes and tokens that
-// can no longer be used.
-const oauthSweepEvery = time.Hour
-
-// OAuthSweepJob deletes, at start and then hourly, the authorization
-// server's codes, tokens and families that can no longer be used (see
-// sqlite.OAuthService.Sweep), so that tables written on every token grant
-// stay bounded. The hub runs it.
-func (n *Node) OAuthSweepJob(oauth *sqlite.OAuthService) Job {
-	return n.sweepJob("oauth-sweep", oauthSweepEvery, "spent OAuth codes and tokens", oauth.Sweep)
 }
 
 // DefaultCampaignVersionRetention is how long the hub keeps campaigns'

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/demo"
+	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/nodetest"
@@ -26,7 +27,7 @@ func TestTheHubPrunesCampaignVersionsPastTheRetentionAtStart(t *testing.T) {
 	open := func(days int, log *slog.Logger) *node.Node {
 		t.Helper()
 		now := t0.Add(time.Duration(days) * 24 * time.Hour)
-		n, err := node.Open(ctx, node.Config{Kind: kassa.NodeHub, DataDir: dir, Now: func() time.Time { return now }}, log)
+		n, err := node.Open(ctx, node.Config{Kind: kassa.NodeHub, DataDir: dir, Config: httpapi.Config{Now: func() time.Time { return now }}}, log)
 		if err != nil {
 			t.Fatal(err)
 		}

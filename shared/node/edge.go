@@ -62,7 +62,7 @@ func enrolIfAsked(ctx context.Context, db *sqlite.DB, e *Enrolment) error {
 // the node id the hub minted. A store with changes of its own (it ran
 // standalone) cannot enrol: its history carries its old id.
 func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *tls.Config) error {
-	if n, err := db.OutboxLen(ctx, false); err != nil || n > 0 {
+	if n, err := db.OutboxLen(ctx, sqlite.LogFilter{}); err != nil || n > 0 {
 		if err == nil {
 			err = fmt.Errorf("edge: this store has %d changes of its own (it ran standalone); only an empty store can enrol: start with a new --data-dir", n)
 		}
@@ -136,7 +136,9 @@ func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Ide
 func (n *Node) SetUnderHub() { n.db.SetUnderHub() }
 
 // PendingUp counts local changes the hub has not acknowledged yet.
-func (n *Node) PendingUp(ctx context.Context) (int, error) { return n.db.OutboxLen(ctx, true) }
+func (n *Node) PendingUp(ctx context.Context) (int, error) {
+	return n.db.OutboxLen(ctx, sqlite.LogFilter{Unsent: true})
+}
 
 // EdgeLinkStore is the store as the edge's sync link sees it; lag, if not
 // nil, observes the time from a change made elsewhere to its apply here.
@@ -152,7 +154,7 @@ type edgeStore struct {
 }
 
 func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.Entry, error) {
-	log, err := s.db.ChangesAfter(ctx, after, limit, true, nil, "")
+	log, err := s.db.ChangesAfter(ctx, after, limit, sqlite.LogFilter{Unsent: true})
 	out := make([]link.Entry, len(log))
 	for i, e := range log {
 		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}
@@ -238,7 +240,7 @@ func (s *edgeSync) Status(ctx context.Context) (*kassa.SyncStatus, error) {
 		return nil, err
 	}
 	st := &kassa.SyncStatus{Node: kassa.NodeEdge, NodeID: s.db.NodeID}
-	pending, err := s.db.OutboxLen(ctx, true)
+	pending, err := s.db.OutboxLen(ctx, sqlite.LogFilter{Unsent: true})
 	if err != nil {
 		return nil, err
 	}

@@ -160,7 +160,7 @@ func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullReque
 	if req.Own {
 		exclude = ""
 	}
-	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, false, &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, exclude))
+	es, err := entries(s.db.ChangesBetween(ctx, after, last, limit, sqlite.LogFilter{Scope: &sqlite.Scope{OrgID: to.Org, LocationID: to.Location}, ExcludeOrigin: exclude}))
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -17,22 +17,17 @@ import (
 // the cgroup's limit, when lower), between a floor and a ceiling per node
 // kind. Without it a node's heap grows with the GC target
 // (DefaultGCPercent lets it reach five times the live heap) and with any
-// burst, and the runtime keeps what it reserved for minutes: an edge with
-// a live heap of about 20 MiB peaked at 114-175 MiB RSS over 3,000 sales
-// (hub/synctest BenchmarkMemory). The limit is soft: the collector runs as
+// burst, and the runtime keeps what it reserved for minutes (the figures:
+// docs/performance.md, "Figures behind code defaults"). The limit is soft: the collector runs as
 // often as it must to stay under it (and the GC target applies below it),
 // and beyond it only if the live heap itself is larger.
 //
 // The edge's ceiling keeps its peak RSS under 100 MiB (Go memory plus
-// about 25-35 MiB of SQLite caches, thread stacks and the binary). The
-// hub's was 1 GiB: under mixed traffic its live heap reached ~85 MiB and
-// the GC target let the heap grow towards five times that (705 MiB RSS in
-// hub/synctest BenchmarkMemoryMixed, 842 MiB in the probe of issue 21).
-// What a hub holds at once is bounded by design (request bodies, open
-// connections, hashing slots: docs/trust.md, "Memory"), so 80 MiB is its
-// ceiling: 133 MiB peak RSS under that load (with ~32 MiB of the binary's
-// pages and SQLite's caches). A hub with many more stores raises it with
-// --memory-limit.
+// SQLite's caches, thread stacks and the binary). What a hub holds at once
+// is bounded by design (request bodies, open connections, hashing slots:
+// docs/trust.md, "Memory"), so its ceiling keeps it under 150 MiB under
+// mixed traffic (hub/synctest BenchmarkMemoryMixed). A hub with many more
+// stores raises it with --memory-limit.
 const MemoryLimitFraction = 4
 
 // MemoryLimitBounds are a node kind's floor and ceiling of the default

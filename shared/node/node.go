@@ -11,10 +11,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,29 +28,19 @@ import (
 )
 
 // Config is what a node needs; mains fill it from flags and environment.
+// Its HTTP settings are httpapi's own (embedded); Open fills in their
+// Node (from Kind), NodeID, OrgRates and Groups (from Parts).
 type Config struct {
-	Kind       string // kassa.NodeEdge or kassa.NodeHub
-	DataDir    string // holds kassa.db
-	ErrorsBase string
-	BodyLimit  int
-	// BodyBudget and MaxConns bound the memory of request bodies and of
-	// connections (httpapi.Config); 0: httpapi's defaults.
-	BodyBudget     int
-	MaxConns       int
-	RatePerMinute  int // per-org API rate; 0 disables
-	RateBurst      int
-	LoginPerMinute int // login attempts per minute, all addresses together; 0: the default
-	LoginBurst     int
-	// LoginIPPerMinute and LoginIPBurst throttle logins per client address
-	// (0: the default).
+	httpapi.Config
+	Kind    string // kassa.NodeEdge or kassa.NodeHub
+	DataDir string // holds kassa.db
+	// LoginPerMinute and LoginBurst throttle logins at the node, all
+	// addresses together; LoginIPPerMinute and LoginIPBurst per client
+	// address (0: the defaults).
+	LoginPerMinute   int
+	LoginBurst       int
 	LoginIPPerMinute int
 	LoginIPBurst     int
-	Version          string
-	Now              func() time.Time // nil: time.Now
-	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
-	// the client of the login throttles and the access log (none: the
-	// header is ignored).
-	TrustedProxies []netip.Prefix
 	// Ready adds checks to /readyz (the NATS server, the leaf link).
 	Ready func(ctx context.Context) error
 	// Enrol, on an edge not enrolled yet, enrols the freshly opened store
@@ -62,59 +50,19 @@ type Config struct {
 	// Extend lets the binary add services that need the store (sync,
 	// enrolment) before the API is built.
 	Extend func(n *Node) error
+	// Parts are pieces only this binary links (part.go): the hub's.
+	Parts []Part
 	// Offline reports that the node has no uplink, so card payments are
 	// taken store-and-forward. Nil: always online.
 	Offline func() bool
-	// KDSHeartbeat is the KDS stream's heartbeat interval (0: 15 s);
-	// KDSWriteTimeout cuts off a screen that stopped reading (0: 30 s).
-	KDSHeartbeat    time.Duration
-	KDSWriteTimeout time.Duration
-	// WSPing is how often WebSocket connections are pinged (0: 20 s);
-	// WSMaxConns and WSMaxOrgConns cap them in total and per org (0: 5000
-	// and 1000).
-	WSPing        time.Duration
-	WSMaxConns    int
-	WSMaxOrgConns int
 	// ReceiptPoll is how often the receipt job looks for prints and
 	// e-mails due for a retry (a new one wakes it at once); 0: 1 s.
 	// ReceiptRetry is the first pause before a failed one is retried,
 	// doubling per attempt up to 5 min; 0: 5 s (node clock).
 	ReceiptPoll, ReceiptRetry time.Duration
-	// KDSPage is the kitchen display page to serve at /kds (the edge sets it).
-	KDSPage fs.FS
-	// ConsolePage is the store console to serve at /console (the edge sets it).
-	ConsolePage fs.FS
-	// TerminalPage is the terminal page to serve at /terminal (the edge sets it).
-	TerminalPage fs.FS
-	// TillPage is the point of sale to serve at /till (the edge sets it).
-	TillPage fs.FS
-	// OperatorToken is the hub operator's credential on the partner routes
-	// (--operator-token); empty: the operator path is off.
-	OperatorToken string
-	// MetricsToken, when set, is required as a bearer token on /metrics
-	// (--metrics-token); MetricsApart moves /metrics off the API listener
-	// (--metrics-addr, served by Run).
-	MetricsToken string
-	MetricsApart bool
-	// TokenRate throttles the hub's OAuth token endpoint per client and per
-	// client address (--token-per-minute …); zero values: the defaults.
-	TokenRate httpapi.TokenRate
-	// PublicURL is the URL partners reach the hub at (--public-url), the
-	// OAuth metadata's issuer; empty: the listen address.
-	PublicURL string
-	// OpsPage is the ops monitor to serve at /ops (the hub sets it).
-	OpsPage fs.FS
-	// ConsentPage is the OAuth consent page to serve at /oauth/authorize
-	// (the hub sets it; served when the node has an OAuth service).
-	ConsentPage fs.FS
 	// WriterPriority raises the store's writer thread (sqlite.Options);
 	// 0: the default, negative: not raised.
 	WriterPriority int
-	// Webhooks configures the hub's webhook sender.
-	Webhooks WebhookConfig
-	// AutomationRetention is how long the hub keeps automation executions
-	// (0: DefaultAutomationRetention).
-	AutomationRetention time.Duration
 	// CampaignVersionRetention is how long the hub keeps campaigns' past
 	// versions (0: DefaultCampaignVersionRetention).
 	CampaignVersionRetention time.Duration
@@ -139,10 +87,6 @@ type Node struct {
 	// payments is Services.Payments as the store's type: the offline card
 	// forwarding job needs its ForwardOffline step.
 	payments *sqlite.PaymentService
-	// webhooks is the hub's webhook sender (nil at an edge).
-	webhooks *webhookSender
-	// automations is the hub's automation engine (nil at an edge).
-	automations *automationEngine
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -199,6 +143,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		GiftCards:      sqlite.NewGiftCardService(db),
 		Registers:      sqlite.NewRegisterService(db),
 		Drawers:        sqlite.NewDrawerService(db),
+		Reports:        sqlite.NewReportService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Orgs:           n.Orgs,
 		Settings:       sqlite.NewSettingsService(db),
@@ -226,16 +171,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			db.Close()
 			return nil, err
 		}
-		store := sqlite.NewWebhookStore(db)
-		n.webhooks = newWebhookSender(store, cfg.Webhooks, cfg.Now, log)
-		n.Services.Webhooks = &webhookService{WebhookStore: store, sender: n.webhooks}
-		autos := sqlite.NewAutomationStore(db)
-		n.automations = newAutomationEngine(autos, &n.Services, cfg.Now, log)
-		n.Services.Automations = &automationService{AutomationStore: autos, engine: n.automations}
-		n.automations.SetCampaignStatus = func(ctx context.Context, id, status string) error {
-			_, err := n.Services.Campaigns.UpdateCampaign(ctx, id, &kassa.CampaignUpdate{Status: kassa.Some(status)})
-			return err
-		}
 	}
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
@@ -255,32 +190,20 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			return nil, err
 		}
 	}
-	n.HTTP = httpapi.New(httpapi.Config{
-		Node: cfg.Kind, NodeID: db.NodeID, Version: cfg.Version, ErrorsBase: cfg.ErrorsBase, BodyLimit: cfg.BodyLimit,
-		BodyBudget: cfg.BodyBudget, MaxConns: cfg.MaxConns,
-		RatePerMinute: cfg.RatePerMinute, RateBurst: cfg.RateBurst, OrgRates: orgRates, OperatorToken: cfg.OperatorToken, Now: cfg.Now,
-		KDSHeartbeat: cfg.KDSHeartbeat, KDSWriteTimeout: cfg.KDSWriteTimeout, KDSPage: cfg.KDSPage,
-		WSPing: cfg.WSPing, WSMaxConns: cfg.WSMaxConns, WSMaxOrgConns: cfg.WSMaxOrgConns,
-		ConsolePage: cfg.ConsolePage, ConsentPage: cfg.ConsentPage, TerminalPage: cfg.TerminalPage, TillPage: cfg.TillPage, OpsPage: cfg.OpsPage,
-		TrustedProxies: cfg.TrustedProxies, PublicURL: cfg.PublicURL,
-		TokenRate: cfg.TokenRate, MetricsToken: cfg.MetricsToken, MetricsApart: cfg.MetricsApart,
-	}, n.Services, log)
-	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
-	if n.webhooks != nil {
-		n.HTTP.Registry().MustRegister(n.webhooks.collectors()...)
+	n.Config.Node, n.Config.NodeID, n.Config.OrgRates = cfg.Kind, db.NodeID, orgRates
+	if err := n.openParts(ctx, db); err != nil {
+		db.Close()
+		return nil, err
 	}
+	n.HTTP = httpapi.New(n.Config.Config, n.Services, log)
+	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())
 	n.Jobs.Start(n.ReceiptJob())
 	if cfg.Kind == kassa.NodeHub {
-		n.Jobs.Start(n.OAuthSweepJob(sqlite.NewOAuthService(db)))
 		n.Jobs.Start(n.CampaignVersionRetentionJob())
 	}
-	if n.webhooks != nil {
-		n.Jobs.Start(n.WebhookJob())
-	}
-	if n.automations != nil {
-		n.Jobs.Start(n.AutomationJob())
-		n.Jobs.Start(n.AutomationRetentionJob())
+	for _, p := range cfg.Parts {
+		p.Start(n)
 	}
 	return n, nil
 }

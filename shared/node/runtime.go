@@ -27,7 +27,7 @@ var goProcs = runtime.GOMAXPROCS(0)
 // Config.WriterPriority): the OS then runs that thread first, and the
 // spare processor means it never waits for one after a long SQLite call.
 // Without the raise an extra processor only adds contention (see
-// docs/decisions.md, "Order-flow performance"), so it is not added.
+// docs/performance.md, "Order-flow performance"), so it is not added.
 // Negative values leave Go's settings.
 func Tune(gcPercent, procs, writerPriority int) (restore func()) {
 	oldGC, oldProcs := -2, runtime.GOMAXPROCS(0)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/sqlite"
@@ -46,7 +45,9 @@ func (n *Node) Changes(ctx context.Context, entity, id string) ([]change.Change,
 
 // OutboxLen counts every change record in the outbox, sent or not
 // (PendingUp counts the unsent ones).
-func (n *Node) OutboxLen(ctx context.Context) (int, error) { return n.db.OutboxLen(ctx, false) }
+func (n *Node) OutboxLen(ctx context.Context) (int, error) {
+	return n.db.OutboxLen(ctx, sqlite.LogFilter{})
+}
 
 // UserByEmail returns the user with that e-mail address on this node. It
 // reads across orgs: for the demo seed and tools, never for a request.
@@ -113,16 +114,6 @@ func ReadChanges(ctx context.Context, dataDir, entity, entityID string) ([]chang
 	return db.Changes(ctx, entity, entityID)
 }
 
-// AutomationLags returns, for the org's executions set off by a logged
-// event, the time from the event to its recorded execution (the
-// automation benchmark's measure); nil at an edge.
-func (n *Node) AutomationLags(ctx context.Context, orgID string) ([]time.Duration, error) {
-	if n.automations == nil {
-		return nil, nil
-	}
-	return n.automations.store.ExecutionLags(ctx, orgID)
-}
-
 // SeedEdges is EnrolEdges for a hub run as a process: it opens the store
 // of the hub in dataDir (which may be running; only the store, no link)
 // and records n edges that can never link, for the browser test of the
@@ -150,24 +141,4 @@ func (n *Node) IngestFrom(ctx context.Context, org, location, node string, cs []
 // edges), and returns their node ids.
 func (n *Node) EnrolEdges(ctx context.Context, org, location string, count int) ([]string, error) {
 	return n.db.EnrolNodes(ctx, org, location, count)
-}
-
-// RewindAutomations leaves the store as a crash of the automation engine
-// after its actions for the event eventID and before their record does:
-// the engine reads that event (and those after it) again, and runs their
-// rules' actions again (tests).
-func (n *Node) RewindAutomations(ctx context.Context, eventID string) error {
-	if n.automations == nil {
-		return nil
-	}
-	return n.automations.store.Rewind(ctx, automationReader, eventID)
-}
-
-// AutomationBacklog is how many events of the log the automation engine
-// has yet to read: a cheap wait for benchmarks before AutomationLags.
-func (n *Node) AutomationBacklog(ctx context.Context) (int64, error) {
-	if n.automations == nil {
-		return 0, nil
-	}
-	return n.automations.store.Backlog(ctx, automationReader)
 }

@@ -2,9 +2,9 @@
 // in the PHC string format, through github.com/alexedwards/argon2id.
 //
 // Every hash and check runs in one of a few slots (a semaphore sized from
-// GOMAXPROCS), because each one holds Params.Memory for its duration: 32
-// unbounded concurrent logins at 64 MiB each once took an edge to 6 GiB. A
-// caller that cannot get a slot within Wait gets ErrBusy (the API answers
+// GOMAXPROCS), because each one holds Params.Memory for its duration:
+// unbounded, a login storm takes a node's memory with it
+// (docs/performance.md). A caller that cannot get a slot within Wait gets ErrBusy (the API answers
 // 429 with Retry-After), so the memory hashing can use is slots × Memory.
 package password
 

@@ -15,7 +15,7 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-// The merge rules of DESIGN.md, per replicated entity:
+// The merge rules of DESIGN.md, per replicated noun (noun.merge, lattice, derived, tombstone, registry.go):
 //
 //   - Rows of LWW entities merge field by field: a field takes the remote
 //     value when the change's stamp (<hlc>@<origin>) is later than the
@@ -35,64 +35,6 @@ import (
 // Apply is idempotent (keyed by change id) and commutative for changes of
 // different rows; changes of one row arrive in causal order because every
 // change passes through the hub, whose log is the order edges apply in.
-
-type mergeMode int
-
-const (
-	mergeLWW mergeMode = iota
-	mergeAppend
-)
-
-type replica struct {
-	e         entity
-	mode      mergeMode
-	lattice   map[string]func(string) int // column → rank of its values
-	derived   []string                    // columns recomputed, never applied
-	tombstone string                      // column whose non-null value deletes the row
-	erase     map[string]any              // columns a tombstone resets, and their values
-}
-
-var replicas = map[string]replica{}
-
-func init() {
-	for _, r := range []replica{
-		{e: entOrg}, {e: entUser}, {e: entLocation}, {e: entCategory}, {e: entProduct}, {e: entModifierGroup},
-		{e: entPriceList}, {e: entCampaign}, {e: entProgram}, {e: entTransfer}, {e: entPayment},
-		{e: entCustomer, tombstone: "deleted_at", erase: map[string]any{
-			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
-			"notes": "", "tags": "[]", "loyalty_member_id": nil}},
-		{e: entAccount, derived: []string{"points_balance", "lifetime_points", "tier"}},
-		{e: entStockLevel, derived: []string{"on_hand"}},
-		// kitchen_status is last-writer-wins, not a lattice: a recall moves it back.
-		{e: entOrder, derived: []string{"paid_total", "refunded_total"},
-			lattice: map[string]func(string) int{"status": kassa.OrderStatusRank}},
-		{e: entPointsTxn, mode: mergeAppend}, {e: entMovement, mode: mergeAppend}, {e: entOrderLine, mode: mergeAppend},
-		{e: entOrderHistory, mode: mergeAppend}, {e: entRefund, mode: mergeAppend},
-		// Gift cards: an org-wide card whose balance is its ledger's sum.
-		{e: entGiftCard, derived: []string{"balance"}}, {e: entGiftCardTxn, mode: mergeAppend},
-		// Cash drawers (docs/drawers.md): the edge of the location owns them.
-		{e: entRegister},
-		{e: entDrawer, lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank}},
-		{e: entDrawerEntry, mode: mergeAppend}, {e: entZReport, mode: mergeAppend},
-		// Receipts: numbered once by the store that owns the sequence.
-		{e: entReceipt, mode: mergeAppend},
-		// Events: appended once per event id (events.id is unique), so an
-		// edge's event is in the hub's log once however often it arrives.
-		{e: entEvent, mode: mergeAppend},
-		// The hub's OAuth access tokens (hashes), for bearer checks at edges.
-		{e: entOAuthAccess},
-	} {
-		replicas[r.e.name] = r
-	}
-}
-
-// retiredEntities were replicated by an older change-record format and
-// are derived at every node since (the format that retired each): their
-// records, from an older edge or in the hub's log from before, are
-// accepted and dropped.
-var retiredEntities = map[string]int{
-	"campaign_redemption": 2, // redeem derives them from the order (migration 0019)
-}
 
 // ApplyResult says what an Apply did.
 type ApplyResult struct {
@@ -122,31 +64,34 @@ type applyOpts struct {
 }
 
 func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, error) {
-	var res ApplyResult
-	var touched map[string]string
-	defer func() {
-		// Orders that arrived or changed by sync reach the kitchen screens,
-		// in units of their own right after: tickets are derived, and
-		// building them inside this unit would hold up the sync.
-		for id, org := range touched {
-			db.queueTicket(org, id)
-		}
-	}()
+	var res applied
 	err := db.write(ctx, func(tx *Tx) error {
-		r, err := db.applyTx(ctx, tx, changes, opts)
-		res, touched = r.ApplyResult, r.orders
+		var err error
+		res, err = db.applyTx(ctx, tx, changes, opts)
 		return err
 	})
-	if err != nil {
-		touched = nil
+	if err == nil {
+		db.merged(res.touched)
 	}
-	return res, err
+	return res.ApplyResult, err
 }
 
-// applied is what applyTx did: the result and the orders it touched.
+// applied is what applyTx did: the result and the rows it touched.
 type applied struct {
 	ApplyResult
-	orders map[string]string // order id → org
+	touched map[*noun]map[string]string // see applier.touched
+}
+
+// merged runs, once an apply unit committed, each noun's merged hook with
+// the rows the unit touched (in units of their own: the kitchen tickets of
+// the orders sync changed are derived, and building them inside the apply
+// would hold up the sync).
+func (db *DB) merged(touched map[*noun]map[string]string) {
+	for n, rows := range touched {
+		if n.merged != nil {
+			n.merged(db, rows)
+		}
+	}
 }
 
 // applyTx applies changes in tx: the unit of work of apply, which a
@@ -154,75 +99,14 @@ type applied struct {
 func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
-	a := &applier{tx: tx, orders: map[string]string{}, levels: map[[3]string]bool{}, accounts: map[string]string{},
-		cards: map[string]string{}, redeemed: map[[3]string]int{}, campaigned: map[string]bool{}}
+	a := &applier{tx: tx, touched: map[*noun]map[string]string{}, state: map[*noun]any{}}
 	if opts.from != nil {
-		a.admitter = &admitter{tx: tx, from: *opts.from}
+		a.admitter = &admitter{tx: tx, from: *opts.from, state: a.state}
 	}
 	for i := range changes {
-		c := &changes[i]
-		if err := c.Validate(); err != nil {
-			return res, kassa.Errorf(kassa.EInvalid, "%v", err)
-		}
-		if _, retired := retiredEntities[c.Entity]; retired {
-			res.Dropped++
-			continue
-		}
-		if c.Origin == db.NodeID {
-			if lost, err := opts.own.lost(ctx, tx, c); err != nil {
-				return res, err
-			} else if !lost {
-				res.Duplicate++ // our own change coming back
-				continue
-			}
-		}
-		var seen int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&seen); err != nil {
+		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
 		}
-		if seen > 0 {
-			res.Duplicate++
-			continue
-		}
-		fresh, err := a.newEvent(ctx, c)
-		if err != nil {
-			return res, err
-		}
-		if err := a.apply(ctx, c); err != nil {
-			return res, fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
-		}
-		if fresh && !a.held[c.EntityID] {
-			// Queued with the event, in this unit: an event id already
-			// in the log (a replay, re-pull or repair) queues nothing.
-			typ, _ := c.Fields["type"].(string)
-			data, _ := c.Fields["data"].(string)
-			if err := tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
-				return res, err
-			}
-		}
-		// What it touched, for the live feeds (migration 0016).
-		if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
-			return res, err
-		}
-		tx.live(c.OrgID, c.Entity)
-		if c.Origin == db.NodeID && c.Entity == entOrder.name {
-			if err := skipOrderNumber(ctx, tx, c); err != nil {
-				return res, err
-			}
-		}
-		if c.Entity == entEvent.name {
-			// The hub's event log grew: wake its readers. Events are
-			// not in the hub's log of changes: edges never pull them.
-			if !a.held[c.EntityID] {
-				tx.wakes = append(tx.wakes, loggedEvent(c))
-			}
-		} else if opts.log {
-			if err := tx.record(ctx, *c); err != nil {
-				return res, err
-			}
-		}
-		res.Applied++
 	}
 	if err := a.recompute(ctx); err != nil {
 		return res, err
@@ -232,23 +116,104 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, err
 		}
 	}
-	res.orders = a.orders
+	res.touched = a.touched
 	res.Conflicts = a.conflicts
 	return res, nil
+}
+
+// step applies one change of the batch, unless it was applied before or
+// names a retired entity, and counts it in res.
+func (a *applier) step(ctx context.Context, c *change.Change, opts applyOpts, res *ApplyResult) error {
+	if err := c.Validate(); err != nil {
+		return kassa.Errorf(kassa.EInvalid, "%v", err)
+	}
+	if _, gone := retired[c.Entity]; gone {
+		res.Dropped++
+		return nil
+	}
+	if dup, err := a.seen(ctx, c, opts); err != nil || dup {
+		if dup {
+			res.Duplicate++
+		}
+		return err
+	}
+	fresh, err := a.newEvent(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := a.apply(ctx, c); err != nil {
+		return fmt.Errorf("apply %s %s %s: %w", c.Entity, c.EntityID, c.ID, err)
+	}
+	if err := a.applied(ctx, c, fresh, opts); err != nil {
+		return err
+	}
+	res.Applied++
+	return nil
+}
+
+// seen reports whether c was applied here before, or is this node's own
+// change coming back (and not one a restore lost: see OwnResync).
+func (a *applier) seen(ctx context.Context, c *change.Change, opts applyOpts) (bool, error) {
+	if c.Origin == a.tx.db.NodeID {
+		lost, err := opts.own.lost(ctx, a.tx, c)
+		if err != nil || !lost {
+			return err == nil, err
+		}
+	}
+	var n int
+	err := a.tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&n)
+	return n > 0, err
+}
+
+// applied does what follows an applied change in its unit: the hooks of
+// an event new to the log, the record of what it touched (for the live
+// feeds, migration 0016), its noun's ownBack hook, and its place in the
+// hub's log (opts.log) or, for an event, a wake-up of the log's readers.
+func (a *applier) applied(ctx context.Context, c *change.Change, fresh bool, opts applyOpts) error {
+	tx := a.tx
+	if fresh && !a.held[c.EntityID] {
+		// Its hooks run with the event, in this unit: an event id
+		// already in the log (a replay, re-pull or repair) runs none.
+		typ, _ := c.Fields["type"].(string)
+		data, _ := c.Fields["data"].(string)
+		if err := tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
+		return err
+	}
+	tx.live(c.OrgID, c.Entity)
+	if r, ok := nounOf(c.Entity); ok && c.Origin == tx.db.NodeID && r.ownBack != nil {
+		if err := r.ownBack(ctx, tx, c); err != nil {
+			return err
+		}
+	}
+	if c.Entity == entEvent.name {
+		// The hub's event log grew: wake its readers. Events are not in
+		// the hub's log of changes: edges never pull them.
+		if !a.held[c.EntityID] {
+			tx.wakes = append(tx.wakes, loggedEvent(c))
+		}
+		return nil
+	}
+	if opts.log {
+		return tx.record(ctx, *c)
+	}
+	return nil
 }
 
 // applier applies one batch and remembers what it must recompute.
 type applier struct {
 	tx       *Tx
-	admitter *admitter          // set for changes pushed by an edge
-	orders   map[string]string  // order id → org
-	levels   map[[3]string]bool // org, location, product
-	accounts map[string]string  // account id → org
-	cards    map[string]string  // gift card id → org
-	redeemed map[[3]string]int  // org, campaign, customer ("" none) → redemptions this batch applied
-	// campaigned are the orders this batch inserted with campaigns: an
-	// edge derives their redemptions (redeem).
-	campaigned map[string]bool
+	admitter *admitter // set for changes pushed by an edge
+	// touched are the rows whose derived columns the batch affects, per
+	// noun (key → org): the noun's track hook notes them (touch), its
+	// recompute hook refreshes them once every change applied.
+	touched map[*noun]map[string]string
+	// state is what a noun's hooks keep for the batch (batchState).
+	state map[*noun]any
 	// held are the edge's events this batch held (holdEvent): neither
 	// logged nor delivered.
 	held      map[string]bool
@@ -261,13 +226,11 @@ type applier struct {
 var olderRules func(c *change.Change) error
 
 func (a *applier) apply(ctx context.Context, c *change.Change) error {
-	r, ok := replicas[c.Entity]
+	r, ok := nounOf(c.Entity)
 	if !ok {
 		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
-	if r.e == entCampaign {
-		a.tx.campaignsChanged(c.OrgID)
-	}
+	a.tx.changing(r, c.OrgID)
 	fields := make(map[string]any, len(c.Fields))
 	for k, v := range c.Fields {
 		if !validColumn(k) {
@@ -301,9 +264,9 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 	}
 	a.tx.db.Clock.Update(stamp)
 	a.track(c, r, fields)
-	if r.mode == mergeAppend {
+	if r.merge == mergeAppend {
 		fields["id"] = c.EntityID
-		fields[r.e.orgCol] = c.OrgID
+		fields[r.orgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	return a.merge(ctx, c, r, fields, stamp)
@@ -340,37 +303,21 @@ func (a *applier) clamp(t hlc.Timestamp) hlc.Timestamp {
 	return t
 }
 
-// track notes the rows whose derived columns the change affects.
-func (a *applier) track(c *change.Change, r replica, fields map[string]any) {
-	str := func(k string) string { s, _ := fields[k].(string); return s }
-	switch r.e {
-	case entOrder:
-		a.orders[c.EntityID] = c.OrgID
-		if cs := str("campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
-			a.campaigned[c.EntityID] = true
-		}
-	case entPayment, entRefund, entOrderLine, entOrderHistory:
-		if id := str("order_id"); id != "" {
-			a.orders[id] = c.OrgID
-		}
-	case entMovement:
-		a.levels[[3]string{c.OrgID, str("location_id"), str("product_id")}] = true
-	case entPointsTxn:
-		if id := str("account_id"); id != "" {
-			a.accounts[id] = c.OrgID
-		}
-	case entAccount:
-		a.accounts[c.EntityID] = c.OrgID
-	case entGiftCardTxn:
-		if id := str("gift_card_id"); id != "" {
-			a.cards[id] = c.OrgID
-		}
-	case entGiftCard:
-		a.cards[c.EntityID] = c.OrgID
+// track notes the rows whose derived columns the change affects (the
+// noun's track hook).
+func (a *applier) track(c *change.Change, r *noun, fields map[string]any) {
+	if r.track != nil {
+		r.track(a, c, fields)
 	}
 }
 
-func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]any, stamp hlc.Timestamp, origin string) error {
+// fieldText is a change's text field as its column stores it, or "".
+func fieldText(fields map[string]any, k string) string {
+	s, _ := fields[k].(string)
+	return s
+}
+
+func (a *applier) insertRow(ctx context.Context, r *noun, fields map[string]any, stamp hlc.Timestamp, origin string) error {
 	names := slices.Sorted(maps.Keys(fields))
 	args := make([]any, 0, len(names)+3)
 	for _, n := range names {
@@ -379,12 +326,12 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 	args = append(args, stamp.String(), origin)
 	cols := joinCols(names, "") + ", hlc, origin"
 	ph := placeholders(len(names) + 2)
-	if r.mode == mergeLWW {
+	if r.merge == mergeLWW {
 		cols += ", field_hlc"
 		ph += ", ?"
 		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
-	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.e.table, cols, ph)
+	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.table, cols, ph)
 	return a.uniquely(ctx, r, fields, func() error {
 		for i, n := range names {
 			args[i] = fields[n]
@@ -394,42 +341,40 @@ func (a *applier) insertRow(ctx context.Context, r replica, fields map[string]an
 	})
 }
 
-// uniqueKeys are the columns unique among an org's rows that two nodes
-// can fill alike while apart (a sku, a customer's e-mail), and how the
-// duplicate is settled on every node alike: the row with the greater id
-// gives way, and a duplicate_key conflict is recorded.
-var uniqueKeys = map[string]struct {
+// uniqueKey is a column unique among an org's rows that two nodes can
+// fill alike while apart (a sku, a customer's e-mail; noun.unique), and
+// how the duplicate is settled on every node alike: the row with the
+// greater id gives way (giveWay: the value it takes instead), and a
+// duplicate_key conflict is recorded. extra narrows the rows that count.
+type uniqueKey struct {
 	col, extra string
 	giveWay    func(v any, id string) any
-}{
-	"products":  {"sku", "", func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
-	"customers": {"email", " AND deleted_at IS NULL", func(any, string) any { return nil }},
 }
 
 // uniquely runs write; when it breaks a unique key of the table, it
-// settles the duplicate as uniqueKeys says and runs it again.
-func (a *applier) uniquely(ctx context.Context, r replica, fields map[string]any, write func() error) error {
+// settles the duplicate as the noun's unique key says and runs it again.
+func (a *applier) uniquely(ctx context.Context, r *noun, fields map[string]any, write func() error) error {
 	err := write()
-	k, ok := uniqueKeys[r.e.table]
-	if !ok || !isUniqueViolation(err) || fields[k.col] == nil {
+	k := r.unique
+	if k == nil || !isUniqueViolation(err) || fields[k.col] == nil {
 		return err
 	}
 	id, _ := fields["id"].(string)
-	org, _ := fields[r.e.orgCol].(string)
+	org, _ := fields[r.orgCol].(string)
 	var other string
-	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.e.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
+	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
 		org, fields[k.col], id).Scan(&other); qerr != nil {
 		return err
 	}
 	val := fields[k.col]
 	if other > id {
-		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.e.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
+		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
 			return err
 		}
 	} else {
 		fields[k.col] = k.giveWay(val, id)
 	}
-	if err := a.conflict(ctx, org, "", "duplicate_key", r.e.name, id,
+	if err := a.conflict(ctx, org, "", "duplicate_key", r.name, id,
 		map[string]any{"id": other, k.col: val}, map[string]any{"id": id, k.col: val, "kept_by": min(id, other)}); err != nil {
 		return err
 	}
@@ -437,68 +382,36 @@ func (a *applier) uniquely(ctx context.Context, r replica, fields map[string]any
 }
 
 // merge applies an insert or update of an LWW row field by field.
-func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields map[string]any, stamp hlc.Timestamp) error {
-	tx := a.tx
-	latticeCols := slices.Sorted(maps.Keys(r.lattice))
-	sel := r.e.orgCol + ", field_hlc"
-	for _, col := range latticeCols {
-		sel += ", " + col
-	}
-	if r.tombstone != "" {
-		sel += ", " + r.tombstone
-	}
-	dest := make([]any, 2+len(latticeCols)+1)
-	var rowOrg, stamps string
-	dest[0], dest[1] = &rowOrg, &stamps
-	cur := make([]sql.NullString, len(latticeCols)+1)
-	for i := range cur {
-		dest[2+i] = &cur[i]
-	}
-	if r.tombstone == "" {
-		dest = dest[:len(dest)-1]
-	}
-	err := tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.e.table+" WHERE id = ?", c.EntityID).Scan(dest...)
-	if errors.Is(err, sql.ErrNoRows) && c.Op != change.OpInsert {
-		return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		fields["id"] = c.EntityID
-		fields[r.e.orgCol] = c.OrgID
-		return a.insertRow(ctx, r, fields, stamp, c.Origin)
-	}
+func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields map[string]any, stamp hlc.Timestamp) error {
+	row, err := a.mergeRow(ctx, c, r)
 	if err != nil {
 		return err
 	}
-	if rowOrg != c.OrgID {
+	if row == nil {
+		if c.Op != change.OpInsert {
+			return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
+		}
+		fields["id"] = c.EntityID
+		fields[r.orgCol] = c.OrgID
+		return a.insertRow(ctx, r, fields, stamp, c.Origin)
+	}
+	if row.org != c.OrgID {
 		// Ids are global: a change may only touch rows of its own org.
 		return kassa.Errorf(kassa.EForbidden, "change %s names %s %s of another org", c.ID, c.Entity, c.EntityID)
 	}
 	var have map[string]string
-	if err := decodeJSON(stamps, &have); err != nil {
+	if err := decodeJSON(row.stamps, &have); err != nil {
 		return err
 	}
 	mine := fieldStamp(stamp, c.Origin)
 	set := map[string]any{}
 	for k, v := range fields {
-		if k == "id" || k == r.e.orgCol {
+		if k == "id" || k == r.orgCol {
 			continue
 		}
 		if rank, ok := r.lattice[k]; ok {
-			i := slices.Index(latticeCols, k)
-			now, _ := v.(string)
-			if rank(now) > rank(cur[i].String) {
-				set[k] = v
-				if k == "status" && cur[i].String == kassa.OrderCancelled {
-					if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
-						map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
-						return err
-					}
-				}
-			} else if k == "status" && now == kassa.OrderCancelled && cur[i].String != kassa.OrderCancelled {
-				if err := a.conflict(ctx, c.OrgID, c.LocationID, "cancel_lost", c.Entity, c.EntityID,
-					map[string]any{"status": cur[i].String}, map[string]any{"status": now, "origin": c.Origin}); err != nil {
-					return err
-				}
+			if err := a.mergeLattice(ctx, c, r, k, rank, row.lattice[k], v, set); err != nil {
+				return err
 			}
 			continue
 		}
@@ -507,7 +420,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 		}
 	}
 	if r.tombstone != "" {
-		deleted := cur[len(latticeCols)].Valid
+		deleted := row.deleted
 		if v, ok := fields[r.tombstone]; ok && v != nil {
 			deleted, set[r.tombstone] = true, v
 		}
@@ -520,6 +433,70 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	if len(set) == 0 {
 		return nil
 	}
+	return a.updateRow(ctx, c, r, set, stamp)
+}
+
+// mergedRow is the row an LWW merge changes, as this node has it.
+type mergedRow struct {
+	org, stamps string
+	lattice     map[string]string // the noun's lattice columns → their values
+	deleted     bool              // its tombstone is set
+}
+
+// mergeRow reads the row c changes, or nil when this node has none.
+func (a *applier) mergeRow(ctx context.Context, c *change.Change, r *noun) (*mergedRow, error) {
+	latticeCols := slices.Sorted(maps.Keys(r.lattice))
+	sel := r.orgCol + ", field_hlc"
+	for _, col := range latticeCols {
+		sel += ", " + col
+	}
+	if r.tombstone != "" {
+		sel += ", " + r.tombstone
+	}
+	row := &mergedRow{lattice: make(map[string]string, len(latticeCols))}
+	cur := make([]sql.NullString, len(latticeCols)+1)
+	dest := []any{&row.org, &row.stamps}
+	for i := range cur {
+		dest = append(dest, &cur[i])
+	}
+	if r.tombstone == "" {
+		dest = dest[:len(dest)-1]
+	}
+	err := a.tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, col := range latticeCols {
+		row.lattice[col] = cur[i].String
+	}
+	row.deleted = cur[len(latticeCols)].Valid
+	return row, nil
+}
+
+// mergeLattice notes in set a lattice column's remote value v when it
+// ranks above the row's value cur. A value of the noun's latticeLoss that
+// loses, or is overtaken, is recorded as a conflict (an order's cancel
+// that meets a completion: cancel_lost).
+func (a *applier) mergeLattice(ctx context.Context, c *change.Change, r *noun, k string, rank func(string) int, cur string, v any, set map[string]any) error {
+	now, _ := v.(string)
+	up := rank(now) > rank(cur)
+	if up {
+		set[k] = v
+	}
+	l := r.latticeLoss
+	if l == nil || k != l.col || !(up && cur == l.value || !up && now == l.value && cur != l.value) {
+		return nil
+	}
+	return a.conflict(ctx, c.OrgID, c.LocationID, l.kind, c.Entity, c.EntityID,
+		map[string]any{k: cur}, map[string]any{k: now, "origin": c.Origin})
+}
+
+// updateRow writes a merge's newer fields (set) to the row, stamped.
+func (a *applier) updateRow(ctx context.Context, c *change.Change, r *noun, set map[string]any, stamp hlc.Timestamp) error {
+	mine := fieldStamp(stamp, c.Origin)
 	names := slices.Sorted(maps.Keys(set))
 	args := make([]any, 0, len(names)+4)
 	for _, n := range names {
@@ -528,13 +505,13 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r replica, fields
 	// SET expressions read the row as it was, so origin follows the newer stamp.
 	args = append(args, fieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
 	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
-		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.e.table, joinCols(names, " = ?"))
-	set["id"], set[r.e.orgCol] = c.EntityID, c.OrgID
+		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.table, joinCols(names, " = ?"))
+	set["id"], set[r.orgCol] = c.EntityID, c.OrgID
 	return a.uniquely(ctx, r, set, func() error {
 		for i, n := range names {
 			args[i] = set[n]
 		}
-		_, err := tx.execCached(ctx, query, args...)
+		_, err := a.tx.execCached(ctx, query, args...)
 		return err
 	})
 }
@@ -551,207 +528,35 @@ func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity,
 	return err
 }
 
-// recompute refreshes the derived columns of the rows the batch touched.
+// touch notes a row of n whose derived columns the batch affects.
+func (a *applier) touch(n *noun, key, orgID string) {
+	rows := a.touched[n]
+	if rows == nil {
+		rows = map[string]string{}
+		a.touched[n] = rows
+	}
+	rows[key] = orgID
+}
+
+// batchState is what noun n's hooks keep for one batch (applier.state),
+// made at first use.
+func batchState[T any](state map[*noun]any, n *noun) *T {
+	if v, ok := state[n].(*T); ok {
+		return v
+	}
+	v := new(T)
+	state[n] = v
+	return v
+}
+
+// recompute refreshes the derived columns of the rows the batch touched:
+// each noun's recompute hook, in the registry's order.
 func (a *applier) recompute(ctx context.Context) error {
-	tx := a.tx
-	for id, orgID := range a.orders {
-		before, err := orderMoney(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
-			return err
-		}
-		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
-			return err
-		}
-	}
-	for k := range a.levels {
-		orgID, loc, product := k[0], k[1], k[2]
-		var before int64
-		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`, orgID, loc, product).Scan(&before)
-		if errors.Is(err, sql.ErrNoRows) {
-			// The level's own change has not arrived: create it as its origin did (the id is derived).
-			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
-				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.now), fmtTime(tx.now))
-		}
-		if err != nil {
-			return err
-		}
-		var after int64
-		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
-			WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
-			loc, product, orgID).Scan(&after); err != nil {
-			return err
-		}
-		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
-				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
+	for _, n := range registered() {
+		if rows := a.touched[n]; n.recompute != nil && len(rows) > 0 {
+			if err := n.recompute(ctx, a, rows); err != nil {
 				return err
 			}
-			lvl, err := findLevel(ctx, tx, orgID, loc, product)
-			if err != nil {
-				return err
-			}
-			tx.emit(orgID, loc, kassa.EventInventoryStockout, lvl)
-		}
-	}
-	for id, orgID := range a.accounts {
-		var before, balance, lifetime int64
-		var program string
-		err := tx.QueryRowContext(ctx, `SELECT points_balance, program_id,
-			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1),
-			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1 AND type = 'earn')
-			FROM loyalty_accounts WHERE id = ?1 AND org_id = ?2`, id, orgID).Scan(&before, &program, &balance, &lifetime)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // its account row arrives later in the log
-		}
-		if err != nil {
-			return err
-		}
-		var tiers string
-		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ? AND org_id = ?`, program, orgID).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		p := kassa.LoyaltyProgram{}
-		decodeJSON(tiers, &p.Tiers)
-		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ? AND org_id = ?`,
-			balance, lifetime, p.TierFor(lifetime), id, orgID); err != nil {
-			return err
-		}
-		if balance < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
-				map[string]any{"points_balance_before": before}, map[string]any{"points_balance": balance}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := a.recomputeGiftCards(ctx); err != nil {
-		return err
-	}
-	return a.checkVouchers(ctx)
-}
-
-// recomputeGiftCards rewrites the balance of every card the batch touched
-// from its ledger; a balance the merge took below zero (two stores
-// redeemed the card while apart) is a gift_card_overdrawn conflict, listed
-// once, when it first goes below. No sale is undone: the money was taken.
-func (a *applier) recomputeGiftCards(ctx context.Context) error {
-	for id, orgID := range a.cards {
-		var before int64
-		err := a.tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // its card row arrives later in the log
-		}
-		if err != nil {
-			return err
-		}
-		after, err := setGiftCardBalance(ctx, a.tx, orgID, id)
-		if err != nil {
-			return err
-		}
-		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.name, id,
-				map[string]any{"balance_before": before}, map[string]any{"balance": after}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// recomputeOrder refreshes an order's derived columns from its entries:
-// payments' refunded amounts from the refunds that name them, the paid
-// and refunded totals, and — for changes an edge pushed — the order's
-// totals from its lines (an order's lines are fixed at creation, so this
-// changes nothing for an honest edge). Every statement is scoped to the
-// order's org. An edge's order that claims completion without being paid
-// in full is refused.
-func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
-	tx := a.tx
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
-			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
-		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
-			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	if a.admitter == nil {
-		if !a.campaigned[id] {
-			return nil
-		}
-		// An order from the hub's log: what its campaigns gave is the
-		// hub's word.
-		return a.redeem(ctx, id, orgID, nil)
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
-				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
-			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
-		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
-	if err != nil {
-		return err
-	}
-	var status string
-	var total, paid int64
-	if err := tx.QueryRowContext(ctx, `SELECT status, total, paid_total FROM orders WHERE id = ? AND org_id = ?`, id, orgID).Scan(&status, &total, &paid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // its row arrives later in the log
-		}
-		return err
-	}
-	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
-		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
-	}
-	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
-		return err
-	}
-	return a.admitter.checkDiscount(ctx, id, orgID)
-}
-
-// money is an order's totals, as the money invariants see them.
-type money struct {
-	found                 bool
-	location              string
-	total, paid, refunded int64
-}
-
-func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
-	m := money{found: true}
-	err := tx.QueryRowContext(ctx, `SELECT location_id, total, paid_total, refunded_total FROM orders WHERE id = ?`, id).
-		Scan(&m.location, &m.total, &m.paid, &m.refunded)
-	if errors.Is(err, sql.ErrNoRows) {
-		return money{}, nil // its order row arrives later in the log
-	}
-	return m, err
-}
-
-// checkMoney records an overpaid or overrefunded conflict for each money
-// invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
-// taken at two nodes at once, each within the order's total there. The
-// local side is the totals before the merge, the remote side after.
-func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
-	after, err := orderMoney(ctx, a.tx, id)
-	if err != nil || !after.found {
-		return err
-	}
-	was := kassa.MoneyBreaches(before.total, before.paid, before.refunded)
-	for _, kind := range kassa.MoneyBreaches(after.total, after.paid, after.refunded) {
-		if before.found && slices.Contains(was, kind) {
-			continue // recorded when it first broke
-		}
-		side := func(m money) map[string]any {
-			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
-		}
-		if err := a.conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -865,28 +670,23 @@ func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *chang
 }
 
 // redacted is c as a conflict lists it (GET /sync/conflicts, reports:read):
-// a gift card's code masked, in the card's record and in a gift card
-// event's data, as every reader without payments:write sees it. The
-// quarantine keeps c whole, for a re-apply.
+// what its noun's redact hook masks (a gift card's code), in the record
+// and in the data of an event about such a row, as every reader without
+// the noun's write scope sees it. The quarantine keeps c whole, for a
+// re-apply.
 func redacted(c *change.Change) *change.Change {
-	mask := func(m map[string]any) bool {
-		code, ok := m["code"].(string)
-		if ok {
-			m["code"] = kassa.MaskedGiftCardCode(code)
-		}
-		return ok
-	}
 	out := *c
 	out.Fields = maps.Clone(c.Fields)
-	switch typ, _ := c.Fields["type"].(string); {
-	case c.Entity == entGiftCard.name:
-		mask(out.Fields)
-	case c.Entity == entEvent.name && strings.HasPrefix(typ, "gift_card."):
+	if c.Entity == entEvent.name {
+		typ, _ := c.Fields["type"].(string)
+		sub, ok := eventSubjectOf(typ)
 		var data map[string]any
-		if s, ok := c.Fields["data"].(string); ok && json.Unmarshal([]byte(s), &data) == nil && mask(data) {
+		if s, isText := c.Fields["data"].(string); ok && sub.of.redact != nil && isText && json.Unmarshal([]byte(s), &data) == nil && sub.of.redact(data) {
 			b, _ := json.Marshal(data)
 			out.Fields["data"] = string(b)
 		}
+	} else if n, ok := nounOf(c.Entity); ok && n.redact != nil {
+		n.redact(out.Fields)
 	}
 	return &out
 }

@@ -40,7 +40,7 @@ func wrapNode(t *testing.T, db *DB) *node {
 // ship applies every change from has not seen yet to to.
 func ship(t *testing.T, from, to *node) ApplyResult {
 	t.Helper()
-	log, err := from.db.ChangesAfter(context.Background(), 0, 1_000_000, false, nil, "")
+	log, err := from.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestApplyOrderDoesNotMatterAcrossRows(t *testing.T) {
 	a, b, c := mustNode(t), mustNode(t), mustNode(t)
 	w := seed(t, a)
 	sell(t, a, w, w.p1, 1)
-	log, _ := a.db.ChangesAfter(context.Background(), 0, 1000, false, nil, "")
+	log, _ := a.db.ChangesAfter(context.Background(), 0, 1000, LogFilter{})
 	cs := make([]change.Change, len(log))
 	for i := range log {
 		cs[i] = log[i].Change
@@ -469,7 +469,7 @@ func TestABadRecordIsQuarantinedAndTheRestApplies(t *testing.T) {
 	w := seed(t, a)
 	syncPair(t, a, b)
 	sell(t, a, w, w.p1, 1)
-	log, _ := a.db.ChangesAfter(context.Background(), 0, 10000, false, nil, "")
+	log, _ := a.db.ChangesAfter(context.Background(), 0, 10000, LogFilter{})
 	cs := wire(t, log)
 	// A record for an entity this node does not know, in the middle.
 	bad := change.Change{ID: a.db.NewID(), OrgID: w.org, Entity: "no_such_thing", EntityID: "x", Op: change.OpInsert,
@@ -497,7 +497,7 @@ func TestAnUpdateBeforeItsRowIsRefusedNotQuarantined(t *testing.T) {
 	w := seed(t, a)
 	syncPair(t, a, b)
 	o := sell(t, a, w, w.p1, 1)
-	log, _ := a.db.ChangesAfter(context.Background(), 0, 100000, false, nil, "")
+	log, _ := a.db.ChangesAfter(context.Background(), 0, 100000, LogFilter{})
 	var updates []change.Change
 	for _, c := range wire(t, log) {
 		if c.Entity == "order" && c.EntityID == o.ID && c.Op == change.OpUpdate {

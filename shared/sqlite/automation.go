@@ -15,7 +15,7 @@ import (
 
 // Automation rules and their executions (migration 0012): hub only,
 // node-local like webhooks (no change records; no edge can push them).
-// The hub's engine (shared/node/automation.go) reads the event log from a
+// The hub's engine (shared/node/hubonly/automation.go) reads the event log from a
 // saved position (log_readers) and records each execution with the new
 // position, the schedule's tick and any automation.triggered event in one
 // unit (RecordExecution).

@@ -409,12 +409,12 @@ func (c *campaignCache) invalidate(orgIDs ...string) {
 
 // liveCampaigns returns the org's scheduled and active campaigns, from the
 // cache when it is current, else read on q — a read transaction the caller
-// began after it read gen from db.campaigns.gen(orgID), so that what q
+// began after it read gen from campaignsIn(db).live.gen(orgID), so that what q
 // reads is at least as new as gen says (q is the caller's snapshot: a
 // second reader could wait on a pool of one). The slice is shared: never
 // modify it.
 func (db *DB) liveCampaigns(ctx context.Context, q querier, gen uint64, orgID string) ([]kassa.Campaign, error) {
-	oc := db.campaigns.of(orgID)
+	oc := campaignsIn(db).live.of(orgID)
 	if c := oc.cached.Load(); c != nil && c.gen == gen {
 		return c.live, nil
 	}
@@ -422,7 +422,7 @@ func (db *DB) liveCampaigns(ctx context.Context, q querier, gen uint64, orgID st
 	if err != nil {
 		return nil, err
 	}
-	db.campaigns.reads.Add(1)
+	campaignsIn(db).live.reads.Add(1)
 	oc.cached.Store(&cachedCampaigns{gen: gen, live: live})
 	return live, nil
 }
@@ -492,7 +492,7 @@ func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int6
 					rows.Close()
 					return err
 				}
-				tx.campaignsChanged(org)
+				tx.changing(entCampaign, org)
 				n++
 			}
 			return errors.Join(rows.Err(), rows.Close())
@@ -524,10 +524,10 @@ type campaignVersion struct {
 // histories holds each org's campaignHistory for the writer, where the hub
 // prices every edge order that claims a campaign (hubCampaigns): reading
 // and decoding the versions for each order was most of the hub's apply
-// time with 20 campaigns (session 7, BenchmarkSync with
-// KASSA_BENCH_SYNC_CAMPAIGNS). It is read in the writer's units, from
+// time with many campaigns (BenchmarkSync with KASSA_BENCH_SYNC_CAMPAIGNS;
+// docs/performance.md). It is read in the writer's units, from
 // their view. An org's history is forgotten whenever a unit writes one of
-// its campaigns or versions (Tx.campaignsChanged) and after any batch
+// its campaigns or versions (Tx.changing) and after any batch
 // with such a unit (runBatch, committed or not), so it never holds a
 // version a rolled-back unit wrote, nor misses one a unit of the batch
 // did; other orgs' stay held. The campaigns it hands out share their
@@ -644,7 +644,7 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 // versions. A paused or ended state is returned too: kassa.Applies
 // leaves it out. The hub prices an edge's order with these (hubCampaigns).
 func (db *DB) campaignsAt(ctx context.Context, q querier, orgID string, at, now time.Time) ([]kassa.Campaign, error) {
-	ch, err := db.histories.of(ctx, q, orgID)
+	ch, err := campaignsIn(db).histories.of(ctx, q, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -874,7 +874,7 @@ func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[st
 		return err
 	}
 	for _, c := range wrote {
-		a.redeemed[[3]string{orgID, c, customer.V}]++
+		campaignsOf(a.state).redeemed[[3]string{orgID, c, customer.V}]++
 	}
 	if gave == nil || len(wrote) == len(applied) {
 		return nil
@@ -900,7 +900,7 @@ func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[st
 // /sync/conflicts.
 func (a *applier) checkVouchers(ctx context.Context) error {
 	total := map[[2]string]int{}
-	for k, added := range a.redeemed {
+	for k, added := range campaignsOf(a.state).redeemed {
 		total[[2]string{k[0], k[1]}] += added
 	}
 	for k, added := range total {
@@ -909,7 +909,7 @@ func (a *applier) checkVouchers(ctx context.Context) error {
 			return err
 		}
 	}
-	for k, added := range a.redeemed {
+	for k, added := range campaignsOf(a.state).redeemed {
 		if k[2] == "" {
 			continue
 		}
@@ -945,4 +945,216 @@ func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, cust
 		local["customer_id"], remote["customer_id"] = customer, customer
 	}
 	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
+}
+
+// Campaigns: written at the hub only. Their redemptions were replicated
+// until format 2; every node derives them from the order since
+// (migration 0019).
+var entCampaign = new(noun)
+
+func init() {
+	register(entCampaign, noun{name: "campaign", table: "campaigns", digest: orgRows,
+		written: recordCampaignVersion, newState: func(*DB) any { return &campaignState{} }})
+	retire("campaign_redemption", formatStep{2, 19})
+}
+
+// campaignPart is the campaigns' part of an edge order's discount as the
+// hub computes it (hubCampaigns). The wire's campaign amounts are not
+// believed: whatever discount they do not explain counts as manual.
+func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
+	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+	return campaignTotal(cp), err
+}
+
+// redeemAtHub writes an edge order's redemptions (redeem) with the
+// amounts the hub computes its campaigns gave the order (hubCampaigns; 0
+// for a campaign that gave it nothing here) and the order's total as the
+// hub recomputed it: the hub's analytics and usage limits count no
+// discount an edge's wire merely claims. An order that claims no campaign
+// is left alone, and so is one whose lines have not come yet: they arrive
+// later in the log, and the order is recomputed then (its rows take the
+// new amounts).
+func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error {
+	var claims bool
+	err := a.tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
+	if err != nil || !claims {
+		return err
+	}
+	cp, err := a.admitter.hubCampaigns(ctx, orderID, orgID)
+	if err != nil {
+		return err
+	}
+	gave := make(map[string]int64, len(cp.Applied))
+	for _, c := range cp.Applied {
+		gave[c.CampaignID] = c.Amount
+	}
+	return a.redeem(ctx, orderID, orgID, gave)
+}
+
+// hubCampaigns recomputes at the hub what campaigns gave an order an edge
+// pushed: the hub's campaigns, as they stood when the order was taken
+// (occurred_at, campaignsAt), that applied at its location then, priced
+// on its lines with its voucher (without it when no campaign here had the
+// code).
+func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
+	priced := campaignsOf(ad.state).priced
+	if cp, ok := priced[orderID]; ok {
+		return cp, nil
+	}
+	cp, err := ad.priceCampaigns(ctx, orderID, orgID)
+	if err == nil {
+		priced[orderID] = cp
+	}
+	return cp, err
+}
+
+// priceCampaigns is hubCampaigns without its memo.
+func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
+	var locID, occurred string
+	var voucher, customer sql.Null[string]
+	var discount int64
+	var claimedJSON string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount, &claimedJSON); err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	loc, err := findLocation(ctx, ad.tx, orgID, locID)
+	if err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	rows, err := ad.tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
+		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
+	if err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	var lines []kassa.CampaignLine
+	for rows.Next() {
+		var l kassa.CampaignLine
+		var mods string
+		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
+			rows.Close()
+			return kassa.CampaignPrice{}, err
+		}
+		var ms []kassa.LineModifier
+		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
+		for _, m := range ms {
+			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
+		}
+		lines = append(lines, l)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	// The campaigns as they stood here when the order was made (its
+	// occurred_at, not in the future), from the unit's own view: a
+	// campaign paused or changed since prices the order as it did then.
+	// The wire's occurred_at is RFC 3339 at any precision (a real edge
+	// sends milliseconds); one that is no time is taken as now, which a
+	// forged edge could name anyway.
+	at, err := time.Parse(time.RFC3339Nano, occurred)
+	if err != nil {
+		at = ad.tx.now
+	}
+	price := func(at time.Time) (kassa.CampaignPrice, error) {
+		live, err := ad.tx.db.campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
+		if err != nil {
+			return kassa.CampaignPrice{}, err
+		}
+		cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
+		if kassa.ErrorKind(err) == kassa.EInvalid {
+			cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
+		}
+		return cp, err
+	}
+	cp, err := price(at)
+	// An edge's clock may run behind the hub's by as much as the hub
+	// lets an edge's stamps run ahead of it (Options.MaxSkew): a sale made
+	// just after a launch can be dated just before it. When the campaigns
+	// as they stood then do not explain the order's discount, the
+	// campaigns as they stood that much later (not after now) count, if
+	// they explain more — but only campaigns the order claims to have
+	// had (its campaigns list; the ids only, never the wire's amounts),
+	// and never more than its discount: a campaign launched in that
+	// window that the till never applied does not hide a manual discount.
+	// A forged edge gains at most a campaign launched or raised within
+	// that window after the instant it names, and only by claiming it.
+	if later := earlier(at.Add(ad.tx.db.maxSkew), ad.tx.now); err == nil && later.After(at) && campaignTotal(cp) < discount {
+		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= discount &&
+			claimsAll(claimedJSON, cp2.Applied) {
+			cp = cp2
+		}
+	}
+	return cp, err
+}
+
+// claimsAll reports whether an order's campaigns list (the wire's JSON)
+// names every campaign of applied.
+func claimsAll(claimedJSON string, applied []kassa.AppliedCampaign) bool {
+	var claimed []kassa.AppliedCampaign
+	if json.Unmarshal([]byte(claimedJSON), &claimed) != nil {
+		return false
+	}
+	for _, a := range applied {
+		if !slices.ContainsFunc(claimed, func(c kassa.AppliedCampaign) bool { return c.CampaignID == a.CampaignID }) {
+			return false
+		}
+	}
+	return true
+}
+
+// campaignTotal is what campaigns take off an order's lines.
+func campaignTotal(cp kassa.CampaignPrice) int64 {
+	var sum int64
+	for _, d := range cp.LineTotals {
+		sum += d
+	}
+	return sum
+}
+
+// campaignBatch is what an apply batch keeps of campaigns.
+type campaignBatch struct {
+	// campaigned are the orders the batch inserted with campaigns: an
+	// edge derives their redemptions (redeem).
+	campaigned map[string]bool
+	redeemed   map[[3]string]int // org, campaign, customer ("" none) → redemptions the batch applied
+	// priced memoizes hubCampaigns per order: it runs in the batch's
+	// recompute, after all its changes applied, once for the
+	// redemptions and once for the discount check.
+	priced map[string]kassa.CampaignPrice
+}
+
+// campaignsOf is the batch's campaignBatch (applier.state).
+func campaignsOf(state map[*noun]any) *campaignBatch {
+	b := batchState[campaignBatch](state, entCampaign)
+	if b.redeemed == nil {
+		b.campaigned, b.redeemed, b.priced = map[string]bool{}, map[[3]string]int{}, map[string]kassa.CampaignPrice{}
+	}
+	return b
+}
+
+// campaignState is what a store keeps in memory of its campaigns: each
+// org's live campaigns, for pricing (campaignCache), and their versions,
+// for the writer's pricing of edge orders (histories). A unit that writes
+// an org's campaigns or versions (Tx.changing) forgets its history at
+// once, and again after its batch, committed or not, so that histories
+// never holds a version a rolled-back unit wrote; the live campaigns are
+// invalidated after the commit (see campaignCache).
+type campaignState struct {
+	live      campaignCache
+	histories histories
+}
+
+// campaignsIn is db's campaignState.
+func campaignsIn(db *DB) *campaignState { return db.states[entCampaign].(*campaignState) }
+
+func (s *campaignState) writing(orgID string) { s.histories.forget(orgID) }
+
+func (s *campaignState) undone(orgIDs []string) { s.histories.forget(orgIDs...) }
+
+func (s *campaignState) settled(orgIDs []string, committed bool) {
+	if committed {
+		s.live.invalidate(orgIDs...)
+	}
+	s.histories.forget(orgIDs...)
 }

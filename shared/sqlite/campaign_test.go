@@ -366,7 +366,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
 		t.Fatal(err)
 	}
-	hub.db.histories.forget(w.org) // written around the store's units (writeRow), which forget it
+	campaignsIn(hub.db).histories.forget(w.org) // written around the store's units (writeRow), which forget it
 	cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("after the migration's seed: %+v %v", cs, err)
@@ -415,7 +415,7 @@ func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 	if err := edge.db.reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = 'campaign_redemption'`).Scan(&sent); err != nil || sent != 0 {
 		t.Fatalf("%d redemption change records (%v)", sent, err)
 	}
-	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, false, nil, "")
+	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,23 +500,23 @@ func TestOneOrgsCampaignWriteLeavesOtherOrgsCampaignsHeld(t *testing.T) {
 	edgeSale(b, cashierB.ID, onlyB.ID, b.p1)
 	tillSale(a, a.p1)
 	tillSale(b, b.p1)
-	histories, live := hub.db.histories.reads.Load(), hub.db.campaigns.reads.Load()
+	histories, live := campaignsIn(hub.db).histories.reads.Load(), campaignsIn(hub.db).live.reads.Load()
 
 	secondA := mustLaunch(t, hub, a, freeCampaign(a, a.p2))
 	edgeSale(b, cashierB.ID, onlyB.ID, b.p1)
 	tillSale(b, b.p1)
-	if got := hub.db.histories.reads.Load() - histories; got != 0 {
+	if got := campaignsIn(hub.db).histories.reads.Load() - histories; got != 0 {
 		t.Errorf("org B's campaign history read %d times after org A's launch, want it held", got)
 	}
-	if got := hub.db.campaigns.reads.Load() - live; got != 0 {
+	if got := campaignsIn(hub.db).live.reads.Load() - live; got != 0 {
 		t.Errorf("org B's live campaigns read %d times after org A's launch, want them held", got)
 	}
 	edgeSale(a, cashierA.ID, secondA.ID, a.p2)
 	tillSale(a, a.p2)
-	if got := hub.db.histories.reads.Load() - histories; got != 1 {
+	if got := campaignsIn(hub.db).histories.reads.Load() - histories; got != 1 {
 		t.Errorf("org A's campaign history read %d times after its launch, want once", got)
 	}
-	if got := hub.db.campaigns.reads.Load() - live; got != 1 {
+	if got := campaignsIn(hub.db).live.reads.Load() - live; got != 1 {
 		t.Errorf("org A's live campaigns read %d times after its launch, want once", got)
 	}
 }
@@ -539,7 +539,7 @@ func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 	if q := forgedFreeSale(t, hub, b, cashierB.ID, onlyB.ID, b.p1, hub.db.Now()); q != 0 {
 		t.Fatalf("org B's free sale: %d quarantined", q)
 	}
-	held := hub.db.histories.reads.Load()
+	held := campaignsIn(hub.db).histories.reads.Load()
 	failed := errors.New("a later step fails")
 	err = hub.db.write(a.ctx, func(tx *Tx) error {
 		if err := tx.update(a.ctx, entCampaign, a.org, draft.ID, map[string]any{"status": kassa.CampaignActive}); err != nil {
@@ -560,7 +560,7 @@ func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 	if q := forgedFreeSale(t, hub, b, cashierB.ID, onlyB.ID, b.p1, hub.db.Now()); q != 0 {
 		t.Fatalf("org B's free sale after org A's failed unit: %d quarantined", q)
 	}
-	if got := hub.db.histories.reads.Load() - held; got != 2 {
+	if got := campaignsIn(hub.db).histories.reads.Load() - held; got != 2 {
 		t.Errorf("%d histories read after the failed unit, want 2: org A's in it and after it, not org B's", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // CategoryService implements kassa.CategoryService.
@@ -121,4 +122,16 @@ func isAncestorOrSelf(ctx context.Context, q querier, orgID, id, from string) (b
 		)
 		SELECT count(*) FROM up WHERE id = ?`, from, orgID, id).Scan(&n)
 	return n > 0, err
+}
+
+var entCategory = new(noun)
+
+func init() {
+	register(entCategory, noun{name: "category", table: "categories", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
+			scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory}})
+}
+
+func checkCategory(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.CategoryCreate{}, &kassa.CategoryUpdate{})
 }

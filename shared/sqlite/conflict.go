@@ -172,7 +172,7 @@ func (s *ConflictService) applyGroup(ctx context.Context, id, resolution, taken 
 func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, resolution, taken string) (*kassa.Conflict, error) {
 	db := s.db
 	var out *kassa.Conflict
-	var touched map[string]string
+	var touched map[*noun]map[string]string
 	err := db.write(ctx, func(tx *Tx) error {
 		touched = nil
 		c, ch, from, err := quarantinedRecord(ctx, tx, a.OrgID, id)
@@ -195,16 +195,14 @@ func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, reso
 		if err != nil {
 			return stillFails(err)
 		}
-		touched = res.orders
+		touched = res.touched
 		out, err = markResolved(ctx, tx, a, c, resolution, taken)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for id, org := range touched {
-		db.queueTicket(org, id)
-	}
+	db.merged(touched)
 	return out, nil
 }
 
@@ -441,11 +439,11 @@ func (s *ConflictService) takeHub(ctx context.Context, a *kassa.Actor, id, note 
 // the row. Rows never changed once written (lines, refunds, events) are
 // the same at both ends and are not sent.
 func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]bool) (bool, error) {
-	r, ok := replicas[ch.Entity]
+	r, ok := nounOf(ch.Entity)
 	if !ok {
 		return false, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.e.table+" WHERE id = ? AND "+r.e.orgCol+" = ?", ch.EntityID, ch.OrgID)
+	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.table+" WHERE id = ? AND "+r.orgCol+" = ?", ch.EntityID, ch.OrgID)
 	if err != nil {
 		return false, err
 	}
@@ -453,11 +451,11 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 	if err != nil || cols == nil {
 		return false, err
 	}
-	if !r.e.lww || sent[ch.EntityID] {
+	if !r.lww() || sent[ch.EntityID] {
 		return true, nil
 	}
 	sent[ch.EntityID] = true
-	skip := append([]string{"id", r.e.orgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.derived...)
+	skip := append([]string{"id", r.orgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.derived...)
 	set, loc := map[string]any{}, ""
 	for i, col := range cols {
 		v := vals[i]
@@ -471,7 +469,7 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 			set[col] = v
 		}
 	}
-	return true, tx.updateAt(ctx, r.e, ch.OrgID, loc, ch.EntityID, set)
+	return true, tx.updateAt(ctx, r, ch.OrgID, loc, ch.EntityID, set)
 }
 
 // oneRow reads the first row of rows with its column names (nil: none).

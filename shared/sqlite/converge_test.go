@@ -26,7 +26,7 @@ type starNode struct {
 // with dup set delivers the batch twice, as a retry after a lost reply would.
 func pushUp(t *testing.T, e, hub *starNode, dup bool) {
 	ctx := context.Background()
-	es, err := e.db.ChangesAfter(ctx, 0, 100000, true, nil, "")
+	es, err := e.db.ChangesAfter(ctx, 0, 100000, LogFilter{Unsent: true})
 	if err != nil || len(es) == 0 {
 		return
 	}
@@ -44,7 +44,7 @@ func pushUp(t *testing.T, e, hub *starNode, dup bool) {
 // pullDown applies the hub's log in the edge's scope after its cursor.
 func pullDown(t *testing.T, e, hub *starNode, scope Scope, dup bool) {
 	ctx := context.Background()
-	es, err := hub.db.ChangesAfter(ctx, e.cursor, 100000, false, &scope, e.db.NodeID)
+	es, err := hub.db.ChangesAfter(ctx, e.cursor, 100000, LogFilter{Scope: &scope, ExcludeOrigin: e.db.NodeID})
 	if err != nil || len(es) == 0 {
 		return
 	}

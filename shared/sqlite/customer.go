@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // CustomerService implements kassa.CustomerService. E-mails are stored
@@ -242,4 +243,39 @@ func (s *CustomerService) DeleteCustomer(ctx context.Context, id string) error {
 type deletedCustomer struct {
 	kassa.Customer
 	Deleted bool `json:"deleted"`
+}
+
+// Customers: an erasure (deleted_at) wins over any concurrent update and
+// blanks the personal fields; an e-mail two stores gave alike while apart
+// is dropped from the one with the greater id.
+var entCustomer = new(noun)
+
+func init() {
+	register(entCustomer, noun{name: "customer", table: "customers", digest: orgRows,
+		tombstone: "deleted_at", erase: map[string]any{
+			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
+			"notes": "", "tags": "[]", "loyalty_member_id": nil},
+		unique: &uniqueKey{col: "email", extra: " AND deleted_at IS NULL", giveWay: func(any, string) any { return nil }},
+		edge: &edgeRule{update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
+			scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
+		events: map[string]eventSubject{kassa.EventCustomerCreated: {}, kassa.EventCustomerUpdated: {}}})
+}
+
+func checkCustomer(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if _, erased := f["deleted_at"]; erased {
+		return nil // an erasure blanks the fields; there is nothing to validate
+	}
+	now := ad.tx.now
+	if c.Op == change.OpInsert {
+		in := &kassa.CustomerCreate{}
+		if err := asInput(f, in); err != nil {
+			return err
+		}
+		return validated(in.Validate(now))
+	}
+	in := &kassa.CustomerUpdate{}
+	if err := asInput(f, in); err != nil {
+		return err
+	}
+	return validated(in.Validate(now))
 }

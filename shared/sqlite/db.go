@@ -68,27 +68,25 @@ type DB struct {
 	Live kassa.Publisher
 	Log  *slog.Logger
 
-	orders  keyedMutex    // per-order lock for steps around processor calls
 	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
-	stmts       map[string]*sql.Stmt // prepared on the writer; write loop only
-	savepoints  map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
-	toPrepare   map[string]bool
-	rowQueries  map[string]string // writeRow's statements by row shape; write loop only
-	writes      chan *writeReq    // units of work for writeLoop
-	committed   chan struct{}
-	stats       writerStats
-	refused     refusedCounts // pushed changes the trust boundary refused
-	underHub    atomic.Bool   // an enrolled edge: hub-only data is not written here
-	campaigns   campaignCache // each org's live campaigns, for pricing (campaign.go)
-	histories   histories     // each org's campaign versions, for the writer's pricing of edge orders (campaign.go)
-	hub         bool          // the hub: its events get no change records (Options.Hub)
-	writerTID   atomic.Int64  // the write loop's OS thread, once raised
-	tickets     ticketQueue   // synced orders whose kitchen tickets are due
-	receiptWake chan struct{} // a receipt print or e-mail was queued (receipt.go)
-	loopDone    chan struct{}
-	closeMu     sync.RWMutex
-	closed      bool
+	stmts      map[string]*sql.Stmt // prepared on the writer; write loop only
+	savepoints map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
+	toPrepare  map[string]bool
+	rowQueries map[string]string // writeRow's statements by row shape; write loop only
+	writes     chan *writeReq    // units of work for writeLoop
+	committed  chan struct{}
+	stats      writerStats
+	refused    refusedCounts // pushed changes the trust boundary refused
+	underHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
+	hub        bool          // the hub: its events get no change records (Options.Hub)
+	writerTID  atomic.Int64  // the write loop's OS thread, once raised
+	// states are what nouns keep in memory beside their rows
+	// (noun.newState), made at Open: read only after it.
+	states   map[*noun]any
+	loopDone chan struct{}
+	closeMu  sync.RWMutex
+	closed   bool
 }
 
 // Options configure Open. Zero values take defaults.
@@ -175,8 +173,12 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	db.reader.SetMaxOpenConns(o.Readers)
 	db.reader.SetMaxIdleConns(o.Readers)
 	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
-	db.tickets.wake = make(chan struct{}, 1)
-	db.receiptWake = make(chan struct{}, 1)
+	db.states = map[*noun]any{}
+	for _, n := range registered() {
+		if n.newState != nil {
+			db.states[n] = n.newState(db)
+		}
+	}
 	db.savepoints = map[string]*sql.Stmt{}
 	for _, q := range []string{"SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"} {
 		st, err := db.writer.PrepareContext(ctx, q)

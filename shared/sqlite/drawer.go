@@ -649,3 +649,24 @@ func rowCount(ctx context.Context, q querier, query string, args ...any) int64 {
 	q.QueryRowContext(ctx, query, args...).Scan(&n)
 	return n
 }
+
+// Cash drawers (docs/drawers.md): the edge of the location owns them; a
+// session's status moves only forward; a Z is admitted only as the tally
+// of the entries the hub holds (checkZReport).
+var entDrawer, entDrawerEntry, entZReport = new(noun), new(noun), new(noun)
+
+func init() {
+	drawers := []formatStep{{4, 30}}
+	register(entDrawer, noun{name: "drawer_session", table: "drawer_sessions", formats: drawers,
+		lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank},
+		edge: &edgeRule{loc: ownLocation, update: []string{"status", "closed_by", "closed_at", "z_report_id"},
+			once:   []string{"location_id", "register_id", "currency", "business_day", "opened_by", "opened_at", "float", "float_count"},
+			scopes: paymentsWrite, refs: []ref{{col: "register_id", table: "registers"}, {col: "z_report_id", table: "z_reports"}}, check: checkDrawer}})
+	register(entDrawerEntry, noun{name: "drawer_entry", table: "drawer_entries", merge: mergeAppend, formats: drawers,
+		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,
+			refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}, {col: "payment_id", table: "payments"}, {col: "refund_id", table: "refunds"}},
+			check: checkDrawerEntry}})
+	register(entZReport, noun{name: "z_report", table: "z_reports", merge: mergeAppend, formats: drawers,
+		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,
+			refs: []ref{{col: "register_id", table: "registers"}, {col: "drawer_id", table: "drawer_sessions"}}, check: checkZReport}})
+}

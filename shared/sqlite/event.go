@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // LoggedEvent is a business event as this node's event log holds it.
@@ -47,4 +49,51 @@ func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// Events: appended once per event id (events.id is unique), so an edge's
+// event is in the hub's log once however often it arrives; checkEvent
+// holds the rule.
+var entEvent = new(noun)
+
+func init() {
+	register(entEvent, noun{name: "event", table: "events", merge: mergeAppend, edge: &edgeRule{anyUser: true, check: checkEvent}})
+}
+
+// checkEvent admits an edge's business event: made at that edge (its
+// origin), about the edge's org (admit) and its location or the org as a
+// whole, of a type in the catalog, occurred at a valid time, with data
+// that is a JSON object of at most kassa.MaxEventData bytes. It does not
+// tie the event to the change that caused it: an edge can still invent an
+// event about its own location (docs/trust.md, open points).
+func checkEvent(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if c.Origin != ad.from.NodeID {
+		return refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.from.NodeID)
+	}
+	if _, ok := f["seq"]; ok {
+		return refuse(RefusedField, "event has no writable field \"seq\"")
+	}
+	if loc := f["location_id"]; loc != nil && loc != ad.from.LocationID {
+		return refuse(RefusedScope, "event of location %v from the edge of location %s", loc, ad.from.LocationID)
+	}
+	if loc, _ := f["location_id"].(string); c.LocationID != loc {
+		return refuse(RefusedScope, "event's location %q differs from its record's %q", loc, c.LocationID)
+	}
+	if typ, _ := f["type"].(string); !kassa.IsEventType(typ) {
+		return refuse(RefusedValue, "event type %v is not in the catalog", f["type"])
+	}
+	at, _ := f["occurred_at"].(string)
+	if _, err := time.Parse(TimeFormat, at); err != nil {
+		return refuse(RefusedValue, "occurred_at %q is not a time", at)
+	}
+	data, _ := f["data"].(string)
+	if len(data) > kassa.MaxEventData {
+		return refuse(RefusedValue, "event data of %d bytes exceeds %d", len(data), kassa.MaxEventData)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(data), &obj); err != nil {
+		return refuse(RefusedValue, "event data is not a JSON object")
+	}
+	typ, _ := f["type"].(string)
+	return ad.eventSubject(ctx, typ, obj)
 }

@@ -175,7 +175,7 @@ func edgeAndHub(t *testing.T) (edge, hub *node, w world) {
 // as the wire carries it, and marks it sent.
 func push(t *testing.T, edge, hub *node, w world) ApplyResult {
 	t.Helper()
-	log, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, true, nil, "")
+	log, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 	if len(mine) != 3 {
 		t.Fatalf("edge logged %v", typesOf(mine))
 	}
-	all, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, true, nil, "")
+	all, err := edge.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 		}
 	}
 	// The hub's log of changes (what edges pull) holds no events.
-	down, err := hub.db.ChangesAfter(context.Background(), 0, 1_000_000, false, &Scope{OrgID: w.org, LocationID: w.loc}, "")
+	down, err := hub.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{Scope: &Scope{OrgID: w.org, LocationID: w.loc}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,22 +245,24 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 // attach while the edge completes the sale) or that a duplicate settles
 // (a sku the hub renames) would quarantine honest events.
 func TestEventSubjectsCompareOnlyColumnsThatNeverChange(t *testing.T) {
-	entities := map[string]string{}
-	for name, r := range replicas {
-		entities[r.e.table] = name
-	}
-	for typ, sub := range eventSubjects {
-		ent, ok := entities[sub.table]
-		if !ok {
-			t.Errorf("%s: table %s is not replicated", typ, sub.table)
-			continue
-		}
-		for _, col := range sub.same {
-			if slices.Contains(edgeRules[ent].update, col) || slices.Contains(edgeRules[ent].system, col) {
-				t.Errorf("%s compares %s.%s, which an update may change", typ, sub.table, col)
+	about := map[string]string{}
+	for _, r := range registered() {
+		for typ, sub := range r.events {
+			if other, ok := about[typ]; ok {
+				t.Errorf("%s is about %s and %s: one noun registers an event type", typ, other, r.name)
 			}
-			if uniqueKeys[sub.table].col == col {
-				t.Errorf("%s compares %s.%s, which a duplicate may rename", typ, sub.table, col)
+			about[typ] = r.name
+			if sub.table != r.table {
+				t.Errorf("%s: table %s is not its noun's", typ, sub.table)
+				continue
+			}
+			for _, col := range sub.same {
+				if r.edge != nil && (slices.Contains(r.edge.update, col) || slices.Contains(r.edge.system, col)) {
+					t.Errorf("%s compares %s.%s, which an update may change", typ, sub.table, col)
+				}
+				if r.unique != nil && r.unique.col == col {
+					t.Errorf("%s compares %s.%s, which a duplicate may rename", typ, sub.table, col)
+				}
 			}
 		}
 	}

@@ -14,19 +14,6 @@ import (
 	"kassa.dev/sync/change"
 )
 
-// formatMigrations maps each change-record format (change.Format) to the
-// last migration whose replicated schema it carries. A format's schema is
-// read off a scratch in-memory store migrated that far, so it is exactly
-// what an edge of that release holds, column order included (digests
-// depend on it).
-var formatMigrations = map[int]int{
-	1: 12, // v0.5.0, v0.6.0
-	2: 19, // campaign redemptions derived, not replicated
-	3: 21, // gift cards and their transactions
-	4: 31, // registers, drawer sessions and entries, Z reports, locations.day_cutoff_hour (0030); receipts (0031)
-	5: 35, // users.location_ids and users.pin_hash; edges write their cashiers (docs/staff.md)
-}
-
 // Schema is the replicated schema of one change-record format: the
 // replicated tables that exist in it and their columns, in table order.
 type Schema struct {
@@ -43,7 +30,7 @@ var schemas struct {
 // SchemaOf returns the replicated schema of a change-record format, built
 // once per process.
 func SchemaOf(ctx context.Context, format int) (*Schema, error) {
-	m, ok := formatMigrations[format]
+	m, ok := formatMigrations()[format]
 	if !ok {
 		return nil, fmt.Errorf("sqlite: unknown change-record format %d", format)
 	}
@@ -127,20 +114,14 @@ func migrationNumber(name string) int {
 	return n
 }
 
-// replicatedTables lists the tables of the replicated entities, sorted.
+// replicatedTables lists the tables of the registered nouns, sorted.
 func replicatedTables() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range replicas {
-		if !seen[r.e.table] {
-			seen[r.e.table] = true
-			out = append(out, r.e.table)
-		}
-	}
-	for t := range digestTables {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+	for _, n := range nouns {
+		if !seen[n.table] {
+			seen[n.table] = true
+			out = append(out, n.table)
 		}
 	}
 	sort.Strings(out)
@@ -153,11 +134,11 @@ func replicatedTables() []string {
 // nothing of an update is left: the hub leaves such a record out of what
 // it serves that edge.
 func (s *Schema) Downgrade(c change.Change) (change.Change, bool) {
-	r, ok := replicas[c.Entity]
+	r, ok := nounOf(c.Entity)
 	if !ok {
 		return c, false
 	}
-	known := s.known[r.e.table]
+	known := s.known[r.table]
 	if known == nil {
 		return c, false
 	}

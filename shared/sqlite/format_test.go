@@ -17,7 +17,8 @@ import (
 // TestTheCurrentFormatCarriesTheReplicatedSchema fails when a migration
 // after the current format's changes a replicated table: an edge of this
 // format would be sent fields its store lacks. Bump change.Format and map
-// the new format to that migration in formatMigrations.
+// the new format to that migration in the formats of the nouns it changed
+// (registry.go).
 func TestTheCurrentFormatCarriesTheReplicatedSchema(t *testing.T) {
 	ctx := context.Background()
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
@@ -40,8 +41,8 @@ func TestTheCurrentFormatCarriesTheReplicatedSchema(t *testing.T) {
 		}
 	}
 	if len(changed) > 0 {
-		t.Fatalf("migrations after %d change replicated tables: bump change.Format and map it in formatMigrations\n%s",
-			formatMigrations[change.Format], strings.Join(changed, "\n"))
+		t.Fatalf("migrations after %d change replicated tables: bump change.Format and add the step to the formats of the nouns it changed\n%s",
+			formatMigrations()[change.Format], strings.Join(changed, "\n"))
 	}
 	if _, err := SchemaOf(ctx, change.Format+1); err == nil {
 		t.Fatal("a format this build does not know has a schema")
@@ -79,7 +80,7 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 	for range 3 {
 		sell(t, hub, w, w.p1, 2)
 	}
-	es, err := hub.db.ChangesAfter(ctx, 0, 100000, false, &Scope{OrgID: w.org, LocationID: w.loc}, old.NodeID)
+	es, err := hub.db.ChangesAfter(ctx, 0, 100000, LogFilter{Scope: &Scope{OrgID: w.org, LocationID: w.loc}, ExcludeOrigin: old.NodeID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +195,16 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 		}
 	}
 	// Today's services seed the old store: they read locations'
-	// day_cutoff_hour (migration 0030), added for the seed and dropped
-	// again, so that the store reopens as release 18 left it.
+	// day_cutoff_hour (migration 0030) and users' location_ids and
+	// pin_hash (0035), added for the seed and dropped again, so that the
+	// store reopens as release 18 left it.
 	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
+	exec(`ALTER TABLE users ADD COLUMN location_ids TEXT NOT NULL DEFAULT '[]'`)
+	exec(`ALTER TABLE users ADD COLUMN pin_hash TEXT NOT NULL DEFAULT ''`)
 	w := seed(t, wrapNode(t, old))
 	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
+	exec(`ALTER TABLE users DROP COLUMN location_ids`)
+	exec(`ALTER TABLE users DROP COLUMN pin_hash`)
 	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	row := func(id, order string, amount int64, created string) {
 		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)
@@ -224,5 +230,23 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	var n int
 	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'redemption_amounts'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("redemption_amounts is still there (%d, %v)", n, err)
+	}
+}
+
+// TestTheRegistryNamesAMigrationForEveryFormat: the formats the nouns
+// register (registry.go) run from 1 to this build's change.Format without
+// a gap, each carrying a later schema than the one before.
+func TestTheRegistryNamesAMigrationForEveryFormat(t *testing.T) {
+	m := formatMigrations()
+	for f := 1; f <= change.Format; f++ {
+		if _, ok := m[f]; !ok {
+			t.Fatalf("no noun registers a migration for format %d (formats %v)", f, m)
+		}
+		if f > 1 && m[f] <= m[f-1] {
+			t.Errorf("format %d carries migration %d, not later than format %d's %d", f, m[f], f-1, m[f-1])
+		}
+	}
+	if len(m) != change.Format {
+		t.Errorf("the nouns register formats %v; this build writes format %d", m, change.Format)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // GiftCardService implements kassa.GiftCardService. The ledger is
@@ -374,4 +376,274 @@ func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int6
 		AND NOT EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = h.payment_id AND t.type = 'redeem')`,
 		cardID, fmtTime(tx.now), except).Scan(&held, &n)
 	return held, n, err
+}
+
+// Gift cards (docs/giftcards.md): an org-wide card whose balance is its
+// ledger's sum. A store issues them at the till and disables them; their
+// money moves only with a gift_card payment of the edge's location
+// (checkGiftCardTxn). A card's events carry its code masked, so the code
+// is not compared.
+var entGiftCard, entGiftCardTxn = new(noun), new(noun)
+
+func init() {
+	register(entGiftCard, noun{name: "gift_card", table: "gift_cards", digest: orgRows, derived: []string{"balance"},
+		formats: []formatStep{{3, 21}},
+		edge: &edgeRule{update: []string{"status", "balance"}, once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, scopesOf: giftCardScopes,
+			refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
+		events: map[string]eventSubject{
+			kassa.EventGiftCardIssued:   {same: []string{"currency", "initial_amount"}, also: giftCardEvent(false)},
+			kassa.EventGiftCardRedeemed: {same: []string{"currency", "initial_amount"}, also: giftCardEvent(true)}},
+		track:     func(a *applier, c *change.Change, _ map[string]any) { a.touch(entGiftCard, c.EntityID, c.OrgID) },
+		recompute: recomputeGiftCards, redact: maskGiftCardCode})
+	register(entGiftCardTxn, noun{name: "gift_card_transaction", table: "gift_card_transactions", merge: mergeAppend, digest: orgRows,
+		formats: []formatStep{{3, 21}},
+		edge: &edgeRule{scopesOf: giftCardTxnScopes,
+			refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
+			check: checkGiftCardTxn},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			if id := fieldText(f, "gift_card_id"); id != "" {
+				a.touch(entGiftCard, id, c.OrgID)
+			}
+		}})
+}
+
+// checkGiftCard: a card is created active with a code of the alphabet,
+// a currency and an initial amount within the money limits; an update
+// may only disable it (its balance is derived: recomputed, not taken).
+func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.actorOf) {
+		return refuse(RefusedActor, "only a manager, an owner or a partner app issues or disables gift cards")
+	}
+	if c.Op != change.OpInsert {
+		return oneOf(f, "status", false, kassa.GiftCardDisabled)
+	}
+	code, _ := f["code"].(string)
+	if norm, ok := kassa.NormalizeGiftCardCode(code); !ok || norm != code {
+		return refuse(RefusedValue, "code must be %d characters of the gift card alphabet", kassa.GiftCardCodeLen)
+	}
+	if cur, _ := f["currency"].(string); !kassa.ValidCurrency(cur) {
+		return refuse(RefusedValue, "currency must be an ISO 4217 code")
+	}
+	if at, ok := f["expires_at"].(string); ok {
+		if _, err := time.Parse(TimeFormat, at); err != nil {
+			return refuse(RefusedValue, "expires_at %q is not a time", at)
+		}
+	}
+	return firstErr(oneOf(f, "status", true, kassa.GiftCardActive), within(f, "initial_amount", 1, maxAmount, true))
+}
+
+// giftCardScopes: a card's balance moves with a sale's payment (and is
+// recomputed, not taken); issuing or disabling one is a payments write.
+func giftCardScopes(c *change.Change, f map[string]any) []kassa.Scope {
+	if c.Op == change.OpUpdate {
+		if _, ok := f["status"]; !ok {
+			return saleWrite
+		}
+	}
+	return paymentsWrite
+}
+
+// giftCardTxnScopes: issuing a card is a payments write (it sells stored
+// value); a redeem or refund moves with a sale's payment.
+func giftCardTxnScopes(_ *change.Change, f map[string]any) []kassa.Scope {
+	if f["type"] == string(kassa.GiftCardTxnIssue) {
+		return paymentsWrite
+	}
+	return saleWrite
+}
+
+// checkGiftCardTxn: an edge moves a card's money only as its API does.
+// An issue credits the card's initial amount once. A redeem debits a
+// gift_card payment of the edge's location by exactly its amount, once
+// per payment; a refund credits one back, never more in all than the
+// payment took, to the card it came from. Balances are not checked: a redeem beyond the merged
+// balance was taken offline and is recorded as gift_card_overdrawn.
+func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	types := []string{string(kassa.GiftCardTxnIssue), string(kassa.GiftCardTxnRedeem), string(kassa.GiftCardTxnRefund)}
+	if err := firstErr(oneOf(f, "type", true, types...), within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
+		return err
+	}
+	if f["type"] == string(kassa.GiftCardTxnIssue) {
+		return checkCardIssue(ctx, ad, c, f)
+	}
+	typ, _ := f["type"].(string)
+	payment, _ := f["payment_id"].(string)
+	var pay cardPayment
+	err := ad.tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
+		payment, c.OrgID).Scan(&pay.order, &pay.loc, &pay.method, &pay.amount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case pay.loc != ad.from.LocationID:
+		return refuse(RefusedScope, "payment %s is another location's", payment)
+	case pay.method != string(kassa.PaymentGiftCard):
+		return refuse(RefusedValue, "payment %s is not a gift_card payment", payment)
+	case f["order_id"] != pay.order:
+		return refuse(RefusedValue, "order_id is not payment %s's order", payment)
+	}
+	pay.id = payment
+	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(amount), 0) FROM gift_card_transactions WHERE payment_id = ? AND type = ?`,
+		payment, typ).Scan(&pay.entries, &pay.moved); err != nil {
+		return err
+	}
+	if typ == string(kassa.GiftCardTxnRedeem) {
+		return checkCardRedeem(ctx, ad, c, f, pay)
+	}
+	return checkCardRefund(ctx, ad, c, f, pay)
+}
+
+// cardPayment is the gift_card payment a card's redeem or refund entry
+// names, and the entries of that type it already has.
+type cardPayment struct {
+	id, order, loc, method string
+	amount                 int64
+	entries, moved         int64 // entries of the type, and their sum
+}
+
+// checkCardIssue: an issue credits the card's initial amount once, by an
+// actor who may issue cards.
+func checkCardIssue(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if !kassa.MayIssueGiftCards(ad.actorOf) {
+		return refuse(RefusedActor, "only a manager, an owner or a partner app issues gift cards")
+	}
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	var initial, n int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
+		FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
+		return err // the reference check found the card
+	}
+	if amount != initial || n > 0 {
+		return refuse(RefusedValue, "a card is issued once, with its initial_amount %d", initial)
+	}
+	return nil
+}
+
+// checkCardRedeem: a redeem debits its payment's amount, once, from a
+// card in the order's currency. Its status and expiry are the edge's
+// account of the moment: a card disabled at the hub while the store was
+// offline still paid there.
+func checkCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f map[string]any, pay cardPayment) error {
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	if amount != -pay.amount || pay.entries > 0 {
+		return refuse(RefusedValue, "a redeem debits its payment's amount %d, once", pay.amount)
+	}
+	// A card pays only in its own currency (kassa.GiftCard.Redeemable).
+	var same bool
+	if err := ad.tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
+		WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, pay.order).Scan(&same); err != nil {
+		return err
+	}
+	if !same {
+		return refuse(RefusedValue, "card %s is in another currency than order %s", card, pay.order)
+	}
+	return nil
+}
+
+// checkCardRefund: a refund credits back, to the card the payment was
+// redeemed from, never more in all than the payment took, and only what
+// the payment gave back as the hub holds it: its whole amount once voided
+// while its order was not completed (the API voids only then), else its
+// parts of the order's refunds (each admitted by checkRefund, with the
+// refund limits; an edge writes the refund before the card's entry).
+// Without this a forged entry refilled a card while the sale stood.
+func checkCardRefund(ctx context.Context, ad *admitter, c *change.Change, f map[string]any, pay cardPayment) error {
+	amount, _ := intField(f, "amount")
+	card, _ := f["gift_card_id"].(string)
+	if amount <= 0 || pay.moved+amount > pay.amount {
+		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", pay.id, pay.amount)
+	}
+	returned, err := paymentReturned(ctx, ad.tx, c.OrgID, pay.id)
+	if err != nil {
+		return err
+	}
+	if pay.moved+amount > returned {
+		return refuse(RefusedValue, "payment %s gave back %d, not %d: no refund or void covers this entry", pay.id, returned, pay.moved+amount)
+	}
+	var from string
+	if err := ad.tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
+		pay.id).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if from != card {
+		return refuse(RefusedValue, "a refund returns to the card payment %s was redeemed from", pay.id)
+	}
+	return nil
+}
+
+// paymentReturned is what a payment gave back as q holds it: its amount
+// when voided on an order not completed, else the sum of its parts of its
+// order's refunds.
+func paymentReturned(ctx context.Context, q querier, orgID, paymentID string) (int64, error) {
+	var returned int64
+	err := q.QueryRowContext(ctx, `SELECT CASE WHEN p.status = 'voided' AND o.status IN ('open', 'cancelled') THEN p.amount
+			ELSE (SELECT coalesce(sum(json_extract(j.value, '$.amount')), 0) FROM refunds r, json_each(r.payments) j
+				WHERE r.order_id = p.order_id AND r.org_id = p.org_id AND json_extract(j.value, '$.payment_id') = p.id) END
+		FROM payments p JOIN orders o ON o.id = p.order_id AND o.org_id = p.org_id WHERE p.id = ? AND p.org_id = ?`, paymentID, orgID).Scan(&returned)
+	return returned, err
+}
+
+// giftCardEvent checks the rest of a gift card event an edge made: it
+// carries the card's code masked, as every event does (webhooks and
+// automations must never get a full code), and a redeemed event is about
+// a card some payment was redeemed from.
+func giftCardEvent(redeemed bool) func(context.Context, *admitter, string, map[string]any) error {
+	return func(ctx context.Context, ad *admitter, id string, data map[string]any) error {
+		var code string
+		var redeems int
+		if err := ad.tx.QueryRowContext(ctx, `SELECT code, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'redeem')
+			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, id, ad.from.OrgID).Scan(&code, &redeems); err != nil {
+			return err // eventSubject found the card
+		}
+		if data["code"] != kassa.MaskedGiftCardCode(code) {
+			return refuse(RefusedValue, "a gift card event carries the card's code masked")
+		}
+		if redeemed && redeems == 0 {
+			return refuse(RefusedReference, "gift_card.redeemed about card %s, which no payment was redeemed from here", id)
+		}
+		return nil
+	}
+}
+
+// recomputeGiftCards rewrites the balance of every card the batch touched
+// from its ledger; a balance the merge took below zero (two stores
+// redeemed the card while apart) is a gift_card_overdrawn conflict, listed
+// once, when it first goes below. No sale is undone: the money was taken.
+func recomputeGiftCards(ctx context.Context, a *applier, cards map[string]string) error {
+	for id, orgID := range cards {
+		var before int64
+		err := a.tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // its card row arrives later in the log
+		}
+		if err != nil {
+			return err
+		}
+		after, err := setGiftCardBalance(ctx, a.tx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if after < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.name, id,
+				map[string]any{"balance_before": before}, map[string]any{"balance": after}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// maskGiftCardCode masks a card's code in its fields (or a gift card
+// event's data), as every reader without payments:write sees it.
+func maskGiftCardCode(f map[string]any) bool {
+	code, ok := f["code"].(string)
+	if ok {
+		f["code"] = kassa.MaskedGiftCardCode(code)
+	}
+	return ok
 }

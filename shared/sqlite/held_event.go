@@ -134,12 +134,12 @@ func (a *applier) releaseEvent(ctx context.Context, id string) error {
 		fields[k] = columnValue(v)
 	}
 	fields["id"], fields[entEvent.orgCol] = c.EntityID, c.OrgID
-	if err := a.insertRow(ctx, replicas[entEvent.name], fields, a.clamp(c.HLC), c.Origin); err != nil {
+	if err := a.insertRow(ctx, entEvent, fields, a.clamp(c.HLC), c.Origin); err != nil {
 		return err
 	}
 	typ, _ := c.Fields["type"].(string)
 	data, _ := c.Fields["data"].(string)
-	if err := a.tx.fanOutWebhooks(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+	if err := a.tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
 		return err
 	}
 	a.tx.wakes = append(a.tx.wakes, loggedEvent(&c))

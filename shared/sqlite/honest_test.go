@@ -18,7 +18,7 @@ import (
 )
 
 // An honest edge is never refused (issue 21). Two tests keep the
-// admission rules (edgeRules, trust.go) in step with what an edge writes:
+// admission rules (each noun's edge rule, registry.go) in step with what an edge writes:
 //
 //   - TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule reads every
 //     column of every table an edge may write from the store's own schema
@@ -37,38 +37,62 @@ var bookkeeping = []string{"id", "org_id", "created_at", "updated_at", "hlc", "o
 
 func TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule(t *testing.T) {
 	db := MustOpenDB(t)
-	for _, entity := range slices.Sorted(maps.Keys(edgeRules)) {
-		rule, r := edgeRules[entity], replicas[entity]
+	for _, r := range registered() {
+		rule, entity := r.edge, r.name
+		cols := tableColumns(t, db, r)
+		// What the registry says of the noun names columns its table has.
+		for _, col := range slices.Concat(r.derived, slices.Collect(maps.Keys(r.lattice)), slices.Collect(maps.Keys(r.erase))) {
+			if !slices.Contains(cols, col) {
+				t.Errorf("noun %q names %q, which %s does not have", entity, col, r.table)
+			}
+		}
+		if rule == nil {
+			continue // written at the hub only
+		}
+		for _, rf := range rule.refs {
+			if !slices.Contains(cols, rf.col) {
+				t.Errorf("edge rule of %q refers by %q, which %s does not have", entity, rf.col, r.table)
+			}
+		}
 		if rule.update == nil {
+			if r.lww() {
+				t.Errorf("%s merges field by field but its edge rule lets an edge change none of its columns", entity)
+			}
 			continue // never updated: an insert may carry every column of the table
-		}
-		rows := dumpRows(t, db, "SELECT name FROM pragma_table_info(?)", r.e.table)
-		if len(rows) == 0 {
-			t.Fatalf("%s: no table %s", entity, r.e.table)
-		}
-		var cols []string
-		for _, row := range rows {
-			cols = append(cols, row[0].(string))
 		}
 		for _, col := range cols {
 			placed := slices.Contains(bookkeeping, col) || slices.Contains(rule.update, col) ||
 				slices.Contains(rule.once, col) || slices.Contains(r.derived, col)
 			if !placed {
-				t.Errorf("%s.%s has no admission rule: list it in edgeRules[%q].update (an edge may change it) or .once (written only when the row is made)",
-					r.e.table, col, entity)
+				t.Errorf("%s.%s has no admission rule: list it in the edge rule of %q (%s.go): update (an edge may change it) or once (written only when the row is made)",
+					r.table, col, entity, entity)
 			}
 		}
 		for _, col := range slices.Concat(rule.update, rule.once, rule.system) {
 			if !slices.Contains(cols, col) {
-				t.Errorf("edgeRules[%q] names %q, which %s does not have", entity, col, r.e.table)
+				t.Errorf("the edge rule of %q names %q, which %s does not have", entity, col, r.table)
 			}
 		}
 		for _, col := range rule.once {
 			if slices.Contains(rule.update, col) {
-				t.Errorf("edgeRules[%q] lists %q both as updatable and as insert-only", entity, col)
+				t.Errorf("the edge rule of %q lists %q both as updatable and as insert-only", entity, col)
 			}
 		}
 	}
+}
+
+// tableColumns reads a noun's table's columns off the store's schema.
+func tableColumns(t *testing.T, db *DB, r *noun) []string {
+	t.Helper()
+	rows := dumpRows(t, db, "SELECT name FROM pragma_table_info(?)", r.table)
+	if len(rows) == 0 {
+		t.Fatalf("%s: no table %s", r.name, r.table)
+	}
+	var cols []string
+	for _, row := range rows {
+		cols = append(cols, row[0].(string))
+	}
+	return cols
 }
 
 // edgeWorld is a hub and an edge enrolled at one of its locations, the
@@ -141,7 +165,7 @@ func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
 func (ew *edgeWorld) ingest(t *testing.T, after int64) ([]change.Change, int64, int) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, false, nil, "")
+	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, LogFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,8 +352,8 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	var missed []string
 	for _, entity := range []string{"order", "payment", "stock_level", "transfer", "customer", "gift_card", "loyalty_account",
 		"category", "product", "modifier_group", "price_list", "register", "drawer_session"} {
-		for _, col := range edgeRules[entity].update {
-			if !written[entity][col] && !slices.Contains(replicas[entity].derived, col) {
+		for _, col := range nouns[entity].edge.update {
+			if !written[entity][col] && !slices.Contains(nouns[entity].derived, col) {
 				missed = append(missed, entity+"."+col)
 			}
 		}

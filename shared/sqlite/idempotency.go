@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
+	"sync/atomic"
 
 	"kassa.dev/shared/kassa"
 )
@@ -11,57 +13,192 @@ import (
 // IdempotencyStore implements kassa.IdempotencyStore in the
 // idempotency_keys table. Keys older than kassa.IdempotencyWindow are
 // treated as unused and overwritten.
-type IdempotencyStore struct{ db *DB }
+//
+// A request takes one writer unit for its key, not three: Begin claims the
+// key in memory and reads the table from a reader; the first unit of work
+// the request commits writes the key's record ("running") in that same
+// unit (runUnit), so the record and the effect commit together; Complete
+// turns it into the kept answer. A key's record therefore exists only once
+// its request's effect did: a crash before the commit leaves nothing (a
+// retry runs again), a crash between the commit and Complete leaves a
+// running record with no claim, which answers 409 and never runs the
+// effect twice (docs/write-path.md).
+type IdempotencyStore struct {
+	db      *DB
+	mu      sync.Mutex
+	claimed map[string]*idemClaim // scope "\x00" key; requests still running here
+	answers []*answer             // completed, waiting for a keeping unit
+}
+
+// idemClaim is a key claimed by a running request, carried in its context
+// to the units it writes.
+type idemClaim struct {
+	store          *IdempotencyStore
+	scope, key, fp string
+	claimedAt      string
+	recorded       atomic.Bool // a committed unit wrote the record
+}
+
+type idemClaimKey struct{}
 
 // NewIdempotencyStore returns the idempotency store of db.
-func NewIdempotencyStore(db *DB) *IdempotencyStore { return &IdempotencyStore{db: db} }
+func NewIdempotencyStore(db *DB) *IdempotencyStore {
+	return &IdempotencyStore{db: db, claimed: map[string]*idemClaim{}}
+}
 
 var _ kassa.IdempotencyStore = (*IdempotencyStore)(nil)
 
-// Begin claims key or returns the response stored for it.
-func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint string) (*kassa.IdempotentResponse, error) {
-	var replay *kassa.IdempotentResponse
+// Begin claims key or returns the response stored for it. The claim is
+// held in memory first and the table read after, so a request that
+// finished a moment ago is seen committed (its claim is released only
+// after its commit).
+func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint string) (context.Context, *kassa.IdempotentResponse, error) {
 	now := s.db.Now()
-	err := s.db.write(ctx, func(tx *Tx) error {
-		var fp, status, created string
-		var r kassa.IdempotentResponse
-		var rs sql.NullInt64
-		var ct, loc sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
-			FROM idempotency_keys WHERE scope = ? AND key = ?`, scope, key).Scan(&fp, &status, &rs, &ct, &loc, &r.Body, &created)
-		var held *kassa.IdempotencyRecord
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		default:
-			held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: parseTime(created)}
-		}
-		again, err := kassa.IdempotencyReplay(held, fingerprint, now)
+	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: fmtTime(now)}
+	s.mu.Lock()
+	if held := s.claimed[scope+"\x00"+key]; held != nil {
+		s.mu.Unlock()
+		_, err := kassa.IdempotencyReplay(&kassa.IdempotencyRecord{Fingerprint: held.fp, Running: true, ClaimedAt: now}, fingerprint, now)
+		return ctx, nil, err
+	}
+	s.claimed[scope+"\x00"+key] = c
+	s.mu.Unlock()
+	var fp, status, created string
+	var r kassa.IdempotentResponse
+	var rs sql.NullInt64
+	var ct, loc sql.NullString
+	err := s.db.reader.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
+		FROM idempotency_keys WHERE scope = ? AND key = ?`, scope, key).Scan(&fp, &status, &rs, &ct, &loc, &r.Body, &created)
+	var held *kassa.IdempotencyRecord
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		s.release(c)
+		return ctx, nil, err
+	default:
+		held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: parseTime(created)}
+	}
+	again, err := kassa.IdempotencyReplay(held, fingerprint, now)
+	if err != nil || again {
+		s.release(c)
+		r.Status, r.ContentType, r.Location = int(rs.Int64), ct.String, loc.String
 		if err != nil {
-			return err
+			return ctx, nil, err
 		}
-		if again {
-			r.Status, r.ContentType, r.Location = int(rs.Int64), ct.String, loc.String
-			replay = &r
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO idempotency_keys (scope, key, fingerprint, status, created_at) VALUES (?, ?, ?, 'running', ?)
-			ON CONFLICT(scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = 'running', resp_status = NULL,
-			content_type = NULL, location = NULL, body = NULL, created_at = excluded.created_at`, scope, key, fingerprint, fmtTime(now))
-		return err
-	})
-	return replay, err
+		return ctx, &r, nil
+	}
+	return context.WithValue(ctx, idemClaimKey{}, c), nil, nil
 }
 
-// Complete stores the response of a claimed key.
+func (s *IdempotencyStore) release(c *idemClaim) {
+	s.mu.Lock()
+	if s.claimed[c.scope+"\x00"+c.key] == c {
+		delete(s.claimed, c.scope+"\x00"+c.key)
+	}
+	s.mu.Unlock()
+}
+
+// held returns the claim of a running request on key, or nil.
+func (s *IdempotencyStore) held(scope, key string) *idemClaim {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claimed[scope+"\x00"+key]
+}
+
+const claimRecord = `INSERT INTO idempotency_keys (scope, key, fingerprint, status, created_at) VALUES (?, ?, ?, 'running', ?)
+	ON CONFLICT(scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = 'running', resp_status = NULL,
+	content_type = NULL, location = NULL, body = NULL, created_at = excluded.created_at`
+
+// recordClaim writes the key's record in the first unit of its request
+// that writes to this store (called by runUnit, inside the unit). It
+// returns the claim to mark recorded once the unit commits.
+func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
+	c, _ := ctx.Value(idemClaimKey{}).(*idemClaim)
+	if c == nil || c.store.db != tx.db || c.recorded.Load() {
+		return nil, nil
+	}
+	_, err := tx.execCached(ctx, claimRecord, c.scope, c.key, c.fp, c.claimedAt)
+	return c, err
+}
+
+// Complete stores the response of a claimed key and releases the claim.
+// Answers are group-kept: those of requests completing together are
+// written in one writer unit (keeping.keep), so a keyed request costs its
+// own unit plus a share of one.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	return s.db.exec(ctx, `UPDATE idempotency_keys SET status = 'done', resp_status = ?, content_type = ?, location = ?, body = ?
-		WHERE scope = ? AND key = ?`, r.Status, r.ContentType, r.Location, r.Body, scope, key)
+	a := &answer{scope: scope, key: key, fp: "", claimedAt: fmtTime(s.db.Now()), r: r, done: make(chan error, 1)}
+	if c := s.held(scope, key); c != nil {
+		defer s.release(c)
+		a.fp, a.claimedAt = c.fp, c.claimedAt
+	}
+	s.mu.Lock()
+	s.answers = append(s.answers, a)
+	lead := len(s.answers) == 1
+	s.mu.Unlock()
+	if lead {
+		f := &keeping{store: s}
+		err := s.db.write(unclaimed(context.WithoutCancel(ctx)), f.keep)
+		if f.taken == nil { // the unit never ran: fail what it would have kept
+			f.take()
+		}
+		for _, k := range f.taken {
+			k.done <- err
+		}
+	}
+	return <-a.done
+}
+
+// answer is a completed request's response waiting to be kept.
+type answer struct {
+	scope, key, fp, claimedAt string
+	r                         *kassa.IdempotentResponse
+	done                      chan error
+}
+
+// keeping is one unit keeping the answers queued when it runs.
+type keeping struct {
+	store *IdempotencyStore
+	taken []*answer
+}
+
+func (f *keeping) take() {
+	f.store.mu.Lock()
+	f.taken, f.store.answers = f.store.answers, nil
+	f.store.mu.Unlock()
+}
+
+// keep is the unit: it writes every answer queued when it runs.
+func (f *keeping) keep(tx *Tx) error {
+	f.take()
+	for _, a := range f.taken {
+		if _, err := tx.execCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
+			a.r.Status, a.r.ContentType, a.r.Location, a.r.Body, a.claimedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const keepAnswer = `INSERT INTO idempotency_keys (scope, key, fingerprint, status, resp_status, content_type, location, body, created_at)
+	VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?)
+	ON CONFLICT(scope, key) DO UPDATE SET status = 'done', resp_status = excluded.resp_status,
+	content_type = excluded.content_type, location = excluded.location, body = excluded.body`
+
+// unclaimed hides the claim from the unit that completes or abandons it:
+// that unit writes the record itself.
+func unclaimed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idemClaimKey{}, (*idemClaim)(nil))
 }
 
 // Abandon releases a claimed key without a response (the request failed
-// with a server error), so a retry runs again.
+// with a server error), so a retry runs again. A key whose request wrote
+// nothing has no record: releasing it takes no writer unit.
 func (s *IdempotencyStore) Abandon(ctx context.Context, scope, key string) error {
-	return s.db.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
+	if c := s.held(scope, key); c != nil {
+		defer s.release(c)
+		if !c.recorded.Load() {
+			return nil
+		}
+	}
+	return s.db.exec(unclaimed(ctx), `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
 }

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // InventoryService implements kassa.InventoryService.
@@ -418,4 +421,129 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		}
 		return nil
 	})
+}
+
+// Stock: a level's on-hand is derived from its movements; transfers
+// belong to both their locations.
+var entStockLevel, entMovement, entTransfer = new(noun), new(noun), new(noun)
+
+func init() {
+	register(entStockLevel, noun{name: "stock_level", table: "stock_levels", digest: locationRows, derived: []string{"on_hand"}, recompute: recomputeLevels,
+		edge: &edgeRule{loc: ownLocation, update: []string{"reorder_point", "on_hand"}, once: []string{"location_id", "product_id"}, scopesOf: levelScopes,
+			refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
+		events: map[string]eventSubject{
+			kassa.EventInventoryLowStock: {atLocation: true, same: []string{"product_id"}},
+			kassa.EventInventoryStockout: {atLocation: true, same: []string{"product_id"}}}})
+	register(entMovement, noun{name: "stock_movement", table: "stock_movements", merge: mergeAppend, digest: locationRows,
+		edge: &edgeRule{loc: ownLocation, scopesOf: movementScopes,
+			refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			a.touch(entStockLevel, fieldText(f, "location_id")+"\x00"+fieldText(f, "product_id"), c.OrgID)
+		}})
+	register(entTransfer, noun{name: "transfer", table: "transfers", digest: orgRows,
+		edge: &edgeRule{loc: eitherEnd, ends: [2]string{"from_location_id", "to_location_id"}, update: []string{"status", "received_at", "cancelled_at"}, scopes: inventoryWrite,
+			once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
+			refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
+			check: checkTransfer},
+		events: map[string]eventSubject{kassa.EventInventoryTransferDone: {same: []string{"from_location_id", "to_location_id"}}}})
+}
+
+func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn)
+	if err := firstErr(within(f, "delta", -maxQuantity, maxQuantity, true), oneOf(f, "reason", true, reasons...),
+		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment")); err != nil {
+		return err
+	}
+	if f["delta"] == int64(0) {
+		return refuse(RefusedValue, "a movement moves stock")
+	}
+	if a, ok := f["actor"]; ok && a != nil && a != c.Actor {
+		return refuse(RefusedField, "the movement's actor is not the change's")
+	}
+	return nil
+}
+
+// movementScopes: a sale or a refund moves stock as part of the order;
+// adjustments and transfers are inventory writes.
+func movementScopes(_ *change.Change, f map[string]any) []kassa.Scope {
+	switch f["reason"] {
+	case kassa.ReasonSale, kassa.ReasonRefund:
+		return saleWrite
+	}
+	return inventoryWrite
+}
+
+// levelScopes: a sale creates the level of a product it is the first to
+// move; its reorder point is an inventory write.
+func levelScopes(c *change.Change, _ map[string]any) []kassa.Scope {
+	if c.Op == change.OpInsert {
+		return []kassa.Scope{kassa.ScopeInventoryWrite, kassa.ScopeOrdersWrite}
+	}
+	return inventoryWrite
+}
+
+func checkStockLevel(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if c.Op == change.OpInsert {
+		product, _ := f["product_id"].(string)
+		if c.EntityID != levelKeyID(ad.from.LocationID, product) {
+			return refuse(RefusedValue, "a stock level's id is derived from its location and product")
+		}
+	}
+	return within(f, "reorder_point", 0, maxQuantity, false)
+}
+
+func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	if c.Op == change.OpInsert {
+		in := &kassa.TransferCreate{}
+		if err := asInput(f, in); err != nil {
+			return err
+		}
+		if err := validated(in.Validate()); err != nil {
+			return err
+		}
+		if s, _ := f["status"].(string); s != "in_transit" {
+			return refuse(RefusedValue, "a transfer is created in transit")
+		}
+		return nil
+	}
+	return oneOf(f, "status", false, "received", "cancelled")
+}
+
+// recomputeLevels rewrites the on-hand of every stock level a batch's
+// movements touched (key: location and product) from its movements; an
+// on-hand the merge took below zero is an oversold conflict, listed once,
+// with a stockout event.
+func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) error {
+	tx := a.tx
+	for k, orgID := range levels {
+		loc, product, _ := strings.Cut(k, "\x00")
+		var before int64
+		err := tx.QueryRowContext(ctx, `SELECT on_hand FROM stock_levels WHERE org_id = ? AND location_id = ? AND product_id = ?`, orgID, loc, product).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			// The level's own change has not arrived: create it as its origin did (the id is derived).
+			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
+				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.now), fmtTime(tx.now))
+		}
+		if err != nil {
+			return err
+		}
+		var after int64
+		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
+			WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
+			loc, product, orgID).Scan(&after); err != nil {
+			return err
+		}
+		if after < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
+				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
+				return err
+			}
+			lvl, err := findLevel(ctx, tx, orgID, loc, product)
+			if err != nil {
+				return err
+			}
+			tx.emit(orgID, loc, kassa.EventInventoryStockout, lvl)
+		}
+	}
+	return nil
 }

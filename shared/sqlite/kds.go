@@ -492,7 +492,7 @@ type ticketQueue struct {
 
 // queueTicket marks an order's ticket due. It never blocks the caller.
 func (db *DB) queueTicket(org, order string) {
-	q := &db.tickets
+	q := &ordersIn(db).tickets
 	q.mu.Lock()
 	if q.due == nil {
 		q.due = map[string]string{}
@@ -513,9 +513,17 @@ func (db *DB) queueTicket(org, order string) {
 	}
 }
 
+// queueTickets marks the tickets of orders sync changed due (the order
+// noun's merged hook).
+func queueTickets(db *DB, orders map[string]string) {
+	for id, org := range orders {
+		db.queueTicket(org, id)
+	}
+}
+
 // TicketsDue signals (once per burst) that orders changed by sync wait for
 // their kitchen tickets: call RecordDueTickets then.
-func (db *DB) TicketsDue() <-chan struct{} { return db.tickets.wake }
+func (db *DB) TicketsDue() <-chan struct{} { return ordersIn(db).tickets.wake }
 
 // RecordDueTickets brings the tickets of up to limit due orders up to date
 // in one unit of work (syncTicket) and returns how many it took off the
@@ -523,7 +531,7 @@ func (db *DB) TicketsDue() <-chan struct{} { return db.tickets.wake }
 // orders are dropped: a new one is found by the start-up sweep, a changed
 // one by its next change.
 func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
-	q := &db.tickets
+	q := &ordersIn(db).tickets
 	batch := map[string]string{}
 	q.mu.Lock()
 	for id, org := range q.due {

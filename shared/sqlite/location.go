@@ -104,3 +104,11 @@ func (s *LocationService) UpdateLocation(ctx context.Context, id string, in *kas
 		return nil
 	})
 }
+
+// Locations: written at the hub only; day_cutoff_hour came with the
+// drawers (format 4).
+var entLocation = new(noun)
+
+func init() {
+	register(entLocation, noun{name: "location", table: "locations", digest: orgRows, formats: []formatStep{{4, 30}}})
+}

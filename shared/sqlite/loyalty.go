@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // LoyaltyService implements kassa.LoyaltyService. The ledger is
@@ -439,4 +440,97 @@ func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string,
 		return kassa.List[kassa.PointsTransaction]{}, kassa.NotFound("loyalty account", accountID)
 	}
 	return findPage(ctx, s.db.reader, pointsTxnCols, orgFilter(a.OrgID).and("account_id = ?", accountID), p, scanPointsTxn, pointsTxnID)
+}
+
+// Loyalty: an account's balance, lifetime points and tier are derived
+// from its points transactions.
+var entProgram, entAccount, entPointsTxn = new(noun), new(noun), new(noun)
+
+func init() {
+	register(entProgram, noun{name: "loyalty_program", table: "loyalty_programs", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
+			scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram}})
+	register(entAccount, noun{name: "loyalty_account", table: "loyalty_accounts", digest: orgRows,
+		derived: []string{"points_balance", "lifetime_points", "tier"},
+		edge: &edgeRule{update: []string{"points_balance", "lifetime_points", "tier"}, once: []string{"program_id", "customer_id"}, scopes: loyaltyWrite,
+			refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
+		events:    map[string]eventSubject{kassa.EventLoyaltyTierChanged: {same: []string{"customer_id", "program_id"}}},
+		track:     func(a *applier, c *change.Change, _ map[string]any) { a.touch(entAccount, c.EntityID, c.OrgID) },
+		recompute: recomputeAccounts})
+	register(entPointsTxn, noun{name: "points_transaction", table: "points_transactions", merge: mergeAppend, digest: orgRows,
+		edge: &edgeRule{scopes: loyaltyWrite,
+			refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
+		events: map[string]eventSubject{kassa.EventLoyaltyPointsEarned: {same: []string{"account_id", "points", "type"}}},
+		track: func(a *applier, c *change.Change, f map[string]any) {
+			if id := fieldText(f, "account_id"); id != "" {
+				a.touch(entAccount, id, c.OrgID)
+			}
+		}})
+}
+
+func checkProgram(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	in := &kassa.LoyaltyProgramCreate{}
+	if err := asInput(f, in); err != nil {
+		return err
+	}
+	if c.Op == change.OpInsert {
+		return validated(in.Validate())
+	}
+	return nil
+}
+
+func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
+	if err := firstErr(oneOf(f, "type", true, "earn", "redeem", "adjust"), within(f, "points", -maxPoints, maxPoints, true)); err != nil {
+		return err
+	}
+	p, _ := intField(f, "points")
+	switch f["type"] {
+	case "earn":
+		if p <= 0 {
+			return refuse(RefusedValue, "earned points are positive")
+		}
+	case "redeem":
+		if p >= 0 {
+			return refuse(RefusedValue, "redeemed points are negative")
+		}
+	}
+	return nil
+}
+
+// recomputeAccounts rewrites the balance, lifetime points and tier of
+// every loyalty account a batch touched from its points transactions; a
+// balance the merge took below zero is an overdrawn conflict, listed once.
+func recomputeAccounts(ctx context.Context, a *applier, accounts map[string]string) error {
+	tx := a.tx
+	for id, orgID := range accounts {
+		var before, balance, lifetime int64
+		var program string
+		err := tx.QueryRowContext(ctx, `SELECT points_balance, program_id,
+			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1),
+			(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE account_id = ?1 AND type = 'earn')
+			FROM loyalty_accounts WHERE id = ?1 AND org_id = ?2`, id, orgID).Scan(&before, &program, &balance, &lifetime)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // its account row arrives later in the log
+		}
+		if err != nil {
+			return err
+		}
+		var tiers string
+		if err := tx.QueryRowContext(ctx, `SELECT tiers FROM loyalty_programs WHERE id = ? AND org_id = ?`, program, orgID).Scan(&tiers); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		p := kassa.LoyaltyProgram{}
+		decodeJSON(tiers, &p.Tiers)
+		if _, err := tx.ExecContext(ctx, `UPDATE loyalty_accounts SET points_balance = ?, lifetime_points = ?, tier = ? WHERE id = ? AND org_id = ?`,
+			balance, lifetime, p.TierFor(lifetime), id, orgID); err != nil {
+			return err
+		}
+		if balance < 0 && before >= 0 {
+			if err := a.conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
+				map[string]any{"points_balance_before": before}, map[string]any{"points_balance": balance}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

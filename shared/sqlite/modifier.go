@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // ModifierGroupService implements kassa.ModifierGroupService. Which products
@@ -263,4 +264,16 @@ func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edi
 	cols := map[string]any{}
 	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
 	return tx.update(ctx, entProduct, orgID, productID, cols)
+}
+
+var entModifierGroup = new(noun)
+
+func init() {
+	register(entModifierGroup, noun{name: "modifier_group", table: "modifier_groups", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "required", "min_selections", "max_selections", "options"},
+			scopes: catalogWrite, check: checkModifierGroup}})
+}
+
+func checkModifierGroup(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.ModifierGroupCreate{}, &kassa.ModifierGroupUpdate{})
 }

@@ -34,7 +34,9 @@ var _ kassa.OAuthService = (*OAuthService)(nil)
 // oauth_access): the hub writes it with the token and its revocation, and
 // every edge of the org applies it, so bearer checks work at a store whose
 // link to the hub is down. Bearer checks read it on both nodes.
-var entOAuthAccess = entity{"oauth_access", "oauth_access", "org_id", true}
+var entOAuthAccess = new(noun)
+
+func init() { register(entOAuthAccess, noun{name: "oauth_access", table: "oauth_access"}) }
 
 // newSecret returns 32 random bytes as 64 hex characters and their hash
 // (hashSecret, as enrolment tokens and leaf secrets are stored).
@@ -854,4 +856,24 @@ func (s *OAuthService) Sweep(ctx context.Context) (int64, error) {
 		return nil
 	})
 	return n, err
+}
+
+func init() { actorSources = append(actorSources, clientActor) }
+
+// clientActor reads an actor that is no user as an OAuth client of the
+// org: a write made at the hub with a client_credentials token and routed
+// to the store (a money operation) comes back with the client id as its
+// actor. The app's registered scopes stand for the token's (a token never
+// holds more); a deleted app is no actor. Apps are written at the hub only.
+func clientActor(ctx context.Context, q querier, orgID, id string) (batchUser, error) {
+	var scopes string
+	err := q.QueryRowContext(ctx, `SELECT scopes FROM oauth_apps WHERE id = ? AND org_id = ?`, id, orgID).Scan(&scopes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return batchUser{}, nil
+	}
+	if err != nil {
+		return batchUser{}, err
+	}
+	u := batchUser{found: true, active: true, client: true}
+	return u, decodeJSON(scopes, &u.scopes)
 }

@@ -3,12 +3,16 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // OrderService implements kassa.OrderService.
@@ -291,7 +295,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 // price prices an order off the writer, in one read transaction: the
 // catalog as it stands when the order is taken (or quoted).
 func (s *OrderService) price(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
-	gen := s.db.campaigns.gen(a.OrgID) // before the snapshot: see liveCampaigns
+	gen := campaignsIn(s.db).live.gen(a.OrgID) // before the snapshot: see liveCampaigns
 	snap, err := s.db.reader.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -632,7 +636,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(id)()
+	defer ordersIn(s.db).locks.Lock(id)()
 	if in.Status.Set {
 		// Check before voiding anything, so a refused cancel changes nothing.
 		o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, 0)
@@ -684,7 +688,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(id)()
+	defer ordersIn(s.db).locks.Lock(id)()
 	// Lines never change after creation, and payments only under the
 	// order's lock, held here: read them off the writer, then check the
 	// state that can change inside the unit of work.
@@ -760,7 +764,43 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(id)()
+	defer ordersIn(s.db).locks.Lock(id)()
+	r, err := s.planRefund(ctx, a, id, in)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := s.payments.refundPayments(ctx, r.o, r.plan.Amount)
+	if err != nil && len(paid) == 0 {
+		return nil, err
+	}
+	if err != nil {
+		// Part of the money went back before a processor failed: record
+		// that part, so what the books say matches what the customer got.
+		s.db.Log.Error("refund partly failed", "order", r.o.ID, "err", err)
+		r.plan = r.plan.Scaled(sumRefunded(paid))
+	}
+	r.paid, r.id = paid, s.db.NewID()
+	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error { return r.write(ctx, tx) })
+	if err == nil {
+		s.db.wakeReceipts()
+	}
+	return out, err
+}
+
+// orderRefund is one RefundOrder: the order as it was read, the plan,
+// and the money the processors gave back.
+type orderRefund struct {
+	a    *kassa.Actor
+	in   *kassa.RefundRequest
+	o    *kassa.Order
+	plan kassa.RefundPlan
+	paid []kassa.RefundPayment
+	id   string // the refund's
+}
+
+// planRefund reads the order and plans its refund within the actor's
+// refund limit, at a till with an open drawer when one is named.
+func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string, in *kassa.RefundRequest) (*orderRefund, error) {
 	o, err := findOrder(ctx, s.db.reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
@@ -781,88 +821,103 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 			return nil, err
 		}
 	}
-	paid, err := s.payments.refundPayments(ctx, o, plan.Amount)
-	if err != nil && len(paid) == 0 {
-		return nil, err
-	}
+	return &orderRefund{a: a, in: in, o: o, plan: plan}, nil
+}
+
+// write records the refund in one unit: its row, the payments and cards
+// it gave back, the drawer, the order's status, the stock and the receipt.
+func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
+	a, o := r.a, r.o
+	cur, err := findOrder(ctx, tx, a.OrgID, o.ID)
 	if err != nil {
-		// Part of the money went back before a processor failed: record
-		// that part, so what the books say matches what the customer got.
-		s.db.Log.Error("refund partly failed", "order", o.ID, "err", err)
-		plan = plan.Scaled(sumRefunded(paid))
+		return err
 	}
-	refundID := s.db.NewID()
-	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error {
-		cur, err := findOrder(ctx, tx, a.OrgID, id)
-		if err != nil {
+	if cur.RefundedTotal != o.RefundedTotal {
+		return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
+	}
+	// The refund row first: the hub admits a card's refund entry only
+	// against a refund it holds (checkGiftCardTxn), and an edge's records
+	// reach it in the order they were written.
+	if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
+		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
+		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a),
+	}); err != nil {
+		return err
+	}
+	if err := r.givePaymentsBack(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
+		return err
+	}
+	if err := r.settleOrder(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := r.restock(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, o.ID, r.id, refundedCash(cur, r.paid)); err != nil {
+		return err
+	}
+	done, err := findOrder(ctx, tx, a.OrgID, o.ID)
+	if err != nil {
+		return err
+	}
+	tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
+	return nil
+}
+
+// givePaymentsBack notes on each payment what the refund gave back of it,
+// and credits a gift card its part.
+func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	for _, rp := range r.paid {
+		p := cur.FindPayment(rp.PaymentID)
+		if err := tx.updateAt(ctx, entPayment, r.a.OrgID, r.o.LocationID, p.ID, map[string]any{
+			"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 			return err
 		}
-		if cur.RefundedTotal != o.RefundedTotal {
-			return kassa.Errorf(kassa.EConflict, "order %s changed during the refund", o.Number)
-		}
-		// The refund row first: the hub admits a card's refund entry
-		// only against a refund it holds (checkGiftCardTxn), and an edge's
-		// records reach it in the order they were written.
-		if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, refundID, map[string]any{
-			"order_id": id, "location_id": o.LocationID, "amount": plan.Amount, "reason": in.Reason,
-			"restock": in.Restock, "lines": plan.Lines, "payments": paid, "actor": actorID(a),
-		}); err != nil {
+		if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
 			return err
 		}
-		for _, rp := range paid {
-			p := cur.FindPayment(rp.PaymentID)
-			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, p.ID, map[string]any{
-				"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
-				return err
-			}
-			if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
-				return err
-			}
-		}
-		if err := recordRefund(ctx, tx, a, cur, in.RegisterID, refundID, paid); err != nil {
-			return err
-		}
-		refunded := cur.RefundedTotal + plan.Amount
-		status := kassa.RefundedOrderStatus(cur, refunded)
-		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
-			return err
-		}
-		if status != cur.Status {
-			if err := addHistory(ctx, tx, a, id, o.LocationID, status); err != nil {
-				return err
-			}
-			// A full refund before the kitchen served it voids the ticket.
-			if err := recordTicket(ctx, tx, a.OrgID, id, kassa.TicketUpdated); err != nil {
-				return err
-			}
-		}
-		if in.Restock {
-			actor := ""
-			if p := actorID(a); p != nil {
-				actor = *p
-			}
-			for _, rl := range plan.Lines {
-				l := cur.FindLine(rl.LineItemID)
-				if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
-					delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: refundID, actor: actor}); err != nil {
-					return err
-				}
-			}
-		}
-		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, refundID, refundedCash(cur, paid)); err != nil {
-			return err
-		}
-		done, err := findOrder(ctx, tx, a.OrgID, id)
-		if err != nil {
-			return err
-		}
-		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
+	}
+	return nil
+}
+
+// settleOrder moves the order's refunded total and status; a new status
+// goes into its history, and a full refund before the kitchen served it
+// voids the ticket.
+func (r *orderRefund) settleOrder(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	refunded := cur.RefundedTotal + r.plan.Amount
+	status := kassa.RefundedOrderStatus(cur, refunded)
+	if err := tx.updateAt(ctx, entOrder, r.a.OrgID, r.o.LocationID, cur.ID, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
+		return err
+	}
+	if status == cur.Status {
 		return nil
-	})
-	if err == nil {
-		s.db.wakeReceipts()
 	}
-	return out, err
+	if err := addHistory(ctx, tx, r.a, cur.ID, r.o.LocationID, status); err != nil {
+		return err
+	}
+	return recordTicket(ctx, tx, r.a.OrgID, cur.ID, kassa.TicketUpdated)
+}
+
+// restock puts the refunded lines back on the shelf when asked.
+func (r *orderRefund) restock(ctx context.Context, tx *Tx, cur *kassa.Order) error {
+	if !r.in.Restock {
+		return nil
+	}
+	actor := ""
+	if p := actorID(r.a); p != nil {
+		actor = *p
+	}
+	for _, rl := range r.plan.Lines {
+		l := cur.FindLine(rl.LineItemID)
+		if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: l.ProductID,
+			delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sumRefunded(ps []kassa.RefundPayment) int64 {
@@ -871,4 +926,419 @@ func sumRefunded(ps []kassa.RefundPayment) int64 {
 		n += p.Amount
 	}
 	return n
+}
+
+// Orders: the status moves only forward on its lattice (kitchen_status is
+// last-writer-wins: a recall moves it back); the paid and refunded totals
+// are derived from payments and refunds. Lines, history and refunds are
+// appended once and belong to their order's location.
+var entOrder, entOrderLine, entOrderHistory, entRefund = new(noun), new(noun), new(noun), new(noun)
+
+// orderRows is the digest scope of an order's entries: its order's location.
+const orderRows = "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)"
+
+func init() {
+	orderEvent := eventSubject{atLocation: true, same: []string{"number", "currency"}}
+	register(entOrder, noun{name: "order", table: "orders", digest: locationRows,
+		derived: []string{"paid_total", "refunded_total"},
+		lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
+		// A cancel that meets a completion loses, and is recorded.
+		latticeLoss: &latticeLoss{col: "status", value: kassa.OrderCancelled, kind: "cancel_lost"},
+		edge: &edgeRule{loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
+			once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
+				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
+			scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
+		events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
+		track:  trackOrder, recompute: recomputeOrders, ownBack: skipOrderNumber, merged: queueTickets,
+		newState: func(*DB) any { return &orderState{tickets: ticketQueue{wake: make(chan struct{}, 1)}} }})
+	register(entOrderLine, noun{name: "order_line", table: "order_lines", merge: mergeAppend, digest: orderRows,
+		edge: &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite,
+			refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
+		track: trackOrderOf})
+	register(entOrderHistory, noun{name: "order_history", table: "order_history", merge: mergeAppend, digest: orderRows,
+		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
+		track: trackOrderOf})
+	register(entRefund, noun{name: "refund", table: "refunds", merge: mergeAppend, digest: locationRows,
+		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
+		track: trackOrderOf})
+}
+
+// orderState is what a store keeps in memory of its orders: a lock per
+// order for the steps around processor calls, and the orders sync changed
+// whose kitchen tickets are due (kds.go).
+type orderState struct {
+	locks   keyedMutex
+	tickets ticketQueue
+}
+
+// ordersIn is db's orderState.
+func ordersIn(db *DB) *orderState { return db.states[entOrder].(*orderState) }
+
+// trackOrder: an order's derived totals are recomputed; one inserted with
+// campaigns gets its redemptions derived.
+func trackOrder(a *applier, c *change.Change, f map[string]any) {
+	a.touch(entOrder, c.EntityID, c.OrgID)
+	if cs := fieldText(f, "campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
+		campaignsOf(a.state).campaigned[c.EntityID] = true
+	}
+}
+
+// recomputeOrders refreshes the derived columns of the orders a batch
+// touched (recomputeOrder), records the money invariants the merge broke
+// (checkMoney), then the campaigns' usage limits the redemptions it
+// derived went past (checkVouchers).
+func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
+	for id, orgID := range orders {
+		before, err := orderMoney(ctx, a.tx, id)
+		if err != nil {
+			return err
+		}
+		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
+			return err
+		}
+		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
+			return err
+		}
+	}
+	return a.checkVouchers(ctx)
+}
+
+// trackOrderOf: an entry of an order (a line, its history, a payment or a
+// refund) has its order's derived totals recomputed.
+func trackOrderOf(a *applier, c *change.Change, f map[string]any) {
+	if id := fieldText(f, "order_id"); id != "" {
+		a.touch(entOrder, id, c.OrgID)
+	}
+}
+
+func checkOrder(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	insert := c.Op == change.OpInsert
+	if insert {
+		if s, _ := f["status"].(string); s != kassa.OrderOpen {
+			return refuse(RefusedValue, "an order is created open, not %q", s)
+		}
+		if cur, _ := f["currency"].(string); !kassa.ValidCurrency(cur) {
+			return refuse(RefusedValue, "currency must be an ISO 4217 code")
+		}
+		if n, _ := f["number"].(string); !kassa.ValidText(n, 64) || n == "" {
+			return refuse(RefusedValue, "number must be a short text")
+		}
+	}
+	if n, ok := f["notes"].(string); ok && !kassa.ValidText(n, 2000) {
+		return refuse(RefusedValue, "notes must be text of at most 2000 characters")
+	}
+	return firstErr(
+		oneOf(f, "status", insert, orderStates...),
+		oneOf(f, "kitchen_status", false, kitchenStates...),
+		oneOf(f, "channel", insert, kassa.ChannelPOS, kassa.ChannelOnline, kassa.ChannelPartner),
+		within(f, "tax_rate_bps", 0, kassa.MaxTaxRateBps, insert),
+		within(f, "tax_inclusive", 0, 1, insert),
+		within(f, "subtotal", 0, maxAmount, insert),
+		within(f, "discount_total", 0, maxAmount, insert),
+		within(f, "tax_total", 0, maxAmount, insert),
+		within(f, "total", 0, maxAmount, insert),
+		within(f, "loyalty_points_earned", 0, maxPoints, false),
+		appliedCampaigns(f),
+	)
+}
+
+// appliedCampaigns refuses an order's campaigns field unless it is a JSON
+// list of what campaigns gave it (kassa.AppliedCampaign): at most one per
+// line and two more (pricing's stacking), each naming a campaign once,
+// with amounts in range. The hub derives the order's redemptions from it
+// (redeemAtHub), with its own amounts.
+func appliedCampaigns(f map[string]any) error {
+	v, present := f["campaigns"]
+	if !present {
+		return nil
+	}
+	s, _ := v.(string)
+	var cs []kassa.AppliedCampaign
+	if !strings.HasPrefix(strings.TrimSpace(s), "[") || json.Unmarshal([]byte(s), &cs) != nil || len(cs) > kassa.MaxOrderLines+2 {
+		return refuse(RefusedValue, "campaigns must be a list of at most %d applied campaigns", kassa.MaxOrderLines+2)
+	}
+	seen := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		if c.CampaignID == "" || !kassa.ValidText(c.CampaignID, 64) || seen[c.CampaignID] || !kassa.ValidText(c.Name, 200) ||
+			c.Amount < 0 || c.Amount > maxAmount || c.PointsMultiplier < 0 || c.PointsMultiplier > kassa.MaxPointsMultiplier {
+			return refuse(RefusedValue, "campaigns: each names a campaign once, with amount 0-%d and points_multiplier 0-%d", maxAmount, kassa.MaxPointsMultiplier)
+		}
+		seen[c.CampaignID] = true
+	}
+	return nil
+}
+
+// checkOrderLine checks a line's arithmetic against its order's tax
+// settings: gross = (unit price + modifier adjustments) × quantity, the
+// discount within the gross, tax and total as pricing computes them.
+func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(within(f, "quantity", 1, maxQuantity, true), within(f, "unit_price", 0, maxAmount, true),
+		within(f, "discount", 0, maxAmount, true), within(f, "tax", 0, maxAmount, true), within(f, "total", 0, maxAmount, true),
+		within(f, "position", 0, 10000, true)); err != nil {
+		return err
+	}
+	var mods []struct {
+		PriceAdjustment int64 `json:"price_adjustment"`
+	}
+	if s, ok := f["modifiers"].(string); ok {
+		if err := json.Unmarshal([]byte(s), &mods); err != nil || len(mods) > kassa.MaxLineModifiers {
+			return refuse(RefusedValue, "modifiers must be a list of at most %d options", kassa.MaxLineModifiers)
+		}
+	}
+	unit, _ := intField(f, "unit_price")
+	for _, m := range mods {
+		if m.PriceAdjustment < -maxAmount || m.PriceAdjustment > maxAmount {
+			return refuse(RefusedValue, "a modifier's price_adjustment is out of range")
+		}
+		unit += m.PriceAdjustment
+	}
+	qty, _ := intField(f, "quantity")
+	gross := unit * qty
+	if unit < 0 || gross > maxAmount {
+		return refuse(RefusedValue, "the line's gross is out of range")
+	}
+	discount, _ := intField(f, "discount")
+	if discount > gross {
+		return refuse(RefusedValue, "the discount %d exceeds the line's gross %d", discount, gross)
+	}
+	var rate int64
+	var inclusive bool
+	order, _ := f["order_id"].(string)
+	if err := ad.tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
+		return err // the reference check found the order
+	}
+	priced, err := kassa.Price([]kassa.PricedLine{{Unit: unit, Quantity: qty, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive)
+	if err != nil {
+		return validated(err)
+	}
+	want := priced.Lines[0]
+	tax, _ := intField(f, "tax")
+	total, _ := intField(f, "total")
+	if tax != want.Tax || total != want.Total {
+		return refuse(RefusedValue, "tax %d and total %d do not follow from the line (tax %d, total %d)", tax, total, want.Tax, want.Total)
+	}
+	return nil
+}
+
+func checkHistory(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
+	return oneOf(f, "status", true, orderStates...)
+}
+
+func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(within(f, "amount", 1, maxAmount, true), within(f, "restock", 0, 1, false)); err != nil {
+		return err
+	}
+	var paid []struct {
+		PaymentID string `json:"payment_id"`
+		Amount    int64  `json:"amount"`
+	}
+	if s, ok := f["payments"].(string); ok {
+		if err := json.Unmarshal([]byte(s), &paid); err != nil {
+			return refuse(RefusedValue, "payments must be a list of {payment_id, amount}")
+		}
+	}
+	order, _ := f["order_id"].(string)
+	// The refund limit, replayed: a cashier's refunds of one order together
+	// stay within the org's limit (kassa.CheckRefund).
+	var refunded int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ? AND org_id = ?`, order, c.OrgID).Scan(&refunded); err != nil {
+		return err
+	}
+	settings, err := orgSettings(ctx, ad.tx, c.OrgID)
+	if err != nil {
+		return err
+	}
+	amount, _ := intField(f, "amount")
+	if err := kassa.CheckRefund(ad.actorOf, settings.RefundLimit, refunded, amount); err != nil {
+		return refuse(RefusedActor, "%v", err)
+	}
+	for _, p := range paid {
+		var n int
+		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = ? AND order_id = ? AND org_id = ?`,
+			p.PaymentID, order, c.OrgID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return refuse(RefusedReference, "the refund names payment %s, which is not one of order %s", p.PaymentID, order)
+		}
+		if p.Amount < 0 || p.Amount > maxAmount {
+			return refuse(RefusedValue, "a refunded payment amount is out of range")
+		}
+	}
+	return nil
+}
+
+// orderScopes: the kitchen moves an order's kitchen_status and nothing
+// else; every other change of an order is a sale's.
+func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
+	if c.Op == change.OpUpdate {
+		kitchenOnly := true
+		for k := range f {
+			if k != "kitchen_status" && k != "updated_at" {
+				kitchenOnly = false
+			}
+		}
+		if kitchenOnly {
+			return []kassa.Scope{kassa.ScopeKDS, kassa.ScopeOrdersWrite}
+		}
+	}
+	return saleWrite
+}
+
+// checkDiscount replays the discount permission on an order pushed by an
+// edge, once its lines are in: the manual discounts of the order together
+// stay within what its creator's role may give (kassa.CheckDiscount). The
+// campaigns' part is recomputed here (campaignPart) and does not count.
+func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) error {
+	var subtotal, discount int64
+	var creator sql.NullString
+	err := ad.tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
+		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`,
+		orderID, orgID).Scan(&subtotal, &discount, &creator)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // no lines yet: the totals are the wire's, recomputed once they come
+	}
+	if err != nil || discount == 0 {
+		return err
+	}
+	a := &kassa.Actor{OrgID: orgID}
+	var role string
+	err = ad.tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ?`, creator.String, orgID).Scan(&role)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	a.UserID, a.Role = creator.String, kassa.Role(role)
+	if role == "" {
+		a.Role = kassa.RoleCashier // an order of nobody the hub knows: the strictest limit
+	}
+	settings, err := orgSettings(ctx, ad.tx, orgID)
+	if err != nil {
+		return err
+	}
+	campaigns, err := ad.campaignPart(ctx, orderID, orgID)
+	if err != nil {
+		return err
+	}
+	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, max(0, discount-campaigns)); err != nil {
+		return refuse(RefusedActor, "%v", err)
+	}
+	return nil
+}
+
+// The values an edge's order may carry.
+var (
+	orderStates   = []string{kassa.OrderOpen, kassa.OrderCompleted, kassa.OrderPartiallyRefunded, kassa.OrderRefunded, kassa.OrderCancelled}
+	kitchenStates = []string{kassa.KitchenNew, kassa.KitchenInProgress, kassa.KitchenReady, kassa.KitchenServed}
+)
+
+// recomputeOrder refreshes an order's derived columns from its entries:
+// payments' refunded amounts from the refunds that name them, the paid
+// and refunded totals, and — for changes an edge pushed — the order's
+// totals from its lines (an order's lines are fixed at creation, so this
+// changes nothing for an honest edge). Every statement is scoped to the
+// order's org. An edge's order that claims completion without being paid
+// in full is refused.
+func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
+	tx := a.tx
+	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
+			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
+		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE orders SET
+			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
+			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
+	if err != nil {
+		return err
+	}
+	if a.admitter == nil {
+		if !campaignsOf(a.state).campaigned[id] {
+			return nil
+		}
+		// An order from the hub's log: what its campaigns gave is the
+		// hub's word.
+		return a.redeem(ctx, id, orgID, nil)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE orders SET
+			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
+				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
+			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
+		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
+	if err != nil {
+		return err
+	}
+	var status string
+	var total, paid int64
+	if err := tx.QueryRowContext(ctx, `SELECT status, total, paid_total FROM orders WHERE id = ? AND org_id = ?`, id, orgID).Scan(&status, &total, &paid); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // its row arrives later in the log
+		}
+		return err
+	}
+	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
+		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
+	}
+	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
+		return err
+	}
+	return a.admitter.checkDiscount(ctx, id, orgID)
+}
+
+// money is an order's totals, as the money invariants see them.
+type money struct {
+	found                 bool
+	location              string
+	total, paid, refunded int64
+}
+
+func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
+	m := money{found: true}
+	err := tx.QueryRowContext(ctx, `SELECT location_id, total, paid_total, refunded_total FROM orders WHERE id = ?`, id).
+		Scan(&m.location, &m.total, &m.paid, &m.refunded)
+	if errors.Is(err, sql.ErrNoRows) {
+		return money{}, nil // its order row arrives later in the log
+	}
+	return m, err
+}
+
+// checkMoney records an overpaid or overrefunded conflict for each money
+// invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
+// taken at two nodes at once, each within the order's total there. The
+// local side is the totals before the merge, the remote side after.
+func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
+	after, err := orderMoney(ctx, a.tx, id)
+	if err != nil || !after.found {
+		return err
+	}
+	was := kassa.MoneyBreaches(before.total, before.paid, before.refunded)
+	for _, kind := range kassa.MoneyBreaches(after.total, after.paid, after.refunded) {
+		if before.found && slices.Contains(was, kind) {
+			continue // recorded when it first broke
+		}
+		side := func(m money) map[string]any {
+			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
+		}
+		if err := a.conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipOrderNumber moves the order counter of an own order that came back
+// past its number.
+func skipOrderNumber(ctx context.Context, tx *Tx, c *change.Change) error {
+	num, _ := c.Fields["number"].(string)
+	loc := c.LocationID
+	i := strings.LastIndexByte(num, '-')
+	n, err := strconv.ParseInt(num[i+1:], 10, 64)
+	if num == "" || loc == "" || err != nil {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, ?)
+		ON CONFLICT(location_id) DO UPDATE SET next = max(next, excluded.next)`, loc, n+1)
+	return err
 }

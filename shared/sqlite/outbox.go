@@ -40,10 +40,11 @@ func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Ch
 	return out, rows.Err()
 }
 
-// OutboxLen counts change records, all of them or only those not yet sent.
-func (db *DB) OutboxLen(ctx context.Context, unsentOnly bool) (int, error) {
+// OutboxLen counts change records: all of them, or with LogFilter.Unsent
+// only those not yet sent (its other fields are not for counting).
+func (db *DB) OutboxLen(ctx context.Context, f LogFilter) (int, error) {
 	q := `SELECT count(*) FROM outbox`
-	if unsentOnly {
+	if f.Unsent {
 		q += ` WHERE sent_at IS NULL`
 	}
 	var n int
@@ -63,16 +64,25 @@ type Scope struct {
 	OrgID, LocationID string
 }
 
-// ChangesAfter returns up to limit outbox records after seq, oldest first.
-// With unsentOnly it returns only records not yet acknowledged upstream
-// (an edge's relay); with a scope only records in it (the hub's fan-out),
-// leaving out those that came from excludeOrigin (the asking edge's own).
-func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
-	return db.ChangesBetween(ctx, seq, 0, limit, unsentOnly, scope, excludeOrigin)
+// LogFilter picks outbox records; the zero value picks every one.
+type LogFilter struct {
+	// Unsent: only records not yet acknowledged upstream (an edge's relay).
+	Unsent bool
+	// Scope: only records in it (the hub's fan-out).
+	Scope *Scope
+	// ExcludeOrigin: leave out those that came from it (the asking edge's own).
+	ExcludeOrigin string
+}
+
+// ChangesAfter returns up to limit outbox records after seq that f picks,
+// oldest first.
+func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, f LogFilter) ([]LogEntry, error) {
+	return db.ChangesBetween(ctx, seq, 0, limit, f)
 }
 
 // ChangesBetween is ChangesAfter for positions up to until (0: no bound).
-func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, unsentOnly bool, scope *Scope, excludeOrigin string) ([]LogEntry, error) {
+func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f LogFilter) ([]LogEntry, error) {
+	unsentOnly, scope, excludeOrigin := f.Unsent, f.Scope, f.ExcludeOrigin
 	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, fields, hlc, origin, coalesce(actor, '') FROM outbox WHERE seq > ?`
 	args := []any{seq}
 	if until > 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // PaymentService implements kassa.PaymentService over processors, one per
@@ -92,6 +93,60 @@ func (s *PaymentService) processor(m kassa.PaymentMethod) (kassa.Processor, erro
 // is stored as a failed payment (and emits payment.failed), not an error.
 // Errors: ENotFound (order), EInvalid, EConflict (order not open).
 func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate) (*kassa.Payment, error) {
+	pi, err := s.initiation(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer ordersIn(s.db).locks.Lock(in.OrderID)()
+	// Before the unit: the writer is not held while the hub answers.
+	if pi.gift, err = s.authorizeGiftCard(ctx, pi.a.OrgID, in, pi.id); err != nil {
+		return nil, err
+	}
+	defer pi.gift.releaseUnlessTaken(ctx, s.GiftCards, pi.id, &err)
+	if pi.settings, err = orgSettings(ctx, s.db.reader, pi.a.OrgID); err != nil { // read off the writer
+		return nil, err
+	}
+	if instant(pi.proc) {
+		// Cash and external money need no network: one unit of work.
+		err = s.db.write(ctx, func(tx *Tx) error { return pi.payNow(ctx, tx) })
+	} else {
+		// 1. Record the attempt as pending; 2. ask the processor outside any
+		// transaction; 3. record the outcome.
+		if err = s.db.write(ctx, func(tx *Tx) error { return pi.recordPending(ctx, tx) }); err != nil {
+			return nil, err
+		}
+		res := pi.charge(ctx)
+		err = s.db.write(ctx, func(tx *Tx) error { return pi.recordOutcome(ctx, tx, res) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pi.p != nil {
+		return pi.p, nil
+	}
+	return findPayment(ctx, s.db.reader, pi.a.OrgID, pi.id)
+}
+
+// paymentInitiation is one Initiate: its request, what it read and what
+// its units found.
+type paymentInitiation struct {
+	s        *PaymentService
+	a        *kassa.Actor
+	in       *kassa.PaymentInitiate
+	proc     kassa.Processor
+	id       string
+	capture  bool
+	offline  bool // a card taken while the node has no uplink
+	gift     giftAuth
+	settings kassa.OrgSettings
+	// Read in the unit (check):
+	o           *kassa.Order
+	limitReason string         // the offline card limits refuse it
+	p           *kassa.Payment // read in the unit when it logs an event
+}
+
+// initiation checks an Initiate request and names its payment.
+func (s *PaymentService) initiation(ctx context.Context, in *kassa.PaymentInitiate) (*paymentInitiation, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
 		return nil, err
@@ -103,141 +158,122 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 	if err != nil {
 		return nil, err
 	}
-	capture := in.Capture == nil || *in.Capture
-	offline := in.Method == kassa.PaymentCard && s.Offline != nil && s.Offline()
-	id := s.db.NewID()
-	defer s.db.orders.Lock(in.OrderID)()
-	// Before the unit: the writer is not held while the hub answers.
-	gift, err := s.authorizeGiftCard(ctx, a.OrgID, in, id)
-	if err != nil {
-		return nil, err
-	}
-	defer gift.releaseUnlessTaken(ctx, s.GiftCards, id, &err)
+	return &paymentInitiation{s: s, a: a, in: in, proc: proc, id: s.db.NewID(), capture: in.Capture == nil || *in.Capture,
+		offline: in.Method == kassa.PaymentCard && s.Offline != nil && s.Offline()}, nil
+}
 
-	var o *kassa.Order
-	var limitReason string
-	settings, err := orgSettings(ctx, s.db.reader, a.OrgID) // read off the writer
+// check reads the order and decides whether the payment may be taken.
+func (pi *paymentInitiation) check(ctx context.Context, tx *Tx) error {
+	o, err := loadOrder(ctx, tx, pi.a.OrgID, pi.in.OrderID, partPayments)
 	if err != nil {
-		return nil, err
-	}
-	// check reads the order and decides whether the payment may be taken.
-	check := func(tx *Tx) error {
-		if o, err = loadOrder(ctx, tx, a.OrgID, in.OrderID, partPayments); err != nil {
-			return err
-		}
-		if err := kassa.Payable(o, &settings, in.Method, in.Amount); err != nil {
-			return err
-		}
-		if in.RegisterID != "" {
-			if _, err := tillDrawer(ctx, tx, a.OrgID, o.LocationID, in.RegisterID); err != nil {
-				return err
-			}
-		}
-		if offline {
-			var taken int64
-			taken, err = offlineCardsToday(ctx, tx, o.LocationID)
-			limitReason = kassa.OfflineCardRefusal(&settings, in.Amount, taken)
-		}
 		return err
 	}
-	charge := func() kassa.ChargeResult {
-		if limitReason != "" {
-			return kassa.ChargeResult{FailureReason: limitReason}
-		}
-		req := kassa.ChargeRequest{PaymentID: id, Amount: in.Amount, Currency: o.Currency, Capture: capture,
-			CardNumber: in.CardNumber, Offline: offline}
-		if in.Tendered != nil {
-			req.Tendered = *in.Tendered
-		}
-		res, perr := proc.Charge(ctx, req)
-		if perr != nil {
-			s.db.Log.Warn("processor error", "payment", id, "method", in.Method, "err", perr)
-			res = kassa.ChargeResult{FailureReason: "processing_error", CardLast4: res.CardLast4}
-		}
-		return res
+	pi.o = o
+	if err := kassa.Payable(o, &pi.settings, pi.in.Method, pi.in.Amount); err != nil {
+		return err
 	}
-	pending := func() map[string]any {
-		var tendered any
-		if in.Method == kassa.PaymentCash {
-			t := in.Amount
-			if in.Tendered != nil {
-				t = *in.Tendered
-			}
-			tendered = t
-		}
-		return map[string]any{
-			"order_id": o.ID, "location_id": o.LocationID, "amount": in.Amount, "method": string(in.Method),
-			"status": kassa.PaymentPending, "offline": offline || gift.offline, "tendered": tendered, "refunded_amount": int64(0),
+	if pi.in.RegisterID != "" {
+		if _, err := tillDrawer(ctx, tx, pi.a.OrgID, o.LocationID, pi.in.RegisterID); err != nil {
+			return err
 		}
 	}
+	if pi.offline {
+		taken, err := offlineCardsToday(ctx, tx, o.LocationID)
+		pi.limitReason = kassa.OfflineCardRefusal(&pi.settings, pi.in.Amount, taken)
+		return err
+	}
+	return nil
+}
 
-	var p *kassa.Payment // read in the unit when it logs an event
-	if instant(proc) {
-		// Cash and external money need no network: one unit of work.
-		err = s.db.write(ctx, func(tx *Tx) error {
-			if err := check(tx); err != nil {
-				return err
-			}
-			cols := pending()
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, charge(), cols, o)
-			if err != nil {
-				return err
-			}
-			if err := tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
-				return err
-			}
-			if err := recordSale(ctx, tx, a, o.LocationID, id, in, cols); err != nil {
-				return err
-			}
-			if in.Method == kassa.PaymentGiftCard {
-				// The card pays in this unit: a card that cannot pay
-				// leaves nothing stored.
-				if err := redeemGiftCard(ctx, tx, o, in.GiftCardCode, in.Amount, id); err != nil {
-					return err
-				}
-				if err := gift.withinAllowance(ctx, tx, &settings, o.LocationID, id, in.Amount); err != nil {
-					return err
-				}
-			}
-			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)
-			return err
-		})
-	} else {
-		// 1. Record the attempt as pending; 2. ask the processor outside any
-		// transaction; 3. record the outcome.
-		err = s.db.write(ctx, func(tx *Tx) error {
-			if err := check(tx); err != nil {
-				return err
-			}
-			return tx.insertAt(ctx, entPayment, a.OrgID, o.LocationID, id, pending())
-		})
-		if err != nil {
-			return nil, err
+// charge asks the processor (or refuses by the offline limits).
+func (pi *paymentInitiation) charge(ctx context.Context) kassa.ChargeResult {
+	if pi.limitReason != "" {
+		return kassa.ChargeResult{FailureReason: pi.limitReason}
+	}
+	in := pi.in
+	req := kassa.ChargeRequest{PaymentID: pi.id, Amount: in.Amount, Currency: pi.o.Currency, Capture: pi.capture,
+		CardNumber: in.CardNumber, Offline: pi.offline}
+	if in.Tendered != nil {
+		req.Tendered = *in.Tendered
+	}
+	res, perr := pi.proc.Charge(ctx, req)
+	if perr != nil {
+		pi.s.db.Log.Warn("processor error", "payment", pi.id, "method", in.Method, "err", perr)
+		res = kassa.ChargeResult{FailureReason: "processing_error", CardLast4: res.CardLast4}
+	}
+	return res
+}
+
+// pending is the payment's row as it is first written.
+func (pi *paymentInitiation) pending() map[string]any {
+	in := pi.in
+	var tendered any
+	if in.Method == kassa.PaymentCash {
+		t := in.Amount
+		if in.Tendered != nil {
+			t = *in.Tendered
 		}
-		res := charge()
-		err = s.db.write(ctx, func(tx *Tx) error {
-			cols := map[string]any{}
-			ev, err := s.outcome(ctx, tx, a.OrgID, o.ID, id, capture, in, res, cols, nil)
-			if err != nil {
-				return err
-			}
-			if err := tx.updateAt(ctx, entPayment, a.OrgID, o.LocationID, id, cols); err != nil {
-				return err
-			}
-			if err := recordSale(ctx, tx, a, o.LocationID, id, in, cols); err != nil {
-				return err
-			}
-			p, err = emitPayment(ctx, tx, a.OrgID, id, ev)
-			return err
-		})
+		tendered = t
 	}
+	return map[string]any{
+		"order_id": pi.o.ID, "location_id": pi.o.LocationID, "amount": in.Amount, "method": string(in.Method),
+		"status": kassa.PaymentPending, "offline": pi.offline || pi.gift.offline, "tendered": tendered, "refunded_amount": int64(0),
+	}
+}
+
+// payNow takes an instant payment (cash, external, a gift card) in one unit.
+func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
+	if err := pi.check(ctx, tx); err != nil {
+		return err
+	}
+	cols, o, in := pi.pending(), pi.o, pi.in
+	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, pi.charge(ctx), cols, o)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if p != nil {
-		return p, nil
+	if err := tx.insertAt(ctx, entPayment, pi.a.OrgID, o.LocationID, pi.id, cols); err != nil {
+		return err
 	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
+	if err := recordSale(ctx, tx, pi.a, o.LocationID, pi.id, in, cols); err != nil {
+		return err
+	}
+	if in.Method == kassa.PaymentGiftCard {
+		// The card pays in this unit: a card that cannot pay leaves
+		// nothing stored.
+		if err := redeemGiftCard(ctx, tx, o, in.GiftCardCode, in.Amount, pi.id); err != nil {
+			return err
+		}
+		if err := pi.gift.withinAllowance(ctx, tx, &pi.settings, o.LocationID, pi.id, in.Amount); err != nil {
+			return err
+		}
+	}
+	pi.p, err = emitPayment(ctx, tx, pi.a.OrgID, pi.id, ev)
+	return err
+}
+
+// recordPending writes the attempt of a processor payment as pending.
+func (pi *paymentInitiation) recordPending(ctx context.Context, tx *Tx) error {
+	if err := pi.check(ctx, tx); err != nil {
+		return err
+	}
+	return tx.insertAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, pi.pending())
+}
+
+// recordOutcome writes what the processor answered.
+func (pi *paymentInitiation) recordOutcome(ctx context.Context, tx *Tx, res kassa.ChargeResult) error {
+	cols := map[string]any{}
+	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, pi.o.ID, pi.id, pi.capture, pi.in, res, cols, nil)
+	if err != nil {
+		return err
+	}
+	if err := tx.updateAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, cols); err != nil {
+		return err
+	}
+	if err := recordSale(ctx, tx, pi.a, pi.o.LocationID, pi.id, pi.in, cols); err != nil {
+		return err
+	}
+	pi.p, err = emitPayment(ctx, tx, pi.a.OrgID, pi.id, ev)
+	return err
 }
 
 // giftAuth is a gift card payment's authorization by the hub, asked
@@ -388,7 +424,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(p.OrderID)()
+	defer ordersIn(s.db).locks.Lock(p.OrderID)()
 	o, err := findOrder(ctx, s.db.reader, a.OrgID, p.OrderID)
 	if err != nil {
 		return nil, err
@@ -431,7 +467,7 @@ func (s *PaymentService) Void(ctx context.Context, id string) (*kassa.Payment, e
 	if err != nil {
 		return nil, err
 	}
-	defer s.db.orders.Lock(p.OrderID)()
+	defer ordersIn(s.db).locks.Lock(p.OrderID)()
 	if err := s.void(ctx, a, p.OrderID, id); err != nil {
 		return nil, err
 	}
@@ -581,109 +617,147 @@ func (s *PaymentService) settlements(ctx context.Context, f kassa.SettlementFilt
 		return nil, err
 	}
 	now := s.db.Now()
-	// Checked in the zone whose today comes first (UTC+14), so that no
-	// store's today is refused as a date_from in the future; the bounds
-	// found there span every location's own dates, but for a defaulted
-	// date_from, which is up to two days earlier at UTC-12.
-	fromDay, toDay, err := f.Days(now, earliestZone)
+	lo, hi, err := settlementWindow(f, now)
 	if err != nil {
 		return nil, err
+	}
+	zones, err := locationZones(ctx, s.db.reader, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	sums := &settlementSums{f: f, now: now, zones: zones, days: map[string][2]string{}, rows: map[settlementRow]*kassa.Settlement{}}
+	w := orgFilter(a.OrgID).and(`status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, lo, hi)
+	eq(w, "location_id", f.LocationID)
+	if err := sums.scan(ctx, s.db.reader, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args, sums.captured); err != nil {
+		return nil, err
+	}
+	w = &filter{where: "r.org_id = ?", args: []any{a.OrgID}}
+	w.and("r.created_at >= ? AND r.created_at < ?", lo, hi)
+	eq(w, "r.location_id", f.LocationID)
+	if err := sums.scan(ctx, s.db.reader, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
+		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+w.where, w.args, sums.refunded); err != nil {
+		return nil, err
+	}
+	return sums.list(), nil
+}
+
+// settlementWindow is the UTC window of captures and refunds that f's
+// dates can hold, at any location. The dates are checked in the zone whose
+// today comes first (UTC+14), so that no store's today is refused as a
+// date_from in the future; the bounds found there span every location's
+// own dates, but for a defaulted date_from, which is up to two days
+// earlier at UTC-12. Local days span UTC from 14 h before to 14 h after.
+func settlementWindow(f kassa.SettlementFilter, now time.Time) (lo, hi string, err error) {
+	fromDay, toDay, err := f.Days(now, earliestZone)
+	if err != nil {
+		return "", "", err
 	}
 	from, _ := time.Parse(time.DateOnly, fromDay)
 	to, _ := time.Parse(time.DateOnly, toDay)
 	if f.From == "" && f.To == "" {
 		from = from.AddDate(0, 0, -2)
 	}
-	zones := map[string]*time.Location{}
-	zone := func(locID string) *time.Location {
-		if z, ok := zones[locID]; ok {
-			return z
-		}
-		var tz string
-		s.db.reader.QueryRowContext(ctx, `SELECT timezone FROM locations WHERE id = ?`, locID).Scan(&tz)
-		z, err := time.LoadLocation(tz)
-		if err != nil {
-			z = time.UTC
-		}
-		zones[locID] = z
-		return z
-	}
-	// Local days span UTC from 14 h before to 14 h after.
-	lo, hi := fmtTime(from.Add(-14*time.Hour)), fmtTime(to.Add(38*time.Hour))
-	type key struct {
-		date, loc string
-		method    kassa.PaymentMethod
-	}
-	sums := map[key]*kassa.Settlement{}
-	add := func(k key) *kassa.Settlement {
-		if sums[k] == nil {
-			sums[k] = &kassa.Settlement{Date: k.date, LocationID: k.loc, Method: k.method}
-		}
-		return sums[k]
-	}
-	days := map[string][2]string{}
-	inRange := func(d, loc string) bool {
-		r, ok := days[loc]
-		if !ok {
-			// A range empty at this location (date_from after its today) is
-			// no error: nothing there.
-			from, to, _ := f.Days(now, zone(loc))
-			r = [2]string{from, to}
-			days[loc] = r
-		}
-		return r[0] != "" && d >= r[0] && d <= r[1]
-	}
-	w := orgFilter(a.OrgID).and(`status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, lo, hi)
-	eq(w, "location_id", f.LocationID)
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args...)
+	return fmtTime(from.Add(-14 * time.Hour)), fmtTime(to.Add(38 * time.Hour)), nil
+}
+
+// locationZones reads the time zone of each of an org's locations (UTC
+// for one that names none or an unknown one).
+func locationZones(ctx context.Context, q querier, orgID string) (map[string]*time.Location, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, timezone FROM locations WHERE org_id = ?`, orgID)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
+	zones := map[string]*time.Location{}
 	for rows.Next() {
-		var loc, method, at string
-		var amount int64
-		if err := rows.Scan(&loc, &method, &amount, &at); err != nil {
-			rows.Close()
+		var id, tz string
+		if err := rows.Scan(&id, &tz); err != nil {
 			return nil, err
 		}
-		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
-		if inRange(d, loc) {
-			st := add(key{d, loc, kassa.PaymentMethod(method)})
-			st.Count++
-			st.Gross += amount
+		if zones[id], err = time.LoadLocation(tz); err != nil {
+			zones[id] = time.UTC
 		}
 	}
-	rows.Close()
-	w = &filter{where: "r.org_id = ?", args: []any{a.OrgID}}
-	w.and("r.created_at >= ? AND r.created_at < ?", lo, hi)
-	eq(w, "r.location_id", f.LocationID)
-	rows, err = s.db.reader.QueryContext(ctx, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
-		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+w.where, w.args...)
+	return zones, rows.Err()
+}
+
+// settlementRow is a settlement's place: a location's day and a method.
+type settlementRow struct {
+	date, loc string
+	method    kassa.PaymentMethod
+}
+
+// settlementSums sums captures and refunds into settlement rows, each on
+// its location's local day, when that day is in f's dates there.
+type settlementSums struct {
+	f     kassa.SettlementFilter
+	now   time.Time
+	zones map[string]*time.Location // location → its zone
+	days  map[string][2]string      // location → f's dates there ("" when none)
+	rows  map[settlementRow]*kassa.Settlement
+}
+
+// scan adds each (location, method, amount, time) the query returns with add.
+func (ss *settlementSums) scan(ctx context.Context, q querier, query string, args []any, add func(*kassa.Settlement, int64)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var loc, method, at string
 		var amount int64
 		if err := rows.Scan(&loc, &method, &amount, &at); err != nil {
-			return nil, err
+			return err
 		}
-		d := parseTime(at).In(zone(loc)).Format("2006-01-02")
-		if inRange(d, loc) {
-			add(key{d, loc, kassa.PaymentMethod(method)}).Refunds += amount
+		if st := ss.row(loc, kassa.PaymentMethod(method), parseTime(at)); st != nil {
+			add(st, amount)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return rows.Err()
+}
+
+// row is the settlement row of a location's method on at's local day, or
+// nil when that day is not in f's dates there.
+func (ss *settlementSums) row(loc string, method kassa.PaymentMethod, at time.Time) *kassa.Settlement {
+	zone := ss.zones[loc]
+	if zone == nil {
+		zone = time.UTC
 	}
-	out := make([]kassa.Settlement, 0, len(sums))
-	for _, st := range sums {
+	r, ok := ss.days[loc]
+	if !ok {
+		// A range empty at this location (date_from after its today) is
+		// no error: nothing there.
+		from, to, _ := ss.f.Days(ss.now, zone)
+		r = [2]string{from, to}
+		ss.days[loc] = r
+	}
+	k := settlementRow{at.In(zone).Format("2006-01-02"), loc, method}
+	if r[0] == "" || k.date < r[0] || k.date > r[1] {
+		return nil
+	}
+	if ss.rows[k] == nil {
+		ss.rows[k] = &kassa.Settlement{Date: k.date, LocationID: k.loc, Method: k.method}
+	}
+	return ss.rows[k]
+}
+
+func (ss *settlementSums) captured(st *kassa.Settlement, amount int64) {
+	st.Count++
+	st.Gross += amount
+}
+
+func (ss *settlementSums) refunded(st *kassa.Settlement, amount int64) { st.Refunds += amount }
+
+// list returns the rows with their net, in key order.
+func (ss *settlementSums) list() []kassa.Settlement {
+	out := make([]kassa.Settlement, 0, len(ss.rows))
+	for _, st := range ss.rows {
 		st.Net = st.Gross - st.Refunds
 		out = append(out, *st)
 	}
 	sort.Slice(out, func(i, j int) bool { return settlementKey(&out[i]) < settlementKey(&out[j]) })
-	return out, nil
+	return out
 }
 
 // ForwardOffline sends card payments taken while the node had no uplink
@@ -746,3 +820,61 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 	}
 	return n, nil
 }
+
+// Payments belong to their order's location; the offline flag of a card
+// taken store-and-forward travels with its outcome (issue 21: refusing it
+// lost every offline card sale at the hub).
+var entPayment = new(noun)
+
+func init() {
+	paymentEvent := eventSubject{atLocation: true, same: []string{"order_id", "amount", "method"}}
+	register(entPayment, noun{name: "payment", table: "payments", digest: locationRows,
+		edge: &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
+			system: []string{"processor_ref", "failure_reason"},
+			once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
+			scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
+		events: map[string]eventSubject{kassa.EventPaymentCaptured: paymentEvent, kassa.EventPaymentFailed: paymentEvent},
+		track:  trackOrderOf})
+}
+
+func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	insert := c.Op == change.OpInsert
+	if err := firstErr(
+		within(f, "amount", 1, maxAmount, insert),
+		within(f, "tendered", 0, maxAmount, false),
+		within(f, "change_due", 0, maxAmount, false),
+		within(f, "offline", 0, 1, false),
+		oneOf(f, "method", insert, paymentMethods...),
+		oneOf(f, "status", insert, paymentStates...),
+	); err != nil || insert {
+		return err
+	}
+	return stillOffline(ctx, ad, c, f)
+}
+
+// stillOffline refuses an update that unmarks a payment taken offline: a
+// processor's outcome may mark one offline (a terminal that fell back to
+// store-and-forward), never the reverse, which would hide it from the
+// store's offline limits.
+func stillOffline(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	v, ok := f["offline"].(int64)
+	if !ok || v == 1 {
+		return nil
+	}
+	var was int64
+	err := ad.tx.QueryRowContext(ctx, `SELECT offline FROM payments WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&was)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if was == 1 {
+		return refuse(RefusedValue, "payment %s was taken offline and stays so", c.EntityID)
+	}
+	return nil
+}
+
+// The values an edge's payment may carry.
+var (
+	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
+		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
+	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal)}
+)

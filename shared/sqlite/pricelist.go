@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // PriceListService implements kassa.PriceListService.
@@ -135,4 +136,17 @@ func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations 
 		products[i] = p.ProductID
 	}
 	return checkExist(ctx, q, "products", orgID, "prices", "no such product: %s", products)
+}
+
+var entPriceList = new(noun)
+
+func init() {
+	register(entPriceList, noun{name: "price_list", table: "price_lists", digest: orgRows,
+		edge: &edgeRule{update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
+			scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
+			check: checkPriceList}})
+}
+
+func checkPriceList(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.PriceListCreate{}, &kassa.PriceListUpdate{})
 }

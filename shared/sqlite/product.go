@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // ProductService implements kassa.ProductService.
@@ -139,4 +141,22 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 		}
 	}
 	return v.Err()
+}
+
+// Products: a sku two stores gave alike while apart is settled by
+// renaming the one with the greater id.
+var entProduct = new(noun)
+
+func init() {
+	register(entProduct, noun{name: "product", table: "products", digest: orgRows,
+		unique: &uniqueKey{col: "sku", giveWay: func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
+		edge: &edgeRule{update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
+			once:   []string{"sku", "barcodes"},
+			scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
+			check: checkProduct},
+		events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
+}
+
+func checkProduct(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
+	return checkAs(c, f, &kassa.ProductCreate{}, &kassa.ProductUpdate{})
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/currency"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
 )
 
 // Receipts (docs/receipts.md, migration 0031): numbered in the unit of
@@ -26,11 +27,11 @@ type ReceiptService struct{ db *DB }
 func NewReceiptService(db *DB) *ReceiptService { return &ReceiptService{db: db} }
 
 // ReceiptJobsDue signals (coalesced) that a print or e-mail was queued.
-func (db *DB) ReceiptJobsDue() <-chan struct{} { return db.receiptWake }
+func (db *DB) ReceiptJobsDue() <-chan struct{} { return receiptsIn(db).wake }
 
 func (db *DB) wakeReceipts() {
 	select {
-	case db.receiptWake <- struct{}{}:
+	case receiptsIn(db).wake <- struct{}{}:
 	default:
 	}
 }
@@ -41,6 +42,9 @@ func (db *DB) wakeReceipts() {
 // back takes its number back with it, so numbers never skip.
 func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, refundID string, cash bool) error {
 	reg := kassa.RegisterOf(ctx)
+	if err := registerAt(ctx, tx, orgID, locationID, reg); err != nil {
+		return err
+	}
 	code, n, err := nextReceiptSeq(ctx, tx, orgID, locationID, reg)
 	if err != nil {
 		return err
@@ -59,6 +63,20 @@ func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, re
 	return queueJob(ctx, tx, orgID, id, kassa.JobPrint, reg, "", cash)
 }
 
+// registerAt checks that the till a completion or refund names ("" names
+// none) is a register of the caller's org at the order's location: a
+// receipt is never numbered at a till that is not there.
+func registerAt(ctx context.Context, q querier, orgID, locationID, reg string) error {
+	if reg == "" {
+		return nil
+	}
+	r, err := findRegister(ctx, q, orgID, reg)
+	if kassa.ErrorKind(err) == kassa.ENotFound || (err == nil && r.LocationID != locationID) {
+		return kassa.InvalidField("register_id", "is not a register of the order's location")
+	}
+	return err
+}
+
 func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
 	var code string
 	var n int64
@@ -73,14 +91,56 @@ func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) 
 	if !errors.Is(err, sql.ErrNoRows) {
 		return code, n, err
 	}
-	var k int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM receipt_sequences`).Scan(&k); err != nil {
+	if code, n, err = heldSequence(ctx, tx, orgID, locationID, reg); err != nil {
 		return "", 0, err
 	}
-	code = fmt.Sprintf("%s-%d", tx.db.NumberPrefix(), k)
-	_, err = tx.ExecContext(ctx, `INSERT INTO receipt_sequences (org_id, location_id, register_id, code, next) VALUES (?, ?, ?, ?, 2)`,
-		orgID, locationID, reg, code)
-	return code, 1, err
+	if code == "" {
+		if code, err = freeSequenceCode(ctx, tx); err != nil {
+			return "", 0, err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO receipt_sequences (org_id, location_id, register_id, code, next) VALUES (?, ?, ?, ?, ?)`,
+		orgID, locationID, reg, code, n+2)
+	return code, n + 1, err
+}
+
+// heldSequence finds the code and last number this node gave a till's
+// receipts before it lost the sequence (a restore from a backup taken
+// before the till's first sale): its receipts came back by sync, and
+// its numbering goes on after them.
+func heldSequence(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
+	var number string
+	var seq int64
+	prefix := tx.db.NumberPrefix()
+	err := tx.QueryRowContext(ctx, `SELECT number, seq FROM receipts WHERE number >= ? AND number < ?
+		AND org_id = ? AND location_id = ? AND register_id = ? ORDER BY seq DESC LIMIT 1`,
+		prefix+"-", prefix+".", orgID, locationID, reg).Scan(&number, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return number[:strings.LastIndexByte(number, '-')], seq, nil
+}
+
+// freeSequenceCode names a new till's sequence <prefix>-<k>: the first k
+// from the count of sequences that neither a sequence nor a receipt of
+// this node uses (a restored edge's count can be behind its receipts).
+func freeSequenceCode(ctx context.Context, tx *Tx) (string, error) {
+	var k int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM receipt_sequences`).Scan(&k); err != nil {
+		return "", err
+	}
+	for ; ; k++ {
+		code := fmt.Sprintf("%s-%d", tx.db.NumberPrefix(), k)
+		var used bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM receipt_sequences WHERE code = ?)
+			OR EXISTS (SELECT 1 FROM receipts WHERE number >= ? AND number < ?)`, code, code+"-", code+".").Scan(&used)
+		if err != nil || !used {
+			return code, err
+		}
+	}
 }
 
 func nullStr(s string) any {
@@ -452,6 +512,9 @@ func (s *ReceiptService) SetPrinter(ctx context.Context, registerID string, in *
 	}
 	on := in.Enabled == nil || *in.Enabled
 	err = s.db.write(ctx, func(tx *Tx) error {
+		if _, err := findRegister(ctx, tx, a.OrgID, registerID); err != nil {
+			return err // another org's register, or none: 404
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO register_printers (register_id, org_id, host, port, paper_width, enabled, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (org_id, register_id) DO UPDATE SET host = excluded.host, port = excluded.port,
 			paper_width = excluded.paper_width, enabled = excluded.enabled, last_error = '', last_ok_at = NULL, updated_at = excluded.updated_at`,
@@ -562,3 +625,64 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// Receipts (docs/receipts.md): numbered once by the store, from a
+// sequence of its own node (checkReceipt); never changed.
+var entReceipt = new(noun)
+
+func init() {
+	register(entReceipt, noun{name: "receipt", table: "receipts", merge: mergeAppend, digest: locationRows, formats: []formatStep{{4, 31}},
+		newState: func(*DB) any { return &receiptState{wake: make(chan struct{}, 1)} },
+		edge: &edgeRule{loc: ownLocation, scopes: saleWrite,
+			refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt}})
+}
+
+// checkReceipt: a store's receipt carries a number of one of its own
+// node's sequences (the code starts with the node's number prefix), seq
+// at least 1 and the number spelled from them; kind sale without a
+// refund, refund with one of the order's refunds; one receipt per sale
+// and per refund, and a number the org has not seen. The edge owns its
+// numbering: no other node can take one of its numbers.
+func checkReceipt(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := within(f, "seq", 1, maxAmount, true); err != nil {
+		return err
+	}
+	str := func(k string) string { v, _ := f[k].(string); return v }
+	seq, _ := intField(f, "seq")
+	number, kind, refund, reg := str("number"), str("kind"), str("refund_id"), str("register_id")
+	code, _, _ := strings.Cut(number, "-")
+	if !strings.HasPrefix(number, numberPrefixOf(c.Origin)+"-") || code == "" ||
+		!strings.HasSuffix(number, "-"+fmt.Sprintf("%06d", seq)) || len(number) > 100 {
+		return refuse(RefusedValue, "receipt number %q is not one of node %s's sequences at seq %d", number, c.Origin, seq)
+	}
+	if reg != "" && !kassa.ValidRegisterID(reg) {
+		return refuse(RefusedValue, "register_id %q is not a till id", reg)
+	}
+	if (kind == kassa.ReceiptSale) != (refund == "") || (kind != kassa.ReceiptSale && kind != kassa.ReceiptRefund) {
+		return refuse(RefusedValue, "a sale's receipt has no refund_id, a refund's has one (kind %q)", kind)
+	}
+	var n int
+	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM receipts WHERE org_id = ?1 AND (number = ?2
+		OR (order_id = ?3 AND coalesce(refund_id, '') = ?4))`, c.OrgID, number, str("order_id"), refund).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return refuse(RefusedValue, "receipt %s, or a receipt of that sale or refund, is already at the hub", number)
+	}
+	if refund != "" {
+		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM refunds WHERE id = ? AND order_id = ? AND org_id = ?`,
+			refund, str("order_id"), c.OrgID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return refuse(RefusedReference, "refund %s is not a refund of order %s", refund, str("order_id"))
+		}
+	}
+	return nil
+}
+
+// receiptState: a receipt print or e-mail was queued (ReceiptJobsDue).
+type receiptState struct{ wake chan struct{} }
+
+// receiptsIn is db's receiptState.
+func receiptsIn(db *DB) *receiptState { return db.states[entReceipt].(*receiptState) }

@@ -322,7 +322,7 @@ var uuidPattern = regexp.MustCompile(`"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 func (n *namer) kindOf(id string) string {
 	for _, e := range []string{"order", "payment", "customer", "product", "user"} {
 		var one int
-		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+replicas[e].e.table+" WHERE id = ?", id).Scan(&one) == nil {
+		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+nouns[e].table+" WHERE id = ?", id).Scan(&one) == nil {
 			return e
 		}
 	}

@@ -34,7 +34,7 @@ func mustRefusedSale(t *testing.T) *refusedSale {
 		t.Fatal(err)
 	}
 	o := sell(t, edge, w, w.p1, 2)
-	es, err := edge.db.ChangesAfter(ctx, 0, 10000, true, nil, "")
+	es, err := edge.db.ChangesAfter(ctx, 0, 10000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestTakingTheHubsVersionSendsItsRowToTheEdge(t *testing.T) {
 func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
 	s := mustRefusedSale(t)
 	ctx := context.Background()
-	sent, err := s.edge.db.ChangesAfter(ctx, 0, 10000, true, nil, "")
+	sent, err := s.edge.db.ChangesAfter(ctx, 0, 10000, LogFilter{Unsent: true})
 	if err != nil || len(sent) == 0 {
 		t.Fatalf("the sale's records: %d %v", len(sent), err)
 	}
@@ -160,7 +160,7 @@ func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
 	if _, err := s.edge.custs.UpdateCustomer(s.w.ctx, s.w.customer, &kassa.CustomerUpdate{FirstName: kassa.Opt[string]{Set: true, Value: "Renamed"}}); err != nil {
 		t.Fatal(err)
 	}
-	rename, err := s.edge.db.ChangesAfter(ctx, 0, 10000, true, nil, "")
+	rename, err := s.edge.db.ChangesAfter(ctx, 0, 10000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
 	if err != nil || *c.Taken != kassa.TakeHub {
 		t.Fatalf("take the hub's version: %v", err)
 	}
-	log, err := s.hub.db.ChangesAfter(ctx, 0, 100000, false, nil, s.edge.db.NodeID)
+	log, err := s.hub.db.ChangesAfter(ctx, 0, 100000, LogFilter{ExcludeOrigin: s.edge.db.NodeID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // RegisterService implements kassa.RegisterService. A register belongs to
-// one location, whose edge may create and change it (edgeRules).
+// one location, whose edge may create and change it (its edge rule).
 type RegisterService struct{ db *DB }
 
 // NewRegisterService returns the register service of db.
@@ -123,4 +123,13 @@ func checkRegister(_ context.Context, ad *admitter, _ *change.Change, f map[stri
 		}
 	}
 	return nil
+}
+
+// Registers (docs/drawers.md): the edge of the location owns them.
+var entRegister = new(noun)
+
+func init() {
+	register(entRegister, noun{name: "register", table: "registers", formats: []formatStep{{4, 30}},
+		edge: &edgeRule{loc: ownLocation, update: []string{"name", "is_active"}, once: []string{"location_id"},
+			scopes: paymentsWrite, check: checkRegister}})
 }

@@ -90,21 +90,6 @@ func (db *DB) Resync(ctx context.Context) (*OwnResync, error) {
 // EndResync records that the restored store caught up with its hub.
 func (db *DB) EndResync(ctx context.Context) error { return db.SetMeta(ctx, metaResyncOwn, "") }
 
-// skipOrderNumber moves the order counter of an own order that came back
-// past its number.
-func skipOrderNumber(ctx context.Context, tx *Tx, c *change.Change) error {
-	num, _ := c.Fields["number"].(string)
-	loc := c.LocationID
-	i := strings.LastIndexByte(num, '-')
-	n, err := strconv.ParseInt(num[i+1:], 10, 64)
-	if num == "" || loc == "" || err != nil {
-		return nil
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, ?)
-		ON CONFLICT(location_id) DO UPDATE SET next = max(next, excluded.next)`, loc, n+1)
-	return err
-}
-
 // The hub's log epoch: a restored hub's log may lack what edges pushed
 // after its backup, and its positions restart below the edges' cursors.
 // The epoch names the log; a restore gives it a new one, and an edge that

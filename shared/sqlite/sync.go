@@ -192,39 +192,11 @@ func (db *DB) LogCount(ctx context.Context, seq int64, scope Scope, excludeOrigi
 	return n, err
 }
 
-// digestTables are the replicated tables compared by Digests, each with the
-// condition that puts a row in an edge's scope (?1 org, ?2 location).
-var digestTables = map[string]string{
-	"orgs":                   "id = ?1",
-	"users":                  "org_id = ?1",
-	"locations":              "org_id = ?1",
-	"categories":             "org_id = ?1",
-	"products":               "org_id = ?1",
-	"modifier_groups":        "org_id = ?1",
-	"price_lists":            "org_id = ?1",
-	"campaigns":              "org_id = ?1",
-	"customers":              "org_id = ?1",
-	"loyalty_programs":       "org_id = ?1",
-	"loyalty_accounts":       "org_id = ?1",
-	"points_transactions":    "org_id = ?1",
-	"gift_cards":             "org_id = ?1",
-	"gift_card_transactions": "org_id = ?1",
-	"stock_levels":           "org_id = ?1 AND location_id = ?2",
-	"stock_movements":        "org_id = ?1 AND location_id = ?2",
-	"transfers":              "org_id = ?1",
-	"orders":                 "org_id = ?1 AND location_id = ?2",
-	"order_lines":            "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
-	"order_history":          "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)",
-	"payments":               "org_id = ?1 AND location_id = ?2",
-	"refunds":                "org_id = ?1 AND location_id = ?2",
-	"receipts":               "org_id = ?1 AND location_id = ?2",
-}
-
 // digestSkip are bookkeeping columns left out of digests: how a node
 // stamped a row, not what the row says.
 var digestSkip = map[string]bool{"hlc": true, "origin": true, "field_hlc": true}
 
-// Digests returns a SHA-256 of each replicated table's rows in a scope, in
+// Digests returns a SHA-256 of each digested noun's rows (noun.digest) in a scope, in
 // id order, with JSON values normalized (keys sorted), so that two nodes
 // holding the same data compute the same digests.
 func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string]string, error) {
@@ -235,9 +207,10 @@ func (db *DB) Digests(ctx context.Context, orgID, locationID string) (map[string
 // computes them: over the tables and columns of its schema only (the hub
 // verifies an older edge with it). A nil schema is this build's own.
 func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *Schema) (map[string]string, error) {
-	out := make(map[string]string, len(digestTables))
-	names := make([]string, 0, len(digestTables))
-	for t := range digestTables {
+	scopes := digestScopes()
+	out := make(map[string]string, len(scopes))
+	names := make([]string, 0, len(scopes))
+	for t := range scopes {
 		if schema == nil || schema.columns[t] != nil {
 			names = append(names, t)
 		}
@@ -245,14 +218,14 @@ func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *S
 	sort.Strings(names)
 	for _, table := range names {
 		args := []any{orgID}
-		if strings.Contains(digestTables[table], "?2") {
+		if strings.Contains(scopes[table], "?2") {
 			args = append(args, locationID)
 		}
 		sel := "*"
 		if schema != nil {
 			sel = strings.Join(schema.columns[table], ", ")
 		}
-		rows, err := db.reader.QueryContext(ctx, "SELECT "+sel+" FROM "+table+" WHERE "+digestTables[table]+" ORDER BY id", args...)
+		rows, err := db.reader.QueryContext(ctx, "SELECT "+sel+" FROM "+table+" WHERE "+scopes[table]+" ORDER BY id", args...)
 		if err != nil {
 			return nil, fmt.Errorf("digest %s: %w", table, err)
 		}

@@ -19,50 +19,6 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-// entity describes a replicated table for the change capture.
-type entity struct {
-	name  string // change record entity, e.g. "product"
-	table string
-	// orgCol is the column holding the row's org: "org_id", or "id" for orgs.
-	orgCol string
-	// lww marks rows merged field by field: their writes also stamp each
-	// field in field_hlc. Append-only rows are never updated and have none.
-	lww bool
-}
-
-// The replicated entities.
-var (
-	entOrg           = entity{"org", "orgs", "id", true}
-	entUser          = entity{"user", "users", "org_id", true}
-	entLocation      = entity{"location", "locations", "org_id", true}
-	entCategory      = entity{"category", "categories", "org_id", true}
-	entProduct       = entity{"product", "products", "org_id", true}
-	entModifierGroup = entity{"modifier_group", "modifier_groups", "org_id", true}
-	entPriceList     = entity{"price_list", "price_lists", "org_id", true}
-	entCampaign      = entity{"campaign", "campaigns", "org_id", true}
-
-	entCustomer     = entity{"customer", "customers", "org_id", true}
-	entProgram      = entity{"loyalty_program", "loyalty_programs", "org_id", true}
-	entAccount      = entity{"loyalty_account", "loyalty_accounts", "org_id", true}
-	entPointsTxn    = entity{"points_transaction", "points_transactions", "org_id", false}
-	entStockLevel   = entity{"stock_level", "stock_levels", "org_id", true}
-	entMovement     = entity{"stock_movement", "stock_movements", "org_id", false}
-	entTransfer     = entity{"transfer", "transfers", "org_id", true}
-	entOrder        = entity{"order", "orders", "org_id", true}
-	entOrderLine    = entity{"order_line", "order_lines", "org_id", false}
-	entOrderHistory = entity{"order_history", "order_history", "org_id", false}
-	entPayment      = entity{"payment", "payments", "org_id", true}
-	entRefund       = entity{"refund", "refunds", "org_id", false}
-	entGiftCard     = entity{"gift_card", "gift_cards", "org_id", true}
-	entGiftCardTxn  = entity{"gift_card_transaction", "gift_card_transactions", "org_id", false}
-	entEvent        = entity{"event", "events", "org_id", false}
-	entRegister     = entity{"register", "registers", "org_id", true}
-	entDrawer       = entity{"drawer_session", "drawer_sessions", "org_id", true}
-	entDrawerEntry  = entity{"drawer_entry", "drawer_entries", "org_id", false}
-	entZReport      = entity{"z_report", "z_reports", "org_id", false}
-	entReceipt      = entity{"receipt", "receipts", "org_id", false}
-)
-
 // Tx is one write transaction. Row writes of replicated entities go through
 // insert and update, which stamp the row and write its change record; events
 // collected with emit are appended to the event log at the end of the unit
@@ -76,10 +32,9 @@ type Tx struct {
 	wakes  []kassa.Event // bus-only wake-ups (wake)
 	// liveOrgs are the orgs whose live feeds the unit wakes (tx.live).
 	liveOrgs []string
-	// campaignOrgs are the orgs whose campaigns (or campaign versions)
-	// the unit wrote (campaignsChanged): their histories are forgotten
-	// and, after the commit, their live campaigns invalidated.
-	campaignOrgs []string
+	// changed are the orgs whose rows of a watched noun the unit wrote
+	// (changing), per noun: the noun's state hears of them (unitWatcher).
+	changed map[*noun][]string
 	// derived marks a unit whose events follow from merging other nodes'
 	// changes (apply): every node derives them itself, so they are logged
 	// here without a change record.
@@ -143,9 +98,12 @@ type writeReq struct {
 	events   []kassa.Event
 	wakes    []kassa.Event
 	liveOrgs []string
-	// campaignOrgs are the orgs whose campaigns the unit wrote
-	// (Tx.campaignOrgs), set once it ran, whether it failed or not.
-	campaignOrgs []string
+	// changed is the unit's Tx.changed, set once it ran, whether it
+	// failed or not.
+	changed map[*noun][]string
+	// claim is the Idempotency-Key whose record the unit wrote, marked
+	// recorded once the unit committed.
+	claim *idemClaim
 }
 
 // maxBatch bounds how many units share one commit.
@@ -247,13 +205,15 @@ func (db *DB) writeLoop(priority int) {
 				break drain
 			}
 		}
+		// Counted before they run, so a caller whose unit returned sees
+		// it counted.
+		db.stats.batches.Add(1)
+		db.stats.units.Add(int64(len(batch)))
 		began := time.Now()
 		if db.runBatch(batch) {
 			uncheckpointed = true
 		}
 		db.stats.busy.Add(int64(time.Since(began)))
-		db.stats.batches.Add(1)
-		db.stats.units.Add(int64(len(batch)))
 		db.prepareSeen()
 	}
 }
@@ -293,21 +253,19 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 		tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
 		r.err = runUnit(r, tx)
-		r.campaignOrgs = tx.campaignOrgs
+		r.changed = tx.changed
 		if r.err != nil {
 			db.stats.failed.Add(1)
 			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 			if err == nil {
 				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
 			}
-			// Its campaign writes are undone: see histories.
-			db.histories.forget(r.campaignOrgs...)
-			if err != nil { // the transaction is unusable: fail the batch
+			db.undone(r.changed) // its writes are undone
+			if err != nil {      // the transaction is unusable: fail the batch
 				sqltx.Rollback()
 				for _, r := range batch {
-					// Earlier units' campaign writes are undone too, and a
-					// later unit may have read them into histories.
-					db.histories.forget(r.campaignOrgs...)
+					// Earlier units' writes are undone too.
+					db.undone(r.changed)
 					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
 				}
 				return false
@@ -336,10 +294,10 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		sqltx.Rollback()
 	}
 	for _, r := range batch {
-		if r.err == nil && commitErr == nil {
-			db.campaigns.invalidate(r.campaignOrgs...) // after the commit: see campaignCache
+		db.settled(r.changed, r.err == nil && commitErr == nil)
+		if r.claim != nil && r.err == nil && commitErr == nil {
+			r.claim.recorded.Store(true)
 		}
-		db.histories.forget(r.campaignOrgs...) // committed or not: see histories
 		if r.err == nil && commitErr != nil {
 			r.err = fmt.Errorf("sqlite: commit: %w", commitErr)
 		}
@@ -365,6 +323,9 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 			err = fmt.Errorf("sqlite: panic in write: %v\n%s", p, debug.Stack())
 		}
 	}()
+	if r.claim, err = tx.recordClaim(r.ctx); err != nil {
+		return err
+	}
 	if err := r.fn(tx); err != nil {
 		return err
 	}
@@ -490,8 +451,29 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 				return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 			}
 		}
-		if err := tx.fanOutWebhooks(ctx, e.ID, e.OrgID, e.Type, data); err != nil {
-			return fmt.Errorf("sqlite: queue webhooks of event %s: %w", e.Type, err)
+		if err := tx.eventLogged(ctx, e.ID, e.OrgID, e.Type, data); err != nil {
+			return fmt.Errorf("sqlite: after logging event %s: %w", e.Type, err)
+		}
+	}
+	return nil
+}
+
+// eventHooks run in the unit that appends an event to this node's log:
+// logEvents for the unit's own, apply for one an edge pushed that the
+// hub's log did not hold (a replay runs none). The webhooks' deliveries
+// are queued there (webhook.go).
+var eventHooks []func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error
+
+// onEventLogged adds an event hook; called from init functions only.
+func onEventLogged(fn func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error) {
+	eventHooks = append(eventHooks, fn)
+}
+
+// eventLogged runs the event hooks for an event the unit logged.
+func (tx *Tx) eventLogged(ctx context.Context, id, orgID, typ string, data []byte) error {
+	for _, fn := range eventHooks {
+		if err := fn(ctx, tx, id, orgID, typ, data); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -532,26 +514,55 @@ func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id stri
 	return tx.writeRow(ctx, e, change.OpUpdate, orgID, locationID, id, cols)
 }
 
-// campaignsChanged notes that the unit writes orgID's campaigns or their
-// versions: the org's history is forgotten now, for the rest of the
-// batch, and again after it (see histories); its live campaigns after the
-// commit (see campaignCache).
-func (tx *Tx) campaignsChanged(orgID string) {
-	if !slices.Contains(tx.campaignOrgs, orgID) {
-		tx.campaignOrgs = append(tx.campaignOrgs, orgID)
+// unitWatcher is a noun's state (noun.newState) kept in step with the
+// units that write the noun's rows: a cache of them (the campaigns').
+type unitWatcher interface {
+	// writing: a unit writes orgID's rows, now (in the writer).
+	writing(orgID string)
+	// undone: units that wrote the orgs' rows were rolled back.
+	undone(orgIDs []string)
+	// settled: the batch of a unit that wrote the orgs' rows ended,
+	// committed or not.
+	settled(orgIDs []string, committed bool)
+}
+
+// changing notes that the unit writes orgID's rows of n: when n's state
+// watches units, it hears of it now, and of the unit's end (runBatch).
+func (tx *Tx) changing(n *noun, orgID string) {
+	w, ok := tx.db.states[n].(unitWatcher)
+	if !ok {
+		return
 	}
-	tx.db.histories.forget(orgID)
+	if !slices.Contains(tx.changed[n], orgID) {
+		if tx.changed == nil {
+			tx.changed = map[*noun][]string{}
+		}
+		tx.changed[n] = append(tx.changed[n], orgID)
+	}
+	w.writing(orgID)
+}
+
+// undone tells the watching states that a unit's writes were rolled back.
+func (db *DB) undone(changed map[*noun][]string) {
+	for n, orgs := range changed {
+		db.states[n].(unitWatcher).undone(orgs)
+	}
+}
+
+// settled tells the watching states that a unit's batch ended.
+func (db *DB) settled(changed map[*noun][]string, committed bool) {
+	for n, orgs := range changed {
+		db.states[n].(unitWatcher).settled(orgs, committed)
+	}
 }
 
 func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
 	if tx.db.underHub.Load() {
-		if _, ok := edgeRules[e.name]; !ok {
+		if e.edge == nil {
 			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
 		}
 	}
-	if e == entCampaign {
-		tx.campaignsChanged(orgID)
-	}
+	tx.changing(e, orgID)
 	stamp := tx.db.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)
@@ -561,11 +572,11 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	args = append(args, stamp.String(), tx.db.NodeID)
 	switch op {
 	case change.OpInsert:
-		if e.lww {
+		if e.lww() {
 			args = append(args, rowStamps(fieldStamp(stamp, tx.db.NodeID)))
 		}
 	default:
-		if e.lww {
+		if e.lww() {
 			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
 		}
 		args = append(args, id, orgID)
@@ -577,8 +588,8 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.name, id, n)
 	}
-	if e == entCampaign {
-		if err := recordCampaignVersion(ctx, tx, orgID, id); err != nil {
+	if e.written != nil {
+		if err := e.written(ctx, tx, orgID, id); err != nil {
 			return err
 		}
 	}
@@ -734,14 +745,14 @@ func (db *DB) rowQuery(e entity, op change.Op, names []string) string {
 	var q string
 	switch op {
 	case change.OpInsert:
-		if e.lww {
+		if e.lww() {
 			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
 		} else {
 			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
 		}
 	default:
 		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
-		if e.lww {
+		if e.lww() {
 			set += ", field_hlc = json_patch(field_hlc, ?)"
 		}
 		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)

@@ -391,3 +391,30 @@ func userAfter(before *kassa.User, f map[string]any) (*kassa.Staff, error) {
 	}
 	return &s, nil
 }
+
+// Users: written at the hub, and at a store by its manager for its own
+// cashiers (docs/staff.md; checkUser holds the rule).
+var entUser = new(noun)
+
+func init() {
+	register(entUser, noun{name: "user", table: "users", digest: orgRows, formats: []formatStep{{5, 35}},
+		edge: &edgeRule{update: []string{"name", "role", "location_ids", "is_active", "password_hash", "pin_hash"}, once: []string{"email"}, anyUser: true,
+			refs: []ref{{col: "location_ids", table: "locations", list: true}}, check: checkUser}})
+}
+
+// Users are the actors of most changes an edge pushes: tried first.
+func init() {
+	actorSources = append([]func(context.Context, querier, string, string) (batchUser, error){userActor}, actorSources...)
+}
+
+// userActor reads a change's actor as a user of the org, for the
+// authorization the hub replays (admitter.actor).
+func userActor(ctx context.Context, q querier, orgID, id string) (batchUser, error) {
+	var u batchUser
+	err := q.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, id, orgID).Scan(&u.role, &u.active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return batchUser{}, nil
+	}
+	u.found = err == nil
+	return u, err
+}

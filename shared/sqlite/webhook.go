@@ -399,6 +399,13 @@ func (s *WebhookStore) RecordWebhookTest(ctx context.Context, d *WebhookDelivery
 	})
 }
 
+// Every event this node logs is offered to the org's webhooks.
+func init() {
+	onEventLogged(func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error {
+		return tx.fanOutWebhooks(ctx, id, orgID, typ, data)
+	})
+}
+
 // fanOutWebhooks queues one delivery of an event just appended to the
 // log for each active endpoint of its org that subscribes to its type,
 // in the same unit: no event without its deliveries. Only the hub sends

@@ -79,7 +79,7 @@ func TestWebhookDeliveriesAreQueuedWithTheirEventOnce(t *testing.T) {
 
 	sell(t, edge, w, w.p1, 1)
 	mine := logged(t, edge.db)
-	log, err := edge.db.ChangesAfter(ctx, 0, 1_000_000, true, nil, "")
+	log, err := edge.db.ChangesAfter(ctx, 0, 1_000_000, LogFilter{Unsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,8 @@
   });
 
   function api(path) { return session.api('GET', path); }
+  // The reports section (reports.js) reads through the same session.
+  window.KassaConsole = { api: api, session: session };
 
   function showLogin(message) {
     clearTimeout(state.timer);
@@ -240,7 +242,8 @@
   // --- the store's day (docs/drawers.md) -----------------------------------
 
   // day reads today's takings (the payments' settlement of each
-  // location's local today), the open drawers and the last Z report.
+  // location's local today), the open drawers, the last Z report and each
+  // register's receipt printer (a register without one answers 404).
   function day() {
     return Promise.all([
       api('/payments/settlements'),
@@ -248,7 +251,43 @@
       api('/z-reports?limit=200'),
       api('/registers?limit=200')
     ]).then(function (r) {
-      return { settlements: r[0].data || [], open: r[1].data || [], zs: r[2].data || [], registers: r[3].data || [] };
+      var d = { settlements: r[0].data || [], open: r[1].data || [], zs: r[2].data || [], registers: r[3].data || [] };
+      return Promise.all(d.registers.map(function (reg) {
+        return api('/registers/' + reg.id + '/printer').then(function (x) { return x.data; }, function () { return null; });
+      })).then(function (ps) {
+        d.printers = ps.filter(Boolean);
+        return d;
+      });
+    });
+  }
+
+  // renderPrinters lists the tills' printers: whether the last print went
+  // through (and when) or failed (and why), and the prints waiting.
+  function renderPrinters(d, names) {
+    var body = $('printer-rows');
+    body.textContent = '';
+    if (!d.printers.length) {
+      var none = document.createElement('tr');
+      none.className = 'none';
+      cell(none, 'No printer is set.').colSpan = 4;
+      body.appendChild(none);
+    }
+    d.printers.forEach(function (p) {
+      var tr = document.createElement('tr');
+      tr.dataset.register = p.register_id;
+      tr.dataset.status = p.status;
+      cell(tr, names[p.register_id] || p.register_id);
+      cell(tr, p.host + ':' + p.port + (p.enabled ? '' : ' (off)'));
+      var ok = time(p.last_ok_at);
+      var last = cell(tr, p.status === 'ok' ? 'ok' + (ok ? ' at ' + clock(ok) : '') :
+        p.status === 'unreachable' ? 'failed' : 'not used yet', p.status === 'unreachable' ? 'short' : '');
+      if (p.last_error) {
+        var why = document.createElement('small');
+        why.textContent = ' ' + p.last_error;
+        last.appendChild(why);
+      }
+      cell(tr, String(p.pending));
+      body.appendChild(tr);
     });
   }
 
@@ -276,6 +315,7 @@
     $('day-net').textContent = money(sales - refunds);
     var names = {};
     d.registers.forEach(function (r) { names[r.id] = r.name; });
+    renderPrinters(d, names);
     var body = $('drawer-rows');
     body.textContent = '';
     if (!d.open.length) {

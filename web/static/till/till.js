@@ -9,14 +9,19 @@ import { svg as barcode } from './code128.js';
 
 const $ = (id) => document.getElementById(id);
 const SALE = 'kassa.till.sale';
+const TILL = 'kassa.till.register'; // the register this device is, set up once
+
 const session = new window.KassaSession({
   storageKey: 'kassa.till.auth', storage: window.localStorage,
   unreachable: 'The edge is not answering: check the till\'s network.',
   onEnded: (e) => showLogin(e.message),
 });
 
-const state = { location: null, currency: 'AUD', products: [], cats: [], groups: {}, cat: '', quote: null, order: null, tender: 'cash', refund: null };
+const state = { location: null, currency: 'AUD', products: [], cats: [], groups: {}, cat: '', quote: null, order: null, tender: 'cash', refund: null,
+  drawer: null, receipt: null, onApproved: null };
 let sale = load();
+let till = loadTill();
+function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
 
 function uuid() { return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2); }
 function fresh() { return { lines: [], customer: null, voucher: null, discount: null, approver: null, orderId: null, replaces: null, createKey: uuid(), creating: false, pending: null, completeKey: uuid() }; }
@@ -59,8 +64,8 @@ function api(method, path, body, key, asApprover) {
 function showLogin(msg) {
   $('login').hidden = false;
   $('sale').hidden = $('overlay').hidden = true;
-  for (const id of ['logout', 'parked-btn', 'refund-btn']) $(id).hidden = true;
-  $('who').textContent = '';
+  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = true;
+  $('who').textContent = $('till-name').textContent = '';
   if (msg) $('login-error').textContent = msg;
   $('email').focus();
 }
@@ -68,7 +73,7 @@ function showLogin(msg) {
 async function start() {
   $('login').hidden = true;
   $('sale').hidden = false;
-  for (const id of ['logout', 'parked-btn', 'refund-btn']) $(id).hidden = false;
+  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = false;
   try {
     const me = await session.api('GET', '/auth/me');
     $('who').textContent = me.data.name || me.data.email || '';
@@ -94,8 +99,10 @@ async function start() {
   renderCats();
   renderGrid();
   pollLink();
+  if (!(await setUpTill())) return;
   await resume();
-  $('search').focus();
+  if (!openDialogName() && !state.drawer) openDrawerDialog('');
+  else if (!openDialogName()) $('search').focus();
 }
 
 // resume picks the sale up where a reload left it: a create or a payment
@@ -124,8 +131,9 @@ async function pollLink() {
   const l = $('link');
   try {
     const st = (await session.api('GET', '/sync/status')).data;
-    const wait = st.pending_up ? ` · ${st.pending_up} change${st.pending_up === 1 ? '' : 's'} wait to sync` : ' · all synced';
-    l.textContent = (st.connected ? 'Online' : 'Offline: selling from this store') + wait;
+    const wait = st.pending_up ? ` · ${st.pending_up} change${st.pending_up === 1 ? '' : 's'} to sync` : ' · all synced';
+    l.textContent = (st.connected ? 'Online' : 'Offline, selling here') + wait;
+    l.title = st.connected ? 'Connected to head office' : 'No link to head office: sales are kept at this store and sync when the link is back';
     l.className = 'link ' + (st.connected ? 'on' : 'off');
   } catch (e) {
     if (e.ended) return;
@@ -183,21 +191,19 @@ function addLine(p, options, qty) {
 // scan handles what a keyboard-wedge scanner (or the cashier) typed and
 // ended with Enter: a receipt's order number opens the refund, a barcode
 // or sku adds its product.
+// The field is cleared at once: a scanner may type the next code while
+// this one is looked up.
 async function scan(text) {
   text = text.trim();
   if (!text) return;
-  if (/^[0-9A-F]{6}-\d{3,}$/i.test(text)) {
-    $('search').value = '';
-    renderGrid();
-    return openRefund(text.toUpperCase());
-  }
+  if ($('search').value.trim() === text) { $('search').value = ''; renderGrid(); }
+  if (/^[0-9A-F]{6}-\d{3,}$/i.test(text)) return openRefund(text.toUpperCase());
   try {
     const l = await session.api('GET', '/catalog/products?is_active=true&q=' + encodeURIComponent(text));
     const exact = l.data.find((p) => (p.barcodes || []).includes(text) || p.sku.toLowerCase() === text.toLowerCase());
     const p = exact || (l.data.length === 1 ? l.data[0] : null);
     if (!p) { $('cart-msg').textContent = `Nothing matches "${text}"`; return; }
-    $('search').value = '';
-    renderGrid();
+    $('cart-msg').textContent = '';
     pick(p);
   } catch (e) { $('cart-msg').textContent = e.message; }
 }
@@ -335,8 +341,9 @@ function renderCart() {
   if (q) {
     const row = (k, v, cls) => { dl.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' })); };
     row('Subtotal', money(q.subtotal));
+    const offers = (q.campaigns || []).reduce((s, c) => s + (c.amount || 0), 0);
     for (const c of q.campaigns || []) row(c.name || 'Offer', c.amount ? '− ' + money(c.amount) : 'points ×' + c.points_multiplier / 10000, 'offer');
-    if (q.discount_total) row('All discounts', '− ' + money(q.discount_total));
+    if (q.discount_total > offers) row('Discount', '− ' + money(q.discount_total - offers)); // the manual part
     row(q.tax_inclusive ? 'Tax included' : 'Tax', money(q.tax_total));
     row('Total', money(q.total), 'total');
   }
@@ -379,10 +386,11 @@ async function approve(ev) {
   $('approve-error').textContent = '';
   try {
     const r = await session.request('POST', '/auth/login', { email: $('approve-email').value.trim(), password: $('approve-password').value });
-    sale.approver = { token: r.data.accessToken, email: r.data.user.email };
     $('approve-password').value = '';
-    const refund = state.refund;
-    if (refund) { openDialog('refund'); return refundNow(); }
+    const then = state.onApproved;
+    state.onApproved = null;
+    if (then) return then(r.data.accessToken, r.data.user.email);
+    sale.approver = { token: r.data.accessToken, email: r.data.user.email };
     closeDialogs();
     changed();
   } catch (e) { $('approve-error').textContent = e.message; }
@@ -451,6 +459,7 @@ async function ensureOrder() {
 }
 
 async function openPay() {
+  if (!state.drawer) return openDrawerDialog('Open the drawer before taking payment.');
   try {
     await ensureOrder();
   } catch (e) { $('cart-msg').textContent = e.message; return; }
@@ -535,6 +544,7 @@ async function giftBalance() {
 // pay takes one payment: the step and its Idempotency-Key are saved before
 // sending, so a reload sends the same again (resume) and it counts once.
 async function pay(b) {
+  b.register_id = till.id; // the drawer it goes into
   sale.pending = { key: uuid(), body: b };
   save();
   await sendPayment(sale.pending);
@@ -557,59 +567,166 @@ async function sendPayment(step) {
   } catch (e) {
     if (!e.unreachable) { sale.pending = null; save(); }
     $('pay-msg').textContent = e.message;
+    if (e.status === 409) readDrawer(); // closed at another device: the till offers to open one
   } finally {
     for (const b of document.querySelectorAll('#pay button')) b.disabled = false;
   }
 }
 
 async function complete() {
-  state.order = (await api('POST', `/orders/${sale.orderId}/complete`, null, sale.completeKey)).data;
+  state.order = (await api('POST', `/orders/${sale.orderId}/complete`, { register_id: till.id }, sale.completeKey)).data;
   save();
   showReceipt();
 }
 
 // ---- the receipt ------------------------------------------------------------------
-// Today an on-screen summary built from the order and its payments. A
-// numbered, printable and e-mailed receipt (issue 22, later) replaces
-// renderReceipt; the flow stays: complete → receipt → new sale.
+// The edge's receipt document (GET /orders/:id/receipt): its number (gap-free
+// per till), the store, the lines, tax by rate, every tender and the loyalty
+// balance. The edge queues the print at this till's printer when the sale
+// completes; the page follows it (and e-mails) while it waits, never
+// blocking the next sale, and prints again or e-mails on request.
 
 async function showReceipt() {
-  const o = state.order;
-  let points = null;
-  if (o.customer_id) {
-    try { points = (await session.api('GET', '/loyalty/accounts/customer/' + o.customer_id)).data.points_balance; } catch (e) { /* none */ }
-  }
-  renderReceipt(o, points);
-  openDialog('receipt');
-  $('new-sale').focus();
+  await openReceipt(state.order.id, null, '');
 }
 
-function renderReceipt(o, points) {
-  const box = $('receipt-body');
-  const lines = el('ul', { className: 'rlines' }, ...o.line_items.map((l) => el('li', null,
-    el('span', { textContent: `${l.quantity}× ${l.name}` + (l.modifiers.length ? ' (' + l.modifiers.map((m) => m.name).join(', ') + ')' : '') }),
-    el('span', { textContent: money(l.total) }),
-    l.discount ? el('small', { textContent: 'discount − ' + money(l.discount) }) : null)));
+// openReceipt shows the receipt of an order's sale (refundID null) or of
+// one refund; back names the dialog its Close returns to ('' ends the
+// sale in progress: New sale).
+async function openReceipt(orderID, refundID, back) {
+  clearTimeout(state.receipt && state.receipt.timer);
+  state.receipt = { orderID, refundID, back, doc: null, timer: 0 };
+  $('receipt-body').replaceChildren(el('p', { className: 'muted', textContent: 'Loading the receipt…' }));
+  $('new-sale').textContent = back ? 'Close' : 'New sale';
+  $('receipt-msg').textContent = $('receipt-email').value = '';
+  $('receipt-jobs').replaceChildren();
+  $('change').hidden = true;
+  openDialog('receipt');
+  $('new-sale').focus();
+  await loadReceipt();
+}
+
+async function loadReceipt() {
+  const r = state.receipt;
+  if (!r) return;
+  clearTimeout(r.timer);
+  try {
+    const q = r.refundID ? '?refund_id=' + encodeURIComponent(r.refundID) : '';
+    const doc = (await api('GET', `/orders/${r.orderID}/receipt${q}`)).data;
+    if (state.receipt !== r) return;
+    r.doc = doc;
+    renderReceipt(doc);
+    renderJobs(doc.jobs);
+    if (doc.jobs.some((j) => j.status === 'pending')) r.timer = setTimeout(loadReceipt, 1500);
+  } catch (e) {
+    if (state.receipt !== r) return;
+    $('receipt-msg').textContent = 'Receipt: ' + e.message;
+    r.timer = setTimeout(loadReceipt, 5000);
+  }
+}
+
+function renderReceipt(r) {
+  const m = (v) => money(v, r.currency);
+  const lines = el('ul', { className: 'rlines' }, ...r.lines.map((l) => el('li', null,
+    el('span', { textContent: `${l.quantity}× ${l.name}` }), el('span', { textContent: m(l.total) }),
+    l.modifiers.length ? el('small', { textContent: l.modifiers.map((x) => x.name + (x.amount ? ' +' + m(x.amount) : '')).join(', ') }) : null,
+    l.discount ? el('small', { textContent: 'discount − ' + m(l.discount) }) : null)));
   const sums = el('dl', null);
   const row = (k, v, cls) => sums.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' }));
-  row('Subtotal', money(o.subtotal));
-  for (const c of o.campaigns || []) if (c.amount) row(c.name || 'Offer', '− ' + money(c.amount));
-  if (o.discount_total) row('All discounts', '− ' + money(o.discount_total));
-  if (o.voucher_code) row('Voucher', o.voucher_code);
-  row(o.tax_inclusive ? `Tax included (${o.tax_rate_bps / 100} %)` : `Tax (${o.tax_rate_bps / 100} %)`, money(o.tax_total));
-  row('Total', money(o.total), 'total');
-  const change = o.payments.reduce((s, p) => s + (p.status === 'captured' && p.change_due ? p.change_due : 0), 0);
-  box.replaceChildren(...[
-    el('h2', { textContent: 'Receipt' }),
-    el('p', { className: 'muted', textContent: `Order ${o.number} · ${new Date(o.completed_at || o.created_at).toLocaleString()}` }),
+  if (r.kind === 'sale') {
+    row('Subtotal', m(r.subtotal));
+    let offers = 0;
+    for (const c of r.campaigns || []) { row(c.name || 'Offer', '− ' + m(c.amount), 'offer'); offers += c.amount; }
+    if (r.discount_total > offers) row('Discount', '− ' + m(r.discount_total - offers));
+  }
+  for (const t of r.taxes || []) row(`${r.tax_inclusive ? 'Tax included' : 'Tax'} ${t.rate_bps / 100} % of ${m(t.net)}`, m(t.tax));
+  row(r.kind === 'refund' ? 'Refunded' : 'Total', m(r.total), 'total');
+  const change = r.payments.reduce((s, p) => s + (p.change || 0), 0);
+  $('change').hidden = !change;
+  $('change').textContent = 'Change due ' + m(change);
+  const st = r.store;
+  $('receipt-body').replaceChildren(...[
+    el('div', { className: 'store' }, el('strong', { textContent: st.name }), st.address ? el('div', { textContent: st.address }) : null,
+      st.header ? el('div', { textContent: st.header }) : null, st.tax_id ? el('div', { textContent: 'Tax id ' + st.tax_id }) : null),
+    el('p', { className: 'rno' }, el('strong', { id: 'receipt-number', textContent: (r.kind === 'refund' ? 'Refund ' : 'Receipt ') + r.number })),
+    el('p', { className: 'muted', textContent: `Order ${r.order_number} · ${new Date(r.issued_at).toLocaleString()}` }),
     lines, sums,
-    el('ul', { className: 'paid' }, ...o.payments.filter((p) => p.status === 'captured' || p.status.includes('refunded')).map(payLine)),
-    change ? el('p', { className: 'change', id: 'change', textContent: 'Change due ' + money(change) }) : null,
-    o.loyalty_points_earned || points != null ? el('p', { id: 'points', textContent: `Points earned ${o.loyalty_points_earned} · balance ${points ?? '—'}` }) : null,
-    o.refunded_total ? el('p', { textContent: 'Refunded ' + money(o.refunded_total) }) : null,
-    sale.approver && sale.orderId === o.id ? el('p', { className: 'muted', id: 'approved', textContent: 'Approved by ' + sale.approver.email }) : null,
-    barcode(o.number),
-    el('p', { className: 'code', textContent: o.number })].filter(Boolean));
+    el('ul', { className: 'paid' }, ...r.payments.map((p) => receiptPayment(p, m))),
+    r.loyalty ? el('p', { id: 'points', textContent: `Points earned ${r.loyalty.earned} · balance ${r.loyalty.balance}` }) : null,
+    r.reason ? el('p', { textContent: 'Reason: ' + r.reason }) : null,
+    sale.approver && sale.orderId === r.order_id && r.kind === 'sale' ? el('p', { className: 'muted', id: 'approved', textContent: 'Approved by ' + sale.approver.email }) : null,
+    st.footer ? el('p', { className: 'footer', textContent: st.footer }) : null,
+    barcode(r.order_number),
+    el('p', { className: 'code', textContent: r.order_number })].filter(Boolean));
+}
+
+function receiptPayment(p, m) {
+  let what = tenderName(p.method);
+  if (p.card) what += ' ' + p.card;
+  if (p.gift_card) what += ' ' + p.gift_card;
+  const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: m(p.amount) }));
+  if (p.tendered != null) li.append(el('small', { textContent: `tendered ${m(p.tendered)} · change ${m(p.change || 0)}` }));
+  if (p.gift_card_balance != null) li.append(el('small', { textContent: `left on the card ${m(p.gift_card_balance)}` }));
+  return li;
+}
+
+// renderJobs says how the receipt's prints and e-mails went: the last
+// print (and how many were made), the last e-mail to each address.
+function renderJobs(jobs) {
+  const last = new Map();
+  for (const j of jobs) last.set(j.kind === 'print' ? 'print' : j.email, j);
+  const prints = jobs.filter((j) => j.kind === 'print').length;
+  $('receipt-jobs').replaceChildren(...[...last.values()].map((j) => {
+    const what = j.kind === 'print' ? 'Printer' : 'E-mail to ' + j.email;
+    let how = j.kind === 'print' ? 'printing…' : 'waiting to send';
+    if (j.status === 'done') how = j.kind === 'print' ? 'printed' + (prints > 1 ? ` (${prints} copies)` : '') : 'sent';
+    else if (j.status === 'failed') how = 'failed: ' + j.last_error;
+    else if (j.last_error) how = (j.kind === 'print' ? 'not answering, retrying' : 'not sent yet, retrying') + ` (${j.attempts} ${j.attempts === 1 ? 'try' : 'tries'})`;
+    const li = el('li', { className: j.status === 'done' ? 'ok' : j.status === 'failed' || j.last_error ? 'bad' : '', textContent: `${what}: ${how}` });
+    li.dataset.kind = j.kind;
+    li.dataset.status = j.status;
+    return li;
+  }));
+  $('print-btn').textContent = prints ? 'Print again' : 'Print';
+  $('email-btn').textContent = jobs.some((j) => j.kind === 'email') ? 'Send again' : 'E-mail';
+}
+
+async function printReceipt() {
+  const r = state.receipt;
+  $('receipt-msg').textContent = '';
+  const b = { register_id: till.id };
+  if (r.refundID) b.refund_id = r.refundID;
+  try {
+    await api('POST', `/orders/${r.orderID}/receipt/print`, b);
+  } catch (e) {
+    $('receipt-msg').textContent = e.status === 409 ? 'This till has no printer: e-mail the receipt, or show it on the screen.' : e.message;
+    return;
+  }
+  loadReceipt();
+}
+
+async function emailReceipt(ev) {
+  ev.preventDefault();
+  const r = state.receipt, to = $('receipt-email').value.trim();
+  $('receipt-msg').textContent = '';
+  if (!to) { $('receipt-msg').textContent = 'Type the customer\'s e-mail address'; return; }
+  const b = { email: to };
+  if (r.refundID) b.refund_id = r.refundID;
+  try {
+    await api('POST', `/orders/${r.orderID}/receipt/email`, b);
+  } catch (e) {
+    $('receipt-msg').textContent = e.message;
+    return;
+  }
+  loadReceipt();
+}
+
+function closeReceipt() {
+  const r = state.receipt;
+  clearTimeout(r && r.timer);
+  state.receipt = null;
+  if (r && r.back) return openDialog(r.back);
+  newSale();
 }
 
 function newSale() {
@@ -619,6 +736,8 @@ function newSale() {
   save();
   state.order = state.quote = null;
   state.change = 0;
+  clearTimeout(state.receipt && state.receipt.timer);
+  state.receipt = null;
   closeDialogs();
   renderCart();
   $('search').focus();
@@ -685,6 +804,7 @@ function openRefund(number) {
   state.refund = null;
   $('refund-order').replaceChildren();
   $('refund-msg').textContent = '';
+  $('refund-msg').classList.remove('ok');
   $('refund-ok').disabled = true;
   $('refund-number').value = number || '';
   openDialog('refund');
@@ -720,19 +840,29 @@ function renderRefund() {
     li.dataset.line = l.name;
     ul.append(li);
   }
-  $('refund-order').replaceChildren(el('p', { textContent: `Order ${o.number} · ${o.status} · paid ${money(o.paid_total)} · refunded ${money(o.refunded_total)}` }), ul,
-    el('p', { className: 'muted', textContent: 'No quantities chosen: the whole order is refunded.' }));
-  $('refund-ok').disabled = !(o.status === 'completed' || o.status === 'partially_refunded');
+  const open = o.status === 'completed' || o.status === 'partially_refunded';
+  $('refund-order').replaceChildren(...[el('p', { textContent: `Order ${o.number} · ${o.status.replace('_', ' ')} · paid ${money(o.paid_total)} · refunded ${money(o.refunded_total)}` }), ul,
+    open ? el('p', { className: 'muted', textContent: 'No quantities chosen: all that is left is refunded.' }) : null].filter(Boolean));
+  $('refund-ok').disabled = !open;
+  // The sale's receipt, and the last refund's, to reprint or e-mail again.
+  const sold = ['completed', 'partially_refunded', 'refunded'].includes(o.status);
+  $('refund-sale-receipt').hidden = !sold;
+  $('refund-receipt').hidden = !state.refund.last;
 }
 
-async function refundNow() {
+// refundNow refunds at this till (its drawer pays the cash back, its
+// sequence numbers the refund's receipt), as the cashier or as the manager
+// who approved it (token).
+async function refundNow(token) {
   const r = state.refund;
   const lines = Object.entries(r.qty).filter(([, q]) => q > 0).map(([id, q]) => ({ line_item_id: id, quantity: q }));
-  const b = { reason: 'till return', restock: $('refund-restock').checked };
+  const b = { reason: 'till return', restock: $('refund-restock').checked, register_id: till.id };
   if (lines.length) b.line_items = lines;
   $('refund-ok').disabled = true;
+  if (token) openDialog('refund');
   try {
-    const o = (await api('POST', `/orders/${r.order.id}/refund`, b, r.key, true)).data;
+    const path = `/orders/${r.order.id}/refund`, h = { 'Idempotency-Key': r.key };
+    const o = (await (token ? session.request('POST', path, b, token, h) : session.api('POST', path, b, h))).data;
     const last = o.refunds[o.refunds.length - 1];
     const how = last.payments.map((p) => {
       const pm = o.payments.find((x) => x.id === p.payment_id);
@@ -741,13 +871,284 @@ async function refundNow() {
     r.order = o;
     r.qty = {};
     r.key = uuid();
+    r.last = last.id;
     renderRefund();
     $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}`;
+    $('refund-msg').classList.add('ok');
   } catch (e) {
     $('refund-msg').textContent = e.message;
     $('refund-ok').disabled = false;
-    if (e.status === 403) openDialog('approve');
+    if (e.status === 403 && !token) needManager(refundNow, 'This refund is above the cashier\'s limit: a manager approves it.');
   }
+}
+
+// ---- the till (register) and its drawer ------------------------------------
+// A device is set up once as one of its location's registers (kept in
+// localStorage); every payment, completion and refund names it, so the
+// drawer's cash and the receipt numbers are this till's (docs/drawers.md,
+// docs/receipts.md). The cashier opens the drawer with a counted float,
+// pays in and out, records a no-sale, a manager reads the X report, and
+// the close is a blind count: the page never shows what is expected until
+// the Z report answers.
+
+// The notes and coins Kassa counts by denomination, in minor units, largest
+// first: kassa.Denominations (shared/kassa/denomination.go); the edge's
+// TestTillCountsTheDenominationsTheAPITakes keeps the two equal. Any other
+// currency is counted as one amount.
+const DENOMINATIONS = {
+  AUD: [10000, 5000, 2000, 1000, 500, 200, 100, 50, 20, 10, 5],
+  NZD: [10000, 5000, 2000, 1000, 500, 200, 100, 50, 20, 10],
+  USD: [10000, 5000, 2000, 1000, 500, 200, 100, 50, 25, 10, 5, 1],
+  EUR: [50000, 20000, 10000, 5000, 2000, 1000, 500, 200, 100, 50, 20, 10, 5, 2, 1],
+  GBP: [5000, 2000, 1000, 500, 200, 100, 50, 20, 10, 5, 2, 1],
+};
+
+// setUpTill makes sure this device knows its register and reads that
+// register's open drawer; false while the set-up dialog waits for a choice.
+async function setUpTill() {
+  let regs;
+  try {
+    regs = (await session.api('GET', `/registers?location_id=${state.location}&limit=200`)).data.filter((r) => r.is_active);
+  } catch (e) { $('cart-msg').textContent = e.message; return false; }
+  const mine = till && regs.find((r) => r.id === till.id);
+  if (!mine) { showSetup(regs); return false; }
+  till = { id: mine.id, name: mine.name };
+  localStorage.setItem(TILL, JSON.stringify(till));
+  $('till-name').textContent = till.name;
+  await readDrawer();
+  return true;
+}
+
+function showSetup(regs) {
+  const ul = $('setup-list');
+  ul.replaceChildren(...regs.map((r) => {
+    const b = el('button', { type: 'button', textContent: r.name });
+    b.dataset.register = r.id;
+    b.onclick = () => chooseTill(r);
+    return el('li', null, b);
+  }));
+  if (!regs.length) ul.replaceChildren(el('li', { className: 'muted', textContent: 'This store has no register yet. A manager adds one (POST /registers), then reload this page.' }));
+  openDialog('setup');
+}
+
+async function chooseTill(r) {
+  till = { id: r.id, name: r.name };
+  localStorage.setItem(TILL, JSON.stringify(till));
+  closeDialogs();
+  if (!(await setUpTill())) return;
+  await resume();
+  if (!openDialogName() && !state.drawer) openDrawerDialog('');
+}
+
+async function readDrawer() {
+  try {
+    state.drawer = (await session.api('GET', `/drawers?register_id=${encodeURIComponent(till.id)}&status=open&limit=1`)).data[0] || null;
+  } catch (e) { $('cart-msg').textContent = e.message; }
+  $('drawer-btn').textContent = state.drawer ? 'Drawer' : 'Open drawer';
+  $('drawer-btn').classList.toggle('warn', !state.drawer);
+}
+
+function denomName(v) {
+  const exp = exponent();
+  return new Intl.NumberFormat(undefined, { style: 'currency', currency: state.currency, minimumFractionDigits: v % 10 ** exp ? exp : 0 }).format(v / 10 ** exp);
+}
+
+// counter draws a cash count into box: a row per note and coin (− count +)
+// and the running total, or one amount where Kassa has no table for the
+// currency. It answers a function returning the count as the API takes it
+// (a CashCount), or null when the amount typed is not one.
+function counter(box, total) {
+  box.replaceChildren();
+  const values = DENOMINATIONS[state.currency];
+  if (!values) {
+    const input = el('input', { inputMode: 'decimal', autocomplete: 'off', id: box.id + '-amount' });
+    input.oninput = () => { total.textContent = money(minor(input.value) || 0); };
+    box.append(el('label', { textContent: 'Amount counted ' }, input));
+    total.textContent = money(0);
+    return () => { const v = minor(input.value); return v == null ? null : { amount: v }; };
+  }
+  const counts = new Map(values.map((v) => [v, 0]));
+  const show = () => { let t = 0; for (const [v, n] of counts) t += v * n; total.textContent = money(t); };
+  for (const v of values) {
+    const input = el('input', { value: '0', inputMode: 'numeric', autocomplete: 'off' });
+    input.dataset.value = v;
+    input.setAttribute('aria-label', 'How many ' + denomName(v));
+    input.onfocus = () => input.select();
+    input.oninput = () => { const n = parseInt(input.value, 10); counts.set(v, n > 0 ? n : 0); show(); };
+    const step = (d) => { counts.set(v, Math.max(0, counts.get(v) + d)); input.value = counts.get(v); show(); };
+    const minus = el('button', { type: 'button', textContent: '−' }), plus = el('button', { type: 'button', textContent: '+' });
+    minus.setAttribute('aria-label', 'One less ' + denomName(v));
+    plus.setAttribute('aria-label', 'One more ' + denomName(v));
+    minus.onclick = () => step(-1);
+    plus.onclick = () => step(1);
+    const row = el('div', { className: 'denom' }, el('span', { className: 'dv', textContent: denomName(v) }), minus, input, plus);
+    row.dataset.value = v;
+    box.append(row);
+  }
+  show();
+  return () => {
+    const d = [...counts].filter(([, n]) => n > 0).map(([value, count]) => ({ value, count }));
+    return d.length ? { denominations: d } : { amount: 0 };
+  };
+}
+
+let countOf = null; // the open or close dialog's counter
+function openDrawerDialog(msg) {
+  $('dopen-till').textContent = till ? till.name : '';
+  $('dopen-error').textContent = msg || '';
+  countOf = counter($('dopen-count'), $('dopen-total'));
+  openDialog('dopen');
+}
+
+async function openDrawerNow() {
+  const float = countOf();
+  if (!float) { $('dopen-error').textContent = 'Enter the amount counted'; return; }
+  try {
+    state.drawer = (await session.api('POST', '/drawers', { register_id: till.id, float })).data;
+  } catch (e) {
+    $('dopen-error').textContent = e.message;
+    if (e.status === 409) await readDrawer();
+    return;
+  }
+  await readDrawer();
+  closeDialogs();
+  $('cart-msg').textContent = `Drawer open at ${till.name}: float ${money(state.drawer.float)}.`;
+}
+
+function openDrawerMenu() {
+  if (!state.drawer) return openDrawerDialog('');
+  const d = state.drawer;
+  $('drawer-title').textContent = 'Drawer · ' + till.name;
+  $('drawer-info').textContent = `Open since ${new Date(d.opened_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}` +
+    ` by ${d.opened_by_name || 'staff'} · float ${money(d.float)} · business day ${d.business_day}`;
+  $('drawer-msg').textContent = '';
+  openDialog('drawer');
+}
+
+// asManager sends a request as the manager who just approved it (token),
+// or as the cashier.
+function asManager(method, path, body, token) {
+  return token ? session.request(method, path, body, token) : session.api(method, path, body);
+}
+
+// needManager asks for a manager's sign-in, then calls then(token, email).
+function needManager(then, why) {
+  askManager(why);
+  state.onApproved = then;
+}
+
+// askManager opens the approval dialog, empty: each approval is a sign-in.
+function askManager(why) {
+  $('approve-why').textContent = why;
+  $('approve-error').textContent = $('approve-email').value = $('approve-password').value = '';
+  openDialog('approve');
+}
+
+let cashKind = '';
+function openCash(kind) {
+  cashKind = kind;
+  $('cash-title').textContent = kind === 'paid-in' ? 'Paid in: cash put into the drawer' : 'Paid out: cash taken from the drawer';
+  $('cash-amount').value = $('cash-reason').value = '';
+  $('cash-error').textContent = '';
+  const chips = $('cash-reasons');
+  chips.replaceChildren(...(kind === 'paid-in' ? ['Change top-up', 'Float from the safe'] : ['Supplies', 'Milk delivery', 'Cash to the safe']).map((r) => {
+    const b = el('button', { type: 'button', textContent: r });
+    b.onclick = () => { $('cash-reason').value = r; };
+    return b;
+  }));
+  openDialog('cash');
+}
+
+async function cashNow(ev, token) {
+  if (ev) ev.preventDefault();
+  const amount = minor($('cash-amount').value), reason = $('cash-reason').value.trim();
+  if (!amount) { $('cash-error').textContent = 'Enter the amount'; return; }
+  if (!reason) { $('cash-error').textContent = 'Say why (a reason is required)'; return; }
+  try {
+    await asManager('POST', `/drawers/${state.drawer.id}/${cashKind}`, { amount, reason }, token);
+  } catch (e) {
+    if (e.status === 403 && !token) return needManager((tok) => cashNow(null, tok), 'A paid-in or paid-out needs a manager.');
+    openDialog('cash');
+    $('cash-error').textContent = e.message;
+    return;
+  }
+  closeDialogs();
+  $('cart-msg').textContent = `${cashKind === 'paid-in' ? 'Paid in' : 'Paid out'} ${money(amount)}: ${reason}`;
+}
+
+async function noSale() {
+  try {
+    await session.api('POST', `/drawers/${state.drawer.id}/no-sale`, { reason: 'no sale' });
+    $('drawer-msg').textContent = 'No sale: the drawer opening is recorded.';
+  } catch (e) { $('drawer-msg').textContent = e.message; }
+}
+
+async function xReport(token) {
+  let x;
+  try {
+    x = (await asManager('GET', `/drawers/${state.drawer.id}/x-report`, null, token)).data;
+  } catch (e) {
+    if (e.status === 403 && !token) return needManager(xReport, 'The X report is for a manager.');
+    openDialog('drawer');
+    $('drawer-msg').textContent = e.message;
+    return;
+  }
+  $('xrep-body').replaceChildren(el('p', { className: 'muted', textContent: `${till.name} · business day ${x.drawer.business_day} · at ${new Date(x.at).toLocaleTimeString()}` }),
+    ...figures(x, null));
+  openDialog('xrep');
+}
+
+// figures lists a drawer's totals (an X or a Z report); z adds the count.
+function figures(t, z) {
+  const dl = el('dl', { className: 'figures' });
+  const row = (k, v, cls) => dl.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' }));
+  row('Opening float', money(t.float));
+  row('Cash sales', money(t.cash_sales));
+  row('Cash handed over', money(t.cash_tendered));
+  row('Change given', money(t.change_given));
+  if (t.cash_refunds) row('Cash refunds', '− ' + money(t.cash_refunds));
+  if (t.paid_in) row('Paid in', money(t.paid_in));
+  if (t.paid_out) row('Paid out', '− ' + money(t.paid_out));
+  row('Expected in the drawer', money(t.expected), 'total');
+  if (z) {
+    row('Counted', money(z.counted), 'total');
+    row(z.over_short < 0 ? 'Short' : z.over_short > 0 ? 'Over' : 'Balanced', money(Math.abs(z.over_short)), z.over_short < 0 ? 'short' : 'total');
+  }
+  row('Sales', String(t.sales));
+  row('Refunds', String(t.refunds));
+  row('No-sale openings', String(t.no_sales));
+  const tenders = el('table', { className: 'tenders-t' }, el('thead', null, el('tr', null, ...['Tender', 'Sales', 'Taken', 'Refunded', 'Net'].map((h) => el('th', { textContent: h })))),
+    el('tbody', null, ...(t.tenders || []).map((x) => el('tr', null, ...[tenderName(x.method), String(x.count), money(x.sales), money(x.refunds), money(x.net)].map((v) => el('td', { textContent: v }))))));
+  return [dl, tenders];
+}
+
+function tenderName(m) { return { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other' }[m] || m; }
+
+function openClose() {
+  $('dclose-note').value = '';
+  $('dclose-error').textContent = '';
+  countOf = counter($('dclose-count'), $('dclose-total'));
+  openDialog('dclose');
+}
+
+// closeNow sends the blind count; the answer is the Z report, the first
+// time the page sees what was expected.
+async function closeNow() {
+  const count = countOf();
+  if (!count) { $('dclose-error').textContent = 'Enter the amount counted'; return; }
+  let z;
+  try {
+    z = (await session.api('POST', `/drawers/${state.drawer.id}/close`, { count, note: $('dclose-note').value.trim() })).data;
+  } catch (e) {
+    $('dclose-error').textContent = e.message;
+    if (e.status === 409) await readDrawer();
+    return;
+  }
+  await readDrawer();
+  $('zrep-title').textContent = `Z report ${z.number} · ${till.name}`;
+  $('zrep-body').replaceChildren(el('p', { className: 'muted', textContent: `Business day ${z.business_day} · opened ${new Date(z.opened_at).toLocaleTimeString()} · closed ${new Date(z.closed_at).toLocaleTimeString()}` }),
+    ...figures(z, z), ...(z.note ? [el('p', { textContent: 'Note: ' + z.note })] : []));
+  openDialog('zrep');
 }
 
 // ---- dialogs and keys ------------------------------------------------------------------
@@ -759,11 +1160,17 @@ function openDialog(id) {
   if (f && id !== 'receipt') f.focus();
 }
 function closeDialogs() {
+  state.onApproved = null;
   $('overlay').hidden = true;
   for (const d of document.querySelectorAll('.dialog')) d.hidden = true;
   if (sale.paying && !sale.orderId) sale.paying = false;
   state.refund = null;
   $('search').focus();
+}
+// escapable: Escape closes a dialog but the receipt, the till's set-up,
+// the Z report and a payment with money taken.
+function escapable(id) {
+  return id && !['receipt', 'setup', 'zrep'].includes(id) && !(id === 'pay' && $('pay-back').hidden);
 }
 function openDialogName() { const d = [...document.querySelectorAll('.dialog')].find((x) => !x.hidden); return d && d.id; }
 
@@ -772,7 +1179,7 @@ function openDialogName() { const d = [...document.querySelectorAll('.dialog')].
 let wedge = '';
 document.addEventListener('keydown', (ev) => {
   const t = ev.target;
-  if (ev.key === 'Escape' && openDialogName() && openDialogName() !== 'receipt' && !(openDialogName() === 'pay' && $('pay-back').hidden)) return closeDialogs();
+  if (ev.key === 'Escape' && escapable(openDialogName())) return closeDialogs();
   if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT')) return;
   if (ev.key === 'Enter' && wedge) {
     ev.preventDefault();
@@ -797,7 +1204,7 @@ function wire() {
   $('discount-btn').onclick = () => openDiscount(null);
   $('disc-none').onclick = () => setDiscount(null);
   $('disc-ok').onclick = () => { const v = minor($('disc-amount').value); if (v) setDiscount({ type: 'amount', value: v }); };
-  $('approve-btn').onclick = () => openDialog('approve');
+  $('approve-btn').onclick = () => askManager('A manager signs in here to approve this sale\'s discount.');
   $('approve').addEventListener('submit', approve);
   $('customer-btn').onclick = () => { $('cust-error').textContent = ''; openDialog('cust'); };
   $('cust-q').addEventListener('input', findCustomers);
@@ -819,11 +1226,27 @@ function wire() {
   $('take-gift').onclick = takeGift;
   $('gift-check').onclick = giftBalance;
   $('pay-back').onclick = () => { sale.paying = false; save(); closeDialogs(); };
-  $('new-sale').onclick = newSale;
+  $('new-sale').onclick = closeReceipt;
+  $('print-btn').onclick = printReceipt;
+  $('email-form').addEventListener('submit', emailReceipt);
+  $('refund-sale-receipt').onclick = () => openReceipt(state.refund.order.id, null, 'refund');
+  $('refund-receipt').onclick = () => openReceipt(state.refund.order.id, state.refund.last, 'refund');
+  $('drawer-btn').onclick = openDrawerMenu;
+  $('dopen-ok').onclick = openDrawerNow;
+  $('paid-in').onclick = () => openCash('paid-in');
+  $('paid-out').onclick = () => openCash('paid-out');
+  $('cash').addEventListener('submit', (ev) => cashNow(ev, null));
+  $('no-sale').onclick = noSale;
+  $('x-report').onclick = () => xReport(null);
+  $('close-drawer').onclick = openClose;
+  $('dclose-ok').onclick = closeNow;
+  $('change-till').onclick = () => { closeDialogs(); till = null; setUpTill(); };
+  $('zrep-new').onclick = () => openDrawerDialog('');
+  $('zrep-done').onclick = closeDialogs;
   $('parked-btn').onclick = openParked;
   $('refund-btn').onclick = () => openRefund('');
   $('refund-find').addEventListener('submit', findRefund);
-  $('refund-ok').onclick = refundNow;
+  $('refund-ok').onclick = () => refundNow(null);
   for (const b of document.querySelectorAll('.dialog .close')) b.onclick = closeDialogs;
   // A line's discount: a long press or right click on it.
   $('lines').addEventListener('contextmenu', (ev) => {

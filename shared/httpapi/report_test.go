@@ -1,0 +1,450 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/kassa"
+)
+
+// Reports reconcile to the cent (docs/reports.md). A generated month of
+// sales at two stores — Sydney with a 02:00 cutoff across the end of
+// daylight saving, New York with a 04:00 cutoff across its start — with
+// manual and campaign discounts, split tenders, refunds by amount and by
+// line, restocks and stock received, under two tax settings; then every
+// report's rows are checked against sums over the raw orders, payments
+// and movements, by each store's business day.
+
+// repOrder is an order as GET /orders/{id} shows it.
+type repOrder struct {
+	ID, Currency, Status string
+	LocationID           string  `json:"location_id"`
+	CustomerID           *string `json:"customer_id"`
+	CreatedBy            *string `json:"created_by"`
+	Subtotal             int64
+	DiscountTotal        int64 `json:"discount_total"`
+	TaxTotal             int64 `json:"tax_total"`
+	Total                int64
+	TaxInclusive         bool       `json:"tax_inclusive"`
+	TaxRateBps           int64      `json:"tax_rate_bps"`
+	CompletedAt          *time.Time `json:"completed_at"`
+	Campaigns            []struct{ Amount int64 }
+	LineItems            []struct {
+		ID        string
+		ProductID string `json:"product_id"`
+		Total     int64
+		Discount  int64
+		Tax       int64
+	} `json:"line_items"`
+	Payments []struct {
+		ID, Method, Status string
+		Amount             int64
+		CapturedAt         *time.Time `json:"captured_at"`
+	}
+	Refunds []struct {
+		Amount    int64
+		CreatedAt time.Time `json:"created_at"`
+		Lines     []struct {
+			LineItemID string `json:"line_item_id"`
+			Amount     int64
+		} `json:"line_items"`
+		Payments []struct {
+			PaymentID string `json:"payment_id"`
+			Amount    int64
+		}
+	}
+}
+
+type repWorld struct {
+	tn       *testNode
+	org      *testOrg
+	locs     map[string]kassa.DaySettings
+	products []string
+	category map[string]string // product → category
+	orders   []string
+	custs    []string
+}
+
+func (w *repWorld) token() string {
+	// The clock jumps: log in afresh so the token is never expired.
+	return w.tn.MustLogin(w.org.OwnerEmail, testPassword)["accessToken"].(string)
+}
+
+func (w *repWorld) must(r *resp, what string) map[string]any {
+	w.tn.t.Helper()
+	if r.Status >= 300 {
+		w.tn.t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+	}
+	return r.Data()
+}
+
+// sell rings up, pays (one or two tenders) and completes an order at loc.
+func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
+	var lines []any
+	for range 1 + rng.IntN(3) {
+		lines = append(lines, map[string]any{"product_id": w.products[rng.IntN(len(w.products))], "quantity": 1 + rng.IntN(3)})
+	}
+	body := map[string]any{"location_id": loc, "line_items": lines}
+	if rng.IntN(3) == 0 {
+		body["discount"] = map[string]any{"type": "percent", "value": 500 + rng.IntN(1500)}
+	}
+	if rng.IntN(2) == 0 {
+		body["customer_id"] = w.custs[rng.IntN(len(w.custs))]
+	}
+	o := w.must(w.tn.Do("POST", "/api/v1/orders", tok, body), "order")
+	id, total := o["id"].(string), int64(o["total"].(float64))
+	first := total
+	if rng.IntN(2) == 0 && total > 1 {
+		first = 1 + rng.Int64N(total-1)
+	}
+	w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": first, "method": "cash"}), "cash")
+	if first < total {
+		w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": total - first, "method": "card",
+			"card_number": "4242 4242 4242 4242"}), "card")
+	}
+	w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/complete", tok, map[string]any{}), "complete")
+	w.orders = append(w.orders, id)
+}
+
+// refund refunds part of an earlier order: by amount or by a line.
+func (w *repWorld) refund(rng *rand.Rand, tok string) {
+	id := w.orders[rng.IntN(len(w.orders))]
+	o := w.must(w.tn.Do("GET", "/api/v1/orders/"+id, tok, nil), "order")
+	left := int64(o["total"].(float64) - o["refunded_total"].(float64))
+	if left <= 1 {
+		return
+	}
+	body := map[string]any{"reason": "test", "restock": rng.IntN(2) == 0}
+	if rng.IntN(2) == 0 {
+		line := o["line_items"].([]any)[0].(map[string]any)
+		if line["refunded_quantity"].(float64) < line["quantity"].(float64) {
+			body["line_items"] = []any{map[string]any{"line_item_id": line["id"], "quantity": 1}}
+		}
+	}
+	if body["line_items"] == nil {
+		body["amount"] = 1 + rng.Int64N(left-1)
+	}
+	w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/refund", tok, body), "refund")
+}
+
+func newRepWorld(t *testing.T, start time.Time) *repWorld {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	tn.Clock.mu.Lock()
+	tn.Clock.t = start
+	tn.Clock.mu.Unlock()
+	w := &repWorld{tn: tn, org: tn.MustOrg("Reports Co"), locs: map[string]kassa.DaySettings{}, category: map[string]string{}}
+	tok := w.org.Owner
+	for _, l := range []kassa.DaySettings{{Timezone: "Australia/Sydney", CutoffHour: 2}, {Timezone: "America/New_York", CutoffHour: 4}} {
+		id := w.must(tn.Do("POST", "/api/v1/locations", tok, map[string]any{"name": l.Timezone, "timezone": l.Timezone}), "location")["id"].(string)
+		w.must(tn.Do("PATCH", "/api/v1/locations/"+id, tok, map[string]any{"day_cutoff_hour": l.CutoffHour}), "cutoff")
+		w.locs[id] = l
+	}
+	for i, cat := range []string{"Coffee", "Food"} {
+		c := w.must(tn.Do("POST", "/api/v1/catalog/categories", tok, map[string]any{"name": cat}), "category")["id"].(string)
+		for j := range 2 {
+			p := w.must(tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": fmt.Sprintf("%s %d", cat, j),
+				"sku": fmt.Sprintf("P-%d-%d", i, j), "base_price": 333 + 250*i + 77*j, "category_id": c}), "product")["id"].(string)
+			w.products = append(w.products, p)
+			w.category[p] = c
+		}
+	}
+	w.must(tn.Do("POST", "/api/v1/campaigns", tok, map[string]any{"name": "Food 15", "type": "discount",
+		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1500, "product_ids": w.products[2:3]}}}), "campaign")
+	camps := tn.Do("GET", "/api/v1/campaigns", tok, nil).List()
+	w.must(tn.Do("POST", "/api/v1/campaigns/"+camps[0].(map[string]any)["id"].(string)+"/launch", tok, map[string]any{}), "launch")
+	for i := range 3 {
+		w.custs = append(w.custs, w.must(tn.Do("POST", "/api/v1/customers", tok, map[string]any{"first_name": fmt.Sprintf("C%d", i)}), "customer")["id"].(string))
+	}
+	return w
+}
+
+// repInstants are the generated instants, in order: most of them near
+// the cutoffs and daylight-saving changes of both stores.
+func repInstants(rng *rand.Rand, n int) []time.Time {
+	anchors := []time.Time{
+		time.Date(2026, 4, 4, 16, 0, 0, 0, time.UTC), // Sydney: 03:00 AEDT → 02:00 AEST
+		time.Date(2026, 4, 3, 15, 0, 0, 0, time.UTC), // Sydney 02:00 AEDT, the cutoff
+		time.Date(2026, 4, 5, 16, 0, 0, 0, time.UTC), // Sydney 02:00 AEST
+		time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC),  // New York: 02:00 EST → 03:00 EDT
+		time.Date(2026, 3, 8, 8, 0, 0, 0, time.UTC),  // New York 04:00 EDT, the cutoff
+		time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC),  // New York 04:00 EST
+		time.Date(2026, 3, 20, 4, 0, 0, 0, time.UTC), // midnight-ish in New York, 15:00 in Sydney
+	}
+	var out []time.Time
+	for range n {
+		a := anchors[rng.IntN(len(anchors))]
+		out = append(out, a.Add(time.Duration(rng.Int64N(int64(4*time.Hour)))-2*time.Hour))
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
+// repDay is one store's business day as the raw rows sum it.
+type repDay struct {
+	orders, gross, manual, campaign, tax, sales, refunds int64
+	captured, refunded                                   map[string]int64 // by method
+}
+
+func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 24))
+	w := newRepWorld(t, time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
+	locIDs := make([]string, 0, 2)
+	for id := range w.locs {
+		locIDs = append(locIDs, id)
+	}
+	slices.Sort(locIDs)
+	for i, at := range repInstants(rng, 70) {
+		w.tn.Clock.mu.Lock()
+		w.tn.Clock.t = at
+		w.tn.Clock.mu.Unlock()
+		tok := w.token()
+		if i == 35 { // the second half under exclusive tax at another rate
+			w.must(w.tn.Do("PATCH", "/api/v1/settings", tok, map[string]any{"tax_inclusive": false, "tax_rate_bps": 825}), "settings")
+		}
+		loc := locIDs[rng.IntN(2)]
+		switch {
+		case len(w.orders) > 3 && rng.IntN(4) == 0:
+			w.refund(rng, tok)
+		case rng.IntN(6) == 0:
+			w.must(w.tn.Do("POST", "/api/v1/inventory/stock/adjust", tok, map[string]any{"location_id": loc,
+				"product_id": w.products[rng.IntN(len(w.products))], "reason": "received", "quantity": 1 + rng.IntN(20)}), "stock")
+		default:
+			w.sell(rng, tok, loc)
+		}
+	}
+	tok := w.token()
+	raw := map[string]map[string]*repDay{} // location → day → sums
+	day := func(loc, d string) *repDay {
+		if raw[loc] == nil {
+			raw[loc] = map[string]*repDay{}
+		}
+		if raw[loc][d] == nil {
+			raw[loc][d] = &repDay{captured: map[string]int64{}, refunded: map[string]int64{}}
+		}
+		return raw[loc][d]
+	}
+	byProduct, byCategory, byStaff, byCustomer := map[string]int64{}, map[string]int64{}, map[string]int64{}, map[string]int64{}
+	taxByRate := map[string][2]int64{}
+	var orders []repOrder
+	for _, id := range w.orders {
+		var o repOrder
+		if err := json.Unmarshal(w.tn.Do("GET", "/api/v1/orders/"+id, tok, nil).Body, &struct{ Data *repOrder }{&o}); err != nil {
+			t.Fatal(err)
+		}
+		orders = append(orders, o)
+		ds := w.locs[o.LocationID]
+		d := day(o.LocationID, kassa.BusinessDay(*o.CompletedAt, ds))
+		var camp int64
+		for _, c := range o.Campaigns {
+			camp += c.Amount
+		}
+		d.orders++
+		d.gross += o.Subtotal
+		d.campaign += camp
+		d.manual += o.DiscountTotal - camp
+		d.tax += o.TaxTotal
+		d.sales += o.Total
+		rate := fmt.Sprintf("%d/%v", o.TaxRateBps, o.TaxInclusive)
+		taxByRate[rate] = [2]int64{taxByRate[rate][0] + o.TaxTotal, taxByRate[rate][1]}
+		for _, l := range o.LineItems {
+			byProduct[l.ProductID] += l.Total
+			byCategory[w.category[l.ProductID]] += l.Total
+		}
+		byStaff[*o.CreatedBy] += o.Total
+		if o.CustomerID != nil {
+			byCustomer[*o.CustomerID] += o.Total
+		} else {
+			byCustomer[""] += o.Total
+		}
+		method := map[string]string{}
+		for _, p := range o.Payments {
+			method[p.ID] = p.Method
+			if p.CapturedAt != nil {
+				day(o.LocationID, kassa.BusinessDay(*p.CapturedAt, ds)).captured[p.Method] += p.Amount
+			}
+		}
+		for _, r := range o.Refunds {
+			rd := day(o.LocationID, kassa.BusinessDay(r.CreatedAt, ds))
+			rd.refunds += r.Amount
+			for _, p := range r.Payments {
+				rd.refunded[method[p.PaymentID]] += p.Amount
+			}
+			rt := taxByRate[rate]
+			taxByRate[rate] = [2]int64{rt[0], rt[1] + kassa.RefundTax(r.Amount, o.TaxRateBps)}
+			byStaff[*o.CreatedBy] -= r.Amount
+			if o.CustomerID != nil {
+				byCustomer[*o.CustomerID] -= r.Amount
+			} else {
+				byCustomer[""] -= r.Amount
+			}
+			var lines int64
+			for _, rl := range r.Lines {
+				for _, l := range o.LineItems {
+					if l.ID == rl.LineItemID {
+						byProduct[l.ProductID] -= rl.Amount
+						byCategory[w.category[l.ProductID]] -= rl.Amount
+					}
+				}
+				lines += rl.Amount
+			}
+			byProduct[""] -= r.Amount - lines
+			byCategory[""] -= r.Amount - lines
+		}
+	}
+	q := "?date_from=2026-03-01&date_to=2026-04-30"
+	// Sales by business day, per store: every figure of every day.
+	for _, loc := range locIDs {
+		rows := repRows(t, w.tn, tok, "/reports/sales"+q+"&group_by=day&location_id="+loc)
+		got := map[string]map[string]any{}
+		for _, r := range rows {
+			got[r["group"].(string)] = r
+		}
+		for d, want := range raw[loc] {
+			if want.orders == 0 && want.refunds == 0 {
+				continue
+			}
+			r := got[d]
+			if r == nil {
+				t.Fatalf("%s %s: no row; want %+v", w.locs[loc].Timezone, d, want)
+			}
+			for name, v := range map[string]int64{"orders": want.orders, "gross": want.gross, "manual_discounts": want.manual,
+				"campaign_discounts": want.campaign, "tax": want.tax, "sales": want.sales, "refunds": want.refunds, "net": want.sales - want.refunds} {
+				if int64(r[name].(float64)) != v {
+					t.Errorf("%s %s %s: report %v, raw rows %d", w.locs[loc].Timezone, d, name, r[name], v)
+				}
+			}
+			delete(got, d)
+		}
+		if len(got) != 0 {
+			t.Errorf("%s: days with no raw rows: %v", w.locs[loc].Timezone, got)
+		}
+		// Payments by day and method: captured and refunded per tender.
+		for _, r := range repRows(t, w.tn, tok, "/reports/payments"+q+"&group_by=day&location_id="+loc) {
+			want := day(loc, r["group"].(string))
+			m := r["method"].(string)
+			if int64(r["captured"].(float64)) != want.captured[m] || int64(r["refunded"].(float64)) != want.refunded[m] {
+				t.Errorf("%s %s %s: payments %v/%v, raw %d/%d", w.locs[loc].Timezone, r["group"], m, r["captured"], r["refunded"], want.captured[m], want.refunded[m])
+			}
+		}
+	}
+	// Every grouping's net adds up to the org's net, and each group's to
+	// its raw rows.
+	var net int64
+	for _, days := range raw {
+		for _, d := range days {
+			net += d.sales - d.refunds
+		}
+	}
+	for g, want := range map[string]map[string]int64{"product": byProduct, "category": byCategory, "staff": byStaff, "customer": byCustomer,
+		"hour": nil, "location": nil, "none": nil, "payment_method": nil, "register": nil} {
+		var sum int64
+		for _, r := range repRows(t, w.tn, tok, "/reports/sales"+q+"&top=1000&group_by="+g) {
+			sum += int64(r["net"].(float64))
+			if want != nil && int64(r["net"].(float64)) != want[r["group"].(string)] {
+				t.Errorf("by %s, %s: net %v, raw rows %d", g, r["group"], r["net"], want[r["group"].(string)])
+			}
+		}
+		if sum != net {
+			t.Errorf("by %s: nets add up to %d, raw rows %d", g, sum, net)
+		}
+	}
+	// Tax per rate: on sales and in refunds.
+	for _, r := range repRows(t, w.tn, tok, "/reports/tax"+q) {
+		want := taxByRate[fmt.Sprintf("%d/%v", int64(r["rate_bps"].(float64)), r["inclusive"])]
+		if int64(r["tax"].(float64)) != want[0] || int64(r["refund_tax"].(float64)) != want[1] {
+			t.Errorf("tax at %v/%v: %v and %v refunded, raw %v", r["rate_bps"], r["inclusive"], r["tax"], r["refund_tax"], want)
+		}
+	}
+	repCheckMovements(t, w, tok, q, locIDs)
+	repCheckCSV(t, w.tn, tok, "/reports/sales"+q+"&group_by=day")
+	repCheckCSV(t, w.tn, tok, "/reports/payments"+q+"&group_by=location")
+}
+
+// repCheckMovements: the movements report equals the audit trail's sums
+// by business day and reason.
+func repCheckMovements(t *testing.T, w *repWorld, tok, q string, locIDs []string) {
+	t.Helper()
+	for _, loc := range locIDs {
+		want := map[string]int64{}
+		for cursor := ""; ; {
+			r := w.tn.Do("GET", "/api/v1/inventory/movements?limit=200&location_id="+loc+cursor, tok, nil)
+			for _, m := range r.List() {
+				mv := m.(map[string]any)
+				at, _ := time.Parse(time.RFC3339, mv["created_at"].(string))
+				want[kassa.BusinessDay(at, w.locs[loc])+"/"+mv["reason"].(string)] += int64(mv["delta"].(float64))
+			}
+			next, _ := r.JSON()["next_cursor"].(string)
+			if next == "" {
+				break
+			}
+			cursor = "&cursor=" + next
+		}
+		got := map[string]int64{}
+		for _, r := range repRows(t, w.tn, tok, "/reports/inventory/movements"+q+"&group_by=day&location_id="+loc) {
+			got[r["group"].(string)+"/"+r["reason"].(string)] = int64(r["units"].(float64))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("movements at %s:\nreport %v\nraw    %v", w.locs[loc].Timezone, got, want)
+		}
+	}
+}
+
+// repRows returns a report's JSON rows; it must be a list envelope that
+// says what it covered.
+func repRows(t *testing.T, tn *testNode, tok, path string) []map[string]any {
+	t.Helper()
+	r := tn.Do("GET", "/api/v1"+path, tok, nil)
+	if r.Status != 200 {
+		t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+	}
+	var env struct {
+		Data       []map[string]any
+		HasMore    *bool             `json:"has_more"`
+		NextCursor *string           `json:"next_cursor"`
+		Report     *kassa.ReportInfo `json:"report"`
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil || env.HasMore == nil || *env.HasMore || env.Report == nil || env.Report.Timezone == "" {
+		t.Fatalf("%s: not a list envelope with its report: %v %s", path, err, r.Body)
+	}
+	return env.Data
+}
+
+// repCheckCSV: the CSV (by Accept and by format=csv) is the JSON's rows,
+// money in major units.
+func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
+	t.Helper()
+	rows := repRows(t, tn, tok, path)
+	for _, r := range []*resp{tn.Do("GET", "/api/v1"+path, tok, nil, "Accept", "text/csv"), tn.Do("GET", "/api/v1"+path+"&format=csv", tok, nil)} {
+		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
+			t.Fatalf("%s as CSV: %d %s %s", path, r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+		if err != nil || len(recs) != len(rows)+1 {
+			t.Fatalf("%s: CSV of %d records for %d rows: %v\n%s", path, len(recs), len(rows), err, r.Body)
+		}
+		head := recs[0]
+		for i, rec := range recs[1:] {
+			for j, name := range head {
+				want := fmt.Sprint(rows[i][name])
+				if v, ok := rows[i][name].(float64); ok {
+					want = fmt.Sprint(int64(v))
+					if !slices.Contains([]string{"orders", "count"}, name) {
+						want = kassa.FormatMinor(int64(v), 2)
+					}
+				}
+				if rec[j] != want {
+					t.Errorf("%s row %d %s: CSV %q, JSON %q", path, i, name, rec[j], want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"kassa.dev/shared/kassa"
+)
+
+// TestIdempotencyKeyAcrossACrash: the key's record commits with its
+// request's effect, in the effect's own unit. A crash after that commit
+// but before the answer was kept never runs the effect twice (a retry is
+// 409, another body 422); a crash before any commit leaves the key free,
+// so a retry runs (today's main left it answering 409 for 24 h). Begin
+// takes no writer unit.
+func TestIdempotencyKeyAcrossACrash(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := NewIdempotencyStore(db)
+	units := db.WriterStats().Units
+	paid, _, err := store.Begin(ctx, "org/user", "pay-1", "fp-pay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Begin(ctx, "org/user", "never-ran", "fp-other"); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.WriterStats().Units; got != units {
+		t.Fatalf("Begin ran %d writer units, want none", got-units)
+	}
+	effect := func(tx *Tx) error {
+		_, err := tx.ExecContext(paid, `INSERT INTO node_meta (key, value) VALUES ('paid', '1')`)
+		return err
+	}
+	if err := db.write(paid, effect); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.WriterStats().Units; got != units+1 {
+		t.Fatalf("the request ran %d writer units before its answer, want 1", got-units)
+	}
+	db.Close() // the crash: neither answer was kept
+
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store = NewIdempotencyStore(db)
+	if _, r, err := store.Begin(ctx, "org/user", "pay-1", "fp-pay"); r != nil || kassa.ErrorKind(err) != kassa.EConflict {
+		t.Fatalf("retry of a committed payment whose answer was lost: %v %v, want 409 (never paid twice)", r, err)
+	}
+	if _, _, err := store.Begin(ctx, "org/user", "pay-1", "fp-else"); kassa.ErrorKind(err) != kassa.EInvalid {
+		t.Fatalf("the committed key with another body: %v, want 422", err)
+	}
+	if _, r, err := store.Begin(ctx, "org/user", "never-ran", "fp-other"); r != nil || err != nil {
+		t.Fatalf("retry of a request that committed nothing: %v %v, want it to run", r, err)
+	}
+	if v, _ := db.Meta(ctx, "paid"); v != "1" {
+		t.Fatalf("the committed effect: %q", v)
+	}
+}
+
+// TestIdempotencyAnswersKeptTogetherReplayEach: requests completing at
+// once share the unit that keeps their answers; each key replays its own.
+func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := NewIdempotencyStore(db)
+	const n = 32
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			key := fmt.Sprint("k", i)
+			rctx, _, err := store.Begin(ctx, "org/user", key, "fp")
+			if err == nil {
+				err = db.write(rctx, func(tx *Tx) error {
+					_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES (?, '1')`, key)
+					return err
+				})
+			}
+			if err == nil {
+				err = store.Complete(rctx, "org/user", key, &kassa.IdempotentResponse{Status: 201, Body: []byte(key)})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		key := fmt.Sprint("k", i)
+		_, r, err := store.Begin(ctx, "org/user", key, "fp")
+		if err != nil || r == nil || r.Status != 201 || string(r.Body) != key {
+			t.Fatalf("replay of %s: %+v %v", key, r, err)
+		}
+	}
+}
