@@ -1280,22 +1280,29 @@ type CampaignCreate struct {
 
 // CampaignRow A campaign's redemptions in the range, with the link to its full analytics.
 type CampaignRow struct {
-	Analytics  string `json:"analytics"`
+	// Analytics The path of the campaign's analytics.
+	Analytics string `json:"analytics"`
+
+	// CampaignId The campaign.
 	CampaignId string `json:"campaign_id"`
 
-	// Currency ISO 4217 code of the org's currency.
+	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
-	// Discount A manual discount.
+	// Discount Discounts given.
 	Discount int64 `json:"discount"`
 
-	// Name The display name.
-	Name   string `json:"name"`
-	Orders int64  `json:"orders"`
+	// Name The name.
+	Name string `json:"name"`
+
+	// Orders Orders counted.
+	Orders int64 `json:"orders"`
 
 	// Revenue The orders' totals.
-	Revenue int64  `json:"revenue"`
-	Status  string `json:"status"`
+	Revenue int64 `json:"revenue"`
+
+	// Status The campaign's status.
+	Status string `json:"status"`
 }
 
 // CampaignRule One rule of a campaign; Type says which fields count.
@@ -1489,17 +1496,32 @@ type CashCount struct {
 
 // CashRow CashRow sums closed drawer sessions (their Z reports): the float, what the drawer should have held, what was counted, over/short (negative: short). Staff is who opened the drawer.
 type CashRow struct {
+	// CashSales Cash taken for sales.
 	CashSales int64 `json:"cash_sales"`
-	Counted   int64 `json:"counted"`
 
-	// Currency ISO 4217 code of the org's currency.
-	Currency  string `json:"currency"`
-	Expected  int64  `json:"expected"`
-	Float     int64  `json:"float"`
-	Group     string `json:"group"`
-	Label     string `json:"label"`
-	OverShort int64  `json:"over_short"`
-	Sessions  int64  `json:"sessions"`
+	// Counted Cash counted at close.
+	Counted int64 `json:"counted"`
+
+	// Currency ISO 4217.
+	Currency string `json:"currency"`
+
+	// Expected Cash the drawers should have held.
+	Expected int64 `json:"expected"`
+
+	// Float The opening floats.
+	Float int64 `json:"float"`
+
+	// Group The grouping's key: a business day, an hour, an id.
+	Group string `json:"group"`
+
+	// Label The group's name (a location's, a product's …).
+	Label string `json:"label"`
+
+	// OverShort Counted less expected.
+	OverShort int64 `json:"over_short"`
+
+	// Sessions Drawer sessions closed.
+	Sessions int64 `json:"sessions"`
 }
 
 // Category Category groups products; categories nest through ParentID.
@@ -2132,7 +2154,7 @@ type GiftCardOwedRow struct {
 	// Amount … this much.
 	Amount int64 `json:"amount"`
 
-	// Currency ISO 4217 code of the org's currency.
+	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
 	// IssuedLocationId Owes …
@@ -2144,15 +2166,26 @@ type GiftCardOwedRow struct {
 
 // GiftCardRow GiftCardRow sums gift card money: issued, redeemed (positive), refunded onto cards, adjusted; outstanding is the liability (every card's balance) at the end of the group's last day.
 type GiftCardRow struct {
+	// Adjusted Adjusted by hand in the range.
 	Adjusted int64 `json:"adjusted"`
 
-	// Currency ISO 4217 code of the org's currency.
-	Currency    string `json:"currency"`
-	Group       string `json:"group"`
-	Issued      int64  `json:"issued"`
-	Outstanding int64  `json:"outstanding"`
-	Redeemed    int64  `json:"redeemed"`
-	Refunded    int64  `json:"refunded"`
+	// Currency ISO 4217.
+	Currency string `json:"currency"`
+
+	// Group The grouping's key: a business day, an hour, an id.
+	Group string `json:"group"`
+
+	// Issued Issued in the range.
+	Issued int64 `json:"issued"`
+
+	// Outstanding Still to be redeemed at the range's end.
+	Outstanding int64 `json:"outstanding"`
+
+	// Redeemed Redeemed in the range.
+	Redeemed int64 `json:"redeemed"`
+
+	// Refunded Refunded in the range.
+	Refunded int64 `json:"refunded"`
 }
 
 // GiftCardStatus A gift card's state: active, or disabled (it pays nothing).
@@ -2268,7 +2301,7 @@ type InventoryRow struct {
 	// AtPrice No cost: valued at its base price.
 	AtPrice bool `json:"at_price"`
 
-	// Currency ISO 4217 code of the org's currency.
+	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
 	// LocationId The location (store) it belongs to.
@@ -2277,17 +2310,23 @@ type InventoryRow struct {
 	// Low on_hand ≤ reorder_point.
 	Low bool `json:"low"`
 
-	// Name The display name.
-	Name   string `json:"name"`
-	OnHand int64  `json:"on_hand"`
+	// Name The name.
+	Name string `json:"name"`
+
+	// OnHand Units on hand.
+	OnHand int64 `json:"on_hand"`
 
 	// ProductId The product.
-	ProductId    string `json:"product_id"`
-	ReorderPoint int64  `json:"reorder_point"`
+	ProductId string `json:"product_id"`
+
+	// ReorderPoint The level at which to reorder.
+	ReorderPoint int64 `json:"reorder_point"`
 
 	// Sku The stock-keeping unit, unique per org.
-	Sku      string `json:"sku"`
-	UnitCost int64  `json:"unit_cost"`
+	Sku string `json:"sku"`
+
+	// UnitCost The value of one unit (its base price while products carry no cost).
+	UnitCost int64 `json:"unit_cost"`
 
 	// Value on_hand × unit_cost (0 when on_hand is negative).
 	Value int64 `json:"value"`
@@ -2496,11 +2535,20 @@ type LoyaltyProgramCreate struct {
 
 // LoyaltyRow LoyaltyRow sums points: issued (earned), redeemed (positive), adjusted (signed), and the outstanding balance of all accounts at the end of the group's last day.
 type LoyaltyRow struct {
-	Adjusted    int64  `json:"adjusted"`
-	Group       string `json:"group"`
-	Issued      int64  `json:"issued"`
-	Outstanding int64  `json:"outstanding"`
-	Redeemed    int64  `json:"redeemed"`
+	// Adjusted Adjusted by hand in the range.
+	Adjusted int64 `json:"adjusted"`
+
+	// Group The grouping's key: a business day, an hour, an id.
+	Group string `json:"group"`
+
+	// Issued Issued in the range.
+	Issued int64 `json:"issued"`
+
+	// Outstanding Still to be redeemed at the range's end.
+	Outstanding int64 `json:"outstanding"`
+
+	// Redeemed Redeemed in the range.
+	Redeemed int64 `json:"redeemed"`
 }
 
 // LoyaltyTier Reached at MinLifetimePoints.
@@ -2670,7 +2718,10 @@ type MovementReason string
 
 // MovementRow MovementRow sums the stock movements of one reason in a group.
 type MovementRow struct {
-	Count int64  `json:"count"`
+	// Count How many rows it covers.
+	Count int64 `json:"count"`
+
+	// Group The grouping's key: a business day, an hour, an id.
 	Group string `json:"group"`
 
 	// Reason sale, refund, received, count, damaged, …, transfer_out, transfer_in.
@@ -3113,21 +3164,33 @@ type PaymentMethodConfigInput struct {
 type PaymentRow struct {
 	// AwayFromTill net − (drawer_sales − drawer_refunds).
 	AwayFromTill int64 `json:"away_from_till"`
-	Captured     int64 `json:"captured"`
-	Count        int64 `json:"count"`
 
-	// Currency ISO 4217 code of the org's currency.
+	// Captured Captured in the range.
+	Captured int64 `json:"captured"`
+
+	// Count How many rows it covers.
+	Count int64 `json:"count"`
+
+	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
 	// DrawerRefunds Positive.
 	DrawerRefunds int64 `json:"drawer_refunds"`
 
 	// DrawerSales Recorded in drawers (business day of the drawer's entry).
-	DrawerSales int64  `json:"drawer_sales"`
-	Group       string `json:"group"`
-	Method      string `json:"method"`
-	Net         int64  `json:"net"`
-	Refunded    int64  `json:"refunded"`
+	DrawerSales int64 `json:"drawer_sales"`
+
+	// Group The grouping's key: a business day, an hour, an id.
+	Group string `json:"group"`
+
+	// Method The payment method.
+	Method string `json:"method"`
+
+	// Net What stays: sales (or captured) less refunds.
+	Net int64 `json:"net"`
+
+	// Refunded Refunded in the range.
+	Refunded int64 `json:"refunded"`
 }
 
 // PaymentStatus A payment's state.
@@ -3888,23 +3951,38 @@ type Role string
 
 // SalesRow One group of a sales report. Sales are completed orders, booked on the business day of completed_at; refunds on the day of the refund. Gross is the orders' subtotal (before discounts); sales is what customers paid (total); net = sales − refunds. Grouped by payment method, the rows are the tenders: sales is what was captured by the method, refunds what went back through it.
 type SalesRow struct {
+	// CampaignDiscounts Discounts from campaigns.
 	CampaignDiscounts int64 `json:"campaign_discounts"`
 
 	// Currency ISO 4217.
 	Currency string `json:"currency"`
-	Gross    int64  `json:"gross"`
+
+	// Gross Line totals before discounts.
+	Gross int64 `json:"gross"`
 
 	// Group The grouping's key: a day, an hour, an id.
 	Group string `json:"group"`
 
 	// Label The group's name (a location's, a product's …).
-	Label           string `json:"label"`
-	ManualDiscounts int64  `json:"manual_discounts"`
-	Net             int64  `json:"net"`
-	Orders          int64  `json:"orders"`
-	Refunds         int64  `json:"refunds"`
-	Sales           int64  `json:"sales"`
-	Tax             int64  `json:"tax"`
+	Label string `json:"label"`
+
+	// ManualDiscounts Discounts given by staff.
+	ManualDiscounts int64 `json:"manual_discounts"`
+
+	// Net What stays: sales (or captured) less refunds.
+	Net int64 `json:"net"`
+
+	// Orders Orders counted.
+	Orders int64 `json:"orders"`
+
+	// Refunds Refunded in the range.
+	Refunds int64 `json:"refunds"`
+
+	// Sales What customers paid, tax included.
+	Sales int64 `json:"sales"`
+
+	// Tax Tax on the sales.
+	Tax int64 `json:"tax"`
 }
 
 // Scope An OAuth-style permission (spec part 5).
@@ -4058,15 +4136,19 @@ type SyncStatus struct {
 
 // TaxRow The tax collected at one rate: on sales (the orders' tax) and given back on refunds (the refund's amount × rate ÷ (1 + rate), rounded half up, per refund — a refund's amount always includes its tax).
 type TaxRow struct {
-	// Currency ISO 4217 code of the org's currency.
+	// Currency ISO 4217.
 	Currency string `json:"currency"`
-	Group    string `json:"group"`
+
+	// Group The grouping's key: a business day, an hour, an id.
+	Group string `json:"group"`
 
 	// Inclusive Prices included the tax.
 	Inclusive bool `json:"inclusive"`
 
 	// NetTax tax − refund_tax: what the return declares.
 	NetTax int64 `json:"net_tax"`
+
+	// Orders Orders counted.
 	Orders int64 `json:"orders"`
 
 	// RateBps Basis points: 1000 = 10 %.

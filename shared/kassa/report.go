@@ -231,28 +231,28 @@ type ReportInfo struct {
 // method, the rows are the tenders: sales is what was captured by the
 // method, refunds what went back through it.
 type SalesRow struct {
-	Group             string `json:"group"`    // The grouping's key: a day, an hour, an id.
-	Label             string `json:"label"`    // The group's name (a location's, a product's …).
-	Currency          string `json:"currency"` // ISO 4217.
-	Orders            int64  `json:"orders"`
-	Gross             int64  `json:"gross" report:"money"`
-	ManualDiscounts   int64  `json:"manual_discounts" report:"money"`
-	CampaignDiscounts int64  `json:"campaign_discounts" report:"money"`
-	Tax               int64  `json:"tax" report:"money"`
-	Sales             int64  `json:"sales" report:"money"`
-	Refunds           int64  `json:"refunds" report:"money"`
-	Net               int64  `json:"net" report:"money"`
+	Group             string `json:"group"`                             // The grouping's key: a day, an hour, an id.
+	Label             string `json:"label"`                             // The group's name (a location's, a product's …).
+	Currency          string `json:"currency"`                          // ISO 4217.
+	Orders            int64  `json:"orders"`                            // Orders counted.
+	Gross             int64  `json:"gross" report:"money"`              // Line totals before discounts.
+	ManualDiscounts   int64  `json:"manual_discounts" report:"money"`   // Discounts given by staff.
+	CampaignDiscounts int64  `json:"campaign_discounts" report:"money"` // Discounts from campaigns.
+	Tax               int64  `json:"tax" report:"money"`                // Tax on the sales.
+	Sales             int64  `json:"sales" report:"money"`              // What customers paid, tax included.
+	Refunds           int64  `json:"refunds" report:"money"`            // Refunded in the range.
+	Net               int64  `json:"net" report:"money"`                // What stays: sales (or captured) less refunds.
 }
 
 // TaxRow is the tax collected at one rate: on sales (the orders' tax) and
 // given back on refunds (the refund's amount × rate ÷ (1 + rate), rounded
 // half up, per refund — a refund's amount always includes its tax).
 type TaxRow struct {
-	Group       string `json:"group"`
-	Currency    string `json:"currency"`
-	RateBps     int64  `json:"rate_bps"`  // Basis points: 1000 = 10 %.
-	Inclusive   bool   `json:"inclusive"` // Prices included the tax.
-	Orders      int64  `json:"orders"`
+	Group       string `json:"group"`                     // The grouping's key: a business day, an hour, an id.
+	Currency    string `json:"currency"`                  // ISO 4217.
+	RateBps     int64  `json:"rate_bps"`                  // Basis points: 1000 = 10 %.
+	Inclusive   bool   `json:"inclusive"`                 // Prices included the tax.
+	Orders      int64  `json:"orders"`                    // Orders counted.
 	Sales       int64  `json:"sales" report:"money"`      // What customers paid, tax included.
 	Taxable     int64  `json:"taxable" report:"money"`    // sales − tax.
 	Tax         int64  `json:"tax" report:"money"`        // On sales.
@@ -271,13 +271,13 @@ func RefundTax(amount, rateBps int64) int64 {
 // open drawer; a payment taken away from a till, by an API client or an
 // online order, is in no drawer).
 type PaymentRow struct {
-	Group         string `json:"group"`
-	Currency      string `json:"currency"`
-	Method        string `json:"method"`
-	Count         int64  `json:"count"`
-	Captured      int64  `json:"captured" report:"money"`
-	Refunded      int64  `json:"refunded" report:"money"`
-	Net           int64  `json:"net" report:"money"`
+	Group         string `json:"group"`                         // The grouping's key: a business day, an hour, an id.
+	Currency      string `json:"currency"`                      // ISO 4217.
+	Method        string `json:"method"`                        // The payment method.
+	Count         int64  `json:"count"`                         // How many rows it covers.
+	Captured      int64  `json:"captured" report:"money"`       // Captured in the range.
+	Refunded      int64  `json:"refunded" report:"money"`       // Refunded in the range.
+	Net           int64  `json:"net" report:"money"`            // What stays: sales (or captured) less refunds.
 	DrawerSales   int64  `json:"drawer_sales" report:"money"`   // Recorded in drawers (business day of the drawer's entry).
 	DrawerRefunds int64  `json:"drawer_refunds" report:"money"` // Positive.
 	AwayFromTill  int64  `json:"away_from_till" report:"money"` // net − (drawer_sales − drawer_refunds).
@@ -289,53 +289,53 @@ type InventoryRow struct {
 	LocationID   string `json:"location_id"`
 	ProductID    string `json:"product_id"`
 	SKU          string `json:"sku"`
-	Name         string `json:"name"`
-	Currency     string `json:"currency"`
-	OnHand       int64  `json:"on_hand"`
-	ReorderPoint int64  `json:"reorder_point"`
-	UnitCost     int64  `json:"unit_cost" report:"money"`
-	AtPrice      bool   `json:"at_price"`             // No cost: valued at its base price.
-	Value        int64  `json:"value" report:"money"` // on_hand × unit_cost (0 when on_hand is negative).
-	Low          bool   `json:"low"`                  // on_hand ≤ reorder_point.
+	Name         string `json:"name"`                     // The name.
+	Currency     string `json:"currency"`                 // ISO 4217.
+	OnHand       int64  `json:"on_hand"`                  // Units on hand.
+	ReorderPoint int64  `json:"reorder_point"`            // The level at which to reorder.
+	UnitCost     int64  `json:"unit_cost" report:"money"` // The value of one unit (its base price while products carry no cost).
+	AtPrice      bool   `json:"at_price"`                 // No cost: valued at its base price.
+	Value        int64  `json:"value" report:"money"`     // on_hand × unit_cost (0 when on_hand is negative).
+	Low          bool   `json:"low"`                      // on_hand ≤ reorder_point.
 }
 
 // MovementRow sums the stock movements of one reason in a group.
 type MovementRow struct {
-	Group  string `json:"group"`
+	Group  string `json:"group"`  // The grouping's key: a business day, an hour, an id.
 	Reason string `json:"reason"` // sale, refund, received, count, damaged, …, transfer_out, transfer_in.
-	Count  int64  `json:"count"`
-	Units  int64  `json:"units"` // Signed: out is negative.
+	Count  int64  `json:"count"`  // How many rows it covers.
+	Units  int64  `json:"units"`  // Signed: out is negative.
 }
 
 // LoyaltyRow sums points: issued (earned), redeemed (positive), adjusted
 // (signed), and the outstanding balance of all accounts at the end of the
 // group's last day.
 type LoyaltyRow struct {
-	Group       string `json:"group"`
-	Issued      int64  `json:"issued"`
-	Redeemed    int64  `json:"redeemed"`
-	Adjusted    int64  `json:"adjusted"`
-	Outstanding int64  `json:"outstanding"`
+	Group       string `json:"group"`       // The grouping's key: a business day, an hour, an id.
+	Issued      int64  `json:"issued"`      // Issued in the range.
+	Redeemed    int64  `json:"redeemed"`    // Redeemed in the range.
+	Adjusted    int64  `json:"adjusted"`    // Adjusted by hand in the range.
+	Outstanding int64  `json:"outstanding"` // Still to be redeemed at the range's end.
 }
 
 // GiftCardRow sums gift card money: issued, redeemed (positive), refunded
 // onto cards, adjusted; outstanding is the liability (every card's
 // balance) at the end of the group's last day.
 type GiftCardRow struct {
-	Group       string `json:"group"`
-	Currency    string `json:"currency"`
-	Issued      int64  `json:"issued" report:"money"`
-	Redeemed    int64  `json:"redeemed" report:"money"`
-	Refunded    int64  `json:"refunded" report:"money"`
-	Adjusted    int64  `json:"adjusted" report:"money"`
-	Outstanding int64  `json:"outstanding" report:"money"`
+	Group       string `json:"group"`                      // The grouping's key: a business day, an hour, an id.
+	Currency    string `json:"currency"`                   // ISO 4217.
+	Issued      int64  `json:"issued" report:"money"`      // Issued in the range.
+	Redeemed    int64  `json:"redeemed" report:"money"`    // Redeemed in the range.
+	Refunded    int64  `json:"refunded" report:"money"`    // Refunded in the range.
+	Adjusted    int64  `json:"adjusted" report:"money"`    // Adjusted by hand in the range.
+	Outstanding int64  `json:"outstanding" report:"money"` // Still to be redeemed at the range's end.
 }
 
 // GiftCardOwedRow is what one location owes another: cards it sold (and
 // holds the money of) were spent at the other, net of refunds back onto
 // them there. Issued at "" is head office (a card issued at the hub).
 type GiftCardOwedRow struct {
-	Currency           string `json:"currency"`
+	Currency           string `json:"currency"`              // ISO 4217.
 	IssuedLocationID   string `json:"issued_location_id"`    // Owes …
 	RedeemedLocationID string `json:"redeemed_location_id"`  // … this location …
 	Amount             int64  `json:"amount" report:"money"` // … this much.
@@ -345,28 +345,28 @@ type GiftCardOwedRow struct {
 // the drawer should have held, what was counted, over/short (negative:
 // short). Staff is who opened the drawer.
 type CashRow struct {
-	Group     string `json:"group"`
-	Label     string `json:"label"`
-	Currency  string `json:"currency"`
-	Sessions  int64  `json:"sessions"`
-	Float     int64  `json:"float" report:"money"`
-	CashSales int64  `json:"cash_sales" report:"money"`
-	Expected  int64  `json:"expected" report:"money"`
-	Counted   int64  `json:"counted" report:"money"`
-	OverShort int64  `json:"over_short" report:"money"`
+	Group     string `json:"group"`                     // The grouping's key: a business day, an hour, an id.
+	Label     string `json:"label"`                     // The group's name (a location's, a product's …).
+	Currency  string `json:"currency"`                  // ISO 4217.
+	Sessions  int64  `json:"sessions"`                  // Drawer sessions closed.
+	Float     int64  `json:"float" report:"money"`      // The opening floats.
+	CashSales int64  `json:"cash_sales" report:"money"` // Cash taken for sales.
+	Expected  int64  `json:"expected" report:"money"`   // Cash the drawers should have held.
+	Counted   int64  `json:"counted" report:"money"`    // Cash counted at close.
+	OverShort int64  `json:"over_short" report:"money"` // Counted less expected.
 }
 
 // CampaignRow is a campaign's redemptions in the range, with the link to
 // its full analytics.
 type CampaignRow struct {
-	CampaignID string `json:"campaign_id"`
-	Name       string `json:"name"`
-	Status     string `json:"status"`
-	Currency   string `json:"currency"`
-	Orders     int64  `json:"orders"`
-	Discount   int64  `json:"discount" report:"money"`
-	Revenue    int64  `json:"revenue" report:"money"` // The orders' totals.
-	Analytics  string `json:"analytics"`
+	CampaignID string `json:"campaign_id"`             // The campaign.
+	Name       string `json:"name"`                    // The name.
+	Status     string `json:"status"`                  // The campaign's status.
+	Currency   string `json:"currency"`                // ISO 4217.
+	Orders     int64  `json:"orders"`                  // Orders counted.
+	Discount   int64  `json:"discount" report:"money"` // Discounts given.
+	Revenue    int64  `json:"revenue" report:"money"`  // The orders' totals.
+	Analytics  string `json:"analytics"`               // The path of the campaign's analytics.
 }
 
 // ReportService computes reports from the raw rows on the read pool,
