@@ -3046,6 +3046,18 @@ type OrgSettings struct {
 	TaxRateBps int64 `json:"tax_rate_bps"`
 }
 
+// PINSet The body of PUT /users/:id/pin.
+type PINSet struct {
+	// Pin 4-8 digits; stored only as a hash.
+	Pin string `json:"pin"`
+}
+
+// PasswordReset The body of POST /users/:id/password.
+type PasswordReset struct {
+	// Password The new password, 8-256 bytes; the user's sessions at this node end.
+	Password string `json:"password"`
+}
+
 // Payment Money taken (or attempted) for an order.
 type Payment struct {
 	// Amount An amount in minor units of the currency.
@@ -4442,11 +4454,17 @@ type User struct {
 	// Email The e-mail address they sign in with.
 	Email string `json:"email"`
 
+	// HasPin Whether a PIN is set for quick sign-in at a till (POST /auth/pin).
+	HasPin bool `json:"has_pin"`
+
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
 	// IsActive Whether they may sign in.
 	IsActive bool `json:"is_active"`
+
+	// LocationIds The locations they work at; empty: every location of the org.
+	LocationIds []string `json:"location_ids"`
 
 	// Name The display name.
 	Name string `json:"name"`
@@ -4466,6 +4484,9 @@ type UserCreate struct {
 	// Email The e-mail address they sign in with.
 	Email string `json:"email"`
 
+	// LocationIds The locations they work at (at most 50, each of the org); empty or absent: every location. A manager adds cashiers of their own locations.
+	LocationIds *[]string `json:"location_ids,omitempty"`
+
 	// Name The display name.
 	Name *string `json:"name,omitempty"`
 
@@ -4474,6 +4495,18 @@ type UserCreate struct {
 
 	// Role The staff member's role; it sets their scopes.
 	Role Role `json:"role"`
+}
+
+// UserUpdate The body of PATCH /users/:id. The e-mail is not changeable (it is the sign-in name); a password or PIN has its own route.
+type UserUpdate struct {
+	// LocationIds The locations they work at; [] or null: every location.
+	LocationIds *[]string `json:"location_ids,omitempty"`
+
+	// Name The display name.
+	Name *string `json:"name,omitempty"`
+
+	// Role The staff member's role; it sets their scopes.
+	Role *Role `json:"role,omitempty"`
 }
 
 // WebhookAttempt One attempt to deliver an event to an endpoint, as GET /webhooks/:id/deliveries lists it; its id is the logId of POST /webhooks/:id/logs/:logId/retry.
@@ -4843,6 +4876,15 @@ type PaymentMethods struct {
 type PaymentMethodsInput struct {
 	// Methods Each payment method and whether the org accepts it.
 	Methods *[]PaymentMethodConfigInput `json:"methods,omitempty"`
+}
+
+// PinRequest A quick sign-in at a till.
+type PinRequest struct {
+	// Pin Their PIN, 4-8 digits.
+	Pin string `json:"pin"`
+
+	// UserId The staff member's id (the till keeps it from their last sign-in).
+	UserId string `json:"user_id"`
 }
 
 // RefreshRequest refreshRequest exchanges a refresh token for a new pair.
@@ -5739,8 +5781,44 @@ type PostSyncConflictsIdResolveParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetUsersParams defines parameters for GetUsers.
+type GetUsersParams struct {
+	// Role only this role: owner, manager, cashier, kitchen or ops
+	Role *string `form:"role,omitempty" json:"role,omitempty"`
+
+	// LocationId only staff who work at this location (staff of every location included)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// Status active or inactive
+	Status *string `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // PostUsersParams defines parameters for PostUsers.
 type PostUsersParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostUsersIdDeactivateParams defines parameters for PostUsersIdDeactivate.
+type PostUsersIdDeactivateParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostUsersIdPasswordParams defines parameters for PostUsersIdPassword.
+type PostUsersIdPasswordParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostUsersIdReactivateParams defines parameters for PostUsersIdReactivate.
+type PostUsersIdReactivateParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -5798,6 +5876,9 @@ type GetZReportsParams struct {
 
 // PostAuthLoginJSONRequestBody defines body for PostAuthLogin for application/json ContentType.
 type PostAuthLoginJSONRequestBody = LoginRequest
+
+// PostAuthPinJSONRequestBody defines body for PostAuthPin for application/json ContentType.
+type PostAuthPinJSONRequestBody = PinRequest
 
 // PostAuthRefreshJSONRequestBody defines body for PostAuthRefresh for application/json ContentType.
 type PostAuthRefreshJSONRequestBody = RefreshRequest
@@ -5979,6 +6060,15 @@ type PostSyncEnrolJSONRequestBody = EnrolmentClaim
 // PostUsersJSONRequestBody defines body for PostUsers for application/json ContentType.
 type PostUsersJSONRequestBody = UserCreate
 
+// PatchUsersIdJSONRequestBody defines body for PatchUsersId for application/json ContentType.
+type PatchUsersIdJSONRequestBody = UserUpdate
+
+// PostUsersIdPasswordJSONRequestBody defines body for PostUsersIdPassword for application/json ContentType.
+type PostUsersIdPasswordJSONRequestBody = PasswordReset
+
+// PutUsersIdPinJSONRequestBody defines body for PutUsersIdPin for application/json ContentType.
+type PutUsersIdPinJSONRequestBody = PINSet
+
 // PostWebhooksJSONRequestBody defines body for PostWebhooks for application/json ContentType.
 type PostWebhooksJSONRequestBody = WebhookCreate
 
@@ -6082,6 +6172,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/auth/me (the `GetAuthMe` operationId).
 	GetAuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAuthPinWithBody Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+	PostAuthPinWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAuthPin Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+	PostAuthPin(ctx context.Context, body PostAuthPinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAuthRefreshWithBody Exchange a refresh token for a new pair; the old refresh token stops working
 	//
@@ -7338,19 +7442,86 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostUsersWithBody Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+	// GetUsers List the org's staff (owners and managers)
+	//
+	// Corresponds with GET /api/v1/users (the `GetUsers` operationId).
+	GetUsers(ctx context.Context, params *GetUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersWithBody Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsersWithBody(ctx context.Context, params *PostUsersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostUsers Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+	// PostUsers Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsers(ctx context.Context, params *PostUsersParams, body PostUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsersId Retrieve a staff account (owners and managers, or the user themselves)
+	//
+	// Corresponds with GET /api/v1/users/{id} (the `GetUsersId` operationId).
+	GetUsersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchUsersIdWithBody Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+	PatchUsersIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchUsersId Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+	PatchUsersId(ctx context.Context, id openapi_types.UUID, body PatchUsersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersIdDeactivate Deactivate a staff account: it cannot sign in, its sessions end here now and at the other node when the change arrives; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Corresponds with POST /api/v1/users/{id}/deactivate (the `PostUsersIdDeactivate` operationId).
+	PostUsersIdDeactivate(ctx context.Context, id openapi_types.UUID, params *PostUsersIdDeactivateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersIdPasswordWithBody Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+	PostUsersIdPasswordWithBody(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersIdPassword Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+	PostUsersIdPassword(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, body PostUsersIdPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteUsersIdPin Remove the PIN: the account signs in with its password only; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Corresponds with DELETE /api/v1/users/{id}/pin (the `DeleteUsersIdPin` operationId).
+	DeleteUsersIdPin(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUsersIdPinWithBody Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+	PutUsersIdPinWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUsersIdPin Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+	PutUsersIdPin(ctx context.Context, id openapi_types.UUID, body PutUsersIdPinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostUsersIdReactivate Reactivate a staff account: it signs in again (earlier sessions stay ended); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Corresponds with POST /api/v1/users/{id}/reactivate (the `PostUsersIdReactivate` operationId).
+	PostUsersIdReactivate(ctx context.Context, id openapi_types.UUID, params *PostUsersIdReactivateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhooks List the org's webhook endpoints
 	//
@@ -7485,6 +7656,40 @@ func (c *Client) PostAuthLogout(ctx context.Context, params *PostAuthLogoutParam
 // Corresponds with GET /api/v1/auth/me (the `GetAuthMe` operationId).
 func (c *Client) GetAuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAuthMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAuthPinWithBody Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+func (c *Client) PostAuthPinWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAuthPinRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAuthPin Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+func (c *Client) PostAuthPin(ctx context.Context, body PostAuthPinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAuthPinRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10800,7 +11005,22 @@ func (c *Client) GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (
 	return c.Client.Do(req)
 }
 
-// PostUsersWithBody Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+// GetUsers List the org's staff (owners and managers)
+//
+// Corresponds with GET /api/v1/users (the `GetUsers` operationId).
+func (c *Client) GetUsers(ctx context.Context, params *GetUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersWithBody Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 //
 // Takes any type of body and a specified content type.
 //
@@ -10817,13 +11037,175 @@ func (c *Client) PostUsersWithBody(ctx context.Context, params *PostUsersParams,
 	return c.Client.Do(req)
 }
 
-// PostUsers Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+// PostUsers Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 func (c *Client) PostUsers(ctx context.Context, params *PostUsersParams, body PostUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostUsersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsersId Retrieve a staff account (owners and managers, or the user themselves)
+//
+// Corresponds with GET /api/v1/users/{id} (the `GetUsersId` operationId).
+func (c *Client) GetUsersId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsersIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchUsersIdWithBody Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+func (c *Client) PatchUsersIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUsersIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchUsersId Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+func (c *Client) PatchUsersId(ctx context.Context, id openapi_types.UUID, body PatchUsersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUsersIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersIdDeactivate Deactivate a staff account: it cannot sign in, its sessions end here now and at the other node when the change arrives; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Corresponds with POST /api/v1/users/{id}/deactivate (the `PostUsersIdDeactivate` operationId).
+func (c *Client) PostUsersIdDeactivate(ctx context.Context, id openapi_types.UUID, params *PostUsersIdDeactivateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersIdDeactivateRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersIdPasswordWithBody Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+func (c *Client) PostUsersIdPasswordWithBody(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersIdPasswordRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersIdPassword Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+func (c *Client) PostUsersIdPassword(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, body PostUsersIdPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersIdPasswordRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteUsersIdPin Remove the PIN: the account signs in with its password only; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Corresponds with DELETE /api/v1/users/{id}/pin (the `DeleteUsersIdPin` operationId).
+func (c *Client) DeleteUsersIdPin(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteUsersIdPinRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUsersIdPinWithBody Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+func (c *Client) PutUsersIdPinWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUsersIdPinRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUsersIdPin Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+func (c *Client) PutUsersIdPin(ctx context.Context, id openapi_types.UUID, body PutUsersIdPinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUsersIdPinRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostUsersIdReactivate Reactivate a staff account: it signs in again (earlier sessions stay ended); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Corresponds with POST /api/v1/users/{id}/reactivate (the `PostUsersIdReactivate` operationId).
+func (c *Client) PostUsersIdReactivate(ctx context.Context, id openapi_types.UUID, params *PostUsersIdReactivateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostUsersIdReactivateRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11157,6 +11539,46 @@ func NewGetAuthMeRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPostAuthPinRequest calls the generic PostAuthPin builder with application/json body
+func NewPostAuthPinRequest(server string, body PostAuthPinJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAuthPinRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAuthPinRequestWithBody constructs an http.Request for the PostAuthPin method, with any body, and a specified content type
+func NewPostAuthPinRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/pin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -19515,6 +19937,108 @@ func NewGetSyncWsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetUsersRequest constructs an http.Request for the GetUsers method
+func NewGetUsersRequest(server string, params *GetUsersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Role != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "role", *params.Role, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostUsersRequest calls the generic PostUsers builder with application/json body
 func NewPostUsersRequest(server string, params *PostUsersParams, body PostUsersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19551,6 +20075,328 @@ func NewPostUsersRequestWithBody(server string, params *PostUsersParams, content
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetUsersIdRequest constructs an http.Request for the GetUsersId method
+func NewGetUsersIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchUsersIdRequest calls the generic PatchUsersId builder with application/json body
+func NewPatchUsersIdRequest(server string, id openapi_types.UUID, body PatchUsersIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchUsersIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchUsersIdRequestWithBody constructs an http.Request for the PatchUsersId method, with any body, and a specified content type
+func NewPatchUsersIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostUsersIdDeactivateRequest constructs an http.Request for the PostUsersIdDeactivate method
+func NewPostUsersIdDeactivateRequest(server string, id openapi_types.UUID, params *PostUsersIdDeactivateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s/deactivate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostUsersIdPasswordRequest calls the generic PostUsersIdPassword builder with application/json body
+func NewPostUsersIdPasswordRequest(server string, id openapi_types.UUID, params *PostUsersIdPasswordParams, body PostUsersIdPasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostUsersIdPasswordRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostUsersIdPasswordRequestWithBody constructs an http.Request for the PostUsersIdPassword method, with any body, and a specified content type
+func NewPostUsersIdPasswordRequestWithBody(server string, id openapi_types.UUID, params *PostUsersIdPasswordParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s/password", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteUsersIdPinRequest constructs an http.Request for the DeleteUsersIdPin method
+func NewDeleteUsersIdPinRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s/pin", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutUsersIdPinRequest calls the generic PutUsersIdPin builder with application/json body
+func NewPutUsersIdPinRequest(server string, id openapi_types.UUID, body PutUsersIdPinJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutUsersIdPinRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPutUsersIdPinRequestWithBody constructs an http.Request for the PutUsersIdPin method, with any body, and a specified content type
+func NewPutUsersIdPinRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s/pin", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostUsersIdReactivateRequest constructs an http.Request for the PostUsersIdReactivate method
+func NewPostUsersIdReactivateRequest(server string, id openapi_types.UUID, params *PostUsersIdReactivateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s/reactivate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -20228,6 +21074,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/auth/me (the `GetAuthMe` operationId).
 	GetAuthMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthMeResponse, error)
+
+	// PostAuthPinWithBodyWithResponse Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+	PostAuthPinWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAuthPinResponse, error)
+
+	// PostAuthPinWithResponse Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+	PostAuthPinWithResponse(ctx context.Context, body PostAuthPinJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuthPinResponse, error)
 
 	// PostAuthRefreshWithBodyWithResponse Exchange a refresh token for a new pair; the old refresh token stops working
 	//
@@ -21664,19 +22524,96 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error)
 
-	// PostUsersWithBodyWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+	// GetUsersWithResponse List the org's staff (owners and managers)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users (the `GetUsers` operationId).
+	GetUsersWithResponse(ctx context.Context, params *GetUsersParams, reqEditors ...RequestEditorFn) (*GetUsersResponse, error)
+
+	// PostUsersWithBodyWithResponse Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsersWithBodyWithResponse(ctx context.Context, params *PostUsersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersResponse, error)
 
-	// PostUsersWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+	// PostUsersWithResponse Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/users (the `PostUsers` operationId).
 	PostUsersWithResponse(ctx context.Context, params *PostUsersParams, body PostUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersResponse, error)
+
+	// GetUsersIdWithResponse Retrieve a staff account (owners and managers, or the user themselves)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/{id} (the `GetUsersId` operationId).
+	GetUsersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetUsersIdResponse, error)
+
+	// PatchUsersIdWithBodyWithResponse Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+	PatchUsersIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUsersIdResponse, error)
+
+	// PatchUsersIdWithResponse Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+	PatchUsersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchUsersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUsersIdResponse, error)
+
+	// PostUsersIdDeactivateWithResponse Deactivate a staff account: it cannot sign in, its sessions end here now and at the other node when the change arrives; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/{id}/deactivate (the `PostUsersIdDeactivate` operationId).
+	PostUsersIdDeactivateWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdDeactivateParams, reqEditors ...RequestEditorFn) (*PostUsersIdDeactivateResponse, error)
+
+	// PostUsersIdPasswordWithBodyWithResponse Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+	PostUsersIdPasswordWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersIdPasswordResponse, error)
+
+	// PostUsersIdPasswordWithResponse Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+	PostUsersIdPasswordWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, body PostUsersIdPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersIdPasswordResponse, error)
+
+	// DeleteUsersIdPinWithResponse Remove the PIN: the account signs in with its password only; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/users/{id}/pin (the `DeleteUsersIdPin` operationId).
+	DeleteUsersIdPinWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUsersIdPinResponse, error)
+
+	// PutUsersIdPinWithBodyWithResponse Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+	PutUsersIdPinWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUsersIdPinResponse, error)
+
+	// PutUsersIdPinWithResponse Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+	PutUsersIdPinWithResponse(ctx context.Context, id openapi_types.UUID, body PutUsersIdPinJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUsersIdPinResponse, error)
+
+	// PostUsersIdReactivateWithResponse Reactivate a staff account: it signs in again (earlier sessions stay ended); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/{id}/reactivate (the `PostUsersIdReactivate` operationId).
+	PostUsersIdReactivateWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdReactivateParams, reqEditors ...RequestEditorFn) (*PostUsersIdReactivateResponse, error)
 
 	// GetWebhooksWithResponse List the org's webhook endpoints
 	//
@@ -22067,6 +23004,109 @@ func (r GetAuthMeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAuthMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostAuthPinResponse401Headers the declared response headers of an HTTP 401 response for PostAuthPin
+type PostAuthPinResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostAuthPinResponse429Headers the declared response headers of an HTTP 429 response for PostAuthPin
+type PostAuthPinResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostAuthPinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The login and refresh result of spec 2.2, to the letter (camelCase).
+		Data LoginResult `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAuthPinResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostAuthPinResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAuthPinResponse) GetJSON200() *struct {
+	// Data The login and refresh result of spec 2.2, to the letter (camelCase).
+	Data LoginResult `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostAuthPinResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAuthPinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAuthPinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAuthPinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAuthPinResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -38170,6 +39210,114 @@ func (r GetSyncWsResponse) ContentType() string {
 	return ""
 }
 
+// GetUsersResponse401Headers the declared response headers of an HTTP 401 response for GetUsers
+type GetUsersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetUsersResponse429Headers the declared response headers of an HTTP 429 response for GetUsers
+type GetUsersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []User `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUsersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []User `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUsersResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUsersResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetUsersResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetUsersResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetUsersResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostUsersResponse201Headers the declared response headers of an HTTP 201 response for PostUsers
 type PostUsersResponse201Headers struct {
 	Location *string
@@ -38288,6 +39436,825 @@ func (r PostUsersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUsersIdResponse401Headers the declared response headers of an HTTP 401 response for GetUsersId
+type GetUsersIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetUsersIdResponse429Headers the declared response headers of an HTTP 429 response for GetUsersId
+type GetUsersIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetUsersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUsersIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsersIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsersIdResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetUsersIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchUsersIdResponse401Headers the declared response headers of an HTTP 401 response for PatchUsersId
+type PatchUsersIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchUsersIdResponse429Headers the declared response headers of an HTTP 429 response for PatchUsersId
+type PatchUsersIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchUsersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchUsersIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchUsersIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchUsersIdResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchUsersIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchUsersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchUsersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchUsersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchUsersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostUsersIdDeactivateResponse401Headers the declared response headers of an HTTP 401 response for PostUsersIdDeactivate
+type PostUsersIdDeactivateResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostUsersIdDeactivateResponse429Headers the declared response headers of an HTTP 429 response for PostUsersIdDeactivate
+type PostUsersIdDeactivateResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostUsersIdDeactivateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostUsersIdDeactivateResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostUsersIdDeactivateResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostUsersIdDeactivateResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostUsersIdDeactivateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersIdDeactivateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersIdDeactivateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersIdDeactivateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersIdDeactivateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostUsersIdPasswordResponse401Headers the declared response headers of an HTTP 401 response for PostUsersIdPassword
+type PostUsersIdPasswordResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostUsersIdPasswordResponse429Headers the declared response headers of an HTTP 429 response for PostUsersIdPassword
+type PostUsersIdPasswordResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostUsersIdPasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostUsersIdPasswordResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostUsersIdPasswordResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostUsersIdPasswordResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostUsersIdPasswordResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersIdPasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersIdPasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersIdPasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersIdPasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteUsersIdPinResponse401Headers the declared response headers of an HTTP 401 response for DeleteUsersIdPin
+type DeleteUsersIdPinResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteUsersIdPinResponse429Headers the declared response headers of an HTTP 429 response for DeleteUsersIdPin
+type DeleteUsersIdPinResponse429Headers struct {
+	RetryAfter *int
+}
+
+type DeleteUsersIdPinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteUsersIdPinResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteUsersIdPinResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteUsersIdPinResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r DeleteUsersIdPinResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteUsersIdPinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteUsersIdPinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteUsersIdPinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteUsersIdPinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutUsersIdPinResponse401Headers the declared response headers of an HTTP 401 response for PutUsersIdPin
+type PutUsersIdPinResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutUsersIdPinResponse429Headers the declared response headers of an HTTP 429 response for PutUsersIdPin
+type PutUsersIdPinResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PutUsersIdPinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutUsersIdPinResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutUsersIdPinResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutUsersIdPinResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PutUsersIdPinResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutUsersIdPinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutUsersIdPinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutUsersIdPinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutUsersIdPinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostUsersIdReactivateResponse401Headers the declared response headers of an HTTP 401 response for PostUsersIdReactivate
+type PostUsersIdReactivateResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostUsersIdReactivateResponse429Headers the declared response headers of an HTTP 429 response for PostUsersIdReactivate
+type PostUsersIdReactivateResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostUsersIdReactivateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A first-party staff account.
+		Data User `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostUsersIdReactivateResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostUsersIdReactivateResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostUsersIdReactivateResponse) GetJSON200() *struct {
+	// Data A first-party staff account.
+	Data User `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostUsersIdReactivateResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostUsersIdReactivateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostUsersIdReactivateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostUsersIdReactivateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostUsersIdReactivateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -39660,6 +41627,32 @@ func (c *ClientWithResponses) GetAuthMeWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetAuthMeResponse(rsp)
+}
+
+// PostAuthPinWithBodyWithResponse Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+func (c *ClientWithResponses) PostAuthPinWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAuthPinResponse, error) {
+	rsp, err := c.PostAuthPinWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAuthPinResponse(rsp)
+}
+
+// PostAuthPinWithResponse Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set or the password signs in; at a store only its own staff sign in by PIN
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/pin (the `PostAuthPin` operationId).
+func (c *ClientWithResponses) PostAuthPinWithResponse(ctx context.Context, body PostAuthPinJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuthPinResponse, error) {
+	rsp, err := c.PostAuthPin(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAuthPinResponse(rsp)
 }
 
 // PostAuthRefreshWithBodyWithResponse Exchange a refresh token for a new pair; the old refresh token stops working
@@ -42327,7 +44320,20 @@ func (c *ClientWithResponses) GetSyncWsWithResponse(ctx context.Context, reqEdit
 	return ParseGetSyncWsResponse(rsp)
 }
 
-// PostUsersWithBodyWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+// GetUsersWithResponse List the org's staff (owners and managers)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users (the `GetUsers` operationId).
+func (c *ClientWithResponses) GetUsersWithResponse(ctx context.Context, params *GetUsersParams, reqEditors ...RequestEditorFn) (*GetUsersResponse, error) {
+	rsp, err := c.GetUsers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersResponse(rsp)
+}
+
+// PostUsersWithBodyWithResponse Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -42340,7 +44346,7 @@ func (c *ClientWithResponses) PostUsersWithBodyWithResponse(ctx context.Context,
 	return ParsePostUsersResponse(rsp)
 }
 
-// PostUsersWithResponse Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way
+// PostUsersWithResponse Add a staff account; an e-mail already in use, in this org or another, is 422 on email, the same answer either way; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -42351,6 +44357,136 @@ func (c *ClientWithResponses) PostUsersWithResponse(ctx context.Context, params 
 		return nil, err
 	}
 	return ParsePostUsersResponse(rsp)
+}
+
+// GetUsersIdWithResponse Retrieve a staff account (owners and managers, or the user themselves)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/{id} (the `GetUsersId` operationId).
+func (c *ClientWithResponses) GetUsersIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetUsersIdResponse, error) {
+	rsp, err := c.GetUsersId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsersIdResponse(rsp)
+}
+
+// PatchUsersIdWithBodyWithResponse Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+func (c *ClientWithResponses) PatchUsersIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUsersIdResponse, error) {
+	rsp, err := c.PatchUsersIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchUsersIdResponse(rsp)
+}
+
+// PatchUsersIdWithResponse Change a staff account's name, role or locations (the e-mail is the sign-in name and stays); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/users/{id} (the `PatchUsersId` operationId).
+func (c *ClientWithResponses) PatchUsersIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchUsersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUsersIdResponse, error) {
+	rsp, err := c.PatchUsersId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchUsersIdResponse(rsp)
+}
+
+// PostUsersIdDeactivateWithResponse Deactivate a staff account: it cannot sign in, its sessions end here now and at the other node when the change arrives; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/{id}/deactivate (the `PostUsersIdDeactivate` operationId).
+func (c *ClientWithResponses) PostUsersIdDeactivateWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdDeactivateParams, reqEditors ...RequestEditorFn) (*PostUsersIdDeactivateResponse, error) {
+	rsp, err := c.PostUsersIdDeactivate(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersIdDeactivateResponse(rsp)
+}
+
+// PostUsersIdPasswordWithBodyWithResponse Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+func (c *ClientWithResponses) PostUsersIdPasswordWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostUsersIdPasswordResponse, error) {
+	rsp, err := c.PostUsersIdPasswordWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersIdPasswordResponse(rsp)
+}
+
+// PostUsersIdPasswordWithResponse Reset a staff account's password; its sessions at this node end; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/{id}/password (the `PostUsersIdPassword` operationId).
+func (c *ClientWithResponses) PostUsersIdPasswordWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdPasswordParams, body PostUsersIdPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersIdPasswordResponse, error) {
+	rsp, err := c.PostUsersIdPassword(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersIdPasswordResponse(rsp)
+}
+
+// DeleteUsersIdPinWithResponse Remove the PIN: the account signs in with its password only; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/users/{id}/pin (the `DeleteUsersIdPin` operationId).
+func (c *ClientWithResponses) DeleteUsersIdPinWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteUsersIdPinResponse, error) {
+	rsp, err := c.DeleteUsersIdPin(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteUsersIdPinResponse(rsp)
+}
+
+// PutUsersIdPinWithBodyWithResponse Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+func (c *ClientWithResponses) PutUsersIdPinWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUsersIdPinResponse, error) {
+	rsp, err := c.PutUsersIdPinWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUsersIdPinResponse(rsp)
+}
+
+// PutUsersIdPinWithResponse Set the PIN for quick sign-in at a till (POST /auth/pin), stored as a hash; everyone sets their own, and a new PIN ends a PIN lockout; an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/users/{id}/pin (the `PutUsersIdPin` operationId).
+func (c *ClientWithResponses) PutUsersIdPinWithResponse(ctx context.Context, id openapi_types.UUID, body PutUsersIdPinJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUsersIdPinResponse, error) {
+	rsp, err := c.PutUsersIdPin(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUsersIdPinResponse(rsp)
+}
+
+// PostUsersIdReactivateWithResponse Reactivate a staff account: it signs in again (earlier sessions stay ended); an owner manages every account (not their own role or status), a manager only cashiers of locations the manager works at (403 otherwise); at an enrolled store a manager of the store manages cashiers of that store alone, other staff changes are 409 (made at the hub)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/{id}/reactivate (the `PostUsersIdReactivate` operationId).
+func (c *ClientWithResponses) PostUsersIdReactivateWithResponse(ctx context.Context, id openapi_types.UUID, params *PostUsersIdReactivateParams, reqEditors ...RequestEditorFn) (*PostUsersIdReactivateResponse, error) {
+	rsp, err := c.PostUsersIdReactivate(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostUsersIdReactivateResponse(rsp)
 }
 
 // GetWebhooksWithResponse List the org's webhook endpoints
@@ -42797,6 +44933,100 @@ func ParseGetAuthMeResponse(rsp *http.Response) (*GetAuthMeResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAuthMeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostAuthPinResponse parses an HTTP response from a PostAuthPinWithResponse call
+func ParsePostAuthPinResponse(rsp *http.Response) (*PostAuthPinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAuthPinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The login and refresh result of spec 2.2, to the letter (camelCase).
+			Data LoginResult `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostAuthPinResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostAuthPinResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -57510,6 +59740,99 @@ func ParseGetSyncWsResponse(rsp *http.Response) (*GetSyncWsResponse, error) {
 	return response, nil
 }
 
+// ParseGetUsersResponse parses an HTTP response from a GetUsersWithResponse call
+func ParseGetUsersResponse(rsp *http.Response) (*GetUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []User `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetUsersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostUsersResponse parses an HTTP response from a PostUsersWithResponse call
 func ParsePostUsersResponse(rsp *http.Response) (*PostUsersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -57615,6 +59938,762 @@ func ParsePostUsersResponse(rsp *http.Response) (*PostUsersResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostUsersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsersIdResponse parses an HTTP response from a GetUsersIdWithResponse call
+func ParseGetUsersIdResponse(rsp *http.Response) (*GetUsersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetUsersIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchUsersIdResponse parses an HTTP response from a PatchUsersIdWithResponse call
+func ParsePatchUsersIdResponse(rsp *http.Response) (*PatchUsersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchUsersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchUsersIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchUsersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostUsersIdDeactivateResponse parses an HTTP response from a PostUsersIdDeactivateWithResponse call
+func ParsePostUsersIdDeactivateResponse(rsp *http.Response) (*PostUsersIdDeactivateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersIdDeactivateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostUsersIdDeactivateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostUsersIdDeactivateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostUsersIdPasswordResponse parses an HTTP response from a PostUsersIdPasswordWithResponse call
+func ParsePostUsersIdPasswordResponse(rsp *http.Response) (*PostUsersIdPasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersIdPasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostUsersIdPasswordResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostUsersIdPasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteUsersIdPinResponse parses an HTTP response from a DeleteUsersIdPinWithResponse call
+func ParseDeleteUsersIdPinResponse(rsp *http.Response) (*DeleteUsersIdPinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteUsersIdPinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteUsersIdPinResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteUsersIdPinResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutUsersIdPinResponse parses an HTTP response from a PutUsersIdPinWithResponse call
+func ParsePutUsersIdPinResponse(rsp *http.Response) (*PutUsersIdPinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutUsersIdPinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutUsersIdPinResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutUsersIdPinResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostUsersIdReactivateResponse parses an HTTP response from a PostUsersIdReactivateWithResponse call
+func ParsePostUsersIdReactivateResponse(rsp *http.Response) (*PostUsersIdReactivateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostUsersIdReactivateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A first-party staff account.
+			Data User `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostUsersIdReactivateResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostUsersIdReactivateResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

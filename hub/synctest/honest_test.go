@@ -133,7 +133,8 @@ type honestRun struct {
 	account  string
 	cards    []string // gift card codes
 	cardIDs  []string
-	till     string // the store's front till, its drawer open: a payment, completion or refund may name it
+	staff    []string // cashiers the store's manager added
+	till     string   // the store's front till, its drawer open: a payment, completion or refund may name it
 	orders   map[string]*honestOrder
 	log      []string
 	counts   map[string]int
@@ -284,7 +285,7 @@ func (h *honestRun) pick(states ...string) *honestOrder {
 
 func (h *honestRun) step(i int) {
 	ops := []func(){h.newOrder, h.newOrder, h.pay, h.pay, h.pay, h.pay, h.complete, h.complete, h.complete, h.refund, h.refund, h.voidOrCapture,
-		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle}
+		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange}
 	h.log = append(h.log, fmt.Sprintf("step %d (offline %v)", i, h.offline))
 	ops[h.rng.IntN(len(ops))]()
 }
@@ -556,6 +557,31 @@ func (h *honestRun) setLink(up bool) {
 		return e.status(h.t, e.edge, e.edgeMgr)["connected"] == up
 	})
 	h.offline = !up
+}
+
+// staffChange: the store's manager adds a cashier of the store, or
+// renames, deactivates, reactivates one or sets their PIN (docs/staff.md).
+func (h *honestRun) staffChange() {
+	if len(h.staff) == 0 || h.rng.IntN(4) == 0 {
+		email := fmt.Sprintf("temp%d@honest.test", len(h.staff))
+		st, u := h.call("staff add", "POST", "/api/v1/users", h.e.edgeMgr, map[string]any{"email": email, "role": "cashier",
+			"password": "temp cashier 1", "location_ids": []string{h.e.location}})
+		if st == 201 {
+			h.staff = append(h.staff, u["id"].(string))
+		}
+		return
+	}
+	id := h.staff[h.rng.IntN(len(h.staff))]
+	switch h.rng.IntN(4) {
+	case 0:
+		h.call("staff rename", "PATCH", "/api/v1/users/"+id, h.e.edgeMgr, map[string]any{"name": fmt.Sprintf("Temp %d", h.rng.IntN(100))})
+	case 1:
+		h.call("staff deactivate", "POST", "/api/v1/users/"+id+"/deactivate", h.e.edgeMgr, nil)
+	case 2:
+		h.call("staff reactivate", "POST", "/api/v1/users/"+id+"/reactivate", h.e.edgeMgr, nil)
+	case 3:
+		h.call("staff pin", "PUT", "/api/v1/users/"+id+"/pin", h.e.edgeMgr, map[string]any{"pin": fmt.Sprintf("%04d", h.rng.IntN(10000))})
+	}
 }
 
 // converged waits for the edge to have pushed and verified everything,

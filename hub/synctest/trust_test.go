@@ -167,10 +167,10 @@ func TestForgedChangesOverTheLeafLinkAreRefused(t *testing.T) {
 		reason string
 	}{
 		{"promote the cashier to owner", f.change("user", cashierID, change.OpUpdate, "", cashierID,
-			map[string]any{"role": "owner", "updated_at": now}), "refused_entity"},
+			map[string]any{"role": "owner", "updated_at": now}), "refused_actor"},
 		{"a new owner account", f.change("user", newID(), change.OpInsert, "", cashierID,
 			map[string]any{"email": "evil@demo.test", "name": "Evil", "role": "owner", "password_hash": "x", "is_active": true,
-				"created_at": now, "updated_at": now}), "refused_entity"},
+				"created_at": now, "updated_at": now}), "refused_actor"},
 		{"org settings", f.change("org", f.id.Org, change.OpUpdate, "", cashierID,
 			map[string]any{"settings": `{"refund_limit":999999999}`, "updated_at": now}), "refused_entity"},
 		{"stock of another store, location left empty", f.change("stock_movement", newID(), change.OpInsert, "", cashierID,

@@ -45,9 +45,37 @@ func (s *Server) routesAuth() {
 		Summary: "Revoke the session of the presented access token and its refresh token", Handler: s.logout})
 	s.handle(&Route{Method: "GET", Path: "/auth/me", Tag: "auth", Resp: kassa.User{},
 		Summary: "The authenticated user", Handler: s.me})
-	s.handle(&Route{Method: "POST", Path: "/users", Tag: "auth", Body: kassa.UserCreate{}, Resp: kassa.User{}, Status: 201,
-		Summary: "Add a staff account (owners only); an e-mail already in use, in this org or another, is 422 on email, the same answer either way",
-		Handler: createWith("/users", func(u *kassa.User) string { return u.ID }, s.svc.Users.CreateUser)})
+	s.handle(&Route{Method: "POST", Path: "/auth/pin", Tag: "auth", Public: true, Body: pinRequest{}, Resp: loginResult{},
+		Errors: []int{fiber.StatusUnauthorized, fiber.StatusTooManyRequests},
+		Summary: "Quick sign-in at a till with a user's id and PIN (docs/staff.md): the login result of /auth/login; throttled like it, " +
+			"locked by user and address after failures, and after 10 wrong PINs in a row the PIN stops working at this node until a new one is set " +
+			"or the password signs in; at a store only its own staff sign in by PIN",
+		Handler: s.pinLogin})
+	s.routesUsers()
+}
+
+// pinRequest is a quick sign-in at a till.
+type pinRequest struct {
+	UserID string `json:"user_id" openapi:"required"` // The staff member's id (the till keeps it from their last sign-in).
+	PIN    string `json:"pin" openapi:"required"`     // Their PIN, 4-8 digits.
+}
+
+func (s *Server) pinLogin(c *fiber.Ctx) error {
+	var in pinRequest
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	var v kassa.Validation
+	v.Check(kassa.ValidID(in.UserID), "user_id", "must be a user id")
+	v.Check(kassa.ValidPIN(in.PIN), "pin", "must be 4-8 digits")
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t, err := s.svc.Auth.PINLogin(c.UserContext(), in.UserID, in.PIN, clientAddr(s.clientIP(c)))
+	if err != nil {
+		return err
+	}
+	return one(c, fiber.StatusOK, tokensResult(t))
 }
 
 func tokensResult(t *kassa.Tokens) loginResult {

@@ -634,7 +634,7 @@ func TestBadPathsAndMethodsAreProblems(t *testing.T) {
 		{"DELETE", "/catalog/categories/" + f.categoryID}, {"PUT", "/catalog/categories/" + f.categoryID},
 		{"DELETE", "/catalog/modifiers/groups/" + f.groupID}, {"DELETE", "/catalog/price-lists/" + f.priceList},
 		{"DELETE", "/locations/" + f.locationID}, {"PUT", "/locations"},
-		{"GET", "/users"}, {"PATCH", "/users"}, {"DELETE", "/users"}, {"GET", "/auth/login"}, {"PUT", "/auth/me"},
+		{"PUT", "/users"}, {"PATCH", "/users"}, {"DELETE", "/users"}, {"GET", "/auth/login"}, {"PUT", "/auth/me"},
 	} {
 		cases = append(cases, biCase{name: "wrong method " + mp[0] + " " + mp[1], method: mp[0], path: mp[1],
 			body: map[string]any{"name": "Renamed"}})

@@ -116,6 +116,9 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	closed := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 1000}})
 	zReport := f.isoCreate(t, "/drawers/"+closed+"/close", map[string]any{"count": map[string]any{"amount": 1000}})
 	drawer := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 2000}})
+	cashier := f.isoCreate(t, "/users", map[string]any{"email": "cashier@a.test", "role": "cashier", "password": testPassword,
+		"location_ids": []string{loc}})
+	f.ids["/users/"] = cashier
 	wait.For(t, 10*time.Second, "A's kitchen ticket", func() bool {
 		return strings.Contains(string(f.tn.Do("GET", "/api/v1/kds/tickets?location_id="+loc, f.a.Owner, nil).Body), order)
 	})
@@ -196,6 +199,9 @@ var isoBodies = map[string]any{
 	"POST /sync/conflicts/{id}/resolve":         map[string]any{"note": "B was here"},
 	"PATCH /locations/{id}":                     map[string]any{"name": "B was here"},
 	"PATCH /registers/{id}":                     map[string]any{"name": "B was here"},
+	"PATCH /users/{id}":                         map[string]any{"name": "B was here"},
+	"POST /users/{id}/password":                 map[string]any{"password": "B was here!"},
+	"PUT /users/{id}/pin":                       map[string]any{"pin": "1234"},
 	"POST /drawers/{id}/paid-in":                map[string]any{"amount": 100, "reason": "B was here"},
 	"POST /drawers/{id}/paid-out":               map[string]any{"amount": 100, "reason": "B was here"},
 	"POST /drawers/{id}/no-sale":                map[string]any{"reason": "B was here"},

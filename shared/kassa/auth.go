@@ -118,14 +118,17 @@ func MustActor(ctx context.Context) (*Actor, error) {
 
 // User is a first-party staff account.
 type User struct {
-	ID        string    `json:"id"`
-	OrgID     string    `json:"org_id"`
-	Email     string    `json:"email"` // The e-mail address they sign in with.
-	Name      string    `json:"name"`
-	Role      Role      `json:"role"`      // The staff member's role; it sets their scopes.
-	IsActive  bool      `json:"is_active"` // Whether they may sign in.
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID       string `json:"id"`
+	OrgID    string `json:"org_id"`
+	Email    string `json:"email"` // The e-mail address they sign in with.
+	Name     string `json:"name"`
+	Role     Role   `json:"role"`      // The staff member's role; it sets their scopes.
+	IsActive bool   `json:"is_active"` // Whether they may sign in.
+	// The locations they work at; empty: every location of the org.
+	LocationIDs []string  `json:"location_ids"`
+	HasPIN      bool      `json:"has_pin"` // Whether a PIN is set for quick sign-in at a till (POST /auth/pin).
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Tokens is the result of a login or refresh.
@@ -148,6 +151,9 @@ type AuthService interface {
 	// Authenticate checks an access token and returns its actor.
 	Authenticate(ctx context.Context, accessToken string) (*Actor, error)
 	Me(ctx context.Context) (*User, error)
+	// PINLogin signs a user in with their PIN (quick sign-in at a till),
+	// bounded like Login plus PINMaxFailures in a row per user and node.
+	PINLogin(ctx context.Context, userID, pin, addr string) (*Tokens, error)
 }
 
 // UserCreate is the input of UserService.CreateUser.
@@ -156,11 +162,9 @@ type UserCreate struct {
 	Name     string `json:"name"`
 	Role     Role   `json:"role" openapi:"required"`
 	Password string `json:"password" openapi:"required"` // 8-256 bytes; stored only as a hash.
-}
-
-// UserService manages staff accounts of the caller's org.
-type UserService interface {
-	CreateUser(ctx context.Context, in *UserCreate) (*User, error)
+	// The locations they work at (at most 50, each of the org); empty or
+	// absent: every location. A manager adds cashiers of their own locations.
+	LocationIDs []string `json:"location_ids"`
 }
 
 // Validate checks a new staff account: an e-mail address, a known role, a
@@ -171,5 +175,6 @@ func (in *UserCreate) Validate() error {
 	v.Check(in.Role.Valid(), "role", "must be one of owner, manager, cashier, kitchen")
 	v.Check(len(in.Password) >= 8 && len(in.Password) <= 256, "password", "must have 8-256 characters")
 	v.Check(ValidText(in.Name, 200), "name", "must be at most 200 characters of text")
+	checkLocationIDs(&v, in.LocationIDs)
 	return v.Err()
 }

@@ -28,7 +28,7 @@ import (
 // Keys of the edge's identity in node_meta.
 const (
 	metaOrg      = "sync_org"
-	metaLocation = "sync_location"
+	metaLocation = sqlite.MetaEdgeLocation
 	metaLeafURL  = "sync_leaf_url"
 	metaPassword = "sync_leaf_password"
 	metaCursor   = sqlite.MetaPullCursor

@@ -102,6 +102,18 @@ func ReadEventLog(ctx context.Context, dataDir string, after int64, limit int) (
 	return db.NodeID, es, err
 }
 
+// ReadChanges opens the store in dataDir and returns the change records
+// of one row in write order, as its node wrote them (what an edge pushes);
+// like ReadEventLog it only reads, beside the running node.
+func ReadChanges(ctx context.Context, dataDir, entity, entityID string) ([]change.Change, error) {
+	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Changes(ctx, entity, entityID)
+}
+
 // SeedEdges is EnrolEdges for a hub run as a process: it opens the store
 // of the hub in dataDir (which may be running; only the store, no link)
 // and records n edges that can never link, for the browser test of the

@@ -131,6 +131,16 @@ func sameParams(a, b *argon2id.Params) bool {
 		a.SaltLength == b.SaltLength && a.KeyLength == b.KeyLength
 }
 
+// Bounded reports whether hash is an encoded hash whose check costs no
+// more than one made with Params: a hash from elsewhere (a store's push)
+// is taken only then, so that no stored hash makes a check cost more than
+// this node's own.
+func Bounded(hash string) bool {
+	p, _, _, err := argon2id.DecodeHash(hash)
+	return err == nil && p.Memory <= Params.Memory && p.Iterations <= Params.Iterations &&
+		p.Parallelism <= Params.Parallelism && p.KeyLength <= Params.KeyLength
+}
+
 // Check reports whether pw matches the encoded hash (false also when no
 // slot was free).
 func Check(pw, hash string) bool {

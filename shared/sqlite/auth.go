@@ -66,11 +66,8 @@ func rateLimited(msg string, d time.Duration) error {
 // or every password slot busy).
 func (s *AuthService) Login(ctx context.Context, email, pw, addr string) (*kassa.Tokens, error) {
 	email = kassa.NormalizeEmail(email)
-	if r := s.ip.Take(addr); !r.Allowed {
-		return nil, rateLimited("too many login attempts from this address", r.RetryAfter)
-	}
-	if r := s.global.Take(""); !r.Allowed {
-		return nil, rateLimited("too many login attempts at this node", r.RetryAfter)
+	if err := s.throttle(addr); err != nil {
+		return nil, err
 	}
 	key := email + "\x00" + addr
 	if d := s.lockout.Locked(key); d > 0 {
@@ -105,18 +102,128 @@ func (s *AuthService) Login(ctx context.Context, email, pw, addr string) (*kassa
 	if stale && s.Rehash {
 		s.rehash(ctx, orgID, id, pw)
 	}
+	return s.open(ctx, orgID, id)
+}
+
+// throttle takes a login attempt from addr and from the node.
+func (s *AuthService) throttle(addr string) error {
+	if r := s.ip.Take(addr); !r.Allowed {
+		return rateLimited("too many login attempts from this address", r.RetryAfter)
+	}
+	if r := s.global.Take(""); !r.Allowed {
+		return rateLimited("too many login attempts at this node", r.RetryAfter)
+	}
+	return nil
+}
+
+// open opens a session for a user who signed in and issues its tokens.
+// A sign-in with the password also ends a PIN lockout (pin_failures).
+func (s *AuthService) open(ctx context.Context, orgID, id string) (*kassa.Tokens, error) {
 	u, err := findUser(ctx, s.db.reader, orgID, id)
 	if err != nil {
 		return nil, err
 	}
 	sid, jti := s.db.NewID(), s.db.NewID()
 	now := s.db.Now()
-	err = s.db.exec(ctx, `INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		sid, orgID, id, jti, fmtTime(now), fmtTime(now.Add(RefreshTTL)))
+	err = s.db.write(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			sid, orgID, id, jti, fmtTime(now), fmtTime(now.Add(RefreshTTL)))
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM pin_failures WHERE user_id = ?`, id)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return s.issue(u, sid, jti)
+}
+
+var (
+	errBadPIN    = kassa.Errorf(kassa.EUnauthorized, "user or PIN is wrong")
+	errPINLocked = kassa.Errorf(kassa.EUnauthorized, "this PIN is locked after too many wrong tries: sign in with the password, or have a manager set a new PIN")
+)
+
+// PINLogin signs a user in with their PIN (docs/staff.md), throttled and
+// locked by user and address like Login, and bounded per user and node:
+// after kassa.PINMaxFailures wrong PINs in a row the PIN stops working
+// here (errPINLocked) until a new PIN is set or the password signs in. At
+// an enrolled edge only staff who work at its location sign in by PIN.
+// The PIN is compared as a hash (password.Verify, constant time); an
+// unknown user or one without a PIN costs a check like a known one.
+func (s *AuthService) PINLogin(ctx context.Context, userID, pin, addr string) (*kassa.Tokens, error) {
+	if err := s.throttle(addr); err != nil {
+		return nil, err
+	}
+	key := "pin\x00" + userID + "\x00" + addr
+	if d := s.lockout.Locked(key); d > 0 {
+		return nil, rateLimited("too many wrong PINs for this user from this address", d)
+	}
+	u, hash, failures, err := s.pinOf(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if u == nil || hash == "" || failures >= kassa.PINMaxFailures {
+		err = password.CheckMissing(ctx, pin)
+	} else {
+		ok, _, err = password.Verify(ctx, pin, hash)
+	}
+	if errors.Is(err, password.ErrBusy) {
+		return nil, rateLimited("the node is busy checking passwords", time.Second)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		s.lockout.Reset(key)
+		return s.open(ctx, u.OrgID, u.ID)
+	}
+	return nil, s.pinFailed(ctx, key, u, failures)
+}
+
+// pinOf reads who may sign in by PIN as userID at this node, their PIN
+// hash and failures here; a nil user for none (unknown, deactivated, or
+// at an enrolled edge not working at its location).
+func (s *AuthService) pinOf(ctx context.Context, userID string) (*kassa.User, string, int, error) {
+	var orgID, hash string
+	var failures int
+	err := s.db.reader.QueryRowContext(ctx, `SELECT org_id, pin_hash, coalesce((SELECT failures FROM pin_failures WHERE user_id = u.id), 0)
+		FROM users u WHERE id = ? AND is_active = 1`, userID).Scan(&orgID, &hash, &failures)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", 0, nil
+	}
+	if err != nil {
+		return nil, "", 0, err
+	}
+	u, err := findUser(ctx, s.db.reader, orgID, userID)
+	if err != nil || !s.db.underHub.Load() {
+		return u, hash, failures, err
+	}
+	loc, err := s.db.Meta(ctx, MetaEdgeLocation)
+	if err != nil || !staffOf(u).Covers([]string{loc}) {
+		return nil, "", 0, err
+	}
+	return u, hash, failures, nil
+}
+
+// pinFailed counts a wrong PIN: towards the lockout by user and address,
+// and in pin_failures for a known user.
+func (s *AuthService) pinFailed(ctx context.Context, key string, u *kassa.User, failures int) error {
+	if u != nil && failures < kassa.PINMaxFailures {
+		err := s.db.exec(ctx, `INSERT INTO pin_failures (user_id, failures) VALUES (?, 1)
+			ON CONFLICT (user_id) DO UPDATE SET failures = failures + 1`, u.ID)
+		if err != nil {
+			return err
+		}
+	}
+	if u != nil && failures+1 >= kassa.PINMaxFailures {
+		return errPINLocked
+	}
+	if d := s.lockout.Fail(key); d > 0 {
+		return rateLimited("too many wrong PINs for this user from this address", d)
+	}
+	return errBadPIN
 }
 
 // hashPassword hashes a new password. Errors: ERateLimited when every

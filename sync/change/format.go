@@ -23,7 +23,10 @@ import "fmt"
 //	   and Z reports replicate, locations carry day_cutoff_hour; receipts
 //	   replicate (append-only, numbered by the store); an edge of format 1-3
 //	   is served without them.
-const Format = 4
+//	5  migration 0035: users carry location_ids and pin_hash, and an edge
+//	   writes the cashiers of its location (docs/staff.md); an edge of
+//	   format 1-4 is served users without those fields.
+const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
 // names none (v0.5.0).
