@@ -221,6 +221,7 @@ func queryID(c *fiber.Ctx, name string) (*string, error) {
 	if !kassa.ValidID(v) {
 		return nil, kassa.Errorf(kassa.EBadRequest, "%s must be an id", name)
 	}
+	v = strings.Clone(v) // a report keeps its filter while it streams, after the handler returned
 	return &v, nil
 }
 
