@@ -398,7 +398,7 @@ func init() {
 	register(entGiftCardTxn, noun{name: "gift_card_transaction", table: "gift_card_transactions", merge: mergeAppend, digest: orgRows,
 		formats: []formatStep{{3, 21}},
 		edge: &edgeRule{scopesOf: giftCardTxnScopes,
-			refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
+			refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}}, // payment_id: checkGiftCardTxn
 			check: checkGiftCardTxn},
 		track: func(a *applier, c *change.Change, f map[string]any) {
 			if id := fieldText(f, "gift_card_id"); id != "" {
@@ -472,7 +472,7 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	err := ad.tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
 		payment, c.OrgID).Scan(&pay.order, &pay.loc, &pay.method, &pay.amount)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
+		return checkLaybyCardRedeem(ctx, ad, c, f) // or a lay-by's instalment (layby.go)
 	}
 	if err != nil {
 		return err

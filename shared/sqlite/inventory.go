@@ -49,12 +49,12 @@ type movement struct {
 const stockLevelCols = `SELECT id, org_id, product_id, location_id, on_hand, reorder_point,
 	max(updated_at, coalesce((SELECT m.created_at FROM stock_movements m
 		WHERE m.location_id = stock_levels.location_id AND m.product_id = stock_levels.product_id
-		ORDER BY m.id DESC LIMIT 1), '')) FROM stock_levels`
+		ORDER BY m.id DESC LIMIT 1), '')), ` + reservedCol + ` FROM stock_levels`
 
 func scanStockLevel(s scanner) (*kassa.StockLevel, error) {
 	var l kassa.StockLevel
 	var updated string
-	if err := s.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.LocationID, &l.OnHand, &l.ReorderPoint, &updated); err != nil {
+	if err := s.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.LocationID, &l.OnHand, &l.ReorderPoint, &updated, &l.Reserved); err != nil {
 		return nil, err
 	}
 	l.UpdatedAt = parseTime(updated)
@@ -449,9 +449,10 @@ func init() {
 }
 
 func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
-	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn)
+	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn,
+		kassa.ReasonLaybyReserve, kassa.ReasonLaybyRelease)
 	if err := firstErr(within(f, "delta", -maxQuantity, maxQuantity, true), oneOf(f, "reason", true, reasons...),
-		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment")); err != nil {
+		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment", kassa.RefLayby)); err != nil {
 		return err
 	}
 	if f["delta"] == int64(0) {
@@ -467,7 +468,7 @@ func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[strin
 // adjustments and transfers are inventory writes.
 func movementScopes(_ *change.Change, f map[string]any) []kassa.Scope {
 	switch f["reason"] {
-	case kassa.ReasonSale, kassa.ReasonRefund:
+	case kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonLaybyReserve, kassa.ReasonLaybyRelease:
 		return saleWrite
 	}
 	return inventoryWrite

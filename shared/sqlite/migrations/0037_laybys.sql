@@ -33,7 +33,8 @@ CREATE TABLE laybys (
   field_hlc          TEXT NOT NULL DEFAULT '{}'
 ) STRICT;
 CREATE INDEX laybys_org ON laybys(org_id, id);
-CREATE INDEX laybys_open ON laybys(status, expires_at) WHERE status = 'open';
+CREATE INDEX laybys_due ON laybys(expires_at) WHERE status = 'open';
+CREATE INDEX laybys_held ON laybys(location_id, status);
 
 CREATE TABLE layby_payments (
   id            TEXT PRIMARY KEY,
