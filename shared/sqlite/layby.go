@@ -665,7 +665,7 @@ func init() {
 		recompute: recomputeLaybys})
 	register(entLaybyPayment, noun{name: "layby_payment", table: "layby_payments", merge: mergeAppend, digest: orgRows,
 		formats: []formatStep{{5, 37}},
-		edge: &edgeRule{loc: ownLocation, scopes: saleWrite,
+		edge: &edgeRule{scopes: saleWrite, // at the edge's store: checkLaybyPayment
 			refs:  []ref{{col: "layby_id", table: "laybys"}, {col: "gift_card_id", table: "gift_cards"}},
 			check: checkLaybyPayment},
 		track: func(a *applier, c *change.Change, f map[string]any) {
@@ -762,7 +762,8 @@ func checkLaybyCharge(ctx context.Context, ad *admitter, c *change.Change, f map
 	return nil
 }
 
-// checkLaybyPayment: an instalment is positive, of a tender a lay-by
+// checkLaybyPayment: an entry is of the edge's store (it replicates to
+// every store of the org, so its change names none); an instalment is positive, of a tender a lay-by
 // takes, and never more than the lay-by's total; a refund is negative,
 // of a cancelled lay-by, and all its refunds together return at most what
 // was paid less the charge kept. A gift card instalment names its card.
@@ -771,6 +772,9 @@ func checkLaybyPayment(ctx context.Context, ad *admitter, c *change.Change, f ma
 	if err := firstErr(oneOf(f, "type", true, kassa.LaybyPaymentIn, kassa.LaybyRefundOut), oneOf(f, "method", true, methods...),
 		within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
 		return err
+	}
+	if f["location_id"] != ad.from.LocationID {
+		return refuse(RefusedScope, "a lay-by's money moves at the edge's own store")
 	}
 	amount, _ := intField(f, "amount")
 	var l kassa.Layby
