@@ -378,7 +378,9 @@ func cancelLayby(ctx context.Context, tx *Tx, a *kassa.Actor, l *kassa.Layby, by
 }
 
 // ExpireLaybys expires the open lay-bys not paid in full by their term,
-// held at location ("": any, the hub's job): the org's termination charge
+// held at location (an enrolled edge's job), or, for "" (the hub's job, a
+// standalone store's), at any store without an enrolled edge, so that one
+// node expires each lay-by: the org's termination charge
 // (at most what was paid) is fixed, the goods stay set aside until the
 // refund is paid out by a cancel at the store. Each is its own unit, with
 // layby.cancelled (status expired). It returns how many it expired.
@@ -418,7 +420,8 @@ type laybyKey struct{ org, id string }
 // expiring lists the lay-bys past their term.
 func (s *LaybyService) expiring(ctx context.Context, location string) ([]laybyKey, error) {
 	rows, err := s.db.reader.QueryContext(ctx, `SELECT org_id, id FROM laybys WHERE status = 'open' AND expires_at <= ? AND paid < total
-		AND (?2 = '' OR location_id = ?2) ORDER BY id LIMIT 500`, fmtTime(s.db.Now()), location)
+		AND (location_id = ?2 OR ?2 = '' AND location_id NOT IN (SELECT location_id FROM sync_nodes WHERE org_id = laybys.org_id))
+		ORDER BY id LIMIT 500`, fmtTime(s.db.Now()), location)
 	if err != nil {
 		return nil, err
 	}
