@@ -183,6 +183,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.Services.Payments = payments
 	n.payments = payments
 	n.laybys = sqlite.NewLaybyService(db, card)
+	n.laybys.Offline = cfg.Offline
 	n.Services.Laybys = n.laybys
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	n.Services.Receipts = sqlite.NewReceiptService(db)

@@ -25,6 +25,9 @@ type LaybyService struct {
 	// Cards charges card instalments (the node's card processor; nil: card
 	// instalments are refused).
 	Cards kassa.Processor
+	// Offline reports that the node has no uplink: card and gift card
+	// instalments are refused then (nil: always online).
+	Offline func() bool
 }
 
 // NewLaybyService returns the lay-by service of db; cards charges card
@@ -502,6 +505,10 @@ func (s *LaybyService) tender(ctx context.Context, orgID, currency, ref string, 
 	}
 	if !st.Accepts(in.Method) {
 		return nil, kassa.InvalidField(field+"method", "the org does not accept "+string(in.Method))
+	}
+	if in.Method != kassa.PaymentCash && s.Offline != nil && s.Offline() {
+		return nil, &kassa.Error{Kind: kassa.EUnavailable, RetryAfter: 30,
+			Message: "a lay-by's " + string(in.Method) + " instalment needs the network (it is not stored to forward); take cash while offline"}
 	}
 	switch in.Method {
 	case kassa.PaymentCard:
