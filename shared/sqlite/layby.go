@@ -259,7 +259,8 @@ func (s *LaybyService) PayLayby(ctx context.Context, id string, in *kassa.LaybyP
 }
 
 // payLayby is an instalment's unit: checked again (another may have come
-// first), appended, and the lay-by completed when it is paid in full.
+// first), appended, and the lay-by completed when it is paid in full
+// (layby.payment_received, then layby.completed).
 func payLayby(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string, t *laybyTender) error {
 	cur, err := findLayby(ctx, tx, a.OrgID, id)
 	if err == nil {
@@ -269,13 +270,14 @@ func payLayby(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string, t *la
 		return err
 	}
 	after, err := appendLaybyPayment(ctx, tx, a, id, loc, t)
-	if err != nil {
+	if err != nil || after.Balance > 0 {
+		return firstErr(err, emitLayby(ctx, tx, a.OrgID, loc, id, kassa.EventLaybyPaymentReceived))
+	}
+	if err := tx.update(ctx, entLayby, a.OrgID, id, map[string]any{"status": kassa.LaybyCompleted, "completed_at": tx.now}); err != nil {
 		return err
 	}
-	if err := emitLayby(ctx, tx, a.OrgID, loc, id, kassa.EventLaybyPaymentReceived); err != nil || after.Balance > 0 {
-		return err
-	}
-	return completeLayby(ctx, tx, a.OrgID, loc, id)
+	// Both events carry the lay-by as the unit leaves it: completed.
+	return firstErr(emitLayby(ctx, tx, a.OrgID, loc, id, kassa.EventLaybyPaymentReceived), emitLayby(ctx, tx, a.OrgID, loc, id, kassa.EventLaybyCompleted))
 }
 
 // CompleteLayby marks a fully paid lay-by collected: needed when the
