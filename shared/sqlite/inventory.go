@@ -49,12 +49,12 @@ type movement struct {
 const stockLevelCols = `SELECT id, org_id, product_id, location_id, on_hand, reorder_point,
 	max(updated_at, coalesce((SELECT m.created_at FROM stock_movements m
 		WHERE m.location_id = stock_levels.location_id AND m.product_id = stock_levels.product_id
-		ORDER BY m.id DESC LIMIT 1), '')), ` + reservedCol + ` FROM stock_levels`
+		ORDER BY m.id DESC LIMIT 1), '')) FROM stock_levels`
 
 func scanStockLevel(s scanner) (*kassa.StockLevel, error) {
 	var l kassa.StockLevel
 	var updated string
-	if err := s.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.LocationID, &l.OnHand, &l.ReorderPoint, &updated, &l.Reserved); err != nil {
+	if err := s.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.LocationID, &l.OnHand, &l.ReorderPoint, &updated); err != nil {
 		return nil, err
 	}
 	l.UpdatedAt = parseTime(updated)
@@ -163,10 +163,16 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 		return nil, err
 	}
 	lvl.UpdatedAt = tx.now // what findLevel would read now
-	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
+	low, out := lvl.ReorderPoint > 0 && before > lvl.ReorderPoint && after <= lvl.ReorderPoint, before > 0 && after <= 0
+	if low || out {
+		if err := addReserved(ctx, tx.db, tx, lvl); err != nil {
+			return nil, err
+		}
+	}
+	if low {
 		tx.emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
 	}
-	if before > 0 && after <= 0 {
+	if out {
 		tx.emit(m.orgID, m.locationID, kassa.EventInventoryStockout, *lvl)
 	}
 	return lvl, nil
@@ -185,7 +191,13 @@ func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (
 	if f.LowOnly {
 		w.and("reorder_point > 0 AND on_hand <= reorder_point")
 	}
-	return findPage(ctx, s.db.reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
+	l, err := findPage(ctx, s.db.reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
+	for i := range l.Items {
+		if err == nil {
+			err = addReserved(ctx, s.db, s.db.reader, &l.Items[i])
+		}
+	}
+	return l, err
 }
 
 // Adjust records a manual stock change with a reason code and returns the
@@ -246,7 +258,11 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 	if err != nil {
 		return nil, err
 	}
-	return findLevel(ctx, s.db.reader, a.OrgID, in.LocationID, in.ProductID)
+	lvl, err := findLevel(ctx, s.db.reader, a.OrgID, in.LocationID, in.ProductID)
+	if err == nil && lvl != nil {
+		err = addReserved(ctx, s.db, s.db.reader, lvl)
+	}
+	return lvl, err
 }
 
 const movementCols = `SELECT id, org_id, product_id, location_id, delta, reason, ref_type, ref_id, actor, note, origin, created_at FROM stock_movements`
@@ -540,6 +556,9 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 				return err
 			}
 			lvl, err := findLevel(ctx, tx, orgID, loc, product)
+			if err == nil {
+				err = addReserved(ctx, tx.db, tx, lvl)
+			}
 			if err != nil {
 				return err
 			}

@@ -166,6 +166,9 @@ func TestALaybyReservesItsGoodsUntilCollectedOrReleased(t *testing.T) {
 	}
 	level := func() (onHand, reserved int64) {
 		l, err := findLevel(context.Background(), n.db.reader, w.org, w.loc, w.p1)
+		if err == nil {
+			err = addReserved(context.Background(), n.db, n.db.reader, l)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -112,5 +112,8 @@ func (s *LiveService) FindStockLevel(ctx context.Context, locationID, productID 
 	if err == sql.ErrNoRows {
 		return nil, kassa.Errorf(kassa.ENotFound, "no stock level")
 	}
+	if err == nil {
+		err = addReserved(ctx, s.db, s.db.reader, l)
+	}
 	return l, err
 }
