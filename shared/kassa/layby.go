@@ -31,9 +31,9 @@ type Layby struct {
 	CancelledBy       *string        `json:"cancelled_by" openapi:"enum=LaybyCancelledBy"` // customer or store, once cancelled or expired (expiry: store).
 	ExpiresAt         time.Time      `json:"expires_at"`                                   // An open lay-by not fully paid by then expires and its goods are released.
 	Payments          []LaybyPayment `json:"payments"`                                     // Instalments and refunds, oldest first.
-	CreatedBy         *string        `json:"created_by"`
-	CompletedAt       *time.Time     `json:"completed_at"`
-	CancelledAt       *time.Time     `json:"cancelled_at"` // When cancelled or expired.
+	CreatedBy         *string        `json:"created_by"`                                   // The user (or OAuth client) who opened it.
+	CompletedAt       *time.Time     `json:"completed_at"`                                 // When its goods were collected.
+	CancelledAt       *time.Time     `json:"cancelled_at"`                                 // When cancelled or expired.
 	CreatedAt         time.Time      `json:"created_at"`
 	UpdatedAt         time.Time      `json:"updated_at"`
 }
@@ -77,8 +77,8 @@ type LaybyLine struct {
 	SKU       string `json:"sku"`
 	Quantity  int64  `json:"quantity"`
 	UnitPrice int64  `json:"unit_price"` // The store's price when the lay-by was opened, in minor units.
-	Tax       int64  `json:"tax"`
-	Total     int64  `json:"total"` // The line's part of the lay-by's total.
+	Tax       int64  `json:"tax"`        // The line's tax at the org's rate, in minor units.
+	Total     int64  `json:"total"`      // The line's part of the lay-by's total.
 }
 
 // Lay-by payment entry types.
@@ -97,7 +97,7 @@ var LaybyTenders = []PaymentMethod{PaymentCash, PaymentCard, PaymentGiftCard}
 // (negative) paid out on cancellation.
 type LaybyPayment struct {
 	ID         string        `json:"id"`
-	LaybyID    string        `json:"layby_id"`
+	LaybyID    string        `json:"layby_id"`                       // The lay-by it belongs to.
 	LocationID string        `json:"location_id"`                    // The store that took or paid it out.
 	Type       string        `json:"type" openapi:"enum=LaybyEntry"` // payment or refund.
 	Method     PaymentMethod `json:"method"`                         // cash, card or gift_card.
@@ -105,7 +105,7 @@ type LaybyPayment struct {
 	GiftCardID *string       `json:"gift_card_id"`                   // The card a gift_card instalment was taken from.
 	CardLast4  *string       `json:"card_last4"`                     // The card's last 4 digits (card).
 	Reference  *string       `json:"processor_ref"`                  // The card network's reference (card).
-	CreatedBy  *string       `json:"created_by"`
+	CreatedBy  *string       `json:"created_by"`                     // The user (or OAuth client) who took it.
 	CreatedAt  time.Time     `json:"created_at"`
 }
 
