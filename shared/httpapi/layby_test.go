@@ -96,8 +96,14 @@ func TestALaybysWholeLifeThroughTheAPIAtHubAndEdge(t *testing.T) {
 			if c := f.must(f.do("GET", "/gift-cards/"+card["id"].(string), "", nil), 200).Data(); ordNum(c["balance"]) != 0 {
 				t.Fatalf("the gift card after paying 10000: %v", c)
 			}
-			// The instalment that pays the balance completes it: the goods leave.
-			done := f.pay(id, map[string]any{"method": "cash", "amount": 15000}, 200).Data()
+			// The instalment that pays the balance completes it: the goods
+			// leave. Taken at a till, its cash is in the till's drawer.
+			till := f.create("/registers", map[string]any{"location_id": f.locA, "name": "Lay-by desk"})
+			drawer := f.create("/drawers", map[string]any{"register_id": till, "float": map[string]any{"amount": 1000}})
+			done := f.pay(id, map[string]any{"method": "cash", "amount": 15000, "register_id": till}, 200).Data()
+			if x := f.must(f.do("GET", "/drawers/"+drawer+"/x-report", "", nil), 200).Data(); ordNum(x["expected"]) != 16000 || ordNum(x["cash_sales"]) != 15000 {
+				t.Fatalf("the drawer after a 15000 cash instalment on a 1000 float: %v", x)
+			}
 			ordWant(t, done, map[string]any{"status": "completed", "balance": 0.0, "paid": 50000.0})
 			ordNext(t, events, kassa.EventLaybyPaymentReceived)
 			ordNext(t, events, kassa.EventLaybyCompleted)

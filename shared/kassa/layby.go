@@ -116,6 +116,7 @@ type LaybyTender struct {
 	Amount       int64         `json:"amount" openapi:"required"` // Minor units, 1 to the balance.
 	CardNumber   string        `json:"card_number"`               // card: the number the terminal read (never stored; its last 4 are).
 	GiftCardCode string        `json:"gift_card_code"`            // gift_card: the card's code.
+	RegisterID   string        `json:"register_id"`               // The till whose open drawer records it (its cash counts in the drawer), as POST /payments/initiate; "" : none.
 }
 
 // LaybyLineInput is a product to set aside.
@@ -139,6 +140,7 @@ type LaybyPay = LaybyTender
 type LaybyCancel struct {
 	By           string        `json:"by" openapi:"required,enum=LaybyCancelledBy"` // customer: the termination charge is kept; store: everything paid is refunded.
 	RefundMethod PaymentMethod `json:"refund_method"`                               // cash (the default) or card: how the refund is paid out.
+	RegisterID   string        `json:"register_id"`                                 // The till whose open drawer pays the refund out; "" : none.
 }
 
 // LaybyFilter selects lay-bys.
@@ -156,6 +158,7 @@ func (t *LaybyTender) validate(v *Validation, field string) {
 	if t.Method == PaymentCard {
 		v.Check(t.CardNumber != "", field+"card_number", "is required for a card")
 	}
+	v.Check(t.RegisterID == "" || ValidID(t.RegisterID), field+"register_id", "must be an id")
 	if t.Method == PaymentGiftCard {
 		_, ok := NormalizeGiftCardCode(t.GiftCardCode)
 		v.Check(ok, field+"gift_card_code", "must be a gift card code")
@@ -190,6 +193,7 @@ func (in *LaybyCancel) Validate() error {
 	var v Validation
 	v.Check(in.By == LaybyByCustomer || in.By == LaybyByStore, "by", "must be customer or store")
 	v.Check(in.RefundMethod == "" || in.RefundMethod == PaymentCash || in.RefundMethod == PaymentCard, "refund_method", "must be cash or card")
+	v.Check(in.RegisterID == "" || ValidID(in.RegisterID), "register_id", "must be an id")
 	return v.Err()
 }
 

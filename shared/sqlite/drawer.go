@@ -586,9 +586,13 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
 	var method string
 	var paid int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
-		f["payment_id"], f["location_id"]).Scan(&method, &paid); err != nil {
-		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
+	err := ad.tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
+		f["payment_id"], f["location_id"]).Scan(&method, &paid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return checkLaybyDrawerEntry(ctx, ad, f, typ, amount)
+	}
+	if err != nil {
+		return err
 	}
 	if method != f["method"] {
 		return refuse(RefusedValue, "method %v is not the payment's %s", f["method"], method)
@@ -599,7 +603,7 @@ func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kass
 		}
 		return nil
 	}
-	if f["refund_id"] == nil || -amount > paid {
+	if f["refund_id"] == nil || !exists(ctx, ad.tx, "refunds", ad.from.OrgID, fieldText(f, "refund_id")) || -amount > paid {
 		return refuse(RefusedValue, "a refund entry names its refund and returns at most the payment's %d", paid)
 	}
 	return nil
@@ -664,7 +668,7 @@ func init() {
 			scopes: paymentsWrite, refs: []ref{{col: "register_id", table: "registers"}, {col: "z_report_id", table: "z_reports"}}, check: checkDrawer}})
 	register(entDrawerEntry, noun{name: "drawer_entry", table: "drawer_entries", merge: mergeAppend, formats: drawers,
 		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,
-			refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}, {col: "payment_id", table: "payments"}, {col: "refund_id", table: "refunds"}},
+			refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}}, // payment_id, refund_id: entryPayment (a lay-by's: layby.go)
 			check: checkDrawerEntry}})
 	register(entZReport, noun{name: "z_report", table: "z_reports", merge: mergeAppend, formats: drawers,
 		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,

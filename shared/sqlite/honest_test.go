@@ -324,15 +324,24 @@ func (ew *edgeWorld) laybys(t *testing.T) {
 	pay := func(l *kassa.Layby, in kassa.LaybyPay) *kassa.Layby {
 		return must[*kassa.Layby](t, "pay "+string(in.Method))(svc.PayLayby(ctx, l.ID, &in))
 	}
+	// A till's drawer records a cash instalment and a refund (docs/laybys.md).
+	regs, drawers := NewRegisterService(e.db), NewDrawerService(e.db)
+	till := must[*kassa.Register](t, "register")(regs.CreateRegister(ctx, &kassa.RegisterCreate{LocationID: ew.loc, Name: "Lay-by desk"}))
+	float := int64(5000)
+	drawer := must[*kassa.DrawerSession](t, "open drawer")(drawers.OpenDrawer(ctx, &kassa.DrawerOpenRequest{RegisterID: till.ID,
+		Float: kassa.CashCount{Amount: &float}}))
 	l := open()
-	pay(l, kassa.LaybyPay{Method: kassa.PaymentCard, Amount: 300, CardNumber: processor.CardApprove})
+	pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: 50, RegisterID: till.ID})
+	pay(l, kassa.LaybyPay{Method: kassa.PaymentCard, Amount: 300, CardNumber: processor.CardApprove, RegisterID: till.ID})
 	l = pay(l, kassa.LaybyPay{Method: kassa.PaymentGiftCard, Amount: 100, GiftCardCode: card.Code})
 	if l = pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: l.Balance}); l.Status != kassa.LaybyCompleted {
 		t.Fatalf("paid in full: %+v", l)
 	}
 	l = open()
 	pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: 100})
-	must[*kassa.Layby](t, "customer cancels")(svc.CancelLayby(ctx, l.ID, &kassa.LaybyCancel{By: kassa.LaybyByCustomer}))
+	must[*kassa.Layby](t, "customer cancels")(svc.CancelLayby(ctx, l.ID, &kassa.LaybyCancel{By: kassa.LaybyByCustomer, RegisterID: till.ID}))
+	count := float + 50 - 150 // the cash instalment in, the customer's refund (300 paid less the 150 charge) out
+	must[*kassa.ZReport](t, "close drawer")(drawers.CloseDrawer(ctx, drawer.ID, &kassa.DrawerCloseRequest{Count: kassa.CashCount{Amount: &count}}))
 	must[*kassa.Layby](t, "store cancels")(svc.CancelLayby(ctx, open().ID, &kassa.LaybyCancel{By: kassa.LaybyByStore, RefundMethod: kassa.PaymentCard}))
 	l = open()
 	later := e.db.Now().AddDate(0, 0, 60)

@@ -347,13 +347,13 @@ func (s *LaybyService) CancelLayby(ctx context.Context, id string, in *kassa.Lay
 		if err != nil {
 			return err
 		}
-		return cancelLayby(ctx, tx, a, cur, in.By, method)
+		return cancelLayby(ctx, tx, a, cur, in.By, &laybyTender{typ: kassa.LaybyRefundOut, method: method, register: in.RegisterID})
 	})
 }
 
 // cancelLayby writes a cancellation in the caller's unit: the terms, the
 // refund, the goods released.
-func cancelLayby(ctx context.Context, tx *Tx, a *kassa.Actor, l *kassa.Layby, by string, method kassa.PaymentMethod) error {
+func cancelLayby(ctx context.Context, tx *Tx, a *kassa.Actor, l *kassa.Layby, by string, t *laybyTender) error {
 	st, err := orgSettings(ctx, tx, l.OrgID)
 	if err != nil {
 		return err
@@ -371,7 +371,7 @@ func cancelLayby(ctx context.Context, tx *Tx, a *kassa.Actor, l *kassa.Layby, by
 		return err
 	}
 	if refund > 0 {
-		t := &laybyTender{typ: kassa.LaybyRefundOut, method: method, amount: -refund}
+		t.amount = -refund
 		if _, err := appendLaybyPayment(ctx, tx, a, l.ID, l.LocationID, t); err != nil {
 			return err
 		}
@@ -494,13 +494,14 @@ type laybyTender struct {
 	amount         int64
 	giftCard       *string
 	cardLast4, ref *string
+	register       string // the till whose drawer records it
 }
 
 // tender takes a payment's money before the unit: a card is charged (a
 // decline is EInvalid naming card_number), a gift card is found and
 // checked (it is debited in the unit). field prefixes the fields named.
 func (s *LaybyService) tender(ctx context.Context, orgID, currency, ref string, in *kassa.LaybyTender, field string) (*laybyTender, error) {
-	t := &laybyTender{typ: kassa.LaybyPaymentIn, method: in.Method, amount: in.Amount}
+	t := &laybyTender{typ: kassa.LaybyPaymentIn, method: in.Method, amount: in.Amount, register: in.RegisterID}
 	st, err := orgSettings(ctx, s.db.reader, orgID)
 	if err != nil {
 		return nil, err
@@ -575,6 +576,9 @@ func appendLaybyPayment(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc str
 		if err := redeemLaybyCard(ctx, tx, a.OrgID, *t.giftCard, id, entry, t.amount); err != nil {
 			return nil, err
 		}
+	}
+	if err := recordLaybyTender(ctx, tx, a, loc, entry, t); err != nil {
+		return nil, err
 	}
 	l, err := findLayby(ctx, tx, a.OrgID, id)
 	if err != nil {
@@ -900,4 +904,51 @@ func newLaybyState(db *DB) any {
 	var n int
 	db.writer.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'laybys'`).Scan(&n)
 	return &laybyState{tables: n == 1}
+}
+
+// recordLaybyTender appends an instalment (a sale entry) or a refund to
+// the drawer of the till it names, as a payment's does (drawer.go): its
+// cash counts in the drawer's expected cash and its Z report.
+func recordLaybyTender(ctx context.Context, tx *Tx, a *kassa.Actor, loc, entry string, t *laybyTender) error {
+	if t.register == "" {
+		return nil
+	}
+	d, err := tillDrawer(ctx, tx, a.OrgID, loc, t.register)
+	if err != nil {
+		return err
+	}
+	e := drawerEntry{typ: kassa.DrawerSale, method: t.method, amount: t.amount, paymentID: entry}
+	if t.typ == kassa.LaybyRefundOut {
+		e.typ, e.refundID = kassa.DrawerRefund, entry
+	} else if t.method == kassa.PaymentCash {
+		change := int64(0)
+		e.tendered, e.change = &t.amount, &change
+	}
+	_, err = appendDrawerEntry(ctx, tx, d, actorRef(a), e)
+	return err
+}
+
+// checkLaybyDrawerEntry admits a drawer entry that names (as its
+// payment_id) a lay-by entry of the drawer's store rather than a payment:
+// a sale records an instalment's amount by its method, once; a refund
+// (refund_id the same entry) a lay-by refund's (drawer.go's check hands
+// it over when no payment has the id).
+func checkLaybyDrawerEntry(ctx context.Context, ad *admitter, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
+	var method, kind string
+	var moved int64
+	if err := ad.tx.QueryRowContext(ctx, `SELECT method, type, amount FROM layby_payments WHERE id = ? AND location_id = ?`,
+		f["payment_id"], f["location_id"]).Scan(&method, &kind, &moved); err != nil {
+		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
+	}
+	wantKind, refund := kassa.LaybyPaymentIn, any(nil)
+	if typ == kassa.DrawerRefund {
+		wantKind, refund = kassa.LaybyRefundOut, f["payment_id"]
+	}
+	switch {
+	case method != f["method"] || kind != wantKind || amount != moved || f["refund_id"] != refund:
+		return refuse(RefusedValue, "a drawer %s records its lay-by entry's %s %d", typ, method, moved)
+	case rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ?`, f["payment_id"]) > 0:
+		return refuse(RefusedValue, "lay-by entry %v is in a drawer already", f["payment_id"])
+	}
+	return nil
 }

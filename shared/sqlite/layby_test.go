@@ -27,7 +27,8 @@ func openLayby(t *testing.T, svc *LaybyService, w world, deposit int64) *kassa.L
 // cancelled, an instalment over the total or at another store, goods
 // collected before they are paid, an expiry before the term, a
 // termination charge over the org's setting, a lay-by opened for another
-// store, a gift card debited for a cash instalment. A paid total on the
+// store, a gift card debited for a cash instalment, a till's drawer
+// recording an instalment for more or as a refund. A paid total on the
 // wire is recomputed, not taken.
 func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 	edge, hub, w := edgeAndHub(t)
@@ -42,6 +43,15 @@ func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 	}
 	ship(t, hub, edge)
 	l := openLayby(t, NewLaybyService(edge.db, nil), w, 200)
+	till, err := NewRegisterService(edge.db).CreateRegister(w.ctx, &kassa.RegisterCreate{LocationID: w.loc, Name: "Desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	float := int64(1000)
+	drawer, err := NewDrawerService(edge.db).OpenDrawer(w.ctx, &kassa.DrawerOpenRequest{RegisterID: till.ID, Float: kassa.CashCount{Amount: &float}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	push(t, edge, hub, w)
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
 	owner := kassa.ActorFrom(w.ctx).UserID
@@ -59,6 +69,15 @@ func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 			"method": "cash", "amount": amount})
 	}
 	update := func(f map[string]any) change.Change { return rec("layby", l.ID, change.OpUpdate, f) }
+	drawerEntry := func(f map[string]any) change.Change {
+		for k, v := range map[string]any{"location_id": w.loc, "drawer_id": drawer.ID, "method": "cash", "payment_id": l.Payments[0].ID,
+			"reason": "", "created_by": owner} {
+			f[k] = v
+		}
+		c := rec("drawer_entry", hub.db.NewID(), change.OpInsert, f)
+		c.LocationID = w.loc
+		return c
+	}
 	expiry := update(map[string]any{"status": "expired", "cancelled_by": "store", "cancelled_at": now})
 	expiry.Actor = ""
 	for _, tc := range []struct {
@@ -75,6 +94,8 @@ func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		{"a lay-by opened for another store", RefusedScope, rec("layby", hub.db.NewID(), change.OpInsert, map[string]any{"location_id": other.ID,
 			"customer_id": w.customer, "status": "open", "currency": "AUD", "line_items": `[{"product_id":"` + w.p1 + `","quantity":1}]`,
 			"subtotal": 500, "tax_total": 45, "total": 500, "expires_at": now})},
+		{"a drawer sale of more than the instalment", RefusedValue, drawerEntry(map[string]any{"type": "sale", "amount": 999})},
+		{"a drawer refund of an instalment", RefusedValue, drawerEntry(map[string]any{"type": "refund", "amount": -200, "refund_id": l.Payments[0].ID})},
 		{"a gift card debited for a cash instalment", RefusedValue, rec("gift_card_transaction", hub.db.NewID(), change.OpInsert,
 			map[string]any{"gift_card_id": card.ID, "type": "redeem", "amount": -200, "payment_id": l.Payments[0].ID})},
 	} {
