@@ -2480,6 +2480,9 @@ type LaybyCancel struct {
 
 	// RefundMethod cash (the default) or card: how the refund is paid out.
 	RefundMethod *PaymentMethod `json:"refund_method,omitempty"`
+
+	// RegisterId The till whose open drawer pays the refund out; "" : none.
+	RegisterId *string `json:"register_id,omitempty"`
 }
 
 // LaybyCancelledBy Who ended a lay-by: the customer (the termination charge is kept) or the store (nothing is kept; also an expiry).
@@ -2588,6 +2591,9 @@ type LaybyTender struct {
 
 	// Method cash, card or gift_card.
 	Method PaymentMethod `json:"method"`
+
+	// RegisterId The till whose open drawer records it (its cash counts in the drawer), as POST /payments/initiate; "" : none.
+	RegisterId *string `json:"register_id,omitempty"`
 }
 
 // LineCampaign The part of a line's discount one campaign gave.
