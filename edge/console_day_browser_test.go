@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
 )
 
 // TestConsoleShowsTheStoresDayInChromium: at a demo edge, the front till

@@ -67,7 +67,7 @@ func (r *Reader) Days(from, to string) {
 			r.T.Fatal(err)
 		}
 		r.Do("scroll to "+sel, chromedp.ScrollIntoView(sel))
-		box, err := chromedp.Run(r.B.Ctx, chromedp.Evaluate[[]float64](`(() => { const b = document.querySelector('` + sel + `').getBoundingClientRect();
+		box, err := chromedp.Run(r.B.Ctx, chromedp.Evaluate[[]float64](`(() => { const b = document.querySelector('`+sel+`').getBoundingClientRect();
 			return [b.left, b.top + b.height / 2]; })()`))
 		if err != nil {
 			r.T.Fatalf("where is %s: %v", sel, err)
