@@ -61,7 +61,9 @@ func TestTillMySalesInChromium(t *testing.T) {
 	}
 	money := func(v any) string { return fmt.Sprintf("%.2f", v.(float64)/100) }
 	figure := regexp.MustCompile(`[^0-9.\-]`)
-	shown := func(sel string) string { return figure.ReplaceAllString(strings.ReplaceAll(cashier.Text(sel), "−", "-"), "") }
+	shown := func(sel string) string {
+		return figure.ReplaceAllString(strings.ReplaceAll(cashier.Text(sel), "−", "-"), "")
+	}
 
 	cashier.Do("my sales", chromedp.Click("#mysales-btn"), chromedp.WaitVisible(`#mysales[data-state="shown"][data-group="payment_method"]`))
 	all := mine("none")
