@@ -15,7 +15,8 @@
 // currency's decimals), a total row where the groups split the whole
 // (business days, hours, stores, tills, staff), a chart (uPlot) of net
 // sales by day or by hour, and a Download CSV link to the API's CSV of
-// the same query (fetched with the session's token, offered as a file).
+// the same query (fetched with the session's token when clicked, saved
+// as a file).
 // docs/reports.md, section Pages.
 (function () {
   'use strict';
@@ -371,11 +372,12 @@
 
   function show(ev) {
     if (ev) ev.preventDefault();
-    var q = query(), gen = ++state.gen, group = $('report-group').value, r = state.report;
+    var r = state.report, gen = ++state.gen, group = $('report-group').value;
     if (!r.now && !$('report-from').value) preset('week');
-    q = query();
+    var q = query();
     $('report-error').textContent = '';
     root.dataset.state = 'loading';
+    $('report-csv').hidden = true;
     var need = r.kind === 'movements' && group === 'product' ? productNames() : Promise.resolve();
     need.then(function () { return window.KassaConsole.api(q); }).then(function (j) {
       if (gen !== state.gen) return null;
@@ -386,7 +388,7 @@
       $('report-about').textContent = about(info, rows.length);
       root.dataset.query = q;
       root.dataset.state = 'shown';
-      return csv(q, gen);
+      offerCSV(q);
     }).catch(function (e) {
       if (gen !== state.gen) return;
       root.dataset.state = 'failed';
@@ -394,24 +396,39 @@
     });
   }
 
-  // csv fetches the same report as CSV and offers it as the link's file.
-  function csv(q, gen) {
-    var s = window.KassaConsole.session, a = $('report-csv');
-    a.hidden = true;
-    var src = s.base + q + (q.indexOf('?') < 0 ? '?' : '&') + 'format=csv';
-    a.dataset.src = src;
-    var r = state.report;
+  // offerCSV points the Download CSV link at the same report as CSV. The
+  // file is fetched when the link is clicked (with the session's token,
+  // so not by a plain href), then saved under the link's name.
+  function offerCSV(q) {
+    var a = $('report-csv'), r = state.report;
+    if (state.csvURL) { URL.revokeObjectURL(state.csvURL); state.csvURL = null; }
+    a.href = '#';
+    a.dataset.src = window.KassaConsole.session.base + q + (q.indexOf('?') < 0 ? '?' : '&') + 'format=csv';
     a.download = r.kind + (r.now ? '-now' : '-' + $('report-from').value + '-to-' + $('report-to').value) +
       (!$('report-group-l').hidden ? '-by-' + $('report-group').value : '') + '.csv';
-    return fetch(src, { headers: { Authorization: 'Bearer ' + s.auth.accessToken, Accept: 'text/csv' }, cache: 'no-store' })
-      .then(function (res) { if (!res.ok) throw new Error('CSV: ' + res.status); return res.blob(); })
+    a.hidden = false;
+  }
+  function downloadCSV(ev) {
+    var a = $('report-csv'), src = a.dataset.src, s = window.KassaConsole.session;
+    if (state.csvURL && a.href === state.csvURL) return; // fetched: the browser saves it
+    ev.preventDefault();
+    $('report-error').textContent = '';
+    // A token that expired meanwhile is refreshed once, as the API calls do.
+    function get(again) {
+      return fetch(src, { headers: { Authorization: 'Bearer ' + (s.auth || {}).accessToken, Accept: 'text/csv' }, cache: 'no-store' }).then(function (res) {
+        if (res.status === 401 && again) return s.refresh().then(function () { return get(false); });
+        if (!res.ok) throw new Error('The CSV could not be fetched (' + res.status + '): show the report again.');
+        return res.blob();
+      });
+    }
+    get(true)
       .then(function (b) {
-        if (gen !== state.gen) return;
-        if (state.csvURL) URL.revokeObjectURL(state.csvURL);
+        if (a.dataset.src !== src) return; // another report is shown meanwhile
         state.csvURL = URL.createObjectURL(b);
         a.href = state.csvURL;
-        a.hidden = false;
-      });
+        a.click();
+      })
+      .catch(function (e) { $('report-error').textContent = e.message; });
   }
 
   // locations fills the store filter (the hub) and gives every page the
@@ -440,6 +457,7 @@
     show();
   });
   $('report-form').addEventListener('submit', show);
+  $('report-csv').addEventListener('click', downloadCSV);
   $('report-group').addEventListener('change', function () { state.grouping = $('report-group').value; });
   ['report-from', 'report-to'].forEach(function (id) { $(id).addEventListener('input', function () { state.typed = true; }); });
   window.addEventListener('resize', function () { if (state.chart) state.chart.setSize({ width: width(), height: 220 }); });
