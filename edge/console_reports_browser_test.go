@@ -18,19 +18,19 @@ import (
 // (offline), the front till sells two lattes for cash, refunds 1.00 of
 // them and is closed 50c short; the bar till sells a latte and a
 // croissant to a loyalty member with a voucher (10 % off bakery), paid
-// 5.00 by a gift card and the rest by card. The manager signs in to the console and, by clicks
-// and typing only, reads every report: sales of today (the Today
-// preset), by hour (with its chart), by till (with a total row equal to
-// the API's totals), over typed days by business day (the chart, then
-// Download CSV: the file the browser saves is the API's CSV); then tax,
-// payments (cash and card), stock, movements (by product, named), loyalty,
-// gift cards, gift cards owed, cash (the front till's opener 0.50 short,
-// in red) and campaigns; days typed the wrong way round show the API's
-// problem naming date_to. Every figure the table shows equals the API's
-// for the same query. Screenshots at 1024×768 and on a phone (390 wide,
-// where the page does not scroll sideways, only the table does):
-// $KASSA_SCREENSHOTS/console-reports.png, console-reports-table.png,
-// console-reports-phone.png.
+// 5.00 by a gift card and the rest by card. The manager signs in to the
+// console and, by clicks and typing only, reads every report: sales of
+// today (the Today preset), by hour (with its chart), by till (with a
+// total row equal to the API's totals), over typed days by business day
+// (the chart, then Download CSV: the file the browser saves is the API's
+// CSV); then tax, payments (cash, card, gift card), stock, movements (by
+// product, named), loyalty, gift cards, gift cards owed, cash (the front
+// till's opener 0.50 short, in red) and campaigns; days typed the wrong
+// way round show the API's problem naming date_to. Every figure the table
+// shows equals the API's for the same query. Screenshots at 1024×768 and
+// on a phone (390 wide, where the reports are no wider than the screen,
+// only the table scrolls): $KASSA_SCREENSHOTS/console-reports.png,
+// console-reports-table.png, console-reports-phone.png.
 func TestConsoleReportsInChromium(t *testing.T) {
 	c := startConsole(t, 1024, 768)
 	front, bar := c.till("Front till"), c.till("Bar till")
