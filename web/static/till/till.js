@@ -64,7 +64,7 @@ function api(method, path, body, key, asApprover) {
 function showLogin(msg) {
   $('login').hidden = false;
   $('sale').hidden = $('overlay').hidden = true;
-  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn', 'mysales-btn']) $(id).hidden = true;
+  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = true;
   $('who').textContent = $('till-name').textContent = '';
   if (msg) $('login-error').textContent = msg;
   $('email').focus();
@@ -73,7 +73,7 @@ function showLogin(msg) {
 async function start() {
   $('login').hidden = true;
   $('sale').hidden = false;
-  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn', 'mysales-btn']) $(id).hidden = false;
+  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = false;
   try {
     const me = await session.api('GET', '/auth/me');
     $('who').textContent = me.data.name || me.data.email || '';
@@ -1295,6 +1295,8 @@ function wire() {
   $('zrep-new').onclick = () => openDrawerDialog('');
   $('zrep-done').onclick = closeDialogs;
   $('parked-btn').onclick = openParked;
+  // My sales is offered whenever Sign out is: while someone is signed in.
+  new MutationObserver(() => { $('mysales-btn').hidden = $('logout').hidden; }).observe($('logout'), { attributes: true, attributeFilter: ['hidden'] });
   $('mysales-btn').onclick = () => openMySales();
   $('mysales-refresh').onclick = () => openMySales();
   for (const b of document.querySelectorAll('#mysales-by button')) b.onclick = () => openMySales(b.dataset.group);
