@@ -36,7 +36,11 @@
   var PARTS = ['day', 'hour', 'location', 'register', 'staff'];
 
   // Column kinds: money (minor units of the row's currency), n (a count),
-  // text, pct (basis points), yes (a flag). sum: added up in the total row.
+  // text, pct (basis points), yes (a flag), tender, store, reason (named).
+  // Options: sum (added up in the total row), split (the column splits a
+  // group: no total), many (a store column: only with several stores),
+  // optional (shown only when a row has the field, e.g. a cost), sign
+  // (negative in red).
   function col(key, head, kind, opts) {
     var c = { key: key, head: head, kind: kind || 'money', sum: kind === undefined || kind === 'money' };
     for (var k in opts || {}) c[k] = opts[k];
@@ -47,7 +51,8 @@
       hint: 'Completed orders on the business day they were completed; refunds on the day they were given.',
       groups: ['day', 'hour', 'location', 'register', 'staff', 'product', 'category', 'payment_method', 'customer', 'none'],
       cols: [col('orders', 'Orders', 'n', { sum: true }), col('gross', 'Gross'), col('manual_discounts', 'Staff discounts'),
-        col('campaign_discounts', 'Campaign discounts'), col('tax', 'Tax'), col('sales', 'Sales'), col('refunds', 'Refunds'), col('net', 'Net')] },
+        col('campaign_discounts', 'Campaign discounts'), col('tax', 'Tax'), col('sales', 'Sales'), col('refunds', 'Refunds'), col('net', 'Net'),
+        col('cost', 'Cost', 'money', { optional: true }), col('gross_margin', 'Gross margin', 'money', { optional: true })] },
     { kind: 'tax', path: '/reports/tax', title: 'Tax', hint: 'Tax collected per rate, less the tax given back in refunds: what the return declares.',
       groups: ['none', 'day', 'location'],
       cols: [col('rate_bps', 'Rate', 'pct', { split: true }), col('inclusive', 'In prices', 'yes', { split: true }), col('orders', 'Orders', 'n'),
@@ -59,11 +64,11 @@
       cols: [col('method', 'Method', 'tender', { split: true }), col('count', 'Payments', 'n'), col('captured', 'Captured'), col('refunded', 'Refunded'),
         col('net', 'Net'), col('drawer_sales', 'Drawer sales'), col('drawer_refunds', 'Drawer refunds'), col('away_from_till', 'Away from till')] },
     { kind: 'inventory', path: '/reports/inventory', title: 'Stock', now: true,
-      hint: 'On hand now, valued at the product\'s price while products carry no cost.',
+      hint: 'On hand now, valued at the product\'s cost, or at its price when it has none.',
       groups: ['none'],
       cols: [col('location_id', 'Store', 'store', { many: true }), col('sku', 'SKU', 'text'), col('name', 'Product', 'text'),
         col('on_hand', 'On hand', 'n'), col('reorder_point', 'Reorder at', 'n'), col('unit_cost', 'Unit value', 'money', { sum: false }),
-        col('value', 'Value'), col('low', 'Low', 'yes')] },
+        col('at_price', 'Valued at', 'yes'), col('value', 'Value'), col('low', 'Low', 'yes')] },
     { kind: 'movements', path: '/reports/inventory/movements', title: 'Movements', hint: 'Units in (+) and out (−) by reason.',
       groups: ['none', 'day', 'location', 'product'],
       cols: [col('reason', 'Reason', 'reason', { split: true }), col('count', 'Movements', 'n'), col('units', 'Units', 'n')] },
@@ -220,11 +225,12 @@
   }
   function cellText(c, r, info) {
     var v = r[c.key];
+    if (v == null && c.optional) return '';
     switch (c.kind) {
       case 'money': return money(v, r.currency);
       case 'n': return count(v);
       case 'pct': return (v / 100) + ' %';
-      case 'yes': return c.key === 'inclusive' ? (v ? 'included' : 'added') : (v ? 'low' : '');
+      case 'yes': return { inclusive: v ? 'included' : 'added', at_price: v ? 'price' : 'cost' }[c.key] || (v ? 'low' : '');
       case 'tender': return TENDERS[v] || v;
       case 'store': return storeName(v, info);
       case 'reason': return String(v).replace(/_/g, ' ');
@@ -252,7 +258,12 @@
   function columns(rows) {
     var cur = {};
     rows.forEach(function (r) { if (r.currency) cur[r.currency] = true; });
-    var cols = state.report.cols.filter(function (c) { return !c.many || state.locations.length > 1 || pickLocation; });
+    // A store column where there are several stores; an optional figure
+    // (a cost: only products that have one) where a row has it.
+    var cols = state.report.cols.filter(function (c) {
+      return (!c.many || state.locations.length > 1 || pickLocation) &&
+        (!c.optional || rows.some(function (r) { return r[c.key] != null; }));
+    });
     if (Object.keys(cur).length > 1) cols = [col('currency', 'Currency', 'text', { split: true })].concat(cols);
     return { cols: cols, currencies: Object.keys(cur) };
   }
