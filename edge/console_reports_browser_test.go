@@ -15,22 +15,22 @@ import (
 )
 
 // TestConsoleReportsInChromium: at a demo edge that has no link to a hub
-// (offline), the front till sells two lattes for cash, refunds 1.00 of
-// them and is closed 50c short; the bar till sells a latte and a
-// croissant to a loyalty member with a voucher (10 % off bakery), paid
-// 5.00 by a gift card and the rest by card. The manager signs in to the
-// console and, by clicks and typing only, reads every report: sales of
-// today (the Today preset), by hour (with its chart), by till (with a
-// total row equal to the API's totals), over typed days by business day
-// (the chart, then Download CSV: the file the browser saves is the API's
-// CSV); then tax, payments (cash, card, gift card), stock, movements (by
-// product, named), loyalty, gift cards, gift cards owed, cash (the front
-// till's opener 0.50 short, in red) and campaigns; days typed the wrong
-// way round show the API's problem naming date_to. Every figure the table
-// shows equals the API's for the same query. Screenshots at 1024×768 and
-// on a phone (390 wide, where the reports are no wider than the screen,
-// only the table scrolls): $KASSA_SCREENSHOTS/console-reports.png,
-// console-reports-table.png, console-reports-phone.png.
+// (offline), the front till sells two lattes for cash, refunds 1.00 of them
+// and is closed 50c short; the bar till sells a latte and a croissant to a
+// loyalty member with a voucher (10 % off bakery), paid 5.00 by a gift card
+// and the rest by card. The manager signs in to the console and, by clicks
+// and typing only, reads every report: sales of today (the Today preset), by
+// hour (with its chart), by till (with a total row equal to the API's
+// totals), over typed days by business day (the chart, then Download CSV:
+// the file the browser saves is the API's CSV); then tax, payments (cash,
+// card, gift card), stock (its total value the sum of the API's), movements
+// (by product, named), loyalty, gift cards, gift cards owed, cash (the front
+// till's opener 0.50 short, in red) and campaigns; days typed the wrong way
+// round show the API's problem naming date_to. Every figure the table shows
+// equals the API's for the same query. Screenshots at 1024×768 and on a
+// phone (390 wide, where the reports are no wider than the screen, only the
+// table scrolls): $KASSA_SCREENSHOTS/console-reports.png, console-reports-
+// table.png, -cash.png, -stock.png, -phone.png.
 func TestConsoleReportsInChromium(t *testing.T) {
 	c := startConsole(t, 1024, 768)
 	front, bar := c.till("Front till"), c.till("Bar till")
@@ -169,6 +169,19 @@ func TestConsoleReportsInChromium(t *testing.T) {
 	if s := r.Text(short); s != "−0.50" {
 		t.Errorf("cash over/short %q, want −0.50", s)
 	}
+	r.ScreenshotAt("console-reports-cash", "report-about")
+	// Stock: its total value is the sum of the API's values.
+	r.Pick("inventory")
+	var value int64
+	for _, row := range r.SameAsAPI() {
+		var major, minor int64
+		fmt.Sscanf(row["value"], "%d.%d", &major, &minor)
+		value += major*100 + minor
+	}
+	if got, want := webtest.Figure(r.Total()["value"]), fmt.Sprintf("%d.%02d", value/100, value%100); got != want {
+		t.Errorf("stock's total value %q, want the sum of the API's %s", got, want)
+	}
+	r.ScreenshotAt("console-reports-stock", "report-about")
 
 	// A phone: the page fits its width; the table scrolls in its box.
 	r.Do("a phone", chromedp.EmulateViewport(390, 844))
