@@ -29,8 +29,8 @@ import (
 // round show the API's problem naming date_to. Every figure the table shows
 // equals the API's for the same query. Screenshots at 1024×768 and on a
 // phone (390 wide, where the reports are no wider than the screen, only the
-// table scrolls): $KASSA_SCREENSHOTS/console-reports.png, console-reports-
-// table.png, -cash.png, -stock.png, -phone.png.
+// table scrolls): $KASSA_SCREENSHOTS/console-reports.png and
+// console-reports-{table,cash,stock,phone}.png.
 func TestConsoleReportsInChromium(t *testing.T) {
 	c := startConsole(t, 1024, 768)
 	front, bar := c.till("Front till"), c.till("Bar till")
