@@ -30,7 +30,7 @@ import (
 // equals the API's for the same query. Screenshots at 1024×768 and on a
 // phone (390 wide, where the reports are no wider than the screen, only the
 // table scrolls): $KASSA_SCREENSHOTS/console-reports.png and
-// console-reports-{table,cash,stock,phone}.png.
+// console-reports-{table,cash,stock,phone,phone-table}.png.
 func TestConsoleReportsInChromium(t *testing.T) {
 	c := startConsole(t, 1024, 768)
 	front, bar := c.till("Front till"), c.till("Bar till")
@@ -195,6 +195,7 @@ func TestConsoleReportsInChromium(t *testing.T) {
 		t.Errorf("on a phone the reports are wider than the screen: %s", wide)
 	}
 	r.Screenshot("console-reports-phone")
+	r.ScreenshotAt("console-reports-phone-table", "report-about")
 	if errs := c.b.JSErrors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors: %v", errs)
 	}
