@@ -403,7 +403,7 @@
     }).catch(function (e) {
       if (gen !== state.gen) return;
       root.dataset.state = 'failed';
-      $('report-error').textContent = e.message;
+      $('report-error').textContent = e.status === 403 ? 'This account cannot read reports: sign in as an owner or a manager.' : e.message;
     });
   }
 
