@@ -17,14 +17,16 @@ import (
 // TestHubReportsPageInChromium: head office has two stores (the demo's,
 // with an edge, and a second one in Auckland); the edge sells a latte
 // for cash and two croissants by card, and the sales reach the hub. At
-// the hub's /reports the owner signs in, typing, and with clicks only:
-// the store filter lists both stores; all stores' sales by store over
-// typed days show the demo store's row as the hub's API has it; the demo
-// store picked, by hour, shows the chart and the API's figures, and
-// Download CSV saves the API's CSV of that query; payments and tax of
-// that store too. Screenshots at 1024×768 and on a phone (390 wide, the
-// page no wider than the screen): $KASSA_SCREENSHOTS/hub-reports.png,
-// hub-reports-table.png, hub-reports-phone.png.
+// the hub's /reports a cashier signs in and is told the account cannot
+// read reports; after they sign out, the owner signs in to a fresh view
+// and, typing and with clicks only: the store filter lists both stores;
+// all stores' sales by store over typed days show the demo store's row
+// as the hub's API has it; the demo store picked, by hour, shows the
+// chart and the API's figures, and Download CSV saves the API's CSV of
+// that query; payments and tax of that store too. Screenshots at
+// 1024×768 and on a phone (390 wide, the page no wider than the screen):
+// $KASSA_SCREENSHOTS/hub-reports.png, hub-reports-table.png,
+// hub-reports-phone.png.
 func TestHubReportsPageInChromium(t *testing.T) {
 	chromium := webtest.ChromiumPath(t)
 	e := MustStartPair(t)
@@ -73,8 +75,26 @@ func TestHubReportsPageInChromium(t *testing.T) {
 	b := webtest.Start(t, chromium, 1024, 768)
 	r := webtest.NewReader(t, b, e.hub.URL, e.hubTok)
 	r.Do("open the reports page", chromedp.Navigate(e.hub.URL+"/reports"), chromedp.WaitVisible("#login"))
-	r.Do("sign in as the owner", chromedp.SendKeys("#email", "owner@demo.test"), chromedp.SendKeys("#password", demo.Password),
-		chromedp.Click("#login-btn"), chromedp.WaitVisible("#report-form"))
+	signIn := func(email string) {
+		t.Helper()
+		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`document.getElementById('email').value = '', true`)); err != nil {
+			t.Fatalf("clear the e-mail: %v", err)
+		}
+		r.Do("sign in as "+email, chromedp.SendKeys("#email", email),
+			chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"), chromedp.WaitVisible("#report-form"))
+	}
+	// A cashier may not read reports: the page says so. The next sign-in
+	// starts afresh.
+	signIn("cashier@demo.test")
+	r.Do("show as the cashier", chromedp.Click("#report-show"), chromedp.WaitVisible(`#reports[data-state="failed"]`))
+	if msg := r.Text("#report-error"); !strings.Contains(msg, "cannot read reports") {
+		t.Errorf("a cashier's reports say %q, want that this account cannot read reports", msg)
+	}
+	r.Do("sign out", chromedp.Click("#logout"), chromedp.WaitVisible("#login"))
+	signIn("owner@demo.test")
+	if rows, msg := r.Text("#report-rows"), r.Text("#report-error"); rows != "Pick a report and the days, then Show." || msg != "" {
+		t.Errorf("after the cashier, the owner sees rows %q, error %q: want a fresh view", rows, msg)
+	}
 	r.Do("both stores to pick", chromedp.WaitReady(`#report-location option[value="`+created.Data["id"].(string)+`"]`))
 	if stores := r.Text("#report-location"); !strings.Contains(stores, "All stores") || !strings.Contains(stores, "Harbour Kiosk") ||
 		!strings.Contains(stores, "Demo Coffee") {

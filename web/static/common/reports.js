@@ -445,12 +445,37 @@
   // locations fills the store filter (the hub) and gives every page the
   // stores' zones and cutoffs for today.
   function locations() {
+    var gen = state.gen;
     return window.KassaConsole.api('/locations?limit=200').then(function (j) {
+      if (gen !== state.gen) return;
       state.locations = j.data || [];
       if (!pickLocation) return;
       var sel = $('report-location');
       state.locations.forEach(function (l) { sel.append(el('option', { value: l.id, textContent: l.name })); });
     }, function () {});
+  }
+
+  // reset forgets what was shown and read (answers still on their way are
+  // dropped): the table says what to do, the filter has All stores only.
+  function reset() {
+    state.gen++;
+    state.locations = [];
+    state.products = null;
+    state.typed = false;
+    if (state.chart) { state.chart.destroy(); state.chart = null; }
+    if (state.csvURL) { URL.revokeObjectURL(state.csvURL); state.csvURL = null; }
+    $('report-chart').hidden = $('report-csv').hidden = true;
+    $('report-about').textContent = $('report-error').textContent = '';
+    $('report-head').replaceChildren();
+    $('report-foot').replaceChildren();
+    $('report-rows').replaceChildren(el('tr', { className: 'none' }, [el('td', { textContent: 'Pick a report and the days, then Show.' })]));
+    delete root.dataset.query;
+    delete root.dataset.state;
+    if (pickLocation) {
+      var sel = $('report-location');
+      while (sel.options.length > 1) sel.remove(1);
+    }
+    preset('week');
   }
 
   build();
@@ -472,16 +497,20 @@
   $('report-group').addEventListener('change', function () { state.grouping = $('report-group').value; });
   ['report-from', 'report-to'].forEach(function (id) { $(id).addEventListener('input', function () { state.typed = true; }); });
   window.addEventListener('resize', function () { if (state.chart) state.chart.setSize({ width: width(), height: 220 }); });
+  // Each sign-in starts afresh: whenever the section comes into sight
+  // (the page shows it after a sign-in) the last user's report is cleared
+  // and the stores are read again — the next user may be of another org.
   // The last seven days until the stores are known, then by the store's
-  // own business day (unless the user typed days meanwhile). The page
-  // signs in first: the stores are read once the section shows.
-  preset('week');
-  function ready() {
-    if (root.offsetParent === null || !window.KassaConsole || !window.KassaConsole.session.auth) return;
-    seen.disconnect();
-    locations().then(function () { if (!state.typed) preset('week'); });
+  // own business day (unless the user typed days meanwhile).
+  var inSight = false;
+  function watch() {
+    var now = root.offsetParent !== null && !!window.KassaConsole && !!window.KassaConsole.session.auth;
+    if (now === inSight) return;
+    inSight = now;
+    reset();
+    if (now) locations().then(function () { if (!state.typed) preset('week'); });
   }
-  var seen = new MutationObserver(ready);
-  seen.observe(document.body, { attributes: true, subtree: true, attributeFilter: ['hidden'] });
-  ready();
+  reset();
+  new MutationObserver(watch).observe(document.body, { attributes: true, subtree: true, attributeFilter: ['hidden'] });
+  watch();
 })();
