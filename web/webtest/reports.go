@@ -56,10 +56,14 @@ func (r *Reader) Preset(name string) {
 }
 
 // Days types the business days from and to (YYYY-MM-DD) into the date
-// fields: a tap on the field's first part (the month, in the browser's
-// en-US order), then the digits, as a user types them.
+// fields: a tap on the field's first part, then the digits in the order
+// the browser's locale shows them (month, day, year in en-US), as a user
+// types them.
 func (r *Reader) Days(from, to string) {
 	r.T.Helper()
+	order := r.eval(`new Intl.DateTimeFormat(undefined, {year: 'numeric', month: '2-digit', day: '2-digit'})
+		.formatToParts(new Date(2006, 0, 2)).filter(p => p.type !== 'literal').map(p => p.type).join(',')`)
+	layout := strings.NewReplacer("year", "2006", "month", "01", "day", "02", ",", "").Replace(order)
 	for _, f := range [][2]string{{"#report-from", from}, {"#report-to", to}} {
 		sel, day := f[0], f[1]
 		d, err := time.Parse(time.DateOnly, day)
@@ -72,7 +76,7 @@ func (r *Reader) Days(from, to string) {
 		if err != nil {
 			r.T.Fatalf("where is %s: %v", sel, err)
 		}
-		r.Do("type "+day, chromedp.MouseClickXY(box[0]+10, box[1]), chromedp.KeyEvent(d.Format("01022006")))
+		r.Do("type "+day, chromedp.MouseClickXY(box[0]+10, box[1]), chromedp.KeyEvent(d.Format(layout)))
 		if got := r.value(sel); got != day {
 			r.T.Fatalf("typed %s into %s, the field holds %q", day, sel, got)
 		}
