@@ -23,8 +23,9 @@ import (
 // hour (with its chart), by till (with a total row equal to the API's
 // totals), over typed days by business day (the chart, then Download CSV:
 // the file the browser saves is the API's CSV); then tax, payments (cash,
-// card, gift card), stock (its total value the sum of the API's), movements
-// (by product, named), loyalty, gift cards, gift cards owed, cash (the front
+// card, gift card), stock (its total value the sum of the API's; low stock
+// only: the croissants counted below their reorder point), movements (by
+// product, named), loyalty, gift cards, gift cards owed, cash (the front
 // till's opener 0.50 short, in red) and campaigns; days typed the wrong way
 // round show the API's problem naming date_to. Every figure the table shows
 // equals the API's for the same query. Screenshots at 1024×768 and on a
@@ -38,6 +39,9 @@ func TestConsoleReportsInChromium(t *testing.T) {
 	c.openDrawer(bar, 15000)
 	cashSale, cashTotal := c.sell(front, "cash", line{"Latte", 2, "Oat"})
 	cardTotal := c.loyalSale(bar)
+	// The croissants are counted: 190, to be reordered at 250 (low stock).
+	c.call("POST", "/api/v1/inventory/stock/adjust", c.manager, map[string]any{"location_id": c.shop.location,
+		"product_id": c.shop.products["Croissant"], "reason": "count", "quantity": 190, "reorder_point": 250}, 200)
 	c.call("POST", "/api/v1/orders/"+cashSale+"/refund", c.manager, map[string]any{"amount": 100, "reason": "cold", "register_id": front}, 200)
 	expected := 20000 + cashTotal - 100
 	c.call("POST", "/api/v1/drawers/"+drawer+"/close", c.shop.cashier, map[string]any{"count": map[string]any{"amount": expected - 50}}, 201)
@@ -182,6 +186,11 @@ func TestConsoleReportsInChromium(t *testing.T) {
 		t.Errorf("stock's total value %q, want the sum of the API's %s", got, want)
 	}
 	r.ScreenshotAt("console-reports-stock", "report-about")
+	r.Do("low stock only", chromedp.Click("#report-low"), chromedp.Click("#report-show"))
+	r.Shown("/reports/inventory?low_stock=true")
+	if low := r.SameAsAPI(); len(low) != 1 || low[0]["name"] != "Croissant" || r.Text("#report-rows tr.low td[data-col=low]") != "low" {
+		t.Errorf("low stock %v: want the croissant, marked low", low)
+	}
 
 	// A phone: the page fits its width; the table scrolls in its box.
 	r.Do("a phone", chromedp.EmulateViewport(390, 844))

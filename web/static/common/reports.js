@@ -290,7 +290,9 @@
     body.replaceChildren();
     foot.replaceChildren();
     if (!rows.length) {
-      body.append(el('tr', { className: 'none' }, [el('td', { colSpan: cs.cols.length + 1, textContent: 'Nothing in these days.' })]));
+      var none = state.report.kind === 'inventory' ? ($('report-low').checked ? 'No product is at or below its reorder point.' : 'No stock is kept here.') :
+        'Nothing in these days.';
+      body.append(el('tr', { className: 'none' }, [el('td', { colSpan: cs.cols.length + 1, textContent: none })]));
       return;
     }
     rows.forEach(function (r) {
