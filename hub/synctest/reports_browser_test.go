@@ -15,13 +15,15 @@ import (
 )
 
 // TestHubReportsPageInChromium: head office has two stores (the demo's,
-// with an edge, and a second one in Auckland); the edge sells a latte
-// for cash and two croissants by card, and the sales reach the hub. At
+// with an edge, and a second one in Auckland); head office sells a gift
+// card; the edge sells a latte for cash and two croissants paid 5.00 by
+// that card and the rest by card, and the sales reach the hub. At
 // the hub's /reports a cashier signs in and is told the account cannot
 // read reports; after they sign out, the owner signs in to a fresh view
 // and, typing and with clicks only: the store filter lists both stores;
 // all stores' sales by store over typed days show the demo store's row
-// as the hub's API has it; the demo store picked, by hour, shows the
+// as the hub's API has it; gift cards owed: head office owes the store
+// 5.00, both named; the demo store picked, by hour, shows the
 // chart and the API's figures, and Download CSV saves the API's CSV of
 // that query; payments and tax of that store too. Screenshots at
 // 1024×768 and on a phone (390 wide, the page no wider than the screen):
@@ -40,28 +42,68 @@ func TestHubReportsPageInChromium(t *testing.T) {
 	for _, p := range products.Data {
 		id[p["name"].(string)] = p["id"].(string)
 	}
-	sell := func(method string, items ...any) {
+	// Head office sells a gift card (its money is at head office); the
+	// store takes it, so head office owes the store what was spent.
+	var one oneResp
+	if st := e.hub.Call(t, "PUT", "/api/v1/payments/methods", e.hubTok, map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}, &one); st != 200 {
+		t.Fatalf("enable gift cards: %d %v", st, one.Data)
+	}
+	if st := e.hub.Call(t, "POST", "/api/v1/gift-cards", e.hubTok, map[string]any{"initial_amount": 1000}, &one); st != 201 {
+		t.Fatalf("gift card: %d %v", st, one.Data)
+	}
+	gift := one.Data["code"].(string)
+	wait.For(t, 30*time.Second, "the gift card tender at the edge", func() bool {
+		var m oneResp
+		var methods struct {
+			Data struct {
+				Methods []struct {
+					Method  string
+					Enabled bool
+				}
+			}
+		}
+		if e.edge.Call(t, "GET", "/api/v1/gift-cards/lookup?code="+gift, e.edgeMgr, nil, &m) != 200 ||
+			e.edge.Call(t, "GET", "/api/v1/payments/methods", e.edgeMgr, nil, &methods) != 200 {
+			return false
+		}
+		for _, x := range methods.Data.Methods {
+			if x.Method == "gift_card" {
+				return x.Enabled
+			}
+		}
+		return false
+	})
+	pay := func(body map[string]any) {
+		t.Helper()
+		var r oneResp
+		if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, body, &r); st != 201 {
+			t.Fatalf("pay %v: %d %v", body, st, r.Data)
+		}
+	}
+	// sell rings up items at the edge, pays 5.00 by the gift card when
+	// there is one, the rest by method, and completes the order.
+	sell := func(method, gift string, items ...any) {
 		t.Helper()
 		var o oneResp
 		if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location, "channel": "pos", "line_items": items}, &o); st != 201 {
 			t.Fatalf("order: %d %v", st, o.Data)
 		}
-		pay := map[string]any{"order_id": o.Data["id"], "amount": o.Data["total"], "method": method}
+		rest := o.Data["total"].(float64)
+		if gift != "" {
+			pay(map[string]any{"order_id": o.Data["id"], "amount": 500, "method": "gift_card", "gift_card_code": gift})
+			rest -= 500
+		}
+		body := map[string]any{"order_id": o.Data["id"], "amount": rest, "method": method, "tendered": rest}
 		if method == "card" {
-			pay["card_number"] = "4242424242424242"
-		} else {
-			pay["tendered"] = o.Data["total"]
+			body = map[string]any{"order_id": o.Data["id"], "amount": rest, "method": method, "card_number": "4242424242424242"}
 		}
-		var r oneResp
-		if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, pay, &r); st != 201 {
-			t.Fatalf("pay: %d %v", st, r.Data)
-		}
-		if st := e.edge.Call(t, "POST", "/api/v1/orders/"+o.Data["id"].(string)+"/complete", e.edgeTok, map[string]any{}, &r); st != 200 {
-			t.Fatalf("complete: %d %v", st, r.Data)
+		pay(body)
+		if st := e.edge.Call(t, "POST", "/api/v1/orders/"+o.Data["id"].(string)+"/complete", e.edgeTok, map[string]any{}, &o); st != 200 {
+			t.Fatalf("complete: %d %v", st, o.Data)
 		}
 	}
-	sell("cash", map[string]any{"product_id": id["Latte"], "quantity": 1})
-	sell("card", map[string]any{"product_id": id["Croissant"], "quantity": 2})
+	sell("cash", "", map[string]any{"product_id": id["Latte"], "quantity": 1})
+	sell("card", gift, map[string]any{"product_id": id["Croissant"], "quantity": 2})
 	var day string
 	wait.For(t, 30*time.Second, "both sales at the hub", func() bool {
 		var r listResp
@@ -69,7 +111,8 @@ func TestHubReportsPageInChromium(t *testing.T) {
 			return false
 		}
 		day, _ = r.Data[0]["group"].(string)
-		return r.Data[0]["orders"] == 2.0
+		var owed listResp
+		return r.Data[0]["orders"] == 2.0 && e.hub.Call(t, "GET", "/api/v1/reports/gift-cards/owed", e.hubTok, nil, &owed) == 200 && len(owed.Data) == 1
 	})
 
 	b := webtest.Start(t, chromium, 1024, 768)
@@ -115,6 +158,18 @@ func TestHubReportsPageInChromium(t *testing.T) {
 		t.Errorf("by store %q: want the store's name", keys)
 	}
 
+	// What the stores owe each other: head office owes the demo store
+	// the 5.00 its gift card paid there.
+	r.Pick("gift-cards-owed")
+	r.Shown("/reports/gift-cards/owed?" + span)
+	if owed := r.SameAsAPI(); len(owed) != 1 || owed[0]["amount"] != "5.00" || owed[0]["issued_location_id"] != "" {
+		t.Errorf("gift cards owed %v, want head office owing 5.00", owed)
+	}
+	if row := r.Text("#report-rows tr"); !strings.Contains(row, "Head office") || !strings.Contains(row, "Demo Coffee") {
+		t.Errorf("gift cards owed %q: want head office and the store by name", row)
+	}
+	r.Pick("sales")
+
 	// The demo store, by hour: the chart, the figures, the CSV.
 	r.Store("Demo Coffee Surry Hills")
 	r.Group("Hour of day")
@@ -132,8 +187,8 @@ func TestHubReportsPageInChromium(t *testing.T) {
 
 	r.Pick("payments")
 	r.Shown("/reports/payments?" + span + "&group_by=none&location_id=" + e.location)
-	if rows := r.SameAsAPI(); len(rows) != 2 {
-		t.Errorf("payments %v, want cash and card", rows)
+	if rows := r.SameAsAPI(); len(rows) != 3 {
+		t.Errorf("payments %v, want cash, card and gift card", rows)
 	}
 	r.Pick("tax")
 	r.Shown("/reports/tax?" + span + "&group_by=none&location_id=" + e.location)
