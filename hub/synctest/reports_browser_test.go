@@ -27,8 +27,8 @@ import (
 // chart and the API's figures, and Download CSV saves the API's CSV of
 // that query; payments and tax of that store too. Screenshots at
 // 1024×768 and on a phone (390 wide, the page no wider than the screen):
-// $KASSA_SCREENSHOTS/hub-reports.png, hub-reports-table.png,
-// hub-reports-phone.png.
+// $KASSA_SCREENSHOTS/hub-reports.png and
+// hub-reports-{table,owed,phone}.png.
 func TestHubReportsPageInChromium(t *testing.T) {
 	chromium := webtest.ChromiumPath(t)
 	e := MustStartPair(t)
@@ -168,6 +168,7 @@ func TestHubReportsPageInChromium(t *testing.T) {
 	if row := r.Text("#report-rows tr"); !strings.Contains(row, "Head office") || !strings.Contains(row, "Demo Coffee") {
 		t.Errorf("gift cards owed %q: want head office and the store by name", row)
 	}
+	r.ScreenshotAt("hub-reports-owed", "report-kinds")
 	r.Pick("sales")
 
 	// The demo store, by hour: the chart, the figures, the CSV.

@@ -364,7 +364,11 @@
     parts.push(r.now ? 'now' : info.date_from === info.date_to ? 'business day ' + info.date_from : 'business days ' + info.date_from + ' to ' + info.date_to);
     if (info.group_by && info.group_by !== 'none' && r.groups.length > 1) parts.push('by ' + GROUPS[info.group_by][0].toLowerCase());
     var locs = info.locations || [];
-    parts.push(locs.length === 1 ? locs[0].name + ' (' + locs[0].timezone + ')' : locs.length + ' stores, each by its own day');
+    // The zone of the days: the store's; each store's own; or, for the
+    // org-wide ledgers (loyalty, gift cards), the one the API names.
+    parts.push(locs.length === 1 ? locs[0].name + ' (' + locs[0].timezone + ')' :
+      info.timezone && info.timezone !== 'per location' ? locs.length + ' stores, business days in ' + info.timezone :
+        locs.length + ' stores, each by its own day');
     parts.push(n + (n === 1 ? ' row' : ' rows'));
     return parts.join(' · ');
   }
