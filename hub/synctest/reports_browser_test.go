@@ -208,3 +208,74 @@ func TestHubReportsPageInChromium(t *testing.T) {
 		t.Fatalf("JavaScript errors: %v", errs)
 	}
 }
+
+// TestConsoleReportsWithTheHubLinkCut: an edge enrolled at a hub loses its
+// link; a latte is sold at the edge meanwhile. The store's manager signs
+// in to the edge's console (red OFFLINE banner) and clicks Today: the
+// sale is in the store's sales as the edge's API has it. The link comes
+// back; at the hub's /reports the owner picks the store and the same day:
+// the hub shows that sale once, every figure equal to the edge's.
+func TestConsoleReportsWithTheHubLinkCut(t *testing.T) {
+	chromium := webtest.ChromiumPath(t)
+	e := MustStartPair(t)
+	e.proxy.cut()
+	wait.For(t, 30*time.Second, "the edge offline", func() bool {
+		var st oneResp
+		return e.edge.Call(t, "GET", "/api/v1/sync/status", e.edgeMgr, nil, &st) == 200 && st.Data["connected"] == false
+	})
+	var products listResp
+	e.edge.Call(t, "GET", "/api/v1/catalog/products?q=Latte&limit=10", e.edgeTok, nil, &products)
+	var latte string
+	for _, p := range products.Data {
+		if p["name"] == "Latte" {
+			latte = p["id"].(string)
+		}
+	}
+	var o oneResp
+	if st := e.edge.Call(t, "POST", "/api/v1/orders", e.edgeTok, map[string]any{"location_id": e.location, "channel": "pos",
+		"line_items": []any{map[string]any{"product_id": latte, "quantity": 1}}}, &o); st != 201 {
+		t.Fatalf("order: %d %v", st, o.Data)
+	}
+	id := o.Data["id"].(string)
+	if st := e.edge.Call(t, "POST", "/api/v1/payments/initiate", e.edgeTok, map[string]any{"order_id": id, "amount": o.Data["total"],
+		"method": "cash", "tendered": o.Data["total"]}, &o); st != 201 {
+		t.Fatalf("pay: %d %v", st, o.Data)
+	}
+	if st := e.edge.Call(t, "POST", "/api/v1/orders/"+id+"/complete", e.edgeTok, map[string]any{}, &o); st != 200 {
+		t.Fatalf("complete: %d %v", st, o.Data)
+	}
+
+	b := webtest.Start(t, chromium, 1024, 768)
+	store := webtest.NewReader(t, b, e.edge.URL, e.edgeMgr)
+	store.Do("the console", chromedp.Navigate(e.edge.URL+"/console"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#email", "manager@demo.test"), chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"),
+		chromedp.WaitVisible(`#status[data-state="offline"]`), chromedp.WaitVisible("#report-form"))
+	store.Preset("today")
+	store.Do("today's sales", chromedp.WaitVisible(`#reports[data-state="shown"]`))
+	offline := store.SameAsAPI()
+	if len(offline) != 1 || offline[0]["orders"] != "1" {
+		t.Fatalf("the store's sales offline %v, want the latte's order", offline)
+	}
+	day := offline[0]["group"]
+
+	e.proxy.restore()
+	wait.For(t, 60*time.Second, "the sale at the hub", func() bool {
+		var r listResp
+		return e.hub.Call(t, "GET", "/api/v1/reports/sales?date_from="+day+"&date_to="+day+"&location_id="+e.location, e.hubTok, nil, &r) == 200 &&
+			len(r.Data) == 1 && r.Data[0]["orders"] == 1.0
+	})
+	office := webtest.NewReader(t, b, e.hub.URL, e.hubTok)
+	office.Do("the hub's reports", chromedp.Navigate(e.hub.URL+"/reports"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#email", "owner@demo.test"), chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"),
+		chromedp.WaitReady(`#report-location option[value="`+e.location+`"]`))
+	office.Store("Demo Coffee Surry Hills")
+	office.Days(day, day)
+	office.Show("/reports/sales?date_from=" + day + "&date_to=" + day + "&group_by=day&location_id=" + e.location)
+	online := office.SameAsAPI()
+	if len(online) != 1 || !reflect.DeepEqual(online[0], offline[0]) {
+		t.Errorf("the hub's day %v, the store's offline %v: want the same, once", online, offline)
+	}
+	if errs := b.JSErrors(); len(errs) > 0 {
+		t.Fatalf("JavaScript errors: %v", errs)
+	}
+}
