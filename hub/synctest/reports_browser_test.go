@@ -14,21 +14,20 @@ import (
 	"kassa.dev/web/webtest"
 )
 
-// TestHubReportsPageInChromium: head office has two stores (the demo's,
-// with an edge, and a second one in Auckland); head office sells a gift
-// card; the edge sells a latte for cash and two croissants paid 5.00 by
-// that card and the rest by card, and the sales reach the hub. At
-// the hub's /reports a cashier signs in and is told the account cannot
-// read reports; after they sign out, the owner signs in to a fresh view
-// and, typing and with clicks only: the store filter lists both stores;
-// all stores' sales by store over typed days show the demo store's row
-// as the hub's API has it; gift cards owed: head office owes the store
-// 5.00, both named; the demo store picked, by hour, shows the
-// chart and the API's figures, and Download CSV saves the API's CSV of
-// that query; payments and tax of that store too. Screenshots at
-// 1024×768 and on a phone (390 wide, the page no wider than the screen):
-// $KASSA_SCREENSHOTS/hub-reports.png and
-// hub-reports-{table,owed,phone}.png.
+// TestHubReportsPageInChromium: head office has two stores (the demo's, with
+// an edge, and a second one in Auckland); head office sells a gift card; the
+// edge sells a latte for cash and two croissants paid 5.00 by that card and
+// the rest by card, and the sales reach the hub. At the hub's /reports a
+// cashier signs in and is told the account cannot read reports; after they
+// sign out, the owner signs in to a fresh view and, typing and with clicks
+// only: the store filter lists both stores; all stores' sales by store over
+// typed days show the demo store's row as the hub's API has it; gift cards
+// owed: head office owes the store 5.00, both named; the demo store picked,
+// by hour, shows the chart and the API's figures, and Download CSV saves the
+// API's CSV of that query; payments and tax of that store too; Today at the
+// Auckland store is Auckland's business day. Screenshots at 1024×768 and on
+// a phone (390 wide, the page no wider than the screen):
+// $KASSA_SCREENSHOTS/hub-reports.png and hub-reports-{table,owed,phone}.png.
 func TestHubReportsPageInChromium(t *testing.T) {
 	chromium := webtest.ChromiumPath(t)
 	e := MustStartPair(t)
@@ -194,6 +193,31 @@ func TestHubReportsPageInChromium(t *testing.T) {
 	r.Pick("tax")
 	r.Shown("/reports/tax?" + span + "&group_by=none&location_id=" + e.location)
 	r.SameAsAPI()
+
+	// Today at the Auckland store is its own business day, whatever the
+	// browser's zone.
+	auckland := created.Data["id"].(string)
+	today := func() string {
+		z, err := time.LoadLocation("Pacific/Auckland")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().In(z)
+		if now.Hour() < int(created.Data["day_cutoff_hour"].(float64)) {
+			now = now.AddDate(0, 0, -1)
+		}
+		return now.Format(time.DateOnly)
+	}
+	before := today()
+	r.Store("Harbour Kiosk")
+	r.Preset("today")
+	r.Do("Auckland's today", chromedp.WaitVisible(`#reports[data-state="shown"]`))
+	if q, after := r.Query(), today(); q != "/reports/tax?date_from="+before+"&date_to="+before+"&group_by=none&location_id="+auckland &&
+		q != "/reports/tax?date_from="+after+"&date_to="+after+"&group_by=none&location_id="+auckland {
+		t.Errorf("today at the Auckland store asks %s, want its business day %s", q, after)
+	}
+	r.Store("Demo Coffee Surry Hills")
+	r.Days(from, to)
 
 	r.Do("a phone", chromedp.EmulateViewport(390, 844))
 	r.Pick("sales")

@@ -119,6 +119,12 @@ func (r *Reader) Shown(query string) {
 	r.Do("the report of "+query, chromedp.WaitVisible(fmt.Sprintf(`#reports[data-state="shown"][data-query="%s"]`, query)))
 }
 
+// Query is the API query of the report on screen (path and query string).
+func (r *Reader) Query() string {
+	r.T.Helper()
+	return r.eval(`document.getElementById('reports').dataset.query || ''`)
+}
+
 // Text is the text of the first element sel matches.
 func (r *Reader) Text(sel string) string {
 	r.T.Helper()
@@ -214,7 +220,7 @@ func Figure(shown string) string {
 // answers the rows the API gave (by column name) for further checks.
 func (r *Reader) SameAsAPI() []map[string]string {
 	r.T.Helper()
-	query := r.eval(`document.getElementById('reports').dataset.query`)
+	query := r.Query()
 	recs := r.CSV(query)
 	head, api := recs[0], recs[1:]
 	shown := r.Table()
