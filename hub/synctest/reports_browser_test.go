@@ -25,9 +25,10 @@ import (
 // owed: head office owes the store 5.00, both named; the demo store picked,
 // by hour, shows the chart and the API's figures, and Download CSV saves the
 // API's CSV of that query; payments and tax of that store too; Today at the
-// Auckland store is Auckland's business day. Screenshots at 1024×768 and on
-// a phone (390 wide, the page no wider than the screen):
-// $KASSA_SCREENSHOTS/hub-reports.png and hub-reports-{table,owed,phone}.png.
+// Auckland store is Auckland's business day (the browser a day behind, in
+// Pago Pago). Screenshots at 1024×768 and on a phone (390 wide, the page no
+// wider than the screen): $KASSA_SCREENSHOTS/hub-reports.png and
+// hub-reports-{table,owed,phone}.png.
 func TestHubReportsPageInChromium(t *testing.T) {
 	chromium := webtest.ChromiumPath(t)
 	e := MustStartPair(t)
@@ -194,8 +195,9 @@ func TestHubReportsPageInChromium(t *testing.T) {
 	r.Shown("/reports/tax?" + span + "&group_by=none&location_id=" + e.location)
 	r.SameAsAPI()
 
-	// Today at the Auckland store is its own business day, whatever the
-	// browser's zone.
+	// Today at the Auckland store is its own business day, even in a
+	// browser in Pago Pago (a day behind Auckland).
+	b.TimeZone("Pacific/Pago_Pago")
 	auckland := created.Data["id"].(string)
 	today := func() string {
 		z, err := time.LoadLocation("Pacific/Auckland")
