@@ -40,12 +40,6 @@ func writeRead[T any](ctx context.Context, db *DB, find finder[T], orgID, id str
 	return find(ctx, db.reader, orgID, id)
 }
 
-// querier is what a query runs on: a unit of work (*Tx) or the reader.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // exists reports whether table has a row id in org.
 func exists(ctx context.Context, q querier, table, orgID, id string) bool {
 	var n int
