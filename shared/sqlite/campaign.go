@@ -849,7 +849,7 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 // With gave (the hub's amounts, redeemAtHub) each row's amount is its
 // campaign's there (0 when absent) and its total the order's as the hub
 // recomputed it, also for rows written before the order's last lines came.
-func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[string]int64) error {
+func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[string]int64) error {
 	r := redemption{orderID: orderID, orgID: orgID}
 	var customer sql.Null[string]
 	var campaigns string
@@ -898,13 +898,13 @@ func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[st
 // the batch that crosses a limit records it, so replays and later sales
 // add none. Nothing is undone: the sales happened; ops see the conflict at
 // /sync/conflicts.
-func (a *applier) checkVouchers(ctx context.Context) error {
+func checkVouchers(ctx context.Context, a *applier) error {
 	total := map[[2]string]int{}
 	for k, added := range campaignsOf(a.state).redeemed {
 		total[[2]string{k[0], k[1]}] += added
 	}
 	for k, added := range total {
-		err := a.overused(ctx, k[0], k[1], "usage_limit", "", "", added)
+		err := overused(ctx, a, k[0], k[1], "usage_limit", "", "", added)
 		if err != nil {
 			return err
 		}
@@ -913,7 +913,7 @@ func (a *applier) checkVouchers(ctx context.Context) error {
 		if k[2] == "" {
 			continue
 		}
-		if err := a.overused(ctx, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
+		if err := overused(ctx, a, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
 			return err
 		}
 	}
@@ -925,7 +925,7 @@ func (a *applier) checkVouchers(ctx context.Context) error {
 // with where) now, and was not before this batch added added of them.
 // The conflict's local names the limit (and the customer), its remote the
 // redemptions counted.
-func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, customer string, added int) error {
+func overused(ctx context.Context, a *applier, orgID, id, limitCol, where, customer string, added int) error {
 	var limit sql.NullInt64
 	var used int64
 	args := []any{orgID, id}
@@ -958,11 +958,11 @@ func init() {
 	retire("campaign_redemption", formatStep{2, 19})
 }
 
-// campaignPart is the campaigns' part of an edge order's discount as the
+// edgeCampaignPart is the campaigns' part of an edge order's discount as the
 // hub computes it (hubCampaigns). The wire's campaign amounts are not
 // believed: whatever discount they do not explain counts as manual.
-func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
-	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+func edgeCampaignPart(ctx context.Context, ad *admitter, orderID, orgID string) (int64, error) {
+	cp, err := hubCampaigns(ctx, ad, orderID, orgID)
 	return campaignTotal(cp), err
 }
 
@@ -974,14 +974,14 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 // is left alone, and so is one whose lines have not come yet: they arrive
 // later in the log, and the order is recomputed then (its rows take the
 // new amounts).
-func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error {
+func redeemAtHub(ctx context.Context, a *applier, orderID, orgID string) error {
 	var claims bool
 	err := a.tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
 		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
 	if err != nil || !claims {
 		return err
 	}
-	cp, err := a.admitter.hubCampaigns(ctx, orderID, orgID)
+	cp, err := hubCampaigns(ctx, a.admitter, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -989,7 +989,7 @@ func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error 
 	for _, c := range cp.Applied {
 		gave[c.CampaignID] = c.Amount
 	}
-	return a.redeem(ctx, orderID, orgID, gave)
+	return redeem(ctx, a, orderID, orgID, gave)
 }
 
 // hubCampaigns recomputes at the hub what campaigns gave an order an edge
@@ -997,12 +997,12 @@ func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error 
 // (occurred_at, campaignsAt), that applied at its location then, priced
 // on its lines with its voucher (without it when no campaign here had the
 // code).
-func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
+func hubCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
 	priced := campaignsOf(ad.state).priced
 	if cp, ok := priced[orderID]; ok {
 		return cp, nil
 	}
-	cp, err := ad.priceCampaigns(ctx, orderID, orgID)
+	cp, err := priceCampaigns(ctx, ad, orderID, orgID)
 	if err == nil {
 		priced[orderID] = cp
 	}
@@ -1010,7 +1010,7 @@ func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (ka
 }
 
 // priceCampaigns is hubCampaigns without its memo.
-func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
+func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
 	var locID, occurred string
 	var voucher, customer sql.Null[string]
 	var discount int64

@@ -563,7 +563,7 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 	amount, _ := intField(f, "amount")
 	switch kassa.DrawerEntryType(typ) {
 	case kassa.DrawerSale, kassa.DrawerRefund:
-		return ad.entryPayment(ctx, f, kassa.DrawerEntryType(typ), amount)
+		return entryPayment(ctx, ad, f, kassa.DrawerEntryType(typ), amount)
 	case kassa.DrawerPaidIn, kassa.DrawerPaidOut:
 		if ad.actorOf == nil || kassa.CanMoveDrawerCash(ad.actorOf) != nil {
 			return refuse(RefusedActor, "only a manager or an owner pays cash in or out")
@@ -583,7 +583,7 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 // entryPayment admits a sale or refund entry: it names a payment of its
 // method, a sale its full amount once, a refund one the hub holds and at
 // most what the payment took.
-func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
+func entryPayment(ctx context.Context, ad *admitter, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
 	var method string
 	var paid int64
 	if err := ad.tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,

@@ -993,14 +993,14 @@ func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) 
 		if err != nil {
 			return err
 		}
-		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
+		if err := recomputeOrder(ctx, a, id, orgID); err != nil {
 			return err
 		}
-		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
+		if err := checkMoney(ctx, a, orgID, id, before); err != nil {
 			return err
 		}
 	}
-	return a.checkVouchers(ctx)
+	return checkVouchers(ctx, a)
 }
 
 // trackOrderOf: an entry of an order (a line, its history, a payment or a
@@ -1189,7 +1189,7 @@ func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
 // edge, once its lines are in: the manual discounts of the order together
 // stay within what its creator's role may give (kassa.CheckDiscount). The
 // campaigns' part is recomputed here (campaignPart) and does not count.
-func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) error {
+func checkDiscount(ctx context.Context, ad *admitter, orderID, orgID string) error {
 	var subtotal, discount int64
 	var creator sql.NullString
 	err := ad.tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
@@ -1215,7 +1215,7 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 	if err != nil {
 		return err
 	}
-	campaigns, err := ad.campaignPart(ctx, orderID, orgID)
+	campaigns, err := edgeCampaignPart(ctx, ad, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -1238,7 +1238,7 @@ var (
 // changes nothing for an honest edge). Every statement is scoped to the
 // order's org. An edge's order that claims completion without being paid
 // in full is refused.
-func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
+func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 	tx := a.tx
 	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
 			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
@@ -1258,7 +1258,7 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 		}
 		// An order from the hub's log: what its campaigns gave is the
 		// hub's word.
-		return a.redeem(ctx, id, orgID, nil)
+		return redeem(ctx, a, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
 			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
@@ -1281,10 +1281,10 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
 	}
-	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
+	if err := redeemAtHub(ctx, a, id, orgID); err != nil {
 		return err
 	}
-	return a.admitter.checkDiscount(ctx, id, orgID)
+	return checkDiscount(ctx, a.admitter, id, orgID)
 }
 
 // money is an order's totals, as the money invariants see them.
@@ -1308,7 +1308,7 @@ func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
 // invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
 // taken at two nodes at once, each within the order's total there. The
 // local side is the totals before the merge, the remote side after.
-func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
+func checkMoney(ctx context.Context, a *applier, orgID, id string, before money) error {
 	after, err := orderMoney(ctx, a.tx, id)
 	if err != nil || !after.found {
 		return err

@@ -402,7 +402,7 @@ func (s *WebhookStore) RecordWebhookTest(ctx context.Context, d *WebhookDelivery
 // Every event this node logs is offered to the org's webhooks.
 func init() {
 	onEventLogged(func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error {
-		return tx.fanOutWebhooks(ctx, id, orgID, typ, data)
+		return fanOutWebhooks(ctx, tx, id, orgID, typ, data)
 	})
 }
 
@@ -410,7 +410,7 @@ func init() {
 // log for each active endpoint of its org that subscribes to its type,
 // in the same unit: no event without its deliveries. Only the hub sends
 // webhooks; at an edge this does nothing.
-func (tx *Tx) fanOutWebhooks(ctx context.Context, id, orgID, typ string, data []byte) error {
+func fanOutWebhooks(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error {
 	if !tx.db.hub {
 		return nil
 	}
