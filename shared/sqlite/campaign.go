@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // CampaignService implements kassa.CampaignService. Campaigns are
@@ -104,7 +105,7 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFil
 		now := fmtTime(s.db.Now())
 		w.and(effectiveStatusSQL+" = ?", now, now, f.Status)
 	}
-	l, err := findPage(ctx, s.db.reader, campaignCols, w, f.Page, scanCampaign, campaignID)
+	l, err := findPage(ctx, s.db.Reader, campaignCols, w, f.Page, scanCampaign, campaignID)
 	for i := range l.Items {
 		s.shown(&l.Items[i])
 	}
@@ -168,13 +169,13 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.Campaign
 	}
 	id := s.db.NewID()
 	var out *kassa.Campaign
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
 			return err
 		}
 		cols := campaignColumns(&v)
 		cols["status"] = kassa.CampaignDraft
-		if err := tx.insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
+		if err := tx.Insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		return emitRead(ctx, tx, s.findShown, a.OrgID, id, kassa.EventCampaignCreated, &out)
@@ -196,11 +197,11 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 		return nil, err
 	}
 	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
-		before := kassa.EffectiveCampaignStatus(old, tx.now)
+		before := kassa.EffectiveCampaignStatus(old, tx.Now)
 		after := before
 		if in.Status.Set {
 			var err error
-			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.now); err != nil {
+			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.Now); err != nil {
 				return err
 			}
 		}
@@ -268,7 +269,7 @@ func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa
 	}
 	launched := func(map[string]any) string { return kassa.EventCampaignLaunched }
 	return updateEmitAs(ctx, s.db, entCampaign, launched, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
-		status, err := kassa.LaunchStatus(old, tx.now)
+		status, err := kassa.LaunchStatus(old, tx.Now)
 		cols["status"] = status
 		return err
 	})
@@ -308,11 +309,11 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	if err != nil {
 		return nil, err
 	}
-	if _, err := findCampaign(ctx, s.db.reader, a.OrgID, id); err != nil {
+	if _, err := findCampaign(ctx, s.db.Reader, a.OrgID, id); err != nil {
 		return nil, err
 	}
 	out := &kassa.CampaignStats{CampaignID: id, ByDay: []kassa.CampaignStatsPart{}, ByLocation: []kassa.CampaignStatsPart{}}
-	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
+	if err := s.db.Reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
 		return nil, err
 	}
 	// Refunds count against the sale they refund (its redemption's day
@@ -323,7 +324,7 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
 		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id
 		WHERE r.org_id = ? AND r.campaign_id = ?`
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), `+sums, a.OrgID, id).
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT count(*), `+sums, a.OrgID, id).
 		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {
 		return nil, err
@@ -333,7 +334,7 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 		key string
 		dst *[]kassa.CampaignStatsPart
 	}{{"substr(r.occurred_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
-		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
+		rows, err := s.db.Reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +460,7 @@ const campaignVersionSQL = `INSERT INTO campaign_versions (org_id, campaign_id, 
 // state in the node-local campaign_versions (campaignsAt), valid from the
 // unit's time.
 func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error {
-	_, err := tx.execCached(ctx, campaignVersionSQL, fmtTime(tx.now), id, orgID)
+	_, err := tx.ExecCached(ctx, campaignVersionSQL, fmtTime(tx.Now), id, orgID)
 	return err
 }
 
@@ -478,7 +479,7 @@ func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int6
 	var total int64
 	for {
 		var n int64
-		err := db.write(ctx, func(tx *Tx) error {
+		err := db.Write(ctx, func(tx *Tx) error {
 			rows, err := tx.QueryContext(ctx, `DELETE FROM campaign_versions WHERE id IN (SELECT v.id FROM campaign_versions v
 				WHERE v.valid_from < ?1 AND EXISTS (SELECT 1 FROM campaign_versions w
 					WHERE w.org_id = v.org_id AND w.campaign_id = v.campaign_id AND w.valid_from <= ?1 AND (w.valid_from, w.id) > (v.valid_from, v.id))
@@ -492,7 +493,7 @@ func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int6
 					rows.Close()
 					return err
 				}
-				tx.changing(entCampaign, org)
+				tx.Changing(entCampaign, org)
 				n++
 			}
 			return errors.Join(rows.Err(), rows.Close())
@@ -816,7 +817,7 @@ func insertRedemptions(ctx context.Context, tx *Tx, r redemption, applied []kass
 	}
 	q.WriteString(` ON CONFLICT DO NOTHING`)
 	if !returning {
-		_, err := tx.execCached(ctx, q.String(), args...)
+		_, err := tx.ExecCached(ctx, q.String(), args...)
 		return nil, err
 	}
 	q.WriteString(` RETURNING campaign_id`)
@@ -840,7 +841,7 @@ func insertRedemptions(ctx context.Context, tx *Tx, r redemption, applied []kass
 // order this node is making (made at the unit's time).
 func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 	_, err := insertRedemptions(ctx, tx, redemption{orderID: o.ID, orgID: o.OrgID, locationID: o.LocationID, customerID: o.CustomerID,
-		total: o.Total, occurredAt: fmtTime(tx.now)}, o.Campaigns, false)
+		total: o.Total, occurredAt: fmtTime(tx.Now)}, o.Campaigns, false)
 	return err
 }
 
@@ -853,7 +854,7 @@ func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[str
 	r := redemption{orderID: orderID, orgID: orgID}
 	var customer sql.Null[string]
 	var campaigns string
-	err := a.tx.QueryRowContext(ctx, `SELECT location_id, customer_id, total, occurred_at, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+	err := a.Tx.QueryRowContext(ctx, `SELECT location_id, customer_id, total, occurred_at, campaigns FROM orders WHERE id = ? AND org_id = ?`,
 		orderID, orgID).Scan(&r.locationID, &customer, &r.total, &r.occurredAt, &campaigns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // its row arrives later in the log
@@ -869,19 +870,19 @@ func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[str
 			applied[i].Amount = gave[applied[i].CampaignID]
 		}
 	}
-	wrote, err := insertRedemptions(ctx, a.tx, r, applied, true)
+	wrote, err := insertRedemptions(ctx, a.Tx, r, applied, true)
 	if err != nil {
 		return err
 	}
 	for _, c := range wrote {
-		campaignsOf(a.state).redeemed[[3]string{orgID, c, customer.V}]++
+		campaignsOf(a.State).redeemed[[3]string{orgID, c, customer.V}]++
 	}
 	if gave == nil || len(wrote) == len(applied) {
 		return nil
 	}
 	for _, c := range applied {
 		if !slices.Contains(wrote, c.CampaignID) {
-			_, err := a.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = ?, order_total = ? WHERE org_id = ? AND campaign_id = ? AND order_id = ?`,
+			_, err := a.Tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = ?, order_total = ? WHERE org_id = ? AND campaign_id = ? AND order_id = ?`,
 				c.Amount, r.total, orgID, c.CampaignID, orderID)
 			if err != nil {
 				return err
@@ -900,7 +901,7 @@ func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[str
 // /sync/conflicts.
 func checkVouchers(ctx context.Context, a *applier) error {
 	total := map[[2]string]int{}
-	for k, added := range campaignsOf(a.state).redeemed {
+	for k, added := range campaignsOf(a.State).redeemed {
 		total[[2]string{k[0], k[1]}] += added
 	}
 	for k, added := range total {
@@ -909,7 +910,7 @@ func checkVouchers(ctx context.Context, a *applier) error {
 			return err
 		}
 	}
-	for k, added := range campaignsOf(a.state).redeemed {
+	for k, added := range campaignsOf(a.State).redeemed {
 		if k[2] == "" {
 			continue
 		}
@@ -932,7 +933,7 @@ func overused(ctx context.Context, a *applier, orgID, id, limitCol, where, custo
 	if customer != "" {
 		args = append(args, customer)
 	}
-	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(*) FROM campaign_redemptions
+	err := a.Tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(*) FROM campaign_redemptions
 		WHERE org_id = ?1 AND campaign_id = ?2`+where+`) FROM campaigns WHERE org_id = ?1 AND id = ?2`, args...).Scan(&limit, &used)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
 		return nil
@@ -944,7 +945,7 @@ func overused(ctx context.Context, a *applier, orgID, id, limitCol, where, custo
 	if customer != "" {
 		local["customer_id"], remote["customer_id"] = customer, customer
 	}
-	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
+	return a.Conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
 }
 
 // Campaigns: written at the hub only. Their redemptions were replicated
@@ -953,9 +954,9 @@ func overused(ctx context.Context, a *applier, orgID, id, limitCol, where, custo
 var entCampaign = new(noun)
 
 func init() {
-	register(entCampaign, noun{name: "campaign", table: "campaigns", digest: orgRows,
-		written: recordCampaignVersion, newState: func(*DB) any { return &campaignState{} }})
-	retire("campaign_redemption", formatStep{2, 19})
+	register(entCampaign, noun{Name: "campaign", Table: "campaigns", Digest: orgRows,
+		Written: recordCampaignVersion, NewState: func(*engine.DB) any { return &campaignState{} }})
+	retire("campaign_redemption", formatStep{Format: 2, Migration: 19})
 }
 
 // edgeCampaignPart is the campaigns' part of an edge order's discount as the
@@ -976,12 +977,12 @@ func edgeCampaignPart(ctx context.Context, ad *admitter, orderID, orgID string) 
 // new amounts).
 func redeemAtHub(ctx context.Context, a *applier, orderID, orgID string) error {
 	var claims bool
-	err := a.tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+	err := a.Tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
 		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
 	if err != nil || !claims {
 		return err
 	}
-	cp, err := hubCampaigns(ctx, a.admitter, orderID, orgID)
+	cp, err := hubCampaigns(ctx, a.Admitter, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -998,7 +999,7 @@ func redeemAtHub(ctx context.Context, a *applier, orderID, orgID string) error {
 // on its lines with its voucher (without it when no campaign here had the
 // code).
 func hubCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
-	priced := campaignsOf(ad.state).priced
+	priced := campaignsOf(ad.State).priced
 	if cp, ok := priced[orderID]; ok {
 		return cp, nil
 	}
@@ -1015,15 +1016,15 @@ func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (k
 	var voucher, customer sql.Null[string]
 	var discount int64
 	var claimedJSON string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
 		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount, &claimedJSON); err != nil {
 		return kassa.CampaignPrice{}, err
 	}
-	loc, err := findLocation(ctx, ad.tx, orgID, locID)
+	loc, err := findLocation(ctx, ad.Tx, orgID, locID)
 	if err != nil {
 		return kassa.CampaignPrice{}, err
 	}
-	rows, err := ad.tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
+	rows, err := ad.Tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
 		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
 	if err != nil {
 		return kassa.CampaignPrice{}, err
@@ -1054,16 +1055,16 @@ func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (k
 	// forged edge could name anyway.
 	at, err := time.Parse(time.RFC3339Nano, occurred)
 	if err != nil {
-		at = ad.tx.now
+		at = ad.Tx.Now
 	}
 	price := func(at time.Time) (kassa.CampaignPrice, error) {
-		live, err := ad.tx.db.campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
+		live, err := storeOf(ad.Tx.DB).campaignsAt(ctx, ad.Tx, orgID, at, ad.Tx.Now)
 		if err != nil {
 			return kassa.CampaignPrice{}, err
 		}
-		cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
+		cp, err := orderCampaigns(ctx, ad.Tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
 		if kassa.ErrorKind(err) == kassa.EInvalid {
-			cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
+			cp, err = orderCampaigns(ctx, ad.Tx, live, orgID, loc, at, nil, lines, nil, false)
 		}
 		return cp, err
 	}
@@ -1079,7 +1080,7 @@ func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (k
 	// window that the till never applied does not hide a manual discount.
 	// A forged edge gains at most a campaign launched or raised within
 	// that window after the instant it names, and only by claiming it.
-	if later := earlier(at.Add(ad.tx.db.maxSkew), ad.tx.now); err == nil && later.After(at) && campaignTotal(cp) < discount {
+	if later := earlier(at.Add(ad.Tx.DB.MaxSkew), ad.Tx.Now); err == nil && later.After(at) && campaignTotal(cp) < discount {
 		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= discount &&
 			claimsAll(claimedJSON, cp2.Applied) {
 			cp = cp2
@@ -1146,15 +1147,17 @@ type campaignState struct {
 }
 
 // campaignsIn is db's campaignState.
-func campaignsIn(db *DB) *campaignState { return db.states[entCampaign].(*campaignState) }
+func campaignsIn(db *DB) *campaignState { return db.States[entCampaign].(*campaignState) }
 
-func (s *campaignState) writing(orgID string) { s.histories.forget(orgID) }
+func (s *campaignState) Writing(orgID string) { s.histories.forget(orgID) }
 
-func (s *campaignState) undone(orgIDs []string) { s.histories.forget(orgIDs...) }
+func (s *campaignState) Undone(orgIDs []string) { s.histories.forget(orgIDs...) }
 
-func (s *campaignState) settled(orgIDs []string, committed bool) {
+func (s *campaignState) Settled(orgIDs []string, committed bool) {
 	if committed {
 		s.live.invalidate(orgIDs...)
 	}
 	s.histories.forget(orgIDs...)
 }
+
+var _ engine.UnitWatcher = (*campaignState)(nil)

@@ -36,12 +36,12 @@ func (s *EnrolmentService) CreateEnrolment(ctx context.Context, locationID strin
 	if a.Role != kassa.RoleOwner {
 		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can enrol an edge")
 	}
-	if _, err := findLocation(ctx, s.db.reader, a.OrgID, locationID); err != nil {
+	if _, err := findLocation(ctx, s.db.Reader, a.OrgID, locationID); err != nil {
 		return nil, err
 	}
 	token := "kse_" + randomHex(24)
 	expires := s.db.Now().Add(EnrolmentTTL).UTC().Truncate(time.Millisecond)
-	err = s.db.exec(ctx, `INSERT INTO enrolment_tokens (token_hash, org_id, location_id, created_by, expires_at) VALUES (?, ?, ?, ?, ?)`,
+	err = s.db.Exec(ctx, `INSERT INTO enrolment_tokens (token_hash, org_id, location_id, created_by, expires_at) VALUES (?, ?, ?, ?, ?)`,
 		hashSecret(token), a.OrgID, locationID, nullString(a.UserID), fmtTime(expires))
 	if err != nil {
 		return nil, err
@@ -60,23 +60,23 @@ func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) 
 	secret := randomHex(32)
 	nodeID := s.db.NewID()
 	var res kassa.EnrolResult
-	err := s.db.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, func(tx *Tx) error {
 		var org, loc, expires string
 		var used sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT org_id, location_id, expires_at, used_at FROM enrolment_tokens WHERE token_hash = ?`,
 			hashSecret(in.Token)).Scan(&org, &loc, &expires, &used)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && (used.Valid || parseTime(expires).Before(tx.now)) {
+		if errors.Is(err, sql.ErrNoRows) || err == nil && (used.Valid || parseTime(expires).Before(tx.Now)) {
 			return errBadEnrolment
 		}
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE enrolment_tokens SET used_at = ?, used_by = ? WHERE token_hash = ?`,
-			fmtTime(tx.now), nodeID, hashSecret(in.Token)); err != nil {
+			fmtTime(tx.Now), nodeID, hashSecret(in.Token)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
-			nodeID, org, loc, hashSecret(secret), fmtTime(tx.now))
+			nodeID, org, loc, hashSecret(secret), fmtTime(tx.Now))
 		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: nodeID, LeafURL: s.leafURL(), LeafUser: nodeID, LeafPassword: secret}
 		return err
 	})
@@ -97,7 +97,7 @@ func (s *EnrolmentService) RevokeNode(ctx context.Context, nodeID string) error 
 	if a.Role != kassa.RoleOwner {
 		return kassa.Errorf(kassa.EForbidden, "only an owner can revoke an edge")
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		var revoked sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT revoked_at FROM sync_nodes WHERE node_id = ? AND org_id = ?`, nodeID, a.OrgID).Scan(&revoked)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -106,7 +106,7 @@ func (s *EnrolmentService) RevokeNode(ctx context.Context, nodeID string) error 
 		if err != nil || revoked.Valid {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sync_nodes SET revoked_at = ? WHERE node_id = ? AND org_id = ?`, fmtTime(tx.now), nodeID, a.OrgID)
+		_, err = tx.ExecContext(ctx, `UPDATE sync_nodes SET revoked_at = ? WHERE node_id = ? AND org_id = ?`, fmtTime(tx.Now), nodeID, a.OrgID)
 		return err
 	})
 	if err == nil && s.onRevoke != nil {

@@ -26,7 +26,7 @@ import (
 // nodeID of org pushed (listed under its location), newest first, at most
 // limit, and how many there are.
 func (db *DB) EdgeRefusals(ctx context.Context, orgID, locationID, nodeID string, limit int) ([]Refused, int, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT q.change, q.error, q.created_at FROM sync_conflicts c
+	rows, err := db.Reader.QueryContext(ctx, `SELECT q.change, q.error, q.created_at FROM sync_conflicts c
 		JOIN sync_quarantine q ON q.id = json_extract(c.remote, '$.id')
 		WHERE c.org_id = ? AND c.status = 'open' AND c.location_id = ? AND c.kind = 'quarantined'
 		AND json_extract(c.remote, '$.origin') = ? ORDER BY c.detected_at DESC, c.id`, orgID, locationID, nodeID)
@@ -60,7 +60,7 @@ const metaRefusedTotal = "sync_refused_total"
 // replace, rs is the hub's whole open list (of total): the others are
 // forgotten, since the hub re-applied or resolved them.
 func (db *DB) KeepRefusals(ctx context.Context, rs []Refused, total int, replace bool) error {
-	return db.write(ctx, func(tx *Tx) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		if replace {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sync_refusals`); err != nil {
 				return err
@@ -85,7 +85,7 @@ func (db *DB) KeepRefusals(ctx context.Context, rs []Refused, total int, replace
 // Refusals returns, at an edge, its changes the hub refused, newest first
 // (at most limit), each named and worded, and how many there are.
 func (db *DB) Refusals(ctx context.Context, limit int) ([]kassa.SyncRefusal, int, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT change_id, entity, entity_id, op, status, fields, reason, error, refused_at
+	rows, err := db.Reader.QueryContext(ctx, `SELECT change_id, entity, entity_id, op, status, fields, reason, error, refused_at
 		FROM sync_refusals ORDER BY refused_at DESC, change_id`)
 	if err != nil {
 		return nil, 0, err
@@ -110,7 +110,7 @@ func (db *DB) Refusals(ctx context.Context, limit int) ([]kassa.SyncRefusal, int
 	n, _ := strconv.Atoi(total)
 	out := make([]kassa.SyncRefusal, 0, min(len(rs), limit))
 	for _, r := range rs[:min(len(rs), limit)] {
-		subject, summary := describe(ctx, db.reader, r)
+		subject, summary := describe(ctx, db.Reader, r)
 		out = append(out, kassa.SyncRefusal{ChangeID: r.ChangeID, Entity: r.Entity, EntityID: r.EntityID, Reason: r.Reason,
 			Error: r.Error, Subject: subject, Summary: summary, RefusedAt: r.At})
 	}
@@ -278,7 +278,7 @@ var uuidPattern = regexp.MustCompile(`"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 func (n *namer) kindOf(id string) string {
 	for _, e := range []string{"order", "payment", "customer", "product", "user"} {
 		var one int
-		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+nouns[e].table+" WHERE id = ?", id).Scan(&one) == nil {
+		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+nouns[e].Table+" WHERE id = ?", id).Scan(&one) == nil {
 			return e
 		}
 	}

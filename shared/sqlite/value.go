@@ -1,129 +1,83 @@
 package sqlite
 
 import (
-	"encoding/json"
-	"fmt"
+	"database/sql"
 	"time"
 
-	"kassa.dev/sync/hlc"
+	"kassa.dev/shared/kassa"
 )
 
-// columnValue converts a Go value to what its column stores. It is the one
-// converter of the store: for a service's field on its way into a row
-// (writeRow, filters), for a value decoded from a change record's JSON on
-// its way into a row (apply), and for a scanned column on its way into a
-// digest (canonical).
-//
-//   - nil and nil pointers → NULL; other pointers → what they point to
-//   - booleans → 0/1 (int64); int → int64
-//   - a whole float64 or json.Number → int64, another → float64
-//     (JSON numbers decode as floats or json.Number)
-//   - time.Time → text in TimeFormat (UTC); an HLC timestamp → its text
-//   - string, int64, []byte → as they are
-//   - anything else (slices, maps, structs) → JSON text
-//
-// It panics on a value encoding/json cannot encode: that is a programming
-// error, not input.
-func columnValue(v any) any {
-	switch x := v.(type) {
-	case nil, string, int64, []byte:
-		return x
-	case int:
-		return int64(x)
-	case bool:
-		if x {
-			return int64(1)
-		}
-		return int64(0)
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-		return x
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case time.Time:
-		return fmtTime(x)
-	case hlc.Timestamp:
-		return x.String()
-	case *time.Time:
-		return pointee(x)
-	case *string:
-		return pointee(x)
-	case *int64:
-		return pointee(x)
-	case *int:
-		return pointee(x)
-	case *bool:
-		return pointee(x)
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			panic(fmt.Sprintf("sqlite: column value %T: %v", v, err))
-		}
-		return string(b)
-	}
-}
+// Small value helpers the resource files share.
 
-// pointee is columnValue of what p points to, or NULL for a nil p.
-func pointee[T any](p *T) any {
-	if p == nil {
+// optPtr is an update's value as a nullable column: nil when the update
+// leaves it out or sets null.
+func optPtr[T any](o kassa.Opt[T]) *T {
+	if !o.Set || o.Null {
 		return nil
 	}
-	return columnValue(*p)
+	v := o.Value
+	return &v
 }
 
-// sameStored reports whether two values are stored alike: an update that
-// sets a column to new when it holds old changes nothing.
-func sameStored(old, new any) bool {
-	o, n := columnValue(old), columnValue(new)
-	return (o == nil) == (n == nil) && fmt.Sprint(o) == fmt.Sprint(n)
-}
-
-// canonical renders a column value for a digest, so that two nodes holding
-// the same row render it alike: NULL as a marker no text can be, JSON text
-// re-encoded with sorted keys, everything else as columnValue stores it.
-func canonical(v any) string {
-	switch x := columnValue(v).(type) {
-	case nil:
-		return "\x00null"
-	case []byte:
-		return canonicalText(string(x))
-	case string:
-		return canonicalText(x)
-	default:
-		return fmt.Sprint(x)
-	}
-}
-
-// canonicalText re-encodes s when it is a JSON object or list.
-func canonicalText(s string) string {
-	if len(s) > 0 && (s[0] == '{' || s[0] == '[') {
-		var j any
-		if json.Unmarshal([]byte(s), &j) == nil {
-			b, _ := json.Marshal(j)
-			return string(b)
-		}
+// orEmpty stores a nil list as [] (never null).
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
 	return s
 }
 
-// nullString stores "" as NULL.
-func nullString(s string) any {
-	if s == "" {
-		return nil
+// dedupe drops repeated ids, keeping the first of each; never nil.
+func dedupe(ids []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
-	return s
+	return out
 }
 
-// decodeJSON unmarshals a JSON column into v.
-func decodeJSON(s string, v any) error {
-	if s == "" {
+// orEmptyMap stores a nil object as {} (never null).
+func orEmptyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// truncMilli is t in UTC to the millisecond, as the store keeps times.
+func truncMilli(t *time.Time) *time.Time {
+	if t == nil {
 		return nil
 	}
-	return json.Unmarshal([]byte(s), v)
+	u := t.UTC().Truncate(time.Millisecond)
+	return &u
+}
+
+// nullPtr is a nullable column's value, or nil for NULL.
+func nullPtr[T any](n sql.Null[T]) *T {
+	if !n.Valid {
+		return nil
+	}
+	return &n.V
+}
+
+// nullTime reads a nullable timestamp column.
+func nullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
 }

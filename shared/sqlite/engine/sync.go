@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"time"
 )
 
-func randomHex(n int) string {
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-func hashSecret(s string) string {
+func HashSecret(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
 }
@@ -37,21 +37,21 @@ type SyncNode struct {
 func (db *DB) FindSyncNode(ctx context.Context, nodeID, secret string, checkSecret bool) *SyncNode {
 	var n SyncNode
 	var hash, enrolled string
-	err := db.reader.QueryRowContext(ctx, `SELECT node_id, org_id, location_id, secret_hash, enrolled_at FROM sync_nodes
+	err := db.Reader.QueryRowContext(ctx, `SELECT node_id, org_id, location_id, secret_hash, enrolled_at FROM sync_nodes
 		WHERE node_id = ? AND revoked_at IS NULL`, nodeID).Scan(&n.NodeID, &n.OrgID, &n.LocationID, &hash, &enrolled)
 	if err != nil {
 		return nil
 	}
-	if checkSecret && subtle.ConstantTimeCompare([]byte(hash), []byte(hashSecret(secret))) != 1 {
+	if checkSecret && subtle.ConstantTimeCompare([]byte(hash), []byte(HashSecret(secret))) != 1 {
 		return nil
 	}
-	n.EnrolledAt = parseTime(enrolled)
+	n.EnrolledAt = ParseTime(enrolled)
 	return &n
 }
 
 // SyncNodes lists an org's enrolled edges.
 func (db *DB) SyncNodes(ctx context.Context, orgID string) ([]SyncNode, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT node_id, org_id, location_id, enrolled_at FROM sync_nodes
+	rows, err := db.Reader.QueryContext(ctx, `SELECT node_id, org_id, location_id, enrolled_at FROM sync_nodes
 		WHERE org_id = ? AND revoked_at IS NULL ORDER BY enrolled_at`, orgID)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (db *DB) SyncNodes(ctx context.Context, orgID string) ([]SyncNode, error) {
 		if err := rows.Scan(&n.NodeID, &n.OrgID, &n.LocationID, &enrolled); err != nil {
 			return nil, err
 		}
-		n.EnrolledAt = parseTime(enrolled)
+		n.EnrolledAt = ParseTime(enrolled)
 		out = append(out, n)
 	}
 	return out, rows.Err()
@@ -74,7 +74,7 @@ func (db *DB) SyncNodes(ctx context.Context, orgID string) ([]SyncNode, error) {
 // from excludeOrigin: what an edge has yet to pull.
 func (db *DB) LogCount(ctx context.Context, seq int64, scope Scope, excludeOrigin string) (int64, error) {
 	var n int64
-	err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE seq > ? AND org_id = ?
+	err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE seq > ? AND org_id = ?
 		AND (location_id IS NULL OR location_id = ?) AND origin != ?`, seq, scope.OrgID, scope.LocationID, excludeOrigin).Scan(&n)
 	return n, err
 }
@@ -98,7 +98,7 @@ func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *S
 	out := make(map[string]string, len(scopes))
 	names := make([]string, 0, len(scopes))
 	for t := range scopes {
-		if schema == nil || schema.columns[t] != nil {
+		if schema == nil || schema.Columns[t] != nil {
 			names = append(names, t)
 		}
 	}
@@ -110,9 +110,9 @@ func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *S
 		}
 		sel := "*"
 		if schema != nil {
-			sel = strings.Join(schema.columns[table], ", ")
+			sel = strings.Join(schema.Columns[table], ", ")
 		}
-		rows, err := db.reader.QueryContext(ctx, "SELECT "+sel+" FROM "+table+" WHERE "+scopes[table]+" ORDER BY id", args...)
+		rows, err := db.Reader.QueryContext(ctx, "SELECT "+sel+" FROM "+table+" WHERE "+scopes[table]+" ORDER BY id", args...)
 		if err != nil {
 			return nil, fmt.Errorf("digest %s: %w", table, err)
 		}
@@ -135,7 +135,7 @@ func (db *DB) DigestsAt(ctx context.Context, orgID, locationID string, schema *S
 				}
 				h.Write([]byte(c))
 				h.Write([]byte{0})
-				h.Write([]byte(canonical(vals[i])))
+				h.Write([]byte(Canonical(vals[i])))
 				h.Write([]byte{0})
 			}
 			n++

@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"regexp"
@@ -20,9 +20,9 @@ type Refused struct {
 }
 
 // refusedOf is the refusal of c for cause.
-func refusedOf(c *change.Change, cause error, at time.Time) Refused {
+func RefusedOf(c *change.Change, cause error, at time.Time) Refused {
 	r := Refused{ChangeID: c.ID, Entity: c.Entity, EntityID: c.EntityID, Op: string(c.Op),
-		Reason: quarantineReason(cause), Error: cause.Error(), At: at, Fields: make([]string, 0, len(c.Fields))}
+		Reason: QuarantineReason(cause), Error: cause.Error(), At: at, Fields: make([]string, 0, len(c.Fields))}
 	for k := range c.Fields {
 		if k != "id" && k != "org_id" && k != "updated_at" && k != "created_at" {
 			r.Fields = append(r.Fields, k)
@@ -30,13 +30,13 @@ func refusedOf(c *change.Change, cause error, at time.Time) Refused {
 	}
 	slices.Sort(r.Fields)
 	r.Status, _ = c.Fields["status"].(string)
-	r.Reason = codeIn(r.Reason, r.Error)
+	r.Reason = CodeIn(r.Reason, r.Error)
 	return r
 }
 
 // codeIn is the refusal code the hub's words name, for a record
 // quarantined as apply_failed whose error still carries one.
-func codeIn(reason, text string) string {
+func CodeIn(reason, text string) string {
 	if reason != "apply_failed" {
 		return reason
 	}
@@ -49,4 +49,4 @@ func codeIn(reason, text string) string {
 }
 
 // kassaKind is the "kassa <kind>: " prefix of a domain error's text.
-var kassaKind = regexp.MustCompile(`kassa [a-z_]+: `)
+var KassaKind = regexp.MustCompile(`kassa [a-z_]+: `)
