@@ -120,6 +120,38 @@ type Options struct {
 // Open opens (creating if needed) the store at path, applies migrations and
 // loads or creates the node id.
 func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	o = o.withDefaults()
+	if err := OwnerOnly(path); err != nil {
+		return nil, err
+	}
+	write, err := openWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{path: path, Writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log,
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, MaxSkew: o.MaxSkew, Hub: o.Hub}
+	if err := db.prepare(ctx, o); err != nil {
+		write.Close()
+		return nil, err
+	}
+	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
+	db.States = map[*Noun]any{}
+	for _, n := range Registered() {
+		if n.NewState != nil {
+			db.States[n] = n.NewState(db)
+		}
+	}
+	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
+	go db.writeLoop(o.WriterPriority)
+	if err := db.loadNode(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// withDefaults is o with its zero values replaced by their defaults.
+func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC() }
 	}
@@ -135,9 +167,11 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.Readers == 0 {
 		o.Readers = max(4, runtime.GOMAXPROCS(0))
 	}
-	if err := OwnerOnly(path); err != nil {
-		return nil, err
-	}
+	return o
+}
+
+// openWriter opens the store's one writer connection.
+func openWriter(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_journal_mode", "WAL")
@@ -151,55 +185,42 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	db := &DB{path: path, Writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log,
-		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, MaxSkew: o.MaxSkew, Hub: o.Hub}
+	return write, nil
+}
+
+// prepare migrates the store, makes the node's indexes, opens the reader
+// pool and prepares the writer's savepoints.
+func (db *DB) prepare(ctx context.Context, o Options) error {
 	if err := db.migrate(ctx, o.MigrateTo); err != nil {
-		write.Close()
-		return nil, err
+		return err
 	}
 	indexes := edgeIndexes
 	if o.Hub {
 		indexes = hubIndexes
 	}
-	if _, err := write.ExecContext(ctx, indexes); err != nil {
-		write.Close()
-		return nil, fmt.Errorf("sqlite: node indexes: %w", err)
+	if _, err := db.Writer.ExecContext(ctx, indexes); err != nil {
+		return fmt.Errorf("sqlite: node indexes: %w", err)
 	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_foreign_keys", "1")
-	rdb, err := sql.Open(DriverName, "file:"+path+"?"+rq.Encode())
-	db.Reader = &readPool{DB: rdb}
+	rdb, err := sql.Open(DriverName, "file:"+db.path+"?"+rq.Encode())
 	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
+		return fmt.Errorf("sqlite: open readers %s: %w", db.path, err)
 	}
+	db.Reader = &readPool{DB: rdb}
 	db.Reader.SetMaxOpenConns(o.Readers)
 	db.Reader.SetMaxIdleConns(o.Readers)
-	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
-	db.States = map[*Noun]any{}
-	for _, n := range Registered() {
-		if n.NewState != nil {
-			db.States[n] = n.NewState(db)
-		}
-	}
 	db.savepoints = map[string]*sql.Stmt{}
 	for _, q := range []string{"SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"} {
 		st, err := db.Writer.PrepareContext(ctx, q)
 		if err != nil {
-			write.Close()
-			return nil, fmt.Errorf("sqlite: prepare %s: %w", q, err)
+			return fmt.Errorf("sqlite: prepare %s: %w", q, err)
 		}
 		db.savepoints[q] = st
 	}
-	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
-	go db.writeLoop(o.WriterPriority)
-	if err := db.loadNode(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return nil
 }
 
 // DefaultWriterPriority is Options.WriterPriority's default: the writer's

@@ -236,63 +236,21 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
 	sqltx, err := db.Writer.BeginTx(ctx, nil)
 	if err != nil {
-		for _, r := range batch {
-			r.done <- fmt.Errorf("sqlite: begin: %w", err)
-		}
+		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
 	}
 	ok := 0
 	for _, r := range batch {
-		if r.ctx.Err() != nil {
-			r.err = r.ctx.Err()
-			continue
+		if err := db.runInBatch(ctx, sqltx, r); err != nil { // the transaction is unusable: fail the batch
+			sqltx.Rollback()
+			db.failBatch(batch, fmt.Errorf("sqlite: rollback to savepoint: %w", err))
+			return false
 		}
-		if _, err := db.savepoint(ctx, sqltx, "SAVEPOINT unit"); err != nil {
-			r.err = err
-			continue
+		if r.err == nil {
+			ok++
 		}
-		tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
-		r.err = runUnit(r, tx)
-		r.changed = tx.changed
-		if r.err != nil {
-			db.stats.failed.Add(1)
-			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
-			if err == nil {
-				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
-			}
-			db.undone(r.changed) // its writes are undone
-			if err != nil {      // the transaction is unusable: fail the batch
-				sqltx.Rollback()
-				for _, r := range batch {
-					// Earlier units' writes are undone too.
-					db.undone(r.changed)
-					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
-				}
-				return false
-			}
-			continue
-		}
-		if _, err := db.savepoint(ctx, sqltx, "RELEASE unit"); err != nil {
-			r.err = err
-			continue
-		}
-		r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
-		ok++
 	}
-	var commitErr error
-	if ok > 0 {
-		began := time.Now()
-		commitErr = sqltx.Commit()
-		db.stats.commit.Add(int64(time.Since(began)))
-		if commitErr == nil {
-			select {
-			case db.committed <- struct{}{}:
-			default:
-			}
-		}
-	} else {
-		sqltx.Rollback()
-	}
+	commitErr := db.commitBatch(sqltx, ok)
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
 		if r.claim != nil && r.err == nil && commitErr == nil {
@@ -304,6 +262,65 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		r.done <- r.err
 	}
 	return ok > 0 && commitErr == nil
+}
+
+// runInBatch runs unit r in the batch's transaction between a savepoint
+// and its release; a unit that fails (r.err) is rolled back to its
+// savepoint. It returns an error only when that rollback failed: the
+// transaction is then unusable.
+func (db *DB) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq) error {
+	if r.err = r.ctx.Err(); r.err != nil {
+		return nil
+	}
+	if _, r.err = db.savepoint(ctx, sqltx, "SAVEPOINT unit"); r.err != nil {
+		return nil
+	}
+	tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
+	r.err = runUnit(r, tx)
+	r.changed = tx.changed
+	if r.err != nil {
+		db.stats.failed.Add(1)
+		_, err := db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
+		if err == nil {
+			_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
+		}
+		db.undone(r.changed) // its writes are undone
+		return err
+	}
+	if _, r.err = db.savepoint(ctx, sqltx, "RELEASE unit"); r.err != nil {
+		return nil
+	}
+	r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
+	return nil
+}
+
+// failBatch fails every unit of a batch whose transaction did not commit
+// (their writes, if any, are undone).
+func (db *DB) failBatch(batch []*writeReq, err error) {
+	for _, r := range batch {
+		db.undone(r.changed)
+		r.done <- err
+	}
+}
+
+// commitBatch commits the batch's transaction when ok units of it
+// succeeded (and rolls it back when none did), and wakes the watchers of
+// commits.
+func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
+	if ok == 0 {
+		sqltx.Rollback()
+		return nil
+	}
+	began := time.Now()
+	err := sqltx.Commit()
+	db.stats.commit.Add(int64(time.Since(began)))
+	if err == nil {
+		select {
+		case db.committed <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for
