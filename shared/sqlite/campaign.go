@@ -196,68 +196,97 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 	if err := in.ValidateFields(); err != nil {
 		return nil, err
 	}
-	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
-		before := kassa.EffectiveCampaignStatus(old, tx.Now)
-		after := before
-		if in.Status.Set {
-			var err error
-			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.Now); err != nil {
-				return err
-			}
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
-			{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
-			{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
-			if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
-				return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
-			}
-		}
-		was := campaignInput(old)
-		merged := campaignInput(old)
-		in.Name.To(&merged.Name)
-		in.Type.To(&merged.Type)
-		in.Rules.To(&merged.Rules)
-		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
-		if in.Schedule.Set {
-			merged.Schedule = &in.Schedule.Value
-		}
-		for _, o := range []struct {
-			opt kassa.Opt[int64]
-			dst **int64
-		}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
-			if o.opt.Set {
-				*o.dst = optPtr(o.opt)
-			}
-		}
-		if in.VoucherCode.Set {
-			merged.VoucherCode = optPtr(in.VoucherCode)
-		}
-		if in.StartsAt.Set {
-			merged.StartsAt = optPtr(in.StartsAt)
-		}
-		if in.EndsAt.Set {
-			merged.EndsAt = optPtr(in.EndsAt)
-		}
-		normalizeCampaign(&merged)
-		if err := merged.Validate(); err != nil {
+	e := campaignEdit{orgID: a.OrgID, id: id, in: in}
+	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id,
+		func(tx *Tx, old *kassa.Campaign, cols map[string]any) error { return e.diff(ctx, tx, old, cols) })
+}
+
+// campaignEdit is an update of campaign id of org.
+type campaignEdit struct {
+	orgID, id string
+	in        *kassa.CampaignUpdate
+}
+
+// diff notes in cols what the update changes of old, after checking that
+// the campaign's status allows it and that the result is a valid campaign.
+func (e campaignEdit) diff(ctx context.Context, tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	before := kassa.EffectiveCampaignStatus(old, tx.Now)
+	after := before
+	if e.in.Status.Set {
+		var err error
+		if after, err = kassa.CampaignTransition(old, e.in.Status.Value, tx.Now); err != nil {
 			return err
 		}
-		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &merged); err != nil {
-			return err
+	}
+	if err := e.editable(before, after); err != nil {
+		return err
+	}
+	was := campaignInput(old)
+	merged := e.merged(old)
+	if err := merged.Validate(); err != nil {
+		return err
+	}
+	if err := checkCampaignRefs(ctx, tx, e.orgID, e.id, &merged); err != nil {
+		return err
+	}
+	now := campaignColumns(&merged)
+	stored := campaignColumns(&was)
+	for k, v := range now {
+		changed(cols, k, stored[k], v)
+	}
+	if after != old.Status {
+		cols["status"] = after
+	}
+	return nil
+}
+
+// editable refuses a change of a field the campaign's status before and
+// after the update both keep fixed.
+func (e campaignEdit) editable(before, after string) error {
+	in := e.in
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
+		{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
+		{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
+		if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
+			return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
 		}
-		now := campaignColumns(&merged)
-		stored := campaignColumns(&was)
-		for k, v := range now {
-			changed(cols, k, stored[k], v)
+	}
+	return nil
+}
+
+// merged is old with the update's fields set, normalized.
+func (e campaignEdit) merged(old *kassa.Campaign) kassa.CampaignCreate {
+	in := e.in
+	merged := campaignInput(old)
+	in.Name.To(&merged.Name)
+	in.Type.To(&merged.Type)
+	in.Rules.To(&merged.Rules)
+	takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
+	if in.Schedule.Set {
+		merged.Schedule = &in.Schedule.Value
+	}
+	for _, o := range []struct {
+		opt kassa.Opt[int64]
+		dst **int64
+	}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
+		if o.opt.Set {
+			*o.dst = optPtr(o.opt)
 		}
-		if after != old.Status {
-			cols["status"] = after
-		}
-		return nil
-	})
+	}
+	if in.VoucherCode.Set {
+		merged.VoucherCode = optPtr(in.VoucherCode)
+	}
+	if in.StartsAt.Set {
+		merged.StartsAt = optPtr(in.StartsAt)
+	}
+	if in.EndsAt.Set {
+		merged.EndsAt = optPtr(in.EndsAt)
+	}
+	normalizeCampaign(&merged)
+	return merged
 }
 
 // LaunchCampaign moves a draft to scheduled or active
@@ -567,37 +596,22 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if ch != nil {
 		return ch, nil
 	}
-	ch = &campaignHistory{}
-	rows, err := q.QueryContext(ctx, `SELECT c.id, v.valid_from, v.state FROM campaigns c
-		JOIN campaign_versions v ON v.org_id = c.org_id AND v.campaign_id = c.id
-		WHERE c.org_id = ? ORDER BY c.id, v.valid_from, v.id`, orgID)
+	ch, err := readHistory(ctx, q, orgID)
 	if err != nil {
 		return nil, err
 	}
-	last := ""
-	for rows.Next() {
-		var id string
-		var v campaignVersion
-		var state string
-		if err := rows.Scan(&id, &v.validFrom, &state); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(state), &v.c); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: campaign version: %w", err)
-		}
-		v.c.Rules, v.c.LocationIDs, v.c.Schedule.DaysOfWeek = orEmpty(v.c.Rules), orEmpty(v.c.LocationIDs), orEmpty(v.c.Schedule.DaysOfWeek)
-		if id != last {
-			ch.versions = append(ch.versions, nil)
-			last = id
-		}
-		ch.versions[len(ch.versions)-1] = append(ch.versions[len(ch.versions)-1], v)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	h.reads.Add(1)
+	return h.hold(orgID, ch), nil
+}
+
+// readHistory reads org's campaigns from the store: their versions, and
+// the campaigns that have none.
+func readHistory(ctx context.Context, q querier, orgID string) (*campaignHistory, error) {
+	ch := &campaignHistory{}
+	if err := ch.readVersions(ctx, q, orgID); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND NOT EXISTS (SELECT 1 FROM campaign_versions v
+	rows, err := q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND NOT EXISTS (SELECT 1 FROM campaign_versions v
 		WHERE v.org_id = campaigns.org_id AND v.campaign_id = campaigns.id)`, orgID)
 	if err != nil {
 		return nil, err
@@ -613,18 +627,54 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	h.reads.Add(1)
 	ch.size = len(ch.plain)
 	for _, vs := range ch.versions {
 		ch.size += len(vs)
 	}
+	return ch, nil
+}
+
+// readVersions reads the versions of org's campaigns, per campaign.
+func (ch *campaignHistory) readVersions(ctx context.Context, q querier, orgID string) error {
+	rows, err := q.QueryContext(ctx, `SELECT c.id, v.valid_from, v.state FROM campaigns c
+		JOIN campaign_versions v ON v.org_id = c.org_id AND v.campaign_id = c.id
+		WHERE c.org_id = ? ORDER BY c.id, v.valid_from, v.id`, orgID)
+	if err != nil {
+		return err
+	}
+	last := ""
+	for rows.Next() {
+		var id string
+		var v campaignVersion
+		var state string
+		if err := rows.Scan(&id, &v.validFrom, &state); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := json.Unmarshal([]byte(state), &v.c); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: campaign version: %w", err)
+		}
+		v.c.Rules, v.c.LocationIDs, v.c.Schedule.DaysOfWeek = orEmpty(v.c.Rules), orEmpty(v.c.LocationIDs), orEmpty(v.c.Schedule.DaysOfWeek)
+		if id != last {
+			ch.versions = append(ch.versions, nil)
+			last = id
+		}
+		ch.versions[len(ch.versions)-1] = append(ch.versions[len(ch.versions)-1], v)
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+// hold keeps org's history ch, dropping other orgs' to stay within
+// maxHeldVersions, and returns it (or the one another reader kept first).
+func (h *histories) hold(orgID string, ch *campaignHistory) *campaignHistory {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
 		h.m = map[string]*campaignHistory{}
 	}
 	if _, had := h.m[orgID]; had {
-		return ch, nil
+		return ch
 	}
 	for id, other := range h.m { // in no particular order
 		if h.held+ch.size <= maxHeldVersions {
@@ -635,7 +685,7 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	}
 	h.m[orgID] = ch
 	h.held += ch.size
-	return ch, nil
+	return ch
 }
 
 // campaignsAt returns the org's campaigns as this node had them at instant
@@ -1012,39 +1062,8 @@ func hubCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kas
 
 // priceCampaigns is hubCampaigns without its memo.
 func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
-	var locID, occurred string
-	var voucher, customer sql.Null[string]
-	var discount int64
-	var claimedJSON string
-	if err := ad.Tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
-		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount, &claimedJSON); err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	loc, err := findLocation(ctx, ad.Tx, orgID, locID)
+	o, err := edgeSaleOf(ctx, ad.Tx, orderID, orgID)
 	if err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	rows, err := ad.Tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
-		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
-	if err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	var lines []kassa.CampaignLine
-	for rows.Next() {
-		var l kassa.CampaignLine
-		var mods string
-		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
-			rows.Close()
-			return kassa.CampaignPrice{}, err
-		}
-		var ms []kassa.LineModifier
-		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
-		for _, m := range ms {
-			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
-		}
-		lines = append(lines, l)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return kassa.CampaignPrice{}, err
 	}
 	// The campaigns as they stood here when the order was made (its
@@ -1053,22 +1072,11 @@ func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (k
 	// The wire's occurred_at is RFC 3339 at any precision (a real edge
 	// sends milliseconds); one that is no time is taken as now, which a
 	// forged edge could name anyway.
-	at, err := time.Parse(time.RFC3339Nano, occurred)
+	at, err := time.Parse(time.RFC3339Nano, o.occurred)
 	if err != nil {
 		at = ad.Tx.Now
 	}
-	price := func(at time.Time) (kassa.CampaignPrice, error) {
-		live, err := storeOf(ad.Tx.DB).campaignsAt(ctx, ad.Tx, orgID, at, ad.Tx.Now)
-		if err != nil {
-			return kassa.CampaignPrice{}, err
-		}
-		cp, err := orderCampaigns(ctx, ad.Tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
-		if kassa.ErrorKind(err) == kassa.EInvalid {
-			cp, err = orderCampaigns(ctx, ad.Tx, live, orgID, loc, at, nil, lines, nil, false)
-		}
-		return cp, err
-	}
-	cp, err := price(at)
+	cp, err := o.price(ctx, ad.Tx, at)
 	// An edge's clock may run behind the hub's by as much as the hub
 	// lets an edge's stamps run ahead of it (Options.MaxSkew): a sale made
 	// just after a launch can be dated just before it. When the campaigns
@@ -1080,11 +1088,78 @@ func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (k
 	// window that the till never applied does not hide a manual discount.
 	// A forged edge gains at most a campaign launched or raised within
 	// that window after the instant it names, and only by claiming it.
-	if later := earlier(at.Add(ad.Tx.DB.MaxSkew), ad.Tx.Now); err == nil && later.After(at) && campaignTotal(cp) < discount {
-		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= discount &&
-			claimsAll(claimedJSON, cp2.Applied) {
+	if later := earlier(at.Add(ad.Tx.DB.MaxSkew), ad.Tx.Now); err == nil && later.After(at) && campaignTotal(cp) < o.discount {
+		if cp2, err2 := o.price(ctx, ad.Tx, later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= o.discount &&
+			claimsAll(o.claimed, cp2.Applied) {
 			cp = cp2
 		}
+	}
+	return cp, err
+}
+
+// edgeSale is an edge's order as the hub prices its campaigns: what the
+// order says, its location and its lines.
+type edgeSale struct {
+	orgID, occurred, claimed string
+	voucher, customer        sql.Null[string]
+	discount                 int64
+	loc                      *kassa.Location
+	lines                    []kassa.CampaignLine
+}
+
+// edgeSaleOf reads order orderID of orgID, its location and its lines in
+// the unit.
+func edgeSaleOf(ctx context.Context, tx *Tx, orderID, orgID string) (*edgeSale, error) {
+	o := &edgeSale{orgID: orgID}
+	var locID string
+	if err := tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&locID, &o.occurred, &o.voucher, &o.customer, &o.discount, &o.claimed); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.loc, err = findLocation(ctx, tx, orgID, locID); err != nil {
+		return nil, err
+	}
+	o.lines, err = campaignLines(ctx, tx, orderID)
+	return o, err
+}
+
+// campaignLines are an order's lines as campaigns price them (unit price
+// with its modifiers).
+func campaignLines(ctx context.Context, tx *Tx, orderID string) ([]kassa.CampaignLine, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
+		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
+	if err != nil {
+		return nil, err
+	}
+	var lines []kassa.CampaignLine
+	for rows.Next() {
+		var l kassa.CampaignLine
+		var mods string
+		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var ms []kassa.LineModifier
+		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
+		for _, m := range ms {
+			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
+		}
+		lines = append(lines, l)
+	}
+	return lines, errors.Join(rows.Err(), rows.Close())
+}
+
+// price prices the sale with the campaigns as they stood at at; a voucher
+// or customer the campaigns refuse is left out.
+func (o *edgeSale) price(ctx context.Context, tx *Tx, at time.Time) (kassa.CampaignPrice, error) {
+	live, err := storeOf(tx.DB).campaignsAt(ctx, tx, o.orgID, at, tx.Now)
+	if err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	cp, err := orderCampaigns(ctx, tx, live, o.orgID, o.loc, at, nullPtr(o.customer), o.lines, nullPtr(o.voucher), false)
+	if kassa.ErrorKind(err) == kassa.EInvalid {
+		cp, err = orderCampaigns(ctx, tx, live, o.orgID, o.loc, at, nil, o.lines, nil, false)
 	}
 	return cp, err
 }
