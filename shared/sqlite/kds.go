@@ -365,55 +365,77 @@ func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketM
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	var t *kassa.Ticket
-	err = s.db.Write(ctx, func(tx *Tx) error {
-		var status, kitchen, number, loc string
-		err := tx.QueryRowContext(ctx, `SELECT status, kitchen_status, number, location_id FROM orders WHERE org_id = ? AND id = ?`,
-			a.OrgID, orderID).Scan(&status, &kitchen, &number, &loc)
-		if errors.Is(err, sql.ErrNoRows) {
-			return kassa.NotFound("ticket", orderID)
-		}
-		if err != nil {
-			return err
-		}
-		if status == kassa.OrderCancelled || kassa.VoidTicket(status, kitchen) {
-			return kassa.Errorf(kassa.EConflict, "order %s is %s: its ticket is void", number, status)
-		}
-		cur, to := kassa.KitchenRank(kitchen), 0
-		typ := kassa.TicketBumped
-		switch {
-		case in.KitchenStatus != "":
-			to = kassa.KitchenRank(in.KitchenStatus)
-		case forward:
-			to = cur + 1
-		default:
-			to = cur - 1
-		}
-		if !forward {
-			typ = kassa.TicketRecalled
-		}
-		switch {
-		case forward && cur == len(kassa.KitchenStates)-1:
-			return kassa.Errorf(kassa.EConflict, "order %s is already served", number)
-		case !forward && cur <= 0:
-			return kassa.Errorf(kassa.EConflict, "order %s is new; there is nothing to recall", number)
-		case forward && to <= cur, !forward && to >= cur, to < 0, to >= len(kassa.KitchenStates):
-			verb := "bump"
-			if !forward {
-				verb = "recall"
-			}
-			return kassa.Errorf(kassa.EConflict, "order %s is %s; cannot %s it to %s", number, kitchen, verb, in.KitchenStatus)
-		}
-		if err := tx.UpdateAt(ctx, entOrder, a.OrgID, loc, orderID, map[string]any{"kitchen_status": kassa.KitchenStates[to]}); err != nil {
-			return err
-		}
-		t, err = writeTicket(ctx, tx, a.OrgID, orderID, typ)
-		return err
-	})
-	if err != nil {
+	m := &ticketMove{orgID: a.OrgID, orderID: orderID, in: in, forward: forward}
+	if err := s.db.Write(ctx, func(tx *Tx) error { return m.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
-	return t, nil
+	return m.t, nil
+}
+
+// ticketMove is a bump (forward) or recall of an order's ticket; t is the
+// ticket once moved.
+type ticketMove struct {
+	orgID, orderID string
+	in             *kassa.TicketMove
+	forward        bool
+	t              *kassa.Ticket
+}
+
+// write moves the order's kitchen status in the unit and records the
+// ticket.
+func (m *ticketMove) write(ctx context.Context, tx *Tx) error {
+	var status, kitchen, number, loc string
+	err := tx.QueryRowContext(ctx, `SELECT status, kitchen_status, number, location_id FROM orders WHERE org_id = ? AND id = ?`,
+		m.orgID, m.orderID).Scan(&status, &kitchen, &number, &loc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return kassa.NotFound("ticket", m.orderID)
+	}
+	if err != nil {
+		return err
+	}
+	if status == kassa.OrderCancelled || kassa.VoidTicket(status, kitchen) {
+		return kassa.Errorf(kassa.EConflict, "order %s is %s: its ticket is void", number, status)
+	}
+	to, err := m.target(number, kitchen)
+	if err != nil {
+		return err
+	}
+	if err := tx.UpdateAt(ctx, entOrder, m.orgID, loc, m.orderID, map[string]any{"kitchen_status": kassa.KitchenStates[to]}); err != nil {
+		return err
+	}
+	typ := kassa.TicketBumped
+	if !m.forward {
+		typ = kassa.TicketRecalled
+	}
+	m.t, err = writeTicket(ctx, tx, m.orgID, m.orderID, typ)
+	return err
+}
+
+// target is the rank of the kitchen status the move takes order number
+// to from kitchen, or a conflict when it cannot go there.
+func (m *ticketMove) target(number, kitchen string) (int, error) {
+	cur, to := kassa.KitchenRank(kitchen), 0
+	switch {
+	case m.in.KitchenStatus != "":
+		to = kassa.KitchenRank(m.in.KitchenStatus)
+	case m.forward:
+		to = cur + 1
+	default:
+		to = cur - 1
+	}
+	switch {
+	case m.forward && cur == len(kassa.KitchenStates)-1:
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is already served", number)
+	case !m.forward && cur <= 0:
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is new; there is nothing to recall", number)
+	case m.forward && to <= cur, !m.forward && to >= cur, to < 0, to >= len(kassa.KitchenStates):
+		verb := "bump"
+		if !m.forward {
+			verb = "recall"
+		}
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is %s; cannot %s it to %s", number, kitchen, verb, m.in.KitchenStatus)
+	}
+	return to, nil
 }
 
 // SyncTicket brings the order's ticket up to date after sync applied

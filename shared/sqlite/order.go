@@ -446,15 +446,11 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
-	cls := make([]kassa.CampaignLine, len(lines))
-	for i, l := range lines {
-		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
-	}
 	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, cls, in.VoucherCode, true)
+	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
 	if err != nil {
 		return nil, err
 	}
@@ -480,20 +476,35 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
-	// The kitchen ticket is built here too, off the writer; the unit of
-	// work only adds its number and time.
-	draft := &kassa.Order{ID: p.id, OrgID: a.OrgID, LocationID: loc.ID, Channel: p.channel, Status: kassa.OrderOpen,
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
-	p.lineIDs = make([]string, len(lines))
-	for i, l := range lines {
-		p.lineIDs[i] = s.db.NewID()
-		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
-			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
-	}
-	if p.ticket, err = buildTicket(ctx, q, draft); err != nil {
+	if err := p.draftTicket(ctx, q, s.db, a.OrgID, in); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// campaignLinesOf are an order's lines as campaigns price them.
+func campaignLinesOf(lines []builtLine, in *kassa.OrderCreate) []kassa.CampaignLine {
+	cls := make([]kassa.CampaignLine, len(lines))
+	for i, l := range lines {
+		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
+	}
+	return cls
+}
+
+// draftTicket builds the order's kitchen ticket (and its lines' ids) here,
+// off the writer; the unit of work only adds its number and time.
+func (p *pricedOrder) draftTicket(ctx context.Context, q querier, db *DB, orgID string, in *kassa.OrderCreate) error {
+	draft := &kassa.Order{ID: p.id, OrgID: orgID, LocationID: p.loc.ID, Channel: p.channel, Status: kassa.OrderOpen,
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
+	p.lineIDs = make([]string, len(p.lines))
+	for i, l := range p.lines {
+		p.lineIDs[i] = db.NewID()
+		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
+			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
+	}
+	var err error
+	p.ticket, err = buildTicket(ctx, q, draft)
+	return err
 }
 
 type builtLine struct {
@@ -693,63 +704,85 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	// Lines never change after creation, and payments only under the
 	// order's lock, held here: read them off the writer, then check the
 	// state that can change inside the unit of work.
-	o, err := loadOrder(ctx, s.db.Reader, a.OrgID, id, partLines|partPayments)
+	read, err := loadOrder(ctx, s.db.Reader, a.OrgID, id, partLines|partPayments)
 	if err != nil {
 		return nil, err
 	}
-	lines, payments := o.LineItems, o.Payments
-	err = s.db.Write(ctx, func(tx *Tx) error {
-		row, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, id))
-		if err != nil {
-			return err
-		}
-		o = row
-		o.LineItems, o.Payments = lines, payments
-		if err := kassa.Completable(o); err != nil {
-			return err
-		}
-		actor := ""
-		if p := actorID(a); p != nil {
-			actor = *p
-		}
-		for _, l := range o.LineItems {
-			if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
-				delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
-				return err
-			}
-		}
-		var points int64
-		if o.CustomerID != nil {
-			if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
-				return err
-			}
-		}
-		if err := tx.UpdateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{
-			"status": kassa.OrderCompleted, "completed_at": tx.Now, "loyalty_points_earned": points,
-		}); err != nil {
-			return err
-		}
-		if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted); err != nil {
-			return err
-		}
-		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, "", paidCash(o.Payments)); err != nil {
-			return err
-		}
-		// The completed order from what this unit read and wrote, and its
-		// payments; an open order has no refunds, and its history is its
-		// creation (scanOrder) and this completion.
-		done := tx.Now
-		o.LoyaltyPointsEarned = points
-		o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
-		o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
-		tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
-		return nil
-	})
-	if err != nil {
+	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments}
+	if err := s.db.Write(ctx, func(tx *Tx) error { return c.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
 	s.db.wakeReceipts()
-	return o, nil
+	return c.o, nil
+}
+
+// orderCompletion is the completion of order id: its lines and payments as
+// read before the unit, and the completed order once written (o).
+type orderCompletion struct {
+	a        *kassa.Actor
+	id       string
+	lines    []kassa.LineItem
+	payments []kassa.Payment
+	o        *kassa.Order
+}
+
+// write completes the order in the unit: its stock leaves, the customer
+// earns points, the order is completed and gets its receipt.
+func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
+	a := c.a
+	o, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, c.id))
+	if err != nil {
+		return err
+	}
+	o.LineItems, o.Payments = c.lines, c.payments
+	if err := kassa.Completable(o); err != nil {
+		return err
+	}
+	if err := sellLines(ctx, tx, a, o); err != nil {
+		return err
+	}
+	var points int64
+	if o.CustomerID != nil {
+		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
+			return err
+		}
+	}
+	if err := tx.UpdateAt(ctx, entOrder, a.OrgID, o.LocationID, c.id, map[string]any{
+		"status": kassa.OrderCompleted, "completed_at": tx.Now, "loyalty_points_earned": points,
+	}); err != nil {
+		return err
+	}
+	if err := addHistory(ctx, tx, a, c.id, o.LocationID, kassa.OrderCompleted); err != nil {
+		return err
+	}
+	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, c.id, "", paidCash(o.Payments)); err != nil {
+		return err
+	}
+	// The completed order from what this unit read and wrote, and its
+	// payments; an open order has no refunds, and its history is its
+	// creation (scanOrder) and this completion.
+	done := tx.Now
+	o.LoyaltyPointsEarned = points
+	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
+	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+	tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
+	c.o = o
+	return nil
+}
+
+// sellLines takes the order's lines out of its location's stock.
+func sellLines(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order) error {
+	actor := ""
+	if p := actorID(a); p != nil {
+		actor = *p
+	}
+	for _, l := range o.LineItems {
+		if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
+			delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RefundOrder refunds a completed order: in full (no amount, no lines), by
