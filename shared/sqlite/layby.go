@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -107,10 +108,10 @@ func (s *LaybyService) FindLaybys(ctx context.Context, f kassa.LaybyFilter) (kas
 	w.eqText("status", f.Status)
 	eq(w, "customer_id", f.CustomerID)
 	eq(w, "location_id", f.LocationID)
-	l, err := findPage(ctx, s.db.reader, laybyCols, w, f.Page, scanLayby, laybyID)
+	l, err := findPage(ctx, s.db.Reader, laybyCols, w, f.Page, scanLayby, laybyID)
 	for i := range l.Items {
 		if err == nil {
-			err = loadLaybyPayments(ctx, s.db.reader, &l.Items[i])
+			err = loadLaybyPayments(ctx, s.db.Reader, &l.Items[i])
 		}
 	}
 	return l, err
@@ -161,7 +162,7 @@ func (s *LaybyService) CreateLayby(ctx context.Context, in *kassa.LaybyCreate) (
 // and prices the goods as kassa.Price prices an order's lines.
 func (s *LaybyService) price(ctx context.Context, a *kassa.Actor, in *kassa.LaybyCreate) (*laybyOpening, error) {
 	o := &laybyOpening{a: a, in: in, id: s.db.NewID()}
-	q := s.db.reader
+	q := s.db.Reader
 	var err error
 	if o.loc, err = findLocation(ctx, q, a.OrgID, in.LocationID); err != nil {
 		return nil, kassa.InvalidField("location_id", "no such location")
@@ -208,11 +209,11 @@ func (s *LaybyService) price(ctx context.Context, a *kassa.Actor, in *kassa.Layb
 // deposit.
 func (o *laybyOpening) write(ctx context.Context, tx *Tx) error {
 	a, loc := o.a, o.loc
-	err := tx.insert(ctx, entLayby, a.OrgID, o.id, map[string]any{
+	err := tx.Insert(ctx, entLayby, a.OrgID, o.id, map[string]any{
 		"location_id": loc.ID, "customer_id": o.in.CustomerID, "status": kassa.LaybyOpen, "currency": loc.Currency,
 		"line_items": o.lines, "subtotal": o.price.Subtotal, "tax_total": o.price.TaxTotal, "total": o.price.Total,
 		"paid": int64(0), "refunded": int64(0), "termination_charge": int64(0),
-		"expires_at": tx.now.AddDate(0, 0, o.settings.LaybyTermDays), "created_by": actorID(a),
+		"expires_at": tx.Now.AddDate(0, 0, o.settings.LaybyTermDays), "created_by": actorID(a),
 	})
 	if err != nil {
 		return err
@@ -239,7 +240,7 @@ func (s *LaybyService) PayLayby(ctx context.Context, id string, in *kassa.LaybyP
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	l, err := findLayby(ctx, s.db.reader, a.OrgID, id)
+	l, err := findLayby(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ func payLayby(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string, t *la
 	if err != nil || after.Balance > 0 {
 		return firstErr(err, emitLayby(ctx, tx, a.OrgID, loc, id, kassa.EventLaybyPaymentReceived))
 	}
-	if err := tx.update(ctx, entLayby, a.OrgID, id, map[string]any{"status": kassa.LaybyCompleted, "completed_at": tx.now}); err != nil {
+	if err := tx.Update(ctx, entLayby, a.OrgID, id, map[string]any{"status": kassa.LaybyCompleted, "completed_at": tx.Now}); err != nil {
 		return err
 	}
 	// Both events carry the lay-by as the unit leaves it: completed.
@@ -289,7 +290,7 @@ func (s *LaybyService) CompleteLayby(ctx context.Context, id string) (*kassa.Lay
 	if err != nil {
 		return nil, err
 	}
-	l, err := findLayby(ctx, s.db.reader, a.OrgID, id)
+	l, err := findLayby(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +312,7 @@ func (s *LaybyService) CompleteLayby(ctx context.Context, id string) (*kassa.Lay
 
 // completeLayby marks the lay-by completed and emits layby.completed.
 func completeLayby(ctx context.Context, tx *Tx, orgID, loc, id string) error {
-	if err := tx.update(ctx, entLayby, orgID, id, map[string]any{"status": kassa.LaybyCompleted, "completed_at": tx.now}); err != nil {
+	if err := tx.Update(ctx, entLayby, orgID, id, map[string]any{"status": kassa.LaybyCompleted, "completed_at": tx.Now}); err != nil {
 		return err
 	}
 	return emitLayby(ctx, tx, orgID, loc, id, kassa.EventLaybyCompleted)
@@ -331,7 +332,7 @@ func (s *LaybyService) CancelLayby(ctx context.Context, id string, in *kassa.Lay
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	l, err := findLayby(ctx, s.db.reader, a.OrgID, id)
+	l, err := findLayby(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -365,8 +366,8 @@ func cancelLayby(ctx context.Context, tx *Tx, a *kassa.Actor, l *kassa.Layby, by
 	if l.Status == kassa.LaybyExpired {
 		by = *l.CancelledBy
 	}
-	err = tx.update(ctx, entLayby, l.OrgID, l.ID, map[string]any{"status": kassa.LaybyCancelled, "termination_charge": kept,
-		"cancelled_by": by, "cancelled_at": tx.now})
+	err = tx.Update(ctx, entLayby, l.OrgID, l.ID, map[string]any{"status": kassa.LaybyCancelled, "termination_charge": kept,
+		"cancelled_by": by, "cancelled_at": tx.Now})
 	if err != nil {
 		return err
 	}
@@ -396,9 +397,9 @@ func (s *LaybyService) ExpireLaybys(ctx context.Context, location string) (int64
 	}
 	var n int64
 	for _, k := range ids {
-		err := s.db.write(ctx, func(tx *Tx) error {
+		err := s.db.Write(ctx, func(tx *Tx) error {
 			l, err := findLayby(ctx, tx, k.org, k.id)
-			if err == nil && !l.Expired(tx.now) {
+			if err == nil && !l.Expired(tx.Now) {
 				err = errNotDue // paid or ended since it was listed
 			}
 			if err != nil {
@@ -424,7 +425,7 @@ type laybyKey struct{ org, id string }
 
 // expiring lists the lay-bys past their term.
 func (s *LaybyService) expiring(ctx context.Context, location string) ([]laybyKey, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT org_id, id FROM laybys WHERE status = 'open' AND expires_at <= ? AND paid < total
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT org_id, id FROM laybys WHERE status = 'open' AND expires_at <= ? AND paid < total
 		AND (location_id = ?2 OR ?2 = '' AND location_id NOT IN (SELECT location_id FROM sync_nodes WHERE org_id = laybys.org_id))
 		ORDER BY id LIMIT 500`, fmtTime(s.db.Now()), location)
 	if err != nil {
@@ -453,8 +454,8 @@ func expireLayby(ctx context.Context, tx *Tx, l *kassa.Layby) error {
 	if err != nil {
 		return err
 	}
-	err = tx.update(ctx, entLayby, l.OrgID, l.ID, map[string]any{"status": kassa.LaybyExpired, "termination_charge": kept,
-		"cancelled_by": kassa.LaybyByStore, "cancelled_at": tx.now})
+	err = tx.Update(ctx, entLayby, l.OrgID, l.ID, map[string]any{"status": kassa.LaybyExpired, "termination_charge": kept,
+		"cancelled_by": kassa.LaybyByStore, "cancelled_at": tx.Now})
 	if err != nil {
 		return err
 	}
@@ -464,7 +465,7 @@ func expireLayby(ctx context.Context, tx *Tx, l *kassa.Layby) error {
 // here is the store an instalment or a completion is taken at: the
 // enrolled edge's own; at the hub (or a standalone store), the lay-by's.
 func (s *LaybyService) here(ctx context.Context, l *kassa.Layby) (string, error) {
-	if !s.db.underHub.Load() {
+	if !s.db.UnderHub.Load() {
 		return l.LocationID, nil
 	}
 	loc, err := s.db.Meta(ctx, MetaEdgeLocation)
@@ -502,7 +503,7 @@ type laybyTender struct {
 // checked (it is debited in the unit). field prefixes the fields named.
 func (s *LaybyService) tender(ctx context.Context, orgID, currency, ref string, in *kassa.LaybyTender, field string) (*laybyTender, error) {
 	t := &laybyTender{typ: kassa.LaybyPaymentIn, method: in.Method, amount: in.Amount, register: in.RegisterID}
-	st, err := orgSettings(ctx, s.db.reader, orgID)
+	st, err := orgSettings(ctx, s.db.Reader, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -518,7 +519,7 @@ func (s *LaybyService) tender(ctx context.Context, orgID, currency, ref string, 
 		return t, s.charge(ctx, t, currency, ref, in, field)
 	case kassa.PaymentGiftCard:
 		norm, _ := kassa.NormalizeGiftCardCode(in.GiftCardCode)
-		g, err := findGiftCardByCode(ctx, s.db.reader, orgID, norm)
+		g, err := findGiftCardByCode(ctx, s.db.Reader, orgID, norm)
 		if err != nil {
 			return nil, kassa.InvalidField(field+"gift_card_code", "no gift card of the org has that code")
 		}
@@ -564,8 +565,8 @@ func (s *LaybyService) undoIf(ctx context.Context, err error, t *laybyTender) er
 // derived totals (with a change record, as gift cards do, so that its
 // updated_at moves alike everywhere). It returns the lay-by after it.
 func appendLaybyPayment(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string, t *laybyTender) (*kassa.Layby, error) {
-	entry := tx.db.NewID()
-	err := tx.insert(ctx, entLaybyPayment, a.OrgID, entry, map[string]any{
+	entry := tx.DB.NewID()
+	err := tx.Insert(ctx, entLaybyPayment, a.OrgID, entry, map[string]any{
 		"layby_id": id, "location_id": loc, "type": t.typ, "method": string(t.method), "amount": t.amount,
 		"gift_card_id": t.giftCard, "card_last4": t.cardLast4, "processor_ref": t.ref, "created_by": actorID(a),
 	})
@@ -591,7 +592,7 @@ func appendLaybyPayment(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc str
 	cols := map[string]any{}
 	changed(cols, "paid", l.Paid, paid)
 	changed(cols, "refunded", l.Refunded, refunded)
-	if err := tx.update(ctx, entLayby, a.OrgID, id, cols); err != nil {
+	if err := tx.Update(ctx, entLayby, a.OrgID, id, cols); err != nil {
 		return nil, err
 	}
 	l.Paid, l.Refunded, l.Balance = paid, refunded, l.Total-paid
@@ -613,14 +614,14 @@ func redeemLaybyCard(ctx context.Context, tx *Tx, orgID, cardID, laybyID, entry 
 	if err != nil {
 		return err
 	}
-	if err := g.RedeemableWith(tx.now, currency, amount, held); err != nil {
+	if err := g.RedeemableWith(tx.Now, currency, amount, held); err != nil {
 		return err
 	}
 	after, err := appendGiftCardTxn(ctx, tx, orgID, cardID, kassa.GiftCardTxnRedeem, -amount, nil, &entry)
 	if err != nil {
 		return err
 	}
-	tx.emit(orgID, "", kassa.EventGiftCardRedeemed, after)
+	tx.Emit(orgID, "", kassa.EventGiftCardRedeemed, after)
 	return nil
 }
 
@@ -654,7 +655,7 @@ func emitLayby(ctx context.Context, tx *Tx, orgID, loc, id, typ string) error {
 	if err != nil {
 		return err
 	}
-	tx.emit(orgID, loc, typ, l)
+	tx.Emit(orgID, loc, typ, l)
 	return nil
 }
 
@@ -664,29 +665,30 @@ func emitLayby(ctx context.Context, tx *Tx, orgID, loc, id, typ string) error {
 var entLayby, entLaybyPayment = new(noun), new(noun)
 
 func init() {
-	laybyEvent := eventSubject{same: []string{"customer_id", "location_id", "currency", "total"}}
-	register(entLayby, noun{name: "layby", table: "laybys", digest: orgRows, derived: []string{"paid", "refunded"},
-		lattice:     map[string]func(string) int{"status": kassa.LaybyStatusRank},
-		latticeLoss: &latticeLoss{col: "status", value: kassa.LaybyCancelled, kind: kassa.ConflictCancelLost},
-		formats:     []formatStep{{5, 37}},
-		edge: &edgeRule{update: []string{"status", "paid", "refunded", "termination_charge", "cancelled_by", "completed_at", "cancelled_at"},
-			once:   []string{"location_id", "customer_id", "currency", "line_items", "subtotal", "tax_total", "total", "expires_at", "created_by"},
-			system: []string{"status", "termination_charge", "cancelled_by", "cancelled_at"}, scopesOf: laybyScopes,
-			refs: []ref{{col: "customer_id", table: "customers"}, {col: "location_id", table: "locations"},
-				{col: "line_items", table: "products", key: "product_id"}},
-			check: checkLayby},
-		events: map[string]eventSubject{kassa.EventLaybyCreated: laybyEvent, kassa.EventLaybyPaymentReceived: laybyEvent,
+	laybyEvent := eventSubject{Same: []string{"customer_id", "location_id", "currency", "total"}}
+	steps := []formatStep{{Format: 5, Migration: 37}}
+	register(entLayby, noun{Name: "layby", Table: "laybys", Digest: orgRows, Derived: []string{"paid", "refunded"},
+		Lattice:     map[string]func(string) int{"status": kassa.LaybyStatusRank},
+		LatticeLoss: &latticeLoss{Col: "status", Value: kassa.LaybyCancelled, Kind: kassa.ConflictCancelLost},
+		Formats:     steps,
+		Edge: &edgeRule{Update: []string{"status", "paid", "refunded", "termination_charge", "cancelled_by", "completed_at", "cancelled_at"},
+			Once:   []string{"location_id", "customer_id", "currency", "line_items", "subtotal", "tax_total", "total", "expires_at", "created_by"},
+			System: []string{"status", "termination_charge", "cancelled_by", "cancelled_at"}, ScopesOf: laybyScopes,
+			Refs: []ref{{Col: "customer_id", Table: "customers"}, {Col: "location_id", Table: "locations"},
+				{Col: "line_items", Table: "products", Key: "product_id"}},
+			Check: checkLayby},
+		Events: map[string]eventSubject{kassa.EventLaybyCreated: laybyEvent, kassa.EventLaybyPaymentReceived: laybyEvent,
 			kassa.EventLaybyCompleted: laybyEvent, kassa.EventLaybyCancelled: laybyEvent},
-		track:     func(a *applier, c *change.Change, _ map[string]any) { a.touch(entLayby, c.EntityID, c.OrgID) },
-		recompute: recomputeLaybys, newState: newLaybyState})
-	register(entLaybyPayment, noun{name: "layby_payment", table: "layby_payments", merge: mergeAppend, digest: orgRows,
-		formats: []formatStep{{5, 37}},
-		edge: &edgeRule{scopes: saleWrite, // at the edge's store: checkLaybyPayment
-			refs:  []ref{{col: "layby_id", table: "laybys"}, {col: "gift_card_id", table: "gift_cards"}},
-			check: checkLaybyPayment},
-		track: func(a *applier, c *change.Change, f map[string]any) {
+		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entLayby, c.EntityID, c.OrgID) },
+		Recompute: recomputeLaybys, NewState: newLaybyState})
+	register(entLaybyPayment, noun{Name: "layby_payment", Table: "layby_payments", Merge: mergeAppend, Digest: orgRows,
+		Formats: steps,
+		Edge: &edgeRule{Scopes: saleWrite, // at the edge's store: checkLaybyPayment
+			Refs:  []ref{{Col: "layby_id", Table: "laybys"}, {Col: "gift_card_id", Table: "gift_cards"}},
+			Check: checkLaybyPayment},
+		Track: func(a *applier, c *change.Change, f map[string]any) {
 			if id := fieldText(f, "layby_id"); id != "" {
-				a.touch(entLayby, id, c.OrgID)
+				a.Touch(entLayby, id, c.OrgID)
 			}
 		}})
 }
@@ -714,7 +716,7 @@ func checkLayby(ctx context.Context, ad *admitter, c *change.Change, f map[strin
 	}
 	var l kassa.Layby
 	var expires string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT total, paid, expires_at FROM laybys WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT total, paid, expires_at FROM laybys WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).
 		Scan(&l.Total, &l.Paid, &expires); err != nil {
 		return err
 	}
@@ -724,7 +726,7 @@ func checkLayby(ctx context.Context, ad *admitter, c *change.Change, f map[strin
 			return refuse(RefusedValue, "lay-by %s is paid %d of %d: it is not collected before it is paid", c.EntityID, l.Paid, l.Total)
 		}
 	case kassa.LaybyExpired:
-		if ad.tx.now.Add(maxLaybySkew).Format(TimeFormat) < expires {
+		if ad.Tx.Now.Add(maxLaybySkew).Format(TimeFormat) < expires {
 			return refuse(RefusedValue, "lay-by %s expires at %s", c.EntityID, expires)
 		}
 	}
@@ -738,7 +740,7 @@ const maxLaybySkew = 24 * time.Hour
 // checkLaybyOpened: an opened lay-by is open, at the edge's store, with
 // nothing paid or charged yet (its deposit follows as its first payment).
 func checkLaybyOpened(ad *admitter, f map[string]any) error {
-	if f["location_id"] != ad.from.LocationID {
+	if f["location_id"] != ad.From.LocationID {
 		return refuse(RefusedScope, "a lay-by is opened at the edge's own store")
 	}
 	in := &kassa.LaybyCreate{}
@@ -768,7 +770,7 @@ func checkLaybyCharge(ctx context.Context, ad *admitter, c *change.Change, f map
 	if !ok || charge == 0 {
 		return nil
 	}
-	st, err := orgSettings(ctx, ad.tx, c.OrgID)
+	st, err := orgSettings(ctx, ad.Tx, c.OrgID)
 	if err != nil {
 		return err
 	}
@@ -789,12 +791,12 @@ func checkLaybyPayment(ctx context.Context, ad *admitter, c *change.Change, f ma
 		within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
 		return err
 	}
-	if f["location_id"] != ad.from.LocationID {
+	if f["location_id"] != ad.From.LocationID {
 		return refuse(RefusedScope, "a lay-by's money moves at the edge's own store")
 	}
 	amount, _ := intField(f, "amount")
 	var l kassa.Layby
-	err := ad.tx.QueryRowContext(ctx, `SELECT status, total, paid, refunded, termination_charge FROM laybys WHERE id = ? AND org_id = ?`,
+	err := ad.Tx.QueryRowContext(ctx, `SELECT status, total, paid, refunded, termination_charge FROM laybys WHERE id = ? AND org_id = ?`,
 		fieldText(f, "layby_id"), c.OrgID).Scan(&l.Status, &l.Total, &l.Paid, &l.Refunded, &l.TerminationCharge)
 	if err != nil {
 		return err // the reference check found it
@@ -826,22 +828,22 @@ func checkLaybyPayment(ctx context.Context, ad *admitter, c *change.Change, f ma
 func recomputeLaybys(ctx context.Context, a *applier, laybys map[string]string) error {
 	for id, orgID := range laybys {
 		var before, total int64
-		err := a.tx.QueryRowContext(ctx, `SELECT paid, total FROM laybys WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before, &total)
+		err := a.Tx.QueryRowContext(ctx, `SELECT paid, total FROM laybys WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before, &total)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its lay-by arrives later in the log
 		}
 		if err != nil {
 			return err
 		}
-		paid, refunded, err := laybySums(ctx, a.tx, orgID, id)
+		paid, refunded, err := laybySums(ctx, a.Tx, orgID, id)
 		if err != nil {
 			return err
 		}
-		if _, err := a.tx.ExecContext(ctx, `UPDATE laybys SET paid = ?, refunded = ? WHERE id = ? AND org_id = ?`, paid, refunded, id, orgID); err != nil {
+		if _, err := a.Tx.ExecContext(ctx, `UPDATE laybys SET paid = ?, refunded = ? WHERE id = ? AND org_id = ?`, paid, refunded, id, orgID); err != nil {
 			return err
 		}
 		if paid > total && before <= total {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictOverpaid, entLayby.name, id,
+			if err := a.Conflict(ctx, orgID, "", kassa.ConflictOverpaid, entLayby.Name, id,
 				map[string]any{"paid_before": before}, map[string]any{"paid": paid, "total": total}); err != nil {
 				return err
 			}
@@ -859,7 +861,7 @@ func checkLaybyCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f
 	var loc, method string
 	var card sql.NullString
 	var amount, entries int64
-	err := ad.tx.QueryRowContext(ctx, `SELECT location_id, method, gift_card_id, amount,
+	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id, method, gift_card_id, amount,
 		(SELECT count(*) FROM gift_card_transactions WHERE payment_id = ?1 AND type = 'redeem') FROM layby_payments WHERE id = ?1 AND org_id = ?2`,
 		fieldText(f, "payment_id"), c.OrgID).Scan(&loc, &method, &card, &amount, &entries)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -872,7 +874,7 @@ func checkLaybyCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f
 	switch {
 	case f["type"] != string(kassa.GiftCardTxnRedeem) || f["order_id"] != nil:
 		return refuse(RefusedValue, "a lay-by instalment only redeems a card, for no order")
-	case loc != ad.from.LocationID:
+	case loc != ad.From.LocationID:
 		return refuse(RefusedScope, "lay-by instalment %s is another store's", fieldText(f, "payment_id"))
 	case method != string(kassa.PaymentGiftCard) || card.String != fieldText(f, "gift_card_id"):
 		return refuse(RefusedValue, "lay-by instalment %s is not a gift_card instalment of that card", fieldText(f, "payment_id"))
@@ -886,8 +888,8 @@ func checkLaybyCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f
 // them (open, or expired and not yet refunded): inventory reads it beside
 // on_hand, which they already left. A store opened at a schema before
 // lay-bys (tests of older formats) has none.
-func addReserved(ctx context.Context, db *DB, q querier, l *kassa.StockLevel) error {
-	if !db.states[entLayby].(*laybyState).tables {
+func addReserved(ctx context.Context, db *engine.DB, q querier, l *kassa.StockLevel) error {
+	if !db.States[entLayby].(*laybyState).tables {
 		return nil
 	}
 	return q.QueryRowContext(ctx, `SELECT coalesce(sum(json_extract(j.value, '$.quantity')), 0) FROM laybys l, json_each(l.line_items) j
@@ -900,9 +902,9 @@ func addReserved(ctx context.Context, db *DB, q querier, l *kassa.StockLevel) er
 // formats).
 type laybyState struct{ tables bool }
 
-func newLaybyState(db *DB) any {
+func newLaybyState(db *engine.DB) any {
 	var n int
-	db.writer.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'laybys'`).Scan(&n)
+	db.Writer.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'laybys'`).Scan(&n)
 	return &laybyState{tables: n == 1}
 }
 
@@ -936,7 +938,7 @@ func recordLaybyTender(ctx context.Context, tx *Tx, a *kassa.Actor, loc, entry s
 func checkLaybyDrawerEntry(ctx context.Context, ad *admitter, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
 	var method, kind string
 	var moved int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT method, type, amount FROM layby_payments WHERE id = ? AND location_id = ?`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT method, type, amount FROM layby_payments WHERE id = ? AND location_id = ?`,
 		f["payment_id"], f["location_id"]).Scan(&method, &kind, &moved); err != nil {
 		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
 	}
@@ -947,7 +949,7 @@ func checkLaybyDrawerEntry(ctx context.Context, ad *admitter, f map[string]any, 
 	switch {
 	case method != f["method"] || kind != wantKind || amount != moved || f["refund_id"] != refund:
 		return refuse(RefusedValue, "a drawer %s records its lay-by entry's %s %d", typ, method, moved)
-	case rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ?`, f["payment_id"]) > 0:
+	case rowCount(ctx, ad.Tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ?`, f["payment_id"]) > 0:
 		return refuse(RefusedValue, "lay-by entry %v is in a drawer already", f["payment_id"])
 	}
 	return nil

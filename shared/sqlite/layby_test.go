@@ -105,7 +105,7 @@ func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 				t.Fatalf("ingest: %v, %d quarantined; want it refused", err, q)
 			}
 			var reason string
-			hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
 			if reason != tc.reason {
 				t.Fatalf("refused as %q, want %q", reason, tc.reason)
 			}
@@ -166,7 +166,7 @@ func TestInstalmentsTakenWhileApartAddUp(t *testing.T) {
 	}
 	push(t, edge, hub, w)
 	var kind string
-	hub.db.reader.QueryRow(`SELECT kind FROM sync_conflicts WHERE entity_id = ?`, l.ID).Scan(&kind)
+	hub.db.Reader.QueryRow(`SELECT kind FROM sync_conflicts WHERE entity_id = ?`, l.ID).Scan(&kind)
 	if got, _ := at["hub"].FindLaybyByID(w.ctx, l.ID); kind != kassa.ConflictOverpaid || got.Paid != 2*l.Total-200 || got.Balance != 200-l.Total {
 		t.Fatalf("overpaid while apart: conflict %q, %+v", kind, got)
 	}
@@ -186,9 +186,9 @@ func TestALaybyReservesItsGoodsUntilCollectedOrReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	level := func() (onHand, reserved int64) {
-		l, err := findLevel(context.Background(), n.db.reader, w.org, w.loc, w.p1)
+		l, err := findLevel(context.Background(), n.db.Reader, w.org, w.loc, w.p1)
 		if err == nil {
-			err = addReserved(context.Background(), n.db, n.db.reader, l)
+			err = addReserved(context.Background(), n.db.DB, n.db.Reader, l)
 		}
 		if err != nil {
 			t.Fatal(err)
