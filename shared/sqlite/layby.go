@@ -426,7 +426,7 @@ type laybyKey struct{ org, id string }
 // expiring lists the lay-bys past their term.
 func (s *LaybyService) expiring(ctx context.Context, location string) ([]laybyKey, error) {
 	rows, err := s.db.Reader.QueryContext(ctx, `SELECT org_id, id FROM laybys WHERE status = 'open' AND expires_at <= ? AND paid < total
-		AND (location_id = ?2 OR ?2 = '' AND location_id NOT IN (SELECT location_id FROM sync_nodes WHERE org_id = laybys.org_id))
+		AND (location_id = ?2 OR ?2 = '' AND location_id NOT IN (SELECT location_id FROM sync_nodes WHERE org_id = laybys.org_id AND revoked_at IS NULL))
 		ORDER BY id LIMIT 500`, fmtTime(s.db.Now()), location)
 	if err != nil {
 		return nil, err
