@@ -3,8 +3,10 @@ package webtest
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // SwitchUser taps the till's Switch user: the session ends and the till
@@ -36,4 +38,15 @@ func (c *Cashier) SignedIn(who string) {
 	c.T.Helper()
 	c.Poll(who+" signed in", `document.getElementById('who').textContent === `+strconv.Quote(who)+
 		` && !document.getElementById('sale').hidden && document.querySelector('#grid .tile') !== null`)
+}
+
+// Retype replaces what the field sel holds by text, as a person does:
+// to its end, backspace over it, type.
+func (c *Cashier) Retype(sel, text string) {
+	c.T.Helper()
+	v, err := chromedp.Run(c.B.Ctx, chromedp.Value(sel))
+	if err != nil {
+		c.T.Fatalf("the value of %s: %v", sel, err)
+	}
+	c.Do("retype "+sel, chromedp.SendKeys(sel, kb.End+strings.Repeat(kb.Backspace, len([]rune(v)))+text))
 }

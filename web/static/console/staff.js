@@ -84,7 +84,7 @@
     var me = st.me, manager = me.role === 'manager';
     $('staff-add').textContent = manager ? 'Add a cashier' : 'Add staff';
     $('staff-rules').textContent = manager ?
-      'You manage the cashiers of ' + locationNames(me.location_ids) + ': add them, change their name or locations, reset a password or PIN, deactivate them. Other staff are managed by an owner.' :
+      'You manage the cashiers of ' + ((me.location_ids || []).length ? locationNames(me.location_ids) : 'every location') + ': add them, change their name or locations, reset a password or PIN, deactivate them. Other staff are managed by an owner.' :
       'As an owner you manage every account, but not your own role or status (another owner does).';
     var body = $('staff-rows');
     body.textContent = '';
@@ -109,7 +109,7 @@
     tr.appendChild(who);
     cellOf(tr, 'Role', ROLES[u.role] || u.role, 'role');
     cellOf(tr, 'Locations', locationNames(u.location_ids), 'locs');
-    cellOf(tr, 'Status', u.is_active ? 'Active' : 'Deactivated', u.is_active ? 'status on' : 'status off');
+    cellOf(tr, 'Status', u.is_active ? 'Active' : 'Deactivated', u.is_active ? 'state on' : 'state off');
     cellOf(tr, 'PIN', u.has_pin ? 'Set' : '—', 'pin');
     var acts = el('td', null, 'acts');
     var self = st.me && u.id === st.me.id, may = manages(u);
