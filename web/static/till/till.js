@@ -1011,18 +1011,20 @@ function renderRefund() {
 }
 
 // refundNow refunds at this till (its drawer pays the cash back, its
-// sequence numbers the refund's receipt), as the cashier or as the manager
-// who approved it (token).
-async function refundNow(token) {
+// sequence numbers the refund's receipt) as the cashier signed in; above
+// their refund limit with the approving manager's sign-in as
+// approval_token, so the refund is the cashier's and records the manager
+// as approved_by.
+async function refundNow(token, approver) {
   const r = state.refund;
   const lines = Object.entries(r.qty).filter(([, q]) => q > 0).map(([id, q]) => ({ line_item_id: id, quantity: q }));
   const b = { reason: 'till return', restock: $('refund-restock').checked, register_id: till.id };
   if (lines.length) b.line_items = lines;
+  if (token) { b.approval_token = token; r.key = uuid(); } // another body: another key
   $('refund-ok').disabled = true;
   if (token) openDialog('refund');
   try {
-    const path = `/orders/${r.order.id}/refund`, h = { 'Idempotency-Key': r.key };
-    const o = (await (token ? session.request('POST', path, b, token, h) : session.api('POST', path, b, h))).data;
+    const o = (await session.api('POST', `/orders/${r.order.id}/refund`, b, { 'Idempotency-Key': r.key })).data;
     const last = o.refunds[o.refunds.length - 1];
     const how = last.payments.map((p) => {
       const pm = o.payments.find((x) => x.id === p.payment_id);
@@ -1033,7 +1035,7 @@ async function refundNow(token) {
     r.key = uuid();
     r.last = last.id;
     renderRefund();
-    $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}`;
+    $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}` + (last.approved_by && approver ? ` · approved by ${approver}` : '');
     $('refund-msg').classList.add('ok');
   } catch (e) {
     $('refund-msg').textContent = e.message;
