@@ -25,7 +25,9 @@ func TestARefundAboveTheLimitRecordsWhoApproved(t *testing.T) {
 	}
 	hamper := f.product("Hamper", "HAM-1", 6000)
 	order := f.soldOrder(f.locA, hamper, 1)["id"].(string)
-	refund := func(approval string) map[string]any { return map[string]any{"reason": "faulty", "approval_token": approval} }
+	refund := func(approval string) map[string]any {
+		return map[string]any{"reason": "faulty", "approval_token": approval}
+	}
 	for _, bad := range []struct {
 		name, token string
 		status      int
