@@ -226,7 +226,7 @@ function pinLocked() {
   $('pin-input').disabled = $('pin-ok').disabled = !u || locked;
   for (const k of $('keys').children) k.disabled = !u || locked;
   if (locked) {
-    pinSay(`🔒 ${lock.why}. ${u.name} can try again in ${left} s.`, 'locked');
+    pinSay(`${lock.why}. ${u.name} can try again in ${left} s.`, 'locked');
     state.lockTimer = setTimeout(pinLocked, 1000);
   } else {
     if (lock) { delete state.locks[u.id]; pinSay('', ''); }
