@@ -57,6 +57,9 @@ func TestConsoleStaffWithTheHubLinkCut(t *testing.T) {
 		chromedp.SendKeys("#staff-name", "Oona Offline"), chromedp.SendKeys("#staff-email", "oona@demo.test"),
 		chromedp.SendKeys("#staff-password", "outage-pass-1"), chromedp.SendKeys("#staff-pin", "9753"), chromedp.Click("#staff-ok"))
 	done("Added Oona Offline (Cashier, ")
+	if got := c.Text("#staff-msg"); !strings.Contains(got, "Saved at this store: head office gets it when the link is back.") {
+		t.Fatalf("offline the console says %q", got)
+	}
 	c.Do("edit", chromedp.Click(act("edit")), chromedp.WaitVisible("#staff-name"))
 	c.Retype("#staff-name", "Oona Outage")
 	c.Do("save", chromedp.Click("#staff-ok"))

@@ -141,8 +141,11 @@
     box.appendChild(b);
   }
 
+  // said tells what was done; with the hub link down (the console's
+  // banner) it says where the change waits.
   function said(text) {
-    $('staff-msg').textContent = text;
+    var offline = text && $('status').dataset.state === 'offline';
+    $('staff-msg').textContent = text + (offline ? ' Saved at this store: head office gets it when the link is back.' : '');
   }
 
   // --- the dialog: add, edit, password, PIN, deactivate ----------------------
