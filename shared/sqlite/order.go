@@ -1169,7 +1169,7 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 		return err
 	}
 	amount, _ := intField(f, "amount")
-	approver, err := ad.approverOf(ctx, c.OrgID, f)
+	approver, err := approverOf(ctx, ad.tx, c.OrgID, f)
 	if err != nil {
 		return err
 	}
@@ -1194,13 +1194,13 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 
 // approverOf is the active user of the org a refund names as approved_by,
 // as the hub knows them; nil for none (or one the hub does not know).
-func (ad *admitter) approverOf(ctx context.Context, orgID string, f map[string]any) (*kassa.Actor, error) {
+func approverOf(ctx context.Context, q querier, orgID string, f map[string]any) (*kassa.Actor, error) {
 	id, _ := f["approved_by"].(string)
 	if id == "" {
 		return nil, nil
 	}
 	var role string
-	err := ad.tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ? AND is_active = 1`, id, orgID).Scan(&role)
+	err := q.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ? AND is_active = 1`, id, orgID).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
