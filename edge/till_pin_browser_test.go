@@ -17,7 +17,7 @@ import (
 // device up and opens the drawer; Switch user shows the till's roster;
 // Cole signs in with his password (he joins the roster); Switch user, a
 // tap on Cass and her PIN on the keypad: the header says Cass, and her
-// sale is hers at the edge (the order's created_by). Cole's wrong PINs say
+// sale is hers at the edge (the order's created_by) and in her My sales. Cole's wrong PINs say
 // so, and the fifth locks him out at this till for the edge's Retry-After,
 // counted down with the keypad off; Cass still signs in, her PIN typed on a
 // keyboard. On a phone the roster and keypad fit and the header names who
@@ -82,6 +82,12 @@ func TestTillPINSignInInChromium(t *testing.T) {
 	if len(l.Data) != 1 || l.Data[0]["created_by"] != cass || l.Data[0]["status"] != "completed" {
 		t.Fatalf("order %s: %v, want completed and created by Cass (%s)", number, l.Data, cass)
 	}
+	// Her own sales on the till say so too (Cole has sold nothing).
+	c.Do("my sales", chromedp.Click("#mysales-btn"), chromedp.WaitVisible(`#mysales[data-state="shown"]`))
+	if got := c.Text(`#mysales-sums dd[data-col="orders"]`); got != "1" {
+		t.Fatalf("Cass's sales today: %q, want 1", got)
+	}
+	c.Do("close", chromedp.Click("#mysales .close"), chromedp.WaitNotVisible("#overlay"))
 
 	// Cole's wrong PINs: said each time; the fifth locks him out here.
 	c.SwitchUser()
