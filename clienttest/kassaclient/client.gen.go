@@ -4056,6 +4056,9 @@ type Refund struct {
 	// Amount An amount in minor units of the currency.
 	Amount int64 `json:"amount"`
 
+	// ApprovedBy The manager or owner whose approval_token let the actor refund above the org's refund_limit; null when none was needed.
+	ApprovedBy *string `json:"approved_by"`
+
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
 
@@ -4115,6 +4118,9 @@ type RefundPayment struct {
 type RefundRequest struct {
 	// Amount An amount in minor units of the currency.
 	Amount *int64 `json:"amount,omitempty"`
+
+	// ApprovalToken A manager's or owner's access token (their own sign-in at the till) approving a refund above the caller's refund_limit: the refund stays the caller's and records the approver as approved_by. Not needed within the limit, and then not recorded.
+	ApprovalToken *string `json:"approval_token,omitempty"`
 
 	// LineItems The refunded line quantities; empty for a refund by amount.
 	LineItems *[]RefundLineInput `json:"line_items,omitempty"`
@@ -7514,14 +7520,14 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
 	PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefundWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10684,7 +10690,7 @@ func (c *Client) PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type.
 //
@@ -10701,7 +10707,7 @@ func (c *Client) PostOrdersIdRefundWithBody(ctx context.Context, id openapi_type
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -23110,14 +23116,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
 	PostOrdersIdReceiptPrintWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error)
 
-	// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefundWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdRefundResponse, error)
 
-	// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -45399,7 +45405,7 @@ func (c *ClientWithResponses) PostOrdersIdReceiptPrintWithResponse(ctx context.C
 	return ParsePostOrdersIdReceiptPrintResponse(rsp)
 }
 
-// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45412,7 +45418,7 @@ func (c *ClientWithResponses) PostOrdersIdRefundWithBodyWithResponse(ctx context
 	return ParsePostOrdersIdRefundResponse(rsp)
 }
 
-// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
