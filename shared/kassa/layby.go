@@ -255,6 +255,18 @@ func (l *Layby) CancelTerms(by string, charge int64) (kept, refund int64, err er
 	return kept, net - kept, nil
 }
 
+// Unsettled is money the lay-by holds that is the customer's and that no
+// entry paid back: over its total (two stores took its last instalment
+// while apart), or, once cancelled, what was paid less the charge kept and
+// the refunds (an instalment taken at another store while this one
+// cancelled it). Above 0 a person must refund it.
+func (l *Layby) Unsettled() int64 {
+	if l.Status == LaybyCancelled {
+		return l.Paid - l.TerminationCharge - l.Refunded
+	}
+	return l.Paid - l.Total
+}
+
 // Expired reports whether an open lay-by not fully paid is past its term.
 func (l *Layby) Expired(now time.Time) bool {
 	return l.Status == LaybyOpen && l.Balance > 0 && !now.Before(l.ExpiresAt)

@@ -821,35 +821,47 @@ func checkLaybyPayment(ctx context.Context, ad *admitter, c *change.Change, f ma
 
 // recomputeLaybys rewrites the paid and refunded totals of every lay-by
 // the batch touched from its entries (no change record: every node sums
-// the same entries); a lay-by the merge took over its total (two stores
-// took its last instalment while apart) is an overpaid conflict, listed
-// once, when it first goes over. No instalment is undone: the money was
-// taken; the store refunds the difference.
+// the same entries). A lay-by the merge leaves holding the customer's
+// money (kassa.Layby.Unsettled: paid over its total by two stores while
+// apart, or an instalment taken elsewhere while it was cancelled) is an
+// overpaid conflict, listed once (laybyOverpaid). No instalment is
+// undone: the money was taken; the store refunds it.
 func recomputeLaybys(ctx context.Context, a *applier, laybys map[string]string) error {
 	for id, orgID := range laybys {
-		var before, total int64
-		err := a.Tx.QueryRowContext(ctx, `SELECT paid, total FROM laybys WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before, &total)
+		l := kassa.Layby{ID: id}
+		err := a.Tx.QueryRowContext(ctx, `SELECT status, total, paid, refunded, termination_charge FROM laybys WHERE id = ? AND org_id = ?`,
+			id, orgID).Scan(&l.Status, &l.Total, &l.Paid, &l.Refunded, &l.TerminationCharge)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its lay-by arrives later in the log
 		}
 		if err != nil {
 			return err
 		}
-		paid, refunded, err := laybySums(ctx, a.Tx, orgID, id)
-		if err != nil {
+		if l.Paid, l.Refunded, err = laybySums(ctx, a.Tx, orgID, id); err != nil {
 			return err
 		}
-		if _, err := a.Tx.ExecContext(ctx, `UPDATE laybys SET paid = ?, refunded = ? WHERE id = ? AND org_id = ?`, paid, refunded, id, orgID); err != nil {
+		if _, err := a.Tx.ExecContext(ctx, `UPDATE laybys SET paid = ?, refunded = ? WHERE id = ? AND org_id = ?`, l.Paid, l.Refunded, id, orgID); err != nil {
 			return err
 		}
-		if paid > total && before <= total {
-			if err := a.Conflict(ctx, orgID, "", kassa.ConflictOverpaid, entLayby.Name, id,
-				map[string]any{"paid_before": before}, map[string]any{"paid": paid, "total": total}); err != nil {
-				return err
-			}
+		if err := laybyOverpaid(ctx, a, orgID, &l); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// laybyOverpaid records, once per lay-by, that it holds money of the
+// customer's that no entry paid back. A cancelled lay-by counts once its
+// refund arrived (a batch may end between a cancellation's status and its
+// refund entry); one whose cancellation refunded nothing (the charge kept
+// all) is not flagged.
+func laybyOverpaid(ctx context.Context, a *applier, orgID string, l *kassa.Layby) error {
+	unsettled := l.Unsettled()
+	if unsettled <= 0 || l.Status == kassa.LaybyCancelled && l.Refunded == 0 || rowCount(ctx, a.Tx, `SELECT count(*) FROM sync_conflicts WHERE entity_id = ? AND kind = ?`, l.ID, kassa.ConflictOverpaid) > 0 {
+		return nil
+	}
+	return a.Conflict(ctx, orgID, "", kassa.ConflictOverpaid, entLayby.Name, l.ID,
+		map[string]any{"paid": l.Paid, "refunded": l.Refunded}, map[string]any{"unsettled": unsettled, "status": l.Status, "total": l.Total})
 }
 
 // checkLaybyCardRedeem admits a gift card redeem entry that names (as its

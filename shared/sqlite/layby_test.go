@@ -128,7 +128,8 @@ func TestTheHubAdmitsLaybyMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 // deposit; once they exchange, both hold both instalments and the same
 // paid total, and the lay-by — paid in full by the two together, which
 // neither saw — is completed by hand. Had each taken the whole balance,
-// the merge records the lay-by overpaid.
+// the merge records the lay-by overpaid; so it does for an instalment taken
+// at the hub while the store cancelled the lay-by.
 func TestInstalmentsTakenWhileApartAddUp(t *testing.T) {
 	edge, hub, w := edgeAndHub(t)
 	at := map[string]*LaybyService{"edge": NewLaybyService(edge.db, processor.NewCardSimulator()), "hub": NewLaybyService(hub.db, nil)}
@@ -169,6 +170,22 @@ func TestInstalmentsTakenWhileApartAddUp(t *testing.T) {
 	hub.db.Reader.QueryRow(`SELECT kind FROM sync_conflicts WHERE entity_id = ?`, l.ID).Scan(&kind)
 	if got, _ := at["hub"].FindLaybyByID(w.ctx, l.ID); kind != kassa.ConflictOverpaid || got.Paid != 2*l.Total-200 || got.Balance != 200-l.Total {
 		t.Fatalf("overpaid while apart: conflict %q, %+v", kind, got)
+	}
+	// The store cancels one (refunding the deposit) while the hub takes an
+	// instalment of it: the instalment is the customer's, unrefunded.
+	l = openLayby(t, at["edge"], w, 200)
+	push(t, edge, hub, w)
+	if _, err := at["hub"].PayLayby(w.ctx, l.ID, &kassa.LaybyPay{Method: kassa.PaymentCash, Amount: 300}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := at["edge"].CancelLayby(w.ctx, l.ID, &kassa.LaybyCancel{By: kassa.LaybyByStore}); err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w)
+	kind = ""
+	hub.db.Reader.QueryRow(`SELECT kind FROM sync_conflicts WHERE entity_id = ?`, l.ID).Scan(&kind)
+	if got, _ := at["hub"].FindLaybyByID(w.ctx, l.ID); kind != kassa.ConflictOverpaid || got.Status != kassa.LaybyCancelled || got.Unsettled() != 300 {
+		t.Fatalf("an instalment taken while the lay-by was cancelled elsewhere: conflict %q, %+v", kind, got)
 	}
 }
 
