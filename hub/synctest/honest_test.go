@@ -591,7 +591,11 @@ func (h *honestRun) layby() {
 	case h.rng.IntN(5) == 0:
 		h.call("layby cancel", "POST", "/api/v1/laybys/"+id+"/cancel", h.tok(), map[string]any{"by": []string{"customer", "store"}[h.rng.IntN(2)]})
 	default:
-		body := map[string]any{"method": "cash", "amount": 1 + h.rng.Int64N(balance)}
+		amount := balance // a third pay it in full: the lay-by completes
+		if h.rng.IntN(3) > 0 {
+			amount = 1 + h.rng.Int64N(balance)
+		}
+		body := map[string]any{"method": "cash", "amount": amount}
 		if !h.offline && h.rng.IntN(2) == 0 {
 			body["method"], body["card_number"] = "card", processor.CardApprove
 		} else if !h.offline && h.rng.IntN(2) == 0 {
