@@ -69,6 +69,17 @@ func Position(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	return tag.RowsAffected(), tx.Commit(ctx)
 }
 
+// Unpositioned counts the transactions that wrote the log and have no
+// positions yet: those still running, and those waiting for an older one
+// to end (or for Position to run). The log's lag shows here first.
+func Unpositioned(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM outbox_commits WHERE last_pos IS NULL`).Scan(&n)
+	return n, err
+}
+
 // Entry is a change record with its position in the hub's log.
 type Entry struct {
 	Pos int64

@@ -18,7 +18,7 @@ import (
 func openLog(t *testing.T, s *pgtest.Server) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, s.Database(t))
+	pool, err := pgxpool.New(ctx, s.Database(t)+"&pool_max_conns=20")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,8 @@ func TestTheLogCursorNeverPassesARowThatCommitsLate(t *testing.T) {
 			pool := openLog(t, s)
 			early, late := begin(t, pool), begin(t, pool)
 			if first == "write" {
-				appendTo(t, early, "a1", "a2")
+				appendTo(t, early, "a1") // two appends in one unit: ordinals go on
+				appendTo(t, early, "a2")
 			} else if _, err := early.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
 				t.Fatal(err)
 			}
@@ -135,70 +136,129 @@ func TestTheLogCursorNeverPassesARowThatCommitsLate(t *testing.T) {
 	}
 }
 
-// Many writers commit and roll back in whatever order the machine makes
-// while an edge pulls by cursor the whole time: it ends with every
-// committed record exactly once and none of the rolled-back ones.
+// pullOnce is pull for a goroutine of its own: it positions what can be,
+// reads after *cursor and moves it, and reports trouble as an error.
+func pullOnce(ctx context.Context, pool *pgxpool.Pool, cursor *int64) ([]string, error) {
+	if _, err := pg.Position(ctx, pool); err != nil {
+		return nil, err
+	}
+	es, err := pg.After(ctx, pool, *cursor, "org-1", 100)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range es {
+		if e.Pos <= *cursor {
+			return nil, fmt.Errorf("position %d at or below the cursor %d", e.Pos, *cursor)
+		}
+		*cursor = e.Pos
+		ids = append(ids, e.ID)
+	}
+	return ids, nil
+}
+
+// writeUnits commits units of two records each, and rolls back every fifth.
+func writeUnits(ctx context.Context, pool *pgxpool.Pool, w, units int) error {
+	for u := range units {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		id := fmt.Sprintf("w%d-u%d", w, u)
+		if err := pg.Append(ctx, tx, []change.Change{record(id + "-1"), record(id + "-2")}); err != nil {
+			return err
+		}
+		if u%5 == 4 {
+			tx.Rollback(ctx)
+			continue
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// follow is one hub's edge pulling until the writers are done and the
+// log has nothing left to position or to pull: what it pulled, in order.
+func follow(ctx context.Context, pool *pgxpool.Pool, done <-chan struct{}) ([]string, error) {
+	var cursor int64
+	var got []string
+	for {
+		// Settled before this pull: every record is positioned, so a
+		// pull that finds nothing finds the end.
+		settled := false
+		select {
+		case <-done:
+			pending, err := pg.Unpositioned(ctx, pool)
+			if err != nil {
+				return got, err
+			}
+			settled = pending == 0
+		default:
+		}
+		ids, err := pullOnce(ctx, pool, &cursor)
+		if err != nil {
+			return got, err
+		}
+		got = append(got, ids...)
+		if settled && len(ids) == 0 {
+			return got, nil
+		}
+	}
+}
+
+// Many writers commit and roll back in whatever order the machine makes,
+// while two hubs position the log and each pulls it by cursor the whole
+// time: each ends with every committed record exactly once, none of the
+// rolled-back ones, and both in the same order.
 func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testing.T) {
 	s := pgtest.Start(t)
 	pool := openLog(t, s)
 	ctx := context.Background()
 	const writers, units = 8, 25
 	var wg sync.WaitGroup
-	errs := make(chan error, writers)
+	errs := make(chan error, writers+2)
 	for w := range writers {
 		wg.Go(func() {
-			for u := range units {
-				tx, err := pool.Begin(ctx)
-				if err != nil {
-					errs <- err
-					return
-				}
-				id := fmt.Sprintf("w%d-u%d", w, u)
-				if err := pg.Append(ctx, tx, []change.Change{record(id + "-1"), record(id + "-2")}); err != nil {
-					errs <- err
-					return
-				}
-				if u%5 == 4 {
-					tx.Rollback(ctx)
-					continue
-				}
-				if err := tx.Commit(ctx); err != nil {
-					errs <- err
-					return
-				}
+			if err := writeUnits(ctx, pool, w, units); err != nil {
+				errs <- err
 			}
 		})
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	seen := map[string]int{}
-	var cursor int64
-	for finished := false; !finished; {
-		select {
-		case <-done:
-			finished = true
-		default:
-		}
-		for _, id := range pull(t, pool, &cursor) { // the last pull runs after every writer ended
-			seen[id]++
-		}
+	var hubs [2][]string
+	var pulling sync.WaitGroup
+	for h := range hubs {
+		pulling.Go(func() {
+			var err error
+			if hubs[h], err = follow(ctx, pool, done); err != nil {
+				errs <- err
+			}
+		})
 	}
+	pulling.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
 	want := writers * units * 4 / 5 * 2
-	if len(seen) != want {
-		t.Errorf("the edge pulled %d distinct records, want %d", len(seen), want)
+	for h, got := range hubs {
+		seen := map[string]int{}
+		for _, id := range got {
+			seen[id]++
+			var w, u, k int
+			fmt.Sscanf(id, "w%d-u%d-%d", &w, &u, &k)
+			if u%5 == 4 {
+				t.Errorf("hub %d: record %s of a rolled-back unit was pulled", h, id)
+			}
+		}
+		if len(got) != want || len(seen) != want {
+			t.Errorf("hub %d pulled %d records (%d distinct), want %d once each", h, len(got), len(seen), want)
+		}
 	}
-	for id, n := range seen {
-		if n != 1 {
-			t.Errorf("record %s pulled %d times", id, n)
-		}
-		var w, u, k int
-		fmt.Sscanf(id, "w%d-u%d-%d", &w, &u, &k)
-		if u%5 == 4 {
-			t.Errorf("record %s of a rolled-back unit was pulled", id)
-		}
+	if fmt.Sprint(hubs[0]) != fmt.Sprint(hubs[1]) {
+		t.Errorf("the two hubs pulled the log in different orders")
 	}
 }
