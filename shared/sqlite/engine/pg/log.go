@@ -72,9 +72,7 @@ func Position(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 // Unpositioned counts the transactions that wrote the log and have no
 // positions yet: those still running, and those waiting for an older one
 // to end (or for Position to run). The log's lag shows here first.
-func Unpositioned(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (int, error) {
+func Unpositioned(ctx context.Context, q Querier) (int, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT count(*) FROM outbox_commits WHERE last_pos IS NULL`).Scan(&n)
 	return n, err

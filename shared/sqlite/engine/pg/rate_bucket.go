@@ -3,8 +3,6 @@ package pg
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Rate is a bucket's refill (tokens a minute) and size.
@@ -24,9 +22,7 @@ type Taken struct {
 // clock), take, and record, in one statement on the key's row, so two
 // hubs taking at once queue on the row and a limit counts once across the
 // cluster. A new key starts with a full bucket.
-func Take(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, key string, r Rate) (Taken, error) {
+func Take(ctx context.Context, q Querier, key string, r Rate) (Taken, error) {
 	perSecond := float64(r.PerMinute) / 60
 	var tokens float64
 	var t Taken
