@@ -87,7 +87,7 @@ func Start(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("kassa-pg-%d-", started.Add(1)))
+	dir, err := os.MkdirTemp(tempBase(cred), fmt.Sprintf("kassa-pg-%d-", started.Add(1)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -126,6 +126,25 @@ func runAs() (*syscall.Credential, error) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// tempBase is where the data folder goes: the usual temporary folder, or
+// /tmp when PostgreSQL's user could not reach into that one (a root's
+// private $TMPDIR).
+func tempBase(cred *syscall.Credential) string {
+	base := os.TempDir()
+	if cred == nil {
+		return base
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return base
+		}
+	}
 }
 
 func own(dir string, cred *syscall.Credential) error {
