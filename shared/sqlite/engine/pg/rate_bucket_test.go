@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -15,7 +16,8 @@ import (
 
 // Two hubs on one database serve one org's requests at once: the org's
 // burst is admitted once across both, not once per hub; another org's
-// bucket is its own; and time refills the bucket (a minute moved back on
+// bucket is its own; a costly request's spend holds the next back at the
+// other hub too; and time refills the bucket (a minute moved back on
 // the row stands for a minute passed).
 func TestAnOrgsRateLimitCountsOnceAcrossTwoHubs(t *testing.T) {
 	s := pgtest.Start(t)
@@ -66,6 +68,21 @@ func TestAnOrgsRateLimitCountsOnceAcrossTwoHubs(t *testing.T) {
 	}
 	if got, err := pg.Take(ctx, hubs[1], "org:org-2", limit); err != nil || !got.Allowed || got.Remaining != 49 {
 		t.Fatalf("another org's first request: %+v, %v; want allowed with 49 left", got, err)
+	}
+	// A costly request spends after the fact: the bucket goes below zero
+	// and holds the next request back until it has refilled past one.
+	if got, err := pg.Spend(ctx, hubs[0], "org:org-2", limit, 60); err != nil || !got.Allowed || got.Remaining != 0 {
+		t.Fatalf("spending 60 of 49: %+v, %v", got, err)
+	}
+	peek, err := pg.Peek(ctx, hubs[1], "org:org-2", limit)
+	if err != nil || peek.Allowed || peek.RetryAfter < 11*time.Minute {
+		t.Fatalf("after spending past zero the other hub peeks %+v, %v; want refused for over 11 minutes at 1 a minute", peek, err)
+	}
+	if got, err := pg.Take(ctx, hubs[1], "org:org-2", limit); err != nil || got.Allowed {
+		t.Fatalf("a request after the spend: %+v, %v; want refused", got, err)
+	}
+	if peek, err := pg.Peek(ctx, hubs[0], "org:org-3", limit); err != nil || !peek.Allowed || peek.Remaining != 50 {
+		t.Fatalf("peeking at a new org: %+v, %v; want a full bucket", peek, err)
 	}
 	if _, err := hubs[0].Exec(ctx, `UPDATE rate_buckets SET tokens = 0, at = at - interval '30 seconds' WHERE key = 'org:org-1'`); err != nil {
 		t.Fatal(err)
