@@ -15,7 +15,7 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-func openLog(t *testing.T, s *pgtest.Server) *pgxpool.Pool {
+func openLog(t testing.TB, s *pgtest.Server) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, s.Database(t)+"&pool_max_conns=20")
