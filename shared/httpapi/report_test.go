@@ -435,9 +435,12 @@ func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
 		for i, rec := range recs[1:] {
 			for j, name := range head {
 				want := fmt.Sprint(rows[i][name])
+				if rows[i][name] == nil {
+					want = "" // null: an empty cell
+				}
 				if v, ok := rows[i][name].(float64); ok {
 					want = fmt.Sprint(int64(v))
-					if !slices.Contains([]string{"orders", "count"}, name) {
+					if !slices.Contains([]string{"orders", "count", "on_hand", "reorder_point", "units", "sessions", "issued", "redeemed", "adjusted", "outstanding"}, name) {
 						want = kassa.FormatMinor(int64(v), 2)
 					}
 				}
@@ -447,4 +450,100 @@ func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
 			}
 		}
 	}
+}
+
+// A product's cost (docs/reports.md): set, changed and cleared through the
+// catalog API (bad input is 422 naming cost and changes nothing); the
+// inventory report values stock at cost and flags only the products
+// without one; the sales report by product gives the gross margin where
+// the cost is known, and by day none.
+func TestProductCostValuesStockAndGivesTheMargin(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	org := tn.MustOrg("Cost Co")
+	tok := org.Owner
+	must := func(r *resp, what string) map[string]any {
+		t.Helper()
+		if r.Status >= 300 {
+			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+		}
+		return r.Data()
+	}
+	loc := must(tn.Do("POST", "/api/v1/locations", tok, map[string]any{"name": "Shop", "timezone": "Australia/Sydney"}), "location")["id"].(string)
+	beans := must(tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Beans", "sku": "BEANS", "base_price": 1800, "cost": 725}), "beans")
+	cups := must(tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Cup", "sku": "CUP", "base_price": 90}), "cup")
+	if beans["cost"] != float64(725) || cups["cost"] != nil {
+		t.Fatalf("created: beans cost %v, cup cost %v", beans["cost"], cups["cost"])
+	}
+	bid, cid := beans["id"].(string), cups["id"].(string)
+	for _, bad := range []any{-1, "7", 1.5, int64(1e13)} {
+		p := mustProblem(t, tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Bad", "sku": "BAD", "base_price": 1, "cost": bad}), 422, "validation")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "cost") {
+			t.Fatalf("cost %v: errors %v do not name cost", bad, p["errors"])
+		}
+		p = mustProblem(t, tn.Do("PATCH", "/api/v1/catalog/products/"+bid, tok, map[string]any{"cost": bad}), 422, "validation")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "cost") {
+			t.Fatalf("patch cost %v: errors %v do not name cost", bad, p["errors"])
+		}
+	}
+	if r := tn.Do("GET", "/api/v1/catalog/products?q=bad", tok, nil).List(); len(r) != 0 {
+		t.Fatalf("a refused product was stored: %v", r)
+	}
+	if got := must(tn.Do("PATCH", "/api/v1/catalog/products/"+cid, tok, map[string]any{"cost": 30}), "cup cost")["cost"]; got != float64(30) {
+		t.Fatalf("cup cost after PATCH: %v", got)
+	}
+	if got := must(tn.Do("PATCH", "/api/v1/catalog/products/"+cid, tok, map[string]any{"cost": nil}), "cup no cost")["cost"]; got != nil {
+		t.Fatalf("cup cost after PATCH null: %v", got)
+	}
+	if got := must(tn.Do("GET", "/api/v1/catalog/products/"+bid, tok, nil), "beans")["cost"]; got != float64(725) {
+		t.Fatalf("beans cost after refused PATCHes: %v", got)
+	}
+	for _, p := range []string{bid, cid} {
+		must(tn.Do("POST", "/api/v1/inventory/stock/adjust", tok, map[string]any{"location_id": loc, "product_id": p, "reason": "received", "quantity": 10}), "stock")
+	}
+	o := must(tn.Do("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc, "line_items": []any{
+		map[string]any{"product_id": bid, "quantity": 3}, map[string]any{"product_id": cid, "quantity": 2}}}), "order")
+	must(tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": o["id"], "amount": o["total"], "method": "cash"}), "pay")
+	must(tn.Do("POST", "/api/v1/orders/"+o["id"].(string)+"/complete", tok, map[string]any{}), "complete")
+	inv := map[string]map[string]any{}
+	for _, r := range repRows(t, tn, tok, "/reports/inventory?location_id="+loc) {
+		inv[r["product_id"].(string)] = r
+	}
+	if b := inv[bid]; b["on_hand"] != float64(7) || b["unit_cost"] != float64(725) || b["value"] != float64(7*725) || b["at_price"] != false {
+		t.Errorf("beans on the shelf: %v; want 7 at cost 7.25 = 50.75, not at price", b)
+	}
+	if c := inv[cid]; c["on_hand"] != float64(8) || c["unit_cost"] != float64(90) || c["value"] != float64(8*90) || c["at_price"] != true {
+		t.Errorf("cups on the shelf: %v; want 8 at base price 0.90, flagged at_price", c)
+	}
+	var lines []struct {
+		ProductID string `json:"product_id"`
+		Total     int64
+		Tax       int64
+	}
+	full := must(tn.Do("GET", "/api/v1/orders/"+o["id"].(string), tok, nil), "order")
+	b, _ := json.Marshal(full["line_items"])
+	json.Unmarshal(b, &lines)
+	today := time.Now().In(time.FixedZone("", 11*3600)).Format(time.DateOnly)
+	q := "?date_from=" + time.Now().AddDate(0, 0, -2).Format(time.DateOnly) + "&date_to=" + today
+	for _, r := range repRows(t, tn, tok, "/reports/sales"+q+"&group_by=product") {
+		switch r["group"] {
+		case bid:
+			want := lines[0].Total - lines[0].Tax - 3*725
+			if r["cost"] != float64(3*725) || r["gross_margin"] != float64(want) {
+				t.Errorf("beans by product: cost %v, margin %v; want %d, %d", r["cost"], r["gross_margin"], 3*725, want)
+			}
+		case cid:
+			if r["cost"] != nil || r["gross_margin"] != nil {
+				t.Errorf("cups by product: cost %v, margin %v; want null (no cost)", r["cost"], r["gross_margin"])
+			}
+		default:
+			t.Errorf("a row of no product sold: %v", r)
+		}
+	}
+	for _, r := range repRows(t, tn, tok, "/reports/sales"+q+"&group_by=day") {
+		if r["cost"] != nil {
+			t.Errorf("by day, cost %v: want null", r["cost"])
+		}
+	}
+	repCheckCSV(t, tn, tok, "/reports/sales"+q+"&group_by=product")
+	repCheckCSV(t, tn, tok, "/reports/inventory?location_id="+loc)
 }

@@ -242,6 +242,13 @@ type SalesRow struct {
 	Sales             int64  `json:"sales" report:"money"`              // What customers paid, tax included.
 	Refunds           int64  `json:"refunds" report:"money"`            // Refunded in the range.
 	Net               int64  `json:"net" report:"money"`                // What stays: sales (or captured) less refunds.
+	// Cost is what the units sold cost the business, over the lines whose
+	// product has a cost (at its cost now); null when none has, and in
+	// every grouping but product and category.
+	Cost *int64 `json:"cost" report:"money"`
+	// GrossMargin is those same lines' sales less their tax and cost;
+	// null with cost.
+	GrossMargin *int64 `json:"gross_margin" report:"money"`
 }
 
 // TaxRow is the tax collected at one rate: on sales (the orders' tax) and
@@ -293,8 +300,8 @@ type InventoryRow struct {
 	Currency     string `json:"currency"`                 // ISO 4217.
 	OnHand       int64  `json:"on_hand"`                  // Units on hand.
 	ReorderPoint int64  `json:"reorder_point"`            // The level at which to reorder.
-	UnitCost     int64  `json:"unit_cost" report:"money"` // The value of one unit (its base price while products carry no cost).
-	AtPrice      bool   `json:"at_price"`                 // No cost: valued at its base price.
+	UnitCost     int64  `json:"unit_cost" report:"money"` // The value of one unit: the product's cost, its base price when it has none.
+	AtPrice      bool   `json:"at_price"`                 // The product has no cost: valued at its base price.
 	Value        int64  `json:"value" report:"money"`     // on_hand × unit_cost (0 when on_hand is negative).
 	Low          bool   `json:"low"`                      // on_hand ≤ reorder_point.
 }
