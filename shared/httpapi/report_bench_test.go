@@ -22,12 +22,16 @@ import (
 // 300 ms; and a store's own business day at its edge (the same store's
 // year in its own store), target p99 <= 50 ms. Beside each, the raw
 // aggregate alone in the same run: the orders summed by UTC date with
-// database/sql on the same file, no business days, no HTTP.
+// database/sql on the same file, no business days, no HTTP; and the
+// report from the raw rows (no rollups). Then the order flow (16 clients,
+// saturated, in turns) with the rollups kept and without.
 //
 // The year is seeded with direct SQL into the node's own file (a sale
 // through the API costs milliseconds; a million lines would take the run
 // an hour): orders, their lines and nothing else, as completed sales with
-// the columns the reports read. KASSA_BENCH_REPORT_ORDERS changes the
+// the columns the reports read; the seed bypasses the rollups, which are
+// then rebuilt from the raw rows (RebuildRollups, as reports-rebuild
+// does; its time is printed). KASSA_BENCH_REPORT_ORDERS changes the
 // number of orders (lines are 10 for every 3 orders).
 func BenchmarkSalesByDayReport(b *testing.B) {
 	orders, stores, runs := envInt("KASSA_BENCH_REPORT_ORDERS", 300_000), 50, 30
@@ -40,15 +44,25 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 		start := time.Now()
 		lines := seedYear(b, hub, org.ID, locs, products, orders, from)
 		seeded := time.Since(start)
+		yearPath := "/reports/sales?group_by=day&date_from=" + from + "&date_to=" + to
 		hubDB := openFile(b, hub)
 		hubRaw := timeRuns(runs, func() { rawSalesByDay(b, hubDB, org.ID, "", from, to) })
-		hubAPI := timeRuns(runs, func() { benchGet(b, hub, org.Owner, "/reports/sales?group_by=day&date_from="+from+"&date_to="+to) })
+		hubScan := timeRuns(5, func() { benchGet(b, hub, org.Owner, yearPath) }) // no rollups: the seed bypassed them
+		start = time.Now()
+		if _, err := hub.N.RebuildRollups(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		rebuilt := time.Since(start)
+		hubAPI := timeRuns(runs, func() { benchGet(b, hub, org.Owner, yearPath) })
 
 		edge := MustStartNode(b, kassa.NodeEdge, func(c *node.Config) { c.Now = time.Now })
 		eorg := edge.MustOrg("Bench Store")
 		eloc := benchLocations(b, edge, eorg.Owner, 1)
 		eprod := benchProducts(b, edge, eorg.Owner, 40)
 		seedYear(b, edge, eorg.ID, eloc, eprod, orders/stores, from)
+		if _, err := edge.N.RebuildRollups(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 		day := "2026-06-15"
 		edgeDB := openFile(b, edge)
 		edgeRaw := timeRuns(runs, func() { rawSalesByDay(b, edgeDB, eorg.ID, eloc[0], day, day) })
@@ -56,9 +70,16 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 			benchGet(b, edge, eorg.Owner, "/reports/sales?group_by=day&date_from="+day+"&date_to="+day+"&location_id="+eloc[0])
 		})
 
-		fmt.Printf("\nSales by day: %d orders, %d lines, %d stores, %s to %s (seeded in %s); %d runs each, %s, %d CPUs, %s\n",
-			orders, lines, stores, from, to, seeded.Round(time.Second), runs, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(),
-			time.Now().UTC().Format("2006-01-02"))
+		// The order flow with the rollups kept and without, in turns.
+		off := startBench(b, 16, 0)
+		if err := off.node.DropRollups(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		flow := benchInterleaved(16, 1200, benchRounds, startBench(b, 16, 0), off)
+
+		fmt.Printf("\nSales by day: %d orders, %d lines, %d stores, %s to %s (seeded in %s, rollups rebuilt in %s); %d runs each (5 without rollups), %s, %d CPUs, %s\n",
+			orders, lines, stores, from, to, seeded.Round(time.Second), rebuilt.Round(time.Millisecond), runs, runtime.GOOS+"/"+runtime.GOARCH,
+			runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 		fmt.Printf("| %-62s | %9s | %9s |\n", "run", "p50 ms", "p99 ms")
 		fmt.Printf("|%s|%s|%s|\n", dashes(64), dashes(11), dashes(11))
 		for _, r := range []struct {
@@ -66,12 +87,15 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 			ds   []time.Duration
 		}{
 			{"hub, raw aggregate by UTC date (database/sql, no HTTP)", hubRaw},
+			{"hub: GET /reports/sales?group_by=day, the year, raw scans", hubScan},
 			{"hub: GET /reports/sales?group_by=day, the year, 50 stores", hubAPI},
 			{"edge, raw aggregate of one UTC date", edgeRaw},
 			{"edge: GET /reports/sales?group_by=day, one business day", edgeAPI},
 		} {
 			fmt.Printf("| %-62s | %9.2f | %9.2f |\n", r.name, percentile(r.ds, .5), percentile(r.ds, .99))
 		}
+		fmt.Printf("Order flow, 16 clients saturated, %d turns: rollups kept %.0f sales/s (p99 %.2f ms), not kept %.0f sales/s (p99 %.2f ms): %.0f%% (target >= 95%%)\n",
+			benchRounds, flow[0].salesPerSec, flow[0].p99, flow[1].salesPerSec, flow[1].p99, 100*flow[0].salesPerSec/flow[1].salesPerSec)
 		if p := percentile(hubAPI, .99); p > 300 {
 			b.Logf("hub p99 %.0f ms over the 300 ms target", p)
 		}
@@ -142,7 +166,8 @@ func openFile(b *testing.B, tn *testNode) *sql.DB {
 	return db
 }
 
-// seedYear writes n completed orders of 1-6 lines (10 lines every 3
+// seedYear stops tn's rollups (the seed bypasses them) and writes n
+// completed orders of 1-6 lines (10 lines every 3
 // orders on average) spread over the 365 days from from, at the given
 // locations, in one transaction of direct SQL; it returns the lines
 // written. Every order is 10 % tax inclusive, paid in cash, and carries
@@ -150,6 +175,9 @@ func openFile(b *testing.B, tn *testNode) *sql.DB {
 func seedYear(b *testing.B, tn *testNode, orgID string, locs, products []string, n int, from string) int {
 	db := openFile(b, tn)
 	ctx := context.Background()
+	if err := tn.N.DropRollups(ctx); err != nil {
+		b.Fatal(err)
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package kassa
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -149,14 +150,22 @@ type DayClock struct {
 	cutoff int
 }
 
-// Clock returns the clock of d; an unknown zone counts as UTC.
+// Clock returns the clock of d; an unknown zone counts as UTC. Zones are
+// loaded once per process (a sale's rollup asks for its store's).
 func (d DaySettings) Clock() DayClock {
+	if z, ok := zones.Load(d.Timezone); ok {
+		return DayClock{zone: z.(*time.Location), cutoff: d.CutoffHour}
+	}
 	z, err := time.LoadLocation(d.Timezone)
 	if err != nil || d.Timezone == "" {
 		z = time.UTC
 	}
+	zones.Store(d.Timezone, z)
 	return DayClock{zone: z, cutoff: d.CutoffHour}
 }
+
+// zones caches the zones clocks loaded, by name.
+var zones sync.Map
 
 // Day returns the business day (YYYY-MM-DD) instant t belongs to.
 func (c DayClock) Day(t time.Time) string {

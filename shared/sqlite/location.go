@@ -110,5 +110,6 @@ func (s *LocationService) UpdateLocation(ctx context.Context, id string, in *kas
 var entLocation = new(noun)
 
 func init() {
-	register(entLocation, noun{name: "location", table: "locations", digest: orgRows, formats: []formatStep{{4, 30}}})
+	register(entLocation, noun{name: "location", table: "locations", digest: orgRows, formats: []formatStep{{4, 30}},
+		written: rollupLocation, track: trackLocationDays, recompute: recomputeLocationDays})
 }

@@ -957,10 +957,10 @@ func init() {
 		track: trackOrderOf})
 	register(entOrderHistory, noun{name: "order_history", table: "order_history", merge: mergeAppend, digest: orderRows,
 		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
-		track: trackOrderOf})
+		track: trackOrderOf, written: rollupCompletion})
 	register(entRefund, noun{name: "refund", table: "refunds", merge: mergeAppend, digest: locationRows,
 		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
-		track: trackOrderOf})
+		track: trackOrderOf, written: rollupRefund})
 }
 
 // orderState is what a store keeps in memory of its orders: a lock per
@@ -985,7 +985,7 @@ func trackOrder(a *applier, c *change.Change, f map[string]any) {
 
 // recomputeOrders refreshes the derived columns of the orders a batch
 // touched (recomputeOrder), records the money invariants the merge broke
-// (checkMoney), then the campaigns' usage limits the redemptions it
+// (checkMoney), refreshes their business days' rollups (refreshOrderDays), then the campaigns' usage limits the redemptions it
 // derived went past (checkVouchers).
 func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
 	for id, orgID := range orders {
@@ -999,6 +999,9 @@ func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) 
 		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
 			return err
 		}
+	}
+	if err := refreshOrderDays(ctx, a.tx, orders); err != nil {
+		return err
 	}
 	return a.checkVouchers(ctx)
 }

@@ -244,7 +244,10 @@ func (s *ReportService) Sales(ctx context.Context, f kassa.ReportFilter, emit fu
 	case kassa.GroupProduct, kassa.GroupCategory:
 		err = s.salesByLine(ctx, sc, sums)
 	default:
-		err = s.salesByOrder(ctx, sc, sums)
+		var rolled bool
+		if rolled, err = s.salesFromRollups(ctx, sc, sums); err == nil && !rolled {
+			err = s.salesByOrder(ctx, sc, sums)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,325 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"kassa.dev/shared/kassa"
+	"kassa.dev/sync/change"
+)
+
+// The sales report's rollups (docs/reports.md, "Rollups"; migration 0040):
+// sales_days sums each location's orders and refunds by its business day,
+// so that a year of 50 stores' sales by day reads some 18,000 rows, not
+// 300,000 orders. A day's row is recomputed from the raw rows of that day
+// in the unit of work that changed them. A sale or refund made here adds
+// to its day's row (the order history noun's written hook, on the
+// completion's history row, and the refund noun's): each is written once,
+// so adding is exact, and costs the sale one upsert whatever the day's
+// size. What sync brings is recomputed instead, from the raw rows of each
+// day it touched (the order noun's recompute; one index range a day), so
+// a change applied twice leaves the same row; a location whose zone or
+// cutoff moved its days has its rows rebuilt (the location noun's hooks).
+// RebuildRollups recomputes them all from the raw rows. While
+// report_rollups is empty (a store upgraded with orders, before its
+// rebuild), nothing keeps them and reports read the raw rows.
+
+// querier in a unit: what the hooks read and write with.
+type unitExec interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// rollupsKept reports whether sales_days is kept (report_rollups has its row).
+func rollupsKept(ctx context.Context, q querier) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM report_rollups`).Scan(&n)
+	return n > 0, err
+}
+
+// locationClock is the business day clock of a location.
+func locationClock(ctx context.Context, q querier, locID string) (kassa.DayClock, error) {
+	var d kassa.DaySettings
+	err := q.QueryRowContext(ctx, `SELECT timezone, day_cutoff_hour FROM locations WHERE id = ?`, locID).Scan(&d.Timezone, &d.CutoffHour)
+	return d.Clock(), err
+}
+
+// salesDayOrders and salesDayRefunds sum one business day's [?5, ?6) raw
+// rows into sales_days (?1 org, ?2 location, ?3 day, ?4 org again).
+var (
+	salesDayOrders = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
+		SELECT ?1, ?2, ?3, o.currency, count(*), sum(o.subtotal), sum(o.discount_total), sum(` + campaignPart("o.campaigns") + `), sum(o.tax_total), sum(o.total), 0
+		FROM orders o WHERE o.org_id = ?4 AND o.location_id = ?2 AND o.completed_at >= ?5 AND o.completed_at < ?6
+		AND o.status IN ` + soldStatuses + ` GROUP BY o.currency`
+	salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
+		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount)
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
+		GROUP BY o.currency ON CONFLICT DO UPDATE SET refunds = excluded.refunds`
+)
+
+// refreshSalesDay recomputes the row(s) of location locID's business day
+// that instant at (a stored time) falls on.
+func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) error {
+	clock, err := locationClock(ctx, q, locID)
+	if err != nil {
+		return err
+	}
+	day := clock.Day(parseTime(at))
+	lo, hi := clock.Bounds(day, day)
+	if _, err := q.ExecContext(ctx, `DELETE FROM sales_days WHERE org_id = ? AND location_id = ? AND day = ?`, orgID, locID, day); err != nil {
+		return err
+	}
+	for _, stmt := range []string{salesDayOrders, salesDayRefunds} {
+		if _, err := q.ExecContext(ctx, stmt, orgID, locID, day, orgID, fmtTime(lo), fmtTime(hi)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// salesDayAdd adds a sale (?5 orders, ?6 gross … ?11 sales, ?12 refunds)
+// to the row of ?1 org, ?2 location, ?3 day, ?4 currency.
+const salesDayAdd = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO UPDATE SET orders = orders + excluded.orders,
+	gross = gross + excluded.gross, discounts = discounts + excluded.discounts, campaign = campaign + excluded.campaign,
+	tax = tax + excluded.tax, sales = sales + excluded.sales, refunds = refunds + excluded.refunds`
+
+// addToDay adds v (orders, gross, discounts, campaign, tax, sales,
+// refunds) to the business day of location locID that instant at falls on.
+func addToDay(ctx context.Context, tx *Tx, orgID, locID, cur, at string, v [7]int64) error {
+	clock, err := locationClock(ctx, tx, locID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, salesDayAdd, orgID, locID, clock.Day(parseTime(at)), cur, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+	return err
+}
+
+// rollupCompletion is the order history noun's written hook: the history
+// row of an order's completion, made here, adds the order to its business
+// day. An order completes once, and its figures are final by then, so
+// adding is exact; refunds are added by rollupRefund.
+func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
+	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
+		return err
+	}
+	var loc, cur, at string
+	var v [7]int64
+	err := tx.QueryRowContext(ctx, `SELECT o.location_id, o.currency, o.completed_at, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`,
+		o.tax_total, o.total FROM order_history h JOIN orders o ON o.id = h.order_id
+		WHERE h.id = ? AND h.status = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses, id, kassa.OrderCompleted).
+		Scan(&loc, &cur, &at, &v[1], &v[2], &v[3], &v[4], &v[5])
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // another status
+	}
+	if err != nil {
+		return err
+	}
+	v[0] = 1
+	return addToDay(ctx, tx, orgID, loc, cur, at, v)
+}
+
+// rollupRefund is the refund noun's written hook: a refund made here (it
+// is written once) adds its amount to its business day.
+func rollupRefund(ctx context.Context, tx *Tx, orgID, id string) error {
+	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
+		return err
+	}
+	var loc, cur, at string
+	var v [7]int64
+	if err := tx.QueryRowContext(ctx, `SELECT r.location_id, o.currency, r.created_at, r.amount FROM refunds r JOIN orders o ON o.id = r.order_id
+		WHERE r.id = ?`, id).Scan(&loc, &cur, &at, &v[6]); err != nil {
+		return err
+	}
+	return addToDay(ctx, tx, orgID, loc, cur, at, v)
+}
+
+// refreshOrderDays recomputes, from the raw rows, the business days of
+// the completions and refunds of orders (id → org) that sync brought:
+// each day once, however many of its orders the batch touched.
+func refreshOrderDays(ctx context.Context, tx *Tx, orders map[string]string) error {
+	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
+		return err
+	}
+	type day struct{ org, loc, day string }
+	days := map[day]string{} // → an instant on it
+	for id, orgID := range orders {
+		rows, err := tx.QueryContext(ctx, `SELECT location_id, completed_at FROM orders WHERE id = ?1 AND completed_at IS NOT NULL
+			UNION SELECT location_id, created_at FROM refunds WHERE order_id = ?1`, id)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var loc, at string
+			if err := rows.Scan(&loc, &at); err != nil {
+				rows.Close()
+				return err
+			}
+			clock, err := locationClock(ctx, tx, loc)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			days[day{orgID, loc, clock.Day(parseTime(at))}] = at
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	for d, at := range days {
+		if err := refreshSalesDay(ctx, tx, d.org, d.loc, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollupLocation is the location noun's written hook: its days may have
+// moved (a new zone or cutoff), so its rows are rebuilt.
+func rollupLocation(ctx context.Context, tx *Tx, orgID, id string) error {
+	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
+		return err
+	}
+	return rebuildLocationDays(ctx, tx, orgID, id)
+}
+
+// trackLocationDays: a location whose zone or cutoff sync changed has its
+// rows rebuilt once the batch applied.
+func trackLocationDays(a *applier, c *change.Change, f map[string]any) {
+	_, zone := f["timezone"]
+	_, cutoff := f["day_cutoff_hour"]
+	if zone || cutoff {
+		a.touch(entLocation, c.EntityID, c.OrgID)
+	}
+}
+
+// recomputeLocationDays rebuilds the rows of the locations a batch moved.
+func recomputeLocationDays(ctx context.Context, a *applier, locs map[string]string) error {
+	if kept, err := rollupsKept(ctx, a.tx); err != nil || !kept {
+		return err
+	}
+	for id, orgID := range locs {
+		if err := rebuildLocationDays(ctx, a.tx, orgID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildLocationDays recomputes every row of a location from its raw
+// rows: its old rows go, each business day it has orders or refunds on
+// is summed again.
+func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) error {
+	if _, err := q.ExecContext(ctx, `DELETE FROM sales_days WHERE org_id = ? AND location_id = ?`, orgID, locID); err != nil {
+		return err
+	}
+	clock, err := locationClock(ctx, q, locID)
+	if err != nil {
+		return err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT completed_at FROM orders WHERE org_id = ?1 AND location_id = ?2 AND completed_at IS NOT NULL
+		UNION ALL SELECT created_at FROM refunds WHERE org_id = ?1 AND location_id = ?2`, orgID, locID)
+	if err != nil {
+		return err
+	}
+	first := map[string]string{} // business day → an instant on it
+	for rows.Next() {
+		var at string
+		if err := rows.Scan(&at); err != nil {
+			rows.Close()
+			return err
+		}
+		if d := clock.Day(parseTime(at)); first[d] == "" {
+			first[d] = at
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, at := range first {
+		if err := refreshSalesDay(ctx, q, orgID, locID, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RebuildRollups recomputes the sales report's rollups of every location
+// from the raw rows, in one unit of work, and marks them kept. Run by
+// `kassa-hub reports-rebuild` and `kassa-edge reports-rebuild`; it
+// returns how many locations it rebuilt.
+func (db *DB) RebuildRollups(ctx context.Context) (int, error) {
+	n := 0
+	err := db.write(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT org_id, id FROM locations ORDER BY org_id, id`)
+		if err != nil {
+			return err
+		}
+		var locs [][2]string
+		for rows.Next() {
+			var l [2]string
+			if err := rows.Scan(&l[0], &l[1]); err != nil {
+				rows.Close()
+				return err
+			}
+			locs = append(locs, l)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := dropRollups(ctx, tx); err != nil {
+			return err
+		}
+		for _, l := range locs {
+			if err := rebuildLocationDays(ctx, tx, l[0], l[1]); err != nil {
+				return err
+			}
+		}
+		n = len(locs)
+		_, err = tx.ExecContext(ctx, `INSERT INTO report_rollups (built_at) VALUES (?)`, fmtTime(db.Now()))
+		return err
+	})
+	return n, err
+}
+
+// DropRollups stops keeping the sales report's rollups: reports read the
+// raw rows until RebuildRollups (the benchmark's "rollups off").
+func (db *DB) DropRollups(ctx context.Context) error {
+	return db.write(ctx, func(tx *Tx) error { return dropRollups(ctx, tx) })
+}
+
+// dropRollups empties sales_days and report_rollups.
+func dropRollups(ctx context.Context, tx *Tx) error {
+	for _, table := range []string{"sales_days", "report_rollups"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// salesFromRollups sums the sales report by day, location or none from
+// sales_days; ok is false when they are not kept (or the report is a
+// cashier's own), and the caller reads the raw rows.
+func (s *ReportService) salesFromRollups(ctx context.Context, sc *reportScope, sums salesSums) (ok bool, err error) {
+	key := map[kassa.ReportGrouping]string{kassa.GroupDay: "s.day", kassa.GroupLocation: "s.location_id", kassa.GroupNone: "''"}[sc.f.GroupBy]
+	if key == "" || sc.f.StaffID != "" {
+		return false, nil
+	}
+	if kept, err := rollupsKept(ctx, s.db.reader); err != nil || !kept {
+		return false, err
+	}
+	ids := make([]string, len(sc.locs))
+	for i, l := range sc.locs {
+		ids[i] = l.ID
+	}
+	b, _ := json.Marshal(ids)
+	return true, s.sumRows(ctx, func(k, cur string, v []int64) {
+		sums.addSale(k, cur, v)
+		sums.addRefund(k, cur, v[6:])
+	}, 7, `SELECT `+key+`, s.currency, sum(s.orders), sum(s.gross), sum(s.discounts), sum(s.campaign), sum(s.tax), sum(s.sales), sum(s.refunds)
+		FROM sales_days s WHERE s.org_id = ? AND s.location_id IN (SELECT value FROM json_each(?)) AND s.day >= ? AND s.day <= ?
+		GROUP BY 1, 2`, sc.orgID, string(b), sc.f.DateFrom, sc.f.DateTo)
+}
