@@ -209,8 +209,8 @@ func recomputeLocationDays(ctx context.Context, a *applier, locs map[string]stri
 }
 
 // rebuildLocationDays recomputes every row of a location from its raw
-// rows: its old rows go, each business day it has orders or refunds on
-// is summed again.
+// rows in one pass over them: its completed orders and its refunds, each
+// summed into its business day (the location's clock), then written.
 func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) error {
 	if _, err := q.ExecContext(ctx, `DELETE FROM sales_days WHERE org_id = ? AND location_id = ?`, orgID, locID); err != nil {
 		return err
@@ -219,31 +219,54 @@ func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) e
 	if err != nil {
 		return err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT completed_at FROM orders WHERE org_id = ?1 AND location_id = ?2 AND completed_at IS NOT NULL
-		UNION ALL SELECT created_at FROM refunds WHERE org_id = ?1 AND location_id = ?2`, orgID, locID)
-	if err != nil {
-		return err
-	}
-	first := map[string]string{} // business day → an instant on it
-	for rows.Next() {
-		var at string
-		if err := rows.Scan(&at); err != nil {
-			rows.Close()
-			return err
+	sums := map[[2]string]*[7]int64{} // day, currency → orders … refunds
+	add := func(at, cur string, i int, v []int64) {
+		k := [2]string{clock.Day(parseTime(at)), cur}
+		if sums[k] == nil {
+			sums[k] = &[7]int64{}
 		}
-		if d := clock.Day(parseTime(at)); first[d] == "" {
-			first[d] = at
+		for j, x := range v {
+			sums[k][i+j] += x
 		}
 	}
-	if err := rows.Close(); err != nil {
+	if err := eachSum(ctx, q, 6, func(at, cur string, v []int64) { add(at, cur, 0, v) }, `SELECT o.completed_at, o.currency, 1, o.subtotal,
+		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total FROM orders o
+		WHERE o.org_id = ? AND o.location_id = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses, orgID, locID); err != nil {
 		return err
 	}
-	for _, at := range first {
-		if err := refreshSalesDay(ctx, q, orgID, locID, at); err != nil {
+	if err := eachSum(ctx, q, 1, func(at, cur string, v []int64) { add(at, cur, 6, v) }, `SELECT r.created_at, o.currency, r.amount
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ? AND r.location_id = ?`, orgID, locID); err != nil {
+		return err
+	}
+	for k, v := range sums {
+		if _, err := q.ExecContext(ctx, salesDayAdd, orgID, locID, k[0], k[1], v[0], v[1], v[2], v[3], v[4], v[5], v[6]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// eachSum runs query, whose rows are a time, a currency and n figures,
+// and calls add with each.
+func eachSum(ctx context.Context, q querier, n int, add func(at, cur string, v []int64), query string, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var at, cur string
+	v := make([]int64, n)
+	dest := []any{&at, &cur}
+	for i := range v {
+		dest = append(dest, &v[i])
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		add(at, cur, v)
+	}
+	return rows.Err()
 }
 
 // RebuildRollups recomputes the sales report's rollups of every location
