@@ -429,6 +429,25 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 	repCheckCSV[kassa.GiftCardRow](t, w.tn, tok, "/reports/gift-cards"+q+"&group_by=day")
 	repCheckCSV[kassa.GiftCardOwedRow](t, w.tn, tok, "/reports/gift-cards/owed"+q)
 	repCheckCSV[kassa.CashRow](t, w.tn, tok, "/reports/cash"+q+"&group_by=staff")
+	repCheckCutoffMove(t, w.tn, tok, q, locIDs[0])
+}
+
+// repCheckCutoffMove: a location's day cutoff moved rebooks its days; the
+// rollups, rebuilt in the unit of the change, equal the raw rows again.
+func repCheckCutoffMove(t *testing.T, tn *testNode, tok, q, loc string) {
+	t.Helper()
+	path := "/reports/sales" + q + "&group_by=day&location_id=" + loc
+	before := fmt.Sprint(repRows(t, tn, tok, path))
+	if r := tn.Do("PATCH", "/api/v1/locations/"+loc, tok, map[string]any{"day_cutoff_hour": 6}); r.Status != 200 {
+		t.Fatalf("cutoff: %d %s", r.Status, r.Body)
+	}
+	kept := fmt.Sprint(repRows(t, tn, tok, path))
+	if err := tn.N.DropRollups(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if raw := fmt.Sprint(repRows(t, tn, tok, path)); raw != kept || raw == before {
+		t.Errorf("after the cutoff moved to 06:00, from the rollups:\n%s\nfrom the raw rows:\n%s\n(before: %s)", kept, raw, before)
+	}
 }
 
 // repCheckInventory: each product's stock and value at each location is
