@@ -14,9 +14,9 @@ type Product struct {
 	SKU         string   `json:"sku"`
 	Barcodes    []string `json:"barcodes"`   // Barcodes that find it by exact match (q).
 	BasePrice   int64    `json:"base_price"` // minor units
-	// Cost is what one unit costs the business, in minor units of the
-	// org's currency; nil when not known (docs/reports.md: the inventory
-	// report's value, the sales report's gross margin).
+	// What one unit costs the business, in minor units of the org's
+	// currency; null when not known. The inventory report values stock at
+	// it and the sales report by product gives the gross margin over it.
 	Cost             *int64    `json:"cost"`
 	CategoryID       *string   `json:"category_id"`
 	Tags             []string  `json:"tags"`
@@ -34,7 +34,7 @@ type ProductCreate struct {
 	SKU              string   `json:"sku" openapi:"required"`
 	Barcodes         []string `json:"barcodes"`
 	BasePrice        *int64   `json:"base_price" openapi:"required"`
-	Cost             *int64   `json:"cost"` // What one unit costs the business (minor units); absent or null: not known.
+	Cost             *int64   `json:"cost"` // What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
 	CategoryID       *string  `json:"category_id"`
 	Tags             []string `json:"tags"`
 	IsActive         *bool    `json:"is_active"`
@@ -78,7 +78,7 @@ type ProductUpdate struct {
 	Name             Opt[string]   `json:"name"`
 	Description      Opt[string]   `json:"description" openapi:"nullable"`
 	BasePrice        Opt[int64]    `json:"base_price"`
-	Cost             Opt[int64]    `json:"cost" openapi:"nullable"` // null: not known.
+	Cost             Opt[int64]    `json:"cost" openapi:"nullable"` // What one unit costs the business (0 to 10^12 minor units); null: not known.
 	CategoryID       Opt[string]   `json:"category_id" openapi:"nullable"`
 	Tags             Opt[[]string] `json:"tags"`
 	IsActive         Opt[bool]     `json:"is_active"`

@@ -251,12 +251,11 @@ type SalesRow struct {
 	Sales             int64  `json:"sales" report:"money"`              // What customers paid, tax included.
 	Refunds           int64  `json:"refunds" report:"money"`            // Refunded in the range.
 	Net               int64  `json:"net" report:"money"`                // What stays: sales (or captured) less refunds.
-	// Cost is what the units sold cost the business, over the lines whose
-	// product has a cost (at its cost now); null when none has, and in
-	// every grouping but product and category.
+	// What the units sold cost the business, over the lines whose product
+	// has a cost (at its cost now); null when none has, and in every
+	// grouping but product and category.
 	Cost *int64 `json:"cost" report:"money"`
-	// GrossMargin is those same lines' sales less their tax and cost;
-	// null with cost.
+	// Those same lines' sales less their tax and cost; null with cost.
 	GrossMargin *int64 `json:"gross_margin" report:"money"`
 }
 
