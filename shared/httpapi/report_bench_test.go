@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -24,7 +25,9 @@ import (
 // aggregate alone in the same run: the orders summed by UTC date with
 // database/sql on the same file, no business days, no HTTP; and the
 // report from the raw rows (no rollups). Then the order flow (16 clients,
-// saturated, in turns) with the rollups kept and without.
+// saturated, in turns) with the rollups kept and without;
+// KASSA_BENCH_ONLY=rollups runs that alone, KASSA_BENCH_REPORT_FLOW sets
+// its sales (3,000).
 //
 // The year is seeded with direct SQL into the node's own file (a sale
 // through the API costs milliseconds; a million lines would take the run
@@ -35,7 +38,14 @@ import (
 // number of orders (lines are 10 for every 3 orders).
 func BenchmarkSalesByDayReport(b *testing.B) {
 	orders, stores, runs := envInt("KASSA_BENCH_REPORT_ORDERS", 300_000), 50, 30
+	flowSales := envInt("KASSA_BENCH_REPORT_FLOW", 3000)
 	for range b.N {
+		if os.Getenv("KASSA_BENCH_ONLY") == "rollups" {
+			flow := benchRollupsFlow(b, flowSales)
+			fmt.Printf("rollups kept: %.0f%% (%.0f vs %.0f sales/s); writer kept %s; not kept %s\n", 100*flow[0].salesPerSec/flow[1].salesPerSec,
+				flow[0].salesPerSec, flow[1].salesPerSec, flow[0].writer, flow[1].writer)
+			continue
+		}
 		hub := MustStartNode(b, kassa.NodeHub, func(c *node.Config) { c.Now = time.Now })
 		org := hub.MustOrg("Bench Reports")
 		locs := benchLocations(b, hub, org.Owner, stores)
@@ -70,12 +80,7 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 			benchGet(b, edge, eorg.Owner, "/reports/sales?group_by=day&date_from="+day+"&date_to="+day+"&location_id="+eloc[0])
 		})
 
-		// The order flow with the rollups kept and without, in turns.
-		off := startBench(b, 16, 0)
-		if err := off.node.DropRollups(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		flow := benchInterleaved(16, 1200, benchRounds, startBench(b, 16, 0), off)
+		flow := benchRollupsFlow(b, flowSales)
 
 		fmt.Printf("\nSales by day: %d orders, %d lines, %d stores, %s to %s (seeded in %s, rollups rebuilt in %s); %d runs each (5 without rollups), %s, %d CPUs, %s\n",
 			orders, lines, stores, from, to, seeded.Round(time.Second), rebuilt.Round(time.Millisecond), runs, runtime.GOOS+"/"+runtime.GOARCH,
@@ -94,8 +99,9 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 		} {
 			fmt.Printf("| %-62s | %9.2f | %9.2f |\n", r.name, percentile(r.ds, .5), percentile(r.ds, .99))
 		}
-		fmt.Printf("Order flow, 16 clients saturated, %d turns: rollups kept %.0f sales/s (p99 %.2f ms), not kept %.0f sales/s (p99 %.2f ms): %.0f%% (target >= 95%%)\n",
-			benchRounds, flow[0].salesPerSec, flow[0].p99, flow[1].salesPerSec, flow[1].p99, 100*flow[0].salesPerSec/flow[1].salesPerSec)
+		fmt.Printf("Order flow, 16 clients saturated, %d sales in %d turns: rollups kept %.0f sales/s (p99 %.2f ms), not kept %.0f sales/s (p99 %.2f ms): %.0f%% (target >= 95%%)\n",
+			flowSales, benchRounds, flow[0].salesPerSec, flow[0].p99, flow[1].salesPerSec, flow[1].p99, 100*flow[0].salesPerSec/flow[1].salesPerSec)
+		fmt.Printf("Writer, rollups kept: %s; not kept: %s\n", flow[0].writer, flow[1].writer)
 		if p := percentile(hubAPI, .99); p > 300 {
 			b.Logf("hub p99 %.0f ms over the 300 ms target", p)
 		}
@@ -103,6 +109,16 @@ func BenchmarkSalesByDayReport(b *testing.B) {
 			b.Logf("edge p99 %.0f ms over the 50 ms target", p)
 		}
 	}
+}
+
+// benchRollupsFlow runs the order flow (16 clients, saturated) on two
+// edges alike, one keeping the rollups and one not, in turns.
+func benchRollupsFlow(b *testing.B, sales int) []benchResult {
+	off := startBench(b, 16, 0)
+	if err := off.node.DropRollups(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return benchInterleaved(16, sales, benchRounds, startBench(b, 16, 0), off)
 }
 
 // timeRuns times run n times.

@@ -39,10 +39,15 @@ type unitExec interface {
 func rollupsKept(ctx context.Context, q querier) (bool, error) {
 	var n int
 	err := q.QueryRowContext(ctx, `SELECT count(*) FROM report_rollups`).Scan(&n)
-	if err != nil && strings.Contains(err.Error(), "no such table: report_rollups") {
+	if noRollups(err) {
 		return false, nil
 	}
 	return n > 0, err
+}
+
+// noRollups reports whether err says the store has no report_rollups.
+func noRollups(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table: report_rollups")
 }
 
 // locationClock is the business day clock of a location.
@@ -85,21 +90,30 @@ func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) e
 	return nil
 }
 
-// salesDayAdd adds a sale (?5 orders, ?6 gross … ?11 sales, ?12 refunds)
+// salesDayAdd adds a sale (?5 orders, ?6 gross … ?10 sales, ?11 refunds)
 // to the row of ?1 org, ?2 location, ?3 day, ?4 currency.
 const salesDayAdd = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO UPDATE SET orders = orders + excluded.orders,
 	gross = gross + excluded.gross, discounts = discounts + excluded.discounts, campaign = campaign + excluded.campaign,
 	tax = tax + excluded.tax, sales = sales + excluded.sales, refunds = refunds + excluded.refunds`
 
-// addToDay adds v (orders, gross, discounts, campaign, tax, sales,
-// refunds) to the business day of location locID that instant at falls on.
-func addToDay(ctx context.Context, tx *Tx, orgID, locID, cur, at string, v [7]int64) error {
-	clock, err := locationClock(ctx, tx, locID)
+// addToDay reads, with query, a location, its zone and cutoff, an instant,
+// a currency and the figures to add to that instant's business day there
+// (orders, gross, discounts, campaign, tax, sales, refunds), and adds them;
+// no row (rollups not kept, or nothing to add) adds nothing. One read and
+// one upsert: what a sale pays for its rollup.
+func addToDay(ctx context.Context, tx *Tx, orgID, query string, args ...any) error {
+	var loc, at, cur string
+	var d kassa.DaySettings
+	var v [7]int64
+	err := tx.QueryRowContext(ctx, query, args...).Scan(&loc, &d.Timezone, &d.CutoffHour, &at, &cur, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6])
+	if errors.Is(err, sql.ErrNoRows) || noRollups(err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, salesDayAdd, orgID, locID, clock.Day(parseTime(at)), cur, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+	_, err = tx.ExecContext(ctx, salesDayAdd, orgID, loc, d.Clock().Day(parseTime(at)), cur, v[0], v[1], v[2], v[3], v[4], v[5], v[6])
 	return err
 }
 
@@ -108,38 +122,19 @@ func addToDay(ctx context.Context, tx *Tx, orgID, locID, cur, at string, v [7]in
 // day. An order completes once, and its figures are final by then, so
 // adding is exact; refunds are added by rollupRefund.
 func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
-	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
-		return err
-	}
-	var loc, cur, at string
-	var v [7]int64
-	err := tx.QueryRowContext(ctx, `SELECT o.location_id, o.currency, o.completed_at, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`,
-		o.tax_total, o.total FROM order_history h JOIN orders o ON o.id = h.order_id
-		WHERE h.id = ? AND h.status = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses, id, kassa.OrderCompleted).
-		Scan(&loc, &cur, &at, &v[1], &v[2], &v[3], &v[4], &v[5])
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // another status
-	}
-	if err != nil {
-		return err
-	}
-	v[0] = 1
-	return addToDay(ctx, tx, orgID, loc, cur, at, v)
+	return addToDay(ctx, tx, orgID, `SELECT o.location_id, l.timezone, l.day_cutoff_hour, o.completed_at, o.currency, 1, o.subtotal,
+		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total, 0
+		FROM order_history h JOIN orders o ON o.id = h.order_id JOIN locations l ON l.id = o.location_id
+		WHERE h.id = ? AND h.status = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses+`
+		AND EXISTS (SELECT 1 FROM report_rollups)`, id, kassa.OrderCompleted)
 }
 
 // rollupRefund is the refund noun's written hook: a refund made here (it
 // is written once) adds its amount to its business day.
 func rollupRefund(ctx context.Context, tx *Tx, orgID, id string) error {
-	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
-		return err
-	}
-	var loc, cur, at string
-	var v [7]int64
-	if err := tx.QueryRowContext(ctx, `SELECT r.location_id, o.currency, r.created_at, r.amount FROM refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.id = ?`, id).Scan(&loc, &cur, &at, &v[6]); err != nil {
-		return err
-	}
-	return addToDay(ctx, tx, orgID, loc, cur, at, v)
+	return addToDay(ctx, tx, orgID, `SELECT r.location_id, l.timezone, l.day_cutoff_hour, r.created_at, o.currency, 0, 0, 0, 0, 0, 0, r.amount
+		FROM refunds r JOIN orders o ON o.id = r.order_id JOIN locations l ON l.id = r.location_id
+		WHERE r.id = ? AND EXISTS (SELECT 1 FROM report_rollups)`, id)
 }
 
 // refreshOrderDays recomputes, from the raw rows, the business days of
