@@ -38,7 +38,7 @@ func TestIdempotencyKeyAcrossACrash(t *testing.T) {
 		_, err := tx.ExecContext(paid, `INSERT INTO node_meta (key, value) VALUES ('paid', '1')`)
 		return err
 	}
-	if err := db.write(paid, effect); err != nil {
+	if err := db.Write(paid, effect); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.WriterStats().Units; got != units+1 {
@@ -83,7 +83,7 @@ func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
 			key := fmt.Sprint("k", i)
 			rctx, _, err := store.Begin(ctx, "org/user", key, "fp")
 			if err == nil {
-				err = db.write(rctx, func(tx *Tx) error {
+				err = db.Write(rctx, func(tx *Tx) error {
 					_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES (?, '1')`, key)
 					return err
 				})

@@ -192,17 +192,17 @@ func trackLocationDays(a *applier, c *change.Change, f map[string]any) {
 	_, zone := f["timezone"]
 	_, cutoff := f["day_cutoff_hour"]
 	if zone || cutoff {
-		a.touch(entLocation, c.EntityID, c.OrgID)
+		a.Touch(entLocation, c.EntityID, c.OrgID)
 	}
 }
 
 // recomputeLocationDays rebuilds the rows of the locations a batch moved.
 func recomputeLocationDays(ctx context.Context, a *applier, locs map[string]string) error {
-	if kept, err := rollupsKept(ctx, a.tx); err != nil || !kept {
+	if kept, err := rollupsKept(ctx, a.Tx); err != nil || !kept {
 		return err
 	}
 	for id, orgID := range locs {
-		if err := rebuildLocationDays(ctx, a.tx, orgID, id); err != nil {
+		if err := rebuildLocationDays(ctx, a.Tx, orgID, id); err != nil {
 			return err
 		}
 	}
@@ -276,7 +276,7 @@ func eachSum(ctx context.Context, q querier, n int, add func(at, cur string, v [
 // returns how many locations it rebuilt.
 func (db *DB) RebuildRollups(ctx context.Context) (int, error) {
 	n := 0
-	err := db.write(ctx, func(tx *Tx) error {
+	err := db.Write(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT org_id, id FROM locations ORDER BY org_id, id`)
 		if err != nil {
 			return err
@@ -311,7 +311,7 @@ func (db *DB) RebuildRollups(ctx context.Context) (int, error) {
 // DropRollups stops keeping the sales report's rollups: reports read the
 // raw rows until RebuildRollups (the benchmark's "rollups off").
 func (db *DB) DropRollups(ctx context.Context) error {
-	return db.write(ctx, func(tx *Tx) error { return dropRollups(ctx, tx) })
+	return db.Write(ctx, func(tx *Tx) error { return dropRollups(ctx, tx) })
 }
 
 // dropRollups empties sales_days and report_rollups.
@@ -332,7 +332,7 @@ func (s *ReportService) salesFromRollups(ctx context.Context, sc *reportScope, s
 	if key == "" || sc.f.StaffID != "" {
 		return false, nil
 	}
-	if kept, err := rollupsKept(ctx, s.db.reader); err != nil || !kept {
+	if kept, err := rollupsKept(ctx, s.db.Reader); err != nil || !kept {
 		return false, err
 	}
 	ids := make([]string, len(sc.locs))

@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -54,7 +54,7 @@ var _ kassa.IdempotencyStore = (*IdempotencyStore)(nil)
 // after its commit).
 func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint string) (context.Context, *kassa.IdempotentResponse, error) {
 	now := s.db.Now()
-	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: fmtTime(now)}
+	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: FmtTime(now)}
 	s.mu.Lock()
 	if held := s.claimed[scope+"\x00"+key]; held != nil {
 		s.mu.Unlock()
@@ -67,7 +67,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 	var r kassa.IdempotentResponse
 	var rs sql.NullInt64
 	var ct, loc sql.NullString
-	err := s.db.reader.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
 		FROM idempotency_keys WHERE scope = ? AND key = ?`, scope, key).Scan(&fp, &status, &rs, &ct, &loc, &r.Body, &created)
 	var held *kassa.IdempotencyRecord
 	switch {
@@ -76,7 +76,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 		s.release(c)
 		return ctx, nil, err
 	default:
-		held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: parseTime(created)}
+		held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: ParseTime(created)}
 	}
 	again, err := kassa.IdempotencyReplay(held, fingerprint, now)
 	if err != nil || again {
@@ -114,10 +114,10 @@ const claimRecord = `INSERT INTO idempotency_keys (scope, key, fingerprint, stat
 // returns the claim to mark recorded once the unit commits.
 func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 	c, _ := ctx.Value(idemClaimKey{}).(*idemClaim)
-	if c == nil || c.store.db != tx.db || c.recorded.Load() {
+	if c == nil || c.store.db != tx.DB || c.recorded.Load() {
 		return nil, nil
 	}
-	_, err := tx.execCached(ctx, claimRecord, c.scope, c.key, c.fp, c.claimedAt)
+	_, err := tx.ExecCached(ctx, claimRecord, c.scope, c.key, c.fp, c.claimedAt)
 	return c, err
 }
 
@@ -126,7 +126,7 @@ func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 // written in one writer unit (keeping.keep), so a keyed request costs its
 // own unit plus a share of one.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	a := &answer{scope: scope, key: key, fp: "", claimedAt: fmtTime(s.db.Now()), r: r, done: make(chan error, 1)}
+	a := &answer{scope: scope, key: key, fp: "", claimedAt: FmtTime(s.db.Now()), r: r, done: make(chan error, 1)}
 	if c := s.held(scope, key); c != nil {
 		defer s.release(c)
 		a.fp, a.claimedAt = c.fp, c.claimedAt
@@ -137,7 +137,7 @@ func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *k
 	s.mu.Unlock()
 	if lead {
 		f := &keeping{store: s}
-		err := s.db.write(unclaimed(context.WithoutCancel(ctx)), f.keep)
+		err := s.db.Write(unclaimed(context.WithoutCancel(ctx)), f.keep)
 		if f.taken == nil { // the unit never ran: fail what it would have kept
 			f.take()
 		}
@@ -171,7 +171,7 @@ func (f *keeping) take() {
 func (f *keeping) keep(tx *Tx) error {
 	f.take()
 	for _, a := range f.taken {
-		if _, err := tx.execCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
+		if _, err := tx.ExecCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
 			a.r.Status, a.r.ContentType, a.r.Location, a.r.Body, a.claimedAt); err != nil {
 			return err
 		}
@@ -200,5 +200,5 @@ func (s *IdempotencyStore) Abandon(ctx context.Context, scope, key string) error
 			return nil
 		}
 	}
-	return s.db.exec(unclaimed(ctx), `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
+	return s.db.Exec(unclaimed(ctx), `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
 }
