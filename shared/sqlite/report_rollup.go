@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -272,40 +273,46 @@ func eachSum(ctx context.Context, q querier, n int, add func(at, cur string, v [
 
 // RebuildRollups recomputes the sales report's rollups of every location
 // from the raw rows, in one unit of work, and marks them kept. Run by
-// `kassa-hub reports-rebuild` and `kassa-edge reports-rebuild`; it
-// returns how many locations it rebuilt.
+// `hub reports-rebuild` and `edge reports-rebuild`; it returns how many
+// locations it rebuilt.
 func (db *DB) RebuildRollups(ctx context.Context) (int, error) {
-	n := 0
-	err := db.Write(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT org_id, id FROM locations ORDER BY org_id, id`)
-		if err != nil {
-			return err
-		}
-		var locs [][2]string
-		for rows.Next() {
-			var l [2]string
-			if err := rows.Scan(&l[0], &l[1]); err != nil {
-				rows.Close()
-				return err
-			}
-			locs = append(locs, l)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := dropRollups(ctx, tx); err != nil {
-			return err
-		}
-		for _, l := range locs {
-			if err := rebuildLocationDays(ctx, tx, l[0], l[1]); err != nil {
-				return err
-			}
-		}
-		n = len(locs)
-		_, err = tx.ExecContext(ctx, `INSERT INTO report_rollups (built_at) VALUES (?)`, fmtTime(db.Now()))
-		return err
-	})
+	if err := db.Write(ctx, func(tx *Tx) error { return rebuildAll(ctx, tx, db.Now()) }); err != nil {
+		return 0, err
+	}
+	var n int
+	err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM locations`).Scan(&n)
 	return n, err
+}
+
+// rebuildAll empties the rollups, rebuilds every location's and marks them
+// kept (at now).
+func rebuildAll(ctx context.Context, tx *Tx, now time.Time) error {
+	rows, err := tx.QueryContext(ctx, `SELECT org_id, id FROM locations ORDER BY org_id, id`)
+	if err != nil {
+		return err
+	}
+	var locs [][2]string
+	for rows.Next() {
+		var l [2]string
+		if err := rows.Scan(&l[0], &l[1]); err != nil {
+			rows.Close()
+			return err
+		}
+		locs = append(locs, l)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := dropRollups(ctx, tx); err != nil {
+		return err
+	}
+	for _, l := range locs {
+		if err := rebuildLocationDays(ctx, tx, l[0], l[1]); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO report_rollups (built_at) VALUES (?)`, fmtTime(now))
+	return err
 }
 
 // DropRollups stops keeping the sales report's rollups: reports read the
