@@ -778,6 +778,10 @@ func TestProductCostValuesStockAndGivesTheMargin(t *testing.T) {
 	if got := must(tn.Do("GET", "/api/v1/catalog/products/"+bid, tok, nil), "beans")["cost"]; got != float64(725) {
 		t.Fatalf("beans cost after refused PATCHes: %v", got)
 	}
+	if r := tn.Do("POST", "/api/v1/catalog/graphql", tok, map[string]any{"query": "{ products { sku cost } }"}); !strings.Contains(string(r.Body), `{"sku":"BEANS","cost":7.25}`) ||
+		!strings.Contains(string(r.Body), `{"sku":"CUP","cost":null}`) {
+		t.Fatalf("GraphQL's products and their cost: %d %s", r.Status, r.Body)
+	}
 	for _, p := range []string{bid, cid} {
 		must(tn.Do("POST", "/api/v1/inventory/stock/adjust", tok, map[string]any{"location_id": loc, "product_id": p, "reason": "received", "quantity": 10}), "stock")
 	}
