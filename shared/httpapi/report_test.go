@@ -429,24 +429,27 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 	repCheckCSV[kassa.GiftCardRow](t, w.tn, tok, "/reports/gift-cards"+q+"&group_by=day")
 	repCheckCSV[kassa.GiftCardOwedRow](t, w.tn, tok, "/reports/gift-cards/owed"+q)
 	repCheckCSV[kassa.CashRow](t, w.tn, tok, "/reports/cash"+q+"&group_by=staff")
-	repCheckCutoffMove(t, w.tn, tok, q, locIDs[0])
+	repCheckCutoffMove(t, w, tok, q, locIDs[0])
 }
 
-// repCheckCutoffMove: a location's day cutoff moved rebooks its days; the
-// rollups, rebuilt in the unit of the change, equal the raw rows again.
-func repCheckCutoffMove(t *testing.T, tn *testNode, tok, q, loc string) {
+// repCheckCutoffMove: a location's zone and day cutoff moved rebook its
+// days (a store's zone set right: Sydney's sales booked as Los Angeles's,
+// or New York's as Tokyo's, 13 to 18 hours away); the rollups, rebuilt in
+// the unit of the change, equal the raw rows again.
+func repCheckCutoffMove(t *testing.T, w *repWorld, tok, q, loc string) {
 	t.Helper()
-	path := "/reports/sales" + q + "&group_by=day&location_id=" + loc
+	tn, path := w.tn, "/reports/sales"+q+"&group_by=day&location_id="+loc
 	before := fmt.Sprint(repRows(t, tn, tok, path))
-	if r := tn.Do("PATCH", "/api/v1/locations/"+loc, tok, map[string]any{"day_cutoff_hour": 6}); r.Status != 200 {
-		t.Fatalf("cutoff: %d %s", r.Status, r.Body)
+	zone := map[string]string{"Australia/Sydney": "America/Los_Angeles", "America/New_York": "Asia/Tokyo"}[w.locs[loc].Timezone]
+	if r := tn.Do("PATCH", "/api/v1/locations/"+loc, tok, map[string]any{"timezone": zone, "day_cutoff_hour": 6}); r.Status != 200 {
+		t.Fatalf("zone and cutoff: %d %s", r.Status, r.Body)
 	}
 	kept := fmt.Sprint(repRows(t, tn, tok, path))
 	if err := tn.N.DropRollups(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if raw := fmt.Sprint(repRows(t, tn, tok, path)); raw != kept || raw == before {
-		t.Errorf("after the cutoff moved to 06:00, from the rollups:\n%s\nfrom the raw rows:\n%s\n(before: %s)", kept, raw, before)
+		t.Errorf("after the zone and cutoff moved, from the rollups:\n%s\nfrom the raw rows:\n%s\n(before: %s)", kept, raw, before)
 	}
 }
 
