@@ -15,8 +15,8 @@ import (
 // The sales report's rollups (docs/reports.md, "Rollups"; migration 0040):
 // sales_days sums each location's orders and refunds by its business day,
 // so that a year of 50 stores' sales by day reads some 18,000 rows, not
-// 300,000 orders. A day's row is recomputed from the raw rows of that day
-// in the unit of work that changed them. A sale or refund made here adds
+// 300,000 orders. A day's row is kept in the unit of work that changes
+// the day's raw rows, never by a later job. A sale or refund made here adds
 // to its day's row (the order history noun's written hook, on the
 // completion's history row, and the refund noun's): each is written once,
 // so adding is exact, and costs the sale one upsert whatever the day's
@@ -28,7 +28,7 @@ import (
 // report_rollups is empty (a store upgraded with orders, before its
 // rebuild), nothing keeps them and reports read the raw rows.
 
-// querier in a unit: what the hooks read and write with.
+// unitExec is a querier that also writes: what the hooks run in a unit.
 type unitExec interface {
 	querier
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
