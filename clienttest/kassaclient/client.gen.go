@@ -2367,7 +2367,7 @@ type Introspection struct {
 
 // InventoryRow A product's stock at a location now, and its value at cost (the product's cost; its base price when it has none, flagged).
 type InventoryRow struct {
-	// AtPrice No cost: valued at its base price.
+	// AtPrice The product has no cost: valued at its base price.
 	AtPrice bool `json:"at_price"`
 
 	// Currency ISO 4217.
@@ -2394,7 +2394,7 @@ type InventoryRow struct {
 	// Sku The stock-keeping unit, unique per org.
 	Sku string `json:"sku"`
 
-	// UnitCost The value of one unit (its base price while products carry no cost).
+	// UnitCost The value of one unit: the product's cost, its base price when it has none.
 	UnitCost int64 `json:"unit_cost"`
 
 	// Value on_hand × unit_cost (0 when on_hand is negative).
@@ -3654,6 +3654,9 @@ type Product struct {
 	// CategoryId The category.
 	CategoryId *string `json:"category_id"`
 
+	// Cost What one unit costs the business, in minor units of the org's currency; null when not known. The inventory report values stock at it and the sales report by product gives the gross margin over it.
+	Cost *int64 `json:"cost"`
+
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
 
@@ -3699,6 +3702,9 @@ type ProductCreate struct {
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
 
+	// Cost What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
+	Cost *int64 `json:"cost,omitempty"`
+
 	// Description Free text shown to staff.
 	Description *string `json:"description,omitempty"`
 
@@ -3728,6 +3734,9 @@ type ProductUpdate struct {
 
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
+
+	// Cost What one unit costs the business (0 to 10^12 minor units); null: not known.
+	Cost *int64 `json:"cost,omitempty"`
 
 	// Description Free text shown to staff.
 	Description *string `json:"description,omitempty"`
@@ -4230,11 +4239,17 @@ type SalesRow struct {
 	// CampaignDiscounts Discounts from campaigns.
 	CampaignDiscounts int64 `json:"campaign_discounts"`
 
+	// Cost What the units sold cost the business, over the lines whose product has a cost (at its cost now); null when none has, and in every grouping but product and category.
+	Cost *int64 `json:"cost"`
+
 	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
 	// Gross Line totals before discounts.
 	Gross int64 `json:"gross"`
+
+	// GrossMargin Those same lines' sales less their tax and cost; null with cost.
+	GrossMargin *int64 `json:"gross_margin"`
 
 	// Group The grouping's key: a day, an hour, an id.
 	Group string `json:"group"`

@@ -149,6 +149,7 @@ type benchNode struct {
 	sale  func(c, k int, pace time.Duration, lat []time.Duration) []time.Duration
 	stats func() node.WriterStats
 	stop  func()
+	node  *node.Node
 }
 
 func startBench(b *testing.B, clients, campaigns int) *benchNode {
@@ -223,7 +224,7 @@ func startBench(b *testing.B, clients, campaigns int) *benchNode {
 		client.CloseIdleConnections()
 		tn.N.Shutdown(ctx)
 	}
-	return &benchNode{sale: sale, stats: tn.N.WriterStats, stop: stop}
+	return &benchNode{sale: sale, stats: tn.N.WriterStats, stop: stop, node: tn.N}
 }
 
 // benchInterleaved measures nodes set up alike but for what is compared,

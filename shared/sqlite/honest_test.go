@@ -367,9 +367,9 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 		Required: kassa.Some(true), MinSelections: kassa.Some(1), MaxSelections: kassa.Some(3),
 		Options: kassa.Some([]kassa.ModifierOptionInput{{Name: "Oat", PriceAdjustment: 60}, {Name: "Soy"}, {Name: "Almond"}})}))
 	p := must[*kassa.Product](t, "product")(ew.edge.products.CreateProduct(ctx, &kassa.ProductCreate{Name: "Chai", SKU: "CHAI-1",
-		Barcodes: []string{"9300000000012"}, BasePrice: ptr(int64(450))}))
+		Barcodes: []string{"9300000000012"}, BasePrice: ptr(int64(450)), Cost: ptr(int64(120))}))
 	must[*kassa.Product](t, "update product")(ew.edge.products.UpdateProduct(ctx, p.ID, &kassa.ProductUpdate{Name: kassa.Some("Chai latte"),
-		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), CategoryID: kassa.Some(cat.ID), Tags: kassa.Some([]string{"hot"}),
+		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), Cost: kassa.Some(int64(140)), CategoryID: kassa.Some(cat.ID), Tags: kassa.Some([]string{"hot"}),
 		ModifierGroupIDs: kassa.Some([]string{g.ID}), Station: kassa.Some("bar")}))
 	must[*kassa.Product](t, "archive product")(ew.edge.products.ArchiveProduct(ctx, p.ID))
 	l := must[*kassa.PriceList](t, "price list")(lists.CreatePriceList(ctx, &kassa.PriceListCreate{Name: "Happy hour",

@@ -1010,12 +1010,12 @@ func init() {
 		Track: trackOrderOf})
 	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
-		Track: trackOrderOf})
+		Track: trackOrderOf, Written: rollupCompletion})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
 		Formats: []formatStep{{Format: 5, Migration: 41}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
 			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "approved_by", Table: "users"}}, Check: checkRefund},
-		Track: trackOrderOf})
+		Track: trackOrderOf, Written: rollupRefund})
 }
 
 // orderState is what a store keeps in memory of its orders: a lock per
@@ -1040,7 +1040,8 @@ func trackOrder(a *applier, c *change.Change, f map[string]any) {
 
 // recomputeOrders refreshes the derived columns of the orders a batch
 // touched (recomputeOrder), records the money invariants the merge broke
-// (checkMoney), then the campaigns' usage limits the redemptions it
+// (checkMoney), refreshes the rollups of their business days
+// (refreshOrderDays), then the campaigns' usage limits the redemptions it
 // derived went past (checkVouchers).
 func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
 	for id, orgID := range orders {
@@ -1054,6 +1055,9 @@ func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) 
 		if err := checkMoney(ctx, a, orgID, id, before); err != nil {
 			return err
 		}
+	}
+	if err := refreshOrderDays(ctx, a.Tx, orders); err != nil {
+		return err
 	}
 	return checkVouchers(ctx, a)
 }
