@@ -211,13 +211,20 @@ func TaxRateOf(own *int, orgBps int) int {
 func TaxBreakdown(lines []LinePrice) []TaxGroup {
 	var groups []TaxGroup
 	for _, lp := range lines {
-		i, found := slices.BinarySearchFunc(groups, lp.TaxBps, func(g TaxGroup, r int) int { return cmp.Compare(g.RateBps, r) })
-		if !found {
-			groups = slices.Insert(groups, i, TaxGroup{RateBps: lp.TaxBps})
-		}
-		groups[i].Taxable += lp.Total - lp.Tax
-		groups[i].Tax += lp.Tax
+		groups = AddTax(groups, lp.TaxBps, lp.Total-lp.Tax, lp.Tax)
 	}
+	return groups
+}
+
+// AddTax adds a line's taxable amount and tax to its rate's group of
+// groups (kept lowest rate first) and returns groups.
+func AddTax(groups []TaxGroup, rateBps int, taxable, tax int64) []TaxGroup {
+	i, found := slices.BinarySearchFunc(groups, rateBps, func(g TaxGroup, r int) int { return cmp.Compare(g.RateBps, r) })
+	if !found {
+		groups = slices.Insert(groups, i, TaxGroup{RateBps: rateBps})
+	}
+	groups[i].Taxable += taxable
+	groups[i].Tax += tax
 	return groups
 }
 
