@@ -72,3 +72,27 @@ func TestPriceRefusesALineRateOutOfRange(t *testing.T) {
 		t.Fatalf("err %v, want an internal error", err)
 	}
 }
+
+// A receipt of a sale of two rates shows each rate; refunding the GST-free
+// loaf returns no tax, and a refund by amount splits over both rates.
+func TestReceiptTaxesByRateForASaleAndItsRefunds(t *testing.T) {
+	p := mustPrice(t, []PricedLine{{Unit: 650, Quantity: 1, TaxBps: rate(0)}, {Unit: 550, Quantity: 2}}, nil, 1000, true)
+	o := &Order{ID: "o", TaxRateBps: 1000, TaxInclusive: true, Total: p.Total, TaxTotal: p.TaxTotal, TaxBreakdown: p.TaxBreakdown}
+	for i, lp := range p.Lines {
+		o.LineItems = append(o.LineItems, LineItem{ID: []string{"bread", "coffee"}[i], Quantity: 1, Tax: lp.Tax, Total: lp.Total, TaxRateBps: lp.TaxBps})
+	}
+	sale := BuildReceipt(&ReceiptFacts{Order: o})
+	want := []ReceiptTax{{RateBps: 0, Net: 650}, {RateBps: 1000, Net: 1000, Tax: 100}}
+	if !slices.Equal(sale.Taxes, want) || sale.TaxTotal != 100 {
+		t.Fatalf("sale taxes %+v, want %+v", sale.Taxes, want)
+	}
+	bread := BuildReceipt(&ReceiptFacts{Order: o, Refund: &Refund{ID: "r1", Amount: 650, Lines: []RefundLine{{LineItemID: "bread", Quantity: 1, Amount: 650}}}})
+	if want := []ReceiptTax{{RateBps: 0, Net: 650}}; !slices.Equal(bread.Taxes, want) || bread.TaxTotal != 0 {
+		t.Fatalf("the loaf's refund returns %+v (tax %d), want %+v", bread.Taxes, bread.TaxTotal, want)
+	}
+	some := BuildReceipt(&ReceiptFacts{Order: o, Refund: &Refund{ID: "r2", Amount: 350}})
+	// 350 over 650:1100 → 130 and 220; 220 × 100/1100 = 20.
+	if want := []ReceiptTax{{RateBps: 0, Net: 130}, {RateBps: 1000, Net: 200, Tax: 20}}; !slices.Equal(some.Taxes, want) || some.TaxTotal != 20 {
+		t.Fatalf("a refund of 3.50 returns %+v (tax %d), want %+v", some.Taxes, some.TaxTotal, want)
+	}
+}
