@@ -59,3 +59,30 @@ func checkTaxCategoryRef(v *Validation, id *string) {
 		v.Check(ValidTaxCategoryID(*id), "tax_category_id", "must be a tax category's id: 1-40 lower-case letters, digits, - or _")
 	}
 }
+
+// SplitRefundTax spreads a refund of amount over an order's rates in
+// proportion to weights (each rate's lines' total; largest remainder, so
+// the parts sum to amount; all to the first rate when no weight is
+// positive) and returns each part and the tax it contains at its rate,
+// part × r / (10000 + r) half up — for an order of one rate, the tax
+// report's refund tax before tax categories.
+func SplitRefundTax(amount int64, rates []int, weights []int64) (parts, taxes []int64) {
+	if len(rates) == 0 {
+		return nil, nil
+	}
+	var total int64
+	for _, w := range weights {
+		total = addSat(total, max(w, 0))
+	}
+	if total == 0 {
+		weights = append(make([]int64, 0, len(rates)), 1)
+		weights = append(weights, make([]int64, len(rates)-1)...)
+	}
+	parts = allocate(amount, weights)
+	taxes = make([]int64, len(parts))
+	for i, p := range parts {
+		r := int64(min(max(rates[i], 0), MaxTaxRateBps))
+		taxes[i], _ = mulDivRound(p, r, 10000+r)
+	}
+	return parts, taxes
+}

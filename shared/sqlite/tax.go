@@ -79,3 +79,47 @@ func lineTaxRate(f map[string]any) *int {
 	r := int(v)
 	return &r
 }
+
+// refundTaxRows adds each refund of the tax report's scope by rate: its
+// amount spread over its order's rates in proportion to their lines'
+// totals (kassa.SplitRefundTax), so an order of one rate reports its
+// refunds as before tax categories (docs/tax.md).
+func (s *ReportService) refundTaxRows(ctx context.Context, key string, args []any, add func(k, cur string, rate, inclusive, amount, tax int64)) error {
+	rows, err := s.db.Reader.QueryContext(ctx, withD+`SELECT `+key+`, o.currency, r.id, r.amount, o.tax_inclusive,
+		coalesce(l.tax_rate_bps, o.tax_rate_bps), coalesce(sum(l.total), 0)
+		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id LEFT JOIN order_lines l ON l.order_id = o.id AND l.org_id = o.org_id
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi
+		GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 3, 6`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var k, cur, id string
+	var amount, inclusive int64
+	var rates []int
+	var weights []int64
+	flush := func() {
+		parts, taxes := kassa.SplitRefundTax(amount, rates, weights)
+		for i := range parts {
+			add(k, cur, int64(rates[i]), inclusive, parts[i], taxes[i])
+		}
+	}
+	for rows.Next() {
+		var rk, rcur, rid string
+		var ramount, rincl, rrate, rweight int64
+		if err := rows.Scan(&rk, &rcur, &rid, &ramount, &rincl, &rrate, &rweight); err != nil {
+			return err
+		}
+		if rid != id || rk != k {
+			if id != "" {
+				flush()
+			}
+			k, cur, id, amount, inclusive, rates, weights = rk, rcur, rid, ramount, rincl, nil, nil
+		}
+		rates, weights = append(rates, int(rrate)), append(weights, rweight)
+	}
+	if id != "" {
+		flush()
+	}
+	return rows.Err()
+}
