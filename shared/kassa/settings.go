@@ -54,7 +54,7 @@ func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
-		LaybyMinDepositBps: 1000, LaybyTermDays: 56,
+		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TaxCategories: []TaxCategory{},
 		PaymentMethods: []PaymentMethodConfig{
 			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false},
 		},
@@ -113,6 +113,7 @@ func (in *SettingsUpdate) Validate() error {
 		v.Check(!in.LaybyTermDays.Null && in.LaybyTermDays.Value >= 1 && in.LaybyTermDays.Value <= laybyMaxTermDay, "layby_term_days", "must be 1-365 days")
 	}
 	if in.TaxCategories.Set {
+		v.Check(!in.TaxCategories.Null, "tax_categories", "must be a list (empty: none)")
 		checkTaxCategories(&v, in.TaxCategories.Value)
 	}
 	v.Check(!in.TaxInclusive.Null, "tax_inclusive", "must be true or false")
@@ -188,5 +189,8 @@ func DecodeSettings(data []byte) (OrgSettings, error) {
 		set.PaymentMethods = nil
 	}
 	err := json.Unmarshal(data, &set)
+	if set.TaxCategories == nil {
+		set.TaxCategories = []TaxCategory{}
+	}
 	return set, err
 }
