@@ -86,3 +86,13 @@ func SplitRefundTax(amount int64, rates []int, weights []int64) (parts, taxes []
 	}
 	return parts, taxes
 }
+
+// LineTaxBreakdown is the tax by rate of an order's lines as stored (each
+// with its rate), lowest rate first; [] for no lines.
+func LineTaxBreakdown(lines []LineItem) []TaxGroup {
+	groups := []TaxGroup{}
+	for _, l := range lines {
+		groups = AddTax(groups, l.TaxRateBps, l.Total-l.Tax, l.Tax)
+	}
+	return groups
+}

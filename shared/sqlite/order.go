@@ -746,7 +746,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	o.LineItems, o.Payments = c.lines, c.payments
+	o.LineItems, o.Payments, o.TaxBreakdown = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines)
 	if err := kassa.Completable(o); err != nil {
 		return err
 	}
