@@ -354,7 +354,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
 		o.Number, o.History[0].At, o.OccurredAt, o.CreatedAt, o.UpdatedAt = number, tx.now, tx.now, tx.now, tx.now
 		tx.emit(a.OrgID, loc.ID, kassa.EventOrderCreated, o)
-		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
+		return writeNewTicket(ctx, tx, a.OrgID, &t, loc.Timezone)
 	})
 	if err != nil {
 		return nil, err
