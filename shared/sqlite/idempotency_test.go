@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"kassa.dev/shared/kassa"
 )
@@ -105,5 +106,69 @@ func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
 		if err != nil || r == nil || r.Status != 201 || string(r.Body) != key {
 			t.Fatalf("replay of %s: %+v %v", key, r, err)
 		}
+	}
+}
+
+// TestIdempotencyAnswerNeedsNoCommitOfItsOwn: a request's answer goes
+// out once its effect committed, without waiting for the unit that keeps
+// the answer (the writer is held busy here); a retry meanwhile replays it
+// from memory, and once kept (Flush) it replays from the table after a
+// restart.
+func TestIdempotencyAnswerNeedsNoCommitOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := NewIdempotencyStore(db)
+	rctx, _, err := store.Begin(ctx, "org/user", "sale-1", "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.write(rctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES ('sold', '1')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	running, release := make(chan struct{}), make(chan struct{})
+	busy := make(chan error, 1)
+	go func() {
+		busy <- db.write(ctx, func(*Tx) error { close(running); <-release; return nil })
+	}()
+	<-running // the writer is held: no unit can keep the answer now
+	completed := make(chan error, 1)
+	go func() {
+		completed <- store.Complete(rctx, "org/user", "sale-1", &kassa.IdempotentResponse{Status: 201, Body: []byte("sold")})
+	}()
+	select {
+	case err := <-completed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer waited for a commit of its own")
+	}
+	if _, r, err := store.Begin(ctx, "org/user", "sale-1", "fp"); err != nil || r == nil || string(r.Body) != "sold" {
+		t.Fatalf("retry while the answer is being kept: %+v %v, want the answer", r, err)
+	}
+	if _, _, err := store.Begin(ctx, "org/user", "sale-1", "fp-else"); kassa.ErrorKind(err) != kassa.EInvalid {
+		t.Fatalf("another body while the answer is being kept: %v, want 422", err)
+	}
+	close(release)
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	store.Flush()
+	db.Close()
+
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, r, err := NewIdempotencyStore(db).Begin(ctx, "org/user", "sale-1", "fp"); err != nil || r == nil || r.Status != 201 || string(r.Body) != "sold" {
+		t.Fatalf("replay after a restart: %+v %v", r, err)
 	}
 }
