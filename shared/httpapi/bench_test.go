@@ -225,7 +225,9 @@ func startBench(b *testing.B, clients, campaigns int) *benchNode {
 		res.Body.Close()
 		d := time.Since(start)
 		if res.StatusCode >= 300 {
-			b.Fatalf("%s: %d %s", path, res.StatusCode, data)
+			// Not b.Fatal: it would end this client's goroutine only,
+			// and the run would go on measuring fewer sales than it counts.
+			panic(fmt.Sprintf("%s: %d %s", path, res.StatusCode, data))
 		}
 		if out != nil {
 			json.Unmarshal(data, out)

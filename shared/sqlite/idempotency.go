@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,6 +60,9 @@ var _ kassa.IdempotencyStore = (*IdempotencyStore)(nil)
 // after its commit).
 func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint string) (context.Context, *kassa.IdempotentResponse, error) {
 	now := s.db.Now()
+	// Kept past the request (Complete does not wait): a caller's strings
+	// may point into a buffer it reuses (Fiber's).
+	scope, key = strings.Clone(scope), strings.Clone(key)
 	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: fmtTime(now)}
 	s.mu.Lock()
 	if held := s.claimed[scope+"\x00"+key]; held != nil {
@@ -140,7 +144,7 @@ func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 // crash before it leaves the running record, as a crash just before
 // Complete always did (docs/write-path.md). Flush waits for the units.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	a := &answer{scope: scope, key: key, fp: "", claimedAt: fmtTime(s.db.Now()), r: r}
+	a := &answer{scope: strings.Clone(scope), key: strings.Clone(key), fp: "", claimedAt: fmtTime(s.db.Now()), r: r}
 	s.mu.Lock()
 	if c := s.claimed[scope+"\x00"+key]; c != nil {
 		a.fp, a.claimedAt, a.claim = c.fp, c.claimedAt, c

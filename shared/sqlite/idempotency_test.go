@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 
 	"kassa.dev/shared/kassa"
 )
@@ -170,5 +171,39 @@ func TestIdempotencyAnswerNeedsNoCommitOfItsOwn(t *testing.T) {
 	defer db.Close()
 	if _, r, err := NewIdempotencyStore(db).Begin(ctx, "org/user", "sale-1", "fp"); err != nil || r == nil || r.Status != 201 || string(r.Body) != "sold" {
 		t.Fatalf("replay after a restart: %+v %v", r, err)
+	}
+}
+
+// TestIdempotencyKeepsItsOwnCopyOfTheKey: the answer is kept after the
+// request returned, when the server may reuse the buffer its key and
+// scope strings pointed into (Fiber does): the record is kept under the
+// key as it was sent.
+func TestIdempotencyKeepsItsOwnCopyOfTheKey(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := NewIdempotencyStore(db)
+	buf := []byte("org/user key-aaaa")
+	scope, key := unsafe.String(&buf[0], 8), unsafe.String(&buf[9], 8)
+	rctx, _, err := store.Begin(ctx, scope, key, "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.write(rctx, func(tx *Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Complete(rctx, scope, key, &kassa.IdempotentResponse{Status: 201, Body: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "org/else key-bbbb") // the next request in the same buffer
+	store.Flush()
+	if _, r, err := store.Begin(ctx, "org/user", "key-aaaa", "fp"); err != nil || r == nil || string(r.Body) != "a" {
+		t.Fatalf("replay of the key as sent: %+v %v", r, err)
+	}
+	if _, r, err := store.Begin(ctx, "org/else", "key-bbbb", "fp"); err != nil || r != nil {
+		t.Fatalf("the buffer's next key: %+v %v, want a fresh key", r, err)
 	}
 }
