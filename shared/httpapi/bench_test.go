@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func BenchmarkOrderFlow(b *testing.B) {
 		switch only {
 		case "saturated":
 			api := benchAPI(b, clients, sales, 0, campaigns)
-			fmt.Printf("saturated: %.0f sales/s p50 %.2f ms p99 %.2f ms; %s\n", api.salesPerSec, api.p50, api.p99, api.writer)
+			fmt.Printf("saturated: %.0f sales/s p50 %.2f ms p99 %.2f ms, process CPU %.2f ms per sale; %s\n", api.salesPerSec, api.p50, api.p99, api.cpu, api.writer)
 			continue
 		case "campaigns":
 			// The runs with and without campaigns are compared in turns
@@ -77,20 +78,20 @@ func BenchmarkOrderFlow(b *testing.B) {
 		side := benchInterleaved(clients, sales, benchRounds, startBench(b, clients, 0), startRaw(b, true), startRaw(b, false))
 		api, limit, naive := side[0], side[1], side[2]
 		if only == "limit" {
-			fmt.Printf("Kassa %.0f%% of the limit (%.0f / %.0f / naive %.0f sales/s), p50 %.2f p99 %.2f ms; writer %.2f ms and %.1f units per sale (limit %.2f ms)\n",
+			fmt.Printf("Kassa %.0f%% of the limit (%.0f / %.0f / naive %.0f sales/s), p50 %.2f p99 %.2f ms; writer %.2f ms and %.1f units per sale (limit %.2f ms); CPU per sale %.2f ms (limit %.2f)\n",
 				100*api.salesPerSec/limit.salesPerSec, api.salesPerSec, limit.salesPerSec, naive.salesPerSec, api.p50, api.p99,
-				api.writer.msPerSale(), api.writer.unitsPerSale(), limit.writer.msPerSale())
+				api.writer.msPerSale(), api.writer.unitsPerSale(), limit.writer.msPerSale(), api.cpu, limit.cpu)
 			continue
 		}
 		paced := benchAPI(b, clients, sales/3, 10*time.Millisecond*time.Duration(clients), 0)
 		plain, promo := benchCampaignTurns(b, clients, sales)
 		fmt.Printf("\nOrder flow: %d sales (3 requests each), %d concurrent clients, %s, %d CPUs, %s\n",
 			sales, clients, runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
-		fmt.Printf("| %-56s | %8s | %10s | %7s | %7s | %14s | %10s |\n", "run", "sales/s", "requests/s", "p50 ms", "p99 ms", "writer ms/sale", "units/sale")
-		fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(58), dashes(10), dashes(12), dashes(9), dashes(9), dashes(16), dashes(12))
+		fmt.Printf("| %-56s | %8s | %10s | %7s | %7s | %14s | %10s | %11s |\n", "run", "sales/s", "requests/s", "p50 ms", "p99 ms", "writer ms/sale", "units/sale", "CPU ms/sale")
+		fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", dashes(58), dashes(10), dashes(12), dashes(9), dashes(9), dashes(16), dashes(12), dashes(13))
 		row := func(name string, r benchResult) {
-			fmt.Printf("| %-56s | %8.0f | %10.0f | %7.2f | %7.2f | %14.2f | %10.1f |\n", name, r.salesPerSec, r.salesPerSec*3, r.p50, r.p99,
-				r.writer.msPerSale(), r.writer.unitsPerSale())
+			fmt.Printf("| %-56s | %8.0f | %10.0f | %7.2f | %7.2f | %14.2f | %10.1f | %11.2f |\n", name, r.salesPerSec, r.salesPerSec*3, r.p50, r.p99,
+				r.writer.msPerSale(), r.writer.unitsPerSale(), r.cpu)
 		}
 		row(fmt.Sprintf("store's group-commit limit (same rows, %d turns)", benchRounds), limit)
 		row(fmt.Sprintf("naive writer, 1 tx per request (same rows, %d turns)", benchRounds), naive)
@@ -123,7 +124,11 @@ func dashes(n int) string { return string(bytes.Repeat([]byte("-"), n)) }
 
 type benchResult struct {
 	salesPerSec, p50, p99 float64
-	writer                writerUse // Kassa runs only
+	// cpu is the process's CPU time per sale in ms (rusage): the node's
+	// and the load generator's, less swayed by a busy machine than the
+	// wall-clock figures.
+	cpu    float64
+	writer writerUse // Kassa runs only
 }
 
 // writerUse is what the store's single writer did during a measured run.
@@ -219,7 +224,7 @@ func startBench(b *testing.B, clients, campaigns int) *benchNode {
 		start := time.Now()
 		res, err := client.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			panic(err) // see below
 		}
 		data, _ := io.ReadAll(res.Body)
 		res.Body.Close()
@@ -281,13 +286,13 @@ func benchInterleaved(clients, sales, rounds int, nodes ...*benchNode) []benchRe
 	}
 	time.Sleep(time.Second)
 	lat := make([][]time.Duration, len(nodes))
-	elapsed := make([]time.Duration, len(nodes))
+	elapsed, cpu := make([]time.Duration, len(nodes)), make([]time.Duration, len(nodes))
 	busy := make([]node.WriterStats, len(nodes))
 	for range rounds {
 		for i, n := range nodes {
 			before := n.stats()
-			l, d := drive(clients, sales/rounds, sale(n))
-			lat[i], elapsed[i] = append(lat[i], l...), elapsed[i]+d
+			l, d, c := drive(clients, sales/rounds, sale(n))
+			lat[i], elapsed[i], cpu[i] = append(lat[i], l...), elapsed[i]+d, cpu[i]+c
 			d2 := writerDelta(before, n.stats())
 			busy[i] = node.WriterStats{Batches: busy[i].Batches + d2.Batches, Units: busy[i].Units + d2.Units,
 				Busy: busy[i].Busy + d2.Busy, Commit: busy[i].Commit + d2.Commit}
@@ -297,6 +302,7 @@ func benchInterleaved(clients, sales, rounds int, nodes ...*benchNode) []benchRe
 	for i := range nodes {
 		done := sales / rounds * rounds
 		out[i] = benchResult{salesPerSec: float64(done) / elapsed[i].Seconds(), p50: percentile(lat[i], .5), p99: percentile(lat[i], .99),
+			cpu:    float64(cpu[i]) / float64(time.Millisecond) / float64(done),
 			writer: writerUse{elapsed: elapsed[i], sales: done, d: busy[i]}}
 	}
 	return out
@@ -305,7 +311,8 @@ func benchInterleaved(clients, sales, rounds int, nodes ...*benchNode) []benchRe
 // drive runs n sales on clients goroutines; sale rings up a client's k-th
 // sale and appends its requests' latencies. It returns all latencies and
 // the time the n sales took.
-func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Duration) ([]time.Duration, time.Duration) {
+func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Duration) ([]time.Duration, time.Duration, time.Duration) {
+	cpu := processCPU()
 	var next atomic.Int64
 	lat := make([][]time.Duration, clients)
 	var wg sync.WaitGroup
@@ -320,7 +327,14 @@ func drive(clients, n int, sale func(c, k int, lat []time.Duration) []time.Durat
 		}()
 	}
 	wg.Wait()
-	return slices.Concat(lat...), time.Since(start)
+	return slices.Concat(lat...), time.Since(start), processCPU() - cpu
+}
+
+// processCPU is the CPU time the process used so far.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // warmThenMeasure warms up with n sales, pauses for a second as a store
@@ -335,8 +349,9 @@ func warmThenMeasure(clients, n int, warm, sale func(c, k int, lat []time.Durati
 	if stats != nil {
 		before = stats()
 	}
-	all, elapsed := drive(clients, n, sale)
-	r := benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
+	all, elapsed, cpu := drive(clients, n, sale)
+	r := benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99),
+		cpu: float64(cpu) / float64(time.Millisecond) / float64(n)}
 	if stats != nil {
 		after := stats()
 		r.writer = writerUse{elapsed: elapsed, sales: n, d: writerDelta(before, after)}
