@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"kassa.dev/shared/demo"
+	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/web/webtest"
 )
 
@@ -24,9 +25,8 @@ import (
 // and the page recovers by itself when it is back. It saves a screenshot of
 // the offline console to web/testdata/output/console.png.
 func TestConsolePageInChromium(t *testing.T) {
-	edge, p := startBrowserEdge(t)
-	api := newShop(t, p)
-	manager := p.Login(t, "manager@demo.test", demo.Password)
+	c := startConsole(t, 1280, 800)
+	p, api, manager := c.p, c.shop, c.manager
 	type syncStatus struct {
 		Data struct {
 			Connected bool   `json:"connected"`
@@ -46,37 +46,18 @@ func TestConsolePageInChromium(t *testing.T) {
 		t.Fatalf("a standalone edge reports %+v, want not connected, not enrolled", st.Data)
 	}
 
-	b := webtest.Start(t, edge.chromium, 1280, 800)
-	bctx, run, within := b.Ctx, b.Run, b.Within
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return v
-	}
+	b, edge := c.b, c.edge
+	bctx, run, within, text := b.Ctx, b.Run, b.Within, c.text
 	offline := func(pending int) string {
 		return fmt.Sprintf(`#status[data-state="offline"][data-pending-up="%d"]`, pending)
 	}
-	login := func(email string) {
-		t.Helper()
-		run("open the login form", chromedp.WaitVisible("#login"))
-		if _, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("email").value = ""`)); err != nil {
-			t.Fatalf("clear the e-mail: %v", err)
-		}
-		run("log in as "+email, chromedp.SendKeys("#email", email),
-			chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"))
-	}
-
 	// The kitchen may not read the sync status: back to the login form.
-	run("open the page", chromedp.Navigate(p.URL+"/console"))
-	login("kitchen@demo.test")
+	c.signIn("kitchen@demo.test")
 	within(10*time.Second, "the kitchen is turned away",
 		chromedp.WaitVisible(`//p[@id="login-error"][contains(., "manager or owner")]`))
 
 	// The manager sees the red banner with what waits to go up.
-	login("manager@demo.test")
+	c.signIn("manager@demo.test")
 	within(10*time.Second, "the offline banner", chromedp.WaitVisible(`#status[data-state="offline"]`))
 	before := status().Data.PendingUp
 	if before == 0 {
@@ -142,4 +123,88 @@ func TestConsolePageInChromium(t *testing.T) {
 	if errs := b.JSErrors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors: %v", errs)
 	}
+}
+
+// consoleTest is what every browser test of the console starts with: the
+// demo edge (standalone: its link to a hub is down), its shop, the
+// manager's token and a Chromium tab of the given size.
+type consoleTest struct {
+	t       *testing.T
+	edge    *browserEdge
+	p       *nodetest.Proc
+	shop    *shop
+	manager string
+	b       *webtest.Browser
+}
+
+func startConsole(t *testing.T, width, height int) *consoleTest {
+	t.Helper()
+	edge, p := startBrowserEdge(t)
+	c := &consoleTest{t: t, edge: edge, p: p, shop: newShop(t, p), manager: p.Login(t, "manager@demo.test", demo.Password)}
+	c.b = webtest.Start(t, edge.chromium, width, height)
+	return c
+}
+
+// signIn opens the console and signs in as email, typing into the form.
+func (c *consoleTest) signIn(email string) {
+	c.t.Helper()
+	c.b.Run("open the console", chromedp.Navigate(c.p.URL+"/console"), chromedp.WaitVisible("#login"))
+	if _, err := chromedp.Run(c.b.Ctx, chromedp.Evaluate[string](`document.getElementById("email").value = ""`)); err != nil {
+		c.t.Fatalf("clear the e-mail: %v", err)
+	}
+	c.b.Run("sign in as "+email, chromedp.SendKeys("#email", email),
+		chromedp.SendKeys("#password", demo.Password), chromedp.Click("#login-btn"))
+}
+
+// text is the text of the first element sel matches.
+func (c *consoleTest) text(sel string) string {
+	c.t.Helper()
+	v, err := chromedp.Run(c.b.Ctx, chromedp.Text(sel))
+	if err != nil {
+		c.t.Fatalf("read %s: %v", sel, err)
+	}
+	return v
+}
+
+// call makes an API call with tok and answers its data, failing the test
+// on another status than want.
+func (c *consoleTest) call(method, path, tok string, body any, want int) map[string]any {
+	c.t.Helper()
+	var r struct {
+		Data map[string]any `json:"data"`
+	}
+	if st := c.p.Call(c.t, method, path, tok, body, &r); st != want {
+		c.t.Fatalf("%s %s: %d, want %d: %v", method, path, st, want, r.Data)
+	}
+	return r.Data
+}
+
+// till adds a register named name at the shop's location.
+func (c *consoleTest) till(name string) string {
+	c.t.Helper()
+	return c.call("POST", "/api/v1/registers", c.manager, map[string]any{"location_id": c.shop.location, "name": name}, 201)["id"].(string)
+}
+
+// openDrawer opens register's drawer with float (minor units) as the cashier.
+func (c *consoleTest) openDrawer(register string, float int) string {
+	c.t.Helper()
+	return c.call("POST", "/api/v1/drawers", c.shop.cashier, map[string]any{"register_id": register, "float": map[string]any{"amount": float}}, 201)["id"].(string)
+}
+
+// sell rings up lines at register as the cashier, pays the total by
+// method (cash handed over as 50.00; a test card) and completes the
+// order; it answers the order's id and total.
+func (c *consoleTest) sell(register, method string, lines ...line) (string, float64) {
+	c.t.Helper()
+	order := c.shop.order("pos", "", lines...)
+	total := c.call("GET", "/api/v1/orders/"+order, c.shop.cashier, nil, 200)["total"].(float64)
+	pay := map[string]any{"order_id": order, "amount": total, "method": method, "register_id": register}
+	if method == "cash" {
+		pay["tendered"] = 5000
+	} else {
+		pay["card_number"] = "4242424242424242"
+	}
+	c.call("POST", "/api/v1/payments/initiate", c.shop.cashier, pay, 201)
+	c.call("POST", "/api/v1/orders/"+order+"/complete", c.shop.cashier, map[string]any{"register_id": register}, 200)
+	return order, total
 }

@@ -22,6 +22,8 @@ func screenshot(t *testing.T, b *webtest.Browser, name string) {
 	dir := os.Getenv("KASSA_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 	if err != nil {

@@ -92,3 +92,30 @@ func TestPagesServeTheSharedSession(t *testing.T) {
 		}
 	}
 }
+
+// The console's reports section and the hub's /reports page are one view
+// (static/common/reports.js and reports.css): each page serves the shared
+// files (none of its own shadows them), loads them, and holds only the
+// empty section the view fills, never a copy of its form.
+func TestReportsPagesShareOneView(t *testing.T) {
+	for route, page := range map[string]fs.FS{"console": web.Console, "reports": hubpages.Reports} {
+		for _, f := range []string{"reports.js", "reports.css"} {
+			want, err := fs.ReadFile(web.FS, "static/common/"+f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := fs.ReadFile(page, f); err != nil || string(got) != string(want) {
+				t.Errorf("/%s/%s: %v, %d bytes, want the shared file", route, f, err, len(got))
+			}
+		}
+		index, err := fs.ReadFile(page, "index.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := string(index)
+		if !strings.Contains(html, `src="/`+route+`/reports.js"`) || !strings.Contains(html, `href="/`+route+`/reports.css"`) ||
+			!strings.Contains(html, " data-reports") || strings.Contains(html, "report-form") {
+			t.Errorf("/%s/index.html: want reports.js, reports.css and an empty data-reports section, no copy of the form", route)
+		}
+	}
+}

@@ -16,7 +16,12 @@ import (
 	"kassa.dev/shared/kassa"
 )
 
-//go:embed *.go
+// The package's Go files, its tests left out (embed has no exclusion:
+// these patterns match every name that does not end in _test.go and has a
+// file today; TestTheEmbeddedSourceIsEveryNonTestFile fails when a new
+// file needs another pattern, e.g. *[^t]est.go for a request.go).
+//
+//go:embed *[^t].go *[^s]t.go
 var source embed.FS
 
 // Group is the hub's own routes, registered after the shared ones. Each

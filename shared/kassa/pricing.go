@@ -76,6 +76,23 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 	if taxBps < 0 || taxBps > MaxTaxRateBps {
 		return OrderPrice{}, fmt.Errorf("kassa: a tax rate of %d basis points is out of range", taxBps)
 	}
+	out, err := grossPrice(lines, orderDiscount)
+	if err != nil {
+		return OrderPrice{}, err
+	}
+	out.discount(lines, orderDiscount)
+	out.tax(taxBps, inclusive)
+	if out.Total > MaxOrderTotal {
+		var v Validation
+		v.Add("line_items", "the order's total with tax is above 10^12 minor units")
+		return OrderPrice{}, v.Err()
+	}
+	return out, nil
+}
+
+// grossPrice checks the lines and discounts and returns the lines' gross
+// and the order's subtotal.
+func grossPrice(lines []PricedLine, orderDiscount *Discount) (OrderPrice, error) {
 	var v Validation
 	v.Check(len(lines) >= 1 && len(lines) <= MaxOrderLines, "line_items", "must have 1-100 lines")
 	checkDiscount(&v, "discount", orderDiscount)
@@ -103,6 +120,12 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 		v.Add("line_items", "the order's subtotal is above 10^12 minor units")
 		return OrderPrice{}, v.Err()
 	}
+	return out, nil
+}
+
+// discount sets each line's discount: its campaign's, its own on the
+// rest, and its share of the order's discount on what is left.
+func (out *OrderPrice) discount(lines []PricedLine, orderDiscount *Discount) {
 	rest := make([]int64, len(lines))
 	var restTotal int64
 	for i, l := range lines {
@@ -117,6 +140,11 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 			out.Lines[i].Discount += part
 		}
 	}
+}
+
+// tax sets each line's tax and total at taxBps (included in the price or
+// added to it) and sums the order's.
+func (out *OrderPrice) tax(taxBps int, inclusive bool) {
 	r := int64(taxBps)
 	for i := range out.Lines {
 		lp := &out.Lines[i]
@@ -133,11 +161,6 @@ func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bo
 		out.TaxTotal += lp.Tax
 		out.Total += lp.Total
 	}
-	if out.Total > MaxOrderTotal {
-		v.Add("line_items", "the order's total with tax is above 10^12 minor units")
-		return OrderPrice{}, v.Err()
-	}
-	return out, nil
 }
 
 // discountOf returns what d takes off base (base ≥ 0, d within its limits):
@@ -275,6 +298,32 @@ type CampaignPrice struct {
 // Lines beyond the money limits count for nothing here (Price refuses them).
 func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) CampaignPrice {
 	out := CampaignPrice{Lines: make([][]LineCampaign, len(lines)), LineTotals: make([]int64, len(lines)), PointsMultiplier: MaxPercentBps}
+	gross, subtotal := grossOf(lines)
+	eligible := eligibleCampaigns(campaigns, NormalizeVoucher(voucher), subtotal)
+	amounts := map[string]int64{}
+	rest, restTotal := out.lineCampaigns(eligible, lines, gross, amounts)
+	out.orderCampaign(eligible, rest, restTotal, amounts)
+	// Points: the highest multiplier.
+	var pointsOf *Campaign
+	for _, c := range eligible {
+		if r := c.rule(RulePointsMultiplier); r != nil && r.Value > out.PointsMultiplier {
+			out.PointsMultiplier, pointsOf = r.Value, c
+		}
+	}
+	for _, c := range eligible {
+		a := AppliedCampaign{CampaignID: c.ID, Name: c.Name, Amount: amounts[c.ID]}
+		if c == pointsOf {
+			a.PointsMultiplier = out.PointsMultiplier
+		}
+		if a.Amount > 0 || a.PointsMultiplier > 0 {
+			out.Applied = append(out.Applied, a)
+		}
+	}
+	return out
+}
+
+// grossOf is each line's gross (0 for a line out of bounds) and their sum.
+func grossOf(lines []CampaignLine) ([]int64, int64) {
 	gross := make([]int64, len(lines))
 	var subtotal int64
 	for i, l := range lines {
@@ -283,7 +332,12 @@ func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) 
 			subtotal += gross[i]
 		}
 	}
-	voucher = NormalizeVoucher(voucher)
+	return gross, subtotal
+}
+
+// eligibleCampaigns are the campaigns an order of subtotal with voucher (normalized)
+// may get, oldest first.
+func eligibleCampaigns(campaigns []Campaign, voucher string, subtotal int64) []*Campaign {
 	eligible := make([]*Campaign, 0, len(campaigns))
 	for i := range campaigns {
 		c := &campaigns[i]
@@ -298,8 +352,13 @@ func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) 
 	slices.SortStableFunc(eligible, func(a, b *Campaign) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	amounts := map[string]int64{}
-	// 1. Line campaigns: the best per line.
+	return eligible
+}
+
+// lineCampaigns gives each line the best line campaign, adds what each
+// campaign gave to amounts, and returns what is left of each line and of
+// the order.
+func (out *CampaignPrice) lineCampaigns(eligible []*Campaign, lines []CampaignLine, gross []int64, amounts map[string]int64) ([]int64, int64) {
 	best := make([]int64, len(lines))
 	bestOf := make([]*Campaign, len(lines))
 	for _, c := range eligible {
@@ -320,7 +379,12 @@ func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) 
 		rest[i] = gross[i] - best[i]
 		restTotal += rest[i]
 	}
-	// 2. The order campaign: the best on what is left.
+	return rest, restTotal
+}
+
+// orderCampaign gives the order the best order campaign on what the line
+// campaigns left, spread over the lines.
+func (out *CampaignPrice) orderCampaign(eligible []*Campaign, rest []int64, restTotal int64, amounts map[string]int64) {
 	var orderBest int64
 	var orderOf *Campaign
 	for _, c := range eligible {
@@ -334,32 +398,16 @@ func PriceCampaigns(lines []CampaignLine, campaigns []Campaign, voucher string) 
 			orderBest, orderOf = d, c
 		}
 	}
-	if orderOf != nil {
-		for i, part := range allocate(orderBest, rest) {
-			if part > 0 {
-				out.Lines[i] = append(out.Lines[i], LineCampaign{CampaignID: orderOf.ID, Amount: part})
-				out.LineTotals[i] += part
-			}
-		}
-		amounts[orderOf.ID] += orderBest
+	if orderOf == nil {
+		return
 	}
-	// Points: the highest multiplier.
-	var pointsOf *Campaign
-	for _, c := range eligible {
-		if r := c.rule(RulePointsMultiplier); r != nil && r.Value > out.PointsMultiplier {
-			out.PointsMultiplier, pointsOf = r.Value, c
+	for i, part := range allocate(orderBest, rest) {
+		if part > 0 {
+			out.Lines[i] = append(out.Lines[i], LineCampaign{CampaignID: orderOf.ID, Amount: part})
+			out.LineTotals[i] += part
 		}
 	}
-	for _, c := range eligible {
-		a := AppliedCampaign{CampaignID: c.ID, Name: c.Name, Amount: amounts[c.ID]}
-		if c == pointsOf {
-			a.PointsMultiplier = out.PointsMultiplier
-		}
-		if a.Amount > 0 || a.PointsMultiplier > 0 {
-			out.Applied = append(out.Applied, a)
-		}
-	}
-	return out
+	amounts[orderOf.ID] += orderBest
 }
 
 // rule returns c's first rule of type t, or nil.

@@ -80,7 +80,7 @@ func dump(t *testing.T, db *DB, table, cols string) string {
 // dumpRows reads a query's rows as values.
 func dumpRows(t *testing.T, db *DB, q string, args ...any) [][]any {
 	t.Helper()
-	rows, err := db.reader.Query(q, args...)
+	rows, err := db.Reader.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestApplyReplicatesEverythingOnceAndIdempotently(t *testing.T) {
 	syncPair(t, a, b)
 	mustConverge(t, a, b)
 	var onHand int64
-	a.db.reader.QueryRow(`SELECT on_hand FROM stock_levels WHERE product_id = ?`, w.p1).Scan(&onHand)
+	a.db.Reader.QueryRow(`SELECT on_hand FROM stock_levels WHERE product_id = ?`, w.p1).Scan(&onHand)
 	if onHand != 2 {
 		t.Fatalf("on hand %d, want 5-2-1", onHand)
 	}
@@ -262,8 +262,8 @@ func TestOfflineOversellAndOverdraftAreRecordedAndAgree(t *testing.T) {
 	mustConverge(t, a, b)
 	for _, n := range []*node{a, b} {
 		var onHand, balance int64
-		n.db.reader.QueryRow(`SELECT on_hand FROM stock_levels WHERE product_id = ?`, w.p2).Scan(&onHand)
-		n.db.reader.QueryRow(`SELECT points_balance FROM loyalty_accounts WHERE id = ?`, w.account).Scan(&balance)
+		n.db.Reader.QueryRow(`SELECT on_hand FROM stock_levels WHERE product_id = ?`, w.p2).Scan(&onHand)
+		n.db.Reader.QueryRow(`SELECT points_balance FROM loyalty_accounts WHERE id = ?`, w.account).Scan(&balance)
 		if onHand != -3 || balance != -6 {
 			t.Fatalf("on hand %d (want -3), balance %d (want -6)", onHand, balance)
 		}
@@ -275,7 +275,7 @@ func TestOfflineOversellAndOverdraftAreRecordedAndAgree(t *testing.T) {
 }
 
 func conflictKinds(t *testing.T, n *node) map[string]int {
-	rows, err := n.db.reader.Query(`SELECT kind FROM sync_conflicts`)
+	rows, err := n.db.Reader.Query(`SELECT kind FROM sync_conflicts`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestUntouchedFieldsKeepTheInsertStamp(t *testing.T) {
 	a := mustNode(t)
 	w := seed(t, a)
 	var stamps string
-	if err := a.db.reader.QueryRow(`SELECT field_hlc FROM products WHERE id = ?`, w.p1).Scan(&stamps); err != nil {
+	if err := a.db.Reader.QueryRow(`SELECT field_hlc FROM products WHERE id = ?`, w.p1).Scan(&stamps); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]string
@@ -388,7 +388,7 @@ func TestDeleteWinsOverConcurrentUpdate(t *testing.T) {
 	mustConverge(t, a, b)
 	var name string
 	var email, deleted any
-	a.db.reader.QueryRow(`SELECT first_name, email, deleted_at FROM customers WHERE id = ?`, w.customer).Scan(&name, &email, &deleted)
+	a.db.Reader.QueryRow(`SELECT first_name, email, deleted_at FROM customers WHERE id = ?`, w.customer).Scan(&name, &email, &deleted)
 	if name != "" || email != nil || deleted == nil {
 		t.Fatalf("deleted customer came back: %q %v %v", name, email, deleted)
 	}
@@ -437,8 +437,8 @@ func TestDuplicateKeysMadeApartAreSettledAlike(t *testing.T) {
 	mustConverge(t, a, b)
 	for _, n := range []*node{a, b} {
 		var skus, emails int
-		n.db.reader.QueryRow(`SELECT count(*) FROM products WHERE sku LIKE 'NEW-1%'`).Scan(&skus)
-		n.db.reader.QueryRow(`SELECT count(*) FROM customers WHERE email = 'dup@x.test'`).Scan(&emails)
+		n.db.Reader.QueryRow(`SELECT count(*) FROM products WHERE sku LIKE 'NEW-1%'`).Scan(&skus)
+		n.db.Reader.QueryRow(`SELECT count(*) FROM customers WHERE email = 'dup@x.test'`).Scan(&emails)
 		if skus != 2 || emails != 1 {
 			t.Fatalf("skus %d (want both products kept), e-mails %d (want one keeps it)", skus, emails)
 		}

@@ -75,7 +75,7 @@ func (s *AuthService) Login(ctx context.Context, email, pw, addr string) (*kassa
 	}
 	var id, orgID, hash string
 	var active bool
-	err := s.db.reader.QueryRowContext(ctx, `SELECT id, org_id, password_hash, is_active FROM users WHERE email = ?`, email).
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT id, org_id, password_hash, is_active FROM users WHERE email = ?`, email).
 		Scan(&id, &orgID, &hash, &active)
 	var ok, stale bool
 	switch {
@@ -119,13 +119,13 @@ func (s *AuthService) throttle(addr string) error {
 // open opens a session for a user who signed in and issues its tokens.
 // A sign-in with the password also ends a PIN lockout (pin_failures).
 func (s *AuthService) open(ctx context.Context, orgID, id string) (*kassa.Tokens, error) {
-	u, err := findUser(ctx, s.db.reader, orgID, id)
+	u, err := findUser(ctx, s.db.Reader, orgID, id)
 	if err != nil {
 		return nil, err
 	}
 	sid, jti := s.db.NewID(), s.db.NewID()
 	now := s.db.Now()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			sid, orgID, id, jti, fmtTime(now), fmtTime(now.Add(RefreshTTL)))
 		if err == nil {
@@ -188,7 +188,7 @@ func (s *AuthService) PINLogin(ctx context.Context, userID, pin, addr string) (*
 func (s *AuthService) pinOf(ctx context.Context, userID string) (*kassa.User, string, int, error) {
 	var orgID, hash string
 	var failures int
-	err := s.db.reader.QueryRowContext(ctx, `SELECT org_id, pin_hash, coalesce((SELECT failures FROM pin_failures WHERE user_id = u.id), 0)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT org_id, pin_hash, coalesce((SELECT failures FROM pin_failures WHERE user_id = u.id), 0)
 		FROM users u WHERE id = ? AND is_active = 1`, userID).Scan(&orgID, &hash, &failures)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, "", 0, nil
@@ -196,8 +196,8 @@ func (s *AuthService) pinOf(ctx context.Context, userID string) (*kassa.User, st
 	if err != nil {
 		return nil, "", 0, err
 	}
-	u, err := findUser(ctx, s.db.reader, orgID, userID)
-	if err != nil || !s.db.underHub.Load() {
+	u, err := findUser(ctx, s.db.Reader, orgID, userID)
+	if err != nil || !s.db.UnderHub.Load() {
 		return u, hash, failures, err
 	}
 	loc, err := s.db.Meta(ctx, MetaEdgeLocation)
@@ -211,7 +211,7 @@ func (s *AuthService) pinOf(ctx context.Context, userID string) (*kassa.User, st
 // and in pin_failures for a known user.
 func (s *AuthService) pinFailed(ctx context.Context, key string, u *kassa.User, failures int) error {
 	if u != nil && failures < kassa.PINMaxFailures {
-		err := s.db.exec(ctx, `INSERT INTO pin_failures (user_id, failures) VALUES (?, 1)
+		err := s.db.Exec(ctx, `INSERT INTO pin_failures (user_id, failures) VALUES (?, 1)
 			ON CONFLICT (user_id) DO UPDATE SET failures = failures + 1`, u.ID)
 		if err != nil {
 			return err
@@ -245,8 +245,8 @@ func (s *AuthService) rehash(ctx context.Context, orgID, id, pw string) {
 	if err != nil {
 		return
 	}
-	s.db.write(ctx, func(tx *Tx) error {
-		return tx.update(ctx, entUser, orgID, id, map[string]any{"password_hash": h})
+	s.db.Write(ctx, func(tx *Tx) error {
+		return tx.Update(ctx, entUser, orgID, id, map[string]any{"password_hash": h})
 	})
 }
 
@@ -275,7 +275,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 	newJTI := s.db.NewID()
 	now := s.db.Now()
 	var userID, orgID string
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		var current string
 		var revoked sql.NullString
 		var expires string
@@ -300,7 +300,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 	if err != nil {
 		return nil, err
 	}
-	u, err := findUser(ctx, s.db.reader, orgID, userID)
+	u, err := findUser(ctx, s.db.Reader, orgID, userID)
 	if err != nil {
 		return nil, errBadRefresh
 	}
@@ -312,7 +312,7 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 
 func (s *AuthService) sessionCurrent(ctx context.Context, sid, jti string) bool {
 	var n int
-	err := s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND refresh_jti = ? AND revoked_at IS NULL`, sid, jti).Scan(&n)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ? AND refresh_jti = ? AND revoked_at IS NULL`, sid, jti).Scan(&n)
 	return err == nil && n == 1
 }
 
@@ -325,7 +325,7 @@ func (s *AuthService) Logout(ctx context.Context) error {
 	if a.SessionID == "" {
 		return kassa.Errorf(kassa.EBadRequest, "this token has no session to log out of")
 	}
-	err = s.db.exec(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
+	err = s.db.Exec(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
 		fmtTime(s.db.Now()), a.SessionID, a.OrgID)
 	return err
 }
@@ -348,7 +348,7 @@ func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Acto
 		return nil, errBadToken
 	}
 	var role kassa.Role
-	err = s.db.reader.QueryRowContext(ctx, `SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
 		WHERE s.id = ? AND s.user_id = ? AND s.org_id = ? AND u.org_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`,
 		c.SessionID, c.Subject, c.OrgID, c.OrgID).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -369,5 +369,5 @@ func (s *AuthService) Me(ctx context.Context) (*kassa.User, error) {
 	if a.UserID == "" {
 		return nil, kassa.Errorf(kassa.EForbidden, "this token does not belong to a user")
 	}
-	return findUser(ctx, s.db.reader, a.OrgID, a.UserID)
+	return findUser(ctx, s.db.Reader, a.OrgID, a.UserID)
 }

@@ -61,7 +61,7 @@ func (s *AutomationStore) FindAutomations(ctx context.Context, p kassa.Page) (ka
 	if err != nil {
 		return kassa.List[kassa.AutomationRule]{}, err
 	}
-	return findPage(ctx, s.db.reader, ruleCols, orgFilter(a.OrgID), p, scanRule, ruleID)
+	return findPage(ctx, s.db.Reader, ruleCols, orgFilter(a.OrgID), p, scanRule, ruleID)
 }
 
 // FindAutomationByID returns one rule of the actor's org, or ENotFound.
@@ -90,7 +90,7 @@ func (s *AutomationStore) CreateAutomation(ctx context.Context, r *kassa.Automat
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO automation_rules (id, org_id, name, is_active, trigger, event_type, conditions, actions, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.now), fmtTime(tx.now))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.Now), fmtTime(tx.Now))
 		return err
 	})
 }
@@ -133,7 +133,7 @@ func (s *AutomationStore) UpdateAutomation(ctx context.Context, id string, in *k
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE automation_rules SET name = ?, is_active = ?, trigger = ?, event_type = ?, conditions = ?, actions = ?, updated_at = ?
-			WHERE org_id = ? AND id = ?`, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.now), a.OrgID, id)
+			WHERE org_id = ? AND id = ?`, r.Name, r.IsActive, trig, r.Trigger.Event, conds, acts, fmtTime(tx.Now), a.OrgID, id)
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (s *AutomationStore) DeleteAutomation(ctx context.Context, id string) error
 	if err != nil {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM automation_rules WHERE org_id = ? AND id = ?`, a.OrgID, id)
 		if err != nil {
 			return err
@@ -252,7 +252,7 @@ func (s *AutomationStore) AutomationExecutions(ctx context.Context, id string, p
 	}
 	f := orgFilter(r.OrgID).and("rule_id = ?", id)
 	f.desc = true
-	return findPage(ctx, s.db.reader, executionCols, f, p, scanExecution, func(e *kassa.AutomationExecution) string { return e.ID })
+	return findPage(ctx, s.db.Reader, executionCols, f, p, scanExecution, func(e *kassa.AutomationExecution) string { return e.ID })
 }
 
 // RulesOn returns the org's active rules triggered by events of type typ.
@@ -262,11 +262,11 @@ func (s *AutomationStore) RulesOn(ctx context.Context, orgID, typ string) ([]kas
 
 // RuleByID returns a rule of org (active or not). Errors: ENotFound.
 func (s *AutomationStore) RuleByID(ctx context.Context, orgID, id string) (*kassa.AutomationRule, error) {
-	return findRule(ctx, s.db.reader, orgID, id)
+	return findRule(ctx, s.db.Reader, orgID, id)
 }
 
 func (s *AutomationStore) rules(ctx context.Context, q string, args ...any) ([]kassa.AutomationRule, error) {
-	rows, err := s.db.reader.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ type ScheduledRule struct {
 
 // ScheduledRules returns every org's active schedule rules.
 func (s *AutomationStore) ScheduledRules(ctx context.Context) ([]ScheduledRule, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT r.id, r.org_id, r.name, r.is_active, r.trigger, r.conditions, r.actions, r.created_at, r.updated_at,
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT r.id, r.org_id, r.name, r.is_active, r.trigger, r.conditions, r.actions, r.created_at, r.updated_at,
 		coalesce(t.last_tick, '') FROM automation_rules r LEFT JOIN automation_ticks t ON t.rule_id = r.id
 		WHERE r.is_active = 1 AND json_extract(r.trigger, '$.type') = 'schedule' ORDER BY r.id`)
 	if err != nil {
@@ -322,7 +322,7 @@ func (f scannerFunc) Scan(dest ...any) error { return f(dest...) }
 // ReaderPosition returns a log reader's saved position (0: from the start).
 func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int64, error) {
 	var seq int64
-	err := s.db.reader.QueryRowContext(ctx, `SELECT seq FROM log_readers WHERE name = ?`, name).Scan(&seq)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT seq FROM log_readers WHERE name = ?`, name).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -334,7 +334,7 @@ func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int6
 // the store as a crash leaves it between an engine batch's actions and
 // its record (tests of what a re-run does).
 func (s *AutomationStore) Rewind(ctx context.Context, name, eventID string) error {
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		var seq int64
 		if err := tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE id = ?`, eventID).Scan(&seq); err != nil {
 			return err
@@ -350,7 +350,7 @@ func (s *AutomationStore) Rewind(ctx context.Context, name, eventID string) erro
 // Backlog is how many events of the log reader name has yet to read.
 func (s *AutomationStore) Backlog(ctx context.Context, name string) (int64, error) {
 	var n int64
-	err := s.db.reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM events), 0) - coalesce((SELECT seq FROM log_readers WHERE name = ?), 0)`,
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM events), 0) - coalesce((SELECT seq FROM log_readers WHERE name = ?), 0)`,
 		name).Scan(&n)
 	return n, err
 }
@@ -374,7 +374,7 @@ type Position struct {
 // automation.triggered (the execution as recorded, with the payload) in
 // the same unit, so webhooks get it once.
 func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, execs ...ExecutionRecord) error {
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		var plain []*ExecutionRecord // neither a tick to save nor an event to emit
 		for i := range execs {
 			if execs[i].Tick != nil || execs[i].Emit != nil {
@@ -423,7 +423,7 @@ const executionRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 // executionArgs are an execution's column values, created at the unit's
 // time, in executionInsert's order.
 func executionArgs(tx *Tx, e *kassa.AutomationExecution) ([]any, error) {
-	e.CreatedAt = tx.now
+	e.CreatedAt = tx.Now
 	results, err := json.Marshal(e.Results)
 	if err != nil {
 		return nil, err
@@ -476,7 +476,7 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 	}
 	if r.Emit != nil {
 		r.Emit.AutomationExecution = *e
-		tx.emit(e.OrgID, "", kassa.EventAutomationTriggered, r.Emit)
+		tx.Emit(e.OrgID, "", kassa.EventAutomationTriggered, r.Emit)
 	}
 	return nil
 }
@@ -484,7 +484,7 @@ func recordExecution(ctx context.Context, tx *Tx, r *ExecutionRecord) error {
 // ExecutionLags returns, for the org's executions set off by a logged
 // event, the time from the event to the recorded execution (benchmarks).
 func (s *AutomationStore) ExecutionLags(ctx context.Context, orgID string) ([]time.Duration, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT x.created_at, e.occurred_at FROM automation_executions x
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT x.created_at, e.occurred_at FROM automation_executions x
 		JOIN events e ON e.id = x.event_id WHERE x.org_id = ?`, orgID)
 	if err != nil {
 		return nil, err
@@ -516,7 +516,7 @@ func (s *AutomationStore) DeleteExecutionsBefore(ctx context.Context, cutoff tim
 	var total int64
 	for {
 		var n int64
-		err := s.db.write(ctx, func(tx *Tx) error {
+		err := s.db.Write(ctx, func(tx *Tx) error {
 			res, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE rowid IN (SELECT rowid FROM automation_executions
 				WHERE rowid < coalesce((SELECT rowid FROM automation_executions WHERE started_at >= ?1 ORDER BY rowid LIMIT 1), 9223372036854775807)
 				ORDER BY rowid LIMIT ?2)`, fmtTime(cutoff), executionSweepBatch)

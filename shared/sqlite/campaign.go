@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // CampaignService implements kassa.CampaignService. Campaigns are
@@ -104,7 +105,7 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, f kassa.CampaignFil
 		now := fmtTime(s.db.Now())
 		w.and(effectiveStatusSQL+" = ?", now, now, f.Status)
 	}
-	l, err := findPage(ctx, s.db.reader, campaignCols, w, f.Page, scanCampaign, campaignID)
+	l, err := findPage(ctx, s.db.Reader, campaignCols, w, f.Page, scanCampaign, campaignID)
 	for i := range l.Items {
 		s.shown(&l.Items[i])
 	}
@@ -168,13 +169,13 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, in *kassa.Campaign
 	}
 	id := s.db.NewID()
 	var out *kassa.Campaign
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &v); err != nil {
 			return err
 		}
 		cols := campaignColumns(&v)
 		cols["status"] = kassa.CampaignDraft
-		if err := tx.insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
+		if err := tx.Insert(ctx, entCampaign, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		return emitRead(ctx, tx, s.findShown, a.OrgID, id, kassa.EventCampaignCreated, &out)
@@ -195,68 +196,97 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, id string, in *kas
 	if err := in.ValidateFields(); err != nil {
 		return nil, err
 	}
-	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
-		before := kassa.EffectiveCampaignStatus(old, tx.now)
-		after := before
-		if in.Status.Set {
-			var err error
-			if after, err = kassa.CampaignTransition(old, in.Status.Value, tx.now); err != nil {
-				return err
-			}
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
-			{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
-			{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
-			if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
-				return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
-			}
-		}
-		was := campaignInput(old)
-		merged := campaignInput(old)
-		in.Name.To(&merged.Name)
-		in.Type.To(&merged.Type)
-		in.Rules.To(&merged.Rules)
-		takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
-		if in.Schedule.Set {
-			merged.Schedule = &in.Schedule.Value
-		}
-		for _, o := range []struct {
-			opt kassa.Opt[int64]
-			dst **int64
-		}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
-			if o.opt.Set {
-				*o.dst = optPtr(o.opt)
-			}
-		}
-		if in.VoucherCode.Set {
-			merged.VoucherCode = optPtr(in.VoucherCode)
-		}
-		if in.StartsAt.Set {
-			merged.StartsAt = optPtr(in.StartsAt)
-		}
-		if in.EndsAt.Set {
-			merged.EndsAt = optPtr(in.EndsAt)
-		}
-		normalizeCampaign(&merged)
-		if err := merged.Validate(); err != nil {
+	e := campaignEdit{orgID: a.OrgID, id: id, in: in}
+	return updateEmitAs(ctx, s.db, entCampaign, campaignEvent, findCampaign, s.findShown, a.OrgID, id,
+		func(tx *Tx, old *kassa.Campaign, cols map[string]any) error { return e.diff(ctx, tx, old, cols) })
+}
+
+// campaignEdit is an update of campaign id of org.
+type campaignEdit struct {
+	orgID, id string
+	in        *kassa.CampaignUpdate
+}
+
+// diff notes in cols what the update changes of old, after checking that
+// the campaign's status allows it and that the result is a valid campaign.
+func (e campaignEdit) diff(ctx context.Context, tx *Tx, old *kassa.Campaign, cols map[string]any) error {
+	before := kassa.EffectiveCampaignStatus(old, tx.Now)
+	after := before
+	if e.in.Status.Set {
+		var err error
+		if after, err = kassa.CampaignTransition(old, e.in.Status.Value, tx.Now); err != nil {
 			return err
 		}
-		if err := checkCampaignRefs(ctx, tx, a.OrgID, id, &merged); err != nil {
-			return err
+	}
+	if err := e.editable(before, after); err != nil {
+		return err
+	}
+	was := campaignInput(old)
+	merged := e.merged(old)
+	if err := merged.Validate(); err != nil {
+		return err
+	}
+	if err := checkCampaignRefs(ctx, tx, e.orgID, e.id, &merged); err != nil {
+		return err
+	}
+	now := campaignColumns(&merged)
+	stored := campaignColumns(&was)
+	for k, v := range now {
+		changed(cols, k, stored[k], v)
+	}
+	if after != old.Status {
+		cols["status"] = after
+	}
+	return nil
+}
+
+// editable refuses a change of a field the campaign's status before and
+// after the update both keep fixed.
+func (e campaignEdit) editable(before, after string) error {
+	in := e.in
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"type", in.Type.Set}, {"rules", in.Rules.Set}, {"voucher_code", in.VoucherCode.Set}, {"usage_limit", in.UsageLimit.Set},
+		{"per_customer_limit", in.PerCustomerLimit.Set}, {"starts_at", in.StartsAt.Set}, {"ends_at", in.EndsAt.Set},
+		{"schedule", in.Schedule.Set}, {"location_ids", in.LocationIDs.Set}} {
+		if f.set && !kassa.CampaignEditable(before, f.name) && !kassa.CampaignEditable(after, f.name) {
+			return kassa.Errorf(kassa.EConflict, "%s cannot change while the campaign is %s: pause it first", f.name, before)
 		}
-		now := campaignColumns(&merged)
-		stored := campaignColumns(&was)
-		for k, v := range now {
-			changed(cols, k, stored[k], v)
+	}
+	return nil
+}
+
+// merged is old with the update's fields set, normalized.
+func (e campaignEdit) merged(old *kassa.Campaign) kassa.CampaignCreate {
+	in := e.in
+	merged := campaignInput(old)
+	in.Name.To(&merged.Name)
+	in.Type.To(&merged.Type)
+	in.Rules.To(&merged.Rules)
+	takeAs(&merged.LocationIDs, in.LocationIDs, dedupe)
+	if in.Schedule.Set {
+		merged.Schedule = &in.Schedule.Value
+	}
+	for _, o := range []struct {
+		opt kassa.Opt[int64]
+		dst **int64
+	}{{in.UsageLimit, &merged.UsageLimit}, {in.PerCustomerLimit, &merged.PerCustomerLimit}} {
+		if o.opt.Set {
+			*o.dst = optPtr(o.opt)
 		}
-		if after != old.Status {
-			cols["status"] = after
-		}
-		return nil
-	})
+	}
+	if in.VoucherCode.Set {
+		merged.VoucherCode = optPtr(in.VoucherCode)
+	}
+	if in.StartsAt.Set {
+		merged.StartsAt = optPtr(in.StartsAt)
+	}
+	if in.EndsAt.Set {
+		merged.EndsAt = optPtr(in.EndsAt)
+	}
+	normalizeCampaign(&merged)
+	return merged
 }
 
 // LaunchCampaign moves a draft to scheduled or active
@@ -268,7 +298,7 @@ func (s *CampaignService) LaunchCampaign(ctx context.Context, id string) (*kassa
 	}
 	launched := func(map[string]any) string { return kassa.EventCampaignLaunched }
 	return updateEmitAs(ctx, s.db, entCampaign, launched, findCampaign, s.findShown, a.OrgID, id, func(tx *Tx, old *kassa.Campaign, cols map[string]any) error {
-		status, err := kassa.LaunchStatus(old, tx.now)
+		status, err := kassa.LaunchStatus(old, tx.Now)
 		cols["status"] = status
 		return err
 	})
@@ -308,11 +338,11 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	if err != nil {
 		return nil, err
 	}
-	if _, err := findCampaign(ctx, s.db.reader, a.OrgID, id); err != nil {
+	if _, err := findCampaign(ctx, s.db.Reader, a.OrgID, id); err != nil {
 		return nil, err
 	}
 	out := &kassa.CampaignStats{CampaignID: id, ByDay: []kassa.CampaignStatsPart{}, ByLocation: []kassa.CampaignStatsPart{}}
-	if err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
+	if err := s.db.Reader.QueryRowContext(ctx, `SELECT currency FROM orgs WHERE id = ?`, a.OrgID).Scan(&out.Currency); err != nil {
 		return nil, err
 	}
 	// Refunds count against the sale they refund (its redemption's day
@@ -323,7 +353,7 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 	const sums = `count(*), coalesce(sum(r.amount), 0), coalesce(sum(r.order_total), 0), coalesce(sum(o.refunded_total), 0)
 		FROM campaign_redemptions r LEFT JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id
 		WHERE r.org_id = ? AND r.campaign_id = ?`
-	err = s.db.reader.QueryRowContext(ctx, `SELECT count(*), `+sums, a.OrgID, id).
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT count(*), `+sums, a.OrgID, id).
 		Scan(&out.Orders, &out.Redemptions, &out.DiscountGiven, &out.Revenue, &out.Refunded)
 	if err != nil {
 		return nil, err
@@ -333,7 +363,7 @@ func (s *CampaignService) CampaignStats(ctx context.Context, id string) (*kassa.
 		key string
 		dst *[]kassa.CampaignStatsPart
 	}{{"substr(r.occurred_at, 1, 10)", &out.ByDay}, {"r.location_id", &out.ByLocation}} {
-		rows, err := s.db.reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
+		rows, err := s.db.Reader.QueryContext(ctx, `SELECT `+g.key+` AS k, `+sums+` GROUP BY k ORDER BY k`, a.OrgID, id)
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +489,7 @@ const campaignVersionSQL = `INSERT INTO campaign_versions (org_id, campaign_id, 
 // state in the node-local campaign_versions (campaignsAt), valid from the
 // unit's time.
 func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error {
-	_, err := tx.execCached(ctx, campaignVersionSQL, fmtTime(tx.now), id, orgID)
+	_, err := tx.ExecCached(ctx, campaignVersionSQL, fmtTime(tx.Now), id, orgID)
 	return err
 }
 
@@ -478,7 +508,7 @@ func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int6
 	var total int64
 	for {
 		var n int64
-		err := db.write(ctx, func(tx *Tx) error {
+		err := db.Write(ctx, func(tx *Tx) error {
 			rows, err := tx.QueryContext(ctx, `DELETE FROM campaign_versions WHERE id IN (SELECT v.id FROM campaign_versions v
 				WHERE v.valid_from < ?1 AND EXISTS (SELECT 1 FROM campaign_versions w
 					WHERE w.org_id = v.org_id AND w.campaign_id = v.campaign_id AND w.valid_from <= ?1 AND (w.valid_from, w.id) > (v.valid_from, v.id))
@@ -492,7 +522,7 @@ func (db *DB) PruneCampaignVersions(ctx context.Context, cutoff time.Time) (int6
 					rows.Close()
 					return err
 				}
-				tx.changing(entCampaign, org)
+				tx.Changing(entCampaign, org)
 				n++
 			}
 			return errors.Join(rows.Err(), rows.Close())
@@ -566,37 +596,22 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if ch != nil {
 		return ch, nil
 	}
-	ch = &campaignHistory{}
-	rows, err := q.QueryContext(ctx, `SELECT c.id, v.valid_from, v.state FROM campaigns c
-		JOIN campaign_versions v ON v.org_id = c.org_id AND v.campaign_id = c.id
-		WHERE c.org_id = ? ORDER BY c.id, v.valid_from, v.id`, orgID)
+	ch, err := readHistory(ctx, q, orgID)
 	if err != nil {
 		return nil, err
 	}
-	last := ""
-	for rows.Next() {
-		var id string
-		var v campaignVersion
-		var state string
-		if err := rows.Scan(&id, &v.validFrom, &state); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(state), &v.c); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("sqlite: campaign version: %w", err)
-		}
-		v.c.Rules, v.c.LocationIDs, v.c.Schedule.DaysOfWeek = orEmpty(v.c.Rules), orEmpty(v.c.LocationIDs), orEmpty(v.c.Schedule.DaysOfWeek)
-		if id != last {
-			ch.versions = append(ch.versions, nil)
-			last = id
-		}
-		ch.versions[len(ch.versions)-1] = append(ch.versions[len(ch.versions)-1], v)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	h.reads.Add(1)
+	return h.hold(orgID, ch), nil
+}
+
+// readHistory reads org's campaigns from the store: their versions, and
+// the campaigns that have none.
+func readHistory(ctx context.Context, q querier, orgID string) (*campaignHistory, error) {
+	ch := &campaignHistory{}
+	if err := ch.readVersions(ctx, q, orgID); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND NOT EXISTS (SELECT 1 FROM campaign_versions v
+	rows, err := q.QueryContext(ctx, campaignCols+` WHERE org_id = ? AND NOT EXISTS (SELECT 1 FROM campaign_versions v
 		WHERE v.org_id = campaigns.org_id AND v.campaign_id = campaigns.id)`, orgID)
 	if err != nil {
 		return nil, err
@@ -612,18 +627,54 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	h.reads.Add(1)
 	ch.size = len(ch.plain)
 	for _, vs := range ch.versions {
 		ch.size += len(vs)
 	}
+	return ch, nil
+}
+
+// readVersions reads the versions of org's campaigns, per campaign.
+func (ch *campaignHistory) readVersions(ctx context.Context, q querier, orgID string) error {
+	rows, err := q.QueryContext(ctx, `SELECT c.id, v.valid_from, v.state FROM campaigns c
+		JOIN campaign_versions v ON v.org_id = c.org_id AND v.campaign_id = c.id
+		WHERE c.org_id = ? ORDER BY c.id, v.valid_from, v.id`, orgID)
+	if err != nil {
+		return err
+	}
+	last := ""
+	for rows.Next() {
+		var id string
+		var v campaignVersion
+		var state string
+		if err := rows.Scan(&id, &v.validFrom, &state); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := json.Unmarshal([]byte(state), &v.c); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: campaign version: %w", err)
+		}
+		v.c.Rules, v.c.LocationIDs, v.c.Schedule.DaysOfWeek = orEmpty(v.c.Rules), orEmpty(v.c.LocationIDs), orEmpty(v.c.Schedule.DaysOfWeek)
+		if id != last {
+			ch.versions = append(ch.versions, nil)
+			last = id
+		}
+		ch.versions[len(ch.versions)-1] = append(ch.versions[len(ch.versions)-1], v)
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+// hold keeps org's history ch, dropping other orgs' to stay within
+// maxHeldVersions, and returns it (or the one another reader kept first).
+func (h *histories) hold(orgID string, ch *campaignHistory) *campaignHistory {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
 		h.m = map[string]*campaignHistory{}
 	}
 	if _, had := h.m[orgID]; had {
-		return ch, nil
+		return ch
 	}
 	for id, other := range h.m { // in no particular order
 		if h.held+ch.size <= maxHeldVersions {
@@ -634,7 +685,7 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 	}
 	h.m[orgID] = ch
 	h.held += ch.size
-	return ch, nil
+	return ch
 }
 
 // campaignsAt returns the org's campaigns as this node had them at instant
@@ -816,7 +867,7 @@ func insertRedemptions(ctx context.Context, tx *Tx, r redemption, applied []kass
 	}
 	q.WriteString(` ON CONFLICT DO NOTHING`)
 	if !returning {
-		_, err := tx.execCached(ctx, q.String(), args...)
+		_, err := tx.ExecCached(ctx, q.String(), args...)
 		return nil, err
 	}
 	q.WriteString(` RETURNING campaign_id`)
@@ -840,7 +891,7 @@ func insertRedemptions(ctx context.Context, tx *Tx, r redemption, applied []kass
 // order this node is making (made at the unit's time).
 func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 	_, err := insertRedemptions(ctx, tx, redemption{orderID: o.ID, orgID: o.OrgID, locationID: o.LocationID, customerID: o.CustomerID,
-		total: o.Total, occurredAt: fmtTime(tx.now)}, o.Campaigns, false)
+		total: o.Total, occurredAt: fmtTime(tx.Now)}, o.Campaigns, false)
 	return err
 }
 
@@ -849,11 +900,11 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 // With gave (the hub's amounts, redeemAtHub) each row's amount is its
 // campaign's there (0 when absent) and its total the order's as the hub
 // recomputed it, also for rows written before the order's last lines came.
-func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[string]int64) error {
+func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[string]int64) error {
 	r := redemption{orderID: orderID, orgID: orgID}
 	var customer sql.Null[string]
 	var campaigns string
-	err := a.tx.QueryRowContext(ctx, `SELECT location_id, customer_id, total, occurred_at, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+	err := a.Tx.QueryRowContext(ctx, `SELECT location_id, customer_id, total, occurred_at, campaigns FROM orders WHERE id = ? AND org_id = ?`,
 		orderID, orgID).Scan(&r.locationID, &customer, &r.total, &r.occurredAt, &campaigns)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // its row arrives later in the log
@@ -869,19 +920,19 @@ func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[st
 			applied[i].Amount = gave[applied[i].CampaignID]
 		}
 	}
-	wrote, err := insertRedemptions(ctx, a.tx, r, applied, true)
+	wrote, err := insertRedemptions(ctx, a.Tx, r, applied, true)
 	if err != nil {
 		return err
 	}
 	for _, c := range wrote {
-		campaignsOf(a.state).redeemed[[3]string{orgID, c, customer.V}]++
+		campaignsOf(a.State).redeemed[[3]string{orgID, c, customer.V}]++
 	}
 	if gave == nil || len(wrote) == len(applied) {
 		return nil
 	}
 	for _, c := range applied {
 		if !slices.Contains(wrote, c.CampaignID) {
-			_, err := a.tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = ?, order_total = ? WHERE org_id = ? AND campaign_id = ? AND order_id = ?`,
+			_, err := a.Tx.ExecContext(ctx, `UPDATE campaign_redemptions SET amount = ?, order_total = ? WHERE org_id = ? AND campaign_id = ? AND order_id = ?`,
 				c.Amount, r.total, orgID, c.CampaignID, orderID)
 			if err != nil {
 				return err
@@ -898,22 +949,22 @@ func (a *applier) redeem(ctx context.Context, orderID, orgID string, gave map[st
 // the batch that crosses a limit records it, so replays and later sales
 // add none. Nothing is undone: the sales happened; ops see the conflict at
 // /sync/conflicts.
-func (a *applier) checkVouchers(ctx context.Context) error {
+func checkVouchers(ctx context.Context, a *applier) error {
 	total := map[[2]string]int{}
-	for k, added := range campaignsOf(a.state).redeemed {
+	for k, added := range campaignsOf(a.State).redeemed {
 		total[[2]string{k[0], k[1]}] += added
 	}
 	for k, added := range total {
-		err := a.overused(ctx, k[0], k[1], "usage_limit", "", "", added)
+		err := overused(ctx, a, k[0], k[1], "usage_limit", "", "", added)
 		if err != nil {
 			return err
 		}
 	}
-	for k, added := range campaignsOf(a.state).redeemed {
+	for k, added := range campaignsOf(a.State).redeemed {
 		if k[2] == "" {
 			continue
 		}
-		if err := a.overused(ctx, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
+		if err := overused(ctx, a, k[0], k[1], "per_customer_limit", " AND customer_id = ?3", k[2], added); err != nil {
 			return err
 		}
 	}
@@ -925,14 +976,14 @@ func (a *applier) checkVouchers(ctx context.Context) error {
 // with where) now, and was not before this batch added added of them.
 // The conflict's local names the limit (and the customer), its remote the
 // redemptions counted.
-func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, customer string, added int) error {
+func overused(ctx context.Context, a *applier, orgID, id, limitCol, where, customer string, added int) error {
 	var limit sql.NullInt64
 	var used int64
 	args := []any{orgID, id}
 	if customer != "" {
 		args = append(args, customer)
 	}
-	err := a.tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(*) FROM campaign_redemptions
+	err := a.Tx.QueryRowContext(ctx, `SELECT `+limitCol+`, (SELECT count(*) FROM campaign_redemptions
 		WHERE org_id = ?1 AND campaign_id = ?2`+where+`) FROM campaigns WHERE org_id = ?1 AND id = ?2`, args...).Scan(&limit, &used)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !limit.Valid) {
 		return nil
@@ -944,7 +995,7 @@ func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, cust
 	if customer != "" {
 		local["customer_id"], remote["customer_id"] = customer, customer
 	}
-	return a.conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
+	return a.Conflict(ctx, orgID, "", kassa.ConflictVoucherOverused, "campaign", id, local, remote)
 }
 
 // Campaigns: written at the hub only. Their redemptions were replicated
@@ -953,16 +1004,16 @@ func (a *applier) overused(ctx context.Context, orgID, id, limitCol, where, cust
 var entCampaign = new(noun)
 
 func init() {
-	register(entCampaign, noun{name: "campaign", table: "campaigns", digest: orgRows,
-		written: recordCampaignVersion, newState: func(*DB) any { return &campaignState{} }})
-	retire("campaign_redemption", formatStep{2, 19})
+	register(entCampaign, noun{Name: "campaign", Table: "campaigns", Digest: orgRows,
+		Written: recordCampaignVersion, NewState: func(*engine.DB) any { return &campaignState{} }})
+	retire("campaign_redemption", formatStep{Format: 2, Migration: 19})
 }
 
-// campaignPart is the campaigns' part of an edge order's discount as the
+// edgeCampaignPart is the campaigns' part of an edge order's discount as the
 // hub computes it (hubCampaigns). The wire's campaign amounts are not
 // believed: whatever discount they do not explain counts as manual.
-func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (int64, error) {
-	cp, err := ad.hubCampaigns(ctx, orderID, orgID)
+func edgeCampaignPart(ctx context.Context, ad *admitter, orderID, orgID string) (int64, error) {
+	cp, err := hubCampaigns(ctx, ad, orderID, orgID)
 	return campaignTotal(cp), err
 }
 
@@ -974,14 +1025,14 @@ func (ad *admitter) campaignPart(ctx context.Context, orderID, orgID string) (in
 // is left alone, and so is one whose lines have not come yet: they arrive
 // later in the log, and the order is recomputed then (its rows take the
 // new amounts).
-func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error {
+func redeemAtHub(ctx context.Context, a *applier, orderID, orgID string) error {
 	var claims bool
-	err := a.tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+	err := a.Tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
 		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
 	if err != nil || !claims {
 		return err
 	}
-	cp, err := a.admitter.hubCampaigns(ctx, orderID, orgID)
+	cp, err := hubCampaigns(ctx, a.Admitter, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -989,7 +1040,7 @@ func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error 
 	for _, c := range cp.Applied {
 		gave[c.CampaignID] = c.Amount
 	}
-	return a.redeem(ctx, orderID, orgID, gave)
+	return redeem(ctx, a, orderID, orgID, gave)
 }
 
 // hubCampaigns recomputes at the hub what campaigns gave an order an edge
@@ -997,12 +1048,12 @@ func (a *applier) redeemAtHub(ctx context.Context, orderID, orgID string) error 
 // (occurred_at, campaignsAt), that applied at its location then, priced
 // on its lines with its voucher (without it when no campaign here had the
 // code).
-func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
-	priced := campaignsOf(ad.state).priced
+func hubCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
+	priced := campaignsOf(ad.State).priced
 	if cp, ok := priced[orderID]; ok {
 		return cp, nil
 	}
-	cp, err := ad.priceCampaigns(ctx, orderID, orgID)
+	cp, err := priceCampaigns(ctx, ad, orderID, orgID)
 	if err == nil {
 		priced[orderID] = cp
 	}
@@ -1010,40 +1061,9 @@ func (ad *admitter) hubCampaigns(ctx context.Context, orderID, orgID string) (ka
 }
 
 // priceCampaigns is hubCampaigns without its memo.
-func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (kassa.CampaignPrice, error) {
-	var locID, occurred string
-	var voucher, customer sql.Null[string]
-	var discount int64
-	var claimedJSON string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
-		orderID, orgID).Scan(&locID, &occurred, &voucher, &customer, &discount, &claimedJSON); err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	loc, err := findLocation(ctx, ad.tx, orgID, locID)
+func priceCampaigns(ctx context.Context, ad *admitter, orderID, orgID string) (kassa.CampaignPrice, error) {
+	o, err := edgeSaleOf(ctx, ad.Tx, orderID, orgID)
 	if err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	rows, err := ad.tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
-		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
-	if err != nil {
-		return kassa.CampaignPrice{}, err
-	}
-	var lines []kassa.CampaignLine
-	for rows.Next() {
-		var l kassa.CampaignLine
-		var mods string
-		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
-			rows.Close()
-			return kassa.CampaignPrice{}, err
-		}
-		var ms []kassa.LineModifier
-		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
-		for _, m := range ms {
-			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
-		}
-		lines = append(lines, l)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return kassa.CampaignPrice{}, err
 	}
 	// The campaigns as they stood here when the order was made (its
@@ -1052,22 +1072,11 @@ func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (
 	// The wire's occurred_at is RFC 3339 at any precision (a real edge
 	// sends milliseconds); one that is no time is taken as now, which a
 	// forged edge could name anyway.
-	at, err := time.Parse(time.RFC3339Nano, occurred)
+	at, err := time.Parse(time.RFC3339Nano, o.occurred)
 	if err != nil {
-		at = ad.tx.now
+		at = ad.Tx.Now
 	}
-	price := func(at time.Time) (kassa.CampaignPrice, error) {
-		live, err := ad.tx.db.campaignsAt(ctx, ad.tx, orgID, at, ad.tx.now)
-		if err != nil {
-			return kassa.CampaignPrice{}, err
-		}
-		cp, err := orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nullPtr(customer), lines, nullPtr(voucher), false)
-		if kassa.ErrorKind(err) == kassa.EInvalid {
-			cp, err = orderCampaigns(ctx, ad.tx, live, orgID, loc, at, nil, lines, nil, false)
-		}
-		return cp, err
-	}
-	cp, err := price(at)
+	cp, err := o.price(ctx, ad.Tx, at)
 	// An edge's clock may run behind the hub's by as much as the hub
 	// lets an edge's stamps run ahead of it (Options.MaxSkew): a sale made
 	// just after a launch can be dated just before it. When the campaigns
@@ -1079,11 +1088,78 @@ func (ad *admitter) priceCampaigns(ctx context.Context, orderID, orgID string) (
 	// window that the till never applied does not hide a manual discount.
 	// A forged edge gains at most a campaign launched or raised within
 	// that window after the instant it names, and only by claiming it.
-	if later := earlier(at.Add(ad.tx.db.maxSkew), ad.tx.now); err == nil && later.After(at) && campaignTotal(cp) < discount {
-		if cp2, err2 := price(later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= discount &&
-			claimsAll(claimedJSON, cp2.Applied) {
+	if later := earlier(at.Add(ad.Tx.DB.MaxSkew), ad.Tx.Now); err == nil && later.After(at) && campaignTotal(cp) < o.discount {
+		if cp2, err2 := o.price(ctx, ad.Tx, later); err2 == nil && campaignTotal(cp2) > campaignTotal(cp) && campaignTotal(cp2) <= o.discount &&
+			claimsAll(o.claimed, cp2.Applied) {
 			cp = cp2
 		}
+	}
+	return cp, err
+}
+
+// edgeSale is an edge's order as the hub prices its campaigns: what the
+// order says, its location and its lines.
+type edgeSale struct {
+	orgID, occurred, claimed string
+	voucher, customer        sql.Null[string]
+	discount                 int64
+	loc                      *kassa.Location
+	lines                    []kassa.CampaignLine
+}
+
+// edgeSaleOf reads order orderID of orgID, its location and its lines in
+// the unit.
+func edgeSaleOf(ctx context.Context, tx *Tx, orderID, orgID string) (*edgeSale, error) {
+	o := &edgeSale{orgID: orgID}
+	var locID string
+	if err := tx.QueryRowContext(ctx, `SELECT location_id, occurred_at, voucher_code, customer_id, discount_total, campaigns FROM orders WHERE id = ? AND org_id = ?`,
+		orderID, orgID).Scan(&locID, &o.occurred, &o.voucher, &o.customer, &o.discount, &o.claimed); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.loc, err = findLocation(ctx, tx, orgID, locID); err != nil {
+		return nil, err
+	}
+	o.lines, err = campaignLines(ctx, tx, orderID)
+	return o, err
+}
+
+// campaignLines are an order's lines as campaigns price them (unit price
+// with its modifiers).
+func campaignLines(ctx context.Context, tx *Tx, orderID string) ([]kassa.CampaignLine, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT l.product_id, l.unit_price, l.modifiers, l.quantity, coalesce(p.category_id, '')
+		FROM order_lines l LEFT JOIN products p ON p.id = l.product_id AND p.org_id = l.org_id WHERE l.order_id = ? ORDER BY l.position`, orderID)
+	if err != nil {
+		return nil, err
+	}
+	var lines []kassa.CampaignLine
+	for rows.Next() {
+		var l kassa.CampaignLine
+		var mods string
+		if err := rows.Scan(&l.ProductID, &l.Unit, &mods, &l.Quantity, &l.CategoryID); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var ms []kassa.LineModifier
+		_ = json.Unmarshal([]byte(mods), &ms) // checked by checkOrderLine
+		for _, m := range ms {
+			l.Unit = kassa.UnitPrice(l.Unit, m.PriceAdjustment)
+		}
+		lines = append(lines, l)
+	}
+	return lines, errors.Join(rows.Err(), rows.Close())
+}
+
+// price prices the sale with the campaigns as they stood at at; a voucher
+// or customer the campaigns refuse is left out.
+func (o *edgeSale) price(ctx context.Context, tx *Tx, at time.Time) (kassa.CampaignPrice, error) {
+	live, err := storeOf(tx.DB).campaignsAt(ctx, tx, o.orgID, at, tx.Now)
+	if err != nil {
+		return kassa.CampaignPrice{}, err
+	}
+	cp, err := orderCampaigns(ctx, tx, live, o.orgID, o.loc, at, nullPtr(o.customer), o.lines, nullPtr(o.voucher), false)
+	if kassa.ErrorKind(err) == kassa.EInvalid {
+		cp, err = orderCampaigns(ctx, tx, live, o.orgID, o.loc, at, nil, o.lines, nil, false)
 	}
 	return cp, err
 }
@@ -1146,15 +1222,17 @@ type campaignState struct {
 }
 
 // campaignsIn is db's campaignState.
-func campaignsIn(db *DB) *campaignState { return db.states[entCampaign].(*campaignState) }
+func campaignsIn(db *DB) *campaignState { return db.States[entCampaign].(*campaignState) }
 
-func (s *campaignState) writing(orgID string) { s.histories.forget(orgID) }
+func (s *campaignState) Writing(orgID string) { s.histories.forget(orgID) }
 
-func (s *campaignState) undone(orgIDs []string) { s.histories.forget(orgIDs...) }
+func (s *campaignState) Undone(orgIDs []string) { s.histories.forget(orgIDs...) }
 
-func (s *campaignState) settled(orgIDs []string, committed bool) {
+func (s *campaignState) Settled(orgIDs []string, committed bool) {
 	if committed {
 		s.live.invalidate(orgIDs...)
 	}
 	s.histories.forget(orgIDs...)
 }
+
+var _ engine.UnitWatcher = (*campaignState)(nil)

@@ -137,7 +137,7 @@ func forgedSale(t *testing.T, hub *node, w world, cashier, campaign string, clai
 		"created_by": cashier, "occurred_at": occurred, "created_at": now, "updated_at": now,
 		"campaigns": fmt.Sprintf(`[{"campaign_id":%q,"name":"x","amount":%d,"points_multiplier":0}]`, campaign, claimed)}); q != 0 {
 		var why string
-		hub.db.reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
+		hub.db.Reader.QueryRow(`SELECT error FROM sync_quarantine ORDER BY created_at DESC LIMIT 1`).Scan(&why)
 		t.Fatalf("the order row quarantined: %s", why)
 	}
 	return push("order_line", hub.db.NewID(), map[string]any{"order_id": order, "position": 0, "product_id": product, "name": "P",
@@ -270,7 +270,7 @@ func TestTwoStoresUseTheLastVoucherOfflineOneConflict(t *testing.T) {
 		}
 	}
 	var kinds []string
-	rows, err := hub.db.reader.Query(`SELECT kind FROM sync_conflicts WHERE org_id = ? AND entity = 'campaign'`, w.org)
+	rows, err := hub.db.Reader.Query(`SELECT kind FROM sync_conflicts WHERE org_id = ? AND entity = 'campaign'`, w.org)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// other predates the versions: its row is what there is.
-	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions WHERE campaign_id = ?`, other.ID); err != nil {
+	if _, err := hub.db.Writer.ExecContext(w.ctx, `DELETE FROM campaign_versions WHERE campaign_id = ?`, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	now = t0.Add(4 * time.Minute)
@@ -338,7 +338,7 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 		{"resumed", t0.Add(3 * time.Minute), kassa.CampaignActive, 2000},
 		{"in the future", t0.Add(time.Hour), kassa.CampaignActive, 2000},
 	} {
-		cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, tc.at, now)
+		cs, err := hub.db.campaignsAt(w.ctx, hub.db.Reader, w.org, tc.at, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,14 +360,14 @@ func TestCampaignsAtGivesEachCampaignAsItStoodThen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hub.db.writer.ExecContext(w.ctx, `DELETE FROM campaign_versions`); err != nil {
+	if _, err := hub.db.Writer.ExecContext(w.ctx, `DELETE FROM campaign_versions`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hub.db.writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
+	if _, err := hub.db.Writer.ExecContext(w.ctx, string(m[strings.Index(string(m), "INSERT INTO"):])); err != nil {
 		t.Fatal(err)
 	}
 	campaignsIn(hub.db).histories.forget(w.org) // written around the store's units (writeRow), which forget it
-	cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, t0.Add(30*time.Second), now)
+	cs, err := hub.db.campaignsAt(w.ctx, hub.db.Reader, w.org, t0.Add(30*time.Second), now)
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("after the migration's seed: %+v %v", cs, err)
 	}
@@ -400,7 +400,7 @@ func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 	redemption := func(n *node, order string) string {
 		t.Helper()
 		var got string
-		err := n.db.reader.QueryRow(`SELECT campaign_id || ' ' || amount || ' ' || order_total FROM campaign_redemptions WHERE order_id = ?`, order).Scan(&got)
+		err := n.db.Reader.QueryRow(`SELECT campaign_id || ' ' || amount || ' ' || order_total FROM campaign_redemptions WHERE order_id = ?`, order).Scan(&got)
 		if err != nil {
 			t.Fatalf("no redemption of %s: %v", order, err)
 		}
@@ -412,7 +412,7 @@ func TestRedemptionsAreDerivedAtEveryNodeNotSent(t *testing.T) {
 		t.Fatalf("the edge's sale redeemed %q, want %q", got, want)
 	}
 	var sent int
-	if err := edge.db.reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = 'campaign_redemption'`).Scan(&sent); err != nil || sent != 0 {
+	if err := edge.db.Reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = 'campaign_redemption'`).Scan(&sent); err != nil || sent != 0 {
 		t.Fatalf("%d redemption change records (%v)", sent, err)
 	}
 	log, err := edge.db.ChangesAfter(w.ctx, 0, 1_000_000, LogFilter{})
@@ -541,11 +541,11 @@ func TestARolledBackLaunchNeverPricesAnEdgeOrder(t *testing.T) {
 	}
 	held := campaignsIn(hub.db).histories.reads.Load()
 	failed := errors.New("a later step fails")
-	err = hub.db.write(a.ctx, func(tx *Tx) error {
-		if err := tx.update(a.ctx, entCampaign, a.org, draft.ID, map[string]any{"status": kassa.CampaignActive}); err != nil {
+	err = hub.db.Write(a.ctx, func(tx *Tx) error {
+		if err := tx.Update(a.ctx, entCampaign, a.org, draft.ID, map[string]any{"status": kassa.CampaignActive}); err != nil {
 			return err
 		}
-		cs, err := hub.db.campaignsAt(a.ctx, tx, a.org, tx.now, tx.now)
+		cs, err := hub.db.campaignsAt(a.ctx, tx, a.org, tx.Now, tx.Now)
 		if err != nil || len(cs) != 1 || cs[0].Status != kassa.CampaignActive {
 			return fmt.Errorf("in the unit: %+v %v", cs, err)
 		}
@@ -604,7 +604,7 @@ func TestPruningKeepsEachCampaignAsItStoodAtTheCutoff(t *testing.T) {
 	instants := []time.Time{cutoff, day(61), day(95), day(100), day(120), now, day(400)}
 	asked := func(w world, at time.Time) []kassa.Campaign {
 		t.Helper()
-		cs, err := hub.db.campaignsAt(w.ctx, hub.db.reader, w.org, at, now)
+		cs, err := hub.db.campaignsAt(w.ctx, hub.db.Reader, w.org, at, now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func mustOrg(t *testing.T, db *DB) string {
 	t.Helper()
 	id := db.NewID()
 	now := fmtTime(db.Now())
-	_, err := db.writer.Exec(`INSERT INTO orgs (id, name, currency, settings, created_at, updated_at, hlc, origin) VALUES (?, ?, 'EUR', '{}', ?, ?, ?, ?)`,
+	_, err := db.Writer.Exec(`INSERT INTO orgs (id, name, currency, settings, created_at, updated_at, hlc, origin) VALUES (?, ?, 'EUR', '{}', ?, ?, ?, ?)`,
 		id, "org "+id, now, now, db.Clock.Now().String(), db.NodeID)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func mustLocation(t *testing.T, db *DB, orgID string) string {
 	t.Helper()
 	id := db.NewID()
 	now := fmtTime(db.Now())
-	_, err := db.writer.Exec(`INSERT INTO locations (id, org_id, name, timezone, address, currency, created_at, updated_at, hlc, origin) VALUES (?, ?, 'Shop', 'Europe/Berlin', '', 'EUR', ?, ?, ?, ?)`,
+	_, err := db.Writer.Exec(`INSERT INTO locations (id, org_id, name, timezone, address, currency, created_at, updated_at, hlc, origin) VALUES (?, ?, 'Shop', 'Europe/Berlin', '', 'EUR', ?, ?, ?, ?)`,
 		id, orgID, now, now, db.Clock.Now().String(), db.NodeID)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func mustProduct(t *testing.T, ctx context.Context, db *DB, sku string) *kassa.P
 func outboxCount(t *testing.T, db *DB, entity entity, id string) int {
 	t.Helper()
 	var n int
-	if err := db.reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = ? AND entity_id = ?`, entity.name, id).Scan(&n); err != nil {
+	if err := db.Reader.QueryRow(`SELECT count(*) FROM outbox WHERE entity = ? AND entity_id = ?`, entity.Name, id).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -78,7 +78,7 @@ func outboxCount(t *testing.T, db *DB, entity entity, id string) int {
 func outboxTotal(t *testing.T, db *DB) int {
 	t.Helper()
 	var n int
-	if err := db.reader.QueryRow(`SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+	if err := db.Reader.QueryRow(`SELECT count(*) FROM outbox`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -38,7 +38,7 @@ func (s *CategoryService) FindCategories(ctx context.Context, f kassa.CategoryFi
 	w := orgFilter(a.OrgID)
 	eq(w, "parent_id", f.ParentID)
 	eq(w, "is_active", f.IsActive)
-	return findPage(ctx, s.db.reader, categoryCols, w, f.Page, scanCategory, categoryID)
+	return findPage(ctx, s.db.Reader, categoryCols, w, f.Page, scanCategory, categoryID)
 }
 
 // FindCategoryByID returns one category of the org, or ENotFound.
@@ -66,7 +66,7 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 			return noSuchParent()
 		}
 		active := in.IsActive == nil || *in.IsActive
-		return tx.insert(ctx, entCategory, a.OrgID, id, map[string]any{
+		return tx.Insert(ctx, entCategory, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "parent_id": in.ParentID,
 			"sort_order": in.SortOrder, "is_active": active, "station": in.Station,
 		})
@@ -127,9 +127,9 @@ func isAncestorOrSelf(ctx context.Context, q querier, orgID, id, from string) (b
 var entCategory = new(noun)
 
 func init() {
-	register(entCategory, noun{name: "category", table: "categories", digest: orgRows,
-		edge: &edgeRule{update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
-			scopes: catalogWrite, refs: []ref{{col: "parent_id", table: "categories"}}, check: checkCategory}})
+	register(entCategory, noun{Name: "category", Table: "categories", Digest: orgRows,
+		Edge: &edgeRule{Update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
+			Scopes: catalogWrite, Refs: []ref{{Col: "parent_id", Table: "categories"}}, Check: checkCategory}})
 }
 
 func checkCategory(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

@@ -49,10 +49,10 @@ func (db *DB) Conflicts(ctx context.Context, f kassa.ConflictFilter) (kassa.List
 	}
 	where := orgFilter(a.OrgID)
 	where.eqText("status", f.Status)
-	l, err := findPage(ctx, db.reader, `SELECT `+conflictCols+` FROM sync_conflicts`, where, f.Page, scanConflict,
+	l, err := findPage(ctx, db.Reader, `SELECT `+conflictCols+` FROM sync_conflicts`, where, f.Page, scanConflict,
 		func(c *kassa.Conflict) string { return c.ID })
 	for i := range l.Items {
-		describeConflict(ctx, db.reader, &l.Items[i])
+		describeConflict(ctx, db.Reader, &l.Items[i])
 	}
 	return l, err
 }
@@ -79,7 +79,7 @@ func resolvedBy(a *kassa.Actor) string {
 // markResolved resolves conflict c in tx and returns it as stored.
 func markResolved(ctx context.Context, tx *Tx, a *kassa.Actor, c *kassa.Conflict, resolution, taken string) (*kassa.Conflict, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE sync_conflicts SET status = ?, resolved_at = ?, resolved_by = ?, resolution = ?, taken = ? WHERE id = ?`,
-		kassa.ConflictResolved, fmtTime(tx.now), resolvedBy(a), resolution, nullString(taken), c.ID); err != nil {
+		kassa.ConflictResolved, fmtTime(tx.Now), resolvedBy(a), resolution, nullString(taken), c.ID); err != nil {
 		return nil, err
 	}
 	return findConflict(ctx, tx, c.OrgID, c.ID)
@@ -116,7 +116,7 @@ func (s *ConflictService) Resolve(ctx context.Context, id string, in *kassa.Conf
 		return s.takeHub(ctx, a, id, in.Note)
 	}
 	var out *kassa.Conflict
-	err = db.write(ctx, func(tx *Tx) error {
+	err = db.Write(ctx, func(tx *Tx) error {
 		c, err := findConflict(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, reso
 	db := s.db
 	var out *kassa.Conflict
 	var touched map[*noun]map[string]string
-	err := db.write(ctx, func(tx *Tx) error {
+	err := db.Write(ctx, func(tx *Tx) error {
 		touched = nil
 		c, ch, from, err := quarantinedRecord(ctx, tx, a.OrgID, id)
 		if err != nil {
@@ -184,25 +184,25 @@ func (s *ConflictService) applyOne(ctx context.Context, a *kassa.Actor, id, reso
 				return err
 			}
 		}
-		opts := applyOpts{log: true, from: from}
+		opts := applyOpts{Log: true, From: from}
 		if taken == kassa.TakeEdge {
 			if err := withinEdge(ch, from); err != nil {
 				return err
 			}
-			opts.from = nil // ops vouch for it: no admission, the merge rules still hold
+			opts.From = nil // ops vouch for it: no admission, the merge rules still hold
 		}
-		res, err := db.applyTx(ctx, tx, []change.Change{*ch}, opts)
+		res, err := db.ApplyTx(ctx, tx, []change.Change{*ch}, opts)
 		if err != nil {
 			return stillFails(err)
 		}
-		touched = res.touched
+		touched = res.Touched
 		out, err = markResolved(ctx, tx, a, c, resolution, taken)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	db.merged(touched)
+	db.Merged(touched)
 	return out, nil
 }
 
@@ -296,7 +296,7 @@ type quarantineRow struct {
 // the order the edge made them. A record belongs to the group when its
 // row is the order or a row of the group, or when it names the order.
 func (s *ConflictService) quarantineGroup(ctx context.Context, orgID, id string) ([]string, error) {
-	q := s.db.reader
+	q := s.db.Reader
 	c, err := findConflict(ctx, q, orgID, id)
 	if err != nil {
 		return nil, err
@@ -368,7 +368,7 @@ func groupOf(all []quarantineRow, self *change.Change, order string) []string {
 // orderOf is the order a record is of: its own row for an order, the
 // order it names, or the order of its row at this node; "" for none.
 func orderOf(ctx context.Context, q querier, ch *change.Change) string {
-	if ch.Entity == entOrder.name {
+	if ch.Entity == entOrder.Name {
 		return ch.EntityID
 	}
 	if id, _ := ch.Fields["order_id"].(string); id != "" {
@@ -406,7 +406,7 @@ func (s *ConflictService) takeHub(ctx context.Context, a *kassa.Actor, id, note 
 		return nil, err
 	}
 	var out *kassa.Conflict
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		sent := map[string]bool{}
 		for _, g := range group {
 			c, ch, _, err := quarantinedRecord(ctx, tx, a.OrgID, g)
@@ -443,7 +443,7 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 	if !ok {
 		return false, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.table+" WHERE id = ? AND "+r.orgCol+" = ?", ch.EntityID, ch.OrgID)
+	rows, err := tx.QueryContext(ctx, "SELECT * FROM "+r.Table+" WHERE id = ? AND "+r.OrgCol+" = ?", ch.EntityID, ch.OrgID)
 	if err != nil {
 		return false, err
 	}
@@ -451,11 +451,11 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 	if err != nil || cols == nil {
 		return false, err
 	}
-	if !r.lww() || sent[ch.EntityID] {
+	if !r.LWW() || sent[ch.EntityID] {
 		return true, nil
 	}
 	sent[ch.EntityID] = true
-	skip := append([]string{"id", r.orgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.derived...)
+	skip := append([]string{"id", r.OrgCol, "hlc", "origin", "field_hlc", "created_at", "updated_at"}, r.Derived...)
 	set, loc := map[string]any{}, ""
 	for i, col := range cols {
 		v := vals[i]
@@ -469,7 +469,7 @@ func resendRow(ctx context.Context, tx *Tx, ch *change.Change, sent map[string]b
 			set[col] = v
 		}
 	}
-	return true, tx.updateAt(ctx, r, ch.OrgID, loc, ch.EntityID, set)
+	return true, tx.UpdateAt(ctx, r, ch.OrgID, loc, ch.EntityID, set)
 }
 
 // oneRow reads the first row of rows with its column names (nil: none).

@@ -175,7 +175,7 @@ func randomRun(t *testing.T, rng *rand.Rand) {
 		}
 	}
 	var n int
-	hub.db.reader.QueryRow(`SELECT count(*) FROM orders`).Scan(&n)
+	hub.db.Reader.QueryRow(`SELECT count(*) FROM orders`).Scan(&n)
 	if n != len(orders) {
 		t.Fatalf("hub has %d orders, %d were made", n, len(orders))
 	}

@@ -71,7 +71,7 @@ func (s *CustomerService) FindCustomers(ctx context.Context, f kassa.CustomerFil
 		}
 		w.and("("+cond+")", args...)
 	}
-	return findPage(ctx, s.db.reader, customerCols, w, f.Page, scanCustomer, customerID)
+	return findPage(ctx, s.db.Reader, customerCols, w, f.Page, scanCustomer, customerID)
 }
 
 // digitsOf returns the ASCII digits of s.
@@ -129,8 +129,8 @@ func (s *CustomerService) CreateCustomer(ctx context.Context, in *kassa.Customer
 	}
 	id := s.db.NewID()
 	var c *kassa.Customer
-	err = s.db.write(ctx, func(tx *Tx) error {
-		err := tx.insert(ctx, entCustomer, a.OrgID, id, map[string]any{
+	err = s.db.Write(ctx, func(tx *Tx) error {
+		err := tx.Insert(ctx, entCustomer, a.OrgID, id, map[string]any{
 			"first_name": in.FirstName, "last_name": in.LastName, "email": in.Email, "phone": in.Phone,
 			"birthday": in.Birthday, "preferences": orEmptyMap(in.Preferences), "loyalty_member_id": in.LoyaltyMemberID,
 			"tags": orEmpty(in.Tags), "notes": in.Notes,
@@ -144,7 +144,7 @@ func (s *CustomerService) CreateCustomer(ctx context.Context, in *kassa.Customer
 		if c, err = findCustomer(ctx, tx, a.OrgID, id); err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, "", kassa.EventCustomerCreated, c)
+		tx.Emit(a.OrgID, "", kassa.EventCustomerCreated, c)
 		return nil
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 		return nil, err
 	}
 	var out *kassa.Customer
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		c, err := findCustomer(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -189,7 +189,7 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 		if err := kassa.KeepsContact(c, in); err != nil {
 			return err
 		}
-		err = tx.update(ctx, entCustomer, a.OrgID, id, cols)
+		err = tx.Update(ctx, entCustomer, a.OrgID, id, cols)
 		if isUniqueViolation(err) {
 			return emailTaken(&in.Email.Value)
 		}
@@ -199,7 +199,7 @@ func (s *CustomerService) UpdateCustomer(ctx context.Context, id string, in *kas
 		if out, err = findCustomer(ctx, tx, a.OrgID, id); err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, "", kassa.EventCustomerUpdated, out)
+		tx.Emit(a.OrgID, "", kassa.EventCustomerUpdated, out)
 		return nil
 	})
 	if err != nil {
@@ -217,15 +217,15 @@ func (s *CustomerService) DeleteCustomer(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		c, err := findCustomer(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
 		}
 		// Every personal column is written, changed or not: each carries the
 		// tombstone's stamp, so the erasure wins field by field at merge.
-		err = tx.update(ctx, entCustomer, a.OrgID, id, map[string]any{
-			"deleted_at": tx.now, "first_name": "", "last_name": "", "email": (*string)(nil), "phone": (*string)(nil),
+		err = tx.Update(ctx, entCustomer, a.OrgID, id, map[string]any{
+			"deleted_at": tx.Now, "first_name": "", "last_name": "", "email": (*string)(nil), "phone": (*string)(nil),
 			"birthday": (*string)(nil), "preferences": map[string]any{}, "notes": "", "tags": []string{},
 			"loyalty_member_id": (*string)(nil),
 		})
@@ -233,8 +233,8 @@ func (s *CustomerService) DeleteCustomer(ctx context.Context, id string) error {
 			return err
 		}
 		tombstone := kassa.Customer{ID: c.ID, OrgID: c.OrgID, Preferences: map[string]any{}, Tags: []string{},
-			CreatedAt: c.CreatedAt, UpdatedAt: tx.now}
-		tx.emit(a.OrgID, "", kassa.EventCustomerUpdated, deletedCustomer{Customer: tombstone, Deleted: true})
+			CreatedAt: c.CreatedAt, UpdatedAt: tx.Now}
+		tx.Emit(a.OrgID, "", kassa.EventCustomerUpdated, deletedCustomer{Customer: tombstone, Deleted: true})
 		return nil
 	})
 }
@@ -251,21 +251,21 @@ type deletedCustomer struct {
 var entCustomer = new(noun)
 
 func init() {
-	register(entCustomer, noun{name: "customer", table: "customers", digest: orgRows,
-		tombstone: "deleted_at", erase: map[string]any{
+	register(entCustomer, noun{Name: "customer", Table: "customers", Digest: orgRows,
+		Tombstone: "deleted_at", Erase: map[string]any{
 			"first_name": "", "last_name": "", "email": nil, "phone": nil, "birthday": nil, "preferences": "{}",
 			"notes": "", "tags": "[]", "loyalty_member_id": nil},
-		unique: &uniqueKey{col: "email", extra: " AND deleted_at IS NULL", giveWay: func(any, string) any { return nil }},
-		edge: &edgeRule{update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
-			scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, check: checkCustomer},
-		events: map[string]eventSubject{kassa.EventCustomerCreated: {}, kassa.EventCustomerUpdated: {}}})
+		Unique: &uniqueKey{Col: "email", Extra: " AND deleted_at IS NULL", GiveWay: func(any, string) any { return nil }},
+		Edge: &edgeRule{Update: []string{"first_name", "last_name", "email", "phone", "birthday", "preferences", "loyalty_member_id", "tags", "notes", "deleted_at"},
+			Scopes: []kassa.Scope{kassa.ScopeCustomersWrite}, Check: checkCustomer},
+		Events: map[string]eventSubject{kassa.EventCustomerCreated: {}, kassa.EventCustomerUpdated: {}}})
 }
 
 func checkCustomer(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if _, erased := f["deleted_at"]; erased {
 		return nil // an erasure blanks the fields; there is nothing to validate
 	}
-	now := ad.tx.now
+	now := ad.Tx.Now
 	if c.Op == change.OpInsert {
 		in := &kassa.CustomerCreate{}
 		if err := asInput(f, in); err != nil {

@@ -64,7 +64,7 @@ func openDrawerAt(ctx context.Context, q querier, orgID, registerID string) (*ka
 // enrolled edge: that edge owns the location's drawers, so two nodes never
 // number one register's Z reports or move one drawer's cash.
 func edgeOwned(ctx context.Context, tx *Tx, locationID string) error {
-	if !tx.db.hub || rowCount(ctx, tx, `SELECT count(*) FROM sync_nodes WHERE location_id = ? AND revoked_at IS NULL`, locationID) == 0 {
+	if !tx.DB.Hub || rowCount(ctx, tx, `SELECT count(*) FROM sync_nodes WHERE location_id = ? AND revoked_at IS NULL`, locationID) == 0 {
 		return nil
 	}
 	return conflictOn("register_id", "this store's drawers are kept at the store: open, count and close them on its till")
@@ -119,13 +119,13 @@ type drawerEntry struct {
 
 // appendDrawerEntry writes e into drawer d; it returns the entry's id.
 func appendDrawerEntry(ctx context.Context, tx *Tx, d *kassa.DrawerSession, by string, e drawerEntry) (string, error) {
-	id := tx.db.NewID()
+	id := tx.DB.NewID()
 	cols := map[string]any{
 		"location_id": d.LocationID, "drawer_id": d.ID, "type": string(e.typ), "method": string(e.method), "amount": e.amount,
 		"tendered": e.tendered, "change": e.change, "payment_id": nullString(e.paymentID), "refund_id": nullString(e.refundID),
 		"reason": e.reason, "created_by": by,
 	}
-	return id, tx.insertAt(ctx, entDrawerEntry, d.OrgID, d.LocationID, id, cols)
+	return id, tx.InsertAt(ctx, entDrawerEntry, d.OrgID, d.LocationID, id, cols)
 }
 
 // actorRef names a for opened_by, created_by and closed_by.
@@ -147,11 +147,11 @@ func (s *DrawerService) OpenDrawer(ctx context.Context, in *kassa.DrawerOpenRequ
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	reg, err := findRegister(ctx, s.db.reader, a.OrgID, in.RegisterID)
+	reg, err := findRegister(ctx, s.db.Reader, a.OrgID, in.RegisterID)
 	if err != nil || !reg.IsActive {
 		return nil, kassa.InvalidField("register_id", "is not an active register of the org")
 	}
-	loc, err := findLocation(ctx, s.db.reader, a.OrgID, reg.LocationID)
+	loc, err := findLocation(ctx, s.db.Reader, a.OrgID, reg.LocationID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,10 +168,10 @@ func (s *DrawerService) OpenDrawer(ctx context.Context, in *kassa.DrawerOpenRequ
 			return conflictOn("register_id", "register %s already has an open drawer: close it first", reg.Name)
 		}
 		d := &kassa.DrawerSession{ID: id, OrgID: a.OrgID, LocationID: reg.LocationID}
-		if err := tx.insertAt(ctx, entDrawer, a.OrgID, reg.LocationID, id, map[string]any{
+		if err := tx.InsertAt(ctx, entDrawer, a.OrgID, reg.LocationID, id, map[string]any{
 			"location_id": reg.LocationID, "register_id": reg.ID, "currency": loc.Currency,
-			"business_day": kassa.BusinessDay(tx.now, loc.Day()), "status": kassa.DrawerOpen, "opened_by": actorRef(a),
-			"opened_at": tx.now, "float": float, "float_count": countsOf(in.Float),
+			"business_day": kassa.BusinessDay(tx.Now, loc.Day()), "status": kassa.DrawerOpen, "opened_by": actorRef(a),
+			"opened_at": tx.Now, "float": float, "float_count": countsOf(in.Float),
 		}); err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (s *DrawerService) FindDrawers(ctx context.Context, f kassa.DrawerFilter) (
 	eq(w, "register_id", f.RegisterID)
 	w.eqText("status", f.Status)
 	w.eqText("business_day", f.BusinessDay)
-	return findPage(ctx, s.db.reader, drawerCols, w, f.Page, scanDrawer, drawerID)
+	return findPage(ctx, s.db.Reader, drawerCols, w, f.Page, scanDrawer, drawerID)
 }
 
 // FindDrawerByID returns one drawer session of the org, or ENotFound.
@@ -223,7 +223,7 @@ func (s *DrawerService) DrawerEntries(ctx context.Context, id string) ([]kassa.D
 	if err != nil {
 		return nil, err
 	}
-	return drawerEntries(ctx, s.db.reader, d.ID)
+	return drawerEntries(ctx, s.db.Reader, d.ID)
 }
 
 // PayIn records cash put into an open drawer (managers and owners).
@@ -278,7 +278,7 @@ func (s *DrawerService) NoSale(ctx context.Context, id string, in *kassa.DrawerN
 // so far, in one unit. Errors: ENotFound, EConflict (a closed drawer).
 func (s *DrawerService) entry(ctx context.Context, a *kassa.Actor, id string, decide func(*kassa.DrawerSession, kassa.DrawerTotals) (drawerEntry, error)) (*kassa.DrawerEntry, error) {
 	var entryID string
-	err := s.db.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, func(tx *Tx) error {
 		d, t, err := openDrawer(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
@@ -293,7 +293,7 @@ func (s *DrawerService) entry(ctx context.Context, a *kassa.Actor, id string, de
 	if err != nil {
 		return nil, err
 	}
-	return scanDrawerEntry(s.db.reader.QueryRowContext(ctx, drawerEntryCols+` WHERE id = ?`, entryID))
+	return scanDrawerEntry(s.db.Reader.QueryRowContext(ctx, drawerEntryCols+` WHERE id = ?`, entryID))
 }
 
 // openDrawer reads a drawer that must be open, and its figures so far.
@@ -321,7 +321,7 @@ func (s *DrawerService) XReport(ctx context.Context, id string) (*kassa.XReport,
 	if err != nil {
 		return nil, err
 	}
-	entries, err := drawerEntries(ctx, s.db.reader, d.ID)
+	entries, err := drawerEntries(ctx, s.db.Reader, d.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (s *DrawerService) CloseDrawer(ctx context.Context, id string, in *kassa.Dr
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	d, err := findDrawer(ctx, s.db.reader, a.OrgID, id)
+	d, err := findDrawer(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -356,8 +356,8 @@ func (s *DrawerService) CloseDrawer(ctx context.Context, id string, in *kassa.Dr
 		if err := writeZReport(ctx, tx, d, t, zID, a, counted, in); err != nil {
 			return err
 		}
-		return tx.updateAt(ctx, entDrawer, a.OrgID, d.LocationID, d.ID, map[string]any{
-			"status": kassa.DrawerClosed, "closed_by": actorRef(a), "closed_at": tx.now, "z_report_id": zID,
+		return tx.UpdateAt(ctx, entDrawer, a.OrgID, d.LocationID, d.ID, map[string]any{
+			"status": kassa.DrawerClosed, "closed_by": actorRef(a), "closed_at": tx.Now, "z_report_id": zID,
 		})
 	})
 }
@@ -373,11 +373,11 @@ func writeZReport(ctx context.Context, tx *Tx, d *kassa.DrawerSession, t kassa.D
 	if err != nil {
 		return err
 	}
-	return tx.insertAt(ctx, entZReport, d.OrgID, d.LocationID, zID, map[string]any{
+	return tx.InsertAt(ctx, entZReport, d.OrgID, d.LocationID, zID, map[string]any{
 		"location_id": d.LocationID, "register_id": d.RegisterID, "drawer_id": d.ID, "number": number,
 		"business_day": d.BusinessDay, "currency": d.Currency, "totals": string(totals), "counted": counted,
 		"count": countsOf(in.Count), "over_short": counted - t.Expected, "note": in.Note,
-		"opened_by": d.OpenedBy, "opened_at": d.OpenedAt, "closed_by": actorRef(a), "closed_at": tx.now,
+		"opened_by": d.OpenedBy, "opened_at": d.OpenedAt, "closed_by": actorRef(a), "closed_at": tx.Now,
 	})
 }
 
@@ -418,7 +418,7 @@ func (s *DrawerService) FindZReports(ctx context.Context, f kassa.DrawerFilter) 
 	eq(w, "location_id", f.LocationID)
 	eq(w, "register_id", f.RegisterID)
 	w.eqText("business_day", f.BusinessDay)
-	return findPage(ctx, s.db.reader, zReportCols, w, f.Page, scanZReport, zReportID)
+	return findPage(ctx, s.db.Reader, zReportCols, w, f.Page, scanZReport, zReportID)
 }
 
 // FindZReportByID returns one Z report of the org, or ENotFound.
@@ -452,7 +452,7 @@ func recordSale(ctx context.Context, tx *Tx, a *kassa.Actor, locationID, payment
 	if err != nil && in.Method != kassa.PaymentCash && kassa.ErrorKind(err) != kassa.EInternal {
 		// A card charged while its drawer closed in between: the payment
 		// stands (the money moved); the drawer's Z does not list it.
-		tx.db.Log.Warn("payment's drawer closed during the charge", "payment", paymentID, "err", err)
+		tx.DB.Log.Warn("payment's drawer closed during the charge", "payment", paymentID, "err", err)
 		return nil
 	}
 	if err != nil {
@@ -508,12 +508,12 @@ func checkDrawer(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 	}
 	var cur string
 	var active bool
-	err := ad.tx.QueryRowContext(ctx, `SELECT l.currency, r.is_active FROM registers r JOIN locations l ON l.id = r.location_id
+	err := ad.Tx.QueryRowContext(ctx, `SELECT l.currency, r.is_active FROM registers r JOIN locations l ON l.id = r.location_id
 		WHERE r.id = ? AND r.location_id = ?`, f["register_id"], f["location_id"]).Scan(&cur, &active)
 	if err != nil || !active {
 		return refuse(RefusedReference, "register %v is not an active register of the drawer's location", f["register_id"])
 	}
-	if rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_sessions WHERE register_id = ? AND status = 'open'`, f["register_id"]) > 0 {
+	if rowCount(ctx, ad.Tx, `SELECT count(*) FROM drawer_sessions WHERE register_id = ? AND status = 'open'`, f["register_id"]) > 0 {
 		return refuse(RefusedValue, "register %v already has an open drawer", f["register_id"])
 	}
 	if f["currency"] != cur {
@@ -553,23 +553,23 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 		return err
 	}
 	var status, loc string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT status, location_id FROM drawer_sessions WHERE id = ?`, f["drawer_id"]).Scan(&status, &loc); err != nil {
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT status, location_id FROM drawer_sessions WHERE id = ?`, f["drawer_id"]).Scan(&status, &loc); err != nil {
 		return err
 	}
 	if status != kassa.DrawerOpen || loc != f["location_id"] ||
-		rowCount(ctx, ad.tx, `SELECT count(*) FROM z_reports WHERE drawer_id = ?`, f["drawer_id"]) > 0 {
+		rowCount(ctx, ad.Tx, `SELECT count(*) FROM z_reports WHERE drawer_id = ?`, f["drawer_id"]) > 0 {
 		return refuse(RefusedValue, "drawer %v is not open at the entry's location", f["drawer_id"])
 	}
 	amount, _ := intField(f, "amount")
 	switch kassa.DrawerEntryType(typ) {
 	case kassa.DrawerSale, kassa.DrawerRefund:
-		return ad.entryPayment(ctx, f, kassa.DrawerEntryType(typ), amount)
+		return entryPayment(ctx, ad, f, kassa.DrawerEntryType(typ), amount)
 	case kassa.DrawerPaidIn, kassa.DrawerPaidOut:
-		if ad.actorOf == nil || kassa.CanMoveDrawerCash(ad.actorOf) != nil {
+		if ad.ActorOf == nil || kassa.CanMoveDrawerCash(ad.ActorOf) != nil {
 			return refuse(RefusedActor, "only a manager or an owner pays cash in or out")
 		}
 		id, _ := f["drawer_id"].(string)
-		entries, err := drawerEntries(ctx, ad.tx, id)
+		entries, err := drawerEntries(ctx, ad.Tx, id)
 		if err != nil {
 			return err
 		}
@@ -583,10 +583,10 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 // entryPayment admits a sale or refund entry: it names a payment of its
 // method, a sale its full amount once, a refund one the hub holds and at
 // most what the payment took.
-func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
+func entryPayment(ctx context.Context, ad *admitter, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
 	var method string
 	var paid int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
 		f["payment_id"], f["location_id"]).Scan(&method, &paid); err != nil {
 		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
 	}
@@ -594,7 +594,7 @@ func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kass
 		return refuse(RefusedValue, "method %v is not the payment's %s", f["method"], method)
 	}
 	if typ == kassa.DrawerSale {
-		if amount != paid || rowCount(ctx, ad.tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ? AND type = 'sale'`, f["payment_id"]) > 0 {
+		if amount != paid || rowCount(ctx, ad.Tx, `SELECT count(*) FROM drawer_entries WHERE payment_id = ? AND type = 'sale'`, f["payment_id"]) > 0 {
 			return refuse(RefusedValue, "a sale entry records its payment's amount %d once", paid)
 		}
 		return nil
@@ -610,19 +610,19 @@ func (ad *admitter) entryPayment(ctx context.Context, f map[string]any, typ kass
 // its over/short the count less the expected.
 func checkZReport(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	var reg, loc, day, status string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT register_id, location_id, business_day, status FROM drawer_sessions WHERE id = ?`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT register_id, location_id, business_day, status FROM drawer_sessions WHERE id = ?`,
 		f["drawer_id"]).Scan(&reg, &loc, &day, &status); err != nil {
 		return err
 	}
 	if reg != f["register_id"] || loc != f["location_id"] || day != f["business_day"] || status != kassa.DrawerOpen {
 		return refuse(RefusedValue, "a Z report closes an open drawer of its register, location and business day")
 	}
-	next := rowCount(ctx, ad.tx, `SELECT coalesce(max(number), 0) + 1 FROM z_reports WHERE register_id = ?`, reg)
+	next := rowCount(ctx, ad.Tx, `SELECT coalesce(max(number), 0) + 1 FROM z_reports WHERE register_id = ?`, reg)
 	if n, _ := intField(f, "number"); n != next {
 		return refuse(RefusedValue, "Z number %d of register %s; the next is %d", n, reg, next)
 	}
 	id, _ := f["drawer_id"].(string)
-	entries, err := drawerEntries(ctx, ad.tx, id)
+	entries, err := drawerEntries(ctx, ad.Tx, id)
 	if err != nil {
 		return err
 	}
@@ -656,17 +656,17 @@ func rowCount(ctx context.Context, q querier, query string, args ...any) int64 {
 var entDrawer, entDrawerEntry, entZReport = new(noun), new(noun), new(noun)
 
 func init() {
-	drawers := []formatStep{{4, 30}}
-	register(entDrawer, noun{name: "drawer_session", table: "drawer_sessions", formats: drawers,
-		lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank},
-		edge: &edgeRule{loc: ownLocation, update: []string{"status", "closed_by", "closed_at", "z_report_id"},
-			once:   []string{"location_id", "register_id", "currency", "business_day", "opened_by", "opened_at", "float", "float_count"},
-			scopes: paymentsWrite, refs: []ref{{col: "register_id", table: "registers"}, {col: "z_report_id", table: "z_reports"}}, check: checkDrawer}})
-	register(entDrawerEntry, noun{name: "drawer_entry", table: "drawer_entries", merge: mergeAppend, formats: drawers,
-		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,
-			refs:  []ref{{col: "drawer_id", table: "drawer_sessions"}, {col: "payment_id", table: "payments"}, {col: "refund_id", table: "refunds"}},
-			check: checkDrawerEntry}})
-	register(entZReport, noun{name: "z_report", table: "z_reports", merge: mergeAppend, formats: drawers,
-		edge: &edgeRule{loc: ownLocation, scopes: paymentsWrite,
-			refs: []ref{{col: "register_id", table: "registers"}, {col: "drawer_id", table: "drawer_sessions"}}, check: checkZReport}})
+	drawers := []formatStep{{Format: 4, Migration: 30}}
+	register(entDrawer, noun{Name: "drawer_session", Table: "drawer_sessions", Formats: drawers,
+		Lattice: map[string]func(string) int{"status": kassa.DrawerStatusRank},
+		Edge: &edgeRule{Loc: ownLocation, Update: []string{"status", "closed_by", "closed_at", "z_report_id"},
+			Once:   []string{"location_id", "register_id", "currency", "business_day", "opened_by", "opened_at", "float", "float_count"},
+			Scopes: paymentsWrite, Refs: []ref{{Col: "register_id", Table: "registers"}, {Col: "z_report_id", Table: "z_reports"}}, Check: checkDrawer}})
+	register(entDrawerEntry, noun{Name: "drawer_entry", Table: "drawer_entries", Merge: mergeAppend, Formats: drawers,
+		Edge: &edgeRule{Loc: ownLocation, Scopes: paymentsWrite,
+			Refs:  []ref{{Col: "drawer_id", Table: "drawer_sessions"}, {Col: "payment_id", Table: "payments"}, {Col: "refund_id", Table: "refunds"}},
+			Check: checkDrawerEntry}})
+	register(entZReport, noun{Name: "z_report", Table: "z_reports", Merge: mergeAppend, Formats: drawers,
+		Edge: &edgeRule{Loc: ownLocation, Scopes: paymentsWrite,
+			Refs: []ref{{Col: "register_id", Table: "registers"}, {Col: "drawer_id", Table: "drawer_sessions"}}, Check: checkZReport}})
 }

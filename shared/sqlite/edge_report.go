@@ -35,7 +35,7 @@ func (db *DB) SaveEdgeReports(ctx context.Context, rs []EdgeReport) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	return db.write(ctx, func(tx *Tx) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		for _, r := range rs {
 			differ, _ := json.Marshal(r.VerifyDiffer)
 			if r.VerifyDiffer == nil {
@@ -45,7 +45,7 @@ func (db *DB) SaveEdgeReports(ctx context.Context, rs []EdgeReport) error {
 			if r.VerifyOK != nil {
 				ok = *r.VerifyOK
 			}
-			if _, err := tx.execCached(ctx, `INSERT INTO edge_reports (node_id, last_seen, connected_since, cursor, pending_up, version,
+			if _, err := tx.ExecCached(ctx, `INSERT INTO edge_reports (node_id, last_seen, connected_since, cursor, pending_up, version,
 				reported_at, last_verified, verify_ok, verify_differ, lag_p50, lag_p99) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT(node_id) DO UPDATE SET last_seen = excluded.last_seen, connected_since = excluded.connected_since,
 				cursor = excluded.cursor, pending_up = excluded.pending_up, version = excluded.version, reported_at = excluded.reported_at,
@@ -62,7 +62,7 @@ func (db *DB) SaveEdgeReports(ctx context.Context, rs []EdgeReport) error {
 
 // EdgeReports reads the saved report of every enrolled, unrevoked edge.
 func (db *DB) EdgeReports(ctx context.Context) ([]EdgeReport, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT r.node_id, n.org_id, n.location_id, r.last_seen, r.connected_since, r.cursor,
+	rows, err := db.Reader.QueryContext(ctx, `SELECT r.node_id, n.org_id, n.location_id, r.last_seen, r.connected_since, r.cursor,
 		r.pending_up, r.version, r.reported_at, r.last_verified, r.verify_ok, r.verify_differ, r.lag_p50, r.lag_p99
 		FROM edge_reports r JOIN sync_nodes n ON n.node_id = r.node_id WHERE n.revoked_at IS NULL`)
 	if err != nil {
@@ -120,7 +120,7 @@ func (db *DB) PendingDown(ctx context.Context, edges []EdgeCursor) (map[string]i
 	b, _ := json.Marshal(rs)
 	// Two index range scans per edge (outbox_scope): its location's
 	// entries and the org-wide ones after its cursor.
-	rows, err := db.reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
+	rows, err := db.Reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
 			CAST(value->>'c' AS INTEGER) AS cur FROM json_each(?))
 		SELECT e.node,
 			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND o.seq > e.cur AND o.origin != e.node) +
@@ -152,7 +152,7 @@ type OpenConflictCount struct {
 // OpenConflicts counts the open conflicts per org and location; orgID ""
 // counts every org's.
 func (db *DB) OpenConflicts(ctx context.Context, orgID string) ([]OpenConflictCount, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(kind = 'quarantined')
+	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(kind = 'quarantined')
 		FROM sync_conflicts WHERE status = 'open' AND (?1 = '' OR org_id = ?1) GROUP BY org_id, location_id`, orgID)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (db *DB) OpenConflicts(ctx context.Context, orgID string) ([]OpenConflictCo
 // OpenConflictKinds counts every org's open conflicts per kind: org →
 // kind → count.
 func (db *DB) OpenConflictKinds(ctx context.Context) (map[string]map[string]int, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT org_id, kind, count(*) FROM sync_conflicts WHERE status = 'open' GROUP BY org_id, kind`)
+	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, kind, count(*) FROM sync_conflicts WHERE status = 'open' GROUP BY org_id, kind`)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +197,11 @@ func (db *DB) OpenConflictKinds(ctx context.Context) (map[string]map[string]int,
 // many edges), and returns their node ids.
 func (db *DB) EnrolNodes(ctx context.Context, orgID, locationID string, count int) ([]string, error) {
 	ids := make([]string, count)
-	err := db.write(ctx, func(tx *Tx) error {
+	err := db.Write(ctx, func(tx *Tx) error {
 		for i := range ids {
 			ids[i] = db.NewID()
-			if _, err := tx.execCached(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
-				ids[i], orgID, locationID, "-", fmtTime(tx.now)); err != nil {
+			if _, err := tx.ExecCached(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
+				ids[i], orgID, locationID, "-", fmtTime(tx.Now)); err != nil {
 				return err
 			}
 		}

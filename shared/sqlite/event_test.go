@@ -83,14 +83,14 @@ func TestEventsAreLoggedInTheUnitThatCausesThem(t *testing.T) {
 	boom := errors.New("boom")
 	errs := make(chan error, 2)
 	go func() {
-		errs <- db.write(w.ctx, func(tx *Tx) error {
-			tx.emit(w.org, w.loc, kassa.EventInventoryStockout, map[string]any{"rolled": "back"})
+		errs <- db.Write(w.ctx, func(tx *Tx) error {
+			tx.Emit(w.org, w.loc, kassa.EventInventoryStockout, map[string]any{"rolled": "back"})
 			return boom
 		})
 	}()
 	go func() {
-		errs <- db.write(w.ctx, func(tx *Tx) error {
-			tx.emit(w.org, w.loc, kassa.EventInventoryLowStock, map[string]any{"kept": true})
+		errs <- db.Write(w.ctx, func(tx *Tx) error {
+			tx.Emit(w.org, w.loc, kassa.EventInventoryLowStock, map[string]any{"kept": true})
 			return nil
 		})
 	}()
@@ -233,7 +233,7 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range down {
-		if c.Entity == entEvent.name {
+		if c.Entity == entEvent.Name {
 			t.Fatalf("the hub's log carries event %s down to edges", c.EntityID)
 		}
 	}
@@ -247,21 +247,21 @@ func TestAnEdgesEventsReachTheHubOnce(t *testing.T) {
 func TestEventSubjectsCompareOnlyColumnsThatNeverChange(t *testing.T) {
 	about := map[string]string{}
 	for _, r := range registered() {
-		for typ, sub := range r.events {
+		for typ, sub := range r.Events {
 			if other, ok := about[typ]; ok {
-				t.Errorf("%s is about %s and %s: one noun registers an event type", typ, other, r.name)
+				t.Errorf("%s is about %s and %s: one noun registers an event type", typ, other, r.Name)
 			}
-			about[typ] = r.name
-			if sub.table != r.table {
-				t.Errorf("%s: table %s is not its noun's", typ, sub.table)
+			about[typ] = r.Name
+			if sub.Table != r.Table {
+				t.Errorf("%s: table %s is not its noun's", typ, sub.Table)
 				continue
 			}
-			for _, col := range sub.same {
-				if r.edge != nil && (slices.Contains(r.edge.update, col) || slices.Contains(r.edge.system, col)) {
-					t.Errorf("%s compares %s.%s, which an update may change", typ, sub.table, col)
+			for _, col := range sub.Same {
+				if r.Edge != nil && (slices.Contains(r.Edge.Update, col) || slices.Contains(r.Edge.System, col)) {
+					t.Errorf("%s compares %s.%s, which an update may change", typ, sub.Table, col)
 				}
-				if r.unique != nil && r.unique.col == col {
-					t.Errorf("%s compares %s.%s, which a duplicate may rename", typ, sub.table, col)
+				if r.Unique != nil && r.Unique.Col == col {
+					t.Errorf("%s compares %s.%s, which a duplicate may rename", typ, sub.Table, col)
 				}
 			}
 		}
@@ -358,11 +358,11 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 				t.Fatalf("ingest: %v, %d quarantined", err, q)
 			}
 			var reason string
-			if err := hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, c.ID).Scan(&reason); err != nil || reason != tc.reason {
+			if err := hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, c.ID).Scan(&reason); err != nil || reason != tc.reason {
 				t.Fatalf("reason %q (%v), want %s", reason, err, tc.reason)
 			}
 			var data string
-			hub.db.reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
+			hub.db.Reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
 			if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != okData {
 				t.Fatalf("a refused event is in the hub's log: %s", data)
 			}

@@ -36,8 +36,8 @@ func TestTheCurrentFormatCarriesTheReplicatedSchema(t *testing.T) {
 	}
 	var changed []string
 	for _, table := range replicatedTables() {
-		if fmt.Sprint(cur.columns[table]) != fmt.Sprint(latest.columns[table]) {
-			changed = append(changed, fmt.Sprintf("%s %v → %v", table, cur.columns[table], latest.columns[table]))
+		if fmt.Sprint(cur.Columns[table]) != fmt.Sprint(latest.Columns[table]) {
+			changed = append(changed, fmt.Sprintf("%s %v → %v", table, cur.Columns[table], latest.Columns[table]))
 		}
 	}
 	if len(changed) > 0 {
@@ -57,7 +57,7 @@ func TestTheCurrentFormatCarriesTheReplicatedSchema(t *testing.T) {
 func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 	ctx := context.Background()
 	open := func(migrateTo int) *DB {
-		db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{migrateTo: migrateTo})
+		db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{MigrateTo: migrateTo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestAnOlderEdgeGetsWhatItsStoreHoldsAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.writer.ExecContext(ctx, string(live)); err != nil {
+	if _, err := old.Writer.ExecContext(ctx, string(live)); err != nil {
 		t.Fatal(err)
 	}
 	w := seed(t, hub)
@@ -150,11 +150,11 @@ func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 		for _, hub := range []bool{true, false} {
 			path := filepath.Join(t.TempDir(), "k.db")
 			if upgraded {
-				old, err := Open(ctx, path, Options{migrateTo: 18})
+				old, err := Open(ctx, path, Options{MigrateTo: 18})
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = old.writer.ExecContext(ctx, `CREATE INDEX outbox_scope ON outbox(org_id, location_id, seq, origin)`)
+				_, err = old.Writer.ExecContext(ctx, `CREATE INDEX outbox_scope ON outbox(org_id, location_id, seq, origin)`)
 				old.Close()
 				if err != nil {
 					t.Fatal(err)
@@ -165,7 +165,7 @@ func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			var n int
-			if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'outbox_scope'`).Scan(&n); err != nil {
+			if err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'outbox_scope'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			db.Close()
@@ -184,13 +184,13 @@ func TestTheHubsScopeIndexIsAtTheHubOnly(t *testing.T) {
 func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.db")
-	old, err := Open(ctx, path, Options{Hub: true, migrateTo: 18})
+	old, err := Open(ctx, path, Options{Hub: true, MigrateTo: 18})
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := old.writer.ExecContext(ctx, q, args...); err != nil {
+		if _, err := old.Writer.ExecContext(ctx, q, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 		t.Fatalf("after migration 0019: %v, want %v", got, want)
 	}
 	var n int
-	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'redemption_amounts'`).Scan(&n); err != nil || n != 0 {
+	if err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'redemption_amounts'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("redemption_amounts is still there (%d, %v)", n, err)
 	}
 }

@@ -90,7 +90,7 @@ func (s *GiftCardService) FindGiftCards(ctx context.Context, f kassa.GiftCardFil
 	w := orgFilter(a.OrgID)
 	w.eqText("status", f.Status)
 	eq(w, "customer_id", f.CustomerID)
-	l, err := findPage(ctx, s.db.reader, giftCardCols, w, f.Page, scanGiftCard, giftCardID)
+	l, err := findPage(ctx, s.db.Reader, giftCardCols, w, f.Page, scanGiftCard, giftCardID)
 	for i := range l.Items {
 		l.Items[i].MaskCode(a)
 	}
@@ -103,7 +103,7 @@ func (s *GiftCardService) FindGiftCardByID(ctx context.Context, id string) (*kas
 	if err != nil {
 		return nil, err
 	}
-	return shownTo(a)(findGiftCard(ctx, s.db.reader, a.OrgID, id))
+	return shownTo(a)(findGiftCard(ctx, s.db.Reader, a.OrgID, id))
 }
 
 // FindGiftCardByCode returns the org's card with code (case, spaces and
@@ -117,7 +117,7 @@ func (s *GiftCardService) FindGiftCardByCode(ctx context.Context, code string) (
 	if !ok {
 		return nil, kassa.Errorf(kassa.ENotFound, "no gift card of the org has that code")
 	}
-	return shownTo(a)(findGiftCardByCode(ctx, s.db.reader, a.OrgID, norm))
+	return shownTo(a)(findGiftCardByCode(ctx, s.db.Reader, a.OrgID, norm))
 }
 
 // mayIssue returns the actor of ctx if it may issue and disable gift cards
@@ -162,14 +162,14 @@ func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardI
 		// The balance is its issue entry's, which follows in this unit.
 		cols := map[string]any{"code": kassa.NewGiftCardCode(), "currency": currency, "initial_amount": in.InitialAmount,
 			"balance": in.InitialAmount, "status": kassa.GiftCardActive, "customer_id": in.CustomerID, "expires_at": in.ExpiresAt}
-		if err := tx.insert(ctx, entGiftCard, a.OrgID, id, cols); err != nil {
+		if err := tx.Insert(ctx, entGiftCard, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		g, err := appendGiftCardTxn(ctx, tx, a.OrgID, id, kassa.GiftCardTxnIssue, in.InitialAmount, nil, nil)
 		if err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, "", kassa.EventGiftCardIssued, g)
+		tx.Emit(a.OrgID, "", kassa.EventGiftCardIssued, g)
 		return nil
 	}))
 }
@@ -195,10 +195,10 @@ func (s *GiftCardService) FindGiftCardTransactions(ctx context.Context, id strin
 	if err != nil {
 		return kassa.List[kassa.GiftCardTransaction]{}, err
 	}
-	if !exists(ctx, s.db.reader, "gift_cards", a.OrgID, id) {
+	if !exists(ctx, s.db.Reader, "gift_cards", a.OrgID, id) {
 		return kassa.List[kassa.GiftCardTransaction]{}, kassa.NotFound("gift card", id)
 	}
-	return findPage(ctx, s.db.reader, giftCardTxnCols, orgFilter(a.OrgID).and("gift_card_id = ?", id), p, scanGiftCardTxn, giftCardTxnID)
+	return findPage(ctx, s.db.Reader, giftCardTxnCols, orgFilter(a.OrgID).and("gift_card_id = ?", id), p, scanGiftCardTxn, giftCardTxnID)
 }
 
 // appendGiftCardTxn is the one way a card's money moves at a node: it
@@ -209,7 +209,7 @@ func (s *GiftCardService) FindGiftCardTransactions(ctx context.Context, id strin
 // arrives. It returns the card after the entry, its code masked, as
 // events carry it.
 func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ kassa.GiftCardTxnType, amount int64, orderID, paymentID *string) (*kassa.GiftCard, error) {
-	err := tx.insert(ctx, entGiftCardTxn, orgID, tx.db.NewID(), map[string]any{
+	err := tx.Insert(ctx, entGiftCardTxn, orgID, tx.DB.NewID(), map[string]any{
 		"gift_card_id": cardID, "type": string(typ), "amount": amount, "order_id": orderID, "payment_id": paymentID,
 	})
 	if err != nil {
@@ -225,7 +225,7 @@ func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ ka
 	}
 	cols := map[string]any{}
 	changed(cols, "balance", g.Balance, balance)
-	if err := tx.update(ctx, entGiftCard, orgID, cardID, cols); err != nil {
+	if err := tx.Update(ctx, entGiftCard, orgID, cardID, cols); err != nil {
 		return nil, err
 	}
 	return shownTo(nil)(findGiftCard(ctx, tx, orgID, cardID))
@@ -272,14 +272,14 @@ func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, am
 	if err != nil {
 		return err
 	}
-	if err := g.RedeemableWith(tx.now, o.Currency, amount, held); err != nil {
+	if err := g.RedeemableWith(tx.Now, o.Currency, amount, held); err != nil {
 		return err
 	}
 	after, err := appendGiftCardTxn(ctx, tx, o.OrgID, g.ID, kassa.GiftCardTxnRedeem, -amount, &o.ID, &paymentID)
 	if err != nil {
 		return err
 	}
-	tx.emit(o.OrgID, o.LocationID, kassa.EventGiftCardRedeemed, after)
+	tx.Emit(o.OrgID, o.LocationID, kassa.EventGiftCardRedeemed, after)
 	return nil
 }
 
@@ -316,7 +316,7 @@ func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCar
 	if err := h.Validate(); err != nil {
 		return err
 	}
-	return db.write(ctx, func(tx *Tx) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		g, err := findGiftCardByCode(ctx, tx, from.OrgID, h.Code)
 		if kassa.ErrorKind(err) == kassa.ENotFound {
 			return kassa.InvalidField("gift_card_code", "no gift card of the org has that code")
@@ -326,7 +326,7 @@ func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCar
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM gift_card_holds WHERE gift_card_id = ? AND (expires_at <= ?
 			OR EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = gift_card_holds.payment_id AND t.type = 'redeem'))`,
-			g.ID, fmtTime(tx.now)); err != nil {
+			g.ID, fmtTime(tx.Now)); err != nil {
 			return err
 		}
 		held, n, err := giftCardHeld(ctx, tx, g.ID, h.PaymentID)
@@ -336,7 +336,7 @@ func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCar
 		if n >= kassa.MaxGiftCardHolds {
 			return kassa.InvalidField("gift_card_code", "too many payments are being taken with the card at once; retry in a moment")
 		}
-		if err := g.RedeemableWith(tx.now, h.Currency, h.Amount, held); err != nil {
+		if err := g.RedeemableWith(tx.Now, h.Currency, h.Amount, held); err != nil {
 			return err
 		}
 		return putGiftCardHold(ctx, tx, from, g.ID, h)
@@ -349,7 +349,7 @@ func putGiftCardHold(ctx context.Context, tx *Tx, from EdgeScope, cardID string,
 	res, err := tx.ExecContext(ctx, `INSERT INTO gift_card_holds (payment_id, org_id, gift_card_id, location_id, node_id, amount, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount, expires_at = excluded.expires_at
 		WHERE org_id = excluded.org_id AND location_id = excluded.location_id AND gift_card_id = excluded.gift_card_id`,
-		h.PaymentID, from.OrgID, cardID, from.LocationID, from.NodeID, h.Amount, fmtTime(tx.now), fmtTime(tx.now.Add(kassa.GiftCardHoldTTL)))
+		h.PaymentID, from.OrgID, cardID, from.LocationID, from.NodeID, h.Amount, fmtTime(tx.Now), fmtTime(tx.Now.Add(kassa.GiftCardHoldTTL)))
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,7 @@ func putGiftCardHold(ctx context.Context, tx *Tx, from EdgeScope, cardID string,
 // Only the store that asked for it releases it; an unknown payment is no
 // error (the hold expired, or was never made).
 func (db *DB) ReleaseGiftCardHold(ctx context.Context, from EdgeScope, paymentID string) error {
-	return db.exec(ctx, `DELETE FROM gift_card_holds WHERE payment_id = ? AND org_id = ? AND location_id = ?`,
+	return db.Exec(ctx, `DELETE FROM gift_card_holds WHERE payment_id = ? AND org_id = ? AND location_id = ?`,
 		paymentID, from.OrgID, from.LocationID)
 }
 
@@ -374,7 +374,7 @@ func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int6
 	err = tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0), count(*) FROM gift_card_holds h
 		WHERE h.gift_card_id = ? AND h.expires_at > ? AND h.payment_id != ?
 		AND NOT EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.payment_id = h.payment_id AND t.type = 'redeem')`,
-		cardID, fmtTime(tx.now), except).Scan(&held, &n)
+		cardID, fmtTime(tx.Now), except).Scan(&held, &n)
 	return held, n, err
 }
 
@@ -386,23 +386,23 @@ func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int6
 var entGiftCard, entGiftCardTxn = new(noun), new(noun)
 
 func init() {
-	register(entGiftCard, noun{name: "gift_card", table: "gift_cards", digest: orgRows, derived: []string{"balance"},
-		formats: []formatStep{{3, 21}},
-		edge: &edgeRule{update: []string{"status", "balance"}, once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, scopesOf: giftCardScopes,
-			refs: []ref{{col: "customer_id", table: "customers"}}, check: checkGiftCard},
-		events: map[string]eventSubject{
-			kassa.EventGiftCardIssued:   {same: []string{"currency", "initial_amount"}, also: giftCardEvent(false)},
-			kassa.EventGiftCardRedeemed: {same: []string{"currency", "initial_amount"}, also: giftCardEvent(true)}},
-		track:     func(a *applier, c *change.Change, _ map[string]any) { a.touch(entGiftCard, c.EntityID, c.OrgID) },
-		recompute: recomputeGiftCards, redact: maskGiftCardCode})
-	register(entGiftCardTxn, noun{name: "gift_card_transaction", table: "gift_card_transactions", merge: mergeAppend, digest: orgRows,
-		formats: []formatStep{{3, 21}},
-		edge: &edgeRule{scopesOf: giftCardTxnScopes,
-			refs:  []ref{{col: "gift_card_id", table: "gift_cards"}, {col: "order_id", table: "orders"}, {col: "payment_id", table: "payments"}},
-			check: checkGiftCardTxn},
-		track: func(a *applier, c *change.Change, f map[string]any) {
+	register(entGiftCard, noun{Name: "gift_card", Table: "gift_cards", Digest: orgRows, Derived: []string{"balance"},
+		Formats: []formatStep{{Format: 3, Migration: 21}},
+		Edge: &edgeRule{Update: []string{"status", "balance"}, Once: []string{"code", "currency", "initial_amount", "customer_id", "expires_at"}, ScopesOf: giftCardScopes,
+			Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkGiftCard},
+		Events: map[string]eventSubject{
+			kassa.EventGiftCardIssued:   {Same: []string{"currency", "initial_amount"}, Also: giftCardEvent(false)},
+			kassa.EventGiftCardRedeemed: {Same: []string{"currency", "initial_amount"}, Also: giftCardEvent(true)}},
+		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entGiftCard, c.EntityID, c.OrgID) },
+		Recompute: recomputeGiftCards, Redact: maskGiftCardCode})
+	register(entGiftCardTxn, noun{Name: "gift_card_transaction", Table: "gift_card_transactions", Merge: mergeAppend, Digest: orgRows,
+		Formats: []formatStep{{Format: 3, Migration: 21}},
+		Edge: &edgeRule{ScopesOf: giftCardTxnScopes,
+			Refs:  []ref{{Col: "gift_card_id", Table: "gift_cards"}, {Col: "order_id", Table: "orders"}, {Col: "payment_id", Table: "payments"}},
+			Check: checkGiftCardTxn},
+		Track: func(a *applier, c *change.Change, f map[string]any) {
 			if id := fieldText(f, "gift_card_id"); id != "" {
-				a.touch(entGiftCard, id, c.OrgID)
+				a.Touch(entGiftCard, id, c.OrgID)
 			}
 		}})
 }
@@ -411,7 +411,7 @@ func init() {
 // a currency and an initial amount within the money limits; an update
 // may only disable it (its balance is derived: recomputed, not taken).
 func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.actorOf) {
+	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.ActorOf) {
 		return refuse(RefusedActor, "only a manager, an owner or a partner app issues or disables gift cards")
 	}
 	if c.Op != change.OpInsert {
@@ -469,7 +469,7 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	typ, _ := f["type"].(string)
 	payment, _ := f["payment_id"].(string)
 	var pay cardPayment
-	err := ad.tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
+	err := ad.Tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
 		payment, c.OrgID).Scan(&pay.order, &pay.loc, &pay.method, &pay.amount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
@@ -478,7 +478,7 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		return err
 	}
 	switch {
-	case pay.loc != ad.from.LocationID:
+	case pay.loc != ad.From.LocationID:
 		return refuse(RefusedScope, "payment %s is another location's", payment)
 	case pay.method != string(kassa.PaymentGiftCard):
 		return refuse(RefusedValue, "payment %s is not a gift_card payment", payment)
@@ -486,7 +486,7 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		return refuse(RefusedValue, "order_id is not payment %s's order", payment)
 	}
 	pay.id = payment
-	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(amount), 0) FROM gift_card_transactions WHERE payment_id = ? AND type = ?`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(amount), 0) FROM gift_card_transactions WHERE payment_id = ? AND type = ?`,
 		payment, typ).Scan(&pay.entries, &pay.moved); err != nil {
 		return err
 	}
@@ -507,13 +507,13 @@ type cardPayment struct {
 // checkCardIssue: an issue credits the card's initial amount once, by an
 // actor who may issue cards.
 func checkCardIssue(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	if !kassa.MayIssueGiftCards(ad.actorOf) {
+	if !kassa.MayIssueGiftCards(ad.ActorOf) {
 		return refuse(RefusedActor, "only a manager, an owner or a partner app issues gift cards")
 	}
 	amount, _ := intField(f, "amount")
 	card, _ := f["gift_card_id"].(string)
 	var initial, n int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT initial_amount, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'issue')
 		FROM gift_cards WHERE id = ?1 AND org_id = ?2`, card, c.OrgID).Scan(&initial, &n); err != nil {
 		return err // the reference check found the card
 	}
@@ -535,7 +535,7 @@ func checkCardRedeem(ctx context.Context, ad *admitter, c *change.Change, f map[
 	}
 	// A card pays only in its own currency (kassa.GiftCard.Redeemable).
 	var same bool
-	if err := ad.tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT g.currency = o.currency FROM gift_cards g, orders o
 		WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, pay.order).Scan(&same); err != nil {
 		return err
 	}
@@ -558,7 +558,7 @@ func checkCardRefund(ctx context.Context, ad *admitter, c *change.Change, f map[
 	if amount <= 0 || pay.moved+amount > pay.amount {
 		return refuse(RefusedValue, "refunds of payment %s return at most its amount %d", pay.id, pay.amount)
 	}
-	returned, err := paymentReturned(ctx, ad.tx, c.OrgID, pay.id)
+	returned, err := paymentReturned(ctx, ad.Tx, c.OrgID, pay.id)
 	if err != nil {
 		return err
 	}
@@ -566,7 +566,7 @@ func checkCardRefund(ctx context.Context, ad *admitter, c *change.Change, f map[
 		return refuse(RefusedValue, "payment %s gave back %d, not %d: no refund or void covers this entry", pay.id, returned, pay.moved+amount)
 	}
 	var from string
-	if err := ad.tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT gift_card_id FROM gift_card_transactions WHERE payment_id = ? AND type = 'redeem'`,
 		pay.id).Scan(&from); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
@@ -596,8 +596,8 @@ func giftCardEvent(redeemed bool) func(context.Context, *admitter, string, map[s
 	return func(ctx context.Context, ad *admitter, id string, data map[string]any) error {
 		var code string
 		var redeems int
-		if err := ad.tx.QueryRowContext(ctx, `SELECT code, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'redeem')
-			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, id, ad.from.OrgID).Scan(&code, &redeems); err != nil {
+		if err := ad.Tx.QueryRowContext(ctx, `SELECT code, (SELECT count(*) FROM gift_card_transactions WHERE gift_card_id = ?1 AND type = 'redeem')
+			FROM gift_cards WHERE id = ?1 AND org_id = ?2`, id, ad.From.OrgID).Scan(&code, &redeems); err != nil {
 			return err // eventSubject found the card
 		}
 		if data["code"] != kassa.MaskedGiftCardCode(code) {
@@ -617,19 +617,19 @@ func giftCardEvent(redeemed bool) func(context.Context, *admitter, string, map[s
 func recomputeGiftCards(ctx context.Context, a *applier, cards map[string]string) error {
 	for id, orgID := range cards {
 		var before int64
-		err := a.tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
+		err := a.Tx.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, id, orgID).Scan(&before)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its card row arrives later in the log
 		}
 		if err != nil {
 			return err
 		}
-		after, err := setGiftCardBalance(ctx, a.tx, orgID, id)
+		after, err := setGiftCardBalance(ctx, a.Tx, orgID, id)
 		if err != nil {
 			return err
 		}
 		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.name, id,
+			if err := a.Conflict(ctx, orgID, "", kassa.ConflictGiftCardOverdrawn, entGiftCard.Name, id,
 				map[string]any{"balance_before": before}, map[string]any{"balance": after}); err != nil {
 				return err
 			}

@@ -109,7 +109,7 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 				t.Fatalf("ingest: %v, %d quarantined; want it refused", err, q)
 			}
 			var reason string
-			hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
 			if reason != tc.reason {
 				t.Fatalf("refused as %q, want %q", reason, tc.reason)
 			}
@@ -131,7 +131,7 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		t.Fatalf("a redeem from a card in another currency: %v, %d quarantined; want the redeem", err, q)
 	}
 	var reason string
-	hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, redeem.ID).Scan(&reason)
+	hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, redeem.ID).Scan(&reason)
 	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, nzd.ID); reason != RefusedValue || got.Balance != 1000 {
 		t.Fatalf("the NZD card's redeem: refused as %q, balance %d; want refused_value and 1000", reason, got.Balance)
 	}
@@ -212,14 +212,14 @@ func TestAnEdgesGiftCardEventCarriesTheCodeMasked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, q, err := hub.db.Ingest(context.Background(), from, []change.Change{tc.c})
 			var reason string
-			hub.db.reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
 			if err != nil || reason != tc.reason || (q == 1) != (tc.reason != "") {
 				t.Fatalf("ingest: %v, %d quarantined as %q; want %q", err, q, reason, tc.reason)
 			}
 		})
 	}
 	var listed string
-	if err := hub.db.reader.QueryRow(`SELECT remote FROM sync_conflicts WHERE kind = 'quarantined' AND entity = 'event'`).Scan(&listed); err != nil {
+	if err := hub.db.Reader.QueryRow(`SELECT remote FROM sync_conflicts WHERE kind = 'quarantined' AND entity = 'event'`).Scan(&listed); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(listed, card.Code) || !strings.Contains(listed, card.Code[len(card.Code)-4:]) {
@@ -277,7 +277,7 @@ func TestTheHubHoldsGiftCardPaymentsPerCardInTheEdgesOrg(t *testing.T) {
 		return id, hub.db.HoldGiftCard(ctx, from, &kassa.GiftCardHold{PaymentID: id, Code: code, Amount: amount, Currency: card.Currency})
 	}
 	holds := func() (n int) {
-		hub.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM gift_card_holds`).Scan(&n)
+		hub.db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM gift_card_holds`).Scan(&n)
 		return n
 	}
 	if _, err := hold(theirs.Code, 100); !namesCode(err) || holds() != 0 {

@@ -38,43 +38,43 @@ var bookkeeping = []string{"id", "org_id", "created_at", "updated_at", "hlc", "o
 func TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule(t *testing.T) {
 	db := MustOpenDB(t)
 	for _, r := range registered() {
-		rule, entity := r.edge, r.name
+		rule, entity := r.Edge, r.Name
 		cols := tableColumns(t, db, r)
 		// What the registry says of the noun names columns its table has.
-		for _, col := range slices.Concat(r.derived, slices.Collect(maps.Keys(r.lattice)), slices.Collect(maps.Keys(r.erase))) {
+		for _, col := range slices.Concat(r.Derived, slices.Collect(maps.Keys(r.Lattice)), slices.Collect(maps.Keys(r.Erase))) {
 			if !slices.Contains(cols, col) {
-				t.Errorf("noun %q names %q, which %s does not have", entity, col, r.table)
+				t.Errorf("noun %q names %q, which %s does not have", entity, col, r.Table)
 			}
 		}
 		if rule == nil {
 			continue // written at the hub only
 		}
-		for _, rf := range rule.refs {
-			if !slices.Contains(cols, rf.col) {
-				t.Errorf("edge rule of %q refers by %q, which %s does not have", entity, rf.col, r.table)
+		for _, rf := range rule.Refs {
+			if !slices.Contains(cols, rf.Col) {
+				t.Errorf("edge rule of %q refers by %q, which %s does not have", entity, rf.Col, r.Table)
 			}
 		}
-		if rule.update == nil {
-			if r.lww() {
+		if rule.Update == nil {
+			if r.LWW() {
 				t.Errorf("%s merges field by field but its edge rule lets an edge change none of its columns", entity)
 			}
 			continue // never updated: an insert may carry every column of the table
 		}
 		for _, col := range cols {
-			placed := slices.Contains(bookkeeping, col) || slices.Contains(rule.update, col) ||
-				slices.Contains(rule.once, col) || slices.Contains(r.derived, col)
+			placed := slices.Contains(bookkeeping, col) || slices.Contains(rule.Update, col) ||
+				slices.Contains(rule.Once, col) || slices.Contains(r.Derived, col)
 			if !placed {
 				t.Errorf("%s.%s has no admission rule: list it in the edge rule of %q (%s.go): update (an edge may change it) or once (written only when the row is made)",
-					r.table, col, entity, entity)
+					r.Table, col, entity, entity)
 			}
 		}
-		for _, col := range slices.Concat(rule.update, rule.once, rule.system) {
+		for _, col := range slices.Concat(rule.Update, rule.Once, rule.System) {
 			if !slices.Contains(cols, col) {
-				t.Errorf("the edge rule of %q names %q, which %s does not have", entity, col, r.table)
+				t.Errorf("the edge rule of %q names %q, which %s does not have", entity, col, r.Table)
 			}
 		}
-		for _, col := range rule.once {
-			if slices.Contains(rule.update, col) {
+		for _, col := range rule.Once {
+			if slices.Contains(rule.Update, col) {
 				t.Errorf("the edge rule of %q lists %q both as updatable and as insert-only", entity, col)
 			}
 		}
@@ -84,9 +84,9 @@ func TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule(t *testing.T) {
 // tableColumns reads a noun's table's columns off the store's schema.
 func tableColumns(t *testing.T, db *DB, r *noun) []string {
 	t.Helper()
-	rows := dumpRows(t, db, "SELECT name FROM pragma_table_info(?)", r.table)
+	rows := dumpRows(t, db, "SELECT name FROM pragma_table_info(?)", r.Table)
 	if len(rows) == 0 {
-		t.Fatalf("%s: no table %s", r.name, r.table)
+		t.Fatalf("%s: no table %s", r.Name, r.Table)
 	}
 	var cols []string
 	for _, row := range rows {
@@ -142,7 +142,7 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 	ship(t, hub, ew.edge)
 	edgeDB.SetUnderHub()
 	// Enrolled at the hub (re-apply reads the pushing edge's scope there).
-	if _, err := hub.db.writer.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
+	if _, err := hub.db.Writer.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
 		edgeDB.NodeID, ew.org, ew.loc, fmtTime(hub.db.Now())); err != nil {
 		t.Fatal(err)
 	}
@@ -352,8 +352,8 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	var missed []string
 	for _, entity := range []string{"order", "payment", "stock_level", "transfer", "customer", "gift_card", "loyalty_account",
 		"category", "product", "modifier_group", "price_list", "register", "drawer_session"} {
-		for _, col := range nouns[entity].edge.update {
-			if !written[entity][col] && !slices.Contains(nouns[entity].derived, col) {
+		for _, col := range nouns[entity].Edge.Update {
+			if !written[entity][col] && !slices.Contains(nouns[entity].Derived, col) {
 				missed = append(missed, entity+"."+col)
 			}
 		}
@@ -408,7 +408,7 @@ func TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted(t *testing.T) {
 	must[*kassa.Order](t, "complete")(ew.edge.orders.CompleteOrder(ew.ctx, o.ID))
 	owner := kassa.ActorFrom(ew.ctx).UserID
 	setRole := func(role kassa.Role) {
-		if _, err := ew.hub.db.writer.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), owner); err != nil {
+		if _, err := ew.hub.db.Writer.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -423,7 +423,7 @@ func TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted(t *testing.T) {
 			sql string
 		}{{&logged, `SELECT count(*) FROM events WHERE type = 'order.completed' AND json_extract(data, '$.id') = ?`},
 			{&queued, `SELECT count(*) FROM webhook_deliveries WHERE event_type = 'order.completed' AND json_extract(body, '$.data.id') = ?`}} {
-			if err := ew.hub.db.reader.QueryRowContext(ctx, q.sql, o.ID).Scan(q.n); err != nil {
+			if err := ew.hub.db.Reader.QueryRowContext(ctx, q.sql, o.ID).Scan(q.n); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -456,7 +456,7 @@ func TestAnEventOfARefusedChangeIsHeldUntilItIsAdmitted(t *testing.T) {
 		t.Fatalf("after re-apply: order.completed %d times in the event log, %d webhooks queued; want 1 and 1", logged, queued)
 	}
 	var held int
-	ew.hub.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM held_events`).Scan(&held)
+	ew.hub.db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM held_events`).Scan(&held)
 	if held != 0 {
 		t.Fatalf("%d events still held", held)
 	}

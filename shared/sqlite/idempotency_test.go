@@ -40,7 +40,7 @@ func TestIdempotencyKeyAcrossACrash(t *testing.T) {
 		_, err := tx.ExecContext(paid, `INSERT INTO node_meta (key, value) VALUES ('paid', '1')`)
 		return err
 	}
-	if err := db.write(paid, effect); err != nil {
+	if err := db.Write(paid, effect); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.WriterStats().Units; got != units+1 {
@@ -85,7 +85,7 @@ func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
 			key := fmt.Sprint("k", i)
 			rctx, _, err := store.Begin(ctx, "org/user", key, "fp")
 			if err == nil {
-				err = db.write(rctx, func(tx *Tx) error {
+				err = db.Write(rctx, func(tx *Tx) error {
 					_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES (?, '1')`, key)
 					return err
 				})
@@ -127,7 +127,7 @@ func TestIdempotencyAnswerNeedsNoCommitOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.write(rctx, func(tx *Tx) error {
+	if err := db.Write(rctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES ('sold', '1')`)
 		return err
 	}); err != nil {
@@ -136,7 +136,7 @@ func TestIdempotencyAnswerNeedsNoCommitOfItsOwn(t *testing.T) {
 	running, release := make(chan struct{}), make(chan struct{})
 	busy := make(chan error, 1)
 	go func() {
-		busy <- db.write(ctx, func(*Tx) error { close(running); <-release; return nil })
+		busy <- db.Write(ctx, func(*Tx) error { close(running); <-release; return nil })
 	}()
 	<-running // the writer is held: no unit can keep the answer now
 	completed := make(chan error, 1)
@@ -192,7 +192,7 @@ func TestIdempotencyKeepsItsOwnCopyOfTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.write(rctx, func(tx *Tx) error { return nil }); err != nil {
+	if err := db.Write(rctx, func(tx *Tx) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Complete(rctx, scope, key, &kassa.IdempotentResponse{Status: 201, Body: []byte("a")}); err != nil {

@@ -90,7 +90,7 @@ func ensureLevel(ctx context.Context, tx *Tx, orgID, locationID, productID strin
 		return l, err
 	}
 	id := levelKeyID(locationID, productID)
-	err = tx.insertAt(ctx, entStockLevel, orgID, locationID, id, map[string]any{
+	err = tx.InsertAt(ctx, entStockLevel, orgID, locationID, id, map[string]any{
 		"location_id": locationID, "product_id": productID, "reorder_point": int64(0),
 	})
 	if err != nil {
@@ -155,19 +155,19 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 				name, m.productID, before, -m.delta)
 		}
 	}
-	err = tx.insertAt(ctx, entMovement, m.orgID, m.locationID, tx.db.NewID(), map[string]any{
+	err = tx.InsertAt(ctx, entMovement, m.orgID, m.locationID, tx.DB.NewID(), map[string]any{
 		"location_id": m.locationID, "product_id": m.productID, "delta": m.delta, "reason": m.reason,
 		"ref_type": m.refType, "ref_id": nullString(m.refID), "actor": nullString(m.actor), "note": m.note,
 	})
 	if err != nil {
 		return nil, err
 	}
-	lvl.UpdatedAt = tx.now // what findLevel would read now
+	lvl.UpdatedAt = tx.Now // what findLevel would read now
 	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
-		tx.emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
+		tx.Emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
 	}
 	if before > 0 && after <= 0 {
-		tx.emit(m.orgID, m.locationID, kassa.EventInventoryStockout, *lvl)
+		tx.Emit(m.orgID, m.locationID, kassa.EventInventoryStockout, *lvl)
 	}
 	return lvl, nil
 }
@@ -185,7 +185,7 @@ func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (
 	if f.LowOnly {
 		w.and("reorder_point > 0 AND on_hand <= reorder_point")
 	}
-	return findPage(ctx, s.db.reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
+	return findPage(ctx, s.db.Reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
 }
 
 // Adjust records a manual stock change with a reason code and returns the
@@ -203,7 +203,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		var v kassa.Validation
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.LocationID), "location_id", "no such location")
 		v.Check(exists(ctx, tx, "products", a.OrgID, in.ProductID), "product_id", "no such product")
@@ -230,7 +230,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 		if in.ReorderPoint != nil {
 			cols := map[string]any{}
 			changed(cols, "reorder_point", lvl.ReorderPoint, *in.ReorderPoint)
-			if err := tx.updateAt(ctx, entStockLevel, a.OrgID, in.LocationID, lvl.ID, cols); err != nil {
+			if err := tx.UpdateAt(ctx, entStockLevel, a.OrgID, in.LocationID, lvl.ID, cols); err != nil {
 				return err
 			}
 		}
@@ -246,7 +246,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 	if err != nil {
 		return nil, err
 	}
-	return findLevel(ctx, s.db.reader, a.OrgID, in.LocationID, in.ProductID)
+	return findLevel(ctx, s.db.Reader, a.OrgID, in.LocationID, in.ProductID)
 }
 
 const movementCols = `SELECT id, org_id, product_id, location_id, delta, reason, ref_type, ref_id, actor, note, origin, created_at FROM stock_movements`
@@ -275,7 +275,7 @@ func (s *InventoryService) FindMovements(ctx context.Context, f kassa.MovementFi
 	eq(w, "location_id", f.LocationID)
 	eq(w, "product_id", f.ProductID)
 	w.eqText("ref_type", f.RefType)
-	return findPage(ctx, s.db.reader, movementCols, w, f.Page, scanMovement, movementID)
+	return findPage(ctx, s.db.Reader, movementCols, w, f.Page, scanMovement, movementID)
 }
 
 const transferCols = `SELECT id, org_id, from_location_id, to_location_id, status, lines, notes, received_at, cancelled_at, created_at, updated_at FROM transfers`
@@ -306,7 +306,7 @@ func (s *InventoryService) FindTransfers(ctx context.Context, p kassa.Page) (kas
 	if err != nil {
 		return kassa.List[kassa.Transfer]{}, err
 	}
-	return findPage(ctx, s.db.reader, transferCols, orgFilter(a.OrgID), p, scanTransfer, transferID)
+	return findPage(ctx, s.db.Reader, transferCols, orgFilter(a.OrgID), p, scanTransfer, transferID)
 }
 
 // FindTransferByID returns one transfer of the org with its lines, or ENotFound.
@@ -342,7 +342,7 @@ func (s *InventoryService) CreateTransfer(ctx context.Context, in *kassa.Transfe
 		}
 		// Transfers are org-wide records: both locations' edges (and the
 		// hub) need them, so their change records name no location.
-		err := tx.insert(ctx, entTransfer, a.OrgID, id, map[string]any{
+		err := tx.Insert(ctx, entTransfer, a.OrgID, id, map[string]any{
 			"from_location_id": in.FromLocationID, "to_location_id": in.ToLocationID, "status": kassa.TransferInTransit,
 			"lines": in.Lines, "notes": in.Notes,
 		})
@@ -401,15 +401,15 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 		cols := map[string]any{"status": status}
 		if status == kassa.TransferReceived {
 			err = moveLines(ctx, tx, a, id, t.ToLocationID, t.Lines, 1, kassa.ReasonTransferIn, "")
-			cols["received_at"] = tx.now
+			cols["received_at"] = tx.Now
 		} else {
 			err = moveLines(ctx, tx, a, id, t.FromLocationID, t.Lines, 1, kassa.ReasonCorrection, "transfer cancelled")
-			cols["cancelled_at"] = tx.now
+			cols["cancelled_at"] = tx.Now
 		}
 		if err != nil {
 			return err
 		}
-		if err := tx.update(ctx, entTransfer, a.OrgID, id, cols); err != nil {
+		if err := tx.Update(ctx, entTransfer, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		if status == kassa.TransferReceived {
@@ -417,7 +417,7 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 			if err != nil {
 				return err
 			}
-			tx.emit(a.OrgID, t.ToLocationID, kassa.EventInventoryTransferDone, *done)
+			tx.Emit(a.OrgID, t.ToLocationID, kassa.EventInventoryTransferDone, *done)
 		}
 		return nil
 	})
@@ -428,24 +428,24 @@ func (s *InventoryService) finishTransfer(ctx context.Context, id, status string
 var entStockLevel, entMovement, entTransfer = new(noun), new(noun), new(noun)
 
 func init() {
-	register(entStockLevel, noun{name: "stock_level", table: "stock_levels", digest: locationRows, derived: []string{"on_hand"}, recompute: recomputeLevels,
-		edge: &edgeRule{loc: ownLocation, update: []string{"reorder_point", "on_hand"}, once: []string{"location_id", "product_id"}, scopesOf: levelScopes,
-			refs: []ref{{col: "product_id", table: "products"}}, check: checkStockLevel},
-		events: map[string]eventSubject{
-			kassa.EventInventoryLowStock: {atLocation: true, same: []string{"product_id"}},
-			kassa.EventInventoryStockout: {atLocation: true, same: []string{"product_id"}}}})
-	register(entMovement, noun{name: "stock_movement", table: "stock_movements", merge: mergeAppend, digest: locationRows,
-		edge: &edgeRule{loc: ownLocation, scopesOf: movementScopes,
-			refs: []ref{{col: "product_id", table: "products"}}, check: checkMovement},
-		track: func(a *applier, c *change.Change, f map[string]any) {
-			a.touch(entStockLevel, fieldText(f, "location_id")+"\x00"+fieldText(f, "product_id"), c.OrgID)
+	register(entStockLevel, noun{Name: "stock_level", Table: "stock_levels", Digest: locationRows, Derived: []string{"on_hand"}, Recompute: recomputeLevels,
+		Edge: &edgeRule{Loc: ownLocation, Update: []string{"reorder_point", "on_hand"}, Once: []string{"location_id", "product_id"}, ScopesOf: levelScopes,
+			Refs: []ref{{Col: "product_id", Table: "products"}}, Check: checkStockLevel},
+		Events: map[string]eventSubject{
+			kassa.EventInventoryLowStock: {AtLocation: true, Same: []string{"product_id"}},
+			kassa.EventInventoryStockout: {AtLocation: true, Same: []string{"product_id"}}}})
+	register(entMovement, noun{Name: "stock_movement", Table: "stock_movements", Merge: mergeAppend, Digest: locationRows,
+		Edge: &edgeRule{Loc: ownLocation, ScopesOf: movementScopes,
+			Refs: []ref{{Col: "product_id", Table: "products"}}, Check: checkMovement},
+		Track: func(a *applier, c *change.Change, f map[string]any) {
+			a.Touch(entStockLevel, fieldText(f, "location_id")+"\x00"+fieldText(f, "product_id"), c.OrgID)
 		}})
-	register(entTransfer, noun{name: "transfer", table: "transfers", digest: orgRows,
-		edge: &edgeRule{loc: eitherEnd, ends: [2]string{"from_location_id", "to_location_id"}, update: []string{"status", "received_at", "cancelled_at"}, scopes: inventoryWrite,
-			once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
-			refs:  []ref{{col: "from_location_id", table: "locations"}, {col: "to_location_id", table: "locations"}, {col: "lines", table: "products", key: "product_id"}},
-			check: checkTransfer},
-		events: map[string]eventSubject{kassa.EventInventoryTransferDone: {same: []string{"from_location_id", "to_location_id"}}}})
+	register(entTransfer, noun{Name: "transfer", Table: "transfers", Digest: orgRows,
+		Edge: &edgeRule{Loc: eitherEnd, Ends: [2]string{"from_location_id", "to_location_id"}, Update: []string{"status", "received_at", "cancelled_at"}, Scopes: inventoryWrite,
+			Once:  []string{"from_location_id", "to_location_id", "lines", "notes"},
+			Refs:  []ref{{Col: "from_location_id", Table: "locations"}, {Col: "to_location_id", Table: "locations"}, {Col: "lines", Table: "products", Key: "product_id"}},
+			Check: checkTransfer},
+		Events: map[string]eventSubject{kassa.EventInventoryTransferDone: {Same: []string{"from_location_id", "to_location_id"}}}})
 }
 
 func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
@@ -485,7 +485,7 @@ func levelScopes(c *change.Change, _ map[string]any) []kassa.Scope {
 func checkStockLevel(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if c.Op == change.OpInsert {
 		product, _ := f["product_id"].(string)
-		if c.EntityID != levelKeyID(ad.from.LocationID, product) {
+		if c.EntityID != levelKeyID(ad.From.LocationID, product) {
 			return refuse(RefusedValue, "a stock level's id is derived from its location and product")
 		}
 	}
@@ -514,7 +514,7 @@ func checkTransfer(_ context.Context, _ *admitter, c *change.Change, f map[strin
 // on-hand the merge took below zero is an oversold conflict, listed once,
 // with a stockout event.
 func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) error {
-	tx := a.tx
+	tx := a.Tx
 	for k, orgID := range levels {
 		loc, product, _ := strings.Cut(k, "\x00")
 		var before int64
@@ -522,7 +522,7 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 		if errors.Is(err, sql.ErrNoRows) {
 			// The level's own change has not arrived: create it as its origin did (the id is derived).
 			_, err = tx.ExecContext(ctx, `INSERT INTO stock_levels (id, org_id, location_id, product_id, on_hand, reorder_point, created_at, updated_at, hlc, origin)
-				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.now), fmtTime(tx.now))
+				VALUES (?, ?, ?, ?, 0, 0, ?, ?, '', '')`, levelKeyID(loc, product), orgID, loc, product, fmtTime(tx.Now), fmtTime(tx.Now))
 		}
 		if err != nil {
 			return err
@@ -534,7 +534,7 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 			return err
 		}
 		if after < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
+			if err := a.Conflict(ctx, orgID, loc, "oversold", "stock_level", levelKeyID(loc, product),
 				map[string]any{"on_hand_before": before}, map[string]any{"on_hand": after, "product_id": product}); err != nil {
 				return err
 			}
@@ -542,7 +542,7 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 			if err != nil {
 				return err
 			}
-			tx.emit(orgID, loc, kassa.EventInventoryStockout, lvl)
+			tx.Emit(orgID, loc, kassa.EventInventoryStockout, lvl)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // The kitchen display's durable feed. Every unit of work that changes what
@@ -46,7 +47,7 @@ var _ kassa.KDSService = (*KDSService)(nil)
 // RecordTicket appends a ticket event of type typ for an order, as a unit
 // of work of its own. ticket.created is skipped when the order has one.
 func (db *DB) RecordTicket(ctx context.Context, orgID, orderID, typ string) error {
-	return db.write(ctx, func(tx *Tx) error { return recordTicket(ctx, tx, orgID, orderID, typ) })
+	return db.Write(ctx, func(tx *Tx) error { return recordTicket(ctx, tx, orgID, orderID, typ) })
 }
 
 // recordTicket appends a ticket event for an order inside tx. A second
@@ -105,7 +106,7 @@ func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Tic
 // unit creates: it has no number yet, and the caller knows its
 // location's time zone, so the unit reads neither.
 func writeNewTicket(ctx context.Context, tx *Tx, orgID string, t *kassa.Ticket, timezone string) error {
-	n, err := takeTicketNumber(ctx, tx, t, tx.now.In(zone(timezone)).Format(time.DateOnly))
+	n, err := takeTicketNumber(ctx, tx, t, tx.Now.In(zone(timezone)).Format(time.DateOnly))
 	if err != nil {
 		return err
 	}
@@ -123,8 +124,8 @@ func appendTicket(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticke
 		return err
 	}
 	stations, _ := json.Marshal(t.Stations)
-	res, err := tx.execCached(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.now))
+	res, err := tx.ExecCached(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.Now))
 	if err != nil {
 		return fmt.Errorf("sqlite: kds event: %w", err)
 	}
@@ -132,7 +133,7 @@ func appendTicket(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticke
 	if err != nil {
 		return err
 	}
-	tx.wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
+	tx.Wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
 	return nil
 }
 
@@ -173,7 +174,7 @@ func businessDay(ctx context.Context, tx *Tx, locationID string) (string, error)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", err
 	}
-	return tx.now.In(zone(tz)).Format(time.DateOnly), nil
+	return tx.Now.In(zone(tz)).Format(time.DateOnly), nil
 }
 
 // buildTicket turns an order with its lines into a ticket. A line's station
@@ -246,7 +247,7 @@ func (s *KDSService) TicketEvents(ctx context.Context, f kassa.TicketEventFilter
 		q += ` AND EXISTS (SELECT 1 FROM json_each(kds_events.stations) WHERE value = ?)`
 		args = append(args, f.Station)
 	}
-	rows, err := s.db.reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, f.Limit)...)
+	rows, err := s.db.Reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, f.Limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +276,7 @@ func (s *KDSService) LastTicketSeq(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var seq int64
-	err = s.db.reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&seq)
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&seq)
 	return seq, err
 }
 
@@ -293,7 +294,7 @@ func (s *KDSService) TicketBoard(ctx context.Context, f kassa.TicketBoardFilter)
 		show = []string{kassa.KitchenNew, kassa.KitchenInProgress, kassa.KitchenReady}
 	}
 	now := s.db.Now().UTC()
-	tx, err := s.db.reader.BeginTx(ctx, nil)
+	tx, err := s.db.Reader.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -387,61 +388,83 @@ func (s *KDSService) move(ctx context.Context, orderID string, in *kassa.TicketM
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	var t *kassa.Ticket
-	err = s.db.write(ctx, func(tx *Tx) error {
-		var status, kitchen, number, loc string
-		err := tx.QueryRowContext(ctx, `SELECT status, kitchen_status, number, location_id FROM orders WHERE org_id = ? AND id = ?`,
-			a.OrgID, orderID).Scan(&status, &kitchen, &number, &loc)
-		if errors.Is(err, sql.ErrNoRows) {
-			return kassa.NotFound("ticket", orderID)
-		}
-		if err != nil {
-			return err
-		}
-		if status == kassa.OrderCancelled || kassa.VoidTicket(status, kitchen) {
-			return kassa.Errorf(kassa.EConflict, "order %s is %s: its ticket is void", number, status)
-		}
-		cur, to := kassa.KitchenRank(kitchen), 0
-		typ := kassa.TicketBumped
-		switch {
-		case in.KitchenStatus != "":
-			to = kassa.KitchenRank(in.KitchenStatus)
-		case forward:
-			to = cur + 1
-		default:
-			to = cur - 1
-		}
-		if !forward {
-			typ = kassa.TicketRecalled
-		}
-		switch {
-		case forward && cur == len(kassa.KitchenStates)-1:
-			return kassa.Errorf(kassa.EConflict, "order %s is already served", number)
-		case !forward && cur <= 0:
-			return kassa.Errorf(kassa.EConflict, "order %s is new; there is nothing to recall", number)
-		case forward && to <= cur, !forward && to >= cur, to < 0, to >= len(kassa.KitchenStates):
-			verb := "bump"
-			if !forward {
-				verb = "recall"
-			}
-			return kassa.Errorf(kassa.EConflict, "order %s is %s; cannot %s it to %s", number, kitchen, verb, in.KitchenStatus)
-		}
-		if err := tx.updateAt(ctx, entOrder, a.OrgID, loc, orderID, map[string]any{"kitchen_status": kassa.KitchenStates[to]}); err != nil {
-			return err
-		}
-		t, err = writeTicket(ctx, tx, a.OrgID, orderID, typ)
-		return err
-	})
-	if err != nil {
+	m := &ticketMove{orgID: a.OrgID, orderID: orderID, in: in, forward: forward}
+	if err := s.db.Write(ctx, func(tx *Tx) error { return m.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
-	return t, nil
+	return m.t, nil
+}
+
+// ticketMove is a bump (forward) or recall of an order's ticket; t is the
+// ticket once moved.
+type ticketMove struct {
+	orgID, orderID string
+	in             *kassa.TicketMove
+	forward        bool
+	t              *kassa.Ticket
+}
+
+// write moves the order's kitchen status in the unit and records the
+// ticket.
+func (m *ticketMove) write(ctx context.Context, tx *Tx) error {
+	var status, kitchen, number, loc string
+	err := tx.QueryRowContext(ctx, `SELECT status, kitchen_status, number, location_id FROM orders WHERE org_id = ? AND id = ?`,
+		m.orgID, m.orderID).Scan(&status, &kitchen, &number, &loc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return kassa.NotFound("ticket", m.orderID)
+	}
+	if err != nil {
+		return err
+	}
+	if status == kassa.OrderCancelled || kassa.VoidTicket(status, kitchen) {
+		return kassa.Errorf(kassa.EConflict, "order %s is %s: its ticket is void", number, status)
+	}
+	to, err := m.target(number, kitchen)
+	if err != nil {
+		return err
+	}
+	if err := tx.UpdateAt(ctx, entOrder, m.orgID, loc, m.orderID, map[string]any{"kitchen_status": kassa.KitchenStates[to]}); err != nil {
+		return err
+	}
+	typ := kassa.TicketBumped
+	if !m.forward {
+		typ = kassa.TicketRecalled
+	}
+	m.t, err = writeTicket(ctx, tx, m.orgID, m.orderID, typ)
+	return err
+}
+
+// target is the rank of the kitchen status the move takes order number
+// to from kitchen, or a conflict when it cannot go there.
+func (m *ticketMove) target(number, kitchen string) (int, error) {
+	cur, to := kassa.KitchenRank(kitchen), 0
+	switch {
+	case m.in.KitchenStatus != "":
+		to = kassa.KitchenRank(m.in.KitchenStatus)
+	case m.forward:
+		to = cur + 1
+	default:
+		to = cur - 1
+	}
+	switch {
+	case m.forward && cur == len(kassa.KitchenStates)-1:
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is already served", number)
+	case !m.forward && cur <= 0:
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is new; there is nothing to recall", number)
+	case m.forward && to <= cur, !m.forward && to >= cur, to < 0, to >= len(kassa.KitchenStates):
+		verb := "bump"
+		if !m.forward {
+			verb = "recall"
+		}
+		return 0, kassa.Errorf(kassa.EConflict, "order %s is %s; cannot %s it to %s", number, kitchen, verb, m.in.KitchenStatus)
+	}
+	return to, nil
 }
 
 // SyncTicket brings the order's ticket up to date after sync applied
 // changes of it, as a unit of work of its own; see syncTicket.
 func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
-	return db.write(ctx, func(tx *Tx) error { return syncTicket(ctx, tx, orgID, orderID) })
+	return db.Write(ctx, func(tx *Tx) error { return syncTicket(ctx, tx, orgID, orderID) })
 }
 
 // syncTicket is what sync's apply calls, in its unit of work, for every
@@ -582,7 +605,8 @@ func (db *DB) queueTicket(org, order string) {
 
 // queueTickets marks the tickets of orders sync changed due (the order
 // noun's merged hook).
-func queueTickets(db *DB, orders map[string]string) {
+func queueTickets(e *engine.DB, orders map[string]string) {
+	db := storeOf(e)
 	for id, org := range orders {
 		db.queueTicket(org, id)
 	}
@@ -616,7 +640,7 @@ func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return len(batch), err
 	}
-	return len(batch), db.write(ctx, func(tx *Tx) error {
+	return len(batch), db.Write(ctx, func(tx *Tx) error {
 		for _, p := range plans {
 			if err := p.write(ctx, tx); err != nil {
 				return err
@@ -629,11 +653,11 @@ func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
 // planTickets plans the due orders' tickets on one snapshot, off the
 // writer: the unit then only checks that nothing changed since and writes.
 func (db *DB) planTickets(ctx context.Context, batch map[string]string) ([]*ticketPlan, error) {
-	snap, err := db.reader.snapshot(ctx)
+	snap, err := db.Reader.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer snap.done()
+	defer snap.Done()
 	plans := make([]*ticketPlan, 0, len(batch))
 	for id, org := range batch {
 		p, err := planTicket(ctx, snap, org, id)
@@ -671,7 +695,7 @@ func (p *ticketPlan) write(ctx context.Context, tx *Tx) error {
 // have none yet: those whose ticket work was lost in a crash. The ticket
 // job runs it once at start.
 func (db *DB) SweepTickets(ctx context.Context) error {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, org_id FROM orders WHERE created_at > ?
+	rows, err := db.Reader.QueryContext(ctx, `SELECT id, org_id FROM orders WHERE created_at > ?
 		AND NOT EXISTS (SELECT 1 FROM kds_events WHERE kds_events.order_id = orders.id)`, fmtTime(db.Now().Add(-24*time.Hour)))
 	if err != nil {
 		return err

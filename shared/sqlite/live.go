@@ -54,7 +54,7 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 		pos.Own = own[i].Position.Own
 		own[i].Position = pos
 	}
-	if s.db.hub || len(own) == limit {
+	if s.db.Hub || len(own) == limit {
 		return own, nil
 	}
 	applied, err := s.read(ctx, `SELECT c.rowid, coalesce(c.location_id, ''), c.entity, c.entity_id, c.op, coalesce(m.product_id, l.product_id, '')
@@ -73,7 +73,7 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 }
 
 func (s *LiveService) read(ctx context.Context, q string, args ...any) ([]kassa.LiveChange, error) {
-	rows, err := s.db.reader.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +92,9 @@ func (s *LiveService) read(ctx context.Context, q string, args ...any) ([]kassa.
 // LiveHead is the position of the log's newest change.
 func (s *LiveService) LiveHead(ctx context.Context) (kassa.LivePosition, error) {
 	var p kassa.LivePosition
-	err := s.db.reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM outbox), 0),
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM outbox), 0),
 		coalesce((SELECT max(rowid) FROM applied_changes), 0)`).Scan(&p.Own, &p.Applied)
-	if s.db.hub {
+	if s.db.Hub {
 		p.Applied = 0
 	}
 	return p, err
@@ -107,7 +107,7 @@ func (s *LiveService) FindStockLevel(ctx context.Context, locationID, productID 
 	if err != nil {
 		return nil, err
 	}
-	l, err := scanStockLevel(s.db.reader.QueryRowContext(ctx, stockLevelCols+` WHERE org_id = ? AND location_id = ? AND product_id = ?`,
+	l, err := scanStockLevel(s.db.Reader.QueryRowContext(ctx, stockLevelCols+` WHERE org_id = ? AND location_id = ? AND product_id = ?`,
 		a.OrgID, locationID, productID))
 	if err == sql.ErrNoRows {
 		return nil, kassa.Errorf(kassa.ENotFound, "no stock level")

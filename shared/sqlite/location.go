@@ -34,7 +34,7 @@ func (s *LocationService) FindLocations(ctx context.Context, p kassa.Page) (kass
 	if err != nil {
 		return kassa.List[kassa.Location]{}, err
 	}
-	return findPage(ctx, s.db.reader, locationCols, orgFilter(a.OrgID), p, scanLocation, locationID)
+	return findPage(ctx, s.db.Reader, locationCols, orgFilter(a.OrgID), p, scanLocation, locationID)
 }
 
 // FindLocationByID returns one location of the org, or ENotFound.
@@ -72,7 +72,7 @@ func (s *LocationService) CreateLocation(ctx context.Context, in *kassa.Location
 			}
 			cur = org.Currency
 		}
-		return tx.insert(ctx, entLocation, a.OrgID, id, map[string]any{
+		return tx.Insert(ctx, entLocation, a.OrgID, id, map[string]any{
 			"name": in.Name, "timezone": in.Timezone, "address": in.Address, "currency": cur,
 		})
 	})
@@ -110,5 +110,5 @@ func (s *LocationService) UpdateLocation(ctx context.Context, id string, in *kas
 var entLocation = new(noun)
 
 func init() {
-	register(entLocation, noun{name: "location", table: "locations", digest: orgRows, formats: []formatStep{{4, 30}}})
+	register(entLocation, noun{Name: "location", Table: "locations", Digest: orgRows, Formats: []formatStep{{Format: 4, Migration: 30}}})
 }

@@ -74,7 +74,7 @@ func (s *LoyaltyService) FindPrograms(ctx context.Context, p kassa.Page) (kassa.
 	if err != nil {
 		return kassa.List[kassa.LoyaltyProgram]{}, err
 	}
-	return findPage(ctx, s.db.reader, programCols, orgFilter(a.OrgID), p, scanProgram, programID)
+	return findPage(ctx, s.db.Reader, programCols, orgFilter(a.OrgID), p, scanProgram, programID)
 }
 
 // FindProgramByID returns one program of the org, or ENotFound.
@@ -100,7 +100,7 @@ func (s *LoyaltyService) CreateProgram(ctx context.Context, in *kassa.LoyaltyPro
 	kassa.SortTiers(tiers)
 	id := s.db.NewID()
 	return writeRead(ctx, s.db, findProgram, a.OrgID, id, func(tx *Tx) error {
-		return tx.insert(ctx, entProgram, a.OrgID, id, map[string]any{
+		return tx.Insert(ctx, entProgram, a.OrgID, id, map[string]any{
 			"name": in.Name, "points_per_unit": in.PointsPerUnit, "redemption_value": in.RedemptionValue,
 			"tiers": tiers, "is_active": in.IsActive == nil || *in.IsActive,
 		})
@@ -138,7 +138,7 @@ func (s *LoyaltyService) Enrol(ctx context.Context, in *kassa.EnrolRequest) (*ka
 		if !prog.IsActive {
 			return kassa.Errorf(kassa.EConflict, "loyalty program %s is not active", prog.ID)
 		}
-		err = tx.insert(ctx, entAccount, a.OrgID, id, map[string]any{
+		err = tx.Insert(ctx, entAccount, a.OrgID, id, map[string]any{
 			"program_id": prog.ID, "customer_id": in.CustomerID, "points_balance": int64(0),
 			"lifetime_points": int64(0), "tier": prog.TierFor(0),
 		})
@@ -205,7 +205,7 @@ func (s *LoyaltyService) FindAccountByCustomer(ctx context.Context, customerID s
 	if err != nil {
 		return nil, err
 	}
-	acct, err := findCustomerAccount(ctx, s.db.reader, a.OrgID, customerID, false)
+	acct, err := findCustomerAccount(ctx, s.db.Reader, a.OrgID, customerID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 		return nil, err
 	}
 	var out *kassa.PointsTransaction
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		acct, prog, err := accountAndProgram(ctx, tx, a.OrgID, accountID)
 		if err != nil {
 			return err
@@ -284,7 +284,7 @@ func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa
 		return nil, err
 	}
 	var out *kassa.PointsTransaction
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		acct, prog, err := accountAndProgram(ctx, tx, a.OrgID, accountID)
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ func pointsEntry(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, typ ka
 		same bool
 	}{
 		{"org", t.OrgID == acct.OrgID}, {"account", t.AccountID == acct.ID}, {"type", t.Type == typ},
-		{"points", t.Points == points}, {"node", t.Origin == tx.db.NodeID},
+		{"points", t.Points == points}, {"node", t.Origin == tx.DB.NodeID},
 	} {
 		if !d.same {
 			differ = append(differ, d.what)
@@ -396,9 +396,9 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 		lifetime += points
 	}
 	if id == "" {
-		id = tx.db.NewID()
+		id = tx.DB.NewID()
 	}
-	err = tx.insert(ctx, entPointsTxn, acct.OrgID, id, map[string]any{
+	err = tx.Insert(ctx, entPointsTxn, acct.OrgID, id, map[string]any{
 		"account_id": acct.ID, "type": string(typ), "points": points, "balance_after": balance,
 		"order_id": orderID, "reason": reason,
 	})
@@ -410,7 +410,7 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 	changed(cols, "points_balance", acct.PointsBalance, balance)
 	changed(cols, "lifetime_points", acct.LifetimePoints, lifetime)
 	changed(cols, "tier", acct.Tier, tier)
-	if err := tx.update(ctx, entAccount, acct.OrgID, acct.ID, cols); err != nil {
+	if err := tx.Update(ctx, entAccount, acct.OrgID, acct.ID, cols); err != nil {
 		return nil, err
 	}
 	t, err := scanPointsTxn(tx.QueryRowContext(ctx, pointsTxnCols+` WHERE id = ?`, id))
@@ -418,7 +418,7 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 		return nil, err
 	}
 	if typ == kassa.PointsEarn {
-		tx.emit(acct.OrgID, "", kassa.EventLoyaltyPointsEarned, t)
+		tx.Emit(acct.OrgID, "", kassa.EventLoyaltyPointsEarned, t)
 	}
 	if _, tierChanged := cols["tier"]; tierChanged {
 		var moved *kassa.LoyaltyAccount
@@ -436,10 +436,10 @@ func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string,
 	if err != nil {
 		return kassa.List[kassa.PointsTransaction]{}, err
 	}
-	if !exists(ctx, s.db.reader, "loyalty_accounts", a.OrgID, accountID) {
+	if !exists(ctx, s.db.Reader, "loyalty_accounts", a.OrgID, accountID) {
 		return kassa.List[kassa.PointsTransaction]{}, kassa.NotFound("loyalty account", accountID)
 	}
-	return findPage(ctx, s.db.reader, pointsTxnCols, orgFilter(a.OrgID).and("account_id = ?", accountID), p, scanPointsTxn, pointsTxnID)
+	return findPage(ctx, s.db.Reader, pointsTxnCols, orgFilter(a.OrgID).and("account_id = ?", accountID), p, scanPointsTxn, pointsTxnID)
 }
 
 // Loyalty: an account's balance, lifetime points and tier are derived
@@ -447,23 +447,23 @@ func (s *LoyaltyService) FindTransactions(ctx context.Context, accountID string,
 var entProgram, entAccount, entPointsTxn = new(noun), new(noun), new(noun)
 
 func init() {
-	register(entProgram, noun{name: "loyalty_program", table: "loyalty_programs", digest: orgRows,
-		edge: &edgeRule{update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
-			scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, check: checkProgram}})
-	register(entAccount, noun{name: "loyalty_account", table: "loyalty_accounts", digest: orgRows,
-		derived: []string{"points_balance", "lifetime_points", "tier"},
-		edge: &edgeRule{update: []string{"points_balance", "lifetime_points", "tier"}, once: []string{"program_id", "customer_id"}, scopes: loyaltyWrite,
-			refs: []ref{{col: "program_id", table: "loyalty_programs"}, {col: "customer_id", table: "customers"}}},
-		events:    map[string]eventSubject{kassa.EventLoyaltyTierChanged: {same: []string{"customer_id", "program_id"}}},
-		track:     func(a *applier, c *change.Change, _ map[string]any) { a.touch(entAccount, c.EntityID, c.OrgID) },
-		recompute: recomputeAccounts})
-	register(entPointsTxn, noun{name: "points_transaction", table: "points_transactions", merge: mergeAppend, digest: orgRows,
-		edge: &edgeRule{scopes: loyaltyWrite,
-			refs: []ref{{col: "account_id", table: "loyalty_accounts"}, {col: "order_id", table: "orders"}}, check: checkPoints},
-		events: map[string]eventSubject{kassa.EventLoyaltyPointsEarned: {same: []string{"account_id", "points", "type"}}},
-		track: func(a *applier, c *change.Change, f map[string]any) {
+	register(entProgram, noun{Name: "loyalty_program", Table: "loyalty_programs", Digest: orgRows,
+		Edge: &edgeRule{Update: []string{"name", "points_per_unit", "redemption_value", "tiers", "is_active"},
+			Scopes: []kassa.Scope{kassa.ScopeLoyaltyWrite}, Check: checkProgram}})
+	register(entAccount, noun{Name: "loyalty_account", Table: "loyalty_accounts", Digest: orgRows,
+		Derived: []string{"points_balance", "lifetime_points", "tier"},
+		Edge: &edgeRule{Update: []string{"points_balance", "lifetime_points", "tier"}, Once: []string{"program_id", "customer_id"}, Scopes: loyaltyWrite,
+			Refs: []ref{{Col: "program_id", Table: "loyalty_programs"}, {Col: "customer_id", Table: "customers"}}},
+		Events:    map[string]eventSubject{kassa.EventLoyaltyTierChanged: {Same: []string{"customer_id", "program_id"}}},
+		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entAccount, c.EntityID, c.OrgID) },
+		Recompute: recomputeAccounts})
+	register(entPointsTxn, noun{Name: "points_transaction", Table: "points_transactions", Merge: mergeAppend, Digest: orgRows,
+		Edge: &edgeRule{Scopes: loyaltyWrite,
+			Refs: []ref{{Col: "account_id", Table: "loyalty_accounts"}, {Col: "order_id", Table: "orders"}}, Check: checkPoints},
+		Events: map[string]eventSubject{kassa.EventLoyaltyPointsEarned: {Same: []string{"account_id", "points", "type"}}},
+		Track: func(a *applier, c *change.Change, f map[string]any) {
 			if id := fieldText(f, "account_id"); id != "" {
-				a.touch(entAccount, id, c.OrgID)
+				a.Touch(entAccount, id, c.OrgID)
 			}
 		}})
 }
@@ -501,7 +501,7 @@ func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]
 // every loyalty account a batch touched from its points transactions; a
 // balance the merge took below zero is an overdrawn conflict, listed once.
 func recomputeAccounts(ctx context.Context, a *applier, accounts map[string]string) error {
-	tx := a.tx
+	tx := a.Tx
 	for id, orgID := range accounts {
 		var before, balance, lifetime int64
 		var program string
@@ -526,7 +526,7 @@ func recomputeAccounts(ctx context.Context, a *applier, accounts map[string]stri
 			return err
 		}
 		if balance < 0 && before >= 0 {
-			if err := a.conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
+			if err := a.Conflict(ctx, orgID, "", "overdrawn", "loyalty_account", id,
 				map[string]any{"points_balance_before": before}, map[string]any{"points_balance": balance}); err != nil {
 				return err
 			}

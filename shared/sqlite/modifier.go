@@ -48,11 +48,11 @@ func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID
 		w.and(`EXISTS (SELECT 1 FROM products p, json_each(p.modifier_group_ids) j
 			WHERE p.org_id = modifier_groups.org_id AND p.id = ? AND j.value = modifier_groups.id)`, *productID)
 	}
-	list, err := findPage(ctx, s.db.reader, modifierGroupCols, w, p, scanModifierGroup, modifierGroupID)
+	list, err := findPage(ctx, s.db.Reader, modifierGroupCols, w, p, scanModifierGroup, modifierGroupID)
 	if err != nil {
 		return list, err
 	}
-	return list, fillGroupProducts(ctx, s.db.reader, a.OrgID, list.Items)
+	return list, fillGroupProducts(ctx, s.db.Reader, a.OrgID, list.Items)
 }
 
 // FindModifierGroupByID returns one modifier group of the org, or ENotFound.
@@ -113,7 +113,7 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	options, err := s.modifierOptions(ctx, s.db.reader, a.OrgID, "", in.Options)
+	options, err := s.modifierOptions(ctx, s.db.Reader, a.OrgID, "", in.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (s *ModifierGroupService) CreateModifierGroup(ctx context.Context, in *kass
 		if err := checkExist(ctx, tx, "products", a.OrgID, "product_ids", "no such product: %s", products); err != nil {
 			return err
 		}
-		if err := tx.insert(ctx, entModifierGroup, a.OrgID, id, map[string]any{
+		if err := tx.Insert(ctx, entModifierGroup, a.OrgID, id, map[string]any{
 			"name": in.Name, "required": in.Required, "min_selections": in.MinSelections,
 			"max_selections": maxSel, "options": options,
 		}); err != nil {
@@ -187,7 +187,7 @@ func (s *ModifierGroupService) UpdateModifierGroup(ctx context.Context, id strin
 				return err
 			}
 		}
-		if err := tx.update(ctx, entModifierGroup, a.OrgID, id, cols); err != nil {
+		if err := tx.Update(ctx, entModifierGroup, a.OrgID, id, cols); err != nil {
 			return err
 		}
 		if !in.ProductIDs.Set {
@@ -263,15 +263,15 @@ func editProductGroups(ctx context.Context, tx *Tx, orgID, productID string, edi
 	}
 	cols := map[string]any{}
 	changed(cols, "modifier_group_ids", p.ModifierGroupIDs, orEmpty(edit(slices.Clone(orEmpty(p.ModifierGroupIDs)))))
-	return tx.update(ctx, entProduct, orgID, productID, cols)
+	return tx.Update(ctx, entProduct, orgID, productID, cols)
 }
 
 var entModifierGroup = new(noun)
 
 func init() {
-	register(entModifierGroup, noun{name: "modifier_group", table: "modifier_groups", digest: orgRows,
-		edge: &edgeRule{update: []string{"name", "required", "min_selections", "max_selections", "options"},
-			scopes: catalogWrite, check: checkModifierGroup}})
+	register(entModifierGroup, noun{Name: "modifier_group", Table: "modifier_groups", Digest: orgRows,
+		Edge: &edgeRule{Update: []string{"name", "required", "min_selections", "max_selections", "options"},
+			Scopes: catalogWrite, Check: checkModifierGroup}})
 }
 
 func checkModifierGroup(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // OAuthService implements kassa.OAuthService: the hub's authorization
@@ -36,7 +37,7 @@ var _ kassa.OAuthService = (*OAuthService)(nil)
 // link to the hub is down. Bearer checks read it on both nodes.
 var entOAuthAccess = new(noun)
 
-func init() { register(entOAuthAccess, noun{name: "oauth_access", table: "oauth_access"}) }
+func init() { register(entOAuthAccess, noun{Name: "oauth_access", Table: "oauth_access"}) }
 
 // newSecret returns 32 random bytes as 64 hex characters and their hash
 // (hashSecret, as enrolment tokens and leaf secrets are stored).
@@ -119,12 +120,12 @@ func (s *OAuthService) CreateApp(ctx context.Context, in *kassa.OAuthAppCreate) 
 	if in.ClientType == kassa.ClientPublic {
 		secret, hash = "", "" // no secret: the empty hash matches none (client)
 	}
-	err = s.db.exec(ctx, `INSERT INTO oauth_apps (id, org_id, name, client_type, redirect_uris, scopes, secret_hash, created_by, created_at, updated_at)
+	err = s.db.Exec(ctx, `INSERT INTO oauth_apps (id, org_id, name, client_type, redirect_uris, scopes, secret_hash, created_by, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, in.Name, in.ClientType, mustJSON(in.RedirectURIs), mustJSON(in.Scopes), hash, a.UserID, now, now)
 	if err != nil {
 		return nil, err
 	}
-	app, err := findOAuthApp(ctx, s.db.reader, a.OrgID, id)
+	app, err := findOAuthApp(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func (s *OAuthService) ListApps(ctx context.Context, p kassa.Page) (*kassa.List[
 	if err != nil {
 		return nil, err
 	}
-	l, err := findPage(ctx, s.db.reader, oauthAppCols, orgFilter(a.OrgID), p, scanOAuthApp, oauthAppID)
+	l, err := findPage(ctx, s.db.Reader, oauthAppCols, orgFilter(a.OrgID), p, scanOAuthApp, oauthAppID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (s *OAuthService) FindApp(ctx context.Context, clientID string) (*kassa.OAu
 	if err != nil {
 		return nil, err
 	}
-	app, err := findOAuthApp(ctx, s.db.reader, a.OrgID, clientID)
+	app, err := findOAuthApp(ctx, s.db.Reader, a.OrgID, clientID)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (s *OAuthService) UpdateApp(ctx context.Context, clientID string, in *kassa
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		app, err := findOAuthApp(ctx, tx, a.OrgID, clientID)
 		if err != nil {
 			return err
@@ -197,7 +198,7 @@ func (s *OAuthService) DeleteApp(ctx context.Context, clientID string) error {
 	if err != nil {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		if _, err := findOAuthApp(ctx, tx, a.OrgID, clientID); err != nil {
 			return err
 		}
@@ -219,7 +220,7 @@ func (s *OAuthService) RotateSecret(ctx context.Context, clientID string) (*kass
 	}
 	secret, hash := newSecret()
 	var app *oauthApp
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if app, err := findOAuthApp(ctx, tx, a.OrgID, clientID); err != nil {
 			return err
 		} else if app.ClientType == kassa.ClientPublic {
@@ -241,7 +242,7 @@ func (s *OAuthService) RotateSecret(ctx context.Context, clientID string) (*kass
 // registered URIs byte for byte. Errors: ENotFound (no such app), EInvalid
 // (redirect_uri not registered).
 func (s *OAuthService) AppForAuthorize(ctx context.Context, clientID, redirectURI string) (*kassa.OAuthApp, error) {
-	app, err := findOAuthApp(ctx, s.db.reader, "", clientID)
+	app, err := findOAuthApp(ctx, s.db.Reader, "", clientID)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func (s *OAuthService) Approve(ctx context.Context, clientID, redirectURI string
 	}
 	code, hash := newSecret()
 	now := s.db.Now()
-	err = s.db.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, org_id, user_id, redirect_uri, scopes, created_at, expires_at,
+	err = s.db.Exec(ctx, `INSERT INTO oauth_codes (hash, client_id, org_id, user_id, redirect_uri, scopes, created_at, expires_at,
 		code_challenge, code_challenge_method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, hash, app.ClientID, a.OrgID, a.UserID, redirectURI,
 		kassa.JoinScopes(granted), fmtTime(now), fmtTime(now.Add(kassa.OAuthCodeTTL)), nullString(challenge.Challenge), nullString(challenge.Method))
 	if err != nil {
@@ -300,7 +301,7 @@ func (s *OAuthService) client(ctx context.Context, c kassa.ClientAuth) (*oauthAp
 	if c.ClientID == "" {
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "client_id is required")
 	}
-	app, err := findOAuthApp(ctx, s.db.reader, "", c.ClientID)
+	app, err := findOAuthApp(ctx, s.db.Reader, "", c.ClientID)
 	if err != nil && kassa.ErrorKind(err) != kassa.ENotFound {
 		return nil, err
 	}
@@ -350,7 +351,7 @@ func (s *OAuthService) Token(ctx context.Context, in *kassa.TokenRequest) (*kass
 	}
 	var res *kassa.TokenResponse
 	var refused error // an OAuth refusal whose revocations must commit
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		var err error
 		switch in.GrantType {
 		case kassa.GrantAuthorizationCode:
@@ -559,7 +560,7 @@ func issueTokens(ctx context.Context, tx *Tx, now time.Time, g *grant, scopes []
 		fmtTime(now), fmtTime(expires)); err != nil {
 		return nil, err
 	}
-	if err := tx.insert(ctx, entOAuthAccess, g.orgID, ah, map[string]any{
+	if err := tx.Insert(ctx, entOAuthAccess, g.orgID, ah, map[string]any{
 		"client_id": g.clientID, "user_id": nullString(g.userID), "scopes": res.Scope, "expires_at": expires,
 	}); err != nil {
 		return nil, err
@@ -614,7 +615,7 @@ func revokeAccess(ctx context.Context, tx *Tx, now time.Time, where string, args
 		return err
 	}
 	for _, t := range live {
-		if err := tx.update(ctx, entOAuthAccess, t[1], t[0], map[string]any{"revoked_at": now}); err != nil {
+		if err := tx.Update(ctx, entOAuthAccess, t[1], t[0], map[string]any{"revoked_at": now}); err != nil {
 			return err
 		}
 	}
@@ -668,11 +669,11 @@ func (s *OAuthService) Revoke(ctx context.Context, c kassa.ClientAuth, raw strin
 	if raw == "" {
 		return kassa.OAuthErr(kassa.OAuthInvalidRequest, "token is required")
 	}
-	t, err := findToken(ctx, s.db.reader, raw)
+	t, err := findToken(ctx, s.db.Reader, raw)
 	if err != nil || t == nil || t.clientID != app.ClientID || t.revoked {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		now := s.db.Now()
 		if t.kind == "refresh" {
 			return revokeGrants(ctx, tx, now, `id = ?`, t.grantID)
@@ -700,7 +701,7 @@ func (s *OAuthService) Introspect(ctx context.Context, c kassa.ClientAuth, raw s
 		// RFC 7662 4: introspection is for authenticated callers.
 		return nil, kassa.OAuthErr(kassa.OAuthInvalidClient, "a public client cannot introspect tokens")
 	}
-	t, err := findToken(ctx, s.db.reader, raw)
+	t, err := findToken(ctx, s.db.Reader, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -734,7 +735,7 @@ func (s *OAuthService) Authenticate(ctx context.Context, raw string) (*kassa.Act
 	var clientID, orgID, scopes, expires string
 	var user, role sql.NullString
 	var active sql.NullBool
-	err := s.db.reader.QueryRowContext(ctx, `SELECT t.client_id, t.org_id, t.user_id, t.scopes, t.expires_at, u.role, u.is_active
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT t.client_id, t.org_id, t.user_id, t.scopes, t.expires_at, u.role, u.is_active
 		FROM oauth_access t LEFT JOIN users u ON u.id = t.user_id AND u.org_id = t.org_id
 		WHERE t.id = ? AND t.revoked_at IS NULL`, hashSecret(raw)).
 		Scan(&clientID, &orgID, &user, &scopes, &expires, &role, &active)
@@ -765,7 +766,7 @@ func (s *OAuthService) ConnectedApps(ctx context.Context) ([]kassa.ConnectedApp,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT g.client_id, a.name, g.scopes, coalesce(g.user_id, ''),
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT g.client_id, a.name, g.scopes, coalesce(g.user_id, ''),
 		(SELECT min(created_at) FROM oauth_grants f WHERE f.client_id = g.client_id AND f.org_id = g.org_id AND f.revoked_at IS NULL)
 		FROM oauth_grants g JOIN oauth_apps a ON a.id = g.client_id
 		WHERE g.org_id = ? AND g.revoked_at IS NULL AND g.id = (SELECT max(id) FROM oauth_grants n
@@ -798,7 +799,7 @@ func (s *OAuthService) Disconnect(ctx context.Context, clientID string) error {
 	if err != nil {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM oauth_grants WHERE client_id = ? AND org_id = ? AND revoked_at IS NULL`,
 			clientID, a.OrgID).Scan(&n); err != nil {
@@ -832,7 +833,7 @@ func (s *OAuthService) Sweep(ctx context.Context) (int64, error) {
 	now := s.db.Now()
 	at := func(d time.Duration) string { return fmtTime(now.Add(-d)) }
 	var n int64
-	err := s.db.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, func(tx *Tx) error {
 		n = 0
 		for _, st := range []struct {
 			q   string
@@ -858,7 +859,7 @@ func (s *OAuthService) Sweep(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-func init() { actorSources = append(actorSources, clientActor) }
+func init() { engine.ActorSources = append(engine.ActorSources, clientActor) }
 
 // clientActor reads an actor that is no user as an OAuth client of the
 // org: a write made at the hub with a client_credentials token and routed
@@ -874,6 +875,6 @@ func clientActor(ctx context.Context, q querier, orgID, id string) (batchUser, e
 	if err != nil {
 		return batchUser{}, err
 	}
-	u := batchUser{found: true, active: true, client: true}
-	return u, decodeJSON(scopes, &u.scopes)
+	u := batchUser{Found: true, Active: true, Client: true}
+	return u, decodeJSON(scopes, &u.Scopes)
 }

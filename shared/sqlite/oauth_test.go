@@ -37,7 +37,7 @@ func TestOAuthSweepDeletesOnlyWhatCannotBeUsed(t *testing.T) {
 	count := func(table string) int {
 		t.Helper()
 		var n int
-		if err := hub.db.reader.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
+		if err := hub.db.Reader.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

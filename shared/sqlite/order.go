@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -231,7 +232,7 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 	w.eqText("number", f.Number)
 	eq(w, "location_id", f.LocationID)
 	if f.CustomerID != nil {
-		if !customerExists(ctx, s.db.reader, a.OrgID, *f.CustomerID) {
+		if !customerExists(ctx, s.db.Reader, a.OrgID, *f.CustomerID) {
 			return kassa.List[kassa.Order]{}, kassa.NotFound("customer", *f.CustomerID)
 		}
 		eq(w, "customer_id", f.CustomerID)
@@ -242,7 +243,7 @@ func (s *OrderService) FindOrders(ctx context.Context, f kassa.OrderFilter) (kas
 	if f.CreatedBefore != nil {
 		w.and("created_at < ?", fmtTime(*f.CreatedBefore))
 	}
-	q, done, err := inSnapshot(ctx, s.db.reader) // the page and its orders' parts as of one moment
+	q, done, err := inSnapshot(ctx, s.db.Reader) // the page and its orders' parts as of one moment
 	if err != nil {
 		return kassa.List[kassa.Order]{}, err
 	}
@@ -296,11 +297,11 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 // catalog as it stands when the order is taken (or quoted).
 func (s *OrderService) price(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	gen := campaignsIn(s.db).live.gen(a.OrgID) // before the snapshot: see liveCampaigns
-	snap, err := s.db.reader.snapshot(ctx)
+	snap, err := s.db.Reader.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer snap.done()
+	defer snap.Done()
 	return s.priceOrder(ctx, snap, gen, a, in)
 }
 
@@ -314,18 +315,18 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	// read back (the order flow's hottest path); the unit fills in its
 	// number and times and logs it as the order.created event.
 	o := p.order(a, in)
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		number, err := s.nextNumber(ctx, tx, loc.ID)
 		if err != nil {
 			return err
 		}
-		err = tx.insertAt(ctx, entOrder, a.OrgID, loc.ID, id, map[string]any{
+		err = tx.InsertAt(ctx, entOrder, a.OrgID, loc.ID, id, map[string]any{
 			"location_id": loc.ID, "number": number, "status": kassa.OrderOpen, "channel": p.channel,
 			"customer_id": in.CustomerID, "currency": loc.Currency, "subtotal": price.Subtotal,
 			"discount_total": price.DiscountTotal, "tax_total": price.TaxTotal, "total": price.Total,
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
 			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
-			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.now,
+			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.Now,
 			"voucher_code": p.voucher, "campaigns": o.Campaigns,
 		})
 		if err != nil {
@@ -333,7 +334,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		}
 		for i, l := range lines {
 			lp := price.Lines[i]
-			err := tx.insertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
+			err := tx.InsertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
 				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
 				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
 				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
@@ -351,9 +352,9 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		// No history row for "open": it is the order row's own creation
 		// (created_at, created_by), and scanOrder puts it first.
 		t := *p.ticket
-		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.now, tx.now
-		o.Number, o.History[0].At, o.OccurredAt, o.CreatedAt, o.UpdatedAt = number, tx.now, tx.now, tx.now, tx.now
-		tx.emit(a.OrgID, loc.ID, kassa.EventOrderCreated, o)
+		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.Now, tx.Now
+		o.Number, o.History[0].At, o.OccurredAt, o.CreatedAt, o.UpdatedAt = number, tx.Now, tx.Now, tx.Now, tx.Now
+		tx.Emit(a.OrgID, loc.ID, kassa.EventOrderCreated, o)
 		return writeNewTicket(ctx, tx, a.OrgID, &t, loc.Timezone)
 	})
 	if err != nil {
@@ -445,15 +446,11 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
-	cls := make([]kassa.CampaignLine, len(lines))
-	for i, l := range lines {
-		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
-	}
 	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, cls, in.VoucherCode, true)
+	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
 	if err != nil {
 		return nil, err
 	}
@@ -479,20 +476,35 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
-	// The kitchen ticket is built here too, off the writer; the unit of
-	// work only adds its number and time.
-	draft := &kassa.Order{ID: p.id, OrgID: a.OrgID, LocationID: loc.ID, Channel: p.channel, Status: kassa.OrderOpen,
-		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
-	p.lineIDs = make([]string, len(lines))
-	for i, l := range lines {
-		p.lineIDs[i] = s.db.NewID()
-		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
-			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
-	}
-	if p.ticket, err = buildTicket(ctx, q, draft); err != nil {
+	if err := p.draftTicket(ctx, q, s.db, a.OrgID, in); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// campaignLinesOf are an order's lines as campaigns price them.
+func campaignLinesOf(lines []builtLine, in *kassa.OrderCreate) []kassa.CampaignLine {
+	cls := make([]kassa.CampaignLine, len(lines))
+	for i, l := range lines {
+		cls[i] = kassa.CampaignLine{ProductID: l.product.ID, CategoryID: deref(l.product.CategoryID), Unit: l.unit, Quantity: in.LineItems[i].Quantity}
+	}
+	return cls
+}
+
+// draftTicket builds the order's kitchen ticket (and its lines' ids) here,
+// off the writer; the unit of work only adds its number and time.
+func (p *pricedOrder) draftTicket(ctx context.Context, q querier, db *DB, orgID string, in *kassa.OrderCreate) error {
+	draft := &kassa.Order{ID: p.id, OrgID: orgID, LocationID: p.loc.ID, Channel: p.channel, Status: kassa.OrderOpen,
+		KitchenStatus: kassa.KitchenNew, Notes: in.Notes}
+	p.lineIDs = make([]string, len(p.lines))
+	for i, l := range p.lines {
+		p.lineIDs[i] = db.NewID()
+		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
+			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
+	}
+	var err error
+	p.ticket, err = buildTicket(ctx, q, draft)
+	return err
 }
 
 type builtLine struct {
@@ -620,8 +632,8 @@ func numberPrefixOf(nodeID string) string {
 }
 
 func addHistory(ctx context.Context, tx *Tx, a *kassa.Actor, orderID, locationID, status string) error {
-	return tx.insertAt(ctx, entOrderHistory, a.OrgID, locationID, tx.db.NewID(), map[string]any{
-		"order_id": orderID, "status": status, "at": tx.now, "actor": actorID(a),
+	return tx.InsertAt(ctx, entOrderHistory, a.OrgID, locationID, tx.DB.NewID(), map[string]any{
+		"order_id": orderID, "status": status, "at": tx.Now, "actor": actorID(a),
 	})
 }
 
@@ -639,7 +651,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 	defer ordersIn(s.db).locks.Lock(id)()
 	if in.Status.Set {
 		// Check before voiding anything, so a refused cancel changes nothing.
-		o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, 0)
+		o, err := loadOrder(ctx, s.db.Reader, a.OrgID, id, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -673,7 +685,7 @@ func (s *OrderService) UpdateOrder(ctx context.Context, id string, in *kassa.Ord
 				return err
 			}
 		}
-		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, cols); err != nil {
+		if err := tx.UpdateAt(ctx, entOrder, a.OrgID, o.LocationID, id, cols); err != nil {
 			return err
 		}
 		return recordTicketUpdate(ctx, tx, a.OrgID, id, cols)
@@ -692,63 +704,85 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	// Lines never change after creation, and payments only under the
 	// order's lock, held here: read them off the writer, then check the
 	// state that can change inside the unit of work.
-	o, err := loadOrder(ctx, s.db.reader, a.OrgID, id, partLines|partPayments)
+	read, err := loadOrder(ctx, s.db.Reader, a.OrgID, id, partLines|partPayments)
 	if err != nil {
 		return nil, err
 	}
-	lines, payments := o.LineItems, o.Payments
-	err = s.db.write(ctx, func(tx *Tx) error {
-		row, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, id))
-		if err != nil {
-			return err
-		}
-		o = row
-		o.LineItems, o.Payments = lines, payments
-		if err := kassa.Completable(o); err != nil {
-			return err
-		}
-		actor := ""
-		if p := actorID(a); p != nil {
-			actor = *p
-		}
-		for _, l := range o.LineItems {
-			if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
-				delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
-				return err
-			}
-		}
-		var points int64
-		if o.CustomerID != nil {
-			if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
-				return err
-			}
-		}
-		if err := tx.updateAt(ctx, entOrder, a.OrgID, o.LocationID, id, map[string]any{
-			"status": kassa.OrderCompleted, "completed_at": tx.now, "loyalty_points_earned": points,
-		}); err != nil {
-			return err
-		}
-		if err := addHistory(ctx, tx, a, id, o.LocationID, kassa.OrderCompleted); err != nil {
-			return err
-		}
-		if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, id, "", paidCash(o.Payments)); err != nil {
-			return err
-		}
-		// The completed order from what this unit read and wrote, and its
-		// payments; an open order has no refunds, and its history is its
-		// creation (scanOrder) and this completion.
-		done := tx.now
-		o.LoyaltyPointsEarned = points
-		o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
-		o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
-		tx.emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
-		return nil
-	})
-	if err != nil {
+	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments}
+	if err := s.db.Write(ctx, func(tx *Tx) error { return c.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
 	s.db.wakeReceipts()
-	return o, nil
+	return c.o, nil
+}
+
+// orderCompletion is the completion of order id: its lines and payments as
+// read before the unit, and the completed order once written (o).
+type orderCompletion struct {
+	a        *kassa.Actor
+	id       string
+	lines    []kassa.LineItem
+	payments []kassa.Payment
+	o        *kassa.Order
+}
+
+// write completes the order in the unit: its stock leaves, the customer
+// earns points, the order is completed and gets its receipt.
+func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
+	a := c.a
+	o, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, c.id))
+	if err != nil {
+		return err
+	}
+	o.LineItems, o.Payments = c.lines, c.payments
+	if err := kassa.Completable(o); err != nil {
+		return err
+	}
+	if err := sellLines(ctx, tx, a, o); err != nil {
+		return err
+	}
+	var points int64
+	if o.CustomerID != nil {
+		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
+			return err
+		}
+	}
+	if err := tx.UpdateAt(ctx, entOrder, a.OrgID, o.LocationID, c.id, map[string]any{
+		"status": kassa.OrderCompleted, "completed_at": tx.Now, "loyalty_points_earned": points,
+	}); err != nil {
+		return err
+	}
+	if err := addHistory(ctx, tx, a, c.id, o.LocationID, kassa.OrderCompleted); err != nil {
+		return err
+	}
+	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, c.id, "", paidCash(o.Payments)); err != nil {
+		return err
+	}
+	// The completed order from what this unit read and wrote, and its
+	// payments; an open order has no refunds, and its history is its
+	// creation (scanOrder) and this completion.
+	done := tx.Now
+	o.LoyaltyPointsEarned = points
+	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
+	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+	tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
+	c.o = o
+	return nil
+}
+
+// sellLines takes the order's lines out of its location's stock.
+func sellLines(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order) error {
+	actor := ""
+	if p := actorID(a); p != nil {
+		actor = *p
+	}
+	for _, l := range o.LineItems {
+		if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
+			delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RefundOrder refunds a completed order: in full (no amount, no lines), by
@@ -801,7 +835,7 @@ type orderRefund struct {
 // planRefund reads the order and plans its refund within the actor's
 // refund limit, at a till with an open drawer when one is named.
 func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string, in *kassa.RefundRequest) (*orderRefund, error) {
-	o, err := findOrder(ctx, s.db.reader, a.OrgID, id)
+	o, err := findOrder(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -809,7 +843,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 	if err != nil {
 		return nil, err
 	}
-	settings, err := orgSettings(ctx, s.db.reader, a.OrgID)
+	settings, err := orgSettings(ctx, s.db.Reader, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -817,7 +851,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 		return nil, err
 	}
 	if in.RegisterID != "" {
-		if _, err := tillDrawer(ctx, s.db.reader, a.OrgID, o.LocationID, in.RegisterID); err != nil {
+		if _, err := tillDrawer(ctx, s.db.Reader, a.OrgID, o.LocationID, in.RegisterID); err != nil {
 			return nil, err
 		}
 	}
@@ -838,7 +872,7 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	// The refund row first: the hub admits a card's refund entry only
 	// against a refund it holds (checkGiftCardTxn), and an edge's records
 	// reach it in the order they were written.
-	if err := tx.insertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
+	if err := tx.InsertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
 		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
 		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a),
 	}); err != nil {
@@ -863,7 +897,7 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	tx.emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
+	tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderRefunded, done)
 	return nil
 }
 
@@ -872,7 +906,7 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.Order) error {
 	for _, rp := range r.paid {
 		p := cur.FindPayment(rp.PaymentID)
-		if err := tx.updateAt(ctx, entPayment, r.a.OrgID, r.o.LocationID, p.ID, map[string]any{
+		if err := tx.UpdateAt(ctx, entPayment, r.a.OrgID, r.o.LocationID, p.ID, map[string]any{
 			"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 			return err
 		}
@@ -889,7 +923,7 @@ func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.O
 func (r *orderRefund) settleOrder(ctx context.Context, tx *Tx, cur *kassa.Order) error {
 	refunded := cur.RefundedTotal + r.plan.Amount
 	status := kassa.RefundedOrderStatus(cur, refunded)
-	if err := tx.updateAt(ctx, entOrder, r.a.OrgID, r.o.LocationID, cur.ID, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
+	if err := tx.UpdateAt(ctx, entOrder, r.a.OrgID, r.o.LocationID, cur.ID, map[string]any{"refunded_total": refunded, "status": status}); err != nil {
 		return err
 	}
 	if status == cur.Status {
@@ -938,29 +972,29 @@ var entOrder, entOrderLine, entOrderHistory, entRefund = new(noun), new(noun), n
 const orderRows = "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE location_id = ?2)"
 
 func init() {
-	orderEvent := eventSubject{atLocation: true, same: []string{"number", "currency"}}
-	register(entOrder, noun{name: "order", table: "orders", digest: locationRows,
-		derived: []string{"paid_total", "refunded_total"},
-		lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
+	orderEvent := eventSubject{AtLocation: true, Same: []string{"number", "currency"}}
+	register(entOrder, noun{Name: "order", Table: "orders", Digest: locationRows,
+		Derived: []string{"paid_total", "refunded_total"},
+		Lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
 		// A cancel that meets a completion loses, and is recorded.
-		latticeLoss: &latticeLoss{col: "status", value: kassa.OrderCancelled, kind: "cancel_lost"},
-		edge: &edgeRule{loc: ownLocation, update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
-			once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
+		LatticeLoss: &latticeLoss{Col: "status", Value: kassa.OrderCancelled, Kind: "cancel_lost"},
+		Edge: &edgeRule{Loc: ownLocation, Update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
+			Once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
 				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
-			scopesOf: orderScopes, refs: []ref{{col: "customer_id", table: "customers"}}, check: checkOrder},
-		events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
-		track:  trackOrder, recompute: recomputeOrders, ownBack: skipOrderNumber, merged: queueTickets,
-		newState: func(*DB) any { return &orderState{tickets: ticketQueue{wake: make(chan struct{}, 1)}} }})
-	register(entOrderLine, noun{name: "order_line", table: "order_lines", merge: mergeAppend, digest: orderRows,
-		edge: &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite,
-			refs: []ref{{col: "order_id", table: "orders"}, {col: "product_id", table: "products"}}, check: checkOrderLine},
-		track: trackOrderOf})
-	register(entOrderHistory, noun{name: "order_history", table: "order_history", merge: mergeAppend, digest: orderRows,
-		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkHistory},
-		track: trackOrderOf})
-	register(entRefund, noun{name: "refund", table: "refunds", merge: mergeAppend, digest: locationRows,
-		edge:  &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkRefund},
-		track: trackOrderOf})
+			ScopesOf: orderScopes, Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkOrder},
+		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
+		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
+		NewState: func(*engine.DB) any { return &orderState{tickets: ticketQueue{wake: make(chan struct{}, 1)}} }})
+	register(entOrderLine, noun{Name: "order_line", Table: "order_lines", Merge: mergeAppend, Digest: orderRows,
+		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
+			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "product_id", Table: "products"}}, Check: checkOrderLine},
+		Track: trackOrderOf})
+	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
+		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
+		Track: trackOrderOf})
+	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
+		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkRefund},
+		Track: trackOrderOf})
 }
 
 // orderState is what a store keeps in memory of its orders: a lock per
@@ -972,14 +1006,14 @@ type orderState struct {
 }
 
 // ordersIn is db's orderState.
-func ordersIn(db *DB) *orderState { return db.states[entOrder].(*orderState) }
+func ordersIn(db *DB) *orderState { return db.States[entOrder].(*orderState) }
 
 // trackOrder: an order's derived totals are recomputed; one inserted with
 // campaigns gets its redemptions derived.
 func trackOrder(a *applier, c *change.Change, f map[string]any) {
-	a.touch(entOrder, c.EntityID, c.OrgID)
+	a.Touch(entOrder, c.EntityID, c.OrgID)
 	if cs := fieldText(f, "campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
-		campaignsOf(a.state).campaigned[c.EntityID] = true
+		campaignsOf(a.State).campaigned[c.EntityID] = true
 	}
 }
 
@@ -989,25 +1023,25 @@ func trackOrder(a *applier, c *change.Change, f map[string]any) {
 // derived went past (checkVouchers).
 func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
 	for id, orgID := range orders {
-		before, err := orderMoney(ctx, a.tx, id)
+		before, err := orderMoney(ctx, a.Tx, id)
 		if err != nil {
 			return err
 		}
-		if err := a.recomputeOrder(ctx, id, orgID); err != nil {
+		if err := recomputeOrder(ctx, a, id, orgID); err != nil {
 			return err
 		}
-		if err := a.checkMoney(ctx, orgID, id, before); err != nil {
+		if err := checkMoney(ctx, a, orgID, id, before); err != nil {
 			return err
 		}
 	}
-	return a.checkVouchers(ctx)
+	return checkVouchers(ctx, a)
 }
 
 // trackOrderOf: an entry of an order (a line, its history, a payment or a
 // refund) has its order's derived totals recomputed.
 func trackOrderOf(a *applier, c *change.Change, f map[string]any) {
 	if id := fieldText(f, "order_id"); id != "" {
-		a.touch(entOrder, id, c.OrgID)
+		a.Touch(entOrder, id, c.OrgID)
 	}
 }
 
@@ -1104,7 +1138,7 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 	var rate int64
 	var inclusive bool
 	order, _ := f["order_id"].(string)
-	if err := ad.tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
 		return err // the reference check found the order
 	}
 	priced, err := kassa.Price([]kassa.PricedLine{{Unit: unit, Quantity: qty, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive)
@@ -1141,20 +1175,20 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 	// The refund limit, replayed: a cashier's refunds of one order together
 	// stay within the org's limit (kassa.CheckRefund).
 	var refunded int64
-	if err := ad.tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ? AND org_id = ?`, order, c.OrgID).Scan(&refunded); err != nil {
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ? AND org_id = ?`, order, c.OrgID).Scan(&refunded); err != nil {
 		return err
 	}
-	settings, err := orgSettings(ctx, ad.tx, c.OrgID)
+	settings, err := orgSettings(ctx, ad.Tx, c.OrgID)
 	if err != nil {
 		return err
 	}
 	amount, _ := intField(f, "amount")
-	if err := kassa.CheckRefund(ad.actorOf, settings.RefundLimit, refunded, amount); err != nil {
+	if err := kassa.CheckRefund(ad.ActorOf, settings.RefundLimit, refunded, amount); err != nil {
 		return refuse(RefusedActor, "%v", err)
 	}
 	for _, p := range paid {
 		var n int
-		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = ? AND order_id = ? AND org_id = ?`,
+		if err := ad.Tx.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = ? AND order_id = ? AND org_id = ?`,
 			p.PaymentID, order, c.OrgID).Scan(&n); err != nil {
 			return err
 		}
@@ -1189,10 +1223,10 @@ func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
 // edge, once its lines are in: the manual discounts of the order together
 // stay within what its creator's role may give (kassa.CheckDiscount). The
 // campaigns' part is recomputed here (campaignPart) and does not count.
-func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) error {
+func checkDiscount(ctx context.Context, ad *admitter, orderID, orgID string) error {
 	var subtotal, discount int64
 	var creator sql.NullString
-	err := ad.tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
+	err := ad.Tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
 		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`,
 		orderID, orgID).Scan(&subtotal, &discount, &creator)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -1203,7 +1237,7 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 	}
 	a := &kassa.Actor{OrgID: orgID}
 	var role string
-	err = ad.tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ?`, creator.String, orgID).Scan(&role)
+	err = ad.Tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ?`, creator.String, orgID).Scan(&role)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
@@ -1211,11 +1245,11 @@ func (ad *admitter) checkDiscount(ctx context.Context, orderID, orgID string) er
 	if role == "" {
 		a.Role = kassa.RoleCashier // an order of nobody the hub knows: the strictest limit
 	}
-	settings, err := orgSettings(ctx, ad.tx, orgID)
+	settings, err := orgSettings(ctx, ad.Tx, orgID)
 	if err != nil {
 		return err
 	}
-	campaigns, err := ad.campaignPart(ctx, orderID, orgID)
+	campaigns, err := edgeCampaignPart(ctx, ad, orderID, orgID)
 	if err != nil {
 		return err
 	}
@@ -1238,8 +1272,8 @@ var (
 // changes nothing for an honest edge). Every statement is scoped to the
 // order's org. An edge's order that claims completion without being paid
 // in full is refused.
-func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
-	tx := a.tx
+func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
+	tx := a.Tx
 	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
 			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
 		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
@@ -1252,13 +1286,13 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	if err != nil {
 		return err
 	}
-	if a.admitter == nil {
-		if !campaignsOf(a.state).campaigned[id] {
+	if a.Admitter == nil {
+		if !campaignsOf(a.State).campaigned[id] {
 			return nil
 		}
 		// An order from the hub's log: what its campaigns gave is the
 		// hub's word.
-		return a.redeem(ctx, id, orgID, nil)
+		return redeem(ctx, a, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
 			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
@@ -1281,10 +1315,10 @@ func (a *applier) recomputeOrder(ctx context.Context, id, orgID string) error {
 	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
 		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
 	}
-	if err := a.redeemAtHub(ctx, id, orgID); err != nil {
+	if err := redeemAtHub(ctx, a, id, orgID); err != nil {
 		return err
 	}
-	return a.admitter.checkDiscount(ctx, id, orgID)
+	return checkDiscount(ctx, a.Admitter, id, orgID)
 }
 
 // money is an order's totals, as the money invariants see them.
@@ -1308,8 +1342,8 @@ func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
 // invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
 // taken at two nodes at once, each within the order's total there. The
 // local side is the totals before the merge, the remote side after.
-func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money) error {
-	after, err := orderMoney(ctx, a.tx, id)
+func checkMoney(ctx context.Context, a *applier, orgID, id string, before money) error {
+	after, err := orderMoney(ctx, a.Tx, id)
 	if err != nil || !after.found {
 		return err
 	}
@@ -1321,7 +1355,7 @@ func (a *applier) checkMoney(ctx context.Context, orgID, id string, before money
 		side := func(m money) map[string]any {
 			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
 		}
-		if err := a.conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
+		if err := a.Conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
 			return err
 		}
 	}

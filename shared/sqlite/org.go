@@ -34,7 +34,7 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 		return nil, nil, err
 	}
 	orgID, userID := s.db.NewID(), s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if err := insertOrg(ctx, tx, orgID, in.Name, in.Currency); err != nil {
 			return err
 		}
@@ -43,30 +43,30 @@ func (s *OrgService) CreateOrg(ctx context.Context, in *kassa.OrgCreate) (*kassa
 	if err != nil {
 		return nil, nil, err
 	}
-	org, err := findOrg(ctx, s.db.reader, orgID)
+	org, err := findOrg(ctx, s.db.Reader, orgID)
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := findUser(ctx, s.db.reader, orgID, userID)
+	u, err := findUser(ctx, s.db.Reader, orgID, userID)
 	return org, u, err
 }
 
 // FindOrg returns the org with that id, or ENotFound.
 func (s *OrgService) FindOrg(ctx context.Context, id string) (*kassa.Org, error) {
-	return findOrg(ctx, s.db.reader, id)
+	return findOrg(ctx, s.db.Reader, id)
 }
 
 // FindOrgByName returns the org with that name, or ENotFound.
 func (s *OrgService) FindOrgByName(ctx context.Context, name string) (*kassa.Org, error) {
 	var id string
-	err := s.db.reader.QueryRowContext(ctx, `SELECT id FROM orgs WHERE name = ?`, name).Scan(&id)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT id FROM orgs WHERE name = ?`, name).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, kassa.NotFound("org", name)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return findOrg(ctx, s.db.reader, id)
+	return findOrg(ctx, s.db.Reader, id)
 }
 
 // insertOrg writes a new org. Errors: EConflict when the name is taken.
@@ -95,7 +95,7 @@ func checkCurrencies(fs ...currencyField) error {
 }
 
 func insertOrg(ctx context.Context, tx *Tx, id, name, currency string) error {
-	err := tx.insert(ctx, entOrg, id, id, map[string]any{"name": name, "currency": currency, "settings": map[string]any{}})
+	err := tx.Insert(ctx, entOrg, id, id, map[string]any{"name": name, "currency": currency, "settings": map[string]any{}})
 	if isUniqueViolation(err) {
 		return kassa.Errorf(kassa.EConflict, "an org named %q exists", name)
 	}
@@ -146,7 +146,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, in *kassa.TenantCreate
 		partnerOrg = a.OrgID
 	}
 	orgID, userID, locID := s.db.NewID(), s.db.NewID(), s.db.NewID()
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if err := insertOrg(ctx, tx, orgID, in.Name, in.Currency); err != nil {
 			return err
 		}
@@ -154,13 +154,13 @@ func (s *TenantService) CreateTenant(ctx context.Context, in *kassa.TenantCreate
 			return err
 		}
 		cur := cmp.Or(in.Location.Currency, in.Currency)
-		err := tx.insert(ctx, entLocation, orgID, locID, map[string]any{
+		err := tx.Insert(ctx, entLocation, orgID, locID, map[string]any{
 			"name": in.Location.Name, "timezone": in.Location.Timezone, "address": in.Location.Address, "currency": cur,
 		})
 		if err != nil {
 			return err
 		}
-		now := fmtTime(tx.now)
+		now := fmtTime(tx.Now)
 		_, err = tx.ExecContext(ctx, `INSERT INTO tenants (org_id, created_by, partner_org_id, owner_id, location_id, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, by, partnerOrg, userID, locID, now, now)
 		return err
@@ -168,7 +168,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, in *kassa.TenantCreate
 	if err != nil {
 		return nil, err
 	}
-	return findTenant(ctx, s.db.reader, orgID)
+	return findTenant(ctx, s.db.Reader, orgID)
 }
 
 const tenantCols = `SELECT o.id, o.name, o.currency, o.created_at, o.updated_at, coalesce(t.created_by, ''),
@@ -239,10 +239,10 @@ func (s *TenantService) FindTenants(ctx context.Context, p kassa.Page) (kassa.Li
 	if err != nil {
 		return kassa.List[kassa.Tenant]{}, err
 	}
-	l, err := findPage(ctx, s.db.reader, tenantCols, tenantFilter(by), p, scanTenant, func(t *kassa.Tenant) string { return t.ID })
+	l, err := findPage(ctx, s.db.Reader, tenantCols, tenantFilter(by), p, scanTenant, func(t *kassa.Tenant) string { return t.ID })
 	for i := range l.Items {
 		if err == nil {
-			err = completeTenant(ctx, s.db.reader, &l.Items[i])
+			err = completeTenant(ctx, s.db.Reader, &l.Items[i])
 		}
 	}
 	return l, err
@@ -255,7 +255,7 @@ func (s *TenantService) FindTenantByID(ctx context.Context, id string) (*kassa.T
 	if err != nil {
 		return nil, err
 	}
-	t, err := findTenant(ctx, s.db.reader, id)
+	t, err := findTenant(ctx, s.db.Reader, id)
 	if err != nil {
 		return nil, err
 	}
@@ -279,11 +279,11 @@ func (s *TenantService) SetRateLimit(ctx context.Context, orgID string, r *kassa
 		}
 		rate, burst = r.PerMinute, r.Burst
 	}
-	err := s.db.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, func(tx *Tx) error {
 		if _, err := findOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		now := fmtTime(tx.now)
+		now := fmtTime(tx.Now)
 		_, err := tx.ExecContext(ctx, `INSERT INTO tenants (org_id, rate_per_minute, rate_burst, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (org_id) DO UPDATE SET rate_per_minute = excluded.rate_per_minute, rate_burst = excluded.rate_burst, updated_at = excluded.updated_at`,
 			orgID, rate, burst, now, now)
@@ -292,12 +292,12 @@ func (s *TenantService) SetRateLimit(ctx context.Context, orgID string, r *kassa
 	if err != nil {
 		return nil, err
 	}
-	return findTenant(ctx, s.db.reader, orgID)
+	return findTenant(ctx, s.db.Reader, orgID)
 }
 
 // RateLimits returns every org's own rate limit.
 func (s *TenantService) RateLimits(ctx context.Context) (map[string]kassa.RateLimit, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT org_id, rate_per_minute, rate_burst FROM tenants
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT org_id, rate_per_minute, rate_burst FROM tenants
 		WHERE rate_per_minute IS NOT NULL AND rate_burst IS NOT NULL`)
 	if err != nil {
 		return nil, err
@@ -319,5 +319,5 @@ func (s *TenantService) RateLimits(ctx context.Context) (map[string]kassa.RateLi
 var entOrg = new(noun)
 
 func init() {
-	register(entOrg, noun{name: "org", table: "orgs", orgCol: "id", digest: "id = ?1"})
+	register(entOrg, noun{Name: "org", Table: "orgs", OrgCol: "id", Digest: "id = ?1"})
 }

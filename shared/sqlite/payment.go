@@ -73,7 +73,7 @@ func (s *PaymentService) FindPayments(ctx context.Context, f kassa.PaymentFilter
 	eq(w, "location_id", f.LocationID)
 	w.eqText("status", f.Status)
 	w.eqText("method", string(f.Method))
-	return findPage(ctx, s.db.reader, paymentCols, w, f.Page, scanPayment, paymentID)
+	return findPage(ctx, s.db.Reader, paymentCols, w, f.Page, scanPayment, paymentID)
 }
 
 // FindPaymentByID returns one payment of the org, or ENotFound.
@@ -103,20 +103,20 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 		return nil, err
 	}
 	defer pi.gift.releaseUnlessTaken(ctx, s.GiftCards, pi.id, &err)
-	if pi.settings, err = orgSettings(ctx, s.db.reader, pi.a.OrgID); err != nil { // read off the writer
+	if pi.settings, err = orgSettings(ctx, s.db.Reader, pi.a.OrgID); err != nil { // read off the writer
 		return nil, err
 	}
 	if instant(pi.proc) {
 		// Cash and external money need no network: one unit of work.
-		err = s.db.write(ctx, func(tx *Tx) error { return pi.payNow(ctx, tx) })
+		err = s.db.Write(ctx, func(tx *Tx) error { return pi.payNow(ctx, tx) })
 	} else {
 		// 1. Record the attempt as pending; 2. ask the processor outside any
 		// transaction; 3. record the outcome.
-		if err = s.db.write(ctx, func(tx *Tx) error { return pi.recordPending(ctx, tx) }); err != nil {
+		if err = s.db.Write(ctx, func(tx *Tx) error { return pi.recordPending(ctx, tx) }); err != nil {
 			return nil, err
 		}
 		res := pi.charge(ctx)
-		err = s.db.write(ctx, func(tx *Tx) error { return pi.recordOutcome(ctx, tx, res) })
+		err = s.db.Write(ctx, func(tx *Tx) error { return pi.recordOutcome(ctx, tx, res) })
 	}
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (s *PaymentService) Initiate(ctx context.Context, in *kassa.PaymentInitiate
 	if pi.p != nil {
 		return pi.p, nil
 	}
-	return findPayment(ctx, s.db.reader, pi.a.OrgID, pi.id)
+	return findPayment(ctx, s.db.Reader, pi.a.OrgID, pi.id)
 }
 
 // paymentInitiation is one Initiate: its request, what it read and what
@@ -231,7 +231,7 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.insertAt(ctx, entPayment, pi.a.OrgID, o.LocationID, pi.id, cols); err != nil {
+	if err := tx.InsertAt(ctx, entPayment, pi.a.OrgID, o.LocationID, pi.id, cols); err != nil {
 		return err
 	}
 	if err := recordSale(ctx, tx, pi.a, o.LocationID, pi.id, in, cols); err != nil {
@@ -256,7 +256,7 @@ func (pi *paymentInitiation) recordPending(ctx context.Context, tx *Tx) error {
 	if err := pi.check(ctx, tx); err != nil {
 		return err
 	}
-	return tx.insertAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, pi.pending())
+	return tx.InsertAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, pi.pending())
 }
 
 // recordOutcome writes what the processor answered.
@@ -266,7 +266,7 @@ func (pi *paymentInitiation) recordOutcome(ctx context.Context, tx *Tx, res kass
 	if err != nil {
 		return err
 	}
-	if err := tx.updateAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, cols); err != nil {
+	if err := tx.UpdateAt(ctx, entPayment, pi.a.OrgID, pi.o.LocationID, pi.id, cols); err != nil {
 		return err
 	}
 	if err := recordSale(ctx, tx, pi.a, pi.o.LocationID, pi.id, pi.in, cols); err != nil {
@@ -293,7 +293,7 @@ func (s *PaymentService) authorizeGiftCard(ctx context.Context, orgID string, in
 		return giftAuth{}, nil
 	}
 	var currency string
-	err := s.db.reader.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ? AND org_id = ?`, in.OrderID, orgID).Scan(&currency)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ? AND org_id = ?`, in.OrderID, orgID).Scan(&currency)
 	if errors.Is(err, sql.ErrNoRows) {
 		return giftAuth{}, kassa.NotFound("order", in.OrderID)
 	}
@@ -327,7 +327,7 @@ func (g giftAuth) withinAllowance(ctx context.Context, tx *Tx, st *kassa.OrgSett
 	var taken int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'gift_card'
 		AND offline = 1 AND status IN ('captured', 'partially_refunded', 'refunded') AND created_at >= ? AND id != ?`,
-		locationID, tx.now.Format("2006-01-02"), paymentID).Scan(&taken); err != nil {
+		locationID, tx.Now.Format("2006-01-02"), paymentID).Scan(&taken); err != nil {
 		return err
 	}
 	return kassa.GiftCardOfflineRefusal(st, amount, taken)
@@ -343,7 +343,7 @@ func emitPayment(ctx context.Context, tx *Tx, orgID, id, event string) (*kassa.P
 	if err != nil {
 		return nil, err
 	}
-	tx.emit(orgID, p.LocationID, event, p)
+	tx.Emit(orgID, p.LocationID, event, p)
 	return p, nil
 }
 
@@ -363,7 +363,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	}
 	if out.Forward {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			paymentID, orgID, res.Token, in.Amount, columnValue(capture), fmtTime(tx.now)); err != nil {
+			paymentID, orgID, res.Token, in.Amount, columnValue(capture), fmtTime(tx.Now)); err != nil {
 			return "", err
 		}
 	}
@@ -378,7 +378,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	case kassa.PaymentFailed:
 		cols["failure_reason"] = out.FailureReason
 	case kassa.PaymentCaptured:
-		cols["captured_at"] = tx.now
+		cols["captured_at"] = tx.Now
 		if out.ChangeDue != nil {
 			cols["change_due"] = *out.ChangeDue
 		}
@@ -387,7 +387,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 		return out.Event, nil
 	}
 	if known != nil { // read in this same unit of work
-		return out.Event, tx.updateAt(ctx, entOrder, orgID, known.LocationID, orderID,
+		return out.Event, tx.UpdateAt(ctx, entOrder, orgID, known.LocationID, orderID,
 			map[string]any{"paid_total": known.PaidTotal + out.Paid})
 	}
 	return out.Event, addPaid(ctx, tx, orgID, orderID, out.Paid)
@@ -400,7 +400,7 @@ func offlineCardsToday(ctx context.Context, tx *Tx, locationID string) (int64, e
 	var taken int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE location_id = ? AND method = 'card'
 		AND offline = 1 AND status IN ('pending', 'authorized', 'captured', 'partially_refunded', 'refunded') AND created_at >= ?`,
-		locationID, tx.now.Format("2006-01-02")).Scan(&taken)
+		locationID, tx.Now.Format("2006-01-02")).Scan(&taken)
 	return taken, err
 }
 
@@ -411,7 +411,7 @@ func addPaid(ctx context.Context, tx *Tx, orgID, orderID string, delta int64) er
 	if err := tx.QueryRowContext(ctx, `SELECT paid_total, location_id FROM orders WHERE org_id = ? AND id = ?`, orgID, orderID).Scan(&paid, &loc); err != nil {
 		return err
 	}
-	return tx.updateAt(ctx, entOrder, orgID, loc, orderID, map[string]any{"paid_total": paid + delta})
+	return tx.UpdateAt(ctx, entOrder, orgID, loc, orderID, map[string]any{"paid_total": paid + delta})
 }
 
 // Capture captures an authorized payment of an open order.
@@ -420,12 +420,12 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 	if err != nil {
 		return nil, err
 	}
-	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	p, err := findPayment(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
 	defer ordersIn(s.db).locks.Lock(p.OrderID)()
-	o, err := findOrder(ctx, s.db.reader, a.OrgID, p.OrderID)
+	o, err := findOrder(ctx, s.db.Reader, a.OrgID, p.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +441,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		return nil, fmt.Errorf("capture %s: %w", id, err)
 	}
 	return writeRead(ctx, s.db, findPayment, a.OrgID, id, func(tx *Tx) error {
-		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.now}); err != nil {
+		if err := tx.UpdateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.Now}); err != nil {
 			return err
 		}
 		if err := addPaid(ctx, tx, a.OrgID, o.ID, p.Amount); err != nil {
@@ -451,7 +451,7 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		if err != nil {
 			return err
 		}
-		tx.emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
+		tx.Emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
 		return nil
 	})
 }
@@ -463,7 +463,7 @@ func (s *PaymentService) Void(ctx context.Context, id string) (*kassa.Payment, e
 	if err != nil {
 		return nil, err
 	}
-	p, err := findPayment(ctx, s.db.reader, a.OrgID, id)
+	p, err := findPayment(ctx, s.db.Reader, a.OrgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -471,12 +471,12 @@ func (s *PaymentService) Void(ctx context.Context, id string) (*kassa.Payment, e
 	if err := s.void(ctx, a, p.OrderID, id); err != nil {
 		return nil, err
 	}
-	return findPayment(ctx, s.db.reader, a.OrgID, id)
+	return findPayment(ctx, s.db.Reader, a.OrgID, id)
 }
 
 // void voids one payment; the caller holds the order's lock.
 func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id string) error {
-	o, err := findOrder(ctx, s.db.reader, a.OrgID, orderID)
+	o, err := findOrder(ctx, s.db.Reader, a.OrgID, orderID)
 	if err != nil {
 		return err
 	}
@@ -493,8 +493,8 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 			return fmt.Errorf("void %s: %w", id, err)
 		}
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
-		if err := tx.updateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentVoided}); err != nil {
+	return s.db.Write(ctx, func(tx *Tx) error {
+		if err := tx.UpdateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentVoided}); err != nil {
 			return err
 		}
 		if p.Status == kassa.PaymentCaptured {
@@ -510,7 +510,7 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 // voidAuthorizations voids an order's open authorizations (before a
 // cancel); the caller holds the order's lock.
 func (s *PaymentService) voidAuthorizations(ctx context.Context, a *kassa.Actor, orderID string) error {
-	o, err := findOrder(ctx, s.db.reader, a.OrgID, orderID)
+	o, err := findOrder(ctx, s.db.Reader, a.OrgID, orderID)
 	if err != nil {
 		return err
 	}
@@ -621,20 +621,20 @@ func (s *PaymentService) settlements(ctx context.Context, f kassa.SettlementFilt
 	if err != nil {
 		return nil, err
 	}
-	zones, err := locationZones(ctx, s.db.reader, a.OrgID)
+	zones, err := locationZones(ctx, s.db.Reader, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	sums := &settlementSums{f: f, now: now, zones: zones, days: map[string][2]string{}, rows: map[settlementRow]*kassa.Settlement{}}
 	w := orgFilter(a.OrgID).and(`status IN ('captured', 'partially_refunded', 'refunded') AND captured_at >= ? AND captured_at < ?`, lo, hi)
 	eq(w, "location_id", f.LocationID)
-	if err := sums.scan(ctx, s.db.reader, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args, sums.captured); err != nil {
+	if err := sums.scan(ctx, s.db.Reader, `SELECT location_id, method, amount, captured_at FROM payments WHERE `+w.where, w.args, sums.captured); err != nil {
 		return nil, err
 	}
 	w = &filter{where: "r.org_id = ?", args: []any{a.OrgID}}
 	w.and("r.created_at >= ? AND r.created_at < ?", lo, hi)
 	eq(w, "r.location_id", f.LocationID)
-	if err := sums.scan(ctx, s.db.reader, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
+	if err := sums.scan(ctx, s.db.Reader, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
 		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+w.where, w.args, sums.refunded); err != nil {
 		return nil, err
 	}
@@ -772,7 +772,7 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 	if proc == nil {
 		return 0, nil
 	}
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT f.payment_id, f.org_id, f.token, f.amount, f.capture, p.location_id
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT f.payment_id, f.org_id, f.token, f.amount, f.capture, p.location_id
 		FROM offline_forwards f JOIN payments p ON p.id = f.payment_id WHERE f.forwarded_at IS NULL ORDER BY f.created_at LIMIT ?`, limit)
 	if err != nil {
 		return 0, err
@@ -798,7 +798,7 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 		if err != nil {
 			return n, fmt.Errorf("forward payment %s: %w", f.id, err)
 		}
-		err = s.db.write(ctx, func(tx *Tx) error {
+		err = s.db.Write(ctx, func(tx *Tx) error {
 			cols := map[string]any{}
 			result := "approved"
 			if res.Approved {
@@ -807,10 +807,10 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 				result = "declined: " + res.FailureReason
 				cols["failure_reason"] = "declined_after_offline: " + res.FailureReason
 			}
-			if err := tx.updateAt(ctx, entPayment, f.org, f.loc, f.id, cols); err != nil {
+			if err := tx.UpdateAt(ctx, entPayment, f.org, f.loc, f.id, cols); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE offline_forwards SET forwarded_at = ?, result = ? WHERE payment_id = ?`, fmtTime(tx.now), result, f.id)
+			_, err := tx.ExecContext(ctx, `UPDATE offline_forwards SET forwarded_at = ?, result = ? WHERE payment_id = ?`, fmtTime(tx.Now), result, f.id)
 			return err
 		})
 		if err != nil {
@@ -827,14 +827,14 @@ func (s *PaymentService) ForwardOffline(ctx context.Context, limit int) (int, er
 var entPayment = new(noun)
 
 func init() {
-	paymentEvent := eventSubject{atLocation: true, same: []string{"order_id", "amount", "method"}}
-	register(entPayment, noun{name: "payment", table: "payments", digest: locationRows,
-		edge: &edgeRule{loc: parentLocation, parent: ref{col: "order_id", table: "orders"}, update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
-			system: []string{"processor_ref", "failure_reason"},
-			once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
-			scopes: saleWrite, refs: []ref{{col: "order_id", table: "orders"}}, check: checkPayment},
-		events: map[string]eventSubject{kassa.EventPaymentCaptured: paymentEvent, kassa.EventPaymentFailed: paymentEvent},
-		track:  trackOrderOf})
+	paymentEvent := eventSubject{AtLocation: true, Same: []string{"order_id", "amount", "method"}}
+	register(entPayment, noun{Name: "payment", Table: "payments", Digest: locationRows,
+		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Update: []string{"status", "captured_at", "processor_ref", "failure_reason", "refunded_amount", "card_last4", "offline"},
+			System: []string{"processor_ref", "failure_reason"},
+			Once:   []string{"order_id", "location_id", "amount", "method", "tendered", "change_due"},
+			Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkPayment},
+		Events: map[string]eventSubject{kassa.EventPaymentCaptured: paymentEvent, kassa.EventPaymentFailed: paymentEvent},
+		Track:  trackOrderOf})
 }
 
 func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
@@ -862,7 +862,7 @@ func stillOffline(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return nil
 	}
 	var was int64
-	err := ad.tx.QueryRowContext(ctx, `SELECT offline FROM payments WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&was)
+	err := ad.Tx.QueryRowContext(ctx, `SELECT offline FROM payments WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&was)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

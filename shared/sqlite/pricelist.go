@@ -46,7 +46,7 @@ func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *strin
 	if locationID != nil {
 		w.and("EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE json_each.value = ?)", *locationID)
 	}
-	return findPage(ctx, s.db.reader, priceListCols, w, p, scanPriceList, priceListID)
+	return findPage(ctx, s.db.Reader, priceListCols, w, p, scanPriceList, priceListID)
 }
 
 // FindPriceListByID returns one price list of the org, or ENotFound.
@@ -79,7 +79,7 @@ func (s *PriceListService) CreatePriceList(ctx context.Context, in *kassa.PriceL
 			return err
 		}
 		active := v.IsActive == nil || *v.IsActive
-		return tx.insert(ctx, entPriceList, a.OrgID, id, map[string]any{
+		return tx.Insert(ctx, entPriceList, a.OrgID, id, map[string]any{
 			"name": v.Name, "location_ids": locations, "prices": prices,
 			"starts_at": v.StartsAt, "ends_at": v.EndsAt, "is_active": active,
 		})
@@ -141,10 +141,10 @@ func checkPriceListRefs(ctx context.Context, q querier, orgID string, locations 
 var entPriceList = new(noun)
 
 func init() {
-	register(entPriceList, noun{name: "price_list", table: "price_lists", digest: orgRows,
-		edge: &edgeRule{update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
-			scopes: catalogWrite, refs: []ref{{col: "location_ids", table: "locations", list: true}, {col: "prices", table: "products", key: "product_id"}},
-			check: checkPriceList}})
+	register(entPriceList, noun{Name: "price_list", Table: "price_lists", Digest: orgRows,
+		Edge: &edgeRule{Update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
+			Scopes: catalogWrite, Refs: []ref{{Col: "location_ids", Table: "locations", List: true}, {Col: "prices", Table: "products", Key: "product_id"}},
+			Check: checkPriceList}})
 }
 
 func checkPriceList(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

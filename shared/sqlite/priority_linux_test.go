@@ -28,9 +28,9 @@ func TestWritesRunOnARaisedThread(t *testing.T) {
 	if !db.WriterStats().Raised {
 		t.Skip("the writer thread could not be raised here (no CAP_SYS_NICE, RLIMIT_NICE too low): nothing to check")
 	}
-	tid := int(db.writerTID.Load())
+	tid := int(db.WriterTID.Load())
 	var ranOn int
-	if err := db.write(ctx, func(tx *Tx) error { ranOn = gettid(); return nil }); err != nil {
+	if err := db.Write(ctx, func(tx *Tx) error { ranOn = gettid(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if ranOn != tid {

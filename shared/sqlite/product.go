@@ -47,7 +47,7 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
 		w.and(`(fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`, like, like, f.Q)
 	}
-	return findPage(ctx, s.db.reader, productCols, w, f.Page, scanProduct, productID)
+	return findPage(ctx, s.db.Reader, productCols, w, f.Page, scanProduct, productID)
 }
 
 // FindProductByID returns one product of the org, or ENotFound.
@@ -72,12 +72,12 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 	}
 	id := s.db.NewID()
 	var out *kassa.Product
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
 			return err
 		}
 		active := in.IsActive == nil || *in.IsActive
-		err := tx.insert(ctx, entProduct, a.OrgID, id, map[string]any{
+		err := tx.Insert(ctx, entProduct, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "sku": in.SKU,
 			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "category_id": in.CategoryID,
 			"tags": orEmpty(in.Tags), "is_active": active, "modifier_group_ids": dedupe(in.ModifierGroupIDs),
@@ -148,13 +148,13 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 var entProduct = new(noun)
 
 func init() {
-	register(entProduct, noun{name: "product", table: "products", digest: orgRows,
-		unique: &uniqueKey{col: "sku", giveWay: func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
-		edge: &edgeRule{update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
-			once:   []string{"sku", "barcodes"},
-			scopes: catalogWrite, refs: []ref{{col: "category_id", table: "categories"}, {col: "modifier_group_ids", table: "modifier_groups", list: true}},
-			check: checkProduct},
-		events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
+	register(entProduct, noun{Name: "product", Table: "products", Digest: orgRows,
+		Unique: &uniqueKey{Col: "sku", GiveWay: func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
+		Edge: &edgeRule{Update: []string{"name", "description", "base_price", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
+			Once:   []string{"sku", "barcodes"},
+			Scopes: catalogWrite, Refs: []ref{{Col: "category_id", Table: "categories"}, {Col: "modifier_group_ids", Table: "modifier_groups", List: true}},
+			Check: checkProduct},
+		Events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
 }
 
 func checkProduct(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

@@ -27,23 +27,17 @@ func readOwn[T any](ctx context.Context, db *DB, find finder[T], id string) (*T,
 	if err != nil {
 		return nil, err
 	}
-	return find(ctx, db.reader, a.OrgID, id)
+	return find(ctx, db.Reader, a.OrgID, id)
 }
 
 // writeRead is the shape of a service's create or update: write runs in one
 // unit of work, then row id of orgID is read back on the reader, as the
 // caller sees it after the commit. An error of write comes back as it is.
 func writeRead[T any](ctx context.Context, db *DB, find finder[T], orgID, id string, write func(tx *Tx) error) (*T, error) {
-	if err := db.write(ctx, write); err != nil {
+	if err := db.Write(ctx, write); err != nil {
 		return nil, err
 	}
-	return find(ctx, db.reader, orgID, id)
-}
-
-// querier is what a query runs on: a unit of work (*Tx) or the reader.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	return find(ctx, db.Reader, orgID, id)
 }
 
 // exists reports whether table has a row id in org.
@@ -94,7 +88,7 @@ func updateRead[T any](ctx context.Context, db *DB, e entity, find finder[T], or
 		if err := diff(tx, old, cols); err != nil {
 			return err
 		}
-		return tx.update(ctx, e, orgID, id, cols)
+		return tx.Update(ctx, e, orgID, id, cols)
 	})
 }
 
@@ -111,7 +105,7 @@ func updateEmit[T any](ctx context.Context, db *DB, e entity, event string, find
 func updateEmitAs[T any](ctx context.Context, db *DB, e entity, eventOf func(cols map[string]any) string, find, show finder[T], orgID, id string,
 	diff func(tx *Tx, old *T, cols map[string]any) error) (*T, error) {
 	var out *T
-	err := db.write(ctx, func(tx *Tx) error {
+	err := db.Write(ctx, func(tx *Tx) error {
 		old, err := find(ctx, tx, orgID, id)
 		if err != nil {
 			return err
@@ -124,7 +118,7 @@ func updateEmitAs[T any](ctx context.Context, db *DB, e entity, eventOf func(col
 			out, err = show(ctx, tx, orgID, id)
 			return err
 		}
-		if err := tx.update(ctx, e, orgID, id, cols); err != nil {
+		if err := tx.Update(ctx, e, orgID, id, cols); err != nil {
 			return err
 		}
 		return emitRead(ctx, tx, show, orgID, id, eventOf(cols), &out)
@@ -140,6 +134,6 @@ func emitRead[T any](ctx context.Context, tx *Tx, find finder[T], orgID, id, eve
 		return err
 	}
 	*out = v
-	tx.emit(orgID, "", event, v)
+	tx.Emit(orgID, "", event, v)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/currency"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -49,11 +50,11 @@ func allocateReceipt(ctx context.Context, tx *Tx, orgID, locationID, orderID, re
 	if err != nil {
 		return err
 	}
-	id, kind := tx.db.NewID(), kassa.ReceiptSale
+	id, kind := tx.DB.NewID(), kassa.ReceiptSale
 	if refundID != "" {
 		kind = kassa.ReceiptRefund
 	}
-	if err := tx.insertAt(ctx, entReceipt, orgID, locationID, id, map[string]any{"location_id": locationID, "register_id": reg,
+	if err := tx.InsertAt(ctx, entReceipt, orgID, locationID, id, map[string]any{"location_id": locationID, "register_id": reg,
 		"number": kassa.ReceiptNumber(code, n), "seq": n, "kind": kind, "order_id": orderID, "refund_id": nullStr(refundID)}); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) 
 func heldSequence(ctx context.Context, tx *Tx, orgID, locationID, reg string) (string, int64, error) {
 	var number string
 	var seq int64
-	prefix := tx.db.NumberPrefix()
+	prefix := storeOf(tx.DB).NumberPrefix()
 	err := tx.QueryRowContext(ctx, `SELECT number, seq FROM receipts WHERE number >= ? AND number < ?
 		AND org_id = ? AND location_id = ? AND register_id = ? ORDER BY seq DESC LIMIT 1`,
 		prefix+"-", prefix+".", orgID, locationID, reg).Scan(&number, &seq)
@@ -133,7 +134,7 @@ func freeSequenceCode(ctx context.Context, tx *Tx) (string, error) {
 		return "", err
 	}
 	for ; ; k++ {
-		code := fmt.Sprintf("%s-%d", tx.db.NumberPrefix(), k)
+		code := fmt.Sprintf("%s-%d", storeOf(tx.DB).NumberPrefix(), k)
 		var used bool
 		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM receipt_sequences WHERE code = ?)
 			OR EXISTS (SELECT 1 FROM receipts WHERE number >= ? AND number < ?)`, code, code+"-", code+".").Scan(&used)
@@ -157,7 +158,7 @@ func printerEnabled(ctx context.Context, q querier, orgID, reg string) bool {
 }
 
 func queueJob(ctx context.Context, tx *Tx, orgID, receiptID, kind, reg, email string, kick bool) error {
-	id := tx.db.NewID()
+	id := tx.DB.NewID()
 	msgID := ""
 	if kind == kassa.JobEmail {
 		// Fixed per job: a retry after a crash between the relay's accept
@@ -165,7 +166,7 @@ func queueJob(ctx context.Context, tx *Tx, orgID, receiptID, kind, reg, email st
 		msgID = "<receipt-" + id + "@kassa>"
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO receipt_jobs (id, org_id, receipt_id, kind, register_id, email, kick, message_id, status, next_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, id, orgID, receiptID, kind, reg, email, kick, msgID, fmtTime(tx.now), fmtTime(tx.now))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, id, orgID, receiptID, kind, reg, email, kick, msgID, fmtTime(tx.Now), fmtTime(tx.Now))
 	return err
 }
 
@@ -215,11 +216,11 @@ func (s *ReceiptService) Receipt(ctx context.Context, orderID string, refundID *
 	if err != nil {
 		return nil, err
 	}
-	o, err := findOrder(ctx, s.db.reader, a.OrgID, orderID)
+	o, err := findOrder(ctx, s.db.Reader, a.OrgID, orderID)
 	if err != nil {
 		return nil, err
 	}
-	row, err := findReceiptRow(ctx, s.db.reader, a.OrgID, orderID, refundID)
+	row, err := findReceiptRow(ctx, s.db.Reader, a.OrgID, orderID, refundID)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func (s *ReceiptService) Receipt(ctx context.Context, orderID string, refundID *
 		return nil, err
 	}
 	r := kassa.BuildReceipt(f)
-	r.Jobs, err = receiptJobs(ctx, s.db.reader, row.id)
+	r.Jobs, err = receiptJobs(ctx, s.db.Reader, row.id)
 	return r, err
 }
 
@@ -248,18 +249,18 @@ func (s *ReceiptService) facts(ctx context.Context, orgID string, o *kassa.Order
 		}
 	}
 	var err error
-	if f.Location, err = findLocation(ctx, s.db.reader, orgID, o.LocationID); err != nil {
+	if f.Location, err = findLocation(ctx, s.db.Reader, orgID, o.LocationID); err != nil {
 		return nil, err
 	}
-	st, err := receiptSettings(ctx, s.db.reader, orgID)
+	st, err := receiptSettings(ctx, s.db.Reader, orgID)
 	if err != nil {
 		return nil, err
 	}
 	f.Settings = *st
-	if f.GiftCards, err = giftCardsOf(ctx, s.db.reader, o); err != nil {
+	if f.GiftCards, err = giftCardsOf(ctx, s.db.Reader, o); err != nil {
 		return nil, err
 	}
-	f.Loyalty = loyaltyBalance(ctx, s.db.reader, orgID, o.CustomerID)
+	f.Loyalty = loyaltyBalance(ctx, s.db.Reader, orgID, o.CustomerID)
 	return f, nil
 }
 
@@ -340,7 +341,7 @@ func (s *ReceiptService) Print(ctx context.Context, orderID string, in *kassa.Re
 	if in.RegisterID != nil && !kassa.ValidRegisterID(*in.RegisterID) {
 		return nil, kassa.InvalidField("register_id", "must be 1-64 letters, digits, _ or -")
 	}
-	row, err := findReceiptRow(ctx, s.db.reader, a.OrgID, orderID, in.RefundID)
+	row, err := findReceiptRow(ctx, s.db.Reader, a.OrgID, orderID, in.RefundID)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +349,7 @@ func (s *ReceiptService) Print(ctx context.Context, orderID string, in *kassa.Re
 	if in.RegisterID != nil {
 		reg = *in.RegisterID
 	}
-	if reg == "" || !printerEnabled(ctx, s.db.reader, a.OrgID, reg) {
+	if reg == "" || !printerEnabled(ctx, s.db.Reader, a.OrgID, reg) {
 		return nil, kassa.Errorf(kassa.EConflict, "the till has no enabled printer: set one with PUT /registers/{id}/printer")
 	}
 	// A reprint never opens the drawer.
@@ -365,11 +366,11 @@ func (s *ReceiptService) Email(ctx context.Context, orderID string, in *kassa.Re
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	row, err := findReceiptRow(ctx, s.db.reader, a.OrgID, orderID, in.RefundID)
+	row, err := findReceiptRow(ctx, s.db.Reader, a.OrgID, orderID, in.RefundID)
 	if err != nil {
 		return nil, err
 	}
-	st, err := receiptSettings(ctx, s.db.reader, a.OrgID)
+	st, err := receiptSettings(ctx, s.db.Reader, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +382,7 @@ func (s *ReceiptService) Email(ctx context.Context, orderID string, in *kassa.Re
 
 func (s *ReceiptService) queue(ctx context.Context, orgID, receiptID, kind, reg, email string) (*kassa.ReceiptJob, error) {
 	var j *kassa.ReceiptJob
-	err := s.db.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, func(tx *Tx) error {
 		if err := queueJob(ctx, tx, orgID, receiptID, kind, reg, email, false); err != nil {
 			return err
 		}
@@ -414,7 +415,7 @@ func (s *ReceiptService) Settings(ctx context.Context) (*kassa.ReceiptSettings, 
 	if err != nil {
 		return nil, err
 	}
-	return receiptSettings(ctx, s.db.reader, a.OrgID)
+	return receiptSettings(ctx, s.db.Reader, a.OrgID)
 }
 
 // UpdateSettings changes the org's receipt settings: managers and owners.
@@ -426,7 +427,7 @@ func (s *ReceiptService) UpdateSettings(ctx context.Context, in *kassa.ReceiptSe
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		st, err := receiptSettings(ctx, tx, a.OrgID)
 		if err != nil {
 			return err
@@ -441,13 +442,13 @@ func (s *ReceiptService) UpdateSettings(ctx context.Context, in *kassa.ReceiptSe
 		setOpt(&st.SMTPFrom, in.SMTPFrom)
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO receipt_settings (org_id, header, footer, tax_id, smtp_host, smtp_port,
 			smtp_username, smtp_password, smtp_from, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.OrgID, st.Header, st.Footer,
-			st.TaxID, st.SMTPHost, st.SMTPPort, st.SMTPUsername, st.SMTPPassword, st.SMTPFrom, fmtTime(tx.now))
+			st.TaxID, st.SMTPHost, st.SMTPPort, st.SMTPUsername, st.SMTPPassword, st.SMTPFrom, fmtTime(tx.Now))
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return receiptSettings(ctx, s.db.reader, a.OrgID)
+	return receiptSettings(ctx, s.db.Reader, a.OrgID)
 }
 
 func setOpt[T any](dst *T, o kassa.Opt[T]) {
@@ -473,7 +474,7 @@ func (s *ReceiptService) Printer(ctx context.Context, registerID string) (*kassa
 	if err != nil {
 		return nil, err
 	}
-	return findPrinter(ctx, s.db.reader, a.OrgID, registerID)
+	return findPrinter(ctx, s.db.Reader, a.OrgID, registerID)
 }
 
 func findPrinter(ctx context.Context, q querier, orgID, reg string) (*kassa.RegisterPrinter, error) {
@@ -511,21 +512,21 @@ func (s *ReceiptService) SetPrinter(ctx context.Context, registerID string, in *
 		return nil, err
 	}
 	on := in.Enabled == nil || *in.Enabled
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		if _, err := findRegister(ctx, tx, a.OrgID, registerID); err != nil {
 			return err // another org's register, or none: 404
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO register_printers (register_id, org_id, host, port, paper_width, enabled, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (org_id, register_id) DO UPDATE SET host = excluded.host, port = excluded.port,
 			paper_width = excluded.paper_width, enabled = excluded.enabled, last_error = '', last_ok_at = NULL, updated_at = excluded.updated_at`,
-			registerID, a.OrgID, in.Host, in.Port, in.PaperWidth, on, fmtTime(tx.now))
+			registerID, a.OrgID, in.Host, in.Port, in.PaperWidth, on, fmtTime(tx.Now))
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.db.wakeReceipts()
-	return findPrinter(ctx, s.db.reader, a.OrgID, registerID)
+	return findPrinter(ctx, s.db.Reader, a.OrgID, registerID)
 }
 
 // ReceiptTask is a due print or e-mail, with what it needs to run.
@@ -542,7 +543,7 @@ type ReceiptTask struct {
 
 // DueReceiptJobs returns up to limit pending jobs due by now, oldest first.
 func (db *DB) DueReceiptJobs(ctx context.Context, now time.Time, limit int) ([]ReceiptTask, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT j.id, j.kind, j.message_id, j.attempts, j.kick, j.register_id, j.email,
+	rows, err := db.Reader.QueryContext(ctx, `SELECT j.id, j.kind, j.message_id, j.attempts, j.kick, j.register_id, j.email,
 		j.org_id, r.order_id, r.refund_id FROM receipt_jobs j JOIN receipts r ON r.id = j.receipt_id
 		WHERE j.status = 'pending' AND j.next_at <= ? ORDER BY j.next_at, j.id LIMIT ?`, fmtTime(now), limit)
 	if err != nil {
@@ -574,10 +575,10 @@ func (db *DB) DueReceiptJobs(ctx context.Context, now time.Time, limit int) ([]R
 			return nil, err
 		}
 		if d.t.Kind == kassa.JobPrint {
-			if d.t.Printer, err = findPrinter(ctx, db.reader, d.t.OrgID, d.reg); err != nil {
+			if d.t.Printer, err = findPrinter(ctx, db.Reader, d.t.OrgID, d.reg); err != nil {
 				return nil, err
 			}
-		} else if d.t.SMTP, err = receiptSettings(ctx, db.reader, d.t.OrgID); err != nil {
+		} else if d.t.SMTP, err = receiptSettings(ctx, db.Reader, d.t.OrgID); err != nil {
 			return nil, err
 		}
 		out = append(out, d.t)
@@ -589,8 +590,8 @@ func (db *DB) DueReceiptJobs(ctx context.Context, now time.Time, limit int) ([]R
 // pending again at retryAt (failed for good past maxAttempts). A print's
 // outcome is also its printer's status.
 func (db *DB) FinishReceiptJob(ctx context.Context, t *ReceiptTask, runErr error, retryAt time.Time, maxAttempts int) error {
-	return db.write(ctx, func(tx *Tx) error {
-		now := fmtTime(tx.now)
+	return db.Write(ctx, func(tx *Tx) error {
+		now := fmtTime(tx.Now)
 		msg := ""
 		if runErr != nil {
 			msg = truncate(runErr.Error(), 300)
@@ -631,10 +632,10 @@ func truncate(s string, n int) string {
 var entReceipt = new(noun)
 
 func init() {
-	register(entReceipt, noun{name: "receipt", table: "receipts", merge: mergeAppend, digest: locationRows, formats: []formatStep{{4, 31}},
-		newState: func(*DB) any { return &receiptState{wake: make(chan struct{}, 1)} },
-		edge: &edgeRule{loc: ownLocation, scopes: saleWrite,
-			refs: []ref{{col: "order_id", table: "orders"}, {col: "refund_id", table: "refunds"}}, check: checkReceipt}})
+	register(entReceipt, noun{Name: "receipt", Table: "receipts", Merge: mergeAppend, Digest: locationRows, Formats: []formatStep{{Format: 4, Migration: 31}},
+		NewState: func(*engine.DB) any { return &receiptState{wake: make(chan struct{}, 1)} },
+		Edge: &edgeRule{Loc: ownLocation, Scopes: saleWrite,
+			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "refund_id", Table: "refunds"}}, Check: checkReceipt}})
 }
 
 // checkReceipt: a store's receipt carries a number of one of its own
@@ -662,7 +663,7 @@ func checkReceipt(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return refuse(RefusedValue, "a sale's receipt has no refund_id, a refund's has one (kind %q)", kind)
 	}
 	var n int
-	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM receipts WHERE org_id = ?1 AND (number = ?2
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT count(*) FROM receipts WHERE org_id = ?1 AND (number = ?2
 		OR (order_id = ?3 AND coalesce(refund_id, '') = ?4))`, c.OrgID, number, str("order_id"), refund).Scan(&n); err != nil {
 		return err
 	}
@@ -670,7 +671,7 @@ func checkReceipt(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return refuse(RefusedValue, "receipt %s, or a receipt of that sale or refund, is already at the hub", number)
 	}
 	if refund != "" {
-		if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM refunds WHERE id = ? AND order_id = ? AND org_id = ?`,
+		if err := ad.Tx.QueryRowContext(ctx, `SELECT count(*) FROM refunds WHERE id = ? AND order_id = ? AND org_id = ?`,
 			refund, str("order_id"), c.OrgID).Scan(&n); err != nil {
 			return err
 		}
@@ -685,4 +686,4 @@ func checkReceipt(ctx context.Context, ad *admitter, c *change.Change, f map[str
 type receiptState struct{ wake chan struct{} }
 
 // receiptsIn is db's receiptState.
-func receiptsIn(db *DB) *receiptState { return db.states[entReceipt].(*receiptState) }
+func receiptsIn(db *DB) *receiptState { return db.States[entReceipt].(*receiptState) }

@@ -66,7 +66,7 @@ func TestTheHubAdmitsOnlyAStoresOwnReceiptNumbers(t *testing.T) {
 		}
 	}
 	var n int
-	if err := hub.db.reader.QueryRow(`SELECT count(*) FROM receipts WHERE org_id = ? AND origin = ?`, w.org, from.NodeID).Scan(&n); err != nil || n != 2 {
+	if err := hub.db.Reader.QueryRow(`SELECT count(*) FROM receipts WHERE org_id = ? AND origin = ?`, w.org, from.NodeID).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("the hub holds %d of the store's receipts (%v), want 2", n, err)
 	}
 }
@@ -82,7 +82,7 @@ func TestARestoredEdgeNumbersPastTheReceiptsItGetsBack(t *testing.T) {
 	ctx := context.Background()
 	next := func(reg string) (code string, seq int64) {
 		t.Helper()
-		err := n.db.write(ctx, func(tx *Tx) error {
+		err := n.db.Write(ctx, func(tx *Tx) error {
 			var err error
 			code, seq, err = nextReceiptSeq(ctx, tx, w.org, w.loc, reg)
 			if err == nil {
@@ -99,7 +99,7 @@ func TestARestoredEdgeNumbersPastTheReceiptsItGetsBack(t *testing.T) {
 	}
 	a, _ := next("till-a")
 	next("till-a")
-	if err := n.db.exec(ctx, `DELETE FROM receipt_sequences`); err != nil { // the restore
+	if err := n.db.Exec(ctx, `DELETE FROM receipt_sequences`); err != nil { // the restore
 		t.Fatal(err)
 	}
 	if code, seq := next("till-a"); code != a || seq != 3 {

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/sync/change"
@@ -24,53 +22,11 @@ import (
 // name rows as people do (order numbers, not ids) and word a refusal as
 // a sentence (describe).
 
-// Refused is a pushed change the hub refused and holds in quarantine:
-// what the edge that pushed it is told.
-type Refused struct {
-	ChangeID, Entity, EntityID, Op string
-	Status                         string   // the status the record set, if any
-	Fields                         []string // the names of its fields
-	Reason, Error                  string
-	At                             time.Time
-}
-
-// refusedOf is the refusal of c for cause.
-func refusedOf(c *change.Change, cause error, at time.Time) Refused {
-	r := Refused{ChangeID: c.ID, Entity: c.Entity, EntityID: c.EntityID, Op: string(c.Op),
-		Reason: quarantineReason(cause), Error: cause.Error(), At: at, Fields: make([]string, 0, len(c.Fields))}
-	for k := range c.Fields {
-		if k != "id" && k != "org_id" && k != "updated_at" && k != "created_at" {
-			r.Fields = append(r.Fields, k)
-		}
-	}
-	slices.Sort(r.Fields)
-	r.Status, _ = c.Fields["status"].(string)
-	r.Reason = codeIn(r.Reason, r.Error)
-	return r
-}
-
-// codeIn is the refusal code the hub's words name, for a record
-// quarantined as apply_failed whose error still carries one.
-func codeIn(reason, text string) string {
-	if reason != "apply_failed" {
-		return reason
-	}
-	for _, code := range RefusalCodes {
-		if strings.Contains(text, code+": ") {
-			return code
-		}
-	}
-	return reason
-}
-
-// kassaKind is the "kassa <kind>: " prefix of a domain error's text.
-var kassaKind = regexp.MustCompile(`kassa [a-z_]+: `)
-
 // EdgeRefusals returns, at the hub, the open quarantined records the edge
 // nodeID of org pushed (listed under its location), newest first, at most
 // limit, and how many there are.
 func (db *DB) EdgeRefusals(ctx context.Context, orgID, locationID, nodeID string, limit int) ([]Refused, int, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT q.change, q.error, q.created_at FROM sync_conflicts c
+	rows, err := db.Reader.QueryContext(ctx, `SELECT q.change, q.error, q.created_at FROM sync_conflicts c
 		JOIN sync_quarantine q ON q.id = json_extract(c.remote, '$.id')
 		WHERE c.org_id = ? AND c.status = 'open' AND c.location_id = ? AND c.kind = 'quarantined'
 		AND json_extract(c.remote, '$.origin') = ? ORDER BY c.detected_at DESC, c.id`, orgID, locationID, nodeID)
@@ -104,7 +60,7 @@ const metaRefusedTotal = "sync_refused_total"
 // replace, rs is the hub's whole open list (of total): the others are
 // forgotten, since the hub re-applied or resolved them.
 func (db *DB) KeepRefusals(ctx context.Context, rs []Refused, total int, replace bool) error {
-	return db.write(ctx, func(tx *Tx) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		if replace {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sync_refusals`); err != nil {
 				return err
@@ -129,7 +85,7 @@ func (db *DB) KeepRefusals(ctx context.Context, rs []Refused, total int, replace
 // Refusals returns, at an edge, its changes the hub refused, newest first
 // (at most limit), each named and worded, and how many there are.
 func (db *DB) Refusals(ctx context.Context, limit int) ([]kassa.SyncRefusal, int, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT change_id, entity, entity_id, op, status, fields, reason, error, refused_at
+	rows, err := db.Reader.QueryContext(ctx, `SELECT change_id, entity, entity_id, op, status, fields, reason, error, refused_at
 		FROM sync_refusals ORDER BY refused_at DESC, change_id`)
 	if err != nil {
 		return nil, 0, err
@@ -154,7 +110,7 @@ func (db *DB) Refusals(ctx context.Context, limit int) ([]kassa.SyncRefusal, int
 	n, _ := strconv.Atoi(total)
 	out := make([]kassa.SyncRefusal, 0, min(len(rs), limit))
 	for _, r := range rs[:min(len(rs), limit)] {
-		subject, summary := describe(ctx, db.reader, r)
+		subject, summary := describe(ctx, db.Reader, r)
 		out = append(out, kassa.SyncRefusal{ChangeID: r.ChangeID, Entity: r.Entity, EntityID: r.EntityID, Reason: r.Reason,
 			Error: r.Error, Subject: subject, Summary: summary, RefusedAt: r.At})
 	}
@@ -322,7 +278,7 @@ var uuidPattern = regexp.MustCompile(`"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 func (n *namer) kindOf(id string) string {
 	for _, e := range []string{"order", "payment", "customer", "product", "user"} {
 		var one int
-		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+nouns[e].table+" WHERE id = ?", id).Scan(&one) == nil {
+		if n.q.QueryRowContext(n.ctx, "SELECT 1 FROM "+nouns[e].Table+" WHERE id = ?", id).Scan(&one) == nil {
 			return e
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -26,9 +27,9 @@ func mustRefusedSale(t *testing.T) *refusedSale {
 	w := seed(t, hub)
 	ship(t, hub, edge)
 	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
-	if err := hub.db.write(ctx, func(tx *Tx) error {
+	if err := hub.db.Write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
-			from.NodeID, w.org, w.loc, fmtTime(tx.now))
+			from.NodeID, w.org, w.loc, fmtTime(tx.Now))
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -38,13 +39,13 @@ func mustRefusedSale(t *testing.T) *refusedSale {
 	if err != nil {
 		t.Fatal(err)
 	}
-	olderRules = func(c *change.Change) error {
+	engine.OlderRules = func(c *change.Change) error {
 		if c.Entity == "payment" {
 			return refuse(RefusedField, "an edge may not change payment.tendered")
 		}
 		return nil
 	}
-	t.Cleanup(func() { olderRules = nil })
+	t.Cleanup(func() { engine.OlderRules = nil })
 	res, q, err := hub.db.Ingest(ctx, from, wire(t, es))
 	if err != nil || q < 2 {
 		t.Fatalf("ingest under the older rules: %d quarantined, %v", q, err)
@@ -102,7 +103,7 @@ func TestReapplyAdmitsUnderTheRunningRulesAndRetriesTheOrder(t *testing.T) {
 	if len(s.openQuarantined(t)) != len(open) {
 		t.Fatalf("a failed re-apply resolved something: before %v after %v", open, s.openQuarantined(t))
 	}
-	olderRules = nil // the upgrade
+	engine.OlderRules = nil // the upgrade
 	c, err := svc.Reapply(s.w.ctx, done.ID)
 	if err != nil || c.Status != kassa.ConflictResolved || *c.Resolution != kassa.ResolutionReapplied {
 		t.Fatalf("re-apply under the running rules: %v %+v", err, c)
@@ -132,7 +133,7 @@ func TestTakingTheHubsVersionSendsItsRowToTheEdge(t *testing.T) {
 	if kassa.ErrorKind(err) != kassa.EConflict || !strings.Contains(err.Error(), "no hub version") {
 		t.Fatalf("take the hub's version of a payment it never had: %v", err)
 	}
-	olderRules = nil
+	engine.OlderRules = nil
 	done := s.openQuarantined(t)["order"]
 	c, err := svc.Resolve(s.w.ctx, done.ID, &kassa.ConflictResolve{Note: "checked with the store", Take: kassa.TakeEdge})
 	if err != nil || c.Taken == nil || *c.Taken != kassa.TakeEdge || *c.Resolution != "checked with the store" {
@@ -164,7 +165,7 @@ func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	olderRules = func(c *change.Change) error {
+	engine.OlderRules = func(c *change.Change) error {
 		if c.Entity == "customer" {
 			return refuse(RefusedField, "an edge may not change customer.first_name")
 		}
@@ -173,7 +174,7 @@ func TestTheHubsVersionOverwritesTheEdgesRow(t *testing.T) {
 	if _, q, err := s.hub.db.Ingest(ctx, s.from, wire(t, rename)); err != nil || q != 1 {
 		t.Fatalf("the rename: %d quarantined, %v", q, err)
 	}
-	olderRules = nil
+	engine.OlderRules = nil
 	var id string
 	l, _ := s.hub.db.Conflicts(s.w.ctx, kassa.ConflictFilter{Status: kassa.ConflictOpen, Page: kassa.Page{Limit: 200}})
 	for _, c := range l.Items {

@@ -42,7 +42,7 @@ func (s *RegisterService) FindRegisters(ctx context.Context, f kassa.RegisterFil
 	}
 	w := orgFilter(a.OrgID)
 	eq(w, "location_id", f.LocationID)
-	return findPage(ctx, s.db.reader, registerCols, w, f.Page, scanRegister, registerID)
+	return findPage(ctx, s.db.Reader, registerCols, w, f.Page, scanRegister, registerID)
 }
 
 // FindRegisterByID returns one register of the org, or ENotFound.
@@ -63,12 +63,12 @@ func (s *RegisterService) CreateRegister(ctx context.Context, in *kassa.Register
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if !exists(ctx, s.db.reader, "locations", a.OrgID, in.LocationID) {
+	if !exists(ctx, s.db.Reader, "locations", a.OrgID, in.LocationID) {
 		return nil, kassa.InvalidField("location_id", "is not a location of the org")
 	}
 	id := s.db.NewID()
 	return writeRead(ctx, s.db, findRegister, a.OrgID, id, func(tx *Tx) error {
-		return tx.insertAt(ctx, entRegister, a.OrgID, in.LocationID, id, map[string]any{
+		return tx.InsertAt(ctx, entRegister, a.OrgID, in.LocationID, id, map[string]any{
 			"location_id": in.LocationID, "name": in.Name, "is_active": true,
 		})
 	})
@@ -107,14 +107,14 @@ func (s *RegisterService) UpdateRegister(ctx context.Context, id string, in *kas
 		if in.IsActive != nil {
 			changed(cols, "is_active", old.IsActive, *in.IsActive)
 		}
-		return tx.updateAt(ctx, entRegister, a.OrgID, at, id, cols)
+		return tx.UpdateAt(ctx, entRegister, a.OrgID, at, id, cols)
 	})
 }
 
 // checkRegister admits an edge's register: a valid name, written by a
 // manager or an owner (as the hub knows the actor).
 func checkRegister(_ context.Context, ad *admitter, _ *change.Change, f map[string]any) error {
-	if ad.actorOf == nil || kassa.CanManageRegisters(ad.actorOf) != nil {
+	if ad.ActorOf == nil || kassa.CanManageRegisters(ad.ActorOf) != nil {
 		return refuse(RefusedActor, "only a manager or an owner manages registers")
 	}
 	if name, ok := f["name"]; ok {
@@ -129,7 +129,7 @@ func checkRegister(_ context.Context, ad *admitter, _ *change.Change, f map[stri
 var entRegister = new(noun)
 
 func init() {
-	register(entRegister, noun{name: "register", table: "registers", formats: []formatStep{{4, 30}},
-		edge: &edgeRule{loc: ownLocation, update: []string{"name", "is_active"}, once: []string{"location_id"},
-			scopes: paymentsWrite, check: checkRegister}})
+	register(entRegister, noun{Name: "register", Table: "registers", Formats: []formatStep{{Format: 4, Migration: 30}},
+		Edge: &edgeRule{Loc: ownLocation, Update: []string{"name", "is_active"}, Once: []string{"location_id"},
+			Scopes: paymentsWrite, Check: checkRegister}})
 }

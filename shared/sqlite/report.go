@@ -55,7 +55,7 @@ func (s *ReportService) scope(ctx context.Context, k kassa.ReportKind, f kassa.R
 		return nil, err
 	}
 	sc := &reportScope{orgID: a.OrgID, f: f, now: s.db.Now(), info: &kassa.ReportInfo{Kind: k, GroupBy: f.GroupBy, DateFrom: f.DateFrom, DateTo: f.DateTo}}
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT id, name, timezone, day_cutoff_hour, currency FROM locations
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT id, name, timezone, day_cutoff_hour, currency FROM locations
 		WHERE org_id = ? ORDER BY created_at, id`, a.OrgID)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func groupKey(g kassa.ReportGrouping) string {
 
 // sumRows runs q and calls add with each row's key, currency and sums.
 func (s *ReportService) sumRows(ctx context.Context, add func(key, cur string, v []int64), n int, q string, args ...any) error {
-	rows, err := s.db.reader.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func (s *ReportService) salesByHour(ctx context.Context, sc *reportScope, sums s
 // eachRow runs q, whose rows are a location, a time, a currency and n
 // figures, and calls add with each.
 func (s *ReportService) eachRow(ctx context.Context, n int, add func(loc, at, cur string, v []int64), q string, args ...any) error {
-	rows, err := s.db.reader.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -397,7 +397,7 @@ func (s *ReportService) groupNames(ctx context.Context, sc *reportScope) (map[st
 	if q == "" {
 		return names, nil
 	}
-	rows, err := s.db.reader.QueryContext(ctx, q, sc.orgID)
+	rows, err := s.db.Reader.QueryContext(ctx, q, sc.orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +548,7 @@ func (s *ReportService) Inventory(ctx context.Context, f kassa.ReportFilter, emi
 	if sc.f.LowStock {
 		low = " AND sl.on_hand <= sl.reorder_point"
 	}
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT sl.location_id, sl.product_id, p.sku, p.name, l.currency, sl.on_hand, sl.reorder_point,
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT sl.location_id, sl.product_id, p.sku, p.name, l.currency, sl.on_hand, sl.reorder_point,
 		p.base_price, 1
 		FROM stock_levels sl JOIN products p ON p.id = sl.product_id JOIN locations l ON l.id = sl.location_id
 		WHERE sl.org_id = ? AND sl.location_id IN (SELECT value FROM json_each(?))`+low+` ORDER BY l.created_at, l.id, p.sku`, sc.orgID, string(b))
@@ -741,7 +741,7 @@ func (s *ReportService) Campaigns(ctx context.Context, f kassa.ReportFilter, emi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.reader.QueryContext(ctx, withD+`SELECT c.id, c.name, c.status, l.currency, count(*), sum(r.amount), sum(r.order_total)
+	rows, err := s.db.Reader.QueryContext(ctx, withD+`SELECT c.id, c.name, c.status, l.currency, count(*), sum(r.amount), sum(r.order_total)
 		FROM d CROSS JOIN campaign_redemptions r JOIN campaigns c ON c.id = r.campaign_id JOIN locations l ON l.id = r.location_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.occurred_at >= d.lo AND r.occurred_at < d.hi
 		GROUP BY 1, 4 ORDER BY c.name, c.id, l.currency`, sc.ranges(false), sc.orgID)

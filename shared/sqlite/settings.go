@@ -23,7 +23,7 @@ func (s *SettingsService) Settings(ctx context.Context) (*kassa.OrgSettings, err
 	if err != nil {
 		return nil, err
 	}
-	st, err := orgSettings(ctx, s.db.reader, a.OrgID)
+	st, err := orgSettings(ctx, s.db.Reader, a.OrgID)
 	return &st, err
 }
 
@@ -69,7 +69,7 @@ func (s *SettingsService) change(ctx context.Context, fn func(*kassa.OrgSettings
 		return nil, kassa.Errorf(kassa.EForbidden, "only an owner can change the org's settings")
 	}
 	var st kassa.OrgSettings
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		old, err := orgSettings(ctx, tx, a.OrgID)
 		if err != nil {
 			return err
@@ -79,7 +79,7 @@ func (s *SettingsService) change(ctx context.Context, fn func(*kassa.OrgSettings
 		fn(&st)
 		cols := map[string]any{}
 		changed(cols, "settings", old, st)
-		return tx.update(ctx, entOrg, a.OrgID, a.OrgID, cols)
+		return tx.Update(ctx, entOrg, a.OrgID, a.OrgID, cols)
 	})
 	return &st, err
 }

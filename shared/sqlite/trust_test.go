@@ -75,7 +75,7 @@ func TestTheSchemaRefusesCrossOrgReferences(t *testing.T) {
 			[]any{hub.db.NewID(), w.org, v.loc, now, now, now}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := hub.db.writer.Exec(tc.query, tc.args...)
+			_, err := hub.db.Writer.Exec(tc.query, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), "kassa: cross-org reference") {
 				t.Fatalf("err = %v, want a cross-org reference refusal", err)
 			}
@@ -117,12 +117,12 @@ func TestIngestKeepsAnEdgeInsideItsOrg(t *testing.T) {
 	if o.PaidTotal != 0 {
 		t.Errorf("the victim's order is paid %d by another org's change", o.PaidTotal)
 	}
-	lvl, err := findLevel(context.Background(), hub.db.reader, v.org, v.loc, v.product)
+	lvl, err := findLevel(context.Background(), hub.db.Reader, v.org, v.loc, v.product)
 	if err != nil || lvl == nil || lvl.OnHand != 9 {
 		t.Errorf("the victim's stock: %+v, %v; want 9 on hand", lvl, err)
 	}
 	var reasons []string
-	rows, err := hub.db.reader.Query(`SELECT reason FROM sync_quarantine WHERE org_id = ? ORDER BY created_at`, w.org)
+	rows, err := hub.db.Reader.Query(`SELECT reason FROM sync_quarantine WHERE org_id = ? ORDER BY created_at`, w.org)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestIngestKeepsAnEdgeInsideItsOrg(t *testing.T) {
 		t.Errorf("refused references counted: %d", got)
 	}
 	var forVictim int
-	hub.db.reader.QueryRow(`SELECT count(*) FROM sync_quarantine WHERE org_id = ?`, v.org).Scan(&forVictim)
+	hub.db.Reader.QueryRow(`SELECT count(*) FROM sync_quarantine WHERE org_id = ?`, v.org).Scan(&forVictim)
 	if forVictim != 0 {
 		t.Errorf("%d refusals listed for the victim's org", forVictim)
 	}
@@ -286,7 +286,7 @@ func TestTheHubAdmitsAnOAuthClientAsActorByItsScopes(t *testing.T) {
 		})
 	}
 	var apps int
-	hub.db.reader.QueryRow(`SELECT count(*) FROM oauth_apps WHERE name = 'Backdoor'`).Scan(&apps)
+	hub.db.Reader.QueryRow(`SELECT count(*) FROM oauth_apps WHERE name = 'Backdoor'`).Scan(&apps)
 	if apps != 0 {
 		t.Error("an edge wrote an OAuth app")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/password"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -62,7 +63,7 @@ func (s *UserService) CreateUser(ctx context.Context, in *kassa.UserCreate) (*ka
 		return nil, err
 	}
 	after := &kassa.Staff{Role: in.Role, LocationIDs: orEmpty(in.LocationIDs), Active: true}
-	if err := s.rules(ctx, s.db.reader, a, nil, after, kassa.AccountChange); err != nil {
+	if err := s.rules(ctx, s.db.Reader, a, nil, after, kassa.AccountChange); err != nil {
 		return nil, err
 	}
 	hash, err := hashPassword(in.Password)
@@ -88,7 +89,7 @@ const emailUnusable = "cannot be used for a new user: give another address"
 // insertUser adds a user; a taken e-mail is an EInvalid naming emailField
 // (emailUnusable).
 func insertUser(ctx context.Context, tx *Tx, orgID, id string, in *kassa.UserCreate, hash, emailField string) error {
-	err := tx.insert(ctx, entUser, orgID, id, map[string]any{
+	err := tx.Insert(ctx, entUser, orgID, id, map[string]any{
 		"email": kassa.NormalizeEmail(in.Email), "name": in.Name, "role": string(in.Role),
 		"password_hash": hash, "is_active": true, "location_ids": orEmpty(in.LocationIDs),
 	})
@@ -117,7 +118,7 @@ func (s *UserService) FindUsers(ctx context.Context, f kassa.UserFilter) (kassa.
 	if f.Status != "" {
 		w.and("is_active = ?", f.Status == "active")
 	}
-	return findPage(ctx, s.db.reader, userCols, w, f.Page, scanUser, userID)
+	return findPage(ctx, s.db.Reader, userCols, w, f.Page, scanUser, userID)
 }
 
 // FindUserByID returns a user of the org to its owners and managers, and
@@ -127,7 +128,7 @@ func (s *UserService) FindUserByID(ctx context.Context, id string) (*kassa.User,
 	if err != nil {
 		return nil, err
 	}
-	u, err := findUser(ctx, s.db.reader, a.OrgID, id)
+	u, err := findUser(ctx, s.db.Reader, a.OrgID, id)
 	if err == nil && !a.IsStaff() && a.UserID != id {
 		return nil, kassa.Errorf(kassa.EForbidden, "only an owner or a manager reads other staff")
 	}
@@ -222,11 +223,11 @@ func (s *UserService) change(ctx context.Context, id string, e edit) (*kassa.Use
 			return err
 		}
 		if e.endSessions {
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`, fmtTime(tx.now), id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`, fmtTime(tx.Now), id); err != nil {
 				return err
 			}
 		}
-		return tx.update(ctx, entUser, a.OrgID, id, e.cols)
+		return tx.Update(ctx, entUser, a.OrgID, id, e.cols)
 	})
 }
 
@@ -256,7 +257,7 @@ func (s *UserService) rules(ctx context.Context, q querier, a *kassa.Actor, befo
 		return err
 	}
 	actor := staffOf(u)
-	if err := kassa.CheckStaffChange(actor, before, after, kind); err != nil || !s.db.underHub.Load() {
+	if err := kassa.CheckStaffChange(actor, before, after, kind); err != nil || !s.db.UnderHub.Load() {
 		return err
 	}
 	// Read on q: inside a unit of work the writer is the unit's (db.Meta
@@ -288,7 +289,7 @@ func checkLocations(ctx context.Context, q querier, orgID string, ids []string) 
 // UserByEmail returns the user with that e-mail on this node (internal
 // callers only: it reads across orgs).
 func (db *DB) UserByEmail(ctx context.Context, email string) (*kassa.User, error) {
-	u, err := scanUser(db.reader.QueryRowContext(ctx, userCols+` WHERE email = ?`, kassa.NormalizeEmail(email)))
+	u, err := scanUser(db.Reader.QueryRowContext(ctx, userCols+` WHERE email = ?`, kassa.NormalizeEmail(email)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, kassa.NotFound("user", email)
 	}
@@ -302,15 +303,15 @@ func (db *DB) UserByEmail(ctx context.Context, email string) (*kassa.User, error
 // PIN. A hash is taken only when its check costs no more than this node's
 // (password.Bounded); a new user's e-mail must be free on the hub.
 func checkUser(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	delete(ad.users, c.EntityID) // a later change of this batch by this user reads the user anew
-	if ad.actorOf == nil || ad.actorOf.UserID == "" {
+	delete(ad.Users, c.EntityID) // a later change of this batch by this user reads the user anew
+	if ad.ActorOf == nil || ad.ActorOf.UserID == "" {
 		return refuse(RefusedActor, "a user is changed by a user")
 	}
-	actor, err := findUser(ctx, ad.tx, c.OrgID, c.Actor)
+	actor, err := findUser(ctx, ad.Tx, c.OrgID, c.Actor)
 	if err != nil {
 		return err
 	}
-	before, err := findUser(ctx, ad.tx, c.OrgID, c.EntityID)
+	before, err := findUser(ctx, ad.Tx, c.OrgID, c.EntityID)
 	if err != nil && kassa.ErrorKind(err) != kassa.ENotFound {
 		return err
 	}
@@ -319,7 +320,7 @@ func checkUser(ctx context.Context, ad *admitter, c *change.Change, f map[string
 	if before != nil {
 		was = staffOf(before)
 	}
-	if err := kassa.CheckEdgeStaffChange(staffOf(actor), was, after, ad.from.LocationID, changeOf(f)); err != nil {
+	if err := kassa.CheckEdgeStaffChange(staffOf(actor), was, after, ad.From.LocationID, changeOf(f)); err != nil {
 		return refuse(RefusedActor, "%s", err.(*kassa.Error).Message)
 	}
 	if invalid != nil {
@@ -350,7 +351,7 @@ func newUserFields(ctx context.Context, ad *admitter, c *change.Change, f map[st
 		}
 	}
 	var n int
-	if err := ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE email = ?`, f["email"]).Scan(&n); err != nil {
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE email = ?`, f["email"]).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -397,24 +398,24 @@ func userAfter(before *kassa.User, f map[string]any) (*kassa.Staff, error) {
 var entUser = new(noun)
 
 func init() {
-	register(entUser, noun{name: "user", table: "users", digest: orgRows, formats: []formatStep{{5, 35}},
-		edge: &edgeRule{update: []string{"name", "role", "location_ids", "is_active", "password_hash", "pin_hash"}, once: []string{"email"}, anyUser: true,
-			refs: []ref{{col: "location_ids", table: "locations", list: true}}, check: checkUser}})
+	register(entUser, noun{Name: "user", Table: "users", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 35}},
+		Edge: &edgeRule{Update: []string{"name", "role", "location_ids", "is_active", "password_hash", "pin_hash"}, Once: []string{"email"}, AnyUser: true,
+			Refs: []ref{{Col: "location_ids", Table: "locations", List: true}}, Check: checkUser}})
 }
 
 // Users are the actors of most changes an edge pushes: tried first.
 func init() {
-	actorSources = append([]func(context.Context, querier, string, string) (batchUser, error){userActor}, actorSources...)
+	engine.ActorSources = append([]func(context.Context, querier, string, string) (batchUser, error){userActor}, engine.ActorSources...)
 }
 
 // userActor reads a change's actor as a user of the org, for the
 // authorization the hub replays (admitter.actor).
 func userActor(ctx context.Context, q querier, orgID, id string) (batchUser, error) {
 	var u batchUser
-	err := q.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, id, orgID).Scan(&u.role, &u.active)
+	err := q.QueryRowContext(ctx, `SELECT role, is_active FROM users WHERE id = ? AND org_id = ?`, id, orgID).Scan(&u.Role, &u.Active)
 	if errors.Is(err, sql.ErrNoRows) {
 		return batchUser{}, nil
 	}
-	u.found = err == nil
+	u.Found = err == nil
 	return u, err
 }

@@ -52,7 +52,7 @@ func (s *WebhookStore) FindWebhooks(ctx context.Context, p kassa.Page) (kassa.Li
 	if err != nil {
 		return kassa.List[kassa.WebhookEndpoint]{}, err
 	}
-	return findPage(ctx, s.db.reader, webhookCols, orgFilter(a.OrgID), p, scanWebhook, webhookID)
+	return findPage(ctx, s.db.Reader, webhookCols, orgFilter(a.OrgID), p, scanWebhook, webhookID)
 }
 
 // FindWebhookByID returns one endpoint of the actor's org, or ENotFound.
@@ -74,7 +74,7 @@ func (s *WebhookStore) CreateWebhook(ctx context.Context, in *kassa.WebhookCreat
 	w, err := writeRead(ctx, s.db, findWebhook, a.OrgID, id, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, org_id, url, events, description, status, secret, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, a.OrgID, in.URL, string(events), in.Description, kassa.WebhookActive, secret,
-			fmtTime(tx.now), fmtTime(tx.now))
+			fmtTime(tx.Now), fmtTime(tx.Now))
 		return err
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *WebhookStore) UpdateWebhook(ctx context.Context, id string, in *kassa.W
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, status = ?, updated_at = ?
-			WHERE org_id = ? AND id = ?`, w.URL, string(events), w.Description, w.Status, fmtTime(tx.now), a.OrgID, id)
+			WHERE org_id = ? AND id = ?`, w.URL, string(events), w.Description, w.Status, fmtTime(tx.Now), a.OrgID, id)
 		return err
 	})
 }
@@ -115,7 +115,7 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE org_id = ? AND id = ?`, a.OrgID, id)
 		if err != nil {
 			return err
@@ -141,7 +141,7 @@ func (s *WebhookStore) RotateWebhookSecret(ctx context.Context, id, secret strin
 	}
 	w, err := writeRead(ctx, s.db, findWebhook, a.OrgID, id, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET secret = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			secret, fmtTime(tx.now), a.OrgID, id)
+			secret, fmtTime(tx.Now), a.OrgID, id)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (s *WebhookStore) WebhookDeliveries(ctx context.Context, id string) ([]kass
 	if _, err := s.FindWebhookByID(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.reader.QueryContext(ctx, attemptCols+` WHERE a.endpoint_id = ? ORDER BY a.at DESC, a.id DESC LIMIT ?`,
+	rows, err := s.db.Reader.QueryContext(ctx, attemptCols+` WHERE a.endpoint_id = ? ORDER BY a.at DESC, a.id DESC LIMIT ?`,
 		id, kassa.WebhookDeliveriesShown)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (s *WebhookStore) RetryWebhookDelivery(ctx context.Context, id, logID strin
 		return nil, err
 	}
 	var delivery string
-	err = s.db.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, func(tx *Tx) error {
 		var status string
 		err := tx.QueryRowContext(ctx, `SELECT d.id, d.status FROM webhook_deliveries d
 			WHERE d.org_id = ? AND d.endpoint_id = ? AND (d.id = ? OR d.id = (SELECT delivery_id FROM webhook_attempts WHERE id = ?))`,
@@ -225,13 +225,13 @@ func (s *WebhookStore) RetryWebhookDelivery(ctx context.Context, id, logID strin
 			return kassa.Errorf(kassa.EConflict, "delivery %s is %s: only a failed delivery can be retried", delivery, status)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?`,
-			kassa.DeliveryPending, fmtTime(tx.now), fmtTime(tx.now), delivery)
+			kassa.DeliveryPending, fmtTime(tx.Now), fmtTime(tx.Now), delivery)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return scanAttempt(s.db.reader.QueryRowContext(ctx, attemptCols+` WHERE a.delivery_id = ? ORDER BY a.attempt DESC LIMIT 1`, delivery))
+	return scanAttempt(s.db.Reader.QueryRowContext(ctx, attemptCols+` WHERE a.delivery_id = ? ORDER BY a.attempt DESC LIMIT 1`, delivery))
 }
 
 // WebhookTarget is where and how a delivery is sent.
@@ -247,7 +247,7 @@ func (s *WebhookStore) WebhookTarget(ctx context.Context, id string) (*WebhookTa
 		return nil, err
 	}
 	t := WebhookTarget{EndpointID: id, OrgID: a.OrgID}
-	err = s.db.reader.QueryRowContext(ctx, `SELECT url, secret FROM webhook_endpoints WHERE org_id = ? AND id = ?`, a.OrgID, id).Scan(&t.URL, &t.Secret)
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT url, secret FROM webhook_endpoints WHERE org_id = ? AND id = ?`, a.OrgID, id).Scan(&t.URL, &t.Secret)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, kassa.NotFound("webhook endpoint", id)
 	}
@@ -280,7 +280,7 @@ type WebhookOutcome struct {
 // WebhookDue returns up to limit deliveries of an active endpoint that
 // are due at now, oldest first.
 func (s *WebhookStore) WebhookDue(ctx context.Context, endpointID string, now time.Time, limit int) ([]WebhookDelivery, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT d.id, coalesce(d.event_id, ''), d.event_type, d.body, d.attempts, e.id, e.org_id, e.url, e.secret
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT d.id, coalesce(d.event_id, ''), d.event_type, d.body, d.attempts, e.id, e.org_id, e.url, e.secret
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.endpoint_id = ? AND d.status IN ('pending', 'awaiting_retry') AND d.next_attempt_at <= ? AND e.status = 'active'
 		ORDER BY d.next_attempt_at, d.id LIMIT ?`, endpointID, fmtTime(now), limit)
@@ -303,14 +303,14 @@ func (s *WebhookStore) WebhookDue(ctx context.Context, endpointID string, now ti
 // awaiting a retry, of every org.
 func (s *WebhookStore) WebhookQueueLen(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'awaiting_retry')`).Scan(&n)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'awaiting_retry')`).Scan(&n)
 	return n, err
 }
 
 // WebhookEndpointsDue returns the active endpoints with deliveries due at
 // now, and the earliest time a later delivery becomes due (zero: none).
 func (s *WebhookStore) WebhookEndpointsDue(ctx context.Context, now time.Time) ([]string, time.Time, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT d.endpoint_id, min(d.next_attempt_at)
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT d.endpoint_id, min(d.next_attempt_at)
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.status IN ('pending', 'awaiting_retry') AND e.status = 'active' GROUP BY d.endpoint_id`)
 	if err != nil {
@@ -335,7 +335,7 @@ func (s *WebhookStore) WebhookEndpointsDue(ctx context.Context, now time.Time) (
 
 // ActiveWebhookEndpoints returns the ids of an org's active endpoints.
 func (s *WebhookStore) ActiveWebhookEndpoints(ctx context.Context, orgID string) ([]string, error) {
-	rows, err := s.db.reader.QueryContext(ctx, `SELECT id FROM webhook_endpoints WHERE org_id = ? AND status = 'active'`, orgID)
+	rows, err := s.db.Reader.QueryContext(ctx, `SELECT id FROM webhook_endpoints WHERE org_id = ? AND status = 'active'`, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ func (s *WebhookStore) ActiveWebhookEndpoints(ctx context.Context, orgID string)
 // outs[i].Status, all in one unit. An attempt already recorded (the
 // delivery moved on meanwhile) is not recorded again.
 func (s *WebhookStore) RecordWebhookAttempts(ctx context.Context, ds []WebhookDelivery, outs []WebhookOutcome) error {
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		for i := range ds {
 			d, o := &ds[i], outs[i]
 			var next any
@@ -364,7 +364,7 @@ func (s *WebhookStore) RecordWebhookAttempts(ctx context.Context, ds []WebhookDe
 				next = fmtTime(o.Next)
 			}
 			res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
-			WHERE id = ? AND attempts = ?`, o.Status, next, fmtTime(tx.now), d.ID, d.Attempts)
+			WHERE id = ? AND attempts = ?`, o.Status, next, fmtTime(tx.Now), d.ID, d.Attempts)
 			if err != nil {
 				return err
 			}
@@ -381,7 +381,7 @@ func (s *WebhookStore) RecordWebhookAttempts(ctx context.Context, ds []WebhookDe
 
 func insertAttempt(ctx context.Context, tx *Tx, d *WebhookDelivery, o WebhookOutcome) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (id, org_id, endpoint_id, delivery_id, attempt, response_code, response_body, duration_ms, error, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tx.db.NewID(), d.OrgID, d.EndpointID, d.ID, d.Attempts+1, o.Code, o.Body,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tx.DB.NewID(), d.OrgID, d.EndpointID, d.ID, d.Attempts+1, o.Code, o.Body,
 		o.Duration.Milliseconds(), o.Err, fmtTime(o.At))
 	return err
 }
@@ -389,9 +389,9 @@ func insertAttempt(ctx context.Context, tx *Tx, d *WebhookDelivery, o WebhookOut
 // RecordWebhookTest records a test delivery that was sent at once (not
 // queued): the delivery, already in its final status, and its attempt.
 func (s *WebhookStore) RecordWebhookTest(ctx context.Context, d *WebhookDelivery, o WebhookOutcome) error {
-	return s.db.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, body, status, attempts, created_at, updated_at)
-			VALUES (?, ?, ?, NULL, ?, ?, ?, 1, ?, ?)`, d.ID, d.OrgID, d.EndpointID, d.Event, d.Body, o.Status, fmtTime(tx.now), fmtTime(tx.now))
+			VALUES (?, ?, ?, NULL, ?, ?, ?, 1, ?, ?)`, d.ID, d.OrgID, d.EndpointID, d.Event, d.Body, o.Status, fmtTime(tx.Now), fmtTime(tx.Now))
 		if err != nil {
 			return err
 		}
@@ -402,7 +402,7 @@ func (s *WebhookStore) RecordWebhookTest(ctx context.Context, d *WebhookDelivery
 // Every event this node logs is offered to the org's webhooks.
 func init() {
 	onEventLogged(func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error {
-		return tx.fanOutWebhooks(ctx, id, orgID, typ, data)
+		return fanOutWebhooks(ctx, tx, id, orgID, typ, data)
 	})
 }
 
@@ -410,8 +410,8 @@ func init() {
 // log for each active endpoint of its org that subscribes to its type,
 // in the same unit: no event without its deliveries. Only the hub sends
 // webhooks; at an edge this does nothing.
-func (tx *Tx) fanOutWebhooks(ctx context.Context, id, orgID, typ string, data []byte) error {
-	if !tx.db.hub {
+func fanOutWebhooks(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error {
+	if !tx.DB.Hub {
 		return nil
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id, events FROM webhook_endpoints WHERE org_id = ? AND status = 'active'`, orgID)
@@ -438,7 +438,7 @@ func (tx *Tx) fanOutWebhooks(ctx context.Context, id, orgID, typ string, data []
 	for _, ep := range targets {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
-			tx.db.NewID(), orgID, ep, id, typ, body, kassa.DeliveryPending, fmtTime(tx.now), fmtTime(tx.now), fmtTime(tx.now)); err != nil {
+			tx.DB.NewID(), orgID, ep, id, typ, body, kassa.DeliveryPending, fmtTime(tx.Now), fmtTime(tx.Now), fmtTime(tx.Now)); err != nil {
 			return err
 		}
 	}

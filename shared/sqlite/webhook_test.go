@@ -15,7 +15,7 @@ func hookAt(t *testing.T, db *DB, org, status string, events ...string) string {
 	t.Helper()
 	id := db.NewID()
 	ev, _ := json.Marshal(events)
-	if err := db.exec(context.Background(), `INSERT INTO webhook_endpoints (id, org_id, url, events, description, status, secret, created_at, updated_at)
+	if err := db.Exec(context.Background(), `INSERT INTO webhook_endpoints (id, org_id, url, events, description, status, secret, created_at, updated_at)
 		VALUES (?, ?, 'https://example.com/hook', ?, '', ?, 'whsec_x', '', '')`, id, org, string(ev), status); err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func hookAt(t *testing.T, db *DB, org, status string, events ...string) string {
 // queued returns the event ids of an endpoint's deliveries, with their count.
 func queued(t *testing.T, db *DB, endpoint string) map[string]int {
 	t.Helper()
-	rows, err := db.reader.Query(`SELECT coalesce(event_id, ''), event_type, body FROM webhook_deliveries WHERE endpoint_id = ?`, endpoint)
+	rows, err := db.Reader.Query(`SELECT coalesce(event_id, ''), event_type, body FROM webhook_deliveries WHERE endpoint_id = ?`, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,8 @@ func TestWebhookDeliveriesAreQueuedWithTheirEventOnce(t *testing.T) {
 	orders := hookAt(t, hub.db, w.org, kassa.WebhookActive, kassa.EventOrderCreated)
 	paused := hookAt(t, hub.db, w.org, kassa.WebhookInactive, kassa.WebhookAllEvents)
 
-	if err := hub.db.write(ctx, func(tx *Tx) error {
-		tx.emit(w.org, "", kassa.EventCustomerCreated, map[string]string{"id": "c1"})
+	if err := hub.db.Write(ctx, func(tx *Tx) error {
+		tx.Emit(w.org, "", kassa.EventCustomerCreated, map[string]string{"id": "c1"})
 		return errors.New("rolled back")
 	}); err == nil {
 		t.Fatal("the unit did not fail")
@@ -67,8 +67,8 @@ func TestWebhookDeliveriesAreQueuedWithTheirEventOnce(t *testing.T) {
 	if q := queued(t, hub.db, all); len(q) != 0 {
 		t.Fatalf("a rolled-back event queued %v", q)
 	}
-	if err := hub.db.write(ctx, func(tx *Tx) error {
-		tx.emit(w.org, "", kassa.EventCustomerCreated, map[string]string{"id": "c2"})
+	if err := hub.db.Write(ctx, func(tx *Tx) error {
+		tx.Emit(w.org, "", kassa.EventCustomerCreated, map[string]string{"id": "c2"})
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestWebhookDeliveriesAreQueuedWithTheirEventOnce(t *testing.T) {
 	push(t, edge, hub, w)
 	var again []change.Change
 	for _, c := range wire(t, log) {
-		if c.Entity == entEvent.name {
+		if c.Entity == entEvent.Name {
 			c.ID = edge.db.NewID() // a repair sends the row under a new change id
 			again = append(again, c)
 		}

@@ -20,8 +20,9 @@ var files embed.FS
 var Ops = web.Page(sub("ops"))
 
 // Reports is the head office's reports page (reports/), served at
-// /reports: the sales of every store by business day, hour, till …, as a
-// chart, a table and CSV, with the shared reports.js (web.Page).
+// /reports: sign-in (page.js) and every report of every store, or of one,
+// as a table, a chart of sales and the API's CSV, drawn by the shared
+// reports view (static/common/reports.js, web.Page).
 var Reports = web.Page(sub("reports"))
 
 // OAuth is the consent page of the hub's authorization server (oauth/):

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -106,4 +107,13 @@ func (b *Browser) JSErrors() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.jsErrs...)
+}
+
+// TimeZone puts the page's clock in zone (an IANA name), as a browser
+// in another part of the world has it.
+func (b *Browser) TimeZone(zone string) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone}); err != nil {
+		b.t.Fatalf("time zone %s: %v", zone, err)
+	}
 }

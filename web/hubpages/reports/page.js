@@ -1,5 +1,6 @@
-// The hub's reports page: sign-in (session.js), then the shared sales
-// report section (reports.js) over the hub's API — every store's sales.
+// The hub's reports page: sign-in (session.js), then the shared reports
+// view (reports.js, data-locations="pick") over the hub's API: every
+// report of every store, or of the one picked.
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };

@@ -1151,6 +1151,57 @@ async function closeNow() {
   openDialog('zrep');
 }
 
+// ---- my sales (docs/till.md) ---------------------------------------------------
+
+// openMySales shows the cashier's own figures of today's business day
+// (GET /reports/my-sales): the totals, then the rows of one grouping
+// (tender, hour or product), every figure as the edge answers it.
+async function openMySales(group) {
+  const on = document.querySelector('#mysales-by [aria-pressed="true"]');
+  const by = group || (on && on.dataset.group) || 'payment_method';
+  for (const b of document.querySelectorAll('#mysales-by button')) b.setAttribute('aria-pressed', String(b.dataset.group === by));
+  const box = $('mysales');
+  box.dataset.state = 'loading';
+  $('mysales-msg').textContent = '';
+  if (box.hidden) openDialog('mysales');
+  try {
+    const [all, rows] = await Promise.all([session.api('GET', '/reports/my-sales?group_by=none'), session.api('GET', '/reports/my-sales?group_by=' + by)]);
+    renderMySales(all, rows, by);
+    box.dataset.group = by;
+    box.dataset.state = 'shown';
+  } catch (e) {
+    box.dataset.state = 'failed';
+    $('mysales-msg').textContent = e.message;
+  }
+}
+
+// col marks a figure's cell with the report's field it shows.
+function col(e, k) { e.dataset.col = k; return e; }
+
+function renderMySales(all, rows, by) {
+  const t = all.data[0] || { orders: 0, gross: 0, manual_discounts: 0, campaign_discounts: 0, tax: 0, sales: 0, refunds: 0, net: 0 };
+  const cur = t.currency || state.currency;
+  $('mysales-day').textContent = all.report ? '· business day ' + all.report.date_from : '';
+  const dl = $('mysales-sums');
+  dl.replaceChildren();
+  const row = (k, label, v, cls) => dl.append(el('dt', { textContent: label, className: cls || '' }),
+    col(el('dd', { textContent: v, className: cls || '' }), k));
+  row('orders', 'Sales', String(t.orders));
+  row('gross', 'Before discounts', money(t.gross, cur));
+  row('discounts', 'Discounts', money(t.manual_discounts + t.campaign_discounts, cur));
+  row('tax', 'Tax included', money(t.tax, cur));
+  row('sales', 'Taken', money(t.sales, cur));
+  row('refunds', 'Refunded', money(t.refunds, cur));
+  row('net', 'Net', money(t.net, cur), 'total');
+  const head = { payment_method: 'Tender', hour: 'Hour', product: 'Product' }[by];
+  const key = (r) => by === 'payment_method' ? tenderName(r.group) : by === 'hour' ? r.group + ':00' : r.label || r.group;
+  const cell = (k, v) => col(el('td', { textContent: v }), k);
+  $('mysales-rows').replaceChildren(el('thead', null, el('tr', null, ...[head, 'Sales', 'Taken', 'Refunded', 'Net'].map((h) => el('th', { textContent: h })))),
+    el('tbody', null, ...(rows.data.length ? rows.data.map((r) => el('tr', null, el('td', { textContent: key(r) }),
+      cell('orders', String(r.orders)), cell('sales', money(r.sales, r.currency)), cell('refunds', money(r.refunds, r.currency)), cell('net', money(r.net, r.currency))))
+      : [el('tr', null, el('td', { textContent: 'No sales yet today.', colSpan: 5 }))])));
+}
+
 // ---- dialogs and keys ------------------------------------------------------------------
 
 function openDialog(id) {
@@ -1244,6 +1295,11 @@ function wire() {
   $('zrep-new').onclick = () => openDrawerDialog('');
   $('zrep-done').onclick = closeDialogs;
   $('parked-btn').onclick = openParked;
+  // My sales is offered whenever Sign out is: while someone is signed in.
+  new MutationObserver(() => { $('mysales-btn').hidden = $('logout').hidden; }).observe($('logout'), { attributes: true, attributeFilter: ['hidden'] });
+  $('mysales-btn').onclick = () => openMySales();
+  $('mysales-refresh').onclick = () => openMySales();
+  for (const b of document.querySelectorAll('#mysales-by button')) b.onclick = () => openMySales(b.dataset.group);
   $('refund-btn').onclick = () => openRefund('');
   $('refund-find').addEventListener('submit', findRefund);
   $('refund-ok').onclick = () => refundNow(null);

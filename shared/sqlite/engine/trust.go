@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -70,7 +70,7 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Code + ": " + r.Reason }
 
-func refuse(code, format string, args ...any) error {
+func Refuse(code, format string, args ...any) error {
 	return &Refusal{Code: code, Reason: fmt.Sprintf(format, args...)}
 }
 
@@ -97,95 +97,95 @@ func (db *DB) RefusedCounts() map[string]int64 {
 // writes of hub-only data (the org and its settings, users, locations)
 // are refused with EConflict instead of being made here and refused at
 // the hub.
-func (db *DB) SetUnderHub() { db.underHub.Store(true) }
+func (db *DB) SetUnderHub() { db.UnderHub.Store(true) }
 
 // locMode says how a row is tied to a location.
 type locMode int
 
 const (
 	orgWide        locMode = iota
-	ownLocation            // the row's location_id is the edge's
-	parentLocation         // the row's parent (edgeRule.parent: an order) is at the edge's location
-	eitherEnd              // the edge's location is one of the row's ends (edgeRule.ends: a transfer's)
+	OwnLocation            // the row's location_id is the edge's
+	ParentLocation         // the row's parent (edgeRule.parent: an order) is at the edge's location
+	EitherEnd              // the edge's location is one of the row's ends (edgeRule.ends: a transfer's)
 )
 
 // ref is a column that names another row: a single id, a JSON list of ids
 // (list), or a JSON list of objects holding the id under key.
-type ref struct {
-	col, table string
-	list       bool
-	key        string
+type Ref struct {
+	Col, Table string
+	List       bool
+	Key        string
 }
 
 // edgeRule is what an edge may write of one entity.
-type edgeRule struct {
-	loc locMode
+type EdgeRule struct {
+	Loc locMode
 	// parent is the column naming the row a parentLocation row belongs
 	// to, and its table; ends are an eitherEnd row's two location
 	// columns, the row's source first.
-	parent ref
-	ends   [2]string
-	update []string // columns an update may change; nil: no updates
+	Parent Ref
+	Ends   [2]string
+	Update []string // columns an update may change; nil: no updates
 	// once are the columns written only when the row is made (an insert
 	// may carry any column of the table; an update none of these). Every
 	// column of the table is in update, once or the replica's derived
 	// columns (TestEveryColumnOfAnEdgeWritableTableHasAnAdmissionRule).
-	once   []string
-	scopes []kassa.Scope // the actor needs one of them
+	Once   []string
+	Scopes []kassa.Scope // the actor needs one of them
 	// scopesOf, when set, picks the scopes by the record itself.
-	scopesOf func(c *change.Change, f map[string]any) []kassa.Scope
-	system   []string // update columns the node itself may write without an actor
+	ScopesOf func(c *change.Change, f map[string]any) []kassa.Scope
+	System   []string // update columns the node itself may write without an actor
 	// anyUser: no scope is needed; an actor, when the record names one,
 	// must be an active user of the org, and node-made records name none.
-	anyUser bool
-	refs    []ref
-	check   func(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error
+	AnyUser bool
+	Refs    []Ref
+	Check   func(ctx context.Context, ad *Admitter, c *change.Change, f map[string]any) error
 }
 
 var (
-	catalogWrite   = []kassa.Scope{kassa.ScopeCatalogWrite}
-	saleWrite      = []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite}
-	paymentsWrite  = []kassa.Scope{kassa.ScopePaymentsWrite}
-	loyaltyWrite   = []kassa.Scope{kassa.ScopeLoyaltyWrite, kassa.ScopeOrdersWrite}
-	inventoryWrite = []kassa.Scope{kassa.ScopeInventoryWrite}
+	CatalogWrite   = []kassa.Scope{kassa.ScopeCatalogWrite}
+	SaleWrite      = []kassa.Scope{kassa.ScopeOrdersWrite, kassa.ScopePaymentsWrite}
+	PaymentsWrite  = []kassa.Scope{kassa.ScopePaymentsWrite}
+	LoyaltyWrite   = []kassa.Scope{kassa.ScopeLoyaltyWrite, kassa.ScopeOrdersWrite}
+	InventoryWrite = []kassa.Scope{kassa.ScopeInventoryWrite}
 )
 
 // admitter checks one batch's changes against the nouns' edge rules.
-type admitter struct {
-	tx      *Tx
-	from    EdgeScope
+type Admitter struct {
+	Tx      *Tx
+	From    EdgeScope
 	columns map[string][]string  // table → its columns
-	actorOf *kassa.Actor         // the change being admitted: its actor as the hub knows it
-	users   map[string]batchUser // actors read in this batch (org checked by the change's org, which is the edge's)
+	ActorOf *kassa.Actor         // the change being admitted: its actor as the hub knows it
+	Users   map[string]BatchUser // actors read in this batch (org checked by the change's org, which is the edge's)
 	// state is what a noun's hooks keep for the batch: the applier's
 	// (batchState).
-	state map[*noun]any
+	State map[*Noun]any
 }
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
 // client of the org (client_credentials: no user) with its app's scopes.
-type batchUser struct {
-	role          string
-	active, found bool
-	client        bool
-	scopes        []kassa.Scope
+type BatchUser struct {
+	Role          string
+	Active, Found bool
+	Client        bool
+	Scopes        []kassa.Scope
 }
 
 // admit refuses a change the edge may not make; fields are the change's
 // values as the columns store them. A nil error admits it.
-func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields map[string]any) error {
-	if r.edge == nil {
-		return refuse(RefusedEntity, "%s is written at the hub only", c.Entity)
+func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields map[string]any) error {
+	if r.Edge == nil {
+		return Refuse(RefusedEntity, "%s is written at the hub only", c.Entity)
 	}
-	rule := *r.edge
-	if c.OrgID != ad.from.OrgID {
-		return refuse(RefusedScope, "change of org %s from an edge of org %s", c.OrgID, ad.from.OrgID)
+	rule := *r.Edge
+	if c.OrgID != ad.From.OrgID {
+		return Refuse(RefusedScope, "change of org %s from an edge of org %s", c.OrgID, ad.From.OrgID)
 	}
 	if id, ok := fields["id"]; ok && id != c.EntityID {
-		return refuse(RefusedField, "id %v differs from the change's row %s", id, c.EntityID)
+		return Refuse(RefusedField, "id %v differs from the change's row %s", id, c.EntityID)
 	}
-	if org, ok := fields[r.orgCol]; ok && org != c.OrgID {
-		return refuse(RefusedScope, "%s %v differs from the change's org", r.orgCol, org)
+	if org, ok := fields[r.OrgCol]; ok && org != c.OrgID {
+		return Refuse(RefusedScope, "%s %v differs from the change's org", r.OrgCol, org)
 	}
 	existing, err := ad.existing(ctx, c, r)
 	if err != nil {
@@ -200,13 +200,13 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields
 	if err := ad.actor(ctx, c, rule, fields); err != nil {
 		return err
 	}
-	for _, rf := range rule.refs {
-		if err := ad.reference(ctx, c, rf, fields[rf.col]); err != nil {
+	for _, rf := range rule.Refs {
+		if err := ad.reference(ctx, c, rf, fields[rf.Col]); err != nil {
 			return err
 		}
 	}
-	if rule.check != nil {
-		return rule.check(ctx, ad, c, fields)
+	if rule.Check != nil {
+		return rule.Check(ctx, ad, c, fields)
 	}
 	return nil
 }
@@ -215,59 +215,59 @@ func (ad *admitter) admit(ctx context.Context, c *change.Change, r *noun, fields
 // field it may not carry: an insert of a new row any column of the table
 // but the stamps; an update (or an insert of a row this node has, which
 // merges as one) only the rule's update columns.
-func (ad *admitter) writable(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
+func (ad *Admitter) writable(ctx context.Context, c *change.Change, r *Noun, fields, existing map[string]any) error {
 	switch c.Op {
 	case change.OpInsert:
 		if existing == nil {
-			cols, err := ad.tableColumns(ctx, r.table)
+			cols, err := ad.tableColumns(ctx, r.Table)
 			if err != nil {
 				return err
 			}
 			for k := range fields {
 				if !slices.Contains(cols, k) || k == "hlc" || k == "origin" || k == "field_hlc" {
-					return refuse(RefusedField, "%s has no writable field %q", c.Entity, k)
+					return Refuse(RefusedField, "%s has no writable field %q", c.Entity, k)
 				}
 			}
 			return nil
 		}
 		fallthrough // an insert of a row this node has merges as an update
 	case change.OpUpdate:
-		if r.edge.update == nil {
-			return refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
+		if r.Edge.Update == nil {
+			return Refuse(RefusedEntity, "%s rows are never changed once written", c.Entity)
 		}
 		for k := range fields {
-			if k != "updated_at" && k != "id" && k != r.orgCol && !slices.Contains(r.edge.update, k) {
-				return refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
+			if k != "updated_at" && k != "id" && k != r.OrgCol && !slices.Contains(r.Edge.Update, k) {
+				return Refuse(RefusedField, "an edge may not change %s.%s", c.Entity, k)
 			}
 		}
 		return nil
 	}
-	return refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
+	return Refuse(RefusedEntity, "%s of %s is not an operation edges make", c.Op, c.Entity)
 }
 
 // existing returns the row's org and location columns as this node has
 // them, or nil when it has no such row. A row of another org is refused;
 // an update of a row this node has not got is out of order, or refused
 // when the row was quarantined.
-func (ad *admitter) existing(ctx context.Context, c *change.Change, r *noun) (map[string]any, error) {
+func (ad *Admitter) existing(ctx context.Context, c *change.Change, r *Noun) (map[string]any, error) {
 	cols := "org_id"
-	if r.orgCol == "id" {
+	if r.OrgCol == "id" {
 		cols = "id"
 	}
-	switch r.edge.loc {
-	case ownLocation:
+	switch r.Edge.Loc {
+	case OwnLocation:
 		cols += ", location_id, ''"
-	case eitherEnd:
-		cols += ", " + r.edge.ends[0] + ", " + r.edge.ends[1]
+	case EitherEnd:
+		cols += ", " + r.Edge.Ends[0] + ", " + r.Edge.Ends[1]
 	default:
 		cols += ", '', ''"
 	}
 	var org, a, b string
-	err := ad.tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
+	err := ad.Tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.Table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
 	if errors.Is(err, sql.ErrNoRows) {
 		if c.Op != change.OpInsert {
 			if ad.quarantined(ctx, c.EntityID) {
-				return nil, refuse(RefusedReference, "%s %s was quarantined", c.Entity, c.EntityID)
+				return nil, Refuse(RefusedReference, "%s %s was quarantined", c.Entity, c.EntityID)
 			}
 			return nil, fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
 		}
@@ -277,10 +277,10 @@ func (ad *admitter) existing(ctx context.Context, c *change.Change, r *noun) (ma
 		return nil, err
 	}
 	if org != c.OrgID {
-		return nil, refuse(RefusedScope, "%s %s belongs to another org", c.Entity, c.EntityID)
+		return nil, Refuse(RefusedScope, "%s %s belongs to another org", c.Entity, c.EntityID)
 	}
-	if r.edge.loc == eitherEnd {
-		return map[string]any{r.edge.ends[0]: a, r.edge.ends[1]: b}, nil
+	if r.Edge.Loc == EitherEnd {
+		return map[string]any{r.Edge.Ends[0]: a, r.Edge.Ends[1]: b}, nil
 	}
 	return map[string]any{"location_id": a}, nil
 }
@@ -288,108 +288,108 @@ func (ad *admitter) existing(ctx context.Context, c *change.Change, r *noun) (ma
 // actor replays authorization: the change's actor must be an active user
 // of the org whose role grants one of the rule's scopes. A change without
 // an actor is the node's own work, allowed only for the rule's system columns.
-func (ad *admitter) actor(ctx context.Context, c *change.Change, rule edgeRule, fields map[string]any) error {
-	ad.actorOf = nil
+func (ad *Admitter) actor(ctx context.Context, c *change.Change, rule EdgeRule, fields map[string]any) error {
+	ad.ActorOf = nil
 	if c.Actor == "" {
-		if rule.anyUser {
+		if rule.AnyUser {
 			return nil
 		}
-		if c.Op == change.OpUpdate && len(rule.system) > 0 {
+		if c.Op == change.OpUpdate && len(rule.System) > 0 {
 			for k := range fields {
-				if k != "updated_at" && !slices.Contains(rule.system, k) {
-					return refuse(RefusedActor, "%s.%s changed without an actor", c.Entity, k)
+				if k != "updated_at" && !slices.Contains(rule.System, k) {
+					return Refuse(RefusedActor, "%s.%s changed without an actor", c.Entity, k)
 				}
 			}
 			return nil
 		}
-		return refuse(RefusedActor, "%s %s without an actor", c.Op, c.Entity)
+		return Refuse(RefusedActor, "%s %s without an actor", c.Op, c.Entity)
 	}
 	// Users are written at the hub only, so a batch cannot change them:
 	// each actor is read once per batch.
-	u, ok := ad.users[c.Actor]
+	u, ok := ad.Users[c.Actor]
 	if !ok {
 		var err error
 		if u, err = ad.findActor(ctx, c); err != nil {
 			return err
 		}
-		if ad.users == nil {
-			ad.users = map[string]batchUser{}
+		if ad.Users == nil {
+			ad.Users = map[string]BatchUser{}
 		}
-		ad.users[c.Actor] = u
+		ad.Users[c.Actor] = u
 	}
-	if !u.found {
-		return refuse(RefusedActor, "actor %s is not a user of the org", c.Actor)
+	if !u.Found {
+		return Refuse(RefusedActor, "actor %s is not a user of the org", c.Actor)
 	}
-	if !u.active {
-		return refuse(RefusedActor, "actor %s is deactivated", c.Actor)
+	if !u.Active {
+		return Refuse(RefusedActor, "actor %s is deactivated", c.Actor)
 	}
-	role := u.role
-	ad.actorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
-	if u.client {
-		ad.actorOf = &kassa.Actor{OrgID: c.OrgID, ClientID: c.Actor, Scopes: u.scopes}
+	role := u.Role
+	ad.ActorOf = &kassa.Actor{OrgID: c.OrgID, UserID: c.Actor, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}
+	if u.Client {
+		ad.ActorOf = &kassa.Actor{OrgID: c.OrgID, ClientID: c.Actor, Scopes: u.Scopes}
 		role = "client " + c.Actor
 	}
-	if rule.anyUser {
+	if rule.AnyUser {
 		return nil
 	}
-	scopes := rule.scopes
-	if rule.scopesOf != nil {
-		scopes = rule.scopesOf(c, fields)
+	scopes := rule.Scopes
+	if rule.ScopesOf != nil {
+		scopes = rule.ScopesOf(c, fields)
 	}
-	for _, s := range ad.actorOf.Scopes {
+	for _, s := range ad.ActorOf.Scopes {
 		if slices.Contains(scopes, s) {
 			return nil
 		}
 	}
-	return refuse(RefusedActor, "a %s may not write %s", role, c.Entity)
+	return Refuse(RefusedActor, "a %s may not write %s", role, c.Entity)
 }
 
 // actorSources read a change's actor as the hub knows it, tried in
 // order until one finds it: the org's users (user.go), then its OAuth
 // clients (oauth.go). Each is registered from an init function.
-var actorSources []func(ctx context.Context, q querier, orgID, id string) (batchUser, error)
+var ActorSources []func(ctx context.Context, q Querier, orgID, id string) (BatchUser, error)
 
 // findActor reads c's actor from the actor sources; not found is a
 // batchUser without found.
-func (ad *admitter) findActor(ctx context.Context, c *change.Change) (batchUser, error) {
-	for _, find := range actorSources {
-		if u, err := find(ctx, ad.tx, c.OrgID, c.Actor); err != nil || u.found {
+func (ad *Admitter) findActor(ctx context.Context, c *change.Change) (BatchUser, error) {
+	for _, find := range ActorSources {
+		if u, err := find(ctx, ad.Tx, c.OrgID, c.Actor); err != nil || u.Found {
 			return u, err
 		}
 	}
-	return batchUser{}, nil
+	return BatchUser{}, nil
 }
 
 // location checks that a location-scoped row is the edge's location's.
-func (ad *admitter) location(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
-	mine := ad.from.LocationID
-	switch r.edge.loc {
-	case ownLocation:
+func (ad *Admitter) location(ctx context.Context, c *change.Change, r *Noun, fields, existing map[string]any) error {
+	mine := ad.From.LocationID
+	switch r.Edge.Loc {
+	case OwnLocation:
 		if err := ad.recordAtEdge(c, fields); err != nil {
 			return err
 		}
 		if existing != nil && existing["location_id"] != mine {
-			return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
+			return Refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
 		}
 		if c.Op == change.OpInsert && existing == nil && fields["location_id"] != mine {
-			return refuse(RefusedField, "%s needs its location_id", c.Entity)
+			return Refuse(RefusedField, "%s needs its location_id", c.Entity)
 		}
-	case parentLocation:
+	case ParentLocation:
 		if err := ad.recordAtEdge(c, fields); err != nil {
 			return err
 		}
 		return ad.parentAtEdge(ctx, c, r, fields, existing)
-	case eitherEnd:
-		ends := r.edge.ends
+	case EitherEnd:
+		ends := r.Edge.Ends
 		from, to := fields[ends[0]], fields[ends[1]]
 		if existing != nil {
 			from, to = existing[ends[0]], existing[ends[1]]
 		}
 		if existing == nil && from != mine {
-			return refuse(RefusedScope, "a %s is created at its source location, not %s", c.Entity, mine)
+			return Refuse(RefusedScope, "a %s is created at its source location, not %s", c.Entity, mine)
 		}
 		if from != mine && to != mine {
-			return refuse(RefusedScope, "%s %s is between other locations", c.Entity, c.EntityID)
+			return Refuse(RefusedScope, "%s %s is between other locations", c.Entity, c.EntityID)
 		}
 	}
 	return nil
@@ -397,41 +397,41 @@ func (ad *admitter) location(ctx context.Context, c *change.Change, r *noun, fie
 
 // recordAtEdge refuses a change whose record, or location_id, names
 // another location than the edge's.
-func (ad *admitter) recordAtEdge(c *change.Change, fields map[string]any) error {
-	mine := ad.from.LocationID
+func (ad *Admitter) recordAtEdge(c *change.Change, fields map[string]any) error {
+	mine := ad.From.LocationID
 	if c.LocationID != mine {
-		return refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
+		return Refuse(RefusedScope, "%s of location %q from the edge of location %s", c.Entity, c.LocationID, mine)
 	}
 	if v, ok := fields["location_id"]; ok && v != mine {
-		return refuse(RefusedScope, "location_id %v is not the edge's location", v)
+		return Refuse(RefusedScope, "location_id %v is not the edge's location", v)
 	}
 	return nil
 }
 
 // parentAtEdge refuses a parentLocation row whose parent (or, for an
 // update that names none, the row itself) is another location's.
-func (ad *admitter) parentAtEdge(ctx context.Context, c *change.Change, r *noun, fields, existing map[string]any) error {
-	mine, col := ad.from.LocationID, r.edge.parent
-	parent, _ := fields[col.col].(string)
+func (ad *Admitter) parentAtEdge(ctx context.Context, c *change.Change, r *Noun, fields, existing map[string]any) error {
+	mine, col := ad.From.LocationID, r.Edge.Parent
+	parent, _ := fields[col.Col].(string)
 	if c.Op == change.OpInsert && parent == "" {
 		if existing != nil {
 			return nil // an insert of a row this node has merges as an update
 		}
-		return refuse(RefusedField, "%s needs its %s", c.Entity, col.col)
+		return Refuse(RefusedField, "%s needs its %s", c.Entity, col.Col)
 	}
 	var loc string
 	if parent == "" { // an update: the row's own location (existing found it)
-		if err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+r.table+` WHERE id = ?`, c.EntityID).Scan(&loc); err != nil {
+		if err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+r.Table+` WHERE id = ?`, c.EntityID).Scan(&loc); err != nil {
 			return err
 		}
 		if loc != mine {
-			return refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
+			return Refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
 		}
 		return nil
 	}
-	err := ad.tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
 	if err == nil && loc != mine {
-		return refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(col.table, "s"), parent)
+		return Refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(col.Table, "s"), parent)
 	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -441,78 +441,78 @@ func (ad *admitter) parentAtEdge(ctx context.Context, c *change.Change, r *noun,
 
 // reference checks the rows a column names: each must belong to the org
 // (a missing one is out of order, unless it was quarantined).
-func (ad *admitter) reference(ctx context.Context, c *change.Change, rf ref, v any) error {
+func (ad *Admitter) reference(ctx context.Context, c *change.Change, rf Ref, v any) error {
 	var ids []string
 	switch {
 	case v == nil:
 		return nil
-	case rf.list || rf.key != "":
+	case rf.List || rf.Key != "":
 		s, ok := v.(string)
 		if !ok {
-			return refuse(RefusedValue, "%s must be a list", rf.col)
+			return Refuse(RefusedValue, "%s must be a list", rf.Col)
 		}
-		if rf.key == "" {
+		if rf.Key == "" {
 			if err := json.Unmarshal([]byte(s), &ids); err != nil {
-				return refuse(RefusedValue, "%s must be a list of ids", rf.col)
+				return Refuse(RefusedValue, "%s must be a list of ids", rf.Col)
 			}
 			break
 		}
 		var objs []map[string]any
 		if err := json.Unmarshal([]byte(s), &objs); err != nil {
-			return refuse(RefusedValue, "%s must be a list of objects", rf.col)
+			return Refuse(RefusedValue, "%s must be a list of objects", rf.Col)
 		}
 		for _, o := range objs {
-			id, ok := o[rf.key].(string)
+			id, ok := o[rf.Key].(string)
 			if !ok {
-				return refuse(RefusedValue, "%s: every entry needs %s", rf.col, rf.key)
+				return Refuse(RefusedValue, "%s: every entry needs %s", rf.Col, rf.Key)
 			}
 			ids = append(ids, id)
 		}
 	default:
 		s, ok := v.(string)
 		if !ok {
-			return refuse(RefusedValue, "%s must be an id", rf.col)
+			return Refuse(RefusedValue, "%s must be an id", rf.Col)
 		}
 		ids = []string{s}
 	}
 	for _, id := range ids {
 		if !kassa.ValidID(id) {
-			return refuse(RefusedValue, "%s: %q is not an id", rf.col, id)
+			return Refuse(RefusedValue, "%s: %q is not an id", rf.Col, id)
 		}
 		var org string
-		err := ad.tx.QueryRowContext(ctx, "SELECT org_id FROM "+rf.table+" WHERE id = ?", id).Scan(&org)
+		err := ad.Tx.QueryRowContext(ctx, "SELECT org_id FROM "+rf.Table+" WHERE id = ?", id).Scan(&org)
 		if errors.Is(err, sql.ErrNoRows) {
 			if ad.quarantined(ctx, id) {
-				return refuse(RefusedReference, "%s names %s, which was quarantined", rf.col, id)
+				return Refuse(RefusedReference, "%s names %s, which was quarantined", rf.Col, id)
 			}
-			if n, ok := nounOfTable(rf.table); ok && n.edge == nil {
+			if n, ok := nounOfTable(rf.Table); ok && n.Edge == nil {
 				// Written at the hub only: it never comes from the edge.
-				return refuse(RefusedReference, "%s names an unknown %s %s", rf.col, strings.TrimSuffix(rf.table, "s"), id)
+				return Refuse(RefusedReference, "%s names an unknown %s %s", rf.Col, strings.TrimSuffix(rf.Table, "s"), id)
 			}
-			return fmt.Errorf("%w: %s %s named by %s", ErrOutOfOrder, rf.table, id, rf.col)
+			return fmt.Errorf("%w: %s %s named by %s", ErrOutOfOrder, rf.Table, id, rf.Col)
 		}
 		if err != nil {
 			return err
 		}
 		if org != c.OrgID {
-			return refuse(RefusedReference, "%s names %s of another org", rf.col, id)
+			return Refuse(RefusedReference, "%s names %s of another org", rf.Col, id)
 		}
 	}
 	return nil
 }
 
-func (ad *admitter) quarantined(ctx context.Context, entityID string) bool {
+func (ad *Admitter) quarantined(ctx context.Context, entityID string) bool {
 	var n int
-	ad.tx.QueryRowContext(ctx, `SELECT count(*) FROM sync_quarantine WHERE entity_id = ?`, entityID).Scan(&n)
+	ad.Tx.QueryRowContext(ctx, `SELECT count(*) FROM sync_quarantine WHERE entity_id = ?`, entityID).Scan(&n)
 	return n > 0
 }
 
 // tableColumns returns a table's columns (cached per batch).
-func (ad *admitter) tableColumns(ctx context.Context, table string) ([]string, error) {
+func (ad *Admitter) tableColumns(ctx context.Context, table string) ([]string, error) {
 	if cols, ok := ad.columns[table]; ok {
 		return cols, nil
 	}
-	rows, err := ad.tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	rows, err := ad.Tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
 	if err != nil {
 		return nil, err
 	}
@@ -532,117 +532,6 @@ func (ad *admitter) tableColumns(ctx context.Context, table string) ([]string, e
 	return cols, rows.Err()
 }
 
-// asInput decodes a change's fields into an API input struct, so that the
-// API's own Validate judges them. Column values that are JSON text (lists,
-// objects) are decoded first.
-func asInput(f map[string]any, into any) error {
-	m := make(map[string]any, len(f))
-	for k, v := range f {
-		if s, ok := v.(string); ok && len(s) > 0 && (s[0] == '[' || s[0] == '{') {
-			var j any
-			if json.Unmarshal([]byte(s), &j) == nil {
-				m[k] = j
-				continue
-			}
-		}
-		if i, ok := v.(int64); ok && (k == "is_active" || k == "required") {
-			m[k] = i != 0
-			continue
-		}
-		m[k] = v
-	}
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = json.Unmarshal(b, into)
-	}
-	if err != nil {
-		return refuse(RefusedValue, "fields of the wrong type: %v", err)
-	}
-	return nil
-}
-
-// validated turns a domain validation error into a refusal.
-func validated(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ke *kassa.Error
-	if errors.As(err, &ke) && len(ke.Fields) > 0 {
-		return refuse(RefusedValue, "%s %s", ke.Fields[0].Field, ke.Fields[0].Message)
-	}
-	return refuse(RefusedValue, "%v", err)
-}
-
-// checkAs validates an insert with the create input's rules and an update
-// with the update input's.
-func checkAs[C interface{ Validate() error }, U interface{ Validate() error }](c *change.Change, f map[string]any, create C, update U) error {
-	if c.Op == change.OpInsert {
-		if err := asInput(f, create); err != nil {
-			return err
-		}
-		return validated(create.Validate())
-	}
-	if err := asInput(f, update); err != nil {
-		return err
-	}
-	return validated(update.Validate())
-}
-
-// Bounds on the numbers a pushed record may carry are the API's
-// (kassa/money.go), so that every sum of them stays far from overflowing.
-const (
-	maxQuantity = kassa.MaxLineQuantity
-	maxAmount   = kassa.MaxMoney
-	maxPoints   = 1_000_000_000
-)
-
-func intField(f map[string]any, k string) (int64, bool) {
-	v, ok := f[k].(int64)
-	return v, ok
-}
-
-// within refuses field k unless it is an integer in [lo, hi]; absent is
-// allowed unless required.
-func within(f map[string]any, k string, lo, hi int64, required bool) error {
-	v, present := f[k]
-	if !present || v == nil {
-		if required {
-			return refuse(RefusedValue, "%s is required", k)
-		}
-		return nil
-	}
-	n, ok := v.(int64)
-	if !ok || n < lo || n > hi {
-		return refuse(RefusedValue, "%s must be a whole number from %d to %d", k, lo, hi)
-	}
-	return nil
-}
-
-// oneOf refuses field k unless it is one of the values (absent is allowed
-// unless required).
-func oneOf(f map[string]any, k string, required bool, values ...string) error {
-	v, present := f[k]
-	if !present || v == nil {
-		if required {
-			return refuse(RefusedValue, "%s is required", k)
-		}
-		return nil
-	}
-	if s, ok := v.(string); !ok || !slices.Contains(values, s) {
-		return refuse(RefusedValue, "%s must be one of %v", k, values)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // eventSubject is the row an edge's event of a type is about: its data is
 // that row in its API shape, and an edge logs the event in the unit that
 // wrote the row, so the row comes first in its push. table holds it,
@@ -656,13 +545,13 @@ func firstErr(errs ...error) error {
 // a customer to an order the edge then completes before it pulled that)
 // and not its unique key (the hub renames an offline duplicate sku) —
 // TestEventSubjectsCompareOnlyColumnsThatNeverChange.
-type eventSubject struct {
-	of         *noun // set by register
-	table      string
-	atLocation bool
-	same       []string
+type EventSubject struct {
+	of         *Noun // set by register
+	Table      string
+	AtLocation bool
+	Same       []string
 	// also, when set, checks more of the data against what the hub holds.
-	also func(ctx context.Context, ad *admitter, id string, data map[string]any) error
+	Also func(ctx context.Context, ad *Admitter, id string, data map[string]any) error
 }
 
 // eventSubject admits an edge's event of typ only when its data names (id)
@@ -673,41 +562,41 @@ type eventSubject struct {
 // nor move an automation's or a webhook consumer's hand with another
 // customer or amount than the row's. The rest of the data (statuses,
 // totals that later changes move) is the edge's account of the moment.
-func (ad *admitter) eventSubject(ctx context.Context, typ string, data map[string]any) error {
+func (ad *Admitter) eventSubject(ctx context.Context, typ string, data map[string]any) error {
 	sub, ok := eventSubjectOf(typ)
 	if !ok {
-		return refuse(RefusedEntity, "%s events are not made at a store", typ)
+		return Refuse(RefusedEntity, "%s events are not made at a store", typ)
 	}
 	id, _ := data["id"].(string)
 	q := `SELECT 1`
-	for _, col := range sub.same {
+	for _, col := range sub.Same {
 		q += ", " + col
 	}
-	q += " FROM " + sub.table + " WHERE id = ? AND org_id = ?"
-	args := []any{id, ad.from.OrgID}
-	if sub.atLocation {
+	q += " FROM " + sub.Table + " WHERE id = ? AND org_id = ?"
+	args := []any{id, ad.From.OrgID}
+	if sub.AtLocation {
 		q += " AND location_id = ?"
-		args = append(args, ad.from.LocationID)
+		args = append(args, ad.From.LocationID)
 	}
-	vals := make([]any, 1+len(sub.same))
+	vals := make([]any, 1+len(sub.Same))
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	err := ad.tx.QueryRowContext(ctx, q, args...).Scan(ptrs...)
+	err := ad.Tx.QueryRowContext(ctx, q, args...).Scan(ptrs...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(RefusedReference, "%s event about %s %q, which the hub does not hold here", typ, strings.TrimSuffix(sub.table, "s"), id)
+		return Refuse(RefusedReference, "%s event about %s %q, which the hub does not hold here", typ, strings.TrimSuffix(sub.Table, "s"), id)
 	}
 	if err != nil {
 		return err
 	}
-	for i, col := range sub.same {
+	for i, col := range sub.Same {
 		if !sameValue(data[col], vals[i+1]) {
-			return refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, data[col], vals[i+1])
+			return Refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, data[col], vals[i+1])
 		}
 	}
-	if sub.also != nil {
-		return sub.also(ctx, ad, id, data)
+	if sub.Also != nil {
+		return sub.Also(ctx, ad, id, data)
 	}
 	return nil
 }

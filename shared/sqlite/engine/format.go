@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // replicated tables that exist in it and their columns, in table order.
 type Schema struct {
 	Format  int
-	columns map[string][]string        // table → columns
+	Columns map[string][]string        // table → columns
 	known   map[string]map[string]bool // table → column set
 }
 
@@ -30,7 +30,7 @@ var schemas struct {
 // SchemaOf returns the replicated schema of a change-record format, built
 // once per process.
 func SchemaOf(ctx context.Context, format int) (*Schema, error) {
-	m, ok := formatMigrations()[format]
+	m, ok := FormatMigrations()[format]
 	if !ok {
 		return nil, fmt.Errorf("sqlite: unknown change-record format %d", format)
 	}
@@ -39,7 +39,7 @@ func SchemaOf(ctx context.Context, format int) (*Schema, error) {
 	if s := schemas.byFormat[format]; s != nil {
 		return s, nil
 	}
-	s, err := schemaAt(ctx, m)
+	s, err := SchemaAt(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -53,23 +53,23 @@ func SchemaOf(ctx context.Context, format int) (*Schema, error) {
 
 // schemaAt migrates a scratch in-memory store up to migration last and
 // reads the replicated tables' columns off it.
-func schemaAt(ctx context.Context, last int) (*Schema, error) {
-	db, err := sql.Open(driverName, "file::memory:?_foreign_keys=1")
+func SchemaAt(ctx context.Context, last int) (*Schema, error) {
+	db, err := sql.Open(DriverName, "file::memory:?_foreign_keys=1")
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // one connection: one in-memory database
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	names, err := fs.Glob(Migrations, "migrations/*.sql")
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if migrationNumber(name) > last {
+		if MigrationNumber(name) > last {
 			break
 		}
-		body, err := migrationFS.ReadFile(name)
+		body, err := fs.ReadFile(Migrations, name)
 		if err != nil {
 			return nil, err
 		}
@@ -77,8 +77,8 @@ func schemaAt(ctx context.Context, last int) (*Schema, error) {
 			return nil, fmt.Errorf("sqlite: schema at %s: %w", name, err)
 		}
 	}
-	s := &Schema{columns: map[string][]string{}, known: map[string]map[string]bool{}}
-	for _, table := range replicatedTables() {
+	s := &Schema{Columns: map[string][]string{}, known: map[string]map[string]bool{}}
+	for _, table := range ReplicatedTables() {
 		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,7 @@ func schemaAt(ctx context.Context, last int) (*Schema, error) {
 		if len(cols) == 0 {
 			continue // not there yet at that migration
 		}
-		s.columns[table] = cols
+		s.Columns[table] = cols
 		s.known[table] = make(map[string]bool, len(cols))
 		for _, c := range cols {
 			s.known[table][c] = true
@@ -109,19 +109,19 @@ func schemaAt(ctx context.Context, last int) (*Schema, error) {
 }
 
 // migrationNumber reads the number a migration file's name starts with.
-func migrationNumber(name string) int {
+func MigrationNumber(name string) int {
 	n, _ := strconv.Atoi(strings.SplitN(path.Base(name), "_", 2)[0])
 	return n
 }
 
 // replicatedTables lists the tables of the registered nouns, sorted.
-func replicatedTables() []string {
+func ReplicatedTables() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, n := range nouns {
-		if !seen[n.table] {
-			seen[n.table] = true
-			out = append(out, n.table)
+	for _, n := range Nouns {
+		if !seen[n.Table] {
+			seen[n.Table] = true
+			out = append(out, n.Table)
 		}
 	}
 	sort.Strings(out)
@@ -134,11 +134,11 @@ func replicatedTables() []string {
 // nothing of an update is left: the hub leaves such a record out of what
 // it serves that edge.
 func (s *Schema) Downgrade(c change.Change) (change.Change, bool) {
-	r, ok := nounOf(c.Entity)
+	r, ok := NounOf(c.Entity)
 	if !ok {
 		return c, false
 	}
-	known := s.known[r.table]
+	known := s.known[r.Table]
 	if known == nil {
 		return c, false
 	}

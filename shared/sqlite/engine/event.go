@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type LoggedEvent struct {
 // the unit of work that caused it committed. New events are announced on
 // the bus (DB.Bus), which only wakes readers and may drop announcements.
 func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin,
+	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin,
 		coalesce((SELECT depth FROM event_causes WHERE event_id = events.id), 0)
 		FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
@@ -45,7 +45,7 @@ func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged
 		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.LocationID, &e.Type, &data, &at, &e.Origin, &e.Depth); err != nil {
 			return nil, err
 		}
-		e.OccurredAt, e.Data = parseTime(at), json.RawMessage(data)
+		e.OccurredAt, e.Data = ParseTime(at), json.RawMessage(data)
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -54,10 +54,10 @@ func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged
 // Events: appended once per event id (events.id is unique), so an edge's
 // event is in the hub's log once however often it arrives; checkEvent
 // holds the rule.
-var entEvent = new(noun)
+var EntEvent = new(Noun)
 
 func init() {
-	register(entEvent, noun{name: "event", table: "events", merge: mergeAppend, edge: &edgeRule{anyUser: true, check: checkEvent}})
+	Register(EntEvent, Noun{Name: "event", Table: "events", Merge: MergeAppend, Edge: &EdgeRule{AnyUser: true, Check: checkEvent}})
 }
 
 // checkEvent admits an edge's business event: made at that edge (its
@@ -66,33 +66,33 @@ func init() {
 // that is a JSON object of at most kassa.MaxEventData bytes. It does not
 // tie the event to the change that caused it: an edge can still invent an
 // event about its own location (docs/trust.md, open points).
-func checkEvent(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	if c.Origin != ad.from.NodeID {
-		return refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.from.NodeID)
+func checkEvent(ctx context.Context, ad *Admitter, c *change.Change, f map[string]any) error {
+	if c.Origin != ad.From.NodeID {
+		return Refuse(RefusedScope, "event %s from node %s pushed by edge %s", c.EntityID, c.Origin, ad.From.NodeID)
 	}
 	if _, ok := f["seq"]; ok {
-		return refuse(RefusedField, "event has no writable field \"seq\"")
+		return Refuse(RefusedField, "event has no writable field \"seq\"")
 	}
-	if loc := f["location_id"]; loc != nil && loc != ad.from.LocationID {
-		return refuse(RefusedScope, "event of location %v from the edge of location %s", loc, ad.from.LocationID)
+	if loc := f["location_id"]; loc != nil && loc != ad.From.LocationID {
+		return Refuse(RefusedScope, "event of location %v from the edge of location %s", loc, ad.From.LocationID)
 	}
 	if loc, _ := f["location_id"].(string); c.LocationID != loc {
-		return refuse(RefusedScope, "event's location %q differs from its record's %q", loc, c.LocationID)
+		return Refuse(RefusedScope, "event's location %q differs from its record's %q", loc, c.LocationID)
 	}
 	if typ, _ := f["type"].(string); !kassa.IsEventType(typ) {
-		return refuse(RefusedValue, "event type %v is not in the catalog", f["type"])
+		return Refuse(RefusedValue, "event type %v is not in the catalog", f["type"])
 	}
 	at, _ := f["occurred_at"].(string)
 	if _, err := time.Parse(TimeFormat, at); err != nil {
-		return refuse(RefusedValue, "occurred_at %q is not a time", at)
+		return Refuse(RefusedValue, "occurred_at %q is not a time", at)
 	}
 	data, _ := f["data"].(string)
 	if len(data) > kassa.MaxEventData {
-		return refuse(RefusedValue, "event data of %d bytes exceeds %d", len(data), kassa.MaxEventData)
+		return Refuse(RefusedValue, "event data of %d bytes exceeds %d", len(data), kassa.MaxEventData)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(data), &obj); err != nil {
-		return refuse(RefusedValue, "event data is not a JSON object")
+		return Refuse(RefusedValue, "event data is not a JSON object")
 	}
 	typ, _ := f["type"].(string)
 	return ad.eventSubject(ctx, typ, obj)

@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 	// Kept past the request (Complete does not wait): a caller's strings
 	// may point into a buffer it reuses (Fiber's).
 	scope, key = strings.Clone(scope), strings.Clone(key)
-	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: fmtTime(now)}
+	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: FmtTime(now)}
 	s.mu.Lock()
 	if held := s.claimed[scope+"\x00"+key]; held != nil {
 		answer := held.answer
@@ -81,7 +81,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 	var r kassa.IdempotentResponse
 	var rs sql.NullInt64
 	var ct, loc sql.NullString
-	err := s.db.reader.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT fingerprint, status, resp_status, content_type, location, body, created_at
 		FROM idempotency_keys WHERE scope = ? AND key = ?`, scope, key).Scan(&fp, &status, &rs, &ct, &loc, &r.Body, &created)
 	var held *kassa.IdempotencyRecord
 	switch {
@@ -90,7 +90,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint st
 		s.release(c)
 		return ctx, nil, err
 	default:
-		held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: parseTime(created)}
+		held = &kassa.IdempotencyRecord{Fingerprint: fp, Running: status == "running", ClaimedAt: ParseTime(created)}
 	}
 	again, err := kassa.IdempotencyReplay(held, fingerprint, now)
 	if err != nil || again {
@@ -128,10 +128,10 @@ const claimRecord = `INSERT INTO idempotency_keys (scope, key, fingerprint, stat
 // returns the claim to mark recorded once the unit commits.
 func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 	c, _ := ctx.Value(idemClaimKey{}).(*idemClaim)
-	if c == nil || c.store.db != tx.db || c.recorded.Load() {
+	if c == nil || c.store.db != tx.DB || c.recorded.Load() {
 		return nil, nil
 	}
-	_, err := tx.execCached(ctx, claimRecord, c.scope, c.key, c.fp, c.claimedAt)
+	_, err := tx.ExecCached(ctx, claimRecord, c.scope, c.key, c.fp, c.claimedAt)
 	return c, err
 }
 
@@ -144,7 +144,7 @@ func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 // crash before it leaves the running record, as a crash just before
 // Complete always did (docs/write-path.md). Flush waits for the units.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	a := &answer{scope: strings.Clone(scope), key: strings.Clone(key), fp: "", claimedAt: fmtTime(s.db.Now()), r: r}
+	a := &answer{scope: strings.Clone(scope), key: strings.Clone(key), fp: "", claimedAt: FmtTime(s.db.Now()), r: r}
 	s.mu.Lock()
 	if c := s.claimed[scope+"\x00"+key]; c != nil {
 		a.fp, a.claimedAt, a.claim = c.fp, c.claimedAt, c
@@ -167,7 +167,7 @@ func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *k
 func (s *IdempotencyStore) keepQueued(ctx context.Context) {
 	defer s.keeping.Done()
 	f := &keeping{store: s}
-	err := s.db.write(unclaimed(ctx), f.keep)
+	err := s.db.Write(unclaimed(ctx), f.keep)
 	if f.taken == nil { // the unit never ran: drop what it would have kept
 		f.take()
 	}
@@ -208,7 +208,7 @@ func (f *keeping) take() {
 func (f *keeping) keep(tx *Tx) error {
 	f.take()
 	for _, a := range f.taken {
-		if _, err := tx.execCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
+		if _, err := tx.ExecCached(context.Background(), keepAnswer, a.scope, a.key, a.fp,
 			a.r.Status, a.r.ContentType, a.r.Location, a.r.Body, a.claimedAt); err != nil {
 			return err
 		}
@@ -237,5 +237,5 @@ func (s *IdempotencyStore) Abandon(ctx context.Context, scope, key string) error
 			return nil
 		}
 	}
-	return s.db.exec(unclaimed(ctx), `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
+	return s.db.Exec(unclaimed(ctx), `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'running'`, scope, key)
 }

@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Ch
 		q += ` AND entity_id = ?`
 		args = append(args, entityID)
 	}
-	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY seq`, args...)
+	rows, err := db.Reader.QueryContext(ctx, q+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Ch
 		if c.HLC, err = hlc.Parse(stamp); err != nil {
 			return nil, fmt.Errorf("sqlite: outbox %s: %w", c.ID, err)
 		}
-		if err := decodeJSON(fields, &c.Fields); err != nil {
+		if err := DecodeJSON(fields, &c.Fields); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
@@ -48,7 +48,7 @@ func (db *DB) OutboxLen(ctx context.Context, f LogFilter) (int, error) {
 		q += ` WHERE sent_at IS NULL`
 	}
 	var n int
-	err := db.reader.QueryRowContext(ctx, q).Scan(&n)
+	err := db.Reader.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
 }
 
@@ -104,7 +104,7 @@ func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f
 		q += ` AND origin != ?`
 		args = append(args, excludeOrigin)
 	}
-	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, limit)...)
+	rows, err := db.Reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f
 		if e.HLC, err = hlc.Parse(stamp); err != nil {
 			return nil, fmt.Errorf("sqlite: outbox %s: %w", e.ID, err)
 		}
-		if err := decodeJSON(fields, &e.Fields); err != nil {
+		if err := DecodeJSON(fields, &e.Fields); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
@@ -129,13 +129,13 @@ func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f
 
 // MarkSent records that the hub acknowledged the outbox records up to seq.
 func (db *DB) MarkSent(ctx context.Context, seq int64) error {
-	return db.exec(ctx, `UPDATE outbox SET sent_at = ? WHERE seq <= ? AND sent_at IS NULL`, fmtTime(db.Now()), seq)
+	return db.Exec(ctx, `UPDATE outbox SET sent_at = ? WHERE seq <= ? AND sent_at IS NULL`, FmtTime(db.Now()), seq)
 }
 
 // LastSeq is the newest outbox position (0 when empty).
 func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&n)
+	err := db.Reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&n)
 	return n, err
 }
 
@@ -148,7 +148,7 @@ type LogHead struct {
 // LogHeadsAfter returns the positions, orgs and locations of up to limit
 // log entries after seq: what the hub needs to wake the right edges.
 func (db *DB) LogHeadsAfter(ctx context.Context, seq int64, limit int) ([]LogHead, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 	if err != nil {
 		return nil, err
 	}

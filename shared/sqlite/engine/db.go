@@ -1,17 +1,21 @@
-// Package sqlite implements Kassa's services on SQLite.
+// Package engine is the store's engine: the writer and its group commit,
+// the unit of work (Tx), change capture into the outbox, the event log,
+// apply and merge of other nodes' changes, admission of an edge's changes,
+// digests, change-record formats, and the registry of replicated nouns
+// (Noun, Register). It names no noun: each noun registers itself from its
+// own file in shared/sqlite (docs/store.md; TestTheEngineNamesNoNoun).
 //
 // A DB has one writer connection (every write is one IMMEDIATE transaction)
 // and a pool of read-only connections, in WAL mode with synchronous=FULL so
-// that a committed write survives a power cut. Migrations are embedded and
-// applied at Open. Every write of a replicated row goes through Tx.insert or
-// Tx.update, which also write the row's change record to the outbox in the
-// same transaction.
-package sqlite
+// that a committed write survives a power cut. Migrations (Migrations) are
+// applied at Open. Every write of a replicated row goes through Tx.Insert
+// or Tx.Update, which also write the row's change record to the outbox in
+// the same transaction.
+package engine
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,15 +36,16 @@ import (
 	"kassa.dev/sync/hlc"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
+// Migrations are the store's migrations (migrations/*.sql), set by the
+// package that holds them (shared/sqlite) before the first Open.
+var Migrations fs.FS
 
 // driverName is go-sqlite3 with Kassa's SQL functions: fold(s) lower-cases
 // any script (SQLite's own lower() only knows ASCII), for search.
-const driverName = "sqlite3_kassa"
+const DriverName = "sqlite3_kassa"
 
 func init() {
-	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+	sql.Register(DriverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		if _, err := c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCapPages), nil); err != nil {
 			return err
 		}
@@ -54,8 +59,8 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 // DB is an open Kassa store.
 type DB struct {
 	path   string
-	writer *sql.DB
-	reader *readPool
+	Writer *sql.DB
+	Reader *readPool
 	NodeID string // origin of the changes this node makes
 
 	Clock *hlc.Clock
@@ -68,7 +73,7 @@ type DB struct {
 	Live kassa.Publisher
 	Log  *slog.Logger
 
-	maxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
+	MaxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
 	stmts      map[string]*sql.Stmt // prepared on the writer; write loop only
 	savepoints map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
@@ -78,12 +83,12 @@ type DB struct {
 	committed  chan struct{}
 	stats      writerStats
 	refused    refusedCounts // pushed changes the trust boundary refused
-	underHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
-	hub        bool          // the hub: its events get no change records (Options.Hub)
-	writerTID  atomic.Int64  // the write loop's OS thread, once raised
+	UnderHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
+	Hub        bool          // the hub: its events get no change records (Options.Hub)
+	WriterTID  atomic.Int64  // the write loop's OS thread, once raised
 	// states are what nouns keep in memory beside their rows
 	// (noun.newState), made at Open: read only after it.
-	states   map[*noun]any
+	States   map[*Noun]any
 	loopDone chan struct{}
 	closeMu  sync.RWMutex
 	closed   bool
@@ -99,7 +104,7 @@ type Options struct {
 	Readers int // read pool size; default max(4, GOMAXPROCS)
 	// migrateTo stops the migrations after this number (tests: a store of
 	// an older release); 0 applies them all.
-	migrateTo int
+	MigrateTo int
 	// WriterPriority is how many nice levels the write loop's OS thread is
 	// raised above the rest of the process (Linux; needs CAP_SYS_NICE or
 	// RLIMIT_NICE). Every write waits on that one thread, so it should not
@@ -115,6 +120,38 @@ type Options struct {
 // Open opens (creating if needed) the store at path, applies migrations and
 // loads or creates the node id.
 func Open(ctx context.Context, path string, o Options) (*DB, error) {
+	o = o.withDefaults()
+	if err := OwnerOnly(path); err != nil {
+		return nil, err
+	}
+	write, err := openWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{path: path, Writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log,
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, MaxSkew: o.MaxSkew, Hub: o.Hub}
+	if err := db.prepare(ctx, o); err != nil {
+		write.Close()
+		return nil, err
+	}
+	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
+	db.States = map[*Noun]any{}
+	for _, n := range Registered() {
+		if n.NewState != nil {
+			db.States[n] = n.NewState(db)
+		}
+	}
+	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
+	go db.writeLoop(o.WriterPriority)
+	if err := db.loadNode(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// withDefaults is o with its zero values replaced by their defaults.
+func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC() }
 	}
@@ -130,71 +167,60 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	if o.Readers == 0 {
 		o.Readers = max(4, runtime.GOMAXPROCS(0))
 	}
-	if err := ownerOnly(path); err != nil {
-		return nil, err
-	}
+	return o
+}
+
+// openWriter opens the store's one writer connection.
+func openWriter(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
-	write, err := sql.Open(driverName, "file:"+path+"?"+q.Encode())
+	write, err := sql.Open(DriverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	db := &DB{path: path, writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log,
-		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, maxSkew: o.MaxSkew, hub: o.Hub}
-	if err := db.migrate(ctx, o.migrateTo); err != nil {
-		write.Close()
-		return nil, err
+	return write, nil
+}
+
+// prepare migrates the store, makes the node's indexes, opens the reader
+// pool and prepares the writer's savepoints.
+func (db *DB) prepare(ctx context.Context, o Options) error {
+	if err := db.migrate(ctx, o.MigrateTo); err != nil {
+		return err
 	}
 	indexes := edgeIndexes
 	if o.Hub {
 		indexes = hubIndexes
 	}
-	if _, err := write.ExecContext(ctx, indexes); err != nil {
-		write.Close()
-		return nil, fmt.Errorf("sqlite: node indexes: %w", err)
+	if _, err := db.Writer.ExecContext(ctx, indexes); err != nil {
+		return fmt.Errorf("sqlite: node indexes: %w", err)
 	}
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_foreign_keys", "1")
-	rdb, err := sql.Open(driverName, "file:"+path+"?"+rq.Encode())
-	db.reader = &readPool{DB: rdb}
+	rdb, err := sql.Open(DriverName, "file:"+db.path+"?"+rq.Encode())
 	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
+		return fmt.Errorf("sqlite: open readers %s: %w", db.path, err)
 	}
-	db.reader.SetMaxOpenConns(o.Readers)
-	db.reader.SetMaxIdleConns(o.Readers)
-	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
-	db.states = map[*noun]any{}
-	for _, n := range registered() {
-		if n.newState != nil {
-			db.states[n] = n.newState(db)
-		}
-	}
+	db.Reader = &readPool{DB: rdb}
+	db.Reader.SetMaxOpenConns(o.Readers)
+	db.Reader.SetMaxIdleConns(o.Readers)
 	db.savepoints = map[string]*sql.Stmt{}
 	for _, q := range []string{"SAVEPOINT unit", "RELEASE unit", "ROLLBACK TO unit"} {
-		st, err := db.writer.PrepareContext(ctx, q)
+		st, err := db.Writer.PrepareContext(ctx, q)
 		if err != nil {
-			write.Close()
-			return nil, fmt.Errorf("sqlite: prepare %s: %w", q, err)
+			return fmt.Errorf("sqlite: prepare %s: %w", q, err)
 		}
 		db.savepoints[q] = st
 	}
-	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
-	go db.writeLoop(o.WriterPriority)
-	if err := db.loadNode(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return nil
 }
 
 // DefaultWriterPriority is Options.WriterPriority's default: the writer's
@@ -266,7 +292,7 @@ type snapshot struct {
 
 // snapshot begins a read transaction; close it (done) before waiting on
 // the writer, so that a request never holds a reader while it queues.
-func (r *readPool) snapshot(ctx context.Context) (*snapshot, error) {
+func (r *readPool) Snapshot(ctx context.Context) (*snapshot, error) {
 	tx, err := r.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin read: %w", err)
@@ -277,20 +303,20 @@ func (r *readPool) snapshot(ctx context.Context) (*snapshot, error) {
 // inSnapshot returns q as is when it already is one transaction (a
 // snapshot, a unit of work), or a new snapshot of the pool q is, which
 // the caller ends with the returned func.
-func inSnapshot(ctx context.Context, q querier) (querier, func(), error) {
+func InSnapshot(ctx context.Context, q Querier) (Querier, func(), error) {
 	r, ok := q.(*readPool)
 	if !ok {
 		return q, func() {}, nil
 	}
-	s, err := r.snapshot(ctx)
+	s, err := r.Snapshot(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, s.done, nil
+	return s, s.Done, nil
 }
 
 // done ends the read transaction.
-func (s *snapshot) done() { s.tx.Rollback() }
+func (s *snapshot) Done() { s.tx.Rollback() }
 
 // QueryContext runs q in the snapshot, prepared once per connection.
 func (s *snapshot) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
@@ -331,13 +357,13 @@ func (db *DB) Close() error {
 	close(db.writes)
 	db.closeMu.Unlock()
 	<-db.loopDone
-	return errors.Join(db.reader.Close(), db.writer.Close())
+	return errors.Join(db.Reader.Close(), db.Writer.Close())
 }
 
 // Ping checks that the store answers reads; /readyz uses it.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
-	return db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	return db.Reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
 // hubIndexes are indexes only the hub's queries use, made at every hub
@@ -357,30 +383,30 @@ const edgeIndexes = `DROP INDEX IF EXISTS outbox_scope`
 // migrate applies the migrations not applied yet; up to number last, if
 // not 0 (tests open a store of an older release with it).
 func (db *DB) migrate(ctx context.Context, last int) error {
-	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT`); err != nil {
+	if _, err := db.Writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("sqlite: migrations table: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	names, err := fs.Glob(Migrations, "migrations/*.sql")
 	if err != nil {
 		return err
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if last > 0 && migrationNumber(name) > last {
+		if last > 0 && MigrationNumber(name) > last {
 			break
 		}
 		var n int
-		if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		if err := db.Writer.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			continue
 		}
-		body, err := migrationFS.ReadFile(name)
+		body, err := fs.ReadFile(Migrations, name)
 		if err != nil {
 			return err
 		}
-		tx, err := db.writer.BeginTx(ctx, nil)
+		tx, err := db.Writer.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -415,7 +441,7 @@ func (db *DB) loadNode(ctx context.Context) error {
 	}
 	db.NodeID = id
 	var last sql.NullString
-	if err := db.reader.QueryRowContext(ctx, `SELECT max(hlc) FROM outbox`).Scan(&last); err != nil {
+	if err := db.Reader.QueryRowContext(ctx, `SELECT max(hlc) FROM outbox`).Scan(&last); err != nil {
 		return err
 	}
 	if last.Valid {
@@ -436,7 +462,7 @@ func (db *DB) AdoptNodeID(ctx context.Context, id string) error {
 		return kassa.Errorf(kassa.EInvalid, "node id %q is not an id", id)
 	}
 	var n int64
-	if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+	if err := db.Writer.QueryRowContext(ctx, `SELECT count(*) FROM outbox`).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -452,7 +478,7 @@ func (db *DB) AdoptNodeID(ctx context.Context, id string) error {
 // Meta returns a node_meta value, or "" when unset.
 func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := db.writer.QueryRowContext(ctx, `SELECT value FROM node_meta WHERE key = ?`, key).Scan(&v)
+	err := db.Writer.QueryRowContext(ctx, `SELECT value FROM node_meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -461,7 +487,7 @@ func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 
 // SetMeta stores a node_meta value.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
-	_, err := db.writer.ExecContext(ctx, `INSERT INTO node_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	_, err := db.Writer.ExecContext(ctx, `INSERT INTO node_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
 }
 
@@ -474,7 +500,7 @@ const storeFileMode = 0o600
 // SQLite does (SQLite's own is 0644 less the umask), and takes the group's
 // and others' access away from an existing one and its WAL and shared
 // memory (a store made by an older release).
-func ownerOnly(path string) error {
+func OwnerOnly(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, storeFileMode)
 	if err == nil {
 		return f.Close()
@@ -500,27 +526,33 @@ func ownerOnly(path string) error {
 }
 
 // isUniqueViolation reports whether err is a UNIQUE constraint failure.
-func isUniqueViolation(err error) bool {
+func IsUniqueViolation(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
 }
 
 // isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
-func isForeignKeyViolation(err error) bool {
+func IsForeignKeyViolation(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
 }
 
 // fmtTime formats t for storage.
-func fmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func FmtTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // parseTime reads a stored timestamp.
-func parseTime(s string) time.Time {
+func ParseTime(s string) time.Time {
 	t, _ := time.Parse(TimeFormat, s)
 	return t
 }
 
 // placeholders returns "?, ?, ?" for n.
-func placeholders(n int) string {
+func Placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// querier is what a query runs on: a unit of work (*Tx) or the reader.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }

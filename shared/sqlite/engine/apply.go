@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -51,27 +51,27 @@ type ApplyResult struct {
 // node's outbox, which is the log other edges pull from. Errors: a change
 // that is malformed or names an unknown entity fails the whole batch.
 func (db *DB) Apply(ctx context.Context, changes []change.Change, log bool) (ApplyResult, error) {
-	return db.apply(ctx, changes, applyOpts{log: log})
+	return db.apply(ctx, changes, ApplyOpts{Log: log})
 }
 
 // applyOpts: log appends applied changes to this node's outbox (the hub's
 // log); from, when set, is the edge that pushed them, and every change is
 // admitted first (trust.go).
-type applyOpts struct {
-	log  bool
-	from *EdgeScope
+type ApplyOpts struct {
+	Log  bool
+	From *EdgeScope
 	own  *OwnResync
 }
 
-func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, error) {
+func (db *DB) apply(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, error) {
 	var res applied
-	err := db.write(ctx, func(tx *Tx) error {
+	err := db.Write(ctx, func(tx *Tx) error {
 		var err error
-		res, err = db.applyTx(ctx, tx, changes, opts)
+		res, err = db.ApplyTx(ctx, tx, changes, opts)
 		return err
 	})
 	if err == nil {
-		db.merged(res.touched)
+		db.Merged(res.Touched)
 	}
 	return res.ApplyResult, err
 }
@@ -79,29 +79,29 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts applyOpts
 // applied is what applyTx did: the result and the rows it touched.
 type applied struct {
 	ApplyResult
-	touched map[*noun]map[string]string // see applier.touched
+	Touched map[*Noun]map[string]string // see applier.touched
 }
 
 // merged runs, once an apply unit committed, each noun's merged hook with
 // the rows the unit touched (in units of their own: the kitchen tickets of
 // the orders sync changed are derived, and building them inside the apply
 // would hold up the sync).
-func (db *DB) merged(touched map[*noun]map[string]string) {
+func (db *DB) Merged(touched map[*Noun]map[string]string) {
 	for n, rows := range touched {
-		if n.merged != nil {
-			n.merged(db, rows)
+		if n.Merged != nil {
+			n.Merged(db, rows)
 		}
 	}
 }
 
 // applyTx applies changes in tx: the unit of work of apply, which a
 // re-applied quarantined record shares (ConflictService.Reapply).
-func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts applyOpts) (applied, error) {
+func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts ApplyOpts) (applied, error) {
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
-	a := &applier{tx: tx, touched: map[*noun]map[string]string{}, state: map[*noun]any{}}
-	if opts.from != nil {
-		a.admitter = &admitter{tx: tx, from: *opts.from, state: a.state}
+	a := &Applier{Tx: tx, touched: map[*Noun]map[string]string{}, State: map[*Noun]any{}}
+	if opts.From != nil {
+		a.Admitter = &Admitter{Tx: tx, From: *opts.From, State: a.State}
 	}
 	for i := range changes {
 		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
@@ -111,19 +111,19 @@ func (db *DB) applyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if err := a.recompute(ctx); err != nil {
 		return res, err
 	}
-	if opts.from != nil {
+	if opts.From != nil {
 		if err := a.releaseEvents(ctx, changes); err != nil {
 			return res, err
 		}
 	}
-	res.touched = a.touched
+	res.Touched = a.touched
 	res.Conflicts = a.conflicts
 	return res, nil
 }
 
 // step applies one change of the batch, unless it was applied before or
 // names a retired entity, and counts it in res.
-func (a *applier) step(ctx context.Context, c *change.Change, opts applyOpts, res *ApplyResult) error {
+func (a *Applier) step(ctx context.Context, c *change.Change, opts ApplyOpts, res *ApplyResult) error {
 	if err := c.Validate(); err != nil {
 		return kassa.Errorf(kassa.EInvalid, "%v", err)
 	}
@@ -153,15 +153,15 @@ func (a *applier) step(ctx context.Context, c *change.Change, opts applyOpts, re
 
 // seen reports whether c was applied here before, or is this node's own
 // change coming back (and not one a restore lost: see OwnResync).
-func (a *applier) seen(ctx context.Context, c *change.Change, opts applyOpts) (bool, error) {
-	if c.Origin == a.tx.db.NodeID {
-		lost, err := opts.own.lost(ctx, a.tx, c)
+func (a *Applier) seen(ctx context.Context, c *change.Change, opts ApplyOpts) (bool, error) {
+	if c.Origin == a.Tx.DB.NodeID {
+		lost, err := opts.own.lost(ctx, a.Tx, c)
 		if err != nil || !lost {
 			return err == nil, err
 		}
 	}
 	var n int
-	err := a.tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&n)
+	err := a.Tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&n)
 	return n > 0, err
 }
 
@@ -169,8 +169,8 @@ func (a *applier) seen(ctx context.Context, c *change.Change, opts applyOpts) (b
 // an event new to the log, the record of what it touched (for the live
 // feeds, migration 0016), its noun's ownBack hook, and its place in the
 // hub's log (opts.log) or, for an event, a wake-up of the log's readers.
-func (a *applier) applied(ctx context.Context, c *change.Change, fresh bool, opts applyOpts) error {
-	tx := a.tx
+func (a *Applier) applied(ctx context.Context, c *change.Change, fresh bool, opts ApplyOpts) error {
+	tx := a.Tx
 	if fresh && !a.held[c.EntityID] {
 		// Its hooks run with the event, in this unit: an event id
 		// already in the log (a replay, re-pull or repair) runs none.
@@ -180,17 +180,17 @@ func (a *applier) applied(ctx context.Context, c *change.Change, fresh bool, opt
 			return err
 		}
 	}
-	if _, err := tx.execCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, fmtTime(tx.now), c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
+	if _, err := tx.ExecCached(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Origin, FmtTime(tx.Now), c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op)); err != nil {
 		return err
 	}
 	tx.live(c.OrgID, c.Entity)
-	if r, ok := nounOf(c.Entity); ok && c.Origin == tx.db.NodeID && r.ownBack != nil {
-		if err := r.ownBack(ctx, tx, c); err != nil {
+	if r, ok := NounOf(c.Entity); ok && c.Origin == tx.DB.NodeID && r.OwnBack != nil {
+		if err := r.OwnBack(ctx, tx, c); err != nil {
 			return err
 		}
 	}
-	if c.Entity == entEvent.name {
+	if c.Entity == EntEvent.Name {
 		// The hub's event log grew: wake its readers. Events are not in
 		// the hub's log of changes: edges never pull them.
 		if !a.held[c.EntityID] {
@@ -198,22 +198,22 @@ func (a *applier) applied(ctx context.Context, c *change.Change, fresh bool, opt
 		}
 		return nil
 	}
-	if opts.log {
+	if opts.Log {
 		return tx.record(ctx, *c)
 	}
 	return nil
 }
 
 // applier applies one batch and remembers what it must recompute.
-type applier struct {
-	tx       *Tx
-	admitter *admitter // set for changes pushed by an edge
+type Applier struct {
+	Tx       *Tx
+	Admitter *Admitter // set for changes pushed by an edge
 	// touched are the rows whose derived columns the batch affects, per
 	// noun (key → org): the noun's track hook notes them (touch), its
 	// recompute hook refreshes them once every change applied.
-	touched map[*noun]map[string]string
+	touched map[*Noun]map[string]string
 	// state is what a noun's hooks keep for the batch (batchState).
-	state map[*noun]any
+	State map[*Noun]any
 	// held are the edge's events this batch held (holdEvent): neither
 	// logged nor delivered.
 	held      map[string]bool
@@ -223,50 +223,50 @@ type applier struct {
 // olderRules, set by tests only, refuses what an older release's
 // admission refused on top of today's: a record it quarantines can then
 // be re-applied under the running rules (conflict_test.go).
-var olderRules func(c *change.Change) error
+var OlderRules func(c *change.Change) error
 
-func (a *applier) apply(ctx context.Context, c *change.Change) error {
-	r, ok := nounOf(c.Entity)
+func (a *Applier) apply(ctx context.Context, c *change.Change) error {
+	r, ok := NounOf(c.Entity)
 	if !ok {
-		return refuse(RefusedEntity, "unknown entity %q", c.Entity)
+		return Refuse(RefusedEntity, "unknown entity %q", c.Entity)
 	}
-	a.tx.changing(r, c.OrgID)
+	a.Tx.Changing(r, c.OrgID)
 	fields := make(map[string]any, len(c.Fields))
 	for k, v := range c.Fields {
 		if !validColumn(k) {
-			return refuse(RefusedField, "bad field name %q", k)
+			return Refuse(RefusedField, "bad field name %q", k)
 		}
-		fields[k] = columnValue(v)
+		fields[k] = ColumnValue(v)
 	}
-	if a.admitter != nil {
-		if olderRules != nil {
-			if err := olderRules(c); err != nil {
+	if a.Admitter != nil {
+		if OlderRules != nil {
+			if err := OlderRules(c); err != nil {
 				return err
 			}
 		}
-		if err := a.admitter.admit(ctx, c, r, fields); err != nil {
+		if err := a.Admitter.admit(ctx, c, r, fields); err != nil {
 			return err
 		}
 		if held, err := a.holdEvent(ctx, c); held || err != nil {
 			return err
 		}
 	}
-	for _, k := range r.derived {
+	for _, k := range r.Derived {
 		delete(fields, k)
 	}
 	stamp := c.HLC
 	if clamped := a.clamp(stamp); clamped != stamp {
-		if err := a.conflict(ctx, c.OrgID, c.LocationID, "clock_clamped", c.Entity, c.EntityID,
-			map[string]any{"now": a.tx.now}, map[string]any{"hlc": c.HLC.String(), "origin": c.Origin, "clamped_to": clamped.String()}); err != nil {
+		if err := a.Conflict(ctx, c.OrgID, c.LocationID, "clock_clamped", c.Entity, c.EntityID,
+			map[string]any{"now": a.Tx.Now}, map[string]any{"hlc": c.HLC.String(), "origin": c.Origin, "clamped_to": clamped.String()}); err != nil {
 			return err
 		}
 		stamp = clamped
 	}
-	a.tx.db.Clock.Update(stamp)
+	a.Tx.DB.Clock.Update(stamp)
 	a.track(c, r, fields)
-	if r.merge == mergeAppend {
+	if r.Merge == MergeAppend {
 		fields["id"] = c.EntityID
-		fields[r.orgCol] = c.OrgID
+		fields[r.OrgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	return a.merge(ctx, c, r, fields, stamp)
@@ -274,12 +274,12 @@ func (a *applier) apply(ctx context.Context, c *change.Change) error {
 
 // newEvent reports whether c is an event that the hub's log does not
 // hold yet: the only case in which its webhooks are queued.
-func (a *applier) newEvent(ctx context.Context, c *change.Change) (bool, error) {
-	if c.Entity != entEvent.name || !a.tx.db.hub {
+func (a *Applier) newEvent(ctx context.Context, c *change.Change) (bool, error) {
+	if c.Entity != EntEvent.Name || !a.Tx.DB.Hub {
 		return false, nil
 	}
 	var n int
-	err := a.tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE id = ?`, c.EntityID).Scan(&n)
+	err := a.Tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE id = ?`, c.EntityID).Scan(&n)
 	return n == 0, err
 }
 
@@ -287,7 +287,7 @@ func (a *applier) newEvent(ctx context.Context, c *change.Change) (bool, error) 
 func loggedEvent(c *change.Change) kassa.Event {
 	str := func(k string) string { s, _ := c.Fields[k].(string); return s }
 	e := kassa.Event{ID: c.EntityID, Type: str("type"), OrgID: c.OrgID, LocationID: str("location_id"),
-		OccurredAt: parseTime(str("occurred_at"))}
+		OccurredAt: ParseTime(str("occurred_at"))}
 	if d := str("data"); d != "" {
 		e.Data = json.RawMessage(d)
 	}
@@ -295,8 +295,8 @@ func loggedEvent(c *change.Change) kassa.Event {
 }
 
 // clamp caps a remote stamp at the local wall clock plus the maximum skew.
-func (a *applier) clamp(t hlc.Timestamp) hlc.Timestamp {
-	limit := a.tx.db.Now().Add(a.tx.db.maxSkew).UnixMilli()
+func (a *Applier) clamp(t hlc.Timestamp) hlc.Timestamp {
+	limit := a.Tx.DB.Now().Add(a.Tx.DB.MaxSkew).UnixMilli()
 	if t.Wall > limit {
 		return hlc.Timestamp{Wall: limit}
 	}
@@ -305,19 +305,19 @@ func (a *applier) clamp(t hlc.Timestamp) hlc.Timestamp {
 
 // track notes the rows whose derived columns the change affects (the
 // noun's track hook).
-func (a *applier) track(c *change.Change, r *noun, fields map[string]any) {
-	if r.track != nil {
-		r.track(a, c, fields)
+func (a *Applier) track(c *change.Change, r *Noun, fields map[string]any) {
+	if r.Track != nil {
+		r.Track(a, c, fields)
 	}
 }
 
 // fieldText is a change's text field as its column stores it, or "".
-func fieldText(fields map[string]any, k string) string {
+func FieldText(fields map[string]any, k string) string {
 	s, _ := fields[k].(string)
 	return s
 }
 
-func (a *applier) insertRow(ctx context.Context, r *noun, fields map[string]any, stamp hlc.Timestamp, origin string) error {
+func (a *Applier) insertRow(ctx context.Context, r *Noun, fields map[string]any, stamp hlc.Timestamp, origin string) error {
 	names := slices.Sorted(maps.Keys(fields))
 	args := make([]any, 0, len(names)+3)
 	for _, n := range names {
@@ -325,18 +325,18 @@ func (a *applier) insertRow(ctx context.Context, r *noun, fields map[string]any,
 	}
 	args = append(args, stamp.String(), origin)
 	cols := joinCols(names, "") + ", hlc, origin"
-	ph := placeholders(len(names) + 2)
-	if r.merge == mergeLWW {
+	ph := Placeholders(len(names) + 2)
+	if r.Merge == mergeLWW {
 		cols += ", field_hlc"
 		ph += ", ?"
 		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
-	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.table, cols, ph)
+	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.Table, cols, ph)
 	return a.uniquely(ctx, r, fields, func() error {
 		for i, n := range names {
 			args[i] = fields[n]
 		}
-		_, err := a.tx.execCached(ctx, query, args...)
+		_, err := a.Tx.ExecCached(ctx, query, args...)
 		return err
 	})
 }
@@ -346,43 +346,43 @@ func (a *applier) insertRow(ctx context.Context, r *noun, fields map[string]any,
 // how the duplicate is settled on every node alike: the row with the
 // greater id gives way (giveWay: the value it takes instead), and a
 // duplicate_key conflict is recorded. extra narrows the rows that count.
-type uniqueKey struct {
-	col, extra string
-	giveWay    func(v any, id string) any
+type UniqueKey struct {
+	Col, Extra string
+	GiveWay    func(v any, id string) any
 }
 
 // uniquely runs write; when it breaks a unique key of the table, it
 // settles the duplicate as the noun's unique key says and runs it again.
-func (a *applier) uniquely(ctx context.Context, r *noun, fields map[string]any, write func() error) error {
+func (a *Applier) uniquely(ctx context.Context, r *Noun, fields map[string]any, write func() error) error {
 	err := write()
-	k := r.unique
-	if k == nil || !isUniqueViolation(err) || fields[k.col] == nil {
+	k := r.Unique
+	if k == nil || !IsUniqueViolation(err) || fields[k.Col] == nil {
 		return err
 	}
 	id, _ := fields["id"].(string)
-	org, _ := fields[r.orgCol].(string)
+	org, _ := fields[r.OrgCol].(string)
 	var other string
-	if qerr := a.tx.QueryRowContext(ctx, "SELECT id FROM "+r.table+" WHERE org_id = ? AND "+k.col+" = ? AND id != ?"+k.extra,
-		org, fields[k.col], id).Scan(&other); qerr != nil {
+	if qerr := a.Tx.QueryRowContext(ctx, "SELECT id FROM "+r.Table+" WHERE org_id = ? AND "+k.Col+" = ? AND id != ?"+k.Extra,
+		org, fields[k.Col], id).Scan(&other); qerr != nil {
 		return err
 	}
-	val := fields[k.col]
+	val := fields[k.Col]
 	if other > id {
-		if _, err := a.tx.ExecContext(ctx, "UPDATE "+r.table+" SET "+k.col+" = ? WHERE id = ?", k.giveWay(val, other), other); err != nil {
+		if _, err := a.Tx.ExecContext(ctx, "UPDATE "+r.Table+" SET "+k.Col+" = ? WHERE id = ?", k.GiveWay(val, other), other); err != nil {
 			return err
 		}
 	} else {
-		fields[k.col] = k.giveWay(val, id)
+		fields[k.Col] = k.GiveWay(val, id)
 	}
-	if err := a.conflict(ctx, org, "", "duplicate_key", r.name, id,
-		map[string]any{"id": other, k.col: val}, map[string]any{"id": id, k.col: val, "kept_by": min(id, other)}); err != nil {
+	if err := a.Conflict(ctx, org, "", "duplicate_key", r.Name, id,
+		map[string]any{"id": other, k.Col: val}, map[string]any{"id": id, k.Col: val, "kept_by": min(id, other)}); err != nil {
 		return err
 	}
 	return write()
 }
 
 // merge applies an insert or update of an LWW row field by field.
-func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields map[string]any, stamp hlc.Timestamp) error {
+func (a *Applier) merge(ctx context.Context, c *change.Change, r *Noun, fields map[string]any, stamp hlc.Timestamp) error {
 	row, err := a.mergeRow(ctx, c, r)
 	if err != nil {
 		return err
@@ -392,7 +392,7 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 			return fmt.Errorf("%w: %s %s", ErrOutOfOrder, c.Entity, c.EntityID)
 		}
 		fields["id"] = c.EntityID
-		fields[r.orgCol] = c.OrgID
+		fields[r.OrgCol] = c.OrgID
 		return a.insertRow(ctx, r, fields, stamp, c.Origin)
 	}
 	if row.org != c.OrgID {
@@ -400,16 +400,16 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 		return kassa.Errorf(kassa.EForbidden, "change %s names %s %s of another org", c.ID, c.Entity, c.EntityID)
 	}
 	var have map[string]string
-	if err := decodeJSON(row.stamps, &have); err != nil {
+	if err := DecodeJSON(row.stamps, &have); err != nil {
 		return err
 	}
 	mine := fieldStamp(stamp, c.Origin)
 	set := map[string]any{}
 	for k, v := range fields {
-		if k == "id" || k == r.orgCol {
+		if k == "id" || k == r.OrgCol {
 			continue
 		}
-		if rank, ok := r.lattice[k]; ok {
+		if rank, ok := r.Lattice[k]; ok {
 			if err := a.mergeLattice(ctx, c, r, k, rank, row.lattice[k], v, set); err != nil {
 				return err
 			}
@@ -419,13 +419,13 @@ func (a *applier) merge(ctx context.Context, c *change.Change, r *noun, fields m
 			set[k] = v
 		}
 	}
-	if r.tombstone != "" {
+	if r.Tombstone != "" {
 		deleted := row.deleted
-		if v, ok := fields[r.tombstone]; ok && v != nil {
-			deleted, set[r.tombstone] = true, v
+		if v, ok := fields[r.Tombstone]; ok && v != nil {
+			deleted, set[r.Tombstone] = true, v
 		}
 		if deleted {
-			for k, v := range r.erase {
+			for k, v := range r.Erase {
 				set[k] = v
 			}
 		}
@@ -444,14 +444,14 @@ type mergedRow struct {
 }
 
 // mergeRow reads the row c changes, or nil when this node has none.
-func (a *applier) mergeRow(ctx context.Context, c *change.Change, r *noun) (*mergedRow, error) {
-	latticeCols := slices.Sorted(maps.Keys(r.lattice))
-	sel := r.orgCol + ", field_hlc"
+func (a *Applier) mergeRow(ctx context.Context, c *change.Change, r *Noun) (*mergedRow, error) {
+	latticeCols := slices.Sorted(maps.Keys(r.Lattice))
+	sel := r.OrgCol + ", field_hlc"
 	for _, col := range latticeCols {
 		sel += ", " + col
 	}
-	if r.tombstone != "" {
-		sel += ", " + r.tombstone
+	if r.Tombstone != "" {
+		sel += ", " + r.Tombstone
 	}
 	row := &mergedRow{lattice: make(map[string]string, len(latticeCols))}
 	cur := make([]sql.NullString, len(latticeCols)+1)
@@ -459,10 +459,10 @@ func (a *applier) mergeRow(ctx context.Context, c *change.Change, r *noun) (*mer
 	for i := range cur {
 		dest = append(dest, &cur[i])
 	}
-	if r.tombstone == "" {
+	if r.Tombstone == "" {
 		dest = dest[:len(dest)-1]
 	}
-	err := a.tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.table+" WHERE id = ?", c.EntityID).Scan(dest...)
+	err := a.Tx.QueryRowContext(ctx, "SELECT "+sel+" FROM "+r.Table+" WHERE id = ?", c.EntityID).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -480,22 +480,22 @@ func (a *applier) mergeRow(ctx context.Context, c *change.Change, r *noun) (*mer
 // ranks above the row's value cur. A value of the noun's latticeLoss that
 // loses, or is overtaken, is recorded as a conflict (an order's cancel
 // that meets a completion: cancel_lost).
-func (a *applier) mergeLattice(ctx context.Context, c *change.Change, r *noun, k string, rank func(string) int, cur string, v any, set map[string]any) error {
+func (a *Applier) mergeLattice(ctx context.Context, c *change.Change, r *Noun, k string, rank func(string) int, cur string, v any, set map[string]any) error {
 	now, _ := v.(string)
 	up := rank(now) > rank(cur)
 	if up {
 		set[k] = v
 	}
-	l := r.latticeLoss
-	if l == nil || k != l.col || !(up && cur == l.value || !up && now == l.value && cur != l.value) {
+	l := r.LatticeLoss
+	if l == nil || k != l.Col || !(up && cur == l.Value || !up && now == l.Value && cur != l.Value) {
 		return nil
 	}
-	return a.conflict(ctx, c.OrgID, c.LocationID, l.kind, c.Entity, c.EntityID,
+	return a.Conflict(ctx, c.OrgID, c.LocationID, l.Kind, c.Entity, c.EntityID,
 		map[string]any{k: cur}, map[string]any{k: now, "origin": c.Origin})
 }
 
 // updateRow writes a merge's newer fields (set) to the row, stamped.
-func (a *applier) updateRow(ctx context.Context, c *change.Change, r *noun, set map[string]any, stamp hlc.Timestamp) error {
+func (a *Applier) updateRow(ctx context.Context, c *change.Change, r *Noun, set map[string]any, stamp hlc.Timestamp) error {
 	mine := fieldStamp(stamp, c.Origin)
 	names := slices.Sorted(maps.Keys(set))
 	args := make([]any, 0, len(names)+4)
@@ -503,25 +503,25 @@ func (a *applier) updateRow(ctx context.Context, c *change.Change, r *noun, set 
 		args = append(args, set[n])
 	}
 	// SET expressions read the row as it was, so origin follows the newer stamp.
-	args = append(args, fieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
+	args = append(args, FieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
 	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
-		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.table, joinCols(names, " = ?"))
-	set["id"], set[r.orgCol] = c.EntityID, c.OrgID
+		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.Table, joinCols(names, " = ?"))
+	set["id"], set[r.OrgCol] = c.EntityID, c.OrgID
 	return a.uniquely(ctx, r, set, func() error {
 		for i, n := range names {
 			args[i] = set[n]
 		}
-		_, err := a.tx.execCached(ctx, query, args...)
+		_, err := a.Tx.ExecCached(ctx, query, args...)
 		return err
 	})
 }
 
 // conflict records a merge conflict with both sides' values.
-func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity, entityID string, local, remote any) error {
+func (a *Applier) Conflict(ctx context.Context, orgID, locationID, kind, entity, entityID string, local, remote any) error {
 	l, _ := json.Marshal(local)
 	r, _ := json.Marshal(remote)
-	_, err := a.tx.ExecContext(ctx, `INSERT INTO sync_conflicts (id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.tx.db.NewID(), orgID, nullString(locationID), kind, entity, entityID, string(l), string(r), fmtTime(a.tx.now))
+	_, err := a.Tx.ExecContext(ctx, `INSERT INTO sync_conflicts (id, org_id, location_id, kind, entity, entity_id, local, remote, detected_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.Tx.DB.NewID(), orgID, NullString(locationID), kind, entity, entityID, string(l), string(r), FmtTime(a.Tx.Now))
 	if err == nil {
 		a.conflicts++
 	}
@@ -529,7 +529,7 @@ func (a *applier) conflict(ctx context.Context, orgID, locationID, kind, entity,
 }
 
 // touch notes a row of n whose derived columns the batch affects.
-func (a *applier) touch(n *noun, key, orgID string) {
+func (a *Applier) Touch(n *Noun, key, orgID string) {
 	rows := a.touched[n]
 	if rows == nil {
 		rows = map[string]string{}
@@ -540,7 +540,7 @@ func (a *applier) touch(n *noun, key, orgID string) {
 
 // batchState is what noun n's hooks keep for one batch (applier.state),
 // made at first use.
-func batchState[T any](state map[*noun]any, n *noun) *T {
+func BatchState[T any](state map[*Noun]any, n *Noun) *T {
 	if v, ok := state[n].(*T); ok {
 		return v
 	}
@@ -551,10 +551,10 @@ func batchState[T any](state map[*noun]any, n *noun) *T {
 
 // recompute refreshes the derived columns of the rows the batch touched:
 // each noun's recompute hook, in the registry's order.
-func (a *applier) recompute(ctx context.Context) error {
-	for _, n := range registered() {
-		if rows := a.touched[n]; n.recompute != nil && len(rows) > 0 {
-			if err := n.recompute(ctx, a, rows); err != nil {
+func (a *Applier) recompute(ctx context.Context) error {
+	for _, n := range Registered() {
+		if rows := a.touched[n]; n.Recompute != nil && len(rows) > 0 {
+			if err := n.Recompute(ctx, a, rows); err != nil {
 				return err
 			}
 		}
@@ -581,14 +581,14 @@ var ErrOutOfOrder = errors.New("sqlite: change of a row that has not arrived")
 // record cannot stall every later change of an edge. It returns how many
 // were quarantined.
 func (db *DB) ApplyEach(ctx context.Context, changes []change.Change, log bool) (ApplyResult, int, error) {
-	return db.applyEach(ctx, changes, applyOpts{log: log})
+	return db.applyEach(ctx, changes, ApplyOpts{Log: log})
 }
 
 // ApplyResync is ApplyEach at an edge whose store was restored from a
 // backup: besides other nodes' changes it applies the edge's own changes
 // that the backup lacks (own says which, see OwnResync).
 func (db *DB) ApplyResync(ctx context.Context, changes []change.Change, own *OwnResync) (ApplyResult, int, error) {
-	return db.applyEach(ctx, changes, applyOpts{own: own})
+	return db.applyEach(ctx, changes, ApplyOpts{own: own})
 }
 
 // Ingest applies the changes an edge pushed, at the hub: like ApplyEach
@@ -596,10 +596,10 @@ func (db *DB) ApplyResync(ctx context.Context, changes []change.Change, own *Own
 // (trust.go). A refused change is quarantined with its reason and never
 // applied; the rest of the batch applies.
 func (db *DB) Ingest(ctx context.Context, from EdgeScope, changes []change.Change) (ApplyResult, int, error) {
-	return db.applyEach(ctx, changes, applyOpts{log: true, from: &from})
+	return db.applyEach(ctx, changes, ApplyOpts{Log: true, From: &from})
 }
 
-func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts applyOpts) (ApplyResult, int, error) {
+func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, int, error) {
 	res, err := db.apply(ctx, changes, opts)
 	if err == nil {
 		return res, 0, nil
@@ -615,21 +615,21 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 			total.Dropped += r.Dropped
 			continue
 		}
-		if errors.Is(err, ErrOutOfOrder) || isForeignKeyViolation(err) {
+		if errors.Is(err, ErrOutOfOrder) || IsForeignKeyViolation(err) {
 			// Not this record's fault: what it builds on has not arrived.
 			// Refuse the batch (the sender retries) rather than lose it.
 			return total, quarantined, err
 		}
 		org, loc := changes[i].OrgID, changes[i].LocationID
-		if opts.from != nil {
+		if opts.From != nil {
 			// Listed for the org and location of the edge that sent it,
 			// whatever it claims (the ops monitor counts them per edge).
-			org, loc = opts.from.OrgID, opts.from.LocationID
+			org, loc = opts.From.OrgID, opts.From.LocationID
 		}
 		if qerr := db.quarantine(ctx, org, loc, &changes[i], err); qerr != nil {
 			return total, quarantined, qerr
 		}
-		total.Refused = append(total.Refused, refusedOf(&changes[i], err, db.Now()))
+		total.Refused = append(total.Refused, RefusedOf(&changes[i], err, db.Now()))
 		quarantined++
 	}
 	return total, quarantined, nil
@@ -637,7 +637,7 @@ func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts apply
 
 // quarantineReason is the reason a record is quarantined for: its
 // refusal code, or apply_failed.
-func quarantineReason(cause error) string {
+func QuarantineReason(cause error) string {
 	var ref *Refusal
 	if errors.As(cause, &ref) {
 		return ref.Code
@@ -648,23 +648,23 @@ func quarantineReason(cause error) string {
 }
 
 func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *change.Change, cause error) error {
-	reason := quarantineReason(cause)
+	reason := QuarantineReason(cause)
 	if reason != "apply_failed" {
 		db.refused.add(reason)
 	}
 	db.Log.Error("change quarantined", "change", c.ID, "entity", c.Entity, "entity_id", c.EntityID, "origin", c.Origin, "reason", reason, "err", cause)
 	body, _ := json.Marshal(c)
-	return db.write(ctx, func(tx *Tx) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sync_quarantine (id, org_id, change, error, reason, entity_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO NOTHING`, c.ID, orgID, string(body), cause.Error(), reason, c.EntityID, fmtTime(tx.now)); err != nil {
+			ON CONFLICT(id) DO NOTHING`, c.ID, orgID, string(body), cause.Error(), reason, c.EntityID, FmtTime(tx.Now)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO applied_changes (id, origin, applied_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-			c.ID, c.Origin, fmtTime(tx.now)); err != nil {
+			c.ID, c.Origin, FmtTime(tx.Now)); err != nil {
 			return err
 		}
-		a := &applier{tx: tx}
-		return a.conflict(ctx, orgID, locationID, "quarantined", c.Entity, c.EntityID,
+		a := &Applier{Tx: tx}
+		return a.Conflict(ctx, orgID, locationID, "quarantined", c.Entity, c.EntityID,
 			map[string]any{"error": cause.Error(), "reason": reason}, redacted(c))
 	})
 }
@@ -677,16 +677,16 @@ func (db *DB) quarantine(ctx context.Context, orgID, locationID string, c *chang
 func redacted(c *change.Change) *change.Change {
 	out := *c
 	out.Fields = maps.Clone(c.Fields)
-	if c.Entity == entEvent.name {
+	if c.Entity == EntEvent.Name {
 		typ, _ := c.Fields["type"].(string)
 		sub, ok := eventSubjectOf(typ)
 		var data map[string]any
-		if s, isText := c.Fields["data"].(string); ok && sub.of.redact != nil && isText && json.Unmarshal([]byte(s), &data) == nil && sub.of.redact(data) {
+		if s, isText := c.Fields["data"].(string); ok && sub.of.Redact != nil && isText && json.Unmarshal([]byte(s), &data) == nil && sub.of.Redact(data) {
 			b, _ := json.Marshal(data)
 			out.Fields["data"] = string(b)
 		}
-	} else if n, ok := nounOf(c.Entity); ok && n.redact != nil {
-		n.redact(out.Fields)
+	} else if n, ok := NounOf(c.Entity); ok && n.Redact != nil {
+		n.Redact(out.Fields)
 	}
 	return &out
 }

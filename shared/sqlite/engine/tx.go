@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -25,16 +25,16 @@ import (
 // (logEvents) and published on the bus once the transaction committed.
 type Tx struct {
 	*sql.Tx
-	db     *DB
-	now    time.Time
+	DB     *DB
+	Now    time.Time
 	events []kassa.Event // business events: logged, then published
 	logged int           // how many of events are in the log already
 	wakes  []kassa.Event // bus-only wake-ups (wake)
 	// liveOrgs are the orgs whose live feeds the unit wakes (tx.live).
 	liveOrgs []string
 	// changed are the orgs whose rows of a watched noun the unit wrote
-	// (changing), per noun: the noun's state hears of them (unitWatcher).
-	changed map[*noun][]string
+	// (changing), per noun: the noun's state hears of them (UnitWatcher).
+	changed map[*Noun][]string
 	// derived marks a unit whose events follow from merging other nodes'
 	// changes (apply): every node derives them itself, so they are logged
 	// here without a change record.
@@ -51,7 +51,7 @@ type Tx struct {
 // rolled back to its savepoint alone; the others commit. Under load this
 // shares one fsync between many writes; alone, a unit is its own
 // transaction, as before. No caller hears "done" before the COMMIT returned.
-func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
+func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	db.closeMu.RLock()
 	if db.closed {
@@ -82,8 +82,8 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
 func (db *DB) Committed() <-chan struct{} { return db.committed }
 
 // exec runs one statement of a node-local table as a unit of work.
-func (db *DB) exec(ctx context.Context, query string, args ...any) error {
-	return db.write(ctx, func(tx *Tx) error {
+func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
+	return db.Write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, query, args...)
 		return err
 	})
@@ -100,7 +100,7 @@ type writeReq struct {
 	liveOrgs []string
 	// changed is the unit's Tx.changed, set once it ran, whether it
 	// failed or not.
-	changed map[*noun][]string
+	changed map[*Noun][]string
 	// claim is the Idempotency-Key whose record the unit wrote, marked
 	// recorded once the unit committed.
 	claim *idemClaim
@@ -163,7 +163,7 @@ func (db *DB) writeLoop(priority int) {
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "writer")))
 	if priority > 0 {
 		tid, err := raiseThread(priority)
-		db.writerTID.Store(int64(tid))
+		db.WriterTID.Store(int64(tid))
 		if err != nil {
 			db.Log.Info("sqlite: the writer thread's priority is not raised; grant CAP_SYS_NICE or LimitNICE to raise it", "err", err)
 		} else {
@@ -223,7 +223,7 @@ func (db *DB) writeLoop(priority int) {
 // every frame was copied.
 func (db *DB) checkpoint() {
 	var busy, frames, copied int
-	if err := db.writer.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+	if err := db.Writer.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		db.Log.Warn("sqlite: checkpoint", "err", err)
 		return
 	}
@@ -234,65 +234,23 @@ func (db *DB) checkpoint() {
 // committed anything.
 func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
-	sqltx, err := db.writer.BeginTx(ctx, nil)
+	sqltx, err := db.Writer.BeginTx(ctx, nil)
 	if err != nil {
-		for _, r := range batch {
-			r.done <- fmt.Errorf("sqlite: begin: %w", err)
-		}
+		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
 	}
 	ok := 0
 	for _, r := range batch {
-		if r.ctx.Err() != nil {
-			r.err = r.ctx.Err()
-			continue
+		if err := db.runInBatch(ctx, sqltx, r); err != nil { // the transaction is unusable: fail the batch
+			sqltx.Rollback()
+			db.failBatch(batch, fmt.Errorf("sqlite: rollback to savepoint: %w", err))
+			return false
 		}
-		if _, err := db.savepoint(ctx, sqltx, "SAVEPOINT unit"); err != nil {
-			r.err = err
-			continue
+		if r.err == nil {
+			ok++
 		}
-		tx := &Tx{Tx: sqltx, db: db, now: db.Now().UTC().Truncate(time.Millisecond)}
-		r.err = runUnit(r, tx)
-		r.changed = tx.changed
-		if r.err != nil {
-			db.stats.failed.Add(1)
-			_, err = db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
-			if err == nil {
-				_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
-			}
-			db.undone(r.changed) // its writes are undone
-			if err != nil {      // the transaction is unusable: fail the batch
-				sqltx.Rollback()
-				for _, r := range batch {
-					// Earlier units' writes are undone too.
-					db.undone(r.changed)
-					r.done <- fmt.Errorf("sqlite: rollback to savepoint: %w", err)
-				}
-				return false
-			}
-			continue
-		}
-		if _, err := db.savepoint(ctx, sqltx, "RELEASE unit"); err != nil {
-			r.err = err
-			continue
-		}
-		r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
-		ok++
 	}
-	var commitErr error
-	if ok > 0 {
-		began := time.Now()
-		commitErr = sqltx.Commit()
-		db.stats.commit.Add(int64(time.Since(began)))
-		if commitErr == nil {
-			select {
-			case db.committed <- struct{}{}:
-			default:
-			}
-		}
-	} else {
-		sqltx.Rollback()
-	}
+	commitErr := db.commitBatch(sqltx, ok)
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
 		if r.claim != nil && r.err == nil && commitErr == nil {
@@ -304,6 +262,65 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		r.done <- r.err
 	}
 	return ok > 0 && commitErr == nil
+}
+
+// runInBatch runs unit r in the batch's transaction between a savepoint
+// and its release; a unit that fails (r.err) is rolled back to its
+// savepoint. It returns an error only when that rollback failed: the
+// transaction is then unusable.
+func (db *DB) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq) error {
+	if r.err = r.ctx.Err(); r.err != nil {
+		return nil
+	}
+	if _, r.err = db.savepoint(ctx, sqltx, "SAVEPOINT unit"); r.err != nil {
+		return nil
+	}
+	tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
+	r.err = runUnit(r, tx)
+	r.changed = tx.changed
+	if r.err != nil {
+		db.stats.failed.Add(1)
+		_, err := db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
+		if err == nil {
+			_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
+		}
+		db.undone(r.changed) // its writes are undone
+		return err
+	}
+	if _, r.err = db.savepoint(ctx, sqltx, "RELEASE unit"); r.err != nil {
+		return nil
+	}
+	r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
+	return nil
+}
+
+// failBatch fails every unit of a batch whose transaction did not commit
+// (their writes, if any, are undone).
+func (db *DB) failBatch(batch []*writeReq, err error) {
+	for _, r := range batch {
+		db.undone(r.changed)
+		r.done <- err
+	}
+}
+
+// commitBatch commits the batch's transaction when ok units of it
+// succeeded (and rolls it back when none did), and wakes the watchers of
+// commits.
+func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
+	if ok == 0 {
+		sqltx.Rollback()
+		return nil
+	}
+	began := time.Now()
+	err := sqltx.Commit()
+	db.stats.commit.Add(int64(time.Since(began)))
+	if err == nil {
+		select {
+		case db.committed <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for
@@ -337,7 +354,7 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 // preparing each anew cost more than running it. A statement seen for the
 // first time runs unprepared and is prepared after its batch committed,
 // when the writer connection is free. Only the write loop calls it.
-func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (tx *Tx) ExecCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := tx.cached(query); st != nil {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -347,18 +364,18 @@ func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Re
 // cached returns the writer's prepared statement of query, or nil (and
 // notes it for preparing after the batch).
 func (tx *Tx) cached(query string) *sql.Stmt {
-	if st := tx.db.stmts[query]; st != nil {
+	if st := tx.DB.stmts[query]; st != nil {
 		return st
 	}
-	if len(tx.db.stmts)+len(tx.db.toPrepare) < maxCachedStmts {
-		tx.db.toPrepare[query] = true
+	if len(tx.DB.stmts)+len(tx.DB.toPrepare) < maxCachedStmts {
+		tx.DB.toPrepare[query] = true
 	}
 	return nil
 }
 
 // ExecContext runs a statement of the unit as a cached prepared statement.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.execCached(ctx, query, args...)
+	return tx.ExecCached(ctx, query, args...)
 }
 
 // QueryContext runs a query of the unit as a cached prepared statement.
@@ -380,7 +397,7 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // prepareSeen prepares the statements execCached met for the first time.
 func (db *DB) prepareSeen() {
 	for q := range db.toPrepare {
-		if st, err := db.writer.Prepare(q); err == nil {
+		if st, err := db.Writer.Prepare(q); err == nil {
 			db.stmts[q] = st
 		}
 		delete(db.toPrepare, q)
@@ -391,10 +408,10 @@ func (db *DB) prepareSeen() {
 // (when fn returned nil) it is appended to the event log with the unit's
 // other writes, and after the commit it is published on the bus. data is
 // encoded then, so it may still be filled in after emit.
-func (tx *Tx) emit(orgID, locationID, typ string, data any) {
+func (tx *Tx) Emit(orgID, locationID, typ string, data any) {
 	tx.events = append(tx.events, kassa.Event{
-		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
-		OccurredAt: tx.now, Data: data,
+		ID: tx.DB.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
+		OccurredAt: tx.Now, Data: data,
 	})
 }
 
@@ -402,7 +419,7 @@ func (tx *Tx) emit(orgID, locationID, typ string, data any) {
 // after the commit (DB.Live) when the unit stored a change some topic
 // carries.
 func (tx *Tx) live(orgID, entity string) {
-	if tx.db.Live == nil || slices.Contains(tx.liveOrgs, orgID) {
+	if tx.DB.Live == nil || slices.Contains(tx.liveOrgs, orgID) {
 		return
 	}
 	if _, _, ok := kassa.LiveTopic(entity); ok {
@@ -413,10 +430,10 @@ func (tx *Tx) live(orgID, entity string) {
 // wake queues a bus-only notification for after the commit: not a business
 // event and not logged (the kitchen screens' kassa.EventKDSTicket, whose
 // durable record is kds_events).
-func (tx *Tx) wake(orgID, locationID, typ string, data any) {
+func (tx *Tx) Wake(orgID, locationID, typ string, data any) {
 	tx.wakes = append(tx.wakes, kassa.Event{
-		ID: tx.db.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
-		OccurredAt: tx.now, Data: data,
+		ID: tx.DB.NewID(), Type: typ, OrgID: orgID, LocationID: locationID,
+		OccurredAt: tx.Now, Data: data,
 	})
 }
 
@@ -435,19 +452,19 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("sqlite: encode event %s: %w", e.Type, err)
 		}
-		cols := map[string]any{"location_id": nullString(e.LocationID), "type": e.Type, "data": string(data), "occurred_at": e.OccurredAt}
-		if tx.derived || tx.db.hub {
-			_, err = tx.execCached(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.OrgID, nullString(e.LocationID), e.Type, string(data),
-				fmtTime(e.OccurredAt), fmtTime(tx.now), fmtTime(tx.now), tx.db.Clock.Now().String(), tx.db.NodeID)
+		cols := map[string]any{"location_id": NullString(e.LocationID), "type": e.Type, "data": string(data), "occurred_at": e.OccurredAt}
+		if tx.derived || tx.DB.Hub {
+			_, err = tx.ExecCached(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.OrgID, NullString(e.LocationID), e.Type, string(data),
+				FmtTime(e.OccurredAt), FmtTime(tx.Now), FmtTime(tx.Now), tx.DB.Clock.Now().String(), tx.DB.NodeID)
 		} else {
-			err = tx.insertAt(ctx, entEvent, e.OrgID, e.LocationID, e.ID, cols)
+			err = tx.InsertAt(ctx, EntEvent, e.OrgID, e.LocationID, e.ID, cols)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 		}
 		if d := kassa.CauseDepth(ctx); d > 0 {
-			if _, err := tx.execCached(ctx, `INSERT INTO event_causes (event_id, depth) VALUES (?, ?)`, e.ID, d); err != nil {
+			if _, err := tx.ExecCached(ctx, `INSERT INTO event_causes (event_id, depth) VALUES (?, ?)`, e.ID, d); err != nil {
 				return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 			}
 		}
@@ -465,7 +482,7 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 var eventHooks []func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error
 
 // onEventLogged adds an event hook; called from init functions only.
-func onEventLogged(fn func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error) {
+func OnEventLogged(fn func(ctx context.Context, tx *Tx, id, orgID, typ string, data []byte) error) {
 	eventHooks = append(eventHooks, fn)
 }
 
@@ -481,125 +498,125 @@ func (tx *Tx) eventLogged(ctx context.Context, id, orgID, typ string, data []byt
 
 // insert writes a new row of e with the given columns (id, org_id,
 // created_at, updated_at, hlc and origin are added) and its change record.
-func (tx *Tx) insert(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
-	return tx.insertAt(ctx, e, orgID, "", id, cols)
+func (tx *Tx) Insert(ctx context.Context, e Entity, orgID, id string, cols map[string]any) error {
+	return tx.InsertAt(ctx, e, orgID, "", id, cols)
 }
 
 // insertAt is insert for a row scoped to a location (orders, payments,
 // stock): the change record names the location, so that sync routes it to
 // that location's edge only.
-func (tx *Tx) insertAt(ctx context.Context, e entity, orgID, locationID, id string, cols map[string]any) error {
+func (tx *Tx) InsertAt(ctx context.Context, e Entity, orgID, locationID, id string, cols map[string]any) error {
 	cols = maps.Clone(cols)
 	cols["id"] = id
-	cols[e.orgCol] = orgID
-	cols["created_at"] = tx.now
-	cols["updated_at"] = tx.now
+	cols[e.OrgCol] = orgID
+	cols["created_at"] = tx.Now
+	cols["updated_at"] = tx.Now
 	return tx.writeRow(ctx, e, change.OpInsert, orgID, locationID, id, cols)
 }
 
 // update writes changed columns of an existing row of e (updated_at is
 // added) and its change record. Callers pass only the columns whose values
 // changed; an empty map writes nothing.
-func (tx *Tx) update(ctx context.Context, e entity, orgID, id string, cols map[string]any) error {
-	return tx.updateAt(ctx, e, orgID, "", id, cols)
+func (tx *Tx) Update(ctx context.Context, e Entity, orgID, id string, cols map[string]any) error {
+	return tx.UpdateAt(ctx, e, orgID, "", id, cols)
 }
 
 // updateAt is update for a row scoped to a location.
-func (tx *Tx) updateAt(ctx context.Context, e entity, orgID, locationID, id string, cols map[string]any) error {
+func (tx *Tx) UpdateAt(ctx context.Context, e Entity, orgID, locationID, id string, cols map[string]any) error {
 	if len(cols) == 0 {
 		return nil
 	}
 	cols = maps.Clone(cols)
-	cols["updated_at"] = tx.now
+	cols["updated_at"] = tx.Now
 	return tx.writeRow(ctx, e, change.OpUpdate, orgID, locationID, id, cols)
 }
 
-// unitWatcher is a noun's state (noun.newState) kept in step with the
+// UnitWatcher is a noun's state (noun.newState) kept in step with the
 // units that write the noun's rows: a cache of them (the campaigns').
-type unitWatcher interface {
-	// writing: a unit writes orgID's rows, now (in the writer).
-	writing(orgID string)
-	// undone: units that wrote the orgs' rows were rolled back.
-	undone(orgIDs []string)
-	// settled: the batch of a unit that wrote the orgs' rows ended,
+type UnitWatcher interface {
+	// Writing: a unit writes orgID's rows, now (in the writer).
+	Writing(orgID string)
+	// Undone: units that wrote the orgs' rows were rolled back.
+	Undone(orgIDs []string)
+	// Settled: the batch of a unit that wrote the orgs' rows ended,
 	// committed or not.
-	settled(orgIDs []string, committed bool)
+	Settled(orgIDs []string, committed bool)
 }
 
 // changing notes that the unit writes orgID's rows of n: when n's state
 // watches units, it hears of it now, and of the unit's end (runBatch).
-func (tx *Tx) changing(n *noun, orgID string) {
-	w, ok := tx.db.states[n].(unitWatcher)
+func (tx *Tx) Changing(n *Noun, orgID string) {
+	w, ok := tx.DB.States[n].(UnitWatcher)
 	if !ok {
 		return
 	}
 	if !slices.Contains(tx.changed[n], orgID) {
 		if tx.changed == nil {
-			tx.changed = map[*noun][]string{}
+			tx.changed = map[*Noun][]string{}
 		}
 		tx.changed[n] = append(tx.changed[n], orgID)
 	}
-	w.writing(orgID)
+	w.Writing(orgID)
 }
 
 // undone tells the watching states that a unit's writes were rolled back.
-func (db *DB) undone(changed map[*noun][]string) {
+func (db *DB) undone(changed map[*Noun][]string) {
 	for n, orgs := range changed {
-		db.states[n].(unitWatcher).undone(orgs)
+		db.States[n].(UnitWatcher).Undone(orgs)
 	}
 }
 
 // settled tells the watching states that a unit's batch ended.
-func (db *DB) settled(changed map[*noun][]string, committed bool) {
+func (db *DB) settled(changed map[*Noun][]string, committed bool) {
 	for n, orgs := range changed {
-		db.states[n].(unitWatcher).settled(orgs, committed)
+		db.States[n].(UnitWatcher).Settled(orgs, committed)
 	}
 }
 
-func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
-	if tx.db.underHub.Load() {
-		if e.edge == nil {
-			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.name, "_", " "))
+func (tx *Tx) writeRow(ctx context.Context, e Entity, op change.Op, orgID, locationID, id string, cols map[string]any) error {
+	if tx.DB.UnderHub.Load() {
+		if e.Edge == nil {
+			return kassa.Errorf(kassa.EConflict, "this store is enrolled at a hub: %ss are changed at the hub", strings.ReplaceAll(e.Name, "_", " "))
 		}
 	}
-	tx.changing(e, orgID)
-	stamp := tx.db.Clock.Now()
+	tx.Changing(e, orgID)
+	stamp := tx.DB.Clock.Now()
 	names := slices.Sorted(maps.Keys(cols))
 	args := make([]any, 0, len(names)+4)
 	for _, n := range names {
-		args = append(args, columnValue(cols[n]))
+		args = append(args, ColumnValue(cols[n]))
 	}
-	args = append(args, stamp.String(), tx.db.NodeID)
+	args = append(args, stamp.String(), tx.DB.NodeID)
 	switch op {
 	case change.OpInsert:
-		if e.lww() {
-			args = append(args, rowStamps(fieldStamp(stamp, tx.db.NodeID)))
+		if e.LWW() {
+			args = append(args, rowStamps(fieldStamp(stamp, tx.DB.NodeID)))
 		}
 	default:
-		if e.lww() {
-			args = append(args, fieldStamps(names, fieldStamp(stamp, tx.db.NodeID)))
+		if e.LWW() {
+			args = append(args, FieldStamps(names, fieldStamp(stamp, tx.DB.NodeID)))
 		}
 		args = append(args, id, orgID)
 	}
-	res, err := tx.execCached(ctx, tx.db.rowQuery(e, op, names), args...)
+	res, err := tx.ExecCached(ctx, tx.DB.rowQuery(e, op, names), args...)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.name, id, n)
+		return fmt.Errorf("sqlite: %s %s %s affected %d rows", op, e.Name, id, n)
 	}
-	if e.written != nil {
-		if err := e.written(ctx, tx, orgID, id); err != nil {
+	if e.Written != nil {
+		if err := e.Written(ctx, tx, orgID, id); err != nil {
 			return err
 		}
 	}
-	fields, err := appendFields(make([]byte, 0, 512), names, cols)
+	fields, err := AppendFields(make([]byte, 0, 512), names, cols)
 	if err != nil {
 		return err
 	}
 	return tx.recordEncoded(ctx, change.Change{
-		ID: tx.db.NewID(), OrgID: orgID, LocationID: locationID, Entity: e.name, EntityID: id,
-		Op: op, HLC: stamp, Origin: tx.db.NodeID, Actor: ctxActorID(ctx),
+		ID: tx.DB.NewID(), OrgID: orgID, LocationID: locationID, Entity: e.Name, EntityID: id,
+		Op: op, HLC: stamp, Origin: tx.DB.NodeID, Actor: ctxActorID(ctx),
 	}, fields)
 }
 
@@ -607,7 +624,7 @@ func (tx *Tx) writeRow(ctx context.Context, e entity, op change.Op, orgID, locat
 // carries, for the change records it makes; empty for the node's own work.
 func ctxActorID(ctx context.Context) string {
 	if a := kassa.ActorFrom(ctx); a != nil {
-		if p := actorID(a); p != nil {
+		if p := ActorID(a); p != nil {
 			return *p
 		}
 	}
@@ -626,10 +643,10 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 // recordEncoded is record with the fields already in JSON.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
 	tx.live(c.OrgID, c.Entity)
-	_, err := tx.execCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+	_, err := tx.ExecCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.OrgID, nullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
-		nullString(c.Actor), fmtTime(tx.now))
+		c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
+		NullString(c.Actor), FmtTime(tx.Now))
 	return err
 }
 
@@ -637,7 +654,7 @@ func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte)
 // change record carries them: the values the API shows (times in RFC
 // 3339, lists as lists), as json.Marshal of the map would, without its
 // reflection and key sorting: this runs for every row write.
-func appendFields(b []byte, names []string, cols map[string]any) ([]byte, error) {
+func AppendFields(b []byte, names []string, cols map[string]any) ([]byte, error) {
 	b = append(b, '{')
 	for i, n := range names {
 		if i > 0 {
@@ -657,12 +674,12 @@ func appendFields(b []byte, names []string, cols map[string]any) ([]byte, error)
 		case bool:
 			b = strconv.AppendBool(b, x)
 		case time.Time:
-			b = appendJSONString(b, fmtTime(x))
+			b = appendJSONString(b, FmtTime(x))
 		case *time.Time:
 			if x == nil {
 				b = append(b, "null"...)
 			} else {
-				b = appendJSONString(b, fmtTime(*x))
+				b = appendJSONString(b, FmtTime(*x))
 			}
 		default:
 			v, err := json.Marshal(x)
@@ -710,7 +727,7 @@ func stampOf(stamps map[string]string, name string) string {
 // fieldStamps renders {"name": stamp, ...} for the written columns (in
 // the sorted order of names). Column names and stamps need no escaping, so
 // it is written directly: this runs for every row write.
-func fieldStamps(names []string, stamp string) string {
+func FieldStamps(names []string, stamp string) string {
 	var b strings.Builder
 	b.Grow(len(names) * (len(stamp) + 16))
 	b.WriteByte('{')
@@ -737,25 +754,25 @@ func fieldStamps(names []string, stamp string) string {
 // columns (sorted) of a row of e: built once per shape and kept, as
 // building it for every row write cost more than a map lookup. Only the
 // write loop calls it.
-func (db *DB) rowQuery(e entity, op change.Op, names []string) string {
-	key := e.table + "|" + string(op) + "|" + strings.Join(names, ",")
+func (db *DB) rowQuery(e Entity, op change.Op, names []string) string {
+	key := e.Table + "|" + string(op) + "|" + strings.Join(names, ",")
 	if q, ok := db.rowQueries[key]; ok {
 		return q
 	}
 	var q string
 	switch op {
 	case change.OpInsert:
-		if e.lww() {
-			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+3))
+		if e.LWW() {
+			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin, field_hlc) VALUES (%s)", e.Table, joinCols(names, ""), Placeholders(len(names)+3))
 		} else {
-			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.table, joinCols(names, ""), placeholders(len(names)+2))
+			q = fmt.Sprintf("INSERT INTO %s (%s, hlc, origin) VALUES (%s)", e.Table, joinCols(names, ""), Placeholders(len(names)+2))
 		}
 	default:
 		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
-		if e.lww() {
+		if e.LWW() {
 			set += ", field_hlc = json_patch(field_hlc, ?)"
 		}
-		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.table, set, e.orgCol)
+		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.Table, set, e.OrgCol)
 	}
 	if len(db.rowQueries) < maxCachedStmts {
 		db.rowQueries[key] = q
@@ -774,57 +791,8 @@ func joinCols(names []string, suffix string) string {
 	return s
 }
 
-// patch notes in cols the value an update sets for a column (an Opt that
-// is Set), when it differs from old.
-func patch[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
-	if o.Set {
-		changed(cols, name, old, o.Value)
-	}
-}
-
-// patchNullable is patch for a nullable column: a null in the update
-// clears it.
-func patchNullable[T any](cols map[string]any, name string, old any, o kassa.Opt[T]) {
-	if o.Set {
-		changed(cols, name, old, optPtr(o))
-	}
-}
-
-// patchAs is patch for a value stored in a normal form (a list without
-// duplicates, an absent list as an empty one): as gives that form.
-func patchAs[T, U any](cols map[string]any, name string, old any, o kassa.Opt[T], as func(T) U) {
-	if o.Set {
-		changed(cols, name, old, as(o.Value))
-	}
-}
-
-// patchIf notes name's new value in cols when set (its Opt was in the
-// update) and it differs from old; for updates merged into a whole input
-// and validated as one before the columns are compared (see kassa.Opt.To).
-func patchIf(cols map[string]any, set bool, name string, old, new any) {
-	if set {
-		changed(cols, name, old, new)
-	}
-}
-
-// takeAs sets *dst to o's value in its normal form (see patchAs) when o is
-// set: kassa.Opt.To for a value that is stored transformed.
-func takeAs[T, U any](dst *U, o kassa.Opt[T], as func(T) U) {
-	if o.Set {
-		*dst = as(o.Value)
-	}
-}
-
-// changed adds name to cols when the new value differs from the old one, as
-// compared by their stored forms.
-func changed(cols map[string]any, name string, old, new any) {
-	if !sameStored(old, new) {
-		cols[name] = new
-	}
-}
-
 // actorID is the actor a record names (kassa.Actor.Ref), or NULL.
-func actorID(a *kassa.Actor) *string {
+func ActorID(a *kassa.Actor) *string {
 	if id := a.Ref(); id != "" {
 		return &id
 	}

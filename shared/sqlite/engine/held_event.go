@@ -1,4 +1,4 @@
-package sqlite
+package engine
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 // holdEvent holds c, an edge's admitted event, when its subject (the row
 // its data names, or the order of a line, payment or refund) has changes
 // in quarantine. It reports whether it held it.
-func (a *applier) holdEvent(ctx context.Context, c *change.Change) (bool, error) {
-	if c.Entity != entEvent.name {
+func (a *Applier) holdEvent(ctx context.Context, c *change.Change) (bool, error) {
+	if c.Entity != EntEvent.Name {
 		return false, nil
 	}
 	data, _ := c.Fields["data"].(string)
@@ -41,12 +41,12 @@ func (a *applier) holdEvent(ctx context.Context, c *change.Change) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if _, err := a.tx.ExecContext(ctx, `INSERT INTO held_events (id, org_id, change, held_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-		c.EntityID, c.OrgID, string(body), fmtTime(a.tx.now)); err != nil {
+	if _, err := a.Tx.ExecContext(ctx, `INSERT INTO held_events (id, org_id, change, held_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+		c.EntityID, c.OrgID, string(body), FmtTime(a.Tx.Now)); err != nil {
 		return false, err
 	}
 	for _, w := range waits {
-		if _, err := a.tx.ExecContext(ctx, `INSERT INTO held_event_waits (event_id, change_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, c.EntityID, w); err != nil {
+		if _, err := a.Tx.ExecContext(ctx, `INSERT INTO held_event_waits (event_id, change_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, c.EntityID, w); err != nil {
 			return false, err
 		}
 	}
@@ -54,14 +54,14 @@ func (a *applier) holdEvent(ctx context.Context, c *change.Change) (bool, error)
 		a.held = map[string]bool{}
 	}
 	a.held[c.EntityID] = true
-	a.tx.db.Log.Warn("event held: the hub refused a change of its subject", "event", c.EntityID, "subject", subject.ID, "waits", len(waits))
+	a.Tx.DB.Log.Warn("event held: the hub refused a change of its subject", "event", c.EntityID, "subject", subject.ID, "waits", len(waits))
 	return true, nil
 }
 
 // quarantinedOf returns the ids of the org's quarantined changes of row
 // id, or naming it as their order.
-func (a *applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string, error) {
-	rows, err := a.tx.QueryContext(ctx, `SELECT id FROM sync_quarantine WHERE entity_id = ?2 AND org_id = ?1
+func (a *Applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string, error) {
+	rows, err := a.Tx.QueryContext(ctx, `SELECT id FROM sync_quarantine WHERE entity_id = ?2 AND org_id = ?1
 		UNION SELECT id FROM sync_quarantine WHERE json_extract(change, '$.fields.order_id') = ?2 AND org_id = ?1`, orgID, id)
 	if err != nil {
 		return nil, err
@@ -81,13 +81,13 @@ func (a *applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string
 // releaseEvents logs and delivers the held events that waited only on
 // changes of this batch that were admitted (a re-applied record leaves
 // the quarantine; a replay of a quarantined one is still in it).
-func (a *applier) releaseEvents(ctx context.Context, changes []change.Change) error {
+func (a *Applier) releaseEvents(ctx context.Context, changes []change.Change) error {
 	ids := make([]string, len(changes))
 	for i := range changes {
 		ids[i] = changes[i].ID
 	}
 	list, _ := json.Marshal(ids)
-	rows, err := a.tx.QueryContext(ctx, `DELETE FROM held_event_waits WHERE change_id IN (SELECT value FROM json_each(?))
+	rows, err := a.Tx.QueryContext(ctx, `DELETE FROM held_event_waits WHERE change_id IN (SELECT value FROM json_each(?))
 		AND change_id NOT IN (SELECT id FROM sync_quarantine) RETURNING event_id`, string(list))
 	if err != nil {
 		return err
@@ -115,9 +115,9 @@ func (a *applier) releaseEvents(ctx context.Context, changes []change.Change) er
 
 // releaseEvent logs held event id and queues its webhooks, once it waits
 // on nothing more.
-func (a *applier) releaseEvent(ctx context.Context, id string) error {
+func (a *Applier) releaseEvent(ctx context.Context, id string) error {
 	var body string
-	err := a.tx.QueryRowContext(ctx, `DELETE FROM held_events WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM held_event_waits WHERE event_id = ?1)
+	err := a.Tx.QueryRowContext(ctx, `DELETE FROM held_events WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM held_event_waits WHERE event_id = ?1)
 		RETURNING change`, id).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // still waiting, or released by an earlier change of this batch
@@ -131,18 +131,18 @@ func (a *applier) releaseEvent(ctx context.Context, id string) error {
 	}
 	fields := make(map[string]any, len(c.Fields)+2)
 	for k, v := range c.Fields {
-		fields[k] = columnValue(v)
+		fields[k] = ColumnValue(v)
 	}
-	fields["id"], fields[entEvent.orgCol] = c.EntityID, c.OrgID
-	if err := a.insertRow(ctx, entEvent, fields, a.clamp(c.HLC), c.Origin); err != nil {
+	fields["id"], fields[EntEvent.OrgCol] = c.EntityID, c.OrgID
+	if err := a.insertRow(ctx, EntEvent, fields, a.clamp(c.HLC), c.Origin); err != nil {
 		return err
 	}
 	typ, _ := c.Fields["type"].(string)
 	data, _ := c.Fields["data"].(string)
-	if err := a.tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
+	if err := a.Tx.eventLogged(ctx, c.EntityID, c.OrgID, typ, []byte(data)); err != nil {
 		return err
 	}
-	a.tx.wakes = append(a.tx.wakes, loggedEvent(&c))
-	a.tx.db.Log.Info("held event released: the changes of its subject were admitted", "event", c.EntityID)
+	a.Tx.wakes = append(a.Tx.wakes, loggedEvent(&c))
+	a.Tx.DB.Log.Info("held event released: the changes of its subject were admitted", "event", c.EntityID)
 	return nil
 }
