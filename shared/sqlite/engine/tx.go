@@ -192,23 +192,11 @@ func (db *DB) writeLoop(priority int) {
 		if !ok {
 			return
 		}
-		batch := []*writeReq{req}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-db.writes:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
 		// Counted before they run, so a caller whose unit returned sees
 		// it counted.
 		db.stats.batches.Add(1)
-		db.stats.units.Add(int64(len(batch)))
+		db.stats.units.Add(1)
+		batch := db.drain([]*writeReq{req})
 		began := time.Now()
 		if db.runBatch(batch) {
 			uncheckpointed = true
@@ -216,6 +204,24 @@ func (db *DB) writeLoop(priority int) {
 		db.stats.busy.Add(int64(time.Since(began)))
 		db.prepareSeen()
 	}
+}
+
+// drain appends the units queued now to batch, up to maxBatch, without
+// waiting, and counts them.
+func (db *DB) drain(batch []*writeReq) []*writeReq {
+	had := len(batch)
+	for more := true; more && len(batch) < maxBatch; {
+		select {
+		case r, ok := <-db.writes:
+			if more = ok; ok {
+				batch = append(batch, r)
+			}
+		default:
+			more = false
+		}
+	}
+	db.stats.units.Add(int64(len(batch) - had))
+	return batch
 }
 
 // checkpoint copies what the WAL holds into the database file without
@@ -230,8 +236,8 @@ func (db *DB) checkpoint() {
 	db.stats.checkpoints.Add(1)
 }
 
-// runBatch runs the batch in one transaction and reports whether it
-// committed anything.
+// runBatch runs the batch, and the units queued while it runs (up to
+// maxBatch), in one transaction and reports whether it committed anything.
 func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
 	sqltx, err := db.Writer.BeginTx(ctx, nil)
@@ -240,7 +246,8 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		return false
 	}
 	ok := 0
-	for _, r := range batch {
+	for i := 0; i < len(batch); i++ {
+		r := batch[i]
 		if err := db.runInBatch(ctx, sqltx, r); err != nil { // the transaction is unusable: fail the batch
 			sqltx.Rollback()
 			db.failBatch(batch, fmt.Errorf("sqlite: rollback to savepoint: %w", err))
@@ -248,6 +255,11 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 		if r.err == nil {
 			ok++
+		}
+		if i == len(batch)-1 {
+			// Units queued while the batch ran share its commit: before,
+			// they waited for it and then for a commit of their own.
+			batch = db.drain(batch)
 		}
 	}
 	commitErr := db.commitBatch(sqltx, ok)
