@@ -319,11 +319,12 @@ func (s *rawStore) request(stmts []rawStmt) error {
 		return <-r.done
 	}
 	ctx := context.Background()
-	began := time.Now()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	began := time.Now() // holding the store's one connection: its writer's time
+
 	if err := s.run(ctx, tx, stmts); err != nil {
 		tx.Rollback()
 		return err
