@@ -5,7 +5,9 @@
 //
 // Subcommands: `edge backup --data-dir D --out FILE` copies the store of a
 // running edge; `edge restore --backup FILE --data-dir D` puts one back;
-// `edge healthcheck` checks a running edge's /healthz (containers).
+// `edge healthcheck` checks a running edge's /healthz (containers);
+// `edge reports-rebuild --data-dir D` rebuilds a stopped edge's report
+// rollups from its raw sales.
 package main
 
 import (

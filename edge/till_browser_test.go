@@ -88,6 +88,8 @@ func TestTillPageInChromium(t *testing.T) {
 	}
 	p.Call(t, "GET", "/api/v1/auth/me", manager, nil, &me)
 	managerID := me.Data["id"]
+	p.Call(t, "GET", "/api/v1/auth/me", p.Login(t, "cashier@demo.test", demo.Password), nil, &me)
+	cashierID := me.Data["id"]
 
 	b := webtest.Start(t, edge.chromium, 1024, 768)
 	c := webtest.NewCashier(t, b)
@@ -287,8 +289,13 @@ func TestTillPageInChromium(t *testing.T) {
 	c.Approve("manager@demo.test", demo.Password)
 	c.Refunded()
 	o = order(big)
-	if rf := o["refunds"].([]any); o["status"] != "refunded" || len(rf) != 1 || rf[0].(map[string]any)["actor"] != managerID {
+	// The refund is the cashier's, approved by the manager (approved_by).
+	if rf := o["refunds"].([]any); o["status"] != "refunded" || len(rf) != 1 || rf[0].(map[string]any)["actor"] != cashierID ||
+		rf[0].(map[string]any)["approved_by"] != managerID {
 		t.Fatalf("the refund above the limit: %v", o)
+	}
+	if got := c.Text("#refund-msg"); !strings.Contains(got, "approved by manager@demo.test") {
+		t.Fatalf("the refund says %q", got)
 	}
 	c.Do("close", chromedp.Click("#refund .close"), chromedp.WaitNotVisible("#overlay"))
 

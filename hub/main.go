@@ -4,7 +4,9 @@
 //
 // Subcommands: `hub verify` compares an edge's scope with the hub's;
 // `hub backup --data-dir D --out FILE` copies the store of a running hub;
-// `hub restore --backup FILE --data-dir D` puts one back; `hub healthcheck`.
+// `hub restore --backup FILE --data-dir D` puts one back; `hub healthcheck`;
+// `hub reports-rebuild --data-dir D` rebuilds a stopped hub's report
+// rollups from its raw sales.
 package main
 
 import (

@@ -537,19 +537,81 @@ func (e KitchenStatus) Valid() bool {
 	}
 }
 
+// Defines values for LaybyCancelledBy.
+const (
+	LaybyCancelledByCustomer LaybyCancelledBy = "customer"
+	LaybyCancelledByStore    LaybyCancelledBy = "store"
+)
+
+// Valid indicates whether the value is a known member of the LaybyCancelledBy enum.
+func (e LaybyCancelledBy) Valid() bool {
+	switch e {
+	case LaybyCancelledByCustomer:
+		return true
+	case LaybyCancelledByStore:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LaybyEntry.
+const (
+	LaybyEntryPayment LaybyEntry = "payment"
+	LaybyEntryRefund  LaybyEntry = "refund"
+)
+
+// Valid indicates whether the value is a known member of the LaybyEntry enum.
+func (e LaybyEntry) Valid() bool {
+	switch e {
+	case LaybyEntryPayment:
+		return true
+	case LaybyEntryRefund:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LaybyStatus.
+const (
+	LaybyStatusCancelled LaybyStatus = "cancelled"
+	LaybyStatusCompleted LaybyStatus = "completed"
+	LaybyStatusExpired   LaybyStatus = "expired"
+	LaybyStatusOpen      LaybyStatus = "open"
+)
+
+// Valid indicates whether the value is a known member of the LaybyStatus enum.
+func (e LaybyStatus) Valid() bool {
+	switch e {
+	case LaybyStatusCancelled:
+		return true
+	case LaybyStatusCompleted:
+		return true
+	case LaybyStatusExpired:
+		return true
+	case LaybyStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MovementReason.
 const (
-	MovementReasonCorrection  MovementReason = "correction"
-	MovementReasonCount       MovementReason = "count"
-	MovementReasonDamaged     MovementReason = "damaged"
-	MovementReasonReceived    MovementReason = "received"
-	MovementReasonRefund      MovementReason = "refund"
-	MovementReasonReturn      MovementReason = "return"
-	MovementReasonSale        MovementReason = "sale"
-	MovementReasonTheft       MovementReason = "theft"
-	MovementReasonTransferIn  MovementReason = "transfer_in"
-	MovementReasonTransferOut MovementReason = "transfer_out"
-	MovementReasonWastage     MovementReason = "wastage"
+	MovementReasonCorrection   MovementReason = "correction"
+	MovementReasonCount        MovementReason = "count"
+	MovementReasonDamaged      MovementReason = "damaged"
+	MovementReasonLaybyRelease MovementReason = "layby_release"
+	MovementReasonLaybyReserve MovementReason = "layby_reserve"
+	MovementReasonReceived     MovementReason = "received"
+	MovementReasonRefund       MovementReason = "refund"
+	MovementReasonReturn       MovementReason = "return"
+	MovementReasonSale         MovementReason = "sale"
+	MovementReasonTheft        MovementReason = "theft"
+	MovementReasonTransferIn   MovementReason = "transfer_in"
+	MovementReasonTransferOut  MovementReason = "transfer_out"
+	MovementReasonWastage      MovementReason = "wastage"
 )
 
 // Valid indicates whether the value is a known member of the MovementReason enum.
@@ -560,6 +622,10 @@ func (e MovementReason) Valid() bool {
 	case MovementReasonCount:
 		return true
 	case MovementReasonDamaged:
+		return true
+	case MovementReasonLaybyRelease:
+		return true
+	case MovementReasonLaybyReserve:
 		return true
 	case MovementReasonReceived:
 		return true
@@ -834,6 +900,7 @@ func (e ReceiptKind) Valid() bool {
 // Defines values for RefType.
 const (
 	RefTypeAdjustment RefType = "adjustment"
+	RefTypeLayby      RefType = "layby"
 	RefTypeOrder      RefType = "order"
 	RefTypeRefund     RefType = "refund"
 	RefTypeTransfer   RefType = "transfer"
@@ -843,6 +910,8 @@ const (
 func (e RefType) Valid() bool {
 	switch e {
 	case RefTypeAdjustment:
+		return true
+	case RefTypeLayby:
 		return true
 	case RefTypeOrder:
 		return true
@@ -2298,7 +2367,7 @@ type Introspection struct {
 
 // InventoryRow A product's stock at a location now, and its value at cost (the product's cost; its base price when it has none, flagged).
 type InventoryRow struct {
-	// AtPrice No cost: valued at its base price.
+	// AtPrice The product has no cost: valued at its base price.
 	AtPrice bool `json:"at_price"`
 
 	// Currency ISO 4217.
@@ -2325,7 +2394,7 @@ type InventoryRow struct {
 	// Sku The stock-keeping unit, unique per org.
 	Sku string `json:"sku"`
 
-	// UnitCost The value of one unit (its base price while products carry no cost).
+	// UnitCost The value of one unit: the product's cost, its base price when it has none.
 	UnitCost int64 `json:"unit_cost"`
 
 	// Value on_hand × unit_cost (0 when on_hand is negative).
@@ -2334,6 +2403,198 @@ type InventoryRow struct {
 
 // KitchenStatus Where an order is in the kitchen: new, in_progress, ready, served.
 type KitchenStatus string
+
+// Layby Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+type Layby struct {
+	// Balance total − paid: what is still owed (below 0 only when two stores took the last instalment while apart).
+	Balance int64 `json:"balance"`
+
+	// CancelledAt When cancelled or expired.
+	CancelledAt *time.Time `json:"cancelled_at"`
+
+	// CancelledBy customer or store, once cancelled or expired (expiry: store).
+	CancelledBy *LaybyCancelledBy `json:"cancelled_by"`
+
+	// CompletedAt When its goods were collected.
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy The user (or OAuth client) who opened it.
+	CreatedBy *string `json:"created_by"`
+
+	// Currency The holding store's currency.
+	Currency string `json:"currency"`
+
+	// CustomerId The customer the goods are set aside for.
+	CustomerId string `json:"customer_id"`
+
+	// ExpiresAt An open lay-by not fully paid by then expires and its goods are released.
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LineItems The goods set aside.
+	LineItems []LaybyLine `json:"line_items"`
+
+	// LocationId The store holding the goods (where it was opened).
+	LocationId string `json:"location_id"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// Paid Sum of the payments (never less the refunds), in minor units; derived from payments[].
+	Paid int64 `json:"paid"`
+
+	// Payments Instalments and refunds, oldest first.
+	Payments []LaybyPayment `json:"payments"`
+
+	// Refunded Sum of the refunds paid out, in minor units; derived from payments[].
+	Refunded int64 `json:"refunded"`
+
+	// Status open, completed (paid and collected), cancelled, or expired (released; the refund is paid out by a cancel).
+	Status LaybyStatus `json:"status"`
+
+	// Subtotal Sum of the lines' gross, in minor units.
+	Subtotal int64 `json:"subtotal"`
+
+	// TaxTotal Tax at the org's rate, in minor units (inside the total when tax is inclusive).
+	TaxTotal int64 `json:"tax_total"`
+
+	// TerminationCharge Kept from what was paid when the customer cancelled or the lay-by expired (the org's layby_termination_charge, at most what was paid).
+	TerminationCharge int64 `json:"termination_charge"`
+
+	// Total What the customer pays for the goods, in minor units.
+	Total int64 `json:"total"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// LaybyCancel The body of POST /laybys/:id/cancel.
+type LaybyCancel struct {
+	// By customer: the termination charge is kept; store: everything paid is refunded.
+	By LaybyCancelledBy `json:"by"`
+
+	// RefundMethod cash (the default) or card: how the refund is paid out.
+	RefundMethod *PaymentMethod `json:"refund_method,omitempty"`
+
+	// RegisterId The till whose open drawer pays the refund out; "" : none.
+	RegisterId *string `json:"register_id,omitempty"`
+}
+
+// LaybyCancelledBy Who ended a lay-by: the customer (the termination charge is kept) or the store (nothing is kept; also an expiry).
+type LaybyCancelledBy string
+
+// LaybyCreate The body of POST /laybys.
+type LaybyCreate struct {
+	// CustomerId The customer (lay-bys are always for someone).
+	CustomerId string `json:"customer_id"`
+
+	// Deposit The first instalment: at least the org's layby_min_deposit_bps of the total, less than the total.
+	Deposit LaybyTender `json:"deposit"`
+
+	// LineItems The goods set aside.
+	LineItems []LaybyLineInput `json:"line_items"`
+
+	// LocationId The store holding the goods (where they are reserved).
+	LocationId string `json:"location_id"`
+}
+
+// LaybyEntry A lay-by money entry: a payment (an instalment, the deposit first) or the refund paid out on cancellation.
+type LaybyEntry string
+
+// LaybyLine One product set aside.
+type LaybyLine struct {
+	// Name The display name.
+	Name string `json:"name"`
+
+	// ProductId The product.
+	ProductId string `json:"product_id"`
+
+	// Quantity A number of units.
+	Quantity int64 `json:"quantity"`
+
+	// Sku The stock-keeping unit, unique per org.
+	Sku string `json:"sku"`
+
+	// Tax The line's tax at the org's rate, in minor units.
+	Tax int64 `json:"tax"`
+
+	// Total The line's part of the lay-by's total.
+	Total int64 `json:"total"`
+
+	// UnitPrice The store's price when the lay-by was opened, in minor units.
+	UnitPrice int64 `json:"unit_price"`
+}
+
+// LaybyLineInput A product to set aside.
+type LaybyLineInput struct {
+	// ProductId The product.
+	ProductId string `json:"product_id"`
+
+	// Quantity 1 to 10,000.
+	Quantity int64 `json:"quantity"`
+}
+
+// LaybyPayment One append-only entry of a lay-by's money: an instalment (positive) taken at any store of the org, or the refund (negative) paid out on cancellation.
+type LaybyPayment struct {
+	// Amount Signed minor units: a payment positive, a refund negative.
+	Amount int64 `json:"amount"`
+
+	// CardLast4 The card's last 4 digits (card).
+	CardLast4 *string `json:"card_last4"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy The user (or OAuth client) who took it.
+	CreatedBy *string `json:"created_by"`
+
+	// GiftCardId The card a gift_card instalment was taken from.
+	GiftCardId *string `json:"gift_card_id"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LaybyId The lay-by it belongs to.
+	LaybyId string `json:"layby_id"`
+
+	// LocationId The store that took or paid it out.
+	LocationId string `json:"location_id"`
+
+	// Method cash, card or gift_card.
+	Method PaymentMethod `json:"method"`
+
+	// ProcessorRef The card network's reference (card).
+	ProcessorRef *string `json:"processor_ref"`
+
+	// Type payment or refund.
+	Type LaybyEntry `json:"type"`
+}
+
+// LaybyStatus A lay-by's state: open, then completed (paid and collected), cancelled, or expired (its refund is paid out by a cancel).
+type LaybyStatus string
+
+// LaybyTender Money given for a lay-by: its method, amount and what the method needs.
+type LaybyTender struct {
+	// Amount Minor units, 1 to the balance.
+	Amount int64 `json:"amount"`
+
+	// CardNumber card: the number the terminal read (never stored; its last 4 are).
+	CardNumber *string `json:"card_number,omitempty"`
+
+	// GiftCardCode gift_card: the card's code.
+	GiftCardCode *string `json:"gift_card_code,omitempty"`
+
+	// Method cash, card or gift_card.
+	Method PaymentMethod `json:"method"`
+
+	// RegisterId The till whose open drawer records it (its cash counts in the drawer), as POST /payments/initiate; "" : none.
+	RegisterId *string `json:"register_id,omitempty"`
+}
 
 // LineCampaign The part of a line's discount one campaign gave.
 type LineCampaign struct {
@@ -3027,6 +3288,15 @@ type OrgSettings struct {
 	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
 	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"`
 
+	// LaybyMinDepositBps Lay-bys (docs/laybys.md).
+	LaybyMinDepositBps int64 `json:"layby_min_deposit_bps"`
+
+	// LaybyTermDays Days a lay-by has to be paid in full before it expires (default 56).
+	LaybyTermDays int64 `json:"layby_term_days"`
+
+	// LaybyTerminationCharge Kept, in minor units, when a customer cancels or a lay-by expires; at most what was paid. Default 0. Australian Consumer Law caps it at the seller's reasonable costs.
+	LaybyTerminationCharge int64 `json:"layby_termination_charge"`
+
 	// OfflineCardDailyLimit The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
 	OfflineCardDailyLimit int64 `json:"offline_card_daily_limit"`
 
@@ -3384,6 +3654,9 @@ type Product struct {
 	// CategoryId The category.
 	CategoryId *string `json:"category_id"`
 
+	// Cost What one unit costs the business, in minor units of the org's currency; null when not known. The inventory report values stock at it and the sales report by product gives the gross margin over it.
+	Cost *int64 `json:"cost"`
+
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
 
@@ -3429,6 +3702,9 @@ type ProductCreate struct {
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
 
+	// Cost What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
+	Cost *int64 `json:"cost,omitempty"`
+
 	// Description Free text shown to staff.
 	Description *string `json:"description,omitempty"`
 
@@ -3458,6 +3734,9 @@ type ProductUpdate struct {
 
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
+
+	// Cost What one unit costs the business (0 to 10^12 minor units); null: not known.
+	Cost *int64 `json:"cost,omitempty"`
 
 	// Description Free text shown to staff.
 	Description *string `json:"description,omitempty"`
@@ -3786,6 +4065,9 @@ type Refund struct {
 	// Amount An amount in minor units of the currency.
 	Amount int64 `json:"amount"`
 
+	// ApprovedBy The manager or owner whose approval_token let the actor refund above the org's refund_limit; null when none was needed.
+	ApprovedBy *string `json:"approved_by"`
+
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
 
@@ -3845,6 +4127,9 @@ type RefundPayment struct {
 type RefundRequest struct {
 	// Amount An amount in minor units of the currency.
 	Amount *int64 `json:"amount,omitempty"`
+
+	// ApprovalToken A manager's or owner's access token (their own sign-in at the till) approving a refund above the caller's refund_limit: the refund stays the caller's and records the approver as approved_by. Not needed within the limit, and then not recorded.
+	ApprovalToken *string `json:"approval_token,omitempty"`
 
 	// LineItems The refunded line quantities; empty for a refund by amount.
 	LineItems *[]RefundLineInput `json:"line_items,omitempty"`
@@ -3954,11 +4239,17 @@ type SalesRow struct {
 	// CampaignDiscounts Discounts from campaigns.
 	CampaignDiscounts int64 `json:"campaign_discounts"`
 
+	// Cost What the units sold cost the business, over the lines whose product has a cost (at its cost now); null when none has, and in every grouping but product and category.
+	Cost *int64 `json:"cost"`
+
 	// Currency ISO 4217.
 	Currency string `json:"currency"`
 
 	// Gross Line totals before discounts.
 	Gross int64 `json:"gross"`
+
+	// GrossMargin Those same lines' sales less their tax and cost; null with cost.
+	GrossMargin *int64 `json:"gross_margin"`
 
 	// Group The grouping's key: a day, an hour, an id.
 	Group string `json:"group"`
@@ -3998,6 +4289,15 @@ type SettingsUpdate struct {
 
 	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
 	GiftCardOfflineLimit *int64 `json:"gift_card_offline_limit,omitempty"`
+
+	// LaybyMinDepositBps 0 to 10000 basis points of the total.
+	LaybyMinDepositBps *int64 `json:"layby_min_deposit_bps,omitempty"`
+
+	// LaybyTermDays 1 to 365 days.
+	LaybyTermDays *int64 `json:"layby_term_days,omitempty"`
+
+	// LaybyTerminationCharge 0 to 10^12 minor units.
+	LaybyTerminationCharge *int64 `json:"layby_termination_charge,omitempty"`
 
 	// OfflineCardDailyLimit The most card payments taken offline at one store may add up to per day, in minor units; 0: no limit.
 	OfflineCardDailyLimit *int64 `json:"offline_card_daily_limit,omitempty"`
@@ -4079,6 +4379,9 @@ type StockLevel struct {
 
 	// ReorderPoint At or below this on_hand the level is low stock; 0: never low.
 	ReorderPoint int64 `json:"reorder_point"`
+
+	// Reserved Units set aside for open (or expired, not yet refunded) lay-bys: already out of on_hand, not sellable, still in the store.
+	Reserved int64 `json:"reserved"`
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
@@ -5310,6 +5613,48 @@ type PostKdsTicketsIdRecallParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetLaybysParams defines parameters for GetLaybys.
+type GetLaybysParams struct {
+	// Status only lay-bys in this state
+	Status *LaybyStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CustomerId only lay-bys of this customer
+	CustomerId *string `form:"customer_id,omitempty" json:"customer_id,omitempty"`
+
+	// LocationId only lay-bys whose goods this store holds
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostLaybysParams defines parameters for PostLaybys.
+type PostLaybysParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostLaybysIdCancelParams defines parameters for PostLaybysIdCancel.
+type PostLaybysIdCancelParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostLaybysIdCompleteParams defines parameters for PostLaybysIdComplete.
+type PostLaybysIdCompleteParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostLaybysIdPaymentsParams defines parameters for PostLaybysIdPayments.
+type PostLaybysIdPaymentsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetLocationsParams defines parameters for GetLocations.
 type GetLocationsParams struct {
 	// Limit page size, 1-200, default 50
@@ -5960,6 +6305,15 @@ type PostKdsTicketsIdBumpJSONRequestBody = TicketMove
 
 // PostKdsTicketsIdRecallJSONRequestBody defines body for PostKdsTicketsIdRecall for application/json ContentType.
 type PostKdsTicketsIdRecallJSONRequestBody = TicketMove
+
+// PostLaybysJSONRequestBody defines body for PostLaybys for application/json ContentType.
+type PostLaybysJSONRequestBody = LaybyCreate
+
+// PostLaybysIdCancelJSONRequestBody defines body for PostLaybysIdCancel for application/json ContentType.
+type PostLaybysIdCancelJSONRequestBody = LaybyCancel
+
+// PostLaybysIdPaymentsJSONRequestBody defines body for PostLaybysIdPayments for application/json ContentType.
+type PostLaybysIdPaymentsJSONRequestBody = LaybyTender
 
 // PostLocationsJSONRequestBody defines body for PostLocations for application/json ContentType.
 type PostLocationsJSONRequestBody = LocationCreate
@@ -6770,6 +7124,63 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/kds/tickets/{id}/recall (the `PostKdsTicketsIdRecall` operationId).
 	PostKdsTicketsIdRecall(ctx context.Context, id openapi_types.UUID, params *PostKdsTicketsIdRecallParams, body PostKdsTicketsIdRecallJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLaybys List the org's lay-bys with their payments
+	//
+	// Corresponds with GET /api/v1/laybys (the `GetLaybys` operationId).
+	GetLaybys(ctx context.Context, params *GetLaybysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysWithBody Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+	PostLaybysWithBody(ctx context.Context, params *PostLaybysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybys Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+	PostLaybys(ctx context.Context, params *PostLaybysParams, body PostLaybysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLaybysId Retrieve a lay-by with its payments
+	//
+	// Corresponds with GET /api/v1/laybys/{id} (the `GetLaybysId` operationId).
+	GetLaybysId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysIdCancelWithBody Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+	PostLaybysIdCancelWithBody(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysIdCancel Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+	PostLaybysIdCancel(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, body PostLaybysIdCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysIdComplete Mark a fully paid open lay-by collected (instalments taken at two stores while apart pay it in full without completing it; 409 while a balance is owed); emits layby.completed
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/complete (the `PostLaybysIdComplete` operationId).
+	PostLaybysIdComplete(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCompleteParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysIdPaymentsWithBody Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+	PostLaybysIdPaymentsWithBody(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLaybysIdPayments Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+	PostLaybysIdPayments(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, body PostLaybysIdPaymentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetLocations List the org's locations
 	//
 	// Corresponds with GET /api/v1/locations (the `GetLocations` operationId).
@@ -7124,14 +7535,14 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
 	PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefundWithBody(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9233,6 +9644,153 @@ func (c *Client) PostKdsTicketsIdRecall(ctx context.Context, id openapi_types.UU
 	return c.Client.Do(req)
 }
 
+// GetLaybys List the org's lay-bys with their payments
+//
+// Corresponds with GET /api/v1/laybys (the `GetLaybys` operationId).
+func (c *Client) GetLaybys(ctx context.Context, params *GetLaybysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLaybysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysWithBody Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+func (c *Client) PostLaybysWithBody(ctx context.Context, params *PostLaybysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybys Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+func (c *Client) PostLaybys(ctx context.Context, params *PostLaybysParams, body PostLaybysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLaybysId Retrieve a lay-by with its payments
+//
+// Corresponds with GET /api/v1/laybys/{id} (the `GetLaybysId` operationId).
+func (c *Client) GetLaybysId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLaybysIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysIdCancelWithBody Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+func (c *Client) PostLaybysIdCancelWithBody(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysIdCancelRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysIdCancel Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+func (c *Client) PostLaybysIdCancel(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, body PostLaybysIdCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysIdCancelRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysIdComplete Mark a fully paid open lay-by collected (instalments taken at two stores while apart pay it in full without completing it; 409 while a balance is owed); emits layby.completed
+//
+// Corresponds with POST /api/v1/laybys/{id}/complete (the `PostLaybysIdComplete` operationId).
+func (c *Client) PostLaybysIdComplete(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCompleteParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysIdCompleteRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysIdPaymentsWithBody Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+func (c *Client) PostLaybysIdPaymentsWithBody(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysIdPaymentsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLaybysIdPayments Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+func (c *Client) PostLaybysIdPayments(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, body PostLaybysIdPaymentsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLaybysIdPaymentsRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetLocations List the org's locations
 //
 // Corresponds with GET /api/v1/locations (the `GetLocations` operationId).
@@ -10147,7 +10705,7 @@ func (c *Client) PostOrdersIdReceiptPrint(ctx context.Context, id openapi_types.
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithBody Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type.
 //
@@ -10164,7 +10722,7 @@ func (c *Client) PostOrdersIdRefundWithBody(ctx context.Context, id openapi_type
 	return c.Client.Do(req)
 }
 
-// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefund Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15388,6 +15946,370 @@ func NewPostKdsTicketsIdRecallRequestWithBody(server string, id openapi_types.UU
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/kds/tickets/%s/recall", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLaybysRequest constructs an http.Request for the GetLaybys method
+func NewGetLaybysRequest(server string, params *GetLaybysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_id", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostLaybysRequest calls the generic PostLaybys builder with application/json body
+func NewPostLaybysRequest(server string, params *PostLaybysParams, body PostLaybysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostLaybysRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostLaybysRequestWithBody constructs an http.Request for the PostLaybys method, with any body, and a specified content type
+func NewPostLaybysRequestWithBody(server string, params *PostLaybysParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLaybysIdRequest constructs an http.Request for the GetLaybysId method
+func NewGetLaybysIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostLaybysIdCancelRequest calls the generic PostLaybysIdCancel builder with application/json body
+func NewPostLaybysIdCancelRequest(server string, id openapi_types.UUID, params *PostLaybysIdCancelParams, body PostLaybysIdCancelJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostLaybysIdCancelRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostLaybysIdCancelRequestWithBody constructs an http.Request for the PostLaybysIdCancel method, with any body, and a specified content type
+func NewPostLaybysIdCancelRequestWithBody(server string, id openapi_types.UUID, params *PostLaybysIdCancelParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostLaybysIdCompleteRequest constructs an http.Request for the PostLaybysIdComplete method
+func NewPostLaybysIdCompleteRequest(server string, id openapi_types.UUID, params *PostLaybysIdCompleteParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys/%s/complete", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostLaybysIdPaymentsRequest calls the generic PostLaybysIdPayments builder with application/json body
+func NewPostLaybysIdPaymentsRequest(server string, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, body PostLaybysIdPaymentsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostLaybysIdPaymentsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostLaybysIdPaymentsRequestWithBody constructs an http.Request for the PostLaybysIdPayments method, with any body, and a specified content type
+func NewPostLaybysIdPaymentsRequestWithBody(server string, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/laybys/%s/payments", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -21754,6 +22676,69 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/kds/tickets/{id}/recall (the `PostKdsTicketsIdRecall` operationId).
 	PostKdsTicketsIdRecallWithResponse(ctx context.Context, id openapi_types.UUID, params *PostKdsTicketsIdRecallParams, body PostKdsTicketsIdRecallJSONRequestBody, reqEditors ...RequestEditorFn) (*PostKdsTicketsIdRecallResponse, error)
 
+	// GetLaybysWithResponse List the org's lay-bys with their payments
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/laybys (the `GetLaybys` operationId).
+	GetLaybysWithResponse(ctx context.Context, params *GetLaybysParams, reqEditors ...RequestEditorFn) (*GetLaybysResponse, error)
+
+	// PostLaybysWithBodyWithResponse Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+	PostLaybysWithBodyWithResponse(ctx context.Context, params *PostLaybysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysResponse, error)
+
+	// PostLaybysWithResponse Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+	PostLaybysWithResponse(ctx context.Context, params *PostLaybysParams, body PostLaybysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysResponse, error)
+
+	// GetLaybysIdWithResponse Retrieve a lay-by with its payments
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/laybys/{id} (the `GetLaybysId` operationId).
+	GetLaybysIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetLaybysIdResponse, error)
+
+	// PostLaybysIdCancelWithBodyWithResponse Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+	PostLaybysIdCancelWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysIdCancelResponse, error)
+
+	// PostLaybysIdCancelWithResponse Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+	PostLaybysIdCancelWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, body PostLaybysIdCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysIdCancelResponse, error)
+
+	// PostLaybysIdCompleteWithResponse Mark a fully paid open lay-by collected (instalments taken at two stores while apart pay it in full without completing it; 409 while a balance is owed); emits layby.completed
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/complete (the `PostLaybysIdComplete` operationId).
+	PostLaybysIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCompleteParams, reqEditors ...RequestEditorFn) (*PostLaybysIdCompleteResponse, error)
+
+	// PostLaybysIdPaymentsWithBodyWithResponse Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+	PostLaybysIdPaymentsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysIdPaymentsResponse, error)
+
+	// PostLaybysIdPaymentsWithResponse Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+	PostLaybysIdPaymentsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, body PostLaybysIdPaymentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysIdPaymentsResponse, error)
+
 	// GetLocationsWithResponse List the org's locations
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22146,14 +23131,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/orders/{id}/receipt/print (the `PostOrdersIdReceiptPrint` operationId).
 	PostOrdersIdReceiptPrintWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdReceiptPrintParams, body PostOrdersIdReceiptPrintJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersIdReceiptPrintResponse, error)
 
-	// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders/{id}/refund (the `PostOrdersIdRefund` operationId).
 	PostOrdersIdRefundWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostOrdersIdRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersIdRefundResponse, error)
 
-	// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+	// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30716,6 +31701,706 @@ func (r PostKdsTicketsIdRecallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostKdsTicketsIdRecallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLaybysResponse401Headers the declared response headers of an HTTP 401 response for GetLaybys
+type GetLaybysResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetLaybysResponse429Headers the declared response headers of an HTTP 429 response for GetLaybys
+type GetLaybysResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetLaybysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Layby `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLaybysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLaybysResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLaybysResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Layby `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetLaybysResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLaybysResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLaybysResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLaybysResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetLaybysResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLaybysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLaybysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLaybysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLaybysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostLaybysResponse201Headers the declared response headers of an HTTP 201 response for PostLaybys
+type PostLaybysResponse201Headers struct {
+	Location *string
+}
+
+// PostLaybysResponse401Headers the declared response headers of an HTTP 401 response for PostLaybys
+type PostLaybysResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostLaybysResponse429Headers the declared response headers of an HTTP 429 response for PostLaybys
+type PostLaybysResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostLaybysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+		Data Layby `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostLaybysResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostLaybysResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLaybysResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostLaybysResponse) GetJSON201() *struct {
+	// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+	Data Layby `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostLaybysResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLaybysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLaybysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLaybysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLaybysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLaybysIdResponse401Headers the declared response headers of an HTTP 401 response for GetLaybysId
+type GetLaybysIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetLaybysIdResponse429Headers the declared response headers of an HTTP 429 response for GetLaybysId
+type GetLaybysIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetLaybysIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+		Data Layby `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLaybysIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLaybysIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLaybysIdResponse) GetJSON200() *struct {
+	// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+	Data Layby `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetLaybysIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLaybysIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLaybysIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLaybysIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLaybysIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostLaybysIdCancelResponse401Headers the declared response headers of an HTTP 401 response for PostLaybysIdCancel
+type PostLaybysIdCancelResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostLaybysIdCancelResponse429Headers the declared response headers of an HTTP 429 response for PostLaybysIdCancel
+type PostLaybysIdCancelResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostLaybysIdCancelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+		Data Layby `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostLaybysIdCancelResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLaybysIdCancelResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostLaybysIdCancelResponse) GetJSON200() *struct {
+	// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+	Data Layby `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostLaybysIdCancelResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLaybysIdCancelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLaybysIdCancelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLaybysIdCancelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLaybysIdCancelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostLaybysIdCompleteResponse401Headers the declared response headers of an HTTP 401 response for PostLaybysIdComplete
+type PostLaybysIdCompleteResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostLaybysIdCompleteResponse429Headers the declared response headers of an HTTP 429 response for PostLaybysIdComplete
+type PostLaybysIdCompleteResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostLaybysIdCompleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+		Data Layby `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostLaybysIdCompleteResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLaybysIdCompleteResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostLaybysIdCompleteResponse) GetJSON200() *struct {
+	// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+	Data Layby `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostLaybysIdCompleteResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLaybysIdCompleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLaybysIdCompleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLaybysIdCompleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLaybysIdCompleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostLaybysIdPaymentsResponse401Headers the declared response headers of an HTTP 401 response for PostLaybysIdPayments
+type PostLaybysIdPaymentsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostLaybysIdPaymentsResponse429Headers the declared response headers of an HTTP 429 response for PostLaybysIdPayments
+type PostLaybysIdPaymentsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostLaybysIdPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+		Data Layby `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostLaybysIdPaymentsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLaybysIdPaymentsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostLaybysIdPaymentsResponse) GetJSON200() *struct {
+	// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+	Data Layby `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostLaybysIdPaymentsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLaybysIdPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLaybysIdPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLaybysIdPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLaybysIdPaymentsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -42890,6 +44575,123 @@ func (c *ClientWithResponses) PostKdsTicketsIdRecallWithResponse(ctx context.Con
 	return ParsePostKdsTicketsIdRecallResponse(rsp)
 }
 
+// GetLaybysWithResponse List the org's lay-bys with their payments
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/laybys (the `GetLaybys` operationId).
+func (c *ClientWithResponses) GetLaybysWithResponse(ctx context.Context, params *GetLaybysParams, reqEditors ...RequestEditorFn) (*GetLaybysResponse, error) {
+	rsp, err := c.GetLaybys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLaybysResponse(rsp)
+}
+
+// PostLaybysWithBodyWithResponse Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+func (c *ClientWithResponses) PostLaybysWithBodyWithResponse(ctx context.Context, params *PostLaybysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysResponse, error) {
+	rsp, err := c.PostLaybysWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysResponse(rsp)
+}
+
+// PostLaybysWithResponse Open a lay-by for a customer: the goods are priced as a sale at the store (price list, tax), reserved there (off the sellable on_hand, shown as reserved) and the deposit taken as the first instalment: at least the org's layby_min_deposit_bps of the total, less than the total (422 otherwise); it expires layby_term_days later unless paid in full; emits layby.created
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys (the `PostLaybys` operationId).
+func (c *ClientWithResponses) PostLaybysWithResponse(ctx context.Context, params *PostLaybysParams, body PostLaybysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysResponse, error) {
+	rsp, err := c.PostLaybys(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysResponse(rsp)
+}
+
+// GetLaybysIdWithResponse Retrieve a lay-by with its payments
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/laybys/{id} (the `GetLaybysId` operationId).
+func (c *ClientWithResponses) GetLaybysIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetLaybysIdResponse, error) {
+	rsp, err := c.GetLaybysId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLaybysIdResponse(rsp)
+}
+
+// PostLaybysIdCancelWithBodyWithResponse Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+func (c *ClientWithResponses) PostLaybysIdCancelWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysIdCancelResponse, error) {
+	rsp, err := c.PostLaybysIdCancelWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysIdCancelResponse(rsp)
+}
+
+// PostLaybysIdCancelWithResponse Cancel an open (or expired) lay-by at the store holding its goods or at the hub (409 at another store): everything paid is refunded by refund_method, less the org's layby_termination_charge (at most what was paid) when the customer cancels or it expired; the goods go back on sale; emits layby.cancelled
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys/{id}/cancel (the `PostLaybysIdCancel` operationId).
+func (c *ClientWithResponses) PostLaybysIdCancelWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCancelParams, body PostLaybysIdCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysIdCancelResponse, error) {
+	rsp, err := c.PostLaybysIdCancel(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysIdCancelResponse(rsp)
+}
+
+// PostLaybysIdCompleteWithResponse Mark a fully paid open lay-by collected (instalments taken at two stores while apart pay it in full without completing it; 409 while a balance is owed); emits layby.completed
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys/{id}/complete (the `PostLaybysIdComplete` operationId).
+func (c *ClientWithResponses) PostLaybysIdCompleteWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdCompleteParams, reqEditors ...RequestEditorFn) (*PostLaybysIdCompleteResponse, error) {
+	rsp, err := c.PostLaybysIdComplete(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysIdCompleteResponse(rsp)
+}
+
+// PostLaybysIdPaymentsWithBodyWithResponse Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+func (c *ClientWithResponses) PostLaybysIdPaymentsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLaybysIdPaymentsResponse, error) {
+	rsp, err := c.PostLaybysIdPaymentsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysIdPaymentsResponse(rsp)
+}
+
+// PostLaybysIdPaymentsWithResponse Take an instalment at the caller's store (any store of the org) by cash, card or gift card, at most the balance (422 beyond; 409 when the lay-by is not open); the instalment that pays the balance completes it (the goods are collected); emits layby.payment_received, and layby.completed then
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/laybys/{id}/payments (the `PostLaybysIdPayments` operationId).
+func (c *ClientWithResponses) PostLaybysIdPaymentsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostLaybysIdPaymentsParams, body PostLaybysIdPaymentsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLaybysIdPaymentsResponse, error) {
+	rsp, err := c.PostLaybysIdPayments(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLaybysIdPaymentsResponse(rsp)
+}
+
 // GetLocationsWithResponse List the org's locations
 //
 // Returns a wrapper object for the known response body format(s).
@@ -43618,7 +45420,7 @@ func (c *ClientWithResponses) PostOrdersIdReceiptPrintWithResponse(ctx context.C
 	return ParsePostOrdersIdReceiptPrintResponse(rsp)
 }
 
-// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithBodyWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -43631,7 +45433,7 @@ func (c *ClientWithResponses) PostOrdersIdRefundWithBodyWithResponse(ctx context
 	return ParsePostOrdersIdRefundResponse(rsp)
 }
 
-// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)
+// PostOrdersIdRefundWithResponse Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51974,6 +53776,649 @@ func ParsePostKdsTicketsIdRecallResponse(rsp *http.Response) (*PostKdsTicketsIdR
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostKdsTicketsIdRecallResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLaybysResponse parses an HTTP response from a GetLaybysWithResponse call
+func ParseGetLaybysResponse(rsp *http.Response) (*GetLaybysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLaybysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Layby `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetLaybysResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLaybysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLaybysResponse parses an HTTP response from a PostLaybysWithResponse call
+func ParsePostLaybysResponse(rsp *http.Response) (*PostLaybysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLaybysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+			Data Layby `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostLaybysResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostLaybysResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLaybysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLaybysIdResponse parses an HTTP response from a GetLaybysIdWithResponse call
+func ParseGetLaybysIdResponse(rsp *http.Response) (*GetLaybysIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLaybysIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+			Data Layby `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetLaybysIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLaybysIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLaybysIdCancelResponse parses an HTTP response from a PostLaybysIdCancelWithResponse call
+func ParsePostLaybysIdCancelResponse(rsp *http.Response) (*PostLaybysIdCancelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLaybysIdCancelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+			Data Layby `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostLaybysIdCancelResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLaybysIdCancelResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLaybysIdCompleteResponse parses an HTTP response from a PostLaybysIdCompleteWithResponse call
+func ParsePostLaybysIdCompleteResponse(rsp *http.Response) (*PostLaybysIdCompleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLaybysIdCompleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+			Data Layby `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostLaybysIdCompleteResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLaybysIdCompleteResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLaybysIdPaymentsResponse parses an HTTP response from a PostLaybysIdPaymentsWithResponse call
+func ParsePostLaybysIdPaymentsResponse(rsp *http.Response) (*PostLaybysIdPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLaybysIdPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Lay-by (docs/laybys.md): goods set aside for a customer who pays for them in instalments. The deposit is the first instalment; the goods are reserved at the store that opened the lay-by (taken off its sellable on-hand, shown as reserved) until they are collected or released. The paid total is derived from the append-only instalments, so instalments taken at two stores while apart add up when they meet.
+			Data Layby `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostLaybysIdPaymentsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLaybysIdPaymentsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

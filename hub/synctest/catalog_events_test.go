@@ -67,7 +67,16 @@ type evStep struct {
 	want    []evWant
 }
 
-func (r *evRun) order() map[string]any   { return r.get("/api/v1/orders/" + r.ids["order"]) }
+func (r *evRun) layby() map[string]any { return r.get("/api/v1/laybys/" + r.ids["layby"]) }
+func (r *evRun) order() map[string]any { return r.get("/api/v1/orders/" + r.ids["order"]) }
+
+// openLayby opens a lay-by of one of the run's product for its customer
+// with a cash deposit.
+func (r *evRun) openLayby(deposit int64) {
+	r.ids["layby"] = r.call("POST", "/api/v1/laybys", map[string]any{"location_id": r.loc, "customer_id": r.ids["customer"],
+		"line_items": []any{map[string]any{"product_id": r.ids["product"], "quantity": 1}},
+		"deposit":    map[string]any{"method": "cash", "amount": deposit}}, 201)["id"].(string)
+}
 func (r *evRun) payment() map[string]any { return r.get("/api/v1/payments/" + r.ids["payment"]) }
 func (r *evRun) level() map[string]any {
 	return r.last("/api/v1/inventory/stock?location_id=" + r.loc + "&product_id=" + r.ids["product"])
@@ -87,6 +96,7 @@ func (r *evRun) points() map[string]any {
 }
 
 var (
+	wantLayby    = func(typ string) evWant { return evWant{typ: typ, read: (*evRun).layby} }
 	wantOrder    = func(typ string) evWant { return evWant{typ: typ, read: (*evRun).order} }
 	wantPayment  = func(typ string) evWant { return evWant{typ: typ, read: (*evRun).payment} }
 	wantLevel    = func(typ string) evWant { return evWant{typ: typ, read: (*evRun).level} }
@@ -215,6 +225,25 @@ var eventSteps = []evStep{
 		r.ids["payment"] = r.call("POST", "/api/v1/payments/initiate", map[string]any{"order_id": r.ids["order"], "amount": total,
 			"method": "gift_card", "gift_card_code": r.ids["gift_code"]}, 201)["id"].(string)
 	}, want: []evWant{{typ: kassa.EventGiftCardRedeemed, read: (*evRun).giftCard}, wantPayment(kassa.EventPaymentCaptured)}},
+	{name: "open a lay-by", do: func(r *evRun) { r.openLayby(400) }, want: []evWant{wantLayby(kassa.EventLaybyCreated)}},
+	{name: "a refused deposit below the minimum", do: func(r *evRun) {
+		r.call("POST", "/api/v1/laybys", map[string]any{"location_id": r.loc, "customer_id": r.ids["customer"],
+			"line_items": []any{map[string]any{"product_id": r.ids["product"], "quantity": 1}}, "deposit": map[string]any{"method": "cash", "amount": 1}}, 422)
+	}},
+	{name: "the customer cancels it", do: func(r *evRun) {
+		r.call("POST", "/api/v1/laybys/"+r.ids["layby"]+"/cancel", map[string]any{"by": "customer"}, 200)
+	}, want: []evWant{wantLayby(kassa.EventLaybyCancelled)}},
+	{name: "open another", do: func(r *evRun) { r.openLayby(400) }, want: []evWant{wantLayby(kassa.EventLaybyCreated)}},
+	{name: "an instalment", do: func(r *evRun) {
+		r.call("POST", "/api/v1/laybys/"+r.ids["layby"]+"/payments", map[string]any{"method": "cash", "amount": 100}, 200)
+	}, want: []evWant{wantLayby(kassa.EventLaybyPaymentReceived)}},
+	{name: "a refused instalment over the balance", do: func(r *evRun) {
+		r.call("POST", "/api/v1/laybys/"+r.ids["layby"]+"/payments", map[string]any{"method": "cash", "amount": 1_000_000}, 422)
+	}},
+	{name: "the instalment that pays it in full", do: func(r *evRun) {
+		l := r.get("/api/v1/laybys/" + r.ids["layby"])
+		r.call("POST", "/api/v1/laybys/"+r.ids["layby"]+"/payments", map[string]any{"method": "cash", "amount": l["balance"]}, 200)
+	}, want: []evWant{wantLayby(kassa.EventLaybyPaymentReceived), wantLayby(kassa.EventLaybyCompleted)}},
 	{name: "create a product", hubOnly: true, do: func(r *evRun) {
 		r.ids["new"] = r.call("POST", "/api/v1/catalog/products", map[string]any{"name": "Scone", "sku": "EV-SCONE", "base_price": 450}, 201)["id"].(string)
 	}, want: []evWant{wantProduct(kassa.EventProductCreated, "new")}},

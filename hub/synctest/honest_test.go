@@ -29,10 +29,10 @@ import (
 // an edge, starting cut off (every tender — cash, card online and
 // offline, gift card, external, split — authorizations captured and
 // voided, refunds full and partial, cancels, vouchers, loyalty, stock,
-// customers, transfers, the kitchen; the link goes up and down a few
+// customers, transfers, the kitchen, lay-bys; the link goes up and down a few
 // times), then reconnects and checks: nothing quarantined at the hub,
-// `hub verify` clean, the hub and the edge agree on every order and
-// payment, and every order.completed a partner received is about an order
+// `hub verify` clean, the hub and the edge agree on every order,
+// payment and lay-by, and every order.completed a partner received is about an order
 // the hub shows completed. A call the edge itself refuses (4xx) is fine — it writes
 // nothing; a 5xx is a failure.
 //
@@ -133,8 +133,10 @@ type honestRun struct {
 	account  string
 	cards    []string // gift card codes
 	cardIDs  []string
-	staff    []string // cashiers the store's manager added
-	till     string   // the store's front till, its drawer open: a payment, completion or refund may name it
+	staff    []string         // cashiers the store's manager added
+	prices   map[string]int64 // the products' base prices
+	laybys   []string         // lay-bys opened at the store
+	till     string           // the store's front till, its drawer open: a payment, completion or refund may name it
 	orders   map[string]*honestOrder
 	log      []string
 	counts   map[string]int
@@ -153,8 +155,10 @@ func newHonestRun(t *testing.T, e *env, seed uint64) *honestRun {
 	h := &honestRun{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 21)), orders: map[string]*honestOrder{}, counts: map[string]int{}}
 	honestSettings(t, e)
 	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	h.prices = map[string]int64{}
 	for _, p := range e.products(t, e.edge, e.edgeTok) {
 		h.products = append(h.products, p["id"].(string))
+		h.prices[p["id"].(string)] = int64(p["base_price"].(float64))
 	}
 	// At the hub: a voucher, a second location with a transfer to the
 	// store, a loyalty program, a customer with an account, a gift card.
@@ -285,7 +289,7 @@ func (h *honestRun) pick(states ...string) *honestOrder {
 
 func (h *honestRun) step(i int) {
 	ops := []func(){h.newOrder, h.newOrder, h.pay, h.pay, h.pay, h.pay, h.complete, h.complete, h.complete, h.refund, h.refund, h.voidOrCapture,
-		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange}
+		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange, h.layby, h.layby}
 	h.log = append(h.log, fmt.Sprintf("step %d (offline %v)", i, h.offline))
 	ops[h.rng.IntN(len(ops))]()
 }
@@ -559,6 +563,48 @@ func (h *honestRun) setLink(up bool) {
 	h.offline = !up
 }
 
+// layby opens a lay-by for a customer with half its goods' price as the
+// deposit, takes an instalment (cash while offline; card, gift card or
+// cash online: a lay-by's card and gift card need the network), completes
+// one paid in full, or cancels one for its customer or the store
+// (docs/laybys.md).
+func (h *honestRun) layby() {
+	if len(h.laybys) == 0 || h.rng.IntN(4) == 0 {
+		p, qty := h.products[h.rng.IntN(len(h.products))], int64(1+h.rng.IntN(3))
+		st, l := h.call("layby open", "POST", "/api/v1/laybys", h.tok(), map[string]any{"location_id": h.e.location,
+			"customer_id": h.custs[h.rng.IntN(len(h.custs))], "line_items": []any{map[string]any{"product_id": p, "quantity": qty}},
+			"deposit": map[string]any{"method": "cash", "amount": max(1, h.prices[p]*qty/2)}})
+		if st == 201 {
+			h.laybys = append(h.laybys, l["id"].(string))
+		}
+		return
+	}
+	id := h.laybys[h.rng.IntN(len(h.laybys))]
+	var l oneResp
+	if h.e.edge.Call(h.t, "GET", "/api/v1/laybys/"+id, h.e.edgeMgr, nil, &l) != 200 || l.Data["status"] != "open" {
+		return
+	}
+	balance := int64(l.Data["balance"].(float64))
+	switch {
+	case balance <= 0:
+		h.call("layby complete", "POST", "/api/v1/laybys/"+id+"/complete", h.tok(), nil)
+	case h.rng.IntN(5) == 0:
+		h.call("layby cancel", "POST", "/api/v1/laybys/"+id+"/cancel", h.tok(), map[string]any{"by": []string{"customer", "store"}[h.rng.IntN(2)]})
+	default:
+		amount := balance // a third pay it in full: the lay-by completes
+		if h.rng.IntN(3) > 0 {
+			amount = 1 + h.rng.Int64N(balance)
+		}
+		body := map[string]any{"method": "cash", "amount": amount}
+		if !h.offline && h.rng.IntN(2) == 0 {
+			body["method"], body["card_number"] = "card", processor.CardApprove
+		} else if !h.offline && h.rng.IntN(2) == 0 {
+			body["method"], body["gift_card_code"] = "gift_card", h.cards[0]
+		}
+		h.call("layby pay "+body["method"].(string), "POST", "/api/v1/laybys/"+id+"/payments", h.tok(), body)
+	}
+}
+
 // staffChange: the store's manager adds a cashier of the store, or
 // renames, deactivates, reactivates one or sets their PIN (docs/staff.md).
 func (h *honestRun) staffChange() {
@@ -614,8 +660,10 @@ func (h *honestRun) converged() {
 		verr := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out)
 		ho, eo := listAll(t, e.hub, e.hubTok, "/api/v1/orders?location_id="+e.location), listAll(t, e.edge, e.edgeMgr, "/api/v1/orders")
 		hp, ep := listAll(t, e.hub, e.hubTok, "/api/v1/payments?location_id="+e.location), listAll(t, e.edge, e.edgeMgr, "/api/v1/payments")
-		last = fmt.Sprintf("verify %v\n%s\norders hub\n%s\norders edge\n%s\npayments hub\n%s\npayments edge\n%s", verr, out.String(), ho, eo, hp, ep)
-		return verr == nil && ho == eo && hp == ep
+		hl, el := listAll(t, e.hub, e.hubTok, "/api/v1/laybys"), listAll(t, e.edge, e.edgeMgr, "/api/v1/laybys")
+		last = fmt.Sprintf("verify %v\n%s\norders hub\n%s\norders edge\n%s\npayments hub\n%s\npayments edge\n%s\nlay-bys hub\n%s\nlay-bys edge\n%s",
+			verr, out.String(), ho, eo, hp, ep, hl, el)
+		return verr == nil && ho == eo && hp == ep && hl == el
 	})
 }
 
@@ -643,7 +691,7 @@ func listAll(t *testing.T, p *nodetest.Proc, tok, path string) string {
 		}
 		for _, r := range l.Data {
 			rows = append(rows, fmt.Sprint(r["id"], r["status"], r["total"], r["paid_total"], r["refunded_total"], r["amount"],
-				r["refunded_amount"], r["offline"], r["processor_ref"], r["failure_reason"], r["method"]))
+				r["refunded_amount"], r["offline"], r["processor_ref"], r["failure_reason"], r["method"], r["paid"], r["refunded"]))
 		}
 		if l.NextCursor == nil || *l.NextCursor == "" {
 			break

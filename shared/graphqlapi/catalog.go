@@ -39,6 +39,15 @@ func (p *product) UpdatedAt() string    { return timestamp(p.p.UpdatedAt) }
 
 func (p *product) BasePrice() float64 { return toMajor(p.p.BasePrice, p.scale) }
 
+// Cost is the product's cost in major units, nil when not known.
+func (p *product) Cost() *float64 {
+	if p.p.Cost == nil {
+		return nil
+	}
+	v := toMajor(*p.p.Cost, p.scale)
+	return &v
+}
+
 func (p *product) Category() *category { return p.cat }
 
 type category struct {

@@ -40,6 +40,8 @@ type Product {
 	barcodes: [String!]!
 	"In the org currency's major units (4.5 is 4.50)."
 	basePrice: Float!
+	"What one unit costs the business, in major units; null when not known (set through REST)."
+	cost: Float
 	isActive: Boolean!
 	categoryId: String
 	category: Category

@@ -192,6 +192,7 @@ type benchNode struct {
 	sale  func(c, k int, pace time.Duration, lat []time.Duration) []time.Duration
 	stats func() node.WriterStats
 	stop  func()
+	node  *node.Node
 }
 
 func startBench(b *testing.B, clients, campaigns int) *benchNode {
@@ -268,7 +269,7 @@ func startBench(b *testing.B, clients, campaigns int) *benchNode {
 		client.CloseIdleConnections()
 		tn.N.Shutdown(ctx)
 	}
-	return &benchNode{sale: sale, stats: tn.N.WriterStats, stop: stop}
+	return &benchNode{sale: sale, stats: tn.N.WriterStats, stop: stop, node: tn.N}
 }
 
 // benchInterleaved measures nodes set up alike but for what is compared,

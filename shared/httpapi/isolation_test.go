@@ -112,6 +112,8 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		t.Fatalf("setup complete: %d %s", r.Status, r.Body)
 	}
 	f.ids["receipt:"] = sold // the routes /orders/{id}/receipt* (expand)
+	layby := f.isoCreate(t, "/laybys", map[string]any{"location_id": loc, "customer_id": cust,
+		"line_items": []any{map[string]any{"product_id": prod, "quantity": 2}}, "deposit": map[string]any{"method": "cash", "amount": 200}})
 	f.queries["/gift-cards/lookup"] = "code=" + giftCode
 	closed := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 1000}})
 	zReport := f.isoCreate(t, "/drawers/"+closed+"/close", map[string]any{"count": map[string]any{"amount": 1000}})
@@ -127,7 +129,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
 		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
-		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport,
+		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby,
 	} {
 		f.ids[prefix] = id
 	}
@@ -178,6 +180,8 @@ var isoBodies = map[string]any{
 	"PATCH /catalog/price-lists/{id}":           map[string]any{"name": "B was here"},
 	"PATCH /customers/{id}":                     map[string]any{"first_name": "B was here"},
 	"PATCH /orders/{id}":                        map[string]any{"notes": "B was here"},
+	"POST /laybys/{id}/payments":                map[string]any{"method": "cash", "amount": 100},
+	"POST /laybys/{id}/cancel":                  map[string]any{"by": "store"},
 	"PATCH /oauth/apps/{id}":                    map[string]any{"name": "B was here"},
 	"POST /oauth/apps/{id}/rotate-secret":       map[string]any{},
 	"POST /orders/{id}/refund":                  map[string]any{"amount": 100, "reason": "B was here"},

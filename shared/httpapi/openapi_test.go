@@ -197,7 +197,7 @@ func TestOpenAPIEnumsRequiredAndDescriptions(t *testing.T) {
 		{"Payment", "status", []any{"pending", "authorized", "captured", "voided", "failed", "refunded", "partially_refunded"}},
 		{"PaymentInitiate", "method", []any{"cash", "card", "gift_card", "external"}},
 		{"StockAdjust", "reason", []any{"received", "count", "damaged", "theft", "wastage", "return", "correction"}},
-		{"Movement", "ref_type", []any{"order", "refund", "transfer", "adjustment"}},
+		{"Movement", "ref_type", []any{"order", "refund", "transfer", "adjustment", "layby"}},
 		{"Transfer", "status", []any{"in_transit", "received", "cancelled"}},
 		{"User", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},
 		{"UserCreate", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},

@@ -48,7 +48,8 @@ func (s *Server) routesOrders() {
 		Handler: s.completeOrder})
 	s.handle(&Route{Method: "POST", Path: "/orders/:id/refund", Tag: "orders", Scope: kassa.ScopeOrdersWrite, Errors: []int{fiber.StatusServiceUnavailable}, Body: kassa.RefundRequest{}, Resp: kassa.Order{},
 		Summary: "Refund a completed order in full (empty body), by amount, or by line quantities; restock returns the units; " +
-			"a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond)",
+			"a cashier may refund at most the org's refund_limit on one order, all refunds together (403 beyond, unless approval_token is the sign-in of " +
+			"a manager or owner of the org: the refund stays the caller's and records them as approved_by; 422 for a token that is not a valid sign-in)",
 		Handler: s.refundOrder})
 	s.handle(&Route{Method: "GET", Path: "/customers/:id/orders", Tag: "customers", Scope: kassa.ScopeOrdersRead, List: true, Resp: kassa.Order{},
 		Query: pageParams, Summary: "A customer's order history", Handler: s.customerOrders})
@@ -134,11 +135,33 @@ func (s *Server) refundOrder(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if in.Approver, err = s.approver(ctx, in.ApprovalToken); err != nil {
+		return err
+	}
 	o, err := s.svc.Orders.RefundOrder(ctx, id, &in)
 	if err != nil {
 		return err
 	}
 	return one(c, fiber.StatusOK, o)
+}
+
+// approver is who an approval_token signs in: a 422 naming the field for a
+// token that is not a valid sign-in of the caller's org (the token itself
+// is never echoed); nil for none.
+func (s *Server) approver(ctx context.Context, token string) (*kassa.Actor, error) {
+	if token == "" {
+		return nil, nil
+	}
+	bad := kassa.InvalidField("approval_token", "must be the access token of a signed-in manager or owner of this org")
+	if len(token) > 4096 {
+		return nil, bad
+	}
+	a, err := s.bearer(ctx, strings.TrimSpace(token))
+	caller := kassa.ActorFrom(ctx)
+	if err != nil || caller == nil || a.OrgID != caller.OrgID || a.UserID == "" {
+		return nil, bad
+	}
+	return a, nil
 }
 
 // completeOrder accepts an empty body, or null (what a client that sends

@@ -239,6 +239,12 @@ func csvRecord(v reflect.Value) []string {
 	out := make([]string, v.NumField())
 	for i := range out {
 		f := v.Field(i)
+		if f.Kind() == reflect.Pointer {
+			if f.IsNil() {
+				continue // null: an empty cell
+			}
+			f = f.Elem()
+		}
 		switch {
 		case v.Type().Field(i).Tag.Get("report") == "money":
 			out[i] = kassa.FormatMinor(f.Int(), scale)

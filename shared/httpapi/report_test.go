@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -70,6 +72,10 @@ type repWorld struct {
 	category map[string]string // product → category
 	orders   []string
 	custs    []string
+	accounts []string          // the customers' loyalty accounts
+	cards    []string          // gift card codes
+	register map[string]string // location → its till
+	drawer   map[string]string // location → its open drawer
 }
 
 func (w *repWorld) token() string {
@@ -104,7 +110,11 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 	if rng.IntN(2) == 0 && total > 1 {
 		first = 1 + rng.Int64N(total-1)
 	}
-	w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": first, "method": "cash"}), "cash")
+	pay := map[string]any{"order_id": id, "amount": first, "method": "cash", "register_id": w.register[loc]}
+	if rng.IntN(4) == 0 {
+		pay = map[string]any{"order_id": id, "amount": first, "method": "gift_card", "gift_card_code": w.cards[rng.IntN(len(w.cards))]}
+	}
+	w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, pay), "first tender")
 	if first < total {
 		w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": total - first, "method": "card",
 			"card_number": "4242 4242 4242 4242"}), "card")
@@ -159,10 +169,47 @@ func newRepWorld(t *testing.T, start time.Time) *repWorld {
 		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1500, "product_ids": w.products[2:3]}}}), "campaign")
 	camps := tn.Do("GET", "/api/v1/campaigns", tok, nil).List()
 	w.must(tn.Do("POST", "/api/v1/campaigns/"+camps[0].(map[string]any)["id"].(string)+"/launch", tok, map[string]any{}), "launch")
+	w.must(tn.Do("POST", "/api/v1/loyalty/programs", tok, map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 1}), "program")
 	for i := range 3 {
-		w.custs = append(w.custs, w.must(tn.Do("POST", "/api/v1/customers", tok, map[string]any{"first_name": fmt.Sprintf("C%d", i)}), "customer")["id"].(string))
+		c := w.must(tn.Do("POST", "/api/v1/customers", tok, map[string]any{"first_name": fmt.Sprintf("C%d", i)}), "customer")["id"].(string)
+		w.custs = append(w.custs, c)
+		w.accounts = append(w.accounts, w.must(tn.Do("POST", "/api/v1/loyalty/accounts", tok, map[string]any{"customer_id": c}), "account")["id"].(string))
+	}
+	w.must(tn.Do("PUT", "/api/v1/payments/methods", tok, map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}), "gift cards on")
+	for range 3 {
+		w.cards = append(w.cards, w.must(tn.Do("POST", "/api/v1/gift-cards", tok, map[string]any{"initial_amount": 100000}), "gift card")["code"].(string))
+	}
+	w.must(tn.Do("PATCH", "/api/v1/catalog/products/"+w.products[0], tok, map[string]any{"cost": 123}), "cost")
+	w.register, w.drawer = map[string]string{}, map[string]string{}
+	for loc := range w.locs {
+		w.register[loc] = w.must(tn.Do("POST", "/api/v1/registers", tok, map[string]any{"location_id": loc, "name": "Till"}), "register")["id"].(string)
+		w.openDrawer(tok, loc)
 	}
 	return w
+}
+
+// openDrawer opens a drawer at loc's till with a float.
+func (w *repWorld) openDrawer(tok, loc string) {
+	w.drawer[loc] = w.must(w.tn.Do("POST", "/api/v1/drawers", tok, map[string]any{"register_id": w.register[loc],
+		"float": map[string]any{"amount": 20000}}), "drawer")["id"].(string)
+}
+
+// closeDrawer counts loc's drawer a little over or short, closes it and
+// opens the next.
+func (w *repWorld) closeDrawer(rng *rand.Rand, tok, loc string) {
+	x := w.must(w.tn.Do("GET", "/api/v1/drawers/"+w.drawer[loc]+"/x-report", tok, nil), "x report")
+	count := int64(x["expected"].(float64)) + rng.Int64N(101) - 50
+	w.must(w.tn.Do("POST", "/api/v1/drawers/"+w.drawer[loc]+"/close", tok, map[string]any{"count": map[string]any{"amount": count}}), "close")
+	w.openDrawer(tok, loc)
+}
+
+// redeem redeems a few points of an account that has them.
+func (w *repWorld) redeem(rng *rand.Rand, tok string) {
+	acct := w.accounts[rng.IntN(len(w.accounts))]
+	bal := int64(w.must(w.tn.Do("GET", "/api/v1/loyalty/accounts/"+acct, tok, nil), "account")["points_balance"].(float64))
+	if bal > 0 {
+		w.must(w.tn.Do("POST", "/api/v1/loyalty/accounts/"+acct+"/redeem", tok, map[string]any{"points": 1 + rng.Int64N(bal), "reason": "treat"}), "redeem")
+	}
 }
 
 // repInstants are the generated instants, in order: most of them near
@@ -214,6 +261,10 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		switch {
 		case len(w.orders) > 3 && rng.IntN(4) == 0:
 			w.refund(rng, tok)
+		case rng.IntN(10) == 0:
+			w.closeDrawer(rng, tok, loc)
+		case rng.IntN(10) == 0:
+			w.redeem(rng, tok)
 		case rng.IntN(6) == 0:
 			w.must(w.tn.Do("POST", "/api/v1/inventory/stock/adjust", tok, map[string]any{"location_id": loc,
 				"product_id": w.products[rng.IntN(len(w.products))], "reason": "received", "quantity": 1 + rng.IntN(20)}), "stock")
@@ -365,8 +416,235 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		}
 	}
 	repCheckMovements(t, w, tok, q, locIDs)
-	repCheckCSV(t, w.tn, tok, "/reports/sales"+q+"&group_by=day")
-	repCheckCSV(t, w.tn, tok, "/reports/payments"+q+"&group_by=location")
+	repCheckRollups(t, w.tn, tok, q)
+	repCheckInventory(t, w, tok, locIDs)
+	repCheckLoyalty(t, w, tok, q, locIDs[0])
+	repCheckGiftCards(t, w, tok, q, locIDs[0], orders)
+	repCheckCash(t, w, tok, q)
+	repCheckCSV[kassa.SalesRow](t, w.tn, tok, "/reports/sales"+q+"&group_by=day")
+	repCheckCSV[kassa.PaymentRow](t, w.tn, tok, "/reports/payments"+q+"&group_by=location")
+	repCheckCSV[kassa.InventoryRow](t, w.tn, tok, "/reports/inventory?low_stock=false")
+	repCheckCSV[kassa.MovementRow](t, w.tn, tok, "/reports/inventory/movements"+q+"&group_by=product")
+	repCheckCSV[kassa.LoyaltyRow](t, w.tn, tok, "/reports/loyalty"+q+"&group_by=day")
+	repCheckCSV[kassa.GiftCardRow](t, w.tn, tok, "/reports/gift-cards"+q+"&group_by=day")
+	repCheckCSV[kassa.GiftCardOwedRow](t, w.tn, tok, "/reports/gift-cards/owed"+q)
+	repCheckCSV[kassa.CashRow](t, w.tn, tok, "/reports/cash"+q+"&group_by=staff")
+	repCheckCutoffMove(t, w, tok, q, locIDs[0])
+}
+
+// repCheckCutoffMove: a location's zone and day cutoff moved rebook its
+// days (a store's zone set right: Sydney's sales booked as Los Angeles's,
+// or New York's as Tokyo's, 13 to 18 hours away); the rollups, rebuilt in
+// the unit of the change, equal the raw rows again.
+func repCheckCutoffMove(t *testing.T, w *repWorld, tok, q, loc string) {
+	t.Helper()
+	tn, path := w.tn, "/reports/sales"+q+"&group_by=day&location_id="+loc
+	before := fmt.Sprint(repRows(t, tn, tok, path))
+	zone := map[string]string{"Australia/Sydney": "America/Los_Angeles", "America/New_York": "Asia/Tokyo"}[w.locs[loc].Timezone]
+	if r := tn.Do("PATCH", "/api/v1/locations/"+loc, tok, map[string]any{"timezone": zone, "day_cutoff_hour": 6}); r.Status != 200 {
+		t.Fatalf("zone and cutoff: %d %s", r.Status, r.Body)
+	}
+	kept := fmt.Sprint(repRows(t, tn, tok, path))
+	if err := tn.N.DropRollups(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if raw := fmt.Sprint(repRows(t, tn, tok, path)); raw != kept || raw == before {
+		t.Errorf("after the zone and cutoff moved, from the rollups:\n%s\nfrom the raw rows:\n%s\n(before: %s)", kept, raw, before)
+	}
+}
+
+// repCheckInventory: each product's stock and value at each location is
+// its stock level at its cost (the base price, flagged, without one).
+func repCheckInventory(t *testing.T, w *repWorld, tok string, locIDs []string) {
+	t.Helper()
+	price, cost := map[string]int64{}, map[string]any{}
+	for _, p := range w.tn.Do("GET", "/api/v1/catalog/products?limit=200", tok, nil).List() {
+		m := p.(map[string]any)
+		price[m["id"].(string)], cost[m["id"].(string)] = int64(m["base_price"].(float64)), m["cost"]
+	}
+	for _, loc := range locIDs {
+		want := map[string]string{}
+		var total int64
+		for _, l := range w.tn.Do("GET", "/api/v1/inventory/stock?limit=200&location_id="+loc, tok, nil).List() {
+			m := l.(map[string]any)
+			pid, onHand := m["product_id"].(string), int64(m["on_hand"].(float64))
+			unit, atPrice := price[pid], cost[pid] == nil
+			if !atPrice {
+				unit = int64(cost[pid].(float64))
+			}
+			want[pid] = fmt.Sprint(onHand, unit, atPrice, max(onHand, 0)*unit)
+			total += max(onHand, 0) * unit
+		}
+		got := map[string]string{}
+		var sum int64
+		for _, r := range repRows(t, w.tn, tok, "/reports/inventory?location_id="+loc) {
+			got[r["product_id"].(string)] = fmt.Sprint(int64(r["on_hand"].(float64)), int64(r["unit_cost"].(float64)), r["at_price"], int64(r["value"].(float64)))
+			sum += int64(r["value"].(float64))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || sum != total {
+			t.Errorf("inventory at %s (on hand, unit cost, at price, value):\nreport %v = %d\nraw    %v = %d", w.locs[loc].Timezone, got, sum, want, total)
+		}
+	}
+}
+
+// repCheckLoyalty: points issued, redeemed and outstanding by business
+// day (the zone of loc, given) are the accounts' transactions' sums.
+func repCheckLoyalty(t *testing.T, w *repWorld, tok, q, loc string) {
+	t.Helper()
+	want := map[string]*[4]int64{} // day → issued, redeemed, adjusted, balance after
+	var days []string
+	for _, a := range w.accounts {
+		for _, tx := range w.tn.Do("GET", "/api/v1/loyalty/accounts/"+a+"/transactions?limit=200", tok, nil).List() {
+			m := tx.(map[string]any)
+			at, _ := time.Parse(time.RFC3339, m["created_at"].(string))
+			d := kassa.BusinessDay(at, w.locs[loc])
+			if want[d] == nil {
+				want[d] = &[4]int64{}
+				days = append(days, d)
+			}
+			pts := int64(m["points"].(float64))
+			switch m["type"] {
+			case "earn":
+				want[d][0] += pts
+			case "redeem":
+				want[d][1] -= pts
+			default:
+				want[d][2] += pts
+			}
+		}
+	}
+	slices.Sort(days)
+	var bal int64
+	for _, d := range days {
+		bal += want[d][0] - want[d][1] + want[d][2]
+		want[d][3] = bal
+	}
+	got := map[string]*[4]int64{}
+	for _, r := range repRows(t, w.tn, tok, "/reports/loyalty"+q+"&group_by=day&location_id="+loc) {
+		n := func(k string) int64 { return int64(r[k].(float64)) }
+		got[r["group"].(string)] = &[4]int64{n("issued"), n("redeemed"), n("adjusted"), n("outstanding")}
+	}
+	if fmt.Sprint(repVals(got)) != fmt.Sprint(repVals(want)) || len(days) == 0 {
+		t.Errorf("loyalty by day (issued, redeemed, adjusted, outstanding):\nreport %v\nraw    %v", repVals(got), repVals(want))
+	}
+}
+
+// repCheckGiftCards: gift card money by business day is the cards'
+// ledgers' sums, outstanding the running liability; what head office (the
+// cards were issued there) owes each store is what the store took on
+// cards less what it refunded onto them.
+func repCheckGiftCards(t *testing.T, w *repWorld, tok, q, loc string, orders []repOrder) {
+	t.Helper()
+	want := map[string]*[5]int64{} // day → issued, redeemed, refunded, adjusted, outstanding
+	var days []string
+	for _, c := range w.tn.Do("GET", "/api/v1/gift-cards?limit=200", tok, nil).List() {
+		id := c.(map[string]any)["id"].(string)
+		for _, tx := range w.tn.Do("GET", "/api/v1/gift-cards/"+id+"/transactions?limit=200", tok, nil).List() {
+			m := tx.(map[string]any)
+			at, _ := time.Parse(time.RFC3339, m["created_at"].(string))
+			d := kassa.BusinessDay(at, w.locs[loc])
+			if want[d] == nil {
+				want[d] = &[5]int64{}
+				days = append(days, d)
+			}
+			amt := int64(m["amount"].(float64))
+			switch m["type"] {
+			case "issue":
+				want[d][0] += amt
+			case "redeem":
+				want[d][1] -= amt
+			case "refund":
+				want[d][2] += amt
+			default:
+				want[d][3] += amt
+			}
+		}
+	}
+	slices.Sort(days)
+	var bal int64
+	for _, d := range days {
+		bal += want[d][0] - want[d][1] + want[d][2] + want[d][3]
+		want[d][4] = bal
+	}
+	got := map[string]*[5]int64{}
+	for _, r := range repRows(t, w.tn, tok, "/reports/gift-cards"+q+"&group_by=day&location_id="+loc) {
+		n := func(k string) int64 { return int64(r[k].(float64)) }
+		got[r["group"].(string)] = &[5]int64{n("issued"), n("redeemed"), n("refunded"), n("adjusted"), n("outstanding")}
+	}
+	if fmt.Sprint(repVals(got)) != fmt.Sprint(repVals(want)) {
+		t.Errorf("gift cards by day (issued, redeemed, refunded, adjusted, outstanding):\nreport %v\nraw    %v", repVals(got), repVals(want))
+	}
+	owed := map[string]int64{}
+	for _, o := range orders {
+		gift := map[string]bool{}
+		for _, p := range o.Payments {
+			if p.Method == "gift_card" && p.CapturedAt != nil {
+				gift[p.ID] = true
+				owed[o.LocationID] += p.Amount
+			}
+		}
+		for _, r := range o.Refunds {
+			for _, p := range r.Payments {
+				if gift[p.PaymentID] {
+					owed[o.LocationID] -= p.Amount
+				}
+			}
+		}
+	}
+	got2 := map[string]int64{}
+	for _, r := range repRows(t, w.tn, tok, "/reports/gift-cards/owed"+q) {
+		if r["issued_location_id"] != "" {
+			t.Errorf("owed by a store that issued no card: %v", r)
+		}
+		got2[r["redeemed_location_id"].(string)] += int64(r["amount"].(float64))
+	}
+	for l, v := range owed {
+		if v == 0 {
+			delete(owed, l)
+		}
+	}
+	if fmt.Sprint(got2) != fmt.Sprint(owed) {
+		t.Errorf("what head office owes each store: report %v, raw %v", got2, owed)
+	}
+}
+
+// repVals is m with its values, for printing and comparing.
+func repVals[T any](m map[string]*T) map[string]T {
+	out := make(map[string]T, len(m))
+	for k, v := range m {
+		out[k] = *v
+	}
+	return out
+}
+
+// repCheckCash: closed drawers by business day and by staff member are
+// the sums of the Z reports.
+func repCheckCash(t *testing.T, w *repWorld, tok, q string) {
+	t.Helper()
+	for _, g := range []string{"day", "staff"} {
+		want := map[string]*[6]int64{}
+		for _, z := range w.tn.Do("GET", "/api/v1/z-reports?limit=200", tok, nil).List() {
+			m := z.(map[string]any)
+			k := m["business_day"].(string)
+			if g == "staff" {
+				k = m["opened_by"].(string)
+			}
+			if want[k] == nil {
+				want[k] = &[6]int64{}
+			}
+			n := func(f string) int64 { return int64(m[f].(float64)) }
+			v := want[k]
+			*v = [6]int64{v[0] + 1, v[1] + n("float"), v[2] + n("cash_sales"), v[3] + n("expected"), v[4] + n("counted"), v[5] + n("over_short")}
+		}
+		got := map[string]*[6]int64{}
+		for _, r := range repRows(t, w.tn, tok, "/reports/cash"+q+"&group_by="+g) {
+			n := func(f string) int64 { return int64(r[f].(float64)) }
+			got[r["group"].(string)] = &[6]int64{n("sessions"), n("float"), n("cash_sales"), n("expected"), n("counted"), n("over_short")}
+		}
+		if fmt.Sprint(repVals(got)) != fmt.Sprint(repVals(want)) || len(want) == 0 {
+			t.Errorf("cash by %s (sessions, float, cash sales, expected, counted, over/short):\nreport %v\nZ reports %v", g, repVals(got), repVals(want))
+		}
+	}
 }
 
 // repCheckMovements: the movements report equals the audit trail's sums
@@ -418,10 +696,16 @@ func repRows(t *testing.T, tn *testNode, tok, path string) []map[string]any {
 	return env.Data
 }
 
-// repCheckCSV: the CSV (by Accept and by format=csv) is the JSON's rows,
-// money in major units.
-func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
+// repCheckCSV: the CSV (by Accept and by format=csv) of a report of rows
+// T is the JSON's rows, money (T's fields tagged so) in major units.
+func repCheckCSV[T any](t *testing.T, tn *testNode, tok, path string) {
 	t.Helper()
+	money := map[string]bool{}
+	rt := reflect.TypeFor[T]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		money[name] = rt.Field(i).Tag.Get("report") == "money"
+	}
 	rows := repRows(t, tn, tok, path)
 	for _, r := range []*resp{tn.Do("GET", "/api/v1"+path, tok, nil, "Accept", "text/csv"), tn.Do("GET", "/api/v1"+path+"&format=csv", tok, nil)} {
 		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
@@ -435,9 +719,12 @@ func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
 		for i, rec := range recs[1:] {
 			for j, name := range head {
 				want := fmt.Sprint(rows[i][name])
+				if rows[i][name] == nil {
+					want = "" // null: an empty cell
+				}
 				if v, ok := rows[i][name].(float64); ok {
 					want = fmt.Sprint(int64(v))
-					if !slices.Contains([]string{"orders", "count"}, name) {
+					if money[name] {
 						want = kassa.FormatMinor(int64(v), 2)
 					}
 				}
@@ -445,6 +732,136 @@ func repCheckCSV(t *testing.T, tn *testNode, tok, path string) {
 					t.Errorf("%s row %d %s: CSV %q, JSON %q", path, i, name, rec[j], want)
 				}
 			}
+		}
+	}
+}
+
+// A product's cost (docs/reports.md): set, changed and cleared through the
+// catalog API (bad input is 422 naming cost and changes nothing); the
+// inventory report values stock at cost and flags only the products
+// without one; the sales report by product gives the gross margin where
+// the cost is known, and by day none.
+func TestProductCostValuesStockAndGivesTheMargin(t *testing.T) {
+	tn := MustStartNode(t, kassa.NodeHub, nil)
+	org := tn.MustOrg("Cost Co")
+	tok := org.Owner
+	must := func(r *resp, what string) map[string]any {
+		t.Helper()
+		if r.Status >= 300 {
+			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+		}
+		return r.Data()
+	}
+	loc := must(tn.Do("POST", "/api/v1/locations", tok, map[string]any{"name": "Shop", "timezone": "Australia/Sydney"}), "location")["id"].(string)
+	beans := must(tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Beans", "sku": "BEANS", "base_price": 1800, "cost": 725}), "beans")
+	cups := must(tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Cup", "sku": "CUP", "base_price": 90}), "cup")
+	if beans["cost"] != float64(725) || cups["cost"] != nil {
+		t.Fatalf("created: beans cost %v, cup cost %v", beans["cost"], cups["cost"])
+	}
+	bid, cid := beans["id"].(string), cups["id"].(string)
+	for _, bad := range []any{-1, "7", 1.5, int64(1e13)} {
+		p := mustProblem(t, tn.Do("POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Bad", "sku": "BAD", "base_price": 1, "cost": bad}), 422, "validation")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "cost") {
+			t.Fatalf("cost %v: errors %v do not name cost", bad, p["errors"])
+		}
+		p = mustProblem(t, tn.Do("PATCH", "/api/v1/catalog/products/"+bid, tok, map[string]any{"cost": bad}), 422, "validation")
+		if !strings.Contains(fmt.Sprint(p["errors"]), "cost") {
+			t.Fatalf("patch cost %v: errors %v do not name cost", bad, p["errors"])
+		}
+	}
+	if r := tn.Do("GET", "/api/v1/catalog/products?q=bad", tok, nil).List(); len(r) != 0 {
+		t.Fatalf("a refused product was stored: %v", r)
+	}
+	if got := must(tn.Do("PATCH", "/api/v1/catalog/products/"+cid, tok, map[string]any{"cost": 30}), "cup cost")["cost"]; got != float64(30) {
+		t.Fatalf("cup cost after PATCH: %v", got)
+	}
+	if got := must(tn.Do("PATCH", "/api/v1/catalog/products/"+cid, tok, map[string]any{"cost": nil}), "cup no cost")["cost"]; got != nil {
+		t.Fatalf("cup cost after PATCH null: %v", got)
+	}
+	if got := must(tn.Do("GET", "/api/v1/catalog/products/"+bid, tok, nil), "beans")["cost"]; got != float64(725) {
+		t.Fatalf("beans cost after refused PATCHes: %v", got)
+	}
+	if r := tn.Do("POST", "/api/v1/catalog/graphql", tok, map[string]any{"query": "{ products { sku cost } }"}); !strings.Contains(string(r.Body), `{"sku":"BEANS","cost":7.25}`) ||
+		!strings.Contains(string(r.Body), `{"sku":"CUP","cost":null}`) {
+		t.Fatalf("GraphQL's products and their cost: %d %s", r.Status, r.Body)
+	}
+	for _, p := range []string{bid, cid} {
+		must(tn.Do("POST", "/api/v1/inventory/stock/adjust", tok, map[string]any{"location_id": loc, "product_id": p, "reason": "received", "quantity": 10}), "stock")
+	}
+	o := must(tn.Do("POST", "/api/v1/orders", tok, map[string]any{"location_id": loc, "line_items": []any{
+		map[string]any{"product_id": bid, "quantity": 3}, map[string]any{"product_id": cid, "quantity": 2}}}), "order")
+	must(tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": o["id"], "amount": o["total"], "method": "cash"}), "pay")
+	must(tn.Do("POST", "/api/v1/orders/"+o["id"].(string)+"/complete", tok, map[string]any{}), "complete")
+	inv := map[string]map[string]any{}
+	for _, r := range repRows(t, tn, tok, "/reports/inventory?location_id="+loc) {
+		inv[r["product_id"].(string)] = r
+	}
+	if b := inv[bid]; b["on_hand"] != float64(7) || b["unit_cost"] != float64(725) || b["value"] != float64(7*725) || b["at_price"] != false {
+		t.Errorf("beans on the shelf: %v; want 7 at cost 7.25 = 50.75, not at price", b)
+	}
+	if c := inv[cid]; c["on_hand"] != float64(8) || c["unit_cost"] != float64(90) || c["value"] != float64(8*90) || c["at_price"] != true {
+		t.Errorf("cups on the shelf: %v; want 8 at base price 0.90, flagged at_price", c)
+	}
+	var lines []struct {
+		ProductID string `json:"product_id"`
+		Total     int64
+		Tax       int64
+	}
+	full := must(tn.Do("GET", "/api/v1/orders/"+o["id"].(string), tok, nil), "order")
+	b, _ := json.Marshal(full["line_items"])
+	json.Unmarshal(b, &lines)
+	today := time.Now().In(time.FixedZone("", 11*3600)).Format(time.DateOnly)
+	q := "?date_from=" + time.Now().AddDate(0, 0, -2).Format(time.DateOnly) + "&date_to=" + today
+	for _, r := range repRows(t, tn, tok, "/reports/sales"+q+"&group_by=product") {
+		switch r["group"] {
+		case bid:
+			want := lines[0].Total - lines[0].Tax - 3*725
+			if r["cost"] != float64(3*725) || r["gross_margin"] != float64(want) {
+				t.Errorf("beans by product: cost %v, margin %v; want %d, %d", r["cost"], r["gross_margin"], 3*725, want)
+			}
+		case cid:
+			if r["cost"] != nil || r["gross_margin"] != nil {
+				t.Errorf("cups by product: cost %v, margin %v; want null (no cost)", r["cost"], r["gross_margin"])
+			}
+		default:
+			t.Errorf("a row of no product sold: %v", r)
+		}
+	}
+	for _, r := range repRows(t, tn, tok, "/reports/sales"+q+"&group_by=day") {
+		if r["cost"] != nil {
+			t.Errorf("by day, cost %v: want null", r["cost"])
+		}
+	}
+	repCheckCSV[kassa.SalesRow](t, tn, tok, "/reports/sales"+q+"&group_by=product")
+	repCheckCSV[kassa.InventoryRow](t, tn, tok, "/reports/inventory?location_id="+loc)
+}
+
+// repCheckRollups: the sales report by day, location and none reads the
+// same figures from the rollups kept with every sale (checked above), from
+// the raw rows once they are dropped, and from the rollups rebuilt from
+// the raw rows.
+func repCheckRollups(t *testing.T, tn *testNode, tok, q string) {
+	t.Helper()
+	ctx := context.Background()
+	paths := []string{"/reports/sales" + q + "&group_by=day", "/reports/sales" + q + "&group_by=location", "/reports/sales" + q + "&group_by=none"}
+	kept := map[string]string{}
+	for _, p := range paths {
+		kept[p] = fmt.Sprint(repRows(t, tn, tok, p))
+	}
+	if err := tn.N.DropRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if raw := fmt.Sprint(repRows(t, tn, tok, p)); raw != kept[p] {
+			t.Errorf("%s from the raw rows:\n%s\nfrom the rollups kept with the sales:\n%s", p, raw, kept[p])
+		}
+	}
+	if _, err := tn.N.RebuildRollups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if rebuilt := fmt.Sprint(repRows(t, tn, tok, p)); rebuilt != kept[p] {
+			t.Errorf("%s from the rebuilt rollups:\n%s\nkept with the sales:\n%s", p, rebuilt, kept[p])
 		}
 	}
 }

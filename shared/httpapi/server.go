@@ -137,6 +137,7 @@ type Services struct {
 	Customers      kassa.CustomerService
 	Loyalty        kassa.LoyaltyService
 	GiftCards      kassa.GiftCardService
+	Laybys         kassa.LaybyService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
 	Reports        kassa.ReportService
@@ -278,6 +279,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Customers != nil, s.routesCustomers},
 		{svc.Loyalty != nil, s.routesLoyalty},
 		{svc.GiftCards != nil, s.routesGiftCards},
+		{svc.Laybys != nil, s.routesLaybys},
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
 		{svc.Reports != nil, s.routesReports},

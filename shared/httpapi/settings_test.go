@@ -17,6 +17,7 @@ import (
 var setDefaults = map[string]any{
 	"tax_rate_bps": 1000.0, "tax_inclusive": true, "refund_limit": 5000.0, "allow_negative_stock": true,
 	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0, "gift_card_offline_limit": 0.0,
+	"layby_min_deposit_bps": 1000.0, "layby_term_days": 56.0, "layby_termination_charge": 0.0,
 	"discount_limits": map[string]any{"manager": 10000.0, "cashier": 0.0, "partner": 10000.0},
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
@@ -102,6 +103,11 @@ func TestSettingsPatch(t *testing.T) {
 			changes: map[string]any{"gift_card_offline_limit": 20000.0}, records: 1},
 		{name: "a negative gift card offline allowance", body: map[string]any{"gift_card_offline_limit": -1}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
 		{name: "a null gift card offline allowance", body: map[string]any{"gift_card_offline_limit": nil}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
+		{name: "the lay-by terms", body: map[string]any{"layby_min_deposit_bps": 2000, "layby_term_days": 90, "layby_termination_charge": 1500}, status: 200,
+			changes: map[string]any{"layby_min_deposit_bps": 2000.0, "layby_term_days": 90.0, "layby_termination_charge": 1500.0}, records: 1},
+		{name: "a lay-by term of no days", body: map[string]any{"layby_term_days": 0}, status: 422, kind: "validation", field: "layby_term_days"},
+		{name: "a lay-by deposit above 100 %", body: map[string]any{"layby_min_deposit_bps": 10001}, status: 422, kind: "validation", field: "layby_min_deposit_bps"},
+		{name: "a negative termination charge", body: map[string]any{"layby_termination_charge": -1}, status: 422, kind: "validation", field: "layby_termination_charge"},
 		{name: "one bad field spoils the patch", body: map[string]any{"tax_rate_bps": 700, "refund_limit": -1}, status: 422, kind: "validation", field: "refund_limit"},
 		{name: "an unknown field", body: map[string]any{"currency": "EUR"}, status: 422, kind: "validation", field: "currency"},
 		{name: "payment methods are not patched here", body: map[string]any{"payment_methods": []any{}}, status: 422, kind: "validation", field: "payment_methods"},

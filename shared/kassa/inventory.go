@@ -14,6 +14,7 @@ type StockLevel struct {
 	LocationID   string    `json:"location_id"`
 	OnHand       int64     `json:"on_hand"`       // Units at the location (the sum of its movements).
 	ReorderPoint int64     `json:"reorder_point"` // At or below this on_hand the level is low stock; 0: never low.
+	Reserved     int64     `json:"reserved"`      // Units set aside for open (or expired, not yet refunded) lay-bys: already out of on_hand, not sellable, still in the store.
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 

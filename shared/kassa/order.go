@@ -114,15 +114,18 @@ type OrderHistory struct {
 
 // Refund is an append-only refund entry of an order.
 type Refund struct {
-	ID        string          `json:"id"`
-	OrderID   string          `json:"order_id"`
-	Amount    int64           `json:"amount"`
-	Reason    string          `json:"reason"` // Free text saying why.
-	Restock   bool            `json:"restock"`
-	Lines     []RefundLine    `json:"line_items"` // The refunded line quantities; empty for a refund by amount.
-	Payments  []RefundPayment `json:"payments"`   // How the refund was returned, per payment.
-	Actor     *string         `json:"actor"`
-	CreatedAt time.Time       `json:"created_at"`
+	ID       string          `json:"id"`
+	OrderID  string          `json:"order_id"`
+	Amount   int64           `json:"amount"`
+	Reason   string          `json:"reason"` // Free text saying why.
+	Restock  bool            `json:"restock"`
+	Lines    []RefundLine    `json:"line_items"` // The refunded line quantities; empty for a refund by amount.
+	Payments []RefundPayment `json:"payments"`   // How the refund was returned, per payment.
+	Actor    *string         `json:"actor"`
+	// The manager or owner whose approval_token let the actor refund above
+	// the org's refund_limit; null when none was needed.
+	ApprovedBy *string   `json:"approved_by"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // RefundLine is a refunded quantity of a line and the amount it returned.
@@ -191,6 +194,14 @@ type RefundRequest struct {
 	// sequence numbers the refund (docs/receipts.md). Omitted: no drawer
 	// records it, and the location's default sequence numbers it.
 	RegisterID string `json:"register_id"`
+	// A manager's or owner's access token (their own sign-in at the till)
+	// approving a refund above the caller's refund_limit: the refund stays
+	// the caller's and records the approver as approved_by. Not needed
+	// within the limit, and then not recorded.
+	ApprovalToken string `json:"approval_token"`
+	// Approver is who approval_token signs in (set by the API, never read
+	// from the body).
+	Approver *Actor `json:"-"`
 }
 
 // OrderFilter selects orders.

@@ -7,13 +7,17 @@ import (
 
 // Product is a sellable catalog item. Archiving sets IsActive false; the row stays.
 type Product struct {
-	ID               string    `json:"id"`
-	OrgID            string    `json:"org_id"`
-	Name             string    `json:"name"`
-	Description      *string   `json:"description"`
-	SKU              string    `json:"sku"`
-	Barcodes         []string  `json:"barcodes"`   // Barcodes that find it by exact match (q).
-	BasePrice        int64     `json:"base_price"` // minor units
+	ID          string   `json:"id"`
+	OrgID       string   `json:"org_id"`
+	Name        string   `json:"name"`
+	Description *string  `json:"description"`
+	SKU         string   `json:"sku"`
+	Barcodes    []string `json:"barcodes"`   // Barcodes that find it by exact match (q).
+	BasePrice   int64    `json:"base_price"` // minor units
+	// What one unit costs the business, in minor units of the org's
+	// currency; null when not known. The inventory report values stock at
+	// it and the sales report by product gives the gross margin over it.
+	Cost             *int64    `json:"cost"`
 	CategoryID       *string   `json:"category_id"`
 	Tags             []string  `json:"tags"`
 	IsActive         bool      `json:"is_active"`
@@ -30,6 +34,7 @@ type ProductCreate struct {
 	SKU              string   `json:"sku" openapi:"required"`
 	Barcodes         []string `json:"barcodes"`
 	BasePrice        *int64   `json:"base_price" openapi:"required"`
+	Cost             *int64   `json:"cost"` // What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
 	CategoryID       *string  `json:"category_id"`
 	Tags             []string `json:"tags"`
 	IsActive         *bool    `json:"is_active"`
@@ -56,6 +61,7 @@ func (in *ProductCreate) Validate() error {
 	} else {
 		v.Check(*in.BasePrice >= 0 && *in.BasePrice <= MaxMoney, "base_price", "must be between 0 and 10^12 minor units")
 	}
+	checkCost(&v, in.Cost)
 	checkStrings(&v, "barcodes", in.Barcodes, 64)
 	checkStrings(&v, "tags", in.Tags, 64)
 	checkIDs(&v, "modifier_group_ids", in.ModifierGroupIDs)
@@ -72,6 +78,7 @@ type ProductUpdate struct {
 	Name             Opt[string]   `json:"name"`
 	Description      Opt[string]   `json:"description" openapi:"nullable"`
 	BasePrice        Opt[int64]    `json:"base_price"`
+	Cost             Opt[int64]    `json:"cost" openapi:"nullable"` // What one unit costs the business (0 to 10^12 minor units); null: not known.
 	CategoryID       Opt[string]   `json:"category_id" openapi:"nullable"`
 	Tags             Opt[[]string] `json:"tags"`
 	IsActive         Opt[bool]     `json:"is_active"`
@@ -96,6 +103,9 @@ func (in *ProductUpdate) Validate() error {
 	if in.BasePrice.Set {
 		v.Check(!in.BasePrice.Null && in.BasePrice.Value >= 0 && in.BasePrice.Value <= MaxMoney, "base_price", "must be between 0 and 10^12 minor units")
 	}
+	if in.Cost.Set && !in.Cost.Null {
+		checkCost(&v, &in.Cost.Value)
+	}
 	if in.CategoryID.Set && !in.CategoryID.Null {
 		v.Check(ValidID(in.CategoryID.Value), "category_id", "must be an id")
 	}
@@ -110,6 +120,13 @@ func (in *ProductUpdate) Validate() error {
 		checkStation(&v, &in.Station.Value)
 	}
 	return v.Err()
+}
+
+// checkCost checks a product's cost: nil (not known) or 0 to MaxMoney.
+func checkCost(v *Validation, cost *int64) {
+	if cost != nil {
+		v.Check(*cost >= 0 && *cost <= MaxMoney, "cost", "must be null or between 0 and 10^12 minor units")
+	}
 }
 
 func checkStrings(v *Validation, field string, ss []string, max int) {

@@ -3,6 +3,7 @@ package kassa
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -149,14 +150,22 @@ type DayClock struct {
 	cutoff int
 }
 
-// Clock returns the clock of d; an unknown zone counts as UTC.
+// Clock returns the clock of d; an unknown zone counts as UTC. Zones are
+// loaded once per process (a sale's rollup asks for its store's).
 func (d DaySettings) Clock() DayClock {
+	if z, ok := zones.Load(d.Timezone); ok {
+		return DayClock{zone: z.(*time.Location), cutoff: d.CutoffHour}
+	}
 	z, err := time.LoadLocation(d.Timezone)
 	if err != nil || d.Timezone == "" {
 		z = time.UTC
 	}
+	zones.Store(d.Timezone, z)
 	return DayClock{zone: z, cutoff: d.CutoffHour}
 }
+
+// zones caches the zones clocks loaded, by name.
+var zones sync.Map
 
 // Day returns the business day (YYYY-MM-DD) instant t belongs to.
 func (c DayClock) Day(t time.Time) string {
@@ -242,6 +251,12 @@ type SalesRow struct {
 	Sales             int64  `json:"sales" report:"money"`              // What customers paid, tax included.
 	Refunds           int64  `json:"refunds" report:"money"`            // Refunded in the range.
 	Net               int64  `json:"net" report:"money"`                // What stays: sales (or captured) less refunds.
+	// What the units sold cost the business, over the lines whose product
+	// has a cost (at its cost now); null when none has, and in every
+	// grouping but product and category.
+	Cost *int64 `json:"cost" report:"money"`
+	// Those same lines' sales less their tax and cost; null with cost.
+	GrossMargin *int64 `json:"gross_margin" report:"money"`
 }
 
 // TaxRow is the tax collected at one rate: on sales (the orders' tax) and
@@ -293,8 +308,8 @@ type InventoryRow struct {
 	Currency     string `json:"currency"`                 // ISO 4217.
 	OnHand       int64  `json:"on_hand"`                  // Units on hand.
 	ReorderPoint int64  `json:"reorder_point"`            // The level at which to reorder.
-	UnitCost     int64  `json:"unit_cost" report:"money"` // The value of one unit (its base price while products carry no cost).
-	AtPrice      bool   `json:"at_price"`                 // No cost: valued at its base price.
+	UnitCost     int64  `json:"unit_cost" report:"money"` // The value of one unit: the product's cost, its base price when it has none.
+	AtPrice      bool   `json:"at_price"`                 // The product has no cost: valued at its base price.
 	Value        int64  `json:"value" report:"money"`     // on_hand × unit_cost (0 when on_hand is negative).
 	Low          bool   `json:"low"`                      // on_hand ≤ reorder_point.
 }

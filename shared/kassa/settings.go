@@ -31,6 +31,10 @@ type OrgSettings struct {
 	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"` // The most one store may take from gift cards, all cards together, per (UTC) day while it cannot reach the hub to authorize them, in minor units; 0 (the default): gift cards are taken online only.
 	// PaymentMethods says which methods the org accepts.
 	PaymentMethods []PaymentMethodConfig `json:"payment_methods"`
+	// Lay-bys (docs/laybys.md).
+	LaybyMinDepositBps     int   `json:"layby_min_deposit_bps"`    // The least deposit of a lay-by, in basis points of its total (default 1000: 10 %).
+	LaybyTermDays          int   `json:"layby_term_days"`          // Days a lay-by has to be paid in full before it expires (default 56).
+	LaybyTerminationCharge int64 `json:"layby_termination_charge"` // Kept, in minor units, when a customer cancels or a lay-by expires; at most what was paid. Default 0. Australian Consumer Law caps it at the seller's reasonable costs.
 }
 
 // PaymentMethodConfig enables or disables one payment method.
@@ -48,6 +52,7 @@ func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
+		LaybyMinDepositBps: 1000, LaybyTermDays: 56,
 		PaymentMethods: []PaymentMethodConfig{
 			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false},
 		},
@@ -71,11 +76,14 @@ type SettingsUpdate struct {
 	RefundLimit  Opt[int64] `json:"refund_limit"`
 	// DiscountLimits replaces the roles' limits it names; absent or null
 	// changes none.
-	DiscountLimits        *DiscountLimitsUpdate `json:"discount_limits"`
-	AllowNegativeStock    Opt[bool]             `json:"allow_negative_stock"`
-	OfflineCardLimit      Opt[int64]            `json:"offline_card_limit"`
-	OfflineCardDailyLimit Opt[int64]            `json:"offline_card_daily_limit"`
-	GiftCardOfflineLimit  Opt[int64]            `json:"gift_card_offline_limit"`
+	DiscountLimits         *DiscountLimitsUpdate `json:"discount_limits"`
+	AllowNegativeStock     Opt[bool]             `json:"allow_negative_stock"`
+	OfflineCardLimit       Opt[int64]            `json:"offline_card_limit"`
+	OfflineCardDailyLimit  Opt[int64]            `json:"offline_card_daily_limit"`
+	GiftCardOfflineLimit   Opt[int64]            `json:"gift_card_offline_limit"`
+	LaybyMinDepositBps     Opt[int]              `json:"layby_min_deposit_bps"`    // 0 to 10000 basis points of the total.
+	LaybyTermDays          Opt[int]              `json:"layby_term_days"`          // 1 to 365 days.
+	LaybyTerminationCharge Opt[int64]            `json:"layby_termination_charge"` // 0 to 10^12 minor units.
 }
 
 // Validate checks the fields present: a tax rate of 0–MaxTaxRateBps, money
@@ -90,10 +98,16 @@ func (in *SettingsUpdate) Validate() error {
 		name string
 		o    Opt[int64]
 	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit},
-		{"gift_card_offline_limit", in.GiftCardOfflineLimit}} {
+		{"gift_card_offline_limit", in.GiftCardOfflineLimit}, {"layby_termination_charge", in.LaybyTerminationCharge}} {
 		if f.o.Set {
 			v.Check(!f.o.Null && f.o.Value >= 0 && f.o.Value <= MaxMoney, f.name, "must be 0-10^12 minor units")
 		}
+	}
+	if in.LaybyMinDepositBps.Set {
+		v.Check(!in.LaybyMinDepositBps.Null && in.LaybyMinDepositBps.Value >= 0 && in.LaybyMinDepositBps.Value <= MaxPercentBps, "layby_min_deposit_bps", "must be 0-10000 basis points")
+	}
+	if in.LaybyTermDays.Set {
+		v.Check(!in.LaybyTermDays.Null && in.LaybyTermDays.Value >= 1 && in.LaybyTermDays.Value <= laybyMaxTermDay, "layby_term_days", "must be 1-365 days")
 	}
 	v.Check(!in.TaxInclusive.Null, "tax_inclusive", "must be true or false")
 	v.Check(!in.AllowNegativeStock.Null, "allow_negative_stock", "must be true or false")
@@ -112,6 +126,9 @@ func (in *SettingsUpdate) Apply(st *OrgSettings) {
 	set(&st.OfflineCardLimit, in.OfflineCardLimit)
 	set(&st.OfflineCardDailyLimit, in.OfflineCardDailyLimit)
 	set(&st.GiftCardOfflineLimit, in.GiftCardOfflineLimit)
+	set(&st.LaybyMinDepositBps, in.LaybyMinDepositBps)
+	set(&st.LaybyTermDays, in.LaybyTermDays)
+	set(&st.LaybyTerminationCharge, in.LaybyTerminationCharge)
 	if in.DiscountLimits != nil {
 		in.DiscountLimits.apply(&st.DiscountLimits)
 	}

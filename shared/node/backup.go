@@ -132,7 +132,8 @@ type Command func(ctx context.Context, args []string, getenv func(string) string
 
 // Commands are the subcommands both binaries have besides running the
 // node: backup (of a running node's store), restore (into a stopped
-// node's data directory, with restore) and healthcheck. dataDir and
+// node's data directory, with restore), healthcheck and reports-rebuild
+// (of a stopped node's report rollups, report.go). dataDir and
 // httpAddr are the binary's defaults. See docs/deploy.md.
 func Commands(dataDir, httpAddr string, restore func(ctx context.Context, backup, dataDir string, force bool) error) map[string]Command {
 	return map[string]Command{
@@ -144,6 +145,9 @@ func Commands(dataDir, httpAddr string, restore func(ctx context.Context, backup
 		},
 		"healthcheck": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 			return HealthCommand(ctx, args, getenv, httpAddr, out)
+		},
+		"reports-rebuild": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+			return RebuildCommand(ctx, args, getenv, dataDir, out)
 		},
 	}
 }

@@ -87,6 +87,8 @@ type Node struct {
 	// payments is Services.Payments as the store's type: the offline card
 	// forwarding job needs its ForwardOffline step.
 	payments *sqlite.PaymentService
+	// laybys is Services.Laybys as the store's type: its expiry job.
+	laybys *sqlite.LaybyService
 }
 
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
@@ -172,13 +174,17 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 			return nil, err
 		}
 	}
+	card := processor.NewCardSimulator()
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
-		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{},
+		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: card, kassa.PaymentExternal: processor.External{},
 		kassa.PaymentGiftCard: processor.GiftCard{},
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments
 	n.payments = payments
+	n.laybys = sqlite.NewLaybyService(db, card)
+	n.laybys.Offline = cfg.Offline
+	n.Services.Laybys = n.laybys
 	n.Services.Orders = sqlite.NewOrderService(db, payments)
 	n.Services.Receipts = sqlite.NewReceiptService(db)
 	// Partners sign in at the hub (the OAuth routes are the hub's); an edge
@@ -199,6 +205,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
 	n.Jobs.Start(n.TicketJob())
 	n.Jobs.Start(n.ReceiptJob())
+	n.Jobs.Start(n.LaybyExpiryJob())
 	if cfg.Kind == kassa.NodeHub {
 		n.Jobs.Start(n.CampaignVersionRetentionJob())
 	}

@@ -586,9 +586,13 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 func entryPayment(ctx context.Context, ad *admitter, f map[string]any, typ kassa.DrawerEntryType, amount int64) error {
 	var method string
 	var paid int64
-	if err := ad.Tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
-		f["payment_id"], f["location_id"]).Scan(&method, &paid); err != nil {
-		return refuse(RefusedReference, "a drawer %s needs a payment of the location", typ)
+	err := ad.Tx.QueryRowContext(ctx, `SELECT method, amount FROM payments WHERE id = ? AND location_id = ?`,
+		f["payment_id"], f["location_id"]).Scan(&method, &paid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return checkLaybyDrawerEntry(ctx, ad, f, typ, amount)
+	}
+	if err != nil {
+		return err
 	}
 	if method != f["method"] {
 		return refuse(RefusedValue, "method %v is not the payment's %s", f["method"], method)
@@ -599,7 +603,7 @@ func entryPayment(ctx context.Context, ad *admitter, f map[string]any, typ kassa
 		}
 		return nil
 	}
-	if f["refund_id"] == nil || -amount > paid {
+	if f["refund_id"] == nil || !exists(ctx, ad.Tx, "refunds", ad.From.OrgID, fieldText(f, "refund_id")) || -amount > paid {
 		return refuse(RefusedValue, "a refund entry names its refund and returns at most the payment's %d", paid)
 	}
 	return nil
@@ -664,7 +668,7 @@ func init() {
 			Scopes: paymentsWrite, Refs: []ref{{Col: "register_id", Table: "registers"}, {Col: "z_report_id", Table: "z_reports"}}, Check: checkDrawer}})
 	register(entDrawerEntry, noun{Name: "drawer_entry", Table: "drawer_entries", Merge: mergeAppend, Formats: drawers,
 		Edge: &edgeRule{Loc: ownLocation, Scopes: paymentsWrite,
-			Refs:  []ref{{Col: "drawer_id", Table: "drawer_sessions"}, {Col: "payment_id", Table: "payments"}, {Col: "refund_id", Table: "refunds"}},
+			Refs:  []ref{{Col: "drawer_id", Table: "drawer_sessions"}}, // payment_id, refund_id: entryPayment (a lay-by's: layby.go)
 			Check: checkDrawerEntry}})
 	register(entZReport, noun{Name: "z_report", Table: "z_reports", Merge: mergeAppend, Formats: drawers,
 		Edge: &edgeRule{Loc: ownLocation, Scopes: paymentsWrite,

@@ -349,7 +349,7 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 			c.Fields["data"] = subject(func(d map[string]any) { d["currency"] = "NZD" })
 		}},
 		{"of the hub's own kind", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventCampaignLaunched }},
-		{"of a kind no store makes", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventLaybyCreated }},
+		{"of a kind no store makes", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventAutomationTriggered }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := event(tc.mod)

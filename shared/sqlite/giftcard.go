@@ -398,7 +398,7 @@ func init() {
 	register(entGiftCardTxn, noun{Name: "gift_card_transaction", Table: "gift_card_transactions", Merge: mergeAppend, Digest: orgRows,
 		Formats: []formatStep{{Format: 3, Migration: 21}},
 		Edge: &edgeRule{ScopesOf: giftCardTxnScopes,
-			Refs:  []ref{{Col: "gift_card_id", Table: "gift_cards"}, {Col: "order_id", Table: "orders"}, {Col: "payment_id", Table: "payments"}},
+			Refs:  []ref{{Col: "gift_card_id", Table: "gift_cards"}, {Col: "order_id", Table: "orders"}}, // payment_id: checkGiftCardTxn
 			Check: checkGiftCardTxn},
 		Track: func(a *applier, c *change.Change, f map[string]any) {
 			if id := fieldText(f, "gift_card_id"); id != "" {
@@ -472,7 +472,7 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 	err := ad.Tx.QueryRowContext(ctx, `SELECT order_id, location_id, method, amount FROM payments WHERE id = ? AND org_id = ?`,
 		payment, c.OrgID).Scan(&pay.order, &pay.loc, &pay.method, &pay.amount)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(RefusedReference, "a gift card %s needs the gift_card payment it belongs to", typ)
+		return checkLaybyCardRedeem(ctx, ad, c, f) // or a lay-by's instalment (layby.go)
 	}
 	if err != nil {
 		return err

@@ -132,6 +132,9 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 		{Method: kassa.PaymentCard, Enabled: true}, {Method: kassa.PaymentGiftCard, Enabled: true}, {Method: kassa.PaymentExternal, Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := settings.UpdateSettings(ew.ctx, &kassa.SettingsUpdate{LaybyTerminationCharge: kassa.Some(int64(150))}); err != nil {
+		t.Fatal(err)
+	}
 	edgeDB := MustOpenDB(t)
 	pay := NewPaymentService(edgeDB, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{},
 		kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{}, kassa.PaymentGiftCard: processor.GiftCard{}})
@@ -304,6 +307,51 @@ func (ew *edgeWorld) tills(t *testing.T) {
 	}
 }
 
+// laybys makes every kind of lay-by write a store makes (docs/laybys.md):
+// opened with a cash deposit, paid by card and gift card, completed by the
+// instalment that pays it in full; one cancelled by the customer (the
+// org's charge kept), one by the store (refunded to a card); one expired
+// by the node's job (no actor), its refund then paid out. The expiry moves
+// both clocks past the term, so it comes after every other step.
+func (ew *edgeWorld) laybys(t *testing.T) {
+	ctx, e := ew.ctx, ew.edge
+	svc := NewLaybyService(e.db, processor.NewCardSimulator())
+	card := must[*kassa.GiftCard](t, "issue a gift card")(ew.gifts.IssueGiftCard(ctx, &kassa.GiftCardIssue{InitialAmount: 5000}))
+	open := func() *kassa.Layby {
+		return must[*kassa.Layby](t, "open a lay-by")(svc.CreateLayby(ctx, &kassa.LaybyCreate{LocationID: ew.loc, CustomerID: ew.customer,
+			LineItems: []kassa.LaybyLineInput{{ProductID: ew.p1, Quantity: 2}}, Deposit: kassa.LaybyTender{Method: kassa.PaymentCash, Amount: 200}}))
+	}
+	pay := func(l *kassa.Layby, in kassa.LaybyPay) *kassa.Layby {
+		return must[*kassa.Layby](t, "pay "+string(in.Method))(svc.PayLayby(ctx, l.ID, &in))
+	}
+	// A till's drawer records a cash instalment and a refund (docs/laybys.md).
+	regs, drawers := NewRegisterService(e.db), NewDrawerService(e.db)
+	till := must[*kassa.Register](t, "register")(regs.CreateRegister(ctx, &kassa.RegisterCreate{LocationID: ew.loc, Name: "Lay-by desk"}))
+	float := int64(5000)
+	drawer := must[*kassa.DrawerSession](t, "open drawer")(drawers.OpenDrawer(ctx, &kassa.DrawerOpenRequest{RegisterID: till.ID,
+		Float: kassa.CashCount{Amount: &float}}))
+	l := open()
+	pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: 50, RegisterID: till.ID})
+	pay(l, kassa.LaybyPay{Method: kassa.PaymentCard, Amount: 300, CardNumber: processor.CardApprove, RegisterID: till.ID})
+	l = pay(l, kassa.LaybyPay{Method: kassa.PaymentGiftCard, Amount: 100, GiftCardCode: card.Code})
+	if l = pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: l.Balance}); l.Status != kassa.LaybyCompleted {
+		t.Fatalf("paid in full: %+v", l)
+	}
+	l = open()
+	pay(l, kassa.LaybyPay{Method: kassa.PaymentCash, Amount: 100})
+	must[*kassa.Layby](t, "customer cancels")(svc.CancelLayby(ctx, l.ID, &kassa.LaybyCancel{By: kassa.LaybyByCustomer, RegisterID: till.ID}))
+	count := float + 50 - 150 // the cash instalment in, the customer's refund (300 paid less the 150 charge) out
+	must[*kassa.ZReport](t, "close drawer")(drawers.CloseDrawer(ctx, drawer.ID, &kassa.DrawerCloseRequest{Count: kassa.CashCount{Amount: &count}}))
+	must[*kassa.Layby](t, "store cancels")(svc.CancelLayby(ctx, open().ID, &kassa.LaybyCancel{By: kassa.LaybyByStore, RefundMethod: kassa.PaymentCard}))
+	l = open()
+	later := e.db.Now().AddDate(0, 0, 60)
+	e.db.Now, ew.hub.db.Now = func() time.Time { return later }, func() time.Time { return later }
+	if n, err := svc.ExpireLaybys(context.Background(), ew.loc); err != nil || n != 1 {
+		t.Fatalf("expired %d lay-bys: %v", n, err)
+	}
+	must[*kassa.Layby](t, "refund an expired lay-by")(svc.CancelLayby(ctx, l.ID, &kassa.LaybyCancel{By: kassa.LaybyByCustomer}))
+}
+
 // catalog makes and changes every kind of catalog row at the edge, each
 // column an update may change changed once.
 func (ew *edgeWorld) catalog(t *testing.T) {
@@ -319,9 +367,9 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 		Required: kassa.Some(true), MinSelections: kassa.Some(1), MaxSelections: kassa.Some(3),
 		Options: kassa.Some([]kassa.ModifierOptionInput{{Name: "Oat", PriceAdjustment: 60}, {Name: "Soy"}, {Name: "Almond"}})}))
 	p := must[*kassa.Product](t, "product")(ew.edge.products.CreateProduct(ctx, &kassa.ProductCreate{Name: "Chai", SKU: "CHAI-1",
-		Barcodes: []string{"9300000000012"}, BasePrice: ptr(int64(450))}))
+		Barcodes: []string{"9300000000012"}, BasePrice: ptr(int64(450)), Cost: ptr(int64(120))}))
 	must[*kassa.Product](t, "update product")(ew.edge.products.UpdateProduct(ctx, p.ID, &kassa.ProductUpdate{Name: kassa.Some("Chai latte"),
-		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), CategoryID: kassa.Some(cat.ID), Tags: kassa.Some([]string{"hot"}),
+		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), Cost: kassa.Some(int64(140)), CategoryID: kassa.Some(cat.ID), Tags: kassa.Some([]string{"hot"}),
 		ModifierGroupIDs: kassa.Some([]string{g.ID}), Station: kassa.Some("bar")}))
 	must[*kassa.Product](t, "archive product")(ew.edge.products.ArchiveProduct(ctx, p.ID))
 	l := must[*kassa.PriceList](t, "price list")(lists.CreatePriceList(ctx, &kassa.PriceListCreate{Name: "Happy hour",
@@ -335,6 +383,7 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	ew := mustEdgeWorld(t)
 	ew.tills(t)
+	ew.laybys(t)
 	cs, _ := ew.push(t, 0)
 	// Every column an edge may update was written by some update here:
 	// an operation that writes a new one belongs in tills.
@@ -351,7 +400,7 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	}
 	var missed []string
 	for _, entity := range []string{"order", "payment", "stock_level", "transfer", "customer", "gift_card", "loyalty_account",
-		"category", "product", "modifier_group", "price_list", "register", "drawer_session"} {
+		"category", "product", "modifier_group", "price_list", "register", "drawer_session", "layby"} {
 		for _, col := range nouns[entity].Edge.Update {
 			if !written[entity][col] && !slices.Contains(nouns[entity].Derived, col) {
 				missed = append(missed, entity+"."+col)
@@ -367,11 +416,13 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	if n := len(dumpRows(t, ew.edge.db, "SELECT id FROM receipts WHERE org_id = ?", ew.org)); n < 2 {
 		t.Errorf("the edge's tills numbered %d receipts, want a sale's and a refund's at least", n)
 	}
-	for _, table := range []string{"orders", "payments", "refunds", "receipts", "order_lines", "gift_card_transactions", "stock_movements", "transfers"} {
+	for _, table := range []string{"orders", "payments", "refunds", "receipts", "order_lines", "gift_card_transactions", "stock_movements", "transfers",
+		"laybys", "layby_payments"} {
 		cols := map[string]string{
 			"orders":   "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
 			"payments": "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
 			"receipts": "id, number, kind, order_id, refund_id, register_id, origin",
+			"laybys":   "id, status, total, paid, refunded, termination_charge, cancelled_by, completed_at, cancelled_at",
 		}[table]
 		if cols == "" {
 			cols = "id"

@@ -163,10 +163,16 @@ func writeMovement(ctx context.Context, tx *Tx, m movement) (*kassa.StockLevel, 
 		return nil, err
 	}
 	lvl.UpdatedAt = tx.Now // what findLevel would read now
-	if rp := lvl.ReorderPoint; rp > 0 && before > rp && after <= rp {
+	low, out := lvl.ReorderPoint > 0 && before > lvl.ReorderPoint && after <= lvl.ReorderPoint, before > 0 && after <= 0
+	if low || out {
+		if err := addReserved(ctx, tx.DB, tx, lvl); err != nil {
+			return nil, err
+		}
+	}
+	if low {
 		tx.Emit(m.orgID, m.locationID, kassa.EventInventoryLowStock, *lvl)
 	}
-	if before > 0 && after <= 0 {
+	if out {
 		tx.Emit(m.orgID, m.locationID, kassa.EventInventoryStockout, *lvl)
 	}
 	return lvl, nil
@@ -185,7 +191,13 @@ func (s *InventoryService) FindStock(ctx context.Context, f kassa.StockFilter) (
 	if f.LowOnly {
 		w.and("reorder_point > 0 AND on_hand <= reorder_point")
 	}
-	return findPage(ctx, s.db.Reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
+	l, err := findPage(ctx, s.db.Reader, stockLevelCols, w, f.Page, scanStockLevel, stockLevelID)
+	for i := range l.Items {
+		if err == nil {
+			err = addReserved(ctx, s.db.DB, s.db.Reader, &l.Items[i])
+		}
+	}
+	return l, err
 }
 
 // Adjust records a manual stock change with a reason code and returns the
@@ -246,7 +258,11 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 	if err != nil {
 		return nil, err
 	}
-	return findLevel(ctx, s.db.Reader, a.OrgID, in.LocationID, in.ProductID)
+	lvl, err := findLevel(ctx, s.db.Reader, a.OrgID, in.LocationID, in.ProductID)
+	if err == nil && lvl != nil {
+		err = addReserved(ctx, s.db.DB, s.db.Reader, lvl)
+	}
+	return lvl, err
 }
 
 const movementCols = `SELECT id, org_id, product_id, location_id, delta, reason, ref_type, ref_id, actor, note, origin, created_at FROM stock_movements`
@@ -449,9 +465,10 @@ func init() {
 }
 
 func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
-	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn)
+	reasons := append(slices.Clone(kassa.AdjustReasons), kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonTransferOut, kassa.ReasonTransferIn,
+		kassa.ReasonLaybyReserve, kassa.ReasonLaybyRelease)
 	if err := firstErr(within(f, "delta", -maxQuantity, maxQuantity, true), oneOf(f, "reason", true, reasons...),
-		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment")); err != nil {
+		oneOf(f, "ref_type", true, "order", "refund", "transfer", "adjustment", kassa.RefLayby)); err != nil {
 		return err
 	}
 	if f["delta"] == int64(0) {
@@ -467,7 +484,7 @@ func checkMovement(_ context.Context, _ *admitter, c *change.Change, f map[strin
 // adjustments and transfers are inventory writes.
 func movementScopes(_ *change.Change, f map[string]any) []kassa.Scope {
 	switch f["reason"] {
-	case kassa.ReasonSale, kassa.ReasonRefund:
+	case kassa.ReasonSale, kassa.ReasonRefund, kassa.ReasonLaybyReserve, kassa.ReasonLaybyRelease:
 		return saleWrite
 	}
 	return inventoryWrite
@@ -539,6 +556,9 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 				return err
 			}
 			lvl, err := findLevel(ctx, tx, orgID, loc, product)
+			if err == nil {
+				err = addReserved(ctx, tx.DB, tx, lvl)
+			}
 			if err != nil {
 				return err
 			}

@@ -112,5 +112,8 @@ func (s *LiveService) FindStockLevel(ctx context.Context, locationID, productID 
 	if err == sql.ErrNoRows {
 		return nil, kassa.Errorf(kassa.ENotFound, "no stock level")
 	}
+	if err == nil {
+		err = addReserved(ctx, s.db.DB, s.db.Reader, l)
+	}
 	return l, err
 }

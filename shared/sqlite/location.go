@@ -110,5 +110,6 @@ func (s *LocationService) UpdateLocation(ctx context.Context, id string, in *kas
 var entLocation = new(noun)
 
 func init() {
-	register(entLocation, noun{Name: "location", Table: "locations", Digest: orgRows, Formats: []formatStep{{Format: 4, Migration: 30}}})
+	register(entLocation, noun{Name: "location", Table: "locations", Digest: orgRows, Formats: []formatStep{{Format: 4, Migration: 30}},
+		Written: rollupLocation, Track: trackLocationDays, Recompute: recomputeLocationDays})
 }

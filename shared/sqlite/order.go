@@ -172,7 +172,7 @@ func loadPayments(ctx context.Context, q querier, in string, args []any, byID ma
 }
 
 func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
-	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, created_at
+	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, approved_by, created_at
 		FROM refunds WHERE order_id IN `+in+` ORDER BY id`, args...)
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map
 	for rows.Next() {
 		var r kassa.Refund
 		var lines, pays, created string
-		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &created); err != nil {
+		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &r.ApprovedBy, &created); err != nil {
 			rows.Close()
 			return err
 		}
@@ -824,12 +824,13 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 // orderRefund is one RefundOrder: the order as it was read, the plan,
 // and the money the processors gave back.
 type orderRefund struct {
-	a    *kassa.Actor
-	in   *kassa.RefundRequest
-	o    *kassa.Order
-	plan kassa.RefundPlan
-	paid []kassa.RefundPayment
-	id   string // the refund's
+	a        *kassa.Actor
+	in       *kassa.RefundRequest
+	o        *kassa.Order
+	plan     kassa.RefundPlan
+	paid     []kassa.RefundPayment
+	id       string  // the refund's
+	approved *string // the approver's user id, when the actor's limit needed one
 }
 
 // planRefund reads the order and plans its refund within the actor's
@@ -847,7 +848,8 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 	if err != nil {
 		return nil, err
 	}
-	if err := kassa.CheckRefund(a, settings.RefundLimit, o.RefundedTotal, plan.Amount); err != nil {
+	approved, err := refundApproval(a, in.Approver, settings.RefundLimit, o.RefundedTotal, plan.Amount)
+	if err != nil {
 		return nil, err
 	}
 	if in.RegisterID != "" {
@@ -855,7 +857,24 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 			return nil, err
 		}
 	}
-	return &orderRefund{a: a, in: in, o: o, plan: plan}, nil
+	return &orderRefund{a: a, in: in, o: o, plan: plan, approved: approved}, nil
+}
+
+// refundApproval checks a refund against the actor's refund limit and,
+// beyond it, against the approver's: the approver's user id when the
+// approval was needed (approved_by), nil when it was not. Errors:
+// EForbidden (no approval, or one that is not a manager's or owner's of
+// the org).
+func refundApproval(a, approver *kassa.Actor, limit, refunded, amount int64) (*string, error) {
+	err := kassa.CheckRefund(a, limit, refunded, amount)
+	if err == nil {
+		return nil, nil
+	}
+	if approver == nil || approver.OrgID != a.OrgID || approver.UserID == "" || kassa.CheckRefund(approver, limit, refunded, amount) != nil {
+		return nil, err
+	}
+	id := approver.UserID
+	return &id, nil
 }
 
 // write records the refund in one unit: its row, the payments and cards
@@ -874,7 +893,7 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	// reach it in the order they were written.
 	if err := tx.InsertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
 		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
-		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a),
+		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a), "approved_by": r.approved,
 	}); err != nil {
 		return err
 	}
@@ -991,10 +1010,12 @@ func init() {
 		Track: trackOrderOf})
 	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
-		Track: trackOrderOf})
+		Track: trackOrderOf, Written: rollupCompletion})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
-		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkRefund},
-		Track: trackOrderOf})
+		Formats: []formatStep{{Format: 5, Migration: 41}},
+		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
+			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "approved_by", Table: "users"}}, Check: checkRefund},
+		Track: trackOrderOf, Written: rollupRefund})
 }
 
 // orderState is what a store keeps in memory of its orders: a lock per
@@ -1019,7 +1040,8 @@ func trackOrder(a *applier, c *change.Change, f map[string]any) {
 
 // recomputeOrders refreshes the derived columns of the orders a batch
 // touched (recomputeOrder), records the money invariants the merge broke
-// (checkMoney), then the campaigns' usage limits the redemptions it
+// (checkMoney), refreshes the rollups of their business days
+// (refreshOrderDays), then the campaigns' usage limits the redemptions it
 // derived went past (checkVouchers).
 func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
 	for id, orgID := range orders {
@@ -1033,6 +1055,9 @@ func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) 
 		if err := checkMoney(ctx, a, orgID, id, before); err != nil {
 			return err
 		}
+	}
+	if err := refreshOrderDays(ctx, a.Tx, orders); err != nil {
+		return err
 	}
 	return checkVouchers(ctx, a)
 }
@@ -1183,7 +1208,11 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 		return err
 	}
 	amount, _ := intField(f, "amount")
-	if err := kassa.CheckRefund(ad.ActorOf, settings.RefundLimit, refunded, amount); err != nil {
+	approver, err := approverOf(ctx, ad.Tx, c.OrgID, f)
+	if err != nil {
+		return err
+	}
+	if _, err := refundApproval(ad.ActorOf, approver, settings.RefundLimit, refunded, amount); err != nil {
 		return refuse(RefusedActor, "%v", err)
 	}
 	for _, p := range paid {
@@ -1200,6 +1229,24 @@ func checkRefund(ctx context.Context, ad *admitter, c *change.Change, f map[stri
 		}
 	}
 	return nil
+}
+
+// approverOf is the active user of the org a refund names as approved_by,
+// as the hub knows them; nil for none (or one the hub does not know).
+func approverOf(ctx context.Context, q querier, orgID string, f map[string]any) (*kassa.Actor, error) {
+	id, _ := f["approved_by"].(string)
+	if id == "" {
+		return nil, nil
+	}
+	var role string
+	err := q.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ? AND is_active = 1`, id, orgID).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &kassa.Actor{OrgID: orgID, UserID: id, Role: kassa.Role(role), Scopes: kassa.RoleScopes(kassa.Role(role))}, nil
 }
 
 // orderScopes: the kitchen moves an order's kitchen_status and nothing

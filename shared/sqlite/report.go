@@ -212,6 +212,21 @@ func (m salesSums) addSale(key, cur string, v []int64) {
 	r.Sales += v[5]
 }
 
+// addLines adds what addSale does and, when v[6] lines had a cost, their
+// cost v[7] and gross margin (v[8], their sales less tax, less cost).
+func (m salesSums) addLines(key, cur string, v []int64) {
+	m.addSale(key, cur, v)
+	if v[6] == 0 {
+		return
+	}
+	r := m.row(key, cur)
+	if r.Cost == nil {
+		r.Cost, r.GrossMargin = new(int64), new(int64)
+	}
+	*r.Cost += v[7]
+	*r.GrossMargin += v[8] - v[7]
+}
+
 func (m salesSums) addRefund(key, cur string, v []int64) { m.row(key, cur).Refunds += v[0] }
 
 // Sales is the sales report (kassa.SalesRow).
@@ -229,7 +244,10 @@ func (s *ReportService) Sales(ctx context.Context, f kassa.ReportFilter, emit fu
 	case kassa.GroupProduct, kassa.GroupCategory:
 		err = s.salesByLine(ctx, sc, sums)
 	default:
-		err = s.salesByOrder(ctx, sc, sums)
+		var rolled bool
+		if rolled, err = s.salesFromRollups(ctx, sc, sums); err == nil && !rolled {
+			err = s.salesByOrder(ctx, sc, sums)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -273,9 +291,10 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 	key := groupKey(sc.f.GroupBy)
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
-	if err := s.sumRows(ctx, sums.addSale, 6, withD+`SELECT `+key+`, o.currency, count(DISTINCT o.id),
+	if err := s.sumRows(ctx, sums.addLines, 9, withD+`SELECT `+key+`, o.currency, count(DISTINCT o.id),
 		sum(l.total + l.discount - CASE WHEN o.tax_inclusive THEN 0 ELSE l.tax END), sum(l.discount),
-		sum(`+campaignPart("l.campaign_discounts")+`), sum(l.tax), sum(l.total)
+		sum(`+campaignPart("l.campaign_discounts")+`), sum(l.tax), sum(l.total),
+		count(p.cost), coalesce(sum(l.quantity * p.cost), 0), coalesce(sum(CASE WHEN p.cost IS NOT NULL THEN l.total - l.tax END), 0)
 		FROM d CROSS JOIN orders o JOIN order_lines l ON l.order_id = o.id LEFT JOIN products p ON p.id = l.product_id
 		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
@@ -549,7 +568,7 @@ func (s *ReportService) Inventory(ctx context.Context, f kassa.ReportFilter, emi
 		low = " AND sl.on_hand <= sl.reorder_point"
 	}
 	rows, err := s.db.Reader.QueryContext(ctx, `SELECT sl.location_id, sl.product_id, p.sku, p.name, l.currency, sl.on_hand, sl.reorder_point,
-		p.base_price, 1
+		coalesce(p.cost, p.base_price), p.cost IS NULL
 		FROM stock_levels sl JOIN products p ON p.id = sl.product_id JOIN locations l ON l.id = sl.location_id
 		WHERE sl.org_id = ? AND sl.location_id IN (SELECT value FROM json_each(?))`+low+` ORDER BY l.created_at, l.id, p.sku`, sc.orgID, string(b))
 	if err != nil {

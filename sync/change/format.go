@@ -24,8 +24,11 @@ import "fmt"
 //	   replicate (append-only, numbered by the store); an edge of format 1-3
 //	   is served without them.
 //	5  migration 0035: users carry location_ids and pin_hash, and an edge
-//	   writes the cashiers of its location (docs/staff.md); an edge of
-//	   format 1-4 is served users without those fields.
+//	   writes the cashiers of its location (docs/staff.md); migration
+//	   0036: products carry cost (docs/reports.md); migration 0037: lay-bys
+//	   and their payments replicate (docs/laybys.md); migration 0041:
+//	   refunds carry approved_by (docs/staff.md); an edge of format 1-4 is
+//	   served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that

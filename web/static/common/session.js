@@ -15,7 +15,7 @@
 //
 // s.auth is the token pair or null; loginForm wires the page's sign-in
 // form; request, refresh, api, login and logout return promises that reject with an Error carrying status (the HTTP
-// status), unreachable (no answer) or ended (log in again).
+// status), retryAfter (its Retry-After, seconds), unreachable (no answer) or ended (log in again).
 (function () {
   'use strict';
 
@@ -89,6 +89,7 @@
         if (!r.ok) {
           var e = new Error(problem(j, r.status));
           e.status = r.status;
+          e.retryAfter = Number(r.headers.get('Retry-After')) || 0; // seconds, on a 429 or 503
           throw e;
         }
         return j;

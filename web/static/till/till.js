@@ -10,15 +10,16 @@ import { svg as barcode } from './code128.js';
 const $ = (id) => document.getElementById(id);
 const SALE = 'kassa.till.sale';
 const TILL = 'kassa.till.register'; // the register this device is, set up once
+const ROSTER = 'kassa.till.roster'; // who signed in here with a password: [{id, name, email}]
 
 const session = new window.KassaSession({
   storageKey: 'kassa.till.auth', storage: window.localStorage,
   unreachable: 'The edge is not answering: check the till\'s network.',
-  onEnded: (e) => showLogin(e.message),
+  onEnded: (e) => showSignIn(e.message),
 });
 
 const state = { location: null, currency: 'AUD', products: [], cats: [], groups: {}, cat: '', quote: null, order: null, tender: 'cash', refund: null,
-  drawer: null, receipt: null, onApproved: null };
+  drawer: null, receipt: null, onApproved: null, polling: 0, pinUser: null, locks: {}, lockTimer: 0 };
 let sale = load();
 let till = loadTill();
 function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
@@ -61,22 +62,41 @@ function api(method, path, body, key, asApprover) {
 
 // ---- sign-in and start-up -------------------------------------------------
 
-function showLogin(msg) {
-  $('login').hidden = false;
+const HEADER = ['logout', 'switch-btn', 'parked-btn', 'refund-btn', 'drawer-btn'];
+
+// signedOut hides the sale and the header's buttons.
+function signedOut() {
   $('sale').hidden = $('overlay').hidden = true;
-  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = true;
+  for (const id of HEADER) $(id).hidden = true;
   $('who').textContent = $('till-name').textContent = '';
-  if (msg) $('login-error').textContent = msg;
+  $('grid').replaceChildren(); // drawn again for whoever signs in
+}
+
+function showLogin(msg) {
+  signedOut();
+  $('pinpad').hidden = true;
+  $('login').hidden = false;
+  $('login-pin').hidden = !roster().length;
+  $('email').value = $('password').value = ''; // the next person types their own
+  $('login-error').textContent = msg || '';
   $('email').focus();
 }
 
+// showSignIn is the PIN screen when someone signed in here before, else
+// the e-mail and password form.
+function showSignIn(msg) {
+  if (roster().length) showPinpad(msg); else showLogin(msg);
+}
+
 async function start() {
-  $('login').hidden = true;
+  $('login').hidden = $('pinpad').hidden = true;
   $('sale').hidden = false;
-  for (const id of ['logout', 'parked-btn', 'refund-btn', 'drawer-btn']) $(id).hidden = false;
+  for (const id of HEADER) $(id).hidden = false;
   try {
     const me = await session.api('GET', '/auth/me');
     $('who').textContent = me.data.name || me.data.email || '';
+    $('who').dataset.user = me.data.id;
+    remember(me.data);
     const [locs, cats, prods, groups] = await Promise.all([
       session.api('GET', '/locations?limit=1'), session.api('GET', '/catalog/categories?limit=200'),
       session.api('GET', '/catalog/products?limit=200&is_active=true'), session.api('GET', '/catalog/modifiers/groups?limit=200')]);
@@ -98,7 +118,7 @@ async function start() {
   } catch (e) { /* all offered; the edge refuses a disabled one */ }
   renderCats();
   renderGrid();
-  pollLink();
+  if (!state.polling) pollLink();
   if (!(await setUpTill())) return;
   await resume();
   if (!openDialogName() && !state.drawer) openDrawerDialog('');
@@ -125,10 +145,150 @@ async function resume() {
   requote();
 }
 
+// ---- switch user: the roster and the PIN (docs/till.md) ---------------------
+// Whoever signs in here with a password joins this till's roster (kept in
+// localStorage: ids and names, never a secret). Switch user ends the
+// session and shows the roster; a tap on a name and the PIN on the keypad
+// sign that person in (POST /auth/pin), so the sales after it are theirs.
+// The edge bounds the tries: a 429 locks that person here for its
+// Retry-After (shown counting down), and a PIN locked after too many wrong
+// tries asks for the password. Sign out also takes the person off the roster.
+
+function roster() { try { return JSON.parse(localStorage.getItem(ROSTER)) || []; } catch (e) { return []; } }
+function saveRoster(r) { localStorage.setItem(ROSTER, JSON.stringify(r)); }
+
+function remember(u) {
+  const r = roster().filter((x) => x.id !== u.id);
+  r.push({ id: u.id, name: u.name || u.email, email: u.email });
+  r.sort((a, b) => a.name.localeCompare(b.name));
+  saveRoster(r);
+}
+
+function forget(id) { saveRoster(roster().filter((x) => x.id !== id)); }
+
+// switchUser ends this person's session and shows the roster; the sale in
+// progress stays on the till for whoever signs in next.
+function switchUser() {
+  session.logout();
+  if (!sale.orderId && !sale.creating) { sale.createKey = uuid(); save(); } // keys are per user
+  showPinpad('');
+}
+
+function signOut() {
+  const id = $('who').dataset.user;
+  session.logout();
+  if (id) forget(id);
+  showSignIn('');
+}
+
+function showPinpad(msg) {
+  signedOut();
+  $('login').hidden = true;
+  $('pinpad').hidden = false;
+  const ul = $('roster');
+  ul.replaceChildren(...roster().map((u) => {
+    const b = el('button', { type: 'button' }, u.name, el('small', { textContent: u.email }));
+    b.dataset.user = u.id;
+    b.setAttribute('aria-pressed', 'false');
+    b.onclick = () => choosePinUser(u);
+    return el('li', null, b);
+  }));
+  if (!ul.children.length) ul.append(el('li', { className: 'none', textContent: 'Nobody has signed in at this till yet.' }));
+  state.pinUser = null;
+  $('pin-who').textContent = 'Tap your name';
+  $('pin-input').value = '';
+  $('pin-input').disabled = $('pin-ok').disabled = true;
+  for (const k of $('keys').children) k.disabled = true;
+  pinSay(msg || '', '');
+}
+
+function pinSay(text, cls) {
+  $('pin-error').textContent = text;
+  $('pin-error').className = 'error' + (cls ? ' ' + cls : '');
+}
+
+function choosePinUser(u) {
+  state.pinUser = u;
+  for (const b of $('roster').querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.user === u.id));
+  $('pin-who').textContent = u.name + ': your PIN';
+  $('pin-input').value = '';
+  pinSay('', '');
+  pinLocked();
+}
+
+// pinLocked disables the keypad while the chosen person is locked out
+// here, counting the seconds down; false when the keypad is free.
+function pinLocked() {
+  clearTimeout(state.lockTimer);
+  const u = state.pinUser, lock = u && state.locks[u.id];
+  const left = lock ? Math.ceil((lock.until - Date.now()) / 1000) : 0;
+  const locked = left > 0;
+  $('pin-input').disabled = $('pin-ok').disabled = !u || locked;
+  for (const k of $('keys').children) k.disabled = !u || locked;
+  if (locked) {
+    pinSay(`${lock.why}. ${u.name} can try again in ${left} s.`, 'locked');
+    state.lockTimer = setTimeout(pinLocked, 1000);
+  } else {
+    if (lock) { delete state.locks[u.id]; pinSay('', ''); }
+    if (u) $('pin-input').focus();
+  }
+  return locked;
+}
+
+function pinKey(k) {
+  const input = $('pin-input');
+  if (k === 'clear') input.value = '';
+  else if (k === 'back') input.value = input.value.slice(0, -1);
+  else if (input.value.length < 8) input.value += k;
+  input.focus();
+}
+
+async function pinSignIn(ev) {
+  ev.preventDefault();
+  const u = state.pinUser, pin = $('pin-input').value;
+  if (!u || pinLocked()) return;
+  if (!/^\d{4,8}$/.test(pin)) { pinSay('A PIN is 4 to 8 digits.', ''); return; }
+  $('pin-ok').disabled = true;
+  try {
+    const r = await session.request('POST', '/auth/pin', { user_id: u.id, pin });
+    session.save(r.data);
+    $('pin-input').value = '';
+    pinSay('', '');
+    await start();
+  } catch (e) {
+    $('pin-input').value = '';
+    if (e.status === 429) {
+      state.locks[u.id] = { until: Date.now() + Math.max(1, e.retryAfter || 1) * 1000, why: e.message.charAt(0).toUpperCase() + e.message.slice(1) };
+      pinLocked();
+    } else if (e.status === 401 && /locked/i.test(e.message)) {
+      pinSay(`${u.name}: ${e.message}.`, 'locked');
+    } else if (e.status === 401) {
+      pinSay(`Wrong PIN for ${u.name}. Try again.`, '');
+    } else pinSay(e.message, '');
+    $('pin-ok').disabled = false;
+  }
+}
+
+function wirePinpad() {
+  const keys = $('keys');
+  for (const k of ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'clear', '0', 'back']) {
+    const b = el('button', { type: 'button', textContent: k === 'clear' ? 'Clear' : k === 'back' ? '⌫' : k, className: k.length > 1 ? 'fn' : '' });
+    b.dataset.key = k;
+    if (k === 'back') b.setAttribute('aria-label', 'Delete a digit');
+    b.onclick = () => pinKey(k);
+    keys.append(b);
+  }
+  $('pin-form').addEventListener('submit', pinSignIn);
+  $('pin-password').onclick = () => showLogin('');
+  $('login-pin').onclick = () => showPinpad('');
+  $('switch-btn').onclick = switchUser;
+}
+
 // ---- link status ----------------------------------------------------------
 
 async function pollLink() {
   const l = $('link');
+  state.polling = 1;
   try {
     const st = (await session.api('GET', '/sync/status')).data;
     const wait = st.pending_up ? ` · ${st.pending_up} change${st.pending_up === 1 ? '' : 's'} to sync` : ' · all synced';
@@ -136,7 +296,7 @@ async function pollLink() {
     l.title = st.connected ? 'Connected to head office' : 'No link to head office: sales are kept at this store and sync when the link is back';
     l.className = 'link ' + (st.connected ? 'on' : 'off');
   } catch (e) {
-    if (e.ended) return;
+    if (e.ended) { state.polling = 0; return; }
     l.textContent = e.unreachable ? 'The edge is not answering' : 'Link status unknown';
     l.className = 'link off';
   }
@@ -851,18 +1011,20 @@ function renderRefund() {
 }
 
 // refundNow refunds at this till (its drawer pays the cash back, its
-// sequence numbers the refund's receipt), as the cashier or as the manager
-// who approved it (token).
-async function refundNow(token) {
+// sequence numbers the refund's receipt) as the cashier signed in; above
+// their refund limit with the approving manager's sign-in as
+// approval_token, so the refund is the cashier's and records the manager
+// as approved_by.
+async function refundNow(token, approver) {
   const r = state.refund;
   const lines = Object.entries(r.qty).filter(([, q]) => q > 0).map(([id, q]) => ({ line_item_id: id, quantity: q }));
   const b = { reason: 'till return', restock: $('refund-restock').checked, register_id: till.id };
   if (lines.length) b.line_items = lines;
+  if (token) { b.approval_token = token; r.key = uuid(); } // another body: another key
   $('refund-ok').disabled = true;
   if (token) openDialog('refund');
   try {
-    const path = `/orders/${r.order.id}/refund`, h = { 'Idempotency-Key': r.key };
-    const o = (await (token ? session.request('POST', path, b, token, h) : session.api('POST', path, b, h))).data;
+    const o = (await session.api('POST', `/orders/${r.order.id}/refund`, b, { 'Idempotency-Key': r.key })).data;
     const last = o.refunds[o.refunds.length - 1];
     const how = last.payments.map((p) => {
       const pm = o.payments.find((x) => x.id === p.payment_id);
@@ -873,7 +1035,7 @@ async function refundNow(token) {
     r.key = uuid();
     r.last = last.id;
     renderRefund();
-    $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}`;
+    $('refund-msg').textContent = `Refunded ${money(last.amount)}: ${how}` + (last.approved_by && approver ? ` · approved by ${approver}` : '');
     $('refund-msg').classList.add('ok');
   } catch (e) {
     $('refund-msg').textContent = e.message;
@@ -1244,7 +1406,8 @@ document.addEventListener('keydown', (ev) => {
 
 function wire() {
   session.loginForm(start);
-  $('logout').onclick = () => { session.logout(); showLogin(''); };
+  $('logout').onclick = signOut;
+  wirePinpad();
   $('search').addEventListener('input', renderGrid);
   $('search').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); scan($('search').value); } });
   $('mods-minus').onclick = () => modsQty(-1);
@@ -1314,4 +1477,4 @@ function wire() {
 }
 
 wire();
-if (session.auth) start(); else showLogin('');
+if (session.auth) start(); else showSignIn('');

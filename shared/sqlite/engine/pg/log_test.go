@@ -1,0 +1,264 @@
+package pg_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"kassa.dev/shared/pgtest"
+	"kassa.dev/shared/sqlite/engine/pg"
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/hlc"
+)
+
+func openLog(t testing.TB, s *pgtest.Server) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, s.Database(t)+"&pool_max_conns=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pg.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Migrate(ctx, pool); err != nil { // a second hub starting: nothing to do
+		t.Fatalf("migrating again: %v", err)
+	}
+	return pool
+}
+
+func record(id string) change.Change {
+	return change.Change{ID: id, OrgID: "org-1", LocationID: "loc-1", Entity: "order", EntityID: "o-" + id,
+		Op: "upsert", Fields: map[string]any{"total": float64(1250)}, HLC: hlc.Timestamp{Wall: 1, Logical: 1}, Origin: "hub"}
+}
+
+func begin(t *testing.T, pool *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	tx, err := pool.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	return tx
+}
+
+func appendTo(t *testing.T, tx pgx.Tx, ids ...string) {
+	t.Helper()
+	var cs []change.Change
+	for _, id := range ids {
+		cs = append(cs, record(id))
+	}
+	if err := pg.Append(context.Background(), tx, cs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pull positions what can be, then reads after *cursor and moves it.
+func pull(t *testing.T, pool *pgxpool.Pool, cursor *int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := pg.Position(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	es, err := pg.After(ctx, pool, *cursor, "org-1", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range es {
+		if e.Pos <= *cursor {
+			t.Fatalf("position %d at or below the cursor %d", e.Pos, *cursor)
+		}
+		*cursor = e.Pos
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// Two transactions write the hub's log and commit in the opposite order:
+// an edge pulling by cursor between the two commits must not move past the
+// row that commits late. Both ways a transaction can be "first" are forced:
+// the earlier write (the lower id of the sequence) and the earlier
+// transaction id (taken before the other began, its row written after).
+func TestTheLogCursorNeverPassesARowThatCommitsLate(t *testing.T) {
+	s := pgtest.Start(t)
+	ctx := context.Background()
+	for _, first := range []string{"write", "transaction id"} {
+		t.Run("earlier "+first, func(t *testing.T) {
+			pool := openLog(t, s)
+			early, late := begin(t, pool), begin(t, pool)
+			if first == "write" {
+				appendTo(t, early, "a1") // two appends in one unit: ordinals go on
+				appendTo(t, early, "a2")
+			} else if _, err := early.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+				t.Fatal(err)
+			}
+			appendTo(t, late, "b1")
+			if err := late.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if first == "transaction id" {
+				appendTo(t, early, "a1", "a2")
+			}
+			// The hazard is real: by the sequence, the committed row sits
+			// above the running one's, so a cursor at it would skip a1, a2.
+			var visible, lowest int64
+			if err := pool.QueryRow(ctx, `SELECT max(id) FROM outbox`).Scan(&visible); err != nil {
+				t.Fatal(err)
+			}
+			if err := early.QueryRow(ctx, `SELECT min(id) FROM outbox`).Scan(&lowest); err != nil {
+				t.Fatal(err)
+			}
+			if first == "write" && lowest >= visible {
+				t.Fatalf("the running transaction's row (id %d) should lie below the committed one's (id %d)", lowest, visible)
+			}
+
+			var cursor int64
+			if got := pull(t, pool, &cursor); len(got) != 0 {
+				t.Fatalf("while an older transaction runs, the edge pulled %v: the cursor would pass its rows", got)
+			}
+			if err := early.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := pull(t, pool, &cursor)
+			if fmt.Sprint(got) != "[a1 a2 b1]" {
+				t.Fatalf("after both commits the edge pulled %v, want [a1 a2 b1] (every row once, in commit-safe order)", got)
+			}
+			if more := pull(t, pool, &cursor); len(more) != 0 {
+				t.Fatalf("pulled again: %v", more)
+			}
+		})
+	}
+}
+
+// pullOnce is pull for a goroutine of its own: it positions what can be,
+// reads after *cursor and moves it, and reports trouble as an error.
+func pullOnce(ctx context.Context, pool *pgxpool.Pool, cursor *int64) ([]string, error) {
+	if _, err := pg.Position(ctx, pool); err != nil {
+		return nil, err
+	}
+	es, err := pg.After(ctx, pool, *cursor, "org-1", 100)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range es {
+		if e.Pos <= *cursor {
+			return nil, fmt.Errorf("position %d at or below the cursor %d", e.Pos, *cursor)
+		}
+		*cursor = e.Pos
+		ids = append(ids, e.ID)
+	}
+	return ids, nil
+}
+
+// writeUnits commits units of two records each, and rolls back every fifth.
+func writeUnits(ctx context.Context, pool *pgxpool.Pool, w, units int) error {
+	for u := range units {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		id := fmt.Sprintf("w%d-u%d", w, u)
+		if err := pg.Append(ctx, tx, []change.Change{record(id + "-1"), record(id + "-2")}); err != nil {
+			return err
+		}
+		if u%5 == 4 {
+			tx.Rollback(ctx)
+			continue
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// follow is one hub's edge pulling until the writers are done and the
+// log has nothing left to position or to pull: what it pulled, in order.
+func follow(ctx context.Context, pool *pgxpool.Pool, done <-chan struct{}) ([]string, error) {
+	var cursor int64
+	var got []string
+	for {
+		// Settled before this pull: every record is positioned, so a
+		// pull that finds nothing finds the end.
+		settled := false
+		select {
+		case <-done:
+			pending, err := pg.Unpositioned(ctx, pool)
+			if err != nil {
+				return got, err
+			}
+			settled = pending == 0
+		default:
+		}
+		ids, err := pullOnce(ctx, pool, &cursor)
+		if err != nil {
+			return got, err
+		}
+		got = append(got, ids...)
+		if settled && len(ids) == 0 {
+			return got, nil
+		}
+	}
+}
+
+// Many writers commit and roll back in whatever order the machine makes,
+// while two hubs position the log and each pulls it by cursor the whole
+// time: each ends with every committed record exactly once, none of the
+// rolled-back ones, and both in the same order.
+func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testing.T) {
+	s := pgtest.Start(t)
+	pool := openLog(t, s)
+	ctx := context.Background()
+	const writers, units = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	for w := range writers {
+		wg.Go(func() {
+			if err := writeUnits(ctx, pool, w, units); err != nil {
+				errs <- err
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var hubs [2][]string
+	var pulling sync.WaitGroup
+	for h := range hubs {
+		pulling.Go(func() {
+			var err error
+			if hubs[h], err = follow(ctx, pool, done); err != nil {
+				errs <- err
+			}
+		})
+	}
+	pulling.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := writers * units * 4 / 5 * 2
+	for h, got := range hubs {
+		seen := map[string]int{}
+		for _, id := range got {
+			seen[id]++
+			var w, u, k int
+			fmt.Sscanf(id, "w%d-u%d-%d", &w, &u, &k)
+			if u%5 == 4 {
+				t.Errorf("hub %d: record %s of a rolled-back unit was pulled", h, id)
+			}
+		}
+		if len(got) != want || len(seen) != want {
+			t.Errorf("hub %d pulled %d records (%d distinct), want %d once each", h, len(got), len(seen), want)
+		}
+	}
+	if fmt.Sprint(hubs[0]) != fmt.Sprint(hubs[1]) {
+		t.Errorf("the two hubs pulled the log in different orders")
+	}
+}
