@@ -40,7 +40,8 @@ import (
 // KASSA_BENCH_ONLY=saturated runs Kassa's saturated run alone (with
 // KASSA_BENCH_CAMPAIGNS active campaigns) and prints one line: for
 // comparing two builds, run their test binaries interleaved (go test -c),
-// as single runs on a shared machine mislead. KASSA_BENCH_ONLY=limit runs
+// as single runs on a shared machine mislead (KASSA_BENCH_ONLY=paced: the
+// paced run alone). KASSA_BENCH_ONLY=limit runs
 // the side-by-side turns alone; KASSA_BENCH_ONLY=campaigns the comparison
 // with and without campaigns alone.
 func BenchmarkOrderFlow(b *testing.B) {
@@ -65,6 +66,10 @@ func BenchmarkOrderFlow(b *testing.B) {
 		case "saturated":
 			api := benchAPI(b, clients, sales, 0, campaigns)
 			fmt.Printf("saturated: %.0f sales/s p50 %.2f ms p99 %.2f ms, process CPU %.2f ms per sale; %s\n", api.salesPerSec, api.p50, api.p99, api.cpu, api.writer)
+			continue
+		case "paced":
+			paced := benchAPI(b, clients, sales/3, 10*time.Millisecond*time.Duration(clients), 0)
+			fmt.Printf("paced: %.0f sales/s p50 %.2f ms p99 %.2f ms, process CPU %.2f ms per sale; %s\n", paced.salesPerSec, paced.p50, paced.p99, paced.cpu, paced.writer)
 			continue
 		case "campaigns":
 			// The runs with and without campaigns are compared in turns
