@@ -777,7 +777,10 @@ async function loadReceipt() {
     r.doc = doc;
     renderReceipt(doc);
     renderJobs(doc.jobs);
-    if (doc.jobs.some((j) => j.status === 'pending')) r.timer = setTimeout(loadReceipt, 1500);
+    // Ask again while a job is pending, or until the one just queued shows
+    // (a read can come before it on a busy edge).
+    if (r.awaiting && doc.jobs.some((j) => j.id === r.awaiting)) r.awaiting = null;
+    if (r.awaiting || doc.jobs.some((j) => j.status === 'pending')) r.timer = setTimeout(loadReceipt, 1500);
   } catch (e) {
     if (state.receipt !== r) return;
     $('receipt-msg').textContent = 'Receipt: ' + e.message;
@@ -857,7 +860,7 @@ async function printReceipt() {
   const b = { register_id: till.id };
   if (r.refundID) b.refund_id = r.refundID;
   try {
-    await api('POST', `/orders/${r.orderID}/receipt/print`, b);
+    r.awaiting = (await api('POST', `/orders/${r.orderID}/receipt/print`, b)).data.id;
   } catch (e) {
     $('receipt-msg').textContent = e.status === 409 ? 'This till has no printer: e-mail the receipt, or show it on the screen.' : e.message;
     return;
@@ -873,7 +876,7 @@ async function emailReceipt(ev) {
   const b = { email: to };
   if (r.refundID) b.refund_id = r.refundID;
   try {
-    await api('POST', `/orders/${r.orderID}/receipt/email`, b);
+    r.awaiting = (await api('POST', `/orders/${r.orderID}/receipt/email`, b)).data.id;
   } catch (e) {
     $('receipt-msg').textContent = e.message;
     return;
