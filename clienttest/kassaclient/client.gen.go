@@ -1622,6 +1622,9 @@ type Category struct {
 	// Station KDS station of its products' lines; nil: kitchen
 	Station *string `json:"station"`
 
+	// TaxCategoryId TaxCategoryID is its products' tax category when they name none.
+	TaxCategoryId *string `json:"tax_category_id"`
+
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -1645,6 +1648,9 @@ type CategoryCreate struct {
 
 	// Station KDS station of its products' lines; nil: kitchen
 	Station *string `json:"station,omitempty"`
+
+	// TaxCategoryId TaxCategoryID: absent or null, the org's rate.
+	TaxCategoryId *string `json:"tax_category_id,omitempty"`
 }
 
 // CategoryUpdate The body of PATCH /catalog/categories/:id.
@@ -1666,6 +1672,9 @@ type CategoryUpdate struct {
 
 	// Station KDS station of its products' lines; nil: kitchen
 	Station *string `json:"station,omitempty"`
+
+	// TaxCategoryId TaxCategoryID: null, the org's rate.
+	TaxCategoryId *string `json:"tax_category_id,omitempty"`
 }
 
 // Channel Where an order came from.
@@ -2637,6 +2646,9 @@ type LineItem struct {
 	// Tax The line's tax, in minor units (included in or added to total per the order's tax_inclusive).
 	Tax int64 `json:"tax"`
 
+	// TaxRateBps The rate the line was taxed at, in basis points: its tax category's, else the order's tax_rate_bps.
+	TaxRateBps int64 `json:"tax_rate_bps"`
+
 	// Total (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
 	Total int64 `json:"total"`
 
@@ -3165,10 +3177,13 @@ type Order struct {
 	// Subtotal sum of lines before discounts (tax as priced)
 	Subtotal int64 `json:"subtotal"`
 
+	// TaxBreakdown The tax by rate, lowest rate first; the groups' tax sums to tax_total.
+	TaxBreakdown []TaxGroup `json:"tax_breakdown"`
+
 	// TaxInclusive Whether prices include tax (the org setting when the order was created).
 	TaxInclusive bool `json:"tax_inclusive"`
 
-	// TaxRateBps The tax rate when the order was created, in basis points (1000 = 10 %).
+	// TaxRateBps The org's tax rate when the order was created, in basis points (1000 = 10 %); a line of a tax category has its own (line_items[].tax_rate_bps).
 	TaxRateBps int64 `json:"tax_rate_bps"`
 
 	// TaxTotal tax contained in (inclusive) or added to (exclusive) the total
@@ -3308,6 +3323,9 @@ type OrgSettings struct {
 
 	// RefundLimit RefundLimit is the most (minor units) a cashier may refund on one order, all its refunds together; beyond it a manager or owner must refund (CheckRefund).
 	RefundLimit int64 `json:"refund_limit"`
+
+	// TaxCategories TaxCategories are the org's tax categories (docs/tax.md).
+	TaxCategories []TaxCategory `json:"tax_categories"`
 
 	// TaxInclusive TaxInclusive: prices include tax (GST/VAT style); otherwise tax is added.
 	TaxInclusive bool `json:"tax_inclusive"`
@@ -3687,6 +3705,9 @@ type Product struct {
 	// Tags Free labels for search and grouping.
 	Tags []string `json:"tags"`
 
+	// TaxCategoryId Its tax category (the org's settings' tax_categories); null: its category's, else the org's rate.
+	TaxCategoryId *string `json:"tax_category_id"`
+
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -3725,6 +3746,9 @@ type ProductCreate struct {
 
 	// Tags Free labels for search and grouping.
 	Tags *[]string `json:"tags,omitempty"`
+
+	// TaxCategoryId Its tax category, an id of the settings' tax_categories; absent or null: its category's, else the org's rate.
+	TaxCategoryId *string `json:"tax_category_id,omitempty"`
 }
 
 // ProductUpdate The body of PATCH /catalog/products/:id. SKU and barcodes are not updatable (spec 2.3).
@@ -3755,6 +3779,9 @@ type ProductUpdate struct {
 
 	// Tags Free labels for search and grouping.
 	Tags *[]string `json:"tags,omitempty"`
+
+	// TaxCategoryId Its tax category, an id of the settings' tax_categories; null: its category's, else the org's rate.
+	TaxCategoryId *string `json:"tax_category_id,omitempty"`
 }
 
 // RateLimit An org's own API rate limit, replacing the node's default per-org token bucket (--rate-per-minute, --rate-burst).
@@ -4308,6 +4335,9 @@ type SettingsUpdate struct {
 	// RefundLimit RefundLimit is the most (minor units) a cashier may refund on one order, all its refunds together; beyond it a manager or owner must refund (CheckRefund).
 	RefundLimit *int64 `json:"refund_limit,omitempty"`
 
+	// TaxCategories Replaces the list (at most 20); a category a product or category names cannot be removed (409).
+	TaxCategories *[]TaxCategoryInput `json:"tax_categories,omitempty"`
+
 	// TaxInclusive TaxInclusive: prices include tax (GST/VAT style); otherwise tax is added.
 	TaxInclusive *bool `json:"tax_inclusive,omitempty"`
 
@@ -4435,6 +4465,42 @@ type SyncStatus struct {
 
 	// VerifyOk VerifyOK is the result of the edge's last digest comparison with the hub (null before the first, and on the hub); VerifyDiffer the tables that differed then.
 	VerifyOk *bool `json:"verify_ok,omitempty"`
+}
+
+// TaxCategory One of an org's tax categories.
+type TaxCategory struct {
+	// Id Its key, chosen by the org: 1-40 lower-case letters, digits, - or _ (gst-free, vat-reduced).
+	Id string `json:"id"`
+
+	// Name Its name on receipts and reports (GST-free, VAT 9 %).
+	Name string `json:"name"`
+
+	// RateBps Its rate in basis points, 0-5000 (0: zero-rated or exempt).
+	RateBps int64 `json:"rate_bps"`
+}
+
+// TaxCategoryInput One of an org's tax categories.
+type TaxCategoryInput struct {
+	// Id Its key, chosen by the org: 1-40 lower-case letters, digits, - or _ (gst-free, vat-reduced).
+	Id *string `json:"id,omitempty"`
+
+	// Name Its name on receipts and reports (GST-free, VAT 9 %).
+	Name *string `json:"name,omitempty"`
+
+	// RateBps Its rate in basis points, 0-5000 (0: zero-rated or exempt).
+	RateBps *int64 `json:"rate_bps,omitempty"`
+}
+
+// TaxGroup The tax of an order's lines at one rate, as a tax invoice shows it.
+type TaxGroup struct {
+	// RateBps The rate, in basis points (0: zero-rated or exempt).
+	RateBps int64 `json:"rate_bps"`
+
+	// Tax The lines' tax, in minor units.
+	Tax int64 `json:"tax"`
+
+	// Taxable The lines' amount without tax, in minor units.
+	Taxable int64 `json:"taxable"`
 }
 
 // TaxRow The tax collected at one rate: on sales (the orders' tax) and given back on refunds (the refund's amount × rate ÷ (1 + rate), rounded half up, per refund — a refund's amount always includes its tax).

@@ -115,6 +115,33 @@ func honestSettings(t *testing.T, e *env) {
 	}
 }
 
+// honestTaxCategories gives the org tax categories at the hub (docs/tax.md)
+// and two of its products one each, so that the edge's orders mix rates,
+// and waits for the edge to hold them.
+func honestTaxCategories(t *testing.T, e *env) {
+	t.Helper()
+	cats := []any{map[string]any{"id": "gst-free", "name": "GST-free", "rate_bps": 0}, map[string]any{"id": "reduced", "name": "Reduced", "rate_bps": 500}}
+	if st := e.hub.Call(t, "PATCH", "/api/v1/settings", e.hubTok, map[string]any{"tax_categories": cats}, nil); st != 200 {
+		t.Fatalf("tax categories: %d", st)
+	}
+	products := e.products(t, e.hub, e.hubTok)
+	for i, cat := range []string{"gst-free", "reduced"} {
+		id := products[i]["id"].(string)
+		if st := e.hub.Call(t, "PATCH", "/api/v1/catalog/products/"+id, e.hubTok, map[string]any{"tax_category_id": cat}, nil); st != 200 {
+			t.Fatalf("a product's tax category: %d", st)
+		}
+	}
+	wait.For(t, 20*time.Second, "the products' tax categories at the edge", func() bool {
+		n := 0
+		for _, p := range e.products(t, e.edge, e.edgeTok) {
+			if p["tax_category_id"] != nil {
+				n++
+			}
+		}
+		return n == 2
+	})
+}
+
 // honestRun is the state of one run: what the edge holds, as the API
 // answered it.
 type honestRun struct {
@@ -155,6 +182,7 @@ func newHonestRun(t *testing.T, e *env, seed uint64) *honestRun {
 	h := &honestRun{t: t, e: e, rng: rand.New(rand.NewPCG(seed, 21)), orders: map[string]*honestOrder{}, counts: map[string]int{}}
 	honestSettings(t, e)
 	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
+	honestTaxCategories(t, e)
 	h.prices = map[string]int64{}
 	for _, p := range e.products(t, e.edge, e.edgeTok) {
 		h.products = append(h.products, p["id"].(string))

@@ -7,16 +7,18 @@ import (
 
 // Category groups products; categories nest through ParentID.
 type Category struct {
-	ID          string    `json:"id"`
-	OrgID       string    `json:"org_id"`
-	Name        string    `json:"name"`
-	Description *string   `json:"description"`
-	ParentID    *string   `json:"parent_id"`
-	SortOrder   int       `json:"sort_order"`
-	IsActive    bool      `json:"is_active"`
-	Station     *string   `json:"station"` // KDS station of its products' lines; nil: kitchen
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string  `json:"id"`
+	OrgID       string  `json:"org_id"`
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	ParentID    *string `json:"parent_id"`
+	SortOrder   int     `json:"sort_order"`
+	IsActive    bool    `json:"is_active"`
+	Station     *string `json:"station"` // KDS station of its products' lines; nil: kitchen
+	// TaxCategoryID is its products' tax category when they name none.
+	TaxCategoryID *string   `json:"tax_category_id"` // Its products' tax category (an id of the settings' tax_categories) when they name none; null: the org's rate.
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // CategoryCreate is the body of POST /catalog/categories.
@@ -27,6 +29,8 @@ type CategoryCreate struct {
 	SortOrder   int     `json:"sort_order"`
 	IsActive    *bool   `json:"is_active"`
 	Station     *string `json:"station"`
+	// TaxCategoryID: absent or null, the org's rate.
+	TaxCategoryID *string `json:"tax_category_id"` // Its products' tax category when they name none, an id of the settings' tax_categories.
 }
 
 // Validate checks a new category.
@@ -41,6 +45,7 @@ func (in *CategoryCreate) Validate() error {
 	}
 	v.Check(in.SortOrder >= -1_000_000 && in.SortOrder <= 1_000_000, "sort_order", "must be between -1000000 and 1000000")
 	checkStation(&v, in.Station)
+	checkTaxCategoryRef(&v, in.TaxCategoryID)
 	return v.Err()
 }
 
@@ -52,6 +57,8 @@ type CategoryUpdate struct {
 	SortOrder   Opt[int]    `json:"sort_order"`
 	IsActive    Opt[bool]   `json:"is_active"`
 	Station     Opt[string] `json:"station" openapi:"nullable"`
+	// TaxCategoryID: null, the org's rate.
+	TaxCategoryID Opt[string] `json:"tax_category_id" openapi:"nullable"` // Its products' tax category when they name none; null: the org's rate.
 }
 
 // Validate checks the fields present in a category update.
@@ -72,6 +79,9 @@ func (in *CategoryUpdate) Validate() error {
 	v.Check(!in.IsActive.Null, "is_active", "must be true or false")
 	if in.Station.Set && !in.Station.Null {
 		checkStation(&v, &in.Station.Value)
+	}
+	if in.TaxCategoryID.Set && !in.TaxCategoryID.Null {
+		checkTaxCategoryRef(&v, &in.TaxCategoryID.Value)
 	}
 	return v.Err()
 }

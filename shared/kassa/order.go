@@ -64,7 +64,8 @@ type Order struct {
 	RefundedTotal       int64             `json:"refunded_total"` // Refunded so far, in minor units.
 	Currency            string            `json:"currency"`
 	TaxInclusive        bool              `json:"tax_inclusive"`         // Whether prices include tax (the org setting when the order was created).
-	TaxRateBps          int               `json:"tax_rate_bps"`          // The tax rate when the order was created, in basis points (1000 = 10 %).
+	TaxRateBps          int               `json:"tax_rate_bps"`          // The org's tax rate when the order was created, in basis points (1000 = 10 %); a line of a tax category has its own (line_items[].tax_rate_bps).
+	TaxBreakdown        []TaxGroup        `json:"tax_breakdown"`         // The tax by rate, lowest rate first; the groups' tax sums to tax_total.
 	Payments            []Payment         `json:"payments"`              // The payments taken for it, oldest first.
 	Refunds             []Refund          `json:"refunds"`               // Its refunds, oldest first.
 	History             []OrderHistory    `json:"history"`               // Its status changes, oldest first.
@@ -92,6 +93,7 @@ type LineItem struct {
 	Discount          int64          `json:"discount"`           // The manual and campaign discount of the line, in minor units.
 	CampaignDiscounts []LineCampaign `json:"campaign_discounts"` // The campaigns' parts of discount; the rest is manual.
 	Tax               int64          `json:"tax"`                // The line's tax, in minor units (included in or added to total per the order's tax_inclusive).
+	TaxRateBps        int            `json:"tax_rate_bps"`       // The rate the line was taxed at, in basis points: its tax category's, else the order's tax_rate_bps.
 	Total             int64          `json:"total"`              // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
 	// RefundedQuantity is how many units were refunded by line.
 	RefundedQuantity int64 `json:"refunded_quantity"` // Units of the line refunded so far.

@@ -18,10 +18,14 @@ import (
 //     left of each line, by the largest-remainder method, so the parts add up
 //     to the discount exactly; a percent order discount is first turned into
 //     an amount of the discountable total (rounded half up).
-//   - Tax is computed per line on the discounted amount, rounded half up:
-//     inclusive, tax = net × r / (10000 + r) is contained in the line total;
-//     exclusive, tax = net × r / 10000 is added to it.
-//   - Totals are sums of the lines, so the order always equals its lines.
+//   - Tax is computed per line on the discounted amount at the line's rate
+//     (its tax category's, PricedLine.TaxBps; the org's when it has none),
+//     rounded half up: inclusive, tax = net × r / (10000 + r) is contained
+//     in the line total; exclusive, tax = net × r / 10000 is added to it.
+//   - Totals are sums of the lines, so the order always equals its lines,
+//     and the tax breakdown (OrderPrice.TaxBreakdown) groups the lines by
+//     rate: each group's taxable amount and tax are the sums of its lines',
+//     so the groups' tax sums to the order's (docs/tax.md says why per line).
 //
 // Bounded work: every input is checked against the limits of money.go
 // before any arithmetic (quantity, unit price, line gross, order total,
@@ -37,6 +41,9 @@ type PricedLine struct {
 	// Campaign is what campaigns took off the line (PriceCampaigns),
 	// taken before the manual discounts; clamped to [0, gross].
 	Campaign int64
+	// TaxBps is the line's tax rate in basis points (its tax category's,
+	// TaxRateOf); nil: the org's rate, Price's taxBps.
+	TaxBps *int
 }
 
 // LinePrice is the result for one line.
@@ -46,6 +53,15 @@ type LinePrice struct {
 	Campaign int64 // the campaigns' part of Discount
 	Tax      int64
 	Total    int64
+	TaxBps   int // the rate the line was taxed at
+}
+
+// TaxGroup is the tax of an order's lines at one rate, as a tax invoice
+// shows it.
+type TaxGroup struct {
+	RateBps int   `json:"rate_bps"` // The rate, in basis points (0: zero-rated or exempt).
+	Taxable int64 `json:"taxable"`  // The lines' amount without tax, in minor units.
+	Tax     int64 `json:"tax"`      // The lines' tax, in minor units.
 }
 
 // OrderPrice is the result for an order.
@@ -56,6 +72,7 @@ type OrderPrice struct {
 	CampaignTotal int64 // the campaigns' part of DiscountTotal; the rest is manual
 	TaxTotal      int64
 	Total         int64
+	TaxBreakdown  []TaxGroup // by rate, lowest first; the groups' Tax sums to TaxTotal
 }
 
 // lineField names field sub of line i of POST /orders ("" names the line).
@@ -68,26 +85,40 @@ func lineField(i int, sub string) string {
 }
 
 // Price prices an order's lines with an optional order discount at the
-// org's tax rate. Errors: EInvalid naming the field (line_items[i].quantity,
-// line_items[i], line_items, line_items[i].discount.value, discount.value…)
-// when an input or a result is beyond the limits of money.go; a tax rate
-// out of range is an internal error (the settings forbid it).
+// org's tax rate taxBps, or a line's own (PricedLine.TaxBps). Errors:
+// EInvalid naming the field (line_items[i].quantity, line_items[i],
+// line_items, line_items[i].discount.value, discount.value…) when an input
+// or a result is beyond the limits of money.go; a tax rate out of range is
+// an internal error (the settings and tax categories forbid it).
 func Price(lines []PricedLine, orderDiscount *Discount, taxBps int, inclusive bool) (OrderPrice, error) {
-	if taxBps < 0 || taxBps > MaxTaxRateBps {
-		return OrderPrice{}, fmt.Errorf("kassa: a tax rate of %d basis points is out of range", taxBps)
+	if err := checkRates(lines, taxBps); err != nil {
+		return OrderPrice{}, err
 	}
 	out, err := grossPrice(lines, orderDiscount)
 	if err != nil {
 		return OrderPrice{}, err
 	}
 	out.discount(lines, orderDiscount)
-	out.tax(taxBps, inclusive)
+	out.tax(lines, taxBps, inclusive)
 	if out.Total > MaxOrderTotal {
 		var v Validation
 		v.Add("line_items", "the order's total with tax is above 10^12 minor units")
 		return OrderPrice{}, v.Err()
 	}
 	return out, nil
+}
+
+// checkRates refuses a rate out of range, the org's or a line's.
+func checkRates(lines []PricedLine, taxBps int) error {
+	for _, l := range lines {
+		if l.TaxBps != nil && (*l.TaxBps < 0 || *l.TaxBps > MaxTaxRateBps) {
+			return fmt.Errorf("kassa: a tax rate of %d basis points is out of range", *l.TaxBps)
+		}
+	}
+	if taxBps < 0 || taxBps > MaxTaxRateBps {
+		return fmt.Errorf("kassa: a tax rate of %d basis points is out of range", taxBps)
+	}
+	return nil
 }
 
 // grossPrice checks the lines and discounts and returns the lines' gross
@@ -142,12 +173,13 @@ func (out *OrderPrice) discount(lines []PricedLine, orderDiscount *Discount) {
 	}
 }
 
-// tax sets each line's tax and total at taxBps (included in the price or
-// added to it) and sums the order's.
-func (out *OrderPrice) tax(taxBps int, inclusive bool) {
-	r := int64(taxBps)
+// tax sets each line's tax and total at its rate or taxBps (included in
+// the price or added to it), sums the order's and groups it by rate.
+func (out *OrderPrice) tax(lines []PricedLine, taxBps int, inclusive bool) {
 	for i := range out.Lines {
 		lp := &out.Lines[i]
+		lp.TaxBps = TaxRateOf(lines[i].TaxBps, taxBps)
+		r := int64(lp.TaxBps)
 		net := lp.Gross - lp.Discount
 		if inclusive {
 			lp.Tax, _ = mulDivRound(net, r, 10000+r) // ≤ net
@@ -161,6 +193,39 @@ func (out *OrderPrice) tax(taxBps int, inclusive bool) {
 		out.TaxTotal += lp.Tax
 		out.Total += lp.Total
 	}
+	out.TaxBreakdown = TaxBreakdown(out.Lines)
+}
+
+// TaxRateOf is a line's rate: its own when it has one, else the org's.
+func TaxRateOf(own *int, orgBps int) int {
+	if own != nil {
+		return *own
+	}
+	return orgBps
+}
+
+// TaxBreakdown groups priced lines by rate, lowest rate first: each
+// group's taxable amount (the lines' totals less their tax) and tax are the
+// sums of its lines'. A sale's breakdown always has a group per rate
+// sold, a zero-rated one too; nil for no lines.
+func TaxBreakdown(lines []LinePrice) []TaxGroup {
+	var groups []TaxGroup
+	for _, lp := range lines {
+		groups = AddTax(groups, lp.TaxBps, lp.Total-lp.Tax, lp.Tax)
+	}
+	return groups
+}
+
+// AddTax adds a line's taxable amount and tax to its rate's group of
+// groups (kept lowest rate first) and returns groups.
+func AddTax(groups []TaxGroup, rateBps int, taxable, tax int64) []TaxGroup {
+	i, found := slices.BinarySearchFunc(groups, rateBps, func(g TaxGroup, r int) int { return cmp.Compare(g.RateBps, r) })
+	if !found {
+		groups = slices.Insert(groups, i, TaxGroup{RateBps: rateBps})
+	}
+	groups[i].Taxable += taxable
+	groups[i].Tax += tax
+	return groups
 }
 
 // discountOf returns what d takes off base (base ≥ 0, d within its limits):

@@ -13,14 +13,18 @@ import (
 // discounts never exceed the gross, every part is ≥ 0, tax is the half-up
 // rounding of its exact value, the order discount's largest-remainder parts
 // sum to it exactly (each the floor or ceiling of its exact share), and
-// refunding each line in any steps returns its total exactly. An order
+// refunding each line in any steps returns its total exactly; each line is
+// taxed at its own rate when it has one (a tax category's), and the tax
+// breakdown has one group per rate, lowest first, whose taxable amounts and
+// tax sum to the order's (tax by rate sums to the tax total). An order
 // beyond the limits of money.go is refused with EInvalid, never priced
 // wrong. Its seeds (testdata/fuzz/FuzzPrice) run in every go test; search
 // with go test -fuzz=FuzzPrice ./shared/kassa/.
 //
 // Lines are read from data, fuzzLineSize bytes each: a flags byte (bits
 // 0–1: no discount, percent, amount, an unknown type; bit 2: raw values,
-// else reduced into range; bit 3: small everyday prices), the unit price
+// else reduced into range; bit 3: small everyday prices; bit 4: the line
+// has its own tax rate, bits 5–7 choosing it of fuzzRates), the unit price
 // (int64), the quantity (int32) and the discount's value (int64). The order
 // discount's kind uses the same flags; steps split each line's refund.
 func FuzzPrice(f *testing.F) {
@@ -29,6 +33,9 @@ func FuzzPrice(f *testing.F) {
 	// The overflow: 10^12 of order discount over lines of 10^12 each.
 	f.Add(fuzzLines(fuzzLine{4, 100_000_000, 10_000, 0}, fuzzLine{4, 100_000_000, 10_000, 0}), uint8(5), int64(10_000), uint16(1000), true, []byte{3, 1})
 	f.Add(fuzzLines(fuzzLine{4, 60_000_000, 10_000, 0}, fuzzLine{4, 40_000_000, 10_000, 0}), uint8(5), int64(5_000), uint16(5000), false, []byte{7, 2})
+	// GST-free bread (zero-rated) beside taxed coffee; two VAT rates and the org's.
+	f.Add(fuzzLines(fuzzLine{16, 450, 2, 0}, fuzzLine{0, 550, 1, 0}), uint8(0), int64(0), uint16(1000), true, []byte{1})
+	f.Add(fuzzLines(fuzzLine{16 | 32<<1 | 1, 1999, 3, 1500}, fuzzLine{16 | 32*3, 2499, 1, 0}, fuzzLine{2, 999, 7, 300}), uint8(1), int64(1250), uint16(2000), false, []byte{2, 5})
 	f.Add(fuzzLines(fuzzLine{4, math.MaxInt64, math.MaxInt32, math.MaxInt64}), uint8(6), int64(math.MaxInt64), uint16(65535), false, []byte{255})
 	f.Fuzz(func(t *testing.T, data []byte, odKind uint8, odValue int64, tax uint16, inclusive bool, steps []byte) {
 		lines := decodeFuzzLines(data)
@@ -84,10 +91,17 @@ func decodeFuzzLines(data []byte) []PricedLine {
 				unit = abs64(unit) % (MaxLineGross/qty + 1)
 			}
 		}
-		lines = append(lines, PricedLine{Unit: unit, Quantity: qty, Discount: fuzzDiscount(flags, value)})
+		l := PricedLine{Unit: unit, Quantity: qty, Discount: fuzzDiscount(flags, value)}
+		if flags&16 != 0 {
+			l.TaxBps = &fuzzRates[flags>>5]
+		}
+		lines = append(lines, l)
 	}
 	return lines
 }
+
+// fuzzRates are the lines' own rates: zero-rated, GST, VAT rates, the limit.
+var fuzzRates = [8]int{0, 1000, 500, 2000, 2100, 700, 1900, MaxTaxRateBps}
 
 func fuzzDiscount(flags uint8, value int64) *Discount {
 	raw := flags&4 != 0
@@ -183,6 +197,7 @@ func checkPrice(t *testing.T, lines []PricedLine, od *Discount, taxBps int, incl
 		t.Fatalf("%d lines priced of %d", len(p.Lines), len(lines))
 	}
 	var sub, disc, tax, total int64
+	orgBps := taxBps
 	rest := make([]*big.Int, len(lines))
 	restTotal := new(big.Int)
 	for i, l := range lines {
@@ -200,6 +215,10 @@ func checkPrice(t *testing.T, lines []PricedLine, od *Discount, taxBps int, incl
 		rest[i] = new(big.Int).Sub(bigOf(lp.Gross), own)
 		restTotal.Add(restTotal, rest[i])
 		net := lp.Gross - lp.Discount
+		taxBps := TaxRateOf(l.TaxBps, orgBps)
+		if lp.TaxBps != taxBps {
+			t.Fatalf("line %d: taxed at %d, want %d", i, lp.TaxBps, taxBps)
+		}
 		r := bigOf(int64(taxBps))
 		if inclusive {
 			want := bigDivRound(new(big.Int).Mul(bigOf(net), r), bigOf(10000+int64(taxBps)))
@@ -223,6 +242,7 @@ func checkPrice(t *testing.T, lines []PricedLine, od *Discount, taxBps int, incl
 	if p.DiscountTotal > p.Subtotal || p.Total > MaxOrderTotal || p.Subtotal > MaxOrderTotal {
 		t.Fatalf("totals %+v beyond the gross or the limit", p)
 	}
+	checkTaxBreakdown(t, p)
 	// The order discount, spread by largest remainder: the parts sum to it
 	// exactly and each is the floor or the ceiling of its exact share.
 	amount := exactDiscountOf(od, restTotal)
@@ -243,6 +263,31 @@ func checkPrice(t *testing.T, lines []PricedLine, od *Discount, taxBps int, incl
 	}
 	if given.Cmp(amount) != 0 {
 		t.Fatalf("order discount parts sum to %v, want %v", given, amount)
+	}
+}
+
+// checkTaxBreakdown requires one group per rate, lowest first, each the
+// sums of its lines, the groups summing to the order's tax and total.
+func checkTaxBreakdown(t *testing.T, p OrderPrice) {
+	want := map[int]TaxGroup{}
+	for _, lp := range p.Lines {
+		g := want[lp.TaxBps]
+		g.RateBps, g.Taxable, g.Tax = lp.TaxBps, g.Taxable+lp.Total-lp.Tax, g.Tax+lp.Tax
+		want[lp.TaxBps] = g
+	}
+	if len(p.TaxBreakdown) != len(want) {
+		t.Fatalf("tax breakdown %+v, want a group for each of %d rates", p.TaxBreakdown, len(want))
+	}
+	var tax, total int64
+	for i, g := range p.TaxBreakdown {
+		if g != want[g.RateBps] || g.Taxable < 0 || g.Tax < 0 || (i > 0 && p.TaxBreakdown[i-1].RateBps >= g.RateBps) {
+			t.Fatalf("tax breakdown %+v: group %d is not its lines' sums %+v, or not in rate order", p.TaxBreakdown, i, want[g.RateBps])
+		}
+		tax += g.Tax
+		total += g.Taxable + g.Tax
+	}
+	if tax != p.TaxTotal || total != p.Total {
+		t.Fatalf("tax breakdown %+v sums to tax %d total %d, want %d and %d", p.TaxBreakdown, tax, total, p.TaxTotal, p.Total)
 	}
 }
 

@@ -19,6 +19,7 @@ type Product struct {
 	// it and the sales report by product gives the gross margin over it.
 	Cost             *int64    `json:"cost"`
 	CategoryID       *string   `json:"category_id"`
+	TaxCategoryID    *string   `json:"tax_category_id"` // Its tax category (the org's settings' tax_categories); null: its category's, else the org's rate.
 	Tags             []string  `json:"tags"`
 	IsActive         bool      `json:"is_active"`
 	ModifierGroupIDs []string  `json:"modifier_group_ids"`
@@ -36,6 +37,7 @@ type ProductCreate struct {
 	BasePrice        *int64   `json:"base_price" openapi:"required"`
 	Cost             *int64   `json:"cost"` // What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
 	CategoryID       *string  `json:"category_id"`
+	TaxCategoryID    *string  `json:"tax_category_id"` // Its tax category, an id of the settings' tax_categories; absent or null: its category's, else the org's rate.
 	Tags             []string `json:"tags"`
 	IsActive         *bool    `json:"is_active"`
 	ModifierGroupIDs []string `json:"modifier_group_ids"`
@@ -69,6 +71,7 @@ func (in *ProductCreate) Validate() error {
 		v.Check(ValidID(*in.CategoryID), "category_id", "must be an id")
 	}
 	checkStation(&v, in.Station)
+	checkTaxCategoryRef(&v, in.TaxCategoryID)
 	return v.Err()
 }
 
@@ -80,6 +83,7 @@ type ProductUpdate struct {
 	BasePrice        Opt[int64]    `json:"base_price"`
 	Cost             Opt[int64]    `json:"cost" openapi:"nullable"` // What one unit costs the business (0 to 10^12 minor units); null: not known.
 	CategoryID       Opt[string]   `json:"category_id" openapi:"nullable"`
+	TaxCategoryID    Opt[string]   `json:"tax_category_id" openapi:"nullable"` // Its tax category, an id of the settings' tax_categories; null: its category's, else the org's rate.
 	Tags             Opt[[]string] `json:"tags"`
 	IsActive         Opt[bool]     `json:"is_active"`
 	ModifierGroupIDs Opt[[]string] `json:"modifier_group_ids"`
@@ -108,6 +112,9 @@ func (in *ProductUpdate) Validate() error {
 	}
 	if in.CategoryID.Set && !in.CategoryID.Null {
 		v.Check(ValidID(in.CategoryID.Value), "category_id", "must be an id")
+	}
+	if in.TaxCategoryID.Set && !in.TaxCategoryID.Null {
+		checkTaxCategoryRef(&v, &in.TaxCategoryID.Value)
 	}
 	if in.Tags.Set {
 		checkStrings(&v, "tags", in.Tags.Value, 64)

@@ -166,7 +166,10 @@ func BuildReceipt(f *ReceiptFacts) *Receipt {
 		}
 	}
 	r.Subtotal, r.Discount, r.TaxTotal, r.Total = o.Subtotal, o.DiscountTotal, o.TaxTotal, o.Total
-	r.Taxes = []ReceiptTax{{RateBps: o.TaxRateBps, Net: taxBase(o.Total, o.TaxTotal), Tax: o.TaxTotal}}
+	r.Taxes = []ReceiptTax{}
+	for _, g := range orderTaxes(o) {
+		r.Taxes = append(r.Taxes, ReceiptTax{RateBps: g.RateBps, Net: g.Taxable, Tax: g.Tax})
+	}
 	r.Payments = saleTenders(o.Payments, f.GiftCards)
 	if f.Loyalty != nil {
 		r.Loyalty = &ReceiptLoyalty{Earned: o.LoyaltyPointsEarned, Balance: *f.Loyalty}
@@ -183,9 +186,73 @@ func receiptLine(l LineItem, qty, discount, total int64) ReceiptLine {
 	return rl
 }
 
-// taxBase is what the tax was charged on: the total less the tax when
-// prices include it, the total before the tax otherwise.
-func taxBase(total, tax int64) int64 { return total - tax }
+// orderTaxes is an order's tax by rate: its breakdown, or for an order
+// read without its lines one group at the order's rate.
+func orderTaxes(o *Order) []TaxGroup {
+	if len(o.TaxBreakdown) > 0 {
+		return o.TaxBreakdown
+	}
+	return []TaxGroup{{RateBps: o.TaxRateBps, Taxable: o.Total - o.TaxTotal, Tax: o.TaxTotal}}
+}
+
+// refundTaxes is the tax a refund returns, by rate. Of an order of
+// several rates, a refund of lines
+// returns each line's tax at the line's rate in proportion to the amount
+// returned (half up); an amount beyond the lines' is spread by
+// amountTaxes.
+func refundTaxes(o *Order, rf *Refund) []ReceiptTax {
+	if len(orderTaxes(o)) == 1 {
+		return amountTaxes(o, rf.Amount) // one rate: as before tax categories
+	}
+	var groups []TaxGroup
+	rest := rf.Amount
+	for _, rl := range rf.Lines {
+		l := o.FindLine(rl.LineItemID)
+		if l == nil || l.Total <= 0 || rl.Amount > rest {
+			continue
+		}
+		tax, _ := mulDivRound(rl.Amount, l.Tax, l.Total)
+		groups = AddTax(groups, l.TaxRateBps, rl.Amount-tax, tax)
+		rest -= rl.Amount
+	}
+	if len(groups) == 0 {
+		return amountTaxes(o, rest)
+	}
+	for _, t := range amountTaxes(o, rest) {
+		if t.Net+t.Tax > 0 {
+			groups = AddTax(groups, t.RateBps, t.Net, t.Tax)
+		}
+	}
+	out := make([]ReceiptTax, len(groups))
+	for i, g := range groups {
+		out[i] = ReceiptTax{RateBps: g.RateBps, Net: g.Taxable, Tax: g.Tax}
+	}
+	return out
+}
+
+// amountTaxes is the tax a refund of an amount returns, by rate: amount
+// is spread over the order's rates in proportion to each rate's total
+// (largest remainder, so the parts sum to amount), and each part returns
+// its rate's tax in the same proportion, half up. An order of one rate
+// returns amount × tax_total / total, as before tax categories.
+func amountTaxes(o *Order, amount int64) []ReceiptTax {
+	groups := orderTaxes(o)
+	weights := make([]int64, len(groups))
+	for i, g := range groups {
+		weights[i] = g.Taxable + g.Tax
+	}
+	out := []ReceiptTax{}
+	for i, part := range allocate(amount, weights) {
+		tax := int64(0)
+		if weights[i] > 0 {
+			tax, _ = mulDivRound(part, groups[i].Tax, weights[i])
+		}
+		if part > 0 || len(groups) == 1 {
+			out = append(out, ReceiptTax{RateBps: groups[i].RateBps, Net: part - tax, Tax: tax})
+		}
+	}
+	return out
+}
 
 func saleTenders(ps []Payment, cards map[string]GiftCardBalance) []ReceiptPayment {
 	out := []ReceiptPayment{}
@@ -221,13 +288,10 @@ func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBa
 		}
 	}
 	r.Total, r.Subtotal = rf.Amount, rf.Amount
-	// The refund returns tax in the order's proportion, half up.
-	tax := int64(0)
-	if o.Total > 0 {
-		tax = (rf.Amount*o.TaxTotal*2 + o.Total) / (2 * o.Total)
+	r.Taxes = refundTaxes(o, rf)
+	for _, t := range r.Taxes {
+		r.TaxTotal += t.Tax
 	}
-	r.TaxTotal = tax
-	r.Taxes = []ReceiptTax{{RateBps: o.TaxRateBps, Net: rf.Amount - tax, Tax: tax}}
 	r.Payments = []ReceiptPayment{}
 	for _, rp := range rf.Payments {
 		p := o.FindPayment(rp.PaymentID)

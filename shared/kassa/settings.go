@@ -31,6 +31,8 @@ type OrgSettings struct {
 	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"` // The most one store may take from gift cards, all cards together, per (UTC) day while it cannot reach the hub to authorize them, in minor units; 0 (the default): gift cards are taken online only.
 	// PaymentMethods says which methods the org accepts.
 	PaymentMethods []PaymentMethodConfig `json:"payment_methods"`
+	// TaxCategories are the org's tax categories (docs/tax.md).
+	TaxCategories []TaxCategory `json:"tax_categories"` // The org's tax categories, each with its rate; products and categories name one by id (tax_category_id). Empty: every line at tax_rate_bps.
 	// Lay-bys (docs/laybys.md).
 	LaybyMinDepositBps     int   `json:"layby_min_deposit_bps"`    // The least deposit of a lay-by, in basis points of its total (default 1000: 10 %).
 	LaybyTermDays          int   `json:"layby_term_days"`          // Days a lay-by has to be paid in full before it expires (default 56).
@@ -52,7 +54,7 @@ func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
-		LaybyMinDepositBps: 1000, LaybyTermDays: 56,
+		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TaxCategories: []TaxCategory{},
 		PaymentMethods: []PaymentMethodConfig{
 			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false},
 		},
@@ -84,6 +86,7 @@ type SettingsUpdate struct {
 	LaybyMinDepositBps     Opt[int]              `json:"layby_min_deposit_bps"`    // 0 to 10000 basis points of the total.
 	LaybyTermDays          Opt[int]              `json:"layby_term_days"`          // 1 to 365 days.
 	LaybyTerminationCharge Opt[int64]            `json:"layby_termination_charge"` // 0 to 10^12 minor units.
+	TaxCategories          Opt[[]TaxCategory]    `json:"tax_categories"`           // Replaces the list (at most 20); a category a product or category names cannot be removed (409).
 }
 
 // Validate checks the fields present: a tax rate of 0–MaxTaxRateBps, money
@@ -109,6 +112,10 @@ func (in *SettingsUpdate) Validate() error {
 	if in.LaybyTermDays.Set {
 		v.Check(!in.LaybyTermDays.Null && in.LaybyTermDays.Value >= 1 && in.LaybyTermDays.Value <= laybyMaxTermDay, "layby_term_days", "must be 1-365 days")
 	}
+	if in.TaxCategories.Set {
+		v.Check(!in.TaxCategories.Null, "tax_categories", "must be a list (empty: none)")
+		checkTaxCategories(&v, in.TaxCategories.Value)
+	}
 	v.Check(!in.TaxInclusive.Null, "tax_inclusive", "must be true or false")
 	v.Check(!in.AllowNegativeStock.Null, "allow_negative_stock", "must be true or false")
 	if in.DiscountLimits != nil {
@@ -129,6 +136,7 @@ func (in *SettingsUpdate) Apply(st *OrgSettings) {
 	set(&st.LaybyMinDepositBps, in.LaybyMinDepositBps)
 	set(&st.LaybyTermDays, in.LaybyTermDays)
 	set(&st.LaybyTerminationCharge, in.LaybyTerminationCharge)
+	set(&st.TaxCategories, in.TaxCategories)
 	if in.DiscountLimits != nil {
 		in.DiscountLimits.apply(&st.DiscountLimits)
 	}
@@ -181,5 +189,8 @@ func DecodeSettings(data []byte) (OrgSettings, error) {
 		set.PaymentMethods = nil
 	}
 	err := json.Unmarshal(data, &set)
+	if set.TaxCategories == nil {
+		set.TaxCategories = []TaxCategory{}
+	}
 	return set, err
 }

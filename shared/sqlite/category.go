@@ -15,12 +15,12 @@ func NewCategoryService(db *DB) *CategoryService { return &CategoryService{db: d
 
 var _ kassa.CategoryService = (*CategoryService)(nil)
 
-const categoryCols = `SELECT id, org_id, name, description, parent_id, sort_order, is_active, station, created_at, updated_at FROM categories`
+const categoryCols = `SELECT id, org_id, name, description, parent_id, sort_order, is_active, station, tax_category_id, created_at, updated_at FROM categories`
 
 func scanCategory(s scanner) (*kassa.Category, error) {
 	var c kassa.Category
 	var created, updated string
-	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &c.ParentID, &c.SortOrder, &c.IsActive, &c.Station, &created, &updated); err != nil {
+	if err := s.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &c.ParentID, &c.SortOrder, &c.IsActive, &c.Station, &c.TaxCategoryID, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
@@ -65,10 +65,13 @@ func (s *CategoryService) CreateCategory(ctx context.Context, in *kassa.Category
 		if in.ParentID != nil && !exists(ctx, tx, "categories", a.OrgID, *in.ParentID) {
 			return noSuchParent()
 		}
+		if err := checkTaxCategory(ctx, tx, a.OrgID, in.TaxCategoryID); err != nil {
+			return err
+		}
 		active := in.IsActive == nil || *in.IsActive
 		return tx.Insert(ctx, entCategory, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "parent_id": in.ParentID,
-			"sort_order": in.SortOrder, "is_active": active, "station": in.Station,
+			"sort_order": in.SortOrder, "is_active": active, "station": in.Station, "tax_category_id": in.TaxCategoryID,
 		})
 	})
 }
@@ -90,6 +93,10 @@ func (s *CategoryService) UpdateCategory(ctx context.Context, id string, in *kas
 		patch(cols, "sort_order", c.SortOrder, in.SortOrder)
 		patch(cols, "is_active", c.IsActive, in.IsActive)
 		patchNullable(cols, "station", c.Station, in.Station)
+		patchNullable(cols, "tax_category_id", c.TaxCategoryID, in.TaxCategoryID)
+		if err := checkTaxCategory(ctx, tx, a.OrgID, optPtr(in.TaxCategoryID)); err != nil {
+			return err
+		}
 		if parent, ok := cols["parent_id"].(*string); ok && parent != nil {
 			if !exists(ctx, tx, "categories", a.OrgID, *parent) {
 				return noSuchParent()
@@ -127,8 +134,8 @@ func isAncestorOrSelf(ctx context.Context, q querier, orgID, id, from string) (b
 var entCategory = new(noun)
 
 func init() {
-	register(entCategory, noun{Name: "category", Table: "categories", Digest: orgRows,
-		Edge: &edgeRule{Update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station"},
+	register(entCategory, noun{Name: "category", Table: "categories", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 42}},
+		Edge: &edgeRule{Update: []string{"name", "description", "parent_id", "sort_order", "is_active", "station", "tax_category_id"},
 			Scopes: catalogWrite, Refs: []ref{{Col: "parent_id", Table: "categories"}}, Check: checkCategory}})
 }
 

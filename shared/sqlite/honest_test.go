@@ -132,7 +132,12 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 		{Method: kassa.PaymentCard, Enabled: true}, {Method: kassa.PaymentGiftCard, Enabled: true}, {Method: kassa.PaymentExternal, Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := settings.UpdateSettings(ew.ctx, &kassa.SettingsUpdate{LaybyTerminationCharge: kassa.Some(int64(150))}); err != nil {
+	if _, err := settings.UpdateSettings(ew.ctx, &kassa.SettingsUpdate{LaybyTerminationCharge: kassa.Some(int64(150)),
+		TaxCategories: kassa.Some([]kassa.TaxCategory{{ID: "gst-free", Name: "GST-free", RateBps: 0}, {ID: "reduced", Name: "Reduced", RateBps: 500}})}); err != nil {
+		t.Fatal(err)
+	}
+	// p2 is GST-free (docs/tax.md): a sale of both has two rates.
+	if _, err := hub.products.UpdateProduct(ew.ctx, ew.p2, &kassa.ProductUpdate{TaxCategoryID: kassa.Some("gst-free")}); err != nil {
 		t.Fatal(err)
 	}
 	edgeDB := MustOpenDB(t)
@@ -270,6 +275,14 @@ func (ew *edgeWorld) tills(t *testing.T) {
 		must[*kassa.DrawerEntry](t, "paid in")(drawers.PayIn(ctx, drawer.ID, &kassa.DrawerCashRequest{Amount: 500, Reason: "coins"}))
 		must[*kassa.DrawerEntry](t, "paid out")(drawers.PayOut(ctx, drawer.ID, &kassa.DrawerCashRequest{Amount: 300, Reason: "milk"}))
 		must[*kassa.DrawerEntry](t, "no sale")(drawers.NoSale(ctx, drawer.ID, &kassa.DrawerNoSaleRequest{}))
+		// Two tax rates: p2 GST-free beside p1 at the org's rate.
+		o = must[*kassa.Order](t, "order of two rates")(e.orders.CreateOrder(ctx, &kassa.OrderCreate{LocationID: ew.loc,
+			LineItems: []kassa.OrderLineInput{{ProductID: ew.p1, Quantity: 1}, {ProductID: ew.p2, Quantity: 1}}, Discount: &kassa.Discount{Type: kassa.DiscountAmount, Value: 33}}))
+		if len(o.TaxBreakdown) != 2 {
+			t.Fatalf("an order of two rates has the breakdown %+v", o.TaxBreakdown)
+		}
+		pay(o, kassa.PaymentInitiate{Amount: o.Total, Method: kassa.PaymentCash, Tendered: &tendered, RegisterID: till.ID})
+		complete(o)
 		// An order changed, then cancelled.
 		o = order(1, nil)
 		must[*kassa.Order](t, "update")(e.orders.UpdateOrder(ctx, o.ID, &kassa.OrderUpdate{Notes: kassa.Some("no ice"), CustomerID: kassa.Some(ew.customer)}))
@@ -360,7 +373,8 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 	parent := must[*kassa.Category](t, "category")(cats.CreateCategory(ctx, &kassa.CategoryCreate{Name: "Drinks"}))
 	cat := must[*kassa.Category](t, "category")(cats.CreateCategory(ctx, &kassa.CategoryCreate{Name: "Tea", Station: ptr("bar")}))
 	must[*kassa.Category](t, "update category")(cats.UpdateCategory(ctx, cat.ID, &kassa.CategoryUpdate{Name: kassa.Some("Teas"),
-		Description: kassa.Some("leaf"), ParentID: kassa.Some(parent.ID), SortOrder: kassa.Some(2), IsActive: kassa.Some(false), Station: kassa.Some("kitchen")}))
+		Description: kassa.Some("leaf"), ParentID: kassa.Some(parent.ID), SortOrder: kassa.Some(2), IsActive: kassa.Some(false), Station: kassa.Some("kitchen"),
+		TaxCategoryID: kassa.Some("reduced")}))
 	g := must[*kassa.ModifierGroup](t, "modifier group")(groups.CreateModifierGroup(ctx, &kassa.ModifierGroupCreate{Name: "Milk",
 		Options: []kassa.ModifierOptionInput{{Name: "Oat", PriceAdjustment: 50}, {Name: "Soy"}}}))
 	must[*kassa.ModifierGroup](t, "update modifier group")(groups.UpdateModifierGroup(ctx, g.ID, &kassa.ModifierGroupUpdate{Name: kassa.Some("Milks"),
@@ -369,7 +383,7 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 	p := must[*kassa.Product](t, "product")(ew.edge.products.CreateProduct(ctx, &kassa.ProductCreate{Name: "Chai", SKU: "CHAI-1",
 		Barcodes: []string{"9300000000012"}, BasePrice: ptr(int64(450)), Cost: ptr(int64(120))}))
 	must[*kassa.Product](t, "update product")(ew.edge.products.UpdateProduct(ctx, p.ID, &kassa.ProductUpdate{Name: kassa.Some("Chai latte"),
-		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), Cost: kassa.Some(int64(140)), CategoryID: kassa.Some(cat.ID), Tags: kassa.Some([]string{"hot"}),
+		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), Cost: kassa.Some(int64(140)), CategoryID: kassa.Some(cat.ID), TaxCategoryID: kassa.Some("gst-free"), Tags: kassa.Some([]string{"hot"}),
 		ModifierGroupIDs: kassa.Some([]string{g.ID}), Station: kassa.Some("bar")}))
 	must[*kassa.Product](t, "archive product")(ew.edge.products.ArchiveProduct(ctx, p.ID))
 	l := must[*kassa.PriceList](t, "price list")(lists.CreatePriceList(ctx, &kassa.PriceListCreate{Name: "Happy hour",
@@ -419,10 +433,11 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	for _, table := range []string{"orders", "payments", "refunds", "receipts", "order_lines", "gift_card_transactions", "stock_movements", "transfers",
 		"laybys", "layby_payments"} {
 		cols := map[string]string{
-			"orders":   "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
-			"payments": "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
-			"receipts": "id, number, kind, order_id, refund_id, register_id, origin",
-			"laybys":   "id, status, total, paid, refunded, termination_charge, cancelled_by, completed_at, cancelled_at",
+			"orders":      "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
+			"payments":    "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
+			"receipts":    "id, number, kind, order_id, refund_id, register_id, origin",
+			"laybys":      "id, status, total, paid, refunded, termination_charge, cancelled_by, completed_at, cancelled_at",
+			"order_lines": "id, tax, total, tax_rate_bps",
 		}[table]
 		if cols == "" {
 			cols = "id"

@@ -45,7 +45,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 		&o.VoucherCode, &campaigns); err != nil {
 		return nil, err
 	}
-	o.Campaigns = []kassa.AppliedCampaign{}
+	o.Campaigns, o.TaxBreakdown = []kassa.AppliedCampaign{}, []kassa.TaxGroup{}
 	if err := decodeJSON(campaigns, &o.Campaigns); err != nil {
 		return nil, err
 	}
@@ -133,14 +133,15 @@ func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts
 
 func loadLines(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
 	rows, err := q.QueryContext(ctx, `SELECT order_id, id, product_id, name, sku, quantity, unit_price, modifiers, discount, tax, total,
-		campaign_discounts FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
+		campaign_discounts, tax_rate_bps FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
 		var oid, mods, parts string
+		var rate *int
 		l := kassa.LineItem{CampaignDiscounts: []kassa.LineCampaign{}}
-		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total, &parts); err != nil {
+		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total, &parts, &rate); err != nil {
 			rows.Close()
 			return err
 		}
@@ -148,7 +149,10 @@ func loadLines(ctx context.Context, q querier, in string, args []any, byID map[s
 			rows.Close()
 			return err
 		}
-		byID[oid].LineItems = append(byID[oid].LineItems, l)
+		o := byID[oid]
+		l.TaxRateBps = kassa.TaxRateOf(rate, o.TaxRateBps)
+		o.LineItems = append(o.LineItems, l)
+		o.TaxBreakdown = kassa.AddTax(o.TaxBreakdown, l.TaxRateBps, l.Total-l.Tax, l.Tax)
 	}
 	rows.Close()
 	return rows.Err()
@@ -338,6 +342,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
 				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
 				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
+				"tax_rate_bps": p.rates[i],
 			})
 			if err != nil {
 				return err
@@ -378,8 +383,9 @@ func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order 
 		lp := price.Lines[i]
 		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
 			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
-			Tax: lp.Tax, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
+			Tax: lp.Tax, TaxRateBps: lp.TaxBps, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
 	}
+	o.TaxBreakdown = orEmpty(price.TaxBreakdown)
 	return o
 }
 
@@ -425,6 +431,8 @@ type pricedOrder struct {
 	// limited are the applied campaigns with a usage limit, checked again
 	// in the unit (checkLimitsInUnit).
 	limited []*kassa.Campaign
+	// rates are the lines' tax categories' rates (nil: the order's rate).
+	rates []*int
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
@@ -454,10 +462,14 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
+	rates, err := lineTaxRates(ctx, q, a.OrgID, &settings, lines)
+	if err != nil {
+		return nil, err
+	}
 	priced := make([]kassa.PricedLine, len(lines))
 	for i, l := range lines {
 		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount,
-			Campaign: campaigns.LineTotals[i]}
+			Campaign: campaigns.LineTotals[i], TaxBps: rates[i]}
 	}
 	price, err := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
 	if err != nil {
@@ -468,7 +480,7 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 		return nil, err
 	}
 	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
-		limited: limitedCampaigns(live, campaigns.Applied)}
+		limited: limitedCampaigns(live, campaigns.Applied), rates: rates}
 	if in.VoucherCode != nil {
 		code := kassa.NormalizeVoucher(*in.VoucherCode)
 		p.voucher = &code
@@ -734,7 +746,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	o.LineItems, o.Payments = c.lines, c.payments
+	o.LineItems, o.Payments, o.TaxBreakdown = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines)
 	if err := kassa.Completable(o); err != nil {
 		return err
 	}
@@ -1004,7 +1016,7 @@ func init() {
 		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
 		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
 		NewState: func(*engine.DB) any { return &orderState{tickets: ticketQueue{wake: make(chan struct{}, 1)}} }})
-	register(entOrderLine, noun{Name: "order_line", Table: "order_lines", Merge: mergeAppend, Digest: orderRows,
+	register(entOrderLine, noun{Name: "order_line", Table: "order_lines", Merge: mergeAppend, Digest: orderRows, Formats: []formatStep{{Format: 5, Migration: 42}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
 			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "product_id", Table: "products"}}, Check: checkOrderLine},
 		Track: trackOrderOf})
@@ -1133,7 +1145,7 @@ func appliedCampaigns(f map[string]any) error {
 func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if err := firstErr(within(f, "quantity", 1, maxQuantity, true), within(f, "unit_price", 0, maxAmount, true),
 		within(f, "discount", 0, maxAmount, true), within(f, "tax", 0, maxAmount, true), within(f, "total", 0, maxAmount, true),
-		within(f, "position", 0, 10000, true)); err != nil {
+		within(f, "position", 0, 10000, true), within(f, "tax_rate_bps", 0, kassa.MaxTaxRateBps, false)); err != nil {
 		return err
 	}
 	var mods []struct {
@@ -1166,7 +1178,10 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 	if err := ad.Tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
 		return err // the reference check found the order
 	}
-	priced, err := kassa.Price([]kassa.PricedLine{{Unit: unit, Quantity: qty, Discount: &kassa.Discount{Type: "amount", Value: discount}}}, nil, int(rate), inclusive)
+	// A line of a tax category carries its rate (the edge's catalog and
+	// settings when it sold it, docs/tax.md); the hub checks the arithmetic.
+	own := lineTaxRate(f)
+	priced, err := kassa.Price([]kassa.PricedLine{{Unit: unit, Quantity: qty, Discount: &kassa.Discount{Type: "amount", Value: discount}, TaxBps: own}}, nil, int(rate), inclusive)
 	if err != nil {
 		return validated(err)
 	}

@@ -18,12 +18,12 @@ func NewProductService(db *DB) *ProductService { return &ProductService{db: db} 
 
 var _ kassa.ProductService = (*ProductService)(nil)
 
-const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, cost, category_id, tags, is_active, modifier_group_ids, station, created_at, updated_at FROM products`
+const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, cost, category_id, tax_category_id, tags, is_active, modifier_group_ids, station, created_at, updated_at FROM products`
 
 func scanProduct(s scanner) (*kassa.Product, error) {
 	var p kassa.Product
 	var barcodes, tags, groups, created, updated string
-	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.Description, &p.SKU, &barcodes, &p.BasePrice, &p.Cost, &p.CategoryID,
+	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.Description, &p.SKU, &barcodes, &p.BasePrice, &p.Cost, &p.CategoryID, &p.TaxCategoryID,
 		&tags, &p.IsActive, &groups, &p.Station, &created, &updated); err != nil {
 		return nil, err
 	}
@@ -76,10 +76,13 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		if err := checkRefs(ctx, tx, a.OrgID, in.CategoryID, in.ModifierGroupIDs); err != nil {
 			return err
 		}
+		if err := checkTaxCategory(ctx, tx, a.OrgID, in.TaxCategoryID); err != nil {
+			return err
+		}
 		active := in.IsActive == nil || *in.IsActive
 		err := tx.Insert(ctx, entProduct, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "sku": in.SKU,
-			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "cost": in.Cost, "category_id": in.CategoryID,
+			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "cost": in.Cost, "category_id": in.CategoryID, "tax_category_id": in.TaxCategoryID,
 			"tags": orEmpty(in.Tags), "is_active": active, "modifier_group_ids": dedupe(in.ModifierGroupIDs),
 			"station": in.Station,
 		})
@@ -110,6 +113,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		patch(cols, "base_price", p.BasePrice, in.BasePrice)
 		patchNullable(cols, "cost", p.Cost, in.Cost)
 		patchNullable(cols, "category_id", p.CategoryID, in.CategoryID)
+		patchNullable(cols, "tax_category_id", p.TaxCategoryID, in.TaxCategoryID)
 		patchAs(cols, "tags", p.Tags, in.Tags, orEmpty)
 		patch(cols, "is_active", p.IsActive, in.IsActive)
 		patchAs(cols, "modifier_group_ids", p.ModifierGroupIDs, in.ModifierGroupIDs, dedupe)
@@ -119,7 +123,7 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
 			return err
 		}
-		return nil
+		return checkTaxCategory(ctx, tx, a.OrgID, optPtr(in.TaxCategoryID))
 	})
 }
 
@@ -146,13 +150,14 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 
 // Products: a sku two stores gave alike while apart is settled by
 // renaming the one with the greater id. Format 5 (migration 0036) adds
-// cost, which a store's catalog writer may set as it sets the price.
+// cost, which a store's catalog writer may set as it sets the price, and
+// (migration 0042) tax_category_id.
 var entProduct = new(noun)
 
 func init() {
-	register(entProduct, noun{Name: "product", Table: "products", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 36}},
+	register(entProduct, noun{Name: "product", Table: "products", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 36}, {Format: 5, Migration: 42}},
 		Unique: &uniqueKey{Col: "sku", GiveWay: func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
-		Edge: &edgeRule{Update: []string{"name", "description", "base_price", "cost", "category_id", "tags", "is_active", "modifier_group_ids", "station"},
+		Edge: &edgeRule{Update: []string{"name", "description", "base_price", "cost", "category_id", "tax_category_id", "tags", "is_active", "modifier_group_ids", "station"},
 			Once:   []string{"sku", "barcodes"},
 			Scopes: catalogWrite, Refs: []ref{{Col: "category_id", Table: "categories"}, {Col: "modifier_group_ids", Table: "modifier_groups", List: true}},
 			Check: checkProduct},

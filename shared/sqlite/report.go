@@ -478,18 +478,16 @@ func (s *ReportService) Tax(ctx context.Context, f kassa.ReportFilter, emit func
 	if err := s.sumRows(ctx, func(k, cur string, v []int64) {
 		r := row(k, cur, v)
 		r.Orders, r.Sales, r.Tax = r.Orders+v[2], r.Sales+v[3], r.Tax+v[4]
-	}, 5, withD+`SELECT `+key+`, o.currency, o.tax_rate_bps, o.tax_inclusive, count(*), sum(o.total), sum(o.tax_total)
-		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
+	}, 5, withD+`SELECT `+key+`, o.currency, coalesce(l.tax_rate_bps, o.tax_rate_bps), o.tax_inclusive, count(DISTINCT o.id), sum(l.total), sum(l.tax)
+		FROM d CROSS JOIN orders o JOIN order_lines l ON l.order_id = o.id AND l.org_id = o.org_id
+		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+` GROUP BY 1, 2, 3, 4`, args...); err != nil {
 		return nil, err
 	}
-	if err := s.sumRows(ctx, func(k, cur string, v []int64) {
-		r := row(k, cur, v)
-		r.Refunds, r.RefundedTax = r.Refunds+v[2], r.RefundedTax+v[3]
-	}, 4, withD+`SELECT `+key+`, o.currency, o.tax_rate_bps, o.tax_inclusive, sum(r.amount),
-		sum((r.amount * o.tax_rate_bps * 2 + 10000 + o.tax_rate_bps) / (2 * (10000 + o.tax_rate_bps)))
-		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi GROUP BY 1, 2, 3, 4`, args...); err != nil {
+	if err := s.refundTaxRows(ctx, key, args, func(k, cur string, rate, inclusive, amount, tax int64) {
+		r := row(k, cur, []int64{rate, inclusive})
+		r.Refunds, r.RefundedTax = r.Refunds+amount, r.RefundedTax+tax
+	}); err != nil {
 		return nil, err
 	}
 	rows := sortedRows(sums, func(k [3]string) string { return strings.Join(k[:], "/") })

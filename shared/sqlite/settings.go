@@ -77,6 +77,9 @@ func (s *SettingsService) change(ctx context.Context, fn func(*kassa.OrgSettings
 		st = old
 		st.PaymentMethods = append([]kassa.PaymentMethodConfig(nil), old.PaymentMethods...)
 		fn(&st)
+		if err := keepNamedTaxCategories(ctx, tx, a.OrgID, old, st); err != nil {
+			return err
+		}
 		cols := map[string]any{}
 		changed(cols, "settings", old, st)
 		return tx.Update(ctx, entOrg, a.OrgID, a.OrgID, cols)

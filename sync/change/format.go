@@ -27,8 +27,9 @@ import "fmt"
 //	   writes the cashiers of its location (docs/staff.md); migration
 //	   0036: products carry cost (docs/reports.md); migration 0037: lay-bys
 //	   and their payments replicate (docs/laybys.md); migration 0041:
-//	   refunds carry approved_by (docs/staff.md); an edge of format 1-4 is
-//	   served without them.
+//	   refunds carry approved_by (docs/staff.md); migration 0042: products
+//	   and categories carry tax_category_id, order lines tax_rate_bps
+//	   (docs/tax.md); an edge of format 1-4 is served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
