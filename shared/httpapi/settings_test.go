@@ -22,6 +22,7 @@ var setDefaults = map[string]any{
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
 		map[string]any{"method": "gift_card", "enabled": false}, map[string]any{"method": "external", "enabled": false},
+		map[string]any{"method": "loyalty_points", "enabled": false},
 	},
 }
 

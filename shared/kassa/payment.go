@@ -14,11 +14,14 @@ const (
 	PaymentCard     PaymentMethod = "card"
 	PaymentGiftCard PaymentMethod = "gift_card"
 	PaymentExternal PaymentMethod = "external"
+	// PaymentLoyaltyPoints pays with the order's customer's loyalty
+	// points at the program's redemption value (docs/loyalty.md).
+	PaymentLoyaltyPoints PaymentMethod = "loyalty_points"
 )
 
 // Valid reports whether m is a known method.
 func (m PaymentMethod) Valid() bool {
-	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal
+	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints
 }
 
 // Payment states.
