@@ -91,7 +91,7 @@ type PointsTransaction struct {
 	BalanceAfter int64      `json:"balance_after"` // The account's balance after it.
 	OrderID      *string    `json:"order_id"`
 	PaymentID    *string    `json:"payment_id"` // The loyalty_points payment a redeem or refund belongs to; null otherwise.
-	Reason       string     `json:"reason"` // Free text saying why.
+	Reason       string     `json:"reason"`     // Free text saying why.
 	Origin       string     `json:"origin"`
 	CreatedAt    time.Time  `json:"created_at"`
 }
