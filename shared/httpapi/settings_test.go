@@ -161,6 +161,7 @@ func TestSettingsPaymentMethods(t *testing.T) {
 		return map[string]any{"methods": []any{
 			map[string]any{"method": "cash", "enabled": cash}, map[string]any{"method": "card", "enabled": card},
 			map[string]any{"method": "gift_card", "enabled": gift}, map[string]any{"method": "external", "enabled": ext},
+			map[string]any{"method": "loyalty_points", "enabled": false},
 		}}
 	}
 	entry := func(method any, enabled any) map[string]any {
