@@ -352,7 +352,8 @@ func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*k
 	return acct, prog, nil
 }
 
-// earnForOrder credits the customer's account in the org's active program with the points for an order total, times the
+// earnForOrder credits the customer's account in the org's active program with the points for an order total (less what
+// the customer's points paid of it), times the
 // order's campaign multiplier (basis points, kassa.MultiplyPoints); it returns 0 and writes nothing when the customer has no account.
 func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string, total, multiplierBps int64) (int64, error) {
 	acct, err := findCustomerAccount(ctx, tx, orgID, customerID, true)
@@ -363,7 +364,13 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 	if err != nil {
 		return 0, err
 	}
-	points := kassa.MultiplyPoints(prog.PointsFor(total), multiplierBps)
+	// What points paid earns none (docs/loyalty.md).
+	var byPoints int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = ? AND org_id = ? AND method = 'loyalty_points'
+		AND status IN ('captured', 'partially_refunded', 'refunded')`, orderID, orgID).Scan(&byPoints); err != nil {
+		return 0, err
+	}
+	points := kassa.MultiplyPoints(prog.PointsFor(total-byPoints), multiplierBps)
 	if points <= 0 {
 		return 0, nil
 	}

@@ -84,14 +84,16 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 	if forged != 0 {
 		t.Fatalf("the hub holds %d forged points payments", forged)
 	}
-	// An honest full refund at the edge gives the 3 points back at both
-	// (the completed order earned 10: 7 + 10 + 3).
-	must[*kassa.Order](t, "complete")(edge.orders.CompleteOrder(w.ctx, o.ID))
+	// An honest full refund at the edge gives the 3 points back at both.
+	done := must[*kassa.Order](t, "complete")(edge.orders.CompleteOrder(w.ctx, o.ID))
+	if done.LoyaltyPointsEarned != (o.Total-30)/100 {
+		t.Fatalf("the order of %d earned %v points; want those of the %d not paid with points", o.Total, done.LoyaltyPointsEarned, o.Total-30)
+	}
 	must[*kassa.Order](t, "refund")(NewOrderService(edge.db, pay).RefundOrder(w.ctx, o.ID, &kassa.RefundRequest{Amount: &o.Total, Reason: "cold"}))
 	push(t, edge, hub, w)
 	// The forged redeem of 1 point was admitted as a redeem (a points
 	// debit of no payment yet, as POST …/redeem writes): 1 point less at the hub.
-	if e, h := balance(edge), balance(hub); e != 20 || h != 19 {
-		t.Fatalf("after the refund: edge %d, hub %d points; want 20 and 19", e, h)
+	if e, h, want := balance(edge), balance(hub), 10+done.LoyaltyPointsEarned; e != want || h != want-1 {
+		t.Fatalf("after the refund: edge %d, hub %d points; want %d and %d", e, h, want, want-1)
 	}
 }
