@@ -196,17 +196,20 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	}
 	// Today's services seed the old store: they read locations'
 	// day_cutoff_hour (migration 0030), users' location_ids and
-	// pin_hash (0035) and products' cost (0036), added for the seed and
+	// pin_hash (0035), products' cost (0036) and points entries'
+	// payment_id (0043), added for the seed and
 	// dropped again, so that the store reopens as release 18 left it.
 	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
 	exec(`ALTER TABLE users ADD COLUMN location_ids TEXT NOT NULL DEFAULT '[]'`)
 	exec(`ALTER TABLE users ADD COLUMN pin_hash TEXT NOT NULL DEFAULT ''`)
 	exec(`ALTER TABLE products ADD COLUMN cost INTEGER`)
+	exec(`ALTER TABLE points_transactions ADD COLUMN payment_id TEXT`)
 	w := seed(t, wrapNode(t, old))
 	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
 	exec(`ALTER TABLE users DROP COLUMN location_ids`)
 	exec(`ALTER TABLE users DROP COLUMN pin_hash`)
 	exec(`ALTER TABLE products DROP COLUMN cost`)
+	exec(`ALTER TABLE points_transactions DROP COLUMN payment_id`)
 	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	row := func(id, order string, amount int64, created string) {
 		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)
