@@ -81,7 +81,7 @@ func automationRun(b *testing.B, clients, events, rules, pace int) automationRes
 		interval = time.Second * time.Duration(clients) / time.Duration(pace)
 	}
 	start := time.Now()
-	_, took := drive(clients, events, func(c, k int, lat []time.Duration) []time.Duration {
+	_, took, _ := drive(clients, events, func(c, k int, lat []time.Duration) []time.Duration {
 		if interval > 0 {
 			time.Sleep(time.Until(start.Add(interval*time.Duration(k) + interval*time.Duration(c)/time.Duration(clients))))
 		}

@@ -100,6 +100,6 @@ func timed(b testing.TB, client *http.Client, req *http.Request) time.Duration {
 // measure runs n requests on clients goroutines; the result's salesPerSec
 // is requests per second.
 func measure(clients, n int, req func(c, k int, lat []time.Duration) []time.Duration) benchResult {
-	all, elapsed := drive(clients, n, req)
+	all, elapsed, _ := drive(clients, n, req)
 	return benchResult{salesPerSec: float64(n) / elapsed.Seconds(), p50: percentile(all, .5), p99: percentile(all, .99)}
 }

@@ -134,7 +134,7 @@ func fanOut(b *testing.B, tn *testNode, token string, clients, events, pace int,
 	if pace > 0 {
 		interval = time.Second * time.Duration(clients) / time.Duration(pace)
 	}
-	_, made := drive(clients, events, func(c, k int, lat []time.Duration) []time.Duration {
+	_, made, _ := drive(clients, events, func(c, k int, lat []time.Duration) []time.Duration {
 		if interval > 0 {
 			time.Sleep(time.Until(start.Add(interval*time.Duration(k) + interval*time.Duration(c)/time.Duration(clients))))
 		}

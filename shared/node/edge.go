@@ -154,7 +154,7 @@ type edgeStore struct {
 }
 
 func (s *edgeStore) Unsent(ctx context.Context, after int64, limit int) ([]link.Entry, error) {
-	log, err := s.db.ChangesAfter(ctx, after, limit, sqlite.LogFilter{Unsent: true})
+	log, err := s.db.ChangesAfter(ctx, after, limit, sqlite.LogFilter{Unsent: true, Raw: true}) // pushed as stored
 	out := make([]link.Entry, len(log))
 	for i, e := range log {
 		out[i] = link.Entry{Seq: e.Seq, Change: e.Change}

@@ -271,9 +271,14 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	return errors.Join(err, n.close())
 }
 
-// close stops the jobs, then closes the store: for a node that never served.
+// close stops the jobs, waits for the idempotent answers still being
+// kept (sqlite.IdempotencyStore.Complete does not), then closes the
+// store: for a node that never served.
 func (n *Node) close() error {
 	n.Jobs.Stop()
+	if f, ok := n.Services.Idempotency.(interface{ Flush() }); ok {
+		f.Flush()
+	}
 	return n.db.Close()
 }
 

@@ -369,3 +369,36 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEdgeStoresAnEventsDataOnce: an edge's event is in its log once,
+// not again in its change record (which pushes it to the hub): the
+// record read back carries the fields a row write of the event records,
+// the event's data among them.
+func TestAnEdgeStoresAnEventsDataOnce(t *testing.T) {
+	edge, _, w := edgeAndHub(t)
+	sell(t, edge, w, w.p1, 1)
+	var stored int
+	if err := edge.db.Reader.QueryRow(`SELECT coalesce(sum(length(fields)), 0) FROM outbox WHERE entity = 'event'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Fatalf("the edge's event records store %d bytes of fields, want the events rows to hold them", stored)
+	}
+	for _, e := range logged(t, edge.db) {
+		cs, err := edge.db.Changes(context.Background(), entEvent.Name, e.ID)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("event %s's records: %v %v", e.ID, cs, err)
+		}
+		f := cs[0].Fields
+		want := map[string]any{"id": e.ID, "org_id": e.OrgID, "location_id": w.loc, "type": e.Type, "data": string(e.Data.(json.RawMessage)),
+			"occurred_at": e.OccurredAt.UTC().Format(TimeFormat)}
+		for k, v := range want {
+			if f[k] != v {
+				t.Fatalf("event %s's record: %s = %v, want %v", e.ID, k, f[k], v)
+			}
+		}
+		if len(f) != 8 || f["created_at"] == nil || f["updated_at"] == nil || cs[0].Origin != edge.db.NodeID || cs[0].Op != change.OpInsert {
+			t.Fatalf("event %s's record: %+v", e.ID, cs[0])
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
+	"unsafe"
 
 	"kassa.dev/shared/kassa"
 )
@@ -105,5 +107,103 @@ func TestIdempotencyAnswersKeptTogetherReplayEach(t *testing.T) {
 		if err != nil || r == nil || r.Status != 201 || string(r.Body) != key {
 			t.Fatalf("replay of %s: %+v %v", key, r, err)
 		}
+	}
+}
+
+// TestIdempotencyAnswerNeedsNoCommitOfItsOwn: a request's answer goes
+// out once its effect committed, without waiting for the unit that keeps
+// the answer (the writer is held busy here); a retry meanwhile replays it
+// from memory, and once kept (Flush) it replays from the table after a
+// restart.
+func TestIdempotencyAnswerNeedsNoCommitOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "k.db")
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := NewIdempotencyStore(db)
+	rctx, _, err := store.Begin(ctx, "org/user", "sale-1", "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(rctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(rctx, `INSERT INTO node_meta (key, value) VALUES ('sold', '1')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	running, release := make(chan struct{}), make(chan struct{})
+	busy := make(chan error, 1)
+	go func() {
+		busy <- db.Write(ctx, func(*Tx) error { close(running); <-release; return nil })
+	}()
+	<-running // the writer is held: no unit can keep the answer now
+	completed := make(chan error, 1)
+	go func() {
+		completed <- store.Complete(rctx, "org/user", "sale-1", &kassa.IdempotentResponse{Status: 201, Body: []byte("sold")})
+	}()
+	select {
+	case err := <-completed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer waited for a commit of its own")
+	}
+	if _, r, err := store.Begin(ctx, "org/user", "sale-1", "fp"); err != nil || r == nil || string(r.Body) != "sold" {
+		t.Fatalf("retry while the answer is being kept: %+v %v, want the answer", r, err)
+	}
+	if _, _, err := store.Begin(ctx, "org/user", "sale-1", "fp-else"); kassa.ErrorKind(err) != kassa.EInvalid {
+		t.Fatalf("another body while the answer is being kept: %v, want 422", err)
+	}
+	close(release)
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	store.Flush()
+	db.Close()
+
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, r, err := NewIdempotencyStore(db).Begin(ctx, "org/user", "sale-1", "fp"); err != nil || r == nil || r.Status != 201 || string(r.Body) != "sold" {
+		t.Fatalf("replay after a restart: %+v %v", r, err)
+	}
+}
+
+// TestIdempotencyKeepsItsOwnCopyOfTheKey: the answer is kept after the
+// request returned, when the server may reuse the buffer its key and
+// scope strings pointed into (Fiber does): the record is kept under the
+// key as it was sent.
+func TestIdempotencyKeepsItsOwnCopyOfTheKey(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "k.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := NewIdempotencyStore(db)
+	buf := []byte("org/user key-aaaa")
+	scope, key := unsafe.String(&buf[0], 8), unsafe.String(&buf[9], 8)
+	rctx, _, err := store.Begin(ctx, scope, key, "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(rctx, func(tx *Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Complete(rctx, scope, key, &kassa.IdempotentResponse{Status: 201, Body: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "org/else key-bbbb") // the next request in the same buffer
+	store.Flush()
+	if _, r, err := store.Begin(ctx, "org/user", "key-aaaa", "fp"); err != nil || r == nil || string(r.Body) != "a" {
+		t.Fatalf("replay of the key as sent: %+v %v", r, err)
+	}
+	if _, r, err := store.Begin(ctx, "org/else", "key-bbbb", "fp"); err != nil || r != nil {
+		t.Fatalf("the buffer's next key: %+v %v, want a fresh key", r, err)
 	}
 }

@@ -99,6 +99,22 @@ func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Tic
 	if err != nil {
 		return err
 	}
+	return appendTicket(ctx, tx, orgID, typ, t, n)
+}
+
+// writeNewTicket is writeTicketRow for the first ticket of an order the
+// unit creates: it has no number yet, and the caller knows its
+// location's time zone, so the unit reads neither.
+func writeNewTicket(ctx context.Context, tx *Tx, orgID string, t *kassa.Ticket, timezone string) error {
+	n, err := takeTicketNumber(ctx, tx, t, tx.Now.In(zone(timezone)).Format(time.DateOnly))
+	if err != nil {
+		return err
+	}
+	return appendTicket(ctx, tx, orgID, kassa.TicketCreated, t, n)
+}
+
+// appendTicket writes the ticket, numbered n, to kds_events.
+func appendTicket(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticket, n int64) error {
 	t.TicketNumber = n
 	if t.Void && typ == kassa.TicketUpdated {
 		typ = kassa.TicketVoided
@@ -134,7 +150,14 @@ func ticketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
+	return takeTicketNumber(ctx, tx, t, day)
+}
+
+// takeTicketNumber gives the order its ticket number: the next of its
+// location's business day.
+func takeTicketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket, day string) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
 		ON CONFLICT(location_id, day) DO UPDATE SET next = next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
 	if err != nil {
 		return 0, err
@@ -452,41 +475,85 @@ func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
 // ticket.updated when notes, status or lines differ. A replay records
 // nothing.
 func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
-	o, err := loadOrder(ctx, tx, orgID, orderID, partLines)
+	p, err := planTicket(ctx, tx, orgID, orderID)
+	if err != nil || p == nil || p.typ == "" {
+		return err
+	}
+	return writeTicketRow(ctx, tx, orgID, p.typ, p.ticket)
+}
+
+// ticketPlan is what syncTicket found an order's ticket needs, and the
+// state it found it in: its order's stamp, its line count and its newest
+// ticket event (seq 0: none). typ "" needs no ticket event.
+type ticketPlan struct {
+	org, order string
+	typ        string
+	ticket     *kassa.Ticket
+	hlc        string
+	lines, seq int64
+}
+
+// planTicket compares an order with its newest ticket event, on q (the
+// unit, or a snapshot before it), and builds the ticket event it needs;
+// nil when the order or its lines have not arrived yet.
+func planTicket(ctx context.Context, q querier, orgID, orderID string) (*ticketPlan, error) {
+	o, err := loadOrder(ctx, q, orgID, orderID, partLines)
 	if errors.Is(err, sql.ErrNoRows) || kassa.ErrorKind(err) == kassa.ENotFound {
-		return nil // its order row comes in a later batch
+		return nil, nil // its order row comes in a later batch
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(o.LineItems) == 0 {
-		return nil // its lines come in a later batch
+		return nil, nil // its lines come in a later batch
+	}
+	p := &ticketPlan{org: orgID, order: orderID, lines: int64(len(o.LineItems))}
+	if err := q.QueryRowContext(ctx, `SELECT hlc FROM orders WHERE id = ?`, orderID).Scan(&p.hlc); err != nil {
+		return nil, err
 	}
 	var data string
-	err = tx.QueryRowContext(ctx, `SELECT data FROM kds_events WHERE order_id = ? ORDER BY seq DESC LIMIT 1`, orderID).Scan(&data)
+	err = q.QueryRowContext(ctx, `SELECT seq, data FROM kds_events WHERE order_id = ? ORDER BY seq DESC LIMIT 1`, orderID).Scan(&p.seq, &data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return writeBuiltTicket(ctx, tx, orgID, o, kassa.TicketCreated)
+		p.typ = kassa.TicketCreated
+	} else if err != nil {
+		return nil, err
+	} else if p.typ, err = ticketChange(data, o); err != nil || p.typ == "" {
+		return p, err
 	}
-	if err != nil {
-		return err
-	}
+	p.ticket, err = buildTicket(ctx, q, o)
+	return p, err
+}
+
+// ticketChange is the ticket event an order needs after its newest one
+// (data), "" for none.
+func ticketChange(data string, o *kassa.Order) (string, error) {
 	var last kassa.Ticket
 	if err := decodeJSON(data, &last); err != nil {
-		return err
+		return "", err
 	}
-	typ := ""
 	switch was, now := kassa.KitchenRank(last.KitchenStatus), kassa.KitchenRank(o.KitchenStatus); {
 	case now > was:
-		typ = kassa.TicketBumped
+		return kassa.TicketBumped, nil
 	case now < was:
-		typ = kassa.TicketRecalled
+		return kassa.TicketRecalled, nil
 	case last.Notes != o.Notes || last.Status != o.Status || len(last.Lines) != len(o.LineItems) ||
 		last.Void != kassa.VoidTicket(o.Status, o.KitchenStatus):
-		typ = kassa.TicketUpdated
-	default:
-		return nil
+		return kassa.TicketUpdated, nil
 	}
-	return writeBuiltTicket(ctx, tx, orgID, o, typ)
+	return "", nil
+}
+
+// still reports whether the order and its tickets are, in the unit, as
+// the plan found them: then its ticket event can be written as planned.
+func (p *ticketPlan) still(ctx context.Context, tx *Tx) (bool, error) {
+	var hlc string
+	var lines, seq int64
+	err := tx.QueryRowContext(ctx, `SELECT hlc, (SELECT count(*) FROM order_lines WHERE order_id = orders.id),
+		coalesce((SELECT max(seq) FROM kds_events WHERE order_id = orders.id), 0) FROM orders WHERE id = ?`, p.order).Scan(&hlc, &lines, &seq)
+	if err != nil {
+		return false, err
+	}
+	return hlc == p.hlc && lines == p.lines && seq == p.seq, nil
 }
 
 // writeBuiltTicket builds the ticket of an order already loaded with its
@@ -569,14 +636,59 @@ func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
 	if len(batch) == 0 {
 		return 0, nil
 	}
+	plans, err := db.planTickets(ctx, batch)
+	if err != nil {
+		return len(batch), err
+	}
 	return len(batch), db.Write(ctx, func(tx *Tx) error {
-		for id, org := range batch {
-			if err := syncTicket(ctx, tx, org, id); err != nil {
+		for _, p := range plans {
+			if err := p.write(ctx, tx); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// planTickets plans the due orders' tickets on one snapshot, off the
+// writer: the unit then only checks that nothing changed since and writes.
+func (db *DB) planTickets(ctx context.Context, batch map[string]string) ([]*ticketPlan, error) {
+	snap, err := db.Reader.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Done()
+	plans := make([]*ticketPlan, 0, len(batch))
+	for id, org := range batch {
+		p, err := planTicket(ctx, snap, org, id)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			p = &ticketPlan{org: org, order: id} // not there yet: looked at again in the unit
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// write writes the planned ticket event when the order and its tickets
+// are still as planned, and otherwise plans again in the unit.
+func (p *ticketPlan) write(ctx context.Context, tx *Tx) error {
+	if p.hlc == "" {
+		return syncTicket(ctx, tx, p.org, p.order)
+	}
+	ok, err := p.still(ctx, tx)
+	if err != nil || !ok {
+		if err == nil || errors.Is(err, sql.ErrNoRows) {
+			err = syncTicket(ctx, tx, p.org, p.order)
+		}
+		return err
+	}
+	if p.typ == "" {
+		return nil
+	}
+	return writeTicketRow(ctx, tx, p.org, p.typ, p.ticket)
 }
 
 // SweepTickets marks due the tickets of the orders of the last day that

@@ -355,7 +355,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		t.Number, t.OrderedAt, t.UpdatedAt = number, tx.Now, tx.Now
 		o.Number, o.History[0].At, o.OccurredAt, o.CreatedAt, o.UpdatedAt = number, tx.Now, tx.Now, tx.Now, tx.Now
 		tx.Emit(a.OrgID, loc.ID, kassa.EventOrderCreated, o)
-		return writeTicketRow(ctx, tx, a.OrgID, kassa.TicketCreated, &t)
+		return writeNewTicket(ctx, tx, a.OrgID, &t, loc.Timezone)
 	})
 	if err != nil {
 		return nil, err

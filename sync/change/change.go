@@ -8,6 +8,7 @@
 package change
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"kassa.dev/sync/hlc"
@@ -42,6 +43,22 @@ type Change struct {
 	// empty for the node's own work (forwarding offline payments, sync).
 	// The hub replays authorization for it (DESIGN.md, Sync, "Trust").
 	Actor string `json:"actor,omitempty"`
+	// RawFields, when set, are the fields as JSON, sent in their place: a
+	// reader of a log that only forwards records (an edge's push) need not
+	// decode them into Fields and encode them again.
+	RawFields json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes c, with RawFields as its fields when they are set.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	if c.RawFields == nil {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		Fields json.RawMessage `json:"fields"`
+	}{plain(c), c.RawFields})
 }
 
 // Validate reports the first structural problem of c, if any.

@@ -218,6 +218,9 @@ type Applier struct {
 	// logged nor delivered.
 	held      map[string]bool
 	conflicts int
+	// quarantine says whether the quarantine held anything when the batch
+	// first asked (quarantineEmpty): 0 not asked, 1 empty, 2 not.
+	quarantine int8
 }
 
 // olderRules, set by tests only, refuses what an older release's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -26,8 +27,9 @@ import (
 type IdempotencyStore struct {
 	db      *DB
 	mu      sync.Mutex
-	claimed map[string]*idemClaim // scope "\x00" key; requests still running here
+	claimed map[string]*idemClaim // scope "\x00" key; requests still running here, or their answers being kept
 	answers []*answer             // completed, waiting for a keeping unit
+	keeping sync.WaitGroup        // keeping units under way (Flush)
 }
 
 // idemClaim is a key claimed by a running request, carried in its context
@@ -37,6 +39,10 @@ type idemClaim struct {
 	scope, key, fp string
 	claimedAt      string
 	recorded       atomic.Bool // a committed unit wrote the record
+	// answer is the request's answer once it completed, until the unit
+	// keeping it committed: a retry meanwhile is answered from it
+	// (guarded by store.mu).
+	answer *kassa.IdempotentResponse
 }
 
 type idemClaimKey struct{}
@@ -54,11 +60,19 @@ var _ kassa.IdempotencyStore = (*IdempotencyStore)(nil)
 // after its commit).
 func (s *IdempotencyStore) Begin(ctx context.Context, scope, key, fingerprint string) (context.Context, *kassa.IdempotentResponse, error) {
 	now := s.db.Now()
+	// Kept past the request (Complete does not wait): a caller's strings
+	// may point into a buffer it reuses (Fiber's).
+	scope, key = strings.Clone(scope), strings.Clone(key)
 	c := &idemClaim{store: s, scope: scope, key: key, fp: fingerprint, claimedAt: FmtTime(now)}
 	s.mu.Lock()
 	if held := s.claimed[scope+"\x00"+key]; held != nil {
+		answer := held.answer
 		s.mu.Unlock()
-		_, err := kassa.IdempotencyReplay(&kassa.IdempotencyRecord{Fingerprint: held.fp, Running: true, ClaimedAt: now}, fingerprint, now)
+		again, err := kassa.IdempotencyReplay(&kassa.IdempotencyRecord{Fingerprint: held.fp, Running: answer == nil, ClaimedAt: now}, fingerprint, now)
+		if again {
+			r := *answer
+			return ctx, &r, nil
+		}
 		return ctx, nil, err
 	}
 	s.claimed[scope+"\x00"+key] = c
@@ -121,38 +135,61 @@ func (tx *Tx) recordClaim(ctx context.Context) (*idemClaim, error) {
 	return c, err
 }
 
-// Complete stores the response of a claimed key and releases the claim.
-// Answers are group-kept: those of requests completing together are
-// written in one writer unit (keeping.keep), so a keyed request costs its
-// own unit plus a share of one.
+// Complete stores the response of a claimed key and releases the claim
+// once it is kept. Answers are group-kept: those of requests completing
+// together are written in one writer unit (keeping.keep), so a keyed
+// request costs its own unit plus a share of one. Complete does not wait
+// for that unit: the request's effect committed in its own unit, and
+// until its answer is kept a retry is answered from memory (Begin); a
+// crash before it leaves the running record, as a crash just before
+// Complete always did (docs/write-path.md). Flush waits for the units.
 func (s *IdempotencyStore) Complete(ctx context.Context, scope, key string, r *kassa.IdempotentResponse) error {
-	a := &answer{scope: scope, key: key, fp: "", claimedAt: FmtTime(s.db.Now()), r: r, done: make(chan error, 1)}
-	if c := s.held(scope, key); c != nil {
-		defer s.release(c)
-		a.fp, a.claimedAt = c.fp, c.claimedAt
-	}
+	a := &answer{scope: strings.Clone(scope), key: strings.Clone(key), fp: "", claimedAt: FmtTime(s.db.Now()), r: r}
 	s.mu.Lock()
+	if c := s.claimed[scope+"\x00"+key]; c != nil {
+		a.fp, a.claimedAt, a.claim = c.fp, c.claimedAt, c
+		c.answer = r
+	}
 	s.answers = append(s.answers, a)
 	lead := len(s.answers) == 1
+	if lead {
+		s.keeping.Add(1)
+	}
 	s.mu.Unlock()
 	if lead {
-		f := &keeping{store: s}
-		err := s.db.Write(unclaimed(context.WithoutCancel(ctx)), f.keep)
-		if f.taken == nil { // the unit never ran: fail what it would have kept
-			f.take()
-		}
-		for _, k := range f.taken {
-			k.done <- err
+		go s.keepQueued(context.WithoutCancel(ctx))
+	}
+	return nil
+}
+
+// keepQueued runs one unit keeping the answers queued when it runs, then
+// releases their claims.
+func (s *IdempotencyStore) keepQueued(ctx context.Context) {
+	defer s.keeping.Done()
+	f := &keeping{store: s}
+	err := s.db.Write(unclaimed(ctx), f.keep)
+	if f.taken == nil { // the unit never ran: drop what it would have kept
+		f.take()
+	}
+	if err != nil {
+		s.db.Log.Warn("sqlite: keeping idempotent answers; their keys answer 409 until they expire", "answers", len(f.taken), "err", err)
+	}
+	for _, a := range f.taken {
+		if a.claim != nil {
+			s.release(a.claim)
 		}
 	}
-	return <-a.done
 }
+
+// Flush waits until the answers completed so far are kept (or failed):
+// the node calls it before it closes the store.
+func (s *IdempotencyStore) Flush() { s.keeping.Wait() }
 
 // answer is a completed request's response waiting to be kept.
 type answer struct {
 	scope, key, fp, claimedAt string
 	r                         *kassa.IdempotentResponse
-	done                      chan error
+	claim                     *idemClaim // released once kept; nil for a key not claimed here
 }
 
 // keeping is one unit keeping the answers queued when it runs.
