@@ -743,10 +743,11 @@ func (e OrderStatus) Valid() bool {
 
 // Defines values for PaymentMethod.
 const (
-	PaymentMethodCard     PaymentMethod = "card"
-	PaymentMethodCash     PaymentMethod = "cash"
-	PaymentMethodExternal PaymentMethod = "external"
-	PaymentMethodGiftCard PaymentMethod = "gift_card"
+	PaymentMethodCard          PaymentMethod = "card"
+	PaymentMethodCash          PaymentMethod = "cash"
+	PaymentMethodExternal      PaymentMethod = "external"
+	PaymentMethodGiftCard      PaymentMethod = "gift_card"
+	PaymentMethodLoyaltyPoints PaymentMethod = "loyalty_points"
 )
 
 // Valid indicates whether the value is a known member of the PaymentMethod enum.
@@ -759,6 +760,8 @@ func (e PaymentMethod) Valid() bool {
 	case PaymentMethodExternal:
 		return true
 	case PaymentMethodGiftCard:
+		return true
+	case PaymentMethodLoyaltyPoints:
 		return true
 	default:
 		return false
@@ -803,6 +806,7 @@ const (
 	PointsTypeAdjust PointsType = "adjust"
 	PointsTypeEarn   PointsType = "earn"
 	PointsTypeRedeem PointsType = "redeem"
+	PointsTypeRefund PointsType = "refund"
 )
 
 // Valid indicates whether the value is a known member of the PointsType enum.
@@ -813,6 +817,8 @@ func (e PointsType) Valid() bool {
 	case PointsTypeEarn:
 		return true
 	case PointsTypeRedeem:
+		return true
+	case PointsTypeRefund:
 		return true
 	default:
 		return false
@@ -3414,7 +3420,7 @@ type PaymentInitiate struct {
 	// GiftCardCode The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 	GiftCardCode *string `json:"gift_card_code,omitempty"`
 
-	// Method How the customer pays.
+	// Method How the customer pays. loyalty_points: the order's customer's points at the program's redemption_value, the amount a whole number of points (a multiple of it), within the customer's balance; refunds give the points back.
 	Method PaymentMethod `json:"method"`
 
 	// OrderId The order.
@@ -3522,13 +3528,16 @@ type PointsTransaction struct {
 	// Origin The node (edge or hub) where it happened.
 	Origin string `json:"origin"`
 
+	// PaymentId The loyalty_points payment a redeem or refund belongs to; null otherwise.
+	PaymentId *string `json:"payment_id"`
+
 	// Points Signed points: redemptions are negative.
 	Points int64 `json:"points"`
 
 	// Reason Free text saying why.
 	Reason string `json:"reason"`
 
-	// Type earn, redeem or adjust.
+	// Type earn, redeem, adjust or refund (a loyalty_points payment given back).
 	Type PointsType `json:"type"`
 }
 

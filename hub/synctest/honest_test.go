@@ -71,8 +71,8 @@ func TestAnHonestEdgeIsNeverRefused(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d, %d steps: %s", seed, steps, h.tally())
-	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["pay gift_card"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
-		t.Errorf("the run captured no card offline, paid by no gift card, completed or refunded nothing: the settings or the mix lost the point")
+	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["pay gift_card"] == 0 || h.counts["pay loyalty_points"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
+		t.Errorf("the run captured no card offline, paid by no gift card or points, completed or refunded nothing: the settings or the mix lost the point")
 	}
 }
 
@@ -99,7 +99,7 @@ const honestGiftCardOfflineLimit = 1_000_000
 func honestSettings(t *testing.T, e *env) {
 	t.Helper()
 	methods := []any{}
-	for _, m := range []string{"cash", "card", "gift_card", "external"} {
+	for _, m := range []string{"cash", "card", "gift_card", "external", "loyalty_points"} {
 		methods = append(methods, map[string]any{"method": m, "enabled": true})
 	}
 	if st := e.hub.Call(t, "PUT", "/api/v1/payments/methods", e.hubTok, map[string]any{"methods": methods}, nil); st != 200 {
@@ -357,7 +357,7 @@ func (h *honestRun) pay() {
 	}
 	body := h.atTill(map[string]any{"order_id": o.id, "amount": amount})
 	capture := true
-	switch h.rng.IntN(6) {
+	switch h.rng.IntN(7) {
 	case 0, 1:
 		body["method"] = "cash"
 		body["tendered"] = amount + h.rng.Int64N(1000)
@@ -373,6 +373,14 @@ func (h *honestRun) pay() {
 		if h.rng.IntN(2) == 0 {
 			body["method"] = "external"
 		}
+	case 6:
+		// Points (issue 26) at 10 a point: refused unless the order is the
+		// enrolled customer's and her points cover it.
+		body["method"] = "loyalty_points"
+		if amount -= amount % 10; amount == 0 {
+			return
+		}
+		body["amount"] = amount
 	}
 	what := "pay " + body["method"].(string)
 	if body["method"] == "card" && h.offline {

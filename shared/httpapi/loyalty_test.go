@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
 	"kassa.dev/sync/change"
 )
 
@@ -456,5 +457,75 @@ func TestOpenAPIDocumentsCustomersAndLoyalty(t *testing.T) {
 	del := paths["/api/v1/customers/{id}"].(map[string]any)["delete"].(map[string]any)
 	if _, ok := del["responses"].(map[string]any)["204"]; !ok {
 		t.Errorf("DELETE /customers/{id} does not document 204: %v", del["responses"])
+	}
+}
+
+// TestLoyaltyPointsPayPartOfAnOrderAtEveryNode: at the hub, a connected
+// edge and an edge without its uplink, a customer with 50 points worth
+// 10 each pays 300 of a 1000 order with 30 of them and the rest in cash;
+// the order is paid, the points are debited, and a full refund gives
+// them back. A points payment for an order without a customer, of an
+// amount that is not a whole number of points, or beyond the customer's
+// points is a 422 naming the field that stores nothing.
+func TestLoyaltyPointsPayPartOfAnOrderAtEveryNode(t *testing.T) {
+	for _, at := range []struct {
+		name  string
+		node  string
+		tweak func(*node.Config)
+	}{
+		{"hub", kassa.NodeHub, nil},
+		{"edge", kassa.NodeEdge, nil},
+		{"offline edge", kassa.NodeEdge, func(c *node.Config) { c.Offline = func() bool { return true } }},
+	} {
+		t.Run(at.name, func(t *testing.T) {
+			f := ordFixtureOn(t, MustStartNode(t, at.node, at.tweak))
+			f.must(f.do("PUT", "/payments/methods", "", map[string]any{"methods": []any{map[string]any{"method": "cash", "enabled": true},
+				map[string]any{"method": "loyalty_points", "enabled": true}}}), 200)
+			f.create("/loyalty/programs", map[string]any{"name": "Beans", "points_per_unit": 1, "redemption_value": 10})
+			cust := f.customer("Ann")
+			acct := f.create("/loyalty/accounts", map[string]any{"customer_id": cust})
+			f.must(f.do("POST", "/loyalty/accounts/"+acct+"/earn", "", map[string]any{"points": 50}), 201)
+			product := f.product("Latte", "PTS-LAT", 1000)
+			line := []any{map[string]any{"product_id": product, "quantity": 1}}
+			o := f.order(map[string]any{"location_id": f.locA, "customer_id": cust, "line_items": line})
+			oid, total := o["id"].(string), ordNum(o["total"])
+			anon := f.order(map[string]any{"location_id": f.locA, "line_items": line})
+			points := func(orderID string, amount int64) *resp {
+				return f.do("POST", "/payments/initiate", f.cashier, map[string]any{"order_id": orderID, "amount": amount, "method": "loyalty_points"})
+			}
+			for _, sc := range []struct {
+				name, order, field string
+				amount             int64
+			}{
+				{"an order without a customer", anon["id"].(string), "customer_id", 300},
+				{"not a whole number of points", oid, "amount", 305},
+				{"beyond the customer's points", oid, "amount", 510},
+			} {
+				before := f.tn.outboxLen()
+				f.refused(t, points(sc.order, sc.amount), 422, "validation", sc.field, before)
+			}
+			balance := func() int64 {
+				return ordNum(f.must(f.do("GET", "/loyalty/accounts/"+acct, "", nil), 200).Data()["points_balance"])
+			}
+			p := f.must(points(oid, 300), 201).Data()
+			ordWant(t, p, map[string]any{"method": "loyalty_points", "status": "captured", "amount": 300.0})
+			if b := balance(); b != 20 {
+				t.Fatalf("after paying 300 with points: %d points, want 20", b)
+			}
+			f.payCash(oid, total-300)
+			ordWant(t, f.get(oid), map[string]any{"paid_total": float64(total)})
+			if got := f.payList("", "?method=loyalty_points"); len(got) != 1 || got[0]["id"] != p["id"] {
+				t.Fatalf("payments by method loyalty_points: %v", got)
+			}
+			f.complete(oid)
+			earned := ordNum(f.get(oid)["loyalty_points_earned"])
+			f.must(f.do("POST", "/orders/"+oid+"/refund", f.manager, nil), 200)
+			if b := balance(); b != 50+earned {
+				t.Fatalf("after a full refund: %d points, want the 30 back: %d", b, 50+earned)
+			}
+			txns := f.must(f.do("GET", "/loyalty/accounts/"+acct+"/transactions", "", nil), 200).List()
+			last := txns[len(txns)-1].(map[string]any)
+			ordWant(t, last, map[string]any{"type": "refund", "points": 30.0, "payment_id": p["id"], "order_id": oid})
+		})
 	}
 }

@@ -193,15 +193,15 @@ func TestOpenAPIEnumsRequiredAndDescriptions(t *testing.T) {
 		{"Order", "status", []any{"open", "completed", "partially_refunded", "refunded", "cancelled"}},
 		{"Order", "channel", []any{"pos", "online", "partner"}},
 		{"Order", "kitchen_status", []any{"new", "in_progress", "ready", "served"}},
-		{"Payment", "method", []any{"cash", "card", "gift_card", "external"}},
+		{"Payment", "method", []any{"cash", "card", "gift_card", "external", "loyalty_points"}},
 		{"Payment", "status", []any{"pending", "authorized", "captured", "voided", "failed", "refunded", "partially_refunded"}},
-		{"PaymentInitiate", "method", []any{"cash", "card", "gift_card", "external"}},
+		{"PaymentInitiate", "method", []any{"cash", "card", "gift_card", "external", "loyalty_points"}},
 		{"StockAdjust", "reason", []any{"received", "count", "damaged", "theft", "wastage", "return", "correction"}},
 		{"Movement", "ref_type", []any{"order", "refund", "transfer", "adjustment", "layby"}},
 		{"Transfer", "status", []any{"in_transit", "received", "cancelled"}},
 		{"User", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},
 		{"UserCreate", "role", []any{"owner", "manager", "cashier", "kitchen", "ops"}},
-		{"PointsTransaction", "type", []any{"earn", "redeem", "adjust"}},
+		{"PointsTransaction", "type", []any{"earn", "redeem", "adjust", "refund"}},
 		{"OrderUpdate", "status", []any{"cancelled"}},
 	} {
 		// One component per set, so a generated client has one type for it.

@@ -74,6 +74,7 @@ type repWorld struct {
 	custs    []string
 	accounts []string          // the customers' loyalty accounts
 	cards    []string          // gift card codes
+	points   int               // loyalty_points payments taken
 	register map[string]string // location → its till
 	drawer   map[string]string // location → its open drawer
 }
@@ -101,8 +102,10 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 	if rng.IntN(3) == 0 {
 		body["discount"] = map[string]any{"type": "percent", "value": 500 + rng.IntN(1500)}
 	}
+	cust := -1
 	if rng.IntN(2) == 0 {
-		body["customer_id"] = w.custs[rng.IntN(len(w.custs))]
+		cust = rng.IntN(len(w.custs))
+		body["customer_id"] = w.custs[cust]
 	}
 	o := w.must(w.tn.Do("POST", "/api/v1/orders", tok, body), "order")
 	id, total := o["id"].(string), int64(o["total"].(float64))
@@ -113,6 +116,16 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 	pay := map[string]any{"order_id": id, "amount": first, "method": "cash", "register_id": w.register[loc]}
 	if rng.IntN(4) == 0 {
 		pay = map[string]any{"order_id": id, "amount": first, "method": "gift_card", "gift_card_code": w.cards[rng.IntN(len(w.cards))]}
+	}
+	if cust >= 0 && (w.points == 0 || rng.IntN(3) == 0) {
+		// Points as the first tender (issue 26): at 1 minor unit a point.
+		bal := int64(w.must(w.tn.Do("GET", "/api/v1/loyalty/accounts/"+w.accounts[cust], tok, nil), "account")["points_balance"].(float64))
+		if first = min(first, bal); first > 0 {
+			pay = map[string]any{"order_id": id, "amount": first, "method": "loyalty_points"}
+			w.points++
+		} else {
+			first = total
+		}
 	}
 	w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, pay), "first tender")
 	if first < total {
@@ -174,8 +187,10 @@ func newRepWorld(t *testing.T, start time.Time) *repWorld {
 		c := w.must(tn.Do("POST", "/api/v1/customers", tok, map[string]any{"first_name": fmt.Sprintf("C%d", i)}), "customer")["id"].(string)
 		w.custs = append(w.custs, c)
 		w.accounts = append(w.accounts, w.must(tn.Do("POST", "/api/v1/loyalty/accounts", tok, map[string]any{"customer_id": c}), "account")["id"].(string))
+		w.must(tn.Do("POST", "/api/v1/loyalty/accounts/"+w.accounts[i]+"/earn", tok, map[string]any{"points": 500, "reason": "welcome"}), "welcome points")
 	}
-	w.must(tn.Do("PUT", "/api/v1/payments/methods", tok, map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true}}}), "gift cards on")
+	w.must(tn.Do("PUT", "/api/v1/payments/methods", tok, map[string]any{"methods": []any{map[string]any{"method": "gift_card", "enabled": true},
+		map[string]any{"method": "loyalty_points", "enabled": true}}}), "gift cards and points on")
 	for range 3 {
 		w.cards = append(w.cards, w.must(tn.Do("POST", "/api/v1/gift-cards", tok, map[string]any{"initial_amount": 100000}), "gift card")["code"].(string))
 	}
@@ -414,6 +429,9 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		if int64(r["tax"].(float64)) != want[0] || int64(r["refund_tax"].(float64)) != want[1] {
 			t.Errorf("tax at %v/%v: %v and %v refunded, raw %v", r["rate_bps"], r["inclusive"], r["tax"], r["refund_tax"], want)
 		}
+	}
+	if w.points == 0 {
+		t.Errorf("no sale was paid with points: the reports were not checked with them")
 	}
 	repCheckMovements(t, w, tok, q, locIDs)
 	repCheckRollups(t, w.tn, tok, q)

@@ -49,8 +49,8 @@ const (
 var Enums = map[string][]string{
 	"Role":              strs(RoleOwner, RoleManager, RoleCashier, RoleKitchen, RoleOps),
 	"Scope":             strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite, ScopeSyncWrite)...),
-	"PaymentMethod":     strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal),
-	"PointsType":        strs(PointsEarn, PointsRedeem, PointsAdjust),
+	"PaymentMethod":     strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal, PaymentLoyaltyPoints),
+	"PointsType":        strs(PointsEarn, PointsRedeem, PointsAdjust, PointsRefund),
 	"GiftCardTxnType":   strs(GiftCardTxnIssue, GiftCardTxnRedeem, GiftCardTxnRefund, GiftCardTxnAdjust),
 	"GiftCardStatus":    {GiftCardActive, GiftCardDisabled},
 	"DrawerStatus":      {DrawerOpen, DrawerClosed},

@@ -176,6 +176,8 @@ func TenderLabel(p ReceiptPayment) string {
 		return "Gift card " + *p.GiftCard
 	case p.Method == PaymentCash:
 		return "Cash"
+	case p.Method == PaymentLoyaltyPoints:
+		return "Points"
 	}
 	return string(p.Method)
 }

@@ -75,6 +75,9 @@ const (
 	PointsEarn   PointsType = "earn"
 	PointsRedeem PointsType = "redeem"
 	PointsAdjust PointsType = "adjust"
+	// PointsRefund credits back points a loyalty_points payment redeemed,
+	// when the payment is refunded or voided.
+	PointsRefund PointsType = "refund"
 )
 
 // PointsTransaction is one append-only entry of an account. Points are
@@ -83,11 +86,12 @@ type PointsTransaction struct {
 	ID           string     `json:"id"`
 	OrgID        string     `json:"org_id"`
 	AccountID    string     `json:"account_id"`
-	Type         PointsType `json:"type"`          // earn, redeem or adjust.
+	Type         PointsType `json:"type"`          // earn, redeem, adjust or refund (a loyalty_points payment given back).
 	Points       int64      `json:"points"`        // Signed points: redemptions are negative.
 	BalanceAfter int64      `json:"balance_after"` // The account's balance after it.
 	OrderID      *string    `json:"order_id"`
-	Reason       string     `json:"reason"` // Free text saying why.
+	PaymentID    *string    `json:"payment_id"` // The loyalty_points payment a redeem or refund belongs to; null otherwise.
+	Reason       string     `json:"reason"`     // Free text saying why.
 	Origin       string     `json:"origin"`
 	CreatedAt    time.Time  `json:"created_at"`
 }

@@ -2,6 +2,7 @@ package kassa
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -109,4 +110,32 @@ func (in *PointsRequest) checkCommon(v *Validation) {
 		v.Check(ValidID(*in.OrderID), "order_id", "must be an id")
 	}
 	v.Check(ValidText(in.Reason, 200), "reason", "must be at most 200 characters of text")
+}
+
+// PointsToPay is how many points pay amount (minor units) at the
+// program's redemption value. No rounding: the amount must be a whole
+// number of points, a multiple of the redemption value (the till offers
+// the largest such amount). Errors: EInvalid naming amount (or method,
+// for a program whose points are worth nothing).
+func (p *LoyaltyProgram) PointsToPay(amount int64) (int64, error) {
+	if p.RedemptionValue <= 0 {
+		return 0, InvalidField("method", "the customer's loyalty program gives points no redemption value")
+	}
+	if amount%p.RedemptionValue != 0 {
+		return 0, InvalidField("amount", fmt.Sprintf("must be a whole number of points: a multiple of %d minor units", p.RedemptionValue))
+	}
+	return amount / p.RedemptionValue, nil
+}
+
+// PointsGivenBack is how many of the redeemed points of a loyalty_points
+// payment of payAmount go back to the account when returned of it (its
+// refunds and voids so far, this one included) reaches returned: the
+// redeemed points times the share returned, rounded down, so that the
+// refunds of a payment never give back more than it took and its last
+// one gives back the rest.
+func PointsGivenBack(redeemed, payAmount, returned int64) int64 {
+	if payAmount <= 0 || returned <= 0 {
+		return 0
+	}
+	return redeemed * min(returned, payAmount) / payAmount
 }

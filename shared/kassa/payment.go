@@ -14,11 +14,14 @@ const (
 	PaymentCard     PaymentMethod = "card"
 	PaymentGiftCard PaymentMethod = "gift_card"
 	PaymentExternal PaymentMethod = "external"
+	// PaymentLoyaltyPoints pays with the order's customer's loyalty
+	// points at the program's redemption value (docs/loyalty.md).
+	PaymentLoyaltyPoints PaymentMethod = "loyalty_points"
 )
 
 // Valid reports whether m is a known method.
 func (m PaymentMethod) Valid() bool {
-	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal
+	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints
 }
 
 // Payment states.
@@ -60,7 +63,7 @@ type Payment struct {
 type PaymentInitiate struct {
 	OrderID    string        `json:"order_id" openapi:"required"`
 	Amount     int64         `json:"amount" openapi:"required"`
-	Method     PaymentMethod `json:"method" openapi:"required"` // How the customer pays.
+	Method     PaymentMethod `json:"method" openapi:"required"` // How the customer pays. loyalty_points: the order's customer's points at the program's redemption_value, the amount a whole number of points (a multiple of it), within the customer's balance; refunds give the points back.
 	Capture    *bool         `json:"capture"`                   // false only authorizes a card payment (capture it later); default true.
 	Tendered   *int64        `json:"tendered"`                  // Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	CardNumber string        `json:"card_number"`               // The card number, for the simulator of card payments; never stored (only its last four digits).

@@ -49,14 +49,15 @@ type PaymentMethodConfig struct {
 // refunds up to 50.00 an order, no manual discounts by cashiers (managers
 // and partner apps unlimited), negative stock allowed, offline card
 // payments up to 100.00 each and 1000.00 a day, gift cards online only,
-// cash and card enabled.
+// cash and card enabled (gift cards, external money and loyalty points
+// are the org's choice).
 func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
 		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TaxCategories: []TaxCategory{},
 		PaymentMethods: []PaymentMethodConfig{
-			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false},
+			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false}, {PaymentLoyaltyPoints, false},
 		},
 	}
 }
@@ -164,7 +165,7 @@ func ValidatePaymentMethods(methods []PaymentMethodConfig) error {
 	seen := map[PaymentMethod]bool{}
 	for _, m := range methods {
 		if !m.Method.Valid() || seen[m.Method] {
-			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external")
+			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external, loyalty_points")
 		}
 		seen[m.Method] = true
 	}

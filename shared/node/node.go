@@ -177,7 +177,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	card := processor.NewCardSimulator()
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: card, kassa.PaymentExternal: processor.External{},
-		kassa.PaymentGiftCard: processor.GiftCard{},
+		kassa.PaymentGiftCard: processor.GiftCard{}, kassa.PaymentLoyaltyPoints: processor.LoyaltyPoints{},
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments

@@ -88,6 +88,19 @@ func (GiftCard) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeRe
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "gift_" + r.PaymentID}, nil
 }
 
+// LoyaltyPoints takes loyalty points: the customer's points ledger is in
+// the store, which debits it in the payment's own unit of work and
+// credits it back on a void or refund (sqlite.PaymentService). As a
+// processor it is External, but for its references.
+type LoyaltyPoints struct{ External }
+
+var _ kassa.Processor = LoyaltyPoints{}
+
+// Charge approves and captures.
+func (LoyaltyPoints) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "points_" + r.PaymentID}, nil
+}
+
 // Test cards of the CardSimulator. Any other number that passes the Luhn
 // check is approved; one that fails it is declined as invalid_number.
 const (

@@ -197,7 +197,8 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	// Today's services seed the old store: they read locations'
 	// day_cutoff_hour (migration 0030), users' location_ids and
 	// pin_hash (0035), products' cost (0036) and tax_category_id (0042),
-	// categories' tax_category_id (0042), added for the seed and
+	// categories' tax_category_id (0042), points entries' payment_id (0043),
+	// added for the seed and
 	// dropped again, so that the store reopens as release 18 left it.
 	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
 	exec(`ALTER TABLE users ADD COLUMN location_ids TEXT NOT NULL DEFAULT '[]'`)
@@ -205,6 +206,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	exec(`ALTER TABLE products ADD COLUMN cost INTEGER`)
 	exec(`ALTER TABLE products ADD COLUMN tax_category_id TEXT`)
 	exec(`ALTER TABLE categories ADD COLUMN tax_category_id TEXT`)
+	exec(`ALTER TABLE points_transactions ADD COLUMN payment_id TEXT`)
 	w := seed(t, wrapNode(t, old))
 	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
 	exec(`ALTER TABLE users DROP COLUMN location_ids`)
@@ -212,6 +214,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	exec(`ALTER TABLE products DROP COLUMN cost`)
 	exec(`ALTER TABLE products DROP COLUMN tax_category_id`)
 	exec(`ALTER TABLE categories DROP COLUMN tax_category_id`)
+	exec(`ALTER TABLE points_transactions DROP COLUMN payment_id`)
 	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	row := func(id, order string, amount int64, created string) {
 		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)

@@ -129,7 +129,8 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 	ew.inbound = tr.ID
 	settings := NewSettingsService(hub.db)
 	if _, err := settings.SetPaymentMethods(ew.ctx, []kassa.PaymentMethodConfig{{Method: kassa.PaymentCash, Enabled: true},
-		{Method: kassa.PaymentCard, Enabled: true}, {Method: kassa.PaymentGiftCard, Enabled: true}, {Method: kassa.PaymentExternal, Enabled: true}}); err != nil {
+		{Method: kassa.PaymentCard, Enabled: true}, {Method: kassa.PaymentGiftCard, Enabled: true}, {Method: kassa.PaymentExternal, Enabled: true},
+		{Method: kassa.PaymentLoyaltyPoints, Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := settings.UpdateSettings(ew.ctx, &kassa.SettingsUpdate{LaybyTerminationCharge: kassa.Some(int64(150)),
@@ -142,7 +143,8 @@ func mustEdgeWorld(t *testing.T) *edgeWorld {
 	}
 	edgeDB := MustOpenDB(t)
 	pay := NewPaymentService(edgeDB, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{},
-		kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{}, kassa.PaymentGiftCard: processor.GiftCard{}})
+		kassa.PaymentCard: processor.NewCardSimulator(), kassa.PaymentExternal: processor.External{}, kassa.PaymentGiftCard: processor.GiftCard{},
+		kassa.PaymentLoyaltyPoints: processor.LoyaltyPoints{}})
 	pay.Offline = func() bool { return ew.offline }
 	ew.edge = &node{t: t, db: edgeDB, products: NewProductService(edgeDB), orders: NewOrderService(edgeDB, pay), payments: pay,
 		inv: NewInventoryService(edgeDB), loyalty: NewLoyaltyService(edgeDB), custs: NewCustomerService(edgeDB)}
@@ -260,11 +262,15 @@ func (ew *edgeWorld) tills(t *testing.T) {
 		o = complete(o)
 		amount := int64(100)
 		must[*kassa.Order](t, "card refund")(e.orders.RefundOrder(ctx, o.ID, &kassa.RefundRequest{Amount: &amount, Reason: "late"}))
-		// Split: gift card, external and card; one card authorized,
-		// voided, authorized again and captured.
-		o = order(3, nil)
+		// Split: gift card, external, the customer's points (paid,
+		// voided, paid again) and card; one card authorized, voided,
+		// authorized again and captured.
+		o = order(3, &ew.customer)
 		pay(o, kassa.PaymentInitiate{Amount: 300, Method: kassa.PaymentGiftCard, GiftCardCode: card.Code})
-		pay(o, kassa.PaymentInitiate{Amount: 200, Method: kassa.PaymentExternal})
+		pay(o, kassa.PaymentInitiate{Amount: 170, Method: kassa.PaymentExternal})
+		points := pay(o, kassa.PaymentInitiate{Amount: 30, Method: kassa.PaymentLoyaltyPoints})
+		must[*kassa.Payment](t, "void points")(e.payments.Void(ctx, points.ID))
+		pay(o, kassa.PaymentInitiate{Amount: 30, Method: kassa.PaymentLoyaltyPoints})
 		auth := pay(o, kassa.PaymentInitiate{Amount: 100, Method: kassa.PaymentCard, CardNumber: processor.CardApprove, Capture: &no})
 		must[*kassa.Payment](t, "void")(e.payments.Void(ctx, auth.ID))
 		auth = pay(o, kassa.PaymentInitiate{Amount: o.Total - 500, Method: kassa.PaymentCard, CardNumber: processor.CardApprove, Capture: &no})
@@ -431,13 +437,14 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 		t.Errorf("the edge's tills numbered %d receipts, want a sale's and a refund's at least", n)
 	}
 	for _, table := range []string{"orders", "payments", "refunds", "receipts", "order_lines", "gift_card_transactions", "stock_movements", "transfers",
-		"laybys", "layby_payments"} {
+		"laybys", "layby_payments", "points_transactions"} {
 		cols := map[string]string{
-			"orders":      "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
-			"payments":    "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
-			"receipts":    "id, number, kind, order_id, refund_id, register_id, origin",
-			"laybys":      "id, status, total, paid, refunded, termination_charge, cancelled_by, completed_at, cancelled_at",
-			"order_lines": "id, tax, total, tax_rate_bps",
+			"orders":              "id, status, total, paid_total, refunded_total, completed_at, loyalty_points_earned, notes, customer_id, kitchen_status",
+			"payments":            "id, order_id, amount, method, status, offline, processor_ref, refunded_amount, card_last4, captured_at, failure_reason",
+			"receipts":            "id, number, kind, order_id, refund_id, register_id, origin",
+			"laybys":              "id, status, total, paid, refunded, termination_charge, cancelled_by, completed_at, cancelled_at",
+			"order_lines":         "id, tax, total, tax_rate_bps",
+			"points_transactions": "id, account_id, type, points, order_id, payment_id",
 		}[table]
 		if cols == "" {
 			cols = "id"

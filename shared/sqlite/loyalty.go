@@ -54,12 +54,12 @@ func scanAccount(s scanner) (*kassa.LoyaltyAccount, error) {
 	return &a, nil
 }
 
-const pointsTxnCols = `SELECT id, org_id, account_id, type, points, balance_after, order_id, reason, origin, created_at FROM points_transactions`
+const pointsTxnCols = `SELECT id, org_id, account_id, type, points, balance_after, order_id, payment_id, reason, origin, created_at FROM points_transactions`
 
 func scanPointsTxn(s scanner) (*kassa.PointsTransaction, error) {
 	var t kassa.PointsTransaction
 	var created string
-	if err := s.Scan(&t.ID, &t.OrgID, &t.AccountID, &t.Type, &t.Points, &t.BalanceAfter, &t.OrderID, &t.Reason, &t.Origin, &created); err != nil {
+	if err := s.Scan(&t.ID, &t.OrgID, &t.AccountID, &t.Type, &t.Points, &t.BalanceAfter, &t.OrderID, &t.PaymentID, &t.Reason, &t.Origin, &created); err != nil {
 		return nil, err
 	}
 	t.CreatedAt = parseTime(created)
@@ -264,7 +264,7 @@ func (s *LoyaltyService) Earn(ctx context.Context, accountID string, in *kassa.P
 		if points <= 0 {
 			return kassa.InvalidField("amount", fmt.Sprintf("earns no points at the program's rate of %d points per 100 minor units", prog.PointsPerUnit))
 		}
-		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, in.OrderID, in.Reason, in.EntryID)
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, pointsOf{orderID: in.OrderID, reason: in.Reason, id: in.EntryID})
 		return err
 	})
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *LoyaltyService) Redeem(ctx context.Context, accountID string, in *kassa
 		if out, err = pointsEntry(ctx, tx, acct, kassa.PointsRedeem, -in.Points, in.EntryID); out != nil || err != nil {
 			return err
 		}
-		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, in.OrderID, in.Reason, in.EntryID)
+		out, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -in.Points, pointsOf{orderID: in.OrderID, reason: in.Reason, id: in.EntryID})
 		return err
 	})
 	if err != nil {
@@ -352,7 +352,8 @@ func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*k
 	return acct, prog, nil
 }
 
-// earnForOrder credits the customer's account in the org's active program with the points for an order total, times the
+// earnForOrder credits the customer's account in the org's active program with the points for an order total (less what
+// the customer's points paid of it), times the
 // order's campaign multiplier (basis points, kassa.MultiplyPoints); it returns 0 and writes nothing when the customer has no account.
 func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string, total, multiplierBps int64) (int64, error) {
 	acct, err := findCustomerAccount(ctx, tx, orgID, customerID, true)
@@ -363,11 +364,17 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 	if err != nil {
 		return 0, err
 	}
-	points := kassa.MultiplyPoints(prog.PointsFor(total), multiplierBps)
+	// What points paid earns none (docs/loyalty.md).
+	var byPoints int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = ? AND org_id = ? AND method = 'loyalty_points'
+		AND status IN ('captured', 'partially_refunded', 'refunded')`, orderID, orgID).Scan(&byPoints); err != nil {
+		return 0, err
+	}
+	points := kassa.MultiplyPoints(prog.PointsFor(total-byPoints), multiplierBps)
 	if points <= 0 {
 		return 0, nil
 	}
-	if _, err := appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, &orderID, "order", ""); err != nil {
+	if _, err := appendPoints(ctx, tx, acct, prog, kassa.PointsEarn, points, pointsOf{orderID: &orderID, reason: "order"}); err != nil {
 		return 0, err
 	}
 	return points, nil
@@ -379,9 +386,9 @@ func earnForOrder(ctx context.Context, tx *Tx, orgID, customerID, orderID string
 // those that changed. The figures before the entry are summed from the
 // ledger, not read from the account row, so rows merged in by sync count.
 // A debit beyond the balance is EConflict. An earn emits
-// loyalty.points_earned; a tier move emits loyalty.tier_changed. id is
-// the entry's, "" for a new one.
-func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog *kassa.LoyaltyProgram, typ kassa.PointsType, points int64, orderID *string, reason, id string) (*kassa.PointsTransaction, error) {
+// loyalty.points_earned; a tier move emits loyalty.tier_changed. of says
+// what the entry is for.
+func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog *kassa.LoyaltyProgram, typ kassa.PointsType, points int64, of pointsOf) (*kassa.PointsTransaction, error) {
 	var balance, lifetime int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(points), 0), coalesce(sum(CASE WHEN type = 'earn' THEN points ELSE 0 END), 0)
 		FROM points_transactions WHERE org_id = ? AND account_id = ?`, acct.OrgID, acct.ID).Scan(&balance, &lifetime)
@@ -395,12 +402,13 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 	if typ == kassa.PointsEarn {
 		lifetime += points
 	}
+	id := of.id
 	if id == "" {
 		id = tx.DB.NewID()
 	}
 	err = tx.Insert(ctx, entPointsTxn, acct.OrgID, id, map[string]any{
 		"account_id": acct.ID, "type": string(typ), "points": points, "balance_after": balance,
-		"order_id": orderID, "reason": reason,
+		"order_id": of.orderID, "payment_id": of.paymentID, "reason": of.reason,
 	})
 	if err != nil {
 		return nil, err
@@ -427,6 +435,13 @@ func appendPoints(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, prog 
 		}
 	}
 	return t, nil
+}
+
+// pointsOf is what a points entry is for: its order and loyalty_points
+// payment (nil: none), its reason, and its id ("" for a new one).
+type pointsOf struct {
+	orderID, paymentID *string
+	reason, id         string
 }
 
 // FindTransactions lists an account's transactions, oldest first.
@@ -458,6 +473,7 @@ func init() {
 		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entAccount, c.EntityID, c.OrgID) },
 		Recompute: recomputeAccounts})
 	register(entPointsTxn, noun{Name: "points_transaction", Table: "points_transactions", Merge: mergeAppend, Digest: orgRows,
+		Formats: []formatStep{{Format: 5, Migration: 43}},
 		Edge: &edgeRule{Scopes: loyaltyWrite,
 			Refs: []ref{{Col: "account_id", Table: "loyalty_accounts"}, {Col: "order_id", Table: "orders"}}, Check: checkPoints},
 		Events: map[string]eventSubject{kassa.EventLoyaltyPointsEarned: {Same: []string{"account_id", "points", "type"}}},
@@ -479,8 +495,8 @@ func checkProgram(_ context.Context, _ *admitter, c *change.Change, f map[string
 	return nil
 }
 
-func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {
-	if err := firstErr(oneOf(f, "type", true, "earn", "redeem", "adjust"), within(f, "points", -maxPoints, maxPoints, true)); err != nil {
+func checkPoints(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(oneOf(f, "type", true, "earn", "redeem", "adjust", "refund"), within(f, "points", -maxPoints, maxPoints, true)); err != nil {
 		return err
 	}
 	p, _ := intField(f, "points")
@@ -493,6 +509,98 @@ func checkPoints(_ context.Context, _ *admitter, _ *change.Change, f map[string]
 		if p >= 0 {
 			return refuse(RefusedValue, "redeemed points are negative")
 		}
+	case "refund":
+		if p <= 0 {
+			return refuse(RefusedValue, "refunded points are positive")
+		}
+	}
+	if f["type"] == "refund" || fieldText(f, "payment_id") != "" {
+		return checkTenderPoints(ctx, ad, c, f)
+	}
+	return nil
+}
+
+// checkTenderPoints: an edge moves points for a payment only as its API
+// does. The redeem comes first, once, before its payment's row (which
+// checkPointsPayment then holds to it); a refund credits back, to the
+// account the payment debited, never more in all than the part of the
+// redeemed points what the payment gave back is worth (its refunds and
+// voids as the hub holds them, kassa.PointsGivenBack).
+func checkTenderPoints(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	payment := fieldText(f, "payment_id")
+	var paid, entries int64
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM payments WHERE id = ?1 AND org_id = ?2),
+		(SELECT count(*) FROM points_transactions WHERE payment_id = ?1 AND org_id = ?2 AND type = 'redeem')`, payment, c.OrgID).Scan(&paid, &entries); err != nil {
+		return err
+	}
+	switch {
+	case f["type"] != "redeem" && f["type"] != "refund":
+		return refuse(RefusedValue, "only a redeem or a refund belongs to a payment")
+	case f["type"] == "redeem" && (paid > 0 || entries > 0 || fieldText(f, "order_id") == ""):
+		return refuse(RefusedValue, "a points payment's redeem names its order and comes before its payment %s, once", payment)
+	case f["type"] == "redeem":
+		return nil
+	case payment == "" || entries == 0:
+		return refuse(RefusedReference, "a points refund names the loyalty_points payment whose points it gives back")
+	}
+	var pay struct {
+		loc, method, account string
+		amount, redeemed     int64
+		given                int64
+	}
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT p.location_id, p.method, p.amount, t.account_id, -t.points,
+		(SELECT coalesce(sum(points), 0) FROM points_transactions WHERE payment_id = ?1 AND type = 'refund')
+		FROM payments p JOIN points_transactions t ON t.payment_id = p.id AND t.type = 'redeem' WHERE p.id = ?1 AND p.org_id = ?2`,
+		payment, c.OrgID).Scan(&pay.loc, &pay.method, &pay.amount, &pay.account, &pay.redeemed, &pay.given); err != nil {
+		return refuse(RefusedReference, "payment %s is not a loyalty_points payment the hub holds", payment)
+	}
+	returned, err := paymentReturned(ctx, ad.Tx, c.OrgID, payment)
+	if err != nil {
+		return err
+	}
+	points, _ := intField(f, "points")
+	switch {
+	case pay.loc != ad.From.LocationID:
+		return refuse(RefusedScope, "payment %s is another location's", payment)
+	case fieldText(f, "account_id") != pay.account:
+		return refuse(RefusedValue, "a points refund returns to the account payment %s debited", payment)
+	case pay.given+points > kassa.PointsGivenBack(pay.redeemed, pay.amount, returned):
+		return refuse(RefusedValue, "payment %s gave back %d of %d: its points back are at most %d", payment, returned, pay.amount,
+			kassa.PointsGivenBack(pay.redeemed, pay.amount, returned))
+	}
+	return nil
+}
+
+// checkPointsPayment: a loyalty_points payment an edge writes is paid by
+// the redeem written just before it for it: one entry, on the order's
+// customer's account, debiting exactly the payment's amount at the
+// program's redemption value as the hub holds it. Any other method
+// passes.
+func checkPointsPayment(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if f["method"] != string(kassa.PaymentLoyaltyPoints) {
+		return nil
+	}
+	var n, points, value int64
+	var order, accountCustomer, orderCustomer sql.NullString
+	err := ad.Tx.QueryRowContext(ctx, `SELECT count(*), coalesce(-sum(t.points), 0), max(t.order_id), max(a.customer_id), max(o.customer_id), coalesce(max(g.redemption_value), 0)
+		FROM points_transactions t
+		LEFT JOIN loyalty_accounts a ON a.id = t.account_id AND a.org_id = t.org_id
+		LEFT JOIN loyalty_programs g ON g.id = a.program_id AND g.org_id = a.org_id
+		LEFT JOIN orders o ON o.id = t.order_id AND o.org_id = t.org_id
+		WHERE t.payment_id = ? AND t.org_id = ? AND t.type = 'redeem'`, c.EntityID, c.OrgID).Scan(&n, &points, &order, &accountCustomer, &orderCustomer, &value)
+	if err != nil {
+		return err
+	}
+	amount, _ := intField(f, "amount")
+	switch {
+	case n != 1:
+		return refuse(RefusedValue, "a loyalty_points payment is paid by one redeem of points written before it; payment %s has %d", c.EntityID, n)
+	case order.String != fieldText(f, "order_id"):
+		return refuse(RefusedValue, "the points of payment %s were redeemed for another order", c.EntityID)
+	case !accountCustomer.Valid || accountCustomer != orderCustomer:
+		return refuse(RefusedValue, "the points of payment %s are not the order's customer's", c.EntityID)
+	case points*value != amount:
+		return refuse(RefusedValue, "payment %s of %d debits %d points worth %d each: not its amount", c.EntityID, amount, points, value)
 	}
 	return nil
 }
@@ -533,4 +641,87 @@ func recomputeAccounts(ctx context.Context, a *applier, accounts map[string]stri
 		}
 	}
 	return nil
+}
+
+// Loyalty points as a tender (docs/loyalty.md, "Points as a tender"): a
+// loyalty_points payment debits the order's customer's points in the
+// payment's unit, in an entry written before the payment's row that
+// names it (the hub admits the payment against it: checkPointsPayment);
+// its refunds and voids credit the points back (refundPointsTender).
+
+// redeemPointsTender debits the points that pay in.Amount of order o, for
+// a loyalty_points payment (nothing for another method): the order's
+// customer's account, at its program's redemption value, the amount a
+// whole number of points (kassa.LoyaltyProgram.PointsToPay), within the
+// balance as this node holds it (offline, the merge may overdraw it, as a
+// redeem may). Errors: EInvalid naming customer_id or amount.
+func redeemPointsTender(ctx context.Context, tx *Tx, o *kassa.Order, in *kassa.PaymentInitiate, paymentID string) error {
+	if in.Method != kassa.PaymentLoyaltyPoints {
+		return nil
+	}
+	if o.CustomerID == nil {
+		return kassa.InvalidField("customer_id", "the order has no customer: points pay only a customer's order")
+	}
+	acct, err := findCustomerAccount(ctx, tx, o.OrgID, *o.CustomerID, false)
+	if err != nil {
+		return err
+	}
+	if acct == nil {
+		return kassa.InvalidField("customer_id", "the order's customer has no loyalty account")
+	}
+	prog, err := findProgram(ctx, tx, o.OrgID, acct.ProgramID)
+	if err != nil {
+		return err
+	}
+	points, err := prog.PointsToPay(in.Amount)
+	if err != nil {
+		return err
+	}
+	if points > acct.PointsBalance {
+		return kassa.InvalidField("amount", fmt.Sprintf("the customer has %d points, worth at most %d", acct.PointsBalance, max(acct.PointsBalance, 0)*prog.RedemptionValue))
+	}
+	_, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRedeem, -points, pointsOf{orderID: &o.ID, paymentID: &paymentID, reason: "payment"})
+	return err
+}
+
+// returnToLedger gives back, in the unit that refunds or voids payment p,
+// amount of it to the ledger it was taken from: a gift card's, or the
+// customer's points.
+func returnToLedger(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64) error {
+	if err := refundGiftCard(ctx, tx, p, amount); err != nil {
+		return err
+	}
+	return refundPointsTender(ctx, tx, p, amount)
+}
+
+// refundPointsTender credits back to the account a loyalty_points payment
+// p debited the points amount of it is worth, p.RefundedAmount being what
+// was given back of it before (kassa.PointsGivenBack: the payment's
+// refunds never give back more points than it took). The account takes
+// them even when its program is no longer active.
+func refundPointsTender(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64) error {
+	if p.Method != kassa.PaymentLoyaltyPoints || amount <= 0 {
+		return nil
+	}
+	var accountID string
+	var redeemed, given int64
+	err := tx.QueryRowContext(ctx, `SELECT account_id, -points, (SELECT coalesce(sum(points), 0) FROM points_transactions
+		WHERE payment_id = ?1 AND org_id = ?2 AND type = 'refund') FROM points_transactions WHERE payment_id = ?1 AND org_id = ?2 AND type = 'redeem'`,
+		p.ID, p.OrgID).Scan(&accountID, &redeemed, &given)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	back := kassa.PointsGivenBack(redeemed, p.Amount, p.RefundedAmount+amount) - given
+	if back <= 0 {
+		return nil
+	}
+	acct, prog, err := accountAndProgram(ctx, tx, p.OrgID, accountID)
+	if err != nil {
+		return err
+	}
+	_, err = appendPoints(ctx, tx, acct, prog, kassa.PointsRefund, back, pointsOf{orderID: &p.OrderID, paymentID: &p.ID, reason: "refund"})
+	return err
 }

@@ -933,7 +933,7 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 }
 
 // givePaymentsBack notes on each payment what the refund gave back of it,
-// and credits a gift card its part.
+// and credits a gift card or the customer's points its part.
 func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.Order) error {
 	for _, rp := range r.paid {
 		p := cur.FindPayment(rp.PaymentID)
@@ -941,7 +941,7 @@ func (r *orderRefund) givePaymentsBack(ctx context.Context, tx *Tx, cur *kassa.O
 			"refunded_amount": p.RefundedAmount + rp.Amount, "status": kassa.RefundedPaymentStatus(p, rp.Amount)}); err != nil {
 			return err
 		}
-		if err := refundGiftCard(ctx, tx, p, rp.Amount); err != nil {
+		if err := returnToLedger(ctx, tx, p, rp.Amount); err != nil {
 			return err
 		}
 	}

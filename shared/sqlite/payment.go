@@ -227,6 +227,9 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	cols, o, in := pi.pending(), pi.o, pi.in
+	if err := redeemPointsTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkPointsPayment)
+		return err
+	}
 	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, pi.charge(ctx), cols, o)
 	if err != nil {
 		return err
@@ -498,7 +501,7 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 			return err
 		}
 		if p.Status == kassa.PaymentCaptured {
-			if err := refundGiftCard(ctx, tx, p, p.Amount); err != nil {
+			if err := returnToLedger(ctx, tx, p, p.Amount); err != nil {
 				return err
 			}
 			return addPaid(ctx, tx, a.OrgID, o.ID, -p.Amount)
@@ -846,8 +849,11 @@ func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		within(f, "offline", 0, 1, false),
 		oneOf(f, "method", insert, paymentMethods...),
 		oneOf(f, "status", insert, paymentStates...),
-	); err != nil || insert {
+	); err != nil {
 		return err
+	}
+	if insert {
+		return checkPointsPayment(ctx, ad, c, f)
 	}
 	return stillOffline(ctx, ad, c, f)
 }
@@ -876,5 +882,6 @@ func stillOffline(ctx context.Context, ad *admitter, c *change.Change, f map[str
 var (
 	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
 		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
-	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal)}
+	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal),
+		string(kassa.PaymentLoyaltyPoints)}
 )

@@ -18,7 +18,7 @@ const session = new window.KassaSession({
   onEnded: (e) => showSignIn(e.message),
 });
 
-const state = { location: null, currency: 'AUD', products: [], cats: [], groups: {}, cat: '', quote: null, order: null, tender: 'cash', refund: null,
+const state = { methods: {}, location: null, currency: 'AUD', products: [], cats: [], groups: {}, cat: '', quote: null, order: null, tender: 'cash', refund: null,
   drawer: null, receipt: null, onApproved: null, polling: 0, pinUser: null, locks: {}, lockTimer: 0 };
 let sale = load();
 let till = loadTill();
@@ -114,6 +114,7 @@ async function start() {
     for (const x of m.data.methods) {
       const b = document.querySelector(`[data-tender="${x.method}"]`);
       if (b) b.hidden = !x.enabled;
+      state.methods[x.method] = x.enabled;
     }
   } catch (e) { /* all offered; the edge refuses a disabled one */ }
   renderCats();
@@ -578,6 +579,8 @@ async function attach(c) {
   try {
     const a = await session.api('GET', '/loyalty/accounts/customer/' + c.id);
     sale.customer.points = a.data.points_balance;
+    // What a point pays, for the Points tender (docs/loyalty.md).
+    sale.customer.worth = (await session.api('GET', '/loyalty/programs/' + a.data.program_id)).data.redemption_value;
   } catch (e) { /* no account: shown as such */ }
   closeDialogs();
   changed();
@@ -644,6 +647,9 @@ function renderPay() {
   $('pay-done').replaceChildren(...o.payments.filter((p) => p.status === 'captured').map(payLine));
   $('pay-amount').value = major(due());
   $('pay-back').hidden = o.payments.some((p) => p.status === 'captured');
+  // Points: offered when the org takes them and the sale's customer has some.
+  const c = sale.customer;
+  $('tender-points').hidden = !(state.methods.loyalty_points && c && c.points > 0 && c.worth > 0);
   const quick = $('quick');
   quick.replaceChildren();
   const d = due(), unit = 10 ** exponent(), seen = new Set();
@@ -658,7 +664,7 @@ function renderPay() {
 }
 
 function payLine(p) {
-  let what = { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other' }[p.method] || p.method;
+  let what = tenderName(p.method);
   if (p.card_last4) what += ' ····' + p.card_last4;
   if (p.offline) what += ' (offline, forwarded later)';
   const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: money(p.amount) }));
@@ -669,7 +675,16 @@ function payLine(p) {
 function setTender(t) {
   state.tender = t;
   for (const b of document.querySelectorAll('[data-tender]')) b.setAttribute('aria-pressed', String(b.dataset.tender === t));
-  for (const x of ['cash', 'card', 'gift_card']) $('t-' + x).hidden = x !== t;
+  for (const x of ['cash', 'card', 'gift_card', 'loyalty_points']) $('t-' + x).hidden = x !== t;
+  if (t === 'loyalty_points') pointsWorth();
+}
+
+// pointsWorth offers the most the customer's points pay of what is due: a
+// whole number of points, never rounded by the server.
+function pointsWorth() {
+  const c = sale.customer, n = Math.min(c.points, Math.floor(due() / c.worth));
+  $('points-worth').textContent = `${c.points} points, ${money(c.worth)} each · ${n} pay ${money(n * c.worth)}`;
+  $('pay-amount').value = major(n * c.worth);
 }
 
 function amount() {
@@ -692,6 +707,17 @@ function takeCard() {
 function takeGift() {
   const a = amount();
   if (a) pay({ order_id: state.order.id, amount: a, method: 'gift_card', gift_card_code: $('gift-code').value.trim() });
+}
+async function takePoints() {
+  const a = amount(), c = sale.customer;
+  if (!a) return;
+  if (a % c.worth) { $('pay-msg').textContent = `Points pay in steps of ${money(c.worth)}`; return; }
+  await pay({ order_id: state.order.id, amount: a, method: 'loyalty_points' });
+  if (!sale.pending && state.order.payments.some((p) => p.method === 'loyalty_points' && p.amount === a)) {
+    c.points -= a / c.worth;
+    save();
+    if (state.order.paid_total < state.order.total) { renderPay(); setTender('cash'); }
+  }
 }
 async function giftBalance() {
   try {
@@ -1287,7 +1313,7 @@ function figures(t, z) {
   return [dl, tenders];
 }
 
-function tenderName(m) { return { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other' }[m] || m; }
+function tenderName(m) { return { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other', loyalty_points: 'Points' }[m] || m; }
 
 function openClose() {
   $('dclose-note').value = '';
@@ -1441,6 +1467,7 @@ function wire() {
   $('take-cash').onclick = takeCash;
   $('take-card').onclick = takeCard;
   $('take-gift').onclick = takeGift;
+  $('take-points').onclick = takePoints;
   $('gift-check').onclick = giftBalance;
   $('pay-back').onclick = () => { sale.paying = false; save(); closeDialogs(); };
   $('new-sale').onclick = closeReceipt;
