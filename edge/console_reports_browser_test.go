@@ -203,6 +203,12 @@ func TestConsoleReportsInChromium(t *testing.T) {
 	if wide := r.Overflow(); wide != "" {
 		t.Errorf("on a phone the reports are wider than the screen: %s", wide)
 	}
+	// Nor is any other section of the console (the day's drawers and
+	// printers tables scroll in their own boxes).
+	pageWide, err := chromedp.Run(c.b.Ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`))
+	if err != nil || pageWide {
+		t.Errorf("on a phone the console is wider than the screen (%v)", err)
+	}
 	r.Screenshot("console-reports-phone")
 	r.ScreenshotAt("console-reports-phone-table", "report-about")
 	if errs := c.b.JSErrors(); len(errs) > 0 {
