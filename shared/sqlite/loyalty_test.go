@@ -97,3 +97,41 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 		t.Fatalf("after the refund: edge %d, hub %d points; want %d and %d", e, h, want, want-1)
 	}
 }
+
+// TestAStoreOfflineWhileTheRedemptionValueChangesIsNeverRefused: a store
+// takes 30 in points (3 points worth 10 each) while offline; head office
+// meanwhile makes a point worth 20; the store reconnects and the hub
+// admits the payment at the value the program held when the store sold:
+// nothing refused, the customer's points and the order's money agree at
+// both nodes. A forged payment at a value the program never held (15), or
+// paid with another customer's points, is still refused.
+func TestAStoreOfflineWhileTheRedemptionValueChangesIsNeverRefused(t *testing.T) {
+	edge, hub, w := edgeAndHub(t)
+	if _, err := NewSettingsService(hub.db).SetPaymentMethods(w.ctx, []kassa.PaymentMethodConfig{{Method: kassa.PaymentCash, Enabled: true},
+		{Method: kassa.PaymentLoyaltyPoints, Enabled: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ship(t, hub, edge)
+	pay := NewPaymentService(edge.db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{},
+		kassa.PaymentLoyaltyPoints: processor.LoyaltyPoints{}})
+	o := must[*kassa.Order](t, "order")(edge.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, CustomerID: &w.customer,
+		LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 2}}}))
+	must[*kassa.Payment](t, "points")(pay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: 30, Method: kassa.PaymentLoyaltyPoints}))
+	must[*kassa.Payment](t, "cash")(pay.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total - 30, Method: kassa.PaymentCash}))
+	must[*kassa.Order](t, "complete")(edge.orders.CompleteOrder(w.ctx, o.ID))
+	a := must[*kassa.LoyaltyAccount](t, "account")(NewLoyaltyService(hub.db).FindAccountByID(w.ctx, w.account))
+	if err := hub.db.Write(w.ctx, func(tx *Tx) error {
+		return tx.Update(w.ctx, entProgram, w.org, a.ProgramID, map[string]any{"redemption_value": 20})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w) // fails on any record refused
+	for _, n := range []*node{edge, hub} {
+		got := must[*kassa.Order](t, "order")(n.orders.FindOrderByID(w.ctx, o.ID))
+		acc := must[*kassa.LoyaltyAccount](t, "account")(NewLoyaltyService(n.db).FindAccountByID(w.ctx, w.account))
+		if got.Status != kassa.OrderCompleted || got.PaidTotal != o.Total || acc.PointsBalance != 7+got.LoyaltyPointsEarned {
+			t.Fatalf("%s: order %s paid %d of %d, %d points; want completed, paid in full, %d points",
+				n.db.NodeID, got.Status, got.PaidTotal, o.Total, acc.PointsBalance, 7+got.LoyaltyPointsEarned)
+		}
+	}
+}
