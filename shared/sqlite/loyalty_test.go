@@ -55,7 +55,11 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 				"offline": 0, "refunded_amount": 0, "created_at": now, "updated_at": now},
 			HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: owner}
 	}
-	notDebited, underDebited := hub.db.NewID(), hub.db.NewID()
+	notDebited, underDebited, neverHeld, othersPoints := hub.db.NewID(), hub.db.NewID(), hub.db.NewID(), hub.db.NewID()
+	other := must[*kassa.Customer](t, "customer")(NewCustomerService(hub.db).CreateCustomer(w.ctx, &kassa.CustomerCreate{FirstName: "Other"}))
+	otherAccount := must[*kassa.LoyaltyAccount](t, "enrol")(NewLoyaltyService(hub.db).Enrol(w.ctx, &kassa.EnrolRequest{CustomerID: other.ID}))
+	onOthers := entry("redeem", -3, othersPoints)
+	onOthers.Fields["account_id"] = otherAccount.ID
 	for _, tc := range []struct {
 		name    string
 		cs      []change.Change
@@ -63,6 +67,8 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 	}{
 		{"a points payment whose points were not debited", []change.Change{payment(notDebited, 20)}, 0},
 		{"a points payment debiting 1 point for 20", []change.Change{entry("redeem", -1, underDebited), payment(underDebited, 20)}, 1},
+		{"a points payment at a value the program never held (15)", []change.Change{entry("redeem", -2, neverHeld), payment(neverHeld, 30)}, 1},
+		{"a points payment debiting another customer's points", []change.Change{onOthers, payment(othersPoints, 30)}, 1},
 		{"a second redeem for the honest payment", []change.Change{entry("redeem", -3, points.ID)}, 0},
 		{"a points refund no refund or void covers", []change.Change{entry("refund", 3, points.ID)}, 0},
 		{"a points refund of no payment", []change.Change{entry("refund", 3, "")}, 0},
@@ -80,7 +86,7 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 		})
 	}
 	var forged int
-	hub.db.Reader.QueryRow(`SELECT count(*) FROM payments WHERE id IN (?, ?)`, notDebited, underDebited).Scan(&forged)
+	hub.db.Reader.QueryRow(`SELECT count(*) FROM payments WHERE id IN (?, ?, ?, ?)`, notDebited, underDebited, neverHeld, othersPoints).Scan(&forged)
 	if forged != 0 {
 		t.Fatalf("the hub holds %d forged points payments", forged)
 	}
@@ -91,9 +97,10 @@ func TestTheHubAdmitsPointsPaymentsOnlyAsTheAPIMovesThem(t *testing.T) {
 	}
 	must[*kassa.Order](t, "refund")(NewOrderService(edge.db, pay).RefundOrder(w.ctx, o.ID, &kassa.RefundRequest{Amount: &o.Total, Reason: "cold"}))
 	push(t, edge, hub, w)
-	// The forged redeem of 1 point was admitted as a redeem (a points
-	// debit of no payment yet, as POST …/redeem writes): 1 point less at the hub.
-	if e, h, want := balance(edge), balance(hub), 10+done.LoyaltyPointsEarned; e != want || h != want-1 {
+	// The forged redeems of 1 and 2 points were admitted as redeems (a
+	// points debit of no payment yet, as POST …/redeem writes): 3 points
+	// less at the hub.
+	if e, h, want := balance(edge), balance(hub), 10+done.LoyaltyPointsEarned; e != want || h != want-3 {
 		t.Fatalf("after the refund: edge %d, hub %d points; want %d and %d", e, h, want, want-1)
 	}
 }
