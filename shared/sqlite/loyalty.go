@@ -580,18 +580,21 @@ func checkPointsPayment(ctx context.Context, ad *admitter, c *change.Change, f m
 	if f["method"] != string(kassa.PaymentLoyaltyPoints) {
 		return nil
 	}
-	var n, points, value int64
-	var order, accountCustomer, orderCustomer sql.NullString
-	err := ad.Tx.QueryRowContext(ctx, `SELECT count(*), coalesce(-sum(t.points), 0), max(t.order_id), max(a.customer_id), max(o.customer_id), coalesce(max(g.redemption_value), 0)
+	var n, points int64
+	var order, accountCustomer, orderCustomer, program sql.NullString
+	err := ad.Tx.QueryRowContext(ctx, `SELECT count(*), coalesce(-sum(t.points), 0), max(t.order_id), max(a.customer_id), max(o.customer_id), max(a.program_id)
 		FROM points_transactions t
 		LEFT JOIN loyalty_accounts a ON a.id = t.account_id AND a.org_id = t.org_id
-		LEFT JOIN loyalty_programs g ON g.id = a.program_id AND g.org_id = a.org_id
 		LEFT JOIN orders o ON o.id = t.order_id AND o.org_id = t.org_id
-		WHERE t.payment_id = ? AND t.org_id = ? AND t.type = 'redeem'`, c.EntityID, c.OrgID).Scan(&n, &points, &order, &accountCustomer, &orderCustomer, &value)
+		WHERE t.payment_id = ? AND t.org_id = ? AND t.type = 'redeem'`, c.EntityID, c.OrgID).Scan(&n, &points, &order, &accountCustomer, &orderCustomer, &program)
 	if err != nil {
 		return err
 	}
 	amount, _ := intField(f, "amount")
+	held, err := programHeldRate(ctx, ad.Tx, c.OrgID, program.String, points, amount)
+	if err != nil {
+		return err
+	}
 	switch {
 	case n != 1:
 		return refuse(RefusedValue, "a loyalty_points payment is paid by one redeem of points written before it; payment %s has %d", c.EntityID, n)
@@ -599,10 +602,28 @@ func checkPointsPayment(ctx context.Context, ad *admitter, c *change.Change, f m
 		return refuse(RefusedValue, "the points of payment %s were redeemed for another order", c.EntityID)
 	case !accountCustomer.Valid || accountCustomer != orderCustomer:
 		return refuse(RefusedValue, "the points of payment %s are not the order's customer's", c.EntityID)
-	case points*value != amount:
-		return refuse(RefusedValue, "payment %s of %d debits %d points worth %d each: not its amount", c.EntityID, amount, points, value)
+	case !held:
+		return refuse(RefusedValue, "payment %s of %d debits %d points: at no redemption value the program ever held is that its amount", c.EntityID, amount, points)
 	}
 	return nil
+}
+
+// programHeldRate reports whether points at some redemption value the
+// program has held are worth amount: its value now, or one its change
+// records (the node's outbox, never pruned, every write of the program
+// the node made or admitted) show it held. An edge offline while head
+// office changed the value pays at the value it last pulled (docs/trust.md,
+// "Points at the value they were paid at").
+func programHeldRate(ctx context.Context, tx *Tx, orgID, program string, points, amount int64) (bool, error) {
+	if points <= 0 || amount%points != 0 {
+		return false, nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM loyalty_programs WHERE id = ?1 AND org_id = ?2 AND redemption_value = ?3
+		UNION ALL SELECT count(*) FROM outbox WHERE entity = 'loyalty_program' AND entity_id = ?1 AND org_id = ?2
+			AND json_extract(fields, '$.redemption_value') = ?3
+		ORDER BY 1 DESC LIMIT 1`, program, orgID, amount/points).Scan(&n)
+	return n > 0, err
 }
 
 // recomputeAccounts rewrites the balance, lifetime points and tier of
