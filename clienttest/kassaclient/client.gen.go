@@ -5559,6 +5559,12 @@ type PostGiftCardsIdDisableParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// PostGiftCardsIdEnableParams defines parameters for PostGiftCardsIdEnable.
+type PostGiftCardsIdEnableParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetGiftCardsIdTransactionsParams defines parameters for GetGiftCardsIdTransactions.
 type GetGiftCardsIdTransactionsParams struct {
 	// Limit page size, 1-200, default 50
@@ -7092,6 +7098,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
 	PostGiftCardsIdDisable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostGiftCardsIdEnable Re-enable a disabled gift card (a manager, an owner or a partner app): it pays again from the balance it kept; an active card is unchanged
+	//
+	// Corresponds with POST /api/v1/gift-cards/{id}/enable (the `PostGiftCardsIdEnable` operationId).
+	PostGiftCardsIdEnable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdEnableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGiftCardsIdTransactions List a gift card's transactions (issue, redeem, refund), oldest first
 	//
@@ -9423,6 +9434,21 @@ func (c *Client) GetGiftCardsId(ctx context.Context, id openapi_types.UUID, reqE
 // Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
 func (c *Client) PostGiftCardsIdDisable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostGiftCardsIdDisableRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostGiftCardsIdEnable Re-enable a disabled gift card (a manager, an owner or a partner app): it pays again from the balance it kept; an active card is unchanged
+//
+// Corresponds with POST /api/v1/gift-cards/{id}/enable (the `PostGiftCardsIdEnable` operationId).
+func (c *Client) PostGiftCardsIdEnable(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdEnableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostGiftCardsIdEnableRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15068,6 +15094,55 @@ func NewPostGiftCardsIdDisableRequest(server string, id openapi_types.UUID, para
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/gift-cards/%s/disable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostGiftCardsIdEnableRequest constructs an http.Request for the PostGiftCardsIdEnable method
+func NewPostGiftCardsIdEnableRequest(server string, id openapi_types.UUID, params *PostGiftCardsIdEnableParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/gift-cards/%s/enable", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -22624,6 +22699,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/gift-cards/{id}/disable (the `PostGiftCardsIdDisable` operationId).
 	PostGiftCardsIdDisableWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdDisableParams, reqEditors ...RequestEditorFn) (*PostGiftCardsIdDisableResponse, error)
+
+	// PostGiftCardsIdEnableWithResponse Re-enable a disabled gift card (a manager, an owner or a partner app): it pays again from the balance it kept; an active card is unchanged
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/gift-cards/{id}/enable (the `PostGiftCardsIdEnable` operationId).
+	PostGiftCardsIdEnableWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdEnableParams, reqEditors ...RequestEditorFn) (*PostGiftCardsIdEnableResponse, error)
 
 	// GetGiftCardsIdTransactionsWithResponse List a gift card's transactions (issue, redeem, refund), oldest first
 	//
@@ -30224,6 +30306,123 @@ func (r PostGiftCardsIdDisableResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostGiftCardsIdDisableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostGiftCardsIdEnableResponse401Headers the declared response headers of an HTTP 401 response for PostGiftCardsIdEnable
+type PostGiftCardsIdEnableResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostGiftCardsIdEnableResponse429Headers the declared response headers of an HTTP 429 response for PostGiftCardsIdEnable
+type PostGiftCardsIdEnableResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostGiftCardsIdEnableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+		Data GiftCard `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostGiftCardsIdEnableResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostGiftCardsIdEnableResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostGiftCardsIdEnableResponse) GetJSON200() *struct {
+	// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+	Data GiftCard `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostGiftCardsIdEnableResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostGiftCardsIdEnableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostGiftCardsIdEnableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostGiftCardsIdEnableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostGiftCardsIdEnableResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44416,6 +44615,19 @@ func (c *ClientWithResponses) PostGiftCardsIdDisableWithResponse(ctx context.Con
 	return ParsePostGiftCardsIdDisableResponse(rsp)
 }
 
+// PostGiftCardsIdEnableWithResponse Re-enable a disabled gift card (a manager, an owner or a partner app): it pays again from the balance it kept; an active card is unchanged
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/gift-cards/{id}/enable (the `PostGiftCardsIdEnable` operationId).
+func (c *ClientWithResponses) PostGiftCardsIdEnableWithResponse(ctx context.Context, id openapi_types.UUID, params *PostGiftCardsIdEnableParams, reqEditors ...RequestEditorFn) (*PostGiftCardsIdEnableResponse, error) {
+	rsp, err := c.PostGiftCardsIdEnable(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostGiftCardsIdEnableResponse(rsp)
+}
+
 // GetGiftCardsIdTransactionsWithResponse List a gift card's transactions (issue, redeem, refund), oldest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -52449,6 +52661,114 @@ func ParsePostGiftCardsIdDisableResponse(rsp *http.Response) (*PostGiftCardsIdDi
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostGiftCardsIdDisableResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostGiftCardsIdEnableResponse parses an HTTP response from a PostGiftCardsIdEnableWithResponse call
+func ParsePostGiftCardsIdEnableResponse(rsp *http.Response) (*PostGiftCardsIdEnableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostGiftCardsIdEnableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Stored value an org sells and takes back as tender. Its balance is the sum of its transactions (docs/giftcards.md); the code is what the customer holds, unique in the org, and is shown in full only to actors that may take payments (MaskCode).
+			Data GiftCard `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostGiftCardsIdEnableResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostGiftCardsIdEnableResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

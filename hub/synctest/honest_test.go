@@ -539,6 +539,10 @@ func (h *honestRun) giftCard() {
 		return
 	}
 	i := 1 + h.rng.IntN(len(h.cards)-1)
+	if h.rng.IntN(2) == 0 {
+		h.call("re-enable gift card", "POST", "/api/v1/gift-cards/"+h.cardIDs[i]+"/enable", h.e.edgeMgr, nil)
+		return
+	}
 	h.call("disable gift card", "POST", "/api/v1/gift-cards/"+h.cardIDs[i]+"/disable", h.e.edgeMgr, nil)
 }
 

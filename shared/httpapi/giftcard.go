@@ -39,6 +39,9 @@ func (s *Server) routesGiftCards() {
 		Summary: "List a gift card's transactions (issue, redeem, refund), oldest first", Handler: s.listGiftCardTransactions})
 	s.handle(&Route{Method: "POST", Path: "/gift-cards/:id/disable", Tag: "gift-cards", Scope: kassa.ScopePaymentsWrite, Resp: kassa.GiftCard{},
 		Summary: "Disable a gift card: it pays nothing from then on; refunds still return money to it", Handler: getBy("gift card", svc.DisableGiftCard)})
+	s.handle(&Route{Method: "POST", Path: "/gift-cards/:id/enable", Tag: "gift-cards", Scope: kassa.ScopePaymentsWrite, Resp: kassa.GiftCard{},
+		Summary: "Re-enable a disabled gift card (a manager, an owner or a partner app): it pays again from the balance it kept; an active card is unchanged",
+		Handler: getBy("gift card", svc.EnableGiftCard)})
 }
 
 func (s *Server) listGiftCards(c *fiber.Ctx) error {

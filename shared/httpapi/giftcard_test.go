@@ -218,3 +218,24 @@ func TestGiftCardPaymentsRefusedStoreNothing(t *testing.T) {
 	f.refused(t, f.do("POST", "/payments/initiate", "", map[string]any{"order_id": oid, "amount": 100, "method": "cash",
 		"gift_card_code": active}), 422, "validation", "gift_card_code", before)
 }
+
+// A disabled card is re-enabled by a manager and pays again from the
+// balance it kept; a cashier may not re-enable it, and another org's card
+// is not found; neither changes anything.
+func TestGiftCardReEnabledByAManagerPaysAgain(t *testing.T) {
+	f := newGiftFixture(t)
+	card := f.issue(1000, nil)
+	id := card["id"].(string)
+	f.must(f.do("POST", "/gift-cards/"+id+"/disable", "", nil), 200)
+	other := f.tn.MustOrg("Other Cafe")
+	before := f.tn.outboxLen()
+	f.refused(t, f.do("POST", "/gift-cards/"+id+"/enable", f.cashier, nil), 403, "forbidden", "", before)
+	f.refused(t, f.tn.Do("POST", "/api/v1/gift-cards/"+id+"/enable", other.Owner, nil), 404, "not-found", "", before)
+	if got := f.card(id); got["status"] != "disabled" {
+		t.Fatalf("a refused enable changed the card: %v", got)
+	}
+	ordWant(t, f.must(f.do("POST", "/gift-cards/"+id+"/enable", "", nil), 200).Data(), map[string]any{"status": "active", "balance": 1000.0})
+	o := f.simpleOrder(f.locA, f.product, 1)
+	f.must(f.payGift(o["id"].(string), 600, card["code"].(string)), 201)
+	ordWant(t, f.card(id), map[string]any{"status": "active", "balance": 400.0})
+}

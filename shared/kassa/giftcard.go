@@ -72,7 +72,7 @@ type GiftCardFilter struct {
 	Page
 }
 
-// GiftCardService issues, finds and disables gift cards; redeeming and
+// GiftCardService issues, finds, disables and re-enables gift cards; redeeming and
 // refunding happen through payments. Errors: ENotFound, EInvalid, EConflict.
 type GiftCardService interface {
 	FindGiftCards(ctx context.Context, f GiftCardFilter) (List[GiftCard], error)
@@ -80,6 +80,7 @@ type GiftCardService interface {
 	FindGiftCardByCode(ctx context.Context, code string) (*GiftCard, error)
 	IssueGiftCard(ctx context.Context, in *GiftCardIssue) (*GiftCard, error)
 	DisableGiftCard(ctx context.Context, id string) (*GiftCard, error)
+	EnableGiftCard(ctx context.Context, id string) (*GiftCard, error)
 	FindGiftCardTransactions(ctx context.Context, id string, p Page) (List[GiftCardTransaction], error)
 }
 

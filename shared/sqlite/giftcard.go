@@ -128,7 +128,7 @@ func mayIssue(ctx context.Context) (*kassa.Actor, error) {
 		return nil, err
 	}
 	if !kassa.MayIssueGiftCards(a) {
-		return nil, kassa.Errorf(kassa.EForbidden, "only a manager, an owner or a partner app may issue or disable gift cards")
+		return nil, kassa.Errorf(kassa.EForbidden, "only a manager, an owner or a partner app may issue, disable or re-enable gift cards")
 	}
 	return a, nil
 }
@@ -178,12 +178,24 @@ func (s *GiftCardService) IssueGiftCard(ctx context.Context, in *kassa.GiftCardI
 // still return money to it). Disabling a disabled card changes nothing.
 // Errors: ENotFound.
 func (s *GiftCardService) DisableGiftCard(ctx context.Context, id string) (*kassa.GiftCard, error) {
+	return s.setGiftCardStatus(ctx, id, kassa.GiftCardDisabled)
+}
+
+// EnableGiftCard re-enables a disabled card: it pays again, from the
+// balance it kept (an expired card stays expired). Enabling an active
+// card changes nothing. Errors: EForbidden (a cashier), ENotFound.
+func (s *GiftCardService) EnableGiftCard(ctx context.Context, id string) (*kassa.GiftCard, error) {
+	return s.setGiftCardStatus(ctx, id, kassa.GiftCardActive)
+}
+
+// setGiftCardStatus sets a card's status, for those who may issue cards.
+func (s *GiftCardService) setGiftCardStatus(ctx context.Context, id, status string) (*kassa.GiftCard, error) {
 	a, err := mayIssue(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return shownTo(a)(updateRead(ctx, s.db, entGiftCard, findGiftCard, a.OrgID, id, func(_ *Tx, old *kassa.GiftCard, cols map[string]any) error {
-		changed(cols, "status", old.Status, kassa.GiftCardDisabled)
+		changed(cols, "status", old.Status, status)
 		return nil
 	}))
 }
@@ -409,13 +421,14 @@ func init() {
 
 // checkGiftCard: a card is created active with a code of the alphabet,
 // a currency and an initial amount within the money limits; an update
-// may only disable it (its balance is derived: recomputed, not taken).
+// may only disable or re-enable it (its balance is derived: recomputed,
+// not taken).
 func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
 	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.ActorOf) {
-		return refuse(RefusedActor, "only a manager, an owner or a partner app issues or disables gift cards")
+		return refuse(RefusedActor, "only a manager, an owner or a partner app issues, disables or re-enables gift cards")
 	}
 	if c.Op != change.OpInsert {
-		return oneOf(f, "status", false, kassa.GiftCardDisabled)
+		return oneOf(f, "status", false, kassa.GiftCardDisabled, kassa.GiftCardActive)
 	}
 	code, _ := f["code"].(string)
 	if norm, ok := kassa.NormalizeGiftCardCode(code); !ok || norm != code {

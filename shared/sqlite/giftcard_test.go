@@ -17,8 +17,8 @@ import (
 // stolen store machine's forged entries are refused, each with its reason:
 // money moved without a gift_card payment of the edge, or by another
 // amount than the payment's, a second issue, a refund beyond the payment,
-// another org's card, a card made with a forged code or re-enabled, a
-// balance on the wire.
+// another org's card, a card made with a forged code, given an unknown
+// status or re-enabled by a cashier, a balance on the wire.
 func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 	edge, hub, w := edgeAndHub(t)
 	ctx := context.Background()
@@ -90,7 +90,12 @@ func TestTheHubAdmitsGiftCardMoneyOnlyAsTheAPIMovesIt(t *testing.T) {
 		{"an adjustment", RefusedValue, entry("adjust", 100_000, card.ID, "")},
 		{"a card with a forged code", RefusedValue, cardChange(change.OpInsert, hub.db.NewID(), map[string]any{"code": "0000000000000000",
 			"currency": "AUD", "initial_amount": 1000, "status": "active", "created_at": now, "updated_at": now})},
-		{"a card re-enabled", RefusedValue, cardChange(change.OpUpdate, card.ID, map[string]any{"status": "active"})},
+		{"a card given an unknown status", RefusedValue, cardChange(change.OpUpdate, card.ID, map[string]any{"status": "frozen"})},
+		{"a card re-enabled by a cashier", RefusedActor, func() change.Change {
+			c := cardChange(change.OpUpdate, card.ID, map[string]any{"status": "active"})
+			c.Actor = cashier.ID
+			return c
+		}()},
 		{"a card issued by a cashier", RefusedActor, func() change.Change {
 			c := cardChange(change.OpInsert, hub.db.NewID(), map[string]any{"code": kassa.NewGiftCardCode(),
 				"currency": "AUD", "initial_amount": 1000, "status": "active", "created_at": now, "updated_at": now})

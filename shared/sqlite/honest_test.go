@@ -316,6 +316,7 @@ func (ew *edgeWorld) tills(t *testing.T) {
 	pay(o, kassa.PaymentInitiate{Amount: o.Total, Method: kassa.PaymentCard, CardNumber: processor.CardDecline})
 	complete(o)
 	must[*kassa.GiftCard](t, "disable")(ew.gifts.DisableGiftCard(ctx, card.ID))
+	must[*kassa.GiftCard](t, "re-enable")(ew.gifts.EnableGiftCard(ctx, card.ID))
 	// The drawer's blind close and its Z.
 	count := int64(20000)
 	must[*kassa.ZReport](t, "close drawer")(drawers.CloseDrawer(ctx, drawer.ID, &kassa.DrawerCloseRequest{Count: kassa.CashCount{Amount: &count}, Note: "end of day"}))
