@@ -619,10 +619,15 @@ func programHeldRate(ctx context.Context, tx *Tx, orgID, program string, points,
 		return false, nil
 	}
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM loyalty_programs WHERE id = ?1 AND org_id = ?2 AND redemption_value = ?3
-		UNION ALL SELECT count(*) FROM outbox WHERE entity = 'loyalty_program' AND entity_id = ?1 AND org_id = ?2
-			AND json_extract(fields, '$.redemption_value') = ?3
-		ORDER BY 1 DESC LIMIT 1`, program, orgID, amount/points).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM loyalty_programs WHERE id = ?1 AND org_id = ?2 AND redemption_value = ?3`,
+		program, orgID, amount/points).Scan(&n)
+	if err != nil || n > 0 {
+		return n > 0, err
+	}
+	// Only a payment at another value reads the log, which has no index
+	// on entity: the common case stays one row by key on the apply path.
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE entity = 'loyalty_program' AND entity_id = ?1 AND org_id = ?2
+		AND json_extract(fields, '$.redemption_value') = ?3`, program, orgID, amount/points).Scan(&n)
 	return n > 0, err
 }
 
