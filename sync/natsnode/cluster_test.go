@@ -44,7 +44,7 @@ func startHubCluster(t *testing.T, n int) *hubCluster {
 				}
 				return nil
 			},
-			OnLeaf: func(user, hub string) { hc.mu.Lock(); hc.heard[i][user] = hub; hc.mu.Unlock() },
+			OnLeaf:  func(user, hub string) { hc.mu.Lock(); hc.heard[i][user] = hub; hc.mu.Unlock() },
 			Cluster: &Cluster{Name: "kassa-test", Host: "127.0.0.1", Port: -1, Routes: seed, Secret: testSecret}}, log)
 		if err != nil {
 			t.Fatal(err)

@@ -109,9 +109,9 @@ type Server struct {
 func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	var err error
 	opts := &server.Options{
-		ServerName:   cfg.Name,
-		Host:         cfg.Host,
-		Port:         cfg.Port,
+		ServerName: cfg.Name,
+		Host:       cfg.Host,
+		Port:       cfg.Port,
 		// NATS opens routes only once the client listener is up: a hub in
 		// a cluster has one even without Port, on 127.0.0.1 at a free port,
 		// admitting nobody from outside (only the in-process token).
