@@ -93,3 +93,42 @@ func TestTwoClusteredHubsGiveEdgesEveryLeafURLAndNameTheirHub(t *testing.T) {
 		t.Fatalf("hub A's metric %q is not labelled with its name %s", leafConnections(t, hubA), hubAName)
 	}
 }
+
+// TestAnEdgeFollowsTheHubsNewLeafURLs: the hub is restarted reachable at
+// a new leaf URL (here a proxy); the edge learns it with its next pull and
+// moves its link there: cutting the proxy cuts the edge off, restoring it
+// brings the link back.
+func TestAnEdgeFollowsTheHubsNewLeafURLs(t *testing.T) {
+	leaf, dir := freePort(t), t.TempDir()
+	args := []string{"--http-addr", "127.0.0.1:0", "--data-dir", dir, "--leaf-port", leaf}
+	hub := nodetest.Start(t, hubnode.Run, nil, append(args, "--demo")...)
+	token, err := os.ReadFile(filepath.Join(dir, hubnode.DemoTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edge := nodetest.Start(t, edgenode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		"--hub-url", hub.URL, "--enrol-token", strings.TrimSpace(string(token)))
+	edge.WaitLogin(t, 30*time.Second, "cashier@demo.test", demo.Password)
+	mgr := edge.Login(t, "manager@demo.test", demo.Password)
+	linked := func(want bool) func() bool {
+		return func() bool {
+			var st oneResp
+			edge.Call(t, "GET", "/api/v1/sync/status", mgr, nil, &st)
+			return st.Data["connected"] == want
+		}
+	}
+	wait.For(t, 20*time.Second, "the edge's link", linked(true))
+	px := startProxy(t, "127.0.0.1:"+leaf)
+	hub.Stop(t)
+	hub = nodetest.Start(t, hubnode.Run, nil, append(args, "--leaf-advertise", "nats-leaf://"+px.addr)...)
+	wait.For(t, 30*time.Second, "the edge's link through the new URL", func() bool {
+		px.mu.Lock()
+		n := len(px.conns)
+		px.mu.Unlock()
+		return n > 0 && linked(true)()
+	})
+	px.cut()
+	wait.For(t, 20*time.Second, "the edge cut off with the new URL", linked(false))
+	px.restore()
+	wait.For(t, 20*time.Second, "the edge's link back", linked(true))
+}
