@@ -440,8 +440,11 @@ func (s *ReceiptService) UpdateSettings(ctx context.Context, in *kassa.ReceiptSe
 		setOpt(&st.SMTPUsername, in.SMTPUsername)
 		setOpt(&st.SMTPPassword, in.SMTPPassword)
 		setOpt(&st.SMTPFrom, in.SMTPFrom)
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO receipt_settings (org_id, header, footer, tax_id, smtp_host, smtp_port,
-			smtp_username, smtp_password, smtp_from, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.OrgID, st.Header, st.Footer,
+		_, err = tx.ExecContext(ctx, `INSERT INTO receipt_settings (org_id, header, footer, tax_id, smtp_host, smtp_port,
+			smtp_username, smtp_password, smtp_from, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (org_id) DO UPDATE SET header = excluded.header, footer = excluded.footer, tax_id = excluded.tax_id,
+			smtp_host = excluded.smtp_host, smtp_port = excluded.smtp_port, smtp_username = excluded.smtp_username,
+			smtp_password = excluded.smtp_password, smtp_from = excluded.smtp_from, updated_at = excluded.updated_at`, a.OrgID, st.Header, st.Footer,
 			st.TaxID, st.SMTPHost, st.SMTPPort, st.SMTPUsername, st.SMTPPassword, st.SMTPFrom, fmtTime(tx.Now))
 		return err
 	})
