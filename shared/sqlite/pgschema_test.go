@@ -44,10 +44,11 @@ var pgOnly = map[string]string{
 // blob), its primary key, its unique indexes by columns (the nouns'
 // ON CONFLICT targets) and its named indexes.
 type twinTable struct {
-	cols    []string // "name kind"
-	pk      string
-	uniques []string // "(a, b)", "(a) partial"
-	indexes map[string]string
+	cols     []string // "name kind"
+	pk       string
+	uniques  []string // "(a, b)", "(a) partial"
+	indexes  map[string]string
+	triggers []string
 }
 
 type twinSchema map[string]*twinTable
@@ -62,8 +63,8 @@ var pgKinds = map[string]string{
 
 // TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin migrates a fresh SQLite
 // store and a fresh PostgreSQL database and compares their tables, columns
-// (names, order and kinds), primary keys, unique indexes and named
-// indexes: a SQLite migration without its PostgreSQL twin in
+// (names, order and kinds), primary keys, unique indexes, named indexes
+// and triggers: a SQLite migration without its PostgreSQL twin in
 // pgmigrations fails it, naming the table and column.
 func TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin(t *testing.T) {
 	ctx := context.Background()
@@ -77,7 +78,8 @@ func TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin(t *testing.T) {
 	// A later SQLite migration without its twin: each thing it adds is named.
 	if _, err := db.Writer.ExecContext(ctx, `ALTER TABLE orders ADD COLUMN tip_total INTEGER NOT NULL DEFAULT 0;
 		CREATE TABLE tips (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, amount INTEGER NOT NULL) STRICT;
-		CREATE UNIQUE INDEX payments_processor_ref ON payments(processor_ref) WHERE processor_ref IS NOT NULL;`); err != nil {
+		CREATE UNIQUE INDEX payments_processor_ref ON payments(processor_ref) WHERE processor_ref IS NOT NULL;
+		CREATE TRIGGER tips_org BEFORE INSERT ON orders BEGIN SELECT 1; END;`); err != nil {
 		t.Fatal(err)
 	}
 	diffs := strings.Join(twinDiff(sqliteTwin(t, db.Writer), want), "\n")
@@ -86,6 +88,7 @@ func TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin(t *testing.T) {
 		"table tips has no PostgreSQL twin",
 		"index payments_processor_ref ON payments (processor_ref) unique partial has no PostgreSQL twin",
 		"payments: unique index (processor_ref) partial has no PostgreSQL twin",
+		"trigger tips_org ON orders has no PostgreSQL twin",
 	} {
 		if !strings.Contains(diffs, named) {
 			t.Errorf("a SQLite migration without its twin: the failure does not say %q; it says:\n%s", named, diffs)
@@ -175,6 +178,11 @@ func tableDiff(name string, l, p *twinTable) []string {
 			out = append(out, fmt.Sprintf("%s: unique index %s is on PostgreSQL only", name, u))
 		}
 	}
+	for _, tr := range l.triggers {
+		if !slices.Contains(p.triggers, tr) {
+			out = append(out, fmt.Sprintf("trigger %s ON %s has no PostgreSQL twin", tr, name))
+		}
+	}
 	for _, ix := range sortedKeys(l.indexes) {
 		if p.indexes[ix] != l.indexes[ix] {
 			out = append(out, fmt.Sprintf("index %s ON %s %s has no PostgreSQL twin (there: %q)", ix, name, l.indexes[ix], p.indexes[ix]))
@@ -241,6 +249,7 @@ func sqliteTwin(t *testing.T, db *sql.DB) twinSchema {
 			tt.pk = strings.TrimPrefix(tt.pk+", "+pk[i], ", ")
 		}
 		sqliteIndexes(t, db, name, tt)
+		tt.triggers = sqlStrings(t, db, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?`, name)
 		out[name] = tt
 	}
 	return out
@@ -328,7 +337,30 @@ func pgTwin(t *testing.T, pool *pgxpool.Pool) twinSchema {
 		t.Fatal(err)
 	}
 	pgIndexes(t, pool, out)
+	pgTriggers(t, pool, out)
 	return out
+}
+
+func pgTriggers(t *testing.T, pool *pgxpool.Pool, out twinSchema) {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT c.relname, g.tgname FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+		WHERE NOT g.tgisinternal AND c.relnamespace = current_schema()::regnamespace`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var table, name string
+		if err := rows.Scan(&table, &name); err != nil {
+			t.Fatal(err)
+		}
+		if tt := out[table]; tt != nil {
+			tt.triggers = append(tt.triggers, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func pgIndexes(t *testing.T, pool *pgxpool.Pool, out twinSchema) {
@@ -367,5 +399,61 @@ func pgIndexes(t *testing.T, pool *pgxpool.Pool, out twinSchema) {
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// bothRun is a statement run on both schemas; refused, the message the
+// failure must carry on both ("" for none).
+type bothRun struct{ sql, refused string }
+
+// TestPostgreSQLRefusesACrossOrgReferenceAsSQLiteDoes runs the same
+// statements on a SQLite store and on the PostgreSQL schema: a row naming
+// another org's (or another location's) row is refused on both with the
+// message the engine recognizes (apply.go quarantines on it), a same-org
+// one is not, and deactivating a user ends their sessions on both.
+func TestPostgreSQLRefusesACrossOrgReferenceAsSQLiteDoes(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPostgres(t)
+	db := openTwinStore(t)
+	const meta = `'2026-11-28T09:00:00.000Z', '2026-11-28T09:00:00.000Z', 'h', 'o'`
+	steps := []bothRun{
+		{`INSERT INTO orgs (id, name, currency, created_at, updated_at, hlc, origin) VALUES ('org_a', 'A', 'EUR', ` + meta + `), ('org_b', 'B', 'EUR', ` + meta + `)`, ""},
+		{`INSERT INTO locations (id, org_id, name, timezone, currency, created_at, updated_at, hlc, origin) VALUES
+			('loc_a', 'org_a', 'A', 'UTC', 'EUR', ` + meta + `), ('loc_a2', 'org_a', 'A2', 'UTC', 'EUR', ` + meta + `), ('loc_b', 'org_b', 'B', 'UTC', 'EUR', ` + meta + `)`, ""},
+		{`INSERT INTO registers (id, org_id, location_id, name, created_at, updated_at, hlc, origin) VALUES ('reg_x', 'org_a', 'loc_b', 'X', ` + meta + `)`,
+			"kassa: cross-org reference registers.location_id"},
+		{`INSERT INTO registers (id, org_id, location_id, name, created_at, updated_at, hlc, origin) VALUES ('reg_a', 'org_a', 'loc_a', 'A', ` + meta + `)`, ""},
+		{`INSERT INTO drawer_sessions (id, org_id, location_id, register_id, currency, business_day, status, opened_by, opened_at, float, created_at, updated_at, hlc, origin)
+			VALUES ('dr_x', 'org_a', 'loc_a2', 'reg_a', 'EUR', '2026-11-28', 'open', 'u1', 't', 0, ` + meta + `)`,
+			"kassa: cross-org reference drawer_sessions.register_id"},
+		{`INSERT INTO users (id, org_id, email, role, password_hash, created_at, updated_at, hlc, origin) VALUES ('u1', 'org_a', 'ana@example.com', 'owner', 'x', ` + meta + `)`, ""},
+		{`INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES ('s_b', 'org_b', 'u1', 'j', 't', 't')`,
+			"kassa: cross-org reference sessions.user_id"},
+		{`INSERT INTO sessions (id, org_id, user_id, refresh_jti, created_at, expires_at) VALUES ('s_a', 'org_a', 'u1', 'j', 't', 't')`, ""},
+		{`UPDATE sessions SET user_id = 'u1' WHERE id = 's_a'`, ""},
+		{`UPDATE users SET is_active = 0 WHERE id = 'u1'`, ""},
+	}
+	for _, s := range steps {
+		_, lerr := db.Writer.ExecContext(ctx, s.sql)
+		_, perr := pool.Exec(ctx, s.sql)
+		for side, err := range map[string]error{"SQLite": lerr, "PostgreSQL": perr} {
+			switch {
+			case s.refused == "" && err != nil:
+				t.Fatalf("%s refuses %s: %v", side, s.sql, err)
+			case s.refused != "" && (err == nil || !strings.Contains(err.Error(), s.refused)):
+				t.Fatalf("%s: %s gives %v; want it refused with %q", side, s.sql, err, s.refused)
+			}
+		}
+	}
+	const revoked = `SELECT coalesce(revoked_at, '') FROM sessions WHERE id = 's_a'`
+	var lite, post string
+	if err := db.Writer.QueryRowContext(ctx, revoked).Scan(&lite); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, revoked).Scan(&post); err != nil {
+		t.Fatal(err)
+	}
+	if len(lite) != len(TimeFormat) || len(post) != len(TimeFormat) || post[:10] != lite[:10] {
+		t.Fatalf("a deactivated user's session ends at %q on SQLite and %q on PostgreSQL; want both a time in TimeFormat", lite, post)
 	}
 }
