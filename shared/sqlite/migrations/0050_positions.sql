@@ -7,7 +7,8 @@
 -- rowid under another name: seq takes each row's rowid, so the order, a
 -- connected live feed's position and the storage are what they were; id
 -- keeps its unique index (the PRIMARY KEY's before), which the inserts'
--- ON CONFLICT (id) names.
+-- ON CONFLICT (id) names. The copy runs once, at the upgrade's start: on
+-- a hub with a long history of applied changes it takes a while.
 
 -- The live feeds' position in the changes an edge applied (live.go): never
 -- reused (AUTOINCREMENT), as rowid was while no row was deleted; a
