@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -455,5 +459,60 @@ func TestPostgreSQLRefusesACrossOrgReferenceAsSQLiteDoes(t *testing.T) {
 	}
 	if len(lite) != len(TimeFormat) || len(post) != len(TimeFormat) || post[:10] != lite[:10] {
 		t.Fatalf("a deactivated user's session ends at %q on SQLite and %q on PostgreSQL; want both a time in TimeFormat", lite, post)
+	}
+}
+
+// sqliteOnlySQL are constructs of the nouns' SQL that PostgreSQL does not
+// speak and that the dialect does not rewrite (docs/postgres.md, the
+// inventory); the json_* calls, fold and the placeholders are the
+// dialect's.
+var sqliteOnlySQL = map[string]*regexp.Regexp{
+	"rowid (a sequence column of its own)":                regexp.MustCompile(`(?i)\browid\b`),
+	"INSERT OR REPLACE/IGNORE (ON CONFLICT)":              regexp.MustCompile(`(?i)\bINSERT\s+OR\s+(REPLACE|IGNORE)\b`),
+	"the SQLite catalog (sqlite_master, pragma_*)":        regexp.MustCompile(`(?i)\b(sqlite_master|sqlite_schema|pragma_\w+|PRAGMA)\b`),
+	"scalar max(a, b) or min(a, b) (CASE or the dialect)": regexp.MustCompile(`(?i)\b(max|min)\(\s*[^()]*,`),
+}
+
+// TestTheNounsSQLIsPortable: the nouns' statements (shared/sqlite/*.go)
+// run on SQLite and on PostgreSQL alike, but for what the dialect rewrites;
+// a rowid, INSERT OR REPLACE, a look into SQLite's catalog, a scalar
+// max(a, b) or a driver's LastInsertId (RETURNING instead) fails it.
+// backup.go is the file store's own (pg_dump backs up PostgreSQL).
+func TestTheNounsSQLIsPortable(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "backup.go" {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.BasicLit:
+				if x.Kind != token.STRING {
+					break
+				}
+				for what, re := range sqliteOnlySQL {
+					if m := re.FindString(x.Value); m != "" {
+						t.Errorf("%s: %q in a statement is SQLite's only: use %s", name, m, what)
+					}
+				}
+			case *ast.SelectorExpr:
+				if x.Sel.Name == "LastInsertId" {
+					t.Errorf("%s: LastInsertId: PostgreSQL's driver has none; read the key with RETURNING", name)
+				}
+			}
+			return true
+		})
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d files of the nouns; the walk is broken", checked)
 	}
 }
