@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -514,5 +515,55 @@ func TestTheNounsSQLIsPortable(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("checked only %d files of the nouns; the walk is broken", checked)
+	}
+}
+
+// Migration 0050 gives applied_changes and automation_executions a seq of
+// their own: each row keeps its rowid as its seq, so a live feed's saved
+// position and the sweep's order mean what they meant, gaps included, and
+// a change applied afterwards comes after every one before.
+func TestMigration0050KeepsEachRowsPositionAsItsSeq(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "edge.db")
+	old, err := Open(ctx, path, Options{MigrateTo: 43})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const exec = `INSERT INTO automation_executions (id, org_id, rule_id, trigger, matched, status, depth, results, error, duration_ms,
+		started_at, finished_at, created_at) VALUES (?, 'o', 'r', 'event', 1, 'ok', 0, '[]', '', 1, ?, ?, ?)`
+	for i, id := range []string{"c1", "c2", "c3", "c4", "c5"} {
+		if _, err := old.Writer.ExecContext(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, entity, entity_id, op)
+			VALUES (?, 'hub', 't', 'o', 'product', ?, 'upsert')`, id, id); err != nil {
+			t.Fatal(err)
+		}
+		at := fmt.Sprintf("2026-11-2%dT00:00:00.000Z", i)
+		if _, err := old.Writer.ExecContext(ctx, exec, "e"+id[1:], at, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := old.Writer.ExecContext(ctx, `DELETE FROM applied_changes WHERE id = 'c3'; DELETE FROM automation_executions WHERE id = 'e2'`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Writer.ExecContext(ctx, `INSERT INTO applied_changes (id, origin, applied_at, org_id, entity, entity_id, op)
+		VALUES ('c6', 'hub', 't', 'o', 'product', 'c6', 'upsert')`); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		`SELECT seq || ':' || id FROM applied_changes ORDER BY seq`:       "1:c1 2:c2 4:c4 5:c5 6:c6",
+		`SELECT seq || ':' || id FROM automation_executions ORDER BY seq`: "1:e1 3:e3 4:e4 5:e5",
+	} {
+		if got := strings.Join(sqlStrings(t, db.Writer, q), " "); got != want {
+			t.Errorf("after migration 0050, %s gives %s; want %s (each row's rowid as its seq)", q, got, want)
+		}
+	}
+	if n, err := NewAutomationStore(db).DeleteExecutionsBefore(ctx, time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)); err != nil || n != 3 {
+		t.Fatalf("the sweep before the 24th deleted %d (%v); want the 3 older executions, walked in seq order", n, err)
 	}
 }
