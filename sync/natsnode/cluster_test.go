@@ -24,6 +24,7 @@ const testSecret = "cluster-secret-0123456789abcdef-0123"
 // each heard of leaf sessions (user → hub).
 type hubCluster struct {
 	hubs    []*Server
+	logs    syncLog // every hub's log
 	revoked atomic.Bool
 	mu      sync.Mutex
 	heard   []map[string]string
@@ -32,7 +33,7 @@ type hubCluster struct {
 func startHubCluster(t *testing.T, n int) *hubCluster {
 	t.Helper()
 	hc := &hubCluster{}
-	log := slog.New(slog.DiscardHandler)
+	log := slog.New(slog.NewTextHandler(&hc.logs, nil))
 	var seed []string
 	for i := range n {
 		hc.heard = append(hc.heard, map[string]string{})
@@ -242,5 +243,28 @@ func TestEdgeTakesANewSetOfLeafURLs(t *testing.T) {
 	}
 	wait.For(t, 10*time.Second, "the leaf link to the second hub", func() bool {
 		return hc.hubs[1].LeafConnections() == 1 && hc.hubs[0].LeafConnections() == 0 && edge.LeafConnected()
+	})
+}
+
+func TestAcrossHubsTheNewestLeafSessionOfAnEdgeWins(t *testing.T) {
+	hc := startHubCluster(t, 2)
+	urls := hc.leafURLs()
+	quiet := slog.New(slog.DiscardHandler)
+	first, err := Start(Config{Name: "edge-1", StoreDir: t.TempDir(), LeafRemotes: urls[:1]}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Shutdown()
+	wait.For(t, 10*time.Second, "the first session at the first hub", func() bool { return hc.hubs[0].LeafConnections() == 1 })
+	// The same credentials attach at the other hub (the edge came back
+	// there after a silent cut, or a copy of its credentials did): the
+	// first hub closes its session and says why.
+	second, err := Start(Config{Name: "edge-2", StoreDir: t.TempDir(), LeafRemotes: urls[1:]}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Shutdown()
+	wait.For(t, 10*time.Second, "the older session closed", func() bool {
+		return strings.Contains(hc.logs.String(), "leaf session closed: the edge attached to another hub")
 	})
 }
