@@ -219,8 +219,19 @@ func (s *Server) ClusterURL() string {
 	return net.JoinHostPort(s.opts.Cluster.Host, strconv.Itoa(s.opts.Cluster.Port))
 }
 
-// Routes counts the routes up to other hubs.
-func (s *Server) Routes() int { return s.ns.NumRoutes() }
+// Peers counts the other hubs this one has a route up to (NATS may keep
+// several connections to each).
+func (s *Server) Peers() int {
+	rz, err := s.ns.Routez(nil)
+	if err != nil {
+		return 0
+	}
+	ids := map[string]bool{}
+	for _, r := range rz.Routes {
+		ids[r.RemoteID] = true
+	}
+	return len(ids)
+}
 
 // SetLeafRemotes replaces an edge's leaf URLs (the hub's cluster changed):
 // the server reloads its leaf remote; the link reconnects to one of the

@@ -2,6 +2,7 @@ package natsnode
 
 import (
 	"bufio"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"kassa.dev/sync/tlstest"
 	"kassa.dev/sync/wait"
 )
 
@@ -58,7 +60,7 @@ func startHubCluster(t *testing.T, n int) *hubCluster {
 	}
 	wait.For(t, 10*time.Second, "a full mesh of routes", func() bool {
 		for _, s := range hc.hubs {
-			if s.Routes() < n-1 {
+			if s.Peers() < n-1 {
 				return false
 			}
 		}
@@ -221,7 +223,7 @@ func TestClusterRefusesARouteWithTheWrongSecret(t *testing.T) {
 	// The forged hub's attempts are refused: give it a few, then check.
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		if hc.hubs[0].Routes() != 0 || forged.Routes() != 0 {
+		if hc.hubs[0].Peers() != 0 || forged.Peers() != 0 {
 			t.Fatal("a hub with the wrong secret joined the cluster")
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -267,4 +269,38 @@ func TestAcrossHubsTheNewestLeafSessionOfAnEdgeWins(t *testing.T) {
 	wait.For(t, 10*time.Second, "the older session closed", func() bool {
 		return strings.Contains(hc.logs.String(), "leaf session closed: the edge attached to another hub")
 	})
+}
+
+func TestClusterRoutesAreTLSWhenTheHubHasACertificate(t *testing.T) {
+	certs := tlstest.New(t)
+	routeTLS := certs.Server(t).Clone()
+	routeTLS.RootCAs = certs.Client().RootCAs
+	log := slog.New(slog.DiscardHandler)
+	var hubs []*Server
+	var seed []string
+	for _, name := range []string{"hub-a", "hub-b"} {
+		s, err := Start(Config{Name: name, StoreDir: t.TempDir(),
+			Cluster: &Cluster{Name: "kassa-test", Host: "127.0.0.1", Port: -1, Routes: seed, Secret: testSecret, TLS: routeTLS}}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Shutdown()
+		seed = []string{s.ClusterURL()}
+		hubs = append(hubs, s)
+	}
+	wait.For(t, 10*time.Second, "the TLS route", func() bool { return hubs[0].Peers() == 1 && hubs[1].Peers() == 1 })
+	// A plain-text route with the right secret gets nowhere.
+	c, err := net.Dial("tcp", hubs[0].ClusterURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	// The route listener starts with the TLS handshake: plain text gets
+	// the connection closed, no INFO, no PONG.
+	c.Write([]byte(`CONNECT {"user":"kassa-hub","pass":"` + testSecret + `","name":"plain","cluster":"kassa-test"}` + "\r\nPING\r\n"))
+	got, _ := io.ReadAll(c)
+	if strings.Contains(string(got), "PONG") || strings.Contains(string(got), "INFO") || hubs[0].Peers() != 1 {
+		t.Fatalf("a plain-text route was answered: %q", got)
+	}
 }
