@@ -100,8 +100,8 @@ func leafRemotes(urls []string, leafTLS *tls.Config) ([]*server.RemoteLeafOpts, 
 	r := &server.RemoteLeafOpts{}
 	for _, s := range urls {
 		u, err := url.Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("natsnode: leaf remote %q: %w", redact(s), err)
+		if err != nil { // url.Error quotes the URL, credentials included: not passed on
+			return nil, fmt.Errorf("natsnode: leaf remote %q is not a URL", redact(s))
 		}
 		r.URLs = append(r.URLs, u)
 	}

@@ -12,6 +12,11 @@
 // nor its JetStream. The hub admits one leaf session per edge credential
 // at a time; leaf links are pinged every PingInterval so that a session
 // cut off silently is dropped within three intervals.
+//
+// Several hubs join a NATS cluster (Config.Cluster, cluster.go): routes
+// with a shared secret, leaf sessions announced to every hub, revocation
+// carried to the hub that holds the edge; an edge's one leaf remote lists
+// every hub's URL and fails over among them (docs/cluster.md).
 package natsnode
 
 import (
@@ -190,7 +195,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.Port != 0 {
 		listen = ns.ClientURL()
 	}
-	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", cfg.JetStream, "tls", cfg.TLS != nil,
+	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", opts.JetStream, "tls", cfg.TLS != nil,
 		"cluster", opts.Cluster.Name)
 	return &Server{ns: ns, opts: opts, token: token, auth: a, log: log}, nil
 }
