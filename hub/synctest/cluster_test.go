@@ -39,8 +39,8 @@ func leafConnections(t *testing.T, p *nodetest.Proc) string {
 // processes joined in a NATS cluster, sharing nothing else (each its own
 // SQLite: the shared store waits for PostgreSQL, docs/cluster.md). An edge
 // enrolled at the first gets both hubs' leaf URLs; it ends up attached to
-// the hub that knows its credentials, answered there; both hubs' status
-// and metrics say where it is attached.
+// the hub that knows its credentials and syncs; the hub's status and both
+// hubs' metrics say where it is attached.
 func TestTwoClusteredHubsGiveEdgesEveryLeafURLAndNameTheirHub(t *testing.T) {
 	secret := map[string]string{hubnode.ClusterSecretEnv: "a-cluster-secret-0123456789abcdef-xyz"}
 	leafA, leafB, routeA, routeB := freePort(t), freePort(t), freePort(t), freePort(t)
