@@ -94,6 +94,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
+	if cluster != nil {
+		log.Info("the hub joins a NATS cluster: its hubs must share one PostgreSQL store (docs/cluster.md)", "cluster", cluster.Name)
+	}
 	if hub.Webhooks.AllowLoopback {
 		log.Warn("webhooks may target loopback (--webhook-allow-loopback): not for production")
 	}
