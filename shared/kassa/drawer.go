@@ -84,11 +84,11 @@ type DrawerEntry struct {
 
 // TenderTotal sums one tender's sales and refunds at a register.
 type TenderTotal struct {
-	Method  PaymentMethod `json:"method"`  // The tender.
-	Count   int64         `json:"count"`   // Sales.
-	Sales   int64         `json:"sales"`   // Their sum, in minor units.
-	Refunds int64         `json:"refunds"` // Returned through it, in minor units (positive).
-	Net     int64         `json:"net"`     // sales minus refunds.
+	Method  PaymentMethod `json:"method"`         // The tender.
+	Count   int64         `json:"count"`          // Sales.
+	Sales   int64         `json:"sales"`          // Their sum, in minor units.
+	Refunds int64         `json:"refunds"`        // Returned through it, in minor units (positive).
+	Net     int64         `json:"net"`            // sales minus refunds.
 	Tips    int64         `json:"tips,omitempty"` // Tips taken through it less tips given back, in minor units (absent: none).
 }
 

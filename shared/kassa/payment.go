@@ -73,7 +73,7 @@ type PaymentInitiate struct {
 	// open drawer records the sale, and a cash payment moves its cash
 	// (docs/drawers.md). Omitted: no drawer records it.
 	RegisterID   string `json:"register_id"`
-	Tip          int64  `json:"tip"` // A tip on top of the amount, in minor units (cash and card; docs/tips.md): not in the order's total or tax; at most the org's tip_max_percent of the amount. Cash: tendered covers amount and tip.
+	Tip          int64  `json:"tip"`            // A tip on top of the amount, in minor units (cash and card; docs/tips.md): not in the order's total or tax; at most the org's tip_max_percent of the amount. Cash: tendered covers amount and tip.
 	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 }
 

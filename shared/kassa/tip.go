@@ -39,16 +39,16 @@ type Tip struct {
 	ID         string        `json:"id"`
 	OrgID      string        `json:"org_id"`
 	LocationID string        `json:"location_id"`
-	PaymentID  string        `json:"payment_id"`                       // The payment it was given on (one tip per payment).
-	OrderID    string        `json:"order_id"`                         // The payment's order.
-	Method     PaymentMethod `json:"method"`                           // The payment's method: a cash tip is in the drawer.
-	Amount     int64         `json:"amount"`                           // In minor units; never changes.
-	Source     string        `json:"source" openapi:"enum=TipSource"`  // till or terminal.
-	StaffID    string        `json:"staff_id"`                         // The staff member it is credited to: who took the payment.
-	RegisterID *string       `json:"register_id"`                      // The till it was taken at; null: none.
-	Status     string        `json:"status" openapi:"enum=TipStatus"`  // held, refunded or voided.
-	RefundID   *string       `json:"refund_id"`                        // The refund that gave it back.
-	RefundedAt *time.Time    `json:"refunded_at"`                      // When it was given back.
+	PaymentID  string        `json:"payment_id"`                      // The payment it was given on (one tip per payment).
+	OrderID    string        `json:"order_id"`                        // The payment's order.
+	Method     PaymentMethod `json:"method"`                          // The payment's method: a cash tip is in the drawer.
+	Amount     int64         `json:"amount"`                          // In minor units; never changes.
+	Source     string        `json:"source" openapi:"enum=TipSource"` // till or terminal.
+	StaffID    string        `json:"staff_id"`                        // The staff member it is credited to: who took the payment.
+	RegisterID *string       `json:"register_id"`                     // The till it was taken at; null: none.
+	Status     string        `json:"status" openapi:"enum=TipStatus"` // held, refunded or voided.
+	RefundID   *string       `json:"refund_id"`                       // The refund that gave it back.
+	RefundedAt *time.Time    `json:"refunded_at"`                     // When it was given back.
 	CreatedAt  time.Time     `json:"created_at"`
 }
 
@@ -96,21 +96,23 @@ type TipFilter struct {
 const ReportTips ReportKind = "tips"
 
 func init() {
+	Enums["TipStatus"], EnumText["TipStatus"] = []string{TipHeld, TipRefunded, TipVoided}, "A tip's state: held, then refunded (with the whole of its payment) or voided (with its payment)."
+	Enums["TipSource"], EnumText["TipSource"] = []string{TipFromTill, TipFromTerminal}, "Where a tip was entered: at the till (or by an API client), or on the card terminal."
 	reportGroupings[ReportTips] = []ReportGrouping{GroupStaff, GroupNone, GroupDay, GroupLocation, GroupRegister, GroupPaymentMethod}
 }
 
 // TipRow sums tips: given in the range (booked on the business day of
 // their payment) and given back in it (on the day of the refund).
 type TipRow struct {
-	Group    string `json:"group"`                    // The grouping's key: a staff member's id, a business day, an id, a tender.
-	Label    string `json:"label"`                    // The group's name (a staff member's, a location's …).
-	Currency string `json:"currency"`                 // ISO 4217.
-	Count    int64  `json:"count"`                    // Tips given.
-	Tips     int64  `json:"tips" report:"money"`      // Their sum.
-	Refunded int64  `json:"refunded" report:"money"`  // Tips given back (with their payment).
-	Net      int64  `json:"net" report:"money"`       // tips less refunded.
-	Cash     int64  `json:"cash" report:"money"`      // Net cash tips: in the drawers.
-	Card     int64  `json:"card" report:"money"`      // Net card tips: paid out to staff from the card takings.
+	Group    string `json:"group"`                   // The grouping's key: a staff member's id, a business day, an id, a tender.
+	Label    string `json:"label"`                   // The group's name (a staff member's, a location's …).
+	Currency string `json:"currency"`                // ISO 4217.
+	Count    int64  `json:"count"`                   // Tips given.
+	Tips     int64  `json:"tips" report:"money"`     // Their sum.
+	Refunded int64  `json:"refunded" report:"money"` // Tips given back (with their payment).
+	Net      int64  `json:"net" report:"money"`      // tips less refunded.
+	Cash     int64  `json:"cash" report:"money"`     // Net cash tips: in the drawers.
+	Card     int64  `json:"card" report:"money"`     // Net card tips: paid out to staff from the card takings.
 }
 
 // TipService reads tips and reports them. Tips are written by the

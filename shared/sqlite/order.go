@@ -826,6 +826,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		r.plan = r.plan.Scaled(sumRefunded(paid))
 	}
 	r.paid, r.id = paid, s.db.NewID()
+	if r.tips, err = s.payments.refundTips(ctx, r.o, paid); err != nil {
+		return nil, err
+	}
 	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error { return r.write(ctx, tx) })
 	if err == nil {
 		s.db.wakeReceipts()
@@ -841,8 +844,9 @@ type orderRefund struct {
 	o        *kassa.Order
 	plan     kassa.RefundPlan
 	paid     []kassa.RefundPayment
-	id       string  // the refund's
-	approved *string // the approver's user id, when the actor's limit needed one
+	id       string    // the refund's
+	approved *string   // the approver's user id, when the actor's limit needed one
+	tips     []tipBack // the tips given back with their whole payment (tip.go)
 }
 
 // planRefund reads the order and plans its refund within the actor's
@@ -913,6 +917,9 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
+		return err
+	}
+	if err := giveTipsBack(ctx, tx, a, cur, r.in.RegisterID, r.id, r.tips); err != nil {
 		return err
 	}
 	if err := r.settleOrder(ctx, tx, cur); err != nil {
