@@ -347,3 +347,23 @@ func checkTipEntry(ctx context.Context, ad *admitter, f map[string]any, typ kass
 	}
 	return nil
 }
+
+// tipsBackOf reads the tips refund refundID gave back, by payment id
+// (a refund receipt's).
+func tipsBackOf(ctx context.Context, q querier, refundID string) (map[string]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT payment_id, amount FROM tips WHERE refund_id = ?`, refundID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var amount int64
+		if err := rows.Scan(&id, &amount); err != nil {
+			return nil, err
+		}
+		out[id] = amount
+	}
+	return out, rows.Err()
+}
