@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+
+	"kassa.dev/shared/kassa"
 )
 
 // Tips through HTTP (docs/tips.md): a tip on a cash and a card payment
@@ -25,7 +27,15 @@ func (f *drawerFixture) tipPay(body map[string]any) map[string]any {
 }
 
 func TestTipsFromTheTillToTheZAndTheTipsReport(t *testing.T) {
-	f := newDrawerFixture(t)
+	for _, kind := range []string{kassa.NodeEdge, kassa.NodeHub} {
+		t.Run(kind, func(t *testing.T) { tipsAtTheTill(t, kind) })
+	}
+}
+
+func tipsAtTheTill(t *testing.T, kind string) {
+	f := &drawerFixture{ordFixture: ordFixtureOn(t, MustStartNode(t, kind, nil))}
+	f.product = f.ordFixture.product("Flat white", "DRW-FW", 450)
+	f.register = f.must(f.do("POST", "/registers", f.manager, map[string]any{"location_id": f.locA, "name": "Front"}), 201).Data()["id"].(string)
 	drawer := f.must(f.open(f.cashier, map[string]any{"amount": 10000}), 201).Data()["id"].(string)
 
 	// Two flat whites (9.00) in cash with a 15 % tip, 20.00 handed over.
