@@ -96,4 +96,19 @@ func TestTillTakesTipsInChromium(t *testing.T) {
 		t.Fatalf("tips by staff: %v", rep.Data)
 	}
 	cashier.NoJSErrors()
+
+	// The store's manager reads the tips in the console's reports (the
+	// shared view): by staff member, today, as the API has them.
+	r := webtest.NewReader(t, c.b, c.p.URL, c.manager)
+	c.signIn("manager@demo.test")
+	r.Do("the console", chromedp.WaitVisible("#report-form"))
+	r.Preset("today")
+	r.Do("today's sales", chromedp.WaitVisible(`#reports[data-state="shown"]`))
+	r.Pick("tips")
+	rows := r.SameAsAPI()
+	if len(rows) != 1 || rows[0]["net"] != money(tip+100) || rows[0]["cash"] != money(tip) {
+		t.Fatalf("the console's tips %v, want the cashier's %s (cash %s)", rows, money(tip+100), money(tip))
+	}
+	cashier.Shot("console-reports-tips")
+	cashier.NoJSErrors()
 }
