@@ -54,12 +54,18 @@ function el(tag, props, ...kids) {
   return e;
 }
 
-// api calls the edge as the cashier, or as the approving manager when the
-// sale carries an approval (asApprover).
-function api(method, path, body, key, asApprover) {
+// api calls the edge as the signed-in cashier.
+function api(method, path, body, key) {
   const h = key ? { 'Idempotency-Key': key } : undefined;
-  if (asApprover && sale.approver) return session.request(method, path, body, sale.approver.token, h);
   return session.api(method, path, body, h);
+}
+
+// approved adds the manager's approval of the sale's discount to an order
+// body: the order stays the cashier's and records the manager as
+// approved_by (docs/till.md).
+function approved(b) {
+  if (sale.approver) b.approval_token = sale.approver.token;
+  return b;
 }
 
 // ---- sign-in and start-up -------------------------------------------------
@@ -464,7 +470,7 @@ async function requote() {
   $('approve-btn').hidden = true;
   if (!sale.lines.length) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
   try {
-    const q = state.order || (await api('POST', '/orders/quote', body(), null, true)).data;
+    const q = state.order || (await api('POST', '/orders/quote', approved(body()))).data;
     if (seq !== quoteSeq) return;
     state.quote = q;
     $('cart-msg').textContent = '';
@@ -610,7 +616,7 @@ async function createOrder() {
   }
   sale.creating = true;
   save();
-  const o = (await api('POST', '/orders', body(), sale.createKey, true)).data;
+  const o = (await api('POST', '/orders', approved(body()), sale.createKey)).data;
   sale.orderId = o.id;
   sale.creating = false;
   save();
