@@ -79,6 +79,15 @@ func tipsAtTheTill(t *testing.T, kind string) {
 	bad("tip", map[string]any{"method": "cash", "tip": 91})
 	f.settings(map[string]any{"tip_max_percent": 100})
 
+	// A payment voided on its open order voids its tip (away from the till:
+	// no drawer entry); a voided tip counts nowhere.
+	v := f.must(f.do("POST", "/payments/initiate", f.cashier, map[string]any{"order_id": o4["id"], "amount": o4["total"], "method": "card",
+		"card_number": "4242424242424242", "tip": 50}), 201).Data()
+	f.must(f.do("POST", "/payments/"+v["id"].(string)+"/void", f.cashier, nil), 200)
+	if tip := f.must(f.do("GET", "/tips?payment_id="+v["id"].(string), f.manager, nil), 200).List()[0].(map[string]any); tip["status"] != "voided" {
+		t.Fatalf("the voided payment's tip: %v", tip)
+	}
+
 	// The X report: cash tips are in the expected cash, to the cent.
 	cashSales := total1
 	x := f.must(f.do("GET", "/drawers/"+drawer+"/x-report", f.manager, nil), 200).Data()
