@@ -135,6 +135,11 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 	if err != nil {
 		return err
 	}
+	return e.send(ctx, subject, b, rep)
+}
+
+// send sends an encoded request and decodes the reply into rep.
+func (e *Edge) send(ctx context.Context, subject string, b []byte, rep any) error {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	m, err := e.nc.RequestWithContext(rctx, subject, b)
@@ -175,12 +180,12 @@ func (e *Edge) pushLoop(ctx context.Context) {
 
 // push sends one batch and waits for the hub's reply.
 func (e *Edge) push(ctx context.Context, es []Entry) error {
-	cs := make([]change.Change, len(es))
-	for i, en := range es {
-		cs[i] = en.Change
+	b, err := encodePush(es)
+	if err != nil {
+		return err
 	}
 	var rep PushReply
-	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs, Format: change.Format}, &rep); err != nil {
+	if err := e.send(ctx, e.id.UpSubject(), b, &rep); err != nil {
 		e.setConnected(false, err)
 		return err
 	}
@@ -200,6 +205,22 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 	e.mu.Unlock()
 	e.setConnected(true, nil)
 	return nil
+}
+
+// encodePush encodes the PushRequest of es (change.AppendJSON).
+func encodePush(es []Entry) ([]byte, error) {
+	b := make([]byte, 0, 512*len(es))
+	b = append(b, `{"changes":[`...)
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = es[i].Change.AppendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return fmt.Appendf(b, `],"format":%d}`, change.Format), nil
 }
 
 func (e *Edge) pullLoop(ctx context.Context) {
