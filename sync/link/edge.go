@@ -156,18 +156,7 @@ func (e *Edge) send(ctx context.Context, subject string, b []byte, rep any) erro
 // rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
-		e.pushing.Lock()
-		es, err := e.store.Unsent(ctx, 0, pushBatch)
-		e.mu.Lock()
-		e.status.PendingUp = len(es)
-		e.mu.Unlock()
-		if err == nil && len(es) > 0 {
-			if err = e.push(ctx, es); err == nil {
-				err = e.store.MarkSent(ctx, es[len(es)-1].Seq)
-			}
-		}
-		e.pushing.Unlock()
-		if err == nil && len(es) == pushBatch {
+		if full, err := e.pushRun(ctx); err == nil && full {
 			continue
 		}
 		select {
@@ -178,14 +167,80 @@ func (e *Edge) pushLoop(ctx context.Context) {
 	}
 }
 
-// push sends one batch and waits for the hub's reply.
-func (e *Edge) push(ctx context.Context, es []Entry) error {
-	b, err := encodePush(es)
-	if err != nil {
+// pushBatchOf is one batch of the outbox, read and encoded.
+type pushBatchOf struct {
+	es   []Entry
+	body []byte
+	err  error
+}
+
+// readPush reads the unsent records after seq, up to a batch, and
+// encodes them.
+func (e *Edge) readPush(ctx context.Context, after int64) pushBatchOf {
+	es, err := e.store.Unsent(ctx, after, pushBatch)
+	if err != nil || len(es) == 0 {
+		return pushBatchOf{err: err}
+	}
+	body, err := encodePush(es)
+	return pushBatchOf{es: es, body: body, err: err}
+}
+
+// pushRun pushes the outbox's batches back to back while full ones
+// follow, and reports whether the last one sent was full. While the hub
+// admits one batch, the next is read and encoded, and once the hub
+// committed it the edge marks it sent while the next is on its way: still
+// one batch at the hub at a time, in order. It holds pushing throughout.
+func (e *Edge) pushRun(ctx context.Context) (bool, error) {
+	e.pushing.Lock()
+	defer e.pushing.Unlock()
+	marked := make(chan error, 1)
+	marked <- nil
+	defer func() { <-marked }() // the last mark is done before pushing is released
+	next := e.readPush(ctx, 0)
+	for {
+		cur := next
+		e.mu.Lock()
+		e.status.PendingUp = len(cur.es)
+		e.mu.Unlock()
+		if cur.err != nil || len(cur.es) == 0 {
+			return false, cur.err
+		}
+		last := cur.es[len(cur.es)-1].Seq
+		var ahead chan pushBatchOf
+		if len(cur.es) == pushBatch {
+			ahead = make(chan pushBatchOf, 1)
+			go func() { ahead <- e.readPush(ctx, last) }()
+		}
+		err := e.push(ctx, cur)
+		if err == nil {
+			err = e.markSent(ctx, marked, last)
+		}
+		if ahead == nil || err != nil {
+			if ahead != nil {
+				<-ahead
+			}
+			return ahead != nil, err
+		}
+		next = <-ahead
+	}
+}
+
+// markSent marks the records up to last sent, in the background, once
+// the previous mark is done (marked holds its result): it fails when that
+// one failed (the records are then sent again; the hub skips them).
+func (e *Edge) markSent(ctx context.Context, marked chan error, last int64) error {
+	if err := <-marked; err != nil {
+		marked <- nil
 		return err
 	}
+	go func() { marked <- e.store.MarkSent(ctx, last) }()
+	return nil
+}
+
+// push sends one batch and waits for the hub's reply.
+func (e *Edge) push(ctx context.Context, b pushBatchOf) error {
 	var rep PushReply
-	if err := e.send(ctx, e.id.UpSubject(), b, &rep); err != nil {
+	if err := e.send(ctx, e.id.UpSubject(), b.body, &rep); err != nil {
 		e.setConnected(false, err)
 		return err
 	}
