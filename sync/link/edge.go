@@ -21,6 +21,11 @@ const (
 	pullBatch      = 1000
 	requestTimeout = 5 * time.Second
 	retryEvery     = 500 * time.Millisecond
+	// probeEvery is how often the pull loop asks while the link is down:
+	// the hub not answering fails at once on the edge's own NATS server
+	// (no responders), and the push waits for the link (linkUp), so the
+	// backlog starts moving within this of the leaf link's return.
+	probeEvery = 100 * time.Millisecond
 )
 
 // Status is an edge's view of its link.
@@ -64,6 +69,7 @@ type Edge struct {
 	refused    int           // refusals the hub last listed (under mu)
 	refusedKey string        // that list, as kept (under mu; "" before the first)
 	wake       chan struct{} // a notify arrived: pull now
+	linkUp     chan struct{} // the link came back: push now
 	verify     chan struct{} // the link came back: verify
 }
 
@@ -75,7 +81,7 @@ func NewEdge(id Identity, nc *nats.Conn, store EdgeStore, log *slog.Logger, now 
 		now = time.Now
 	}
 	return &Edge{id: id, nc: nc, store: store, log: log, now: now,
-		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), status: Status{Since: now()}}
+		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), linkUp: make(chan struct{}, 1), status: Status{Since: now()}}
 }
 
 // Status returns the current figures; pendingUp is filled by the caller's
@@ -93,6 +99,7 @@ func (e *Edge) setConnected(ok bool, err error) {
 		e.status.Connected, e.status.Since = ok, e.now()
 		if ok {
 			signal(e.verify)
+			signal(e.linkUp)
 			e.log.Info("sync link up", "node", e.id.Node)
 		} else {
 			e.log.Warn("sync link down", "node", e.id.Node, "err", err)
@@ -162,6 +169,7 @@ func (e *Edge) pushLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-e.store.Committed():
+		case <-e.linkUp:
 		case <-time.After(retryEvery):
 		}
 	}
@@ -284,10 +292,14 @@ func (e *Edge) pullLoop(ctx context.Context) {
 		if err == nil && n == pullBatch {
 			continue
 		}
+		wait := retryEvery
+		if !e.Status().Connected {
+			wait = probeEvery
+		}
 		select {
 		case <-ctx.Done():
 		case <-e.wake:
-		case <-time.After(retryEvery):
+		case <-time.After(wait):
 		}
 	}
 }
