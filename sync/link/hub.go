@@ -105,7 +105,7 @@ func (h *Hub) pull(m *nats.Msg) {
 	if err == nil {
 		rep.Epoch, err = h.store.Epoch(ctx)
 	}
-	if urls := h.leafURLs.Load(); urls != nil {
+	if urls := h.leafURLs.Load(); err == nil && urls != nil {
 		rep.LeafURLs = *urls
 	}
 	if err == nil {
