@@ -2148,6 +2148,9 @@ type EdgeStatus struct {
 	ConnectedSince *time.Time `json:"connected_since"`
 	EnrolledAt     time.Time  `json:"enrolled_at"`
 
+	// Hub Hub names the hub the edge's leaf link was last attached to (its NATS server name, "hub-<node id>"), as this hub heard; empty when it has not heard since it started (docs/cluster.md).
+	Hub string `json:"hub"`
+
 	// LagP50 LagP50 and LagP99 are seconds from a change made at the edge to its commit at the hub, over the edge's recent pushes.
 	LagP50 float32 `json:"lag_p50"`
 
@@ -2198,7 +2201,10 @@ type EnrolRequest struct {
 type EnrolResult struct {
 	LeafPassword string `json:"leaf_password"`
 	LeafUrl      string `json:"leaf_url"`
-	LeafUser     string `json:"leaf_user"`
+
+	// LeafUrls LeafURLs are the leaf URLs of every hub of the cluster (LeafURL first); the edge fails over among them (docs/cluster.md).
+	LeafUrls []string `json:"leaf_urls"`
+	LeafUser string   `json:"leaf_user"`
 
 	// LocationId The location (store) it belongs to.
 	LocationId string `json:"location_id"`

@@ -53,6 +53,9 @@ type Edge struct {
 	// Version is the edge's release, reported to the hub with every pull;
 	// set it before Run.
 	Version string
+	// LeafURLs, if set, is given the cluster's leaf URLs a pull's reply
+	// carries (docs/cluster.md); set it before Run.
+	LeafURLs func(ctx context.Context, urls []string)
 
 	id    Identity
 	nc    *nats.Conn
@@ -329,6 +332,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	}
 	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
 		return 0, err
+	}
+	if len(rep.LeafURLs) > 0 && e.LeafURLs != nil {
+		e.LeafURLs(ctx, rep.LeafURLs)
 	}
 	if rep.Refused != nil {
 		if err := e.keepRefusals(ctx, *rep.Refused, rep.RefusedCount); err != nil {
