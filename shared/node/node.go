@@ -178,6 +178,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: card, kassa.PaymentExternal: processor.External{},
 		kassa.PaymentGiftCard: processor.GiftCard{}, kassa.PaymentLoyaltyPoints: processor.LoyaltyPoints{},
+		kassa.PaymentStoreCredit: processor.StoreCredit{},
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments

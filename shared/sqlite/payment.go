@@ -230,6 +230,9 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 	if err := redeemPointsTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkPointsPayment)
 		return err
 	}
+	if err := redeemStoreCreditTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkStoreCreditPayment)
+		return err
+	}
 	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, pi.charge(ctx), cols, o)
 	if err != nil {
 		return err
@@ -853,7 +856,7 @@ func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return err
 	}
 	if insert {
-		return checkPointsPayment(ctx, ad, c, f)
+		return firstErr(checkPointsPayment(ctx, ad, c, f), checkStoreCreditPayment(ctx, ad, c, f))
 	}
 	return stillOffline(ctx, ad, c, f)
 }
@@ -883,5 +886,5 @@ var (
 	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
 		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
 	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal),
-		string(kassa.PaymentLoyaltyPoints)}
+		string(kassa.PaymentLoyaltyPoints), string(kassa.PaymentStoreCredit)}
 )
