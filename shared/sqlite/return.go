@@ -3,6 +3,9 @@ package sqlite
 import (
 	"cmp"
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"fmt"
 	"time"
 
@@ -52,12 +55,8 @@ func (s *ReturnService) Return(ctx context.Context, in *kassa.ReturnRequest) (*k
 // value goes to store credit whatever the destination (an exchange's new
 // sale), the rest to in's destination.
 func (s *ReturnService) withReceipt(ctx context.Context, a *kassa.Actor, in *kassa.ReturnRequest, keep int64) (*kassa.Return, error) {
-	req := &kassa.RefundRequest{Reason: in.Reason, RegisterID: in.RegisterID, Approver: in.Approver, LineItems: []kassa.RefundLineInput{}}
-	restock := map[string]bool{}
-	for _, l := range in.LineItems {
-		req.LineItems = append(req.LineItems, kassa.RefundLineInput{LineItemID: l.LineItemID, Quantity: l.Quantity})
-		restock[l.LineItemID] = l.Restock
-	}
+	req, restock := refundOf(in.LineItems)
+	req.Reason, req.RegisterID, req.Approver = in.Reason, in.RegisterID, in.Approver
 	r, err := s.orders.planRefund(ctx, a, in.OrderID, req)
 	if err != nil {
 		return nil, err
@@ -89,6 +88,18 @@ func (s *ReturnService) withReceipt(ctx context.Context, a *kassa.Actor, in *kas
 	}
 	s.db.wakeReceipts()
 	return s.returned(ctx, a, rt, r.id)
+}
+
+// refundOf is the order refund of a return's lines, and which of them
+// go back on sale.
+func refundOf(lines []kassa.ReturnLineInput) (*kassa.RefundRequest, map[string]bool) {
+	req := &kassa.RefundRequest{LineItems: []kassa.RefundLineInput{}}
+	restock := map[string]bool{}
+	for _, l := range lines {
+		req.LineItems = append(req.LineItems, kassa.RefundLineInput{LineItemID: l.LineItemID, Quantity: l.Quantity})
+		restock[l.LineItemID] = l.Restock
+	}
+	return req, restock
 }
 
 // split decides where a planned return's money goes and whose store
@@ -298,7 +309,7 @@ func (s *ReturnService) Exchange(ctx context.Context, in *kassa.ExchangeRequest)
 	rt, err := s.exchangeReturn(ctx, a, in, sale.CustomerID, created.Total)
 	if err != nil {
 		_, _ = s.orders.UpdateOrder(ctx, created.ID, &kassa.OrderUpdate{Status: kassa.Some(kassa.OrderCancelled)})
-		return nil, err
+		return nil, renamed(err, "line_items", "return_lines")
 	}
 	return s.payExchange(ctx, in, rt, created)
 }
@@ -320,6 +331,12 @@ func (s *ReturnService) exchangeSale(ctx context.Context, a *kassa.Actor, in *ka
 	}
 	if !st.Accepts(kassa.PaymentStoreCredit) {
 		return nil, kassa.InvalidField("method", "store_credit is not enabled for this org: an exchange pays the new sale with the return's value through it")
+	}
+	// What comes back is checked before the new order is written: a
+	// refused return leaves nothing behind.
+	req, _ := refundOf(in.ReturnLines)
+	if _, err := kassa.PlanRefund(o, req); err != nil {
+		return nil, renamed(err, "line_items", "return_lines")
 	}
 	sale := &kassa.OrderCreate{LocationID: o.LocationID, CustomerID: customer, Channel: o.Channel, LineItems: in.LineItems, Notes: "exchange of order " + o.Number}
 	_, err = s.orders.QuoteOrder(ctx, sale)
@@ -354,4 +371,21 @@ func (s *ReturnService) payExchange(ctx context.Context, in *kassa.ExchangeReque
 		return nil, err
 	}
 	return &kassa.Exchange{Return: rt, Order: o, Due: o.Total - o.PaidTotal}, nil
+}
+
+// renamed is err with its fields' prefix from renamed to: a refund's
+// line_items are an exchange's return_lines.
+func renamed(err error, from, to string) error {
+	var ke *kassa.Error
+	if !errors.As(err, &ke) || len(ke.Fields) == 0 {
+		return err
+	}
+	out := *ke
+	out.Fields = slices.Clone(ke.Fields)
+	for i, f := range out.Fields {
+		if rest, ok := strings.CutPrefix(f.Field, from); ok {
+			out.Fields[i].Field = to + rest
+		}
+	}
+	return &out
 }
