@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
-	"fmt"
 	"time"
 
 	"kassa.dev/shared/kassa"
