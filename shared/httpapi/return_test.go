@@ -122,6 +122,9 @@ func TestReturnsWithAndWithoutReceiptAndStoreCreditAtEveryNode(t *testing.T) {
 			if want := []string{"return", "redeem", "refund", "return"}; len(types) != len(want) || types[0] != want[0] || types[3] != want[3] {
 				t.Fatalf("store credit entries %v, want %v", types, want)
 			}
+			if c := f.must(f.do("GET", "/customers/"+f.ann, f.cashier, nil), 200).Data(); ordNum(c["store_credit"]) != 4000 {
+				t.Fatalf("the customer shows store credit %v, want 4000", c["store_credit"])
+			}
 			last := txns[3].(map[string]any)
 			ordWant(t, last, map[string]any{"product_id": f.shirt, "quantity": 1.0, "restock": true, "amount": 2000.0})
 			if last["approved_by"] == nil {
