@@ -203,3 +203,25 @@ func TestAnExchangeAtEveryNode(t *testing.T) {
 		})
 	}
 }
+
+// TestAReturnsCashLeavesTheTillsDrawer: a return at a till pays its cash
+// out of the drawer (the X and Z reports' cash refunds and expected
+// cash); one onto store credit leaves the drawer as it was.
+func TestAReturnsCashLeavesTheTillsDrawer(t *testing.T) {
+	f := newRetFixture(t, MustStartNode(t, kassa.NodeEdge, nil))
+	register := f.must(f.do("POST", "/registers", f.manager, map[string]any{"location_id": f.locA, "name": "Front"}), 201).Data()["id"].(string)
+	drawer := f.must(f.do("POST", "/drawers", f.cashier, map[string]any{"register_id": register, "float": map[string]any{"amount": 10000}}), 201).Data()["id"].(string)
+	o := f.order(map[string]any{"location_id": f.locA, "customer_id": f.ann, "line_items": []any{map[string]any{"product_id": f.shirt, "quantity": 2}}})
+	f.must(f.do("POST", "/payments/initiate", f.cashier, map[string]any{"order_id": o["id"], "amount": o["total"], "method": "cash", "register_id": register}), 201)
+	o = f.complete(o["id"].(string))
+	back := func(to string) {
+		f.must(f.giveBack(f.cashier, map[string]any{"order_id": o["id"], "refund_to": to, "register_id": register,
+			"line_items": []any{map[string]any{"line_item_id": lineOf(o), "quantity": 1, "restock": true}}}), 200)
+	}
+	back("original")
+	back("store_credit")
+	x := f.must(f.do("GET", "/drawers/"+drawer+"/x-report", f.manager, nil), 200).Data()
+	ordWant(t, x, map[string]any{"cash_sales": 4000.0, "cash_refunds": 2000.0, "expected": 12000.0})
+	z := f.must(f.do("POST", "/drawers/"+drawer+"/close", f.cashier, map[string]any{"count": map[string]any{"amount": 12000}}), 201).Data()
+	ordWant(t, z, map[string]any{"expected": 12000.0, "over_short": 0.0, "cash_refunds": 2000.0})
+}
