@@ -32,12 +32,12 @@ type ReturnLineInput struct {
 // approval_token) may take them.
 type ReturnRequest struct {
 	OrderID    string            `json:"order_id"`    // The receipt's order; empty: a return without receipt.
-	LocationID string            `json:"location_id"` // Without a receipt: the store taking the goods back (default: the caller's).
+	LocationID string            `json:"location_id"` // Without a receipt (required then): the store taking the goods back.
 	CustomerID *string           `json:"customer_id"` // Whose store credit: the order's customer, else this one (required for store credit then).
 	LineItems  []ReturnLineInput `json:"line_items" openapi:"required"`
 	RefundTo   string            `json:"refund_to" openapi:"enum=RefundTo"` // original (default with a receipt) or store_credit (always without one).
-	Reason     string            `json:"reason"`
-	RegisterID string            `json:"register_id"` // The till: its open drawer pays cash back and counts it.
+	Reason     string            `json:"reason"`                            // Why, as the customer says (at most 500 characters).
+	RegisterID string            `json:"register_id"`                       // The till: its open drawer pays cash back and counts it.
 	// A manager's or owner's access token: approves a cashier's refund
 	// above refund_limit, or a return without receipt.
 	ApprovalToken string `json:"approval_token"`
@@ -62,11 +62,11 @@ type Return struct {
 
 // ReturnLine is a returned quantity and what it was worth.
 type ReturnLine struct {
-	LineItemID *string `json:"line_item_id"`
-	ProductID  string  `json:"product_id"`
-	Quantity   int64   `json:"quantity"`
-	Restock    bool    `json:"restock"`
-	Amount     int64   `json:"amount"`
+	LineItemID *string `json:"line_item_id"` // The order line returned; null without a receipt.
+	ProductID  string  `json:"product_id"`   // The product that came back.
+	Quantity   int64   `json:"quantity"`     // Units returned.
+	Restock    bool    `json:"restock"`      // Put back on sale.
+	Amount     int64   `json:"amount"`       // What they were worth, in minor units.
 }
 
 // ExchangeRequest is the body of POST /exchanges: lines of a past order
@@ -75,23 +75,23 @@ type ReturnLine struct {
 // costs beyond it is due on the new order (any tender, then complete);
 // what the return is worth beyond the new sale goes to difference_to.
 type ExchangeRequest struct {
-	OrderID       string            `json:"order_id" openapi:"required"` // The receipt's order.
-	CustomerID    *string           `json:"customer_id"`                 // When the order has no customer: whose store credit carries the value.
-	ReturnLines   []ReturnLineInput `json:"return_lines" openapi:"required"`
+	OrderID       string            `json:"order_id" openapi:"required"`           // The receipt's order.
+	CustomerID    *string           `json:"customer_id"`                           // When the order has no customer: whose store credit carries the value.
+	ReturnLines   []ReturnLineInput `json:"return_lines" openapi:"required"`       // The order's lines coming back, as POST /returns takes them.
 	LineItems     []OrderLineInput  `json:"line_items" openapi:"required"`         // The new sale, priced as POST /orders prices it.
 	DifferenceTo  string            `json:"difference_to" openapi:"enum=RefundTo"` // original (default) or store_credit.
-	Reason        string            `json:"reason"`
-	RegisterID    string            `json:"register_id"`
-	ApprovalToken string            `json:"approval_token"`
+	Reason        string            `json:"reason"`                                // Why, as the customer says.
+	RegisterID    string            `json:"register_id"`                           // The till: its drawer pays cash back and takes the new sale's store credit payment.
+	ApprovalToken string            `json:"approval_token"`                        // A manager's or owner's access token approving a return above the caller's refund_limit.
 	Approver      *Actor            `json:"-"`
 }
 
 // Exchange is what an exchange did: the return, and the new order paid
 // with its value (completed when that paid it all).
 type Exchange struct {
-	Return *Return `json:"return"`
-	Order  *Order  `json:"order"` // The new sale.
-	Due    int64   `json:"due"`   // What the customer still pays on the new order (then complete it); 0: completed.
+	Return *Return `json:"return"` // The return of return_lines.
+	Order  *Order  `json:"order"`  // The new sale.
+	Due    int64   `json:"due"`    // What the customer still pays on the new order (then complete it); 0: completed.
 }
 
 // ReturnService takes goods back and exchanges them. Errors: ENotFound,

@@ -47,7 +47,7 @@ type StoreCreditTransaction struct {
 	ProductID     *string            `json:"product_id"`                             // A return without receipt: the product that came back.
 	Quantity      int64              `json:"quantity"`                               // A return without receipt: how many units.
 	Restock       bool               `json:"restock"`                                // A return without receipt: put back on sale.
-	Reason        string             `json:"reason"`
+	Reason        string             `json:"reason"`                                 // Why: a return's reason, "payment" or "refund".
 	Actor         *string            `json:"actor"`
 	ApprovedBy    *string            `json:"approved_by"` // The manager or owner who let a cashier return without receipt.
 	CreatedAt     time.Time          `json:"created_at"`
