@@ -112,6 +112,8 @@ func TestTheHubAdmitsReturnsAndStoreCreditOnlyAsTheAPIMovesThem(t *testing.T) {
 		}
 		return rec("store_credit_transaction", f)
 	}
+	recurrency := rec("store_credit", map[string]any{"customer_id": w.customer, "currency": "NZD", "balance": 0})
+	recurrency.EntityID = w.customer // the account the hub holds, reopened in another currency
 	byCashier := entry(map[string]any{"type": "return", "amount": 100, "product_id": w.p1, "quantity": 1})
 	byCashier.Actor = cashier.ID
 	for _, tc := range []struct {
@@ -131,6 +133,7 @@ func TestTheHubAdmitsReturnsAndStoreCreditOnlyAsTheAPIMovesThem(t *testing.T) {
 			"payment_id": x.Order.Payments[0].ID, "order_id": x.Order.ID})},
 		{"a redeem for a payment already taken", RefusedValue, entry(map[string]any{"type": "redeem", "amount": -300,
 			"payment_id": p.ID, "order_id": paid.ID})},
+		{"an account reopened in another currency", RefusedValue, recurrency},
 		{"a store credit that is not its customer's", RefusedValue, rec("store_credit", map[string]any{"customer_id": w.customer,
 			"currency": "AUD", "balance": 0})},
 	} {
@@ -171,8 +174,21 @@ func TestStoreCreditSpentAtTwoNodesWhileApartIsOneOverdrawnConflict(t *testing.T
 			t.Fatalf("a payment beyond the store credit: %v, want a refusal naming amount", err)
 		}
 	}
+	// Bo is credited at both while apart: each opens his account (one row,
+	// his id), and the store's opening is admitted.
+	bo := must[*kassa.Customer](t, "customer")(hub.custs.CreateCustomer(w.ctx, &kassa.CustomerCreate{FirstName: "Bo"}))
+	ship(t, hub, edge)
+	for _, n := range []*retNode{h, e} {
+		must[*kassa.Return](t, "credit Bo")(n.returns.Return(w.ctx, &kassa.ReturnRequest{LocationID: w.loc, CustomerID: &bo.ID,
+			LineItems: []kassa.ReturnLineInput{{ProductID: w.p2, Quantity: 1}}}))
+	}
 	push(t, edge, hub, w)
 	ship(t, hub, edge)
+	for _, n := range []*node{hub, edge} {
+		if b := dumpRows(t, n.db, `SELECT balance FROM store_credits WHERE id = ?`, bo.ID); fmt.Sprint(b) != "[[1000]]" {
+			t.Fatalf("Bo's credit from both nodes: %v, want 1000", b)
+		}
+	}
 	for _, n := range []*node{hub, edge} {
 		if b := dumpRows(t, n.db, `SELECT balance FROM store_credits WHERE id = ?`, w.customer); fmt.Sprint(b) != "[[-600]]" {
 			t.Fatalf("after the merge the balance is %v, want -600", b)

@@ -198,7 +198,10 @@ var entStoreCredit, entStoreCreditTxn = new(noun), new(noun)
 func init() {
 	register(entStoreCredit, noun{Name: "store_credit", Table: "store_credits", Digest: orgRows, Derived: []string{"balance"},
 		Formats: []formatStep{{Format: 5, Migration: 45}},
-		Edge: &edgeRule{Update: []string{"balance"}, Once: []string{"customer_id", "currency"}, Scopes: saleWrite,
+		// Two stores open one customer's account while apart: the second
+		// insert arrives as an update of the row, with the same customer
+		// and currency (checkStoreCredit), so those are update columns.
+		Edge: &edgeRule{Update: []string{"balance", "customer_id", "currency", "created_at"}, Scopes: saleWrite,
 			Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkStoreCredit},
 		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entStoreCredit, c.EntityID, c.OrgID) },
 		Recompute: recomputeStoreCredits})
@@ -216,18 +219,28 @@ func init() {
 }
 
 // checkStoreCredit: an account is its customer's (its id theirs) in a
-// currency; its balance is derived (recomputed, not taken).
-func checkStoreCredit(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
-	if c.Op != change.OpInsert {
-		return nil
-	}
-	if f["customer_id"] != c.EntityID {
+// currency that never changes — a store opening an account the hub has
+// already writes the same; its balance is derived (recomputed, not taken).
+func checkStoreCredit(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if v, ok := f["customer_id"]; (ok || c.Op == change.OpInsert) && v != c.EntityID {
 		return refuse(RefusedValue, "a store credit's id is its customer's")
 	}
-	if cur, _ := f["currency"].(string); !kassa.ValidCurrency(cur) {
+	cur, ok := f["currency"].(string)
+	if !ok && c.Op != change.OpInsert {
+		return nil
+	}
+	if !kassa.ValidCurrency(cur) {
 		return refuse(RefusedValue, "currency must be an ISO 4217 code")
 	}
-	return nil
+	var held string
+	err := ad.Tx.QueryRowContext(ctx, `SELECT currency FROM store_credits WHERE id = ? AND org_id = ?`, c.EntityID, c.OrgID).Scan(&held)
+	if err == nil && held != cur {
+		return refuse(RefusedValue, "store credit %s is in %s", c.EntityID, held)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	return err
 }
 
 // recomputeStoreCredits rewrites the balance of every account the batch
