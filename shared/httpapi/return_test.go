@@ -79,6 +79,10 @@ func TestReturnsWithAndWithoutReceiptAndStoreCreditAtEveryNode(t *testing.T) {
 			r = f.must(f.giveBack(f.cashier, ret(1, false, "store_credit")), 200).Data()
 			ordWant(t, r, map[string]any{"amount": 2000.0, "to_tender": 0.0, "to_credit": 2000.0, "customer_id": f.ann})
 			ordWant(t, r["store_credit"].(map[string]any), map[string]any{"balance": 2000.0, "customer_id": f.ann})
+			rc := f.must(f.do("GET", "/orders/"+oid+"/receipt?refund_id="+r["id"].(string), f.cashier, nil), 200).Data()
+			if ps := rc["payments"].([]any); len(ps) != 1 || ps[0].(map[string]any)["method"] != "store_credit" || ordNum(ps[0].(map[string]any)["amount"]) != 2000 {
+				t.Fatalf("the return's receipt says it went back %v, want 20.00 to store credit", rc["payments"])
+			}
 			if n := f.onHand(f.locA, f.shirt); n != 8 || f.credit() != 2000 {
 				t.Fatalf("after a return to store credit: %d on hand (want 8), credit %d (want 2000)", n, f.credit())
 			}
