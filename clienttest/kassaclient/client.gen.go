@@ -7366,14 +7366,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+	// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
 	PostExchangesWithBody(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+	// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8182,14 +8182,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+	// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
 	PostReturnsWithBody(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+	// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9709,7 +9709,7 @@ func (c *Client) GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID,
 	return c.Client.Do(req)
 }
 
-// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 //
 // Takes any type of body and a specified content type.
 //
@@ -9726,7 +9726,7 @@ func (c *Client) PostExchangesWithBody(ctx context.Context, params *PostExchange
 	return c.Client.Do(req)
 }
 
-// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11865,7 +11865,7 @@ func (c *Client) GetReportsTax(ctx context.Context, params *GetReportsTaxParams,
 	return c.Client.Do(req)
 }
 
-// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 //
 // Takes any type of body and a specified content type.
 //
@@ -11882,7 +11882,7 @@ func (c *Client) PostReturnsWithBody(ctx context.Context, params *PostReturnsPar
 	return c.Client.Do(req)
 }
 
-// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -23316,14 +23316,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReportWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdXReportResponse, error)
 
-	// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+	// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
 	PostExchangesWithBodyWithResponse(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error)
 
-	// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+	// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24254,14 +24254,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error)
 
-	// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+	// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
 	PostReturnsWithBodyWithResponse(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error)
 
-	// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+	// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -45701,7 +45701,7 @@ func (c *ClientWithResponses) GetDrawersIdXReportWithResponse(ctx context.Contex
 	return ParseGetDrawersIdXReportResponse(rsp)
 }
 
-// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45714,7 +45714,7 @@ func (c *ClientWithResponses) PostExchangesWithBodyWithResponse(ctx context.Cont
 	return ParsePostExchangesResponse(rsp)
 }
 
-// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit)
+// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -47443,7 +47443,7 @@ func (c *ClientWithResponses) GetReportsTaxWithResponse(ctx context.Context, par
 	return ParseGetReportsTaxResponse(rsp)
 }
 
-// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -47456,7 +47456,7 @@ func (c *ClientWithResponses) PostReturnsWithBodyWithResponse(ctx context.Contex
 	return ParsePostReturnsResponse(rsp)
 }
 
-// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days
+// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -20,14 +20,16 @@ func (s *Server) routesReturns() {
 			"(refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else " +
 			"customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a " +
 			"manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, " +
-			"each unit at the lower of its price now and the lowest it sold at there in the last 90 days",
+			"each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge " +
+			"takes its own returns (409)",
 		Handler: s.takeReturn})
 	s.handle(&Route{Method: "POST", Path: "/exchanges", Tag: "returns", Scope: kassa.ScopeOrdersWrite,
 		Errors: []int{fiber.StatusForbidden, fiber.StatusConflict}, Body: kassa.ExchangeRequest{}, Resp: kassa.Exchange{},
 		Summary: "Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new " +
 			"order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's " +
 			"store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth " +
-			"beyond the new order goes to difference_to (original tender by default, or store credit)",
+			"beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's " +
+			"or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)",
 		Handler: s.takeExchange})
 }
 

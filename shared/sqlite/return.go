@@ -61,6 +61,9 @@ func (s *ReturnService) withReceipt(ctx context.Context, a *kassa.Actor, in *kas
 	if err != nil {
 		return nil, err
 	}
+	if err := s.atTheStore(ctx, a.OrgID, r.o.LocationID); err != nil {
+		return nil, err
+	}
 	for i := range r.plan.Lines {
 		r.plan.Lines[i].Restock = restock[r.plan.Lines[i].LineItemID]
 	}
@@ -204,6 +207,9 @@ func (s *ReturnService) noReceiptPlan(ctx context.Context, a *kassa.Actor, in *k
 	if in.CustomerID == nil || !customerExists(ctx, s.db.Reader, a.OrgID, *in.CustomerID) {
 		return nil, nil, kassa.InvalidField("customer_id", "a return without receipt credits a customer of the org's store credit")
 	}
+	if err := s.atTheStore(ctx, a.OrgID, loc.ID); err != nil {
+		return nil, nil, err
+	}
 	now := time.Now()
 	prices, err := activePrices(ctx, s.db.Reader, a.OrgID, loc.ID, now)
 	if err != nil {
@@ -322,6 +328,9 @@ func (s *ReturnService) exchangeSale(ctx context.Context, a *kassa.Actor, in *ka
 	if customer == nil {
 		customer = in.CustomerID
 	}
+	if err := s.atTheStore(ctx, a.OrgID, o.LocationID); err != nil {
+		return nil, err
+	}
 	if customer == nil || !customerExists(ctx, s.db.Reader, a.OrgID, *customer) {
 		return nil, kassa.InvalidField("customer_id", "an exchange carries the return's value on a customer's store credit: the order has no customer, so name one of the org")
 	}
@@ -388,4 +397,22 @@ func renamed(err error, from, to string) error {
 		}
 	}
 	return &out
+}
+
+// atTheStore refuses, at the hub, a return at a store that has its own
+// edge: the goods, the drawer and the order's money are the store's, and
+// the hub does not route returns to it (as it routes refunds): 409.
+func (s *ReturnService) atTheStore(ctx context.Context, orgID, locationID string) error {
+	if !s.db.Hub {
+		return nil
+	}
+	var n int
+	if err := s.db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM sync_nodes WHERE org_id = ? AND location_id = ? AND revoked_at IS NULL`,
+		orgID, locationID).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return kassa.Errorf(kassa.EConflict, "store %s has its own till server: take the return or exchange there, where the goods and the drawer are", locationID)
+	}
+	return nil
 }

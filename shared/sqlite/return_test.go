@@ -214,3 +214,35 @@ func fieldOf(err error) string {
 	}
 	return ke.Fields[0].Field
 }
+
+// TestAtTheHubAStoreWithAnEdgeTakesItsOwnReturns: the hub takes returns
+// of a store without an edge; once the store has one, a return, a return
+// without receipt and an exchange there are 409 at the hub, nothing
+// written: the store takes them.
+func TestAtTheHubAStoreWithAnEdgeTakesItsOwnReturns(t *testing.T) {
+	_, hub, w := edgeAndHub(t)
+	h := retServices(hub)
+	o := h.sale(t, w, &w.customer, 3)
+	h.creditBack(t, w, o, 1, kassa.RefundToStoreCredit)
+	if _, err := hub.db.Writer.ExecContext(w.ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
+		hub.db.NewID(), w.org, w.loc, fmtTime(hub.db.Now())); err != nil {
+		t.Fatal(err)
+	}
+	count := func() string {
+		return fmt.Sprint(dumpRows(t, hub.db, `SELECT (SELECT count(*) FROM refunds), (SELECT count(*) FROM store_credit_transactions), (SELECT count(*) FROM orders)`))
+	}
+	before := count()
+	line := []kassa.ReturnLineInput{{LineItemID: o.LineItems[0].ID, Quantity: 1}}
+	_, err1 := h.returns.Return(w.ctx, &kassa.ReturnRequest{OrderID: o.ID, LineItems: line})
+	_, err2 := h.returns.Return(w.ctx, &kassa.ReturnRequest{LocationID: w.loc, CustomerID: &w.customer,
+		LineItems: []kassa.ReturnLineInput{{ProductID: w.p1, Quantity: 1}}})
+	_, err3 := h.returns.Exchange(w.ctx, &kassa.ExchangeRequest{OrderID: o.ID, ReturnLines: line, LineItems: []kassa.OrderLineInput{{ProductID: w.p2, Quantity: 1}}})
+	for i, err := range []error{err1, err2, err3} {
+		if kassa.ErrorKind(err) != kassa.EConflict {
+			t.Errorf("call %d at the hub for a store with an edge: %v, want a conflict", i, err)
+		}
+	}
+	if after := count(); after != before {
+		t.Fatalf("refused calls wrote: %s, then %s", before, after)
+	}
+}
