@@ -1436,6 +1436,6 @@ func skipOrderNumber(ctx context.Context, tx *Tx, c *change.Change) error {
 		return nil
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, ?)
-		ON CONFLICT(location_id) DO UPDATE SET next = max(next, excluded.next)`, loc, n+1)
+		ON CONFLICT(location_id) DO UPDATE SET next = CASE WHEN excluded.next > order_counters.next THEN excluded.next ELSE order_counters.next END`, loc, n+1)
 	return err
 }
