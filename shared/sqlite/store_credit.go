@@ -400,9 +400,10 @@ func checkNoReceiptReturn(ctx context.Context, ad *admitter, c *change.Change, f
 	amount, _ := intField(f, "amount")
 	quantity, _ := intField(f, "quantity")
 	product := fieldText(f, "product_id")
-	var highest int64
-	err = ad.Tx.QueryRowContext(ctx, `SELECT max(p.base_price, coalesce((SELECT max(j.value->>'price') FROM price_lists pl, json_each(pl.prices) j
-		WHERE pl.org_id = p.org_id AND j.value->>'product_id' = p.id), 0)) FROM products p WHERE p.id = ? AND p.org_id = ?`, product, c.OrgID).Scan(&highest)
+	var base, listed int64
+	err = ad.Tx.QueryRowContext(ctx, `SELECT p.base_price, coalesce((SELECT max(j.value->>'price') FROM price_lists pl, json_each(pl.prices) j
+		WHERE pl.org_id = p.org_id AND j.value->>'product_id' = p.id), 0) FROM products p WHERE p.id = ? AND p.org_id = ?`, product, c.OrgID).Scan(&base, &listed)
+	highest := max(base, listed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return refuse(RefusedReference, "a return without receipt names a product of the org")
