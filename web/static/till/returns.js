@@ -49,5 +49,6 @@ export function exchangeNote(x) {
 export function exchangeBody(x, b, registerID) {
   const out = { order_id: x.orderId, return_lines: x.lines, line_items: b.line_items, register_id: registerID, reason: 'till exchange' };
   if (b.customer_id) out.customer_id = b.customer_id;
+  if (x.approval) out.approval_token = x.approval; // a manager's sign-in, above the cashier's refund limit
   return out;
 }

@@ -642,7 +642,17 @@ async function openPay() {
   if (!state.drawer) return openDrawerDialog('Open the drawer before taking payment.');
   try {
     await ensureOrder();
-  } catch (e) { $('cart-msg').textContent = e.message; return; }
+  } catch (e) {
+    $('cart-msg').textContent = e.message;
+    sale.creating = false;
+    // An exchange above the cashier's refund limit: a manager approves it
+    // (approval_token), and Pay sends it again (docs/returns.md).
+    if (e.status === 403 && sale.exchange && !sale.exchange.approval) {
+      needManager((token) => { sale.exchange.approval = token; sale.createKey = uuid(); save(); closeDialogs(); openPay(); },
+        'This exchange returns more than the cashier\'s refund limit: a manager approves it.');
+    }
+    return;
+  }
   if (state.order.status === 'completed') return showReceipt(); // an exchange its return paid in full
   sale.paying = true;
   save();
