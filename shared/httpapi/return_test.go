@@ -229,3 +229,18 @@ func TestAReturnsCashLeavesTheTillsDrawer(t *testing.T) {
 	z := f.must(f.do("POST", "/drawers/"+drawer+"/close", f.cashier, map[string]any{"count": map[string]any{"amount": 12000}}), 201).Data()
 	ordWant(t, z, map[string]any{"expected": 12000.0, "over_short": 0.0, "cash_refunds": 2000.0})
 }
+
+// TestAnExchangeAboveTheCashiersLimitNeedsAManager: the return of an
+// exchange counts against the cashier's refund_limit (50.00) like any
+// refund: 60.00 back is 403, nothing stored (not even the new order);
+// with a manager's approval_token it goes through.
+func TestAnExchangeAboveTheCashiersLimitNeedsAManager(t *testing.T) {
+	f := newRetFixture(t, MustStartNode(t, kassa.NodeEdge, nil))
+	o := f.sale(3)
+	body := map[string]any{"order_id": o["id"], "return_lines": []any{map[string]any{"line_item_id": lineOf(o), "quantity": 3}},
+		"line_items": []any{map[string]any{"product_id": f.shirt, "quantity": 1}}}
+	f.refused(t, f.do("POST", "/exchanges", f.cashier, body), 403, "forbidden", "", f.tn.outboxLen())
+	body["approval_token"] = f.manager
+	x := f.must(f.do("POST", "/exchanges", f.cashier, body), 200).Data()
+	ordWant(t, x["return"].(map[string]any), map[string]any{"amount": 6000.0, "to_credit": 2000.0, "to_tender": 4000.0})
+}

@@ -344,8 +344,12 @@ func (s *ReturnService) exchangeSale(ctx context.Context, a *kassa.Actor, in *ka
 	// What comes back is checked before the new order is written: a
 	// refused return leaves nothing behind.
 	req, _ := refundOf(in.ReturnLines)
-	if _, err := kassa.PlanRefund(o, req); err != nil {
+	plan, err := kassa.PlanRefund(o, req)
+	if err != nil {
 		return nil, renamed(err, "line_items", "return_lines")
+	}
+	if _, err := refundApproval(a, in.Approver, st.RefundLimit, o.RefundedTotal, plan.Amount); err != nil {
+		return nil, err
 	}
 	sale := &kassa.OrderCreate{LocationID: o.LocationID, CustomerID: customer, Channel: o.Channel, LineItems: in.LineItems, Notes: "exchange of order " + o.Number}
 	_, err = s.orders.QuoteOrder(ctx, sale)
