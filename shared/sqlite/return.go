@@ -210,6 +210,9 @@ func (s *ReturnService) noReceiptPlan(ctx context.Context, a *kassa.Actor, in *k
 	if err := s.atTheStore(ctx, a.OrgID, loc.ID); err != nil {
 		return nil, nil, err
 	}
+	if err := s.ownStore(ctx, loc.ID); err != nil {
+		return nil, nil, err
+	}
 	now := time.Now()
 	prices, err := activePrices(ctx, s.db.Reader, a.OrgID, loc.ID, now)
 	if err != nil {
@@ -419,4 +422,18 @@ func (s *ReturnService) atTheStore(ctx context.Context, orgID, locationID string
 		return kassa.Errorf(kassa.EConflict, "store %s has its own till server: take the return or exchange there, where the goods and the drawer are", locationID)
 	}
 	return nil
+}
+
+// ownStore refuses, at an enrolled edge, goods taken back for another
+// store: the edge writes its own store's stock and credit entries only
+// (the hub admits no other).
+func (s *ReturnService) ownStore(ctx context.Context, locationID string) error {
+	if !s.db.UnderHub.Load() {
+		return nil
+	}
+	mine, err := s.db.Meta(ctx, MetaEdgeLocation)
+	if err != nil || mine == "" || mine == locationID {
+		return err
+	}
+	return kassa.InvalidField("location_id", "this store takes goods back at its own location only")
 }

@@ -114,6 +114,15 @@ func TestTheHubAdmitsReturnsAndStoreCreditOnlyAsTheAPIMovesThem(t *testing.T) {
 	}
 	recurrency := rec("store_credit", map[string]any{"customer_id": w.customer, "currency": "NZD", "balance": 0})
 	recurrency.EntityID = w.customer // the account the hub holds, reopened in another currency
+	// The store takes goods back at its own location only: another's
+	// entry would be refused at the hub.
+	if err := edge.db.SetMeta(ctx, MetaEdgeLocation, w.loc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.returns.Return(w.ctx, &kassa.ReturnRequest{LocationID: other.ID, CustomerID: &w.customer,
+		LineItems: []kassa.ReturnLineInput{{ProductID: w.p1, Quantity: 1}}}); fieldOf(err) != "location_id" {
+		t.Fatalf("a return without receipt for another store at the edge: %v, want a refusal naming location_id", err)
+	}
 	byCashier := entry(map[string]any{"type": "return", "amount": 100, "product_id": w.p1, "quantity": 1})
 	byCashier.Actor = cashier.ID
 	for _, tc := range []struct {
