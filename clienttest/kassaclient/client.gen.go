@@ -7366,14 +7366,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+	// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
 	PostExchangesWithBody(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+	// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8182,14 +8182,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+	// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
 	PostReturnsWithBody(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+	// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9709,7 +9709,7 @@ func (c *Client) GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID,
 	return c.Client.Do(req)
 }
 
-// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes any type of body and a specified content type.
 //
@@ -9726,7 +9726,7 @@ func (c *Client) PostExchangesWithBody(ctx context.Context, params *PostExchange
 	return c.Client.Do(req)
 }
 
-// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11865,7 +11865,7 @@ func (c *Client) GetReportsTax(ctx context.Context, params *GetReportsTaxParams,
 	return c.Client.Do(req)
 }
 
-// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes any type of body and a specified content type.
 //
@@ -11882,7 +11882,7 @@ func (c *Client) PostReturnsWithBody(ctx context.Context, params *PostReturnsPar
 	return c.Client.Do(req)
 }
 
-// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -23316,14 +23316,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReportWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdXReportResponse, error)
 
-	// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+	// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
 	PostExchangesWithBodyWithResponse(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error)
 
-	// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+	// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24254,14 +24254,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error)
 
-	// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+	// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
 	PostReturnsWithBodyWithResponse(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error)
 
-	// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+	// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30678,6 +30678,11 @@ type PostExchangesResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostExchangesResponse503Headers the declared response headers of an HTTP 503 response for PostExchanges
+type PostExchangesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostExchangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30700,12 +30705,16 @@ type PostExchangesResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostExchangesResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostExchangesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostExchangesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30749,6 +30758,11 @@ func (r PostExchangesResponse) GetApplicationproblemJSON422() *ValidationProblem
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostExchangesResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -41273,6 +41287,11 @@ type PostReturnsResponse429Headers struct {
 	RetryAfter *int
 }
 
+// PostReturnsResponse503Headers the declared response headers of an HTTP 503 response for PostReturns
+type PostReturnsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostReturnsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -41295,12 +41314,16 @@ type PostReturnsResponse struct {
 	ApplicationproblemJSON422 *ValidationProblem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostReturnsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostReturnsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostReturnsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -41344,6 +41367,11 @@ func (r PostReturnsResponse) GetApplicationproblemJSON422() *ValidationProblem {
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r PostReturnsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -45701,7 +45729,7 @@ func (c *ClientWithResponses) GetDrawersIdXReportWithResponse(ctx context.Contex
 	return ParseGetDrawersIdXReportResponse(rsp)
 }
 
-// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45714,7 +45742,7 @@ func (c *ClientWithResponses) PostExchangesWithBodyWithResponse(ctx context.Cont
 	return ParsePostExchangesResponse(rsp)
 }
 
-// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, a store with its own edge takes its own exchanges (409)
+// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -47443,7 +47471,7 @@ func (c *ClientWithResponses) GetReportsTaxWithResponse(ctx context.Context, par
 	return ParseGetReportsTaxResponse(rsp)
 }
 
-// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -47456,7 +47484,7 @@ func (c *ClientWithResponses) PostReturnsWithBodyWithResponse(ctx context.Contex
 	return ParsePostReturnsResponse(rsp)
 }
 
-// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a store with its own edge takes its own returns (409)
+// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53657,6 +53685,13 @@ func ParsePostExchangesResponse(rsp *http.Response) (*PostExchangesResponse, err
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -53687,6 +53722,16 @@ func ParsePostExchangesResponse(rsp *http.Response) (*PostExchangesResponse, err
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostExchangesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -63319,6 +63364,13 @@ func ParsePostReturnsResponse(rsp *http.Response) (*PostReturnsResponse, error) 
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -63349,6 +63401,16 @@ func ParsePostReturnsResponse(rsp *http.Response) (*PostReturnsResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostReturnsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
