@@ -59,7 +59,7 @@ var Enums = map[string][]string{
 	"RefundTo":           {RefundToOriginal, RefundToStoreCredit},
 	"GiftCardStatus":     {GiftCardActive, GiftCardDisabled},
 	"DrawerStatus":       {DrawerOpen, DrawerClosed},
-	"DrawerEntryType":    strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale),
+	"DrawerEntryType":    strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale, DrawerTip, DrawerTipRefund),
 	"OrderStatus":        {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
 	"OrderCancel":        {OrderCancelled},
 	"Channel":            {ChannelPOS, ChannelOnline, ChannelPartner},

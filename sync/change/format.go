@@ -31,8 +31,9 @@ import "fmt"
 //	   and categories carry tax_category_id, order lines tax_rate_bps
 //	   (docs/tax.md); migration 0043: points entries carry payment_id
 //	   (docs/loyalty.md); migration 0045: store credit and its entries
-//	   replicate (docs/returns.md); an edge of format 1-4 is served without
-//	   them.
+//	   replicate (docs/returns.md); migration 0048: tips replicate, orders
+//	   carry approved_by (docs/tips.md); an edge of format 1-4 is served
+//	   without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
