@@ -71,9 +71,8 @@ func TestAnHonestEdgeIsNeverRefused(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d, %d steps: %s", seed, steps, h.tally())
-	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["pay gift_card"] == 0 || h.counts["pay loyalty_points"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0 ||
-		h.counts["exchange"] == 0 || h.counts["return without receipt"] == 0) {
-		t.Errorf("the run captured no card offline, paid by no gift card or points, completed, refunded, exchanged or took back nothing: the settings or the mix lost the point")
+	if steps >= 200 && (h.counts["card captured offline"] == 0 || h.counts["pay gift_card"] == 0 || h.counts["pay loyalty_points"] == 0 || h.counts["complete"] == 0 || h.counts["refund"] == 0) {
+		t.Errorf("the run captured no card offline, paid by no gift card or points, completed or refunded nothing: the settings or the mix lost the point")
 	}
 }
 
@@ -319,7 +318,7 @@ func (h *honestRun) pick(states ...string) *honestOrder {
 func (h *honestRun) step(i int) {
 	ops := []func(){h.newOrder, h.newOrder, h.pay, h.pay, h.pay, h.pay, h.complete, h.complete, h.complete, h.refund, h.refund, h.voidOrCapture,
 		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange, h.layby, h.layby,
-		h.returns, h.returns}
+		h.returns}
 	h.log = append(h.log, fmt.Sprintf("step %d (offline %v)", i, h.offline))
 	ops[h.rng.IntN(len(ops))]()
 }
