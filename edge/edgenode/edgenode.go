@@ -122,7 +122,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// Gift card payments are authorized at the hub while connected.
 		n.AuthorizeGiftCardsAtHub(*id, nc, func() bool { return e.Status().Connected })
 		// The hub routes money operations on this store's orders here.
-		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
+		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders, Returns: n.Services.Returns,
 			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {
 				for range 100 { // a batch at a time, until nothing is left
 					if k, err := e.PullOnce(ctx); err != nil || k == 0 {

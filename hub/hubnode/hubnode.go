@@ -136,6 +136,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n.Services.Sync = n.HubSync(edges)
 		// A store's money operations run at the store (package forward).
 		n.Services.Payments, n.Services.Orders = router.Wrap(n.Services.Payments, n.Services.Orders)
+		n.Services.Returns = router.WrapReturns(n.Services.Returns) // docs/returns.md
 		return nil
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {

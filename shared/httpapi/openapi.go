@@ -206,6 +206,7 @@ var tagText = map[string]string{
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
 	"gift-cards":  "Gift cards: issue, look up, disable; they pay through POST /payments/initiate with method gift_card",
+	"returns":     "Returns, exchanges and store credit: goods back with or without a receipt, to the original tender or a customer's store credit",
 	"laybys":      "Lay-bys: goods set aside for a customer who pays in instalments at any store; completed when paid, cancelled with a refund",
 	"drawers":     "Registers (tills), cash drawers from float to blind close, X and Z reports; the business day is the location's",
 	"reports":     "Reports by the location's business days: sales, tax, payments, inventory, loyalty, gift cards, cash and campaigns, as JSON or CSV",

@@ -156,6 +156,11 @@ func (w *repWorld) refund(rng *rand.Rand, tok string) {
 	}
 	if body["line_items"] == nil {
 		body["amount"] = 1 + rng.Int64N(left-1)
+	} else if rng.IntN(2) == 0 && len(w.custs) > 0 {
+		// A return of the line onto a customer's store credit (docs/returns.md).
+		w.must(w.tn.Do("POST", "/api/v1/returns", tok, map[string]any{"order_id": id, "refund_to": "store_credit",
+			"customer_id": w.custs[rng.IntN(len(w.custs))], "line_items": body["line_items"]}), "return")
+		return
 	}
 	w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/refund", tok, body), "refund")
 }
@@ -344,9 +349,12 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		for _, r := range o.Refunds {
 			rd := day(o.LocationID, kassa.BusinessDay(r.CreatedAt, ds))
 			rd.refunds += r.Amount
+			toCredit := r.Amount
 			for _, p := range r.Payments {
 				rd.refunded[method[p.PaymentID]] += p.Amount
+				toCredit -= p.Amount
 			}
+			rd.refunded["store_credit"] += toCredit // a return onto store credit
 			rt := taxByRate[rate]
 			taxByRate[rate] = [2]int64{rt[0], rt[1] + kassa.RefundTax(r.Amount, o.TaxRateBps)}
 			byStaff[*o.CreatedBy] -= r.Amount

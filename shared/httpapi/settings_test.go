@@ -23,7 +23,7 @@ var setDefaults = map[string]any{
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
 		map[string]any{"method": "gift_card", "enabled": false}, map[string]any{"method": "external", "enabled": false},
-		map[string]any{"method": "loyalty_points", "enabled": false},
+		map[string]any{"method": "loyalty_points", "enabled": false}, map[string]any{"method": "store_credit", "enabled": true},
 	},
 }
 
@@ -171,7 +171,7 @@ func TestSettingsPaymentMethods(t *testing.T) {
 		return map[string]any{"methods": []any{
 			map[string]any{"method": "cash", "enabled": cash}, map[string]any{"method": "card", "enabled": card},
 			map[string]any{"method": "gift_card", "enabled": gift}, map[string]any{"method": "external", "enabled": ext},
-			map[string]any{"method": "loyalty_points", "enabled": false},
+			map[string]any{"method": "loyalty_points", "enabled": false}, map[string]any{"method": "store_credit", "enabled": true},
 		}}
 	}
 	entry := func(method any, enabled any) map[string]any {

@@ -181,6 +181,8 @@ func TenderLabel(p ReceiptPayment) string {
 		return "Cash"
 	case p.Method == PaymentLoyaltyPoints:
 		return "Points"
+	case p.Method == PaymentStoreCredit:
+		return "Store credit"
 	}
 	return string(p.Method)
 }

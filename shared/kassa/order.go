@@ -136,6 +136,7 @@ type RefundLine struct {
 	LineItemID string `json:"line_item_id"` // The order line refunded.
 	Quantity   int64  `json:"quantity"`
 	Amount     int64  `json:"amount"`
+	Restock    bool   `json:"restock,omitempty"` // A return's line put back on sale (docs/returns.md); a refund's restock says it for all.
 }
 
 // RefundPayment is the part of a refund returned through one payment.

@@ -21,7 +21,7 @@ const (
 
 // Valid reports whether m is a known method.
 func (m PaymentMethod) Valid() bool {
-	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints
+	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints || m == PaymentStoreCredit
 }
 
 // Payment states.

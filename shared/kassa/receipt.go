@@ -297,6 +297,7 @@ func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBa
 		r.TaxTotal += t.Tax
 	}
 	r.Payments = []ReceiptPayment{}
+	var back int64
 	for _, rp := range rf.Payments {
 		p := o.FindPayment(rp.PaymentID)
 		if p == nil {
@@ -305,6 +306,10 @@ func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBa
 		out := ReceiptPayment{Method: p.Method, Amount: rp.Amount, Tip: tipsBack[p.ID]}
 		tenderDetails(&out, *p, cards)
 		r.Payments = append(r.Payments, out)
+		back += rp.Amount
+	}
+	if rf.Amount > back { // a return's part on store credit (docs/returns.md)
+		r.Payments = append(r.Payments, ReceiptPayment{Method: PaymentStoreCredit, Amount: rf.Amount - back})
 	}
 	r.TipTotal = tipTotal(r.Payments)
 }

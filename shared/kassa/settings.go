@@ -58,7 +58,7 @@ func DefaultSettings() OrgSettings {
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
 		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TipMaxPercent: DefaultTipMaxPercent, TaxCategories: []TaxCategory{},
 		PaymentMethods: []PaymentMethodConfig{
-			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false}, {PaymentLoyaltyPoints, false},
+			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false}, {PaymentLoyaltyPoints, false}, {PaymentStoreCredit, true},
 		},
 	}
 }
@@ -70,7 +70,9 @@ func (s *OrgSettings) Accepts(m PaymentMethod) bool {
 			return c.Enabled
 		}
 	}
-	return false
+	// Store credit is the customer's money the org already holds: taken
+	// unless the org turned it off (a list saved before it existed).
+	return m == PaymentStoreCredit
 }
 
 // SettingsUpdate is the body of PATCH /settings.
@@ -171,7 +173,7 @@ func ValidatePaymentMethods(methods []PaymentMethodConfig) error {
 	seen := map[PaymentMethod]bool{}
 	for _, m := range methods {
 		if !m.Method.Valid() || seen[m.Method] {
-			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external, loyalty_points")
+			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external, loyalty_points, store_credit")
 		}
 		seen[m.Method] = true
 	}

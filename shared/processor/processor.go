@@ -101,6 +101,19 @@ func (LoyaltyPoints) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.Cha
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "points_" + r.PaymentID}, nil
 }
 
+// StoreCredit takes a customer's store credit: its ledger is in the store,
+// which debits it in the payment's own unit and credits it back on a void
+// or refund (docs/returns.md). As a processor it is External, but for its
+// references.
+type StoreCredit struct{ External }
+
+var _ kassa.Processor = StoreCredit{}
+
+// Charge approves and captures.
+func (StoreCredit) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "credit_" + r.PaymentID}, nil
+}
+
 // Test cards of the CardSimulator. Any other number that passes the Luhn
 // check is approved; one that fails it is declined as invalid_number.
 const (

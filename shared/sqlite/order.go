@@ -976,16 +976,17 @@ func (r *orderRefund) settleOrder(ctx context.Context, tx *Tx, cur *kassa.Order)
 	return recordTicket(ctx, tx, r.a.OrgID, cur.ID, kassa.TicketUpdated)
 }
 
-// restock puts the refunded lines back on the shelf when asked.
+// restock puts the refunded lines back on the shelf when asked: all of
+// them, or a return's lines marked so.
 func (r *orderRefund) restock(ctx context.Context, tx *Tx, cur *kassa.Order) error {
-	if !r.in.Restock {
-		return nil
-	}
 	actor := ""
 	if p := actorID(r.a); p != nil {
 		actor = *p
 	}
 	for _, rl := range r.plan.Lines {
+		if !r.in.Restock && !rl.Restock { // a return restocks line by line (return.go)
+			continue
+		}
 		l := cur.FindLine(rl.LineItemID)
 		if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: l.ProductID,
 			delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {

@@ -234,6 +234,9 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 	if err := redeemPointsTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkPointsPayment)
 		return err
 	}
+	if err := redeemStoreCreditTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkStoreCreditPayment)
+		return err
+	}
 	res := pi.charge(ctx)
 	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, res, cols, o)
 	if err != nil {
@@ -867,7 +870,7 @@ func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return err
 	}
 	if insert {
-		return checkPointsPayment(ctx, ad, c, f)
+		return firstErr(checkPointsPayment(ctx, ad, c, f), checkStoreCreditPayment(ctx, ad, c, f))
 	}
 	return stillOffline(ctx, ad, c, f)
 }
@@ -897,5 +900,5 @@ var (
 	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
 		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
 	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal),
-		string(kassa.PaymentLoyaltyPoints)}
+		string(kassa.PaymentLoyaltyPoints), string(kassa.PaymentStoreCredit)}
 )
