@@ -32,7 +32,7 @@ var _ kassa.OrderService = (*OrderService)(nil)
 
 const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
 	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
-	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns FROM orders`
+	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns, gift_card_total FROM orders`
 
 func scanOrder(s scanner) (*kassa.Order, error) {
 	var o kassa.Order
@@ -42,7 +42,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
 		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
 		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy,
-		&o.VoucherCode, &campaigns); err != nil {
+		&o.VoucherCode, &campaigns, &o.GiftCardTotal); err != nil {
 		return nil, err
 	}
 	o.Campaigns, o.TaxBreakdown = []kassa.AppliedCampaign{}, []kassa.TaxGroup{}
@@ -54,7 +54,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 		t := parseTime(completed.String)
 		o.CompletedAt = &t
 	}
-	o.LineItems, o.Payments, o.Refunds = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}
+	o.LineItems, o.Payments, o.Refunds, o.GiftCards = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}, []kassa.GiftCardLine{}
 	o.History = []kassa.OrderHistory{{Status: kassa.OrderOpen, At: o.CreatedAt, Actor: o.CreatedBy}}
 	return &o, nil
 }
@@ -111,7 +111,7 @@ func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts
 	}
 	in := "(" + placeholders(len(orders)) + ")"
 	if parts&partLines != 0 {
-		if err := loadLines(ctx, q, in, args, byID); err != nil {
+		if err := errors.Join(loadLines(ctx, q, in, args, byID), loadGiftCardLines(ctx, q, in, args, byID)); err != nil {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func loadPayments(ctx context.Context, q querier, in string, args []any, byID ma
 }
 
 func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
-	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, approved_by, created_at
+	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, approved_by, created_at, gift_card_amount
 		FROM refunds WHERE order_id IN `+in+` ORDER BY id`, args...)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map
 	for rows.Next() {
 		var r kassa.Refund
 		var lines, pays, created string
-		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &r.ApprovedBy, &created); err != nil {
+		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &r.ApprovedBy, &created, &r.GiftCardAmount); err != nil {
 			rows.Close()
 			return err
 		}
@@ -331,7 +331,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
 			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
 			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.Now,
-			"voucher_code": p.voucher, "campaigns": o.Campaigns,
+			"voucher_code": p.voucher, "campaigns": o.Campaigns, "gift_card_total": o.GiftCardTotal,
 		})
 		if err != nil {
 			return err
@@ -347,6 +347,9 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 			if err != nil {
 				return err
 			}
+		}
+		if err := writeGiftCardLines(ctx, tx, o, p.gifts); err != nil {
+			return err
 		}
 		if err := checkLimitsInUnit(ctx, tx, a.OrgID, p.limited, in.CustomerID, p.voucher); err != nil {
 			return err
@@ -386,6 +389,7 @@ func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order 
 			Tax: lp.Tax, TaxRateBps: lp.TaxBps, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
 	}
 	o.TaxBreakdown = orEmpty(price.TaxBreakdown)
+	o.GiftCards, o.GiftCardTotal = p.gifts.giftCardLines(), p.gifts.total
 	return o
 }
 
@@ -433,6 +437,8 @@ type pricedOrder struct {
 	limited []*kassa.Campaign
 	// rates are the lines' tax categories' rates (nil: the order's rate).
 	rates []*int
+	// gifts are its gift card lines (giftcard.go), in price.Total.
+	gifts *giftCardSale
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
@@ -479,8 +485,13 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {
 		return nil, err
 	}
+	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards)
+	if err != nil {
+		return nil, err
+	}
+	price.Total += gifts.total
 	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
-		limited: limitedCampaigns(live, campaigns.Applied), rates: rates}
+		limited: limitedCampaigns(live, campaigns.Applied), rates: rates, gifts: gifts}
 	if in.VoucherCode != nil {
 		code := kassa.NormalizeVoucher(*in.VoucherCode)
 		p.voucher = &code
@@ -720,7 +731,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
-	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments}
+	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments, gifts: read.GiftCards}
 	if err := s.db.Write(ctx, func(tx *Tx) error { return c.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
@@ -735,6 +746,7 @@ type orderCompletion struct {
 	id       string
 	lines    []kassa.LineItem
 	payments []kassa.Payment
+	gifts    []kassa.GiftCardLine
 	o        *kassa.Order
 }
 
@@ -746,7 +758,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	o.LineItems, o.Payments, o.TaxBreakdown = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines)
+	o.LineItems, o.Payments, o.TaxBreakdown, o.GiftCards = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines), c.gifts
 	if err := kassa.Completable(o); err != nil {
 		return err
 	}
@@ -765,6 +777,9 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	if err := addHistory(ctx, tx, a, c.id, o.LocationID, kassa.OrderCompleted); err != nil {
+		return err
+	}
+	if err := activateGiftCardLines(ctx, tx, o); err != nil {
 		return err
 	}
 	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, c.id, "", paidCash(o.Payments)); err != nil {
@@ -843,6 +858,7 @@ type orderRefund struct {
 	paid     []kassa.RefundPayment
 	id       string  // the refund's
 	approved *string // the approver's user id, when the actor's limit needed one
+	gift     *giftRefund
 }
 
 // planRefund reads the order and plans its refund within the actor's
@@ -852,7 +868,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 	if err != nil {
 		return nil, err
 	}
-	plan, err := kassa.PlanRefund(o, in)
+	gift, plan, err := planRefundWithGiftCards(ctx, s.db.Reader, o, in)
 	if err != nil {
 		return nil, err
 	}
@@ -869,7 +885,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 			return nil, err
 		}
 	}
-	return &orderRefund{a: a, in: in, o: o, plan: plan, approved: approved}, nil
+	return &orderRefund{a: a, in: in, o: o, plan: plan, approved: approved, gift: gift}, nil
 }
 
 // refundApproval checks a refund against the actor's refund limit and,
@@ -906,10 +922,14 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	if err := tx.InsertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
 		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
 		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a), "approved_by": r.approved,
+		"gift_card_amount": min(r.gift.amount, r.plan.Amount),
 	}); err != nil {
 		return err
 	}
 	if err := r.givePaymentsBack(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := takeBackGiftCards(ctx, tx, cur, r.id, r.gift); err != nil {
 		return err
 	}
 	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
@@ -1004,14 +1024,14 @@ const orderRows = "org_id = ?1 AND order_id IN (SELECT id FROM orders WHERE loca
 
 func init() {
 	orderEvent := eventSubject{AtLocation: true, Same: []string{"number", "currency"}}
-	register(entOrder, noun{Name: "order", Table: "orders", Digest: locationRows,
+	register(entOrder, noun{Name: "order", Table: "orders", Digest: locationRows, Formats: []formatStep{{Format: 5, Migration: 44}},
 		Derived: []string{"paid_total", "refunded_total"},
 		Lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
 		// A cancel that meets a completion loses, and is recorded.
 		LatticeLoss: &latticeLoss{Col: "status", Value: kassa.OrderCancelled, Kind: "cancel_lost"},
 		Edge: &edgeRule{Loc: ownLocation, Update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
 			Once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
-				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
+				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code", "gift_card_total"},
 			ScopesOf: orderScopes, Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkOrder},
 		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
 		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
@@ -1024,7 +1044,7 @@ func init() {
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
 		Track: trackOrderOf, Written: rollupCompletion})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
-		Formats: []formatStep{{Format: 5, Migration: 41}},
+		Formats: []formatStep{{Format: 5, Migration: 41}, {Format: 5, Migration: 44}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
 			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "approved_by", Table: "users"}}, Check: checkRefund},
 		Track: trackOrderOf, Written: rollupRefund})
@@ -1361,8 +1381,11 @@ func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
 			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
 			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
-		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
+			gift_card_total = (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2),
+			total = coalesce((SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2), 0)
+				+ (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2)
+		WHERE id = ?1 AND org_id = ?2 AND (EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+			OR EXISTS (SELECT 1 FROM gift_card_lines WHERE order_id = ?1 AND org_id = ?2))`, id, orgID)
 	if err != nil {
 		return err
 	}
