@@ -274,12 +274,12 @@ func (s *ReportService) salesByOrder(ctx context.Context, sc *reportScope, sums 
 	d := sc.ranges(sc.f.GroupBy == kassa.GroupDay)
 	args := append([]any{d, sc.orgID}, sargs...)
 	if err := s.sumRows(ctx, sums.addSale, 6, withD+`SELECT `+key+`, o.currency, count(*), sum(o.subtotal), sum(o.discount_total),
-		sum(`+campaignPart("o.campaigns")+`), sum(o.tax_total), sum(o.total)
+		sum(`+campaignPart("o.campaigns")+`), sum(o.tax_total), sum(o.total - o.gift_card_total)
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount)
+	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount - r.gift_card_amount)
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
 }
@@ -309,7 +309,7 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 		return err
 	}
 	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT '', o.currency,
-		sum(r.amount - coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.lines) j), 0)) `+refunds+` GROUP BY 1, 2`, args...)
+		sum(r.amount - r.gift_card_amount - coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.lines) j), 0)) `+refunds+` GROUP BY 1, 2`, args...)
 }
 
 // salesByMethod sums captured payments and what went back through them.
@@ -343,14 +343,14 @@ func (s *ReportService) salesByHour(ctx context.Context, sc *reportScope, sums s
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
 	err := s.eachRow(ctx, 6, func(loc, at, cur string, v []int64) { sums.addSale(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total
+		withD+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff, args...)
 	if err != nil {
 		return err
 	}
 	return s.eachRow(ctx, 1, func(loc, at, cur string, v []int64) { sums.addRefund(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, r.created_at, o.currency, r.amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		withD+`SELECT d.loc, r.created_at, o.currency, r.amount - r.gift_card_amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
 }
 
