@@ -671,9 +671,9 @@ func (s *ReportService) GiftCards(ctx context.Context, f kassa.ReportFilter, emi
 		key = giftLocation
 	}
 	var rows []*kassa.GiftCardRow
-	err = s.runningRows(ctx, sc, 5, `SELECT `+key+`, g.currency, sum(CASE WHEN t.type = 'issue' THEN t.amount ELSE 0 END),
+	err = s.runningRows(ctx, sc, 5, `SELECT `+key+`, g.currency, sum(CASE WHEN t.type IN ('issue', 'reload', 'takeback') THEN t.amount ELSE 0 END),
 		-sum(CASE WHEN t.type = 'redeem' THEN t.amount ELSE 0 END), sum(CASE WHEN t.type = 'refund' THEN t.amount ELSE 0 END),
-		sum(CASE WHEN t.type NOT IN ('issue', 'redeem', 'refund') THEN t.amount ELSE 0 END), sum(t.amount)
+		sum(CASE WHEN t.type NOT IN ('issue', 'reload', 'takeback', 'redeem', 'refund') THEN t.amount ELSE 0 END), sum(t.amount)
 		FROM d CROSS JOIN gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id
 		WHERE t.org_id = ? AND t.created_at >= d.lo AND t.created_at < d.hi GROUP BY 1, 2`,
 		`SELECT '', g.currency, sum(t.amount) FROM gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id
