@@ -477,9 +477,11 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount,
 			Campaign: campaigns.LineTotals[i], TaxBps: rates[i]}
 	}
-	price, err := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
-	if err != nil {
-		return nil, err
+	var price kassa.OrderPrice // an order of gift card lines only has no items to price
+	if len(lines) > 0 || in.Discount != nil {
+		if price, err = kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive); err != nil {
+			return nil, err
+		}
 	}
 	// The role's limit is on manual discounts: campaigns are head office's.
 	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {

@@ -30,7 +30,10 @@ import "fmt"
 //	   refunds carry approved_by (docs/staff.md); migration 0042: products
 //	   and categories carry tax_category_id, order lines tax_rate_bps
 //	   (docs/tax.md); migration 0043: points entries carry payment_id
-//	   (docs/loyalty.md); an edge of format 1-4 is served without them.
+//	   (docs/loyalty.md); migration 0044: gift card lines of orders
+//	   replicate, orders carry gift_card_total, refunds gift_card_amount,
+//	   gift card entries line_id and refund_id (docs/giftcards.md); an
+//	   edge of format 1-4 is served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
