@@ -1379,10 +1379,10 @@ func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 		return redeem(ctx, a, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
+			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity), 0)
 				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
-			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			discount_total = (SELECT coalesce(sum(discount), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			tax_total = (SELECT coalesce(sum(tax), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
 			gift_card_total = (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2),
 			total = coalesce((SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2), 0)
 				+ (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2)
