@@ -350,3 +350,9 @@ func (g *GiftCard) Reloadable(now time.Time, currency string, amount int64, st *
 // the card holds balance: what is left of the amount on the card. What was
 // spent stays spent: the customer has the goods it paid for.
 func TakeBack(amount, balance int64) int64 { return max(min(amount, balance), 0) }
+
+// GroupGiftCardsSold is the group of the sales report by payment method
+// that takes the gift card money the tenders took back out of sales
+// (negative): what cards sold and reloaded on orders brought in, less what
+// refunds of those lines gave back.
+const GroupGiftCardsSold = "gift_cards_sold"

@@ -326,10 +326,29 @@ func (s *ReportService) salesByMethod(ctx context.Context, sc *reportScope, sums
 		AND p.status IN ('captured', 'partially_refunded', 'refunded')`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT p.method, o.currency, sum(j.value->>'amount')
+	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT p.method, o.currency, sum(j.value->>'amount')
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN json_each(r.payments) j
 		JOIN payments p ON p.id = j.value->>'payment_id'
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...); err != nil {
+		return err
+	}
+	return s.giftCardsSold(ctx, sums, staff, args)
+}
+
+// giftCardsSold books the gift card money the tenders took (cards sold
+// and reloaded on orders, less what refunds took back from them) as the
+// group kassa.GroupGiftCardsSold, negative: the tenders' rows less it are
+// the sales (docs/giftcards.md).
+func (s *ReportService) giftCardsSold(ctx context.Context, sums salesSums, staff string, args []any) error {
+	if err := s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Sales -= v[0] }, 1,
+		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(o.gift_card_total) FROM d CROSS JOIN orders o
+		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi AND o.gift_card_total > 0
+		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
+		return err
+	}
+	return s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Refunds -= v[0] }, 1,
+		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(r.gift_card_amount) FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi AND r.gift_card_amount > 0`+staff+` GROUP BY 1, 2`, args...)
 }
 
 // salesByHour reads the orders and refunds of the range one by one and
