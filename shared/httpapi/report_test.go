@@ -34,7 +34,7 @@ type repOrder struct {
 	DiscountTotal        int64 `json:"discount_total"`
 	TaxTotal             int64 `json:"tax_total"`
 	Total                int64
-	GiftCardTotal        int64 `json:"gift_card_total"`
+	GiftCardTotal        int64      `json:"gift_card_total"`
 	TaxInclusive         bool       `json:"tax_inclusive"`
 	TaxRateBps           int64      `json:"tax_rate_bps"`
 	CompletedAt          *time.Time `json:"completed_at"`
@@ -53,9 +53,9 @@ type repOrder struct {
 	}
 	Refunds []struct {
 		Amount         int64
-		GiftCardAmount int64 `json:"gift_card_amount"`
-		CreatedAt time.Time `json:"created_at"`
-		Lines     []struct {
+		GiftCardAmount int64     `json:"gift_card_amount"`
+		CreatedAt      time.Time `json:"created_at"`
+		Lines          []struct {
 			LineItemID string `json:"line_item_id"`
 			Amount     int64
 		} `json:"line_items"`
