@@ -51,7 +51,7 @@ var Enums = map[string][]string{
 	"Scope":             strs(append(slices.Clone(AllScopes), ScopeKDS, ScopeLocationsWrite, ScopePartnersWrite, ScopeSyncWrite)...),
 	"PaymentMethod":     strs(PaymentCash, PaymentCard, PaymentGiftCard, PaymentExternal, PaymentLoyaltyPoints),
 	"PointsType":        strs(PointsEarn, PointsRedeem, PointsAdjust, PointsRefund),
-	"GiftCardTxnType":   strs(GiftCardTxnIssue, GiftCardTxnRedeem, GiftCardTxnRefund, GiftCardTxnAdjust),
+	"GiftCardTxnType":   strs(GiftCardTxnIssue, GiftCardTxnRedeem, GiftCardTxnRefund, GiftCardTxnAdjust, GiftCardTxnReload, GiftCardTxnTakeback),
 	"GiftCardStatus":    {GiftCardActive, GiftCardDisabled, GiftCardPending},
 	"GiftCardLineType":  {GiftCardLineIssue, GiftCardLineReload},
 	"DrawerStatus":      {DrawerOpen, DrawerClosed},

@@ -356,3 +356,17 @@ func TakeBack(amount, balance int64) int64 { return max(min(amount, balance), 0)
 // (negative): what cards sold and reloaded on orders brought in, less what
 // refunds of those lines gave back.
 const GroupGiftCardsSold = "gift_cards_sold"
+
+// giftCardReceiptLines are an order's gift card lines as its receipt
+// shows them: untaxed, the card's code masked.
+func giftCardReceiptLines(o *Order) []ReceiptLine {
+	out := make([]ReceiptLine, 0, len(o.GiftCards))
+	for _, g := range o.GiftCards {
+		name := "Gift card " + g.Code
+		if g.Type == GiftCardLineReload {
+			name = "Gift card reload " + g.Code
+		}
+		out = append(out, ReceiptLine{Name: name, Quantity: 1, UnitPrice: g.Amount, Total: g.Amount, Modifiers: []ReceiptAmount{}})
+	}
+	return out
+}

@@ -1038,3 +1038,12 @@ func planRefundWithGiftCards(ctx context.Context, q querier, o *kassa.Order, in 
 	}
 	return gift, plan, nil
 }
+
+// priceItems prices an order's item lines as kassa.Price does; an order
+// of gift card lines only has none, and costs nothing but its cards.
+func priceItems(lines []kassa.PricedLine, in *kassa.OrderCreate, st *kassa.OrgSettings) (kassa.OrderPrice, error) {
+	if len(lines) == 0 && in.Discount == nil {
+		return kassa.OrderPrice{}, nil
+	}
+	return kassa.Price(lines, in.Discount, st.TaxRateBps, st.TaxInclusive)
+}

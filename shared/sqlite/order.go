@@ -314,7 +314,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	if err != nil {
 		return nil, err
 	}
-	loc, lines, price, id := p.loc, p.lines, p.price, p.id
+	loc, price, id := p.loc, p.price, p.id
 	// The order as stored, assembled from what is written rather than
 	// read back (the order flow's hottest path); the unit fills in its
 	// number and times and logs it as the order.created event.
@@ -336,19 +336,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		if err != nil {
 			return err
 		}
-		for i, l := range lines {
-			lp := price.Lines[i]
-			err := tx.InsertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
-				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
-				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
-				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
-				"tax_rate_bps": p.rates[i],
-			})
-			if err != nil {
-				return err
-			}
-		}
-		if err := writeGiftCardLines(ctx, tx, o, p.gifts); err != nil {
+		if err := p.writeLines(ctx, tx, o, in); err != nil {
 			return err
 		}
 		if err := checkLimitsInUnit(ctx, tx, a.OrgID, p.limited, in.CustomerID, p.voucher); err != nil {
@@ -369,6 +357,23 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 		return nil, err
 	}
 	return o, nil
+}
+
+// writeLines writes the order's lines, then its gift card lines.
+func (p *pricedOrder) writeLines(ctx context.Context, tx *Tx, o *kassa.Order, in *kassa.OrderCreate) error {
+	for i, l := range p.lines {
+		lp := p.price.Lines[i]
+		err := tx.InsertAt(ctx, entOrderLine, o.OrgID, o.LocationID, p.lineIDs[i], map[string]any{
+			"order_id": o.ID, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
+			"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
+			"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
+			"tax_rate_bps": p.rates[i],
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return writeGiftCardLines(ctx, tx, o, p.gifts)
 }
 
 // order is the priced order as CreateOrder stores it, before its number
@@ -477,11 +482,9 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount,
 			Campaign: campaigns.LineTotals[i], TaxBps: rates[i]}
 	}
-	var price kassa.OrderPrice // an order of gift card lines only has no items to price
-	if len(lines) > 0 || in.Discount != nil {
-		if price, err = kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive); err != nil {
-			return nil, err
-		}
+	price, err := priceItems(priced, in, &settings)
+	if err != nil {
+		return nil, err
 	}
 	// The role's limit is on manual discounts: campaigns are head office's.
 	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {
