@@ -6,6 +6,7 @@
 // Idempotency-Key per step), so a reload resumes it without losing or
 // doubling anything. See docs/till.md.
 import { svg as barcode } from './code128.js';
+import { initGifts, giftBody, giftCount, renderGiftLines } from './giftcards.js';
 
 const $ = (id) => document.getElementById(id);
 const SALE = 'kassa.till.sale';
@@ -25,7 +26,7 @@ let till = loadTill();
 function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
 
 function uuid() { return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2); }
-function fresh() { return { lines: [], customer: null, voucher: null, discount: null, approver: null, orderId: null, replaces: null, createKey: uuid(), creating: false, pending: null, completeKey: uuid() }; }
+function fresh() { return { lines: [], gifts: [], customer: null, voucher: null, discount: null, approver: null, orderId: null, replaces: null, createKey: uuid(), creating: false, pending: null, completeKey: uuid() }; }
 function load() { try { return JSON.parse(localStorage.getItem(SALE)) || fresh(); } catch (e) { return fresh(); } }
 function save() { localStorage.setItem(SALE, JSON.stringify(sale)); }
 
@@ -453,6 +454,7 @@ function body() {
   if (sale.customer) b.customer_id = sale.customer.id;
   if (sale.voucher) b.voucher_code = sale.voucher;
   if (sale.discount) b.discount = sale.discount;
+  if (giftCount()) b.gift_cards = giftBody();
   return b;
 }
 
@@ -460,7 +462,7 @@ let quoteSeq = 0;
 async function requote() {
   const seq = ++quoteSeq;
   $('approve-btn').hidden = true;
-  if (!sale.lines.length) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
+  if (!sale.lines.length && !giftCount()) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
   try {
     const q = state.order || (await api('POST', '/orders/quote', body(), null, true)).data;
     if (seq !== quoteSeq) return;
@@ -497,6 +499,7 @@ function renderCart() {
     li.append(x);
     ul.append(li);
   });
+  renderGiftLines(ul);
   const dl = $('totals');
   dl.replaceChildren();
   if (q) {
@@ -513,7 +516,7 @@ function renderCart() {
   $('customer-btn').textContent = c ? 'Customer' : '+ Customer';
   $('voucher-btn').textContent = sale.voucher ? 'Voucher ' + sale.voucher : 'Voucher';
   $('discount-btn').textContent = sale.discount ? 'Discount ' + discText(sale.discount) : 'Discount';
-  $('pay-btn').disabled = !q || !sale.lines.length;
+  $('pay-btn').disabled = !q || (!sale.lines.length && !giftCount());
   $('pay-btn').textContent = q ? 'Pay ' + money(q.total) : 'Pay';
 }
 
@@ -1435,6 +1438,7 @@ document.addEventListener('keydown', (ev) => {
 
 function wire() {
   session.loginForm(start);
+  initGifts({ sale: () => sale, changed, money, el, $, minor, api, openDialog, closeDialogs, editable });
   $('logout').onclick = signOut;
   wirePinpad();
   $('search').addEventListener('input', renderGrid);
