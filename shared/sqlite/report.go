@@ -281,7 +281,7 @@ func (s *ReportService) salesByOrder(ctx context.Context, sc *reportScope, sums 
 	}
 	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount - r.gift_card_amount)
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
 }
 
 // salesByLine sums order lines and refunded lines by product or
@@ -301,7 +301,7 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 		return err
 	}
 	refunds := `FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi` + staff
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi` + staff
 	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(j.value->>'amount')
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN json_each(r.lines) j
 		JOIN order_lines l ON l.id = j.value->>'line_item_id' LEFT JOIN products p ON p.id = l.product_id
@@ -370,7 +370,7 @@ func (s *ReportService) salesByHour(ctx context.Context, sc *reportScope, sums s
 	}
 	return s.eachRow(ctx, 1, func(loc, at, cur string, v []int64) { sums.addRefund(hour(loc, at), cur, v) },
 		withD+`SELECT d.loc, r.created_at, o.currency, r.amount - r.gift_card_amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
 }
 
 // eachRow runs q, whose rows are a location, a time, a currency and n

@@ -67,7 +67,7 @@ var (
 		AND o.status IN ` + soldStatuses + ` GROUP BY o.currency`
 	salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
 		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount - r.gift_card_amount)
-		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.amount > r.gift_card_amount AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
 		GROUP BY o.currency ON CONFLICT DO UPDATE SET refunds = excluded.refunds`
 )
 
@@ -135,7 +135,7 @@ func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
 func rollupRefund(ctx context.Context, tx *Tx, orgID, id string) error {
 	return addToDay(ctx, tx, orgID, `SELECT r.location_id, l.timezone, l.day_cutoff_hour, r.created_at, o.currency, 0, 0, 0, 0, 0, 0, r.amount - r.gift_card_amount
 		FROM refunds r JOIN orders o ON o.id = r.order_id JOIN locations l ON l.id = r.location_id
-		WHERE r.id = ? AND EXISTS (SELECT 1 FROM report_rollups)`, id)
+		WHERE r.id = ? AND r.amount > r.gift_card_amount AND EXISTS (SELECT 1 FROM report_rollups)`, id)
 }
 
 // refreshOrderDays recomputes, from the raw rows, the business days of
@@ -237,7 +237,7 @@ func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) e
 		return err
 	}
 	if err := eachSum(ctx, q, 1, func(at, cur string, v []int64) { add(at, cur, 6, v) }, `SELECT r.created_at, o.currency, r.amount - r.gift_card_amount
-		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ? AND r.location_id = ?`, orgID, locID); err != nil {
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ? AND r.location_id = ? AND r.amount > r.gift_card_amount`, orgID, locID); err != nil {
 		return err
 	}
 	for k, v := range sums {
