@@ -772,7 +772,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	}
 	var points int64
 	if o.CustomerID != nil {
-		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
+		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total-o.GiftCardTotal, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
 			return err
 		}
 	}
