@@ -55,7 +55,7 @@ var Enums = map[string][]string{
 	"GiftCardStatus":    {GiftCardActive, GiftCardDisabled, GiftCardPending},
 	"GiftCardLineType":  {GiftCardLineIssue, GiftCardLineReload},
 	"DrawerStatus":      {DrawerOpen, DrawerClosed},
-	"DrawerEntryType":   strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale),
+	"DrawerEntryType":   strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale, DrawerTip, DrawerTipRefund),
 	"OrderStatus":       {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
 	"OrderCancel":       {OrderCancelled},
 	"Channel":           {ChannelPOS, ChannelOnline, ChannelPartner},

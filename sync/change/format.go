@@ -32,8 +32,9 @@ import "fmt"
 //	   (docs/tax.md); migration 0043: points entries carry payment_id
 //	   (docs/loyalty.md); migration 0044: gift card lines of orders
 //	   replicate, orders carry gift_card_total, refunds gift_card_amount,
-//	   gift card entries line_id and refund_id (docs/giftcards.md); an
-//	   edge of format 1-4 is served without them.
+//	   gift card entries line_id and refund_id (docs/giftcards.md);
+//	   migration 0048: tips replicate, orders carry approved_by
+//	   (docs/tips.md); an edge of format 1-4 is served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that
