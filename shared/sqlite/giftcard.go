@@ -818,9 +818,10 @@ type giftCardSale struct {
 
 // prepareGiftCardLines resolves an order's gift card lines off the writer:
 // an issue's code is free in the org (or generated), a reload's card is
-// reloadable, and no card would hold more than the org's cap. Errors:
-// EInvalid naming the line's field.
-func prepareGiftCardLines(ctx context.Context, q querier, db *DB, orgID, currency string, st *kassa.OrgSettings, in []kassa.GiftCardLineInput) (*giftCardSale, error) {
+// reloadable, and no card would hold more than the org's cap; their sum
+// joins the price's total. Errors: EInvalid naming the line's field.
+func prepareGiftCardLines(ctx context.Context, q querier, db *DB, orgID, currency string, st *kassa.OrgSettings, in []kassa.GiftCardLineInput,
+	price *kassa.OrderPrice) (*giftCardSale, error) {
 	sale := &giftCardSale{}
 	onCard := map[string]int64{} // what this order puts on each card so far
 	for i, l := range in {
@@ -852,6 +853,7 @@ func prepareGiftCardLines(ctx context.Context, q querier, db *DB, orgID, currenc
 		sale.lines = append(sale.lines, p)
 		sale.total += l.Amount
 	}
+	price.Total += sale.total
 	return sale, nil
 }
 

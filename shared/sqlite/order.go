@@ -493,11 +493,10 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
-	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards)
+	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
 	if err != nil {
 		return nil, err
 	}
-	price.Total += gifts.total
 	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
 		limited: limitedCampaigns(live, campaigns.Applied), rates: rates, approved: approved, gifts: gifts}
 	if in.VoucherCode != nil {
