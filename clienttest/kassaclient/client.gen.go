@@ -459,10 +459,29 @@ func (e ExecutionStatus) Valid() bool {
 	}
 }
 
+// Defines values for GiftCardLineType.
+const (
+	GiftCardLineTypeIssue  GiftCardLineType = "issue"
+	GiftCardLineTypeReload GiftCardLineType = "reload"
+)
+
+// Valid indicates whether the value is a known member of the GiftCardLineType enum.
+func (e GiftCardLineType) Valid() bool {
+	switch e {
+	case GiftCardLineTypeIssue:
+		return true
+	case GiftCardLineTypeReload:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GiftCardStatus.
 const (
 	GiftCardStatusActive   GiftCardStatus = "active"
 	GiftCardStatusDisabled GiftCardStatus = "disabled"
+	GiftCardStatusPending  GiftCardStatus = "pending"
 )
 
 // Valid indicates whether the value is a known member of the GiftCardStatus enum.
@@ -472,6 +491,8 @@ func (e GiftCardStatus) Valid() bool {
 		return true
 	case GiftCardStatusDisabled:
 		return true
+	case GiftCardStatusPending:
+		return true
 	default:
 		return false
 	}
@@ -479,10 +500,12 @@ func (e GiftCardStatus) Valid() bool {
 
 // Defines values for GiftCardTxnType.
 const (
-	GiftCardTxnTypeAdjust GiftCardTxnType = "adjust"
-	GiftCardTxnTypeIssue  GiftCardTxnType = "issue"
-	GiftCardTxnTypeRedeem GiftCardTxnType = "redeem"
-	GiftCardTxnTypeRefund GiftCardTxnType = "refund"
+	GiftCardTxnTypeAdjust   GiftCardTxnType = "adjust"
+	GiftCardTxnTypeIssue    GiftCardTxnType = "issue"
+	GiftCardTxnTypeRedeem   GiftCardTxnType = "redeem"
+	GiftCardTxnTypeRefund   GiftCardTxnType = "refund"
+	GiftCardTxnTypeReload   GiftCardTxnType = "reload"
+	GiftCardTxnTypeTakeback GiftCardTxnType = "takeback"
 )
 
 // Valid indicates whether the value is a known member of the GiftCardTxnType enum.
@@ -495,6 +518,10 @@ func (e GiftCardTxnType) Valid() bool {
 	case GiftCardTxnTypeRedeem:
 		return true
 	case GiftCardTxnTypeRefund:
+		return true
+	case GiftCardTxnTypeReload:
+		return true
+	case GiftCardTxnTypeTakeback:
 		return true
 	default:
 		return false
@@ -2371,6 +2398,45 @@ type GiftCardIssue struct {
 	InitialAmount int64 `json:"initial_amount"`
 }
 
+// GiftCardLine A gift card line of an order: untaxed, part of the order's total, kept out of sales (a gift card is a liability).
+type GiftCardLine struct {
+	// Amount Minor units.
+	Amount int64 `json:"amount"`
+
+	// Code The card's code, masked but for its last 4 characters.
+	Code string `json:"code"`
+
+	// GiftCardId The card sold or reloaded.
+	GiftCardId string `json:"gift_card_id"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// Refunded Whether the line was refunded (once, whole).
+	Refunded bool `json:"refunded"`
+
+	// TakenBack What a refund of the line took back from the card; 0: not refunded.
+	TakenBack int64 `json:"taken_back"`
+
+	// Type issue or reload.
+	Type GiftCardLineType `json:"type"`
+}
+
+// GiftCardLineInput A gift card line of POST /orders: a card sold (issue) or topped up (reload) through the register, so that its money is a sale's payment and lands in the drawer. The card activates, or the reload is credited, when the order completes (docs/giftcards.md).
+type GiftCardLineInput struct {
+	// Amount Put on the card, in minor units: 1 to 10^12, within gift_card_max_balance.
+	Amount int64 `json:"amount"`
+
+	// Code reload: the card's code (required); issue: the code of the physical card handed over (null: one is generated).
+	Code *string `json:"code,omitempty"`
+
+	// Type issue or reload.
+	Type GiftCardLineType `json:"type"`
+}
+
+// GiftCardLineType What a gift card line of an order does: issue a new card, or reload an active one.
+type GiftCardLineType string
+
 // GiftCardOwedRow What one location owes another: cards it sold (and holds the money of) were spent at the other, net of refunds back onto them there. Issued at "" is head office (a card issued at the hub).
 type GiftCardOwedRow struct {
 	// Amount … this much.
@@ -2397,7 +2463,7 @@ type GiftCardRow struct {
 	// Group The grouping's key: a business day, an hour, an id.
 	Group string `json:"group"`
 
-	// Issued Issued in the range.
+	// Issued Sold in the range: cards issued and reloaded, less what refunds of gift card lines took back.
 	Issued int64 `json:"issued"`
 
 	// Outstanding Still to be redeemed at the range's end.
@@ -2410,7 +2476,7 @@ type GiftCardRow struct {
 	Refunded int64 `json:"refunded"`
 }
 
-// GiftCardStatus A gift card's state: active, or disabled (it pays nothing).
+// GiftCardStatus A gift card's state: active, disabled (it pays nothing), or pending (sold on an order not completed yet: it pays nothing).
 type GiftCardStatus string
 
 // GiftCardTransaction One append-only entry of a card's ledger; the amount is signed minor units (a redeem is negative).
@@ -2427,6 +2493,9 @@ type GiftCardTransaction struct {
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
+	// LineId The order's gift card line an issue, reload or takeback belongs to.
+	LineId *string `json:"line_id"`
+
 	// OrderId The order a redeem or refund paid or returned.
 	OrderId *string `json:"order_id"`
 
@@ -2439,7 +2508,7 @@ type GiftCardTransaction struct {
 	// PaymentId The gift_card payment a redeem or refund belongs to.
 	PaymentId *string `json:"payment_id"`
 
-	// Type issue, redeem, refund or adjust.
+	// Type issue, redeem, refund, reload, takeback or adjust.
 	Type GiftCardTxnType `json:"type"`
 }
 
@@ -3276,6 +3345,12 @@ type Order struct {
 	// DiscountTotal sum of line discounts
 	DiscountTotal int64 `json:"discount_total"`
 
+	// GiftCardTotal The gift card lines' sum, in minor units: part of total, kept out of sales.
+	GiftCardTotal int64 `json:"gift_card_total"`
+
+	// GiftCards Gift cards it sells or reloads (docs/giftcards.md): untaxed, in total, out of the sales reports.
+	GiftCards []GiftCardLine `json:"gift_cards"`
+
 	// History Its status changes, oldest first.
 	History []OrderHistory `json:"history"`
 
@@ -3369,7 +3444,10 @@ type OrderCreate struct {
 	// Discount order-level, spread over the lines
 	Discount *Discount `json:"discount,omitempty"`
 
-	// LineItems The lines.
+	// GiftCards Gift cards sold or reloaded with the order (at most 20); they activate when it completes.
+	GiftCards *[]GiftCardLineInput `json:"gift_cards,omitempty"`
+
+	// LineItems 1-100 lines; may be empty when gift_cards has one.
 	LineItems []OrderLineInput `json:"line_items"`
 
 	// LocationId The location (store) it belongs to.
@@ -3449,6 +3527,9 @@ type OrgSettings struct {
 
 	// DiscountLimits DiscountLimits are the largest manual discount each role may give on an order, in basis points of its gross (CheckDiscount).
 	DiscountLimits DiscountLimits `json:"discount_limits"`
+
+	// GiftCardMaxBalance The most a gift card may hold, in minor units: a card sold or reloaded past it is refused (422 naming the line's amount); 0 (the default): no cap.
+	GiftCardMaxBalance int64 `json:"gift_card_max_balance"`
 
 	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
 	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"`
@@ -4266,6 +4347,9 @@ type Refund struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
 	CreatedAt time.Time `json:"created_at"`
 
+	// GiftCardAmount GiftCardAmount is the part of amount taken back from gift cards the order sold or reloaded (gift_card_line_ids); out of the sales reports.
+	GiftCardAmount int64 `json:"gift_card_amount"`
+
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
@@ -4328,6 +4412,9 @@ type RefundRequest struct {
 
 	// ApprovalToken A manager's or owner's access token (their own sign-in at the till) approving a refund above the caller's refund_limit: the refund stays the caller's and records the approver as approved_by. Not needed within the limit, and then not recorded.
 	ApprovalToken *string `json:"approval_token,omitempty"`
+
+	// GiftCardLineIds GiftCardLineIDs are gift card lines of the order to refund: each gives back what is still on its card (at most its amount) and a card it issued is disabled (docs/giftcards.md). A refund of everything left takes back every gift card line too.
+	GiftCardLineIds *[]string `json:"gift_card_line_ids,omitempty"`
 
 	// LineItems The refunded line quantities; empty for a refund by amount.
 	LineItems *[]RefundLineInput `json:"line_items,omitempty"`
@@ -4583,6 +4670,9 @@ type SettingsUpdate struct {
 
 	// DiscountLimits DiscountLimits replaces the roles' limits it names; absent or null changes none.
 	DiscountLimits *DiscountLimitsUpdate `json:"discount_limits,omitempty"`
+
+	// GiftCardMaxBalance 0 (no cap) to 10^12 minor units.
+	GiftCardMaxBalance *int64 `json:"gift_card_max_balance,omitempty"`
 
 	// GiftCardOfflineLimit GiftCardOfflineLimit bounds gift card payments a store takes while it cannot reach the hub to authorize them (GiftCardOfflineRefusal).
 	GiftCardOfflineLimit *int64 `json:"gift_card_offline_limit,omitempty"`

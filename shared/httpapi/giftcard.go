@@ -51,9 +51,9 @@ func (s *Server) listGiftCards(c *fiber.Ctx) error {
 	}
 	f := kassa.GiftCardFilter{Page: p, Status: strings.Clone(c.Query("status"))}
 	switch f.Status {
-	case "", kassa.GiftCardActive, kassa.GiftCardDisabled:
+	case "", kassa.GiftCardActive, kassa.GiftCardDisabled, kassa.GiftCardPending:
 	default:
-		return kassa.Errorf(kassa.EBadRequest, "status must be active or disabled")
+		return kassa.Errorf(kassa.EBadRequest, "status must be active, disabled or pending")
 	}
 	if f.CustomerID, err = queryID(c, "customer_id"); err != nil {
 		return err

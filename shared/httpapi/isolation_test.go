@@ -111,6 +111,17 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		t.Fatalf("setup POST /gift-cards: %d %s", gift.Status, gift.Body)
 	}
 	giftCode := gift.Data()["code"].(string)
+	// A gift card sold and one reloaded as lines of an order of A's: B's
+	// answers never name the lines or the card sold (issue 26).
+	giftLines := f.tn.Do("POST", "/api/v1/orders", f.a.Owner, map[string]any{"location_id": loc, "line_items": []any{},
+		"gift_cards": []any{map[string]any{"type": "issue", "amount": 1000}, map[string]any{"type": "reload", "amount": 500, "code": giftCode}}})
+	if giftLines.Status != 201 {
+		t.Fatalf("setup an order of gift card lines: %d %s", giftLines.Status, giftLines.Body)
+	}
+	for _, l := range giftLines.Data()["gift_cards"].([]any) {
+		l := l.(map[string]any)
+		f.aIDs = append(f.aIDs, l["id"].(string), l["gift_card_id"].(string))
+	}
 	register := f.isoCreate(t, "/registers", map[string]any{"location_id": loc, "name": "A's till"})
 	// A second order of A's, paid and completed at a till (with a printer
 	// that is off, so nothing changes it later): it has a receipt.

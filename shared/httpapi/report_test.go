@@ -34,6 +34,7 @@ type repOrder struct {
 	DiscountTotal        int64 `json:"discount_total"`
 	TaxTotal             int64 `json:"tax_total"`
 	Total                int64
+	GiftCardTotal        int64      `json:"gift_card_total"`
 	TaxInclusive         bool       `json:"tax_inclusive"`
 	TaxRateBps           int64      `json:"tax_rate_bps"`
 	CompletedAt          *time.Time `json:"completed_at"`
@@ -51,9 +52,10 @@ type repOrder struct {
 		CapturedAt         *time.Time `json:"captured_at"`
 	}
 	Refunds []struct {
-		Amount    int64
-		CreatedAt time.Time `json:"created_at"`
-		Lines     []struct {
+		Amount         int64
+		GiftCardAmount int64     `json:"gift_card_amount"`
+		CreatedAt      time.Time `json:"created_at"`
+		Lines          []struct {
 			LineItemID string `json:"line_item_id"`
 			Amount     int64
 		} `json:"line_items"`
@@ -99,6 +101,9 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 		lines = append(lines, map[string]any{"product_id": w.products[rng.IntN(len(w.products))], "quantity": 1 + rng.IntN(3)})
 	}
 	body := map[string]any{"location_id": loc, "line_items": lines}
+	if rng.IntN(4) == 0 { // a reload of a card sold through the till: not a sale (issue 26)
+		body["gift_cards"] = []any{map[string]any{"type": "reload", "amount": 100 + rng.IntN(900), "code": w.cards[rng.IntN(len(w.cards))]}}
+	}
 	if rng.IntN(3) == 0 {
 		body["discount"] = map[string]any{"type": "percent", "value": 500 + rng.IntN(1500)}
 	}
@@ -143,11 +148,21 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 func (w *repWorld) refund(rng *rand.Rand, tok string) {
 	id := w.orders[rng.IntN(len(w.orders))]
 	o := w.must(w.tn.Do("GET", "/api/v1/orders/"+id, tok, nil), "order")
+	body := map[string]any{"reason": "test", "restock": rng.IntN(2) == 0}
+	// A gift card line's money comes back only by refunding the line.
 	left := int64(o["total"].(float64) - o["refunded_total"].(float64))
+	for _, g := range o["gift_cards"].([]any) {
+		g := g.(map[string]any)
+		left -= int64(g["amount"].(float64) - g["taken_back"].(float64))
+		if g["refunded"] == false && rng.IntN(2) == 0 {
+			body["gift_card_line_ids"] = []any{g["id"]}
+			w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/refund", tok, body), "refund a gift card line")
+			return
+		}
+	}
 	if left <= 1 {
 		return
 	}
-	body := map[string]any{"reason": "test", "restock": rng.IntN(2) == 0}
 	if rng.IntN(2) == 0 {
 		line := o["line_items"].([]any)[0].(map[string]any)
 		if line["refunded_quantity"].(float64) < line["quantity"].(float64) {
@@ -326,18 +341,18 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		d.campaign += camp
 		d.manual += o.DiscountTotal - camp
 		d.tax += o.TaxTotal
-		d.sales += o.Total
+		d.sales += o.Total - o.GiftCardTotal
 		rate := fmt.Sprintf("%d/%v", o.TaxRateBps, o.TaxInclusive)
 		taxByRate[rate] = [2]int64{taxByRate[rate][0] + o.TaxTotal, taxByRate[rate][1]}
 		for _, l := range o.LineItems {
 			byProduct[l.ProductID] += l.Total
 			byCategory[w.category[l.ProductID]] += l.Total
 		}
-		byStaff[*o.CreatedBy] += o.Total
+		byStaff[*o.CreatedBy] += o.Total - o.GiftCardTotal
 		if o.CustomerID != nil {
-			byCustomer[*o.CustomerID] += o.Total
+			byCustomer[*o.CustomerID] += o.Total - o.GiftCardTotal
 		} else {
-			byCustomer[""] += o.Total
+			byCustomer[""] += o.Total - o.GiftCardTotal
 		}
 		method := map[string]string{}
 		for _, p := range o.Payments {
@@ -348,13 +363,14 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		}
 		for _, r := range o.Refunds {
 			rd := day(o.LocationID, kassa.BusinessDay(r.CreatedAt, ds))
-			rd.refunds += r.Amount
 			toCredit := r.Amount
 			for _, p := range r.Payments {
 				rd.refunded[method[p.PaymentID]] += p.Amount
 				toCredit -= p.Amount
 			}
 			rd.refunded["store_credit"] += toCredit // a return onto store credit
+			r.Amount -= r.GiftCardAmount            // taken back from a gift card: not sales (issue 26)
+			rd.refunds += r.Amount
 			rt := taxByRate[rate]
 			taxByRate[rate] = [2]int64{rt[0], rt[1] + kassa.RefundTax(r.Amount, o.TaxRateBps)}
 			byStaff[*o.CreatedBy] -= r.Amount
@@ -580,7 +596,7 @@ func repCheckGiftCards(t *testing.T, w *repWorld, tok, q, loc string, orders []r
 			}
 			amt := int64(m["amount"].(float64))
 			switch m["type"] {
-			case "issue":
+			case "issue", "reload", "takeback":
 				want[d][0] += amt
 			case "redeem":
 				want[d][1] -= amt

@@ -16,7 +16,7 @@ import (
 // setDefaults are a new org's settings as the API shows them.
 var setDefaults = map[string]any{
 	"tax_rate_bps": 1000.0, "tax_inclusive": true, "refund_limit": 5000.0, "allow_negative_stock": true,
-	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0, "gift_card_offline_limit": 0.0,
+	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0, "gift_card_offline_limit": 0.0, "gift_card_max_balance": 0.0,
 	"layby_min_deposit_bps": 1000.0, "layby_term_days": 56.0, "layby_termination_charge": 0.0, "tax_categories": []any{},
 	"tip_max_percent": 100.0,
 	"discount_limits": map[string]any{"manager": 10000.0, "cashier": 0.0, "partner": 10000.0},
@@ -105,6 +105,9 @@ func TestSettingsPatch(t *testing.T) {
 			changes: map[string]any{"gift_card_offline_limit": 20000.0}, records: 1},
 		{name: "a negative gift card offline allowance", body: map[string]any{"gift_card_offline_limit": -1}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
 		{name: "a null gift card offline allowance", body: map[string]any{"gift_card_offline_limit": nil}, status: 422, kind: "validation", field: "gift_card_offline_limit"},
+		{name: "a gift card cap", body: map[string]any{"gift_card_max_balance": 50000}, status: 200,
+			changes: map[string]any{"gift_card_max_balance": 50000.0}, records: 1},
+		{name: "a negative gift card cap", body: map[string]any{"gift_card_max_balance": -1}, status: 422, kind: "validation", field: "gift_card_max_balance"},
 		{name: "the lay-by terms", body: map[string]any{"layby_min_deposit_bps": 2000, "layby_term_days": 90, "layby_termination_charge": 1500}, status: 200,
 			changes: map[string]any{"layby_min_deposit_bps": 2000.0, "layby_term_days": 90.0, "layby_termination_charge": 1500.0}, records: 1},
 		{name: "a lay-by term of no days", body: map[string]any{"layby_term_days": 0}, status: 422, kind: "validation", field: "layby_term_days"},

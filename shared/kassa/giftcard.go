@@ -30,6 +30,9 @@ type GiftCard struct {
 const (
 	GiftCardActive   = "active"
 	GiftCardDisabled = "disabled"
+	// GiftCardPending is a card sold on an order line whose order has not
+	// completed: it pays nothing and takes no reload until it activates.
+	GiftCardPending = "pending"
 )
 
 // GiftCardTxnType is the kind of a gift card transaction.
@@ -41,6 +44,12 @@ const (
 	GiftCardTxnRedeem GiftCardTxnType = "redeem"
 	GiftCardTxnRefund GiftCardTxnType = "refund"
 	GiftCardTxnAdjust GiftCardTxnType = "adjust"
+	// GiftCardTxnReload (+) is a reload sold on an order line, credited
+	// when the order completes.
+	GiftCardTxnReload GiftCardTxnType = "reload"
+	// GiftCardTxnTakeback (−) takes back what is left of a refunded gift
+	// card line's amount.
+	GiftCardTxnTakeback GiftCardTxnType = "takeback"
 )
 
 // GiftCardTransaction is one append-only entry of a card's ledger; the
@@ -49,10 +58,11 @@ type GiftCardTransaction struct {
 	ID         string          `json:"id"`
 	OrgID      string          `json:"org_id"`
 	GiftCardID string          `json:"gift_card_id"` // The card whose ledger it is in.
-	Type       GiftCardTxnType `json:"type"`         // issue, redeem, refund or adjust.
+	Type       GiftCardTxnType `json:"type"`         // issue, redeem, refund, reload, takeback or adjust.
 	Amount     int64           `json:"amount"`       // Signed minor units: issue and refund positive, redeem negative.
 	OrderID    *string         `json:"order_id"`     // The order a redeem or refund paid or returned.
 	PaymentID  *string         `json:"payment_id"`   // The gift_card payment a redeem or refund belongs to.
+	LineID     *string         `json:"line_id"`      // The order's gift card line an issue, reload or takeback belongs to.
 	Origin     string          `json:"origin"`       // The node that wrote it.
 	CreatedAt  time.Time       `json:"created_at"`
 }
@@ -260,4 +270,103 @@ func GiftCardOfflineRefusal(st *OrgSettings, amount, takenToday int64) error {
 			"take another tender or retry once the store is back online", max(st.GiftCardOfflineLimit-takenToday, 0), st.GiftCardOfflineLimit)
 	}
 	return &Error{Kind: EUnavailable, Message: msg, RetryAfter: 5}
+}
+
+// Gift card line types (GiftCardLineInput.Type).
+const (
+	GiftCardLineIssue  = "issue"
+	GiftCardLineReload = "reload"
+)
+
+// MaxGiftCardLines bounds the gift card lines of one order.
+const MaxGiftCardLines = 20
+
+// GiftCardLineInput is a gift card line of POST /orders: a card sold
+// (issue) or topped up (reload) through the register, so that its money is
+// a sale's payment and lands in the drawer. The card activates, or the
+// reload is credited, when the order completes (docs/giftcards.md).
+type GiftCardLineInput struct {
+	Type   string  `json:"type" openapi:"required,enum=GiftCardLineType"` // issue or reload.
+	Amount int64   `json:"amount" openapi:"required"`                     // Put on the card, in minor units: 1 to 10^12, within gift_card_max_balance.
+	Code   *string `json:"code"`                                          // reload: the card's code (required); issue: the code of the physical card handed over (null: one is generated).
+}
+
+// GiftCardLine is a gift card line of an order: untaxed, part of the
+// order's total, kept out of sales (a gift card is a liability).
+type GiftCardLine struct {
+	ID         string `json:"id"`
+	GiftCardID string `json:"gift_card_id"`                         // The card sold or reloaded.
+	Code       string `json:"code"`                                 // The card's code, masked but for its last 4 characters.
+	Type       string `json:"type" openapi:"enum=GiftCardLineType"` // issue or reload.
+	Amount     int64  `json:"amount"`                               // Minor units.
+	TakenBack  int64  `json:"taken_back"`                           // What a refund of the line took back from the card; 0: not refunded.
+	Refunded   bool   `json:"refunded"`                             // Whether the line was refunded (once, whole).
+}
+
+// checkGiftCardLines checks the shape of an order's gift card lines.
+func checkGiftCardLines(v *Validation, lines []GiftCardLineInput) {
+	v.Check(len(lines) <= MaxGiftCardLines, "gift_cards", "must have at most 20 lines")
+	for i, l := range lines {
+		f := fmt.Sprintf("gift_cards[%d].", i)
+		v.Check(l.Type == GiftCardLineIssue || l.Type == GiftCardLineReload, f+"type", "must be issue or reload")
+		v.Check(l.Amount > 0 && l.Amount <= MaxMoney, f+"amount", "must be from 1 to 10^12 minor units")
+		if l.Code != nil {
+			_, ok := NormalizeGiftCardCode(*l.Code)
+			v.Check(ok, f+"code", "must be a gift card code: 16 characters of "+GiftCardAlphabet)
+		}
+		v.Check(l.Type != GiftCardLineReload || l.Code != nil, f+"code", "is required to reload a card")
+	}
+}
+
+// WithinMaxBalance refuses a card that would hold more than the org's cap
+// (0: no cap) after amount is put on it; the refusal names field.
+func WithinMaxBalance(st *OrgSettings, balance, amount int64, field string) error {
+	if st.GiftCardMaxBalance > 0 && balance+amount > st.GiftCardMaxBalance {
+		return InvalidField(field, fmt.Sprintf("the card would hold %d, over the org's gift_card_max_balance of %d", balance+amount, st.GiftCardMaxBalance))
+	}
+	return nil
+}
+
+// Reloadable decides whether the card takes a reload of amount on an
+// order in currency at now: active (a pending card is on an open order; a
+// disabled one takes nothing until re-enabled), unexpired, the order's
+// currency, within the org's cap. Refusals name prefix+"code", the cap
+// prefix+"amount".
+func (g *GiftCard) Reloadable(now time.Time, currency string, amount int64, st *OrgSettings, prefix string) error {
+	switch {
+	case g.Status == GiftCardPending:
+		return InvalidField(prefix+"code", "the gift card is not activated yet: its sale is not complete")
+	case g.Status != GiftCardActive:
+		return InvalidField(prefix+"code", "the gift card is disabled: a manager re-enables it first")
+	case g.ExpiresAt != nil && !now.Before(*g.ExpiresAt):
+		return InvalidField(prefix+"code", "the gift card has expired")
+	case g.Currency != currency:
+		return InvalidField(prefix+"code", "the gift card is in "+g.Currency+", the order in "+currency)
+	}
+	return WithinMaxBalance(st, g.Balance, amount, prefix+"amount")
+}
+
+// TakeBack is what refunding a gift card line of amount gives back when
+// the card holds balance: what is left of the amount on the card. What was
+// spent stays spent: the customer has the goods it paid for.
+func TakeBack(amount, balance int64) int64 { return max(min(amount, balance), 0) }
+
+// GroupGiftCardsSold is the group of the sales report by payment method
+// that takes the gift card money the tenders took back out of sales
+// (negative): what cards sold and reloaded on orders brought in, less what
+// refunds of those lines gave back.
+const GroupGiftCardsSold = "gift_cards_sold"
+
+// giftCardReceiptLines are an order's gift card lines as its receipt
+// shows them: untaxed, the card's code masked.
+func giftCardReceiptLines(o *Order) []ReceiptLine {
+	out := make([]ReceiptLine, 0, len(o.GiftCards))
+	for _, g := range o.GiftCards {
+		name := "Gift card " + g.Code
+		if g.Type == GiftCardLineReload {
+			name = "Gift card reload " + g.Code
+		}
+		out = append(out, ReceiptLine{Name: name, Quantity: 1, UnitPrice: g.Amount, Total: g.Amount, Modifiers: []ReceiptAmount{}})
+	}
+	return out
 }

@@ -66,6 +66,8 @@ type Order struct {
 	TaxInclusive        bool              `json:"tax_inclusive"`         // Whether prices include tax (the org setting when the order was created).
 	TaxRateBps          int               `json:"tax_rate_bps"`          // The org's tax rate when the order was created, in basis points (1000 = 10 %); a line of a tax category has its own (line_items[].tax_rate_bps).
 	TaxBreakdown        []TaxGroup        `json:"tax_breakdown"`         // The tax by rate, lowest rate first; the groups' tax sums to tax_total.
+	GiftCards           []GiftCardLine    `json:"gift_cards"`            // Gift cards it sells or reloads (docs/giftcards.md): untaxed, in total, out of the sales reports.
+	GiftCardTotal       int64             `json:"gift_card_total"`       // The gift card lines' sum, in minor units: part of total, kept out of sales.
 	Payments            []Payment         `json:"payments"`              // The payments taken for it, oldest first.
 	Refunds             []Refund          `json:"refunds"`               // Its refunds, oldest first.
 	History             []OrderHistory    `json:"history"`               // Its status changes, oldest first.
@@ -124,7 +126,10 @@ type Refund struct {
 	Restock  bool            `json:"restock"`
 	Lines    []RefundLine    `json:"line_items"` // The refunded line quantities; empty for a refund by amount.
 	Payments []RefundPayment `json:"payments"`   // How the refund was returned, per payment.
-	Actor    *string         `json:"actor"`
+	// GiftCardAmount is the part of amount taken back from gift cards the
+	// order sold or reloaded (gift_card_line_ids); out of the sales reports.
+	GiftCardAmount int64   `json:"gift_card_amount"`
+	Actor          *string `json:"actor"`
 	// The manager or owner whose approval_token let the actor refund above
 	// the org's refund_limit; null when none was needed.
 	ApprovedBy *string   `json:"approved_by"`
@@ -164,13 +169,14 @@ type OrderLineInput struct {
 // OrderCreate is the body of POST /orders. Prices come from the catalog
 // and the location's active price list; clients never send prices.
 type OrderCreate struct {
-	LocationID  string           `json:"location_id" openapi:"required"`
-	CustomerID  *string          `json:"customer_id"`
-	Channel     string           `json:"channel" openapi:"enum=Channel"`
-	LineItems   []OrderLineInput `json:"line_items" openapi:"required"`
-	Discount    *Discount        `json:"discount"` // order-level, spread over the lines
-	Notes       string           `json:"notes"`
-	VoucherCode *string          `json:"voucher_code"` // A campaign's voucher code; 422 when no campaign with it applies here and now.
+	LocationID  string              `json:"location_id" openapi:"required"`
+	CustomerID  *string             `json:"customer_id"`
+	Channel     string              `json:"channel" openapi:"enum=Channel"`
+	LineItems   []OrderLineInput    `json:"line_items" openapi:"required"` // 1-100 lines; may be empty when gift_cards has one.
+	GiftCards   []GiftCardLineInput `json:"gift_cards"`                    // Gift cards sold or reloaded with the order (at most 20); they activate when it completes.
+	Discount    *Discount           `json:"discount"`                      // order-level, spread over the lines
+	Notes       string              `json:"notes"`
+	VoucherCode *string             `json:"voucher_code"` // A campaign's voucher code; 422 when no campaign with it applies here and now.
 	// A manager's or owner's access token (their own sign-in at the till)
 	// approving a manual discount above the caller's discount_limits: the
 	// order stays the caller's (created_by) and records the approver as
@@ -199,8 +205,13 @@ type RefundLineInput struct {
 type RefundRequest struct {
 	Amount    *int64            `json:"amount"`
 	LineItems []RefundLineInput `json:"line_items"`
-	Reason    string            `json:"reason"`
-	Restock   bool              `json:"restock"`
+	// GiftCardLineIDs are gift card lines of the order to refund: each gives
+	// back what is still on its card (at most its amount) and a card it
+	// issued is disabled (docs/giftcards.md). A refund of everything left
+	// takes back every gift card line too.
+	GiftCardLineIDs []string `json:"gift_card_line_ids"`
+	Reason          string   `json:"reason"`
+	Restock         bool     `json:"restock"`
 	// RegisterID names the register the refund is handed back at: its open
 	// drawer records it, cash paid back leaves its drawer, and its receipt
 	// sequence numbers the refund (docs/receipts.md). Omitted: no drawer

@@ -14,7 +14,8 @@ func (in *OrderCreate) Validate() error {
 	}
 	v.Check(in.Channel == "" || slices.Contains([]string{ChannelPOS, ChannelOnline, ChannelPartner}, in.Channel),
 		"channel", "must be one of pos, online, partner")
-	v.Check(len(in.LineItems) >= 1 && len(in.LineItems) <= MaxOrderLines, "line_items", "must have 1-100 lines")
+	v.Check(len(in.LineItems) >= min(1, 1-len(in.GiftCards)) && len(in.LineItems) <= MaxOrderLines, "line_items", "must have 1-100 lines (none with a gift card line)")
+	checkGiftCardLines(&v, in.GiftCards)
 	v.Check(ValidText(in.Notes, 2000), "notes", "must be at most 2000 characters of text")
 	checkDiscount(&v, "discount", in.Discount)
 	if in.VoucherCode != nil {
@@ -40,7 +41,8 @@ func (in *OrderCreate) Validate() error {
 // quantities of 1–MaxLineQuantity. What is left to refund the order decides.
 func (in *RefundRequest) Validate() error {
 	var v Validation
-	v.Check(in.Amount == nil || len(in.LineItems) == 0, "amount", "give amount or line_items, not both")
+	v.Check(in.Amount == nil || len(in.LineItems)+len(in.GiftCardLineIDs) == 0, "amount", "give amount or line_items and gift_card_line_ids, not both")
+	checkIDs(&v, "gift_card_line_ids", in.GiftCardLineIDs)
 	v.Check(in.Amount == nil || (*in.Amount > 0 && *in.Amount <= MaxMoney), "amount", "must be 1-10^12 minor units")
 	v.Check(ValidText(in.Reason, 500), "reason", "must be at most 500 characters of text")
 	v.Check(len(in.LineItems) <= MaxOrderLines, "line_items", "must have at most 100 entries")

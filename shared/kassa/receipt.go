@@ -163,6 +163,7 @@ func BuildReceipt(f *ReceiptFacts) *Receipt {
 	for _, l := range o.LineItems {
 		r.Lines = append(r.Lines, receiptLine(l, l.Quantity, l.Discount, l.Total))
 	}
+	r.Lines = append(r.Lines, giftCardReceiptLines(o)...)
 	for _, c := range o.Campaigns {
 		if c.Amount > 0 {
 			r.Campaigns = append(r.Campaigns, ReceiptAmount{Name: c.Name, Amount: c.Amount})
@@ -196,7 +197,10 @@ func orderTaxes(o *Order) []TaxGroup {
 	if len(o.TaxBreakdown) > 0 {
 		return o.TaxBreakdown
 	}
-	return []TaxGroup{{RateBps: o.TaxRateBps, Taxable: o.Total - o.TaxTotal, Tax: o.TaxTotal}}
+	if o.Total == o.GiftCardTotal {
+		return nil // gift cards only: nothing taxed
+	}
+	return []TaxGroup{{RateBps: o.TaxRateBps, Taxable: o.Total - o.GiftCardTotal - o.TaxTotal, Tax: o.TaxTotal}}
 }
 
 // refundTaxes is the tax a refund returns, by rate. Of an order of

@@ -339,7 +339,7 @@ type LoyaltyRow struct {
 type GiftCardRow struct {
 	Group       string `json:"group"`                      // The grouping's key: a business day, an hour, an id.
 	Currency    string `json:"currency"`                   // ISO 4217.
-	Issued      int64  `json:"issued" report:"money"`      // Issued in the range.
+	Issued      int64  `json:"issued" report:"money"`      // Sold in the range: cards issued and reloaded, less what refunds of gift card lines took back.
 	Redeemed    int64  `json:"redeemed" report:"money"`    // Redeemed in the range.
 	Refunded    int64  `json:"refunded" report:"money"`    // Refunded in the range.
 	Adjusted    int64  `json:"adjusted" report:"money"`    // Adjusted by hand in the range.

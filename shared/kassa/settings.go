@@ -29,6 +29,7 @@ type OrgSettings struct {
 	// GiftCardOfflineLimit bounds gift card payments a store takes while it
 	// cannot reach the hub to authorize them (GiftCardOfflineRefusal).
 	GiftCardOfflineLimit int64 `json:"gift_card_offline_limit"` // The most one store may take from gift cards, all cards together, per (UTC) day while it cannot reach the hub to authorize them, in minor units; 0 (the default): gift cards are taken online only.
+	GiftCardMaxBalance   int64 `json:"gift_card_max_balance"`   // The most a gift card may hold, in minor units: a card sold or reloaded past it is refused (422 naming the line's amount); 0 (the default): no cap.
 	// PaymentMethods says which methods the org accepts.
 	PaymentMethods []PaymentMethodConfig `json:"payment_methods"`
 	// TaxCategories are the org's tax categories (docs/tax.md).
@@ -87,6 +88,7 @@ type SettingsUpdate struct {
 	OfflineCardLimit       Opt[int64]            `json:"offline_card_limit"`
 	OfflineCardDailyLimit  Opt[int64]            `json:"offline_card_daily_limit"`
 	GiftCardOfflineLimit   Opt[int64]            `json:"gift_card_offline_limit"`
+	GiftCardMaxBalance     Opt[int64]            `json:"gift_card_max_balance"`    // 0 (no cap) to 10^12 minor units.
 	LaybyMinDepositBps     Opt[int]              `json:"layby_min_deposit_bps"`    // 0 to 10000 basis points of the total.
 	LaybyTermDays          Opt[int]              `json:"layby_term_days"`          // 1 to 365 days.
 	LaybyTerminationCharge Opt[int64]            `json:"layby_termination_charge"` // 0 to 10^12 minor units.
@@ -106,7 +108,7 @@ func (in *SettingsUpdate) Validate() error {
 		name string
 		o    Opt[int64]
 	}{{"refund_limit", in.RefundLimit}, {"offline_card_limit", in.OfflineCardLimit}, {"offline_card_daily_limit", in.OfflineCardDailyLimit},
-		{"gift_card_offline_limit", in.GiftCardOfflineLimit}, {"layby_termination_charge", in.LaybyTerminationCharge}} {
+		{"gift_card_offline_limit", in.GiftCardOfflineLimit}, {"gift_card_max_balance", in.GiftCardMaxBalance}, {"layby_termination_charge", in.LaybyTerminationCharge}} {
 		if f.o.Set {
 			v.Check(!f.o.Null && f.o.Value >= 0 && f.o.Value <= MaxMoney, f.name, "must be 0-10^12 minor units")
 		}
@@ -141,6 +143,7 @@ func (in *SettingsUpdate) Apply(st *OrgSettings) {
 	set(&st.OfflineCardLimit, in.OfflineCardLimit)
 	set(&st.OfflineCardDailyLimit, in.OfflineCardDailyLimit)
 	set(&st.GiftCardOfflineLimit, in.GiftCardOfflineLimit)
+	set(&st.GiftCardMaxBalance, in.GiftCardMaxBalance)
 	set(&st.LaybyMinDepositBps, in.LaybyMinDepositBps)
 	set(&st.LaybyTermDays, in.LaybyTermDays)
 	set(&st.LaybyTerminationCharge, in.LaybyTerminationCharge)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"kassa.dev/shared/kassa"
@@ -55,12 +57,12 @@ func findGiftCardByCode(ctx context.Context, q querier, orgID, code string) (*ka
 	return g, err
 }
 
-const giftCardTxnCols = `SELECT id, org_id, gift_card_id, type, amount, order_id, payment_id, origin, created_at FROM gift_card_transactions`
+const giftCardTxnCols = `SELECT id, org_id, gift_card_id, type, amount, order_id, payment_id, line_id, origin, created_at FROM gift_card_transactions`
 
 func scanGiftCardTxn(s scanner) (*kassa.GiftCardTransaction, error) {
 	var t kassa.GiftCardTransaction
 	var created string
-	if err := s.Scan(&t.ID, &t.OrgID, &t.GiftCardID, &t.Type, &t.Amount, &t.OrderID, &t.PaymentID, &t.Origin, &created); err != nil {
+	if err := s.Scan(&t.ID, &t.OrgID, &t.GiftCardID, &t.Type, &t.Amount, &t.OrderID, &t.PaymentID, &t.LineID, &t.Origin, &created); err != nil {
 		return nil, err
 	}
 	t.CreatedAt = parseTime(created)
@@ -221,10 +223,24 @@ func (s *GiftCardService) FindGiftCardTransactions(ctx context.Context, id strin
 // arrives. It returns the card after the entry, its code masked, as
 // events carry it.
 func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ kassa.GiftCardTxnType, amount int64, orderID, paymentID *string) (*kassa.GiftCard, error) {
-	err := tx.Insert(ctx, entGiftCardTxn, orgID, tx.DB.NewID(), map[string]any{
-		"gift_card_id": cardID, "type": string(typ), "amount": amount, "order_id": orderID, "payment_id": paymentID,
-	})
-	if err != nil {
+	return appendGiftCardEntry(ctx, tx, orgID, cardID, giftEntry{typ: typ, amount: amount, orderID: orderID, paymentID: paymentID})
+}
+
+// giftEntry is a ledger entry to append: its type, signed amount and what
+// it belongs to.
+type giftEntry struct {
+	typ                                  kassa.GiftCardTxnType
+	amount                               int64
+	orderID, paymentID, lineID, refundID *string
+}
+
+// appendGiftCardEntry is appendGiftCardTxn for any entry.
+func appendGiftCardEntry(ctx context.Context, tx *Tx, orgID, cardID string, e giftEntry) (*kassa.GiftCard, error) {
+	cols := map[string]any{"gift_card_id": cardID, "type": string(e.typ), "amount": e.amount, "order_id": e.orderID, "payment_id": e.paymentID}
+	if e.lineID != nil {
+		cols["line_id"], cols["refund_id"] = e.lineID, e.refundID
+	}
+	if err := tx.Insert(ctx, entGiftCardTxn, orgID, tx.DB.NewID(), cols); err != nil {
 		return nil, err
 	}
 	g, err := findGiftCard(ctx, tx, orgID, cardID)
@@ -235,9 +251,9 @@ func appendGiftCardTxn(ctx context.Context, tx *Tx, orgID, cardID string, typ ka
 	if err != nil {
 		return nil, err
 	}
-	cols := map[string]any{}
-	changed(cols, "balance", g.Balance, balance)
-	if err := tx.Update(ctx, entGiftCard, orgID, cardID, cols); err != nil {
+	upd := map[string]any{}
+	changed(upd, "balance", g.Balance, balance)
+	if err := tx.Update(ctx, entGiftCard, orgID, cardID, upd); err != nil {
 		return nil, err
 	}
 	return shownTo(nil)(findGiftCard(ctx, tx, orgID, cardID))
@@ -395,7 +411,7 @@ func giftCardHeld(ctx context.Context, tx *Tx, cardID, except string) (held int6
 // money moves only with a gift_card payment of the edge's location
 // (checkGiftCardTxn). A card's events carry its code masked, so the code
 // is not compared.
-var entGiftCard, entGiftCardTxn = new(noun), new(noun)
+var entGiftCard, entGiftCardTxn, entGiftCardLine = new(noun), new(noun), new(noun)
 
 func init() {
 	register(entGiftCard, noun{Name: "gift_card", Table: "gift_cards", Digest: orgRows, Derived: []string{"balance"},
@@ -408,7 +424,7 @@ func init() {
 		Track:     func(a *applier, c *change.Change, _ map[string]any) { a.Touch(entGiftCard, c.EntityID, c.OrgID) },
 		Recompute: recomputeGiftCards, Redact: maskGiftCardCode})
 	register(entGiftCardTxn, noun{Name: "gift_card_transaction", Table: "gift_card_transactions", Merge: mergeAppend, Digest: orgRows,
-		Formats: []formatStep{{Format: 3, Migration: 21}},
+		Formats: []formatStep{{Format: 3, Migration: 21}, {Format: 5, Migration: 44}},
 		Edge: &edgeRule{ScopesOf: giftCardTxnScopes,
 			Refs:  []ref{{Col: "gift_card_id", Table: "gift_cards"}, {Col: "order_id", Table: "orders"}}, // payment_id: checkGiftCardTxn
 			Check: checkGiftCardTxn},
@@ -417,14 +433,76 @@ func init() {
 				a.Touch(entGiftCard, id, c.OrgID)
 			}
 		}})
+	// A gift card line is an entry of its order, at its order's store.
+	register(entGiftCardLine, noun{Name: "gift_card_line", Table: "gift_card_lines", Merge: mergeAppend, Digest: orderRows,
+		Formats: []formatStep{{Format: 5, Migration: 44}},
+		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
+			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "gift_card_id", Table: "gift_cards"}}, Check: checkGiftCardLine},
+		Track: trackOrderOf})
+}
+
+// checkGiftCardLine: a line issues a pending card of its amount, once, or
+// reloads a card of the org in the order's currency. The cap is the
+// edge's account (the balance it saw when it sold the line).
+func checkGiftCardLine(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := firstErr(oneOf(f, "type", true, kassa.GiftCardLineIssue, kassa.GiftCardLineReload),
+		within(f, "amount", 1, maxAmount, true), within(f, "position", 0, kassa.MaxGiftCardLines, true)); err != nil {
+		return err
+	}
+	card, _ := f["gift_card_id"].(string)
+	order, _ := f["order_id"].(string)
+	amount, _ := intField(f, "amount")
+	var status string
+	var initial, lines int64
+	var same bool
+	if err := ad.Tx.QueryRowContext(ctx, `SELECT g.status, g.initial_amount, g.currency = o.currency,
+		(SELECT count(*) FROM gift_card_lines WHERE gift_card_id = g.id AND type = 'issue')
+		FROM gift_cards g, orders o WHERE g.id = ? AND g.org_id = ?2 AND o.id = ? AND o.org_id = ?2`, card, c.OrgID, order).Scan(&status, &initial, &same, &lines); err != nil {
+		return err // the reference checks found both
+	}
+	switch {
+	case !same:
+		return refuse(RefusedValue, "card %s is in another currency than order %s", card, order)
+	case f["type"] == kassa.GiftCardLineReload:
+		return nil
+	case status != kassa.GiftCardPending || initial != amount || lines > 0:
+		return refuse(RefusedValue, "an issue line sells a pending card of its amount, once")
+	}
+	return nil
+}
+
+// giftCardSoldOnLine reports whether a status update of card is a sale's
+// doing, which a cashier's till does: activation when the order of the
+// line that issued it completed, disabling when that line was refunded.
+func giftCardSoldOnLine(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) (bool, error) {
+	var completed, takenBack bool
+	err := ad.Tx.QueryRowContext(ctx, `SELECT o.status NOT IN ('open', 'cancelled'),
+		EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.line_id = l.id AND t.type = 'takeback')
+		FROM gift_card_lines l JOIN orders o ON o.id = l.order_id AND o.org_id = l.org_id
+		WHERE l.gift_card_id = ? AND l.org_id = ? AND l.type = 'issue'`, c.EntityID, c.OrgID).Scan(&completed, &takenBack)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	switch f["status"] {
+	case kassa.GiftCardActive:
+		return completed && !takenBack, err
+	case kassa.GiftCardDisabled:
+		return takenBack, err
+	}
+	return false, err
 }
 
 // checkGiftCard: a card is created active with a code of the alphabet,
 // a currency and an initial amount within the money limits; an update
 // may only disable or re-enable it (its balance is derived: recomputed,
 // not taken).
-func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	if _, ok := f["status"]; ok && !kassa.MayIssueGiftCards(ad.ActorOf) {
+func checkGiftCard(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	sold, err := giftCardSoldOnLine(ctx, ad, c, f)
+	if err != nil {
+		return err
+	}
+	pending := c.Op == change.OpInsert && f["status"] == kassa.GiftCardPending
+	if _, ok := f["status"]; ok && !sold && !pending && !kassa.MayIssueGiftCards(ad.ActorOf) {
 		return refuse(RefusedActor, "only a manager, an owner or a partner app issues, disables or re-enables gift cards")
 	}
 	if c.Op != change.OpInsert {
@@ -442,7 +520,7 @@ func checkGiftCard(_ context.Context, ad *admitter, c *change.Change, f map[stri
 			return refuse(RefusedValue, "expires_at %q is not a time", at)
 		}
 	}
-	return firstErr(oneOf(f, "status", true, kassa.GiftCardActive), within(f, "initial_amount", 1, maxAmount, true))
+	return firstErr(oneOf(f, "status", true, kassa.GiftCardActive, kassa.GiftCardPending), within(f, "initial_amount", 1, maxAmount, true))
 }
 
 // giftCardScopes: a card's balance moves with a sale's payment (and is
@@ -459,7 +537,7 @@ func giftCardScopes(c *change.Change, f map[string]any) []kassa.Scope {
 // giftCardTxnScopes: issuing a card is a payments write (it sells stored
 // value); a redeem or refund moves with a sale's payment.
 func giftCardTxnScopes(_ *change.Change, f map[string]any) []kassa.Scope {
-	if f["type"] == string(kassa.GiftCardTxnIssue) {
+	if f["type"] == string(kassa.GiftCardTxnIssue) && f["line_id"] == nil {
 		return paymentsWrite
 	}
 	return saleWrite
@@ -472,9 +550,13 @@ func giftCardTxnScopes(_ *change.Change, f map[string]any) []kassa.Scope {
 // payment took, to the card it came from. Balances are not checked: a redeem beyond the merged
 // balance was taken offline and is recorded as gift_card_overdrawn.
 func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
-	types := []string{string(kassa.GiftCardTxnIssue), string(kassa.GiftCardTxnRedeem), string(kassa.GiftCardTxnRefund)}
+	types := []string{string(kassa.GiftCardTxnIssue), string(kassa.GiftCardTxnRedeem), string(kassa.GiftCardTxnRefund),
+		string(kassa.GiftCardTxnReload), string(kassa.GiftCardTxnTakeback)}
 	if err := firstErr(oneOf(f, "type", true, types...), within(f, "amount", -maxAmount, maxAmount, true)); err != nil {
 		return err
+	}
+	if line, _ := f["line_id"].(string); line != "" || f["type"] == string(kassa.GiftCardTxnReload) || f["type"] == string(kassa.GiftCardTxnTakeback) {
+		return checkCardLineEntry(ctx, ad, c, f)
 	}
 	if f["type"] == string(kassa.GiftCardTxnIssue) {
 		return checkCardIssue(ctx, ad, c, f)
@@ -507,6 +589,60 @@ func checkGiftCardTxn(ctx context.Context, ad *admitter, c *change.Change, f map
 		return checkCardRedeem(ctx, ad, c, f, pay)
 	}
 	return checkCardRefund(ctx, ad, c, f, pay)
+}
+
+// checkCardLineEntry: an entry of an order's gift card line credits the
+// line's amount to its card once the order completed (issue for an issue
+// line, reload for a reload), once; a takeback debits at most the line's
+// amount, once, as part of a refund of the line's order whose gift card
+// part covers it.
+func checkCardLineEntry(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	lineID, _ := f["line_id"].(string)
+	var card, order, ltype string
+	var amount, entries int64
+	var completed bool
+	err := ad.Tx.QueryRowContext(ctx, `SELECT l.gift_card_id, l.order_id, l.type, l.amount, o.status NOT IN ('open', 'cancelled'),
+		(SELECT count(*) FROM gift_card_transactions t WHERE t.line_id = l.id AND t.type = ?3)
+		FROM gift_card_lines l JOIN orders o ON o.id = l.order_id AND o.org_id = l.org_id WHERE l.id = ?1 AND l.org_id = ?2`,
+		lineID, c.OrgID, f["type"]).Scan(&card, &order, &ltype, &amount, &completed, &entries)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedReference, "no gift card line %q of the org", lineID)
+	}
+	if err != nil {
+		return err
+	}
+	got, _ := intField(f, "amount")
+	switch {
+	case f["gift_card_id"] != card || f["order_id"] != order:
+		return refuse(RefusedValue, "the entry is not of gift card line %s's card and order", lineID)
+	case entries > 0:
+		return refuse(RefusedValue, "gift card line %s has its %s entry already", lineID, f["type"])
+	case f["type"] == string(kassa.GiftCardTxnTakeback):
+		return checkCardTakeback(ctx, ad, c, f, order, amount)
+	case !completed || got != amount || f["type"] != map[string]string{kassa.GiftCardLineIssue: "issue", kassa.GiftCardLineReload: "reload"}[ltype]:
+		return refuse(RefusedValue, "gift card line %s credits its amount %d as its type, once its order completed", lineID, amount)
+	}
+	return nil
+}
+
+// checkCardTakeback: a takeback debits at most its line's amount, as part
+// of a refund of the line's order whose gift card part covers it.
+func checkCardTakeback(ctx context.Context, ad *admitter, c *change.Change, f map[string]any, order string, lineAmount int64) error {
+	got, _ := intField(f, "amount")
+	refund, _ := f["refund_id"].(string)
+	var part, taken int64
+	err := ad.Tx.QueryRowContext(ctx, `SELECT r.gift_card_amount, (SELECT coalesce(-sum(amount), 0) FROM gift_card_transactions WHERE refund_id = r.id AND type = 'takeback')
+		FROM refunds r WHERE r.id = ? AND r.order_id = ? AND r.org_id = ?`, refund, order, c.OrgID).Scan(&part, &taken)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(RefusedReference, "a takeback names a refund of its line's order")
+	}
+	if err != nil {
+		return err
+	}
+	if got >= 0 || -got > lineAmount || taken-got > part {
+		return refuse(RefusedValue, "a takeback debits at most its line's amount %d, within its refund's gift card part %d", lineAmount, part)
+	}
+	return nil
 }
 
 // cardPayment is the gift_card payment a card's redeem or refund entry
@@ -659,4 +795,257 @@ func maskGiftCardCode(f map[string]any) bool {
 		f["code"] = kassa.MaskedGiftCardCode(code)
 	}
 	return ok
+}
+
+// Gift cards sold and reloaded as order lines (docs/giftcards.md, "Sold
+// at the till"). The order's pricing reads and checks each line
+// (prepareGiftCardLines); its unit writes them with a pending card for an
+// issue (writeGiftCardLines); its completion credits the cards
+// (activateGiftCardLines); a refund takes back what is left on them
+// (planGiftCardRefund, takeBackGiftCards).
+
+// giftLinePlan is one gift card line of an order being taken.
+type giftLinePlan struct {
+	id, typ, code, cardID string
+	amount                int64
+}
+
+// giftCardSale is an order's gift card lines as priced.
+type giftCardSale struct {
+	lines []giftLinePlan
+	total int64
+}
+
+// prepareGiftCardLines resolves an order's gift card lines off the writer:
+// an issue's code is free in the org (or generated), a reload's card is
+// reloadable, and no card would hold more than the org's cap; their sum
+// joins the price's total. Errors: EInvalid naming the line's field.
+func prepareGiftCardLines(ctx context.Context, q querier, db *DB, orgID, currency string, st *kassa.OrgSettings, in []kassa.GiftCardLineInput,
+	price *kassa.OrderPrice) (*giftCardSale, error) {
+	sale := &giftCardSale{}
+	onCard := map[string]int64{} // what this order puts on each card so far
+	for i, l := range in {
+		f := fmt.Sprintf("gift_cards[%d].", i)
+		p := giftLinePlan{id: db.NewID(), typ: l.Type, amount: l.Amount, code: kassa.NewGiftCardCode()}
+		if l.Code != nil {
+			p.code, _ = kassa.NormalizeGiftCardCode(*l.Code) // validated with the order
+		}
+		g, err := findGiftCardByCode(ctx, q, orgID, p.code)
+		switch {
+		case err != nil && kassa.ErrorKind(err) != kassa.ENotFound:
+			return nil, err
+		case l.Type == kassa.GiftCardLineIssue && (err == nil || onCard[p.code] > 0):
+			return nil, kassa.InvalidField(f+"code", "a gift card of the org already has that code")
+		case l.Type == kassa.GiftCardLineIssue:
+			p.cardID = db.NewID()
+			err = kassa.WithinMaxBalance(st, 0, l.Amount, f+"amount")
+		case err != nil:
+			return nil, kassa.InvalidField(f+"code", "no gift card of the org has that code")
+		default:
+			p.cardID = g.ID
+			g.Balance += onCard[p.code]
+			err = g.Reloadable(db.Now(), currency, l.Amount, st, f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		onCard[p.code] += l.Amount
+		sale.lines = append(sale.lines, p)
+		sale.total += l.Amount
+	}
+	price.Total += sale.total
+	return sale, nil
+}
+
+// writeGiftCardLines writes an order's gift card lines in its unit, an
+// issue's card pending (it pays nothing until the order completes). A code
+// taken, or a card disabled, since the pricing is refused as there.
+func writeGiftCardLines(ctx context.Context, tx *Tx, o *kassa.Order, sale *giftCardSale) error {
+	for i, p := range sale.lines {
+		f := fmt.Sprintf("gift_cards[%d].code", i)
+		g, err := findGiftCardByCode(ctx, tx, o.OrgID, p.code)
+		switch {
+		case p.typ == kassa.GiftCardLineIssue && err == nil:
+			return kassa.InvalidField(f, "a gift card of the org already has that code")
+		case p.typ == kassa.GiftCardLineIssue:
+			err = tx.Insert(ctx, entGiftCard, o.OrgID, p.cardID, map[string]any{"code": p.code, "currency": o.Currency,
+				"initial_amount": p.amount, "balance": int64(0), "status": kassa.GiftCardPending, "customer_id": o.CustomerID})
+		case err != nil || g.Status != kassa.GiftCardActive:
+			return kassa.InvalidField(f, "the gift card cannot be reloaded now: look it up again")
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertAt(ctx, entGiftCardLine, o.OrgID, o.LocationID, p.id, map[string]any{"order_id": o.ID, "position": i,
+			"gift_card_id": p.cardID, "type": p.typ, "amount": p.amount}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giftCardLinesOf are the order's gift card lines as the order shows them.
+func (sale *giftCardSale) giftCardLines() []kassa.GiftCardLine {
+	out := []kassa.GiftCardLine{}
+	if sale == nil {
+		return out
+	}
+	for _, p := range sale.lines {
+		out = append(out, kassa.GiftCardLine{ID: p.id, GiftCardID: p.cardID, Code: kassa.MaskedGiftCardCode(p.code), Type: p.typ, Amount: p.amount})
+	}
+	return out
+}
+
+// loadGiftCardLines fills the orders' gift card lines, codes masked.
+func loadGiftCardLines(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
+	rows, err := q.QueryContext(ctx, `SELECT l.order_id, l.id, l.gift_card_id, g.code, l.type, l.amount,
+		(SELECT coalesce(-sum(t.amount), 0) FROM gift_card_transactions t WHERE t.line_id = l.id AND t.type = 'takeback'),
+		EXISTS (SELECT 1 FROM gift_card_transactions t WHERE t.line_id = l.id AND t.type = 'takeback')
+		FROM gift_card_lines l JOIN gift_cards g ON g.id = l.gift_card_id WHERE l.order_id IN `+in+` ORDER BY l.order_id, l.position`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var oid string
+		var l kassa.GiftCardLine
+		if err := rows.Scan(&oid, &l.ID, &l.GiftCardID, &l.Code, &l.Type, &l.Amount, &l.TakenBack, &l.Refunded); err != nil {
+			return err
+		}
+		l.Code = kassa.MaskedGiftCardCode(l.Code)
+		byID[oid].GiftCards = append(byID[oid].GiftCards, l)
+	}
+	return rows.Err()
+}
+
+// activateGiftCardLines credits the order's gift card lines in its
+// completion's unit: an issued card gets its issue entry and turns
+// active, a reloaded one its reload entry. The cap was checked when the
+// lines were taken; the money is paid, so it is credited as sold.
+func activateGiftCardLines(ctx context.Context, tx *Tx, o *kassa.Order) error {
+	for _, l := range o.GiftCards {
+		typ := kassa.GiftCardTxnReload
+		if l.Type == kassa.GiftCardLineIssue {
+			typ = kassa.GiftCardTxnIssue
+			if err := tx.Update(ctx, entGiftCard, o.OrgID, l.GiftCardID, map[string]any{"status": kassa.GiftCardActive}); err != nil {
+				return err
+			}
+		}
+		g, err := appendGiftCardEntry(ctx, tx, o.OrgID, l.GiftCardID, giftEntry{typ: typ, amount: l.Amount, orderID: &o.ID, lineID: &l.ID})
+		if err != nil {
+			return err
+		}
+		if typ == kassa.GiftCardTxnIssue {
+			tx.Emit(o.OrgID, o.LocationID, kassa.EventGiftCardIssued, g)
+		}
+	}
+	return nil
+}
+
+// giftRefund is what a refund takes back from an order's gift card lines:
+// per line, what is left of its amount on its card (kassa.TakeBack).
+type giftRefund struct {
+	lines  []kassa.GiftCardLine // with TakenBack set to what this refund takes
+	amount int64
+	locked int64 // the order's total that no refund of its items may give back: what its gift card lines put on cards, less takebacks
+}
+
+// planGiftCardRefund plans the gift card part of a refund of o: the lines
+// named (or, for a refund of everything left, every line not refunded
+// yet). Errors: EInvalid naming gift_card_line_ids (no such line, refunded
+// already, nothing left on its card).
+func planGiftCardRefund(ctx context.Context, q querier, o *kassa.Order, in *kassa.RefundRequest) (*giftRefund, error) {
+	r := &giftRefund{}
+	all := in.Amount == nil && len(in.LineItems) == 0 && len(in.GiftCardLineIDs) == 0
+	for _, l := range o.GiftCards {
+		r.locked += l.Amount - l.TakenBack
+		if !l.Refunded && (all || slices.Contains(in.GiftCardLineIDs, l.ID)) {
+			var balance int64
+			if err := q.QueryRowContext(ctx, `SELECT balance FROM gift_cards WHERE id = ? AND org_id = ?`, l.GiftCardID, o.OrgID).Scan(&balance); err != nil {
+				return nil, err
+			}
+			if l.TakenBack = kassa.TakeBack(l.Amount, balance); l.TakenBack > 0 || !all {
+				r.lines = append(r.lines, l)
+				r.amount += l.TakenBack
+			}
+		}
+	}
+	for _, id := range in.GiftCardLineIDs {
+		i := slices.IndexFunc(r.lines, func(l kassa.GiftCardLine) bool { return l.ID == id })
+		if i < 0 {
+			return nil, kassa.InvalidField("gift_card_line_ids", "no gift card line of the order not refunded yet has id "+id)
+		}
+		if r.lines[i].TakenBack == 0 {
+			return nil, kassa.InvalidField("gift_card_line_ids", "the card of gift card line "+id+" has been spent: nothing is left to take back")
+		}
+	}
+	return r, nil
+}
+
+// takeBackGiftCards writes a refund's gift card part in its unit: each
+// line's takeback entry, and a card the line issued disabled. A card spent
+// since the refund was planned is a conflict: plan again.
+func takeBackGiftCards(ctx context.Context, tx *Tx, o *kassa.Order, refundID string, r *giftRefund) error {
+	for _, l := range r.lines {
+		g, err := findGiftCard(ctx, tx, o.OrgID, l.GiftCardID)
+		if err != nil {
+			return err
+		}
+		if kassa.TakeBack(l.Amount, g.Balance) != l.TakenBack {
+			return kassa.Errorf(kassa.EConflict, "gift card %s was used during the refund; refund again", kassa.MaskedGiftCardCode(g.Code))
+		}
+		if _, err := appendGiftCardEntry(ctx, tx, o.OrgID, g.ID, giftEntry{typ: kassa.GiftCardTxnTakeback, amount: -l.TakenBack,
+			orderID: &o.ID, lineID: &l.ID, refundID: &refundID}); err != nil {
+			return err
+		}
+		if l.Type == kassa.GiftCardLineIssue {
+			cols := map[string]any{}
+			changed(cols, "status", g.Status, kassa.GiftCardDisabled)
+			if err := tx.Update(ctx, entGiftCard, o.OrgID, g.ID, cols); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// planRefundWithGiftCards plans a refund of o with its gift card part: the
+// items' part as kassa.PlanRefund does, over the order's total less what
+// its gift card lines put on cards (no refund of the items gives that
+// back), and the gift card lines' part (planGiftCardRefund). A refund of
+// gift card lines only plans no items.
+func planRefundWithGiftCards(ctx context.Context, q querier, o *kassa.Order, in *kassa.RefundRequest) (*giftRefund, kassa.RefundPlan, error) {
+	if o.Status != kassa.OrderCompleted && o.Status != kassa.OrderPartiallyRefunded {
+		return nil, kassa.RefundPlan{}, kassa.Errorf(kassa.EConflict, "order %s is %s; only completed orders can be refunded", o.Number, o.Status)
+	}
+	gift, err := planGiftCardRefund(ctx, q, o, in)
+	if err != nil {
+		return nil, kassa.RefundPlan{}, err
+	}
+	items := *o
+	items.Total -= gift.locked
+	plan := kassa.RefundPlan{Lines: []kassa.RefundLine{}}
+	if in.Amount != nil || len(in.LineItems) > 0 || len(in.GiftCardLineIDs) == 0 {
+		plan, err = kassa.PlanRefund(&items, in)
+	}
+	if err != nil && (gift.amount == 0 || kassa.ErrorKind(err) != kassa.EConflict) {
+		return nil, plan, err
+	}
+	if err != nil {
+		plan = kassa.RefundPlan{Lines: []kassa.RefundLine{}} // nothing of the items left: the cards only
+	}
+	plan.Amount += gift.amount
+	if plan.Amount == 0 {
+		return nil, plan, kassa.Errorf(kassa.EConflict, "order %s has nothing left to refund", o.Number)
+	}
+	return gift, plan, nil
+}
+
+// priceItems prices an order's item lines as kassa.Price does; an order
+// of gift card lines only has none, and costs nothing but its cards.
+func priceItems(lines []kassa.PricedLine, in *kassa.OrderCreate, st *kassa.OrgSettings) (kassa.OrderPrice, error) {
+	if len(lines) == 0 && in.Discount == nil {
+		return kassa.OrderPrice{}, nil
+	}
+	return kassa.Price(lines, in.Discount, st.TaxRateBps, st.TaxInclusive)
 }

@@ -346,3 +346,113 @@ func TestTheHubHoldsGiftCardPaymentsPerCardInTheEdgesOrg(t *testing.T) {
 		t.Fatalf("hold %d of a card: %v", kassa.MaxGiftCardHolds+1, err)
 	}
 }
+
+// TestTheHubAdmitsGiftCardLinesOnlyAsTheTillWritesThem: a cashier at an
+// edge sells a card and reloads another as order lines, completes the
+// sales and refunds the reload: every record is admitted and the hub's
+// cards hold what the edge's do. Forged records are refused, each with its
+// reason: a card activated or credited before its sale completed, a
+// credit of another amount or a second one, an issue line of a card that
+// is not pending, a takeback no refund covers.
+func TestTheHubAdmitsGiftCardLinesOnlyAsTheTillWritesThem(t *testing.T) {
+	edge, hub, w := edgeAndHub(t)
+	ctx := context.Background()
+	if _, err := NewSettingsService(hub.db).SetPaymentMethods(w.ctx, []kassa.PaymentMethodConfig{{Method: kassa.PaymentCash, Enabled: true}}); err != nil {
+		t.Fatal(err)
+	}
+	cashier := mustCashier(t, hub, w)
+	ship(t, hub, edge)
+	till := kassa.WithActor(ctx, &kassa.Actor{OrgID: w.org, UserID: cashier.ID, Role: kassa.RoleCashier, Scopes: kassa.RoleScopes(kassa.RoleCashier)})
+	pay := NewPaymentService(edge.db, map[kassa.PaymentMethod]kassa.Processor{kassa.PaymentCash: processor.Cash{}})
+	orders := NewOrderService(edge.db, pay)
+	reloaded, err := NewGiftCardService(edge.db).IssueGiftCard(w.ctx, &kassa.GiftCardIssue{InitialAmount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sell := func(lines ...kassa.GiftCardLineInput) *kassa.Order {
+		t.Helper()
+		o, err := orders.CreateOrder(till, &kassa.OrderCreate{LocationID: w.loc, GiftCards: lines,
+			LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	complete := func(o *kassa.Order) {
+		t.Helper()
+		if _, err := pay.Initiate(till, &kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total, Method: kassa.PaymentCash}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := orders.CompleteOrder(till, o.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sold := sell(kassa.GiftCardLineInput{Type: kassa.GiftCardLineIssue, Amount: 2500},
+		kassa.GiftCardLineInput{Type: kassa.GiftCardLineReload, Amount: 700, Code: &reloaded.Code})
+	open := sell(kassa.GiftCardLineInput{Type: kassa.GiftCardLineIssue, Amount: 900}) // never completed
+	complete(sold)
+	done, err := orders.RefundOrder(till, sold.ID, &kassa.RefundRequest{GiftCardLineIDs: []string{sold.GiftCards[1].ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, edge, hub, w)
+	for _, id := range []string{sold.GiftCards[0].GiftCardID, reloaded.ID, open.GiftCards[0].GiftCardID} {
+		e, _ := NewGiftCardService(edge.db).FindGiftCardByID(w.ctx, id)
+		h, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, id)
+		if e.Balance != h.Balance || e.Status != h.Status {
+			t.Fatalf("card %s: edge %d %s, hub %d %s", id, e.Balance, e.Status, h.Balance, h.Status)
+		}
+	}
+	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, reloaded.ID); got.Balance != 1000 || done.RefundedTotal != 700 {
+		t.Fatalf("the reloaded card holds %d at the hub after its reload was refunded (refunded %d); want 1000 and 700", got.Balance, done.RefundedTotal)
+	}
+	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, sold.GiftCards[0].GiftCardID); got.Balance != 2500 || got.Status != kassa.GiftCardActive {
+		t.Fatalf("the card sold at the edge at the hub: %+v", got)
+	}
+
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID}
+	now := fmtTime(hub.db.Now())
+	rec := func(entity, id string, op change.Op, f map[string]any) change.Change {
+		if op == change.OpInsert {
+			f["created_at"], f["updated_at"] = now, now
+		}
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: op,
+			Fields: f, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: cashier.ID}
+	}
+	entry := func(typ string, amount int64, line kassa.GiftCardLine, orderID string, extra ...string) change.Change {
+		f := map[string]any{"gift_card_id": line.GiftCardID, "type": typ, "amount": amount, "order_id": orderID, "line_id": line.ID}
+		if len(extra) > 0 {
+			f["refund_id"] = extra[0]
+		}
+		return rec("gift_card_transaction", hub.db.NewID(), change.OpInsert, f)
+	}
+	pending := open.GiftCards[0]
+	for _, tc := range []struct {
+		name, reason string
+		c            change.Change
+	}{
+		{"a card activated before its sale completed", RefusedActor, rec("gift_card", pending.GiftCardID, change.OpUpdate, map[string]any{"status": "active"})},
+		{"a card credited before its sale completed", RefusedValue, entry("issue", 900, pending, open.ID)},
+		{"a reload credited twice", RefusedValue, entry("reload", 700, sold.GiftCards[1], sold.ID)},
+		{"a credit of another amount", RefusedValue, entry("issue", 9000, sold.GiftCards[0], sold.ID)},
+		{"a takeback no refund covers", RefusedReference, entry("takeback", -100, sold.GiftCards[0], sold.ID, hub.db.NewID())},
+		{"an issue line of an active card", RefusedValue, rec("gift_card_line", hub.db.NewID(), change.OpInsert, map[string]any{"order_id": open.ID,
+			"position": 1, "gift_card_id": reloaded.ID, "type": "issue", "amount": 1000})},
+		{"a pending card disabled by a cashier", RefusedActor, rec("gift_card", pending.GiftCardID, change.OpUpdate, map[string]any{"status": "disabled"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, q, err := hub.db.Ingest(ctx, from, []change.Change{tc.c})
+			if err != nil || q != 1 {
+				t.Fatalf("ingest: %v, %d quarantined; want it refused", err, q)
+			}
+			var reason string
+			hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, tc.c.ID).Scan(&reason)
+			if reason != tc.reason {
+				t.Fatalf("refused as %q, want %q", reason, tc.reason)
+			}
+		})
+	}
+	if got, _ := NewGiftCardService(hub.db).FindGiftCardByID(w.ctx, pending.GiftCardID); got.Status != kassa.GiftCardPending || got.Balance != 0 {
+		t.Fatalf("forged records moved the pending card: %+v", got)
+	}
+}

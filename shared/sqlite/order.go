@@ -32,7 +32,7 @@ var _ kassa.OrderService = (*OrderService)(nil)
 
 const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
 	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
-	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns, approved_by FROM orders`
+	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns, approved_by, gift_card_total FROM orders`
 
 func scanOrder(s scanner) (*kassa.Order, error) {
 	var o kassa.Order
@@ -42,7 +42,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
 		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
 		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy,
-		&o.VoucherCode, &campaigns, &o.ApprovedBy); err != nil {
+		&o.VoucherCode, &campaigns, &o.ApprovedBy, &o.GiftCardTotal); err != nil {
 		return nil, err
 	}
 	o.Campaigns, o.TaxBreakdown = []kassa.AppliedCampaign{}, []kassa.TaxGroup{}
@@ -54,7 +54,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 		t := parseTime(completed.String)
 		o.CompletedAt = &t
 	}
-	o.LineItems, o.Payments, o.Refunds = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}
+	o.LineItems, o.Payments, o.Refunds, o.GiftCards = []kassa.LineItem{}, []kassa.Payment{}, []kassa.Refund{}, []kassa.GiftCardLine{}
 	o.History = []kassa.OrderHistory{{Status: kassa.OrderOpen, At: o.CreatedAt, Actor: o.CreatedBy}}
 	return &o, nil
 }
@@ -111,7 +111,7 @@ func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts
 	}
 	in := "(" + placeholders(len(orders)) + ")"
 	if parts&partLines != 0 {
-		if err := loadLines(ctx, q, in, args, byID); err != nil {
+		if err := errors.Join(loadLines(ctx, q, in, args, byID), loadGiftCardLines(ctx, q, in, args, byID)); err != nil {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func loadPayments(ctx context.Context, q querier, in string, args []any, byID ma
 }
 
 func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
-	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, approved_by, created_at
+	rows, err := q.QueryContext(ctx, `SELECT id, order_id, amount, reason, restock, lines, payments, actor, approved_by, created_at, gift_card_amount
 		FROM refunds WHERE order_id IN `+in+` ORDER BY id`, args...)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func loadRefunds(ctx context.Context, q querier, in string, args []any, byID map
 	for rows.Next() {
 		var r kassa.Refund
 		var lines, pays, created string
-		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &r.ApprovedBy, &created); err != nil {
+		if err := rows.Scan(&r.ID, &r.OrderID, &r.Amount, &r.Reason, &r.Restock, &lines, &pays, &r.Actor, &r.ApprovedBy, &created, &r.GiftCardAmount); err != nil {
 			rows.Close()
 			return err
 		}
@@ -314,7 +314,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	if err != nil {
 		return nil, err
 	}
-	loc, lines, price, id := p.loc, p.lines, p.price, p.id
+	loc, price, id := p.loc, p.price, p.id
 	// The order as stored, assembled from what is written rather than
 	// read back (the order flow's hottest path); the unit fills in its
 	// number and times and logs it as the order.created event.
@@ -331,22 +331,13 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
 			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
 			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.Now,
-			"voucher_code": p.voucher, "campaigns": o.Campaigns, "approved_by": p.approved,
+			"voucher_code": p.voucher, "campaigns": o.Campaigns, "approved_by": p.approved, "gift_card_total": o.GiftCardTotal,
 		})
 		if err != nil {
 			return err
 		}
-		for i, l := range lines {
-			lp := price.Lines[i]
-			err := tx.InsertAt(ctx, entOrderLine, a.OrgID, loc.ID, p.lineIDs[i], map[string]any{
-				"order_id": id, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
-				"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
-				"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
-				"tax_rate_bps": p.rates[i],
-			})
-			if err != nil {
-				return err
-			}
+		if err := p.writeLines(ctx, tx, o, in); err != nil {
+			return err
 		}
 		if err := checkLimitsInUnit(ctx, tx, a.OrgID, p.limited, in.CustomerID, p.voucher); err != nil {
 			return err
@@ -368,6 +359,23 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 	return o, nil
 }
 
+// writeLines writes the order's lines, then its gift card lines.
+func (p *pricedOrder) writeLines(ctx context.Context, tx *Tx, o *kassa.Order, in *kassa.OrderCreate) error {
+	for i, l := range p.lines {
+		lp := p.price.Lines[i]
+		err := tx.InsertAt(ctx, entOrderLine, o.OrgID, o.LocationID, p.lineIDs[i], map[string]any{
+			"order_id": o.ID, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
+			"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
+			"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
+			"tax_rate_bps": p.rates[i],
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return writeGiftCardLines(ctx, tx, o, p.gifts)
+}
+
 // order is the priced order as CreateOrder stores it, before its number
 // and times.
 func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order {
@@ -386,6 +394,7 @@ func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order 
 			Tax: lp.Tax, TaxRateBps: lp.TaxBps, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
 	}
 	o.TaxBreakdown = orEmpty(price.TaxBreakdown)
+	o.GiftCards, o.GiftCardTotal = p.gifts.giftCardLines(), p.gifts.total
 	return o
 }
 
@@ -435,6 +444,8 @@ type pricedOrder struct {
 	rates []*int
 	// approved is who approved its manual discount (approved_by).
 	approved *string
+	// gifts are its gift card lines (giftcard.go), in price.Total.
+	gifts *giftCardSale
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
@@ -473,7 +484,7 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 		priced[i] = kassa.PricedLine{Unit: l.unit, Quantity: in.LineItems[i].Quantity, Discount: in.LineItems[i].Discount,
 			Campaign: campaigns.LineTotals[i], TaxBps: rates[i]}
 	}
-	price, err := kassa.Price(priced, in.Discount, settings.TaxRateBps, settings.TaxInclusive)
+	price, err := priceItems(priced, in, &settings)
 	if err != nil {
 		return nil, err
 	}
@@ -482,8 +493,12 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
+	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
+	if err != nil {
+		return nil, err
+	}
 	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
-		limited: limitedCampaigns(live, campaigns.Applied), rates: rates, approved: approved}
+		limited: limitedCampaigns(live, campaigns.Applied), rates: rates, approved: approved, gifts: gifts}
 	if in.VoucherCode != nil {
 		code := kassa.NormalizeVoucher(*in.VoucherCode)
 		p.voucher = &code
@@ -723,7 +738,7 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	if err != nil {
 		return nil, err
 	}
-	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments}
+	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments, gifts: read.GiftCards}
 	if err := s.db.Write(ctx, func(tx *Tx) error { return c.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
@@ -738,6 +753,7 @@ type orderCompletion struct {
 	id       string
 	lines    []kassa.LineItem
 	payments []kassa.Payment
+	gifts    []kassa.GiftCardLine
 	o        *kassa.Order
 }
 
@@ -749,7 +765,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	o.LineItems, o.Payments, o.TaxBreakdown = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines)
+	o.LineItems, o.Payments, o.TaxBreakdown, o.GiftCards = c.lines, c.payments, kassa.LineTaxBreakdown(c.lines), c.gifts
 	if err := kassa.Completable(o); err != nil {
 		return err
 	}
@@ -758,7 +774,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	}
 	var points int64
 	if o.CustomerID != nil {
-		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
+		if points, err = earnForOrder(ctx, tx, a.OrgID, *o.CustomerID, o.ID, o.Total-o.GiftCardTotal, kassa.PointsMultiplierOf(o.Campaigns)); err != nil {
 			return err
 		}
 	}
@@ -768,6 +784,9 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	if err := addHistory(ctx, tx, a, c.id, o.LocationID, kassa.OrderCompleted); err != nil {
+		return err
+	}
+	if err := activateGiftCardLines(ctx, tx, o); err != nil {
 		return err
 	}
 	if err := allocateReceipt(ctx, tx, a.OrgID, o.LocationID, c.id, "", paidCash(o.Payments)); err != nil {
@@ -850,6 +869,7 @@ type orderRefund struct {
 	id       string    // the refund's
 	approved *string   // the approver's user id, when the actor's limit needed one
 	tips     []tipBack // the tips given back with their whole payment (tip.go)
+	gift     *giftRefund
 }
 
 // planRefund reads the order and plans its refund within the actor's
@@ -859,7 +879,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 	if err != nil {
 		return nil, err
 	}
-	plan, err := kassa.PlanRefund(o, in)
+	gift, plan, err := planRefundWithGiftCards(ctx, s.db.Reader, o, in)
 	if err != nil {
 		return nil, err
 	}
@@ -876,7 +896,7 @@ func (s *OrderService) planRefund(ctx context.Context, a *kassa.Actor, id string
 			return nil, err
 		}
 	}
-	return &orderRefund{a: a, in: in, o: o, plan: plan, approved: approved}, nil
+	return &orderRefund{a: a, in: in, o: o, plan: plan, approved: approved, gift: gift}, nil
 }
 
 // refundApproval checks a refund against the actor's refund limit and,
@@ -913,10 +933,14 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	if err := tx.InsertAt(ctx, entRefund, a.OrgID, o.LocationID, r.id, map[string]any{
 		"order_id": o.ID, "location_id": o.LocationID, "amount": r.plan.Amount, "reason": r.in.Reason,
 		"restock": r.in.Restock, "lines": r.plan.Lines, "payments": r.paid, "actor": actorID(a), "approved_by": r.approved,
+		"gift_card_amount": min(r.gift.amount, r.plan.Amount),
 	}); err != nil {
 		return err
 	}
 	if err := r.givePaymentsBack(ctx, tx, cur); err != nil {
+		return err
+	}
+	if err := takeBackGiftCards(ctx, tx, cur, r.id, r.gift); err != nil {
 		return err
 	}
 	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
@@ -1020,10 +1044,10 @@ func init() {
 		Lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
 		// A cancel that meets a completion loses, and is recorded.
 		LatticeLoss: &latticeLoss{Col: "status", Value: kassa.OrderCancelled, Kind: "cancel_lost"},
-		Formats:     []formatStep{{Format: 5, Migration: 48}}, // approved_by
+		Formats:     []formatStep{{Format: 5, Migration: 44}, {Format: 5, Migration: 48}}, // gift_card_total, approved_by
 		Edge: &edgeRule{Loc: ownLocation, Update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
 			Once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
-				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code", "approved_by"},
+				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code", "approved_by", "gift_card_total"},
 			ScopesOf: orderScopes, Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkOrder},
 		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
 		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
@@ -1036,7 +1060,7 @@ func init() {
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
 		Track: trackOrderOf, Written: rollupCompletion})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
-		Formats: []formatStep{{Format: 5, Migration: 41}},
+		Formats: []formatStep{{Format: 5, Migration: 41}, {Format: 5, Migration: 44}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
 			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "approved_by", Table: "users"}}, Check: checkRefund},
 		Track: trackOrderOf, Written: rollupRefund})
@@ -1374,12 +1398,15 @@ func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 		return redeem(ctx, a, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity)
+			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity), 0)
 				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
-			discount_total = (SELECT sum(discount) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			tax_total = (SELECT sum(tax) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			total = (SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2)
-		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`, id, orgID)
+			discount_total = (SELECT coalesce(sum(discount), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			tax_total = (SELECT coalesce(sum(tax), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
+			gift_card_total = (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2),
+			total = coalesce((SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2), 0)
+				+ (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2)
+		WHERE id = ?1 AND org_id = ?2 AND (EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
+			OR EXISTS (SELECT 1 FROM gift_card_lines WHERE order_id = ?1 AND org_id = ?2))`, id, orgID)
 	if err != nil {
 		return err
 	}

@@ -274,14 +274,14 @@ func (s *ReportService) salesByOrder(ctx context.Context, sc *reportScope, sums 
 	d := sc.ranges(sc.f.GroupBy == kassa.GroupDay)
 	args := append([]any{d, sc.orgID}, sargs...)
 	if err := s.sumRows(ctx, sums.addSale, 6, withD+`SELECT `+key+`, o.currency, count(*), sum(o.subtotal), sum(o.discount_total),
-		sum(`+campaignPart("o.campaigns")+`), sum(o.tax_total), sum(o.total)
+		sum(`+campaignPart("o.campaigns")+`), sum(o.tax_total), sum(o.total - o.gift_card_total)
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount)
+	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount - r.gift_card_amount)
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
 }
 
 // salesByLine sums order lines and refunded lines by product or
@@ -301,7 +301,7 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 		return err
 	}
 	refunds := `FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi` + staff
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi` + staff
 	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(j.value->>'amount')
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN json_each(r.lines) j
 		JOIN order_lines l ON l.id = j.value->>'line_item_id' LEFT JOIN products p ON p.id = l.product_id
@@ -309,7 +309,7 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 		return err
 	}
 	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT '', o.currency,
-		sum(r.amount - coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.lines) j), 0)) `+refunds+` GROUP BY 1, 2`, args...)
+		sum(r.amount - r.gift_card_amount - coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.lines) j), 0)) `+refunds+` GROUP BY 1, 2`, args...)
 }
 
 // salesByMethod sums captured payments and what went back through them.
@@ -332,7 +332,26 @@ func (s *ReportService) salesByMethod(ctx context.Context, sc *reportScope, sums
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT 'store_credit', o.currency, sum(t.amount)`+refundsToCredit+staff+` GROUP BY 1, 2`, args...)
+	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT 'store_credit', o.currency, sum(t.amount)`+refundsToCredit+staff+` GROUP BY 1, 2`, args...); err != nil {
+		return err
+	}
+	return s.giftCardsSold(ctx, sums, staff, args)
+}
+
+// giftCardsSold books the gift card money the tenders took (cards sold
+// and reloaded on orders, less what refunds took back from them) as the
+// group kassa.GroupGiftCardsSold, negative: the tenders' rows less it are
+// the sales (docs/giftcards.md).
+func (s *ReportService) giftCardsSold(ctx context.Context, sums salesSums, staff string, args []any) error {
+	if err := s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Sales -= v[0] }, 1,
+		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(o.gift_card_total) FROM d CROSS JOIN orders o
+		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi AND o.gift_card_total > 0
+		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
+		return err
+	}
+	return s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Refunds -= v[0] }, 1,
+		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(r.gift_card_amount) FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi AND r.gift_card_amount > 0`+staff+` GROUP BY 1, 2`, args...)
 }
 
 // refundsToCredit are the parts of the range's refunds a return put on
@@ -353,15 +372,15 @@ func (s *ReportService) salesByHour(ctx context.Context, sc *reportScope, sums s
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
 	err := s.eachRow(ctx, 6, func(loc, at, cur string, v []int64) { sums.addSale(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total
+		withD+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff, args...)
 	if err != nil {
 		return err
 	}
 	return s.eachRow(ctx, 1, func(loc, at, cur string, v []int64) { sums.addRefund(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, r.created_at, o.currency, r.amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
+		withD+`SELECT d.loc, r.created_at, o.currency, r.amount - r.gift_card_amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
 }
 
 // eachRow runs q, whose rows are a location, a time, a currency and n
@@ -683,9 +702,9 @@ func (s *ReportService) GiftCards(ctx context.Context, f kassa.ReportFilter, emi
 		key = giftLocation
 	}
 	var rows []*kassa.GiftCardRow
-	err = s.runningRows(ctx, sc, 5, `SELECT `+key+`, g.currency, sum(CASE WHEN t.type = 'issue' THEN t.amount ELSE 0 END),
+	err = s.runningRows(ctx, sc, 5, `SELECT `+key+`, g.currency, sum(CASE WHEN t.type IN ('issue', 'reload', 'takeback') THEN t.amount ELSE 0 END),
 		-sum(CASE WHEN t.type = 'redeem' THEN t.amount ELSE 0 END), sum(CASE WHEN t.type = 'refund' THEN t.amount ELSE 0 END),
-		sum(CASE WHEN t.type NOT IN ('issue', 'redeem', 'refund') THEN t.amount ELSE 0 END), sum(t.amount)
+		sum(CASE WHEN t.type NOT IN ('issue', 'reload', 'takeback', 'redeem', 'refund') THEN t.amount ELSE 0 END), sum(t.amount)
 		FROM d CROSS JOIN gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id
 		WHERE t.org_id = ? AND t.created_at >= d.lo AND t.created_at < d.hi GROUP BY 1, 2`,
 		`SELECT '', g.currency, sum(t.amount) FROM gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id

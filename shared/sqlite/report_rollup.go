@@ -62,12 +62,12 @@ func locationClock(ctx context.Context, q querier, locID string) (kassa.DayClock
 // rows into sales_days (?1 org, ?2 location, ?3 day, ?4 org again).
 var (
 	salesDayOrders = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-		SELECT ?1, ?2, ?3, o.currency, count(*), sum(o.subtotal), sum(o.discount_total), sum(` + campaignPart("o.campaigns") + `), sum(o.tax_total), sum(o.total), 0
+		SELECT ?1, ?2, ?3, o.currency, count(*), sum(o.subtotal), sum(o.discount_total), sum(` + campaignPart("o.campaigns") + `), sum(o.tax_total), sum(o.total - o.gift_card_total), 0
 		FROM orders o WHERE o.org_id = ?4 AND o.location_id = ?2 AND o.completed_at >= ?5 AND o.completed_at < ?6
 		AND o.status IN ` + soldStatuses + ` GROUP BY o.currency`
 	salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount)
-		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
+		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount - r.gift_card_amount)
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.amount > r.gift_card_amount AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
 		GROUP BY o.currency ON CONFLICT DO UPDATE SET refunds = excluded.refunds`
 )
 
@@ -124,7 +124,7 @@ func addToDay(ctx context.Context, tx *Tx, orgID, query string, args ...any) err
 // adding is exact; refunds are added by rollupRefund.
 func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
 	return addToDay(ctx, tx, orgID, `SELECT o.location_id, l.timezone, l.day_cutoff_hour, o.completed_at, o.currency, 1, o.subtotal,
-		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total, 0
+		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total, 0
 		FROM order_history h JOIN orders o ON o.id = h.order_id JOIN locations l ON l.id = o.location_id
 		WHERE h.id = ? AND h.status = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses+`
 		AND EXISTS (SELECT 1 FROM report_rollups)`, id, kassa.OrderCompleted)
@@ -133,9 +133,9 @@ func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
 // rollupRefund is the refund noun's written hook: a refund made here (it
 // is written once) adds its amount to its business day.
 func rollupRefund(ctx context.Context, tx *Tx, orgID, id string) error {
-	return addToDay(ctx, tx, orgID, `SELECT r.location_id, l.timezone, l.day_cutoff_hour, r.created_at, o.currency, 0, 0, 0, 0, 0, 0, r.amount
+	return addToDay(ctx, tx, orgID, `SELECT r.location_id, l.timezone, l.day_cutoff_hour, r.created_at, o.currency, 0, 0, 0, 0, 0, 0, r.amount - r.gift_card_amount
 		FROM refunds r JOIN orders o ON o.id = r.order_id JOIN locations l ON l.id = r.location_id
-		WHERE r.id = ? AND EXISTS (SELECT 1 FROM report_rollups)`, id)
+		WHERE r.id = ? AND r.amount > r.gift_card_amount AND EXISTS (SELECT 1 FROM report_rollups)`, id)
 }
 
 // refreshOrderDays recomputes, from the raw rows, the business days of
@@ -232,12 +232,12 @@ func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) e
 		}
 	}
 	if err := eachSum(ctx, q, 6, func(at, cur string, v []int64) { add(at, cur, 0, v) }, `SELECT o.completed_at, o.currency, 1, o.subtotal,
-		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total FROM orders o
+		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total FROM orders o
 		WHERE o.org_id = ? AND o.location_id = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses, orgID, locID); err != nil {
 		return err
 	}
-	if err := eachSum(ctx, q, 1, func(at, cur string, v []int64) { add(at, cur, 6, v) }, `SELECT r.created_at, o.currency, r.amount
-		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ? AND r.location_id = ?`, orgID, locID); err != nil {
+	if err := eachSum(ctx, q, 1, func(at, cur string, v []int64) { add(at, cur, 6, v) }, `SELECT r.created_at, o.currency, r.amount - r.gift_card_amount
+		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ? AND r.location_id = ? AND r.amount > r.gift_card_amount`, orgID, locID); err != nil {
 		return err
 	}
 	for k, v := range sums {

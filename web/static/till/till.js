@@ -7,6 +7,7 @@
 // doubling anything. See docs/till.md.
 import { svg as barcode } from './code128.js';
 import { restockBox, chosen, destination, returned, exchangeNote, exchangeBody } from './returns.js';
+import { initGifts, giftBody, giftCount, renderGiftLines } from './giftcards.js';
 import { tipChooser } from './tip.js';
 
 const $ = (id) => document.getElementById(id);
@@ -28,7 +29,7 @@ const tips = tipChooser($('tip'), { money: (v) => money(v), minor: (s) => minor(
 function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
 
 function uuid() { return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2); }
-function fresh() { return { lines: [], customer: null, voucher: null, discount: null, approver: null, orderId: null, replaces: null, createKey: uuid(), creating: false, pending: null, completeKey: uuid() }; }
+function fresh() { return { lines: [], gifts: [], customer: null, voucher: null, discount: null, approver: null, orderId: null, replaces: null, createKey: uuid(), creating: false, pending: null, completeKey: uuid() }; }
 function load() { try { return JSON.parse(localStorage.getItem(SALE)) || fresh(); } catch (e) { return fresh(); } }
 function save() { localStorage.setItem(SALE, JSON.stringify(sale)); }
 
@@ -462,6 +463,7 @@ function body() {
   if (sale.customer) b.customer_id = sale.customer.id;
   if (sale.voucher) b.voucher_code = sale.voucher;
   if (sale.discount) b.discount = sale.discount;
+  if (giftCount()) b.gift_cards = giftBody();
   return b;
 }
 
@@ -469,7 +471,7 @@ let quoteSeq = 0;
 async function requote() {
   const seq = ++quoteSeq;
   $('approve-btn').hidden = true;
-  if (!sale.lines.length) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
+  if (!sale.lines.length && !giftCount()) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
   try {
     const q = state.order || (await api('POST', '/orders/quote', approved(body()))).data;
     if (seq !== quoteSeq) return;
@@ -506,6 +508,7 @@ function renderCart() {
     li.append(x);
     ul.append(li);
   });
+  renderGiftLines(ul);
   const dl = $('totals');
   dl.replaceChildren();
   if (q) {
@@ -525,7 +528,7 @@ function renderCart() {
   $('discount-btn').textContent = sale.discount ? 'Discount ' + discText(sale.discount) : 'Discount';
   $('exchange-note').hidden = !sale.exchange;
   if (sale.exchange) $('exchange-note').textContent = exchangeNote(sale.exchange);
-  $('pay-btn').disabled = !q || !sale.lines.length;
+  $('pay-btn').disabled = !q || (!sale.lines.length && !giftCount());
   $('pay-btn').textContent = q ? 'Pay ' + money(q.total) : 'Pay';
 }
 
@@ -1556,6 +1559,7 @@ document.addEventListener('keydown', (ev) => {
 
 function wire() {
   session.loginForm(start);
+  initGifts({ sale: () => sale, changed, money, el, $, minor, api, openDialog, closeDialogs, editable });
   $('logout').onclick = signOut;
   wirePinpad();
   $('search').addEventListener('input', renderGrid);
