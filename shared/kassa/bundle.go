@@ -1,6 +1,9 @@
 package kassa
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // Bundles (docs/catalog.md): a bundle is a product sold as one line at its
 // own price whose stock is its components': selling one moves each
@@ -108,4 +111,26 @@ func BundleAvailable(parts []StockPart, onHand map[string]int64) int64 {
 		}
 	}
 	return max(avail, 0)
+}
+
+// Availability is GET /catalog/products/:id/availability: how many of a
+// product a location can sell from its stock.
+type Availability struct {
+	ProductID  string           `json:"product_id"`
+	LocationID string           `json:"location_id"`
+	Available  int64            `json:"available"`  // For a bundle, the least over its components of on-hand ÷ units per bundle; else on-hand (never below 0).
+	Components []ComponentStock `json:"components"` // A bundle's leaf components and their stock; the product itself otherwise.
+}
+
+// ComponentStock is one stock item behind an availability.
+type ComponentStock struct {
+	ProductID string `json:"product_id"`
+	Quantity  int64  `json:"quantity"` // Units one sale takes.
+	OnHand    int64  `json:"on_hand"`  // At the location.
+}
+
+// BundleService answers a product's availability. Errors: ENotFound,
+// EInvalid (no such location).
+type BundleService interface {
+	ProductAvailability(ctx context.Context, productID, locationID string) (*Availability, error)
 }

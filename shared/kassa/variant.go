@@ -1,6 +1,7 @@
 package kassa
 
 import (
+	"context"
 	"slices"
 	"strings"
 )
@@ -132,4 +133,11 @@ func ChosenVariant(v *Validation, field string, variantID *string, variants []st
 	case variantID != nil && !slices.Contains(variants, *variantID):
 		v.Add(field+".variant_id", "no such active variant of the product")
 	}
+}
+
+// VariantService makes and lists a product's variants. Errors: ENotFound,
+// EInvalid, EConflict (the sku is taken).
+type VariantService interface {
+	FindVariants(ctx context.Context, productID string, p Page) (List[Product], error)
+	CreateVariant(ctx context.Context, productID string, in *VariantCreate) (*Product, error)
 }

@@ -44,3 +44,4 @@ CREATE TABLE markdowns (
 ) STRICT;
 CREATE INDEX markdowns_org ON markdowns(org_id, id);
 CREATE INDEX markdowns_live ON markdowns(org_id, ends_at) WHERE is_active = 1;
+CREATE INDEX products_bundles ON products(org_id) WHERE components != '[]';
