@@ -104,8 +104,9 @@ func (in *MarkdownUpdate) Merged(m *Markdown) (*MarkdownCreate, error) {
 	if in.Value.Null || in.StartsAt.Null || in.EndsAt.Null || in.IsActive.Null {
 		return nil, InvalidFields("value, starts_at, ends_at and is_active cannot be null")
 	}
-	out := &MarkdownCreate{Name: m.Name, Type: m.Type, Value: &m.Value, ProductIDs: m.ProductIDs, CategoryIDs: m.CategoryIDs,
-		StartsAt: &m.StartsAt, EndsAt: &m.EndsAt, IsActive: &m.IsActive}
+	value, starts, ends, active := m.Value, m.StartsAt, m.EndsAt, m.IsActive // copies: m stays as it was
+	out := &MarkdownCreate{Name: m.Name, Type: m.Type, Value: &value, ProductIDs: m.ProductIDs, CategoryIDs: m.CategoryIDs,
+		StartsAt: &starts, EndsAt: &ends, IsActive: &active}
 	in.Name.To(&out.Name)
 	in.Value.To(out.Value)
 	in.ProductIDs.To(&out.ProductIDs)
