@@ -142,10 +142,11 @@ func (m *Markdown) AppliesTo(item MarkdownedItem, at time.Time) bool {
 }
 
 // Lower is the unit price m gives unit: a percent off (rounded half up,
-// never below 0) or its new price; never above unit.
+// never below 0) or its new price; never above unit (a unit of 0 or less
+// is left as it is).
 func (m *Markdown) Lower(unit int64) int64 {
 	if unit <= 0 {
-		return max(unit, 0)
+		return unit
 	}
 	if m.Type == MarkdownPercent {
 		off, ok := mulDivRound(unit, min(max(m.Value, 0), MaxPercentBps), MaxPercentBps)
