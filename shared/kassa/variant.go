@@ -26,11 +26,11 @@ const (
 type VariantCreate struct {
 	Options   map[string]string `json:"options" openapi:"required"` // Which variant it is: option name → value, e.g. {"size": "M", "colour": "red"}; 1-5 options.
 	SKU       string            `json:"sku" openapi:"required"`     // Its own sku, unique in the org among products and variants.
-	Barcodes  []string          `json:"barcodes"`
-	BasePrice *int64            `json:"base_price"` // Its price in minor units; absent: its product's.
-	Cost      *int64            `json:"cost"`       // What one unit costs the business; absent: its product's.
-	Name      string            `json:"name"`       // Absent: the product's name and the option values ("T-shirt M / red").
-	IsActive  *bool             `json:"is_active"`
+	Barcodes  []string          `json:"barcodes"`                   // Barcodes that find it (a scan sells it).
+	BasePrice *int64            `json:"base_price"`                 // Its price in minor units; absent: its product's.
+	Cost      *int64            `json:"cost"`                       // What one unit costs the business; absent: its product's.
+	Name      string            `json:"name"`                       // Absent: the product's name and the option values ("T-shirt M / red").
+	IsActive  *bool             `json:"is_active"`                  // Absent: true.
 }
 
 // Validate checks a new variant's own fields (its product is checked by
