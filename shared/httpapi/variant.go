@@ -61,10 +61,11 @@ func (s *Server) availability(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if loc == nil {
-		return kassa.Errorf(kassa.EBadRequest, "location_id is required")
+	location := ""
+	if loc != nil {
+		location = *loc
 	}
-	v, err := s.svc.Bundles.ProductAvailability(c.UserContext(), id, *loc)
+	v, err := s.svc.Bundles.ProductAvailability(c.UserContext(), id, location)
 	if err != nil {
 		return err
 	}

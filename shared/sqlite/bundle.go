@@ -122,7 +122,9 @@ func lineStockParts(l *kassa.LineItem, qty int64, of map[string][]kassa.BundleCo
 }
 
 // ProductAvailability is how many of product id location locationID can
-// sell from its stock: a bundle's scarcest component decides.
+// sell from its stock: a bundle's scarcest component decides. Errors:
+// ENotFound (the product, before anything else), EBadRequest without a
+// location, EInvalid for a location not of the org.
 func (s *ProductService) ProductAvailability(ctx context.Context, id, locationID string) (*kassa.Availability, error) {
 	a, err := kassa.MustActor(ctx)
 	if err != nil {
@@ -135,6 +137,9 @@ func (s *ProductService) ProductAvailability(ctx context.Context, id, locationID
 	defer snap.Done()
 	if _, err := findProduct(ctx, snap, a.OrgID, id); err != nil {
 		return nil, err
+	}
+	if locationID == "" {
+		return nil, kassa.Errorf(kassa.EBadRequest, "location_id is required")
 	}
 	if !exists(ctx, snap, "locations", a.OrgID, locationID) {
 		return nil, kassa.InvalidField("location_id", "no such location")
