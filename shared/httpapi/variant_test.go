@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"kassa.dev/shared/kassa"
@@ -141,6 +142,38 @@ func TestABundleSellsAsOneLineAndMovesItsComponents(t *testing.T) {
 			}
 			f.refused(t, f.do("GET", "/catalog/products/"+pack+"/availability", "", nil), 400, "bad-request", "", f.tn.outboxLen())
 			f.refused(t, f.do("GET", "/catalog/products/"+pack+"/availability?location_id="+ordNoSuchID, "", nil), 422, "validation", "location_id", f.tn.outboxLen())
+		})
+	}
+}
+
+// TestTheGraphQLCatalogShowsVariantsBundlesAndTaxCategories: what the
+// REST catalog gained is in the GraphQL view too, where the spec's schema
+// allows it (added fields, no new operations): a product's variants with
+// their options and prices, a bundle's components, and the product's and
+// category's tax categories; the product list, like REST's, leaves the
+// variants out.
+func TestTheGraphQLCatalogShowsVariantsBundlesAndTaxCategories(t *testing.T) {
+	for _, n := range catalogNodes {
+		t.Run(n.name, func(t *testing.T) {
+			f := ordFixtureOn(t, MustStartNode(t, n.kind, n.tweak))
+			f.settings(map[string]any{"tax_categories": []any{map[string]any{"id": "gst-free", "name": "GST-free", "rate_bps": 0}}})
+			cat := f.create("/catalog/categories", map[string]any{"name": "Bakery", "tax_category_id": "gst-free"})
+			tee := f.create("/catalog/products", map[string]any{"name": "Tee", "sku": "TEE", "base_price": 2000, "category_id": cat, "tax_category_id": "gst-free"})
+			m := f.create("/catalog/products/"+tee+"/variants", map[string]any{"options": map[string]any{"size": "M", "colour": "red"}, "sku": "TEE-M", "base_price": 2250})
+			pack := f.create("/catalog/products", map[string]any{"name": "Pack", "sku": "PACK", "base_price": 4000,
+				"components": []any{map[string]any{"product_id": m, "quantity": 2}}})
+			d := f.tn.gql(f.cashier, `query($id: ID!, $pack: ID!) {
+				product(id: $id) { taxCategoryId category { taxCategoryId } variants { id sku basePrice variantOf options { name value } } }
+				pack: product(id: $pack) { components { productId quantity } variantOf options { name } }
+				products { sku } }`, map[string]any{"id": tee, "pack": pack}).ok(t)
+			got, _ := json.Marshal(d)
+			want := `{"pack":{"components":[{"productId":"` + m + `","quantity":2}],"options":[],"variantOf":null},` +
+				`"product":{"category":{"taxCategoryId":"gst-free"},"taxCategoryId":"gst-free","variants":[{"basePrice":22.5,"id":"` + m +
+				`","options":[{"name":"colour","value":"red"},{"name":"size","value":"M"}],"sku":"TEE-M","variantOf":"` + tee + `"}]},` +
+				`"products":[{"sku":"TEE"},{"sku":"PACK"}]}`
+			if string(got) != want {
+				t.Fatalf("GraphQL catalog:\n got  %s\n want %s", got, want)
+			}
 		})
 	}
 }
