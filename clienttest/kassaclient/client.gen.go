@@ -5660,8 +5660,11 @@ type GetCatalogProductsParams struct {
 	// IsActive true for active, false for archived products
 	IsActive *bool `form:"is_active,omitempty" json:"is_active,omitempty"`
 
-	// Q case-insensitive substring of name or sku, or an exact barcode
+	// Q case-insensitive substring of name or sku, or an exact barcode (finds variants too)
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
+	// IncludeVariants true lists variants beside products (default: products only)
+	IncludeVariants *bool `form:"include_variants,omitempty" json:"include_variants,omitempty"`
 
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -14440,6 +14443,18 @@ func NewGetCatalogProductsRequest(server string, params *GetCatalogProductsParam
 		if params.Q != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeVariants != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_variants", *params.IncludeVariants, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -59,6 +59,9 @@ func TestVariantsAreSoldWithTheirOwnSkuPriceAndStock(t *testing.T) {
 			if got := f.must(f.do("GET", "/catalog/products", "", nil), 200).List(); len(got) != 2 {
 				t.Fatalf("the product list shows %d rows, want the tee and the mug (not their variants)", len(got))
 			}
+			if got := f.must(f.do("GET", "/catalog/products?include_variants=true", "", nil), 200).List(); len(got) != 4 {
+				t.Fatalf("the product list with variants shows %d rows, want 4", len(got))
+			}
 			if got := f.must(f.do("GET", "/catalog/products?q=9300000000029", "", nil), 200).List(); len(got) != 1 || got[0].(map[string]any)["id"] != mID {
 				t.Fatalf("a scan of the variant's barcode finds %v", got)
 			}
@@ -111,6 +114,8 @@ func TestABundleSellsAsOneLineAndMovesItsComponents(t *testing.T) {
 				"components": []any{map[string]any{"product_id": mug, "quantity": 0}}}), 422, "validation", "components", before)
 			f.refused(t, f.do("POST", "/catalog/products/"+pack+"/variants", "", map[string]any{"options": map[string]any{"size": "S"}, "sku": "PACK-S"}),
 				422, "validation", "variant_of", before)
+			f.refused(t, f.do("POST", "/inventory/stock/adjust", "", map[string]any{"location_id": f.locA, "product_id": pack, "reason": "received", "quantity": 5}),
+				422, "validation", "product_id", before)
 
 			f.receive(f.locA, m, 9)
 			f.receive(f.locA, mug, 3)

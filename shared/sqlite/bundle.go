@@ -37,6 +37,13 @@ func bundlesOf(ctx context.Context, q querier, orgID string) (map[string][]kassa
 	return of, rows.Err()
 }
 
+// isBundle reports whether product id of the org is a bundle.
+func isBundle(ctx context.Context, q querier, orgID, id string) bool {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM products WHERE org_id = ? AND id = ? AND components != '[]'`, orgID, id).Scan(&n)
+	return err == nil && n > 0
+}
+
 // checkBundle checks bundle id's components in the unit: each a product
 // of the org without variants (a variant of one names which), and the
 // bundle not containing itself, directly or through another bundle.
