@@ -383,12 +383,14 @@ func (e DiscountType) Valid() bool {
 
 // Defines values for DrawerEntryType.
 const (
-	DrawerEntryTypeFloat   DrawerEntryType = "float"
-	DrawerEntryTypeNoSale  DrawerEntryType = "no_sale"
-	DrawerEntryTypePaidIn  DrawerEntryType = "paid_in"
-	DrawerEntryTypePaidOut DrawerEntryType = "paid_out"
-	DrawerEntryTypeRefund  DrawerEntryType = "refund"
-	DrawerEntryTypeSale    DrawerEntryType = "sale"
+	DrawerEntryTypeFloat     DrawerEntryType = "float"
+	DrawerEntryTypeNoSale    DrawerEntryType = "no_sale"
+	DrawerEntryTypePaidIn    DrawerEntryType = "paid_in"
+	DrawerEntryTypePaidOut   DrawerEntryType = "paid_out"
+	DrawerEntryTypeRefund    DrawerEntryType = "refund"
+	DrawerEntryTypeSale      DrawerEntryType = "sale"
+	DrawerEntryTypeTip       DrawerEntryType = "tip"
+	DrawerEntryTypeTipRefund DrawerEntryType = "tip_refund"
 )
 
 // Valid indicates whether the value is a known member of the DrawerEntryType enum.
@@ -405,6 +407,10 @@ func (e DrawerEntryType) Valid() bool {
 	case DrawerEntryTypeRefund:
 		return true
 	case DrawerEntryTypeSale:
+		return true
+	case DrawerEntryTypeTip:
+		return true
+	case DrawerEntryTypeTipRefund:
 		return true
 	default:
 		return false
@@ -1041,6 +1047,45 @@ func (e Scope) Valid() bool {
 	case SyncWrite:
 		return true
 	case WebhooksWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TipSource.
+const (
+	Terminal TipSource = "terminal"
+	Till     TipSource = "till"
+)
+
+// Valid indicates whether the value is a known member of the TipSource enum.
+func (e TipSource) Valid() bool {
+	switch e {
+	case Terminal:
+		return true
+	case Till:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TipStatus.
+const (
+	TipStatusHeld     TipStatus = "held"
+	TipStatusRefunded TipStatus = "refunded"
+	TipStatusVoided   TipStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the TipStatus enum.
+func (e TipStatus) Valid() bool {
+	switch e {
+	case TipStatusHeld:
+		return true
+	case TipStatusRefunded:
+		return true
+	case TipStatusVoided:
 		return true
 	default:
 		return false
@@ -3276,6 +3321,9 @@ type OAuthErrorError string
 
 // Order A sale at a location.
 type Order struct {
+	// ApprovedBy The manager or owner who approved its manual discount above the creator's limit; null when none was needed.
+	ApprovedBy *string `json:"approved_by"`
+
 	// Campaigns What each campaign gave the order, fixed at creation; discount_total is these and the manual discounts.
 	Campaigns []AppliedCampaign `json:"campaigns"`
 
@@ -3381,6 +3429,9 @@ type OrderComplete struct {
 
 // OrderCreate The body of POST /orders. Prices come from the catalog and the location's active price list; clients never send prices.
 type OrderCreate struct {
+	// ApprovalToken A manager's or owner's access token (their own sign-in at the till) approving a manual discount above the caller's discount_limits: the order stays the caller's (created_by) and records the approver as approved_by. Not needed within the limit, and then not recorded.
+	ApprovalToken *string `json:"approval_token,omitempty"`
+
 	// Channel Where the order came from.
 	Channel *Channel `json:"channel,omitempty"`
 
@@ -3506,6 +3557,9 @@ type OrgSettings struct {
 
 	// TaxRateBps TaxRateBps is the sales tax rate in basis points (1000 = 10 %).
 	TaxRateBps int64 `json:"tax_rate_bps"`
+
+	// TipMaxPercent The largest tip on a payment, in percent of its amount (default 100; 0: no tips). docs/tips.md.
+	TipMaxPercent int64 `json:"tip_max_percent"`
 }
 
 // PINSet The body of PUT /users/:id/pin.
@@ -3570,6 +3624,9 @@ type Payment struct {
 	// Tendered cash handed over
 	Tendered *int64 `json:"tendered"`
 
+	// Tip The tip given on top of it, in minor units (docs/tips.md); 0: none. Not in amount.
+	Tip int64 `json:"tip"`
+
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -3599,6 +3656,9 @@ type PaymentInitiate struct {
 
 	// Tendered Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	Tendered *int64 `json:"tendered,omitempty"`
+
+	// Tip A tip on top of the amount, in minor units (cash and card; docs/tips.md): not in the order's total or tax; at most the org's tip_max_percent of the amount. Cash: tendered covers amount and tip.
+	Tip *int64 `json:"tip,omitempty"`
 }
 
 // PaymentMethod How a payment is made.
@@ -4065,6 +4125,9 @@ type Receipt struct {
 	// Taxes The tax breakdown by rate.
 	Taxes []ReceiptTax `json:"taxes"`
 
+	// TipTotal Tips on the sale's payments, or given back by the refund (not in total; docs/tips.md).
+	TipTotal int64 `json:"tip_total"`
+
 	// Total The sale's total, or the amount refunded.
 	Total int64 `json:"total"`
 }
@@ -4184,6 +4247,9 @@ type ReceiptPayment struct {
 
 	// Tendered cash handed over
 	Tendered *int64 `json:"tendered"`
+
+	// Tip The tip on it (a refund's: given back with it), not in amount.
+	Tip int64 `json:"tip"`
 }
 
 // ReceiptPrint The optional body of POST /orders/:id/receipt/print.
@@ -4541,6 +4607,9 @@ type SettingsUpdate struct {
 
 	// TaxRateBps TaxRateBps is the sales tax rate in basis points (1000 = 10 %).
 	TaxRateBps *int64 `json:"tax_rate_bps,omitempty"`
+
+	// TipMaxPercent 0 to 1000 percent of a payment's amount.
+	TipMaxPercent *int64 `json:"tip_max_percent,omitempty"`
 }
 
 // Settlement Settlement sums a day's payments at a location by method. Date is the local date of the location.
@@ -4804,6 +4873,9 @@ type TenderTotal struct {
 
 	// Sales Their sum, in minor units.
 	Sales int64 `json:"sales"`
+
+	// Tips Tips taken through it less tips given back, in minor units (absent: none).
+	Tips *int64 `json:"tips,omitempty"`
 }
 
 // Ticket An order as the kitchen sees it. Its id is the order's id.
@@ -4889,6 +4961,87 @@ type TicketMove struct {
 	// KitchenStatus Where the order is in the kitchen.
 	KitchenStatus *KitchenStatus `json:"kitchen_status,omitempty"`
 }
+
+// Tip The tip on one payment.
+type Tip struct {
+	// Amount In minor units; never changes.
+	Amount int64 `json:"amount"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// Method The payment's method: a cash tip is in the drawer.
+	Method PaymentMethod `json:"method"`
+
+	// OrderId The payment's order.
+	OrderId string `json:"order_id"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// PaymentId The payment it was given on (one tip per payment).
+	PaymentId string `json:"payment_id"`
+
+	// RefundId The refund that gave it back.
+	RefundId *string `json:"refund_id"`
+
+	// RefundedAt When it was given back.
+	RefundedAt *time.Time `json:"refunded_at"`
+
+	// RegisterId The till it was taken at; null: none.
+	RegisterId *string `json:"register_id"`
+
+	// Source till or terminal.
+	Source TipSource `json:"source"`
+
+	// StaffId The staff member it is credited to: who took the payment.
+	StaffId string `json:"staff_id"`
+
+	// Status held, refunded or voided.
+	Status TipStatus `json:"status"`
+}
+
+// TipRow TipRow sums tips: given in the range (booked on the business day of their payment) and given back in it (on the day of the refund).
+type TipRow struct {
+	// Card Net card tips: paid out to staff from the card takings.
+	Card int64 `json:"card"`
+
+	// Cash Net cash tips: in the drawers.
+	Cash int64 `json:"cash"`
+
+	// Count Tips given.
+	Count int64 `json:"count"`
+
+	// Currency ISO 4217.
+	Currency string `json:"currency"`
+
+	// Group The grouping's key: a staff member's id, a business day, an id, a tender.
+	Group string `json:"group"`
+
+	// Label The group's name (a staff member's, a location's …).
+	Label string `json:"label"`
+
+	// Net tips less refunded.
+	Net int64 `json:"net"`
+
+	// Refunded Tips given back (with their payment).
+	Refunded int64 `json:"refunded"`
+
+	// Tips Their sum.
+	Tips int64 `json:"tips"`
+}
+
+// TipSource Where a tip was entered: at the till (or by an API client), or on the card terminal.
+type TipSource string
+
+// TipStatus A tip's state: held, then refunded (with the whole of its payment) or voided (with its payment).
+type TipStatus string
 
 // TokenResponse Spec 2.1. RefreshToken is empty for client_credentials.
 type TokenResponse struct {
@@ -5258,13 +5411,19 @@ type XReport struct {
 	// CashTendered Cash handed over by customers.
 	CashTendered int64 `json:"cash_tendered"`
 
+	// CashTips Cash tips: in the drawer.
+	CashTips *int64 `json:"cash_tips,omitempty"`
+
+	// CashTipsRefunded Cash tips paid back from it (positive).
+	CashTipsRefunded *int64 `json:"cash_tips_refunded,omitempty"`
+
 	// ChangeGiven Change handed back.
 	ChangeGiven int64 `json:"change_given"`
 
 	// Drawer The drawer session.
 	Drawer DrawerSession `json:"drawer"`
 
-	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out + cash_tips − cash_tips_refunded.
 	Expected int64 `json:"expected"`
 
 	// Float The opening float.
@@ -5287,6 +5446,12 @@ type XReport struct {
 
 	// Tenders By tender, sorted by method.
 	Tenders []TenderTotal `json:"tenders"`
+
+	// Tips Tips (docs/tips.md); absent when the drawer took none, so that a drawer without tips tallies as it did before them.
+	Tips *int64 `json:"tips,omitempty"`
+
+	// TipsRefunded Tips given back there (positive).
+	TipsRefunded *int64 `json:"tips_refunded,omitempty"`
 }
 
 // ZReport The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
@@ -5302,6 +5467,12 @@ type ZReport struct {
 
 	// CashTendered Cash handed over by customers.
 	CashTendered int64 `json:"cash_tendered"`
+
+	// CashTips Cash tips: in the drawer.
+	CashTips *int64 `json:"cash_tips,omitempty"`
+
+	// CashTipsRefunded Cash tips paid back from it (positive).
+	CashTipsRefunded *int64 `json:"cash_tips_refunded,omitempty"`
 
 	// ChangeGiven Change handed back.
 	ChangeGiven int64 `json:"change_given"`
@@ -5324,7 +5495,7 @@ type ZReport struct {
 	// DrawerId The drawer session it closed.
 	DrawerId string `json:"drawer_id"`
 
-	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out + cash_tips − cash_tips_refunded.
 	Expected int64 `json:"expected"`
 
 	// Float The opening float.
@@ -5377,6 +5548,12 @@ type ZReport struct {
 
 	// Tenders By tender, sorted by method.
 	Tenders []TenderTotal `json:"tenders"`
+
+	// Tips Tips (docs/tips.md); absent when the drawer took none, so that a drawer without tips tallies as it did before them.
+	Tips *int64 `json:"tips,omitempty"`
+
+	// TipsRefunded Tips given back there (positive).
+	TipsRefunded *int64 `json:"tips_refunded,omitempty"`
 }
 
 // LoginRequest A staff member's sign-in.
@@ -6438,6 +6615,24 @@ type GetReportsTaxParams struct {
 	Format *string `form:"format,omitempty" json:"format,omitempty"`
 }
 
+// GetReportsTipsParams defines parameters for GetReportsTips.
+type GetReportsTipsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
 // GetSyncConflictsParams defines parameters for GetSyncConflicts.
 type GetSyncConflictsParams struct {
 	// Status only open or only resolved conflicts
@@ -6460,6 +6655,24 @@ type PostSyncConflictsIdReapplyParams struct {
 type PostSyncConflictsIdResolveParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetTipsParams defines parameters for GetTips.
+type GetTipsParams struct {
+	// OrderId only tips on this order's payments
+	OrderId *string `form:"order_id,omitempty" json:"order_id,omitempty"`
+
+	// PaymentId only the tip on this payment
+	PaymentId *string `form:"payment_id,omitempty" json:"payment_id,omitempty"`
+
+	// StaffId only tips credited to this staff member
+	StaffId *string `form:"staff_id,omitempty" json:"staff_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetUsersParams defines parameters for GetUsers.
@@ -7853,14 +8066,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/orders (the `GetOrders` operationId).
 	GetOrders(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrdersWithBody(ctx context.Context, params *PostOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8193,6 +8406,11 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReportsTips Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+	GetReportsTips(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -8264,6 +8482,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTips List tips (taken with their payments; one per payment)
+	//
+	// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+	GetTips(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTipsId Retrieve a tip
+	//
+	// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+	GetTipsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsers List the org's staff (owners and managers)
 	//
@@ -11060,7 +11288,7 @@ func (c *Client) GetOrders(ctx context.Context, params *GetOrdersParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type.
 //
@@ -11077,7 +11305,7 @@ func (c *Client) PostOrdersWithBody(ctx context.Context, params *PostOrdersParam
 	return c.Client.Do(req)
 }
 
-// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11960,6 +12188,21 @@ func (c *Client) GetReportsTax(ctx context.Context, params *GetReportsTaxParams,
 	return c.Client.Do(req)
 }
 
+// GetReportsTips Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+func (c *Client) GetReportsTips(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsTipsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -12142,6 +12385,36 @@ func (c *Client) GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorF
 // Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 func (c *Client) GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSyncWsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTips List tips (taken with their payments; one per payment)
+//
+// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+func (c *Client) GetTips(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTipsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTipsId Retrieve a tip
+//
+// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+func (c *Client) GetTipsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTipsIdRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -21535,6 +21808,108 @@ func NewGetReportsTaxRequest(server string, params *GetReportsTaxParams) (*http.
 	return req, nil
 }
 
+// NewGetReportsTipsRequest constructs an http.Request for the GetReportsTips method
+func NewGetReportsTipsRequest(server string, params *GetReportsTipsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/tips")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetSettingsRequest constructs an http.Request for the GetSettings method
 func NewGetSettingsRequest(server string) (*http.Request, error) {
 	var err error
@@ -21902,6 +22277,142 @@ func NewGetSyncWsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/sync/ws")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTipsRequest constructs an http.Request for the GetTips method
+func NewGetTipsRequest(server string, params *GetTipsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/tips")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order_id", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment_id", *params.PaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StaffId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "staff_id", *params.StaffId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTipsIdRequest constructs an http.Request for the GetTipsId method
+func NewGetTipsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/tips/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -24170,14 +24681,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/orders (the `GetOrders` operationId).
 	GetOrdersWithResponse(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*GetOrdersResponse, error)
 
-	// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrdersWithBodyWithResponse(ctx context.Context, params *PostOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersResponse, error)
 
-	// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24562,6 +25073,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error)
 
+	// GetReportsTipsWithResponse Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+	GetReportsTipsWithResponse(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*GetReportsTipsResponse, error)
+
 	// GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24645,6 +25163,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error)
+
+	// GetTipsWithResponse List tips (taken with their payments; one per payment)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+	GetTipsWithResponse(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*GetTipsResponse, error)
+
+	// GetTipsIdWithResponse Retrieve a tip
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+	GetTipsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTipsIdResponse, error)
 
 	// GetUsersWithResponse List the org's staff (owners and managers)
 	//
@@ -42023,6 +42555,114 @@ func (r GetReportsTaxResponse) ContentType() string {
 	return ""
 }
 
+// GetReportsTipsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsTips
+type GetReportsTipsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsTipsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsTips
+type GetReportsTipsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsTipsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []TipRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsTipsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsTipsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsTipsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []TipRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsTipsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsTipsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsTipsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsTipsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSettingsResponse401Headers the declared response headers of an HTTP 401 response for GetSettings
 type GetSettingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -42944,6 +43584,217 @@ func (r GetSyncWsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSyncWsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTipsResponse401Headers the declared response headers of an HTTP 401 response for GetTips
+type GetTipsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTipsResponse429Headers the declared response headers of an HTTP 429 response for GetTips
+type GetTipsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetTipsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Tip `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTipsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTipsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTipsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Tip `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTipsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTipsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTipsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTipsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTipsIdResponse401Headers the declared response headers of an HTTP 401 response for GetTipsId
+type GetTipsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTipsIdResponse429Headers the declared response headers of an HTTP 429 response for GetTipsId
+type GetTipsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetTipsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The tip on one payment.
+		Data Tip `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTipsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTipsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTipsIdResponse) GetJSON200() *struct {
+	// Data The tip on one payment.
+	Data Tip `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTipsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTipsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTipsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTipsIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -47436,7 +48287,7 @@ func (c *ClientWithResponses) GetOrdersWithResponse(ctx context.Context, params 
 	return ParseGetOrdersResponse(rsp)
 }
 
-// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -47449,7 +48300,7 @@ func (c *ClientWithResponses) PostOrdersWithBodyWithResponse(ctx context.Context
 	return ParsePostOrdersResponse(rsp)
 }
 
-// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48164,6 +49015,19 @@ func (c *ClientWithResponses) GetReportsTaxWithResponse(ctx context.Context, par
 	return ParseGetReportsTaxResponse(rsp)
 }
 
+// GetReportsTipsWithResponse Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+func (c *ClientWithResponses) GetReportsTipsWithResponse(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*GetReportsTipsResponse, error) {
+	rsp, err := c.GetReportsTips(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsTipsResponse(rsp)
+}
+
 // GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Returns a wrapper object for the known response body format(s).
@@ -48318,6 +49182,32 @@ func (c *ClientWithResponses) GetSyncWsWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetSyncWsResponse(rsp)
+}
+
+// GetTipsWithResponse List tips (taken with their payments; one per payment)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+func (c *ClientWithResponses) GetTipsWithResponse(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*GetTipsResponse, error) {
+	rsp, err := c.GetTips(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTipsResponse(rsp)
+}
+
+// GetTipsIdWithResponse Retrieve a tip
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+func (c *ClientWithResponses) GetTipsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTipsIdResponse, error) {
+	rsp, err := c.GetTipsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTipsIdResponse(rsp)
 }
 
 // GetUsersWithResponse List the org's staff (owners and managers)
@@ -64371,6 +65261,99 @@ func ParseGetReportsTaxResponse(rsp *http.Response) (*GetReportsTaxResponse, err
 	return response, nil
 }
 
+// ParseGetReportsTipsResponse parses an HTTP response from a GetReportsTipsWithResponse call
+func ParseGetReportsTipsResponse(rsp *http.Response) (*GetReportsTipsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsTipsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []TipRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsTipsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsTipsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSettingsResponse parses an HTTP response from a GetSettingsWithResponse call
 func ParseGetSettingsResponse(rsp *http.Response) (*GetSettingsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -65218,6 +66201,193 @@ func ParseGetSyncWsResponse(rsp *http.Response) (*GetSyncWsResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTipsResponse parses an HTTP response from a GetTipsWithResponse call
+func ParseGetTipsResponse(rsp *http.Response) (*GetTipsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTipsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Tip `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTipsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTipsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTipsIdResponse parses an HTTP response from a GetTipsIdWithResponse call
+func ParseGetTipsIdResponse(rsp *http.Response) (*GetTipsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTipsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The tip on one payment.
+			Data Tip `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTipsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTipsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -361,8 +361,12 @@ func (h *honestRun) pay() {
 	case 0, 1:
 		body["method"] = "cash"
 		body["tendered"] = amount + h.rng.Int64N(1000)
+		if h.rng.IntN(2) == 0 { // a tip (docs/tips.md), covered by what was handed over
+			body["tip"] = h.rng.Int64N(amount/5 + 1)
+			body["tendered"] = amount + body["tip"].(int64) + h.rng.Int64N(1000)
+		}
 	case 2:
-		body["method"], body["card_number"] = "card", processor.CardApprove
+		body["method"], body["card_number"] = "card", []string{processor.CardApprove, processor.CardTerminalTip}[h.rng.IntN(2)]
 	case 3:
 		body["method"], body["card_number"] = "card", processor.CardApprove
 		body["capture"], capture = false, false

@@ -115,7 +115,8 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		t.Fatalf("setup PUT /registers/{id}/printer: %d %s", r.Status, r.Body)
 	}
 	sold := f.isoCreate(t, "/orders", map[string]any{"location_id": loc, "line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}})
-	f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": sold, "amount": total, "method": "cash"})
+	f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": sold, "amount": total, "method": "cash", "tip": 1})
+	tip := f.tn.Do("GET", "/api/v1/tips?order_id="+sold, f.a.Owner, nil).List()[0].(map[string]any)["id"].(string)
 	if r := f.tn.Do("POST", "/api/v1/orders/"+sold+"/complete", f.a.Owner, map[string]any{"register_id": register}); r.Status != 200 {
 		t.Fatalf("setup complete: %d %s", r.Status, r.Body)
 	}
@@ -137,7 +138,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
 		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
-		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby,
+		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby, "/tips/": tip,
 		"/catalog/markdowns/": markdown,
 	} {
 		f.ids[prefix] = id

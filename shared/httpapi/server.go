@@ -143,6 +143,7 @@ type Services struct {
 	Laybys         kassa.LaybyService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
+	Tips           kassa.TipService
 	Reports        kassa.ReportService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
@@ -288,6 +289,7 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
 		{svc.Reports != nil, s.routesReports},
+		{svc.Tips != nil, s.routesTips},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},

@@ -54,7 +54,7 @@ var Enums = map[string][]string{
 	"GiftCardTxnType":   strs(GiftCardTxnIssue, GiftCardTxnRedeem, GiftCardTxnRefund, GiftCardTxnAdjust),
 	"GiftCardStatus":    {GiftCardActive, GiftCardDisabled},
 	"DrawerStatus":      {DrawerOpen, DrawerClosed},
-	"DrawerEntryType":   strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale),
+	"DrawerEntryType":   strs(DrawerFloat, DrawerSale, DrawerRefund, DrawerPaidIn, DrawerPaidOut, DrawerNoSale, DrawerTip, DrawerTipRefund),
 	"OrderStatus":       {OrderOpen, OrderCompleted, OrderPartiallyRefunded, OrderRefunded, OrderCancelled},
 	"OrderCancel":       {OrderCancelled},
 	"Channel":           {ChannelPOS, ChannelOnline, ChannelPartner},

@@ -158,6 +158,9 @@ func escPayments(b *escBuf, r *Receipt, cols int) {
 	for _, p := range r.Payments {
 		label := TenderLabel(p)
 		pair(b, label, r.Money(p.Amount), cols)
+		if p.Tip != 0 {
+			pair(b, "  tip", r.Money(p.Tip), cols)
+		}
 		if p.Tendered != nil {
 			pair(b, "  tendered", r.Money(*p.Tendered), cols)
 		}

@@ -19,6 +19,7 @@ func (in *PaymentInitiate) Validate() error {
 		v.Check(in.Method == PaymentCash, "tendered", "only applies to cash")
 		v.Check(*in.Tendered >= in.Amount && *in.Tendered <= MaxMoney, "tendered", "must cover the amount")
 	}
+	validTip(&v, in)
 	v.Check(in.Method != PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
 	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
 	v.Check(in.RegisterID == "" || ValidID(in.RegisterID), "register_id", "must be the id of a register")

@@ -148,6 +148,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		GiftCards:      sqlite.NewGiftCardService(db),
 		Registers:      sqlite.NewRegisterService(db),
 		Drawers:        sqlite.NewDrawerService(db),
+		Tips:           sqlite.NewTipService(db),
 		Reports:        sqlite.NewReportService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Orgs:           n.Orgs,

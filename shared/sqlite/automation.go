@@ -186,8 +186,8 @@ var actionTables = map[string]string{"customer_id": "customers", "product_id": "
 
 // checkActionIDs: every literal id an action names is a row of the org
 // (422 naming the parameter otherwise, the same for another org's id and
-// none). A table this node does not have (campaigns before they land) is
-// not checked.
+// none). Every store has the three tables (migrations 0001, 0002, 0011), on
+// SQLite and on PostgreSQL alike.
 func checkActionIDs(ctx context.Context, tx *Tx, orgID string, r *kassa.AutomationRule) error {
 	ids := r.ActionIDs()
 	fields := make([]string, 0, len(ids))
@@ -198,7 +198,7 @@ func checkActionIDs(ctx context.Context, tx *Tx, orgID string, r *kassa.Automati
 	var v kassa.Validation
 	for _, f := range fields {
 		table := actionTables[paramName(f)]
-		if table == "" || !tableExists(ctx, tx, table) {
+		if table == "" {
 			continue
 		}
 		v.Check(exists(ctx, tx, table, orgID, ids[f]), f, "names no "+table[:len(table)-1]+" of this org")
@@ -213,12 +213,6 @@ func paramName(field string) string {
 		}
 	}
 	return field
-}
-
-func tableExists(ctx context.Context, q querier, table string) bool {
-	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
-	return err == nil && n == 1
 }
 
 const executionCols = `SELECT id, org_id, rule_id, trigger, event_type, coalesce(event_id, ''), coalesce(tick, ''), matched, status, depth,
@@ -507,7 +501,7 @@ const executionSweepBatch = 5000
 
 // DeleteExecutionsBefore deletes the executions that started before
 // cutoff, a batch per unit of work, and returns how many it deleted. It
-// walks the table in rowid order (the order executions are recorded, so
+// walks the table in seq order (the order executions are recorded, so
 // the oldest first) and stops at the first execution that is young enough:
 // no index on times is needed, and a sweep with nothing to delete reads
 // one row. Execution history is node-local: nothing is replicated or
@@ -517,9 +511,9 @@ func (s *AutomationStore) DeleteExecutionsBefore(ctx context.Context, cutoff tim
 	for {
 		var n int64
 		err := s.db.Write(ctx, func(tx *Tx) error {
-			res, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE rowid IN (SELECT rowid FROM automation_executions
-				WHERE rowid < coalesce((SELECT rowid FROM automation_executions WHERE started_at >= ?1 ORDER BY rowid LIMIT 1), 9223372036854775807)
-				ORDER BY rowid LIMIT ?2)`, fmtTime(cutoff), executionSweepBatch)
+			res, err := tx.ExecContext(ctx, `DELETE FROM automation_executions WHERE seq IN (SELECT seq FROM automation_executions
+				WHERE seq < coalesce((SELECT seq FROM automation_executions WHERE started_at >= ?1 ORDER BY seq LIMIT 1), 9223372036854775807)
+				ORDER BY seq LIMIT ?2)`, fmtTime(cutoff), executionSweepBatch)
 			if err == nil {
 				n, err = res.RowsAffected()
 			}

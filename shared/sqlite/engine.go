@@ -11,6 +11,7 @@ package sqlite
 import (
 	"context"
 	"embed"
+	"io/fs"
 
 	"kassa.dev/shared/sqlite/engine"
 )
@@ -25,6 +26,16 @@ import (
 var migrationFS embed.FS
 
 func init() { engine.Migrations = migrationFS }
+
+//go:embed pgmigrations/*.sql
+var postgresFS embed.FS
+
+// PostgresMigrations are the nouns' schema on PostgreSQL
+// (pgmigrations/*.sql, numbered on their own: docs/postgres.md), for the
+// hub's store on PostgreSQL to hand to pg.Migrate after the backend's own.
+// TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin keeps them the twin of
+// migrations/*.sql.
+var PostgresMigrations fs.FS = postgresFS
 
 // DB is an open Kassa store: the engine's store, with the nouns' methods.
 type DB struct{ *engine.DB }

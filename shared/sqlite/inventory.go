@@ -45,11 +45,12 @@ type movement struct {
 
 // stockLevelCols selects a level. updated_at is the later of the row's own
 // stamp (identity, reorder point) and its newest movement, since on-hand
-// changes do not touch the replicated row.
+// changes do not touch the replicated row: the max of the two as rows,
+// which SQLite and PostgreSQL read alike (no scalar max(a, b) there).
 const stockLevelCols = `SELECT id, org_id, product_id, location_id, on_hand, reorder_point,
-	max(updated_at, coalesce((SELECT m.created_at FROM stock_movements m
+	(SELECT max(v) FROM (SELECT updated_at AS v UNION ALL SELECT coalesce((SELECT m.created_at FROM stock_movements m
 		WHERE m.location_id = stock_levels.location_id AND m.product_id = stock_levels.product_id
-		ORDER BY m.id DESC LIMIT 1), '')) FROM stock_levels`
+		ORDER BY m.id DESC LIMIT 1), '')) AS later) FROM stock_levels`
 
 func scanStockLevel(s scanner) (*kassa.StockLevel, error) {
 	var l kassa.StockLevel

@@ -124,14 +124,11 @@ func appendTicket(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticke
 		return err
 	}
 	stations, _ := json.Marshal(t.Stations)
-	res, err := tx.ExecCached(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.Now))
+	var seq int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.Now)).Scan(&seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: kds event: %w", err)
-	}
-	seq, err := res.LastInsertId()
-	if err != nil {
-		return err
 	}
 	tx.Wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
 	return nil

@@ -911,13 +911,14 @@ func addReserved(ctx context.Context, db *engine.DB, q querier, l *kassa.StockLe
 
 // laybyState is what lay-bys keep beside their rows: whether the store's
 // schema has them (Open's migrations are today's but in tests of older
-// formats).
+// formats). Asked by reading the table, outside any unit, which SQLite
+// and PostgreSQL answer alike (an error: no such table).
 type laybyState struct{ tables bool }
 
 func newLaybyState(db *engine.DB) any {
 	var n int
-	db.Writer.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'laybys'`).Scan(&n)
-	return &laybyState{tables: n == 1}
+	err := db.Writer.QueryRow(`SELECT count(*) FROM laybys WHERE 0 = 1`).Scan(&n)
+	return &laybyState{tables: err == nil}
 }
 
 // recordLaybyTender appends an instalment (a sale entry) or a refund to

@@ -57,10 +57,10 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 	if s.db.Hub || len(own) == limit {
 		return own, nil
 	}
-	applied, err := s.read(ctx, `SELECT c.rowid, coalesce(c.location_id, ''), c.entity, c.entity_id, c.op, coalesce(m.product_id, l.product_id, '')
+	applied, err := s.read(ctx, `SELECT c.seq, coalesce(c.location_id, ''), c.entity, c.entity_id, c.op, coalesce(m.product_id, l.product_id, '')
 		FROM applied_changes c LEFT JOIN stock_movements m ON c.entity = 'stock_movement' AND m.id = c.entity_id
 		LEFT JOIN stock_levels l ON c.entity = 'stock_level' AND l.id = c.entity_id
-		WHERE c.org_id = ? AND c.entity IS NOT NULL AND c.rowid > ? AND c.entity IN `+liveIn+` ORDER BY c.rowid LIMIT ?`,
+		WHERE c.org_id = ? AND c.entity IS NOT NULL AND c.seq > ? AND c.entity IN `+liveIn+` ORDER BY c.seq LIMIT ?`,
 		a.OrgID, after.Applied, limit-len(own))
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (s *LiveService) read(ctx context.Context, q string, args ...any) ([]kassa.
 func (s *LiveService) LiveHead(ctx context.Context) (kassa.LivePosition, error) {
 	var p kassa.LivePosition
 	err := s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM outbox), 0),
-		coalesce((SELECT max(rowid) FROM applied_changes), 0)`).Scan(&p.Own, &p.Applied)
+		coalesce((SELECT max(seq) FROM applied_changes), 0)`).Scan(&p.Own, &p.Applied)
 	if s.db.Hub {
 		p.Applied = 0
 	}

@@ -84,10 +84,11 @@ func nextReceiptSeq(ctx context.Context, tx *Tx, orgID, locationID, reg string) 
 	// The counter is node-local, the receipts replicate: an edge restored
 	// from a backup gets back receipts numbered after its counter, so the
 	// next number is past the highest one held (the number index, read
-	// backwards within the sequence's code; numbers are zero-padded).
-	err := tx.QueryRowContext(ctx, `UPDATE receipt_sequences SET next = max(next, coalesce((SELECT r.seq FROM receipts r
+	// backwards within the sequence's code; numbers are zero-padded). The
+	// later of the two as rows, read alike by SQLite and PostgreSQL.
+	err := tx.QueryRowContext(ctx, `UPDATE receipt_sequences SET next = (SELECT max(v) FROM (SELECT next AS v UNION ALL SELECT coalesce((SELECT r.seq FROM receipts r
 			WHERE r.number >= receipt_sequences.code || '-' AND r.number < receipt_sequences.code || '.'
-			ORDER BY r.number DESC LIMIT 1), 0) + 1) + 1
+			ORDER BY r.number DESC LIMIT 1), 0) + 1) AS later) + 1
 		WHERE org_id = ? AND location_id = ? AND register_id = ? RETURNING code, next - 1`, orgID, locationID, reg).Scan(&code, &n)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return code, n, err
@@ -261,7 +262,10 @@ func (s *ReceiptService) facts(ctx context.Context, orgID string, o *kassa.Order
 		return nil, err
 	}
 	f.Loyalty = loyaltyBalance(ctx, s.db.Reader, orgID, o.CustomerID)
-	return f, nil
+	if f.Refund != nil {
+		f.TipsBack, err = tipsBackOf(ctx, s.db.Reader, f.Refund.ID)
+	}
+	return f, err
 }
 
 func giftCardsOf(ctx context.Context, q querier, o *kassa.Order) (map[string]kassa.GiftCardBalance, error) {
@@ -440,8 +444,11 @@ func (s *ReceiptService) UpdateSettings(ctx context.Context, in *kassa.ReceiptSe
 		setOpt(&st.SMTPUsername, in.SMTPUsername)
 		setOpt(&st.SMTPPassword, in.SMTPPassword)
 		setOpt(&st.SMTPFrom, in.SMTPFrom)
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO receipt_settings (org_id, header, footer, tax_id, smtp_host, smtp_port,
-			smtp_username, smtp_password, smtp_from, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.OrgID, st.Header, st.Footer,
+		_, err = tx.ExecContext(ctx, `INSERT INTO receipt_settings (org_id, header, footer, tax_id, smtp_host, smtp_port,
+			smtp_username, smtp_password, smtp_from, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (org_id) DO UPDATE SET header = excluded.header, footer = excluded.footer, tax_id = excluded.tax_id,
+			smtp_host = excluded.smtp_host, smtp_port = excluded.smtp_port, smtp_username = excluded.smtp_username,
+			smtp_password = excluded.smtp_password, smtp_from = excluded.smtp_from, updated_at = excluded.updated_at`, a.OrgID, st.Header, st.Footer,
 			st.TaxID, st.SMTPHost, st.SMTPPort, st.SMTPUsername, st.SMTPPassword, st.SMTPFrom, fmtTime(tx.Now))
 		return err
 	})

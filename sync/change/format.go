@@ -32,8 +32,9 @@ import "fmt"
 //	   (docs/tax.md); migration 0043: points entries carry payment_id
 //	   (docs/loyalty.md); migration 0046: products carry variant_of,
 //	   options and components, order lines variant_id, original_price and
-//	   markdown_id, and markdowns replicate (docs/catalog.md); an edge of
-//	   format 1-4 is served without them.
+//	   markdown_id, and markdowns replicate (docs/catalog.md); migration
+//	   0048: tips replicate, orders carry approved_by (docs/tips.md); an
+//	   edge of format 1-4 is served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that

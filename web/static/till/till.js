@@ -6,6 +6,7 @@
 // Idempotency-Key per step), so a reload resumes it without losing or
 // doubling anything. See docs/till.md.
 import { svg as barcode } from './code128.js';
+import { tipChooser } from './tip.js';
 
 const $ = (id) => document.getElementById(id);
 const SALE = 'kassa.till.sale';
@@ -22,6 +23,7 @@ const state = { methods: {}, location: null, currency: 'AUD', products: [], cats
   drawer: null, receipt: null, onApproved: null, polling: 0, pinUser: null, locks: {}, lockTimer: 0 };
 let sale = load();
 let till = loadTill();
+const tips = tipChooser($('tip'), { money: (v) => money(v), minor: (s) => minor(s) }, () => renderTip());
 function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
 
 function uuid() { return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2); }
@@ -52,12 +54,18 @@ function el(tag, props, ...kids) {
   return e;
 }
 
-// api calls the edge as the cashier, or as the approving manager when the
-// sale carries an approval (asApprover).
-function api(method, path, body, key, asApprover) {
+// api calls the edge as the signed-in cashier.
+function api(method, path, body, key) {
   const h = key ? { 'Idempotency-Key': key } : undefined;
-  if (asApprover && sale.approver) return session.request(method, path, body, sale.approver.token, h);
   return session.api(method, path, body, h);
+}
+
+// approved adds the manager's approval of the sale's discount to an order
+// body: the order stays the cashier's and records the manager as
+// approved_by (docs/till.md).
+function approved(b) {
+  if (sale.approver) b.approval_token = sale.approver.token;
+  return b;
 }
 
 // ---- sign-in and start-up -------------------------------------------------
@@ -498,7 +506,7 @@ async function requote() {
   $('approve-btn').hidden = true;
   if (!sale.lines.length) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
   try {
-    const q = state.order || (await api('POST', '/orders/quote', body(), null, true)).data;
+    const q = state.order || (await api('POST', '/orders/quote', approved(body()))).data;
     if (seq !== quoteSeq) return;
     state.quote = q;
     $('cart-msg').textContent = '';
@@ -644,7 +652,7 @@ async function createOrder() {
   }
   sale.creating = true;
   save();
-  const o = (await api('POST', '/orders', body(), sale.createKey, true)).data;
+  const o = (await api('POST', '/orders', approved(body()), sale.createKey)).data;
   sale.orderId = o.id;
   sale.creating = false;
   save();
@@ -686,9 +694,17 @@ function renderPay() {
   // Points: offered when the org takes them and the sale's customer has some.
   const c = sale.customer;
   $('tender-points').hidden = !(state.methods.loyalty_points && c && c.points > 0 && c.worth > 0);
+  renderTip();
+}
+
+// renderTip shows the chosen tip and the quick-cash amounts that cover
+// what is due and the tip.
+function renderTip() {
+  const a = minor($('pay-amount').value) || due();
+  tips.describe(a);
   const quick = $('quick');
   quick.replaceChildren();
-  const d = due(), unit = 10 ** exponent(), seen = new Set();
+  const d = a + (tips.of(a) || 0), unit = 10 ** exponent(), seen = new Set();
   for (const v of [d, ...[5, 10, 20, 50, 100].map((n) => Math.ceil(d / (n * unit)) * n * unit)]) {
     if (v < d || seen.has(v) || !v) continue;
     seen.add(v);
@@ -704,6 +720,7 @@ function payLine(p) {
   if (p.card_last4) what += ' ····' + p.card_last4;
   if (p.offline) what += ' (offline, forwarded later)';
   const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: money(p.amount) }));
+  if (p.tip) li.append(el('small', { className: 'tip', textContent: `tip ${money(p.tip)}` }));
   if (p.method === 'cash' && p.tendered != null) li.append(el('small', { textContent: `tendered ${money(p.tendered)} · change ${money(p.change_due || 0)}` }));
   return li;
 }
@@ -712,6 +729,7 @@ function setTender(t) {
   state.tender = t;
   for (const b of document.querySelectorAll('[data-tender]')) b.setAttribute('aria-pressed', String(b.dataset.tender === t));
   for (const x of ['cash', 'card', 'gift_card', 'loyalty_points']) $('t-' + x).hidden = x !== t;
+  tips.show(t === 'cash' || t === 'card');
   if (t === 'loyalty_points') pointsWorth();
 }
 
@@ -729,16 +747,23 @@ function amount() {
   return a;
 }
 
+// tipOn is the chosen tip on a payment of a (null: not a valid one).
+function tipOn(a) {
+  const tip = tips.of(a);
+  if (tip == null) $('pay-msg').textContent = 'Type the tip as an amount';
+  return tip;
+}
+
 function takeCash() {
-  const a = amount();
-  if (!a) return;
-  const t = $('tendered').value.trim() ? minor($('tendered').value) : a;
-  if (t == null || t < a) { $('pay-msg').textContent = 'The cash handed over is less than the amount'; return; }
-  pay({ order_id: state.order.id, amount: a, method: 'cash', tendered: t });
+  const a = amount(), tip = a && tipOn(a);
+  if (!a || tip == null) return;
+  const t = $('tendered').value.trim() ? minor($('tendered').value) : a + tip;
+  if (t == null || t < a + tip) { $('pay-msg').textContent = tip ? 'The cash handed over is less than the amount and the tip' : 'The cash handed over is less than the amount'; return; }
+  pay({ order_id: state.order.id, amount: a, method: 'cash', tendered: t, ...(tip ? { tip } : {}) });
 }
 function takeCard() {
-  const a = amount();
-  if (a) pay({ order_id: state.order.id, amount: a, method: 'card', card_number: $('card-number').value.trim() });
+  const a = amount(), tip = a && tipOn(a);
+  if (a && tip != null) pay({ order_id: state.order.id, amount: a, method: 'card', card_number: $('card-number').value.trim(), ...(tip ? { tip } : {}) });
 }
 function takeGift() {
   const a = amount();
@@ -782,6 +807,7 @@ async function sendPayment(step) {
     $('pay-msg').textContent = p.status === 'captured' ? (p.change_due ? 'Change due ' + money(p.change_due) : '')
       : 'Not taken: ' + (p.failure_reason || p.status);
     if (p.change_due) state.change = p.change_due;
+    if (p.status === 'captured') tips.reset();
     state.order = (await api('GET', '/orders/' + sale.orderId)).data;
     $('tendered').value = '';
     if (state.order.paid_total >= state.order.total) return complete();
@@ -867,6 +893,7 @@ function renderReceipt(r) {
   }
   for (const t of r.taxes || []) row(`${r.tax_inclusive ? 'Tax included' : 'Tax'} ${t.rate_bps / 100} % of ${m(t.net)}`, m(t.tax));
   row(r.kind === 'refund' ? 'Refunded' : 'Total', m(r.total), 'total');
+  if (r.tip_total) row(r.kind === 'refund' ? 'Tips given back' : 'Tips (not in the total)', m(r.tip_total), 'tips');
   const change = r.payments.reduce((s, p) => s + (p.change || 0), 0);
   $('change').hidden = !change;
   $('change').textContent = 'Change due ' + m(change);
@@ -891,6 +918,7 @@ function receiptPayment(p, m) {
   if (p.card) what += ' ' + p.card;
   if (p.gift_card) what += ' ' + p.gift_card;
   const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: m(p.amount) }));
+  if (p.tip) li.append(el('small', { className: 'tip', textContent: `tip ${m(p.tip)}` }));
   if (p.tendered != null) li.append(el('small', { textContent: `tendered ${m(p.tendered)} · change ${m(p.change || 0)}` }));
   if (p.gift_card_balance != null) li.append(el('small', { textContent: `left on the card ${m(p.gift_card_balance)}` }));
   return li;
@@ -1501,6 +1529,7 @@ function wire() {
   };
   $('pay-btn').onclick = openPay;
   for (const b of document.querySelectorAll('[data-tender]')) b.onclick = () => setTender(b.dataset.tender);
+  $('pay-amount').addEventListener('input', renderTip);
   $('take-cash').onclick = takeCash;
   $('take-card').onclick = takeCard;
   $('take-gift').onclick = takeGift;

@@ -10,8 +10,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -29,7 +29,8 @@ type Querier interface {
 var engineMigrations embed.FS
 
 // Migrate applies, in name order, the engine's migrations and then those
-// in extra (the nouns' PostgreSQL migrations, when they exist) that pool's
+// in extra (the nouns' PostgreSQL migrations: sqlite.PostgresMigrations),
+// each file system's *.sql one folder down (migrations/, pgmigrations/), that pool's
 // database has not had, each in its own transaction, and records them in
 // schema_migrations. Hubs starting together take turns (an advisory lock).
 func Migrate(ctx context.Context, pool *pgxpool.Pool, extra ...fs.FS) error {
@@ -54,13 +55,13 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, extra ...fs.FS) error {
 }
 
 func migrateFS(ctx context.Context, conn *pgxpool.Conn, fsys fs.FS) error {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
+	names, err := fs.Glob(fsys, "*/*.sql")
 	if err != nil {
 		return err
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		key := strings.TrimPrefix(name, "migrations/")
+		key := path.Base(name)
 		var done bool
 		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, key).Scan(&done); err != nil || done {
 			if err != nil {
