@@ -368,16 +368,16 @@ func (e DeliveryStatus) Valid() bool {
 
 // Defines values for DiscountType.
 const (
-	Amount  DiscountType = "amount"
-	Percent DiscountType = "percent"
+	DiscountTypeAmount  DiscountType = "amount"
+	DiscountTypePercent DiscountType = "percent"
 )
 
 // Valid indicates whether the value is a known member of the DiscountType enum.
 func (e DiscountType) Valid() bool {
 	switch e {
-	case Amount:
+	case DiscountTypeAmount:
 		return true
-	case Percent:
+	case DiscountTypePercent:
 		return true
 	default:
 		return false
@@ -627,6 +627,24 @@ func (e LaybyStatus) Valid() bool {
 	case LaybyStatusExpired:
 		return true
 	case LaybyStatusOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarkdownType.
+const (
+	MarkdownTypePercent MarkdownType = "percent"
+	MarkdownTypePrice   MarkdownType = "price"
+)
+
+// Valid indicates whether the value is a known member of the MarkdownType enum.
+func (e MarkdownType) Valid() bool {
+	switch e {
+	case MarkdownTypePercent:
+		return true
+	case MarkdownTypePrice:
 		return true
 	default:
 		return false
@@ -1389,6 +1407,39 @@ type AutomationUpdate struct {
 	Trigger *TriggerInput `json:"trigger,omitempty"`
 }
 
+// Availability GET /catalog/products/:id/availability: how many of a product a location can sell from its stock.
+type Availability struct {
+	// Available For a bundle, the least over its components of on-hand ÷ units per bundle; else on-hand (never below 0).
+	Available int64 `json:"available"`
+
+	// Components A bundle's leaf components and their stock; the product itself otherwise.
+	Components []ComponentStock `json:"components"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// ProductId The product.
+	ProductId string `json:"product_id"`
+}
+
+// BundleComponent One product of a bundle and how many units of it one bundle holds.
+type BundleComponent struct {
+	// ProductId A product or a variant of the org.
+	ProductId string `json:"product_id"`
+
+	// Quantity Units of it in one bundle, 1-100.
+	Quantity int64 `json:"quantity"`
+}
+
+// BundleComponentInput One product of a bundle and how many units of it one bundle holds.
+type BundleComponentInput struct {
+	// ProductId A product or a variant of the org.
+	ProductId string `json:"product_id"`
+
+	// Quantity Units of it in one bundle, 1-100.
+	Quantity int64 `json:"quantity"`
+}
+
 // Campaign A discount, offer or promotion.
 type Campaign struct {
 	// CreatedAt When it was created (RFC 3339, UTC).
@@ -1805,6 +1856,18 @@ type Channel string
 
 // ClientType An OAuth app's kind (RFC 6749 2.1): confidential (a server holding a client_secret) or public (a native or browser app: no secret, PKCE S256 required).
 type ClientType string
+
+// ComponentStock One stock item behind an availability.
+type ComponentStock struct {
+	// OnHand At the location.
+	OnHand int64 `json:"on_hand"`
+
+	// ProductId The product.
+	ProductId string `json:"product_id"`
+
+	// Quantity Units one sale takes.
+	Quantity int64 `json:"quantity"`
+}
 
 // Condition A test on the event's data; all of a rule's must hold.
 type Condition struct {
@@ -2838,11 +2901,17 @@ type LineItem struct {
 	// Id The id (UUIDv7).
 	Id string `json:"id"`
 
+	// MarkdownId The markdown that lowered unit_price; null: none.
+	MarkdownId *string `json:"markdown_id"`
+
 	// Modifiers The chosen modifier options, priced into unit_price.
 	Modifiers []LineModifier `json:"modifiers"`
 
 	// Name The product name when ordered.
 	Name string `json:"name"`
+
+	// OriginalPrice OriginalPrice is the catalog's unit price before a markdown lowered it to unit_price; null: no markdown (docs/catalog.md).
+	OriginalPrice *int64 `json:"original_price"`
 
 	// ProductId The product.
 	ProductId string `json:"product_id"`
@@ -2867,6 +2936,9 @@ type LineItem struct {
 
 	// UnitPrice before modifiers
 	UnitPrice int64 `json:"unit_price"`
+
+	// VariantId The variant of product_id sold (its stock moved); null: the product itself.
+	VariantId *string `json:"variant_id"`
 }
 
 // LineModifier A chosen modifier option, priced at order time.
@@ -3053,6 +3125,99 @@ type LoyaltyTierInput struct {
 
 	// Name The tier name, unique in the program.
 	Name string `json:"name"`
+}
+
+// Markdown A scheduled price reduction.
+type Markdown struct {
+	// CategoryIds Categories whose products it lowers.
+	CategoryIds []string `json:"category_ids"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// EndsAt Until when (excluded).
+	EndsAt time.Time `json:"ends_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// IsActive false: withdrawn, applies to nothing.
+	IsActive bool `json:"is_active"`
+
+	// Name Shown on the receipt beside the line.
+	Name string `json:"name"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// ProductIds Products (each with its variants) or variants it lowers.
+	ProductIds []string `json:"product_ids"`
+
+	// StartsAt From when it applies.
+	StartsAt time.Time `json:"starts_at"`
+
+	// Type percent: value basis points off; price: value is the new unit price.
+	Type MarkdownType `json:"type"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Value Basis points (percent, 1-10000) or minor units (price).
+	Value int64 `json:"value"`
+}
+
+// MarkdownCreate The body of POST /catalog/markdowns.
+type MarkdownCreate struct {
+	// CategoryIds Categories whose products it lowers.
+	CategoryIds *[]string `json:"category_ids,omitempty"`
+
+	// EndsAt Until when (excluded).
+	EndsAt *time.Time `json:"ends_at"`
+
+	// IsActive false: withdrawn, applies to nothing.
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name Shown on the receipt beside the line.
+	Name string `json:"name"`
+
+	// ProductIds Products (each with its variants) or variants it lowers.
+	ProductIds *[]string `json:"product_ids,omitempty"`
+
+	// StartsAt From when it applies.
+	StartsAt *time.Time `json:"starts_at"`
+
+	// Type percent: value basis points off; price: value is the new unit price.
+	Type MarkdownType `json:"type"`
+
+	// Value Basis points off (percent, 1-10000) or the new unit price in minor units (price).
+	Value *int64 `json:"value"`
+}
+
+// MarkdownType percent (value: basis points off) or price (value: the new unit price in minor units).
+type MarkdownType string
+
+// MarkdownUpdate The body of PATCH /catalog/markdowns/:id; the merged markdown is validated as a whole (MarkdownCreate.Validate).
+type MarkdownUpdate struct {
+	// CategoryIds Categories whose products it lowers.
+	CategoryIds *[]string `json:"category_ids,omitempty"`
+
+	// EndsAt Until when (excluded).
+	EndsAt *time.Time `json:"ends_at,omitempty"`
+
+	// IsActive false: withdrawn, applies to nothing.
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name Shown on the receipt beside the line.
+	Name *string `json:"name,omitempty"`
+
+	// ProductIds Products (each with its variants) or variants it lowers.
+	ProductIds *[]string `json:"product_ids,omitempty"`
+
+	// StartsAt From when it applies.
+	StartsAt *time.Time `json:"starts_at,omitempty"`
+
+	// Value Basis points (percent, 1-10000) or minor units (price).
+	Value *int64 `json:"value,omitempty"`
 }
 
 // ModifierGroup A set of options added to a product line, such as "Milk". Which products offer a group is stored on the product (Product.ModifierGroupIDs); ProductIDs here is derived from that.
@@ -3485,6 +3650,9 @@ type OrderLineInput struct {
 
 	// Quantity Units, 1-10000.
 	Quantity int64 `json:"quantity"`
+
+	// VariantId Which variant of the product (required for a product with variants).
+	VariantId *string `json:"variant_id,omitempty"`
 }
 
 // OrderStatus An order's state: open, then completed, partially_refunded and refunded; or cancelled from open.
@@ -3915,6 +4083,9 @@ type Product struct {
 	// CategoryId The category.
 	CategoryId *string `json:"category_id"`
 
+	// Components A bundle's components, whose stock it sells; empty: not a bundle.
+	Components []BundleComponent `json:"components"`
+
 	// Cost What one unit costs the business, in minor units of the org's currency; null when not known. The inventory report values stock at it and the sales report by product gives the gross margin over it.
 	Cost *int64 `json:"cost"`
 
@@ -3936,6 +4107,9 @@ type Product struct {
 	// Name The display name.
 	Name string `json:"name"`
 
+	// Options A variant's options (size, colour…); empty for a product.
+	Options map[string]interface{} `json:"options"`
+
 	// OrgId The org that owns it.
 	OrgId string `json:"org_id"`
 
@@ -3953,6 +4127,9 @@ type Product struct {
 
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// VariantOf VariantOf is the product this one is a variant of (null: not a variant); Options say which variant (docs/catalog.md).
+	VariantOf *string `json:"variant_of"`
 }
 
 // ProductCreate The body of POST /catalog/products.
@@ -3965,6 +4142,9 @@ type ProductCreate struct {
 
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
+
+	// Components Makes the product a bundle of these (1-20 products, each 1-100 units); its stock is theirs.
+	Components *[]BundleComponentInput `json:"components,omitempty"`
 
 	// Cost What one unit costs the business (0 to 10^12 minor units); absent or null: not known.
 	Cost *int64 `json:"cost,omitempty"`
@@ -4001,6 +4181,9 @@ type ProductUpdate struct {
 
 	// CategoryId The category.
 	CategoryId *string `json:"category_id,omitempty"`
+
+	// Components Components replaces a bundle's components ([]: no longer a bundle).
+	Components *[]BundleComponentInput `json:"components,omitempty"`
 
 	// Cost What one unit costs the business (0 to 10^12 minor units); null: not known.
 	Cost *int64 `json:"cost,omitempty"`
@@ -4185,11 +4368,17 @@ type ReceiptLine struct {
 	// Discount A manual discount.
 	Discount int64 `json:"discount"`
 
+	// Markdown (original_price − unit_price) × quantity, in minor units.
+	Markdown int64 `json:"markdown"`
+
 	// Modifiers The chosen modifier options and their prices.
 	Modifiers []ReceiptAmount `json:"modifiers"`
 
 	// Name The display name.
 	Name string `json:"name"`
+
+	// OriginalPrice OriginalPrice is the unit price before a markdown lowered it to unit_price, and Markdown what the markdown took off these units (docs/catalog.md); null and 0 without a markdown.
+	OriginalPrice *int64 `json:"original_price"`
 
 	// Quantity A number of units.
 	Quantity int64 `json:"quantity"`
@@ -5400,6 +5589,30 @@ type UserUpdate struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// VariantCreate The body of POST /catalog/products/:id/variants: a new variant of product :id.
+type VariantCreate struct {
+	// Barcodes Barcodes that find it (a scan sells it).
+	Barcodes *[]string `json:"barcodes,omitempty"`
+
+	// BasePrice Its price in minor units; absent: its product's.
+	BasePrice *int64 `json:"base_price,omitempty"`
+
+	// Cost What one unit costs the business; absent: its product's.
+	Cost *int64 `json:"cost,omitempty"`
+
+	// IsActive Absent: true.
+	IsActive *bool `json:"is_active,omitempty"`
+
+	// Name Absent: the product's name and the option values ("T-shirt M / red").
+	Name *string `json:"name,omitempty"`
+
+	// Options Which variant it is: option name → value, e.g. {"size": "M", "colour": "red"}; 1-5 options.
+	Options map[string]interface{} `json:"options"`
+
+	// Sku Its own sku, unique in the org among products and variants.
+	Sku string `json:"sku"`
+}
+
 // WebhookAttempt One attempt to deliver an event to an endpoint, as GET /webhooks/:id/deliveries lists it; its id is the logId of POST /webhooks/:id/logs/:logId/retry.
 type WebhookAttempt struct {
 	// At At is when the attempt was made.
@@ -5922,6 +6135,24 @@ type PostCatalogGraphqlParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetCatalogMarkdownsParams defines parameters for GetCatalogMarkdowns.
+type GetCatalogMarkdownsParams struct {
+	// ActiveAt only markdowns applying at this instant (RFC 3339)
+	ActiveAt *string `form:"active_at,omitempty" json:"active_at,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostCatalogMarkdownsParams defines parameters for PostCatalogMarkdowns.
+type PostCatalogMarkdownsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetCatalogModifiersGroupsParams defines parameters for GetCatalogModifiersGroups.
 type GetCatalogModifiersGroupsParams struct {
 	// ProductId only groups offered on this product
@@ -5966,8 +6197,11 @@ type GetCatalogProductsParams struct {
 	// IsActive true for active, false for archived products
 	IsActive *bool `form:"is_active,omitempty" json:"is_active,omitempty"`
 
-	// Q case-insensitive substring of name or sku, or an exact barcode
+	// Q case-insensitive substring of name or sku, or an exact barcode (finds variants too)
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
+	// IncludeVariants true lists variants beside products (default: products only)
+	IncludeVariants *bool `form:"include_variants,omitempty" json:"include_variants,omitempty"`
 
 	// Limit page size, 1-200, default 50
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -5978,6 +6212,27 @@ type GetCatalogProductsParams struct {
 
 // PostCatalogProductsParams defines parameters for PostCatalogProducts.
 type PostCatalogProductsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetCatalogProductsIdAvailabilityParams defines parameters for GetCatalogProductsIdAvailability.
+type GetCatalogProductsIdAvailabilityParams struct {
+	// LocationId the location whose stock counts (required)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+}
+
+// GetCatalogProductsIdVariantsParams defines parameters for GetCatalogProductsIdVariants.
+type GetCatalogProductsIdVariantsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostCatalogProductsIdVariantsParams defines parameters for PostCatalogProductsIdVariants.
+type PostCatalogProductsIdVariantsParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -6927,6 +7182,12 @@ type PatchCatalogCategoriesIdJSONRequestBody = CategoryUpdate
 // PostCatalogGraphqlJSONRequestBody defines body for PostCatalogGraphql for application/json ContentType.
 type PostCatalogGraphqlJSONRequestBody = GraphQLRequest
 
+// PostCatalogMarkdownsJSONRequestBody defines body for PostCatalogMarkdowns for application/json ContentType.
+type PostCatalogMarkdownsJSONRequestBody = MarkdownCreate
+
+// PatchCatalogMarkdownsIdJSONRequestBody defines body for PatchCatalogMarkdownsId for application/json ContentType.
+type PatchCatalogMarkdownsIdJSONRequestBody = MarkdownUpdate
+
 // PostCatalogModifiersGroupsJSONRequestBody defines body for PostCatalogModifiersGroups for application/json ContentType.
 type PostCatalogModifiersGroupsJSONRequestBody = ModifierGroupCreate
 
@@ -6944,6 +7205,9 @@ type PostCatalogProductsJSONRequestBody = ProductCreate
 
 // PatchCatalogProductsIdJSONRequestBody defines body for PatchCatalogProductsId for application/json ContentType.
 type PatchCatalogProductsIdJSONRequestBody = ProductUpdate
+
+// PostCatalogProductsIdVariantsJSONRequestBody defines body for PostCatalogProductsIdVariants for application/json ContentType.
+type PostCatalogProductsIdVariantsJSONRequestBody = VariantCreate
 
 // PostCustomersJSONRequestBody defines body for PostCustomers for application/json ContentType.
 type PostCustomersJSONRequestBody = CustomerCreate
@@ -7403,6 +7667,44 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
 	PostCatalogGraphql(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCatalogMarkdowns List markdowns
+	//
+	// Corresponds with GET /api/v1/catalog/markdowns (the `GetCatalogMarkdowns` operationId).
+	GetCatalogMarkdowns(ctx context.Context, params *GetCatalogMarkdownsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogMarkdownsWithBody Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+	PostCatalogMarkdownsWithBody(ctx context.Context, params *PostCatalogMarkdownsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogMarkdowns Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+	PostCatalogMarkdowns(ctx context.Context, params *PostCatalogMarkdownsParams, body PostCatalogMarkdownsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCatalogMarkdownsId Retrieve a markdown
+	//
+	// Corresponds with GET /api/v1/catalog/markdowns/{id} (the `GetCatalogMarkdownsId` operationId).
+	GetCatalogMarkdownsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchCatalogMarkdownsIdWithBody Update a markdown (is_active false withdraws it; type cannot change: 422)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+	PatchCatalogMarkdownsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchCatalogMarkdownsId Update a markdown (is_active false withdraws it; type cannot change: 422)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+	PatchCatalogMarkdownsId(ctx context.Context, id openapi_types.UUID, body PatchCatalogMarkdownsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCatalogModifiersGroups List modifier groups with their options
 	//
 	// Corresponds with GET /api/v1/catalog/modifiers/groups (the `GetCatalogModifiersGroups` operationId).
@@ -7521,6 +7823,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/catalog/products/{id} (the `PatchCatalogProductsId` operationId).
 	PatchCatalogProductsId(ctx context.Context, id openapi_types.UUID, body PatchCatalogProductsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCatalogProductsIdAvailability How many of a product a location can sell: on-hand, or for a bundle its scarcest component's
+	//
+	// Corresponds with GET /api/v1/catalog/products/{id}/availability (the `GetCatalogProductsIdAvailability` operationId).
+	GetCatalogProductsIdAvailability(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCatalogProductsIdVariants List a product's variants
+	//
+	// Corresponds with GET /api/v1/catalog/products/{id}/variants (the `GetCatalogProductsIdVariants` operationId).
+	GetCatalogProductsIdVariants(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogProductsIdVariantsWithBody Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+	PostCatalogProductsIdVariantsWithBody(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCatalogProductsIdVariants Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+	PostCatalogProductsIdVariants(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, body PostCatalogProductsIdVariantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCustomers Search and list customers (deleted customers are never listed)
 	//
@@ -9321,6 +9647,104 @@ func (c *Client) PostCatalogGraphql(ctx context.Context, params *PostCatalogGrap
 	return c.Client.Do(req)
 }
 
+// GetCatalogMarkdowns List markdowns
+//
+// Corresponds with GET /api/v1/catalog/markdowns (the `GetCatalogMarkdowns` operationId).
+func (c *Client) GetCatalogMarkdowns(ctx context.Context, params *GetCatalogMarkdownsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogMarkdownsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogMarkdownsWithBody Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+func (c *Client) PostCatalogMarkdownsWithBody(ctx context.Context, params *PostCatalogMarkdownsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogMarkdownsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogMarkdowns Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+func (c *Client) PostCatalogMarkdowns(ctx context.Context, params *PostCatalogMarkdownsParams, body PostCatalogMarkdownsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogMarkdownsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCatalogMarkdownsId Retrieve a markdown
+//
+// Corresponds with GET /api/v1/catalog/markdowns/{id} (the `GetCatalogMarkdownsId` operationId).
+func (c *Client) GetCatalogMarkdownsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogMarkdownsIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchCatalogMarkdownsIdWithBody Update a markdown (is_active false withdraws it; type cannot change: 422)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+func (c *Client) PatchCatalogMarkdownsIdWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchCatalogMarkdownsIdRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchCatalogMarkdownsId Update a markdown (is_active false withdraws it; type cannot change: 422)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+func (c *Client) PatchCatalogMarkdownsId(ctx context.Context, id openapi_types.UUID, body PatchCatalogMarkdownsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchCatalogMarkdownsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCatalogModifiersGroups List modifier groups with their options
 //
 // Corresponds with GET /api/v1/catalog/modifiers/groups (the `GetCatalogModifiersGroups` operationId).
@@ -9620,6 +10044,70 @@ func (c *Client) PatchCatalogProductsIdWithBody(ctx context.Context, id openapi_
 // Corresponds with PATCH /api/v1/catalog/products/{id} (the `PatchCatalogProductsId` operationId).
 func (c *Client) PatchCatalogProductsId(ctx context.Context, id openapi_types.UUID, body PatchCatalogProductsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchCatalogProductsIdRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCatalogProductsIdAvailability How many of a product a location can sell: on-hand, or for a bundle its scarcest component's
+//
+// Corresponds with GET /api/v1/catalog/products/{id}/availability (the `GetCatalogProductsIdAvailability` operationId).
+func (c *Client) GetCatalogProductsIdAvailability(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogProductsIdAvailabilityRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCatalogProductsIdVariants List a product's variants
+//
+// Corresponds with GET /api/v1/catalog/products/{id}/variants (the `GetCatalogProductsIdVariants` operationId).
+func (c *Client) GetCatalogProductsIdVariants(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogProductsIdVariantsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogProductsIdVariantsWithBody Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+func (c *Client) PostCatalogProductsIdVariantsWithBody(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogProductsIdVariantsRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCatalogProductsIdVariants Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+func (c *Client) PostCatalogProductsIdVariants(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, body PostCatalogProductsIdVariantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCatalogProductsIdVariantsRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14054,6 +14542,220 @@ func NewPostCatalogGraphqlRequestWithBody(server string, params *PostCatalogGrap
 	return req, nil
 }
 
+// NewGetCatalogMarkdownsRequest constructs an http.Request for the GetCatalogMarkdowns method
+func NewGetCatalogMarkdownsRequest(server string, params *GetCatalogMarkdownsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/markdowns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ActiveAt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active_at", *params.ActiveAt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCatalogMarkdownsRequest calls the generic PostCatalogMarkdowns builder with application/json body
+func NewPostCatalogMarkdownsRequest(server string, params *PostCatalogMarkdownsParams, body PostCatalogMarkdownsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCatalogMarkdownsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostCatalogMarkdownsRequestWithBody constructs an http.Request for the PostCatalogMarkdowns method, with any body, and a specified content type
+func NewPostCatalogMarkdownsRequestWithBody(server string, params *PostCatalogMarkdownsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/markdowns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCatalogMarkdownsIdRequest constructs an http.Request for the GetCatalogMarkdownsId method
+func NewGetCatalogMarkdownsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/markdowns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchCatalogMarkdownsIdRequest calls the generic PatchCatalogMarkdownsId builder with application/json body
+func NewPatchCatalogMarkdownsIdRequest(server string, id openapi_types.UUID, body PatchCatalogMarkdownsIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchCatalogMarkdownsIdRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewPatchCatalogMarkdownsIdRequestWithBody constructs an http.Request for the PatchCatalogMarkdownsId method, with any body, and a specified content type
+func NewPatchCatalogMarkdownsIdRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/markdowns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetCatalogModifiersGroupsRequest constructs an http.Request for the GetCatalogModifiersGroups method
 func NewGetCatalogModifiersGroupsRequest(server string, params *GetCatalogModifiersGroupsParams) (*http.Request, error) {
 	var err error
@@ -14546,6 +15248,18 @@ func NewGetCatalogProductsRequest(server string, params *GetCatalogProductsParam
 
 		}
 
+		if params.IncludeVariants != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include_variants", *params.IncludeVariants, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -14750,6 +15464,202 @@ func NewPatchCatalogProductsIdRequestWithBody(server string, id openapi_types.UU
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetCatalogProductsIdAvailabilityRequest constructs an http.Request for the GetCatalogProductsIdAvailability method
+func NewGetCatalogProductsIdAvailabilityRequest(server string, id openapi_types.UUID, params *GetCatalogProductsIdAvailabilityParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/products/%s/availability", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCatalogProductsIdVariantsRequest constructs an http.Request for the GetCatalogProductsIdVariants method
+func NewGetCatalogProductsIdVariantsRequest(server string, id openapi_types.UUID, params *GetCatalogProductsIdVariantsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/products/%s/variants", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCatalogProductsIdVariantsRequest calls the generic PostCatalogProductsIdVariants builder with application/json body
+func NewPostCatalogProductsIdVariantsRequest(server string, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, body PostCatalogProductsIdVariantsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCatalogProductsIdVariantsRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostCatalogProductsIdVariantsRequestWithBody constructs an http.Request for the PostCatalogProductsIdVariants method, with any body, and a specified content type
+func NewPostCatalogProductsIdVariantsRequestWithBody(server string, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/catalog/products/%s/variants", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -23615,6 +24525,48 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/catalog/graphql (the `PostCatalogGraphql` operationId).
 	PostCatalogGraphqlWithResponse(ctx context.Context, params *PostCatalogGraphqlParams, body PostCatalogGraphqlJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogGraphqlResponse, error)
 
+	// GetCatalogMarkdownsWithResponse List markdowns
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/catalog/markdowns (the `GetCatalogMarkdowns` operationId).
+	GetCatalogMarkdownsWithResponse(ctx context.Context, params *GetCatalogMarkdownsParams, reqEditors ...RequestEditorFn) (*GetCatalogMarkdownsResponse, error)
+
+	// PostCatalogMarkdownsWithBodyWithResponse Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+	PostCatalogMarkdownsWithBodyWithResponse(ctx context.Context, params *PostCatalogMarkdownsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogMarkdownsResponse, error)
+
+	// PostCatalogMarkdownsWithResponse Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+	PostCatalogMarkdownsWithResponse(ctx context.Context, params *PostCatalogMarkdownsParams, body PostCatalogMarkdownsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogMarkdownsResponse, error)
+
+	// GetCatalogMarkdownsIdWithResponse Retrieve a markdown
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/catalog/markdowns/{id} (the `GetCatalogMarkdownsId` operationId).
+	GetCatalogMarkdownsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCatalogMarkdownsIdResponse, error)
+
+	// PatchCatalogMarkdownsIdWithBodyWithResponse Update a markdown (is_active false withdraws it; type cannot change: 422)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+	PatchCatalogMarkdownsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchCatalogMarkdownsIdResponse, error)
+
+	// PatchCatalogMarkdownsIdWithResponse Update a markdown (is_active false withdraws it; type cannot change: 422)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+	PatchCatalogMarkdownsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCatalogMarkdownsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCatalogMarkdownsIdResponse, error)
+
 	// GetCatalogModifiersGroupsWithResponse List modifier groups with their options
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23747,6 +24699,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/catalog/products/{id} (the `PatchCatalogProductsId` operationId).
 	PatchCatalogProductsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCatalogProductsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCatalogProductsIdResponse, error)
+
+	// GetCatalogProductsIdAvailabilityWithResponse How many of a product a location can sell: on-hand, or for a bundle its scarcest component's
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/catalog/products/{id}/availability (the `GetCatalogProductsIdAvailability` operationId).
+	GetCatalogProductsIdAvailabilityWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdAvailabilityParams, reqEditors ...RequestEditorFn) (*GetCatalogProductsIdAvailabilityResponse, error)
+
+	// GetCatalogProductsIdVariantsWithResponse List a product's variants
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/catalog/products/{id}/variants (the `GetCatalogProductsIdVariants` operationId).
+	GetCatalogProductsIdVariantsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdVariantsParams, reqEditors ...RequestEditorFn) (*GetCatalogProductsIdVariantsResponse, error)
+
+	// PostCatalogProductsIdVariantsWithBodyWithResponse Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+	PostCatalogProductsIdVariantsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogProductsIdVariantsResponse, error)
+
+	// PostCatalogProductsIdVariantsWithResponse Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+	PostCatalogProductsIdVariantsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, body PostCatalogProductsIdVariantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogProductsIdVariantsResponse, error)
 
 	// GetCustomersWithResponse Search and list customers (deleted customers are never listed)
 	//
@@ -27789,6 +28769,458 @@ func (r PostCatalogGraphqlResponse) ContentType() string {
 	return ""
 }
 
+// GetCatalogMarkdownsResponse401Headers the declared response headers of an HTTP 401 response for GetCatalogMarkdowns
+type GetCatalogMarkdownsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCatalogMarkdownsResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogMarkdowns
+type GetCatalogMarkdownsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCatalogMarkdownsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Markdown `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCatalogMarkdownsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogMarkdownsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogMarkdownsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Markdown `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogMarkdownsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogMarkdownsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogMarkdownsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogMarkdownsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCatalogMarkdownsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogMarkdownsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogMarkdownsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogMarkdownsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogMarkdownsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCatalogMarkdownsResponse201Headers the declared response headers of an HTTP 201 response for PostCatalogMarkdowns
+type PostCatalogMarkdownsResponse201Headers struct {
+	Location *string
+}
+
+// PostCatalogMarkdownsResponse401Headers the declared response headers of an HTTP 401 response for PostCatalogMarkdowns
+type PostCatalogMarkdownsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostCatalogMarkdownsResponse429Headers the declared response headers of an HTTP 429 response for PostCatalogMarkdowns
+type PostCatalogMarkdownsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostCatalogMarkdownsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A scheduled price reduction.
+		Data Markdown `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCatalogMarkdownsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCatalogMarkdownsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCatalogMarkdownsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostCatalogMarkdownsResponse) GetJSON201() *struct {
+	// Data A scheduled price reduction.
+	Data Markdown `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostCatalogMarkdownsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCatalogMarkdownsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCatalogMarkdownsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCatalogMarkdownsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCatalogMarkdownsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCatalogMarkdownsIdResponse401Headers the declared response headers of an HTTP 401 response for GetCatalogMarkdownsId
+type GetCatalogMarkdownsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCatalogMarkdownsIdResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogMarkdownsId
+type GetCatalogMarkdownsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCatalogMarkdownsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A scheduled price reduction.
+		Data Markdown `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCatalogMarkdownsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogMarkdownsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogMarkdownsIdResponse) GetJSON200() *struct {
+	// Data A scheduled price reduction.
+	Data Markdown `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCatalogMarkdownsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogMarkdownsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogMarkdownsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogMarkdownsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogMarkdownsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchCatalogMarkdownsIdResponse401Headers the declared response headers of an HTTP 401 response for PatchCatalogMarkdownsId
+type PatchCatalogMarkdownsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchCatalogMarkdownsIdResponse429Headers the declared response headers of an HTTP 429 response for PatchCatalogMarkdownsId
+type PatchCatalogMarkdownsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PatchCatalogMarkdownsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A scheduled price reduction.
+		Data Markdown `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchCatalogMarkdownsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchCatalogMarkdownsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchCatalogMarkdownsIdResponse) GetJSON200() *struct {
+	// Data A scheduled price reduction.
+	Data Markdown `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PatchCatalogMarkdownsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchCatalogMarkdownsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchCatalogMarkdownsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchCatalogMarkdownsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchCatalogMarkdownsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCatalogModifiersGroupsResponse401Headers the declared response headers of an HTTP 401 response for GetCatalogModifiersGroups
 type GetCatalogModifiersGroupsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -29242,6 +30674,355 @@ func (r PatchCatalogProductsIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchCatalogProductsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCatalogProductsIdAvailabilityResponse401Headers the declared response headers of an HTTP 401 response for GetCatalogProductsIdAvailability
+type GetCatalogProductsIdAvailabilityResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCatalogProductsIdAvailabilityResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogProductsIdAvailability
+type GetCatalogProductsIdAvailabilityResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCatalogProductsIdAvailabilityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data GET /catalog/products/:id/availability: how many of a product a location can sell from its stock.
+		Data Availability `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCatalogProductsIdAvailabilityResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogProductsIdAvailabilityResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetJSON200() *struct {
+	// Data GET /catalog/products/:id/availability: how many of a product a location can sell from its stock.
+	Data Availability `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCatalogProductsIdAvailabilityResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogProductsIdAvailabilityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogProductsIdAvailabilityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogProductsIdAvailabilityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogProductsIdAvailabilityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCatalogProductsIdVariantsResponse401Headers the declared response headers of an HTTP 401 response for GetCatalogProductsIdVariants
+type GetCatalogProductsIdVariantsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCatalogProductsIdVariantsResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogProductsIdVariants
+type GetCatalogProductsIdVariantsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCatalogProductsIdVariantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Product `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCatalogProductsIdVariantsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogProductsIdVariantsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogProductsIdVariantsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Product `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCatalogProductsIdVariantsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogProductsIdVariantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogProductsIdVariantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogProductsIdVariantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogProductsIdVariantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCatalogProductsIdVariantsResponse201Headers the declared response headers of an HTTP 201 response for PostCatalogProductsIdVariants
+type PostCatalogProductsIdVariantsResponse201Headers struct {
+	Location *string
+}
+
+// PostCatalogProductsIdVariantsResponse401Headers the declared response headers of an HTTP 401 response for PostCatalogProductsIdVariants
+type PostCatalogProductsIdVariantsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostCatalogProductsIdVariantsResponse429Headers the declared response headers of an HTTP 429 response for PostCatalogProductsIdVariants
+type PostCatalogProductsIdVariantsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostCatalogProductsIdVariantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A sellable catalog item. Archiving sets IsActive false; the row stays.
+		Data Product `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCatalogProductsIdVariantsResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostCatalogProductsIdVariantsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCatalogProductsIdVariantsResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostCatalogProductsIdVariantsResponse) GetJSON201() *struct {
+	// Data A sellable catalog item. Archiving sets IsActive false; the row stays.
+	Data Product `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostCatalogProductsIdVariantsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCatalogProductsIdVariantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCatalogProductsIdVariantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCatalogProductsIdVariantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCatalogProductsIdVariantsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -46104,6 +47885,84 @@ func (c *ClientWithResponses) PostCatalogGraphqlWithResponse(ctx context.Context
 	return ParsePostCatalogGraphqlResponse(rsp)
 }
 
+// GetCatalogMarkdownsWithResponse List markdowns
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/catalog/markdowns (the `GetCatalogMarkdowns` operationId).
+func (c *ClientWithResponses) GetCatalogMarkdownsWithResponse(ctx context.Context, params *GetCatalogMarkdownsParams, reqEditors ...RequestEditorFn) (*GetCatalogMarkdownsResponse, error) {
+	rsp, err := c.GetCatalogMarkdowns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogMarkdownsResponse(rsp)
+}
+
+// PostCatalogMarkdownsWithBodyWithResponse Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+func (c *ClientWithResponses) PostCatalogMarkdownsWithBodyWithResponse(ctx context.Context, params *PostCatalogMarkdownsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogMarkdownsResponse, error) {
+	rsp, err := c.PostCatalogMarkdownsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogMarkdownsResponse(rsp)
+}
+
+// PostCatalogMarkdownsWithResponse Schedule a markdown (percent off, or a new price) on products or categories; a new price not below a price it would apply to is 422 on value
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/markdowns (the `PostCatalogMarkdowns` operationId).
+func (c *ClientWithResponses) PostCatalogMarkdownsWithResponse(ctx context.Context, params *PostCatalogMarkdownsParams, body PostCatalogMarkdownsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogMarkdownsResponse, error) {
+	rsp, err := c.PostCatalogMarkdowns(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogMarkdownsResponse(rsp)
+}
+
+// GetCatalogMarkdownsIdWithResponse Retrieve a markdown
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/catalog/markdowns/{id} (the `GetCatalogMarkdownsId` operationId).
+func (c *ClientWithResponses) GetCatalogMarkdownsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCatalogMarkdownsIdResponse, error) {
+	rsp, err := c.GetCatalogMarkdownsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogMarkdownsIdResponse(rsp)
+}
+
+// PatchCatalogMarkdownsIdWithBodyWithResponse Update a markdown (is_active false withdraws it; type cannot change: 422)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+func (c *ClientWithResponses) PatchCatalogMarkdownsIdWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchCatalogMarkdownsIdResponse, error) {
+	rsp, err := c.PatchCatalogMarkdownsIdWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchCatalogMarkdownsIdResponse(rsp)
+}
+
+// PatchCatalogMarkdownsIdWithResponse Update a markdown (is_active false withdraws it; type cannot change: 422)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/catalog/markdowns/{id} (the `PatchCatalogMarkdownsId` operationId).
+func (c *ClientWithResponses) PatchCatalogMarkdownsIdWithResponse(ctx context.Context, id openapi_types.UUID, body PatchCatalogMarkdownsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchCatalogMarkdownsIdResponse, error) {
+	rsp, err := c.PatchCatalogMarkdownsId(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchCatalogMarkdownsIdResponse(rsp)
+}
+
 // GetCatalogModifiersGroupsWithResponse List modifier groups with their options
 //
 // Returns a wrapper object for the known response body format(s).
@@ -46349,6 +48208,58 @@ func (c *ClientWithResponses) PatchCatalogProductsIdWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParsePatchCatalogProductsIdResponse(rsp)
+}
+
+// GetCatalogProductsIdAvailabilityWithResponse How many of a product a location can sell: on-hand, or for a bundle its scarcest component's
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/catalog/products/{id}/availability (the `GetCatalogProductsIdAvailability` operationId).
+func (c *ClientWithResponses) GetCatalogProductsIdAvailabilityWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdAvailabilityParams, reqEditors ...RequestEditorFn) (*GetCatalogProductsIdAvailabilityResponse, error) {
+	rsp, err := c.GetCatalogProductsIdAvailability(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogProductsIdAvailabilityResponse(rsp)
+}
+
+// GetCatalogProductsIdVariantsWithResponse List a product's variants
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/catalog/products/{id}/variants (the `GetCatalogProductsIdVariants` operationId).
+func (c *ClientWithResponses) GetCatalogProductsIdVariantsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCatalogProductsIdVariantsParams, reqEditors ...RequestEditorFn) (*GetCatalogProductsIdVariantsResponse, error) {
+	rsp, err := c.GetCatalogProductsIdVariants(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogProductsIdVariantsResponse(rsp)
+}
+
+// PostCatalogProductsIdVariantsWithBodyWithResponse Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+func (c *ClientWithResponses) PostCatalogProductsIdVariantsWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCatalogProductsIdVariantsResponse, error) {
+	rsp, err := c.PostCatalogProductsIdVariantsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogProductsIdVariantsResponse(rsp)
+}
+
+// PostCatalogProductsIdVariantsWithResponse Create a variant of a product (its own sku, unique in the org among products and variants: 409 naming sku; barcodes, price and stock); an order line then names the product and the variant
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/catalog/products/{id}/variants (the `PostCatalogProductsIdVariants` operationId).
+func (c *ClientWithResponses) PostCatalogProductsIdVariantsWithResponse(ctx context.Context, id openapi_types.UUID, params *PostCatalogProductsIdVariantsParams, body PostCatalogProductsIdVariantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCatalogProductsIdVariantsResponse, error) {
+	rsp, err := c.PostCatalogProductsIdVariants(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCatalogProductsIdVariantsResponse(rsp)
 }
 
 // GetCustomersWithResponse Search and list customers (deleted customers are never listed)
@@ -51378,6 +53289,419 @@ func ParsePostCatalogGraphqlResponse(rsp *http.Response) (*PostCatalogGraphqlRes
 	return response, nil
 }
 
+// ParseGetCatalogMarkdownsResponse parses an HTTP response from a GetCatalogMarkdownsWithResponse call
+func ParseGetCatalogMarkdownsResponse(rsp *http.Response) (*GetCatalogMarkdownsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogMarkdownsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Markdown `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCatalogMarkdownsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogMarkdownsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCatalogMarkdownsResponse parses an HTTP response from a PostCatalogMarkdownsWithResponse call
+func ParsePostCatalogMarkdownsResponse(rsp *http.Response) (*PostCatalogMarkdownsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCatalogMarkdownsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A scheduled price reduction.
+			Data Markdown `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCatalogMarkdownsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCatalogMarkdownsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCatalogMarkdownsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCatalogMarkdownsIdResponse parses an HTTP response from a GetCatalogMarkdownsIdWithResponse call
+func ParseGetCatalogMarkdownsIdResponse(rsp *http.Response) (*GetCatalogMarkdownsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogMarkdownsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A scheduled price reduction.
+			Data Markdown `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCatalogMarkdownsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogMarkdownsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchCatalogMarkdownsIdResponse parses an HTTP response from a PatchCatalogMarkdownsIdWithResponse call
+func ParsePatchCatalogMarkdownsIdResponse(rsp *http.Response) (*PatchCatalogMarkdownsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchCatalogMarkdownsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A scheduled price reduction.
+			Data Markdown `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchCatalogMarkdownsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchCatalogMarkdownsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCatalogModifiersGroupsResponse parses an HTTP response from a GetCatalogModifiersGroupsWithResponse call
 func ParseGetCatalogModifiersGroupsResponse(rsp *http.Response) (*GetCatalogModifiersGroupsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52698,6 +55022,325 @@ func ParsePatchCatalogProductsIdResponse(rsp *http.Response) (*PatchCatalogProdu
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers PatchCatalogProductsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCatalogProductsIdAvailabilityResponse parses an HTTP response from a GetCatalogProductsIdAvailabilityWithResponse call
+func ParseGetCatalogProductsIdAvailabilityResponse(rsp *http.Response) (*GetCatalogProductsIdAvailabilityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogProductsIdAvailabilityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data GET /catalog/products/:id/availability: how many of a product a location can sell from its stock.
+			Data Availability `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCatalogProductsIdAvailabilityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogProductsIdAvailabilityResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCatalogProductsIdVariantsResponse parses an HTTP response from a GetCatalogProductsIdVariantsWithResponse call
+func ParseGetCatalogProductsIdVariantsResponse(rsp *http.Response) (*GetCatalogProductsIdVariantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogProductsIdVariantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Product `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCatalogProductsIdVariantsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogProductsIdVariantsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCatalogProductsIdVariantsResponse parses an HTTP response from a PostCatalogProductsIdVariantsWithResponse call
+func ParsePostCatalogProductsIdVariantsResponse(rsp *http.Response) (*PostCatalogProductsIdVariantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCatalogProductsIdVariantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A sellable catalog item. Archiving sets IsActive false; the row stays.
+			Data Product `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCatalogProductsIdVariantsResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostCatalogProductsIdVariantsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCatalogProductsIdVariantsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

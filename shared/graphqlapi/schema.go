@@ -50,6 +50,28 @@ type Product {
 	createdAt: String!
 	"RFC 3339, UTC."
 	updatedAt: String!
+	"Its tax category (an id of the org's settings' tax_categories); null: its category's, else the org's rate."
+	taxCategoryId: String
+	"The product this one is a variant of; null: not a variant."
+	variantOf: String
+	"A variant's options (size, colour…); empty for a product."
+	options: [VariantOption!]!
+	"The product's variants, oldest first (made through REST). limit: 1-200, default 50."
+	variants(limit: Int): [Product!]!
+	"A bundle's components, whose stock it sells; empty: not a bundle (set through REST)."
+	components: [BundleComponent!]!
+}
+
+"One option of a variant."
+type VariantOption {
+	name: String!
+	value: String!
+}
+
+"One product of a bundle and how many units of it one bundle holds."
+type BundleComponent {
+	productId: String!
+	quantity: Int!
 }
 
 "A group of products; categories nest through parentId."
@@ -61,6 +83,8 @@ type Category {
 	parentId: String
 	sortOrder: Int!
 	isActive: Boolean!
+	"Its products' tax category when they name none; null: the org's rate."
+	taxCategoryId: String
 	"The category's products, oldest first. limit: 1-200, default 50."
 	products(isActive: Boolean, limit: Int): [Product!]!
 }

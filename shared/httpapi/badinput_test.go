@@ -389,6 +389,17 @@ func (f *biFixture) bodyRoutes() []biBodyRoute {
 			unique:   func(n int) (string, any) { return "sku", fmt.Sprintf("CO-%d", n) },
 		},
 		{
+			method: "POST", path: "/catalog/markdowns", base: map[string]any{"name": "Sale", "type": "percent", "value": 1000,
+				"product_ids": []string{f.productID}, "starts_at": "2026-01-01T00:00:00Z", "ends_at": "2026-02-01T00:00:00Z"},
+			wrong: []biField{{"name", 7}, {"value", "ten"}, {"value", 4.5}, {"product_ids", "x"}, {"starts_at", 5}, {"is_active", "yes"}},
+			invalid: []biField{
+				{"type", "raise"}, {"type", ""}, {"value", 0}, {"value", 10001}, {"value", nil}, {"name", ""},
+				{"product_ids", []string{noSuchID}}, {"product_ids", []string{"abc"}}, {"category_ids", []string{noSuchID}},
+				{"ends_at", "2025-12-01T00:00:00Z"}, {"starts_at", nil},
+			},
+			text: []string{"name"},
+		},
+		{
 			method: "PATCH", path: "/catalog/products/" + f.productID, base: map[string]any{"name": "Renamed"},
 			wrong: []biField{
 				{"base_price", "4.50"}, {"base_price", 4.5}, {"name", 7}, {"tags", "x"}, {"is_active", "yes"},

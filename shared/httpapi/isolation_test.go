@@ -95,6 +95,14 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"prices": []any{map[string]any{"product_id": prod, "price": 400}}})
 	campaign := f.isoCreate(t, "/campaigns", map[string]any{"name": "A pastries", "type": "discount", "location_ids": []string{loc},
 		"rules": []any{map[string]any{"type": "product_discount", "discount_type": "percent", "value": 1000, "product_ids": []string{prod}}}})
+	// A variant, a bundle and a markdown of A's (docs/catalog.md).
+	tee := f.isoCreate(t, "/catalog/products", map[string]any{"name": "A tee", "sku": "A-TEE", "base_price": 2000})
+	teeM := f.isoCreate(t, "/catalog/products/"+tee+"/variants", map[string]any{"options": map[string]any{"size": "M"}, "sku": "A-TEE-M"})
+	pack := f.isoCreate(t, "/catalog/products", map[string]any{"name": "A pack", "sku": "A-PACK", "base_price": 3000,
+		"components": []any{map[string]any{"product_id": teeM, "quantity": 2}}})
+	markdown := f.isoCreate(t, "/catalog/markdowns", map[string]any{"name": "A sale", "type": "percent", "value": 1000,
+		"product_ids": []string{tee}, "starts_at": time.Now().Add(-time.Hour), "ends_at": time.Now().Add(time.Hour)})
+	f.queries["/catalog/products/{id}/availability"] = "location_id=" + loc
 	cust := f.isoCreate(t, "/customers", map[string]any{"first_name": "Ann", "email": "ann@a.test"})
 	program := f.isoCreate(t, "/loyalty/programs", map[string]any{"name": "A beans", "points_per_unit": 1, "redemption_value": 10})
 	account := f.isoCreate(t, "/loyalty/accounts", map[string]any{"customer_id": cust})
@@ -165,6 +173,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
 		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
 		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby, "/tips/": tip,
+		"/catalog/markdowns/": markdown,
 	} {
 		f.ids[prefix] = id
 	}
@@ -202,7 +211,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	for _, id := range f.ids {
 		f.aIDs = append(f.aIDs, id)
 	}
-	f.aIDs = append(f.aIDs, f.a.ID, loc2, giftCode)
+	f.aIDs = append(f.aIDs, f.a.ID, loc2, giftCode, tee, teeM, pack)
 	return f
 }
 
@@ -211,6 +220,8 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 var isoBodies = map[string]any{
 	"PATCH /catalog/categories/{id}":            map[string]any{"name": "B was here"},
 	"PATCH /catalog/products/{id}":              map[string]any{"name": "B was here"},
+	"POST /catalog/products/{id}/variants":      map[string]any{"options": map[string]any{"size": "S"}, "sku": "B-S"},
+	"PATCH /catalog/markdowns/{id}":             map[string]any{"name": "B was here"},
 	"PATCH /catalog/modifiers/groups/{id}":      map[string]any{"name": "B was here"},
 	"PATCH /catalog/price-lists/{id}":           map[string]any{"name": "B was here"},
 	"PATCH /customers/{id}":                     map[string]any{"first_name": "B was here"},

@@ -14,7 +14,8 @@ func (s *Server) routesProducts() {
 		Query: append([]Param{
 			{"category_id", "string", "only products of this category"},
 			{"is_active", "boolean", "true for active, false for archived products"},
-			{"q", "string", "case-insensitive substring of name or sku, or an exact barcode"},
+			{"q", "string", "case-insensitive substring of name or sku, or an exact barcode (finds variants too)"},
+			{"include_variants", "boolean", "true lists variants beside products (default: products only)"},
 		}, pageParams...),
 		Summary: "List products", Handler: s.listProducts})
 	s.handle(&Route{Method: "POST", Path: "/catalog/products", Tag: "catalog", Scope: kassa.ScopeCatalogWrite, Status: 201,
@@ -40,6 +41,11 @@ func (s *Server) listProducts(c *fiber.Ctx) error {
 	}
 	if f.IsActive, err = queryBool(c, "is_active"); err != nil {
 		return err
+	}
+	if v, err := queryBool(c, "include_variants"); err != nil {
+		return err
+	} else if v != nil {
+		f.Variants = *v
 	}
 	if !kassa.ValidText(f.Q, 200) || strings.ContainsAny(f.Q, "\n\t") {
 		return kassa.Errorf(kassa.EBadRequest, "q must be at most 200 characters of text")

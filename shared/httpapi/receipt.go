@@ -199,8 +199,9 @@ var receiptTmpl = template.Must(template.New("receipt").Funcs(template.FuncMap{
 {{with .R.Store.TaxID}}<div>Tax ID {{.}}</div>{{end}}</div><hr>
 <div>{{if eq .R.Kind "refund"}}REFUND{{else}}Receipt{{end}} {{.R.Number}}</div>
 <div>Order {{.R.OrderNumber}} · {{.R.IssuedAt.Format "2006-01-02 15:04"}}</div><hr>
-<table>{{$r := .R}}{{range .R.Lines}}<tr><td>{{.Quantity}} × {{.Name}}</td><td class="n">{{money $r .Total}}</td></tr>
+<table>{{$r := .R}}{{range $l := .R.Lines}}<tr><td>{{.Quantity}} × {{.Name}}</td><td class="n">{{money $r .Total}}</td></tr>
 {{range .Modifiers}}<tr class="m"><td>+ {{.Name}}</td><td class="n">{{money $r .Amount}}</td></tr>{{end}}
+{{with .OriginalPrice}}<tr class="m"><td>was {{money $r .}}, markdown</td><td class="n">{{money $r (neg $l.Markdown)}}</td></tr>{{end}}
 {{if .Discount}}<tr class="m"><td>discount</td><td class="n">{{money $r (neg .Discount)}}</td></tr>{{end}}{{end}}
 </table><hr><table>{{if eq .R.Kind "sale"}}<tr><td>Subtotal</td><td class="n">{{money $r .R.Subtotal}}</td></tr>
 {{range .R.Campaigns}}<tr><td>{{.Name}}</td><td class="n">{{money $r (neg .Amount)}}</td></tr>{{end}}

@@ -134,6 +134,9 @@ type Services struct {
 	ModifierGroups kassa.ModifierGroupService
 	PriceLists     kassa.PriceListService
 	Campaigns      kassa.CampaignService
+	Variants       kassa.VariantService  // docs/catalog.md
+	Bundles        kassa.BundleService   // docs/catalog.md
+	Markdowns      kassa.MarkdownService // docs/catalog.md
 	Customers      kassa.CustomerService
 	Loyalty        kassa.LoyaltyService
 	GiftCards      kassa.GiftCardService
@@ -279,6 +282,8 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Products != nil && svc.Categories != nil && svc.ModifierGroups != nil && svc.Orgs != nil, s.routesGraphQL},
 		{svc.PriceLists != nil, s.routesPriceLists},
 		{svc.Campaigns != nil, s.routesCampaigns},
+		{svc.Variants != nil && svc.Bundles != nil, s.routesVariants},
+		{svc.Markdowns != nil, s.routesMarkdowns},
 		{svc.Customers != nil, s.routesCustomers},
 		{svc.Loyalty != nil, s.routesLoyalty},
 		{svc.GiftCards != nil, s.routesGiftCards},

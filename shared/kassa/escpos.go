@@ -119,6 +119,9 @@ func escLines(b *escBuf, r *Receipt, cols int) {
 		for _, m := range l.Modifiers {
 			pair(b, "  + "+m.Name, r.Money(m.Amount), cols)
 		}
+		if l.OriginalPrice != nil {
+			pair(b, "  was "+r.Money(*l.OriginalPrice)+", markdown", r.Money(-l.Markdown), cols)
+		}
 		if l.Discount != 0 {
 			pair(b, "  discount", r.Money(-l.Discount), cols)
 		}

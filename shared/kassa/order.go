@@ -99,7 +99,12 @@ type LineItem struct {
 	TaxRateBps        int            `json:"tax_rate_bps"`       // The rate the line was taxed at, in basis points: its tax category's, else the order's tax_rate_bps.
 	Total             int64          `json:"total"`              // (unit_price + modifiers) × quantity − discount (+ tax when exclusive)
 	// RefundedQuantity is how many units were refunded by line.
-	RefundedQuantity int64 `json:"refunded_quantity"` // Units of the line refunded so far.
+	RefundedQuantity int64   `json:"refunded_quantity"` // Units of the line refunded so far.
+	VariantID        *string `json:"variant_id"`        // The variant of product_id sold (its stock moved); null: the product itself.
+	// OriginalPrice is the catalog's unit price before a markdown lowered
+	// it to unit_price; null: no markdown (docs/catalog.md).
+	OriginalPrice *int64  `json:"original_price"`
+	MarkdownID    *string `json:"markdown_id"` // The markdown that lowered unit_price; null: none.
 }
 
 // LineModifier is a chosen modifier option, priced at order time.
@@ -161,6 +166,7 @@ type Discount struct {
 // OrderLineInput is a line of POST /orders.
 type OrderLineInput struct {
 	ProductID         string    `json:"product_id" openapi:"required"`
+	VariantID         *string   `json:"variant_id"`                  // Which variant of the product (required for a product with variants).
 	Quantity          int64     `json:"quantity" openapi:"required"` // Units, 1-10000.
 	ModifierOptionIDs []string  `json:"modifier_option_ids"`         // Options chosen from the product's modifier groups.
 	Discount          *Discount `json:"discount"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"slices"
 	"testing"
 )
 
@@ -27,6 +28,13 @@ import (
 // has its own tax rate, bits 5–7 choosing it of fuzzRates), the unit price
 // (int64), the quantity (int32) and the discount's value (int64). The order
 // discount's kind uses the same flags; steps split each line's refund.
+//
+// Markdowns (docs/catalog.md): the same order marked down — every unit by
+// a percent, or to a new price, both drawn from the order discount's value
+// — is priced again: a markdown never raises a unit nor takes it below 0,
+// a percent takes the half-up rounding of its exact share, and the
+// marked-down order keeps every invariant above (totals add up, tax by
+// rate sums to the tax total) with a subtotal no higher than before.
 func FuzzPrice(f *testing.F) {
 	f.Add(fuzzLines(fuzzLine{0, 550, 2, 0}, fuzzLine{1, 450, 1, 1000}), uint8(2), int64(100), uint16(1000), true, []byte{1})
 	f.Add(fuzzLines(fuzzLine{0, 125, 1, 0}, fuzzLine{0, 5, 1, 0}), uint8(0), int64(0), uint16(1000), false, []byte{0})
@@ -50,6 +58,7 @@ func FuzzPrice(f *testing.F) {
 		} else {
 			checkPrice(t, lines, od, taxBps, inclusive, p)
 			checkRefundShares(t, lines, p, steps)
+			checkMarkdowns(t, lines, od, taxBps, inclusive, p, odValue)
 		}
 		checkAllocate(t, odValue, lines)
 	})
@@ -339,5 +348,35 @@ func checkAllocate(t *testing.T, amount int64, lines []PricedLine) {
 	}
 	if got != want {
 		t.Fatalf("allocate(%d, %v) sums to %d, want %d", amount, weights, got, want)
+	}
+}
+
+// checkMarkdowns prices lines again under a percent and a new-price
+// markdown drawn from seed (FuzzPrice's doc).
+func checkMarkdowns(t *testing.T, lines []PricedLine, od *Discount, taxBps int, inclusive bool, before OrderPrice, seed int64) {
+	for _, m := range []Markdown{{Type: MarkdownPercent, Value: abs64(seed) % (MaxPercentBps + 1)}, {Type: MarkdownPrice, Value: abs64(seed) % 100_000}} {
+		marked := slices.Clone(lines)
+		for i, l := range lines {
+			u := m.Lower(l.Unit)
+			if u > l.Unit || u < min(l.Unit, 0) {
+				t.Fatalf("markdown %+v took unit %d to %d", m, l.Unit, u)
+			}
+			if m.Type == MarkdownPercent && l.Unit > 0 {
+				off := bigDivRound(new(big.Int).Mul(bigOf(l.Unit), bigOf(m.Value)), bigOf(MaxPercentBps))
+				if want := l.Unit - off.Int64(); u != want {
+					t.Fatalf("%d bps off %d gave %d, want %d", m.Value, l.Unit, u, want)
+				}
+			}
+			marked[i].Unit = u
+		}
+		p, err := Price(marked, od, taxBps, inclusive)
+		if err != nil {
+			checkRefusal(t, marked, od, taxBps, inclusive, err)
+			continue
+		}
+		checkPrice(t, marked, od, taxBps, inclusive, p)
+		if p.Subtotal > before.Subtotal {
+			t.Fatalf("marked down, the subtotal rose from %d to %d", before.Subtotal, p.Subtotal)
+		}
 	}
 }

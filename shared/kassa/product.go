@@ -17,15 +17,20 @@ type Product struct {
 	// What one unit costs the business, in minor units of the org's
 	// currency; null when not known. The inventory report values stock at
 	// it and the sales report by product gives the gross margin over it.
-	Cost             *int64    `json:"cost"`
-	CategoryID       *string   `json:"category_id"`
-	TaxCategoryID    *string   `json:"tax_category_id"` // Its tax category (the org's settings' tax_categories); null: its category's, else the org's rate.
-	Tags             []string  `json:"tags"`
-	IsActive         bool      `json:"is_active"`
-	ModifierGroupIDs []string  `json:"modifier_group_ids"`
-	Station          *string   `json:"station"` // KDS station of its lines; nil: the category's
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	Cost             *int64   `json:"cost"`
+	CategoryID       *string  `json:"category_id"`
+	TaxCategoryID    *string  `json:"tax_category_id"` // Its tax category (the org's settings' tax_categories); null: its category's, else the org's rate.
+	Tags             []string `json:"tags"`
+	IsActive         bool     `json:"is_active"`
+	ModifierGroupIDs []string `json:"modifier_group_ids"`
+	Station          *string  `json:"station"` // KDS station of its lines; nil: the category's
+	// VariantOf is the product this one is a variant of (null: not a
+	// variant); Options say which variant (docs/catalog.md).
+	VariantOf  *string           `json:"variant_of"`
+	Options    map[string]string `json:"options"`    // A variant's options (size, colour…); empty for a product.
+	Components []BundleComponent `json:"components"` // A bundle's components, whose stock it sells; empty: not a bundle.
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
 }
 
 // ProductCreate is the body of POST /catalog/products.
@@ -42,6 +47,11 @@ type ProductCreate struct {
 	IsActive         *bool    `json:"is_active"`
 	ModifierGroupIDs []string `json:"modifier_group_ids"`
 	Station          *string  `json:"station"`
+	// A variant is made under its product (POST /catalog/products/{id}/variants),
+	// which sets these two.
+	VariantOf  *string           `json:"variant_of" openapi:"-"`
+	Options    map[string]string `json:"options" openapi:"-"`
+	Components []BundleComponent `json:"components"` // Makes the product a bundle of these (1-20 products, each 1-100 units); its stock is theirs.
 }
 
 // Validate checks the fields of a new product (spec 2.3: name, sku and
@@ -72,6 +82,8 @@ func (in *ProductCreate) Validate() error {
 	}
 	checkStation(&v, in.Station)
 	checkTaxCategoryRef(&v, in.TaxCategoryID)
+	checkVariantOf(&v, in.VariantOf, in.Options, in.Components)
+	checkComponents(&v, in.Components)
 	return v.Err()
 }
 
@@ -88,9 +100,13 @@ type ProductUpdate struct {
 	IsActive         Opt[bool]     `json:"is_active"`
 	ModifierGroupIDs Opt[[]string] `json:"modifier_group_ids"`
 	Station          Opt[string]   `json:"station" openapi:"nullable"`
+	// Components replaces a bundle's components ([]: no longer a bundle).
+	Components Opt[[]BundleComponent] `json:"components"`
 	// SKU and Barcodes are only here to be refused with a clear message.
-	SKU      Opt[any] `json:"sku" openapi:"-"`
-	Barcodes Opt[any] `json:"barcodes" openapi:"-"`
+	SKU       Opt[any] `json:"sku" openapi:"-"`
+	Barcodes  Opt[any] `json:"barcodes" openapi:"-"`
+	VariantOf Opt[any] `json:"variant_of" openapi:"-"`
+	Options   Opt[any] `json:"options" openapi:"-"`
 }
 
 // Validate checks the fields present in a product update.
@@ -98,6 +114,10 @@ func (in *ProductUpdate) Validate() error {
 	var v Validation
 	v.Check(!in.SKU.Set, "sku", "cannot be changed; create a new product instead")
 	v.Check(!in.Barcodes.Set, "barcodes", "cannot be changed; create a new product instead")
+	v.Check(!in.VariantOf.Set, "variant_of", "cannot be changed; create a new variant instead")
+	v.Check(!in.Options.Set, "options", "cannot be changed; create a new variant instead")
+	v.Check(!in.Components.Null, "components", "must be a list ([] for none)")
+	checkComponents(&v, in.Components.Value)
 	if in.Name.Set {
 		v.Check(!in.Name.Null && in.Name.Value != "" && ValidText(in.Name.Value, 200), "name", "must be 1-200 characters of text")
 	}
@@ -160,7 +180,9 @@ func checkIDs(v *Validation, field string, ids []string) {
 type ProductFilter struct {
 	CategoryID *string
 	IsActive   *bool
-	Q          string // substring of name, sku or a barcode
+	VariantOf  *string // only the variants of this product
+	Variants   bool    // variants too (a search by q always finds them)
+	Q          string  // substring of name, sku or a barcode
 	Page
 }
 

@@ -77,6 +77,11 @@ type ReceiptLine struct {
 	Modifiers []ReceiptAmount `json:"modifiers"`  // The chosen modifier options and their prices.
 	Discount  int64           `json:"discount"`
 	Total     int64           `json:"total"` // The line's total, in minor units.
+	// OriginalPrice is the unit price before a markdown lowered it to
+	// unit_price, and Markdown what the markdown took off these units
+	// (docs/catalog.md); null and 0 without a markdown.
+	OriginalPrice *int64 `json:"original_price"`
+	Markdown      int64  `json:"markdown"` // (original_price − unit_price) × quantity, in minor units.
 }
 
 // ReceiptAmount is a named amount: a modifier's price, a campaign's discount.
@@ -187,6 +192,9 @@ func receiptLine(l LineItem, qty, discount, total int64) ReceiptLine {
 		Modifiers: make([]ReceiptAmount, 0, len(l.Modifiers))}
 	for _, m := range l.Modifiers {
 		rl.Modifiers = append(rl.Modifiers, ReceiptAmount{Name: m.Name, Amount: m.PriceAdjustment})
+	}
+	if l.OriginalPrice != nil {
+		rl.OriginalPrice, rl.Markdown = l.OriginalPrice, (*l.OriginalPrice-l.UnitPrice)*qty
 	}
 	return rl
 }

@@ -199,6 +199,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	// pin_hash (0035), products' cost (0036) and tax_category_id (0042),
 	// categories' tax_category_id (0042), points entries' payment_id (0043),
 	// customers' store credit (0045, the balance a customer shows),
+	// products' variant_of, options and components (0046),
 	// added for the seed and
 	// dropped again, so that the store reopens as release 18 left it.
 	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
@@ -209,7 +210,13 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	exec(`ALTER TABLE categories ADD COLUMN tax_category_id TEXT`)
 	exec(`ALTER TABLE points_transactions ADD COLUMN payment_id TEXT`)
 	exec(`CREATE TABLE store_credits (id TEXT PRIMARY KEY, org_id TEXT, balance INTEGER)`)
+	for _, col := range []string{"variant_of TEXT", "options TEXT NOT NULL DEFAULT '{}'", "components TEXT NOT NULL DEFAULT '[]'"} { // 0046
+		exec(`ALTER TABLE products ADD COLUMN ` + col)
+	}
 	w := seed(t, wrapNode(t, old))
+	for _, col := range []string{"variant_of", "options", "components"} {
+		exec(`ALTER TABLE products DROP COLUMN ` + col)
+	}
 	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
 	exec(`ALTER TABLE users DROP COLUMN location_ids`)
 	exec(`ALTER TABLE users DROP COLUMN pin_hash`)

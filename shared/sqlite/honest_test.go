@@ -393,6 +393,14 @@ func (ew *edgeWorld) catalog(t *testing.T) {
 		Description: kassa.Some("spiced"), BasePrice: kassa.Some(int64(500)), Cost: kassa.Some(int64(140)), CategoryID: kassa.Some(cat.ID), TaxCategoryID: kassa.Some("gst-free"), Tags: kassa.Some([]string{"hot"}),
 		ModifierGroupIDs: kassa.Some([]string{g.ID}), Station: kassa.Some("bar")}))
 	must[*kassa.Product](t, "archive product")(ew.edge.products.ArchiveProduct(ctx, p.ID))
+	// A variant and a bundle (docs/catalog.md), its components changed.
+	tee := must[*kassa.Product](t, "product")(ew.edge.products.CreateProduct(ctx, &kassa.ProductCreate{Name: "Tee", SKU: "TEE-1", BasePrice: ptr(int64(2000))}))
+	teeM := must[*kassa.Product](t, "variant")(ew.edge.products.CreateVariant(ctx, tee.ID, &kassa.VariantCreate{SKU: "TEE-1-M",
+		Options: map[string]string{"size": "M"}, BasePrice: ptr(int64(2200))}))
+	pack := must[*kassa.Product](t, "bundle")(ew.edge.products.CreateProduct(ctx, &kassa.ProductCreate{Name: "Tee pack", SKU: "TEE-PACK",
+		BasePrice: ptr(int64(3500)), Components: []kassa.BundleComponent{{ProductID: teeM.ID, Quantity: 2}}}))
+	must[*kassa.Product](t, "update bundle")(ew.edge.products.UpdateProduct(ctx, pack.ID, &kassa.ProductUpdate{
+		Components: kassa.Some([]kassa.BundleComponent{{ProductID: teeM.ID, Quantity: 3}})}))
 	l := must[*kassa.PriceList](t, "price list")(lists.CreatePriceList(ctx, &kassa.PriceListCreate{Name: "Happy hour",
 		Prices: []kassa.PriceListPrice{{ProductID: ew.p1, Price: 400}}}))
 	start, end := ew.hub.db.Now().Add(time.Hour), ew.hub.db.Now().Add(2*time.Hour)

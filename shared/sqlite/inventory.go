@@ -220,6 +220,7 @@ func (s *InventoryService) Adjust(ctx context.Context, in *kassa.StockAdjust) (*
 		var v kassa.Validation
 		v.Check(exists(ctx, tx, "locations", a.OrgID, in.LocationID), "location_id", "no such location")
 		v.Check(exists(ctx, tx, "products", a.OrgID, in.ProductID), "product_id", "no such product")
+		v.Check(!isBundle(ctx, tx, a.OrgID, in.ProductID), "product_id", "is a bundle: its stock is its components'")
 		if err := v.Err(); err != nil {
 			return err
 		}

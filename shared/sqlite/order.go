@@ -133,7 +133,7 @@ func loadOrderParts(ctx context.Context, q querier, orders []*kassa.Order, parts
 
 func loadLines(ctx context.Context, q querier, in string, args []any, byID map[string]*kassa.Order) error {
 	rows, err := q.QueryContext(ctx, `SELECT order_id, id, product_id, name, sku, quantity, unit_price, modifiers, discount, tax, total,
-		campaign_discounts, tax_rate_bps FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
+		campaign_discounts, tax_rate_bps, variant_id, original_price, markdown_id FROM order_lines WHERE order_id IN `+in+` ORDER BY order_id, position`, args...)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,8 @@ func loadLines(ctx context.Context, q querier, in string, args []any, byID map[s
 		var oid, mods, parts string
 		var rate *int
 		l := kassa.LineItem{CampaignDiscounts: []kassa.LineCampaign{}}
-		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total, &parts, &rate); err != nil {
+		if err := rows.Scan(&oid, &l.ID, &l.ProductID, &l.Name, &l.SKU, &l.Quantity, &l.UnitPrice, &mods, &l.Discount, &l.Tax, &l.Total, &parts, &rate,
+			&l.VariantID, &l.OriginalPrice, &l.MarkdownID); err != nil {
 			rows.Close()
 			return err
 		}
@@ -364,10 +365,10 @@ func (p *pricedOrder) writeLines(ctx context.Context, tx *Tx, o *kassa.Order, in
 	for i, l := range p.lines {
 		lp := p.price.Lines[i]
 		err := tx.InsertAt(ctx, entOrderLine, o.OrgID, o.LocationID, p.lineIDs[i], map[string]any{
-			"order_id": o.ID, "position": i, "product_id": l.product.ID, "name": l.product.Name, "sku": l.product.SKU,
+			"order_id": o.ID, "position": i, "product_id": l.product.ID, "name": l.item.Name, "sku": l.item.SKU,
 			"quantity": in.LineItems[i].Quantity, "unit_price": l.unitPrice, "modifiers": l.modifiers,
 			"discount": lp.Discount, "tax": lp.Tax, "total": lp.Total, "campaign_discounts": o.LineItems[i].CampaignDiscounts,
-			"tax_rate_bps": p.rates[i],
+			"tax_rate_bps": p.rates[i], "variant_id": l.variantID(), "original_price": l.original, "markdown_id": l.markdownID(),
 		})
 		if err != nil {
 			return err
@@ -389,9 +390,10 @@ func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order 
 		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied), ApprovedBy: p.approved}
 	for i, l := range lines {
 		lp := price.Lines[i]
-		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
+		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.item.Name, SKU: l.item.SKU,
 			Quantity: in.LineItems[i].Quantity, UnitPrice: l.unitPrice, Modifiers: l.modifiers, Discount: lp.Discount,
-			Tax: lp.Tax, TaxRateBps: lp.TaxBps, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i])}
+			Tax: lp.Tax, TaxRateBps: lp.TaxBps, Total: lp.Total, CampaignDiscounts: orEmpty(p.campaigns.Lines[i]),
+			VariantID: l.variantID(), OriginalPrice: l.original, MarkdownID: l.markdownID()}
 	}
 	o.TaxBreakdown = orEmpty(price.TaxBreakdown)
 	o.GiftCards, o.GiftCardTotal = p.gifts.giftCardLines(), p.gifts.total
@@ -529,7 +531,7 @@ func (p *pricedOrder) draftTicket(ctx context.Context, q querier, db *DB, orgID 
 	p.lineIDs = make([]string, len(p.lines))
 	for i, l := range p.lines {
 		p.lineIDs[i] = db.NewID()
-		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name,
+		draft.LineItems = append(draft.LineItems, kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.item.Name,
 			Quantity: in.LineItems[i].Quantity, Modifiers: l.modifiers})
 	}
 	var err error
@@ -539,6 +541,9 @@ func (p *pricedOrder) draftTicket(ctx context.Context, q querier, db *DB, orgID 
 
 type builtLine struct {
 	product   *kassa.Product
+	item      *kassa.Product // what it sells: the product, or its variant (variant.go)
+	original  *int64         // the price before a markdown lowered unitPrice (markdown.go)
+	markdown  *kassa.Markdown
 	unitPrice int64
 	modifiers []kassa.LineModifier
 	unit      int64 // unitPrice with the modifiers' adjustments (kassa.UnitPrice)
@@ -548,6 +553,10 @@ type builtLine struct {
 // Required groups without a choice take their default options.
 func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locationID string, now time.Time, in []kassa.OrderLineInput) ([]builtLine, error) {
 	prices, err := activePrices(ctx, q, orgID, locationID, now)
+	if err != nil {
+		return nil, err
+	}
+	markdowns, err := liveMarkdowns(ctx, q, orgID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -561,10 +570,19 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 			v.Add(f+".product_id", "no such active product")
 			continue
 		}
-		b := builtLine{product: p, unitPrice: p.BasePrice}
-		if pr, ok := prices[p.ID]; ok {
+		b := builtLine{product: p, item: p}
+		if b.product, b.item, err = soldItem(ctx, q, orgID, p, li.VariantID, f, &v); err != nil {
+			return nil, err
+		}
+		if b.item == nil {
+			b.item = b.product
+		}
+		p = b.product
+		b.unitPrice = b.item.BasePrice
+		if pr, ok := prices[b.item.ID]; ok {
 			b.unitPrice = pr
 		}
+		b.markDown(markdowns, now)
 		gs := make([]*kassa.ModifierGroup, len(p.ModifierGroupIDs))
 		for k, gid := range p.ModifierGroupIDs {
 			if gs[k] = groups[gid]; gs[k] == nil {
@@ -810,10 +828,16 @@ func sellLines(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order) erro
 	if p := actorID(a); p != nil {
 		actor = *p
 	}
-	for _, l := range o.LineItems {
-		if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: l.ProductID,
-			delta: -l.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
-			return err
+	of, err := bundlesOf(ctx, tx, a.OrgID)
+	if err != nil {
+		return err
+	}
+	for i := range o.LineItems {
+		for _, part := range lineStockParts(&o.LineItems[i], o.LineItems[i].Quantity, of) {
+			if _, err := writeMovement(ctx, tx, movement{orgID: a.OrgID, locationID: o.LocationID, productID: part.ProductID,
+				delta: -part.Quantity, reason: kassa.ReasonSale, refType: "order", refID: o.ID, actor: actor}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -1007,14 +1031,19 @@ func (r *orderRefund) restock(ctx context.Context, tx *Tx, cur *kassa.Order) err
 	if p := actorID(r.a); p != nil {
 		actor = *p
 	}
+	of, err := bundlesOf(ctx, tx, r.a.OrgID)
+	if err != nil {
+		return err
+	}
 	for _, rl := range r.plan.Lines {
 		if !r.in.Restock && !rl.Restock { // a return restocks line by line (return.go)
 			continue
 		}
-		l := cur.FindLine(rl.LineItemID)
-		if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: l.ProductID,
-			delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {
-			return err
+		for _, part := range lineStockParts(cur.FindLine(rl.LineItemID), rl.Quantity, of) {
+			if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: part.ProductID,
+				delta: part.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -1052,9 +1081,9 @@ func init() {
 		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
 		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
 		NewState: func(*engine.DB) any { return &orderState{tickets: ticketQueue{wake: make(chan struct{}, 1)}} }})
-	register(entOrderLine, noun{Name: "order_line", Table: "order_lines", Merge: mergeAppend, Digest: orderRows, Formats: []formatStep{{Format: 5, Migration: 42}},
+	register(entOrderLine, noun{Name: "order_line", Table: "order_lines", Merge: mergeAppend, Digest: orderRows, Formats: []formatStep{{Format: 5, Migration: 42}, {Format: 5, Migration: 46}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
-			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "product_id", Table: "products"}}, Check: checkOrderLine},
+			Refs: []ref{{Col: "order_id", Table: "orders"}, {Col: "product_id", Table: "products"}, {Col: "variant_id", Table: "products"}}, Check: checkOrderLine},
 		Track: trackOrderOf})
 	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
@@ -1227,7 +1256,7 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 	if tax != want.Tax || total != want.Total {
 		return refuse(RefusedValue, "tax %d and total %d do not follow from the line (tax %d, total %d)", tax, total, want.Tax, want.Total)
 	}
-	return nil
+	return checkLineMarkdown(ctx, ad, c, f)
 }
 
 func checkHistory(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {

@@ -18,17 +18,19 @@ func NewProductService(db *DB) *ProductService { return &ProductService{db: db} 
 
 var _ kassa.ProductService = (*ProductService)(nil)
 
-const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, cost, category_id, tax_category_id, tags, is_active, modifier_group_ids, station, created_at, updated_at FROM products`
+const productCols = `SELECT id, org_id, name, description, sku, barcodes, base_price, cost, category_id, tax_category_id, tags, is_active, modifier_group_ids, station, variant_of, options, components, created_at, updated_at FROM products`
 
 func scanProduct(s scanner) (*kassa.Product, error) {
 	var p kassa.Product
-	var barcodes, tags, groups, created, updated string
+	var barcodes, tags, groups, options, comps, created, updated string
 	if err := s.Scan(&p.ID, &p.OrgID, &p.Name, &p.Description, &p.SKU, &barcodes, &p.BasePrice, &p.Cost, &p.CategoryID, &p.TaxCategoryID,
-		&tags, &p.IsActive, &groups, &p.Station, &created, &updated); err != nil {
+		&tags, &p.IsActive, &groups, &p.Station, &p.VariantOf, &options, &comps, &created, &updated); err != nil {
 		return nil, err
 	}
 	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
-	err := errors.Join(decodeJSON(barcodes, &p.Barcodes), decodeJSON(tags, &p.Tags), decodeJSON(groups, &p.ModifierGroupIDs))
+	p.Options, p.Components = map[string]string{}, []kassa.BundleComponent{}
+	err := errors.Join(decodeJSON(barcodes, &p.Barcodes), decodeJSON(tags, &p.Tags), decodeJSON(groups, &p.ModifierGroupIDs),
+		decodeJSON(options, &p.Options), decodeJSON(comps, &p.Components))
 	return &p, err
 }
 
@@ -43,6 +45,7 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 	w := orgFilter(a.OrgID)
 	eq(w, "category_id", f.CategoryID)
 	eq(w, "is_active", f.IsActive)
+	variantsOnly(w, f)
 	if f.Q != "" {
 		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
 		w.and(`(fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`, like, like, f.Q)
@@ -79,12 +82,15 @@ func (s *ProductService) CreateProduct(ctx context.Context, in *kassa.ProductCre
 		if err := checkTaxCategory(ctx, tx, a.OrgID, in.TaxCategoryID); err != nil {
 			return err
 		}
+		if err := checkCatalogShape(ctx, tx, a.OrgID, id, in); err != nil {
+			return err
+		}
 		active := in.IsActive == nil || *in.IsActive
 		err := tx.Insert(ctx, entProduct, a.OrgID, id, map[string]any{
 			"name": in.Name, "description": in.Description, "sku": in.SKU,
 			"barcodes": orEmpty(in.Barcodes), "base_price": *in.BasePrice, "cost": in.Cost, "category_id": in.CategoryID, "tax_category_id": in.TaxCategoryID,
 			"tags": orEmpty(in.Tags), "is_active": active, "modifier_group_ids": dedupe(in.ModifierGroupIDs),
-			"station": in.Station,
+			"station": in.Station, "variant_of": in.VariantOf, "options": optionsOf(in.Options), "components": orEmpty(in.Components),
 		})
 		if isUniqueViolation(err) {
 			return kassa.Errorf(kassa.EConflict, "a product with sku %q already exists", in.SKU)
@@ -118,6 +124,10 @@ func (s *ProductService) UpdateProduct(ctx context.Context, id string, in *kassa
 		patch(cols, "is_active", p.IsActive, in.IsActive)
 		patchAs(cols, "modifier_group_ids", p.ModifierGroupIDs, in.ModifierGroupIDs, dedupe)
 		patchNullable(cols, "station", p.Station, in.Station)
+		patchAs(cols, "components", p.Components, in.Components, orEmpty)
+		if err := checkComponentsOf(ctx, tx, a.OrgID, p, in.Components); err != nil {
+			return err
+		}
 		var groups []string
 		in.ModifierGroupIDs.To(&groups)
 		if err := checkRefs(ctx, tx, a.OrgID, optPtr(in.CategoryID), groups); err != nil {
@@ -155,15 +165,19 @@ func checkRefs(ctx context.Context, tx *Tx, orgID string, categoryID *string, gr
 var entProduct = new(noun)
 
 func init() {
-	register(entProduct, noun{Name: "product", Table: "products", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 36}, {Format: 5, Migration: 42}},
+	register(entProduct, noun{Name: "product", Table: "products", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 36}, {Format: 5, Migration: 42}, {Format: 5, Migration: 46}},
 		Unique: &uniqueKey{Col: "sku", GiveWay: func(v any, id string) any { return fmt.Sprintf("%v-%s", v, strings.ToUpper(id[len(id)-6:])) }},
-		Edge: &edgeRule{Update: []string{"name", "description", "base_price", "cost", "category_id", "tax_category_id", "tags", "is_active", "modifier_group_ids", "station"},
-			Once:   []string{"sku", "barcodes"},
-			Scopes: catalogWrite, Refs: []ref{{Col: "category_id", Table: "categories"}, {Col: "modifier_group_ids", Table: "modifier_groups", List: true}},
+		Edge: &edgeRule{Update: []string{"name", "description", "base_price", "cost", "category_id", "tax_category_id", "tags", "is_active", "modifier_group_ids", "station", "components"},
+			Once:   []string{"sku", "barcodes", "variant_of", "options"},
+			Scopes: catalogWrite, Refs: []ref{{Col: "category_id", Table: "categories"}, {Col: "modifier_group_ids", Table: "modifier_groups", List: true},
+				{Col: "variant_of", Table: "products"}, {Col: "components", Table: "products", Key: "product_id"}},
 			Check: checkProduct},
 		Events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
 }
 
-func checkProduct(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {
-	return checkAs(c, f, &kassa.ProductCreate{}, &kassa.ProductUpdate{})
+func checkProduct(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {
+	if err := checkAs(c, f, &kassa.ProductCreate{}, &kassa.ProductUpdate{}); err != nil {
+		return err
+	}
+	return admitBundle(ctx, ad, c, f)
 }

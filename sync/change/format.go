@@ -34,9 +34,11 @@ import "fmt"
 //	   replicate, orders carry gift_card_total, refunds gift_card_amount,
 //	   gift card entries line_id and refund_id (docs/giftcards.md);
 //	   migration 0045: store credit and its entries replicate
-//	   (docs/returns.md); migration 0048: tips replicate, orders carry
-//	   approved_by (docs/tips.md); an edge of format 1-4 is served
-//	   without them.
+//	   (docs/returns.md); migration 0046: products carry variant_of,
+//	   options and components, order lines variant_id, original_price and
+//	   markdown_id, and markdowns replicate (docs/catalog.md); migration
+//	   0048: tips replicate, orders carry approved_by (docs/tips.md); an
+//	   edge of format 1-4 is served without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that

@@ -109,11 +109,14 @@ async function start() {
     remember(me.data);
     const [locs, cats, prods, groups] = await Promise.all([
       session.api('GET', '/locations?limit=1'), session.api('GET', '/catalog/categories?limit=200'),
-      session.api('GET', '/catalog/products?limit=200&is_active=true'), session.api('GET', '/catalog/modifiers/groups?limit=200')]);
+      session.api('GET', '/catalog/products?limit=200&is_active=true&include_variants=true'), session.api('GET', '/catalog/modifiers/groups?limit=200')]);
     state.location = locs.data[0] && locs.data[0].id;
     state.currency = (locs.data[0] && locs.data[0].currency) || state.currency;
     state.cats = cats.data;
-    state.products = prods.data;
+    // Variants (docs/catalog.md) are picked by touch under their product's tile.
+    state.products = prods.data.filter((p) => !p.variant_of);
+    state.variants = {};
+    for (const v of prods.data) if (v.variant_of) (state.variants[v.variant_of] = state.variants[v.variant_of] || []).push(v);
     for (const g of groups.data) state.groups[g.id] = g;
   } catch (e) {
     $('cart-msg').textContent = e.message;
@@ -344,19 +347,44 @@ function renderGrid() {
   }
 }
 
-// pick adds a product: straight in when it has no options, else through
-// the options dialog.
+// pick adds a product: straight in when it has no options nor variants,
+// else through the options dialog (a variant — size, colour — is chosen
+// there by touch).
 function pick(p) {
-  if (!(p.modifier_group_ids || []).length) return addLine(p, [], 1);
+  if (!(p.modifier_group_ids || []).length && !variantsOf(p).length) return addLine(p, [], 1);
   openMods(p, null);
 }
 
-function addLine(p, options, qty) {
+function variantsOf(p) { return (state.variants || {})[p.id] || []; }
+
+// addLine adds qty of product p (of variant v, when given) with options.
+function addLine(p, options, qty, v) {
   if (!editable()) return;
-  const same = sale.lines.find((l) => l.product_id === p.id && !l.discount && l.options.join() === options.join());
+  const vid = v ? v.id : null;
+  const same = sale.lines.find((l) => l.product_id === p.id && (l.variant_id || null) === vid && !l.discount && l.options.join() === options.join());
   if (same) same.qty += qty;
-  else sale.lines.push({ key: uuid(), product_id: p.id, name: p.name, qty, options, discount: null });
+  else sale.lines.push({ key: uuid(), product_id: p.id, variant_id: vid, name: v ? v.name : p.name, qty, options, discount: null });
   changed();
+}
+
+// variantChips offers product p's variants in the options dialog, one to
+// choose: each labelled by its options, with its price.
+function variantChips(p, line) {
+  const vs = variantsOf(p);
+  if (!vs.length) return;
+  modsFor.variant = line ? vs.find((v) => v.id === line.variant_id) || null : null;
+  const row = el('div', { className: 'chips variants' });
+  for (const v of vs) {
+    const label = Object.keys(v.options).sort().map((k) => v.options[k]).join(' / ') + ' ' + money(v.base_price);
+    const b = el('button', { type: 'button', textContent: label });
+    b.dataset.variant = v.sku;
+    b.addEventListener('mark', () => b.setAttribute('aria-pressed', String(modsFor.variant === v)));
+    b.onclick = () => { modsFor.variant = v; for (const x of row.children) x.dispatchEvent(new Event('mark')); $('mods-ok').disabled = false; };
+    b.dispatchEvent(new Event('mark'));
+    row.append(b);
+  }
+  $('mods-ok').disabled = !modsFor.variant;
+  $('mods-groups').append(el('h3', { textContent: Object.keys(vs[0].options).sort().join(' / ') }), row);
 }
 
 // scan handles what a keyboard-wedge scanner (or the cashier) typed and
@@ -389,6 +417,8 @@ function openMods(p, line) {
   $('mods-void').hidden = $('mods-disc').hidden = !line;
   const box = $('mods-groups');
   box.replaceChildren();
+  $('mods-ok').disabled = false;
+  variantChips(p, line);
   for (const gid of p.modifier_group_ids || []) {
     const g = state.groups[gid];
     if (!g) continue;
@@ -420,10 +450,15 @@ function openMods(p, line) {
 function modsQty(d) { modsFor.qty = Math.max(1, modsFor.qty + d); $('mods-qty').textContent = modsFor.qty; }
 
 function modsOK() {
-  const { p, line, qty, chosen } = modsFor;
+  const { p, line, qty, chosen, variant } = modsFor;
   const options = [...chosen];
+  if (variantsOf(p).length && !variant) return;
   closeDialogs();
-  if (line) { line.qty = qty; line.options = options; changed(); } else addLine(p, options, qty);
+  if (line) {
+    line.qty = qty; line.options = options;
+    if (variant) { line.variant_id = variant.id; line.name = variant.name; }
+    changed();
+  } else addLine(p, options, qty, variant);
 }
 
 function voidLine() {
@@ -457,6 +492,7 @@ function changed() {
 function body() {
   const b = { location_id: state.location, channel: 'pos', line_items: sale.lines.map((l) => {
     const it = { product_id: l.product_id, quantity: l.qty, modifier_option_ids: l.options };
+    if (l.variant_id) it.variant_id = l.variant_id;
     if (l.discount) it.discount = l.discount;
     return it;
   }) };
@@ -895,6 +931,7 @@ function renderReceipt(r) {
   const lines = el('ul', { className: 'rlines' }, ...r.lines.map((l) => el('li', null,
     el('span', { textContent: `${l.quantity}× ${l.name}` }), el('span', { textContent: m(l.total) }),
     l.modifiers.length ? el('small', { textContent: l.modifiers.map((x) => x.name + (x.amount ? ' +' + m(x.amount) : '')).join(', ') }) : null,
+    l.original_price != null ? el('small', { className: 'markdown', textContent: `was ${m(l.original_price)}, markdown − ${m(l.markdown)}` }) : null,
     l.discount ? el('small', { textContent: 'discount − ' + m(l.discount) }) : null)));
   const sums = el('dl', null);
   const row = (k, v, cls) => sums.append(el('dt', { textContent: k, className: cls || '' }), el('dd', { textContent: v, className: cls || '' }));
@@ -1051,7 +1088,7 @@ async function resumeOrder(o) {
   sale = fresh();
   sale.orderId = o.id;
   sale.voucher = o.voucher_code;
-  sale.lines = o.line_items.map((l) => ({ key: uuid(), product_id: l.product_id, name: l.name, qty: l.quantity,
+  sale.lines = o.line_items.map((l) => ({ key: uuid(), product_id: l.product_id, variant_id: l.variant_id, name: l.name, qty: l.quantity,
     options: l.modifiers.map((m) => m.option_id), discount: manualPart(l) }));
   if (o.customer_id) {
     try { await attach((await session.api('GET', '/customers/' + o.customer_id)).data); } catch (e) { /* gone */ }
