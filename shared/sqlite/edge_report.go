@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"time"
+
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // EdgeReport is the hub's last word on one edge (table edge_reports):
@@ -121,7 +123,7 @@ func (db *DB) PendingDown(ctx context.Context, edges []EdgeCursor) (map[string]i
 	// Two index range scans per edge (outbox_scope): its location's
 	// entries and the org-wide ones after its cursor.
 	rows, err := db.Reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
-			CAST(value->>'c' AS INTEGER) AS cur FROM json_each(?))
+			CAST(value->>'c' AS INTEGER) AS cur FROM `+engine.D(db.Reader).JSONElements("?", "j")+`)
 		SELECT e.node,
 			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND o.seq > e.cur AND o.origin != e.node) +
 			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id IS NULL AND o.seq > e.cur AND o.origin != e.node)

@@ -241,7 +241,7 @@ func (s *KDSService) TicketEvents(ctx context.Context, f kassa.TicketEventFilter
 		args = append(args, *f.LocationID)
 	}
 	if f.Station != "" {
-		q += ` AND EXISTS (SELECT 1 FROM json_each(kds_events.stations) WHERE value = ?)`
+		q += ` AND EXISTS (SELECT 1 FROM ` + engine.D(s.db.Reader).JSONValues("kds_events.stations", "j") + ` WHERE j.value = ?)`
 		args = append(args, f.Station)
 	}
 	rows, err := s.db.Reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, f.Limit)...)
