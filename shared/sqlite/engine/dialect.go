@@ -54,6 +54,9 @@ type Dialect interface {
 	// transaction; its parameters: id, org_id, location_id, entity,
 	// entity_id, op, fields, hlc, origin, actor, created_at.
 	LogInsertSQL() string
+	// AfterCommit runs on the writer after each commit that wrote: on
+	// PostgreSQL it gives the log's new rows their positions.
+	AfterCommit(ctx context.Context, writer *sql.DB) error
 	// ColumnsSQL lists a table's column names in their order; its one
 	// parameter is the table's name.
 	ColumnsSQL() string
@@ -97,6 +100,7 @@ func (sqliteDialect) LogInsertSQL() string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 }
+func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

@@ -329,6 +329,11 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 	began := time.Now()
 	err := sqltx.Commit()
 	db.stats.commit.Add(int64(time.Since(began)))
+	if err == nil && db.Dialect != nil {
+		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer); perr != nil {
+			db.Log.Warn("sqlite: after commit", "err", perr)
+		}
+	}
 	if err == nil {
 		select {
 		case db.committed <- struct{}{}:

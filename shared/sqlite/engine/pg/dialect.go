@@ -75,8 +75,14 @@ func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b 
 func (Dialect) LogInsertSQL() string {
 	return `WITH c AS (INSERT INTO outbox_commits (n) VALUES (1)
 		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1 RETURNING n)
-	INSERT INTO outbox (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 	SELECT c.n - 1, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz FROM c`
+}
+
+// AfterCommit positions the log's rows the commit wrote (Position), so
+// that the engine's readers of the outbox view see them.
+func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB) error {
+	return positionSQLDB(ctx, writer)
 }
 
 func (Dialect) ColumnsSQL() string {
