@@ -71,7 +71,7 @@ func salesDayOrders(d engine.Dialect) string {
 const salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
 		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount)
 		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
-		GROUP BY o.currency ON CONFLICT DO UPDATE SET refunds = excluded.refunds`
+		GROUP BY o.currency ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET refunds = excluded.refunds`
 
 // refreshSalesDay recomputes the row(s) of location locID's business day
 // that instant at (a stored time) falls on.
@@ -96,7 +96,7 @@ func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) e
 // salesDayAdd adds a sale (?5 orders, ?6 gross … ?10 sales, ?11 refunds)
 // to the row of ?1 org, ?2 location, ?3 day, ?4 currency.
 const salesDayAdd = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO UPDATE SET orders = orders + excluded.orders,
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET orders = orders + excluded.orders,
 	gross = gross + excluded.gross, discounts = discounts + excluded.discounts, campaign = campaign + excluded.campaign,
 	tax = tax + excluded.tax, sales = sales + excluded.sales, refunds = refunds + excluded.refunds`
 

@@ -1,9 +1,11 @@
 package pg
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -58,11 +60,15 @@ func (rebindDriver) Open(dsn string) (driver.Conn, error) {
 type conn struct{ *stdlib.Conn }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {
-	return c.Conn.Prepare(rebindCached(q))
+	return c.PrepareContext(context.Background(), q)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, rebindCached(q))
+	st, err := c.Conn.PrepareContext(ctx, rebindCached(q))
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{st.(*stdlib.Stmt)}, nil
 }
 
 func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
@@ -70,7 +76,59 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 }
 
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, rebindCached(q), args)
+	return buffered(c.Conn.QueryContext(ctx, rebindCached(q), args))
+}
+
+// stmt is a prepared statement whose results are buffered (buffered).
+type stmt struct{ *stdlib.Stmt }
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return buffered(s.Stmt.QueryContext(ctx, args))
+}
+
+// buffered reads a result whole before the caller sees it. The engine's
+// units read rows and write between two rows on the same transaction, as
+// SQLite lets them; a PostgreSQL connection runs one statement at a time
+// ("conn busy"), so the result is read to its end first. The engine's
+// queries are paged (LIMIT), so a result is held in memory whole only
+// as large as one page.
+func buffered(r driver.Rows, err error) (driver.Rows, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b := &rowsBuf{cols: r.Columns()}
+	for {
+		row := make([]driver.Value, len(b.cols))
+		if err := r.Next(row); err == io.EOF {
+			return b, nil
+		} else if err != nil {
+			return nil, err
+		}
+		for i, v := range row {
+			if bs, ok := v.([]byte); ok {
+				row[i] = bytes.Clone(bs)
+			}
+		}
+		b.rows = append(b.rows, row)
+	}
+}
+
+// rowsBuf is a result read whole.
+type rowsBuf struct {
+	cols []string
+	rows [][]driver.Value
+}
+
+func (b *rowsBuf) Columns() []string { return b.cols }
+func (b *rowsBuf) Close() error      { b.rows = nil; return nil }
+func (b *rowsBuf) Next(dest []driver.Value) error {
+	if len(b.rows) == 0 {
+		return io.EOF
+	}
+	copy(dest, b.rows[0])
+	b.rows = b.rows[1:]
+	return nil
 }
 
 // CheckNamedValue binds a bool as 1 or 0 and anything else as pgx does.
