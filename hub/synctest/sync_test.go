@@ -16,6 +16,7 @@ import (
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/wait"
 )
 
@@ -33,7 +34,15 @@ type env struct {
 
 // MustStartPair starts a demo hub and an edge enrolled at its demo
 // location, the edge's leaf link running through a proxy the test can cut.
-func MustStartPair(t testing.TB) *env { t.Helper(); return startPair(t) }
+// With KASSA_TEST_STORE=postgres the hub's store is a throwaway
+// PostgreSQL (the suite run on PostgreSQL: docs/postgres.md).
+func MustStartPair(t testing.TB) *env {
+	t.Helper()
+	if os.Getenv("KASSA_TEST_STORE") == "postgres" {
+		return startPair(t, "--store", pgtest.Start(t).DSN)
+	}
+	return startPair(t)
+}
 
 // startPair is MustStartPair with more arguments for the hub (its store).
 func startPair(t testing.TB, hubArgs ...string) *env {

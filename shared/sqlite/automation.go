@@ -391,7 +391,7 @@ func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, ex
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_readers (name, seq) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > seq`, pos.Reader, pos.Seq)
+			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > log_readers.seq`, pos.Reader, pos.Seq)
 		return err
 	})
 }

@@ -154,7 +154,7 @@ type OpenConflictCount struct {
 // OpenConflicts counts the open conflicts per org and location; orgID ""
 // counts every org's.
 func (db *DB) OpenConflicts(ctx context.Context, orgID string) ([]OpenConflictCount, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(kind = 'quarantined')
+	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(CASE WHEN kind = 'quarantined' THEN 1 ELSE 0 END)
 		FROM sync_conflicts WHERE status = 'open' AND (?1 = '' OR org_id = ?1) GROUP BY org_id, location_id`, orgID)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ func ticketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket) (int64, error) {
 func takeTicketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket, day string) (int64, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
-		ON CONFLICT(location_id, day) DO UPDATE SET next = next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
+		ON CONFLICT(location_id, day) DO UPDATE SET next = kds_ticket_counters.next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
 	if err != nil {
 		return 0, err
 	}

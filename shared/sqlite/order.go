@@ -623,7 +623,7 @@ func activePrices(ctx context.Context, q querier, orgID, locationID string, t ti
 func (s *OrderService) nextNumber(ctx context.Context, tx *Tx, locationID string) (string, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, 2)
-		ON CONFLICT(location_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, locationID).Scan(&n)
+		ON CONFLICT(location_id) DO UPDATE SET next = order_counters.next + 1 RETURNING next - 1`, locationID).Scan(&n)
 	if err != nil {
 		return "", err
 	}

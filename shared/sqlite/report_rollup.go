@@ -96,9 +96,9 @@ func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) e
 // salesDayAdd adds a sale (?5 orders, ?6 gross … ?10 sales, ?11 refunds)
 // to the row of ?1 org, ?2 location, ?3 day, ?4 currency.
 const salesDayAdd = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET orders = orders + excluded.orders,
-	gross = gross + excluded.gross, discounts = discounts + excluded.discounts, campaign = campaign + excluded.campaign,
-	tax = tax + excluded.tax, sales = sales + excluded.sales, refunds = refunds + excluded.refunds`
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET orders = sales_days.orders + excluded.orders,
+	gross = sales_days.gross + excluded.gross, discounts = sales_days.discounts + excluded.discounts, campaign = sales_days.campaign + excluded.campaign,
+	tax = sales_days.tax + excluded.tax, sales = sales_days.sales + excluded.sales, refunds = sales_days.refunds + excluded.refunds`
 
 // addToDay reads, with query, a location, its zone and cutoff, an instant,
 // a currency and the figures to add to that instant's business day there
