@@ -212,9 +212,10 @@ func TestTillPageInChromium(t *testing.T) {
 	if got := c.Text("#approved"); !strings.Contains(got, "manager@demo.test") {
 		t.Fatalf("the receipt says %q of the approval", got)
 	}
-	// The order is the approving manager's (the hub checks its discount
-	// against its creator's role); the cashier took the payment.
-	if o := order(third); o["created_by"] != managerID || o["discount_total"].(float64) <= 0 || o["status"] != "completed" {
+	// The order is the cashier's and records the approving manager
+	// (approved_by; the hub checks its discount against the approver's
+	// role when the creator's falls short).
+	if o := order(third); o["created_by"] != cashierID || o["approved_by"] != managerID || o["discount_total"].(float64) <= 0 || o["status"] != "completed" {
 		t.Fatalf("approved order: %v", o)
 	}
 	c.NewSale()

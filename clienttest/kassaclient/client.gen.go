@@ -263,16 +263,17 @@ func (e ConditionOperator) Valid() bool {
 
 // Defines values for ConflictKind.
 const (
-	CancelLost        ConflictKind = "cancel_lost"
-	ClockClamped      ConflictKind = "clock_clamped"
-	DuplicateKey      ConflictKind = "duplicate_key"
-	GiftCardOverdrawn ConflictKind = "gift_card_overdrawn"
-	Overdrawn         ConflictKind = "overdrawn"
-	Overpaid          ConflictKind = "overpaid"
-	Overrefunded      ConflictKind = "overrefunded"
-	Oversold          ConflictKind = "oversold"
-	Quarantined       ConflictKind = "quarantined"
-	VoucherOverused   ConflictKind = "voucher_overused"
+	CancelLost           ConflictKind = "cancel_lost"
+	ClockClamped         ConflictKind = "clock_clamped"
+	DuplicateKey         ConflictKind = "duplicate_key"
+	GiftCardOverdrawn    ConflictKind = "gift_card_overdrawn"
+	Overdrawn            ConflictKind = "overdrawn"
+	Overpaid             ConflictKind = "overpaid"
+	Overrefunded         ConflictKind = "overrefunded"
+	Oversold             ConflictKind = "oversold"
+	Quarantined          ConflictKind = "quarantined"
+	StoreCreditOverdrawn ConflictKind = "store_credit_overdrawn"
+	VoucherOverused      ConflictKind = "voucher_overused"
 )
 
 // Valid indicates whether the value is a known member of the ConflictKind enum.
@@ -295,6 +296,8 @@ func (e ConflictKind) Valid() bool {
 	case Oversold:
 		return true
 	case Quarantined:
+		return true
+	case StoreCreditOverdrawn:
 		return true
 	case VoucherOverused:
 		return true
@@ -383,12 +386,14 @@ func (e DiscountType) Valid() bool {
 
 // Defines values for DrawerEntryType.
 const (
-	DrawerEntryTypeFloat   DrawerEntryType = "float"
-	DrawerEntryTypeNoSale  DrawerEntryType = "no_sale"
-	DrawerEntryTypePaidIn  DrawerEntryType = "paid_in"
-	DrawerEntryTypePaidOut DrawerEntryType = "paid_out"
-	DrawerEntryTypeRefund  DrawerEntryType = "refund"
-	DrawerEntryTypeSale    DrawerEntryType = "sale"
+	DrawerEntryTypeFloat     DrawerEntryType = "float"
+	DrawerEntryTypeNoSale    DrawerEntryType = "no_sale"
+	DrawerEntryTypePaidIn    DrawerEntryType = "paid_in"
+	DrawerEntryTypePaidOut   DrawerEntryType = "paid_out"
+	DrawerEntryTypeRefund    DrawerEntryType = "refund"
+	DrawerEntryTypeSale      DrawerEntryType = "sale"
+	DrawerEntryTypeTip       DrawerEntryType = "tip"
+	DrawerEntryTypeTipRefund DrawerEntryType = "tip_refund"
 )
 
 // Valid indicates whether the value is a known member of the DrawerEntryType enum.
@@ -405,6 +410,10 @@ func (e DrawerEntryType) Valid() bool {
 	case DrawerEntryTypeRefund:
 		return true
 	case DrawerEntryTypeSale:
+		return true
+	case DrawerEntryTypeTip:
+		return true
+	case DrawerEntryTypeTipRefund:
 		return true
 	default:
 		return false
@@ -748,6 +757,7 @@ const (
 	PaymentMethodExternal      PaymentMethod = "external"
 	PaymentMethodGiftCard      PaymentMethod = "gift_card"
 	PaymentMethodLoyaltyPoints PaymentMethod = "loyalty_points"
+	PaymentMethodStoreCredit   PaymentMethod = "store_credit"
 )
 
 // Valid indicates whether the value is a known member of the PaymentMethod enum.
@@ -762,6 +772,8 @@ func (e PaymentMethod) Valid() bool {
 	case PaymentMethodGiftCard:
 		return true
 	case PaymentMethodLoyaltyPoints:
+		return true
+	case PaymentMethodStoreCredit:
 		return true
 	default:
 		return false
@@ -930,6 +942,24 @@ func (e RefType) Valid() bool {
 	}
 }
 
+// Defines values for RefundTo.
+const (
+	RefundToOriginal    RefundTo = "original"
+	RefundToStoreCredit RefundTo = "store_credit"
+)
+
+// Valid indicates whether the value is a known member of the RefundTo enum.
+func (e RefundTo) Valid() bool {
+	switch e {
+	case RefundToOriginal:
+		return true
+	case RefundToStoreCredit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Role.
 const (
 	Cashier Role = "cashier"
@@ -1023,6 +1053,66 @@ func (e Scope) Valid() bool {
 	case SyncWrite:
 		return true
 	case WebhooksWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StoreCreditTxnType.
+const (
+	StoreCreditTxnTypeRedeem StoreCreditTxnType = "redeem"
+	StoreCreditTxnTypeRefund StoreCreditTxnType = "refund"
+	StoreCreditTxnTypeReturn StoreCreditTxnType = "return"
+)
+
+// Valid indicates whether the value is a known member of the StoreCreditTxnType enum.
+func (e StoreCreditTxnType) Valid() bool {
+	switch e {
+	case StoreCreditTxnTypeRedeem:
+		return true
+	case StoreCreditTxnTypeRefund:
+		return true
+	case StoreCreditTxnTypeReturn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TipSource.
+const (
+	Terminal TipSource = "terminal"
+	Till     TipSource = "till"
+)
+
+// Valid indicates whether the value is a known member of the TipSource enum.
+func (e TipSource) Valid() bool {
+	switch e {
+	case Terminal:
+		return true
+	case Till:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TipStatus.
+const (
+	TipStatusHeld     TipStatus = "held"
+	TipStatusRefunded TipStatus = "refunded"
+	TipStatusVoided   TipStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the TipStatus enum.
+func (e TipStatus) Valid() bool {
+	switch e {
+	case TipStatusHeld:
+		return true
+	case TipStatusRefunded:
+		return true
+	case TipStatusVoided:
 		return true
 	default:
 		return false
@@ -1838,6 +1928,9 @@ type Customer struct {
 	// Preferences Free-form preferences (a JSON object of at most 8 KiB), replaced as a whole on update.
 	Preferences map[string]interface{} `json:"preferences"`
 
+	// StoreCredit The customer's store credit balance, in minor units (docs/returns.md; entries at /customers/{id}/store-credit).
+	StoreCredit int64 `json:"store_credit"`
+
 	// Tags Free labels for search and grouping.
 	Tags []string `json:"tags"`
 
@@ -2103,6 +2196,9 @@ type EdgeStatus struct {
 	ConnectedSince *time.Time `json:"connected_since"`
 	EnrolledAt     time.Time  `json:"enrolled_at"`
 
+	// Hub Hub names the hub the edge's leaf link was last attached to (its NATS server name, "hub-<node id>"), as this hub heard; empty when it has not heard since it started (docs/cluster.md).
+	Hub string `json:"hub"`
+
 	// LagP50 LagP50 and LagP99 are seconds from a change made at the edge to its commit at the hub, over the edge's recent pushes.
 	LagP50 float32 `json:"lag_p50"`
 
@@ -2153,7 +2249,10 @@ type EnrolRequest struct {
 type EnrolResult struct {
 	LeafPassword string `json:"leaf_password"`
 	LeafUrl      string `json:"leaf_url"`
-	LeafUser     string `json:"leaf_user"`
+
+	// LeafUrls LeafURLs are the leaf URLs of every hub of the cluster (LeafURL first); the edge fails over among them (docs/cluster.md).
+	LeafUrls []string `json:"leaf_urls"`
+	LeafUser string   `json:"leaf_user"`
 
 	// LocationId The location (store) it belongs to.
 	LocationId string `json:"location_id"`
@@ -2177,6 +2276,45 @@ type Enrolment struct {
 // EnrolmentClaim The body of POST /sync/enrol. The hub mints the new edge's node id; a claim cannot name one.
 type EnrolmentClaim struct {
 	Token string `json:"token"`
+}
+
+// Exchange What an exchange did: the return, and the new order paid with its value (completed when that paid it all).
+type Exchange struct {
+	// Due What the customer still pays on the new order (then complete it); 0: completed.
+	Due int64 `json:"due"`
+
+	// Order The new sale.
+	Order *Order `json:"order"`
+
+	// Return The return of return_lines.
+	Return *Return `json:"return"`
+}
+
+// ExchangeRequest The body of POST /exchanges: lines of a past order come back and new ones are sold, in one call. The return's value pays the new sale (through the customer's store credit); what the new sale costs beyond it is due on the new order (any tender, then complete); what the return is worth beyond the new sale goes to difference_to.
+type ExchangeRequest struct {
+	// ApprovalToken A manager's or owner's access token approving a return above the caller's refund_limit.
+	ApprovalToken *string `json:"approval_token,omitempty"`
+
+	// CustomerId When the order has no customer: whose store credit carries the value.
+	CustomerId *string `json:"customer_id,omitempty"`
+
+	// DifferenceTo original (default) or store_credit.
+	DifferenceTo *RefundTo `json:"difference_to,omitempty"`
+
+	// LineItems The new sale, priced as POST /orders prices it.
+	LineItems []OrderLineInput `json:"line_items"`
+
+	// OrderId The receipt's order.
+	OrderId string `json:"order_id"`
+
+	// Reason Why, as the customer says.
+	Reason *string `json:"reason,omitempty"`
+
+	// RegisterId The till: its drawer pays cash back and takes the new sale's store credit payment.
+	RegisterId *string `json:"register_id,omitempty"`
+
+	// ReturnLines The order's lines coming back, as POST /returns takes them.
+	ReturnLines []ReturnLineInput `json:"return_lines"`
 }
 
 // ExecutionStatus How an automation's run ended: succeeded, failed (an action failed) or skipped (no match, or the depth limit).
@@ -3111,6 +3249,9 @@ type OAuthErrorError string
 
 // Order A sale at a location.
 type Order struct {
+	// ApprovedBy The manager or owner who approved its manual discount above the creator's limit; null when none was needed.
+	ApprovedBy *string `json:"approved_by"`
+
 	// Campaigns What each campaign gave the order, fixed at creation; discount_total is these and the manual discounts.
 	Campaigns []AppliedCampaign `json:"campaigns"`
 
@@ -3216,6 +3357,9 @@ type OrderComplete struct {
 
 // OrderCreate The body of POST /orders. Prices come from the catalog and the location's active price list; clients never send prices.
 type OrderCreate struct {
+	// ApprovalToken A manager's or owner's access token (their own sign-in at the till) approving a manual discount above the caller's discount_limits: the order stays the caller's (created_by) and records the approver as approved_by. Not needed within the limit, and then not recorded.
+	ApprovalToken *string `json:"approval_token,omitempty"`
+
 	// Channel Where the order came from.
 	Channel *Channel `json:"channel,omitempty"`
 
@@ -3338,6 +3482,9 @@ type OrgSettings struct {
 
 	// TaxRateBps TaxRateBps is the sales tax rate in basis points (1000 = 10 %).
 	TaxRateBps int64 `json:"tax_rate_bps"`
+
+	// TipMaxPercent The largest tip on a payment, in percent of its amount (default 100; 0: no tips). docs/tips.md.
+	TipMaxPercent int64 `json:"tip_max_percent"`
 }
 
 // PINSet The body of PUT /users/:id/pin.
@@ -3402,6 +3549,9 @@ type Payment struct {
 	// Tendered cash handed over
 	Tendered *int64 `json:"tendered"`
 
+	// Tip The tip given on top of it, in minor units (docs/tips.md); 0: none. Not in amount.
+	Tip int64 `json:"tip"`
+
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -3431,6 +3581,9 @@ type PaymentInitiate struct {
 
 	// Tendered Cash handed over, in minor units, at least amount; the change is tendered minus amount.
 	Tendered *int64 `json:"tendered,omitempty"`
+
+	// Tip A tip on top of the amount, in minor units (cash and card; docs/tips.md): not in the order's total or tax; at most the org's tip_max_percent of the amount. Cash: tendered covers amount and tip.
+	Tip *int64 `json:"tip,omitempty"`
 }
 
 // PaymentMethod How a payment is made.
@@ -3882,6 +4035,9 @@ type Receipt struct {
 	// Taxes The tax breakdown by rate.
 	Taxes []ReceiptTax `json:"taxes"`
 
+	// TipTotal Tips on the sale's payments, or given back by the refund (not in total; docs/tips.md).
+	TipTotal int64 `json:"tip_total"`
+
 	// Total The sale's total, or the amount refunded.
 	Total int64 `json:"total"`
 }
@@ -3995,6 +4151,9 @@ type ReceiptPayment struct {
 
 	// Tendered cash handed over
 	Tendered *int64 `json:"tendered"`
+
+	// Tip The tip on it (a refund's: given back with it), not in amount.
+	Tip int64 `json:"tip"`
 }
 
 // ReceiptPrint The optional body of POST /orders/:id/receipt/print.
@@ -4136,6 +4295,9 @@ type RefundLine struct {
 
 	// Quantity A number of units.
 	Quantity int64 `json:"quantity"`
+
+	// Restock A return's line put back on sale (docs/returns.md); a refund's restock says it for all.
+	Restock *bool `json:"restock,omitempty"`
 }
 
 // RefundLineInput RefundLineInput asks to refund quantity units of a line.
@@ -4179,6 +4341,9 @@ type RefundRequest struct {
 	// Restock Whether the refunded units return to stock.
 	Restock *bool `json:"restock,omitempty"`
 }
+
+// RefundTo Where a return's money goes: original (back through the order's payments) or store_credit (onto the customer's store credit).
+type RefundTo string
 
 // Register A till at a location: the place a cash drawer is opened and where a payment's cash goes (docs/drawers.md). Receipts and printers name it by id.
 type Register struct {
@@ -4267,6 +4432,102 @@ type RegisterUpdate struct {
 	Name *string `json:"name,omitempty"`
 }
 
+// Return What a return did: the money, where it went, the lines and the order or store credit after it.
+type Return struct {
+	// Amount What the goods were worth, in minor units.
+	Amount int64 `json:"amount"`
+
+	// CustomerId The customer, if any.
+	CustomerId *string `json:"customer_id"`
+
+	// Id The order refund's id with a receipt, the store credit entry's without.
+	Id string `json:"id"`
+
+	// LineItems The lines.
+	LineItems []ReturnLine `json:"line_items"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// Order The order after the return; null without a receipt.
+	Order *Order `json:"order"`
+
+	// OrderId The order.
+	OrderId *string `json:"order_id"`
+
+	// RefundTo original or store_credit.
+	RefundTo RefundTo `json:"refund_to"`
+
+	// StoreCredit The customer's store credit after it; null when none was credited.
+	StoreCredit *StoreCredit `json:"store_credit"`
+
+	// ToCredit Of amount, credited to the customer's store credit.
+	ToCredit int64 `json:"to_credit"`
+
+	// ToTender Of amount, given back through the order's payments.
+	ToTender int64 `json:"to_tender"`
+}
+
+// ReturnLine A returned quantity and what it was worth.
+type ReturnLine struct {
+	// Amount What they were worth, in minor units.
+	Amount int64 `json:"amount"`
+
+	// LineItemId The order line returned; null without a receipt.
+	LineItemId *string `json:"line_item_id"`
+
+	// ProductId The product that came back.
+	ProductId string `json:"product_id"`
+
+	// Quantity Units returned.
+	Quantity int64 `json:"quantity"`
+
+	// Restock Put back on sale.
+	Restock bool `json:"restock"`
+}
+
+// ReturnLineInput One line of a return: with a receipt, a line of the order and a quantity of it; without, a product and a quantity.
+type ReturnLineInput struct {
+	// LineItemId With a receipt: the order line returned.
+	LineItemId *string `json:"line_item_id,omitempty"`
+
+	// ProductId Without a receipt: the product returned.
+	ProductId *string `json:"product_id,omitempty"`
+
+	// Quantity Units, 1-10000; with a receipt at most what was sold less what was returned before.
+	Quantity int64 `json:"quantity"`
+
+	// Restock Put the units back on sale at the store (damaged goods: false).
+	Restock *bool `json:"restock,omitempty"`
+}
+
+// ReturnRequest The body of POST /returns. With order_id (the receipt: the order found by its number) its lines come back to the original tender or to store credit; without, the products come back to store credit only, and only a manager or owner (or a cashier with a manager's approval_token) may take them.
+type ReturnRequest struct {
+	// ApprovalToken A manager's or owner's access token: approves a cashier's refund above refund_limit, or a return without receipt.
+	ApprovalToken *string `json:"approval_token,omitempty"`
+
+	// CustomerId Whose store credit: the order's customer, else this one (required for store credit then).
+	CustomerId *string `json:"customer_id,omitempty"`
+
+	// LineItems The lines.
+	LineItems []ReturnLineInput `json:"line_items"`
+
+	// LocationId Without a receipt (required then): the store taking the goods back.
+	LocationId *string `json:"location_id,omitempty"`
+
+	// OrderId The receipt's order; empty: a return without receipt.
+	OrderId *string `json:"order_id,omitempty"`
+
+	// Reason Why, as the customer says (at most 500 characters).
+	Reason *string `json:"reason,omitempty"`
+
+	// RefundTo original (default with a receipt) or store_credit (always without one).
+	RefundTo *RefundTo `json:"refund_to,omitempty"`
+
+	// RegisterId The till: its open drawer pays cash back and counts it.
+	RegisterId *string `json:"register_id,omitempty"`
+}
+
 // Role A first-party user's role within an org.
 type Role string
 
@@ -4352,6 +4613,9 @@ type SettingsUpdate struct {
 
 	// TaxRateBps TaxRateBps is the sales tax rate in basis points (1000 = 10 %).
 	TaxRateBps *int64 `json:"tax_rate_bps,omitempty"`
+
+	// TipMaxPercent 0 to 1000 percent of a payment's amount.
+	TipMaxPercent *int64 `json:"tip_max_percent,omitempty"`
 }
 
 // Settlement Settlement sums a day's payments at a location by method. Date is the local date of the location.
@@ -4425,6 +4689,81 @@ type StockLevel struct {
 	// UpdatedAt When it last changed (RFC 3339, UTC).
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// StoreCredit What the org owes a customer as credit to spend in its stores (docs/returns.md): one account a customer, its id the customer's, its balance the sum of its transactions. Returns credit it; a payment of method store_credit spends it.
+type StoreCredit struct {
+	// Balance Sum of its transactions, in minor units; below 0 only after two stores spent it offline.
+	Balance int64 `json:"balance"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency ISO 4217 code of its first credit; only orders in it are paid with it.
+	Currency string `json:"currency"`
+
+	// CustomerId The customer, if any.
+	CustomerId string `json:"customer_id"`
+
+	// Id The customer's id.
+	Id string `json:"id"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// UpdatedAt When it last changed (RFC 3339, UTC).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// StoreCreditTransaction One append-only entry of a customer's store credit; the amount is signed minor units (a redeem is negative).
+type StoreCreditTransaction struct {
+	// Actor The user or app that did it; null for the system.
+	Actor *string `json:"actor"`
+
+	// Amount Signed minor units.
+	Amount int64 `json:"amount"`
+
+	// ApprovedBy The manager or owner who let a cashier return without receipt.
+	ApprovedBy *string `json:"approved_by"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationId The store that wrote it.
+	LocationId string `json:"location_id"`
+
+	// OrderId The order returned to credit, or paid with it.
+	OrderId *string `json:"order_id"`
+
+	// PaymentId The store_credit payment of a redeem or refund.
+	PaymentId *string `json:"payment_id"`
+
+	// ProductId A return without receipt: the product that came back.
+	ProductId *string `json:"product_id"`
+
+	// Quantity A return without receipt: how many units.
+	Quantity int64 `json:"quantity"`
+
+	// Reason Why: a return's reason, "payment" or "refund".
+	Reason string `json:"reason"`
+
+	// RefundId The order refund of a return with receipt.
+	RefundId *string `json:"refund_id"`
+
+	// Restock A return without receipt: put back on sale.
+	Restock bool `json:"restock"`
+
+	// StoreCreditId The account: the customer's id.
+	StoreCreditId string `json:"store_credit_id"`
+
+	// Type return, redeem or refund.
+	Type StoreCreditTxnType `json:"type"`
+}
+
+// StoreCreditTxnType The kind of a store credit entry: return (credited by a return), redeem (a store_credit payment), refund (a payment given back).
+type StoreCreditTxnType string
 
 // SyncRefusal A change of this store that the hub refused and holds in quarantine until ops re-apply it or take a version (docs/trust.md).
 type SyncRefusal struct {
@@ -4615,6 +4954,9 @@ type TenderTotal struct {
 
 	// Sales Their sum, in minor units.
 	Sales int64 `json:"sales"`
+
+	// Tips Tips taken through it less tips given back, in minor units (absent: none).
+	Tips *int64 `json:"tips,omitempty"`
 }
 
 // Ticket An order as the kitchen sees it. Its id is the order's id.
@@ -4700,6 +5042,87 @@ type TicketMove struct {
 	// KitchenStatus Where the order is in the kitchen.
 	KitchenStatus *KitchenStatus `json:"kitchen_status,omitempty"`
 }
+
+// Tip The tip on one payment.
+type Tip struct {
+	// Amount In minor units; never changes.
+	Amount int64 `json:"amount"`
+
+	// CreatedAt When it was created (RFC 3339, UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id The id (UUIDv7).
+	Id string `json:"id"`
+
+	// LocationId The location (store) it belongs to.
+	LocationId string `json:"location_id"`
+
+	// Method The payment's method: a cash tip is in the drawer.
+	Method PaymentMethod `json:"method"`
+
+	// OrderId The payment's order.
+	OrderId string `json:"order_id"`
+
+	// OrgId The org that owns it.
+	OrgId string `json:"org_id"`
+
+	// PaymentId The payment it was given on (one tip per payment).
+	PaymentId string `json:"payment_id"`
+
+	// RefundId The refund that gave it back.
+	RefundId *string `json:"refund_id"`
+
+	// RefundedAt When it was given back.
+	RefundedAt *time.Time `json:"refunded_at"`
+
+	// RegisterId The till it was taken at; null: none.
+	RegisterId *string `json:"register_id"`
+
+	// Source till or terminal.
+	Source TipSource `json:"source"`
+
+	// StaffId The staff member it is credited to: who took the payment.
+	StaffId string `json:"staff_id"`
+
+	// Status held, refunded or voided.
+	Status TipStatus `json:"status"`
+}
+
+// TipRow TipRow sums tips: given in the range (booked on the business day of their payment) and given back in it (on the day of the refund).
+type TipRow struct {
+	// Card Net card tips: paid out to staff from the card takings.
+	Card int64 `json:"card"`
+
+	// Cash Net cash tips: in the drawers.
+	Cash int64 `json:"cash"`
+
+	// Count Tips given.
+	Count int64 `json:"count"`
+
+	// Currency ISO 4217.
+	Currency string `json:"currency"`
+
+	// Group The grouping's key: a staff member's id, a business day, an id, a tender.
+	Group string `json:"group"`
+
+	// Label The group's name (a staff member's, a location's …).
+	Label string `json:"label"`
+
+	// Net tips less refunded.
+	Net int64 `json:"net"`
+
+	// Refunded Tips given back (with their payment).
+	Refunded int64 `json:"refunded"`
+
+	// Tips Their sum.
+	Tips int64 `json:"tips"`
+}
+
+// TipSource Where a tip was entered: at the till (or by an API client), or on the card terminal.
+type TipSource string
+
+// TipStatus A tip's state: held, then refunded (with the whole of its payment) or voided (with its payment).
+type TipStatus string
 
 // TokenResponse Spec 2.1. RefreshToken is empty for client_credentials.
 type TokenResponse struct {
@@ -5045,13 +5468,19 @@ type XReport struct {
 	// CashTendered Cash handed over by customers.
 	CashTendered int64 `json:"cash_tendered"`
 
+	// CashTips Cash tips: in the drawer.
+	CashTips *int64 `json:"cash_tips,omitempty"`
+
+	// CashTipsRefunded Cash tips paid back from it (positive).
+	CashTipsRefunded *int64 `json:"cash_tips_refunded,omitempty"`
+
 	// ChangeGiven Change handed back.
 	ChangeGiven int64 `json:"change_given"`
 
 	// Drawer The drawer session.
 	Drawer DrawerSession `json:"drawer"`
 
-	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out + cash_tips − cash_tips_refunded.
 	Expected int64 `json:"expected"`
 
 	// Float The opening float.
@@ -5074,6 +5503,12 @@ type XReport struct {
 
 	// Tenders By tender, sorted by method.
 	Tenders []TenderTotal `json:"tenders"`
+
+	// Tips Tips (docs/tips.md); absent when the drawer took none, so that a drawer without tips tallies as it did before them.
+	Tips *int64 `json:"tips,omitempty"`
+
+	// TipsRefunded Tips given back there (positive).
+	TipsRefunded *int64 `json:"tips_refunded,omitempty"`
 }
 
 // ZReport The immutable report of a drawer's close. Its number runs without gaps per register (1, 2, 3 …), its figures are Tally of the session's entries, and it is never changed once written.
@@ -5089,6 +5524,12 @@ type ZReport struct {
 
 	// CashTendered Cash handed over by customers.
 	CashTendered int64 `json:"cash_tendered"`
+
+	// CashTips Cash tips: in the drawer.
+	CashTips *int64 `json:"cash_tips,omitempty"`
+
+	// CashTipsRefunded Cash tips paid back from it (positive).
+	CashTipsRefunded *int64 `json:"cash_tips_refunded,omitempty"`
 
 	// ChangeGiven Change handed back.
 	ChangeGiven int64 `json:"change_given"`
@@ -5111,7 +5552,7 @@ type ZReport struct {
 	// DrawerId The drawer session it closed.
 	DrawerId string `json:"drawer_id"`
 
-	// Expected float + cash_sales − cash_refunds + paid_in − paid_out.
+	// Expected float + cash_sales − cash_refunds + paid_in − paid_out + cash_tips − cash_tips_refunded.
 	Expected int64 `json:"expected"`
 
 	// Float The opening float.
@@ -5164,6 +5605,12 @@ type ZReport struct {
 
 	// Tenders By tender, sorted by method.
 	Tenders []TenderTotal `json:"tenders"`
+
+	// Tips Tips (docs/tips.md); absent when the drawer took none, so that a drawer without tips tallies as it did before them.
+	Tips *int64 `json:"tips,omitempty"`
+
+	// TipsRefunded Tips given back there (positive).
+	TipsRefunded *int64 `json:"tips_refunded,omitempty"`
 }
 
 // LoginRequest A staff member's sign-in.
@@ -5475,6 +5922,15 @@ type GetCustomersIdOrdersParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// GetCustomersIdStoreCreditTransactionsParams defines parameters for GetCustomersIdStoreCreditTransactions.
+type GetCustomersIdStoreCreditTransactionsParams struct {
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetDrawersParams defines parameters for GetDrawers.
 type GetDrawersParams struct {
 	// Status only drawers in this state
@@ -5522,6 +5978,12 @@ type PostDrawersIdPaidInParams struct {
 
 // PostDrawersIdPaidOutParams defines parameters for PostDrawersIdPaidOut.
 type PostDrawersIdPaidOutParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// PostExchangesParams defines parameters for PostExchanges.
+type PostExchangesParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
@@ -6183,6 +6645,30 @@ type GetReportsTaxParams struct {
 	Format *string `form:"format,omitempty" json:"format,omitempty"`
 }
 
+// GetReportsTipsParams defines parameters for GetReportsTips.
+type GetReportsTipsParams struct {
+	// DateFrom first business day (YYYY-MM-DD, the location's own); default six days before date_to
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo last business day (YYYY-MM-DD), at most 366 days after date_from; default today
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// LocationId only this location (at the hub; a location of another org is 422)
+	LocationId *string `form:"location_id,omitempty" json:"location_id,omitempty"`
+
+	// GroupBy the grouping (each report lists the ones it takes)
+	GroupBy *string `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Format csv: answer text/csv (as Accept: text/csv does)
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// PostReturnsParams defines parameters for PostReturns.
+type PostReturnsParams struct {
+	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetSyncConflictsParams defines parameters for GetSyncConflicts.
 type GetSyncConflictsParams struct {
 	// Status only open or only resolved conflicts
@@ -6205,6 +6691,24 @@ type PostSyncConflictsIdReapplyParams struct {
 type PostSyncConflictsIdResolveParams struct {
 	// IdempotencyKey replays the first response of the same key and body within 24 h (header Idempotent-Replayed: true); the same key with another body is 422; while the first request runs, 409
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// GetTipsParams defines parameters for GetTips.
+type GetTipsParams struct {
+	// OrderId only tips on this order's payments
+	OrderId *string `form:"order_id,omitempty" json:"order_id,omitempty"`
+
+	// PaymentId only the tip on this payment
+	PaymentId *string `form:"payment_id,omitempty" json:"payment_id,omitempty"`
+
+	// StaffId only tips credited to this staff member
+	StaffId *string `form:"staff_id,omitempty" json:"staff_id,omitempty"`
+
+	// Limit page size, 1-200, default 50
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from next_cursor
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetUsersParams defines parameters for GetUsers.
@@ -6372,6 +6876,9 @@ type PostDrawersIdPaidInJSONRequestBody = DrawerCashRequest
 // PostDrawersIdPaidOutJSONRequestBody defines body for PostDrawersIdPaidOut for application/json ContentType.
 type PostDrawersIdPaidOutJSONRequestBody = DrawerCashRequest
 
+// PostExchangesJSONRequestBody defines body for PostExchanges for application/json ContentType.
+type PostExchangesJSONRequestBody = ExchangeRequest
+
 // PostGiftCardsJSONRequestBody defines body for PostGiftCards for application/json ContentType.
 type PostGiftCardsJSONRequestBody = GiftCardIssue
 
@@ -6482,6 +6989,9 @@ type PatchRegistersIdJSONRequestBody = RegisterUpdate
 
 // PutRegistersIdPrinterJSONRequestBody defines body for PutRegistersIdPrinter for application/json ContentType.
 type PutRegistersIdPrinterJSONRequestBody = RegisterPrinterSet
+
+// PostReturnsJSONRequestBody defines body for PostReturns for application/json ContentType.
+type PostReturnsJSONRequestBody = ReturnRequest
 
 // PatchSettingsJSONRequestBody defines body for PatchSettings for application/json ContentType.
 type PatchSettingsJSONRequestBody = SettingsUpdate
@@ -6975,6 +7485,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewards(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCustomersIdStoreCredit A customer's store credit and its balance (0 and no currency when never credited)
+	//
+	// Corresponds with GET /api/v1/customers/{id}/store-credit (the `GetCustomersIdStoreCredit` operationId).
+	GetCustomersIdStoreCredit(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCustomersIdStoreCreditTransactions List a customer's store credit entries (return, redeem, refund), oldest first
+	//
+	// Corresponds with GET /api/v1/customers/{id}/store-credit/transactions (the `GetCustomersIdStoreCreditTransactions` operationId).
+	GetCustomersIdStoreCreditTransactions(ctx context.Context, id openapi_types.UUID, params *GetCustomersIdStoreCreditTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDrawers List drawer sessions (no figures: those are the X and Z reports')
 	//
 	// Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
@@ -7064,6 +7584,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+	PostExchangesWithBody(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+	PostExchanges(ctx context.Context, params *PostExchangesParams, body PostExchangesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGiftCards List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 	//
@@ -7527,14 +8061,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/orders (the `GetOrders` operationId).
 	GetOrders(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrdersWithBody(ctx context.Context, params *PostOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7867,6 +8401,25 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTax(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetReportsTips Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+	//
+	// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+	GetReportsTips(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+	PostReturnsWithBody(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+	PostReturns(ctx context.Context, params *PostReturnsParams, body PostReturnsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -7938,6 +8491,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTips List tips (taken with their payments; one per payment)
+	//
+	// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+	GetTips(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTipsId Retrieve a tip
+	//
+	// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+	GetTipsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsers List the org's staff (owners and managers)
 	//
@@ -9120,6 +9683,36 @@ func (c *Client) GetCustomersIdRewards(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
+// GetCustomersIdStoreCredit A customer's store credit and its balance (0 and no currency when never credited)
+//
+// Corresponds with GET /api/v1/customers/{id}/store-credit (the `GetCustomersIdStoreCredit` operationId).
+func (c *Client) GetCustomersIdStoreCredit(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomersIdStoreCreditRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCustomersIdStoreCreditTransactions List a customer's store credit entries (return, redeem, refund), oldest first
+//
+// Corresponds with GET /api/v1/customers/{id}/store-credit/transactions (the `GetCustomersIdStoreCreditTransactions` operationId).
+func (c *Client) GetCustomersIdStoreCreditTransactions(ctx context.Context, id openapi_types.UUID, params *GetCustomersIdStoreCreditTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomersIdStoreCreditTransactionsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDrawers List drawer sessions (no figures: those are the X and Z reports')
 //
 // Corresponds with GET /api/v1/drawers (the `GetDrawers` operationId).
@@ -9340,6 +9933,40 @@ func (c *Client) PostDrawersIdPaidOut(ctx context.Context, id openapi_types.UUID
 // Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 func (c *Client) GetDrawersIdXReport(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDrawersIdXReportRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostExchangesWithBody Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+func (c *Client) PostExchangesWithBody(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostExchangesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostExchanges Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+func (c *Client) PostExchanges(ctx context.Context, params *PostExchangesParams, body PostExchangesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostExchangesRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10572,7 +11199,7 @@ func (c *Client) GetOrders(ctx context.Context, params *GetOrdersParams, reqEdit
 	return c.Client.Do(req)
 }
 
-// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithBody Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type.
 //
@@ -10589,7 +11216,7 @@ func (c *Client) PostOrdersWithBody(ctx context.Context, params *PostOrdersParam
 	return c.Client.Do(req)
 }
 
-// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrders Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11472,6 +12099,55 @@ func (c *Client) GetReportsTax(ctx context.Context, params *GetReportsTaxParams,
 	return c.Client.Do(req)
 }
 
+// GetReportsTips Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+//
+// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+func (c *Client) GetReportsTips(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReportsTipsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostReturnsWithBody Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+func (c *Client) PostReturnsWithBody(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostReturnsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostReturns Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+func (c *Client) PostReturns(ctx context.Context, params *PostReturnsParams, body PostReturnsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostReturnsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSettings The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Corresponds with GET /api/v1/settings (the `GetSettings` operationId).
@@ -11654,6 +12330,36 @@ func (c *Client) GetSyncStatus(ctx context.Context, reqEditors ...RequestEditorF
 // Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 func (c *Client) GetSyncWs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSyncWsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTips List tips (taken with their payments; one per payment)
+//
+// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+func (c *Client) GetTips(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTipsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTipsId Retrieve a tip
+//
+// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+func (c *Client) GetTipsId(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTipsIdRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -14325,6 +15031,113 @@ func NewGetCustomersIdRewardsRequest(server string, id openapi_types.UUID) (*htt
 	return req, nil
 }
 
+// NewGetCustomersIdStoreCreditRequest constructs an http.Request for the GetCustomersIdStoreCredit method
+func NewGetCustomersIdStoreCreditRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/customers/%s/store-credit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCustomersIdStoreCreditTransactionsRequest constructs an http.Request for the GetCustomersIdStoreCreditTransactions method
+func NewGetCustomersIdStoreCreditTransactionsRequest(server string, id openapi_types.UUID, params *GetCustomersIdStoreCreditTransactionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/customers/%s/store-credit/transactions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDrawersRequest constructs an http.Request for the GetDrawers method
 func NewGetDrawersRequest(server string, params *GetDrawersParams) (*http.Request, error) {
 	var err error
@@ -14839,6 +15652,61 @@ func NewGetDrawersIdXReportRequest(server string, id openapi_types.UUID) (*http.
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostExchangesRequest calls the generic PostExchanges builder with application/json body
+func NewPostExchangesRequest(server string, params *PostExchangesParams, body PostExchangesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostExchangesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostExchangesRequestWithBody constructs an http.Request for the PostExchanges method, with any body, and a specified content type
+func NewPostExchangesRequestWithBody(server string, params *PostExchangesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/exchanges")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -20625,6 +21493,163 @@ func NewGetReportsTaxRequest(server string, params *GetReportsTaxParams) (*http.
 	return req, nil
 }
 
+// NewGetReportsTipsRequest constructs an http.Request for the GetReportsTips method
+func NewGetReportsTipsRequest(server string, params *GetReportsTipsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/reports/tips")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LocationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "location_id", *params.LocationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostReturnsRequest calls the generic PostReturns builder with application/json body
+func NewPostReturnsRequest(server string, params *PostReturnsParams, body PostReturnsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostReturnsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostReturnsRequestWithBody constructs an http.Request for the PostReturns method, with any body, and a specified content type
+func NewPostReturnsRequestWithBody(server string, params *PostReturnsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/returns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetSettingsRequest constructs an http.Request for the GetSettings method
 func NewGetSettingsRequest(server string) (*http.Request, error) {
 	var err error
@@ -20992,6 +22017,142 @@ func NewGetSyncWsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/sync/ws")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTipsRequest constructs an http.Request for the GetTips method
+func NewGetTipsRequest(server string, params *GetTipsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/tips")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order_id", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "payment_id", *params.PaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StaffId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "staff_id", *params.StaffId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTipsIdRequest constructs an http.Request for the GetTipsId method
+func NewGetTipsIdRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/tips/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -22560,6 +23721,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/customers/{id}/rewards (the `GetCustomersIdRewards` operationId).
 	GetCustomersIdRewardsWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCustomersIdRewardsResponse, error)
 
+	// GetCustomersIdStoreCreditWithResponse A customer's store credit and its balance (0 and no currency when never credited)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/customers/{id}/store-credit (the `GetCustomersIdStoreCredit` operationId).
+	GetCustomersIdStoreCreditWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCustomersIdStoreCreditResponse, error)
+
+	// GetCustomersIdStoreCreditTransactionsWithResponse List a customer's store credit entries (return, redeem, refund), oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/customers/{id}/store-credit/transactions (the `GetCustomersIdStoreCreditTransactions` operationId).
+	GetCustomersIdStoreCreditTransactionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCustomersIdStoreCreditTransactionsParams, reqEditors ...RequestEditorFn) (*GetCustomersIdStoreCreditTransactionsResponse, error)
+
 	// GetDrawersWithResponse List drawer sessions (no figures: those are the X and Z reports')
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22657,6 +23832,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/drawers/{id}/x-report (the `GetDrawersIdXReport` operationId).
 	GetDrawersIdXReportWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetDrawersIdXReportResponse, error)
+
+	// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+	PostExchangesWithBodyWithResponse(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error)
+
+	// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+	PostExchangesWithResponse(ctx context.Context, params *PostExchangesParams, body PostExchangesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error)
 
 	// GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
 	//
@@ -23190,14 +24379,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/orders (the `GetOrders` operationId).
 	GetOrdersWithResponse(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*GetOrdersResponse, error)
 
-	// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/orders (the `PostOrders` operationId).
 	PostOrdersWithBodyWithResponse(ctx context.Context, params *PostOrdersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrdersResponse, error)
 
-	// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+	// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23582,6 +24771,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/reports/tax (the `GetReportsTax` operationId).
 	GetReportsTaxWithResponse(ctx context.Context, params *GetReportsTaxParams, reqEditors ...RequestEditorFn) (*GetReportsTaxResponse, error)
 
+	// GetReportsTipsWithResponse Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+	GetReportsTipsWithResponse(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*GetReportsTipsResponse, error)
+
+	// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+	PostReturnsWithBodyWithResponse(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error)
+
+	// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+	PostReturnsWithResponse(ctx context.Context, params *PostReturnsParams, body PostReturnsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error)
+
 	// GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23665,6 +24875,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/sync/ws (the `GetSyncWs` operationId).
 	GetSyncWsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetSyncWsResponse, error)
+
+	// GetTipsWithResponse List tips (taken with their payments; one per payment)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+	GetTipsWithResponse(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*GetTipsResponse, error)
+
+	// GetTipsIdWithResponse Retrieve a tip
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+	GetTipsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTipsIdResponse, error)
 
 	// GetUsersWithResponse List the org's staff (owners and managers)
 	//
@@ -28701,6 +29925,224 @@ func (r GetCustomersIdRewardsResponse) ContentType() string {
 	return ""
 }
 
+// GetCustomersIdStoreCreditResponse401Headers the declared response headers of an HTTP 401 response for GetCustomersIdStoreCredit
+type GetCustomersIdStoreCreditResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCustomersIdStoreCreditResponse429Headers the declared response headers of an HTTP 429 response for GetCustomersIdStoreCredit
+type GetCustomersIdStoreCreditResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCustomersIdStoreCreditResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What the org owes a customer as credit to spend in its stores (docs/returns.md): one account a customer, its id the customer's, its balance the sum of its transactions. Returns credit it; a payment of method store_credit spends it.
+		Data StoreCredit `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCustomersIdStoreCreditResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomersIdStoreCreditResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomersIdStoreCreditResponse) GetJSON200() *struct {
+	// Data What the org owes a customer as credit to spend in its stores (docs/returns.md): one account a customer, its id the customer's, its balance the sum of its transactions. Returns credit it; a payment of method store_credit spends it.
+	Data StoreCredit `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCustomersIdStoreCreditResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomersIdStoreCreditResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomersIdStoreCreditResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomersIdStoreCreditResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomersIdStoreCreditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCustomersIdStoreCreditTransactionsResponse401Headers the declared response headers of an HTTP 401 response for GetCustomersIdStoreCreditTransactions
+type GetCustomersIdStoreCreditTransactionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetCustomersIdStoreCreditTransactionsResponse429Headers the declared response headers of an HTTP 429 response for GetCustomersIdStoreCreditTransactions
+type GetCustomersIdStoreCreditTransactionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetCustomersIdStoreCreditTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []StoreCreditTransaction `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCustomersIdStoreCreditTransactionsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomersIdStoreCreditTransactionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []StoreCreditTransaction `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomersIdStoreCreditTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomersIdStoreCreditTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomersIdStoreCreditTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomersIdStoreCreditTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDrawersResponse401Headers the declared response headers of an HTTP 401 response for GetDrawers
 type GetDrawersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -29758,6 +31200,137 @@ func (r GetDrawersIdXReportResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDrawersIdXReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostExchangesResponse401Headers the declared response headers of an HTTP 401 response for PostExchanges
+type PostExchangesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostExchangesResponse429Headers the declared response headers of an HTTP 429 response for PostExchanges
+type PostExchangesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PostExchangesResponse503Headers the declared response headers of an HTTP 503 response for PostExchanges
+type PostExchangesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PostExchangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What an exchange did: the return, and the new order paid with its value (completed when that paid it all).
+		Data Exchange `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostExchangesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostExchangesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostExchangesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostExchangesResponse) GetJSON200() *struct {
+	// Data What an exchange did: the return, and the new order paid with its value (completed when that paid it all).
+	Data Exchange `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostExchangesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostExchangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostExchangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostExchangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostExchangesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -40242,6 +41815,245 @@ func (r GetReportsTaxResponse) ContentType() string {
 	return ""
 }
 
+// GetReportsTipsResponse401Headers the declared response headers of an HTTP 401 response for GetReportsTips
+type GetReportsTipsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReportsTipsResponse429Headers the declared response headers of an HTTP 429 response for GetReportsTips
+type GetReportsTipsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetReportsTipsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []TipRow `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReportsTipsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReportsTipsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReportsTipsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []TipRow `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetReportsTipsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReportsTipsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReportsTipsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReportsTipsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReportsTipsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostReturnsResponse401Headers the declared response headers of an HTTP 401 response for PostReturns
+type PostReturnsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostReturnsResponse429Headers the declared response headers of an HTTP 429 response for PostReturns
+type PostReturnsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PostReturnsResponse503Headers the declared response headers of an HTTP 503 response for PostReturns
+type PostReturnsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PostReturnsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a return did: the money, where it went, the lines and the order or store credit after it.
+		Data Return `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ConflictProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *TooLargeProblem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *ValidationProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *UnavailableProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostReturnsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostReturnsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostReturnsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostReturnsResponse) GetJSON200() *struct {
+	// Data What a return did: the money, where it went, the lines and the order or store credit after it.
+	Data Return `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON409() *ConflictProblem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON413() *TooLargeProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON422() *ValidationProblem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSON503() *UnavailableProblem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r PostReturnsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PostReturnsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostReturnsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostReturnsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostReturnsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSettingsResponse401Headers the declared response headers of an HTTP 401 response for GetSettings
 type GetSettingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -41163,6 +42975,217 @@ func (r GetSyncWsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSyncWsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTipsResponse401Headers the declared response headers of an HTTP 401 response for GetTips
+type GetTipsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTipsResponse429Headers the declared response headers of an HTTP 429 response for GetTips
+type GetTipsResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetTipsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data the page's items
+		Data []Tip `json:"data"`
+
+		// HasMore whether a further page exists
+		HasMore bool `json:"has_more"`
+
+		// NextCursor the cursor of the next page; null on the last
+		NextCursor *string `json:"next_cursor"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTipsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTipsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTipsResponse) GetJSON200() *struct {
+	// Data the page's items
+	Data []Tip `json:"data"`
+
+	// HasMore whether a further page exists
+	HasMore bool `json:"has_more"`
+
+	// NextCursor the cursor of the next page; null on the last
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTipsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTipsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTipsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTipsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTipsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTipsIdResponse401Headers the declared response headers of an HTTP 401 response for GetTipsId
+type GetTipsIdResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetTipsIdResponse429Headers the declared response headers of an HTTP 429 response for GetTipsId
+type GetTipsIdResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetTipsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The tip on one payment.
+		Data Tip `json:"data"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequestProblem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *UnauthorizedProblem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ForbiddenProblem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFoundProblem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *RateLimitedProblem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTipsIdResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTipsIdResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTipsIdResponse) GetJSON200() *struct {
+	// Data The tip on one payment.
+	Data Tip `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON400() *BadRequestProblem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON401() *UnauthorizedProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON403() *ForbiddenProblem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON404() *NotFoundProblem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSON429() *RateLimitedProblem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTipsIdResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTipsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTipsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTipsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTipsIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44355,6 +46378,32 @@ func (c *ClientWithResponses) GetCustomersIdRewardsWithResponse(ctx context.Cont
 	return ParseGetCustomersIdRewardsResponse(rsp)
 }
 
+// GetCustomersIdStoreCreditWithResponse A customer's store credit and its balance (0 and no currency when never credited)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/customers/{id}/store-credit (the `GetCustomersIdStoreCredit` operationId).
+func (c *ClientWithResponses) GetCustomersIdStoreCreditWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCustomersIdStoreCreditResponse, error) {
+	rsp, err := c.GetCustomersIdStoreCredit(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomersIdStoreCreditResponse(rsp)
+}
+
+// GetCustomersIdStoreCreditTransactionsWithResponse List a customer's store credit entries (return, redeem, refund), oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/customers/{id}/store-credit/transactions (the `GetCustomersIdStoreCreditTransactions` operationId).
+func (c *ClientWithResponses) GetCustomersIdStoreCreditTransactionsWithResponse(ctx context.Context, id openapi_types.UUID, params *GetCustomersIdStoreCreditTransactionsParams, reqEditors ...RequestEditorFn) (*GetCustomersIdStoreCreditTransactionsResponse, error) {
+	rsp, err := c.GetCustomersIdStoreCreditTransactions(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomersIdStoreCreditTransactionsResponse(rsp)
+}
+
 // GetDrawersWithResponse List drawer sessions (no figures: those are the X and Z reports')
 //
 // Returns a wrapper object for the known response body format(s).
@@ -44535,6 +46584,32 @@ func (c *ClientWithResponses) GetDrawersIdXReportWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseGetDrawersIdXReportResponse(rsp)
+}
+
+// PostExchangesWithBodyWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+func (c *ClientWithResponses) PostExchangesWithBodyWithResponse(ctx context.Context, params *PostExchangesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error) {
+	rsp, err := c.PostExchangesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostExchangesResponse(rsp)
+}
+
+// PostExchangesWithResponse Exchange in one call: return_lines of the order come back (as POST /returns with its receipt) and line_items are sold on a new order for the order's customer (or customer_id) at the order's store; the return's value pays the new order through the customer's store credit; what the new order costs beyond it is due (pay it by any tender, then complete the order); what the return is worth beyond the new order goes to difference_to (original tender by default, or store credit); an exchange needs a customer (the order's or customer_id: 422 naming it). At the hub, an exchange at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/exchanges (the `PostExchanges` operationId).
+func (c *ClientWithResponses) PostExchangesWithResponse(ctx context.Context, params *PostExchangesParams, body PostExchangesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostExchangesResponse, error) {
+	rsp, err := c.PostExchanges(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostExchangesResponse(rsp)
 }
 
 // GetGiftCardsWithResponse List the org's gift cards; codes are masked but for their last 4 characters without payments:write
@@ -45525,7 +47600,7 @@ func (c *ClientWithResponses) GetOrdersWithResponse(ctx context.Context, params 
 	return ParseGetOrdersResponse(rsp)
 }
 
-// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithBodyWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45538,7 +47613,7 @@ func (c *ClientWithResponses) PostOrdersWithBodyWithResponse(ctx context.Context
 	return ParsePostOrdersResponse(rsp)
 }
 
-// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403
+// PostOrdersWithResponse Create an open order; the server prices it from the catalog, the location's newest active price list, modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46253,6 +48328,45 @@ func (c *ClientWithResponses) GetReportsTaxWithResponse(ctx context.Context, par
 	return ParseGetReportsTaxResponse(rsp)
 }
 
+// GetReportsTipsWithResponse Tips per staff member (or business day, location, till, tender): given, given back with their payment, net, cash and card; not in sales; group_by staff, none, day, location, register, payment_method (default staff); JSON or CSV
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/reports/tips (the `GetReportsTips` operationId).
+func (c *ClientWithResponses) GetReportsTipsWithResponse(ctx context.Context, params *GetReportsTipsParams, reqEditors ...RequestEditorFn) (*GetReportsTipsResponse, error) {
+	rsp, err := c.GetReportsTips(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReportsTipsResponse(rsp)
+}
+
+// PostReturnsWithBodyWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+func (c *ClientWithResponses) PostReturnsWithBodyWithResponse(ctx context.Context, params *PostReturnsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error) {
+	rsp, err := c.PostReturnsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostReturnsResponse(rsp)
+}
+
+// PostReturnsWithResponse Take goods back. With order_id (the receipt): line_items name the order's lines, each at most what was sold less what came back before (422 naming line_items[i].quantity), restocked line by line; the money goes back through the order's payments (refund_to original, the default) or onto the customer's store credit (refund_to store_credit; the order's customer, else customer_id); the refund limit applies as to a refund (approval_token). Without order_id: a manager or owner, or a cashier with a manager's approval_token (403 naming approval_token otherwise), takes products back at location_id onto customer_id's store credit, each unit at the lower of its price now and the lowest it sold at there in the last 90 days. At the hub, a return at a store with its own edge runs at the store (503 while it is not connected)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/returns (the `PostReturns` operationId).
+func (c *ClientWithResponses) PostReturnsWithResponse(ctx context.Context, params *PostReturnsParams, body PostReturnsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostReturnsResponse, error) {
+	rsp, err := c.PostReturns(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostReturnsResponse(rsp)
+}
+
 // GetSettingsWithResponse The org's commercial settings: tax rate and mode, cashier refund limit per order, per-role discount limits, negative stock, offline card limits
 //
 // Returns a wrapper object for the known response body format(s).
@@ -46407,6 +48521,32 @@ func (c *ClientWithResponses) GetSyncWsWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetSyncWsResponse(rsp)
+}
+
+// GetTipsWithResponse List tips (taken with their payments; one per payment)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/tips (the `GetTips` operationId).
+func (c *ClientWithResponses) GetTipsWithResponse(ctx context.Context, params *GetTipsParams, reqEditors ...RequestEditorFn) (*GetTipsResponse, error) {
+	rsp, err := c.GetTips(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTipsResponse(rsp)
+}
+
+// GetTipsIdWithResponse Retrieve a tip
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/tips/{id} (the `GetTipsId` operationId).
+func (c *ClientWithResponses) GetTipsIdWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetTipsIdResponse, error) {
+	rsp, err := c.GetTipsId(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTipsIdResponse(rsp)
 }
 
 // GetUsersWithResponse List the org's staff (owners and managers)
@@ -51182,6 +53322,200 @@ func ParseGetCustomersIdRewardsResponse(rsp *http.Response) (*GetCustomersIdRewa
 	return response, nil
 }
 
+// ParseGetCustomersIdStoreCreditResponse parses an HTTP response from a GetCustomersIdStoreCreditWithResponse call
+func ParseGetCustomersIdStoreCreditResponse(rsp *http.Response) (*GetCustomersIdStoreCreditResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomersIdStoreCreditResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What the org owes a customer as credit to spend in its stores (docs/returns.md): one account a customer, its id the customer's, its balance the sum of its transactions. Returns credit it; a payment of method store_credit spends it.
+			Data StoreCredit `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCustomersIdStoreCreditResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomersIdStoreCreditResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCustomersIdStoreCreditTransactionsResponse parses an HTTP response from a GetCustomersIdStoreCreditTransactionsWithResponse call
+func ParseGetCustomersIdStoreCreditTransactionsResponse(rsp *http.Response) (*GetCustomersIdStoreCreditTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomersIdStoreCreditTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []StoreCreditTransaction `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCustomersIdStoreCreditTransactionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomersIdStoreCreditTransactionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetDrawersResponse parses an HTTP response from a GetDrawersWithResponse call
 func ParseGetDrawersResponse(rsp *http.Response) (*GetDrawersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52169,6 +54503,131 @@ func ParseGetDrawersIdXReportResponse(rsp *http.Response) (*GetDrawersIdXReportR
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostExchangesResponse parses an HTTP response from a PostExchangesWithResponse call
+func ParsePostExchangesResponse(rsp *http.Response) (*PostExchangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostExchangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What an exchange did: the return, and the new order paid with its value (completed when that paid it all).
+			Data Exchange `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostExchangesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostExchangesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostExchangesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -61728,6 +64187,224 @@ func ParseGetReportsTaxResponse(rsp *http.Response) (*GetReportsTaxResponse, err
 	return response, nil
 }
 
+// ParseGetReportsTipsResponse parses an HTTP response from a GetReportsTipsWithResponse call
+func ParseGetReportsTipsResponse(rsp *http.Response) (*GetReportsTipsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReportsTipsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []TipRow `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetReportsTipsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetReportsTipsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostReturnsResponse parses an HTTP response from a PostReturnsWithResponse call
+func ParsePostReturnsResponse(rsp *http.Response) (*PostReturnsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostReturnsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a return did: the money, where it went, the lines and the order or store credit after it.
+			Data Return `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLargeProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest UnavailableProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostReturnsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostReturnsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostReturnsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSettingsResponse parses an HTTP response from a GetSettingsWithResponse call
 func ParseGetSettingsResponse(rsp *http.Response) (*GetSettingsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -62575,6 +65252,193 @@ func ParseGetSyncWsResponse(rsp *http.Response) (*GetSyncWsResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTipsResponse parses an HTTP response from a GetTipsWithResponse call
+func ParseGetTipsResponse(rsp *http.Response) (*GetTipsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTipsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data the page's items
+			Data []Tip `json:"data"`
+
+			// HasMore whether a further page exists
+			HasMore bool `json:"has_more"`
+
+			// NextCursor the cursor of the next page; null on the last
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTipsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTipsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTipsIdResponse parses an HTTP response from a GetTipsIdWithResponse call
+func ParseGetTipsIdResponse(rsp *http.Response) (*GetTipsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTipsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The tip on one payment.
+			Data Tip `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimitedProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetTipsIdResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTipsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

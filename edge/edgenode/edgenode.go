@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WriterPriority: node.DefaultWriterPriority})
 	hubURL := fs.String("hub-url", "", "HTTP address of the hub, to enrol at (with --enrol-token)")
 	enrolToken := fs.String("enrol-token", "", "single-use enrolment token from the hub (POST /locations/:id/enrolment); needed once")
-	leafOverride := fs.String("hub-leaf-url", "", "the hub's leaf URL, when it differs from what the hub advertises")
+	leafOverride := fs.String("hub-leaf-url", "", "the hubs' leaf URLs, comma-separated, when they differ from what the hubs advertise (then the hubs' list is not followed)")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
@@ -80,9 +80,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg := natsnode.Config{Name: "edge-" + n.NodeID(), Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "edge-" + n.NodeID()}
 		if id != nil {
-			cfg.LeafRemotes = []string{creds}
+			cfg.LeafRemotes = creds
 			cfg.LeafTLS = clientTLS
-			if cfg.LeafTLS == nil && strings.HasPrefix(creds, "tls://") {
+			if cfg.LeafTLS == nil && strings.HasPrefix(creds[0], "tls://") {
 				cfg.LeafTLS = &tls.Config{MinVersion: tls.VersionTLS12}
 			}
 		}
@@ -115,11 +115,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		e := link.NewEdge(*id, nc, n.EdgeLinkStore(*id, lag), log, nil)
 		e.Version = kassa.Version
+		if *leafOverride == "" {
+			e.LeafURLs = followLeafURLs(n, ns, cfg.LeafTLS, log)
+		}
 		registerEdgeMetrics(n, e, lag)
 		// Gift card payments are authorized at the hub while connected.
 		n.AuthorizeGiftCardsAtHub(*id, nc, func() bool { return e.Status().Connected })
 		// The hub routes money operations on this store's orders here.
-		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders,
+		cmds, err := (&forward.Edge{ID: *id, Payments: n.Services.Payments, Orders: n.Services.Orders, Returns: n.Services.Returns,
 			Idempotency: n.Services.Idempotency, Log: log, CatchUp: func(ctx context.Context) error {
 				for range 100 { // a batch at a time, until nothing is left
 					if k, err := e.PullOnce(ctx); err != nil || k == 0 {
@@ -166,4 +169,20 @@ func registerEdgeMetrics(n *node.Node, e *link.Edge, lag prometheus.Collector) {
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_pending_up", Help: "Local changes not yet acknowledged by the hub."},
 			func() float64 { k, _ := n.PendingUp(context.Background()); return float64(k) }))
+}
+
+// followLeafURLs is the edge's hook for the cluster's leaf URLs a pull
+// brings: a new set is kept and the leaf remote replaced at once; the
+// positions (outbox, cursor) are in the store and stay where they are.
+func followLeafURLs(n *node.Node, ns *natsnode.Server, leafTLS *tls.Config, log *slog.Logger) func(context.Context, []string) {
+	return func(ctx context.Context, urls []string) {
+		creds, err := n.NewLeafURLs(ctx, urls)
+		if err == nil && creds != nil {
+			err = ns.SetLeafRemotes(creds, leafTLS)
+			log.Info("the hubs' leaf URLs changed", "hubs", len(urls))
+		}
+		if err != nil {
+			log.Warn("new leaf URLs not taken", "err", err)
+		}
+	}
 }

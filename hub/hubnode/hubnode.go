@@ -63,6 +63,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
+	clusterFlags := bindCluster(fs)
 	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
 	publicURL := fs.String("public-url", "", "the URL partners reach the hub at (https://pos.example.com), named by the OAuth metadata; default: the listen address")
 	fs.IntVar(&f.TokenRate.ClientPerMinute, "token-per-minute", httpapi.DefaultTokenPerMinute, "OAuth token endpoint: calls per minute of one authenticated client")
@@ -95,7 +96,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	cluster, err := clusterFlags.config(getenv, f.TLS, serverTLS)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: f.LogLevel}))
+	if cluster != nil {
+		log.Info("the hub joins a NATS cluster: its hubs must share one PostgreSQL store (docs/cluster.md)", "cluster", cluster.Name)
+	}
 	if hub.Webhooks.AllowLoopback {
 		log.Warn("webhooks may target loopback (--webhook-allow-loopback): not for production")
 	}
@@ -110,6 +118,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nd.LocationEdge(ctx, org, location)
 	}}
 	edges := node.NewEdgeBook()
+	// Every hub's leaf URL, this hub's first: given at enrolment and with
+	// every pull (docs/cluster.md).
+	leafURLs := func() []string {
+		if *leafAdvertise != "" {
+			return clusterFlags.urls(*leafAdvertise)
+		}
+		return clusterFlags.urls(ns.LeafURL())
+	}
 	f.Ready = func(context.Context) error {
 		if ns == nil || !ns.Ready() {
 			return fmt.Errorf("nats server not ready")
@@ -118,12 +134,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	f.Extend = func(n *node.Node) error {
 		nd = n
-		n.Services.Enrolment = n.EnrolmentService(func() string {
-			if *leafAdvertise != "" {
-				return *leafAdvertise
-			}
-			return ns.LeafURL()
-		}, func(nodeID string) {
+		n.Services.Enrolment = n.ClusterEnrolmentService(leafURLs, func(nodeID string) {
 			edges.Forget(nodeID)
 			if ns != nil {
 				ns.DisconnectLeaf(nodeID)
@@ -132,6 +143,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n.Services.Sync = n.HubSync(edges)
 		// A store's money operations run at the store (package forward).
 		n.Services.Payments, n.Services.Orders = router.Wrap(n.Services.Payments, n.Services.Orders)
+		n.Services.Returns = router.WrapReturns(n.Services.Returns) // docs/returns.md
 		return nil
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {
@@ -146,7 +158,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ns, err = natsnode.Start(natsnode.Config{
 			Name: "hub-" + n.NodeID(), Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
-			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token,
+			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token, Cluster: cluster, OnLeaf: edges.Attach,
 			LeafAuth: func(user, password string) *server.Permissions {
 				id := n.LeafIdentity(context.Background(), user, password)
 				if id == nil {
@@ -170,7 +182,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		edgesUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_sync_edges_connected",
 			Help: "Edges that spoke to the hub in the last 10 seconds."}, func() float64 { return float64(edges.Connected()) })
-		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges), router.Collector())
+		n.HTTP.Registry().MustRegister(lag, edgesUp, n.EdgeCollector(edges), router.Collector(),
+			leafCollector(func() *natsnode.Server { return ns }, ns.Name()))
 		n.HTTP.Registry().MustRegister(n.RefusedCounters()...)
 		store := n.HubLinkStore(edges, lag)
 		h, err := link.StartHub(nc, store, log)
@@ -178,6 +191,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		n.Jobs.OnStop("sync-hub", h.Stop)
+		h.SetLeafURLs(leafURLs())
 		// Stores authorize gift card payments here (docs/giftcards.md).
 		gifts, err := n.ServeGiftCards(nc, store.Known)
 		if err != nil {

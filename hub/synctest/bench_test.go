@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,7 @@ func BenchmarkSync(b *testing.B) {
 		}
 		wg.Wait()
 		lastID := last.Load().(string)
+		stopProfile := profileCatchUp(b)
 		start, cpu := time.Now(), processCPU()
 		e.proxy.restore()
 		wait.For(b, 5*time.Minute, "the backlog at the hub", func() bool {
@@ -102,6 +104,7 @@ func BenchmarkSync(b *testing.B) {
 				e.status(b, e.edge, e.edgeMgr)["pending_up"] == float64(0)
 		})
 		catchUp, catchUpCPU := time.Since(start), processCPU()-cpu
+		stopProfile()
 
 		fmt.Printf("\nSync: loopback, %s, %d CPUs, %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 		fmt.Printf("| %-52s | %9s | %9s |\n", "run", "p50 ms", "p99 ms")
@@ -111,6 +114,24 @@ func BenchmarkSync(b *testing.B) {
 		fmt.Printf("Catch-up: %d orders made offline (%d change records) at the hub %.2f s after reconnect (target <= 3 s), %.2f s of CPU (edge and hub); visibility p99 target <= 100 ms; %d active campaigns\n\n",
 			backlog, backlog*3, catchUp.Seconds(), catchUpCPU.Seconds(), campaigns)
 	}
+}
+
+// profileCatchUp writes a CPU profile of the catch-up alone to the file
+// KASSA_BENCH_SYNC_PROFILE names (go test's -cpuprofile covers the whole
+// run, most of it the offline sales); it returns the function that stops it.
+func profileCatchUp(b *testing.B) func() {
+	path := os.Getenv("KASSA_BENCH_SYNC_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // processCPU is the CPU time the process (edge and hub) used so far:

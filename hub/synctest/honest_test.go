@@ -317,7 +317,8 @@ func (h *honestRun) pick(states ...string) *honestOrder {
 
 func (h *honestRun) step(i int) {
 	ops := []func(){h.newOrder, h.newOrder, h.pay, h.pay, h.pay, h.pay, h.complete, h.complete, h.complete, h.refund, h.refund, h.voidOrCapture,
-		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange, h.layby, h.layby}
+		h.cancel, h.updateOrder, h.stock, h.customer, h.loyalty, h.giftCard, h.transfer, h.kitchen, h.toggle, h.staffChange, h.layby, h.layby,
+		h.returns}
 	h.log = append(h.log, fmt.Sprintf("step %d (offline %v)", i, h.offline))
 	ops[h.rng.IntN(len(ops))]()
 }
@@ -361,8 +362,12 @@ func (h *honestRun) pay() {
 	case 0, 1:
 		body["method"] = "cash"
 		body["tendered"] = amount + h.rng.Int64N(1000)
+		if h.rng.IntN(2) == 0 { // a tip (docs/tips.md), covered by what was handed over
+			body["tip"] = h.rng.Int64N(amount/5 + 1)
+			body["tendered"] = amount + body["tip"].(int64) + h.rng.Int64N(1000)
+		}
 	case 2:
-		body["method"], body["card_number"] = "card", processor.CardApprove
+		body["method"], body["card_number"] = "card", []string{processor.CardApprove, processor.CardTerminalTip}[h.rng.IntN(2)]
 	case 3:
 		body["method"], body["card_number"] = "card", processor.CardApprove
 		body["capture"], capture = false, false
@@ -462,6 +467,78 @@ func (h *honestRun) refund() {
 	st, r := h.call("refund", "POST", "/api/v1/orders/"+o.id+"/refund", h.e.edgeMgr, body)
 	if st == 200 || st == 201 {
 		o.status, _ = r["status"].(string)
+	}
+}
+
+// returns takes goods back at the store as the API lets it
+// (docs/returns.md): without a receipt onto Kim's store credit (a
+// manager's), lines of a completed order to the original tender or her
+// store credit, an exchange, and her credit spent on an open order.
+func (h *honestRun) returns() {
+	kim := h.custs[0]
+	if h.rng.IntN(4) == 0 {
+		h.call("return without receipt", "POST", "/api/v1/returns", h.e.edgeMgr, h.atTill(map[string]any{"location_id": h.e.location, "customer_id": kim,
+			"line_items": []any{map[string]any{"product_id": h.products[h.rng.IntN(len(h.products))], "quantity": 1, "restock": h.rng.IntN(2) == 0}}}))
+		return
+	}
+	if h.rng.IntN(3) == 0 {
+		h.spendCredit(kim)
+		return
+	}
+	o := h.pick("completed", "partially_refunded")
+	if o == nil {
+		return
+	}
+	_, full := h.call("order", "GET", "/api/v1/orders/"+o.id, h.e.edgeMgr, nil)
+	var lines []any
+	for _, l := range full["line_items"].([]any) {
+		if m := l.(map[string]any); m["quantity"].(float64) > m["refunded_quantity"].(float64) {
+			lines = append(lines, map[string]any{"line_item_id": m["id"], "quantity": 1, "restock": h.rng.IntN(2) == 0})
+			break
+		}
+	}
+	if lines == nil {
+		return
+	}
+	to := []string{"original", "store_credit"}[h.rng.IntN(2)]
+	if h.rng.IntN(2) == 0 {
+		st, r := h.call("return to "+to, "POST", "/api/v1/returns", h.e.edgeMgr, h.atTill(map[string]any{"order_id": o.id, "customer_id": kim,
+			"refund_to": to, "line_items": lines}))
+		if st == 200 {
+			o.status, _ = r["order"].(map[string]any)["status"].(string)
+		}
+		return
+	}
+	st, x := h.call("exchange", "POST", "/api/v1/exchanges", h.e.edgeMgr, h.atTill(map[string]any{"order_id": o.id, "customer_id": kim,
+		"difference_to": to, "return_lines": lines, "line_items": []any{map[string]any{"product_id": h.products[h.rng.IntN(len(h.products))], "quantity": 1}}}))
+	if st != 200 {
+		return
+	}
+	n := x["order"].(map[string]any)
+	h.orders[n["id"].(string)] = &honestOrder{id: n["id"].(string), status: n["status"].(string), total: int64(n["total"].(float64)),
+		paid: int64(n["paid_total"].(float64))}
+	_, full = h.call("order", "GET", "/api/v1/orders/"+o.id, h.e.edgeMgr, nil)
+	o.status, _ = full["status"].(string)
+}
+
+// spendCredit pays part of an open order of Kim's with her store credit.
+func (h *honestRun) spendCredit(kim string) {
+	o := h.pick("open")
+	if o == nil || o.paid >= o.total {
+		return
+	}
+	_, c := h.call("store credit", "GET", "/api/v1/customers/"+kim+"/store-credit", h.e.edgeMgr, nil)
+	amount := min(int64(c["balance"].(float64)), o.total-o.paid)
+	if amount <= 0 {
+		return
+	}
+	if st, _ := h.call("her order", "PATCH", "/api/v1/orders/"+o.id, h.tok(), map[string]any{"customer_id": kim}); st != 200 {
+		return
+	}
+	st, p := h.call("pay store_credit", "POST", "/api/v1/payments/initiate", h.tok(), h.atTill(map[string]any{"order_id": o.id, "amount": amount, "method": "store_credit"}))
+	if st == 201 && p["status"] == "captured" {
+		o.paid += amount
+		o.pays = append(o.pays, p["id"].(string))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,11 @@ func TestOpsPageInChromium(t *testing.T) {
 	b.Within(20*time.Second, "the edge's row is green", chromedp.WaitVisible(row+".up"))
 	if up := get(t, b, "read the counts", chromedp.Text("#n-connected")); up != "1" {
 		t.Errorf("connected count %q, want 1", up)
+	}
+	// The Link cell names the hub the store's leaf link is attached to.
+	hubName := "hub-" + regexp.MustCompile(`kassa hub (\S+) serving`).FindStringSubmatch(e.hub.Output())[1]
+	if link := get(t, b, "read the link cell", chromedp.Text(row+" td:nth-child(2)")); !strings.Contains(link, "at "+hubName) {
+		t.Errorf("the link cell says %q, want it to name %s", link, hubName)
 	}
 	shot("ops-1-connected")
 

@@ -91,7 +91,7 @@ const (
 
 // ops are the routed operations, as labelled in
 // kassa_money_operations_total.
-var ops = []string{opInitiate, opCapture, opVoid, opRefund, opComplete, opCancel}
+var ops = []string{opInitiate, opCapture, opVoid, opRefund, opComplete, opCancel, opReturn, opExchange}
 
 // errUnknownOp: the store runs an earlier release that does not know the
 // operation; nothing ran there.

@@ -20,6 +20,7 @@ type Edge struct {
 	ID          link.Identity
 	Payments    kassa.PaymentService
 	Orders      kassa.OrderService
+	Returns     kassa.ReturnService // nil: returns are not routed here (return.go)
 	Idempotency kassa.IdempotencyStore
 	Log         *slog.Logger
 	// CatchUp applies the hub's log until nothing is left; the edge runs
@@ -143,6 +144,8 @@ func (e *Edge) runOnce(ctx context.Context, cmd link.Command) (any, error) {
 			ctx = kassa.WithRegister(ctx, r)
 		}
 		return e.Orders.RefundOrder(ctx, in.ID, in.Refund)
+	case opReturn, opExchange:
+		return e.runReturn(ctx, cmd)
 	}
 	return nil, kassa.Errorf(kassa.EBadRequest, "%s", unknownOp(cmd.Op))
 }

@@ -35,6 +35,17 @@ type isoFixture struct {
 	// A's values: B's call must not find A's row by them either.
 	queries  map[string]string
 	partnerB string // on the hub: a partner app that did not create A
+	// byBody are calls that name A's ids in their body, not their path
+	// (returns, exchanges): B's must be refused with status, changing
+	// nothing of A.
+	byBody []isoBodyCall
+}
+
+// isoBodyCall is a POST naming A's ids in its body.
+type isoBodyCall struct {
+	path   string
+	body   map[string]any
+	status int
 }
 
 // isoCreate posts body as A's owner and returns the new id.
@@ -107,7 +118,8 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		t.Fatalf("setup PUT /registers/{id}/printer: %d %s", r.Status, r.Body)
 	}
 	sold := f.isoCreate(t, "/orders", map[string]any{"location_id": loc, "line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}})
-	f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": sold, "amount": total, "method": "cash"})
+	f.isoCreate(t, "/payments/initiate", map[string]any{"order_id": sold, "amount": total, "method": "cash", "tip": 1})
+	tip := f.tn.Do("GET", "/api/v1/tips?order_id="+sold, f.a.Owner, nil).List()[0].(map[string]any)["id"].(string)
 	if r := f.tn.Do("POST", "/api/v1/orders/"+sold+"/complete", f.a.Owner, map[string]any{"register_id": register}); r.Status != 200 {
 		t.Fatalf("setup complete: %d %s", r.Status, r.Body)
 	}
@@ -115,6 +127,18 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 	layby := f.isoCreate(t, "/laybys", map[string]any{"location_id": loc, "customer_id": cust,
 		"line_items": []any{map[string]any{"product_id": prod, "quantity": 2}}, "deposit": map[string]any{"method": "cash", "amount": 200}})
 	f.queries["/gift-cards/lookup"] = "code=" + giftCode
+	// A's customer holds store credit (a return without receipt); B names
+	// A's order, store, customer and product in returns and exchanges.
+	f.isoCreate(t, "/returns", map[string]any{"location_id": loc, "customer_id": cust, "line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}})
+	soldLine := f.tn.Do("GET", "/api/v1/orders/"+sold, f.a.Owner, nil).Data()["line_items"].([]any)[0].(map[string]any)["id"]
+	back := []any{map[string]any{"line_item_id": soldLine, "quantity": 1}}
+	f.byBody = []isoBodyCall{
+		{"/returns", map[string]any{"order_id": sold, "line_items": back}, 404},
+		{"/returns", map[string]any{"order_id": sold, "line_items": back, "refund_to": "store_credit", "customer_id": cust}, 404},
+		{"/exchanges", map[string]any{"order_id": sold, "customer_id": cust, "return_lines": back,
+			"line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}}, 404},
+		{"/returns", map[string]any{"location_id": loc, "customer_id": cust, "line_items": []any{map[string]any{"product_id": prod, "quantity": 1}}}, 422},
+	}
 	closed := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 1000}})
 	zReport := f.isoCreate(t, "/drawers/"+closed+"/close", map[string]any{"count": map[string]any{"amount": 1000}})
 	drawer := f.isoCreate(t, "/drawers", map[string]any{"register_id": register, "float": map[string]any{"amount": 2000}})
@@ -129,7 +153,7 @@ func newIsoFixture(t *testing.T, kind string) *isoFixture {
 		"/catalog/price-lists/": prices, "/customers/": cust, "/loyalty/programs/": program, "/loyalty/accounts/": account,
 		"/loyalty/accounts/customer/": cust, "/inventory/transfers/": transfer, "/orders/": order, "/payments/": payment,
 		"/kds/tickets/": order, "/campaigns/": campaign, "/gift-cards/": gift.Data()["id"].(string),
-		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby,
+		"/registers/": register, "/drawers/": drawer, "/z-reports/": zReport, "/laybys/": layby, "/tips/": tip,
 	} {
 		f.ids[prefix] = id
 	}
@@ -363,6 +387,11 @@ func testCrossOrgIsolation(t *testing.T, kind string) {
 					t.Errorf("B's GET %s%s shows A's %s: %s", rt.path, q, id, r.Body)
 				}
 			}
+		}
+	}
+	for _, call := range f.byBody {
+		if r := f.tn.Do("POST", "/api/v1"+call.path, f.b.Owner, call.body); r.Status != call.status {
+			t.Errorf("B's POST %s naming A's ids %v: %d, want %d: %s", call.path, call.body, r.Status, call.status, r.Body)
 		}
 	}
 	after := strings.Split(f.stateOfA(t, withID, lists), "\n")

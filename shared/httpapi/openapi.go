@@ -138,7 +138,8 @@ func (s *Server) buildOpenAPI() map[string]any {
 				"Test cards (a simulated card network; POST /payments/initiate with method card and card_number; a decline is 201 " +
 				"with status failed and failure_reason): 4242424242424242 approves, as does any other number passing the Luhn check; " +
 				"4000000000000002 declines (card_declined); 4000000000009995 declines (insufficient_funds); 4000000000000119 " +
-				"fails as a network error (processing_error); a number failing the Luhn check, such as 4242424242424241, fails " +
+				"fails as a network error (processing_error); 4000000000001505 approves and its customer adds a tip of 10 percent of the amount on the terminal " +
+				"(the payment's tip, unless the request sent one); a number failing the Luhn check, such as 4242424242424241, fails " +
 				"(invalid_number). Offline, within the org's offline limits, the till approves every Luhn-valid number and the " +
 				"decline cards are declined when the payment is forwarded. " +
 				"Money: every amount is at most 10^12 minor units (a price, a line, an order total, a payment, a refund; 422 beyond); " +
@@ -205,6 +206,7 @@ var tagText = map[string]string{
 	"locations":   "The org's stores",
 	"loyalty":     "Loyalty programs, accounts and points",
 	"gift-cards":  "Gift cards: issue, look up, disable; they pay through POST /payments/initiate with method gift_card",
+	"returns":     "Returns, exchanges and store credit: goods back with or without a receipt, to the original tender or a customer's store credit",
 	"laybys":      "Lay-bys: goods set aside for a customer who pays in instalments at any store; completed when paid, cancelled with a refund",
 	"drawers":     "Registers (tills), cash drawers from float to blind close, X and Z reports; the business day is the location's",
 	"reports":     "Reports by the location's business days: sales, tax, payments, inventory, loyalty, gift cards, cash and campaigns, as JSON or CSV",

@@ -28,8 +28,9 @@ func (s *Server) routesOrders() {
 		Summary: "Create an open order; the server prices it from the catalog, the location's newest active price list, " +
 			"modifiers, discounts (percent in basis points or amount) and the org's tax setting (half-up per line); " +
 			"quantities 1-10000, at most 100 lines, a line and the order total at most 10^12 minor units (422 beyond); " +
-			"manual discounts above the role's discount_limits (basis points of the subtotal) are 403",
-		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, svc.CreateOrder)})
+			"manual discounts above the role's discount_limits (basis points of the subtotal) are 403, unless approval_token is the sign-in of " +
+			"a manager or owner of the org whose limit allows them: the order stays the caller's and records them as approved_by (422 for a token that is not a valid sign-in)",
+		Handler: createWith("/orders", func(o *kassa.Order) string { return o.ID }, s.approvedOrder(svc.CreateOrder))})
 	s.handle(&Route{Method: "POST", Path: "/orders/quote", Tag: "orders", Scope: kassa.ScopeOrdersWrite,
 		Body: kassa.OrderCreate{}, Resp: kassa.Order{},
 		Summary: "Price an order exactly as POST /orders would and store nothing (the till's running total): " +
@@ -80,12 +81,23 @@ func (s *Server) listOrders(c *fiber.Ctx) error {
 	return list(c, l, err)
 }
 
+// approvedOrder reads in's approval_token into its approver before run.
+func (s *Server) approvedOrder(run func(context.Context, *kassa.OrderCreate) (*kassa.Order, error)) func(context.Context, *kassa.OrderCreate) (*kassa.Order, error) {
+	return func(ctx context.Context, in *kassa.OrderCreate) (*kassa.Order, error) {
+		var err error
+		if in.Approver, err = s.approver(ctx, in.ApprovalToken); err != nil {
+			return nil, err
+		}
+		return run(ctx, in)
+	}
+}
+
 func (s *Server) quoteOrder(c *fiber.Ctx) error {
 	var in kassa.OrderCreate
 	if err := decode(c, &in); err != nil {
 		return err
 	}
-	o, err := s.svc.Orders.QuoteOrder(c.UserContext(), &in)
+	o, err := s.approvedOrder(s.svc.Orders.QuoteOrder)(c.UserContext(), &in)
 	if err != nil {
 		return err
 	}

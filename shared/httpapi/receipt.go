@@ -208,9 +208,11 @@ var receiptTmpl = template.Must(template.New("receipt").Funcs(template.FuncMap{
 {{range .R.Taxes}}<tr><td>Tax {{rate .RateBps}}{{if $r.TaxInclusive}} incl.{{end}}</td><td class="n">{{money $r .Tax}}</td></tr>{{end}}
 <tr class="t"><td>{{if eq .R.Kind "refund"}}Refunded{{else}}Total{{end}} {{.R.Currency}}</td><td class="n">{{money $r .R.Total}}</td></tr>
 {{range .R.Payments}}<tr><td>{{tender .}}</td><td class="n">{{money $r .Amount}}</td></tr>
+{{with .Tip}}<tr class="m"><td>tip</td><td class="n">{{money $r .}}</td></tr>{{end}}
 {{with .Tendered}}<tr class="m"><td>tendered</td><td class="n">{{money $r .}}</td></tr>{{end}}
 {{with .Change}}<tr class="m"><td>change</td><td class="n">{{money $r .}}</td></tr>{{end}}
 {{with .GiftCardBalance}}<tr class="m"><td>card balance</td><td class="n">{{money $r .}}</td></tr>{{end}}{{end}}
+{{with .R.TipTotal}}<tr><td>Tips</td><td class="n">{{money $r .}}</td></tr>{{end}}
 {{with .R.Loyalty}}<tr><td>Points earned</td><td class="n">{{.Earned}}</td></tr><tr><td>Points balance</td><td class="n">{{.Balance}}</td></tr>{{end}}
 </table><hr>{{with .R.Store.Footer}}<div class="c">{{.}}</div>{{end}}<div class="c">{{.Barcode}}</div></main></body></html>
 `))

@@ -127,10 +127,13 @@ func (w *repWorld) sell(rng *rand.Rand, tok, loc string) {
 			first = total
 		}
 	}
+	if pay["method"] == "cash" && rng.IntN(2) == 0 {
+		pay["tip"] = rng.Int64N(first/5 + 1) // tips (docs/tips.md): never in sales
+	}
 	w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, pay), "first tender")
 	if first < total {
 		w.must(w.tn.Do("POST", "/api/v1/payments/initiate", tok, map[string]any{"order_id": id, "amount": total - first, "method": "card",
-			"card_number": "4242 4242 4242 4242"}), "card")
+			"card_number": "4242 4242 4242 4242", "tip": rng.Int64N((total-first)/5 + 1)}), "card")
 	}
 	w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/complete", tok, map[string]any{}), "complete")
 	w.orders = append(w.orders, id)
@@ -153,6 +156,11 @@ func (w *repWorld) refund(rng *rand.Rand, tok string) {
 	}
 	if body["line_items"] == nil {
 		body["amount"] = 1 + rng.Int64N(left-1)
+	} else if rng.IntN(2) == 0 && len(w.custs) > 0 {
+		// A return of the line onto a customer's store credit (docs/returns.md).
+		w.must(w.tn.Do("POST", "/api/v1/returns", tok, map[string]any{"order_id": id, "refund_to": "store_credit",
+			"customer_id": w.custs[rng.IntN(len(w.custs))], "line_items": body["line_items"]}), "return")
+		return
 	}
 	w.must(w.tn.Do("POST", "/api/v1/orders/"+id+"/refund", tok, body), "refund")
 }
@@ -341,9 +349,12 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 		for _, r := range o.Refunds {
 			rd := day(o.LocationID, kassa.BusinessDay(r.CreatedAt, ds))
 			rd.refunds += r.Amount
+			toCredit := r.Amount
 			for _, p := range r.Payments {
 				rd.refunded[method[p.PaymentID]] += p.Amount
+				toCredit -= p.Amount
 			}
+			rd.refunded["store_credit"] += toCredit // a return onto store credit
 			rt := taxByRate[rate]
 			taxByRate[rate] = [2]int64{rt[0], rt[1] + kassa.RefundTax(r.Amount, o.TaxRateBps)}
 			byStaff[*o.CreatedBy] -= r.Amount
@@ -439,6 +450,8 @@ func TestReportsReconcileToTheCentAcrossDaylightSavingAndCutoff(t *testing.T) {
 	repCheckLoyalty(t, w, tok, q, locIDs[0])
 	repCheckGiftCards(t, w, tok, q, locIDs[0], orders)
 	repCheckCash(t, w, tok, q)
+	repCheckTips(t, w, tok, q, locIDs)
+	repCheckCSV[kassa.TipRow](t, w.tn, tok, "/reports/tips"+q+"&group_by=staff")
 	repCheckCSV[kassa.SalesRow](t, w.tn, tok, "/reports/sales"+q+"&group_by=day")
 	repCheckCSV[kassa.PaymentRow](t, w.tn, tok, "/reports/payments"+q+"&group_by=location")
 	repCheckCSV[kassa.InventoryRow](t, w.tn, tok, "/reports/inventory?low_stock=false")
@@ -662,6 +675,67 @@ func repCheckCash(t *testing.T, w *repWorld, tok, q string) {
 		if fmt.Sprint(repVals(got)) != fmt.Sprint(repVals(want)) || len(want) == 0 {
 			t.Errorf("cash by %s (sessions, float, cash sales, expected, counted, over/short):\nreport %v\nZ reports %v", g, repVals(got), repVals(want))
 		}
+	}
+}
+
+// repCheckTips: the tips report by business day at each location is the
+// sum of the tips given (on their day) and given back (on the refund's),
+// cash apart; by staff member it adds up to the same.
+func repCheckTips(t *testing.T, w *repWorld, tok, q string, locIDs []string) {
+	t.Helper()
+	var all [5]int64 // count, tips, refunded, net, cash
+	for _, loc := range locIDs {
+		want := map[string]*[5]int64{}
+		row := func(d string) *[5]int64 {
+			if want[d] == nil {
+				want[d] = &[5]int64{}
+			}
+			return want[d]
+		}
+		for _, it := range w.tn.Do("GET", "/api/v1/tips?limit=200", tok, nil).List() {
+			tip := it.(map[string]any)
+			if tip["location_id"] != loc || tip["status"] == "voided" {
+				continue
+			}
+			amount, cash := int64(tip["amount"].(float64)), tip["method"] == "cash"
+			at, _ := time.Parse(time.RFC3339, tip["created_at"].(string))
+			v := row(kassa.BusinessDay(at, w.locs[loc]))
+			v[0], v[1], v[3] = v[0]+1, v[1]+amount, v[3]+amount
+			if cash {
+				v[4] += amount
+			}
+			if tip["status"] == "refunded" {
+				back, _ := time.Parse(time.RFC3339, tip["refunded_at"].(string))
+				v = row(kassa.BusinessDay(back, w.locs[loc]))
+				v[2], v[3] = v[2]+amount, v[3]-amount
+				if cash {
+					v[4] -= amount
+				}
+			}
+		}
+		got := map[string]*[5]int64{}
+		for _, r := range repRows(t, w.tn, tok, "/reports/tips"+q+"&group_by=day&location_id="+loc) {
+			n := func(f string) int64 { return int64(r[f].(float64)) }
+			got[r["group"].(string)] = &[5]int64{n("count"), n("tips"), n("refunded"), n("net"), n("cash")}
+			if n("card") != n("net")-n("cash") {
+				t.Errorf("tips on %v: card %d is not net less cash", r["group"], n("card"))
+			}
+			for i, x := range got[r["group"].(string)] {
+				all[i] += x
+			}
+		}
+		if fmt.Sprint(repVals(got)) != fmt.Sprint(repVals(want)) || len(want) == 0 {
+			t.Errorf("tips at %s by day (count, tips, refunded, net, cash):\nreport %v\nraw    %v", w.locs[loc].Timezone, repVals(got), repVals(want))
+		}
+	}
+	var staff [5]int64
+	for _, r := range repRows(t, w.tn, tok, "/reports/tips"+q+"&group_by=staff") {
+		for i, f := range []string{"count", "tips", "refunded", "net", "cash"} {
+			staff[i] += int64(r[f].(float64))
+		}
+	}
+	if staff != all {
+		t.Errorf("tips by staff add up to %v, by day %v", staff, all)
 	}
 }
 

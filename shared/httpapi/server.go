@@ -138,8 +138,11 @@ type Services struct {
 	Loyalty        kassa.LoyaltyService
 	GiftCards      kassa.GiftCardService
 	Laybys         kassa.LaybyService
+	Returns        kassa.ReturnService
+	StoreCredit    kassa.StoreCreditService
 	Registers      kassa.RegisterService
 	Drawers        kassa.DrawerService
+	Tips           kassa.TipService
 	Reports        kassa.ReportService
 	Inventory      kassa.InventoryService
 	Orders         kassa.OrderService
@@ -280,9 +283,12 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 		{svc.Loyalty != nil, s.routesLoyalty},
 		{svc.GiftCards != nil, s.routesGiftCards},
 		{svc.Laybys != nil, s.routesLaybys},
+		{svc.Returns != nil, s.routesReturns},
+		{svc.StoreCredit != nil, s.routesStoreCredit},
 		{svc.Registers != nil, s.routesRegisters},
 		{svc.Drawers != nil, s.routesDrawers},
 		{svc.Reports != nil, s.routesReports},
+		{svc.Tips != nil, s.routesTips},
 		{svc.Inventory != nil, s.routesInventory},
 		{svc.Orders != nil, s.routesOrders},
 		{svc.Receipts != nil && svc.Orders != nil, s.routesReceipts},

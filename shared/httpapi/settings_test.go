@@ -18,11 +18,12 @@ var setDefaults = map[string]any{
 	"tax_rate_bps": 1000.0, "tax_inclusive": true, "refund_limit": 5000.0, "allow_negative_stock": true,
 	"offline_card_limit": 10000.0, "offline_card_daily_limit": 100000.0, "gift_card_offline_limit": 0.0,
 	"layby_min_deposit_bps": 1000.0, "layby_term_days": 56.0, "layby_termination_charge": 0.0, "tax_categories": []any{},
+	"tip_max_percent": 100.0,
 	"discount_limits": map[string]any{"manager": 10000.0, "cashier": 0.0, "partner": 10000.0},
 	"payment_methods": []any{
 		map[string]any{"method": "cash", "enabled": true}, map[string]any{"method": "card", "enabled": true},
 		map[string]any{"method": "gift_card", "enabled": false}, map[string]any{"method": "external", "enabled": false},
-		map[string]any{"method": "loyalty_points", "enabled": false},
+		map[string]any{"method": "loyalty_points", "enabled": false}, map[string]any{"method": "store_credit", "enabled": true},
 	},
 }
 
@@ -115,6 +116,8 @@ func TestSettingsPatch(t *testing.T) {
 			status: 422, kind: "validation", field: "tax_categories"},
 		{name: "a tax category without a key", body: map[string]any{"tax_categories": []any{map[string]any{"id": "Lux Goods", "name": "Luxury", "rate_bps": 100}}},
 			status: 422, kind: "validation", field: "tax_categories"},
+		{name: "tips up to 20 %", body: map[string]any{"tip_max_percent": 20}, status: 200, changes: map[string]any{"tip_max_percent": 20.0}, records: 1},
+		{name: "tips above 1000 %", body: map[string]any{"tip_max_percent": 1001}, status: 422, kind: "validation", field: "tip_max_percent"},
 		{name: "a negative termination charge", body: map[string]any{"layby_termination_charge": -1}, status: 422, kind: "validation", field: "layby_termination_charge"},
 		{name: "one bad field spoils the patch", body: map[string]any{"tax_rate_bps": 700, "refund_limit": -1}, status: 422, kind: "validation", field: "refund_limit"},
 		{name: "an unknown field", body: map[string]any{"currency": "EUR"}, status: 422, kind: "validation", field: "currency"},
@@ -168,7 +171,7 @@ func TestSettingsPaymentMethods(t *testing.T) {
 		return map[string]any{"methods": []any{
 			map[string]any{"method": "cash", "enabled": cash}, map[string]any{"method": "card", "enabled": card},
 			map[string]any{"method": "gift_card", "enabled": gift}, map[string]any{"method": "external", "enabled": ext},
-			map[string]any{"method": "loyalty_points", "enabled": false},
+			map[string]any{"method": "loyalty_points", "enabled": false}, map[string]any{"method": "store_credit", "enabled": true},
 		}}
 	}
 	entry := func(method any, enabled any) map[string]any {

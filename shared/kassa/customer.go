@@ -21,6 +21,7 @@ type Customer struct {
 	Notes           string         `json:"notes"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+	StoreCredit     int64          `json:"store_credit"` // The customer's store credit balance, in minor units (docs/returns.md; entries at /customers/{id}/store-credit).
 }
 
 // CustomerCreate is the body of POST /customers. At least one of a name,

@@ -38,6 +38,11 @@ const (
 	DrawerPaidIn  DrawerEntryType = "paid_in"  // cash put in, with a reason
 	DrawerPaidOut DrawerEntryType = "paid_out" // cash taken out, with a reason (negative)
 	DrawerNoSale  DrawerEntryType = "no_sale"  // the drawer opened without a sale (amount 0)
+	// DrawerTip is a tip taken on a payment at the register (any method;
+	// a cash tip is in the drawer), DrawerTipRefund one given back with
+	// its payment (negative). docs/tips.md.
+	DrawerTip       DrawerEntryType = "tip"
+	DrawerTipRefund DrawerEntryType = "tip_refund"
 )
 
 // DrawerSession is one register's drawer from opening to close.
@@ -79,11 +84,12 @@ type DrawerEntry struct {
 
 // TenderTotal sums one tender's sales and refunds at a register.
 type TenderTotal struct {
-	Method  PaymentMethod `json:"method"`  // The tender.
-	Count   int64         `json:"count"`   // Sales.
-	Sales   int64         `json:"sales"`   // Their sum, in minor units.
-	Refunds int64         `json:"refunds"` // Returned through it, in minor units (positive).
-	Net     int64         `json:"net"`     // sales minus refunds.
+	Method  PaymentMethod `json:"method"`         // The tender.
+	Count   int64         `json:"count"`          // Sales.
+	Sales   int64         `json:"sales"`          // Their sum, in minor units.
+	Refunds int64         `json:"refunds"`        // Returned through it, in minor units (positive).
+	Net     int64         `json:"net"`            // sales minus refunds.
+	Tips    int64         `json:"tips,omitempty"` // Tips taken through it less tips given back, in minor units (absent: none).
 }
 
 // DrawerTotals are a drawer's figures: what X and Z reports show.
@@ -95,11 +101,17 @@ type DrawerTotals struct {
 	CashRefunds  int64         `json:"cash_refunds"`  // Cash paid back on refunds (positive).
 	PaidIn       int64         `json:"paid_in"`       // Cash put in.
 	PaidOut      int64         `json:"paid_out"`      // Positive.
-	Expected     int64         `json:"expected"`      // float + cash_sales − cash_refunds + paid_in − paid_out.
+	Expected     int64         `json:"expected"`      // float + cash_sales − cash_refunds + paid_in − paid_out + cash_tips − cash_tips_refunded.
 	Sales        int64         `json:"sales"`         // Sales at the register, all tenders.
 	Refunds      int64         `json:"refunds"`       // Refund entries, all tenders.
 	NoSales      int64         `json:"no_sales"`      // Drawer opens without a sale.
 	Tenders      []TenderTotal `json:"tenders"`       // By tender, sorted by method.
+	// Tips (docs/tips.md); absent when the drawer took none, so that a
+	// drawer without tips tallies as it did before them.
+	Tips             int64 `json:"tips,omitempty"`               // Tips taken at the register, all tenders.
+	TipsRefunded     int64 `json:"tips_refunded,omitempty"`      // Tips given back there (positive).
+	CashTips         int64 `json:"cash_tips,omitempty"`          // Cash tips: in the drawer.
+	CashTipsRefunded int64 `json:"cash_tips_refunded,omitempty"` // Cash tips paid back from it (positive).
 }
 
 // Tally sums a drawer's entries. It depends on nothing but the entries,
@@ -140,9 +152,11 @@ func Tally(entries []DrawerEntry) DrawerTotals {
 			t.PaidOut -= e.Amount
 		case DrawerNoSale:
 			t.NoSales++
+		case DrawerTip, DrawerTipRefund:
+			t.tip(e, tender(e.Method))
 		}
 	}
-	t.Expected = t.Float + t.CashSales - t.CashRefunds + t.PaidIn - t.PaidOut
+	t.Expected = t.Float + t.CashSales - t.CashRefunds + t.PaidIn - t.PaidOut + t.CashTips - t.CashTipsRefunded
 	t.Tenders = []TenderTotal{}
 	for _, tt := range tenders {
 		tt.Net = tt.Sales - tt.Refunds
@@ -158,6 +172,23 @@ func Tally(entries []DrawerEntry) DrawerTotals {
 		return 0
 	})
 	return t
+}
+
+// tip adds a tip or tip refund entry to t and to its tender's tt.
+func (t *DrawerTotals) tip(e DrawerEntry, tt *TenderTotal) {
+	tt.Tips += e.Amount
+	cash := e.Method == PaymentCash
+	if e.Type == DrawerTip {
+		t.Tips += e.Amount
+		if cash {
+			t.CashTips += e.Amount
+		}
+		return
+	}
+	t.TipsRefunded -= e.Amount
+	if cash {
+		t.CashTipsRefunded -= e.Amount
+	}
 }
 
 func deref(p *int64, def int64) int64 {

@@ -155,6 +155,9 @@ func escPayments(b *escBuf, r *Receipt, cols int) {
 	for _, p := range r.Payments {
 		label := TenderLabel(p)
 		pair(b, label, r.Money(p.Amount), cols)
+		if p.Tip != 0 {
+			pair(b, "  tip", r.Money(p.Tip), cols)
+		}
 		if p.Tendered != nil {
 			pair(b, "  tendered", r.Money(*p.Tendered), cols)
 		}
@@ -178,6 +181,8 @@ func TenderLabel(p ReceiptPayment) string {
 		return "Cash"
 	case p.Method == PaymentLoyaltyPoints:
 		return "Points"
+	case p.Method == PaymentStoreCredit:
+		return "Store credit"
 	}
 	return string(p.Method)
 }

@@ -76,6 +76,7 @@ type Order struct {
 	Notes               string            `json:"notes"`
 	OccurredAt          time.Time         `json:"occurred_at"`  // When the sale happened at the store (may precede created_at at the hub for an order taken offline).
 	CreatedBy           *string           `json:"created_by"`   // the user or OAuth client who took the order
+	ApprovedBy          *string           `json:"approved_by"`  // The manager or owner who approved its manual discount above the creator's limit; null when none was needed.
 	CompletedAt         *time.Time        `json:"completed_at"` // When it was completed; null until then.
 	CreatedAt           time.Time         `json:"created_at"`
 	UpdatedAt           time.Time         `json:"updated_at"`
@@ -135,6 +136,7 @@ type RefundLine struct {
 	LineItemID string `json:"line_item_id"` // The order line refunded.
 	Quantity   int64  `json:"quantity"`
 	Amount     int64  `json:"amount"`
+	Restock    bool   `json:"restock,omitempty"` // A return's line put back on sale (docs/returns.md); a refund's restock says it for all.
 }
 
 // RefundPayment is the part of a refund returned through one payment.
@@ -169,6 +171,14 @@ type OrderCreate struct {
 	Discount    *Discount        `json:"discount"` // order-level, spread over the lines
 	Notes       string           `json:"notes"`
 	VoucherCode *string          `json:"voucher_code"` // A campaign's voucher code; 422 when no campaign with it applies here and now.
+	// A manager's or owner's access token (their own sign-in at the till)
+	// approving a manual discount above the caller's discount_limits: the
+	// order stays the caller's (created_by) and records the approver as
+	// approved_by. Not needed within the limit, and then not recorded.
+	ApprovalToken string `json:"approval_token"`
+	// Approver is who approval_token signs in (set by the API, never read
+	// from the body).
+	Approver *Actor `json:"-"`
 }
 
 // OrderUpdate is the body of PATCH /orders/:id.

@@ -21,7 +21,7 @@ const (
 
 // Valid reports whether m is a known method.
 func (m PaymentMethod) Valid() bool {
-	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints
+	return m == PaymentCash || m == PaymentCard || m == PaymentGiftCard || m == PaymentExternal || m == PaymentLoyaltyPoints || m == PaymentStoreCredit
 }
 
 // Payment states.
@@ -50,6 +50,7 @@ type Payment struct {
 	ChangeDue      *int64        `json:"change_due"`      // cash handed back
 	CardLast4      *string       `json:"card_last4"`      // The last four digits of the card; null for other methods.
 	RefundedAmount int64         `json:"refunded_amount"` // Refunded through this payment so far, in minor units.
+	Tip            int64         `json:"tip"`             // The tip given on top of it, in minor units (docs/tips.md); 0: none. Not in amount.
 	FailureReason  *string       `json:"failure_reason"`  // Why a failed payment failed (e.g. card_declined); null otherwise.
 	CapturedAt     *time.Time    `json:"captured_at"`     // When it was captured; null until then.
 	CreatedAt      time.Time     `json:"created_at"`
@@ -72,6 +73,7 @@ type PaymentInitiate struct {
 	// open drawer records the sale, and a cash payment moves its cash
 	// (docs/drawers.md). Omitted: no drawer records it.
 	RegisterID   string `json:"register_id"`
+	Tip          int64  `json:"tip"`            // A tip on top of the amount, in minor units (cash and card; docs/tips.md): not in the order's total or tax; at most the org's tip_max_percent of the amount. Cash: tendered covers amount and tip.
 	GiftCardCode string `json:"gift_card_code"` // The gift card's code, required for method gift_card (case, spaces and dashes do not matter). A connected store has the hub authorize the amount first; a store that cannot reach it takes the card within the org's gift_card_offline_limit, else 503.
 }
 
@@ -152,6 +154,7 @@ type ChargeRequest struct {
 	Currency   string
 	Capture    bool
 	Tendered   int64
+	Tip        int64 // a tip on top of Amount, charged with it (cash: change is tendered − amount − tip)
 	CardNumber string
 	// Offline is set when the node has no uplink: a processor that can
 	// store and forward does so, others refuse.
@@ -167,6 +170,9 @@ type ChargeResult struct {
 	ChangeDue     int64
 	CardLast4     string
 	FailureReason string
+	// Tip is a tip the customer chose on the card terminal, charged on top
+	// of the amount asked (docs/tips.md).
+	Tip int64
 	// Token identifies the card to the processor for forwarding a payment
 	// taken offline (never the card number).
 	Token string

@@ -14,11 +14,12 @@ func (in *PaymentInitiate) Validate() error {
 	var v Validation
 	v.Check(ValidID(in.OrderID), "order_id", "is required: an id")
 	v.Check(in.Amount > 0 && in.Amount <= MaxMoney, "amount", "must be positive")
-	v.Check(in.Method.Valid(), "method", "must be one of cash, card, gift_card, external, loyalty_points")
+	v.Check(in.Method.Valid(), "method", "must be one of cash, card, gift_card, external, loyalty_points, store_credit")
 	if in.Tendered != nil {
 		v.Check(in.Method == PaymentCash, "tendered", "only applies to cash")
 		v.Check(*in.Tendered >= in.Amount && *in.Tendered <= MaxMoney, "tendered", "must cover the amount")
 	}
+	validTip(&v, in)
 	v.Check(in.Method != PaymentCard || in.CardNumber != "", "card_number", "is required for card payments")
 	v.Check(len(in.CardNumber) <= 32, "card_number", "is too long")
 	v.Check(in.RegisterID == "" || ValidID(in.RegisterID), "register_id", "must be the id of a register")

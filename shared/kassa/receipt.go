@@ -50,6 +50,7 @@ type Receipt struct {
 	TaxTotal     int64            `json:"tax_total"`      // The tax, in minor units.
 	TaxInclusive bool             `json:"tax_inclusive"`  // Whether the prices include the tax.
 	Total        int64            `json:"total"`          // The sale's total, or the amount refunded.
+	TipTotal     int64            `json:"tip_total"`      // Tips on the sale's payments, or given back by the refund (not in total; docs/tips.md).
 	Currency     string           `json:"currency"`
 	Scale        int              `json:"scale"`     // Decimals of the currency (AUD 2).
 	Payments     []ReceiptPayment `json:"payments"`  // The tenders, or for a refund what went back through each.
@@ -100,6 +101,7 @@ type ReceiptPayment struct {
 	Card            *string       `json:"card"`              // masked: **** 4242
 	GiftCard        *string       `json:"gift_card"`         // masked: **** AB12
 	GiftCardBalance *int64        `json:"gift_card_balance"` // what the card holds now
+	Tip             int64         `json:"tip"`               // The tip on it (a refund's: given back with it), not in amount.
 }
 
 // ReceiptLoyalty is the customer's loyalty standing after the sale.
@@ -133,6 +135,7 @@ type ReceiptFacts struct {
 	Scale      int
 	GiftCards  map[string]GiftCardBalance // by payment id
 	Loyalty    *int64                     // the customer's points balance
+	TipsBack   map[string]int64           // a refund's: the tips it gave back, by payment id
 	IssuedAt   time.Time
 }
 
@@ -153,7 +156,7 @@ func BuildReceipt(f *ReceiptFacts) *Receipt {
 		r.Store.Name, r.Store.Address = f.Location.Name, f.Location.Address
 	}
 	if f.Refund != nil {
-		refundReceipt(r, o, f.Refund, f.GiftCards)
+		refundReceipt(r, o, f.Refund, f.GiftCards, f.TipsBack)
 		return r
 	}
 	r.Lines = make([]ReceiptLine, 0, len(o.LineItems))
@@ -171,6 +174,7 @@ func BuildReceipt(f *ReceiptFacts) *Receipt {
 		r.Taxes = append(r.Taxes, ReceiptTax{RateBps: g.RateBps, Net: g.Taxable, Tax: g.Tax})
 	}
 	r.Payments = saleTenders(o.Payments, f.GiftCards)
+	r.TipTotal = tipTotal(r.Payments)
 	if f.Loyalty != nil {
 		r.Loyalty = &ReceiptLoyalty{Earned: o.LoyaltyPointsEarned, Balance: *f.Loyalty}
 	}
@@ -260,7 +264,7 @@ func saleTenders(ps []Payment, cards map[string]GiftCardBalance) []ReceiptPaymen
 		if p.Status != PaymentCaptured && p.Status != PaymentRefunded && p.Status != PaymentPartiallyRefunded {
 			continue
 		}
-		rp := ReceiptPayment{Method: p.Method, Amount: p.Amount, Tendered: p.Tendered, Change: p.ChangeDue}
+		rp := ReceiptPayment{Method: p.Method, Amount: p.Amount, Tendered: p.Tendered, Change: p.ChangeDue, Tip: p.Tip}
 		tenderDetails(&rp, p, cards)
 		out = append(out, rp)
 	}
@@ -278,7 +282,7 @@ func tenderDetails(rp *ReceiptPayment, p Payment, cards map[string]GiftCardBalan
 	}
 }
 
-func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBalance) {
+func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBalance, tipsBack map[string]int64) {
 	id := rf.ID
 	r.Kind, r.RefundID, r.Reason, r.IssuedAt = ReceiptRefund, &id, rf.Reason, rf.CreatedAt
 	r.Lines = []ReceiptLine{}
@@ -293,15 +297,30 @@ func refundReceipt(r *Receipt, o *Order, rf *Refund, cards map[string]GiftCardBa
 		r.TaxTotal += t.Tax
 	}
 	r.Payments = []ReceiptPayment{}
+	var back int64
 	for _, rp := range rf.Payments {
 		p := o.FindPayment(rp.PaymentID)
 		if p == nil {
 			continue
 		}
-		out := ReceiptPayment{Method: p.Method, Amount: rp.Amount}
+		out := ReceiptPayment{Method: p.Method, Amount: rp.Amount, Tip: tipsBack[p.ID]}
 		tenderDetails(&out, *p, cards)
 		r.Payments = append(r.Payments, out)
+		back += rp.Amount
 	}
+	if rf.Amount > back { // a return's part on store credit (docs/returns.md)
+		r.Payments = append(r.Payments, ReceiptPayment{Method: PaymentStoreCredit, Amount: rf.Amount - back})
+	}
+	r.TipTotal = tipTotal(r.Payments)
+}
+
+// tipTotal sums the tips of a receipt's tenders.
+func tipTotal(ps []ReceiptPayment) int64 {
+	var n int64
+	for _, p := range ps {
+		n += p.Tip
+	}
+	return n
 }
 
 // PaidCash reports whether a cash tender moved money (and so the drawer

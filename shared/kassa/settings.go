@@ -36,6 +36,7 @@ type OrgSettings struct {
 	// Lay-bys (docs/laybys.md).
 	LaybyMinDepositBps     int   `json:"layby_min_deposit_bps"`    // The least deposit of a lay-by, in basis points of its total (default 1000: 10 %).
 	LaybyTermDays          int   `json:"layby_term_days"`          // Days a lay-by has to be paid in full before it expires (default 56).
+	TipMaxPercent          int   `json:"tip_max_percent"`          // The largest tip on a payment, in percent of its amount (default 100; 0: no tips). docs/tips.md.
 	LaybyTerminationCharge int64 `json:"layby_termination_charge"` // Kept, in minor units, when a customer cancels or a lay-by expires; at most what was paid. Default 0. Australian Consumer Law caps it at the seller's reasonable costs.
 }
 
@@ -55,9 +56,9 @@ func DefaultSettings() OrgSettings {
 	return OrgSettings{
 		TaxRateBps: 1000, TaxInclusive: true, RefundLimit: 5000, DiscountLimits: DefaultDiscountLimits(), AllowNegativeStock: true,
 		OfflineCardLimit: 10000, OfflineCardDailyLimit: 100000,
-		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TaxCategories: []TaxCategory{},
+		LaybyMinDepositBps: 1000, LaybyTermDays: 56, TipMaxPercent: DefaultTipMaxPercent, TaxCategories: []TaxCategory{},
 		PaymentMethods: []PaymentMethodConfig{
-			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false}, {PaymentLoyaltyPoints, false},
+			{PaymentCash, true}, {PaymentCard, true}, {PaymentGiftCard, false}, {PaymentExternal, false}, {PaymentLoyaltyPoints, false}, {PaymentStoreCredit, true},
 		},
 	}
 }
@@ -69,7 +70,9 @@ func (s *OrgSettings) Accepts(m PaymentMethod) bool {
 			return c.Enabled
 		}
 	}
-	return false
+	// Store credit is the customer's money the org already holds: taken
+	// unless the org turned it off (a list saved before it existed).
+	return m == PaymentStoreCredit
 }
 
 // SettingsUpdate is the body of PATCH /settings.
@@ -87,6 +90,7 @@ type SettingsUpdate struct {
 	LaybyMinDepositBps     Opt[int]              `json:"layby_min_deposit_bps"`    // 0 to 10000 basis points of the total.
 	LaybyTermDays          Opt[int]              `json:"layby_term_days"`          // 1 to 365 days.
 	LaybyTerminationCharge Opt[int64]            `json:"layby_termination_charge"` // 0 to 10^12 minor units.
+	TipMaxPercent          Opt[int]              `json:"tip_max_percent"`          // 0 to 1000 percent of a payment's amount.
 	TaxCategories          Opt[[]TaxCategory]    `json:"tax_categories"`           // Replaces the list (at most 20); a category a product or category names cannot be removed (409).
 }
 
@@ -113,6 +117,9 @@ func (in *SettingsUpdate) Validate() error {
 	if in.LaybyTermDays.Set {
 		v.Check(!in.LaybyTermDays.Null && in.LaybyTermDays.Value >= 1 && in.LaybyTermDays.Value <= laybyMaxTermDay, "layby_term_days", "must be 1-365 days")
 	}
+	if in.TipMaxPercent.Set {
+		v.Check(!in.TipMaxPercent.Null && in.TipMaxPercent.Value >= 0 && in.TipMaxPercent.Value <= MaxTipMaxPercent, "tip_max_percent", "must be 0-1000 percent")
+	}
 	if in.TaxCategories.Set {
 		v.Check(!in.TaxCategories.Null, "tax_categories", "must be a list (empty: none)")
 		checkTaxCategories(&v, in.TaxCategories.Value)
@@ -138,6 +145,7 @@ func (in *SettingsUpdate) Apply(st *OrgSettings) {
 	set(&st.LaybyTermDays, in.LaybyTermDays)
 	set(&st.LaybyTerminationCharge, in.LaybyTerminationCharge)
 	set(&st.TaxCategories, in.TaxCategories)
+	set(&st.TipMaxPercent, in.TipMaxPercent)
 	if in.DiscountLimits != nil {
 		in.DiscountLimits.apply(&st.DiscountLimits)
 	}
@@ -165,7 +173,7 @@ func ValidatePaymentMethods(methods []PaymentMethodConfig) error {
 	seen := map[PaymentMethod]bool{}
 	for _, m := range methods {
 		if !m.Method.Valid() || seen[m.Method] {
-			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external, loyalty_points")
+			return InvalidField("methods", "each entry needs a distinct method of cash, card, gift_card, external, loyalty_points, store_credit")
 		}
 		seen[m.Method] = true
 	}

@@ -94,6 +94,10 @@ type EdgeStatus struct {
 	OpenConflicts int `json:"open_conflicts"`
 	// Quarantined counts the unresolved quarantined records of the edge.
 	Quarantined int `json:"quarantined"`
+	// Hub names the hub the edge's leaf link was last attached to (its
+	// NATS server name, "hub-<node id>"), as this hub heard; empty when
+	// it has not heard since it started (docs/cluster.md).
+	Hub string `json:"hub"`
 }
 
 // Conflict is a merge conflict recorded by sync, with both sides' values.
@@ -236,12 +240,15 @@ type EnrolmentClaim struct {
 // EnrolResult is what an enrolled edge needs to join: its scope and the
 // credentials of its leaf link.
 type EnrolResult struct {
-	OrgID        string `json:"org_id"`
-	LocationID   string `json:"location_id"`
-	NodeID       string `json:"node_id"`
-	LeafURL      string `json:"leaf_url"`
-	LeafUser     string `json:"leaf_user"`
-	LeafPassword string `json:"leaf_password"`
+	OrgID      string `json:"org_id"`
+	LocationID string `json:"location_id"`
+	NodeID     string `json:"node_id"`
+	LeafURL    string `json:"leaf_url"`
+	// LeafURLs are the leaf URLs of every hub of the cluster (LeafURL
+	// first); the edge fails over among them (docs/cluster.md).
+	LeafURLs     []string `json:"leaf_urls"`
+	LeafUser     string   `json:"leaf_user"`
+	LeafPassword string   `json:"leaf_password"`
 }
 
 // EnrolmentService (hub) issues tokens and enrols edges. CreateEnrolment

@@ -30,6 +30,7 @@ const (
 	metaOrg      = "sync_org"
 	metaLocation = sqlite.MetaEdgeLocation
 	metaLeafURL  = "sync_leaf_url"
+	metaLeafURLs = "sync_leaf_urls" // every hub's, one a line (docs/cluster.md); "" from an edge enrolled before
 	metaPassword = "sync_leaf_password"
 	metaCursor   = sqlite.MetaPullCursor
 )
@@ -94,6 +95,7 @@ func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *
 	}
 	// The org goes last: it marks the edge enrolled.
 	for _, kv := range [][2]string{{metaLocation, out.Data.LocationID}, {metaLeafURL, out.Data.LeafURL},
+		{metaLeafURLs, strings.Join(out.Data.LeafURLs, "\n")},
 		{metaPassword, out.Data.LeafPassword}, {metaCursor, "0"}, {metaOrg, out.Data.OrgID}} {
 		if err := db.SetMeta(ctx, kv[0], kv[1]); err != nil {
 			return err
@@ -105,31 +107,66 @@ func enrol(ctx context.Context, db *sqlite.DB, hubURL, token string, clientTLS *
 // NodeID is the store's node id.
 func (n *Node) NodeID() string { return n.db.NodeID }
 
-// EdgeIdentity returns the edge's enrolled identity and leaf URL (with its
-// credentials; leafOverride replaces the URL the hub advertised), or nil
-// for an edge that is not enrolled.
-func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Identity, string, error) {
+// EdgeIdentity returns the edge's enrolled identity and leaf URLs (with
+// its credentials: every hub's of the cluster, as last heard;
+// leafOverride replaces them), or nil for an edge that is not enrolled.
+func (n *Node) EdgeIdentity(ctx context.Context, leafOverride string) (*link.Identity, []string, error) {
 	db := n.db
 	org, err := db.Meta(ctx, metaOrg)
 	if err != nil || org == "" {
-		return nil, "", err
+		return nil, nil, err
 	}
 	vals := map[string]string{}
-	for _, k := range []string{metaOrg, metaLocation, metaLeafURL, metaPassword} {
+	for _, k := range []string{metaOrg, metaLocation, metaLeafURL, metaLeafURLs, metaPassword} {
 		if vals[k], err = db.Meta(ctx, k); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 	}
-	leaf := vals[metaLeafURL]
+	leafs := strings.Fields(vals[metaLeafURLs])
+	if len(leafs) == 0 {
+		leafs = []string{vals[metaLeafURL]}
+	}
 	if leafOverride != "" {
-		leaf = leafOverride
+		leafs = strings.Split(leafOverride, ",")
 	}
-	u, err := url.Parse(leaf)
+	creds, err := withCredentials(leafs, db.NodeID, vals[metaPassword])
+	return &link.Identity{Org: vals[metaOrg], Location: vals[metaLocation], Node: db.NodeID}, creds, err
+}
+
+// withCredentials adds the edge's leaf credentials to each URL.
+func withCredentials(leafs []string, user, password string) ([]string, error) {
+	out := make([]string, len(leafs))
+	for i, leaf := range leafs {
+		u, err := url.Parse(strings.TrimSpace(leaf))
+		if err != nil {
+			return nil, fmt.Errorf("edge: leaf url %q: %w", leaf, err)
+		}
+		u.User = url.UserPassword(user, password)
+		out[i] = u.String()
+	}
+	return out, nil
+}
+
+// NewLeafURLs keeps the cluster's leaf URLs a hub gave (with a pull) and
+// returns them with the edge's credentials when they differ from those
+// kept; nil when they are the same.
+func (n *Node) NewLeafURLs(ctx context.Context, urls []string) ([]string, error) {
+	kept, err := n.db.Meta(ctx, metaLeafURLs)
+	if err == nil && kept == "" { // enrolled before the hubs gave a list
+		kept, err = n.db.Meta(ctx, metaLeafURL)
+	}
+	if err != nil || kept == strings.Join(urls, "\n") {
+		return nil, err
+	}
+	password, err := n.db.Meta(ctx, metaPassword)
 	if err != nil {
-		return nil, "", fmt.Errorf("edge: leaf url %q: %w", leaf, err)
+		return nil, err
 	}
-	u.User = url.UserPassword(db.NodeID, vals[metaPassword])
-	return &link.Identity{Org: vals[metaOrg], Location: vals[metaLocation], Node: db.NodeID}, u.String(), nil
+	creds, err := withCredentials(urls, n.db.NodeID, password)
+	if err != nil {
+		return nil, err
+	}
+	return creds, n.db.SetMeta(ctx, metaLeafURLs, strings.Join(urls, "\n"))
 }
 
 // SetUnderHub marks an enrolled edge: hub-only data is not written here.

@@ -45,6 +45,7 @@ type edgeEntry struct {
 	nLags         int                // samples in the ring (at most lagWindow)
 	next          int                // where the next sample goes
 	p50, p99      float64            // loaded from the store, until new samples arrive
+	hub           string             // the hub its leaf link was last attached to (in memory only)
 	dirty         bool
 }
 
@@ -73,6 +74,14 @@ func (b *EdgeBook) Forget(node string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.edges, node)
+}
+
+// Attach notes that an edge's leaf link is attached to hub (any hub of
+// the cluster: every hub hears of every leaf session).
+func (b *EdgeBook) Attach(node, hub string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.entry(node).hub = hub
 }
 
 // Connected counts the edges that spoke in the last ConnectedWithin.
@@ -177,6 +186,9 @@ func (b *EdgeBook) status(node string, now time.Time) kassa.EdgeStatus {
 	defer b.mu.Unlock()
 	es := kassa.EdgeStatus{VerifyDiffer: []string{}}
 	e := b.edges[node]
+	if e != nil {
+		es.Hub = e.hub
+	}
 	if e == nil || e.seen.IsZero() {
 		return es
 	}

@@ -30,6 +30,15 @@ func (n *Node) EnrolmentService(leafURL func() string, onRevoke func(nodeID stri
 	return s
 }
 
+// ClusterEnrolmentService is EnrolmentService for a hub of a cluster:
+// leafURLs gives every hub's leaf URL, this hub's first.
+func (n *Node) ClusterEnrolmentService(leafURLs func() []string, onRevoke func(nodeID string)) kassa.EnrolmentService {
+	s := sqlite.NewEnrolmentService(n.db, func() string { return leafURLs()[0] })
+	s.SetLeafURLs(leafURLs)
+	s.OnRevoke(onRevoke)
+	return s
+}
+
 // LeafIdentity returns the identity of the enrolled (not revoked) edge
 // whose leaf credentials these are, or nil.
 func (n *Node) LeafIdentity(ctx context.Context, user, password string) *link.Identity {

@@ -158,6 +158,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		GiftCards:      sqlite.NewGiftCardService(db),
 		Registers:      sqlite.NewRegisterService(db),
 		Drawers:        sqlite.NewDrawerService(db),
+		Tips:           sqlite.NewTipService(db),
 		Reports:        sqlite.NewReportService(db),
 		Idempotency:    sqlite.NewIdempotencyStore(db),
 		Orgs:           n.Orgs,
@@ -191,6 +192,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	payments := sqlite.NewPaymentService(db, map[kassa.PaymentMethod]kassa.Processor{
 		kassa.PaymentCash: processor.Cash{}, kassa.PaymentCard: card, kassa.PaymentExternal: processor.External{},
 		kassa.PaymentGiftCard: processor.GiftCard{}, kassa.PaymentLoyaltyPoints: processor.LoyaltyPoints{},
+		kassa.PaymentStoreCredit: processor.StoreCredit{},
 	})
 	payments.Offline = cfg.Offline
 	n.Services.Payments = payments
@@ -198,7 +200,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	n.laybys = sqlite.NewLaybyService(db, card)
 	n.laybys.Offline = cfg.Offline
 	n.Services.Laybys = n.laybys
-	n.Services.Orders = sqlite.NewOrderService(db, payments)
+	orders := sqlite.NewOrderService(db, payments)
+	n.Services.Orders = orders
+	n.Services.Returns = sqlite.NewReturnService(db, orders, payments)
+	n.Services.StoreCredit = sqlite.NewStoreCreditService(db)
 	n.Services.Receipts = sqlite.NewReceiptService(db)
 	// Partners sign in at the hub (the OAuth routes are the hub's); an edge
 	// checks the hub's access tokens of its org from their replicated copies.

@@ -16,15 +16,15 @@ import (
 )
 
 // Cash takes notes and coins: it always approves and captures, and hands
-// back tendered − amount as change.
+// back tendered − amount − tip as change.
 type Cash struct{}
 
 var _ kassa.Processor = Cash{}
 
 // Charge approves and captures at once.
 func (Cash) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
-	tendered := max(r.Tendered, r.Amount)
-	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "cash_" + r.PaymentID, ChangeDue: tendered - r.Amount}, nil
+	tendered := max(r.Tendered, r.Amount+r.Tip)
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "cash_" + r.PaymentID, ChangeDue: tendered - r.Amount - r.Tip}, nil
 }
 
 // Forward is never needed: cash is not taken offline.
@@ -101,6 +101,19 @@ func (LoyaltyPoints) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.Cha
 	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "points_" + r.PaymentID}, nil
 }
 
+// StoreCredit takes a customer's store credit: its ledger is in the store,
+// which debits it in the payment's own unit and credits it back on a void
+// or refund (docs/returns.md). As a processor it is External, but for its
+// references.
+type StoreCredit struct{ External }
+
+var _ kassa.Processor = StoreCredit{}
+
+// Charge approves and captures.
+func (StoreCredit) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.ChargeResult, error) {
+	return kassa.ChargeResult{Approved: true, Captured: true, Ref: "credit_" + r.PaymentID}, nil
+}
+
 // Test cards of the CardSimulator. Any other number that passes the Luhn
 // check is approved; one that fails it is declined as invalid_number.
 const (
@@ -108,7 +121,14 @@ const (
 	CardDecline           = "4000000000000002" // declined: card_declined
 	CardInsufficientFunds = "4000000000009995" // declined: insufficient_funds
 	CardProcessingError   = "4000000000000119" // the network errors: processing_error
+	// CardTerminalTip is approved, and the customer adds a tip of 10 %
+	// of the amount (half up) on the terminal when the till sent none
+	// (docs/tips.md): the result's Tip, charged with the amount.
+	CardTerminalTip = "4000000000001505"
 )
+
+// TerminalTipPercent is the tip the customer of CardTerminalTip adds.
+const TerminalTipPercent = 10
 
 // TestCard is a card number the CardSimulator knows and what it does.
 type TestCard struct {
@@ -122,6 +142,7 @@ var TestCards = []TestCard{
 	{CardDecline, "failed, failure_reason card_declined", "approved at the till, declined card_declined when forwarded"},
 	{CardInsufficientFunds, "failed, failure_reason insufficient_funds", "approved at the till, declined insufficient_funds when forwarded"},
 	{CardProcessingError, "failed, failure_reason processing_error (the network errs)", "approved, and approved when forwarded"},
+	{CardTerminalTip, "approved, with a tip of 10 % of the amount chosen on the terminal (unless the till sent a tip)", "the same, and approved when forwarded"},
 	{"4242424242424241", "failed, failure_reason invalid_number (any number failing the Luhn check, or not 12-19 digits)", "the same: never taken offline"},
 }
 
@@ -159,6 +180,9 @@ func (s *CardSimulator) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.
 		res.FailureReason = "invalid_number"
 		return res, nil
 	}
+	if num == CardTerminalTip && r.Tip == 0 {
+		res.Tip = (r.Amount*TerminalTipPercent + 50) / 100
+	}
 	if r.Offline {
 		// The terminal approves on its own; the token records what the
 		// network will answer when the payment is forwarded.
@@ -186,9 +210,10 @@ func (s *CardSimulator) Charge(_ context.Context, r kassa.ChargeRequest) (kassa.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res.Ref = "sim_" + r.PaymentID
-	a := &auth{amount: r.Amount}
+	charged := r.Amount + r.Tip + res.Tip
+	a := &auth{amount: charged}
 	if r.Capture {
-		a.captured = r.Amount
+		a.captured = charged
 	}
 	s.auths[res.Ref] = a
 	res.Approved, res.Captured = true, r.Capture

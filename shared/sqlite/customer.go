@@ -24,13 +24,14 @@ func NewCustomerService(db *DB) *CustomerService { return &CustomerService{db: d
 
 var _ kassa.CustomerService = (*CustomerService)(nil)
 
-const customerCols = `SELECT id, org_id, first_name, last_name, email, phone, birthday, preferences, loyalty_member_id, tags, notes, created_at, updated_at FROM customers`
+const customerCols = `SELECT id, org_id, first_name, last_name, email, phone, birthday, preferences, loyalty_member_id, tags, notes, created_at, updated_at,
+	coalesce((SELECT balance FROM store_credits sc WHERE sc.id = customers.id AND sc.org_id = customers.org_id), 0) FROM customers`
 
 func scanCustomer(s scanner) (*kassa.Customer, error) {
 	var c kassa.Customer
 	var prefs, tags, created, updated string
 	if err := s.Scan(&c.ID, &c.OrgID, &c.FirstName, &c.LastName, &c.Email, &c.Phone, &c.Birthday, &prefs,
-		&c.LoyaltyMemberID, &tags, &c.Notes, &created, &updated); err != nil {
+		&c.LoyaltyMemberID, &tags, &c.Notes, &created, &updated, &c.StoreCredit); err != nil {
 		return nil, err
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)

@@ -564,6 +564,8 @@ func checkDrawerEntry(ctx context.Context, ad *admitter, c *change.Change, f map
 	switch kassa.DrawerEntryType(typ) {
 	case kassa.DrawerSale, kassa.DrawerRefund:
 		return entryPayment(ctx, ad, f, kassa.DrawerEntryType(typ), amount)
+	case kassa.DrawerTip, kassa.DrawerTipRefund:
+		return checkTipEntry(ctx, ad, f, kassa.DrawerEntryType(typ), amount) // tip.go
 	case kassa.DrawerPaidIn, kassa.DrawerPaidOut:
 		if ad.ActorOf == nil || kassa.CanMoveDrawerCash(ad.ActorOf) != nil {
 			return refuse(RefusedActor, "only a manager or an owner pays cash in or out")

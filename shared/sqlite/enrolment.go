@@ -15,15 +15,19 @@ const EnrolmentTTL = 24 * time.Hour
 // EnrolmentService implements kassa.EnrolmentService on the hub.
 type EnrolmentService struct {
 	db       *DB
-	leafURL  func() string // the hub's leaf-node URL as edges reach it
+	leafURLs func() []string // the cluster's leaf-node URLs as edges reach them, this hub's first
 	onRevoke func(nodeID string)
 }
 
 // NewEnrolmentService returns the enrolment service of a hub whose leaf
 // listener edges reach at leafURL.
 func NewEnrolmentService(db *DB, leafURL func() string) *EnrolmentService {
-	return &EnrolmentService{db: db, leafURL: leafURL}
+	return &EnrolmentService{db: db, leafURLs: func() []string { return []string{leafURL()} }}
 }
+
+// SetLeafURLs gives the leaf URLs of every hub of the cluster, this hub's
+// first, handed to enrolling edges (docs/cluster.md).
+func (s *EnrolmentService) SetLeafURLs(urls func() []string) { s.leafURLs = urls }
 
 var _ kassa.EnrolmentService = (*EnrolmentService)(nil)
 
@@ -77,7 +81,8 @@ func (s *EnrolmentService) Claim(ctx context.Context, in *kassa.EnrolmentClaim) 
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, ?, ?)`,
 			nodeID, org, loc, hashSecret(secret), fmtTime(tx.Now))
-		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: nodeID, LeafURL: s.leafURL(), LeafUser: nodeID, LeafPassword: secret}
+		urls := s.leafURLs()
+		res = kassa.EnrolResult{OrgID: org, LocationID: loc, NodeID: nodeID, LeafURL: urls[0], LeafURLs: urls, LeafUser: nodeID, LeafPassword: secret}
 		return err
 	})
 	if err != nil {

@@ -198,6 +198,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	// day_cutoff_hour (migration 0030), users' location_ids and
 	// pin_hash (0035), products' cost (0036) and tax_category_id (0042),
 	// categories' tax_category_id (0042), points entries' payment_id (0043),
+	// customers' store credit (0045, the balance a customer shows),
 	// added for the seed and
 	// dropped again, so that the store reopens as release 18 left it.
 	exec(`ALTER TABLE locations ADD COLUMN day_cutoff_hour INTEGER NOT NULL DEFAULT 0`)
@@ -207,6 +208,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	exec(`ALTER TABLE products ADD COLUMN tax_category_id TEXT`)
 	exec(`ALTER TABLE categories ADD COLUMN tax_category_id TEXT`)
 	exec(`ALTER TABLE points_transactions ADD COLUMN payment_id TEXT`)
+	exec(`CREATE TABLE store_credits (id TEXT PRIMARY KEY, org_id TEXT, balance INTEGER)`)
 	w := seed(t, wrapNode(t, old))
 	exec(`ALTER TABLE locations DROP COLUMN day_cutoff_hour`)
 	exec(`ALTER TABLE users DROP COLUMN location_ids`)
@@ -215,6 +217,7 @@ func TestMigration19KeepsTheRedemptionsAStoreHeld(t *testing.T) {
 	exec(`ALTER TABLE products DROP COLUMN tax_category_id`)
 	exec(`ALTER TABLE categories DROP COLUMN tax_category_id`)
 	exec(`ALTER TABLE points_transactions DROP COLUMN payment_id`)
+	exec(`DROP TABLE store_credits`)
 	campaign, order1, order2 := old.NewID(), old.NewID(), old.NewID()
 	row := func(id, order string, amount int64, created string) {
 		exec(`INSERT INTO campaign_redemptions (id, org_id, location_id, campaign_id, order_id, customer_id, amount, order_total, created_at, updated_at, hlc, origin)

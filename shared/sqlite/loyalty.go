@@ -718,6 +718,9 @@ func returnToLedger(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64)
 	if err := refundGiftCard(ctx, tx, p, amount); err != nil {
 		return err
 	}
+	if err := refundStoreCreditTender(ctx, tx, p, amount); err != nil {
+		return err
+	}
 	return refundPointsTender(ctx, tx, p, amount)
 }
 

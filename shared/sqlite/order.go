@@ -32,7 +32,7 @@ var _ kassa.OrderService = (*OrderService)(nil)
 
 const orderCols = `SELECT id, org_id, location_id, number, status, channel, customer_id, currency, subtotal, discount_total,
 	tax_total, total, paid_total, refunded_total, loyalty_points_earned, kitchen_status, notes, tax_inclusive, tax_rate_bps,
-	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns FROM orders`
+	occurred_at, completed_at, created_at, updated_at, created_by, voucher_code, campaigns, approved_by FROM orders`
 
 func scanOrder(s scanner) (*kassa.Order, error) {
 	var o kassa.Order
@@ -42,7 +42,7 @@ func scanOrder(s scanner) (*kassa.Order, error) {
 	if err := s.Scan(&o.ID, &o.OrgID, &o.LocationID, &o.Number, &o.Status, &o.Channel, &o.CustomerID, &o.Currency,
 		&o.Subtotal, &o.DiscountTotal, &o.TaxTotal, &o.Total, &o.PaidTotal, &o.RefundedTotal, &o.LoyaltyPointsEarned,
 		&o.KitchenStatus, &o.Notes, &o.TaxInclusive, &o.TaxRateBps, &occurred, &completed, &created, &updated, &o.CreatedBy,
-		&o.VoucherCode, &campaigns); err != nil {
+		&o.VoucherCode, &campaigns, &o.ApprovedBy); err != nil {
 		return nil, err
 	}
 	o.Campaigns, o.TaxBreakdown = []kassa.AppliedCampaign{}, []kassa.TaxGroup{}
@@ -331,7 +331,7 @@ func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kass
 			"paid_total": int64(0), "refunded_total": int64(0), "loyalty_points_earned": int64(0),
 			"kitchen_status": kassa.KitchenNew, "notes": in.Notes, "tax_inclusive": p.settings.TaxInclusive,
 			"tax_rate_bps": p.settings.TaxRateBps, "created_by": actorID(a), "occurred_at": tx.Now,
-			"voucher_code": p.voucher, "campaigns": o.Campaigns,
+			"voucher_code": p.voucher, "campaigns": o.Campaigns, "approved_by": p.approved,
 		})
 		if err != nil {
 			return err
@@ -378,7 +378,7 @@ func (p *pricedOrder) order(a *kassa.Actor, in *kassa.OrderCreate) *kassa.Order 
 		TaxRateBps: p.settings.TaxRateBps, Payments: []kassa.Payment{}, Refunds: []kassa.Refund{},
 		History:       []kassa.OrderHistory{{Status: kassa.OrderOpen, Actor: actorID(a)}},
 		KitchenStatus: kassa.KitchenNew, Notes: in.Notes, CreatedBy: actorID(a), LineItems: make([]kassa.LineItem, len(lines)),
-		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied)}
+		VoucherCode: p.voucher, Campaigns: orEmpty(p.campaigns.Applied), ApprovedBy: p.approved}
 	for i, l := range lines {
 		lp := price.Lines[i]
 		o.LineItems[i] = kassa.LineItem{ID: p.lineIDs[i], ProductID: l.product.ID, Name: l.product.Name, SKU: l.product.SKU,
@@ -433,6 +433,8 @@ type pricedOrder struct {
 	limited []*kassa.Campaign
 	// rates are the lines' tax categories' rates (nil: the order's rate).
 	rates []*int
+	// approved is who approved its manual discount (approved_by).
+	approved *string
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
@@ -476,11 +478,12 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 		return nil, err
 	}
 	// The role's limit is on manual discounts: campaigns are head office's.
-	if err := kassa.CheckDiscount(a, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal); err != nil {
+	approved, err := kassa.ApproveDiscount(a, in.Approver, settings.DiscountLimits, price.Subtotal, price.DiscountTotal-price.CampaignTotal)
+	if err != nil {
 		return nil, err
 	}
 	p := &pricedOrder{loc: loc, settings: settings, lines: lines, id: s.db.NewID(), channel: in.Channel, price: price, campaigns: campaigns,
-		limited: limitedCampaigns(live, campaigns.Applied), rates: rates}
+		limited: limitedCampaigns(live, campaigns.Applied), rates: rates, approved: approved}
 	if in.VoucherCode != nil {
 		code := kassa.NormalizeVoucher(*in.VoucherCode)
 		p.voucher = &code
@@ -826,6 +829,9 @@ func (s *OrderService) RefundOrder(ctx context.Context, id string, in *kassa.Ref
 		r.plan = r.plan.Scaled(sumRefunded(paid))
 	}
 	r.paid, r.id = paid, s.db.NewID()
+	if r.tips, err = s.payments.refundTips(ctx, r.o, paid); err != nil {
+		return nil, err
+	}
 	out, err := writeRead(ctx, s.db, findOrder, a.OrgID, id, func(tx *Tx) error { return r.write(ctx, tx) })
 	if err == nil {
 		s.db.wakeReceipts()
@@ -841,8 +847,9 @@ type orderRefund struct {
 	o        *kassa.Order
 	plan     kassa.RefundPlan
 	paid     []kassa.RefundPayment
-	id       string  // the refund's
-	approved *string // the approver's user id, when the actor's limit needed one
+	id       string    // the refund's
+	approved *string   // the approver's user id, when the actor's limit needed one
+	tips     []tipBack // the tips given back with their whole payment (tip.go)
 }
 
 // planRefund reads the order and plans its refund within the actor's
@@ -915,6 +922,9 @@ func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	if err := recordRefund(ctx, tx, a, cur, r.in.RegisterID, r.id, r.paid); err != nil {
 		return err
 	}
+	if err := giveTipsBack(ctx, tx, a, cur, r.in.RegisterID, r.id, r.tips); err != nil {
+		return err
+	}
 	if err := r.settleOrder(ctx, tx, cur); err != nil {
 		return err
 	}
@@ -966,16 +976,17 @@ func (r *orderRefund) settleOrder(ctx context.Context, tx *Tx, cur *kassa.Order)
 	return recordTicket(ctx, tx, r.a.OrgID, cur.ID, kassa.TicketUpdated)
 }
 
-// restock puts the refunded lines back on the shelf when asked.
+// restock puts the refunded lines back on the shelf when asked: all of
+// them, or a return's lines marked so.
 func (r *orderRefund) restock(ctx context.Context, tx *Tx, cur *kassa.Order) error {
-	if !r.in.Restock {
-		return nil
-	}
 	actor := ""
 	if p := actorID(r.a); p != nil {
 		actor = *p
 	}
 	for _, rl := range r.plan.Lines {
+		if !r.in.Restock && !rl.Restock { // a return restocks line by line (return.go)
+			continue
+		}
 		l := cur.FindLine(rl.LineItemID)
 		if _, err := writeMovement(ctx, tx, movement{orgID: r.a.OrgID, locationID: r.o.LocationID, productID: l.ProductID,
 			delta: rl.Quantity, reason: kassa.ReasonRefund, refType: "refund", refID: r.id, actor: actor}); err != nil {
@@ -1009,9 +1020,10 @@ func init() {
 		Lattice: map[string]func(string) int{"status": kassa.OrderStatusRank},
 		// A cancel that meets a completion loses, and is recorded.
 		LatticeLoss: &latticeLoss{Col: "status", Value: kassa.OrderCancelled, Kind: "cancel_lost"},
+		Formats:     []formatStep{{Format: 5, Migration: 48}}, // approved_by
 		Edge: &edgeRule{Loc: ownLocation, Update: []string{"status", "notes", "customer_id", "kitchen_status", "completed_at", "loyalty_points_earned", "paid_total", "refunded_total"},
 			Once: []string{"location_id", "number", "channel", "currency", "created_by", "occurred_at", "subtotal", "discount_total", "tax_total", "total",
-				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code"},
+				"tax_rate_bps", "tax_inclusive", "campaigns", "voucher_code", "approved_by"},
 			ScopesOf: orderScopes, Refs: []ref{{Col: "customer_id", Table: "customers"}}, Check: checkOrder},
 		Events: map[string]eventSubject{kassa.EventOrderCreated: orderEvent, kassa.EventOrderCompleted: orderEvent, kassa.EventOrderRefunded: orderEvent},
 		Track:  trackOrder, Recompute: recomputeOrders, OwnBack: skipOrderNumber, Merged: queueTickets,
@@ -1288,9 +1300,10 @@ func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
 func checkDiscount(ctx context.Context, ad *admitter, orderID, orgID string) error {
 	var subtotal, discount int64
 	var creator sql.NullString
-	err := ad.Tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by FROM orders
+	var approvedBy sql.NullString
+	err := ad.Tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by, approved_by FROM orders
 		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`,
-		orderID, orgID).Scan(&subtotal, &discount, &creator)
+		orderID, orgID).Scan(&subtotal, &discount, &creator, &approvedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // no lines yet: the totals are the wire's, recomputed once they come
 	}
@@ -1315,7 +1328,11 @@ func checkDiscount(ctx context.Context, ad *admitter, orderID, orgID string) err
 	if err != nil {
 		return err
 	}
-	if err := kassa.CheckDiscount(a, settings.DiscountLimits, subtotal, max(0, discount-campaigns)); err != nil {
+	approver, err := approverOf(ctx, ad.Tx, orgID, map[string]any{"approved_by": approvedBy.String})
+	if err != nil {
+		return err
+	}
+	if _, err := kassa.ApproveDiscount(a, approver, settings.DiscountLimits, subtotal, max(0, discount-campaigns)); err != nil {
 		return refuse(RefusedActor, "%v", err)
 	}
 	return nil

@@ -39,14 +39,15 @@ func NewPaymentService(db *DB, processors map[kassa.PaymentMethod]kassa.Processo
 var _ kassa.PaymentService = (*PaymentService)(nil)
 
 const paymentCols = `SELECT id, org_id, order_id, location_id, amount, method, status, offline, processor_ref, tendered,
-	change_due, card_last4, refunded_amount, failure_reason, captured_at, created_at, updated_at FROM payments`
+	change_due, card_last4, refunded_amount, failure_reason, captured_at, created_at, updated_at,
+	(SELECT coalesce(sum(t.amount), 0) FROM tips t WHERE t.payment_id = payments.id) FROM payments`
 
 func scanPayment(s scanner) (*kassa.Payment, error) {
 	var p kassa.Payment
 	var created, updated string
 	var captured sql.NullString
 	if err := s.Scan(&p.ID, &p.OrgID, &p.OrderID, &p.LocationID, &p.Amount, &p.Method, &p.Status, &p.Offline, &p.ProcessorRef,
-		&p.Tendered, &p.ChangeDue, &p.CardLast4, &p.RefundedAmount, &p.FailureReason, &captured, &created, &updated); err != nil {
+		&p.Tendered, &p.ChangeDue, &p.CardLast4, &p.RefundedAmount, &p.FailureReason, &captured, &created, &updated, &p.Tip); err != nil {
 		return nil, err
 	}
 	p.CreatedAt, p.UpdatedAt = parseTime(created), parseTime(updated)
@@ -173,6 +174,9 @@ func (pi *paymentInitiation) check(ctx context.Context, tx *Tx) error {
 	if err := kassa.Payable(o, &pi.settings, pi.in.Method, pi.in.Amount); err != nil {
 		return err
 	}
+	if err := kassa.CheckTip(pi.in, &pi.settings); err != nil {
+		return err
+	}
 	if pi.in.RegisterID != "" {
 		if _, err := tillDrawer(ctx, tx, pi.a.OrgID, o.LocationID, pi.in.RegisterID); err != nil {
 			return err
@@ -193,7 +197,7 @@ func (pi *paymentInitiation) charge(ctx context.Context) kassa.ChargeResult {
 	}
 	in := pi.in
 	req := kassa.ChargeRequest{PaymentID: pi.id, Amount: in.Amount, Currency: pi.o.Currency, Capture: pi.capture,
-		CardNumber: in.CardNumber, Offline: pi.offline}
+		CardNumber: in.CardNumber, Offline: pi.offline, Tip: in.Tip}
 	if in.Tendered != nil {
 		req.Tendered = *in.Tendered
 	}
@@ -231,7 +235,11 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 	if err := redeemPointsTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkPointsPayment)
 		return err
 	}
-	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, pi.charge(ctx), cols, o)
+	if err := redeemStoreCreditTender(ctx, tx, o, in, pi.id); err != nil { // before the payment's row (checkStoreCreditPayment)
+		return err
+	}
+	res := pi.charge(ctx)
+	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, o.ID, pi.id, pi.capture, in, res, cols, o)
 	if err != nil {
 		return err
 	}
@@ -239,6 +247,9 @@ func (pi *paymentInitiation) payNow(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	if err := recordSale(ctx, tx, pi.a, o.LocationID, pi.id, in, cols); err != nil {
+		return err
+	}
+	if err := takeTip(ctx, tx, pi, cols, res); err != nil {
 		return err
 	}
 	if in.Method == kassa.PaymentGiftCard {
@@ -274,6 +285,9 @@ func (pi *paymentInitiation) recordOutcome(ctx context.Context, tx *Tx, res kass
 		return err
 	}
 	if err := recordSale(ctx, tx, pi.a, pi.o.LocationID, pi.id, pi.in, cols); err != nil {
+		return err
+	}
+	if err := takeTip(ctx, tx, pi, cols, res); err != nil {
 		return err
 	}
 	pi.p, err = emitPayment(ctx, tx, pi.a.OrgID, pi.id, ev)
@@ -367,7 +381,7 @@ func (s *PaymentService) outcome(ctx context.Context, tx *Tx, orgID, orderID, pa
 	}
 	if out.Forward {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO offline_forwards (payment_id, org_id, token, amount, capture, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			paymentID, orgID, res.Token, in.Amount, columnValue(capture), fmtTime(tx.Now)); err != nil {
+			paymentID, orgID, res.Token, in.Amount+in.Tip+res.Tip, columnValue(capture), fmtTime(tx.Now)); err != nil {
 			return "", err
 		}
 	}
@@ -499,6 +513,9 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 	}
 	return s.db.Write(ctx, func(tx *Tx) error {
 		if err := tx.UpdateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentVoided}); err != nil {
+			return err
+		}
+		if err := voidTip(ctx, tx, a.OrgID, p); err != nil {
 			return err
 		}
 		if p.Status == kassa.PaymentCaptured {
@@ -855,7 +872,7 @@ func checkPayment(ctx context.Context, ad *admitter, c *change.Change, f map[str
 		return err
 	}
 	if insert {
-		return checkPointsPayment(ctx, ad, c, f)
+		return firstErr(checkPointsPayment(ctx, ad, c, f), checkStoreCreditPayment(ctx, ad, c, f))
 	}
 	return stillOffline(ctx, ad, c, f)
 }
@@ -885,5 +902,5 @@ var (
 	paymentStates = []string{kassa.PaymentPending, kassa.PaymentAuthorized, kassa.PaymentCaptured, kassa.PaymentVoided,
 		kassa.PaymentFailed, kassa.PaymentRefunded, kassa.PaymentPartiallyRefunded}
 	paymentMethods = []string{string(kassa.PaymentCash), string(kassa.PaymentCard), string(kassa.PaymentGiftCard), string(kassa.PaymentExternal),
-		string(kassa.PaymentLoyaltyPoints)}
+		string(kassa.PaymentLoyaltyPoints), string(kassa.PaymentStoreCredit)}
 )

@@ -82,10 +82,10 @@ func TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin(t *testing.T) {
 	}
 
 	// A later SQLite migration without its twin: each thing it adds is named.
-	if _, err := db.Writer.ExecContext(ctx, `ALTER TABLE orders ADD COLUMN tip_total INTEGER NOT NULL DEFAULT 0;
-		CREATE TABLE tips (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, amount INTEGER NOT NULL) STRICT;
+	if _, err := db.Writer.ExecContext(ctx, `ALTER TABLE orders ADD COLUMN twin_probe_total INTEGER NOT NULL DEFAULT 0;
+		CREATE TABLE twin_probes (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, amount INTEGER NOT NULL) STRICT;
 		CREATE UNIQUE INDEX payments_processor_ref ON payments(processor_ref) WHERE processor_ref IS NOT NULL;
-		CREATE TRIGGER tips_org BEFORE INSERT ON orders BEGIN SELECT 1; END;`); err != nil {
+		CREATE TRIGGER twin_probes_org BEFORE INSERT ON orders BEGIN SELECT 1; END;`); err != nil {
 		t.Fatal(err)
 	}
 	// A digest hashes a replicated row's every column (SELECT *): a column
@@ -98,11 +98,11 @@ func TestThePostgreSQLSchemaIsTheSQLiteSchemasTwin(t *testing.T) {
 
 	diffs := strings.Join(twinDiff(sqliteTwin(t, db.Writer), want), "\n")
 	for _, named := range []string{
-		"column orders.tip_total (integer) has no PostgreSQL twin",
-		"table tips has no PostgreSQL twin",
+		"column orders.twin_probe_total (integer) has no PostgreSQL twin",
+		"table twin_probes has no PostgreSQL twin",
 		"index payments_processor_ref ON payments (processor_ref) unique partial has no PostgreSQL twin",
 		"payments: unique index (processor_ref) partial has no PostgreSQL twin",
-		"trigger tips_org ON orders has no PostgreSQL twin",
+		"trigger twin_probes_org ON orders has no PostgreSQL twin",
 	} {
 		if !strings.Contains(diffs, named) {
 			t.Errorf("a SQLite migration without its twin: the failure does not say %q; it says:\n%s", named, diffs)

@@ -262,7 +262,10 @@ func (s *ReceiptService) facts(ctx context.Context, orgID string, o *kassa.Order
 		return nil, err
 	}
 	f.Loyalty = loyaltyBalance(ctx, s.db.Reader, orgID, o.CustomerID)
-	return f, nil
+	if f.Refund != nil {
+		f.TipsBack, err = tipsBackOf(ctx, s.db.Reader, f.Refund.ID)
+	}
+	return f, err
 }
 
 func giftCardsOf(ctx context.Context, q querier, o *kassa.Order) (map[string]kassa.GiftCardBalance, error) {

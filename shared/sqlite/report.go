@@ -332,11 +332,21 @@ func (s *ReportService) salesByMethod(ctx context.Context, sc *reportScope, sums
 		AND p.status IN ('captured', 'partially_refunded', 'refunded')`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT p.method, o.currency, sum(`+s.d().JSONInt("j.value", "amount")+`)
+	if err := s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT p.method, o.currency, sum(`+s.d().JSONInt("j.value", "amount")+`)
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN `+s.d().JSONElements("r.payments", "j")+` ON true
 		JOIN payments p ON p.id = j.value->>'payment_id'
-		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
+		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...); err != nil {
+		return err
+	}
+	return s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT 'store_credit', o.currency, sum(t.amount)`+refundsToCredit+staff+` GROUP BY 1, 2`, args...)
 }
+
+// refundsToCredit are the parts of the range's refunds a return put on
+// store credit (docs/returns.md): refunded by method store_credit, as
+// a store_credit payment's refund is.
+const refundsToCredit = ` FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+	JOIN store_credit_transactions t ON t.refund_id = r.id AND t.org_id = r.org_id
+	WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`
 
 // salesByHour reads the orders and refunds of the range one by one and
 // books each on its location's local hour.
@@ -531,6 +541,8 @@ func (s *ReportService) Payments(ctx context.Context, f kassa.ReportFilter, emit
 		{`SELECT ` + key + ` || char(31) || p.method, o.currency, sum(` + s.d().JSONInt("j.value", "amount") + `), 0 FROM d CROSS JOIN refunds r
 			JOIN orders o ON o.id = r.order_id JOIN ` + s.d().JSONElements("r.payments", "j") + ` ON true JOIN payments p ON p.id = j.value->>'payment_id'
 			WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi GROUP BY 1, 2`,
+			func(r *kassa.PaymentRow, v []int64) { r.Refunded += v[0] }},
+		{`SELECT ` + key + ` || char(31) || 'store_credit', o.currency, sum(t.amount), 0` + refundsToCredit + ` GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Refunded += v[0] }},
 		{`SELECT ` + key + ` || char(31) || e.method, ds.currency, sum(CASE WHEN e.type = 'sale' THEN e.amount ELSE 0 END),
 			sum(CASE WHEN e.type = 'refund' THEN -e.amount ELSE 0 END) FROM d CROSS JOIN drawer_entries e JOIN drawer_sessions ds ON ds.id = e.drawer_id

@@ -79,3 +79,49 @@ func (c *Change) Validate() error {
 	}
 	return nil
 }
+
+// AppendJSON appends c to b as MarshalJSON encodes it, field by field:
+// an edge's push encodes thousands of records a batch, and encoding/json
+// re-validated every record's stored fields twice (once per Marshal that
+// held them). RawFields are appended as stored: the node encoded them.
+func (c *Change) AppendJSON(b []byte) ([]byte, error) {
+	b = appendField(b, `{"id":`, c.ID)
+	b = appendField(b, `,"org_id":`, c.OrgID)
+	if c.LocationID != "" {
+		b = appendField(b, `,"location_id":`, c.LocationID)
+	}
+	b = appendField(b, `,"entity":`, c.Entity)
+	b = appendField(b, `,"entity_id":`, c.EntityID)
+	b = appendField(b, `,"op":`, string(c.Op))
+	b = append(b, `,"fields":`...)
+	if c.RawFields != nil {
+		b = append(b, c.RawFields...)
+	} else {
+		f, err := json.Marshal(c.Fields)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, f...)
+	}
+	b = appendField(b, `,"hlc":`, c.HLC.String())
+	b = appendField(b, `,"origin":`, c.Origin)
+	if c.Actor != "" {
+		b = appendField(b, `,"actor":`, c.Actor)
+	}
+	return append(b, '}'), nil
+}
+
+// appendField appends key and s as a JSON string: as it is when it holds
+// nothing JSON escapes (ids, names, stamps), else as encoding/json has it.
+func appendField(b []byte, key, s string) []byte {
+	b = append(b, key...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

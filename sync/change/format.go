@@ -30,7 +30,10 @@ import "fmt"
 //	   refunds carry approved_by (docs/staff.md); migration 0042: products
 //	   and categories carry tax_category_id, order lines tax_rate_bps
 //	   (docs/tax.md); migration 0043: points entries carry payment_id
-//	   (docs/loyalty.md); an edge of format 1-4 is served without them.
+//	   (docs/loyalty.md); migration 0045: store credit and its entries
+//	   replicate (docs/returns.md); migration 0048: tips replicate, orders
+//	   carry approved_by (docs/tips.md); an edge of format 1-4 is served
+//	   without them.
 const Format = 5
 
 // Formats of the wire: what an edge's request names, 0 being an edge that

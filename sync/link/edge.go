@@ -21,6 +21,11 @@ const (
 	pullBatch      = 1000
 	requestTimeout = 5 * time.Second
 	retryEvery     = 500 * time.Millisecond
+	// probeEvery is how often the pull loop asks while the link is down:
+	// the hub not answering fails at once on the edge's own NATS server
+	// (no responders), and the push waits for the link (linkUp), so the
+	// backlog starts moving within this of the leaf link's return.
+	probeEvery = 100 * time.Millisecond
 )
 
 // Status is an edge's view of its link.
@@ -48,6 +53,9 @@ type Edge struct {
 	// Version is the edge's release, reported to the hub with every pull;
 	// set it before Run.
 	Version string
+	// LeafURLs, if set, is given the cluster's leaf URLs a pull's reply
+	// carries (docs/cluster.md); set it before Run.
+	LeafURLs func(ctx context.Context, urls []string)
 
 	id    Identity
 	nc    *nats.Conn
@@ -64,6 +72,7 @@ type Edge struct {
 	refused    int           // refusals the hub last listed (under mu)
 	refusedKey string        // that list, as kept (under mu; "" before the first)
 	wake       chan struct{} // a notify arrived: pull now
+	linkUp     chan struct{} // the link came back: push now
 	verify     chan struct{} // the link came back: verify
 }
 
@@ -75,7 +84,7 @@ func NewEdge(id Identity, nc *nats.Conn, store EdgeStore, log *slog.Logger, now 
 		now = time.Now
 	}
 	return &Edge{id: id, nc: nc, store: store, log: log, now: now,
-		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), status: Status{Since: now()}}
+		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), linkUp: make(chan struct{}, 1), status: Status{Since: now()}}
 }
 
 // Status returns the current figures; pendingUp is filled by the caller's
@@ -93,6 +102,7 @@ func (e *Edge) setConnected(ok bool, err error) {
 		e.status.Connected, e.status.Since = ok, e.now()
 		if ok {
 			signal(e.verify)
+			signal(e.linkUp)
 			e.log.Info("sync link up", "node", e.id.Node)
 		} else {
 			e.log.Warn("sync link down", "node", e.id.Node, "err", err)
@@ -135,6 +145,11 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 	if err != nil {
 		return err
 	}
+	return e.send(ctx, subject, b, rep)
+}
+
+// send sends an encoded request and decodes the reply into rep.
+func (e *Edge) send(ctx context.Context, subject string, b []byte, rep any) error {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	m, err := e.nc.RequestWithContext(rctx, subject, b)
@@ -151,36 +166,92 @@ func (e *Edge) request(ctx context.Context, subject string, req, rep any) error 
 // rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
-		e.pushing.Lock()
-		es, err := e.store.Unsent(ctx, 0, pushBatch)
-		e.mu.Lock()
-		e.status.PendingUp = len(es)
-		e.mu.Unlock()
-		if err == nil && len(es) > 0 {
-			if err = e.push(ctx, es); err == nil {
-				err = e.store.MarkSent(ctx, es[len(es)-1].Seq)
-			}
-		}
-		e.pushing.Unlock()
-		if err == nil && len(es) == pushBatch {
+		if full, err := e.pushRun(ctx); err == nil && full {
 			continue
 		}
 		select {
 		case <-ctx.Done():
 		case <-e.store.Committed():
+		case <-e.linkUp:
 		case <-time.After(retryEvery):
 		}
 	}
 }
 
-// push sends one batch and waits for the hub's reply.
-func (e *Edge) push(ctx context.Context, es []Entry) error {
-	cs := make([]change.Change, len(es))
-	for i, en := range es {
-		cs[i] = en.Change
+// pushBatchOf is one batch of the outbox, read and encoded.
+type pushBatchOf struct {
+	es   []Entry
+	body []byte
+	err  error
+}
+
+// readPush reads the unsent records after seq, up to a batch, and
+// encodes them.
+func (e *Edge) readPush(ctx context.Context, after int64) pushBatchOf {
+	es, err := e.store.Unsent(ctx, after, pushBatch)
+	if err != nil || len(es) == 0 {
+		return pushBatchOf{err: err}
 	}
+	body, err := encodePush(es)
+	return pushBatchOf{es: es, body: body, err: err}
+}
+
+// pushRun pushes the outbox's batches back to back while full ones
+// follow, and reports whether the last one sent was full. While the hub
+// admits one batch, the next is read and encoded, and once the hub
+// committed it the edge marks it sent while the next is on its way: still
+// one batch at the hub at a time, in order. It holds pushing throughout.
+func (e *Edge) pushRun(ctx context.Context) (bool, error) {
+	e.pushing.Lock()
+	defer e.pushing.Unlock()
+	marked := make(chan error, 1)
+	marked <- nil
+	defer func() { <-marked }() // the last mark is done before pushing is released
+	next := e.readPush(ctx, 0)
+	for {
+		cur := next
+		e.mu.Lock()
+		e.status.PendingUp = len(cur.es)
+		e.mu.Unlock()
+		if cur.err != nil || len(cur.es) == 0 {
+			return false, cur.err
+		}
+		last := cur.es[len(cur.es)-1].Seq
+		var ahead chan pushBatchOf
+		if len(cur.es) == pushBatch {
+			ahead = make(chan pushBatchOf, 1)
+			go func() { ahead <- e.readPush(ctx, last) }()
+		}
+		err := e.push(ctx, cur)
+		if err == nil {
+			err = e.markSent(ctx, marked, last)
+		}
+		if ahead == nil || err != nil {
+			if ahead != nil {
+				<-ahead
+			}
+			return ahead != nil, err
+		}
+		next = <-ahead
+	}
+}
+
+// markSent marks the records up to last sent, in the background, once
+// the previous mark is done (marked holds its result): it fails when that
+// one failed (the records are then sent again; the hub skips them).
+func (e *Edge) markSent(ctx context.Context, marked chan error, last int64) error {
+	if err := <-marked; err != nil {
+		marked <- nil
+		return err
+	}
+	go func() { marked <- e.store.MarkSent(ctx, last) }()
+	return nil
+}
+
+// push sends one batch and waits for the hub's reply.
+func (e *Edge) push(ctx context.Context, b pushBatchOf) error {
 	var rep PushReply
-	if err := e.request(ctx, e.id.UpSubject(), PushRequest{Changes: cs, Format: change.Format}, &rep); err != nil {
+	if err := e.send(ctx, e.id.UpSubject(), b.body, &rep); err != nil {
 		e.setConnected(false, err)
 		return err
 	}
@@ -202,16 +273,36 @@ func (e *Edge) push(ctx context.Context, es []Entry) error {
 	return nil
 }
 
+// encodePush encodes the PushRequest of es (change.AppendJSON).
+func encodePush(es []Entry) ([]byte, error) {
+	b := make([]byte, 0, 512*len(es))
+	b = append(b, `{"changes":[`...)
+	for i := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = es[i].Change.AppendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return fmt.Appendf(b, `],"format":%d}`, change.Format), nil
+}
+
 func (e *Edge) pullLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := e.PullOnce(ctx)
 		if err == nil && n == pullBatch {
 			continue
 		}
+		wait := retryEvery
+		if !e.Status().Connected {
+			wait = probeEvery
+		}
 		select {
 		case <-ctx.Done():
 		case <-e.wake:
-		case <-time.After(retryEvery):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -241,6 +332,9 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 	}
 	if restored, err := e.seeEpoch(ctx, rep.Epoch); err != nil || restored {
 		return 0, err
+	}
+	if len(rep.LeafURLs) > 0 && e.LeafURLs != nil {
+		e.LeafURLs(ctx, rep.LeafURLs)
 	}
 	if rep.Refused != nil {
 		if err := e.keepRefusals(ctx, *rep.Refused, rep.RefusedCount); err != nil {

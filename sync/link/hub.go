@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,7 +20,13 @@ type Hub struct {
 	store HubStore
 	log   *slog.Logger
 	subs  []*nats.Subscription
+	// leafURLs are the cluster's leaf URLs given with every pull.
+	leafURLs atomic.Pointer[[]string]
 }
+
+// SetLeafURLs sets the leaf URLs of every hub of the cluster, given to
+// edges with every pull so that they learn when the set changes.
+func (h *Hub) SetLeafURLs(urls []string) { h.leafURLs.Store(&urls) }
 
 // StartHub subscribes the hub's handlers on nc.
 func StartHub(nc *nats.Conn, store HubStore, log *slog.Logger) (*Hub, error) {
@@ -97,6 +104,9 @@ func (h *Hub) pull(m *nats.Msg) {
 	}
 	if err == nil {
 		rep.Epoch, err = h.store.Epoch(ctx)
+	}
+	if urls := h.leafURLs.Load(); err == nil && urls != nil {
+		rep.LeafURLs = *urls
 	}
 	if err == nil {
 		var rs []Refusal

@@ -156,7 +156,11 @@ type PullReply struct {
 	// are no longer in it. An empty list means none.
 	Refused      *[]Refusal `json:"refused,omitempty"`
 	RefusedCount int        `json:"refused_count,omitempty"`
-	Error        string     `json:"error,omitempty"`
+	// LeafURLs (after v0.8.0; an older hub sends none, an older edge
+	// ignores them) are the leaf URLs of every hub of the cluster: an
+	// edge keeps them and fails over among them (docs/cluster.md).
+	LeafURLs []string `json:"leaf_urls,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // DigestRequest carries an edge's digest of each replicated table in its scope.

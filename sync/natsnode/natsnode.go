@@ -12,6 +12,11 @@
 // nor its JetStream. The hub admits one leaf session per edge credential
 // at a time; leaf links are pinged every PingInterval so that a session
 // cut off silently is dropped within three intervals.
+//
+// Several hubs join a NATS cluster (Config.Cluster, cluster.go): routes
+// with a shared secret, leaf sessions announced to every hub, revocation
+// carried to the hub that holds the edge; an edge's one leaf remote lists
+// every hub's URL and fails over among them (docs/cluster.md).
 package natsnode
 
 import (
@@ -21,7 +26,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"time"
@@ -41,7 +45,15 @@ type Config struct {
 	LeafHost string // hub: leaf-node listen host
 	LeafPort int    // hub: leaf-node listen port; 0 disables, -1 picks a free port
 
-	LeafRemotes []string // edge: nats-leaf URLs of the hub, with user:password
+	// LeafRemotes (edge) are the nats-leaf URLs of the hub, with
+	// user:password: one leaf remote over all of them, so that when the
+	// hub it is attached to dies the edge connects to another of its
+	// cluster (docs/cluster.md). SetLeafRemotes replaces them.
+	LeafRemotes []string
+
+	// Cluster (hub) joins the hub's server to a NATS cluster of hubs;
+	// nil: a lone hub.
+	Cluster *Cluster
 
 	// Domain is the JetStream domain, so that an edge's and the hub's
 	// JetStream stay apart across the leaf link.
@@ -51,6 +63,10 @@ type Config struct {
 	// returns the permissions of that edge; nil refuses it. A second
 	// session with the same user while the first is up is refused.
 	LeafAuth func(user, password string) *server.Permissions
+	// OnLeaf (hub) is told of every leaf session authenticated in the
+	// cluster: user's edge is now attached to the hub named hub (this
+	// server's Name or another hub's). It must not block.
+	OnLeaf func(user, hub string)
 	// ClientToken is what the node's own in-process clients present;
 	// empty: one is minted (Connect with an empty token uses it).
 	ClientToken string
@@ -89,15 +105,22 @@ type Server struct {
 	opts  *server.Options // the server writes resolved ports back here
 	token string          // the in-process clients' token
 	auth  *auth
+	log   *slog.Logger
+
+	remotesMu sync.Mutex // serializes SetLeafRemotes
 }
 
 // Start starts the server and waits until it accepts connections.
 func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	var err error
 	opts := &server.Options{
-		ServerName:   cfg.Name,
-		Host:         cfg.Host,
-		Port:         cfg.Port,
-		DontListen:   cfg.Port == 0,
+		ServerName: cfg.Name,
+		Host:       cfg.Host,
+		Port:       cfg.Port,
+		// NATS opens routes only once the client listener is up: a hub in
+		// a cluster has one even without Port, on 127.0.0.1 at a free port,
+		// admitting nobody from outside (only the in-process token).
+		DontListen:   cfg.Port == 0 && cfg.Cluster == nil,
 		NoSigs:       true,
 		MaxPayload:   8 << 20, // room for a push of large change records
 		NoLog:        true,
@@ -130,27 +153,22 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if token == "" {
 		token = randomToken()
 	}
-	a := &auth{leaf: cfg.LeafAuth, token: token, listen: cfg.ListenToken, sessions: map[string]session{}, log: log}
+	a := &auth{leaf: cfg.LeafAuth, token: token, listen: cfg.ListenToken, sessions: map[string]session{}, log: log, onLeaf: cfg.OnLeaf}
 	opts.CustomClientAuthentication = a
 	// A store whose link comes back should notice within a fraction of a
 	// second, not the default second.
 	opts.LeafNode.ReconnectInterval = 250 * time.Millisecond
-	for _, r := range cfg.LeafRemotes {
-		u, err := url.Parse(r)
-		if err != nil {
-			return nil, fmt.Errorf("natsnode: leaf remote %q: %w", r, err)
-		}
-		r := &server.RemoteLeafOpts{URLs: []*url.URL{u}}
-		if cfg.LeafTLS != nil {
-			r.TLS, r.TLSConfig, r.TLSTimeout = true, cfg.LeafTLS, 5
-		}
-		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, r)
+	if opts.LeafNode.Remotes, err = leafRemotes(cfg.LeafRemotes, cfg.LeafTLS); err != nil {
+		return nil, err
+	}
+	if err := clusterOptions(opts, cfg); err != nil {
+		return nil, err
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsnode: %w", err)
 	}
-	a.srv = ns
+	a.srv, a.name = ns, cfg.Name
 	if a.local, err = ns.LookupAccount(LocalAccount); err != nil {
 		return nil, fmt.Errorf("natsnode: %w", err)
 	}
@@ -161,18 +179,25 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// With LocalAccount configured the server no longer enables JetStream
 	// on the global account by itself; the node's own clients live there.
-	if cfg.JetStream {
+	if opts.JetStream {
 		if err := ns.GlobalAccount().EnableJetStream(nil, nil); err != nil {
 			ns.Shutdown()
 			return nil, fmt.Errorf("natsnode: jetstream: %w", err)
 		}
 	}
+	cl, err := startCluster(ns, opts, cfg, log)
+	if err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	a.cluster = cl
 	listen := "none"
 	if cfg.Port != 0 {
 		listen = ns.ClientURL()
 	}
-	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", cfg.JetStream, "tls", cfg.TLS != nil)
-	return &Server{ns: ns, opts: opts, token: token, auth: a}, nil
+	log.Info("nats server started", "name", cfg.Name, "client_listener", listen, "jetstream", opts.JetStream, "tls", cfg.TLS != nil,
+		"cluster", opts.Cluster.Name)
+	return &Server{ns: ns, opts: opts, token: token, auth: a, log: log}, nil
 }
 
 // ClientURL is the URL outside clients connect to, or "" when the server
@@ -204,18 +229,6 @@ func (s *Server) Connect(name, token string, extra ...nats.Option) (*nats.Conn, 
 	return nats.Connect("", opts...)
 }
 
-// DisconnectLeaf closes the leaf session of user (an edge's node id), if
-// one is up: after its credentials were revoked it must not keep a link
-// it authenticated before.
-func (s *Server) DisconnectLeaf(user string) {
-	s.auth.mu.Lock()
-	sess, ok := s.auth.sessions[user]
-	s.auth.mu.Unlock()
-	if ok {
-		s.ns.DisconnectClientByID(sess.cid)
-	}
-}
-
 // LeafConnected reports whether the server has a live leaf-node link.
 func (s *Server) LeafConnected() bool { return s.ns.NumLeafNodes() > 0 }
 
@@ -227,8 +240,14 @@ type auth struct {
 	token  string
 	listen string
 	srv    *server.Server
+	name   string // the server's name: the hub an edge is attached to
 	local  *server.Account
 	log    *slog.Logger
+	// cluster announces this server's leaf sessions to the other hubs
+	// (nil on a lone server); onLeaf hears of every session in the
+	// cluster, this server's included.
+	cluster *cluster
+	onLeaf  func(user, hub string)
 
 	mu       sync.Mutex
 	sessions map[string]session // leaf user → its latest session
@@ -260,6 +279,7 @@ func (a *auth) Check(c server.ClientAuthentication) bool {
 			return false
 		}
 		c.RegisterUser(&server.User{Username: o.Username, Permissions: perms})
+		a.attached(o.Username)
 		return true
 	case server.CLIENT:
 		if equal(o.Token, a.token) {
@@ -316,6 +336,7 @@ func (s *Server) Ready() bool { return s.ns.Running() && s.ns.ReadyForConnection
 
 // Shutdown stops the server and waits for it to finish.
 func (s *Server) Shutdown() {
+	s.auth.cluster.close()
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }

@@ -103,6 +103,9 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if opts.From != nil {
 		a.Admitter = &Admitter{Tx: tx, From: *opts.From, State: a.State}
 	}
+	if err := a.preload(ctx, changes); err != nil {
+		return res, err
+	}
 	for i := range changes {
 		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
@@ -147,6 +150,10 @@ func (a *Applier) step(ctx context.Context, c *change.Change, opts ApplyOpts, re
 	if err := a.applied(ctx, c, fresh, opts); err != nil {
 		return err
 	}
+	a.done[c.ID] = true
+	if c.Entity == EntEvent.Name && !a.held[c.EntityID] {
+		a.logged[c.EntityID] = true
+	}
 	res.Applied++
 	return nil
 }
@@ -160,9 +167,53 @@ func (a *Applier) seen(ctx context.Context, c *change.Change, opts ApplyOpts) (b
 			return err == nil, err
 		}
 	}
-	var n int
-	err := a.Tx.QueryRowContext(ctx, `SELECT count(*) FROM applied_changes WHERE id = ?`, c.ID).Scan(&n)
-	return n > 0, err
+	return a.done[c.ID], nil
+}
+
+// preload reads, in one query each for the whole batch, which of its
+// changes this node applied before (applied_changes) and, at the hub,
+// which of its events the log holds already: a catch-up's batch of 500
+// asked once per change. step keeps both sets current as the batch
+// applies (a change or event twice in one batch).
+func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
+	a.done, a.logged = make(map[string]bool, len(changes)), map[string]bool{}
+	var ids, events []any
+	for i := range changes {
+		ids = append(ids, changes[i].ID)
+		if changes[i].Entity == EntEvent.Name {
+			events = append(events, changes[i].EntityID)
+		}
+	}
+	if err := a.present(ctx, "applied_changes", ids, a.done); err != nil || !a.Tx.DB.Hub {
+		return err
+	}
+	return a.present(ctx, "events", events, a.logged)
+}
+
+// present notes in set which of ids table holds, in chunks far below
+// SQLite's limit of bound parameters.
+func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool) error {
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		rows, err := a.Tx.Tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			set[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applied does what follows an applied change in its unit: the hooks of
@@ -218,6 +269,9 @@ type Applier struct {
 	// logged nor delivered.
 	held      map[string]bool
 	conflicts int
+	// done are the batch's change ids applied here before or in the
+	// batch; logged its event ids the hub's log holds (preload).
+	done, logged map[string]bool
 	// quarantine says whether the quarantine held anything when the batch
 	// first asked (quarantineEmpty): 0 not asked, 1 empty, 2 not.
 	quarantine int8
@@ -281,9 +335,7 @@ func (a *Applier) newEvent(ctx context.Context, c *change.Change) (bool, error) 
 	if c.Entity != EntEvent.Name || !a.Tx.DB.Hub {
 		return false, nil
 	}
-	var n int
-	err := a.Tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE id = ?`, c.EntityID).Scan(&n)
-	return n == 0, err
+	return !a.logged[c.EntityID], nil
 }
 
 // loggedEvent is the bus notification of an event that arrived by sync.

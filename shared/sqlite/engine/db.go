@@ -81,6 +81,7 @@ type DB struct {
 	stmts      map[string]*sql.Stmt // prepared on the writer; write loop only
 	savepoints map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
 	toPrepare  map[string]bool
+	bound      boundStmts        // stmts bound to the writer's open transaction; write loop only
 	rowQueries map[string]string // writeRow's statements by row shape; write loop only
 	writes     chan *writeReq    // units of work for writeLoop
 	committed  chan struct{}

@@ -562,12 +562,12 @@ type EventSubject struct {
 // nor move an automation's or a webhook consumer's hand with another
 // customer or amount than the row's. The rest of the data (statuses,
 // totals that later changes move) is the edge's account of the moment.
-func (ad *Admitter) eventSubject(ctx context.Context, typ string, data map[string]any) error {
+func (ad *Admitter) eventSubject(ctx context.Context, typ string, data eventData) error {
 	sub, ok := eventSubjectOf(typ)
 	if !ok {
 		return Refuse(RefusedEntity, "%s events are not made at a store", typ)
 	}
-	id, _ := data["id"].(string)
+	id, _ := data.value("id").(string)
 	q := `SELECT 1`
 	for _, col := range sub.Same {
 		q += ", " + col
@@ -591,12 +591,12 @@ func (ad *Admitter) eventSubject(ctx context.Context, typ string, data map[strin
 		return err
 	}
 	for i, col := range sub.Same {
-		if !sameValue(data[col], vals[i+1]) {
-			return Refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, data[col], vals[i+1])
+		if v := data.value(col); !sameValue(v, vals[i+1]) {
+			return Refuse(RefusedValue, "%s event gives %s %v, the hub holds %v", typ, col, v, vals[i+1])
 		}
 	}
 	if sub.Also != nil {
-		return sub.Also(ctx, ad, id, data)
+		return sub.Also(ctx, ad, id, data.all())
 	}
 	return nil
 }

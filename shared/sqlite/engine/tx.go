@@ -347,7 +347,7 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 // every unit, parsing them cost a quarter of the writer's time.
 func (db *DB) savepoint(ctx context.Context, tx *sql.Tx, stmt string) (sql.Result, error) {
 	if st := db.savepoints[stmt]; st != nil {
-		return tx.StmtContext(ctx, st).ExecContext(ctx)
+		return db.bound.get(tx, st).ExecContext(ctx)
 	}
 	return tx.ExecContext(ctx, stmt)
 }
@@ -376,7 +376,7 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 // when the writer connection is free. Only the write loop calls it.
 func (tx *Tx) ExecCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := tx.cached(query); st != nil {
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return tx.bind(st).ExecContext(ctx, args...)
 	}
 	return tx.Tx.ExecContext(ctx, query, args...)
 }
@@ -401,7 +401,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // QueryContext runs a query of the unit as a cached prepared statement.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := tx.cached(query); st != nil {
-		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return tx.bind(st).QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
 }
@@ -409,9 +409,37 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // QueryRowContext runs a query of the unit as a cached prepared statement.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := tx.cached(query); st != nil {
-		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+		return tx.bind(st).QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// boundStmts are the writer's prepared statements bound to one open
+// transaction (sql.Tx.StmtContext), each bound once per transaction: a
+// catch-up's apply unit runs the same few statements thousands of times,
+// and binding allocated a statement each time. The transaction closes
+// them when it ends.
+type boundStmts struct {
+	tx    *sql.Tx
+	stmts map[*sql.Stmt]*sql.Stmt
+}
+
+// bind returns st bound to the unit's transaction.
+func (tx *Tx) bind(st *sql.Stmt) *sql.Stmt { return tx.DB.bound.get(tx.Tx, st) }
+
+// get returns st bound to tx, binding it at first use in tx. (Bound
+// without the unit's context: a statement bound under a context already
+// cancelled would fail every later unit of the transaction.)
+func (b *boundStmts) get(tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	if b.tx != tx {
+		b.tx, b.stmts = tx, map[*sql.Stmt]*sql.Stmt{}
+	}
+	if s := b.stmts[st]; s != nil {
+		return s
+	}
+	s := tx.StmtContext(context.Background(), st)
+	b.stmts[st] = s
+	return s
 }
 
 // prepareSeen prepares the statements execCached met for the first time.

@@ -294,7 +294,9 @@
     r.tr.dataset.state = cls;
     set(c[0], storeName(e.location_id), e.node_id);
     var since = time(e.connected_since) || (e.connected ? null : time(e.last_seen));
-    set(c[1], e.connected ? 'Connected' : 'Disconnected', since ? 'since ' + clock(since) + ' (' + ago(since) + ')' : '');
+    var at = e.hub ? (e.connected ? 'at ' : 'last at ') + e.hub : '';
+    set(c[1], e.connected ? 'Connected' : 'Disconnected',
+      (since ? 'since ' + clock(since) + ' (' + ago(since) + ')' : '') + (since && at ? ' · ' : '') + at);
     var seen = time(e.last_seen);
     set(c[2], seen ? clock(seen) : 'never', seen ? ago(seen) + ' ago' : '', e.connected ? '' : 'bad');
     set(c[3], e.version || 'unknown', e.version ? '' : 'older than v0.6.0');
@@ -312,7 +314,7 @@
     }
     var open = e.open_conflicts || 0, q = e.quarantined || 0;
     set(c[7], open ? open + ' open' : 'none', q ? q + ' refused (quarantined)' : '', q ? 'bad' : open ? 'warn' : '');
-    r.text = (storeName(e.location_id) + ' ' + e.location_id + ' ' + e.node_id + ' ' + (e.version || '') + ' ' +
+    r.text = (storeName(e.location_id) + ' ' + e.location_id + ' ' + e.node_id + ' ' + (e.version || '') + ' ' + (e.hub || '') + ' ' +
       (e.connected ? 'connected' : 'disconnected')).toLowerCase();
   }
 

@@ -7,7 +7,7 @@
 // the node's own store (the edge).
 //
 // The user picks a report (sales, tax, payments, stock, movements,
-// loyalty, gift cards, what stores owe each other for gift cards, cash,
+// loyalty, gift cards, what stores owe each other for gift cards, cash, tips,
 // campaigns), a range of business days (typed, or a preset: today is the
 // store's business day, in its zone and after its cutoff hour) and a
 // grouping, then Show: the table of the API's rows (GET /reports/<kind>,
@@ -89,6 +89,11 @@
       groups: ['staff', 'none', 'day', 'location', 'register'],
       cols: [col('sessions', 'Drawers', 'n', { sum: true }), col('float', 'Float'), col('cash_sales', 'Cash sales'), col('expected', 'Expected'),
         col('counted', 'Counted'), col('over_short', 'Over/short', 'money', { sign: true })] },
+    { kind: 'tips', path: '/reports/tips', title: 'Tips',
+      hint: 'Tips on payments (never in sales): given on the day of their payment, given back with a whole refund of it; cash tips are in the drawers.',
+      groups: ['staff', 'none', 'day', 'location', 'register', 'payment_method'],
+      cols: [col('count', 'Tips', 'n', { sum: true }), col('tips', 'Given'), col('refunded', 'Given back'), col('net', 'Net'), col('cash', 'Cash'),
+        col('card', 'Card')] },
     { kind: 'campaigns', path: '/reports/campaigns', title: 'Campaigns', hint: 'Campaigns redeemed in these days.',
       groups: ['none'],
       cols: [col('name', 'Campaign', 'text'), col('status', 'Status', 'text'), col('orders', 'Orders', 'n'), col('discount', 'Discount'),

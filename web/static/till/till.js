@@ -6,6 +6,8 @@
 // Idempotency-Key per step), so a reload resumes it without losing or
 // doubling anything. See docs/till.md.
 import { svg as barcode } from './code128.js';
+import { restockBox, chosen, destination, returned, exchangeNote, exchangeBody } from './returns.js';
+import { tipChooser } from './tip.js';
 
 const $ = (id) => document.getElementById(id);
 const SALE = 'kassa.till.sale';
@@ -22,6 +24,7 @@ const state = { methods: {}, location: null, currency: 'AUD', products: [], cats
   drawer: null, receipt: null, onApproved: null, polling: 0, pinUser: null, locks: {}, lockTimer: 0 };
 let sale = load();
 let till = loadTill();
+const tips = tipChooser($('tip'), { money: (v) => money(v), minor: (s) => minor(s) }, () => renderTip());
 function loadTill() { try { return JSON.parse(localStorage.getItem(TILL)); } catch (e) { return null; } }
 
 function uuid() { return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2); }
@@ -52,12 +55,18 @@ function el(tag, props, ...kids) {
   return e;
 }
 
-// api calls the edge as the cashier, or as the approving manager when the
-// sale carries an approval (asApprover).
-function api(method, path, body, key, asApprover) {
+// api calls the edge as the signed-in cashier.
+function api(method, path, body, key) {
   const h = key ? { 'Idempotency-Key': key } : undefined;
-  if (asApprover && sale.approver) return session.request(method, path, body, sale.approver.token, h);
   return session.api(method, path, body, h);
+}
+
+// approved adds the manager's approval of the sale's discount to an order
+// body: the order stays the cashier's and records the manager as
+// approved_by (docs/till.md).
+function approved(b) {
+  if (sale.approver) b.approval_token = sale.approver.token;
+  return b;
 }
 
 // ---- sign-in and start-up -------------------------------------------------
@@ -462,7 +471,7 @@ async function requote() {
   $('approve-btn').hidden = true;
   if (!sale.lines.length) { state.quote = null; $('cart-msg').textContent = ''; return renderCart(); }
   try {
-    const q = state.order || (await api('POST', '/orders/quote', body(), null, true)).data;
+    const q = state.order || (await api('POST', '/orders/quote', approved(body()))).data;
     if (seq !== quoteSeq) return;
     state.quote = q;
     $('cart-msg').textContent = '';
@@ -509,10 +518,13 @@ function renderCart() {
     row('Total', money(q.total), 'total');
   }
   const c = sale.customer;
-  $('customer').textContent = c ? c.name + (c.points != null ? ` · ${c.points} points` : ' · no loyalty account') : '';
+  $('customer').textContent = c ? c.name + (c.points != null ? ` · ${c.points} points` : ' · no loyalty account') +
+    (c.credit > 0 ? ` · store credit ${money(c.credit)}` : '') : '';
   $('customer-btn').textContent = c ? 'Customer' : '+ Customer';
   $('voucher-btn').textContent = sale.voucher ? 'Voucher ' + sale.voucher : 'Voucher';
   $('discount-btn').textContent = sale.discount ? 'Discount ' + discText(sale.discount) : 'Discount';
+  $('exchange-note').hidden = !sale.exchange;
+  if (sale.exchange) $('exchange-note').textContent = exchangeNote(sale.exchange);
   $('pay-btn').disabled = !q || !sale.lines.length;
   $('pay-btn').textContent = q ? 'Pay ' + money(q.total) : 'Pay';
 }
@@ -575,7 +587,7 @@ async function findCustomers() {
 function custName(c) { return [c.first_name, c.last_name].filter(Boolean).join(' ') || c.email || c.phone || 'Customer'; }
 
 async function attach(c) {
-  sale.customer = { id: c.id, name: custName(c), points: null };
+  sale.customer = { id: c.id, name: custName(c), points: null, credit: c.store_credit || 0 };
   try {
     const a = await session.api('GET', '/loyalty/accounts/customer/' + c.id);
     sale.customer.points = a.data.points_balance;
@@ -608,12 +620,25 @@ async function createOrder() {
   }
   sale.creating = true;
   save();
-  const o = (await api('POST', '/orders', body(), sale.createKey, true)).data;
+  if (sale.exchange) return createExchange();
+  const o = (await api('POST', '/orders', approved(body()), sale.createKey)).data;
   sale.orderId = o.id;
   sale.creating = false;
   save();
   state.order = o;
   return o;
+}
+
+// createExchange sends the exchange in progress (returns.js): the new
+// order it answers is the sale's, paid already with the return's value.
+async function createExchange() {
+  const x = (await api('POST', '/exchanges', exchangeBody(sale.exchange, body(), till.id), sale.createKey)).data;
+  sale.orderId = x.order.id;
+  sale.creating = false;
+  sale.exchange.done = x.return.amount;
+  save();
+  state.order = x.order;
+  return x.order;
 }
 
 async function ensureOrder() {
@@ -625,7 +650,18 @@ async function openPay() {
   if (!state.drawer) return openDrawerDialog('Open the drawer before taking payment.');
   try {
     await ensureOrder();
-  } catch (e) { $('cart-msg').textContent = e.message; return; }
+  } catch (e) {
+    $('cart-msg').textContent = e.message;
+    sale.creating = false;
+    // An exchange above the cashier's refund limit: a manager approves it
+    // (approval_token), and Pay sends it again (docs/returns.md).
+    if (e.status === 403 && sale.exchange && !sale.exchange.approval) {
+      needManager((token) => { sale.exchange.approval = token; sale.createKey = uuid(); save(); closeDialogs(); openPay(); },
+        'This exchange returns more than the cashier\'s refund limit: a manager approves it.');
+    }
+    return;
+  }
+  if (state.order.status === 'completed') return showReceipt(); // an exchange its return paid in full
   sale.paying = true;
   save();
   setTender('cash');
@@ -650,9 +686,18 @@ function renderPay() {
   // Points: offered when the org takes them and the sale's customer has some.
   const c = sale.customer;
   $('tender-points').hidden = !(state.methods.loyalty_points && c && c.points > 0 && c.worth > 0);
+  $('tender-credit').hidden = !(state.methods.store_credit !== false && c && c.credit > 0); // docs/returns.md
+  renderTip();
+}
+
+// renderTip shows the chosen tip and the quick-cash amounts that cover
+// what is due and the tip.
+function renderTip() {
+  const a = minor($('pay-amount').value) || due();
+  tips.describe(a);
   const quick = $('quick');
   quick.replaceChildren();
-  const d = due(), unit = 10 ** exponent(), seen = new Set();
+  const d = a + (tips.of(a) || 0), unit = 10 ** exponent(), seen = new Set();
   for (const v of [d, ...[5, 10, 20, 50, 100].map((n) => Math.ceil(d / (n * unit)) * n * unit)]) {
     if (v < d || seen.has(v) || !v) continue;
     seen.add(v);
@@ -668,6 +713,7 @@ function payLine(p) {
   if (p.card_last4) what += ' ····' + p.card_last4;
   if (p.offline) what += ' (offline, forwarded later)';
   const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: money(p.amount) }));
+  if (p.tip) li.append(el('small', { className: 'tip', textContent: `tip ${money(p.tip)}` }));
   if (p.method === 'cash' && p.tendered != null) li.append(el('small', { textContent: `tendered ${money(p.tendered)} · change ${money(p.change_due || 0)}` }));
   return li;
 }
@@ -675,8 +721,10 @@ function payLine(p) {
 function setTender(t) {
   state.tender = t;
   for (const b of document.querySelectorAll('[data-tender]')) b.setAttribute('aria-pressed', String(b.dataset.tender === t));
-  for (const x of ['cash', 'card', 'gift_card', 'loyalty_points']) $('t-' + x).hidden = x !== t;
+  for (const x of ['cash', 'card', 'gift_card', 'loyalty_points', 'store_credit']) $('t-' + x).hidden = x !== t;
+  tips.show(t === 'cash' || t === 'card');
   if (t === 'loyalty_points') pointsWorth();
+  if (t === 'store_credit') creditWorth();
 }
 
 // pointsWorth offers the most the customer's points pay of what is due: a
@@ -693,16 +741,23 @@ function amount() {
   return a;
 }
 
+// tipOn is the chosen tip on a payment of a (null: not a valid one).
+function tipOn(a) {
+  const tip = tips.of(a);
+  if (tip == null) $('pay-msg').textContent = 'Type the tip as an amount';
+  return tip;
+}
+
 function takeCash() {
-  const a = amount();
-  if (!a) return;
-  const t = $('tendered').value.trim() ? minor($('tendered').value) : a;
-  if (t == null || t < a) { $('pay-msg').textContent = 'The cash handed over is less than the amount'; return; }
-  pay({ order_id: state.order.id, amount: a, method: 'cash', tendered: t });
+  const a = amount(), tip = a && tipOn(a);
+  if (!a || tip == null) return;
+  const t = $('tendered').value.trim() ? minor($('tendered').value) : a + tip;
+  if (t == null || t < a + tip) { $('pay-msg').textContent = tip ? 'The cash handed over is less than the amount and the tip' : 'The cash handed over is less than the amount'; return; }
+  pay({ order_id: state.order.id, amount: a, method: 'cash', tendered: t, ...(tip ? { tip } : {}) });
 }
 function takeCard() {
-  const a = amount();
-  if (a) pay({ order_id: state.order.id, amount: a, method: 'card', card_number: $('card-number').value.trim() });
+  const a = amount(), tip = a && tipOn(a);
+  if (a && tip != null) pay({ order_id: state.order.id, amount: a, method: 'card', card_number: $('card-number').value.trim(), ...(tip ? { tip } : {}) });
 }
 function takeGift() {
   const a = amount();
@@ -715,6 +770,23 @@ async function takePoints() {
   await pay({ order_id: state.order.id, amount: a, method: 'loyalty_points' });
   if (!sale.pending && state.order.payments.some((p) => p.method === 'loyalty_points' && p.amount === a)) {
     c.points -= a / c.worth;
+    save();
+    if (state.order.paid_total < state.order.total) { renderPay(); setTender('cash'); }
+  }
+}
+// creditWorth offers the most of what is due the customer's store credit
+// pays (docs/returns.md).
+function creditWorth() {
+  const c = sale.customer;
+  $('credit-worth').textContent = `Store credit ${money(c.credit)}`;
+  $('pay-amount').value = major(Math.min(c.credit, due()));
+}
+async function takeCredit() {
+  const a = amount(), c = sale.customer;
+  if (!a) return;
+  await pay({ order_id: state.order.id, amount: a, method: 'store_credit' });
+  if (!sale.pending && state.order.payments.some((p) => p.method === 'store_credit' && p.amount === a)) {
+    c.credit -= a;
     save();
     if (state.order.paid_total < state.order.total) { renderPay(); setTender('cash'); }
   }
@@ -746,6 +818,7 @@ async function sendPayment(step) {
     $('pay-msg').textContent = p.status === 'captured' ? (p.change_due ? 'Change due ' + money(p.change_due) : '')
       : 'Not taken: ' + (p.failure_reason || p.status);
     if (p.change_due) state.change = p.change_due;
+    if (p.status === 'captured') tips.reset();
     state.order = (await api('GET', '/orders/' + sale.orderId)).data;
     $('tendered').value = '';
     if (state.order.paid_total >= state.order.total) return complete();
@@ -830,6 +903,7 @@ function renderReceipt(r) {
   }
   for (const t of r.taxes || []) row(`${r.tax_inclusive ? 'Tax included' : 'Tax'} ${t.rate_bps / 100} % of ${m(t.net)}`, m(t.tax));
   row(r.kind === 'refund' ? 'Refunded' : 'Total', m(r.total), 'total');
+  if (r.tip_total) row(r.kind === 'refund' ? 'Tips given back' : 'Tips (not in the total)', m(r.tip_total), 'tips');
   const change = r.payments.reduce((s, p) => s + (p.change || 0), 0);
   $('change').hidden = !change;
   $('change').textContent = 'Change due ' + m(change);
@@ -854,6 +928,7 @@ function receiptPayment(p, m) {
   if (p.card) what += ' ' + p.card;
   if (p.gift_card) what += ' ' + p.gift_card;
   const li = el('li', null, el('span', { textContent: what }), el('span', { textContent: m(p.amount) }));
+  if (p.tip) li.append(el('small', { className: 'tip', textContent: `tip ${m(p.tip)}` }));
   if (p.tendered != null) li.append(el('small', { textContent: `tendered ${m(p.tendered)} · change ${m(p.change || 0)}` }));
   if (p.gift_card_balance != null) li.append(el('small', { textContent: `left on the card ${m(p.gift_card_balance)}` }));
   return li;
@@ -1025,7 +1100,7 @@ function renderRefund() {
     minus.onclick = () => step(-1);
     plus.onclick = () => step(1);
     const li = el('li', null, el('span', { textContent: `${l.quantity}× ${l.name} · ${money(l.total)}` + (l.refunded_quantity ? ` (${l.refunded_quantity} returned)` : '') }),
-      el('span', { className: 'qty' }, minus, out, plus));
+      left > 0 ? restockBox(state.refund, l, el) : null, el('span', { className: 'qty' }, minus, out, plus));
     li.dataset.line = l.name;
     ul.append(li);
   }
@@ -1033,6 +1108,7 @@ function renderRefund() {
   $('refund-order').replaceChildren(...[el('p', { textContent: `Order ${o.number} · ${o.status.replace('_', ' ')} · paid ${money(o.paid_total)} · refunded ${money(o.refunded_total)}` }), ul,
     open ? el('p', { className: 'muted', textContent: 'No quantities chosen: all that is left is refunded.' }) : null].filter(Boolean));
   $('refund-ok').disabled = !open;
+  $('exchange-btn').disabled = !open;
   // The sale's receipt, and the last refund's, to reprint or e-mail again.
   const sold = ['completed', 'partially_refunded', 'refunded'].includes(o.status);
   $('refund-sale-receipt').hidden = !sold;
@@ -1046,6 +1122,7 @@ function renderRefund() {
 // as approved_by.
 async function refundNow(token, approver) {
   const r = state.refund;
+  if (chosen(r).length || destination(document) === 'store_credit') return returnNow(token, approver);
   const lines = Object.entries(r.qty).filter(([, q]) => q > 0).map(([id, q]) => ({ line_item_id: id, quantity: q }));
   const b = { reason: 'till return', restock: $('refund-restock').checked, register_id: till.id };
   if (lines.length) b.line_items = lines;
@@ -1071,6 +1148,50 @@ async function refundNow(token, approver) {
     $('refund-ok').disabled = false;
     if (e.status === 403 && !token) needManager(refundNow, 'This refund is above the cashier\'s limit: a manager approves it.');
   }
+}
+
+// returnNow takes the chosen lines back (each restocked as ticked; none
+// chosen: all that is left) to the original tender or store credit
+// (POST /returns), as refundNow does a refund.
+async function returnNow(token, approver) {
+  const r = state.refund;
+  let lines = chosen(r);
+  if (!lines.length) {
+    lines = r.order.line_items.filter((l) => l.quantity > l.refunded_quantity)
+      .map((l) => ({ line_item_id: l.id, quantity: l.quantity - l.refunded_quantity, restock: $('refund-restock').checked }));
+  }
+  const b = { order_id: r.order.id, line_items: lines, refund_to: destination(document), reason: 'till return', register_id: till.id };
+  if (token) { b.approval_token = token; r.key = uuid(); }
+  $('refund-ok').disabled = true;
+  if (token) openDialog('refund');
+  try {
+    const ret = (await session.api('POST', '/returns', b, { 'Idempotency-Key': r.key })).data;
+    Object.assign(r, { order: ret.order, qty: {}, restock: {}, key: uuid(), last: ret.id });
+    renderRefund();
+    $('refund-msg').textContent = returned(ret, money) + (approver ? ` · approved by ${approver}` : '');
+    $('refund-msg').classList.add('ok');
+  } catch (e) {
+    $('refund-msg').textContent = e.message;
+    $('refund-ok').disabled = false;
+    if (e.status === 403 && !token) needManager(returnNow, 'This return is above the cashier\'s limit: a manager approves it.');
+  }
+}
+
+// startExchange begins a new sale carrying the chosen lines back: the
+// cashier rings up what the customer takes instead, and Pay sends both.
+async function startExchange() {
+  const r = state.refund;
+  const lines = chosen(r);
+  if (!lines.length) { $('refund-msg').textContent = 'Choose what comes back first.'; return; }
+  if (sale.lines.length || sale.orderId) { $('refund-msg').textContent = 'Finish or clear the sale in progress first.'; return; }
+  const names = lines.map((l) => `${l.quantity}× ${r.order.line_items.find((x) => x.id === l.line_item_id).name}`);
+  sale = fresh();
+  sale.exchange = { orderId: r.order.id, number: r.order.number, lines, names };
+  save();
+  if (!r.order.customer_id) { closeDialogs(); return changed(); } // the cashier attaches one: its store credit carries the value
+  try {
+    await attach((await session.api('GET', '/customers/' + r.order.customer_id)).data);
+  } catch (e) { closeDialogs(); changed(); }
 }
 
 // ---- the till (register) and its drawer ------------------------------------
@@ -1313,7 +1434,7 @@ function figures(t, z) {
   return [dl, tenders];
 }
 
-function tenderName(m) { return { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other', loyalty_points: 'Points' }[m] || m; }
+function tenderName(m) { return { cash: 'Cash', card: 'Card', gift_card: 'Gift card', external: 'Other', loyalty_points: 'Points', store_credit: 'Store credit' }[m] || m; }
 
 function openClose() {
   $('dclose-note').value = '';
@@ -1464,10 +1585,12 @@ function wire() {
   };
   $('pay-btn').onclick = openPay;
   for (const b of document.querySelectorAll('[data-tender]')) b.onclick = () => setTender(b.dataset.tender);
+  $('pay-amount').addEventListener('input', renderTip);
   $('take-cash').onclick = takeCash;
   $('take-card').onclick = takeCard;
   $('take-gift').onclick = takeGift;
   $('take-points').onclick = takePoints;
+  $('take-credit').onclick = takeCredit;
   $('gift-check').onclick = giftBalance;
   $('pay-back').onclick = () => { sale.paying = false; save(); closeDialogs(); };
   $('new-sale').onclick = closeReceipt;
@@ -1496,6 +1619,7 @@ function wire() {
   $('refund-btn').onclick = () => openRefund('');
   $('refund-find').addEventListener('submit', findRefund);
   $('refund-ok').onclick = () => refundNow(null);
+  $('exchange-btn').onclick = startExchange;
   for (const b of document.querySelectorAll('.dialog .close')) b.onclick = closeDialogs;
   // A line's discount: a long press or right click on it.
   $('lines').addEventListener('contextmenu', (ev) => {
