@@ -17,6 +17,10 @@ var hubOnly = []string{
 	"kassa.dev/web/hubpages",
 	"kassa.dev/shared/egress",
 	"github.com/robfig/cron/v3",
+	// The hub's PostgreSQL backend and its driver (--store postgres://…).
+	"kassa.dev/shared/sqlite/engine/pg",
+	"github.com/jackc/pgx/v5",
+	"github.com/jackc/pgx/v5/stdlib",
 }
 
 // deps lists every package the main package in dir builds on.

@@ -26,6 +26,8 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/sqlite/engine/pg"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
 	"kassa.dev/web/hubpages"
@@ -38,6 +40,10 @@ var Version = kassa.Version
 // DemoTokenFile is where a --demo hub writes an enrolment token for the
 // demo location, for `make run` to hand to the demo edge.
 const DemoTokenFile = "demo-edge.token"
+
+// The hub's store may be PostgreSQL (--store postgres://…): only the
+// hub's binary links the backend (TestTheEdgeBinaryLinksNoHubOnlyCode).
+func init() { pg.Register(sqlite.PostgresMigrations) }
 
 // MinOperatorToken is the shortest --operator-token accepted: the token
 // opens every org's tenant record and rate limit.
@@ -53,6 +59,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.SetOutput(stderr)
 	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
 		WriterPriority: -1})
+	fs.StringVar(&f.Store, "store", "", "the hub's store: a postgres:// URL (the database must sort text as C: createdb --locale=C --template=template0); default: the SQLite file kassa.db in --data-dir")
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")

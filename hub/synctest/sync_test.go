@@ -16,6 +16,7 @@ import (
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/wait"
 )
 
@@ -33,13 +34,24 @@ type env struct {
 
 // MustStartPair starts a demo hub and an edge enrolled at its demo
 // location, the edge's leaf link running through a proxy the test can cut.
+// With KASSA_TEST_STORE=postgres the hub's store is a throwaway
+// PostgreSQL (the suite run on PostgreSQL: docs/postgres.md).
 func MustStartPair(t testing.TB) *env {
+	t.Helper()
+	if os.Getenv("KASSA_TEST_STORE") == "postgres" {
+		return startPair(t, "--store", pgtest.Start(t).DSN)
+	}
+	return startPair(t)
+}
+
+// startPair is MustStartPair with more arguments for the hub (its store).
+func startPair(t testing.TB, hubArgs ...string) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
 	// Webhook receivers in these tests listen on loopback, which egress
 	// refuses unless told otherwise.
-	e.hub = nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
-		"--leaf-port", "-1", "--webhook-allow-loopback")
+	e.hub = nodetest.Start(t, hubnode.Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
+		"--leaf-port", "-1", "--webhook-allow-loopback"}, hubArgs...)...)
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
 	e.proxy = startProxy(t, leaf)
 	token, err := os.ReadFile(filepath.Join(e.hubDir, hubnode.DemoTokenFile))
@@ -213,8 +225,11 @@ func (e *env) products(t testing.TB, p *nodetest.Proc, tok string) []map[string]
 	return l.Data
 }
 
-func TestRoundTripEdgeToHubAndBack(t *testing.T) {
-	e := MustStartPair(t)
+// roundTrip sells at the edge and sees the sale at the hub, then makes a
+// product at the hub, sees it at the edge, sells it there and sees that
+// sale at the hub; it returns the hub's product.
+func (e *env) roundTrip(t *testing.T) string {
+	t.Helper()
 	wait.For(t, 20*time.Second, "the demo catalog at the edge", func() bool { return len(e.products(t, e.edge, e.edgeTok)) == 15 })
 	// An order made at the edge is readable at the hub, completed and paid.
 	id := e.sale(t, e.products(t, e.edge, e.edgeTok)[0]["id"].(string))
@@ -238,6 +253,12 @@ func TestRoundTripEdgeToHubAndBack(t *testing.T) {
 		var o oneResp
 		return e.hub.Call(t, "GET", "/api/v1/orders/"+id2, e.hubTok, nil, &o) == 200 && o.Data["total"] == float64(990)
 	})
+	return pid
+}
+
+func TestRoundTripEdgeToHubAndBack(t *testing.T) {
+	e := MustStartPair(t)
+	pid := e.roundTrip(t)
 	// An online order taken at the hub for pickup at the store reaches the
 	// store's kitchen screens; a bump there reaches the hub.
 	var online oneResp

@@ -34,6 +34,10 @@ type Config struct {
 	httpapi.Config
 	Kind    string // kassa.NodeEdge or kassa.NodeHub
 	DataDir string // holds kassa.db
+	// Store is the store's name when it is not DataDir's kassa.db: a
+	// postgres:// URL on a hub (--store), opened through the backend the
+	// hub's binary registered (engine/pg). "": the SQLite file.
+	Store string
 	// LoginPerMinute and LoginBurst throttle logins at the node, all
 	// addresses together; LoginIPPerMinute and LoginIPBurst per client
 	// address (0: the defaults).
@@ -91,6 +95,15 @@ type Node struct {
 	laybys *sqlite.LaybyService
 }
 
+// storeName is what the store is opened from: Store, or else the SQLite
+// file in DataDir.
+func (cfg Config) storeName() string {
+	if cfg.Store != "" {
+		return cfg.Store
+	}
+	return filepath.Join(cfg.DataDir, "kassa.db")
+}
+
 // Open opens the store in cfg.DataDir (creating it) and builds the API.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	if cfg.Now == nil {
@@ -107,7 +120,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	bus := eventbus.New()
 	live := eventbus.New() // wake-ups of the live feeds (GET /api/v1/ws)
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "kassa.db"), sqlite.Options{Now: cfg.Now, Bus: bus, Live: live, Log: log, WriterPriority: cfg.WriterPriority,
+	db, err := sqlite.Open(ctx, cfg.storeName(), sqlite.Options{Now: cfg.Now, Bus: bus, Live: live, Log: log, WriterPriority: cfg.WriterPriority,
 		Hub: cfg.Kind == kassa.NodeHub})
 	if err != nil {
 		return nil, err

@@ -212,7 +212,7 @@ func (s *AuthService) pinOf(ctx context.Context, userID string) (*kassa.User, st
 func (s *AuthService) pinFailed(ctx context.Context, key string, u *kassa.User, failures int) error {
 	if u != nil && failures < kassa.PINMaxFailures {
 		err := s.db.Exec(ctx, `INSERT INTO pin_failures (user_id, failures) VALUES (?, 1)
-			ON CONFLICT (user_id) DO UPDATE SET failures = failures + 1`, u.ID)
+			ON CONFLICT (user_id) DO UPDATE SET failures = pin_failures.failures + 1`, u.ID)
 		if err != nil {
 			return err
 		}

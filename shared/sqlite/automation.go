@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // Automation rules and their executions (migration 0012): hub only,
@@ -287,7 +288,7 @@ type ScheduledRule struct {
 func (s *AutomationStore) ScheduledRules(ctx context.Context) ([]ScheduledRule, error) {
 	rows, err := s.db.Reader.QueryContext(ctx, `SELECT r.id, r.org_id, r.name, r.is_active, r.trigger, r.conditions, r.actions, r.created_at, r.updated_at,
 		coalesce(t.last_tick, '') FROM automation_rules r LEFT JOIN automation_ticks t ON t.rule_id = r.id
-		WHERE r.is_active = 1 AND json_extract(r.trigger, '$.type') = 'schedule' ORDER BY r.id`)
+		WHERE r.is_active = 1 AND `+engine.D(s.db.Reader).JSONText("r.trigger", "type")+` = 'schedule' ORDER BY r.id`)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +391,7 @@ func (s *AutomationStore) RecordExecution(ctx context.Context, pos *Position, ex
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO log_readers (name, seq) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > seq`, pos.Reader, pos.Seq)
+			ON CONFLICT (name) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > log_readers.seq`, pos.Reader, pos.Seq)
 		return err
 	})
 }

@@ -478,18 +478,20 @@ func loadLiveCampaigns(ctx context.Context, q querier, orgID string) ([]kassa.Ca
 // campaignVersionSQL records a campaign's row as it now stands as its
 // version from ?1 (three arguments: valid_from, id, org id). The state is
 // the API's fields, as migration 0018 seeds them.
-const campaignVersionSQL = `INSERT INTO campaign_versions (org_id, campaign_id, valid_from, state)
-	SELECT org_id, id, ?1, json_object('id', id, 'org_id', org_id, 'name', name, 'type', type, 'status', status,
-		'rules', json(rules), 'voucher_code', voucher_code, 'usage_limit', usage_limit, 'per_customer_limit', per_customer_limit,
-		'starts_at', starts_at, 'ends_at', ends_at, 'schedule', json(schedule), 'location_ids', json(location_ids),
-		'created_at', created_at, 'updated_at', updated_at)
+func campaignVersionSQL(d engine.Dialect) string {
+	return `INSERT INTO campaign_versions (org_id, campaign_id, valid_from, state)
+	SELECT org_id, id, ?1, ` + d.JSONObject(`'id', id, 'org_id', org_id, 'name', name, 'type', type, 'status', status`,
+		`'rules', `+d.JSON("rules")+`, 'voucher_code', voucher_code, 'usage_limit', usage_limit, 'per_customer_limit', per_customer_limit`,
+		`'starts_at', starts_at, 'ends_at', ends_at, 'schedule', `+d.JSON("schedule")+`, 'location_ids', `+d.JSON("location_ids"),
+		`'created_at', created_at, 'updated_at', updated_at`) + `
 	FROM campaigns WHERE id = ?2 AND org_id = ?3`
+}
 
 // recordCampaignVersion keeps, in the unit that wrote campaign id, its new
 // state in the node-local campaign_versions (campaignsAt), valid from the
 // unit's time.
 func recordCampaignVersion(ctx context.Context, tx *Tx, orgID, id string) error {
-	_, err := tx.ExecCached(ctx, campaignVersionSQL, fmtTime(tx.Now), id, orgID)
+	_, err := tx.ExecCached(ctx, campaignVersionSQL(engine.D(tx)), fmtTime(tx.Now), id, orgID)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -304,7 +305,7 @@ func (s *ConflictService) quarantineGroup(ctx context.Context, orgID, id string)
 	if err := kassa.CanReapply(c); err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT c.id, q.change FROM sync_conflicts c JOIN sync_quarantine q ON q.id = json_extract(c.remote, '$.id')
+	rows, err := q.QueryContext(ctx, `SELECT c.id, q.change FROM sync_conflicts c JOIN sync_quarantine q ON q.id = `+engine.D(q).JSONText("c.remote", "id")+`
 		WHERE c.org_id = ? AND c.status = 'open' AND c.kind = 'quarantined' AND c.location_id IS ?`, orgID, c.LocationID)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -62,8 +63,9 @@ func (s *CustomerService) FindCustomers(ctx context.Context, f kassa.CustomerFil
 	if q := strings.TrimSpace(f.Q); q != "" {
 		like := "%" + escapeLike(strings.ToLower(q)) + "%"
 		// fold lower-cases any script, as strings.ToLower did to q.
-		cond := `fold(first_name) LIKE ? ESCAPE '\' OR fold(last_name) LIKE ? ESCAPE '\'
-			OR fold(first_name || ' ' || last_name) LIKE ? ESCAPE '\' OR fold(coalesce(email, '')) LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
+		d := engine.D(s.db.Reader)
+		cond := d.Fold("first_name") + ` LIKE ? ESCAPE '\' OR ` + d.Fold("last_name") + ` LIKE ? ESCAPE '\'
+			OR ` + d.Fold("first_name || ' ' || last_name") + ` LIKE ? ESCAPE '\' OR ` + d.Fold("coalesce(email, '')") + ` LIKE ? ESCAPE '\' OR phone LIKE ? ESCAPE '\'`
 		args := []any{like, like, like, like, like}
 		if digits := digitsOf(q); len(digits) >= 3 && len(digits) == len(strings.Map(dropPhonePunct, q)) {
 			// "0412 345 678" finds "0412-345-678": compare the digits alone.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"time"
+
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // EdgeReport is the hub's last word on one edge (table edge_reports):
@@ -121,7 +123,7 @@ func (db *DB) PendingDown(ctx context.Context, edges []EdgeCursor) (map[string]i
 	// Two index range scans per edge (outbox_scope): its location's
 	// entries and the org-wide ones after its cursor.
 	rows, err := db.Reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
-			CAST(value->>'c' AS INTEGER) AS cur FROM json_each(?))
+			CAST(value->>'c' AS INTEGER) AS cur FROM `+engine.D(db.Reader).JSONElements("?", "j")+`)
 		SELECT e.node,
 			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND o.seq > e.cur AND o.origin != e.node) +
 			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id IS NULL AND o.seq > e.cur AND o.origin != e.node)
@@ -152,7 +154,7 @@ type OpenConflictCount struct {
 // OpenConflicts counts the open conflicts per org and location; orgID ""
 // counts every org's.
 func (db *DB) OpenConflicts(ctx context.Context, orgID string) ([]OpenConflictCount, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(kind = 'quarantined')
+	rows, err := db.Reader.QueryContext(ctx, `SELECT org_id, coalesce(location_id, ''), count(*), sum(CASE WHEN kind = 'quarantined' THEN 1 ELSE 0 END)
 		FROM sync_conflicts WHERE status = 'open' AND (?1 = '' OR org_id = ?1) GROUP BY org_id, location_id`, orgID)
 	if err != nil {
 		return nil, err

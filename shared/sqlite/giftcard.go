@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -731,8 +732,8 @@ func checkCardRefund(ctx context.Context, ad *admitter, c *change.Change, f map[
 func paymentReturned(ctx context.Context, q querier, orgID, paymentID string) (int64, error) {
 	var returned int64
 	err := q.QueryRowContext(ctx, `SELECT CASE WHEN p.status = 'voided' AND o.status IN ('open', 'cancelled') THEN p.amount
-			ELSE (SELECT coalesce(sum(json_extract(j.value, '$.amount')), 0) FROM refunds r, json_each(r.payments) j
-				WHERE r.order_id = p.order_id AND r.org_id = p.org_id AND json_extract(j.value, '$.payment_id') = p.id) END
+			ELSE (SELECT coalesce(sum(`+engine.D(q).JSONInt("j.value", "amount")+`), 0) FROM refunds r, `+engine.D(q).JSONElements("r.payments", "j")+`
+				WHERE r.order_id = p.order_id AND r.org_id = p.org_id AND `+engine.D(q).JSONText("j.value", "payment_id")+` = p.id) END
 		FROM payments p JOIN orders o ON o.id = p.order_id AND o.org_id = p.org_id WHERE p.id = ? AND p.org_id = ?`, paymentID, orgID).Scan(&returned)
 	return returned, err
 }

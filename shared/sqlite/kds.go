@@ -155,7 +155,7 @@ func ticketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket) (int64, error) {
 func takeTicketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket, day string) (int64, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
-		ON CONFLICT(location_id, day) DO UPDATE SET next = next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
+		ON CONFLICT(location_id, day) DO UPDATE SET next = kds_ticket_counters.next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
 	if err != nil {
 		return 0, err
 	}
@@ -241,7 +241,7 @@ func (s *KDSService) TicketEvents(ctx context.Context, f kassa.TicketEventFilter
 		args = append(args, *f.LocationID)
 	}
 	if f.Station != "" {
-		q += ` AND EXISTS (SELECT 1 FROM json_each(kds_events.stations) WHERE value = ?)`
+		q += ` AND EXISTS (SELECT 1 FROM ` + engine.D(s.db.Reader).JSONValues("kds_events.stations", "j") + ` WHERE j.value = ?)`
 		args = append(args, f.Station)
 	}
 	rows, err := s.db.Reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, f.Limit)...)

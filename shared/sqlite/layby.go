@@ -904,8 +904,9 @@ func addReserved(ctx context.Context, db *engine.DB, q querier, l *kassa.StockLe
 	if !db.States[entLayby].(*laybyState).tables {
 		return nil
 	}
-	return q.QueryRowContext(ctx, `SELECT coalesce(sum(json_extract(j.value, '$.quantity')), 0) FROM laybys l, json_each(l.line_items) j
-		WHERE l.org_id = ? AND l.location_id = ? AND l.status IN ('open', 'expired') AND json_extract(j.value, '$.product_id') = ?`,
+	d := engine.D(q)
+	return q.QueryRowContext(ctx, `SELECT coalesce(sum(`+d.JSONInt("j.value", "quantity")+`), 0) FROM laybys l, `+d.JSONElements("l.line_items", "j")+`
+		WHERE l.org_id = ? AND l.location_id = ? AND l.status IN ('open', 'expired') AND `+d.JSONText("j.value", "product_id")+` = ?`,
 		l.OrgID, l.LocationID, l.ProductID).Scan(&l.Reserved)
 }
 

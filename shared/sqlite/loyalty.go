@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -627,7 +628,7 @@ func programHeldRate(ctx context.Context, tx *Tx, orgID, program string, points,
 	// Only a payment at another value reads the log, which has no index
 	// on entity: the common case stays one row by key on the apply path.
 	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE entity = 'loyalty_program' AND entity_id = ?1 AND org_id = ?2
-		AND json_extract(fields, '$.redemption_value') = ?3`, program, orgID, amount/points).Scan(&n)
+		AND `+engine.D(tx).JSONInt("fields", "redemption_value")+` = ?3`, program, orgID, amount/points).Scan(&n)
 	return n > 0, err
 }
 

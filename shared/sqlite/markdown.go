@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -136,8 +137,10 @@ func checkMarkdownRefs(ctx context.Context, q querier, orgID string, in *kassa.M
 	categories, _ := json.Marshal(orEmpty(in.CategoryIDs))
 	var sku string
 	var price int64
+	d := engine.D(q)
 	err := q.QueryRowContext(ctx, `SELECT sku, base_price FROM products WHERE org_id = ?1 AND base_price <= ?2
-		AND (id IN (SELECT value FROM json_each(?3)) OR variant_of IN (SELECT value FROM json_each(?3)) OR category_id IN (SELECT value FROM json_each(?4)))
+		AND (id IN (SELECT p.value FROM `+d.JSONValues("?3", "p")+`) OR variant_of IN (SELECT p.value FROM `+d.JSONValues("?3", "p")+`)
+		OR category_id IN (SELECT c.value FROM `+d.JSONValues("?4", "c")+`))
 		ORDER BY base_price LIMIT 1`, orgID, *in.Value, string(products), string(categories)).Scan(&sku, &price)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil

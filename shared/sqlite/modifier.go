@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -45,7 +46,7 @@ func (s *ModifierGroupService) FindModifierGroups(ctx context.Context, productID
 	}
 	w := orgFilter(a.OrgID)
 	if productID != nil {
-		w.and(`EXISTS (SELECT 1 FROM products p, json_each(p.modifier_group_ids) j
+		w.and(`EXISTS (SELECT 1 FROM products p, `+engine.D(s.db.Reader).JSONValues("p.modifier_group_ids", "j")+`
 			WHERE p.org_id = modifier_groups.org_id AND p.id = ? AND j.value = modifier_groups.id)`, *productID)
 	}
 	list, err := findPage(ctx, s.db.Reader, modifierGroupCols, w, p, scanModifierGroup, modifierGroupID)
@@ -85,7 +86,7 @@ func fillGroupProducts(ctx context.Context, q querier, orgID string, groups []ka
 		idx[groups[i].ID] = i
 		args = append(args, groups[i].ID)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT p.id, j.value FROM products p, json_each(p.modifier_group_ids) j
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT p.id, j.value FROM products p, `+engine.D(q).JSONValues("p.modifier_group_ids", "j")+`
 		WHERE p.org_id = ? AND j.value IN (`+placeholders(len(groups))+`) ORDER BY p.id`, args...)
 	if err != nil {
 		return err
@@ -208,8 +209,8 @@ func (s *ModifierGroupService) modifierOptions(ctx context.Context, q querier, o
 			o.ID = s.db.NewID()
 		} else {
 			var n int
-			err := q.QueryRowContext(ctx, `SELECT count(*) FROM modifier_groups g, json_each(g.options) j
-				WHERE g.org_id = ? AND g.id != ? AND json_extract(j.value, '$.id') = ?`, orgID, groupID, o.ID).Scan(&n)
+			err := q.QueryRowContext(ctx, `SELECT count(*) FROM modifier_groups g, `+engine.D(q).JSONElements("g.options", "j")+`
+				WHERE g.org_id = ? AND g.id != ? AND `+engine.D(q).JSONText("j.value", "id")+` = ?`, orgID, groupID, o.ID).Scan(&n)
 			if err != nil {
 				return nil, err
 			}

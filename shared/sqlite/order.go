@@ -624,7 +624,7 @@ func findModifierGroupTx(ctx context.Context, q querier, orgID, id string) (*kas
 func activePrices(ctx context.Context, q querier, orgID, locationID string, t time.Time) (map[string]int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT prices, starts_at, ends_at FROM price_lists
 		WHERE org_id = ? AND is_active = 1
-		AND (json_array_length(location_ids) = 0 OR EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE value = ?))
+		AND (`+engine.D(q).JSONArrayLength("location_ids")+` = 0 OR EXISTS (SELECT 1 FROM `+engine.D(q).JSONValues("price_lists.location_ids", "j")+` WHERE j.value = ?))
 		ORDER BY id DESC`, orgID, locationID)
 	if err != nil {
 		return nil, err
@@ -659,7 +659,7 @@ func activePrices(ctx context.Context, q querier, orgID, locationID string, t ti
 func (s *OrderService) nextNumber(ctx context.Context, tx *Tx, locationID string) (string, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO order_counters (location_id, next) VALUES (?, 2)
-		ON CONFLICT(location_id) DO UPDATE SET next = next + 1 RETURNING next - 1`, locationID).Scan(&n)
+		ON CONFLICT(location_id) DO UPDATE SET next = order_counters.next + 1 RETURNING next - 1`, locationID).Scan(&n)
 	if err != nil {
 		return "", err
 	}
@@ -1406,8 +1406,9 @@ var (
 // in full is refused.
 func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 	tx := a.Tx
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(json_extract(p.value, '$.amount')), 0)
-			FROM refunds r, json_each(r.payments) p WHERE r.order_id = ?1 AND r.org_id = ?2 AND json_extract(p.value, '$.payment_id') = payments.id)
+	d := engine.D(tx)
+	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(`+d.JSONInt("p.value", "amount")+`), 0)
+			FROM refunds r, `+d.JSONElements("r.payments", "p")+` WHERE r.order_id = ?1 AND r.org_id = ?2 AND `+d.JSONText("p.value", "payment_id")+` = payments.id)
 		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
 	if err != nil {
 		return err
@@ -1427,7 +1428,7 @@ func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
 		return redeem(ctx, a, id, orgID, nil)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(json_extract(m.value, '$.price_adjustment')) FROM json_each(l.modifiers) m), 0)) * quantity), 0)
+			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(`+d.JSONInt("m.value", "price_adjustment")+`) FROM `+d.JSONElements("l.modifiers", "m")+`), 0)) * quantity), 0)
 				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
 			discount_total = (SELECT coalesce(sum(discount), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
 			tax_total = (SELECT coalesce(sum(tax), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),

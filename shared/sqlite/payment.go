@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -654,8 +655,9 @@ func (s *PaymentService) settlements(ctx context.Context, f kassa.SettlementFilt
 	w = &filter{where: "r.org_id = ?", args: []any{a.OrgID}}
 	w.and("r.created_at >= ? AND r.created_at < ?", lo, hi)
 	eq(w, "r.location_id", f.LocationID)
-	if err := sums.scan(ctx, s.db.Reader, `SELECT r.location_id, p.method, json_extract(j.value, '$.amount'), r.created_at
-		FROM refunds r, json_each(r.payments) j JOIN payments p ON p.id = json_extract(j.value, '$.payment_id') WHERE `+w.where, w.args, sums.refunded); err != nil {
+	d := engine.D(s.db.Reader)
+	if err := sums.scan(ctx, s.db.Reader, `SELECT r.location_id, p.method, `+d.JSONInt("j.value", "amount")+`, r.created_at
+		FROM refunds r, `+d.JSONElements("r.payments", "j")+` JOIN payments p ON p.id = `+d.JSONText("j.value", "payment_id")+` WHERE `+w.where, w.args, sums.refunded); err != nil {
 		return nil, err
 	}
 	return sums.list(), nil

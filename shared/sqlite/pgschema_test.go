@@ -24,7 +24,7 @@ import (
 // sqliteOnly are the SQLite tables with no twin on PostgreSQL, and why
 // (docs/postgres.md, "The nouns' schema").
 var sqliteOnly = map[string]string{
-	"outbox":            "the hub's log on PostgreSQL is engine/pg's (outbox, outbox_commits), in its safe order",
+	"outbox":            "the hub's log on PostgreSQL is engine/pg's (outbox_log, outbox_commits, read through the view outbox), in its safe order",
 	"offline_forwards":  "an edge's: only the node that took a card payment offline forwards it",
 	"sync_refusals":     "an edge's: its changes the hub refused, as the hub last said",
 	"schema_migrations": "each backend's own",
@@ -34,7 +34,7 @@ var sqliteOnly = map[string]string{
 // pgOnly are PostgreSQL's own tables and columns (after a table's SQLite
 // columns), for several hubs on one database.
 var pgOnly = map[string]string{
-	"outbox":                           "engine/pg's log",
+	"outbox_log":                       "engine/pg's log (the view outbox reads it in its safe order)",
 	"outbox_commits":                   "engine/pg's log: the positions given per transaction",
 	"rate_buckets":                     "an org's rate limit counted once across the hubs (pg.Take)",
 	"lockouts":                         "login throttles counted once across the hubs (pg.Lockout)",

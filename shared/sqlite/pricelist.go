@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -44,7 +45,7 @@ func (s *PriceListService) FindPriceLists(ctx context.Context, locationID *strin
 	}
 	w := orgFilter(a.OrgID)
 	if locationID != nil {
-		w.and("EXISTS (SELECT 1 FROM json_each(price_lists.location_ids) WHERE json_each.value = ?)", *locationID)
+		w.and("EXISTS (SELECT 1 FROM "+engine.D(s.db.Reader).JSONValues("price_lists.location_ids", "j")+" WHERE j.value = ?)", *locationID)
 	}
 	return findPage(ctx, s.db.Reader, priceListCols, w, p, scanPriceList, priceListID)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -48,7 +49,8 @@ func (s *ProductService) FindProducts(ctx context.Context, f kassa.ProductFilter
 	variantsOnly(w, f)
 	if f.Q != "" {
 		like := "%" + escapeLike(strings.ToLower(f.Q)) + "%"
-		w.and(`(fold(name) LIKE ? ESCAPE '\' OR fold(sku) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(products.barcodes) WHERE json_each.value = ?))`, like, like, f.Q)
+		d := engine.D(s.db.Reader)
+		w.and(`(`+d.Fold("name")+` LIKE ? ESCAPE '\' OR `+d.Fold("sku")+` LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM `+d.JSONValues("products.barcodes", "j")+` WHERE j.value = ?))`, like, like, f.Q)
 	}
 	return findPage(ctx, s.db.Reader, productCols, w, f.Page, scanProduct, productID)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // finder reads one row of an org by its id, on the writer's unit (tx) or
@@ -58,7 +59,7 @@ func checkExist(ctx context.Context, q querier, table, orgID, field, message str
 		return err
 	}
 	var missing string
-	err = q.QueryRowContext(ctx, `SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM `+table+` WHERE org_id = ?) LIMIT 1`,
+	err = q.QueryRowContext(ctx, `SELECT j.value FROM `+engine.D(q).JSONValues("?", "j")+` WHERE j.value NOT IN (SELECT id FROM `+table+` WHERE org_id = ?) LIMIT 1`,
 		string(list), orgID).Scan(&missing)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil

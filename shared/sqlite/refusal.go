@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -27,9 +28,9 @@ import (
 // limit, and how many there are.
 func (db *DB) EdgeRefusals(ctx context.Context, orgID, locationID, nodeID string, limit int) ([]Refused, int, error) {
 	rows, err := db.Reader.QueryContext(ctx, `SELECT q.change, q.error, q.created_at FROM sync_conflicts c
-		JOIN sync_quarantine q ON q.id = json_extract(c.remote, '$.id')
+		JOIN sync_quarantine q ON q.id = `+engine.D(db.Reader).JSONText("c.remote", "id")+`
 		WHERE c.org_id = ? AND c.status = 'open' AND c.location_id = ? AND c.kind = 'quarantined'
-		AND json_extract(c.remote, '$.origin') = ? ORDER BY c.detected_at DESC, c.id`, orgID, locationID, nodeID)
+		AND `+engine.D(db.Reader).JSONText("c.remote", "origin")+` = ? ORDER BY c.detected_at DESC, c.id`, orgID, locationID, nodeID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -203,8 +204,9 @@ func (n *namer) order(id, number string) string {
 	if number == "" && n.q.QueryRowContext(n.ctx, `SELECT number FROM orders WHERE id = ?`, id).Scan(&number) != nil {
 		// An order the hub refused: its number is in the quarantined record.
 		var quarantined sql.NullString
-		n.q.QueryRowContext(n.ctx, `SELECT json_extract(change, '$.fields.number') FROM sync_quarantine
-			WHERE entity_id = ? AND json_extract(change, '$.entity') = 'order' AND json_extract(change, '$.op') = 'insert'`, id).Scan(&quarantined)
+		d := engine.D(n.q)
+		n.q.QueryRowContext(n.ctx, `SELECT `+d.JSONText("change", "fields.number")+` FROM sync_quarantine
+			WHERE entity_id = ? AND `+d.JSONText("change", "entity")+` = 'order' AND `+d.JSONText("change", "op")+` = 'insert'`, id).Scan(&quarantined)
 		number = quarantined.String
 	}
 	name := "order " + number

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // Reports (docs/reports.md): read-only SQL on the read pool, never through
@@ -136,14 +137,19 @@ func (sc *reportScope) orgRanges(byDay bool) string {
 }
 
 // withD is the head of every report query: the ranges table d.
-const withD = `WITH d(loc, day, lo, hi) AS (SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)) `
+func (s *ReportService) withD() string {
+	return `WITH d(loc, day, lo, hi) AS (SELECT value->>0, value->>1, value->>2, value->>3 FROM ` + s.d().JSONElements("?", "j") + `) `
+}
+
+// d is the dialect of the store's readers: the reports run there.
+func (s *ReportService) d() engine.Dialect { return engine.D(s.db.Reader) }
 
 // soldStatuses are the states of a completed order.
 const soldStatuses = `('completed', 'partially_refunded', 'refunded')`
 
 // campaignPart sums the campaigns' amounts of a JSON column.
-func campaignPart(col string) string {
-	return `CASE WHEN ` + col + ` = '[]' THEN 0 ELSE (SELECT coalesce(sum(j.value->>'amount'), 0) FROM json_each(` + col + `) j) END`
+func campaignPart(d engine.Dialect, col string) string {
+	return `CASE WHEN ` + col + ` = '[]' THEN 0 ELSE (SELECT coalesce(sum(` + d.JSONInt("j.value", "amount") + `), 0) FROM ` + d.JSONElements(col, "j") + `) END`
 }
 
 // groupKey is the SQL of a grouping's key over d, o (orders) and, for
@@ -273,13 +279,13 @@ func (s *ReportService) salesByOrder(ctx context.Context, sc *reportScope, sums 
 	staff, sargs := staffFilter(sc)
 	d := sc.ranges(sc.f.GroupBy == kassa.GroupDay)
 	args := append([]any{d, sc.orgID}, sargs...)
-	if err := s.sumRows(ctx, sums.addSale, 6, withD+`SELECT `+key+`, o.currency, count(*), sum(o.subtotal), sum(o.discount_total),
-		sum(`+campaignPart("o.campaigns")+`), sum(o.tax_total), sum(o.total - o.gift_card_total)
+	if err := s.sumRows(ctx, sums.addSale, 6, s.withD()+`SELECT `+key+`, o.currency, count(*), sum(o.subtotal), sum(o.discount_total),
+		sum(`+campaignPart(s.d(), "o.campaigns")+`), sum(o.tax_total), sum(o.total - o.gift_card_total)
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(r.amount - r.gift_card_amount)
+	return s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT `+key+`, o.currency, sum(r.amount - r.gift_card_amount)
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...)
 }
@@ -291,9 +297,9 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 	key := groupKey(sc.f.GroupBy)
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
-	if err := s.sumRows(ctx, sums.addLines, 9, withD+`SELECT `+key+`, o.currency, count(DISTINCT o.id),
+	if err := s.sumRows(ctx, sums.addLines, 9, s.withD()+`SELECT `+key+`, o.currency, count(DISTINCT o.id),
 		sum(l.total + l.discount - CASE WHEN o.tax_inclusive THEN 0 ELSE l.tax END), sum(l.discount),
-		sum(`+campaignPart("l.campaign_discounts")+`), sum(l.tax), sum(l.total),
+		sum(`+campaignPart(s.d(), "l.campaign_discounts")+`), sum(l.tax), sum(l.total),
 		count(p.cost), coalesce(sum(l.quantity * p.cost), 0), coalesce(sum(CASE WHEN p.cost IS NOT NULL THEN l.total - l.tax END), 0)
 		FROM d CROSS JOIN orders o JOIN order_lines l ON l.order_id = o.id LEFT JOIN products p ON p.id = l.product_id
 		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
@@ -302,14 +308,14 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 	}
 	refunds := `FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi` + staff
-	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT `+key+`, o.currency, sum(j.value->>'amount')
-		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN json_each(r.lines) j
+	if err := s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT `+key+`, o.currency, sum(`+s.d().JSONInt("j.value", "amount")+`)
+		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN `+s.d().JSONElements("r.lines", "j")+` ON true
 		JOIN order_lines l ON l.id = j.value->>'line_item_id' LEFT JOIN products p ON p.id = l.product_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	return s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT '', o.currency,
-		sum(r.amount - r.gift_card_amount - coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.lines) j), 0)) `+refunds+` GROUP BY 1, 2`, args...)
+	return s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT '', o.currency,
+		sum(r.amount - r.gift_card_amount - coalesce((SELECT sum(`+s.d().JSONInt("j.value", "amount")+`) FROM `+s.d().JSONElements("r.lines", "j")+`), 0)) `+refunds+` GROUP BY 1, 2`, args...)
 }
 
 // salesByMethod sums captured payments and what went back through them.
@@ -320,19 +326,19 @@ func (s *ReportService) salesByMethod(ctx context.Context, sc *reportScope, sums
 		r := sums.row(key, cur)
 		r.Orders += v[0]
 		r.Sales += v[1]
-	}, 2, withD+`SELECT p.method, o.currency, count(*), sum(p.amount)
+	}, 2, s.withD()+`SELECT p.method, o.currency, count(*), sum(p.amount)
 		FROM d CROSS JOIN payments p JOIN orders o ON o.id = p.order_id
 		WHERE p.org_id = ? AND p.location_id = d.loc AND p.captured_at >= d.lo AND p.captured_at < d.hi
 		AND p.status IN ('captured', 'partially_refunded', 'refunded')`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT p.method, o.currency, sum(j.value->>'amount')
-		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN json_each(r.payments) j
+	if err := s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT p.method, o.currency, sum(`+s.d().JSONInt("j.value", "amount")+`)
+		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id JOIN `+s.d().JSONElements("r.payments", "j")+` ON true
 		JOIN payments p ON p.id = j.value->>'payment_id'
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi`+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
-	if err := s.sumRows(ctx, sums.addRefund, 1, withD+`SELECT 'store_credit', o.currency, sum(t.amount)`+refundsToCredit+staff+` GROUP BY 1, 2`, args...); err != nil {
+	if err := s.sumRows(ctx, sums.addRefund, 1, s.withD()+`SELECT 'store_credit', o.currency, sum(t.amount)`+refundsToCredit+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
 	return s.giftCardsSold(ctx, sums, staff, args)
@@ -344,13 +350,13 @@ func (s *ReportService) salesByMethod(ctx context.Context, sc *reportScope, sums
 // the sales (docs/giftcards.md).
 func (s *ReportService) giftCardsSold(ctx context.Context, sums salesSums, staff string, args []any) error {
 	if err := s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Sales -= v[0] }, 1,
-		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(o.gift_card_total) FROM d CROSS JOIN orders o
+		s.withD()+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(o.gift_card_total) FROM d CROSS JOIN orders o
 		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi AND o.gift_card_total > 0
 		AND o.status IN `+soldStatuses+staff+` GROUP BY 1, 2`, args...); err != nil {
 		return err
 	}
 	return s.sumRows(ctx, func(key, cur string, v []int64) { sums.row(key, cur).Refunds -= v[0] }, 1,
-		withD+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(r.gift_card_amount) FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		s.withD()+`SELECT '`+kassa.GroupGiftCardsSold+`', o.currency, sum(r.gift_card_amount) FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi AND r.gift_card_amount > 0`+staff+` GROUP BY 1, 2`, args...)
 }
 
@@ -372,14 +378,14 @@ func (s *ReportService) salesByHour(ctx context.Context, sc *reportScope, sums s
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
 	err := s.eachRow(ctx, 6, func(loc, at, cur string, v []int64) { sums.addSale(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total
+		s.withD()+`SELECT d.loc, o.completed_at, o.currency, 1, o.subtotal, o.discount_total, `+campaignPart(s.d(), "o.campaigns")+`, o.tax_total, o.total - o.gift_card_total
 		FROM d CROSS JOIN orders o WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+staff, args...)
 	if err != nil {
 		return err
 	}
 	return s.eachRow(ctx, 1, func(loc, at, cur string, v []int64) { sums.addRefund(hour(loc, at), cur, v) },
-		withD+`SELECT d.loc, r.created_at, o.currency, r.amount - r.gift_card_amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
+		s.withD()+`SELECT d.loc, r.created_at, o.currency, r.amount - r.gift_card_amount FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.amount > r.gift_card_amount AND r.created_at >= d.lo AND r.created_at < d.hi`+staff, args...)
 }
 
@@ -507,7 +513,7 @@ func (s *ReportService) Tax(ctx context.Context, f kassa.ReportFilter, emit func
 	if err := s.sumRows(ctx, func(k, cur string, v []int64) {
 		r := row(k, cur, v)
 		r.Orders, r.Sales, r.Tax = r.Orders+v[2], r.Sales+v[3], r.Tax+v[4]
-	}, 5, withD+`SELECT `+key+`, o.currency, coalesce(l.tax_rate_bps, o.tax_rate_bps), o.tax_inclusive, count(DISTINCT o.id), sum(l.total), sum(l.tax)
+	}, 5, s.withD()+`SELECT `+key+`, o.currency, coalesce(l.tax_rate_bps, o.tax_rate_bps), o.tax_inclusive, count(DISTINCT o.id), sum(l.total), sum(l.tax)
 		FROM d CROSS JOIN orders o JOIN order_lines l ON l.order_id = o.id AND l.org_id = o.org_id
 		WHERE o.org_id = ? AND o.location_id = d.loc AND o.completed_at >= d.lo AND o.completed_at < d.hi
 		AND o.status IN `+soldStatuses+` GROUP BY 1, 2, 3, 4`, args...); err != nil {
@@ -551,8 +557,8 @@ func (s *ReportService) Payments(ctx context.Context, f kassa.ReportFilter, emit
 			WHERE p.org_id = ? AND p.location_id = d.loc AND p.captured_at >= d.lo AND p.captured_at < d.hi
 			AND p.status IN ('captured', 'partially_refunded', 'refunded') GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Count, r.Captured = r.Count+v[0], r.Captured+v[1] }},
-		{`SELECT ` + key + ` || char(31) || p.method, o.currency, sum(j.value->>'amount'), 0 FROM d CROSS JOIN refunds r
-			JOIN orders o ON o.id = r.order_id JOIN json_each(r.payments) j JOIN payments p ON p.id = j.value->>'payment_id'
+		{`SELECT ` + key + ` || char(31) || p.method, o.currency, sum(` + s.d().JSONInt("j.value", "amount") + `), 0 FROM d CROSS JOIN refunds r
+			JOIN orders o ON o.id = r.order_id JOIN ` + s.d().JSONElements("r.payments", "j") + ` ON true JOIN payments p ON p.id = j.value->>'payment_id'
 			WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Refunded += v[0] }},
 		{`SELECT ` + key + ` || char(31) || 'store_credit', o.currency, sum(t.amount), 0` + refundsToCredit + ` GROUP BY 1, 2`,
@@ -568,7 +574,7 @@ func (s *ReportService) Payments(ctx context.Context, f kassa.ReportFilter, emit
 		if err := s.sumRows(ctx, func(k, cur string, v []int64) {
 			g, method, _ := strings.Cut(k, "\x1f")
 			q.add(row(g, cur, method), v)
-		}, 2, withD+q.q, args...); err != nil {
+		}, 2, s.withD()+q.q, args...); err != nil {
 			return nil, err
 		}
 	}
@@ -599,7 +605,7 @@ func (s *ReportService) Inventory(ctx context.Context, f kassa.ReportFilter, emi
 	rows, err := s.db.Reader.QueryContext(ctx, `SELECT sl.location_id, sl.product_id, p.sku, p.name, l.currency, sl.on_hand, sl.reorder_point,
 		coalesce(p.cost, p.base_price), p.cost IS NULL
 		FROM stock_levels sl JOIN products p ON p.id = sl.product_id JOIN locations l ON l.id = sl.location_id
-		WHERE sl.org_id = ? AND sl.location_id IN (SELECT value FROM json_each(?))`+low+` ORDER BY l.created_at, l.id, p.sku`, sc.orgID, string(b))
+		WHERE sl.org_id = ? AND sl.location_id IN (SELECT j.value FROM `+s.d().JSONValues("?", "j")+`)`+low+` ORDER BY l.created_at, l.id, p.sku`, sc.orgID, string(b))
 	if err != nil {
 		return nil, err
 	}
@@ -631,7 +637,7 @@ func (s *ReportService) Movements(ctx context.Context, f kassa.ReportFilter, emi
 	var rows []*kassa.MovementRow
 	err = s.sumRows(ctx, func(k, reason string, v []int64) {
 		rows = append(rows, &kassa.MovementRow{Group: k, Reason: reason, Count: v[0], Units: v[1]})
-	}, 2, withD+`SELECT `+key+`, m.reason, count(*), sum(m.delta) FROM d CROSS JOIN stock_movements m
+	}, 2, s.withD()+`SELECT `+key+`, m.reason, count(*), sum(m.delta) FROM d CROSS JOIN stock_movements m
 		WHERE m.org_id = ? AND m.location_id = d.loc AND m.created_at >= d.lo AND m.created_at < d.hi GROUP BY 1, 2 ORDER BY 1, 2`,
 		sc.byDayOrLocation(), sc.orgID)
 	if err != nil {
@@ -652,7 +658,7 @@ func (s *ReportService) runningRows(ctx context.Context, sc *reportScope, n int,
 	return s.sumRows(ctx, func(k, cur string, v []int64) {
 		balances[cur] += v[n-1]
 		add(k, cur, v, balances[cur])
-	}, n, withD+q+` ORDER BY 1, 2`, sc.orgRanges(sc.f.GroupBy == kassa.GroupDay), sc.orgID)
+	}, n, s.withD()+q+` ORDER BY 1, 2`, sc.orgRanges(sc.f.GroupBy == kassa.GroupDay), sc.orgID)
 }
 
 // rangeStart is the first instant of an org-wide report's range.
@@ -736,7 +742,7 @@ func (s *ReportService) GiftCardsOwed(ctx context.Context, f kassa.ReportFilter,
 		if from != to && v[0] != 0 {
 			rows = append(rows, &kassa.GiftCardOwedRow{Currency: cur, IssuedLocationID: from, RedeemedLocationID: to, Amount: v[0]})
 		}
-	}, 1, withD+`SELECT coalesce((SELECT `+issued+` FROM gift_card_transactions i WHERE i.gift_card_id = t.gift_card_id AND i.type = 'issue'
+	}, 1, s.withD()+`SELECT coalesce((SELECT `+issued+` FROM gift_card_transactions i WHERE i.gift_card_id = t.gift_card_id AND i.type = 'issue'
 		ORDER BY i.created_at LIMIT 1), '') || char(31) || `+giftLocation+` AS k, g.currency, -sum(t.amount)
 		FROM d CROSS JOIN gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id
 		WHERE t.org_id = ? AND t.created_at >= d.lo AND t.created_at < d.hi AND t.type IN ('redeem', 'refund') AND t.payment_id IS NOT NULL
@@ -772,9 +778,9 @@ func (s *ReportService) Cash(ctx context.Context, f kassa.ReportFilter, emit fun
 	err = s.sumRows(ctx, func(k, cur string, v []int64) {
 		rows = append(rows, &kassa.CashRow{Group: k, Label: names[k], Currency: cur, Sessions: v[0], Float: v[1], CashSales: v[2],
 			Expected: v[3], Counted: v[4], OverShort: v[5]})
-	}, 6, `SELECT `+key+`, z.currency, count(*), sum(z.totals->>'float'), sum(z.totals->>'cash_sales'), sum(z.totals->>'expected'),
+	}, 6, `SELECT `+key+`, z.currency, count(*), sum(`+s.d().JSONInt("z.totals", "float")+`), sum(`+s.d().JSONInt("z.totals", "cash_sales")+`), sum(`+s.d().JSONInt("z.totals", "expected")+`),
 		sum(z.counted), sum(z.over_short) FROM z_reports z
-		WHERE z.org_id = ? AND z.business_day >= ? AND z.business_day <= ? AND z.location_id IN (SELECT value FROM json_each(?))
+		WHERE z.org_id = ? AND z.business_day >= ? AND z.business_day <= ? AND z.location_id IN (SELECT j.value FROM `+s.d().JSONValues("?", "j")+`)
 		GROUP BY 1, 2 ORDER BY 1, 2`, sc.orgID, sc.f.DateFrom, sc.f.DateTo, string(b))
 	if err != nil {
 		return nil, err
@@ -789,7 +795,7 @@ func (s *ReportService) Campaigns(ctx context.Context, f kassa.ReportFilter, emi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Reader.QueryContext(ctx, withD+`SELECT c.id, c.name, c.status, l.currency, count(*), sum(r.amount), sum(r.order_total)
+	rows, err := s.db.Reader.QueryContext(ctx, s.withD()+`SELECT c.id, c.name, c.status, l.currency, count(*), sum(r.amount), sum(r.order_total)
 		FROM d CROSS JOIN campaign_redemptions r JOIN campaigns c ON c.id = r.campaign_id JOIN locations l ON l.id = r.location_id
 		WHERE r.org_id = ? AND r.location_id = d.loc AND r.occurred_at >= d.lo AND r.occurred_at < d.hi
 		GROUP BY 1, 4 ORDER BY c.name, c.id, l.currency`, sc.ranges(false), sc.orgID)

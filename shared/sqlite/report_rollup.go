@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -60,16 +61,17 @@ func locationClock(ctx context.Context, q querier, locID string) (kassa.DayClock
 
 // salesDayOrders and salesDayRefunds sum one business day's [?5, ?6) raw
 // rows into sales_days (?1 org, ?2 location, ?3 day, ?4 org again).
-var (
-	salesDayOrders = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-		SELECT ?1, ?2, ?3, o.currency, count(*), sum(o.subtotal), sum(o.discount_total), sum(` + campaignPart("o.campaigns") + `), sum(o.tax_total), sum(o.total - o.gift_card_total), 0
+func salesDayOrders(d engine.Dialect) string {
+	return `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
+		SELECT ?1, ?2, ?3, o.currency, count(*), sum(o.subtotal), sum(o.discount_total), sum(` + campaignPart(d, "o.campaigns") + `), sum(o.tax_total), sum(o.total - o.gift_card_total), 0
 		FROM orders o WHERE o.org_id = ?4 AND o.location_id = ?2 AND o.completed_at >= ?5 AND o.completed_at < ?6
 		AND o.status IN ` + soldStatuses + ` GROUP BY o.currency`
-	salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
+}
+
+const salesDayRefunds = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
 		SELECT ?1, ?2, ?3, o.currency, 0, 0, 0, 0, 0, 0, sum(r.amount - r.gift_card_amount)
 		FROM refunds r JOIN orders o ON o.id = r.order_id WHERE r.org_id = ?4 AND r.amount > r.gift_card_amount AND r.location_id = ?2 AND r.created_at >= ?5 AND r.created_at < ?6
-		GROUP BY o.currency ON CONFLICT DO UPDATE SET refunds = excluded.refunds`
-)
+		GROUP BY o.currency ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET refunds = excluded.refunds`
 
 // refreshSalesDay recomputes the row(s) of location locID's business day
 // that instant at (a stored time) falls on.
@@ -83,7 +85,7 @@ func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) e
 	if _, err := q.ExecContext(ctx, `DELETE FROM sales_days WHERE org_id = ? AND location_id = ? AND day = ?`, orgID, locID, day); err != nil {
 		return err
 	}
-	for _, stmt := range []string{salesDayOrders, salesDayRefunds} {
+	for _, stmt := range []string{salesDayOrders(engine.D(q)), salesDayRefunds} {
 		if _, err := q.ExecContext(ctx, stmt, orgID, locID, day, orgID, fmtTime(lo), fmtTime(hi)); err != nil {
 			return err
 		}
@@ -94,9 +96,9 @@ func refreshSalesDay(ctx context.Context, q unitExec, orgID, locID, at string) e
 // salesDayAdd adds a sale (?5 orders, ?6 gross … ?10 sales, ?11 refunds)
 // to the row of ?1 org, ?2 location, ?3 day, ?4 currency.
 const salesDayAdd = `INSERT INTO sales_days (org_id, location_id, day, currency, orders, gross, discounts, campaign, tax, sales, refunds)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO UPDATE SET orders = orders + excluded.orders,
-	gross = gross + excluded.gross, discounts = discounts + excluded.discounts, campaign = campaign + excluded.campaign,
-	tax = tax + excluded.tax, sales = sales + excluded.sales, refunds = refunds + excluded.refunds`
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (org_id, location_id, day, currency) DO UPDATE SET orders = sales_days.orders + excluded.orders,
+	gross = sales_days.gross + excluded.gross, discounts = sales_days.discounts + excluded.discounts, campaign = sales_days.campaign + excluded.campaign,
+	tax = sales_days.tax + excluded.tax, sales = sales_days.sales + excluded.sales, refunds = sales_days.refunds + excluded.refunds`
 
 // addToDay reads, with query, a location, its zone and cutoff, an instant,
 // a currency and the figures to add to that instant's business day there
@@ -124,7 +126,7 @@ func addToDay(ctx context.Context, tx *Tx, orgID, query string, args ...any) err
 // adding is exact; refunds are added by rollupRefund.
 func rollupCompletion(ctx context.Context, tx *Tx, orgID, id string) error {
 	return addToDay(ctx, tx, orgID, `SELECT o.location_id, l.timezone, l.day_cutoff_hour, o.completed_at, o.currency, 1, o.subtotal,
-		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total, 0
+		o.discount_total, `+campaignPart(engine.D(tx), "o.campaigns")+`, o.tax_total, o.total - o.gift_card_total, 0
 		FROM order_history h JOIN orders o ON o.id = h.order_id JOIN locations l ON l.id = o.location_id
 		WHERE h.id = ? AND h.status = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses+`
 		AND EXISTS (SELECT 1 FROM report_rollups)`, id, kassa.OrderCompleted)
@@ -232,7 +234,7 @@ func rebuildLocationDays(ctx context.Context, q unitExec, orgID, locID string) e
 		}
 	}
 	if err := eachSum(ctx, q, 6, func(at, cur string, v []int64) { add(at, cur, 0, v) }, `SELECT o.completed_at, o.currency, 1, o.subtotal,
-		o.discount_total, `+campaignPart("o.campaigns")+`, o.tax_total, o.total - o.gift_card_total FROM orders o
+		o.discount_total, `+campaignPart(engine.D(q), "o.campaigns")+`, o.tax_total, o.total - o.gift_card_total FROM orders o
 		WHERE o.org_id = ? AND o.location_id = ? AND o.completed_at IS NOT NULL AND o.status IN `+soldStatuses, orgID, locID); err != nil {
 		return err
 	}
@@ -351,6 +353,6 @@ func (s *ReportService) salesFromRollups(ctx context.Context, sc *reportScope, s
 		sums.addSale(k, cur, v)
 		sums.addRefund(k, cur, v[6:])
 	}, 7, `SELECT `+key+`, s.currency, sum(s.orders), sum(s.gross), sum(s.discounts), sum(s.campaign), sum(s.tax), sum(s.sales), sum(s.refunds)
-		FROM sales_days s WHERE s.org_id = ? AND s.location_id IN (SELECT value FROM json_each(?)) AND s.day >= ? AND s.day <= ?
+		FROM sales_days s WHERE s.org_id = ? AND s.location_id IN (SELECT j.value FROM `+engine.D(s.db.Reader).JSONValues("?", "j")+`) AND s.day >= ? AND s.day <= ?
 		GROUP BY 1, 2`, sc.orgID, string(b), sc.f.DateFrom, sc.f.DateTo)
 }

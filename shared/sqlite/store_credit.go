@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 	"kassa.dev/sync/change"
 )
 
@@ -368,7 +369,7 @@ func checkCreditReturn(ctx context.Context, ad *admitter, c *change.Change, f ma
 	var customer sql.NullString
 	var left int64
 	err := ad.Tx.QueryRowContext(ctx, `SELECT r.order_id, r.location_id, o.customer_id, r.amount
-		- coalesce((SELECT sum(j.value->>'amount') FROM json_each(r.payments) j), 0)
+		- coalesce((SELECT sum(`+engine.D(ad.Tx).JSONInt("j.value", "amount")+`) FROM `+engine.D(ad.Tx).JSONElements("r.payments", "j")+`), 0)
 		- coalesce((SELECT sum(t.amount) FROM store_credit_transactions t WHERE t.refund_id = r.id AND t.org_id = r.org_id), 0)
 		FROM refunds r JOIN orders o ON o.id = r.order_id AND o.org_id = r.org_id WHERE r.id = ? AND r.org_id = ?`, refund, c.OrgID).Scan(&order, &loc, &customer, &left)
 	switch {
@@ -401,8 +402,8 @@ func checkNoReceiptReturn(ctx context.Context, ad *admitter, c *change.Change, f
 	quantity, _ := intField(f, "quantity")
 	product := fieldText(f, "product_id")
 	var base, listed int64
-	err = ad.Tx.QueryRowContext(ctx, `SELECT p.base_price, coalesce((SELECT max(j.value->>'price') FROM price_lists pl, json_each(pl.prices) j
-		WHERE pl.org_id = p.org_id AND j.value->>'product_id' = p.id), 0) FROM products p WHERE p.id = ? AND p.org_id = ?`, product, c.OrgID).Scan(&base, &listed)
+	err = ad.Tx.QueryRowContext(ctx, `SELECT p.base_price, coalesce((SELECT max(`+engine.D(ad.Tx).JSONInt("j.value", "price")+`) FROM price_lists pl, `+engine.D(ad.Tx).JSONElements("pl.prices", "j")+`
+		WHERE pl.org_id = p.org_id AND `+engine.D(ad.Tx).JSONText("j.value", "product_id")+` = p.id), 0) FROM products p WHERE p.id = ? AND p.org_id = ?`, product, c.OrgID).Scan(&base, &listed)
 	highest := max(base, listed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -86,9 +86,9 @@ func lineTaxRate(f map[string]any) *int {
 // amount to the lines' totals; an order of one rate reports its refunds as
 // before tax categories (docs/tax.md).
 func (s *ReportService) refundTaxRows(ctx context.Context, key string, args []any, add func(k, cur string, rate, inclusive, amount, tax int64)) error {
-	rows, err := s.db.Reader.QueryContext(ctx, withD+`SELECT `+key+`, o.currency, r.id, r.amount - r.gift_card_amount, o.tax_inclusive,
-		coalesce(l.tax_rate_bps, o.tax_rate_bps), CASE WHEN json_array_length(r.lines) > 0
-			THEN coalesce(sum((SELECT sum(json_extract(j.value, '$.amount')) FROM json_each(r.lines) j WHERE json_extract(j.value, '$.line_item_id') = l.id)), 0)
+	rows, err := s.db.Reader.QueryContext(ctx, s.withD()+`SELECT `+key+`, o.currency, r.id, r.amount - r.gift_card_amount, o.tax_inclusive,
+		coalesce(l.tax_rate_bps, o.tax_rate_bps), CASE WHEN `+s.d().JSONArrayLength("r.lines")+` > 0
+			THEN coalesce(sum((SELECT sum(`+s.d().JSONInt("j.value", "amount")+`) FROM `+s.d().JSONElements("r.lines", "j")+` WHERE `+s.d().JSONText("j.value", "line_item_id")+` = l.id)), 0)
 			ELSE coalesce(sum(l.total), 0) END
 		FROM d CROSS JOIN refunds r JOIN orders o ON o.id = r.order_id LEFT JOIN order_lines l ON l.order_id = o.id AND l.org_id = o.org_id
 		WHERE r.org_id = ? AND r.amount > r.gift_card_amount AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi

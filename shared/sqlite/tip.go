@@ -205,7 +205,7 @@ func (s *TipService) TipsReport(ctx context.Context, f kassa.ReportFilter, emit 
 		key = "''"
 	}
 	sums := tipSums{}
-	q := withD + `SELECT ` + key + `, o.currency, count(*), sum(t.amount), sum(CASE WHEN t.method = 'cash' THEN t.amount ELSE 0 END)
+	q := s.reports.withD() + `SELECT ` + key + `, o.currency, count(*), sum(t.amount), sum(CASE WHEN t.method = 'cash' THEN t.amount ELSE 0 END)
 		FROM d JOIN tips t ON t.location_id = d.loc AND t.%[1]s >= d.lo AND t.%[1]s < d.hi JOIN orders o ON o.id = t.order_id
 		WHERE t.org_id = ? AND t.status %[2]s GROUP BY 1, 2`
 	ranges := sc.ranges(sc.f.GroupBy == kassa.GroupDay)

@@ -113,7 +113,7 @@ func (s *UserService) FindUsers(ctx context.Context, f kassa.UserFilter) (kassa.
 		w.and("role = ?", string(f.Role))
 	}
 	if f.LocationID != "" {
-		w.and("(location_ids = '[]' OR EXISTS (SELECT 1 FROM json_each(location_ids) WHERE value = ?))", f.LocationID)
+		w.and("(location_ids = '[]' OR EXISTS (SELECT 1 FROM "+engine.D(s.db.Reader).JSONValues("location_ids", "j")+" WHERE j.value = ?))", f.LocationID)
 	}
 	if f.Status != "" {
 		w.and("is_active = ?", f.Status == "active")
@@ -278,7 +278,7 @@ func checkLocations(ctx context.Context, q querier, orgID string, ids []string) 
 		return nil
 	}
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM locations WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`,
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM locations WHERE org_id = ? AND id IN (SELECT j.value FROM `+engine.D(q).JSONValues("?", "j")+`)`,
 		orgID, columnValue(ids)).Scan(&n)
 	if err == nil && n != len(ids) {
 		return kassa.InvalidField("location_ids", "names a location that is not one of the org's")

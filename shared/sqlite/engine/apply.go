@@ -559,8 +559,10 @@ func (a *Applier) updateRow(ctx context.Context, c *change.Change, r *Noun, set 
 	}
 	// SET expressions read the row as it was, so origin follows the newer stamp.
 	args = append(args, FieldStamps(names, mine), stamp.String(), stamp.String(), c.Origin, c.EntityID)
-	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = json_patch(field_hlc, ?),
-		hlc = max(hlc, ?), origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.Table, joinCols(names, " = ?"))
+	d := D(a.Tx)
+	query := fmt.Sprintf(`UPDATE %s SET %s, field_hlc = %s,
+		hlc = %s, origin = CASE WHEN hlc < ? THEN ? ELSE origin END WHERE id = ?`, r.Table, joinCols(names, " = ?"),
+		d.JSONMerge("field_hlc", "?"), d.Greatest("hlc", "?"))
 	set["id"], set[r.OrgCol] = c.EntityID, c.OrgID
 	return a.uniquely(ctx, r, set, func() error {
 		for i, n := range names {

@@ -72,6 +72,9 @@ type DB struct {
 	// feeds, kept off Bus, whose readers are the log's.
 	Live kassa.Publisher
 	Log  *slog.Logger
+	// Dialect is the backend's (dialect.go); nil is SQLite. Read it with
+	// D(q) where a statement differs between the backends.
+	Dialect Dialect
 
 	MaxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
@@ -122,6 +125,12 @@ type Options struct {
 // loads or creates the node id.
 func Open(ctx context.Context, path string, o Options) (*DB, error) {
 	o = o.withDefaults()
+	if b, err := backendOf(path); b != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return openBackend(ctx, b, path, o)
+	}
 	if err := OwnerOnly(path); err != nil {
 		return nil, err
 	}
@@ -135,6 +144,12 @@ func Open(ctx context.Context, path string, o Options) (*DB, error) {
 		write.Close()
 		return nil, err
 	}
+	return db.start(ctx, o)
+}
+
+// start makes the nouns' states, starts the write loop and loads the
+// node's id: the part of Open every backend shares.
+func (db *DB) start(ctx context.Context, o Options) (*DB, error) {
 	db.writes, db.loopDone, db.committed = make(chan *writeReq, 1024), make(chan struct{}), make(chan struct{}, 1)
 	db.States = map[*Noun]any{}
 	for _, n := range Registered() {
@@ -211,6 +226,12 @@ func (db *DB) prepare(ctx context.Context, o Options) error {
 		return fmt.Errorf("sqlite: open readers %s: %w", db.path, err)
 	}
 	db.Reader = &readPool{DB: rdb}
+	return db.preparePools(ctx, o)
+}
+
+// preparePools sizes the reader pool and prepares the writer's
+// savepoints.
+func (db *DB) preparePools(ctx context.Context, o Options) error {
 	db.Reader.SetMaxOpenConns(o.Readers)
 	db.Reader.SetMaxIdleConns(o.Readers)
 	db.savepoints = map[string]*sql.Stmt{}
@@ -241,8 +262,9 @@ const maxCachedStmts = 512
 // by query text: preparing a statement cost more than running it.
 type readPool struct {
 	*sql.DB
-	stmts sync.Map
-	n     atomic.Int32
+	stmts   sync.Map
+	n       atomic.Int32
+	dialect Dialect // nil: SQLite
 }
 
 func (r *readPool) stmt(ctx context.Context, q string) *sql.Stmt {
@@ -526,16 +548,16 @@ func OwnerOnly(path string) error {
 	return nil
 }
 
-// isUniqueViolation reports whether err is a UNIQUE constraint failure.
+// IsUniqueViolation reports whether err is a UNIQUE constraint failure,
+// on any backend this binary links (SQLite's, or a registered one's).
 func IsUniqueViolation(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
+	return anyDialect(err, Dialect.IsUniqueViolation)
 }
 
-// isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
+// IsForeignKeyViolation reports whether err is a FOREIGN KEY constraint
+// failure, on any backend this binary links.
 func IsForeignKeyViolation(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+	return anyDialect(err, Dialect.IsForeignKeyViolation)
 }
 
 // fmtTime formats t for storage.

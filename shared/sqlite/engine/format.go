@@ -79,7 +79,7 @@ func SchemaAt(ctx context.Context, last int) (*Schema, error) {
 	}
 	s := &Schema{Columns: map[string][]string{}, known: map[string]map[string]bool{}}
 	for _, table := range ReplicatedTables() {
-		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
+		rows, err := db.QueryContext(ctx, D(db).ColumnsSQL(), table)
 		if err != nil {
 			return nil, err
 		}

@@ -83,7 +83,7 @@ func (a *Applier) quarantineEmpty(ctx context.Context) (bool, error) {
 // id, or naming it as their order.
 func (a *Applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string, error) {
 	rows, err := a.Tx.QueryContext(ctx, `SELECT id FROM sync_quarantine WHERE entity_id = ?2 AND org_id = ?1
-		UNION SELECT id FROM sync_quarantine WHERE json_extract(change, '$.fields.order_id') = ?2 AND org_id = ?1`, orgID, id)
+		UNION SELECT id FROM sync_quarantine WHERE `+D(a.Tx).JSONText("change", "fields.order_id")+` = ?2 AND org_id = ?1`, orgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (a *Applier) releaseEvents(ctx context.Context, changes []change.Change) er
 		ids[i] = changes[i].ID
 	}
 	list, _ := json.Marshal(ids)
-	rows, err := a.Tx.QueryContext(ctx, `DELETE FROM held_event_waits WHERE change_id IN (SELECT value FROM json_each(?))
+	rows, err := a.Tx.QueryContext(ctx, `DELETE FROM held_event_waits WHERE change_id IN (SELECT j.value FROM `+D(a.Tx).JSONValues("?", "j")+`)
 		AND change_id NOT IN (SELECT id FROM sync_quarantine) RETURNING event_id`, string(list))
 	if err != nil {
 		return err

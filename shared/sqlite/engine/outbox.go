@@ -12,7 +12,7 @@ import (
 // Changes returns the change records of one row in write order. An empty
 // entityID returns every record of the entity.
 func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Change, error) {
-	q := `SELECT id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE entity = ?`
+	q := `SELECT id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE entity = ?`
 	args := []any{entity}
 	if entityID != "" {
 		q += ` AND entity_id = ?`
@@ -44,9 +44,11 @@ func (db *DB) Changes(ctx context.Context, entity, entityID string) ([]change.Ch
 // outboxFields reads a record's fields: an edge's own event records keep
 // none, their events rows hold them (Tx.logEdgeEvent); decoded, they are
 // the fields a row write of the event records.
-const outboxFields = `CASE WHEN fields != '' THEN fields ELSE (SELECT json_object('created_at', e.created_at, 'data', e.data,
-	'id', e.id, 'location_id', e.location_id, 'occurred_at', e.occurred_at, 'org_id', e.org_id, 'type', e.type,
-	'updated_at', e.updated_at) FROM events e WHERE e.id = outbox.entity_id) END`
+func outboxFields(d Dialect) string {
+	return `CASE WHEN fields != '' THEN fields ELSE (SELECT CAST(` + d.JSONObject(`'created_at', e.created_at, 'data', e.data`,
+		`'id', e.id, 'location_id', e.location_id, 'occurred_at', e.occurred_at, 'org_id', e.org_id, 'type', e.type`,
+		`'updated_at', e.updated_at`) + ` AS TEXT) FROM events e WHERE e.id = outbox.entity_id) END`
+}
 
 // OutboxLen counts change records: all of them, or with LogFilter.Unsent
 // only those not yet sent (its other fields are not for counting).
@@ -95,7 +97,7 @@ func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, f LogFilte
 // ChangesBetween is ChangesAfter for positions up to until (0: no bound).
 func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f LogFilter) ([]LogEntry, error) {
 	unsentOnly, scope, excludeOrigin := f.Unsent, f.Scope, f.ExcludeOrigin
-	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE seq > ?`
+	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE seq > ?`
 	args := []any{seq}
 	if until > 0 {
 		q += ` AND seq <= ?`

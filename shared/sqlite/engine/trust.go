@@ -512,7 +512,7 @@ func (ad *Admitter) tableColumns(ctx context.Context, table string) ([]string, e
 	if cols, ok := ad.columns[table]; ok {
 		return cols, nil
 	}
-	rows, err := ad.Tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	rows, err := ad.Tx.QueryContext(ctx, D(ad.Tx).ColumnsSQL(), table)
 	if err != nil {
 		return nil, err
 	}

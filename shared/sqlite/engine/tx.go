@@ -228,6 +228,9 @@ func (db *DB) drain(batch []*writeReq) []*writeReq {
 // waiting for readers (PASSIVE); the next write restarts the WAL when
 // every frame was copied.
 func (db *DB) checkpoint() {
+	if db.Dialect != nil {
+		return // a backend's own (PostgreSQL checkpoints by itself)
+	}
 	var busy, frames, copied int
 	if err := db.Writer.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		db.Log.Warn("sqlite: checkpoint", "err", err)
@@ -326,6 +329,11 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 	began := time.Now()
 	err := sqltx.Commit()
 	db.stats.commit.Add(int64(time.Since(began)))
+	if err == nil && db.Dialect != nil {
+		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer); perr != nil {
+			db.Log.Warn("sqlite: after commit", "err", perr)
+		}
+	}
 	if err == nil {
 		select {
 		case db.committed <- struct{}{}:
@@ -697,8 +705,7 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 // recordEncoded is record with the fields already in JSON.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
 	tx.live(c.OrgID, c.Entity)
-	_, err := tx.ExecCached(ctx, `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecCached(ctx, tx.DB.dialect().LogInsertSQL(),
 		c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
 		NullString(c.Actor), FmtTime(tx.Now))
 	return err
@@ -824,7 +831,7 @@ func (db *DB) rowQuery(e Entity, op change.Op, names []string) string {
 	default:
 		set := joinCols(names, " = ?") + ", hlc = ?, origin = ?"
 		if e.LWW() {
-			set += ", field_hlc = json_patch(field_hlc, ?)"
+			set += ", field_hlc = " + db.dialect().JSONMerge("field_hlc", "?")
 		}
 		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.Table, set, e.OrgCol)
 	}

@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -31,7 +32,7 @@ func Append(ctx context.Context, tx pgx.Tx, cs []change.Change) error {
 		if err != nil {
 			return err
 		}
-		b.Queue(`INSERT INTO outbox (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor)
+		b.Queue(`INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor)
 			VALUES ($1, $2, $3, nullif($4, ''), $5, $6, $7, $8, $9, $10, nullif($11, ''))`,
 			n-len(cs)+i, c.ID, c.OrgID, c.LocationID, c.Entity, c.EntityID, c.Op, fields, c.HLC.String(), c.Origin, c.Actor)
 	}
@@ -58,15 +59,37 @@ func Position(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	}
 	// The statement's snapshot is taken after the lock: it sees every
 	// position the previous holder gave.
-	tag, err := tx.Exec(ctx, `WITH base AS (SELECT coalesce(max(last_pos), 0) AS b FROM outbox_commits),
-		ready AS (SELECT xid, n, sum(n) OVER (ORDER BY xid) AS upto FROM outbox_commits
-			WHERE last_pos IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot()))
-		UPDATE outbox_commits c SET first_pos = base.b + ready.upto - ready.n + 1, last_pos = base.b + ready.upto
-		FROM base, ready WHERE c.xid = ready.xid`)
+	tag, err := tx.Exec(ctx, positionSQL)
 	if err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), tx.Commit(ctx)
+}
+
+// positionSQL gives positions to the committed transactions below the
+// oldest running one, after the last position given (Position).
+const positionSQL = `WITH base AS (SELECT coalesce(max(last_pos), 0) AS b FROM outbox_commits),
+	ready AS (SELECT xid, n, sum(n) OVER (ORDER BY xid) AS upto FROM outbox_commits
+		WHERE last_pos IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot()))
+	UPDATE outbox_commits c SET first_pos = base.b + ready.upto - ready.n + 1, last_pos = base.b + ready.upto
+	FROM base, ready WHERE c.xid = ready.xid`
+
+// positionSQLDB is Position on a database/sql pool: the engine's writer
+// runs it after each commit (Dialect.AfterCommit).
+func positionSQLDB(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var mine bool
+	if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock(?)`, lockLogPos).Scan(&mine); err != nil || !mine {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, positionSQL); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Unpositioned counts the transactions that wrote the log and have no
@@ -99,7 +122,7 @@ func After(ctx context.Context, q interface {
 		org, args = " AND o.org_id = $3", append(args, orgID)
 	}
 	rows, err := q.Query(ctx, `SELECT c.first_pos + o.ord, o.change_id, o.org_id, coalesce(o.location_id, ''), o.entity, o.entity_id, o.op, o.fields, o.hlc, o.origin, coalesce(o.actor, '')
-		FROM outbox_commits c CROSS JOIN LATERAL (SELECT * FROM outbox o WHERE o.xid = c.xid AND c.first_pos + o.ord > $1`+org+` ORDER BY o.ord) o
+		FROM outbox_commits c CROSS JOIN LATERAL (SELECT * FROM outbox_log o WHERE o.xid = c.xid AND c.first_pos + o.ord > $1`+org+` ORDER BY o.ord) o
 		WHERE c.last_pos > $1
 		ORDER BY c.last_pos, o.ord LIMIT $2`, args...)
 	if err != nil {

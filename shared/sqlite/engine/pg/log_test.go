@@ -108,10 +108,10 @@ func TestTheLogCursorNeverPassesARowThatCommitsLate(t *testing.T) {
 			// The hazard is real: by the sequence, the committed row sits
 			// above the running one's, so a cursor at it would skip a1, a2.
 			var visible, lowest int64
-			if err := pool.QueryRow(ctx, `SELECT max(id) FROM outbox`).Scan(&visible); err != nil {
+			if err := pool.QueryRow(ctx, `SELECT max(id) FROM outbox_log`).Scan(&visible); err != nil {
 				t.Fatal(err)
 			}
-			if err := early.QueryRow(ctx, `SELECT min(id) FROM outbox`).Scan(&lowest); err != nil {
+			if err := early.QueryRow(ctx, `SELECT min(id) FROM outbox_log`).Scan(&lowest); err != nil {
 				t.Fatal(err)
 			}
 			if first == "write" && lowest >= visible {

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"kassa.dev/sync/hlc"
+)
+
+// Dialect is what differs between the store's backends (docs/postgres.md,
+// "The engine is the one place that knows the backend"). The SQL of the
+// engine and the nouns is written once, in SQLite's words (? and ?N
+// parameters, ON CONFLICT, RETURNING); where the two backends disagree a
+// statement asks its dialect for the expression (D(q).JSONText(…)). SQLite's
+// dialect gives back today's text, so SQLite's behaviour does not move;
+// PostgreSQL's (shared/sqlite/engine/pg) rewrites each statement's final
+// text for its parameters in its database/sql driver, so no call site
+// changes for them.
+type Dialect interface {
+	// Name is the backend's name: "sqlite" or "postgres".
+	Name() string
+	// JSONValues is a FROM item: one row per element of the JSON array
+	// expr (a column or a parameter), alias.value the element as a
+	// scalar (an id, a number), for arrays of strings and numbers.
+	JSONValues(expr, alias string) string
+	// JSONElements is a FROM item: one row per element of the JSON array
+	// expr, alias.value the element as a document, read with JSONText and
+	// JSONInt (arrays of objects).
+	JSONElements(expr, alias string) string
+	// JSONText is the field at path (dot-separated keys) of the JSON
+	// document expr, as text; JSONInt the same as an integer.
+	JSONText(expr, path string) string
+	JSONInt(expr, path string) string
+	// JSONArrayLength is the length of the JSON array expr.
+	JSONArrayLength(expr string) string
+	// JSONObject builds a JSON object from key, value, key, value, …
+	// expressions; JSON reads the text or document expr as JSON inside one.
+	JSONObject(pairs ...string) string
+	JSON(expr string) string
+	// JSONMerge is the document col with the keys of the JSON parameter
+	// (or expression) patch set over it (field_hlc's stamps).
+	JSONMerge(col, patch string) string
+	// Fold lower-cases text of any script, for search.
+	Fold(expr string) string
+	// Greatest is the larger of two values.
+	Greatest(a, b string) string
+	// LogInsertSQL appends one change record to the log in the unit's
+	// transaction; its parameters: id, org_id, location_id, entity,
+	// entity_id, op, fields, hlc, origin, actor, created_at.
+	LogInsertSQL() string
+	// AfterCommit runs on the writer after each commit that wrote: on
+	// PostgreSQL it gives the log's new rows their positions.
+	AfterCommit(ctx context.Context, writer *sql.DB) error
+	// ColumnsSQL lists a table's column names in their order; its one
+	// parameter is the table's name.
+	ColumnsSQL() string
+	// IsUniqueViolation, IsForeignKeyViolation and IsRetryable classify
+	// the backend's errors: a unique key taken, a reference missing, a
+	// unit that may simply run again (SQLite's one writer never is).
+	IsUniqueViolation(err error) bool
+	IsForeignKeyViolation(err error) bool
+	IsRetryable(err error) bool
+}
+
+// SQLite is the SQLite dialect: the text the nouns have always run.
+var SQLite Dialect = sqliteDialect{}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) Name() string { return "sqlite" }
+func (sqliteDialect) JSONValues(expr, alias string) string {
+	return "json_each(" + expr + ") AS " + alias
+}
+func (sqliteDialect) JSONElements(expr, alias string) string {
+	return "json_each(" + expr + ") AS " + alias
+}
+func (sqliteDialect) JSONText(expr, path string) string {
+	return "json_extract(" + expr + ", '$." + path + "')"
+}
+func (sqliteDialect) JSONInt(expr, path string) string {
+	return "json_extract(" + expr + ", '$." + path + "')"
+}
+func (sqliteDialect) JSONArrayLength(expr string) string { return "json_array_length(" + expr + ")" }
+func (sqliteDialect) JSONObject(pairs ...string) string {
+	return "json_object(" + strings.Join(pairs, ", ") + ")"
+}
+func (sqliteDialect) JSON(expr string) string { return "json(" + expr + ")" }
+func (sqliteDialect) JSONMerge(col, patch string) string {
+	return "json_patch(" + col + ", " + patch + ")"
+}
+func (sqliteDialect) Fold(expr string) string     { return "fold(" + expr + ")" }
+func (sqliteDialect) Greatest(a, b string) string { return "max(" + a + ", " + b + ")" }
+func (sqliteDialect) LogInsertSQL() string {
+	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+}
+func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
+func (sqliteDialect) ColumnsSQL() string {
+	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+}
+func (sqliteDialect) IsUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique
+}
+func (sqliteDialect) IsForeignKeyViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+}
+func (sqliteDialect) IsRetryable(error) bool { return false }
+
+// D is the dialect of what q runs on: a unit of work, the reader pool or
+// one of its snapshots. Anything else (a test's own handle) is SQLite.
+func D(q any) Dialect {
+	switch q := q.(type) {
+	case *Tx:
+		return q.DB.dialect()
+	case *readPool:
+		return q.dialectOr()
+	case *snapshot:
+		return q.pool.dialectOr()
+	case *DB:
+		return q.dialect()
+	}
+	return SQLite
+}
+
+func (db *DB) dialect() Dialect {
+	if db.Dialect == nil {
+		return SQLite
+	}
+	return db.Dialect
+}
+
+func (r *readPool) dialectOr() Dialect {
+	if r.dialect == nil {
+		return SQLite
+	}
+	return r.dialect
+}
+
+// Backend is a store backend other than SQLite, picked by the scheme of
+// the store's name (postgres://…). It lives outside the engine (an edge
+// never links it) and registers itself (RegisterBackend) from the hub's
+// binary.
+type Backend interface {
+	Dialect
+	// OpenDB opens the database at dsn as database/sql pools for the
+	// writer and the readers (the same database), with the dialect's
+	// statement rewrite in their driver.
+	OpenDB(ctx context.Context, dsn string) (writer, reader *sql.DB, err error)
+	// Migrate applies the backend's and the nouns' migrations.
+	Migrate(ctx context.Context, dsn string) error
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]Backend{}
+)
+
+// RegisterBackend makes Open accept store names beginning scheme+"://".
+func RegisterBackend(scheme string, b Backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends[scheme] = b
+}
+
+// backendOf is the registered backend of a store name, or nil for a
+// SQLite file; an unregistered scheme is an error.
+func backendOf(path string) (Backend, error) {
+	scheme, _, ok := strings.Cut(path, "://")
+	if !ok || strings.ContainsAny(scheme, "/.") {
+		return nil, nil
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	if b := backends[scheme]; b != nil {
+		return b, nil
+	}
+	return nil, fmt.Errorf("sqlite: no store backend for %s:// in this binary (only the hub links PostgreSQL)", scheme)
+}
+
+// anyDialect reports whether is holds for err in SQLite's dialect or a
+// registered backend's: the package-level classifiers serve callers that
+// do not hold the store.
+func anyDialect(err error, is func(Dialect, error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if is(SQLite, err) {
+		return true
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	for _, b := range backends {
+		if is(b, err) {
+			return true
+		}
+	}
+	return false
+}
+
+// openBackend opens a store on a registered backend: its migrations, one
+// writer connection (units keep their group commit, as savepoints, at
+// first) and a reader pool, both through the backend's driver.
+func openBackend(ctx context.Context, b Backend, dsn string, o Options) (*DB, error) {
+	if err := b.Migrate(ctx, dsn); err != nil {
+		return nil, err
+	}
+	write, read, err := b.OpenDB(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	db := &DB{path: dsn, Writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log, Dialect: b,
+		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, MaxSkew: o.MaxSkew, Hub: o.Hub}
+	db.Reader = &readPool{DB: read, dialect: b}
+	if err := db.preparePools(ctx, o); err != nil {
+		write.Close()
+		read.Close()
+		return nil, err
+	}
+	o.WriterPriority = -1 // the writer's work runs in the database's processes
+	return db.start(ctx, o)
+}

@@ -1,0 +1,136 @@
+package pg
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"kassa.dev/shared/sqlite/engine"
+)
+
+// Dialect is PostgreSQL's engine.Dialect: the expressions that differ
+// from SQLite's and the error classifier. The parameters are not here:
+// the driver (DriverName) rewrites each statement's final text.
+type Dialect struct{}
+
+var _ engine.Dialect = Dialect{}
+
+func (Dialect) Name() string { return "postgres" }
+
+// JSONValues: jsonb_array_elements_text gives the elements as text, as
+// SQLite's json_each gives a string element's value.
+func (Dialect) JSONValues(expr, alias string) string {
+	return "jsonb_array_elements_text((" + expr + ")::jsonb) AS " + alias + "(value)"
+}
+
+func (Dialect) JSONElements(expr, alias string) string {
+	return "jsonb_array_elements((" + expr + ")::jsonb) AS " + alias + "(value)"
+}
+
+// JSONText reads a path with -> and a last ->>, so that an expression
+// index on a column (sync_quarantine_order) serves it; the cast to jsonb
+// is none on a jsonb column and reads a parameter's text.
+func (Dialect) JSONText(expr, path string) string {
+	keys := strings.Split(path, ".")
+	var b strings.Builder
+	b.WriteString("((" + expr + ")::jsonb")
+	for i, k := range keys {
+		if i == len(keys)-1 {
+			b.WriteString("->>'" + k + "')")
+		} else {
+			b.WriteString("->'" + k + "'")
+		}
+	}
+	return b.String()
+}
+
+func (d Dialect) JSONInt(expr, path string) string { return "(" + d.JSONText(expr, path) + ")::bigint" }
+
+func (Dialect) JSONArrayLength(expr string) string {
+	return "jsonb_array_length((" + expr + ")::jsonb)"
+}
+
+func (Dialect) JSONObject(pairs ...string) string {
+	return "jsonb_build_object(" + strings.Join(pairs, ", ") + ")"
+}
+
+func (Dialect) JSON(expr string) string { return "(" + expr + ")::jsonb" }
+
+func (Dialect) JSONMerge(col, patch string) string { return col + " || (" + patch + ")::jsonb" }
+
+// Fold is lower under the C.utf8 collation: the database's own is C
+// (text sorts byte by byte), under which lower knows ASCII only; C.utf8
+// (glibc's, imported by initdb) lower-cases every script as Go's
+// strings.ToLower, SQLite's fold, does.
+func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE "C.utf8")` }
+func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
+
+// LogInsertSQL writes a change record to the log in its safe order
+// (log.go, Append): the transaction's row of outbox_commits counts it,
+// and its ordinal in the transaction is that count less one. A unit
+// rolled back to its savepoint takes its count back with its rows.
+func (Dialect) LogInsertSQL() string {
+	return `WITH c AS (INSERT INTO outbox_commits (n) VALUES (1)
+		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1 RETURNING n)
+	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+	SELECT c.n - 1, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz FROM c`
+}
+
+// AfterCommit positions the log's rows the commit wrote (Position), so
+// that the engine's readers of the outbox view see them.
+func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB) error {
+	return positionSQLDB(ctx, writer)
+}
+
+func (Dialect) ColumnsSQL() string {
+	return `SELECT column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
+}
+
+func (Dialect) IsUniqueViolation(err error) bool     { return IsUniqueViolation(err) }
+func (Dialect) IsForeignKeyViolation(err error) bool { return IsForeignKeyViolation(err) }
+func (Dialect) IsRetryable(err error) bool           { return IsRetryable(err) }
+
+// Backend is the engine's PostgreSQL backend: engine.Open on a
+// postgres:// name opens the store through it once it is registered
+// (Register). Migrations are the nouns' PostgreSQL migrations
+// (sqlite.PostgresMigrations), applied after the backend's own.
+type Backend struct {
+	Dialect
+	Migrations []fs.FS
+}
+
+// Register makes engine.Open accept postgres:// and postgresql:// store
+// names, migrating with the nouns' migrations given. Only the hub's
+// binary calls it: an edge never links this package.
+func Register(nouns ...fs.FS) {
+	b := Backend{Migrations: nouns}
+	engine.RegisterBackend("postgres", b)
+	engine.RegisterBackend("postgresql", b)
+}
+
+// OpenDB opens two database/sql pools on dsn through DriverName: the
+// engine's writer and its readers.
+func (Backend) OpenDB(_ context.Context, dsn string) (writer, reader *sql.DB, err error) {
+	if writer, err = sql.Open(DriverName, dsn); err != nil {
+		return nil, nil, err
+	}
+	if reader, err = sql.Open(DriverName, dsn); err != nil {
+		writer.Close()
+		return nil, nil, err
+	}
+	return writer, reader, nil
+}
+
+// Migrate applies the backend's migrations and the nouns'.
+func (b Backend) Migrate(ctx context.Context, dsn string) error {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return Migrate(ctx, pool, b.Migrations...)
+}

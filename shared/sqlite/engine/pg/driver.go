@@ -1,0 +1,153 @@
+package pg
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// DriverName is pgx's database/sql driver (pgx/v5/stdlib) with the
+// engine's statement text rewritten: every statement's final text goes
+// through Rebind once (cached by text), and a Go bool is bound as 1/0,
+// as SQLite's driver binds it (the flags are integer columns). The
+// engine runs on database/sql (its writer, reader pool, prepared
+// statements and group commit), so PostgreSQL takes the same road rather
+// than a second engine on pgx's native interface.
+const DriverName = "kassa_pgx"
+
+func init() { sql.Register(DriverName, rebindDriver{}) }
+
+// maxRebound bounds the cache of rewritten texts: queries built from
+// filters vary; past the bound they are rewritten on every run.
+const maxRebound = 4096
+
+var (
+	rebound  sync.Map
+	nRebound atomic.Int32
+)
+
+// rebindCached is Rebind(q), cached by q.
+func rebindCached(q string) string {
+	if r, ok := rebound.Load(q); ok {
+		return r.(string)
+	}
+	r := Rebind(q)
+	if nRebound.Load() < maxRebound {
+		if _, loaded := rebound.LoadOrStore(q, r); !loaded {
+			nRebound.Add(1)
+		}
+	}
+	return r
+}
+
+type rebindDriver struct{}
+
+func (rebindDriver) Open(dsn string) (driver.Conn, error) {
+	c, err := stdlib.GetDefaultDriver().Open(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c.(*stdlib.Conn)}, nil
+}
+
+// conn is a pgx connection whose statements are rebound.
+type conn struct{ *stdlib.Conn }
+
+func (c *conn) Prepare(q string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+
+func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	st, err := c.Conn.PrepareContext(ctx, rebindCached(q))
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{st.(*stdlib.Stmt)}, nil
+}
+
+func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, rebindCached(q), args)
+}
+
+func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return buffered(c.Conn.QueryContext(ctx, rebindCached(q), args))
+}
+
+// stmt is a prepared statement whose results are buffered (buffered).
+type stmt struct{ *stdlib.Stmt }
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return buffered(s.Stmt.QueryContext(ctx, args))
+}
+
+// buffered reads a result whole before the caller sees it. The engine's
+// units read rows and write between two rows on the same transaction, as
+// SQLite lets them; a PostgreSQL connection runs one statement at a time
+// ("conn busy"), so the result is read to its end first. The engine's
+// queries are paged (LIMIT), so a result is held in memory whole only
+// as large as one page.
+func buffered(r driver.Rows, err error) (driver.Rows, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b := &rowsBuf{cols: r.Columns()}
+	for {
+		row := make([]driver.Value, len(b.cols))
+		if err := r.Next(row); err == io.EOF {
+			return b, nil
+		} else if err != nil {
+			return nil, err
+		}
+		for i, v := range row {
+			if bs, ok := v.([]byte); ok {
+				row[i] = bytes.Clone(bs)
+			}
+		}
+		b.rows = append(b.rows, row)
+	}
+}
+
+// rowsBuf is a result read whole.
+type rowsBuf struct {
+	cols []string
+	rows [][]driver.Value
+}
+
+func (b *rowsBuf) Columns() []string { return b.cols }
+func (b *rowsBuf) Close() error      { b.rows = nil; return nil }
+func (b *rowsBuf) Next(dest []driver.Value) error {
+	if len(b.rows) == 0 {
+		return io.EOF
+	}
+	copy(dest, b.rows[0])
+	b.rows = b.rows[1:]
+	return nil
+}
+
+// CheckNamedValue binds a bool as 1 or 0 and anything else as pgx does.
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch v := nv.Value.(type) {
+	case bool:
+		nv.Value = int64(0)
+		if v {
+			nv.Value = int64(1)
+		}
+		return nil
+	case *bool:
+		if v != nil {
+			nv.Value = int64(0)
+			if *v {
+				nv.Value = int64(1)
+			}
+		}
+		return nil
+	}
+	return c.Conn.CheckNamedValue(nv)
+}
