@@ -205,9 +205,18 @@ func TestConsoleReportsInChromium(t *testing.T) {
 	}
 	// Nor is any other section of the console (the day's drawers and
 	// printers tables scroll in their own boxes).
-	pageWide, err := chromedp.Run(c.b.Ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`))
-	if err != nil || pageWide {
-		t.Errorf("on a phone the console is wider than the screen (%v)", err)
+	// Name the elements that stick out, so a failure says which section to fix.
+	sticking, err := chromedp.Run(c.b.Ctx, chromedp.Evaluate[string](`(() => {
+		const w = document.documentElement.clientWidth;
+		if (document.documentElement.scrollWidth <= w + 1) return '';
+		return [...document.querySelectorAll('body *')].filter((e) => {
+			const r = e.getBoundingClientRect();
+			let scrolls = false; for (let a = e.parentElement; a; a = a.parentElement) { if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) scrolls = true; }
+			return r.width > 0 && r.right > w + 1 && !scrolls && !(e.parentElement && e.parentElement.getBoundingClientRect().right > w + 1);
+		}).slice(0, 5).map((e) => (e.closest('section[id]') ? e.closest('section[id]').id + ' ' : '') + e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className ? '.' + e.className : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px').join(', ');
+	})()`))
+	if err != nil || sticking != "" {
+		t.Errorf("on a phone the console is wider than the screen (%v): %s stick out", err, sticking)
 	}
 	r.Screenshot("console-reports-phone")
 	r.ScreenshotAt("console-reports-phone-table", "report-about")

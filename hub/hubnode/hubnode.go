@@ -26,8 +26,6 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
-	"kassa.dev/shared/sqlite"
-	"kassa.dev/shared/sqlite/engine/pg"
 	"kassa.dev/sync/link"
 	"kassa.dev/sync/natsnode"
 	"kassa.dev/web/hubpages"
@@ -40,10 +38,6 @@ var Version = kassa.Version
 // DemoTokenFile is where a --demo hub writes an enrolment token for the
 // demo location, for `make run` to hand to the demo edge.
 const DemoTokenFile = "demo-edge.token"
-
-// The hub's store may be PostgreSQL (--store postgres://…): only the
-// hub's binary links the backend (TestTheEdgeBinaryLinksNoHubOnlyCode).
-func init() { pg.Register(sqlite.PostgresMigrations) }
 
 // MinOperatorToken is the shortest --operator-token accepted: the token
 // opens every org's tenant record and rate limit.
