@@ -27,7 +27,9 @@ func TestTillSellsAndReloadsGiftCardsAndTheConsoleDisablesThemInChromium(t *test
 	front := c.till("Front till")
 	owner := c.p.Login(t, "owner@demo.test", demo.Password)
 	c.call("PATCH", "/api/v1/settings", owner, map[string]any{"gift_card_max_balance": 10000}, 200)
-	card := func() map[string]any { return c.call("GET", "/api/v1/gift-cards/lookup?code="+code, c.manager, nil, 200) }
+	card := func() map[string]any {
+		return c.call("GET", "/api/v1/gift-cards/lookup?code="+code, c.manager, nil, 200)
+	}
 
 	cashier := webtest.NewCashier(t, c.b)
 	cashier.Do("a till", chromedp.EmulateViewport(1024, 768))
