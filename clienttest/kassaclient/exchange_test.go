@@ -1,15 +1,11 @@
 package kassaclient_test
 
 import (
-	"context"
-	"net/http"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"kassa.dev/clienttest/kassaclient"
-	"kassa.dev/hub/hubnode"
-	"kassa.dev/shared/node/nodetest"
 )
 
 // TestGeneratedClientDrivesAnExchange: a partner's client generated from
@@ -18,29 +14,8 @@ import (
 // and paid in cash), returns the other onto the customer's store credit
 // and reads it — typed values all the way, against the real hub binary.
 func TestGeneratedClientDrivesAnExchange(t *testing.T) {
-	p := nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--leaf-port", "-1", "--data-dir", t.TempDir(), "--demo")
-	ctx := context.Background()
-	anon, err := kassaclient.NewClientWithResponses(p.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	login, err := anon.PostAuthLoginWithResponse(ctx, kassaclient.LoginRequest{Email: "owner@demo.test", Password: "kassa-demo"})
-	if err != nil || login.JSON200 == nil {
-		t.Fatalf("login: %v %s", err, body(login.Body))
-	}
-	token := login.JSON200.Data.AccessToken
-	c, err := kassaclient.NewClientWithResponses(p.URL, kassaclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+token)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	locs, err := c.GetLocationsWithResponse(ctx, nil)
-	if err != nil || locs.JSON200 == nil || len(locs.JSON200.Data) == 0 {
-		t.Fatalf("locations: %v %s", err, body(locs.Body))
-	}
-	loc := locs.JSON200.Data[0].Id
+	ctx, c, location := signedInOwner(t)
+	loc := location.Id
 	products, err := c.GetCatalogProductsWithResponse(ctx, nil)
 	if err != nil || products.JSON200 == nil || len(products.JSON200.Data) < 2 {
 		t.Fatalf("products: %v %s", err, body(products.Body))

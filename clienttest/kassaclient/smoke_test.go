@@ -17,30 +17,7 @@ import (
 // them back, and read a problem as a typed value. Real hub binary, real
 // HTTP on loopback.
 func TestGeneratedClientDrivesAHub(t *testing.T) {
-	p := nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--leaf-port", "-1", "--data-dir", t.TempDir(), "--demo")
-	ctx := context.Background()
-	anon, err := kassaclient.NewClientWithResponses(p.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	login, err := anon.PostAuthLoginWithResponse(ctx, kassaclient.LoginRequest{Email: "owner@demo.test", Password: "kassa-demo"})
-	if err != nil || login.JSON200 == nil {
-		t.Fatalf("login: %v %s", err, body(login.Body))
-	}
-	token := login.JSON200.Data.AccessToken
-	c, err := kassaclient.NewClientWithResponses(p.URL, kassaclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+token)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	locs, err := c.GetLocationsWithResponse(ctx, nil)
-	if err != nil || locs.JSON200 == nil || len(locs.JSON200.Data) == 0 {
-		t.Fatalf("locations: %v %s", err, body(locs.Body))
-	}
-	loc := locs.JSON200.Data[0]
+	ctx, c, loc := signedInOwner(t)
 
 	price := int64(560)
 	key := "smoke-product"
@@ -83,3 +60,33 @@ func TestGeneratedClientDrivesAHub(t *testing.T) {
 }
 
 func body(b []byte) string { return string(b) }
+
+// signedInOwner starts the real hub binary with the demo org and gives a
+// generated client signed in as its owner, and the org's first location:
+// what every test of the client begins with.
+func signedInOwner(t *testing.T) (context.Context, *kassaclient.ClientWithResponses, kassaclient.Location) {
+	t.Helper()
+	p := nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--leaf-port", "-1", "--data-dir", t.TempDir(), "--demo")
+	ctx := context.Background()
+	anon, err := kassaclient.NewClientWithResponses(p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := anon.PostAuthLoginWithResponse(ctx, kassaclient.LoginRequest{Email: "owner@demo.test", Password: "kassa-demo"})
+	if err != nil || login.JSON200 == nil {
+		t.Fatalf("login: %v %s", err, body(login.Body))
+	}
+	token := login.JSON200.Data.AccessToken
+	c, err := kassaclient.NewClientWithResponses(p.URL, kassaclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, err := c.GetLocationsWithResponse(ctx, nil)
+	if err != nil || locs.JSON200 == nil || len(locs.JSON200.Data) == 0 {
+		t.Fatalf("locations: %v %s", err, body(locs.Body))
+	}
+	return ctx, c, locs.JSON200.Data[0]
+}
