@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/change"
 )
 
@@ -33,8 +35,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// testNode is a real node: a SQLite file in a temp dir and the real Fiber
-// app served on a loopback port.
+// TestMain runs the suite and then stops the package's throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// testNode is a real node: a SQLite file in a temp dir (a hub's, with
+// KASSA_TEST_STORE=postgres, a fresh database of the package's throwaway
+// PostgreSQL: pgtest.HubStore) and the real Fiber app served on a
+// loopback port.
 type testNode struct {
 	t     testing.TB
 	URL   string
@@ -61,6 +69,9 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 	if tweak != nil {
 		tweak(&cfg)
 	}
+	if kind == kassa.NodeHub && cfg.Store == "" {
+		cfg.Store = hubStore(t, cfg.DataDir)
+	}
 	n, err := node.Open(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +87,24 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 		n.Shutdown(ctx)
 	})
 	return &testNode{t: t, URL: "http://" + ln.Addr().String(), N: n, Clock: clock}
+}
+
+// hubStores are the PostgreSQL databases of the hubs' data folders: a
+// test that restarts its hub on the same folder gets the same database.
+var hubStores sync.Map
+
+// hubStore is the store of a hub on dataDir: "" (the SQLite file there)
+// unless KASSA_TEST_STORE=postgres, then the folder's database.
+func hubStore(t testing.TB, dataDir string) string {
+	if !pgtest.OnPostgres() {
+		return ""
+	}
+	if dsn, ok := hubStores.Load(dataDir); ok {
+		return dsn.(string)
+	}
+	dsn := pgtest.HubStore(t)
+	hubStores.Store(dataDir, dsn)
+	return dsn
 }
 
 // Hub is the hub's own part of the node (nil at an edge).
