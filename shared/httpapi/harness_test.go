@@ -3,12 +3,14 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/shared/pgtest"
+	"kassa.dev/shared/sqlite/engine/pg"
 	"kassa.dev/sync/change"
 )
 
@@ -105,6 +108,24 @@ func hubStore(t testing.TB, dataDir string) string {
 	dsn := pgtest.HubStore(t)
 	hubStores.Store(dataDir, dsn)
 	return dsn
+}
+
+// StoreDB opens the node's store beside it, for a test that reads what
+// the API does not show: the SQLite file, or the hub's PostgreSQL
+// database (its driver takes the same ? placeholders). Closed when the
+// test ends.
+func (tn *testNode) StoreDB() *sql.DB {
+	tn.t.Helper()
+	driver, name := "sqlite3", "file:"+filepath.Join(tn.N.Config.DataDir, "kassa.db")+"?_busy_timeout=10000"
+	if tn.N.Config.Store != "" {
+		driver, name = pg.DriverName, tn.N.Config.Store
+	}
+	db, err := sql.Open(driver, name)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	tn.t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // Hub is the hub's own part of the node (nil at an edge).
