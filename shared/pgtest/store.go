@@ -70,3 +70,14 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// HubArgs are the arguments that put a hub binary's main (hubnode.Run)
+// on HubStore: none on SQLite, --store and a fresh database's DSN with
+// KASSA_TEST_STORE=postgres.
+func HubArgs(tb testing.TB) []string {
+	tb.Helper()
+	if dsn := HubStore(tb); dsn != "" {
+		return []string{"--store", dsn}
+	}
+	return nil
+}
