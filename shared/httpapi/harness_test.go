@@ -62,6 +62,7 @@ func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNod
 // MustStartNodeLog is MustStartNode with the node logging to log.
 func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *slog.Logger) *testNode {
 	t.Helper()
+	onlyWithAHub(t, kind)
 	clock := &fakeClock{t: time.Now().UTC()}
 	cfg := node.Config{Kind: kind, DataDir: t.TempDir(),
 		Config:         httpapi.Config{ErrorsBase: "https://kassa.test/problems", BodyLimit: 64 << 10, Now: clock.Now},
@@ -90,6 +91,34 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 		n.Shutdown(ctx)
 	})
 	return &testNode{t: t, URL: "http://" + ln.Addr().String(), N: n, Clock: clock}
+}
+
+// hubsStarted are the names of the tests that started a hub.
+var hubsStarted sync.Map
+
+// onlyWithAHub is the rule of the suite's run on PostgreSQL
+// (docs/postgres.md, "The API suite on PostgreSQL"): a test, or a
+// subtest, whose first node is an edge and none of whose parents started
+// a hub is skipped there, its run on SQLite covering it (an edge's store
+// is SQLite on either run). A test that needs both starts its hub first.
+func onlyWithAHub(t testing.TB, kind string) {
+	t.Helper()
+	if !pgtest.OnPostgres() {
+		return
+	}
+	if kind == kassa.NodeHub {
+		hubsStarted.Store(t.Name(), true)
+		return
+	}
+	for name := t.Name(); ; name = name[:strings.LastIndexByte(name, '/')] {
+		if _, ok := hubsStarted.Load(name); ok {
+			return
+		}
+		if !strings.Contains(name, "/") {
+			break
+		}
+	}
+	t.Skip("an edge's test: the run on SQLite covers it (KASSA_TEST_STORE=postgres runs the tests that start a hub)")
 }
 
 // hubStores are the PostgreSQL databases of the hubs' data folders: a
