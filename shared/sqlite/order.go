@@ -817,6 +817,9 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	o.LoyaltyPointsEarned = points
 	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
 	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+	if err := rollupSale(ctx, tx, a.OrgID, o); err != nil {
+		return err
+	}
 	tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
 	c.o = o
 	return nil
@@ -1087,7 +1090,7 @@ func init() {
 		Track: trackOrderOf})
 	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
-		Track: trackOrderOf, Written: rollupCompletion})
+		Track: trackOrderOf})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
 		Formats: []formatStep{{Format: 5, Migration: 41}, {Format: 5, Migration: 44}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,
