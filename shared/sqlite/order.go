@@ -453,18 +453,18 @@ type pricedOrder struct {
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
-// from (on q, a snapshot begun after the campaign cache's generation gen
-// was read), prices it and builds its kitchen ticket.
+// from (on cat.q, a snapshot begun after the campaign cache's generation
+// gen and the catalog cache's were read), prices it and builds its
+// kitchen ticket.
 func (s *OrderService) priceOrder(ctx context.Context, cat catalogView, gen uint64, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
-	q := cat.q
-	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
+	loc, err := findLocation(ctx, cat.q, a.OrgID, in.LocationID)
 	if err != nil {
 		return nil, kassa.InvalidField("location_id", "no such location")
 	}
-	if in.CustomerID != nil && !customerExists(ctx, q, a.OrgID, *in.CustomerID) {
+	if in.CustomerID != nil && !customerExists(ctx, cat.q, a.OrgID, *in.CustomerID) {
 		return nil, kassa.InvalidField("customer_id", "no such customer")
 	}
-	settings, err := orgSettings(ctx, q, a.OrgID)
+	settings, err := orgSettings(ctx, cat.q, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -472,15 +472,15 @@ func (s *OrderService) priceOrder(ctx context.Context, cat catalogView, gen uint
 	if err != nil {
 		return nil, err
 	}
-	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
+	live, err := s.db.liveCampaigns(ctx, cat.q, gen, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
+	campaigns, err := orderCampaigns(ctx, cat.q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
 	if err != nil {
 		return nil, err
 	}
-	rates, err := lineTaxRates(ctx, q, a.OrgID, &settings, lines)
+	rates, err := lineTaxRates(ctx, cat.q, a.OrgID, &settings, lines)
 	if err != nil {
 		return nil, err
 	}
@@ -498,7 +498,7 @@ func (s *OrderService) priceOrder(ctx context.Context, cat catalogView, gen uint
 	if err != nil {
 		return nil, err
 	}
-	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
+	gifts, err := prepareGiftCardLines(ctx, cat.q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +511,7 @@ func (s *OrderService) priceOrder(ctx context.Context, cat catalogView, gen uint
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
-	if err := p.draftTicket(ctx, q, s.db, a.OrgID, in); err != nil {
+	if err := p.draftTicket(ctx, cat.q, s.db, a.OrgID, in); err != nil {
 		return nil, err
 	}
 	return p, nil
