@@ -467,9 +467,12 @@ func (a *Applier) uniquely(ctx context.Context, r *Noun, fields map[string]any, 
 
 // merge applies an insert or update of an LWW row field by field.
 func (a *Applier) merge(ctx context.Context, c *change.Change, r *Noun, fields map[string]any, stamp hlc.Timestamp) error {
-	row, err := a.mergeRow(ctx, c, r)
-	if err != nil {
-		return err
+	var row *mergedRow
+	if a.Admitter == nil || !a.Admitter.absent { // admission read the row: none here
+		var err error
+		if row, err = a.mergeRow(ctx, c, r); err != nil {
+			return err
+		}
 	}
 	if row == nil {
 		if c.Op != change.OpInsert {
