@@ -141,7 +141,7 @@ func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
 			case <-ctx.Done():
 				return nil
 			case _, ok := <-sub.C:
-				if !ok {
+				if !ok || !drained(sub.C) {
 					return nil
 				}
 			case <-e.kick:
@@ -170,6 +170,22 @@ func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
 			t.Reset(wait)
 		}
 	}}
+}
+
+// drained takes every event already waiting in c, which one read of the
+// log covers: a catch-up publishes an event per synced order, and the
+// engine read the log once for each. False when c is closed.
+func drained(c <-chan kassa.Event) bool {
+	for {
+		select {
+		case _, ok := <-c:
+			if !ok {
+				return false
+			}
+		default:
+			return true
+		}
+	}
 }
 
 // readLog runs the rules of one batch of events past the saved position
