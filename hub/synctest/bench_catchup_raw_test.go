@@ -5,20 +5,16 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"kassa.dev/shared/node"
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/hlc"
-	"kassa.dev/sync/natsnode"
 )
 
 // The catch-up's baseline, measured in the same run as BenchmarkSync's
@@ -41,44 +37,21 @@ const (
 
 // rawCatchUp is the baseline's wall and CPU time for records change records.
 func rawCatchUp(b *testing.B, records int) (time.Duration, time.Duration) {
-	log := slog.New(slog.DiscardHandler)
-	hub, err := natsnode.Start(natsnode.Config{Name: "rawcatchuphub", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
-		ClientToken: "t", LeafAuth: func(u, p string) *server.Permissions { return &server.Permissions{} }}, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer hub.Shutdown()
-	u, _ := url.Parse(hub.LeafURL())
-	u.User = url.UserPassword("x", "y")
-	leaf, err := natsnode.Start(natsnode.Config{Name: "rawcatchupleaf", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafRemotes: []string{u.String()}}, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer leaf.Shutdown()
 	db := rawCatchUpStore(b)
 	defer db.Close()
-	hc, _ := hub.Connect("h", "t")
-	defer hc.Close()
-	hc.Subscribe("push", func(m *nats.Msg) {
+	lc, stop := rawLeafLink(b, "push", []byte("[]"), func(m *nats.Msg) {
 		var batch []change.Change
-		if err := json.Unmarshal(m.Data, &batch); err != nil {
-			m.Respond([]byte(err.Error()))
-			return
+		err := json.Unmarshal(m.Data, &batch)
+		if err == nil {
+			err = rawCatchUpWrite(db, batch)
 		}
-		if err := rawCatchUpWrite(db, batch); err != nil {
+		if err != nil {
 			m.Respond([]byte(err.Error()))
 			return
 		}
 		m.Respond([]byte("ok"))
 	})
-	hc.Flush()
-	lc, _ := leaf.Connect("l", "")
-	defer lc.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := lc.Request("push", []byte("[]"), 100*time.Millisecond); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	defer stop()
 	batches := rawCatchUpBatches(records)
 	start, cpu := time.Now(), processCPU()
 	for _, p := range batches {

@@ -155,32 +155,8 @@ func dashes(n int) string {
 // rawLeafRTT measures request/reply between a client on a leaf server and a
 // responder on its hub server.
 func rawLeafRTT(b *testing.B, n int) []time.Duration {
-	log := slog.New(slog.DiscardHandler)
-	hub, err := natsnode.Start(natsnode.Config{Name: "rawhub", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
-		ClientToken: "t", LeafAuth: func(u, p string) *server.Permissions { return &server.Permissions{} }}, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer hub.Shutdown()
-	u, _ := url.Parse(hub.LeafURL())
-	u.User = url.UserPassword("x", "y")
-	leaf, err := natsnode.Start(natsnode.Config{Name: "rawleaf", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafRemotes: []string{u.String()}}, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer leaf.Shutdown()
-	hc, _ := hub.Connect("h", "t")
-	defer hc.Close()
-	hc.Subscribe("echo", func(m *nats.Msg) { m.Respond(m.Data) })
-	hc.Flush()
-	lc, _ := leaf.Connect("l", "")
-	defer lc.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := lc.Request("echo", []byte("x"), 100*time.Millisecond); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	lc, stop := rawLeafLink(b, "echo", []byte("x"), func(m *nats.Msg) { m.Respond(m.Data) })
+	defer stop()
 	ds := make([]time.Duration, 0, n)
 	payload := make([]byte, 2048)
 	for range n {
@@ -191,4 +167,33 @@ func rawLeafRTT(b *testing.B, n int) []time.Duration {
 		ds = append(ds, time.Since(start))
 	}
 	return ds
+}
+
+// rawLeafLink starts a hub NATS server and a leaf of it, answers subject
+// at the hub with respond, and returns a client of the leaf once probe
+// gets an answer through the link, and what stops them all.
+func rawLeafLink(b *testing.B, subject string, probe []byte, respond nats.MsgHandler) (*nats.Conn, func()) {
+	log := slog.New(slog.DiscardHandler)
+	hub, err := natsnode.Start(natsnode.Config{Name: "rawhub", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1,
+		ClientToken: "t", LeafAuth: func(u, p string) *server.Permissions { return &server.Permissions{} }}, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, _ := url.Parse(hub.LeafURL())
+	u.User = url.UserPassword("x", "y")
+	leaf, err := natsnode.Start(natsnode.Config{Name: "rawleaf", Host: "127.0.0.1", Port: -1, StoreDir: b.TempDir(), LeafRemotes: []string{u.String()}}, log)
+	if err != nil {
+		hub.Shutdown()
+		b.Fatal(err)
+	}
+	hc, _ := hub.Connect("h", "t")
+	hc.Subscribe(subject, respond)
+	hc.Flush()
+	lc, _ := leaf.Connect("l", "")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := lc.Request(subject, probe, 100*time.Millisecond); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	return lc, func() { lc.Close(); hc.Close(); leaf.Shutdown(); hub.Shutdown() }
 }
