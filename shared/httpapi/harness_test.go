@@ -21,7 +21,6 @@ import (
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
 	"kassa.dev/shared/pgtest"
-	"kassa.dev/shared/sqlite/engine/pg"
 	"kassa.dev/sync/change"
 )
 
@@ -147,7 +146,7 @@ func (tn *testNode) StoreDB() *sql.DB {
 	tn.t.Helper()
 	driver, name := "sqlite3", "file:"+filepath.Join(tn.N.Config.DataDir, "kassa.db")+"?_busy_timeout=10000"
 	if tn.N.Config.Store != "" {
-		driver, name = pg.DriverName, tn.N.Config.Store
+		driver, name = hubonly.PostgresDriver, tn.N.Config.Store
 	}
 	db, err := sql.Open(driver, name)
 	if err != nil {
