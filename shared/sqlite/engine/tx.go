@@ -243,7 +243,7 @@ func (db *DB) checkpoint() {
 // maxBatch), in one transaction and reports whether it committed anything.
 func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
-	sqltx, err := db.Writer.BeginTx(ctx, nil)
+	sqltx, err := db.begin(ctx)
 	if err != nil {
 		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
@@ -277,6 +277,22 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		r.done <- r.err
 	}
 	return ok > 0 && commitErr == nil
+}
+
+// begin opens the writer's transaction and runs the dialect's BeginSQL
+// in it.
+func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
+	sqltx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if q := db.dialect().BeginSQL(); q != "" {
+		if _, err := sqltx.ExecContext(ctx, q); err != nil {
+			sqltx.Rollback()
+			return nil, err
+		}
+	}
+	return sqltx, nil
 }
 
 // runInBatch runs unit r in the batch's transaction between a savepoint
