@@ -104,7 +104,13 @@ type writeReq struct {
 	// claim is the Idempotency-Key whose record the unit wrote, marked
 	// recorded once the unit committed.
 	claim *idemClaim
+	// runs counts the unit's runs: a unit the backend ended to be run
+	// again (Dialect.IsRetryable: a deadlock) runs up to maxRuns times.
+	runs int
 }
+
+// maxRuns bounds the runs of a unit the backend keeps ending as retryable.
+const maxRuns = 5
 
 // maxBatch bounds how many units share one commit.
 const maxBatch = 64
@@ -266,8 +272,13 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 	}
 	commitErr := db.commitBatch(sqltx, ok)
+	var again []*writeReq
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
+		if r.runs++; r.err != nil && r.runs < maxRuns && db.dialect().IsRetryable(r.err) {
+			again = append(again, r)
+			continue
+		}
 		if r.claim != nil && r.err == nil && commitErr == nil {
 			r.claim.recorded.Store(true)
 		}
@@ -276,7 +287,38 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 		r.done <- r.err
 	}
+	if len(again) > 0 {
+		// After the commit: the batch's row locks are released, so the
+		// unit does not meet the one it deadlocked with again.
+		return db.rerun(again) || (ok > 0 && commitErr == nil)
+	}
 	return ok > 0 && commitErr == nil
+}
+
+// rerun runs again, in a batch of their own, units the backend ended as
+// retryable (a deadlock between two hubs' units: each locked a row the
+// other wanted).
+func (db *DB) rerun(units []*writeReq) bool {
+	for _, r := range units {
+		r.err, r.changed, r.claim = nil, nil, nil
+	}
+	return db.runBatch(units)
+}
+
+// LockRow locks the row id of table until the unit's transaction ends, on
+// a backend with several writers (Dialect.LockRowSQL): a unit that changes
+// an order's money, a gift card's balance or a loyalty account's points
+// calls it first, so that a unit on another hub changing the same row
+// waits and then reads what this one wrote. SQLite's one writer already
+// runs one unit at a time: nothing to do there. A deadlock between two
+// units ends one of them, which the writer runs again (rerun).
+func (tx *Tx) LockRow(ctx context.Context, table, id string) error {
+	q := tx.DB.dialect().LockRowSQL(table)
+	if q == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, q, id)
+	return err
 }
 
 // begin opens the writer's transaction and runs the dialect's BeginSQL
