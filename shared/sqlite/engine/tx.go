@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -299,9 +300,15 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 // retryable (a deadlock between two hubs' units: each locked a row the
 // other wanted).
 func (db *DB) rerun(units []*writeReq) bool {
+	runs := 0
 	for _, r := range units {
 		r.err, r.changed, r.claim = nil, nil, nil
+		runs = max(runs, r.runs)
 	}
+	// A short pause, longer run after run and jittered, so that the unit
+	// that won the deadlock takes the row the loser just let go before
+	// the loser's rerun takes it back (and deadlocks with it again).
+	time.Sleep(time.Duration(runs) * (2*time.Millisecond + rand.N(3*time.Millisecond)))
 	return db.runBatch(units)
 }
 

@@ -11,8 +11,9 @@ import (
 // TestAUnitEndedByADeadlockRunsAgain: on two hubs of one PostgreSQL, two
 // units lock the same two rows in opposite orders (Tx.LockRow); the
 // database ends one of them (a deadlock), and the engine runs that unit
-// again once its batch has ended: both writes succeed, neither caller
-// sees the deadlock.
+// again once its batch has ended (after a short pause, so that the other
+// takes the row first): both writes succeed, neither caller sees the
+// deadlock.
 func TestAUnitEndedByADeadlockRunsAgain(t *testing.T) {
 	hubs := openHubs(t, 2)
 	ctx := context.Background()
@@ -51,7 +52,7 @@ func TestAUnitEndedByADeadlockRunsAgain(t *testing.T) {
 			t.Fatalf("a unit ended by the deadlock reached its caller: %v", err)
 		}
 	}
-	if runs != 3 {
-		t.Fatalf("the units ran %d times, want 3 (one of them twice)", runs)
+	if runs < 3 {
+		t.Fatalf("the units ran %d times: the deadlock ended none of them", runs)
 	}
 }
