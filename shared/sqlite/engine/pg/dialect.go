@@ -83,10 +83,7 @@ func (Dialect) LogInsertSQL() string {
 // that the engine's readers of the outbox view see them, and marks how
 // far each followed seq has settled (seq_mark.go).
 func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB) error {
-	if err := positionSQLDB(ctx, writer); err != nil {
-		return err
-	}
-	return markSettled(ctx, writer)
+	return afterCommit(ctx, writer)
 }
 
 // BeginSQL gives the writer's transaction its id first: a transaction

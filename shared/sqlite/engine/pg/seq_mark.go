@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // A table whose readers follow it by seq (an identity column: the event
@@ -22,60 +22,38 @@ import (
 //     (Dialect.BeginSQL);
 //   - after a commit, the writer reads each followed sequence's last value
 //     (upto), then, in a later statement, the next transaction id not yet
-//     given (xid_bound), and writes (upto, xid_bound) to seq_marks. Any row at or
+//     given (xid_bound), and writes (upto, xid_bound) to seq_marks
+//     (kassa_after_commit, one call with the log's positions). Any row at or
 //     below upto was written by a transaction whose id is below xid_bound;
 //   - a reader's statement takes the highest upto whose xid_bound is at or
 //     below its snapshot's oldest running transaction: every transaction
 //     below xid_bound has ended, so every row at or below upto that will ever
 //     commit is visible to that statement.
 //
-// Nothing waits on anything: the price is one read and one insert per
-// commit, and a row is followed once the transactions older than its
+// Nothing waits on anything: the price is a mark per commit (in the call
+// that positions the log), and a row is followed once the transactions older than its
 // commit's mark have ended.
 
-// markers are the followed tables' marking statements, per writer pool.
+// markers are the followed tables, per writer pool.
 var markers sync.Map // *sql.DB -> *marker
 
 type marker struct {
-	mu     sync.Mutex
-	tables []string
-	read   string // the sequences' last values, in tables' order
-	insert string // one mark per table
-	last   []int64
-	marks  int
+	tables, seqs string // comma-separated, in one order
+	calls        atomic.Int64
 }
 
-// markSettled writes the followed tables' marks after a commit, when a
-// sequence moved since this writer's last mark; now and then it drops the
-// marks a settled higher one makes useless.
-func markSettled(ctx context.Context, db *sql.DB) error {
+// afterCommit gives the log its positions and marks the followed tables
+// after a commit, in one call of kassa_after_commit (migration 0009);
+// now and then it drops the marks a settled higher one makes useless.
+func afterCommit(ctx context.Context, db *sql.DB) error {
 	m, err := markerOf(ctx, db)
-	if err != nil || len(m.tables) == 0 {
+	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	upto := make([]int64, len(m.tables))
-	dest := make([]any, len(upto))
-	for i := range upto {
-		dest[i] = &upto[i]
+	if _, err := db.ExecContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs); err != nil {
+		return fmt.Errorf("pg: after commit: %w", err)
 	}
-	if err := db.QueryRowContext(ctx, m.read).Scan(dest...); err != nil {
-		return fmt.Errorf("pg: read sequences: %w", err)
-	}
-	if slices.Equal(upto, m.last) {
-		return nil
-	}
-	args := make([]any, 0, 2*len(upto))
-	for i, t := range m.tables {
-		args = append(args, t, upto[i])
-	}
-	// A statement of its own: its snapshot is taken after the read.
-	if _, err := db.ExecContext(ctx, m.insert, args...); err != nil {
-		return fmt.Errorf("pg: mark settled: %w", err)
-	}
-	m.last = upto
-	if m.marks++; m.marks%64 == 0 {
+	if m.calls.Add(1)%64 == 0 {
 		_, err = db.ExecContext(ctx, pruneMarksSQL)
 	}
 	return err
@@ -101,22 +79,18 @@ func markerOf(ctx context.Context, db *sql.DB) (*marker, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	m := &marker{}
-	var reads, values []string
+	var tables, seqs []string
 	for rows.Next() {
 		var table, seq string
 		if err := rows.Scan(&table, &seq); err != nil {
 			return nil, err
 		}
-		m.tables = append(m.tables, table)
-		reads = append(reads, "coalesce(pg_sequence_last_value('"+strings.ReplaceAll(seq, "'", "''")+"'::regclass), 0)")
-		values = append(values, "(?, ?::bigint, pg_snapshot_xmax(pg_current_snapshot()))")
+		tables, seqs = append(tables, table), append(seqs, seq)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	m.read = "SELECT " + strings.Join(reads, ", ")
-	m.insert = "INSERT INTO seq_marks (tbl, upto, xid_bound) VALUES " + strings.Join(values, ", ")
+	m := &marker{tables: strings.Join(tables, ","), seqs: strings.Join(seqs, ",")}
 	actual, _ := markers.LoadOrStore(db, m)
 	return actual.(*marker), nil
 }

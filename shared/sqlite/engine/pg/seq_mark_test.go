@@ -14,7 +14,7 @@ import (
 )
 
 // openHubs opens n hubs' stores on one PostgreSQL database.
-func openHubs(t *testing.T, n int) []*sqlite.DB {
+func openHubs(t testing.TB, n int) []*sqlite.DB {
 	t.Helper()
 	pg.Register(sqlite.PostgresMigrations)
 	dsn := pgtest.Start(t).DSN
