@@ -77,6 +77,16 @@ func findOrder(ctx context.Context, q querier, orgID, id string) (*kassa.Order, 
 	return loadOrder(ctx, q, orgID, id, allParts)
 }
 
+// lockOrder takes order id's row lock for the rest of the unit
+// (Tx.LockRow) and reads the order: on several hubs, a unit that changes
+// an order's money reads it only once no other unit can change it.
+func lockOrder(ctx context.Context, tx *Tx, orgID, id string) (*kassa.Order, error) {
+	if err := tx.LockRow(ctx, "orders", id); err != nil {
+		return nil, err
+	}
+	return findOrder(ctx, tx, orgID, id)
+}
+
 // loadOrder loads one order of the org with the given parts: steps inside
 // a write read only what they decide on, to keep the writer's time short.
 func loadOrder(ctx context.Context, q querier, orgID, id string, parts orderParts) (*kassa.Order, error) {
@@ -806,6 +816,9 @@ type orderCompletion struct {
 // earns points, the order is completed and gets its receipt.
 func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	a := c.a
+	if err := tx.LockRow(ctx, "orders", c.id); err != nil {
+		return err
+	}
 	o, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, c.id))
 	if err != nil {
 		return err
@@ -974,7 +987,7 @@ func refundApproval(a, approver *kassa.Actor, limit, refunded, amount int64) (*s
 // it gave back, the drawer, the order's status, the stock and the receipt.
 func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	a, o := r.a, r.o
-	cur, err := findOrder(ctx, tx, a.OrgID, o.ID)
+	cur, err := lockOrder(ctx, tx, a.OrgID, o.ID)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ var pgOnly = map[string]string{
 	"rate_buckets":                     "an org's rate limit counted once across the hubs (pg.Take)",
 	"lockouts":                         "login throttles counted once across the hubs (pg.Lockout)",
 	"job_ticks":                        "a cron tick run once across the hubs (pg.Once)",
+	"seq_marks":                        "how far each followed seq has settled: its readers never pass a row that commits late",
 	"schema_migrations":                "each backend's own",
 	"webhook_deliveries.claimed_until": "the lease of the hub sending a delivery (pg.ClaimDeliveries)",
 	"edge_reports.hub_id":              "the hub that last heard the edge (pg.SaveEdgeReports)",
