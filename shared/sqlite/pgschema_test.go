@@ -481,12 +481,14 @@ var sqliteOnlySQL = map[string]*regexp.Regexp{
 	"INSERT OR REPLACE/IGNORE (ON CONFLICT)":              regexp.MustCompile(`(?i)\bINSERT\s+OR\s+(REPLACE|IGNORE)\b`),
 	"the SQLite catalog (sqlite_master, pragma_*)":        regexp.MustCompile(`(?i)\b(sqlite_master|sqlite_schema|pragma_\w+|PRAGMA)\b`),
 	"scalar max(a, b) or min(a, b) (CASE or the dialect)": regexp.MustCompile(`(?i)\b(max|min)\(\s*[^()]*,`),
+	"IS NOT DISTINCT FROM ? (for IS ?)":                   regexp.MustCompile(`(?i)\bIS\s+(NOT\s+)?\?`),
 }
 
 // TestTheNounsSQLIsPortable: the nouns' statements (shared/sqlite/*.go)
 // run on SQLite and on PostgreSQL alike, but for what the dialect rewrites;
 // a rowid, INSERT OR REPLACE, a look into SQLite's catalog, a scalar
-// max(a, b) or a driver's LastInsertId (RETURNING instead) fails it.
+// max(a, b), a comparison `IS ?` or a driver's LastInsertId (RETURNING
+// instead) fails it.
 // backup.go is the file store's own (pg_dump backs up PostgreSQL).
 func TestTheNounsSQLIsPortable(t *testing.T) {
 	files, err := filepath.Glob("*.go")
