@@ -481,6 +481,7 @@ var sqliteOnlySQL = map[string]*regexp.Regexp{
 	"INSERT OR REPLACE/IGNORE (ON CONFLICT)":              regexp.MustCompile(`(?i)\bINSERT\s+OR\s+(REPLACE|IGNORE)\b`),
 	"the SQLite catalog (sqlite_master, pragma_*)":        regexp.MustCompile(`(?i)\b(sqlite_master|sqlite_schema|pragma_\w+|PRAGMA)\b`),
 	"scalar max(a, b) or min(a, b) (CASE or the dialect)": regexp.MustCompile(`(?i)\b(max|min)\(\s*[^()]*,`),
+	"a literal (for char(n), a type to PostgreSQL)":       regexp.MustCompile(`(?i)\bchar\(\s*\d+\s*\)\s*\|\|`),
 	"IS NOT DISTINCT FROM ? (for IS ?)":                   regexp.MustCompile(`(?i)\bIS\s+(NOT\s+)?\?`),
 }
 
