@@ -12,6 +12,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/hubapi"
 	"kassa.dev/shared/kassa"
@@ -32,6 +34,7 @@ type Hub struct {
 	oauth       *sqlite.OAuthService
 	webhooks    *webhookSender
 	automations *automationEngine
+	pool        *pgxpool.Pool // the hubs' shared PostgreSQL (nil on SQLite)
 }
 
 var _ node.Part = (*Hub)(nil)
@@ -52,6 +55,11 @@ func Of(cfg *node.Config) *Hub {
 // Open builds the webhook and automation services on the store.
 func (h *Hub) Open(ctx context.Context, n *node.Node, db *sqlite.DB) (*httpapi.Group, error) {
 	h.n, h.oauth = n, sqlite.NewOAuthService(db)
+	pool, err := sharePostgres(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	h.pool = pool
 	now, log := n.Config.Now, n.Log()
 	store := sqlite.NewWebhookStore(db)
 	h.webhooks = newWebhookSender(store, h.Webhooks, now, log)

@@ -1,6 +1,21 @@
 package hubonly
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"kassa.dev/shared/httpapi"
+	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/node"
+	"kassa.dev/shared/ratelimit"
 	"kassa.dev/shared/sqlite"
 	"kassa.dev/shared/sqlite/engine/pg"
 )
@@ -10,3 +25,140 @@ import (
 // (TestTheEdgeBinaryLinksNoHubOnlyCode), and inside shared/node, the one
 // holder of the store (TestOnlyTheNodeImportsTheStore).
 func init() { pg.Register(sqlite.PostgresMigrations) }
+
+// sharedTimeout bounds one statement of the shared throttles: a request
+// waits no longer than this on the database for its budget.
+const sharedTimeout = 2 * time.Second
+
+// isPostgres reports whether the node's store is a PostgreSQL URL.
+func isPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// sharePostgres gives a hub on PostgreSQL the throttles every hub on the
+// database shares: the orgs' request buckets (httpapi.OrgLimiter), the
+// login throttle per address and the login lockouts. It returns the pool
+// (nil on SQLite), closed when the node stops.
+func sharePostgres(ctx context.Context, n *node.Node) (*pgxpool.Pool, error) {
+	if !isPostgres(n.Config.Store) {
+		return nil, nil
+	}
+	pool, err := pgxpool.New(ctx, n.Config.Store)
+	if err != nil {
+		return nil, err
+	}
+	n.Jobs.OnStop("postgres pool", pool.Close)
+	log := n.Log()
+	if n.Config.RatePerMinute > 0 {
+		n.Config.OrgLimiter = &pgLimiter{pool: pool, prefix: "org:", log: log, tenants: true,
+			def: pg.Rate{PerMinute: n.Config.RatePerMinute, Burst: max(n.Config.RateBurst, 1)}}
+	}
+	if auth, ok := n.Services.Auth.(*sqlite.AuthService); ok {
+		ip := &pgLimiter{pool: pool, prefix: "login-ip:", log: log,
+			def: pg.Rate{PerMinute: n.Config.LoginIPPerMinute, Burst: n.Config.LoginIPBurst}}
+		auth.ShareThrottles(ip, pgLockout{l: pg.Lockout{DB: pool, Delay: kassa.LockoutDelay}, log: log})
+	}
+	return pool, nil
+}
+
+// pgLimiter is ratelimit.Limiter's Take, Spend and SetLimit on the
+// database's buckets (pg.Take): a key's requests count once across the
+// hubs. With tenants, a key is an org whose own limit is read from its
+// tenants row at each take, so a limit set at one hub holds at every hub
+// at once (SetLimit has nothing to do). A database that does not answer
+// lets the request through (logged): the request meets the same database
+// next and fails there with a clear answer, rather than a 429 that blames
+// the org.
+type pgLimiter struct {
+	pool    *pgxpool.Pool
+	prefix  string
+	def     pg.Rate
+	tenants bool
+	log     *slog.Logger
+}
+
+var _ httpapi.OrgLimiter = (*pgLimiter)(nil)
+
+func (l *pgLimiter) Take(key string) ratelimit.Result {
+	return l.spend(key, 0)
+}
+
+func (l *pgLimiter) Spend(key string, n int) ratelimit.Result {
+	return l.spend(key, max(n, 0))
+}
+
+// SetLimit does nothing: the org's own limit is its tenants row's.
+func (l *pgLimiter) SetLimit(string, int, int) {}
+
+// spend takes one token (n 0) or spends n after the fact.
+func (l *pgLimiter) spend(key string, n int) ratelimit.Result {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	r, err := l.rate(ctx, key)
+	var t pg.Taken
+	if err == nil && n == 0 {
+		t, err = pg.Take(ctx, l.pool, l.prefix+key, r)
+	} else if err == nil {
+		t, err = pg.Spend(ctx, l.pool, l.prefix+key, r, n)
+	}
+	if err != nil {
+		l.log.Warn("the shared rate limit is unavailable; the request goes through", "bucket", l.prefix, "err", err)
+		return ratelimit.Result{Allowed: true, Limit: r.PerMinute, Remaining: r.Burst}
+	}
+	return ratelimit.Result{Allowed: t.Allowed, Limit: r.PerMinute, Remaining: t.Remaining, RetryAfter: t.RetryAfter}
+}
+
+// rate is key's own rate (an org's tenants row) or the default.
+func (l *pgLimiter) rate(ctx context.Context, key string) (pg.Rate, error) {
+	if !l.tenants {
+		return l.def, nil
+	}
+	var r pg.Rate
+	err := l.pool.QueryRow(ctx, `SELECT rate_per_minute, rate_burst FROM tenants
+		WHERE org_id = $1 AND rate_per_minute IS NOT NULL AND rate_burst IS NOT NULL`, key).Scan(&r.PerMinute, &r.Burst)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l.def, nil
+	}
+	return r, err
+}
+
+// pgLockout is ratelimit.Lockout's methods on pg.Lockout: a key's failed
+// logins count once across the hubs. The row's key is the SHA-256 of the
+// login's (an e-mail, a NUL, an address: PostgreSQL's text holds no NUL,
+// and the table keeps no e-mail). A database that does not answer locks
+// nothing (logged): the login itself reads the same database next.
+type pgLockout struct {
+	l   pg.Lockout
+	log *slog.Logger
+}
+
+var _ sqlite.LoginLockout = pgLockout{}
+
+func (p pgLockout) Locked(key string) time.Duration {
+	return p.do("locked", func(ctx context.Context) (time.Duration, error) { return p.l.Locked(ctx, rowKey(key)) })
+}
+
+func (p pgLockout) Fail(key string) time.Duration {
+	return p.do("fail", func(ctx context.Context) (time.Duration, error) { return p.l.Fail(ctx, rowKey(key)) })
+}
+
+func (p pgLockout) Reset(key string) {
+	p.do("reset", func(ctx context.Context) (time.Duration, error) { return 0, p.l.Reset(ctx, rowKey(key)) })
+}
+
+// do runs one lockout statement under sharedTimeout.
+func (p pgLockout) do(what string, fn func(context.Context) (time.Duration, error)) time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	d, err := fn(ctx)
+	if err != nil {
+		p.log.Warn("the shared login lockout is unavailable", "step", what, "err", err)
+	}
+	return d
+}
+
+// rowKey is the lockouts row of a login's key.
+func rowKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
