@@ -1,12 +1,21 @@
 package synctest
 
 import (
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
+	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node/nodetest"
 	"kassa.dev/shared/pgtest"
+	"kassa.dev/sync/wait"
 )
 
 // TestAHubOnPostgreSQLRoundTripsWithAnEdge: a hub started with --store on
@@ -72,5 +81,81 @@ func TestTwoHubsOnOnePostgreSQLCountAnOrgsRequestsAndFailedLoginsOnce(t *testing
 		if st := h.Call(t, "POST", "/api/v1/auth/login", "", map[string]string{"email": email, "password": demo.Password}, nil); st != 429 {
 			t.Fatalf("after 6 wrong passwords split across the hubs, the right one at hub %d: status %d, want 429 (locked)", i, st)
 		}
+	}
+}
+
+// holdingReceiver is a webhook endpoint on 127.0.0.1 that counts the POSTs
+// of each delivery id and, until released, holds every POST open.
+type holdingReceiver struct {
+	srv      *httptest.Server
+	release  chan struct{}
+	once     sync.Once
+	mu       sync.Mutex
+	posts    map[string]int // delivery id → POSTs
+	inFlight int
+}
+
+func newHoldingReceiver(t *testing.T) *holdingReceiver {
+	r := &holdingReceiver{release: make(chan struct{}), posts: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		r.mu.Lock()
+		r.posts[req.Header.Get("X-Kassa-Delivery")]++
+		r.inFlight++
+		r.mu.Unlock()
+		select {
+		case <-r.release:
+		case <-req.Context().Done():
+		}
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.srv.Close)
+	t.Cleanup(r.answer)
+	return r
+}
+
+// answer lets the held POSTs, and every one after, be answered (200).
+func (r *holdingReceiver) answer() { r.once.Do(func() { close(r.release) }) }
+
+// counts returns the POSTs per delivery and those held open.
+func (r *holdingReceiver) counts() (map[string]int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.posts), r.inFlight
+}
+
+// TestTwoHubsOnOnePostgreSQLSendEachWebhookOnce: two hubs share one
+// database and so one queue of webhook deliveries. The receiver holds
+// every POST open until both hubs' senders are sending (a delivery read
+// by both would be in flight at both then); once it answers, every
+// delivery has been POSTed exactly once, by one hub or the other.
+func TestTwoHubsOnOnePostgreSQLSendEachWebhookOnce(t *testing.T) {
+	hubs := startHubsOnOneDatabase(t, 2, "--webhook-allow-loopback")
+	tok := hubs[0].Login(t, "owner@demo.test", demo.Password)
+	r := newHoldingReceiver(t)
+	var w oneResp
+	if st := hubs[0].Call(t, "POST", "/api/v1/webhooks", tok, map[string]any{"url": r.srv.URL + "/hook", "events": []string{kassa.EventProductCreated}}, &w); st != 201 {
+		t.Fatalf("register webhook: %d %v", st, w)
+	}
+	const products = 40 // more than one sender's batch, so both have work
+	for i := range products {
+		body := map[string]any{"name": fmt.Sprintf("Hook %d", i), "sku": fmt.Sprintf("HOOK-%d", i), "base_price": 100 + i}
+		if st := hubs[i%2].Call(t, "POST", "/api/v1/catalog/products", tok, body, nil); st != 201 {
+			t.Fatalf("product %d: status %d", i, st)
+		}
+	}
+	wait.For(t, 8*time.Second, "both hubs' senders to have a POST open", func() bool { _, n := r.counts(); return n >= 2 })
+	r.answer()
+	wait.For(t, 60*time.Second, "every product's delivery", func() bool { posts, _ := r.counts(); return len(posts) >= products })
+	posts, _ := r.counts()
+	for id, n := range posts {
+		if n != 1 {
+			t.Errorf("delivery %s POSTed %d times", id, n)
+		}
+	}
+	if len(posts) != products {
+		t.Fatalf("%d deliveries for %d products", len(posts), products)
 	}
 }

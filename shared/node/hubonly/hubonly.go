@@ -63,6 +63,9 @@ func (h *Hub) Open(ctx context.Context, n *node.Node, db *sqlite.DB) (*httpapi.G
 	now, log := n.Config.Now, n.Log()
 	store := sqlite.NewWebhookStore(db)
 	h.webhooks = newWebhookSender(store, h.Webhooks, now, log)
+	if pool != nil {
+		h.webhooks.claims = pgClaims{pool: pool, lease: time.Duration(webhookBatch+1) * h.webhooks.cfg.Timeout}
+	}
 	n.Services.Webhooks = &webhookService{WebhookStore: store, sender: h.webhooks}
 	autos := sqlite.NewAutomationStore(db)
 	h.automations = newAutomationEngine(autos, &n.Services, now, log)

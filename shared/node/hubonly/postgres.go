@@ -162,3 +162,27 @@ func rowKey(key string) string {
 	h := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(h[:])
 }
+
+// pgClaims claims an endpoint's due deliveries in the database
+// (pg.ClaimDeliveries: FOR UPDATE SKIP LOCKED, a lease by the database's
+// clock), so hubs sharing one PostgreSQL send each delivery once. The
+// lease outlasts a batch sent to an endpoint that times out on every POST;
+// a hub that dies leaves its claims to end with it.
+type pgClaims struct {
+	pool  *pgxpool.Pool
+	lease time.Duration
+}
+
+func (c pgClaims) Due(ctx context.Context, endpoint string, now time.Time, limit int) ([]sqlite.WebhookDelivery, error) {
+	ds, err := pg.ClaimDeliveries(ctx, c.pool, endpoint, now, c.lease, limit)
+	out := make([]sqlite.WebhookDelivery, len(ds))
+	for i, d := range ds {
+		out[i] = sqlite.WebhookDelivery{ID: d.ID, EventID: d.EventID, Event: d.Event, Body: d.Body, Attempts: d.Attempts,
+			WebhookTarget: sqlite.WebhookTarget{EndpointID: d.EndpointID, OrgID: d.OrgID, URL: d.URL, Secret: d.Secret}}
+	}
+	return out, err
+}
+
+func (c pgClaims) Release(ctx context.Context, ids []string) error {
+	return pg.ReleaseDeliveries(ctx, c.pool, ids)
+}
