@@ -159,3 +159,22 @@ func TestTwoHubsOnOnePostgreSQLSendEachWebhookOnce(t *testing.T) {
 		t.Fatalf("%d deliveries for %d products", len(posts), products)
 	}
 }
+
+// TestTwoHubsOnOnePostgreSQLRunEachSweepTickOnce: two hubs start on one
+// database, each running its hourly sweeps at start. Each sweep's tick is
+// run by one of them: the hubs' /metrics together count it run once
+// ("here") and skipped once ("elsewhere").
+func TestTwoHubsOnOnePostgreSQLRunEachSweepTickOnce(t *testing.T) {
+	hubs := startHubsOnOneDatabase(t, 2)
+	for _, job := range []string{"campaign-version-retention", "oauth-sweep", "automation-retention", "login-lockout-sweep"} {
+		ran := func(h *nodetest.Proc, where string) float64 {
+			return max(metricValue(metricsText(t, h.URL), `kassa_job_ticks_total{job="`+job+`",ran="`+where+`"}`), 0)
+		}
+		wait.For(t, 10*time.Second, "both hubs to have ticked "+job, func() bool {
+			return ran(hubs[0], "here")+ran(hubs[0], "elsewhere") >= 1 && ran(hubs[1], "here")+ran(hubs[1], "elsewhere") >= 1
+		})
+		if here := ran(hubs[0], "here") + ran(hubs[1], "here"); here != 1 {
+			t.Errorf("%s's first tick ran at %v hubs, want 1", job, here)
+		}
+	}
+}

@@ -85,6 +85,9 @@ func (h *Hub) Start(n *node.Node) {
 	n.Jobs.Start(h.webhooks.job(n.Bus))
 	n.Jobs.Start(h.automations.job(n.Bus))
 	n.Jobs.Start(n.SweepJob("automation-retention", automationRetentionEvery, "old automation executions", h.ExpireAutomationExecutions))
+	if h.pool != nil {
+		n.Jobs.Start(n.SweepJob("login-lockout-sweep", lockoutSweepEvery, "forgotten login lockouts", h.sweepLockouts))
+	}
 }
 
 // oauthSweepEvery is how often the hub deletes the authorization server's

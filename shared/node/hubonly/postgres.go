@@ -48,6 +48,7 @@ func sharePostgres(ctx context.Context, n *node.Node) (*pgxpool.Pool, error) {
 		return nil, err
 	}
 	n.Jobs.OnStop("postgres pool", pool.Close)
+	n.Config.Once = pgOnce{pool}.Once
 	log := n.Log()
 	if n.Config.RatePerMinute > 0 {
 		n.Config.OrgLimiter = &pgLimiter{pool: pool, prefix: "org:", log: log, tenants: true,
@@ -186,3 +187,36 @@ func (c pgClaims) Due(ctx context.Context, endpoint string, now time.Time, limit
 func (c pgClaims) Release(ctx context.Context, ids []string) error {
 	return pg.ReleaseDeliveries(ctx, c.pool, ids)
 }
+
+// pgOnce is node.Config.Once on PostgreSQL: pg.Once takes the job's
+// advisory lock and records its tick, and the job runs while it holds them
+// (on the store's own connections: a sweep's rows are committed by the
+// store, the tick with pg.Once's transaction; a sweep run twice after a
+// failed tick commit deletes nothing more).
+type pgOnce struct{ pool *pgxpool.Pool }
+
+func (o pgOnce) Once(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error) {
+	s := &onceRun{ctx: ctx, run: run}
+	here, err := pg.Once(ctx, o.pool, job, tick, s.in)
+	return s.rows, here, err
+}
+
+// onceRun is one tick's run inside pg.Once, and its count.
+type onceRun struct {
+	ctx  context.Context
+	run  func(context.Context) (int64, error)
+	rows int64
+}
+
+func (s *onceRun) in(pgx.Tx) error {
+	k, err := s.run(s.ctx)
+	s.rows = k
+	return err
+}
+
+// lockoutSweepEvery is how often the hubs drop the login lockouts
+// forgotten (an hour without a failure, not locked).
+const lockoutSweepEvery = time.Hour
+
+// sweepLockouts is the login lockouts' sweep (pg.SweepLockouts).
+func (h *Hub) sweepLockouts(ctx context.Context) (int64, error) { return pg.SweepLockouts(ctx, h.pool) }
