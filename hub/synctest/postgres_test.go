@@ -1,14 +1,20 @@
 package synctest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
@@ -176,5 +182,38 @@ func TestTwoHubsOnOnePostgreSQLRunEachSweepTickOnce(t *testing.T) {
 		if here := ran(hubs[0], "here") + ran(hubs[1], "here"); here != 1 {
 			t.Errorf("%s's first tick ran at %v hubs, want 1", job, here)
 		}
+	}
+}
+
+// TestAHubOnPostgreSQLWritesItsEdgeBookUnderItsName: a hub on PostgreSQL
+// writes each edge's entry to the shared edge book (edge_reports) with its
+// own name — hub-<node id>-<its data directory's instance id>, as hubs
+// sharing the store share the node id — and when it heard the edge, which
+// the ops tools read to say where each edge is attached.
+func TestAHubOnPostgreSQLWritesItsEdgeBookUnderItsName(t *testing.T) {
+	dsn := pgtest.Start(t).DSN
+	e := startPair(t, "--store", dsn)
+	instance, err := os.ReadFile(filepath.Join(e.hubDir, "hub-instance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`kassa hub (\S+) serving`).FindStringSubmatch(e.hub.Output())
+	if m == nil {
+		t.Fatalf("no serving line in the hub's output:\n%s", e.hub.Output())
+	}
+	nodeID := m[1]
+	want := "hub-" + nodeID + "-" + string(instance)
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var hubID string
+	wait.For(t, 20*time.Second, "the edge's entry in the shared edge book", func() bool {
+		err := conn.QueryRow(context.Background(), `SELECT coalesce(hub_id, '') FROM edge_reports WHERE seen_at IS NOT NULL`).Scan(&hubID)
+		return err == nil && hubID != ""
+	})
+	if hubID != want {
+		t.Fatalf("the edge book's entry is under %q, want this hub's name %q", hubID, want)
 	}
 }

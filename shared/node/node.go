@@ -42,7 +42,12 @@ type Config struct {
 	// hubs sharing a database: on the hub that takes it first, the others
 	// skipping it (hubonly sets pg.Once's on PostgreSQL). It returns the
 	// job's count and whether it ran here. nil: every tick runs here.
-	Once func(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error)
+	// SaveEdgeReports writes the edge book's changed entries (nil: the
+	// store's edge_reports, this hub's word only). Hubs sharing a
+	// PostgreSQL write theirs with their name and when they heard the edge
+	// (hubonly.Hub.EdgeBookSaver), a newer word never replaced.
+	SaveEdgeReports func(ctx context.Context, rs []sqlite.EdgeReport) error
+	Once            func(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error)
 	// LoginPerMinute and LoginBurst throttle logins at the node, all
 	// addresses together; LoginIPPerMinute and LoginIPBurst per client
 	// address (0: the defaults).

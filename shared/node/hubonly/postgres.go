@@ -220,3 +220,30 @@ const lockoutSweepEvery = time.Hour
 
 // sweepLockouts is the login lockouts' sweep (pg.SweepLockouts).
 func (h *Hub) sweepLockouts(ctx context.Context) (int64, error) { return pg.SweepLockouts(ctx, h.pool) }
+
+// EdgeBookSaver is how the hub named hubID (its NATS server's name) writes
+// its edge book on PostgreSQL: pg.SaveEdgeReports, each row with hub_id and
+// seen_at, a newer word (the edge moved to another hub) never replaced.
+// nil on SQLite: the store's own write.
+func (h *Hub) EdgeBookSaver(hubID string) func(context.Context, []sqlite.EdgeReport) error {
+	if h.pool == nil {
+		return nil
+	}
+	return edgeBook{pool: h.pool, hub: hubID}.save
+}
+
+// edgeBook writes one hub's edge book entries to the shared table.
+type edgeBook struct {
+	pool *pgxpool.Pool
+	hub  string
+}
+
+func (b edgeBook) save(ctx context.Context, rs []sqlite.EdgeReport) error {
+	out := make([]pg.EdgeReport, len(rs))
+	for i, r := range rs {
+		out[i] = pg.EdgeReport{NodeID: r.NodeID, LastSeen: r.LastSeen, ConnectedSince: r.ConnectedSince, Cursor: r.Cursor,
+			PendingUp: r.PendingUp, Version: r.Version, ReportedAt: r.ReportedAt, LastVerified: r.LastVerified,
+			VerifyOK: r.VerifyOK, VerifyDiffer: r.VerifyDiffer, LagP50: r.LagP50, LagP99: r.LagP99}
+	}
+	return pg.SaveEdgeReports(ctx, b.pool, b.hub, out)
+}
