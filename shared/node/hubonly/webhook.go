@@ -122,7 +122,18 @@ func (s *webhookSender) collectors() []prometheus.Collector {
 		}
 		return float64(n)
 	})
-	return []prometheus.Collector{s.attempts, s.dead, queue}
+	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_webhook_oldest_seconds",
+		Help: "Age of the oldest webhook delivery still waiting to be sent (0: none waits)."}, func() float64 {
+		at, err := s.store.WebhookOldestWaiting(context.Background())
+		if err != nil {
+			return -1
+		}
+		if at.IsZero() {
+			return 0
+		}
+		return max(s.now().Sub(at).Seconds(), 0)
+	})
+	return []prometheus.Collector{s.attempts, s.dead, queue, oldest}
 }
 
 // wake makes the job look for due deliveries now.
