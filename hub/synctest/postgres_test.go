@@ -217,3 +217,54 @@ func TestAHubOnPostgreSQLWritesItsEdgeBookUnderItsName(t *testing.T) {
 		t.Fatalf("the edge book's entry is under %q, want this hub's name %q", hubID, want)
 	}
 }
+
+// TestTwoHubsOnOnePostgreSQLRunARuleOncePerEvent: two hubs share one
+// event log and one automation position. A rule on product.created, with
+// products made at both hubs, runs once for each product, not once per
+// hub.
+func TestTwoHubsOnOnePostgreSQLRunARuleOncePerEvent(t *testing.T) {
+	hubs := startHubsOnOneDatabase(t, 2)
+	tok := hubs[0].Login(t, "owner@demo.test", demo.Password)
+	var rule oneResp
+	if st := hubs[0].Call(t, "POST", "/api/v1/automations", tok, map[string]any{"name": "Every product",
+		"trigger": map[string]any{"type": "event", "event": kassa.EventProductCreated},
+		"actions": []any{map[string]any{"type": "emit_event", "params": map[string]any{"payload": map[string]any{"kind": "product"}}}},
+	}, &rule); st != 201 {
+		t.Fatalf("create rule: %d %v", st, rule)
+	}
+	// Both hubs make products at once, so both engines read the log while
+	// the other runs the rules of the same events.
+	const products = 80
+	var wg sync.WaitGroup
+	failed := make(chan int, products)
+	for h := range hubs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := h; i < products; i += len(hubs) {
+				body := map[string]any{"name": fmt.Sprintf("Rule %d", i), "sku": fmt.Sprintf("RULE-%d", i), "base_price": 100 + i}
+				if st := hubs[h].TryCall("POST", "/api/v1/catalog/products", tok, body, nil); st != 201 {
+					failed <- st
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(failed)
+	for st := range failed {
+		t.Fatalf("a product: status %d", st)
+	}
+	executions := func() int {
+		var l listResp
+		if st := hubs[1].Call(t, "GET", "/api/v1/automations/"+rule.Data["id"].(string)+"/executions?limit=100", tok, nil, &l); st != 200 {
+			t.Fatalf("executions: %d", st)
+		}
+		return len(l.Data)
+	}
+	wait.For(t, 30*time.Second, "an execution per product", func() bool { return executions() >= products })
+	// Both hubs have read the log to its end once the position is past
+	// every product's event; the count stays.
+	if n := executions(); n != products {
+		t.Fatalf("%d executions for %d products' events", n, products)
+	}
+}

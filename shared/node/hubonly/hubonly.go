@@ -69,6 +69,9 @@ func (h *Hub) Open(ctx context.Context, n *node.Node, db *sqlite.DB) (*httpapi.G
 	n.Services.Webhooks = &webhookService{WebhookStore: store, sender: h.webhooks}
 	autos := sqlite.NewAutomationStore(db)
 	h.automations = newAutomationEngine(autos, &n.Services, now, log)
+	if pool != nil {
+		h.automations.turn = pgTurn{pool}
+	}
 	n.Services.Automations = &automationService{AutomationStore: autos, engine: h.automations}
 	h.automations.SetCampaignStatus = func(ctx context.Context, id, status string) error {
 		_, err := n.Services.Campaigns.UpdateCampaign(ctx, id, &kassa.CampaignUpdate{Status: kassa.Some(status)})

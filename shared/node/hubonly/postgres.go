@@ -247,3 +247,25 @@ func (b edgeBook) save(ctx context.Context, rs []sqlite.EdgeReport) error {
 	}
 	return pg.SaveEdgeReports(ctx, b.pool, b.hub, out)
 }
+
+// lockAutomationTurn is the advisory lock of the automation engine's turn
+// (pg.Once's class, a key of its own).
+const lockAutomationTurn = "automation-turn"
+
+// pgTurn is the automation engine's turn on PostgreSQL: a transaction
+// that holds an advisory lock (tried, never queued) for the pass, ended
+// by release; a hub that dies ends its turn with its connection.
+type pgTurn struct{ pool *pgxpool.Pool }
+
+func (p pgTurn) Take(ctx context.Context) (func(), bool, error) {
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	var mine bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtext($1))`, lockAutomationTurn).Scan(&mine); err != nil || !mine {
+		tx.Rollback(ctx)
+		return nil, false, err
+	}
+	return func() { tx.Rollback(context.WithoutCancel(ctx)) }, true, nil
+}
