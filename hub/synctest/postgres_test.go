@@ -43,13 +43,21 @@ func TestAHubOnPostgreSQLRoundTripsWithAnEdge(t *testing.T) {
 // the demo, the others find it), with args added to each.
 func startHubsOnOneDatabase(t *testing.T, n int, args ...string) []*nodetest.Proc {
 	t.Helper()
+	hubs, _ := startHubsOnDatabase(t, n, args...)
+	return hubs
+}
+
+// startHubsOnDatabase is startHubsOnOneDatabase, also giving the
+// database's DSN.
+func startHubsOnDatabase(t *testing.T, n int, args ...string) ([]*nodetest.Proc, string) {
+	t.Helper()
 	dsn := pgtest.Start(t).DSN
 	hubs := make([]*nodetest.Proc, n)
 	for i := range hubs {
 		hubs[i] = nodetest.Start(t, hubnode.Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0",
 			"--data-dir", t.TempDir(), "--leaf-port", "-1", "--store", dsn}, args...)...)
 	}
-	return hubs
+	return hubs, dsn
 }
 
 // TestTwoHubsOnOnePostgreSQLCountAnOrgsRequestsAndFailedLoginsOnce: two
@@ -267,4 +275,37 @@ func TestTwoHubsOnOnePostgreSQLRunARuleOncePerEvent(t *testing.T) {
 	if n := executions(); n != products {
 		t.Fatalf("%d executions for %d products' events", n, products)
 	}
+}
+
+// TestALongTransactionShowsAsLogLagOnPostgreSQL: a transaction left open
+// on the hubs' database (a report, a migration, a stuck client) holds back
+// every later commit from the edges' pulls; the hub's /metrics shows how
+// long as kassa_log_lag_seconds, back to 0 once it ends.
+func TestALongTransactionShowsAsLogLagOnPostgreSQL(t *testing.T) {
+	hubs, dsn := startHubsOnDatabase(t, 1)
+	hub := hubs[0]
+	tok := hub.Login(t, "owner@demo.test", demo.Password)
+	lag := func() float64 { return metricValue(metricsText(t, hub.URL), "kassa_log_lag_seconds") }
+	wait.For(t, 10*time.Second, "no log lag at rest", func() bool { return lag() == 0 })
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil { // takes an xid: a writing transaction
+		t.Fatal(err)
+	}
+	if st := hub.Call(t, "POST", "/api/v1/catalog/products", tok, map[string]any{"name": "Held", "sku": "HELD-1", "base_price": 100}, nil); st != 201 {
+		t.Fatalf("product: %d", st)
+	}
+	wait.For(t, 10*time.Second, "the held-back commit to show as lag", func() bool { return lag() >= 1 })
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 10*time.Second, "the lag gone once the transaction ends", func() bool { return lag() == 0 })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
@@ -268,4 +269,24 @@ func (p pgTurn) Take(ctx context.Context) (func(), bool, error) {
 		return nil, false, err
 	}
 	return func() { tx.Rollback(context.WithoutCancel(ctx)) }, true, nil
+}
+
+// logLagCollector is kassa_log_lag_seconds on PostgreSQL (docs/ops.md).
+// It positions what can be positioned first (pg.Position, as a puller
+// does before it reads): what is left is held back by a transaction still
+// running, not by a hub that had nothing to commit since.
+func (h *Hub) logLagCollector() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_log_lag_seconds",
+		Help: "How long the oldest committed change record not yet pullable by the edges has waited (PostgreSQL: held back by a long transaction; 0: none)."}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		defer cancel()
+		if _, err := pg.Position(ctx, h.pool); err != nil {
+			return -1
+		}
+		lag, err := pg.LogLag(ctx, h.pool)
+		if err != nil {
+			return -1
+		}
+		return lag.Seconds()
+	})
 }
