@@ -88,8 +88,8 @@ func (h *Hub) Start(n *node.Node) {
 	n.Jobs.Start(h.webhooks.job(n.Bus))
 	n.Jobs.Start(h.automations.job(n.Bus))
 	n.Jobs.Start(n.SweepJob("automation-retention", automationRetentionEvery, "old automation executions", h.ExpireAutomationExecutions))
+	n.HTTP.Registry().MustRegister(h.logLagCollector())
 	if h.pool != nil {
-		n.HTTP.Registry().MustRegister(h.logLagCollector())
 		n.Jobs.Start(n.SweepJob("login-lockout-sweep", lockoutSweepEvery, "forgotten login lockouts", h.sweepLockouts))
 	}
 }

@@ -274,10 +274,14 @@ func (p pgTurn) Take(ctx context.Context) (func(), bool, error) {
 // logLagCollector is kassa_log_lag_seconds on PostgreSQL (docs/ops.md).
 // It positions what can be positioned first (pg.Position, as a puller
 // does before it reads): what is left is held back by a transaction still
-// running, not by a hub that had nothing to commit since.
+// running, not by a hub that had nothing to commit since. On SQLite it is
+// 0: the one writer's commit is pullable at once.
 func (h *Hub) logLagCollector() prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_log_lag_seconds",
 		Help: "How long the oldest committed change record not yet pullable by the edges has waited (PostgreSQL: held back by a long transaction; 0: none)."}, func() float64 {
+		if h.pool == nil {
+			return 0
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 		defer cancel()
 		if _, err := pg.Position(ctx, h.pool); err != nil {
