@@ -1,6 +1,9 @@
 # Kassa — see README.md. Every target works from a fresh clone with Go and gcc.
 GO       ?= go
 PKGS     := ./shared/... ./sync/... ./edge/... ./hub/... ./web/... ./clienttest/...
+# The black-box suites run again with their hubs on a throwaway PostgreSQL (docs/postgres.md,
+# "The API suite on PostgreSQL": there the API suite runs the tests that start a hub).
+PGAPI    := ./shared/httpapi/ ./shared/node/ ./hub/ ./hub/hubnode/ ./clienttest/...
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
@@ -17,9 +20,10 @@ run: build
 	bash deploy/run-demo.sh
 
 ## test: every test of every module (installs chromium for the KDS browser test where missing),
-## after the OpenAPI lint and the compose check
+## after the OpenAPI lint and the compose check; then the black-box suites' hubs on PostgreSQL
 test: chromium openapi-lint compose-check
 	$(GO) test -count=1 -timeout 14m $(PKGS)
+	KASSA_TEST_STORE=postgres $(GO) test -count=1 -timeout 8m $(PGAPI)
 
 ## chromium: Debian's chromium, which the KDS browser test drives headless
 chromium:

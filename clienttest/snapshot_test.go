@@ -13,15 +13,20 @@ import (
 	"kassa.dev/edge/edgenode"
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 )
+
+// TestMain runs the package's tests and then stops its throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one (pgtest.HubArgs).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 var update = flag.Bool("update", false, "rewrite openapi/*.json from running nodes and regenerate the client")
 
 // startHub runs the hub binary's main with the demo org, on free ports.
 func startHub(t *testing.T) *nodetest.Proc {
 	t.Helper()
-	return nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--leaf-port", "-1",
-		"--data-dir", t.TempDir(), "--demo")
+	return nodetest.Start(t, hubnode.Run, nil, append([]string{"--http-addr", "127.0.0.1:0", "--leaf-port", "-1",
+		"--data-dir", t.TempDir(), "--demo"}, pgtest.HubArgs(t)...)...)
 }
 
 // TestOpenAPISnapshotsAreCurrent: openapi/hub.json and openapi/edge.json,

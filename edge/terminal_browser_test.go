@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -100,17 +98,21 @@ func TestTerminalPageInChromium(t *testing.T) {
 	within(tillB, "till B resumes", chromedp.WaitVisible(order(late)))
 	within(tillA, "the stock after the restart", qty(croissant, "35"))
 
-	// The cashier's role changes to kitchen, as a change from the hub
-	// writes it (staff are managed at the hub): at the next ping the feed
-	// closes (4403) and the page signs out with the reason instead of
-	// reconnecting for ever.
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(edge.dir, "kassa.db")+"?_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
+	// The cashier's role changes to kitchen (the owner, through the
+	// store's API, as a synced change from the hub would): at the next
+	// ping the feed closes (4403) and the page signs out with the reason
+	// instead of reconnecting for ever.
+	owner = p.Login(t, "owner@demo.test", demo.Password)
+	var users struct{ Data []map[string]any }
+	p.Call(t, "GET", "/api/v1/users?limit=100", owner, nil, &users)
+	cashierID := ""
+	for _, u := range users.Data {
+		if u["email"] == "cashier@demo.test" {
+			cashierID = u["id"].(string)
+		}
 	}
-	defer db.Close()
-	if _, err := db.Exec(`UPDATE users SET role = 'kitchen' WHERE email = 'cashier@demo.test'`); err != nil {
-		t.Fatal(err)
+	if st := p.Call(t, "PATCH", "/api/v1/users/"+cashierID, owner, map[string]any{"role": "kitchen"}, nil); st != 200 {
+		t.Fatalf("demote the cashier: %d", st)
 	}
 	within(tillA, "the demoted till signs out, saying why", chromedp.WaitVisible("#login"),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#login-error').textContent.includes('may not use the terminal')`, chromedp.WithPollingTimeout(20*time.Second)))

@@ -19,8 +19,13 @@ import (
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/web/webtest"
 )
+
+// TestMain runs the package's tests and then stops its throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one (pgtest.HubArgs).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestConsentPageInChromium is the partner's whole flow with the standard
 // client, golang.org/x/oauth2, against a real hub (the binary's own Run,
@@ -34,7 +39,7 @@ import (
 func TestConsentPageInChromium(t *testing.T) {
 	chromium := webtest.ChromiumPath(t)
 	p := nodetest.Start(t, hubnode.Run, map[string]string{"KASSA_LOG_LEVEL": "WARN"},
-		"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--leaf-port", "-1")
+		append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--leaf-port", "-1"}, pgtest.HubArgs(t)...)...)
 	owner := p.Login(t, "owner@demo.test", demo.Password)
 
 	// The partner's server: its callback hands what it got to the test.

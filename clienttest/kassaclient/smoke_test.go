@@ -3,6 +3,7 @@ package kassaclient_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -10,6 +11,7 @@ import (
 	"kassa.dev/clienttest/kassaclient"
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 )
 
 // TestGeneratedClientDrivesAHub is what a partner does first with a client
@@ -59,6 +61,10 @@ func TestGeneratedClientDrivesAHub(t *testing.T) {
 	}
 }
 
+// TestMain runs the package's tests and then stops its throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one (pgtest.HubArgs).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func body(b []byte) string { return string(b) }
 
 // signedInOwner starts the real hub binary with the demo org and gives a
@@ -66,7 +72,8 @@ func body(b []byte) string { return string(b) }
 // what every test of the client begins with.
 func signedInOwner(t *testing.T) (context.Context, *kassaclient.ClientWithResponses, kassaclient.Location) {
 	t.Helper()
-	p := nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--leaf-port", "-1", "--data-dir", t.TempDir(), "--demo")
+	p := nodetest.Start(t, hubnode.Run, nil, append([]string{"--http-addr", "127.0.0.1:0", "--leaf-port", "-1", "--data-dir", t.TempDir(), "--demo"},
+		pgtest.HubArgs(t)...)...)
 	ctx := context.Background()
 	anon, err := kassaclient.NewClientWithResponses(p.URL)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 )
 
 // TestHubStoreAndBackupFilesAreOwnerOnly runs the hub under the usual
@@ -20,6 +21,7 @@ import (
 // are 0600, every directory 0700, so another account on the machine reads
 // no password hash or sale (issue 21, N9).
 func TestHubStoreAndBackupFilesAreOwnerOnly(t *testing.T) {
+	pgtest.SkipOnPostgres(t, "the store and its backup are SQLite files (pg_dump backs up PostgreSQL)")
 	old := syscall.Umask(0o022)
 	t.Cleanup(func() { syscall.Umask(old) })
 	root := t.TempDir()

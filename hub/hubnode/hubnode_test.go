@@ -3,19 +3,32 @@ package hubnode
 import (
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"kassa.dev/shared/demo"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 )
+
+// TestMain runs the package's tests and then stops its throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// startHub runs the hub's main with args and, with
+// KASSA_TEST_STORE=postgres, on a fresh database (pgtest.HubArgs).
+func startHub(t *testing.T, env map[string]string, args ...string) *nodetest.Proc {
+	t.Helper()
+	return nodetest.Start(t, Run, env, append(args, pgtest.HubArgs(t)...)...)
+}
 
 // TestHubBinaryServesDemoAndLeafPort runs the hub's main with the demo
 // seed and free ports, logs in and reads the catalog and locations, and
 // checks that the per-org rate limit headers of the hub are present.
 func TestHubBinaryServesDemoAndLeafPort(t *testing.T) {
-	p := nodetest.Start(t, Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+	p := startHub(t, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--leaf-port", "-1")
 	if !strings.Contains(p.Output(), "leaf nats-leaf://127.0.0.1:") || !strings.Contains(p.Output(), "owner@demo.test") {
 		t.Fatalf("hub output lacks the leaf URL or the demo logins:\n%s", p.Output())
@@ -40,7 +53,7 @@ func TestHubBinaryServesDemoAndLeafPort(t *testing.T) {
 // at once; a hub given a short token does not start.
 func TestHubOperatorTokenCreatesTenant(t *testing.T) {
 	const op = "an-operator-token-of-at-least-32-chars"
-	p := nodetest.Start(t, Run, map[string]string{"KASSA_OPERATOR_TOKEN": op}, "--http-addr", "127.0.0.1:0",
+	p := startHub(t, map[string]string{"KASSA_OPERATOR_TOKEN": op}, "--http-addr", "127.0.0.1:0",
 		"--data-dir", t.TempDir(), "--leaf-port", "-1")
 	body := map[string]any{"name": "Reseller Client", "currency": "EUR",
 		"owner":    map[string]any{"email": "owner@client.test", "name": "Owner", "password": "a long password"},
@@ -67,7 +80,7 @@ func TestHubOperatorTokenCreatesTenant(t *testing.T) {
 // TestHubPublicURLFromTheEnvironment: KASSA_PUBLIC_URL is the OAuth
 // metadata's issuer; a hub given a URL that cannot be one does not start.
 func TestHubPublicURLFromTheEnvironment(t *testing.T) {
-	p := nodetest.Start(t, Run, map[string]string{"KASSA_PUBLIC_URL": "https://pos.example.com/"}, "--http-addr", "127.0.0.1:0",
+	p := startHub(t, map[string]string{"KASSA_PUBLIC_URL": "https://pos.example.com/"}, "--http-addr", "127.0.0.1:0",
 		"--data-dir", t.TempDir(), "--leaf-port", "-1")
 	var m map[string]any
 	if st := p.Call(t, "GET", "/.well-known/oauth-authorization-server", "", nil, &m); st != 200 || m["issuer"] != "https://pos.example.com" ||
@@ -85,7 +98,7 @@ func TestHubPublicURLFromTheEnvironment(t *testing.T) {
 // token does not start.
 func TestHubMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 	const token = "scraper-token-0123456789"
-	p := nodetest.Start(t, Run, map[string]string{"KASSA_METRICS_TOKEN": token}, "--http-addr", "127.0.0.1:0",
+	p := startHub(t, map[string]string{"KASSA_METRICS_TOKEN": token}, "--http-addr", "127.0.0.1:0",
 		"--data-dir", t.TempDir(), "--leaf-port", "-1", "--metrics-addr", "127.0.0.1:0")
 	m := regexp.MustCompile(`metrics at (http://[0-9.:]+/metrics)`).FindStringSubmatch(p.Output())
 	if m == nil {

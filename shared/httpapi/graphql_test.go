@@ -1,12 +1,10 @@
 package httpapi_test
 
 import (
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,13 +345,8 @@ func TestGraphQLErrorsOfTheEndpointAreGraphQL(t *testing.T) {
 	}
 
 	// A token signed with the node's own key that names no org.
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(tn.N.Config.DataDir, "kassa.db")+"?mode=ro&_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var key string
-	if err := db.QueryRow(`SELECT value FROM node_meta WHERE key = 'jwt_key'`).Scan(&key); err != nil {
+	if err := tn.StoreDB().QueryRow(`SELECT value FROM node_meta WHERE key = 'jwt_key'`).Scan(&key); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := hex.DecodeString(key)

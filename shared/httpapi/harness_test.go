@@ -3,11 +3,14 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/hubonly"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/change"
 )
 
@@ -33,8 +37,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// testNode is a real node: a SQLite file in a temp dir and the real Fiber
-// app served on a loopback port.
+// TestMain runs the suite and then stops the package's throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// testNode is a real node: a SQLite file in a temp dir (a hub's, with
+// KASSA_TEST_STORE=postgres, a fresh database of the package's throwaway
+// PostgreSQL: pgtest.HubStore) and the real Fiber app served on a
+// loopback port.
 type testNode struct {
 	t     testing.TB
 	URL   string
@@ -51,6 +61,7 @@ func MustStartNode(t testing.TB, kind string, tweak func(*node.Config)) *testNod
 // MustStartNodeLog is MustStartNode with the node logging to log.
 func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *slog.Logger) *testNode {
 	t.Helper()
+	onlyWithAHub(t, kind)
 	clock := &fakeClock{t: time.Now().UTC()}
 	cfg := node.Config{Kind: kind, DataDir: t.TempDir(),
 		Config:         httpapi.Config{ErrorsBase: "https://kassa.test/problems", BodyLimit: 64 << 10, Now: clock.Now},
@@ -60,6 +71,9 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 	}
 	if tweak != nil {
 		tweak(&cfg)
+	}
+	if kind == kassa.NodeHub && cfg.Store == "" {
+		cfg.Store = hubStore(t, cfg.DataDir)
 	}
 	n, err := node.Open(context.Background(), cfg, log)
 	if err != nil {
@@ -76,6 +90,70 @@ func MustStartNodeLog(t testing.TB, kind string, tweak func(*node.Config), log *
 		n.Shutdown(ctx)
 	})
 	return &testNode{t: t, URL: "http://" + ln.Addr().String(), N: n, Clock: clock}
+}
+
+// hubsStarted are the names of the tests that started a hub.
+var hubsStarted sync.Map
+
+// onlyWithAHub is the rule of the suite's run on PostgreSQL
+// (docs/postgres.md, "The API suite on PostgreSQL"): a test, or a
+// subtest, whose first node is an edge and none of whose parents started
+// a hub is skipped there, its run on SQLite covering it (an edge's store
+// is SQLite on either run). A test that needs both starts its hub first.
+func onlyWithAHub(t testing.TB, kind string) {
+	t.Helper()
+	if !pgtest.OnPostgres() {
+		return
+	}
+	if kind == kassa.NodeHub {
+		hubsStarted.Store(t.Name(), true)
+		return
+	}
+	for name := t.Name(); ; name = name[:strings.LastIndexByte(name, '/')] {
+		if _, ok := hubsStarted.Load(name); ok {
+			return
+		}
+		if !strings.Contains(name, "/") {
+			break
+		}
+	}
+	t.Skip("an edge's test: the run on SQLite covers it (KASSA_TEST_STORE=postgres runs the tests that start a hub)")
+}
+
+// hubStores are the PostgreSQL databases of the hubs' data folders: a
+// test that restarts its hub on the same folder gets the same database.
+var hubStores sync.Map
+
+// hubStore is the store of a hub on dataDir: "" (the SQLite file there)
+// unless KASSA_TEST_STORE=postgres, then the folder's database.
+func hubStore(t testing.TB, dataDir string) string {
+	if !pgtest.OnPostgres() {
+		return ""
+	}
+	if dsn, ok := hubStores.Load(dataDir); ok {
+		return dsn.(string)
+	}
+	dsn := pgtest.HubStore(t)
+	hubStores.Store(dataDir, dsn)
+	return dsn
+}
+
+// StoreDB opens the node's store beside it, for a test that reads what
+// the API does not show: the SQLite file, or the hub's PostgreSQL
+// database (its driver takes the same ? placeholders). Closed when the
+// test ends.
+func (tn *testNode) StoreDB() *sql.DB {
+	tn.t.Helper()
+	driver, name := "sqlite3", "file:"+filepath.Join(tn.N.Config.DataDir, "kassa.db")+"?_busy_timeout=10000"
+	if tn.N.Config.Store != "" {
+		driver, name = hubonly.PostgresDriver, tn.N.Config.Store
+	}
+	db, err := sql.Open(driver, name)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	tn.t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // Hub is the hub's own part of the node (nil at an edge).

@@ -15,6 +15,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/pgtest"
 )
 
 // BenchmarkSalesByDayReport (docs/reports.md, "Speed"): the sales report
@@ -174,6 +175,7 @@ func benchProducts(b *testing.B, tn *testNode, tok string, n int) []string {
 // openFile opens tn's store file beside the node (its WAL lets both
 // write, one at a time).
 func openFile(b *testing.B, tn *testNode) *sql.DB {
+	pgtest.SkipOnPostgres(b, "the seed writes the hub's SQLite file with SQLite's SQL")
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(tn.N.Config.DataDir, "kassa.db")+"?_busy_timeout=30000&_journal_mode=WAL")
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +12,15 @@ import (
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	_ "kassa.dev/shared/node/hubonly" // the PostgreSQL backend
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/wait"
 )
+
+// TestMain runs the package's tests and then stops its throwaway
+// PostgreSQL, if KASSA_TEST_STORE=postgres started one (pgtest.HubStore).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestTheHubPrunesCampaignVersionsPastTheRetentionAtStart: a campaign
 // made, launched and paused leaves three versions at the hub. Reopened 89
@@ -24,10 +31,11 @@ func TestTheHubPrunesCampaignVersionsPastTheRetentionAtStart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	t0 := time.Now().UTC()
+	store := pgtest.HubStore(t) // the same database at each reopening
 	open := func(days int, log *slog.Logger) *node.Node {
 		t.Helper()
 		now := t0.Add(time.Duration(days) * 24 * time.Hour)
-		n, err := node.Open(ctx, node.Config{Kind: kassa.NodeHub, DataDir: dir, Config: httpapi.Config{Now: func() time.Time { return now }}}, log)
+		n, err := node.Open(ctx, node.Config{Kind: kassa.NodeHub, DataDir: dir, Store: store, Config: httpapi.Config{Now: func() time.Time { return now }}}, log)
 		if err != nil {
 			t.Fatal(err)
 		}

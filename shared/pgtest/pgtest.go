@@ -79,38 +79,55 @@ var started atomic.Int64
 // tb only when no PostgreSQL binaries exist; any other failure fails it.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	bin, err := Binaries()
-	if err != nil {
+	if _, err := Binaries(); err != nil {
 		tb.Skip("pgtest: " + err.Error())
 	}
-	cred, err := runAs()
+	s, err := start()
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
-	}
-	dir, err := os.MkdirTemp(tempBase(cred), fmt.Sprintf("kassa-pg-%d-", started.Add(1)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	if err := own(dir, cred); err != nil {
-		tb.Fatalf("pgtest: %v", err)
-	}
-	if out, err := command(filepath.Join(bin, "initdb"), cred, "-D", dir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
-		tb.Fatalf("pgtest: initdb: %v\n%s", err, out)
-	}
-	var s *Server
-	for attempt := 0; s == nil; attempt++ { // a free port can be taken before the server binds it
-		s, err = serve(bin, dir, cred)
-		if err != nil && attempt == 2 {
-			tb.Fatalf("pgtest: %v", err)
-		}
 	}
 	tb.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			tb.Errorf("pgtest: stopping PostgreSQL (pid %d): %v", s.PID, err)
 		}
+		os.RemoveAll(s.Dir)
 	})
 	return s
+}
+
+// start runs a new PostgreSQL in a new folder, s.Dir, which the caller
+// removes after stopping it.
+func start() (*Server, error) {
+	bin, err := Binaries()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := runAs()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tempBase(cred), fmt.Sprintf("kassa-pg-%d-", started.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	removeDir := func() { os.RemoveAll(dir) }
+	if err := own(dir, cred); err != nil {
+		removeDir()
+		return nil, err
+	}
+	if out, err := command(filepath.Join(bin, "initdb"), cred, "-D", dir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync").CombinedOutput(); err != nil {
+		removeDir()
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	var s *Server
+	for attempt := 0; s == nil; attempt++ { // a free port can be taken before the server binds it
+		s, err = serve(bin, dir, cred)
+		if err != nil && attempt == 2 {
+			removeDir()
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // runAs is the user initdb and the server run as: nil for the current

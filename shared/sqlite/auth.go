@@ -321,6 +321,9 @@ func (s *AuthService) Refresh(ctx context.Context, raw string) (*kassa.Tokens, e
 		_, err = tx.ExecContext(ctx, `UPDATE sessions SET refresh_jti = ?, expires_at = ? WHERE id = ?`, newJTI, fmtTime(now.Add(RefreshTTL)), c.SessionID)
 		return err
 	})
+	if orgID != "" {
+		s.sessionsEnded(orgID) // a reused token's family was revoked
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +354,7 @@ func (s *AuthService) Logout(ctx context.Context) error {
 	}
 	err = s.db.Exec(ctx, `UPDATE sessions SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL`,
 		fmtTime(s.db.Now()), a.SessionID, a.OrgID)
+	s.sessionsEnded(a.OrgID)
 	return err
 }
 
@@ -371,10 +375,7 @@ func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Acto
 	if err != nil {
 		return nil, errBadToken
 	}
-	var role kassa.Role
-	err = s.db.Reader.QueryRowContext(ctx, `SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
-		WHERE s.id = ? AND s.user_id = ? AND s.org_id = ? AND u.org_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`,
-		c.SessionID, c.Subject, c.OrgID, c.OrgID).Scan(&role)
+	role, err := s.sessionRole(ctx, c.SessionID, c.Subject, c.OrgID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadToken
 	}
@@ -382,6 +383,41 @@ func (s *AuthService) Authenticate(ctx context.Context, raw string) (*kassa.Acto
 		return nil, err
 	}
 	return &kassa.Actor{OrgID: c.OrgID, UserID: c.Subject, Role: role, SessionID: c.SessionID, Scopes: kassa.RoleScopes(role)}, nil
+}
+
+// sessionRole is the role of user userID of org orgID while session sid
+// is open and the user active (sql.ErrNoRows: not so), from the session
+// cache when it holds it (sessionCache).
+func (s *AuthService) sessionRole(ctx context.Context, sid, userID, orgID string) (kassa.Role, error) {
+	cache := sessionsIn(s.db)
+	if cache == nil {
+		return s.readSessionRole(ctx, sid, userID, orgID)
+	}
+	if role, ok := cache.role(sid, userID, orgID); ok {
+		return role, nil
+	}
+	gen := cache.generation(orgID)
+	role, err := s.readSessionRole(ctx, sid, userID, orgID)
+	if err == nil {
+		cache.keep(sid, sessionSeen{userID: userID, orgID: orgID, role: role, gen: gen})
+	}
+	return role, err
+}
+
+func (s *AuthService) readSessionRole(ctx context.Context, sid, userID, orgID string) (kassa.Role, error) {
+	var role kassa.Role
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
+		WHERE s.id = ? AND s.user_id = ? AND s.org_id = ? AND u.org_id = ? AND s.revoked_at IS NULL AND u.is_active = 1`,
+		sid, userID, orgID, orgID).Scan(&role)
+	return role, err
+}
+
+// sessionsEnded tells the session cache that a committed write ended or
+// may have ended sessions of orgID.
+func (s *AuthService) sessionsEnded(orgID string) {
+	if cache := sessionsIn(s.db); cache != nil {
+		cache.ended(orgID)
+	}
 }
 
 // Me returns the caller's user.

@@ -255,6 +255,14 @@ func (s *AutomationStore) RulesOn(ctx context.Context, orgID, typ string) ([]kas
 	return s.rules(ctx, ruleCols+` WHERE org_id = ? AND event_type = ? AND is_active = 1 ORDER BY id`, orgID, typ)
 }
 
+// NoEventRules reports whether no org has an active rule triggered by
+// events (the engine then passes over the log's events in bigger steps).
+func (s *AutomationStore) NoEventRules(ctx context.Context) (bool, error) {
+	var none bool
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM automation_rules WHERE is_active = 1 AND event_type != '')`).Scan(&none)
+	return none, err
+}
+
 // RuleByID returns a rule of org (active or not). Errors: ENotFound.
 func (s *AutomationStore) RuleByID(ctx context.Context, orgID, id string) (*kassa.AutomationRule, error) {
 	return findRule(ctx, s.db.Reader, orgID, id)

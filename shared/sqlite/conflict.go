@@ -306,7 +306,7 @@ func (s *ConflictService) quarantineGroup(ctx context.Context, orgID, id string)
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `SELECT c.id, q.change FROM sync_conflicts c JOIN sync_quarantine q ON q.id = `+engine.D(q).JSONText("c.remote", "id")+`
-		WHERE c.org_id = ? AND c.status = 'open' AND c.kind = 'quarantined' AND c.location_id IS ?`, orgID, c.LocationID)
+		WHERE c.org_id = ? AND c.status = 'open' AND c.kind = 'quarantined' AND c.location_id IS NOT DISTINCT FROM ?`, orgID, c.LocationID)
 	if err != nil {
 		return nil, err
 	}

@@ -288,7 +288,7 @@ func setGiftCardBalance(ctx context.Context, tx *Tx, orgID, cardID string) (int6
 // nothing). It emits gift_card.redeemed.
 func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, amount int64, paymentID string) error {
 	norm, _ := kassa.NormalizeGiftCardCode(code) // validated with the request
-	g, err := findGiftCardByCode(ctx, tx, o.OrgID, norm)
+	g, err := lockGiftCardByCode(ctx, tx, o.OrgID, norm)
 	if kassa.ErrorKind(err) == kassa.ENotFound {
 		return kassa.InvalidField("gift_card_code", "no gift card of the org has that code")
 	}
@@ -310,6 +310,20 @@ func redeemGiftCard(ctx context.Context, tx *Tx, o *kassa.Order, code string, am
 	}
 	tx.Emit(o.OrgID, o.LocationID, kassa.EventGiftCardRedeemed, after)
 	return nil
+}
+
+// lockGiftCardByCode finds the org's card of a code, takes its row lock
+// for the rest of the unit (Tx.LockRow) and reads it again: on several
+// hubs, the balance a spend checks is the one no other unit can change.
+func lockGiftCardByCode(ctx context.Context, tx *Tx, orgID, code string) (*kassa.GiftCard, error) {
+	g, err := findGiftCardByCode(ctx, tx, orgID, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.LockRow(ctx, "gift_cards", g.ID); err != nil {
+		return nil, err
+	}
+	return findGiftCardByCode(ctx, tx, orgID, code)
 }
 
 // refundGiftCard returns amount of a gift_card payment to the card it was

@@ -234,7 +234,8 @@ func (s *KDSService) TicketEvents(ctx context.Context, f kassa.TicketEventFilter
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 500
 	}
-	q := `SELECT seq, type, location_id, data, created_at FROM kds_events WHERE org_id = ? AND seq > ?`
+	q := `SELECT seq, type, location_id, data, created_at FROM kds_events WHERE org_id = ? AND seq > ?` +
+		engine.D(s.db.Reader).Settled("seq", "kds_events")
 	args := []any{a.OrgID, f.After}
 	if f.LocationID != nil {
 		q += ` AND location_id = ?`
@@ -273,7 +274,8 @@ func (s *KDSService) LastTicketSeq(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var seq int64
-	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&seq)
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`+
+		engine.D(s.db.Reader).Settled("seq", "kds_events"), a.OrgID).Scan(&seq)
 	return seq, err
 }
 
@@ -297,7 +299,8 @@ func (s *KDSService) TicketBoard(ctx context.Context, f kassa.TicketBoardFilter)
 	}
 	defer tx.Rollback()
 	b := &kassa.TicketBoard{Tickets: []kassa.Ticket{}, Now: now.Truncate(time.Millisecond)}
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?`, a.OrgID).Scan(&b.LastEventID); err != nil {
+	last := `SELECT coalesce(max(seq), 0) FROM kds_events WHERE org_id = ?` + engine.D(s.db.Reader).Settled("seq", "kds_events")
+	if err := tx.QueryRowContext(ctx, last, a.OrgID).Scan(&b.LastEventID); err != nil {
 		return nil, err
 	}
 	inner := `SELECT max(seq) FROM kds_events WHERE org_id = ? AND created_at >= ?`

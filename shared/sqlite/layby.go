@@ -263,7 +263,7 @@ func (s *LaybyService) PayLayby(ctx context.Context, id string, in *kassa.LaybyP
 // first), appended, and the lay-by completed when it is paid in full
 // (layby.payment_received, then layby.completed).
 func payLayby(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string, t *laybyTender) error {
-	cur, err := findLayby(ctx, tx, a.OrgID, id)
+	cur, err := lockLayby(ctx, tx, a.OrgID, id)
 	if err == nil {
 		err = cur.Payable(t.amount)
 	}
@@ -299,7 +299,7 @@ func (s *LaybyService) CompleteLayby(ctx context.Context, id string) (*kassa.Lay
 		return nil, err
 	}
 	return writeRead(ctx, s.db, findLayby, a.OrgID, id, func(tx *Tx) error {
-		cur, err := findLayby(ctx, tx, a.OrgID, id)
+		cur, err := lockLayby(ctx, tx, a.OrgID, id)
 		if err == nil {
 			err = cur.Completable()
 		}
@@ -344,7 +344,7 @@ func (s *LaybyService) CancelLayby(ctx context.Context, id string, in *kassa.Lay
 		method = kassa.PaymentCash
 	}
 	return writeRead(ctx, s.db, findLayby, a.OrgID, id, func(tx *Tx) error {
-		cur, err := findLayby(ctx, tx, a.OrgID, id)
+		cur, err := lockLayby(ctx, tx, a.OrgID, id)
 		if err != nil {
 			return err
 		}
@@ -398,7 +398,7 @@ func (s *LaybyService) ExpireLaybys(ctx context.Context, location string) (int64
 	var n int64
 	for _, k := range ids {
 		err := s.db.Write(ctx, func(tx *Tx) error {
-			l, err := findLayby(ctx, tx, k.org, k.id)
+			l, err := lockLayby(ctx, tx, k.org, k.id)
 			if err == nil && !l.Expired(tx.Now) {
 				err = errNotDue // paid or ended since it was listed
 			}
@@ -647,6 +647,16 @@ func moveLaybyStock(ctx context.Context, tx *Tx, a *kassa.Actor, id, loc string,
 		}
 	}
 	return nil
+}
+
+// lockLayby takes the lay-by's row lock for the rest of the unit
+// (Tx.LockRow) and reads it: on several hubs, two instalments, a
+// cancel or an expiry of one lay-by run one after the other.
+func lockLayby(ctx context.Context, tx *Tx, orgID, id string) (*kassa.Layby, error) {
+	if err := tx.LockRow(ctx, "laybys", id); err != nil {
+		return nil, err
+	}
+	return findLayby(ctx, tx, orgID, id)
 }
 
 // emitLayby emits an event about the lay-by as the unit wrote it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // LiveService reads the node's log of changes for the live feeds
@@ -60,7 +61,8 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 	applied, err := s.read(ctx, `SELECT c.seq, coalesce(c.location_id, ''), c.entity, c.entity_id, c.op, coalesce(m.product_id, l.product_id, '')
 		FROM applied_changes c LEFT JOIN stock_movements m ON c.entity = 'stock_movement' AND m.id = c.entity_id
 		LEFT JOIN stock_levels l ON c.entity = 'stock_level' AND l.id = c.entity_id
-		WHERE c.org_id = ? AND c.entity IS NOT NULL AND c.seq > ? AND c.entity IN `+liveIn+` ORDER BY c.seq LIMIT ?`,
+		WHERE c.org_id = ? AND c.entity IS NOT NULL AND c.seq > ?`+engine.D(s.db.Reader).Settled("c.seq", "applied_changes")+
+		` AND c.entity IN `+liveIn+` ORDER BY c.seq LIMIT ?`,
 		a.OrgID, after.Applied, limit-len(own))
 	if err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func (s *LiveService) read(ctx context.Context, q string, args ...any) ([]kassa.
 func (s *LiveService) LiveHead(ctx context.Context) (kassa.LivePosition, error) {
 	var p kassa.LivePosition
 	err := s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM outbox), 0),
-		coalesce((SELECT max(seq) FROM applied_changes), 0)`).Scan(&p.Own, &p.Applied)
+		coalesce((SELECT max(seq) FROM applied_changes WHERE true`+engine.D(s.db.Reader).Settled("seq", "applied_changes")+`), 0)`).Scan(&p.Own, &p.Applied)
 	if s.db.Hub {
 		p.Applied = 0
 	}

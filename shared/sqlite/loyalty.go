@@ -342,6 +342,11 @@ func pointsEntry(ctx context.Context, tx *Tx, acct *kassa.LoyaltyAccount, typ ka
 }
 
 func accountAndProgram(ctx context.Context, tx *Tx, orgID, accountID string) (*kassa.LoyaltyAccount, *kassa.LoyaltyProgram, error) {
+	// The account's row lock first: on several hubs, the points read
+	// below are the ones this unit changes.
+	if err := tx.LockRow(ctx, "loyalty_accounts", accountID); err != nil {
+		return nil, nil, err
+	}
 	acct, err := findAccount(ctx, tx, orgID, accountID)
 	if err != nil {
 		return nil, nil, err
@@ -696,7 +701,7 @@ func redeemPointsTender(ctx context.Context, tx *Tx, o *kassa.Order, in *kassa.P
 	if acct == nil {
 		return kassa.InvalidField("customer_id", "the order's customer has no loyalty account")
 	}
-	prog, err := findProgram(ctx, tx, o.OrgID, acct.ProgramID)
+	acct, prog, err := accountAndProgram(ctx, tx, o.OrgID, acct.ID) // under the account's row lock
 	if err != nil {
 		return err
 	}

@@ -151,10 +151,10 @@ func checkMarkdownRefs(ctx context.Context, q querier, orgID string, in *kassa.M
 	return kassa.InvalidField("value", "a markdown lowers prices: the new price is not below the price of "+sku+" ("+strconv.FormatInt(price, 10)+")")
 }
 
-// liveMarkdowns are the org's markdowns applying at at, for pricing.
-func liveMarkdowns(ctx context.Context, q querier, orgID string, at time.Time) ([]kassa.Markdown, error) {
-	t := fmtTime(at)
-	rows, err := q.QueryContext(ctx, markdownCols+` WHERE org_id = ? AND is_active = 1 AND starts_at <= ? AND ends_at > ?`, orgID, t, t)
+// activeMarkdowns are the org's active markdowns, for pricing
+// (kassa.BestMarkdown applies their windows at the sale's time).
+func activeMarkdowns(ctx context.Context, q querier, orgID string) ([]kassa.Markdown, error) {
+	rows, err := q.QueryContext(ctx, markdownCols+` WHERE org_id = ? AND is_active = 1`, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ var entMarkdown = new(noun)
 
 func init() {
 	register(entMarkdown, noun{Name: "markdown", Table: "markdowns", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 46}},
-		Written: recordMarkdownVersion})
+		Written: recordMarkdownVersion, NewState: newCatalogWatcher})
 }
 
 // recordMarkdownVersion keeps, in the unit that wrote markdown id, its new

@@ -272,7 +272,8 @@ var entModifierGroup = new(noun)
 func init() {
 	register(entModifierGroup, noun{Name: "modifier_group", Table: "modifier_groups", Digest: orgRows,
 		Edge: &edgeRule{Update: []string{"name", "required", "min_selections", "max_selections", "options"},
-			Scopes: catalogWrite, Check: checkModifierGroup}})
+			Scopes: catalogWrite, Check: checkModifierGroup},
+		NewState: newCatalogWatcher})
 }
 
 func checkModifierGroup(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

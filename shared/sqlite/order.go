@@ -77,6 +77,16 @@ func findOrder(ctx context.Context, q querier, orgID, id string) (*kassa.Order, 
 	return loadOrder(ctx, q, orgID, id, allParts)
 }
 
+// lockOrder takes order id's row lock for the rest of the unit
+// (Tx.LockRow) and reads the order: on several hubs, a unit that changes
+// an order's money reads it only once no other unit can change it.
+func lockOrder(ctx context.Context, tx *Tx, orgID, id string) (*kassa.Order, error) {
+	if err := tx.LockRow(ctx, "orders", id); err != nil {
+		return nil, err
+	}
+	return findOrder(ctx, tx, orgID, id)
+}
+
 // loadOrder loads one order of the org with the given parts: steps inside
 // a write read only what they decide on, to keep the writer's time short.
 func loadOrder(ctx context.Context, q querier, orgID, id string, parts orderParts) (*kassa.Order, error) {
@@ -302,12 +312,14 @@ func (s *OrderService) CreateOrder(ctx context.Context, in *kassa.OrderCreate) (
 // catalog as it stands when the order is taken (or quoted).
 func (s *OrderService) price(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
 	gen := campaignsIn(s.db).live.gen(a.OrgID) // before the snapshot: see liveCampaigns
+	cat := catalogOf(s.db, a.OrgID)            // likewise: see catalogCache
 	snap, err := s.db.Reader.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Done()
-	return s.priceOrder(ctx, snap, gen, a, in)
+	cat.q = snap
+	return s.priceOrder(ctx, cat, gen, a, in)
 }
 
 func (s *OrderService) createOrder(ctx context.Context, a *kassa.Actor, in *kassa.OrderCreate) (*kassa.Order, error) {
@@ -451,33 +463,34 @@ type pricedOrder struct {
 }
 
 // priceOrder reads the location, settings and catalog an order is priced
-// from (on q, a snapshot begun after the campaign cache's generation gen
-// was read), prices it and builds its kitchen ticket.
-func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
-	loc, err := findLocation(ctx, q, a.OrgID, in.LocationID)
+// from (on cat.q, a snapshot begun after the campaign cache's generation
+// gen and the catalog cache's were read), prices it and builds its
+// kitchen ticket.
+func (s *OrderService) priceOrder(ctx context.Context, cat catalogView, gen uint64, a *kassa.Actor, in *kassa.OrderCreate) (*pricedOrder, error) {
+	loc, err := findLocation(ctx, cat.q, a.OrgID, in.LocationID)
 	if err != nil {
 		return nil, kassa.InvalidField("location_id", "no such location")
 	}
-	if in.CustomerID != nil && !customerExists(ctx, q, a.OrgID, *in.CustomerID) {
+	if in.CustomerID != nil && !customerExists(ctx, cat.q, a.OrgID, *in.CustomerID) {
 		return nil, kassa.InvalidField("customer_id", "no such customer")
 	}
-	settings, err := orgSettings(ctx, q, a.OrgID)
+	settings, err := orgSettings(ctx, cat.q, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	lines, err := s.buildLines(ctx, q, a.OrgID, loc.ID, s.db.Now(), in.LineItems)
+	lines, err := s.buildLines(ctx, cat, loc.ID, s.db.Now(), in.LineItems)
 	if err != nil {
 		return nil, err
 	}
-	live, err := s.db.liveCampaigns(ctx, q, gen, a.OrgID)
+	live, err := s.db.liveCampaigns(ctx, cat.q, gen, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	campaigns, err := orderCampaigns(ctx, q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
+	campaigns, err := orderCampaigns(ctx, cat.q, live, a.OrgID, loc, s.db.Now(), in.CustomerID, campaignLinesOf(lines, in), in.VoucherCode, true)
 	if err != nil {
 		return nil, err
 	}
-	rates, err := lineTaxRates(ctx, q, a.OrgID, &settings, lines)
+	rates, err := lineTaxRates(ctx, cat.q, a.OrgID, &settings, lines)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +508,7 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if err != nil {
 		return nil, err
 	}
-	gifts, err := prepareGiftCardLines(ctx, q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
+	gifts, err := prepareGiftCardLines(ctx, cat.q, s.db, a.OrgID, loc.Currency, &settings, in.GiftCards, &price)
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +521,7 @@ func (s *OrderService) priceOrder(ctx context.Context, q querier, gen uint64, a 
 	if p.channel == "" {
 		p.channel = kassa.ChannelPOS
 	}
-	if err := p.draftTicket(ctx, q, s.db, a.OrgID, in); err != nil {
+	if err := p.draftTicket(ctx, cat.q, s.db, a.OrgID, in); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -551,12 +564,12 @@ type builtLine struct {
 
 // buildLines resolves products, the location's price list and modifiers.
 // Required groups without a choice take their default options.
-func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locationID string, now time.Time, in []kassa.OrderLineInput) ([]builtLine, error) {
-	prices, err := activePrices(ctx, q, orgID, locationID, now)
+func (s *OrderService) buildLines(ctx context.Context, cat catalogView, locationID string, now time.Time, in []kassa.OrderLineInput) ([]builtLine, error) {
+	prices, err := cat.prices(ctx, locationID, now)
 	if err != nil {
 		return nil, err
 	}
-	markdowns, err := liveMarkdowns(ctx, q, orgID, now)
+	markdowns, err := cat.markdowns(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -565,13 +578,13 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 	groups := map[string]*kassa.ModifierGroup{}
 	for i, li := range in {
 		f := fmt.Sprintf("line_items[%d]", i)
-		p, err := findProduct(ctx, q, orgID, li.ProductID)
+		p, err := cat.product(ctx, li.ProductID)
 		if err != nil || !p.IsActive {
 			v.Add(f+".product_id", "no such active product")
 			continue
 		}
 		b := builtLine{product: p, item: p}
-		if b.product, b.item, err = soldItem(ctx, q, orgID, p, li.VariantID, f, &v); err != nil {
+		if b.product, b.item, err = soldItem(ctx, cat, p, li.VariantID, f, &v); err != nil {
 			return nil, err
 		}
 		if b.item == nil {
@@ -586,7 +599,7 @@ func (s *OrderService) buildLines(ctx context.Context, q querier, orgID, locatio
 		gs := make([]*kassa.ModifierGroup, len(p.ModifierGroupIDs))
 		for k, gid := range p.ModifierGroupIDs {
 			if gs[k] = groups[gid]; gs[k] == nil {
-				if gs[k], err = findModifierGroupTx(ctx, q, orgID, gid); err != nil {
+				if gs[k], err = cat.group(ctx, gid); err != nil {
 					return nil, err
 				}
 				groups[gid] = gs[k]
@@ -622,6 +635,22 @@ func findModifierGroupTx(ctx context.Context, q querier, orgID, id string) (*kas
 // activePrices returns product prices of the newest price list active at t
 // that applies to the location (a list with no locations applies to all).
 func activePrices(ctx context.Context, q querier, orgID, locationID string, t time.Time) (map[string]int64, error) {
+	lists, err := priceListsAt(ctx, q, orgID, locationID)
+	if err != nil {
+		return nil, err
+	}
+	return pricesAt(lists, t), nil
+}
+
+// priceListRow is an active price list as pricing reads it.
+type priceListRow struct {
+	prices       []kassa.PriceListPrice
+	starts, ends sql.NullString
+}
+
+// priceListsAt are the org's active price lists that apply to the
+// location, newest first, whatever their time windows.
+func priceListsAt(ctx context.Context, q querier, orgID, locationID string) ([]priceListRow, error) {
 	rows, err := q.QueryContext(ctx, `SELECT prices, starts_at, ends_at FROM price_lists
 		WHERE org_id = ? AND is_active = 1
 		AND (`+engine.D(q).JSONArrayLength("location_ids")+` = 0 OR EXISTS (SELECT 1 FROM `+engine.D(q).JSONValues("price_lists.location_ids", "j")+` WHERE j.value = ?))
@@ -630,28 +659,36 @@ func activePrices(ctx context.Context, q querier, orgID, locationID string, t ti
 		return nil, err
 	}
 	defer rows.Close()
+	var out []priceListRow
+	for rows.Next() {
+		var l priceListRow
+		var prices string
+		if err := rows.Scan(&prices, &l.starts, &l.ends); err != nil {
+			return nil, err
+		}
+		if err := decodeJSON(prices, &l.prices); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// pricesAt are the prices of the newest of lists active at t.
+func pricesAt(lists []priceListRow, t time.Time) map[string]int64 {
 	now := fmtTime(t)
 	out := map[string]int64{}
-	for rows.Next() {
-		var prices string
-		var starts, ends sql.NullString
-		if err := rows.Scan(&prices, &starts, &ends); err != nil {
-			return nil, err
-		}
-		if (starts.Valid && starts.String > now) || (ends.Valid && ends.String <= now) {
+	for _, l := range lists {
+		if (l.starts.Valid && l.starts.String > now) || (l.ends.Valid && l.ends.String <= now) {
 			continue
 		}
-		var ps []kassa.PriceListPrice
-		if err := decodeJSON(prices, &ps); err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
+		for _, p := range l.prices {
 			if _, ok := out[p.ProductID]; !ok { // the newest list wins
 				out[p.ProductID] = p.Price
 			}
 		}
 	}
-	return out, rows.Err()
+	return out
 }
 
 // nextNumber returns the location's next order number at this node:
@@ -779,6 +816,9 @@ type orderCompletion struct {
 // earns points, the order is completed and gets its receipt.
 func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	a := c.a
+	if err := tx.LockRow(ctx, "orders", c.id); err != nil {
+		return err
+	}
 	o, err := scanOrder(tx.QueryRowContext(ctx, orderCols+` WHERE org_id = ? AND id = ?`, a.OrgID, c.id))
 	if err != nil {
 		return err
@@ -817,6 +857,9 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	o.LoyaltyPointsEarned = points
 	o.Status, o.CompletedAt, o.UpdatedAt = kassa.OrderCompleted, &done, done
 	o.History = append(o.History, kassa.OrderHistory{Status: kassa.OrderCompleted, At: done, Actor: actorID(a)})
+	if err := rollupSale(ctx, tx, a.OrgID, o); err != nil {
+		return err
+	}
 	tx.Emit(a.OrgID, o.LocationID, kassa.EventOrderCompleted, o)
 	c.o = o
 	return nil
@@ -944,7 +987,7 @@ func refundApproval(a, approver *kassa.Actor, limit, refunded, amount int64) (*s
 // it gave back, the drawer, the order's status, the stock and the receipt.
 func (r *orderRefund) write(ctx context.Context, tx *Tx) error {
 	a, o := r.a, r.o
-	cur, err := findOrder(ctx, tx, a.OrgID, o.ID)
+	cur, err := lockOrder(ctx, tx, a.OrgID, o.ID)
 	if err != nil {
 		return err
 	}
@@ -1087,7 +1130,7 @@ func init() {
 		Track: trackOrderOf})
 	register(entOrderHistory, noun{Name: "order_history", Table: "order_history", Merge: mergeAppend, Digest: orderRows,
 		Edge:  &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite, Refs: []ref{{Col: "order_id", Table: "orders"}}, Check: checkHistory},
-		Track: trackOrderOf, Written: rollupCompletion})
+		Track: trackOrderOf})
 	register(entRefund, noun{Name: "refund", Table: "refunds", Merge: mergeAppend, Digest: locationRows,
 		Formats: []formatStep{{Format: 5, Migration: 41}, {Format: 5, Migration: 44}},
 		Edge: &edgeRule{Loc: parentLocation, Parent: ref{Col: "order_id", Table: "orders"}, Scopes: saleWrite,

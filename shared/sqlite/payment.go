@@ -166,6 +166,9 @@ func (s *PaymentService) initiation(ctx context.Context, in *kassa.PaymentInitia
 
 // check reads the order and decides whether the payment may be taken.
 func (pi *paymentInitiation) check(ctx context.Context, tx *Tx) error {
+	if err := tx.LockRow(ctx, "orders", pi.in.OrderID); err != nil {
+		return err
+	}
 	o, err := loadOrder(ctx, tx, pi.a.OrgID, pi.in.OrderID, partPayments)
 	if err != nil {
 		return err
@@ -276,6 +279,9 @@ func (pi *paymentInitiation) recordPending(ctx context.Context, tx *Tx) error {
 
 // recordOutcome writes what the processor answered.
 func (pi *paymentInitiation) recordOutcome(ctx context.Context, tx *Tx, res kassa.ChargeResult) error {
+	if err := tx.LockRow(ctx, "orders", pi.o.ID); err != nil {
+		return err
+	}
 	cols := map[string]any{}
 	ev, err := pi.s.outcome(ctx, tx, pi.a.OrgID, pi.o.ID, pi.id, pi.capture, pi.in, res, cols, nil)
 	if err != nil {
@@ -459,6 +465,11 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		return nil, fmt.Errorf("capture %s: %w", id, err)
 	}
 	return writeRead(ctx, s.db, findPayment, a.OrgID, id, func(tx *Tx) error {
+		// Checked again under the order's row lock: another hub may have
+		// captured or voided it since.
+		if err := recheckPayment(ctx, tx, a.OrgID, o.ID, id, kassa.Capturable); err != nil {
+			return err
+		}
 		if err := tx.UpdateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentCaptured, "captured_at": tx.Now}); err != nil {
 			return err
 		}
@@ -472,6 +483,16 @@ func (s *PaymentService) Capture(ctx context.Context, id string) (*kassa.Payment
 		tx.Emit(a.OrgID, p.LocationID, kassa.EventPaymentCaptured, cp)
 		return nil
 	})
+}
+
+// recheckPayment takes the order's row lock (lockOrder) and checks its
+// payment again as it was checked before the unit.
+func recheckPayment(ctx context.Context, tx *Tx, orgID, orderID, id string, check func(*kassa.Order, *kassa.Payment) error) error {
+	cur, err := lockOrder(ctx, tx, orgID, orderID)
+	if err != nil {
+		return err
+	}
+	return check(cur, cur.FindPayment(id))
 }
 
 // Void cancels a pending or authorized payment, or reverses a captured
@@ -512,6 +533,11 @@ func (s *PaymentService) void(ctx context.Context, a *kassa.Actor, orderID, id s
 		}
 	}
 	return s.db.Write(ctx, func(tx *Tx) error {
+		// Checked again under the order's row lock: another hub may have
+		// voided it or closed the order since.
+		if err := recheckPayment(ctx, tx, a.OrgID, o.ID, id, kassa.Voidable); err != nil {
+			return err
+		}
 		if err := tx.UpdateAt(ctx, entPayment, a.OrgID, p.LocationID, id, map[string]any{"status": kassa.PaymentVoided}); err != nil {
 			return err
 		}

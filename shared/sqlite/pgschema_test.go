@@ -39,6 +39,7 @@ var pgOnly = map[string]string{
 	"rate_buckets":                     "an org's rate limit counted once across the hubs (pg.Take)",
 	"lockouts":                         "login throttles counted once across the hubs (pg.Lockout)",
 	"job_ticks":                        "a cron tick run once across the hubs (pg.Once)",
+	"seq_marks":                        "how far each followed seq has settled: its readers never pass a row that commits late",
 	"schema_migrations":                "each backend's own",
 	"webhook_deliveries.claimed_until": "the lease of the hub sending a delivery (pg.ClaimDeliveries)",
 	"edge_reports.hub_id":              "the hub that last heard the edge (pg.SaveEdgeReports)",
@@ -481,12 +482,15 @@ var sqliteOnlySQL = map[string]*regexp.Regexp{
 	"INSERT OR REPLACE/IGNORE (ON CONFLICT)":              regexp.MustCompile(`(?i)\bINSERT\s+OR\s+(REPLACE|IGNORE)\b`),
 	"the SQLite catalog (sqlite_master, pragma_*)":        regexp.MustCompile(`(?i)\b(sqlite_master|sqlite_schema|pragma_\w+|PRAGMA)\b`),
 	"scalar max(a, b) or min(a, b) (CASE or the dialect)": regexp.MustCompile(`(?i)\b(max|min)\(\s*[^()]*,`),
+	"a literal (for char(n), a type to PostgreSQL)":       regexp.MustCompile(`(?i)\bchar\(\s*\d+\s*\)\s*\|\|`),
+	"IS NOT DISTINCT FROM ? (for IS ?)":                   regexp.MustCompile(`(?i)\bIS\s+(NOT\s+)?\?`),
 }
 
 // TestTheNounsSQLIsPortable: the nouns' statements (shared/sqlite/*.go)
 // run on SQLite and on PostgreSQL alike, but for what the dialect rewrites;
 // a rowid, INSERT OR REPLACE, a look into SQLite's catalog, a scalar
-// max(a, b) or a driver's LastInsertId (RETURNING instead) fails it.
+// max(a, b), a comparison `IS ?` or a driver's LastInsertId (RETURNING
+// instead) fails it.
 // backup.go is the file store's own (pg_dump backs up PostgreSQL).
 func TestTheNounsSQLIsPortable(t *testing.T) {
 	files, err := filepath.Glob("*.go")

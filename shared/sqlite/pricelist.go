@@ -145,7 +145,8 @@ func init() {
 	register(entPriceList, noun{Name: "price_list", Table: "price_lists", Digest: orgRows,
 		Edge: &edgeRule{Update: []string{"name", "location_ids", "prices", "starts_at", "ends_at", "is_active"},
 			Scopes: catalogWrite, Refs: []ref{{Col: "location_ids", Table: "locations", List: true}, {Col: "prices", Table: "products", Key: "product_id"}},
-			Check: checkPriceList}})
+			Check: checkPriceList},
+		NewState: newCatalogWatcher})
 }
 
 func checkPriceList(_ context.Context, _ *admitter, c *change.Change, f map[string]any) error {

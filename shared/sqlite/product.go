@@ -174,7 +174,10 @@ func init() {
 			Scopes: catalogWrite, Refs: []ref{{Col: "category_id", Table: "categories"}, {Col: "modifier_group_ids", Table: "modifier_groups", List: true},
 				{Col: "variant_of", Table: "products"}, {Col: "components", Table: "products", Key: "product_id"}},
 			Check: checkProduct},
-		Events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}}})
+		Events: map[string]eventSubject{kassa.EventProductCreated: {}, kassa.EventProductUpdated: {}},
+		NewState: func(db *engine.DB) any {
+			return &productState{catalog: &catalogCache{}, catalogWatcher: catalogWatcher{db}}
+		}})
 }
 
 func checkProduct(ctx context.Context, ad *admitter, c *change.Change, f map[string]any) error {

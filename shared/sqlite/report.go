@@ -152,6 +152,11 @@ func campaignPart(d engine.Dialect, col string) string {
 	return `CASE WHEN ` + col + ` = '[]' THEN 0 ELSE (SELECT coalesce(sum(` + d.JSONInt("j.value", "amount") + `), 0) FROM ` + d.JSONElements(col, "j") + `) END`
 }
 
+// keySep joins two parts of a row's key in SQL, split again in Go at
+// "\x1f": the unit separator as a literal, which both backends read alike
+// (SQLite's char(31) is a type name to PostgreSQL).
+const keySep = "'\x1f'"
+
 // groupKey is the SQL of a grouping's key over d, o (orders) and, for
 // product and category, l (order_lines) and p (products).
 func groupKey(g kassa.ReportGrouping) string {
@@ -298,7 +303,7 @@ func (s *ReportService) salesByLine(ctx context.Context, sc *reportScope, sums s
 	staff, sargs := staffFilter(sc)
 	args := append([]any{sc.ranges(false), sc.orgID}, sargs...)
 	if err := s.sumRows(ctx, sums.addLines, 9, s.withD()+`SELECT `+key+`, o.currency, count(DISTINCT o.id),
-		sum(l.total + l.discount - CASE WHEN o.tax_inclusive THEN 0 ELSE l.tax END), sum(l.discount),
+		sum(l.total + l.discount - CASE WHEN o.tax_inclusive = 1 THEN 0 ELSE l.tax END), sum(l.discount),
 		sum(`+campaignPart(s.d(), "l.campaign_discounts")+`), sum(l.tax), sum(l.total),
 		count(p.cost), coalesce(sum(l.quantity * p.cost), 0), coalesce(sum(CASE WHEN p.cost IS NOT NULL THEN l.total - l.tax END), 0)
 		FROM d CROSS JOIN orders o JOIN order_lines l ON l.order_id = o.id LEFT JOIN products p ON p.id = l.product_id
@@ -553,17 +558,17 @@ func (s *ReportService) Payments(ctx context.Context, f kassa.ReportFilter, emit
 		q   string
 		add func(r *kassa.PaymentRow, v []int64)
 	}{
-		{`SELECT ` + key + ` || char(31) || p.method, o.currency, count(*), sum(p.amount) FROM d CROSS JOIN payments p JOIN orders o ON o.id = p.order_id
+		{`SELECT ` + key + ` || ` + keySep + ` || p.method, o.currency, count(*), sum(p.amount) FROM d CROSS JOIN payments p JOIN orders o ON o.id = p.order_id
 			WHERE p.org_id = ? AND p.location_id = d.loc AND p.captured_at >= d.lo AND p.captured_at < d.hi
 			AND p.status IN ('captured', 'partially_refunded', 'refunded') GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Count, r.Captured = r.Count+v[0], r.Captured+v[1] }},
-		{`SELECT ` + key + ` || char(31) || p.method, o.currency, sum(` + s.d().JSONInt("j.value", "amount") + `), 0 FROM d CROSS JOIN refunds r
+		{`SELECT ` + key + ` || ` + keySep + ` || p.method, o.currency, sum(` + s.d().JSONInt("j.value", "amount") + `), 0 FROM d CROSS JOIN refunds r
 			JOIN orders o ON o.id = r.order_id JOIN ` + s.d().JSONElements("r.payments", "j") + ` ON true JOIN payments p ON p.id = j.value->>'payment_id'
 			WHERE r.org_id = ? AND r.location_id = d.loc AND r.created_at >= d.lo AND r.created_at < d.hi GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Refunded += v[0] }},
-		{`SELECT ` + key + ` || char(31) || 'store_credit', o.currency, sum(t.amount), 0` + refundsToCredit + ` GROUP BY 1, 2`,
+		{`SELECT ` + key + ` || ` + keySep + ` || 'store_credit', o.currency, sum(t.amount), 0` + refundsToCredit + ` GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) { r.Refunded += v[0] }},
-		{`SELECT ` + key + ` || char(31) || e.method, ds.currency, sum(CASE WHEN e.type = 'sale' THEN e.amount ELSE 0 END),
+		{`SELECT ` + key + ` || ` + keySep + ` || e.method, ds.currency, sum(CASE WHEN e.type = 'sale' THEN e.amount ELSE 0 END),
 			sum(CASE WHEN e.type = 'refund' THEN -e.amount ELSE 0 END) FROM d CROSS JOIN drawer_entries e JOIN drawer_sessions ds ON ds.id = e.drawer_id
 			WHERE e.org_id = ? AND e.location_id = d.loc AND e.created_at >= d.lo AND e.created_at < d.hi AND e.type IN ('sale', 'refund') GROUP BY 1, 2`,
 			func(r *kassa.PaymentRow, v []int64) {
@@ -743,7 +748,7 @@ func (s *ReportService) GiftCardsOwed(ctx context.Context, f kassa.ReportFilter,
 			rows = append(rows, &kassa.GiftCardOwedRow{Currency: cur, IssuedLocationID: from, RedeemedLocationID: to, Amount: v[0]})
 		}
 	}, 1, s.withD()+`SELECT coalesce((SELECT `+issued+` FROM gift_card_transactions i WHERE i.gift_card_id = t.gift_card_id AND i.type = 'issue'
-		ORDER BY i.created_at LIMIT 1), '') || char(31) || `+giftLocation+` AS k, g.currency, -sum(t.amount)
+		ORDER BY i.created_at LIMIT 1), '') || `+keySep+` || `+giftLocation+` AS k, g.currency, -sum(t.amount)
 		FROM d CROSS JOIN gift_card_transactions t JOIN gift_cards g ON g.id = t.gift_card_id
 		WHERE t.org_id = ? AND t.created_at >= d.lo AND t.created_at < d.hi AND t.type IN ('redeem', 'refund') AND t.payment_id IS NOT NULL
 		GROUP BY 1, 2 ORDER BY 1, 2`, sc.orgRanges(false), sc.orgID)

@@ -400,7 +400,8 @@ var entUser = new(noun)
 func init() {
 	register(entUser, noun{Name: "user", Table: "users", Digest: orgRows, Formats: []formatStep{{Format: 5, Migration: 35}},
 		Edge: &edgeRule{Update: []string{"name", "role", "location_ids", "is_active", "password_hash", "pin_hash"}, Once: []string{"email"}, AnyUser: true,
-			Refs: []ref{{Col: "location_ids", Table: "locations", List: true}}, Check: checkUser}})
+			Refs: []ref{{Col: "location_ids", Table: "locations", List: true}}, Check: checkUser},
+		NewState: func(*engine.DB) any { return &userState{} }})
 }
 
 // Users are the actors of most changes an edge pushes: tried first.

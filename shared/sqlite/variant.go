@@ -108,15 +108,15 @@ func variantIDs(ctx context.Context, q querier, orgID, id string) ([]string, err
 // variantID: the product (nil variant) or one of its active variants. A
 // line naming a variant as its product sells that variant of its product.
 // Problems are added to v; the product returned is the line's product.
-func soldItem(ctx context.Context, q querier, orgID string, p *kassa.Product, variantID *string, field string, v *kassa.Validation) (*kassa.Product, *kassa.Product, error) {
+func soldItem(ctx context.Context, cat catalogView, p *kassa.Product, variantID *string, field string, v *kassa.Validation) (*kassa.Product, *kassa.Product, error) {
 	if p.VariantOf != nil && (variantID == nil || *variantID == p.ID) {
-		parent, err := findProduct(ctx, q, orgID, *p.VariantOf)
+		parent, err := cat.product(ctx, *p.VariantOf)
 		if err != nil {
 			return nil, nil, err
 		}
 		return parent, p, nil
 	}
-	ids, err := variantIDs(ctx, q, orgID, p.ID)
+	ids, err := cat.variants(ctx, p.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +124,7 @@ func soldItem(ctx context.Context, q querier, orgID string, p *kassa.Product, va
 	if variantID == nil || len(ids) == 0 {
 		return p, nil, nil
 	}
-	variant, err := findProduct(ctx, q, orgID, *variantID)
+	variant, err := cat.product(ctx, *variantID)
 	if err != nil {
 		return p, nil, nil // reported by ChosenVariant
 	}

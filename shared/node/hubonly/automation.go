@@ -47,8 +47,10 @@ const automationReader = "automations"
 // and the schedules: the clock may jump (a fake clock in tests).
 const automationPoll = time.Second
 
-// automationBatch is how many events the engine reads at once.
-const automationBatch = 100
+// automationBatch is how many events the engine reads at once;
+// automationIdleBatch how many it passes over at once while no rule of
+// any org is triggered by an event (readLog).
+const automationBatch, automationIdleBatch = 100, 2000
 
 // maxMissedTicks bounds the walk to the latest missed tick after downtime.
 const maxMissedTicks = 100000
@@ -150,7 +152,7 @@ func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
 			case <-ctx.Done():
 				return nil
 			case _, ok := <-sub.C:
-				if !ok {
+				if !ok || !drained(sub.C) {
 					return nil
 				}
 			case <-e.kick:
@@ -192,19 +194,68 @@ func (e *automationEngine) pass(ctx context.Context) (more bool, next time.Time,
 	return more, next, err
 }
 
+// drained takes every event already waiting in c, which one read of the
+// log covers: a catch-up publishes an event per synced order, and the
+// engine read the log once for each. False when c is closed.
+func drained(c <-chan kassa.Event) bool {
+	for {
+		select {
+		case _, ok := <-c:
+			if !ok {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}
+
 // readLog runs the rules of one batch of events past the saved position
 // and records all their executions with the batch's last position in one
 // unit; more says a full batch was read. The rules of an org and type are
-// read once a batch.
+// read once a batch. While no org has an active rule triggered by an
+// event (a hub's usual state, and a catch-up's thousands of synced
+// events), it passes over automationIdleBatch events at a time, asking
+// again after reading them: an event logged after a rule was made is
+// always read by a batch that sees the rule.
 func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 	pos, err := e.store.ReaderPosition(ctx, automationReader)
 	if err != nil {
 		return false, err
 	}
-	evs, err := e.store.EventsAfter(ctx, pos, automationBatch)
+	idle, err := e.store.NoEventRules(ctx)
+	if err != nil {
+		return false, err
+	}
+	limit := automationBatch
+	if idle {
+		limit = automationIdleBatch
+	}
+	evs, err := e.store.EventsAfter(ctx, pos, limit)
 	if err != nil || len(evs) == 0 {
 		return false, err
 	}
+	if idle {
+		if idle, err = e.store.NoEventRules(ctx); err != nil {
+			return false, err
+		}
+	}
+	var recs []sqlite.ExecutionRecord
+	if !idle {
+		evs = evs[:min(len(evs), automationBatch)]
+		if recs, err = e.fire(ctx, evs); err != nil {
+			return false, err
+		}
+	}
+	last := &sqlite.Position{Reader: automationReader, Seq: evs[len(evs)-1].Seq}
+	if err := e.store.RecordExecution(context.WithoutCancel(ctx), last, recs...); err != nil {
+		return false, err
+	}
+	return idle && len(evs) == automationIdleBatch || !idle && len(evs) == automationBatch, nil
+}
+
+// fire runs the rules each event triggers and returns their executions.
+func (e *automationEngine) fire(ctx context.Context, evs []sqlite.LoggedEvent) ([]sqlite.ExecutionRecord, error) {
 	type key struct{ org, typ string }
 	rulesOf := map[key][]kassa.AutomationRule{}
 	var recs []sqlite.ExecutionRecord
@@ -213,8 +264,9 @@ func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 		k := key{ev.OrgID, ev.Type}
 		rules, ok := rulesOf[k]
 		if !ok {
+			var err error
 			if rules, err = e.store.RulesOn(ctx, ev.OrgID, ev.Type); err != nil {
-				return false, err
+				return nil, err
 			}
 			rulesOf[k] = rules
 		}
@@ -229,11 +281,7 @@ func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
 			recs = append(recs, e.run(ctx, &rules[j], firing{trigger: kassa.TriggerEvent, event: ev.Type, eventID: ev.ID, at: ev.OccurredAt, data: data, depth: ev.Depth}))
 		}
 	}
-	last := &sqlite.Position{Reader: automationReader, Seq: evs[len(evs)-1].Seq}
-	if err := e.store.RecordExecution(context.WithoutCancel(ctx), last, recs...); err != nil {
-		return false, err
-	}
-	return len(evs) == automationBatch, nil
+	return recs, nil
 }
 
 // runSchedules fires each schedule rule whose next tick has come (once,

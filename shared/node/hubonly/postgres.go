@@ -294,3 +294,8 @@ func (h *Hub) logLagCollector() prometheus.Collector {
 		return lag.Seconds()
 	})
 }
+
+// PostgresDriver is the database/sql driver name of a hub's PostgreSQL
+// store (its statements take SQLite's ? placeholders), for tests that
+// read the store beside the API without importing it.
+const PostgresDriver = pg.DriverName

@@ -55,8 +55,23 @@ type Dialect interface {
 	// entity_id, op, fields, hlc, origin, actor, created_at.
 	LogInsertSQL() string
 	// AfterCommit runs on the writer after each commit that wrote: on
-	// PostgreSQL it gives the log's new rows their positions.
+	// PostgreSQL it gives the log's new rows their positions and marks how
+	// far each followed seq has settled (Settled).
 	AfterCommit(ctx context.Context, writer *sql.DB) error
+	// BeginSQL runs first in each writer transaction ("" for nothing): on
+	// PostgreSQL it gives the transaction its id before it takes any seq,
+	// which Settled's marks rely on.
+	BeginSQL() string
+	// Settled bounds a reader that follows table by its seq (col, as the
+	// reader's statement names it): " AND col <= …", the highest seq below
+	// which no row can still commit, where writers commit concurrently;
+	// "" on SQLite, whose one writer commits seq in order. A cursor read
+	// within it never passes a row that commits late.
+	Settled(col, table string) string
+	// LockRowSQL locks one row of table by its id for the rest of the
+	// unit ("" for nothing: SQLite's one writer serializes every unit);
+	// Tx.LockRow runs it.
+	LockRowSQL(table string) string
 	// ColumnsSQL lists a table's column names in their order; its one
 	// parameter is the table's name.
 	ColumnsSQL() string
@@ -101,6 +116,9 @@ func (sqliteDialect) LogInsertSQL() string {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
+func (sqliteDialect) BeginSQL() string                           { return "" }
+func (sqliteDialect) Settled(string, string) string              { return "" }
+func (sqliteDialect) LockRowSQL(string) string                   { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

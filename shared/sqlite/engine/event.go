@@ -33,7 +33,7 @@ type LoggedEvent struct {
 func (db *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
 	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, id, org_id, coalesce(location_id, ''), type, data, occurred_at, origin,
 		coalesce((SELECT depth FROM event_causes WHERE event_id = events.id), 0)
-		FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+		FROM events WHERE seq > ?`+db.dialect().Settled("seq", "events")+` ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}

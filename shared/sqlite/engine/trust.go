@@ -160,6 +160,13 @@ type Admitter struct {
 	// state is what a noun's hooks keep for the batch: the applier's
 	// (batchState).
 	State map[*Noun]any
+	// absent says the row of the change admitted last is not here yet
+	// (existing found none): its merge inserts without reading it again.
+	absent bool
+	// refOrgs are the orgs of the rows references named in this batch
+	// (table NUL id → org): a row's org never changes and rows are never
+	// deleted, so a catch-up's thousand lines of one product ask once.
+	refOrgs map[string]string
 }
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
@@ -174,6 +181,7 @@ type BatchUser struct {
 // admit refuses a change the edge may not make; fields are the change's
 // values as the columns store them. A nil error admits it.
 func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields map[string]any) error {
+	ad.absent = false
 	if r.Edge == nil {
 		return Refuse(RefusedEntity, "%s is written at the hub only", c.Entity)
 	}
@@ -191,6 +199,7 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 	if err != nil {
 		return err
 	}
+	ad.absent = existing == nil
 	if err := ad.writable(ctx, c, r, fields, existing); err != nil {
 		return err
 	}
@@ -479,8 +488,7 @@ func (ad *Admitter) reference(ctx context.Context, c *change.Change, rf Ref, v a
 		if !kassa.ValidID(id) {
 			return Refuse(RefusedValue, "%s: %q is not an id", rf.Col, id)
 		}
-		var org string
-		err := ad.Tx.QueryRowContext(ctx, "SELECT org_id FROM "+rf.Table+" WHERE id = ?", id).Scan(&org)
+		org, err := ad.refOrg(ctx, rf.Table, id)
 		if errors.Is(err, sql.ErrNoRows) {
 			if ad.quarantined(ctx, id) {
 				return Refuse(RefusedReference, "%s names %s, which was quarantined", rf.Col, id)
@@ -499,6 +507,23 @@ func (ad *Admitter) reference(ctx context.Context, c *change.Change, rf Ref, v a
 		}
 	}
 	return nil
+}
+
+// refOrg is the org of the row id of table, read once per batch.
+func (ad *Admitter) refOrg(ctx context.Context, table, id string) (string, error) {
+	key := table + "\x00" + id
+	if org, ok := ad.refOrgs[key]; ok {
+		return org, nil
+	}
+	var org string
+	if err := ad.Tx.QueryRowContext(ctx, "SELECT org_id FROM "+table+" WHERE id = ?", id).Scan(&org); err != nil {
+		return "", err
+	}
+	if ad.refOrgs == nil {
+		ad.refOrgs = map[string]string{}
+	}
+	ad.refOrgs[key] = org
+	return org, nil
 }
 
 func (ad *Admitter) quarantined(ctx context.Context, entityID string) bool {

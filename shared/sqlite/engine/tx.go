@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -104,7 +105,13 @@ type writeReq struct {
 	// claim is the Idempotency-Key whose record the unit wrote, marked
 	// recorded once the unit committed.
 	claim *idemClaim
+	// runs counts the unit's runs: a unit the backend ended to be run
+	// again (Dialect.IsRetryable: a deadlock) runs up to maxRuns times.
+	runs int
 }
+
+// maxRuns bounds the runs of a unit the backend keeps ending as retryable.
+const maxRuns = 5
 
 // maxBatch bounds how many units share one commit.
 const maxBatch = 64
@@ -243,7 +250,7 @@ func (db *DB) checkpoint() {
 // maxBatch), in one transaction and reports whether it committed anything.
 func (db *DB) runBatch(batch []*writeReq) bool {
 	ctx := context.Background()
-	sqltx, err := db.Writer.BeginTx(ctx, nil)
+	sqltx, err := db.begin(ctx)
 	if err != nil {
 		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
@@ -266,8 +273,13 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 	}
 	commitErr := db.commitBatch(sqltx, ok)
+	var again []*writeReq
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
+		if r.runs++; r.err != nil && r.runs < maxRuns && db.dialect().IsRetryable(r.err) {
+			again = append(again, r)
+			continue
+		}
 		if r.claim != nil && r.err == nil && commitErr == nil {
 			r.claim.recorded.Store(true)
 		}
@@ -276,7 +288,60 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		}
 		r.done <- r.err
 	}
+	if len(again) > 0 {
+		// After the commit: the batch's row locks are released, so the
+		// unit does not meet the one it deadlocked with again.
+		return db.rerun(again) || (ok > 0 && commitErr == nil)
+	}
 	return ok > 0 && commitErr == nil
+}
+
+// rerun runs again, in a batch of their own, units the backend ended as
+// retryable (a deadlock between two hubs' units: each locked a row the
+// other wanted).
+func (db *DB) rerun(units []*writeReq) bool {
+	runs := 0
+	for _, r := range units {
+		r.err, r.changed, r.claim = nil, nil, nil
+		runs = max(runs, r.runs)
+	}
+	// A short pause, longer run after run and jittered, so that the unit
+	// that won the deadlock takes the row the loser just let go before
+	// the loser's rerun takes it back (and deadlocks with it again).
+	time.Sleep(time.Duration(runs) * (2*time.Millisecond + rand.N(3*time.Millisecond)))
+	return db.runBatch(units)
+}
+
+// LockRow locks the row id of table until the unit's transaction ends, on
+// a backend with several writers (Dialect.LockRowSQL): a unit that changes
+// an order's money, a gift card's balance or a loyalty account's points
+// calls it first, so that a unit on another hub changing the same row
+// waits and then reads what this one wrote. SQLite's one writer already
+// runs one unit at a time: nothing to do there. A deadlock between two
+// units ends one of them, which the writer runs again (rerun).
+func (tx *Tx) LockRow(ctx context.Context, table, id string) error {
+	q := tx.DB.dialect().LockRowSQL(table)
+	if q == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, q, id)
+	return err
+}
+
+// begin opens the writer's transaction and runs the dialect's BeginSQL
+// in it.
+func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
+	sqltx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if q := db.dialect().BeginSQL(); q != "" {
+		if _, err := sqltx.ExecContext(ctx, q); err != nil {
+			sqltx.Rollback()
+			return nil, err
+		}
+	}
+	return sqltx, nil
 }
 
 // runInBatch runs unit r in the batch's transaction between a savepoint

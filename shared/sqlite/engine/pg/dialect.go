@@ -80,9 +80,27 @@ func (Dialect) LogInsertSQL() string {
 }
 
 // AfterCommit positions the log's rows the commit wrote (Position), so
-// that the engine's readers of the outbox view see them.
+// that the engine's readers of the outbox view see them, and marks how
+// far each followed seq has settled (seq_mark.go).
 func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB) error {
-	return positionSQLDB(ctx, writer)
+	return afterCommit(ctx, writer)
+}
+
+// BeginSQL gives the writer's transaction its id first: a transaction
+// holding a seq always has an id that a mark's xid_bound counts (seq_mark.go).
+func (Dialect) BeginSQL() string { return `SELECT pg_current_xact_id()` }
+
+// Settled reads no further than the highest settled mark of table.
+func (Dialect) Settled(col, table string) string {
+	return " AND " + col + " <= (SELECT coalesce(max(upto), 0) FROM seq_marks WHERE tbl = '" + table +
+		"' AND xid_bound <= pg_snapshot_xmin(pg_current_snapshot()))"
+}
+
+// LockRowSQL takes the row's lock until the transaction ends: a unit on
+// another hub (or another writer) that locks it waits for this one's
+// commit and then reads what it wrote.
+func (Dialect) LockRowSQL(table string) string {
+	return `SELECT 1 FROM ` + table + ` WHERE id = ? FOR UPDATE`
 }
 
 func (Dialect) ColumnsSQL() string {

@@ -2,7 +2,6 @@ package pg
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -67,30 +66,14 @@ func Position(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 }
 
 // positionSQL gives positions to the committed transactions below the
-// oldest running one, after the last position given (Position).
+// oldest running one, after the last position given (Position; the
+// engine's writer runs the same UPDATE in kassa_after_commit, migration
+// 0009).
 const positionSQL = `WITH base AS (SELECT coalesce(max(last_pos), 0) AS b FROM outbox_commits),
 	ready AS (SELECT xid, n, sum(n) OVER (ORDER BY xid) AS upto FROM outbox_commits
 		WHERE last_pos IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot()))
 	UPDATE outbox_commits c SET first_pos = base.b + ready.upto - ready.n + 1, last_pos = base.b + ready.upto
 	FROM base, ready WHERE c.xid = ready.xid`
-
-// positionSQLDB is Position on a database/sql pool: the engine's writer
-// runs it after each commit (Dialect.AfterCommit).
-func positionSQLDB(ctx context.Context, db *sql.DB) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var mine bool
-	if err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock(?)`, lockLogPos).Scan(&mine); err != nil || !mine {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, positionSQL); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
 
 // Unpositioned counts the transactions that wrote the log and have no
 // positions yet: those still running, and those waiting for an older one

@@ -1,0 +1,58 @@
+package pg_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"kassa.dev/shared/sqlite/engine"
+)
+
+// TestAUnitEndedByADeadlockRunsAgain: on two hubs of one PostgreSQL, two
+// units lock the same two rows in opposite orders (Tx.LockRow); the
+// database ends one of them (a deadlock), and the engine runs that unit
+// again once its batch has ended (after a short pause, so that the other
+// takes the row first): both writes succeed, neither caller sees the
+// deadlock.
+func TestAUnitEndedByADeadlockRunsAgain(t *testing.T) {
+	hubs := openHubs(t, 2)
+	ctx := context.Background()
+	if err := hubs[0].Exec(ctx, `CREATE TABLE lockables (id text PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubs[0].Exec(ctx, `INSERT INTO lockables (id) VALUES ('x'), ('y')`); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	runs := 0
+	locked := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var once [2]sync.Once
+	unit := func(i int, first, second string) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error {
+			mu.Lock()
+			runs++
+			mu.Unlock()
+			if err := tx.LockRow(ctx, "lockables", first); err != nil {
+				return err
+			}
+			once[i].Do(func() { close(locked[i]) })
+			<-locked[1-i] // both hold their first row: each now wants the other's
+			if err := tx.LockRow(ctx, "lockables", second); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE lockables SET id = id WHERE id = ?`, second)
+			return err
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- hubs[0].Write(ctx, unit(0, "x", "y")) }()
+	go func() { errs <- hubs[1].Write(ctx, unit(1, "y", "x")) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a unit ended by the deadlock reached its caller: %v", err)
+		}
+	}
+	if runs < 3 {
+		t.Fatalf("the units ran %d times: the deadlock ended none of them", runs)
+	}
+}

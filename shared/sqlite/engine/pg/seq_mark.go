@@ -1,0 +1,96 @@
+package pg
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// A table whose readers follow it by seq (an identity column: the event
+// log, the kitchen's feed, the applied changes) takes its seq when a row
+// is written, not when it commits: with concurrent writers a row with a
+// lower seq can commit after one with a higher seq, and a reader whose
+// cursor passed the higher one would never read it. The hub's log gets
+// positions at commit instead (log.go); these tables keep their seq (a
+// unit reads back what it wrote by it) and their readers read below a
+// settled mark (Dialect.Settled):
+//
+//   - every writer transaction has its id before it takes a seq
+//     (Dialect.BeginSQL);
+//   - after a commit, the writer reads each followed sequence's last value
+//     (upto), then, in a later statement, the next transaction id not yet
+//     given (xid_bound), and writes (upto, xid_bound) to seq_marks
+//     (kassa_after_commit, one call with the log's positions). Any row at or
+//     below upto was written by a transaction whose id is below xid_bound;
+//   - a reader's statement takes the highest upto whose xid_bound is at or
+//     below its snapshot's oldest running transaction: every transaction
+//     below xid_bound has ended, so every row at or below upto that will ever
+//     commit is visible to that statement.
+//
+// Nothing waits on anything: the price is a mark per commit (in the call
+// that positions the log), and a row is followed once the transactions older than its
+// commit's mark have ended.
+
+// markers are the followed tables, per writer pool.
+var markers sync.Map // *sql.DB -> *marker
+
+type marker struct {
+	tables, seqs string // comma-separated, in one order
+	calls        atomic.Int64
+}
+
+// afterCommit gives the log its positions and marks the followed tables
+// after a commit, in one call of kassa_after_commit (migration 0009);
+// now and then it drops the marks a settled higher one makes useless.
+func afterCommit(ctx context.Context, db *sql.DB) error {
+	m, err := markerOf(ctx, db)
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs); err != nil {
+		return fmt.Errorf("pg: after commit: %w", err)
+	}
+	if m.calls.Add(1)%64 == 0 {
+		_, err = db.ExecContext(ctx, pruneMarksSQL)
+	}
+	return err
+}
+
+// pruneMarksSQL drops the marks below a settled one of the same table: no
+// statement from now on reads them, and one already running still sees
+// them (its snapshot).
+const pruneMarksSQL = `DELETE FROM seq_marks m USING seq_marks n
+	WHERE n.tbl = m.tbl AND (n.upto > m.upto OR (n.upto = m.upto AND n.xid_bound < m.xid_bound))
+	AND n.xid_bound <= pg_snapshot_xmin(pg_current_snapshot())`
+
+// markerOf finds the followed tables (every identity column named seq)
+// once per writer pool.
+func markerOf(ctx context.Context, db *sql.DB) (*marker, error) {
+	if m, ok := markers.Load(db); ok {
+		return m.(*marker), nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT table_name::text, pg_get_serial_sequence(quote_ident(table_name::text), 'seq')
+		FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'seq' AND is_identity = 'YES'
+		ORDER BY table_name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var tables, seqs []string
+	for rows.Next() {
+		var table, seq string
+		if err := rows.Scan(&table, &seq); err != nil {
+			return nil, err
+		}
+		tables, seqs = append(tables, table), append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	m := &marker{tables: strings.Join(tables, ","), seqs: strings.Join(seqs, ",")}
+	actual, _ := markers.LoadOrStore(db, m)
+	return actual.(*marker), nil
+}
