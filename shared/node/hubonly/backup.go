@@ -64,7 +64,10 @@ func runTool(ctx context.Context, name string, stdout *os.File, args ...string) 
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	cmd.Stderr = &stderr
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %v: %s", name, err, bytes.TrimSpace(stderr.Bytes()))
 	}
