@@ -2,6 +2,7 @@ package synctest
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -222,6 +223,14 @@ func TestARestoredHubGetsBackWhatEdgesSentSince(t *testing.T) {
 	run(t, func() error {
 		return hubnode.Commands["backup"](t.Context(), append([]string{"--data-dir", e.hubDir, "--out", backup}, e.hubArgs...), noEnv, &out)
 	})
+	// The backup holds every customer's data: the owner's alone; and it is
+	// not overwritten without --force.
+	if st, err := os.Stat(backup); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the hub's backup: %v, %v", st, err)
+	}
+	if err := hubnode.Commands["backup"](t.Context(), append([]string{"--data-dir", e.hubDir, "--out", backup}, e.hubArgs...), noEnv, &out); !errors.Is(err, node.ErrExists) {
+		t.Fatalf("a hub backup over an existing file: %v", err)
+	}
 	for range 5 {
 		e.sale(t, product)
 	}
