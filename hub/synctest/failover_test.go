@@ -2,7 +2,10 @@ package synctest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,9 +35,14 @@ func TestAnEdgeMovesToAnotherHubWhenItsHubStopsDuringASalesBurst(t *testing.T) {
 	hubs := make([]*nodetest.Proc, 3)
 	names := map[string]int{}
 	for i := range hubs {
-		hubs[i] = nodetest.Start(t, hubnode.Run, secret, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		dir := t.TempDir()
+		hubs[i] = nodetest.Start(t, hubnode.Run, secret, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", dir,
 			"--store", dsn, "--leaf-port", leaf[i], "--leaf-urls", urls, "--cluster-listen", "127.0.0.1:"+route[i], "--cluster-routes", routes)
-		names["hub-"+regexp.MustCompile(`kassa hub (\S+) serving`).FindStringSubmatch(hubs[i].Output())[1]] = i
+		instance, err := os.ReadFile(filepath.Join(dir, "hub-instance")) // hubnode.hubInstanceFile
+		if err != nil {
+			t.Fatal(err)
+		}
+		names["hub-"+regexp.MustCompile(`kassa hub (\S+) serving`).FindStringSubmatch(hubs[i].Output())[1]+"-"+strings.TrimSpace(string(instance))] = i
 	}
 	hubTok := hubs[0].Login(t, "owner@demo.test", demo.Password)
 	var locs struct{ Data []map[string]any }
@@ -48,30 +56,46 @@ func TestAnEdgeMovesToAnotherHubWhenItsHubStopsDuringASalesBurst(t *testing.T) {
 		"--hub-url", hubs[0].URL, "--enrol-token", en.Data["token"].(string))
 	e := &env{hub: hubs[0], edge: edge, hubTok: hubTok, location: loc}
 	e.edgeTok = edge.WaitLogin(t, 60*time.Second, "cashier@demo.test", demo.Password)
-	attached := func(alive int) int { // the hub the edge is connected at, as hub alive says; -1 if none
-		var st struct{ Data map[string]any }
-		hubs[alive].TryCall("GET", "/api/v1/sync/status", hubTok, nil, &st)
-		edges, _ := st.Data["edges"].([]any)
-		for _, x := range edges {
-			if m := x.(map[string]any); m["connected"] == true {
-				if i, ok := names[fmt.Sprint(m["hub"])]; ok {
+	stopped := -1
+	attached := func() int { // the hub the edge is connected at, as that hub says; -1 if none
+		for i, h := range hubs {
+			var st struct{ Data map[string]any }
+			if i == stopped || h.TryCall("GET", "/api/v1/sync/status", hubTok, nil, &st) != 200 {
+				continue
+			}
+			edges, _ := st.Data["edges"].([]any)
+			for _, x := range edges {
+				if m := x.(map[string]any); m["connected"] == true && names[fmt.Sprint(m["hub"])] == i {
 					return i
 				}
 			}
 		}
 		return -1
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, h := range hubs {
+				if i != stopped {
+					var st struct{ Data map[string]any }
+					h.TryCall("GET", "/api/v1/sync/status", hubTok, nil, &st)
+					t.Logf("hub %d's status: %v", i, st.Data["edges"])
+				}
+			}
+			t.Logf("the edge's output:\n%s", tail(edge.Output(), 3000))
+		}
+	})
 	first := -1
-	wait.For(t, 30*time.Second, "the edge to attach to a hub", func() bool { first = attached(0); return first >= 0 })
+	wait.For(t, 30*time.Second, "the edge to attach to a hub", func() bool { first = attached(); return first >= 0 })
 	product := e.products(t, edge, e.edgeTok)[0]["id"].(string)
 	b := e.startBurst(t, 4, product)
 	wait.For(t, 30*time.Second, "sales before the hub stops", func() bool { return b.acked() >= 20 })
 	hubs[first].Stop(t)
-	other := (first + 1) % 3
+	stopped = first
+	other := -1
 	start := time.Now()
 	wait.For(t, 15*time.Second, "the edge to reattach to another hub", func() bool {
-		i := attached(other)
-		return i >= 0 && i != first
+		other = attached()
+		return other >= 0
 	})
 	t.Logf("reattached in %v", time.Since(start))
 	wait.For(t, 30*time.Second, "sales after the move", func() bool { return b.acked() >= 40 })
@@ -93,3 +117,6 @@ func TestAnEdgeMovesToAnotherHubWhenItsHubStopsDuringASalesBurst(t *testing.T) {
 		t.Fatalf("hub %d holds %d orders, the edge %d", other, n, atEdge)
 	}
 }
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
