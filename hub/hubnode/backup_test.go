@@ -14,7 +14,7 @@ import (
 )
 
 // TestADumpRestoredIntoAYoungerClusterIsRefusedWithWhatToDo
-// (docs/postgres.md, "Backups and restores"): the hub's log is keyed by
+// (docs/postgres.md, "Backups and restores on PostgreSQL"): the hub's log is keyed by
 // PostgreSQL transaction ids; a dump loaded into a cluster that has not
 // reached them would collide with the cluster's next transactions. The
 // restore says so and how to fix it instead of leaving a hub that fails

@@ -21,7 +21,7 @@ import (
 // backup --store postgres://…`, `hub restore --store postgres://… FILE`)
 // with PostgreSQL's own tools: a pg_dump custom-format archive, loaded by
 // pg_restore into an empty or new database (docs/postgres.md, "Backups
-// and restores").
+// and restores on PostgreSQL"; the runbook in docs/ops.md).
 var StoreBackups = &node.URLStores{Backup: dumpStore, Restore: restoreStore}
 
 // pgTool finds one of PostgreSQL's client programs: beside initdb (the
