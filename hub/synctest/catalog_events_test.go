@@ -339,7 +339,7 @@ func (r *evRun) run(hub bool) {
 // after the link is cut and restored again.
 func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 	e := MustStartPair(t)
-	hubRun := &evRun{t: t, p: e.hub, tok: e.hubTok, dir: e.hubDir, origin: edgeOrigin(t, e.hubDir), ids: map[string]string{}}
+	hubRun := &evRun{t: t, p: e.hub, tok: e.hubTok, dir: e.hubStore, origin: edgeOrigin(t, e.hubStore), ids: map[string]string{}}
 	edgeRun := &evRun{t: t, p: e.edge, tok: e.edgeMgr, dir: e.edgeDir, origin: edgeOrigin(t, e.edgeDir), loc: e.location, ids: map[string]string{}}
 	hubRun.org = hubRun.get("/api/v1/locations/" + e.location)["org_id"].(string)
 	edgeRun.org = hubRun.org
@@ -374,7 +374,7 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 
 	// A partner subscribed to everything: every event the hub logs from
 	// here on, its own and the edge's, must reach it once.
-	hooked := len(eventLog(t, e.hubDir))
+	hooked := len(eventLog(t, e.hubStore))
 	hook := webhooktest.New(t)
 	registerHook(t, e.hub, e.hubTok, hook, kassa.WebhookAllEvents)
 
@@ -392,9 +392,9 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 			return st["connected"] == true && st["last_verified"] != nil && st["pending_up"] == float64(0)
 		})
 		wait.For(t, 20*time.Second, "the edge's events at the hub", func() bool {
-			return len(eventsAt(eventLog(t, e.hubDir), edgeRun.origin)) == edgeRun.seen
+			return len(eventsAt(eventLog(t, e.hubStore), edgeRun.origin)) == edgeRun.seen
 		})
-		hubLog, edgeLog := eventLog(t, e.hubDir), eventLog(t, e.edgeDir)
+		hubLog, edgeLog := eventLog(t, e.hubStore), eventLog(t, e.edgeDir)
 		if n := sameEvents(t, hubLog, edgeLog, edgeRun.origin); n != edgeRun.seen {
 			t.Fatalf("round %d: the edge logged %d events, %d checked", round, n, edgeRun.seen)
 		}
@@ -404,7 +404,7 @@ func TestEveryEventComesFromItsOperationAtEitherNode(t *testing.T) {
 			e.proxy.restore()
 		}
 	}
-	deliveredOnce(t, hook, eventLog(t, e.hubDir)[hooked:])
+	deliveredOnce(t, hook, eventLog(t, e.hubStore)[hooked:])
 	// Every emitted type of the catalog came from an operation, at the hub.
 	for _, c := range kassa.EventCatalog {
 		if c.Emitted && c.Logged && !slices.Contains(hubRun.seenTypes, c.Type) {

@@ -172,7 +172,7 @@ func TestOpsPageWithAThousandEdges(t *testing.T) {
 	if org == "" {
 		t.Fatalf("no org in /auth/me: %v", st.Data)
 	}
-	ids, err := node.SeedEdges(context.Background(), e.hubDir, org, e.location, 1000)
+	ids, err := node.SeedEdges(context.Background(), e.hubStore, org, e.location, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

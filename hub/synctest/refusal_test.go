@@ -161,7 +161,7 @@ func TestARefusedChangeIsShownAtTheStoreAndFixedFromTheOpsPage(t *testing.T) {
 	if !strings.Contains(metricsText(t, e.edge.URL), "kassa_sync_refused_changes 0") {
 		t.Error("the edge's gauge still counts the refusal")
 	}
-	cmp, err := node.CompareScope(context.Background(), e.hubDir, e.edgeDir)
+	cmp, err := node.CompareScope(context.Background(), e.hubStore, e.edgeDir)
 	if err != nil || !maps.Equal(cmp.Hub, cmp.Edge) {
 		t.Fatalf("hub verify: %v\nhub  %v\nedge %v", err, cmp.Hub, cmp.Edge)
 	}

@@ -23,6 +23,7 @@ import (
 type env struct {
 	hub, edge *nodetest.Proc
 	hubDir    string
+	hubStore  string // the hub's store for reads beside it: hubDir, or the postgres:// DSN it runs on
 	edgeDir   string
 	proxy     *proxy
 	hubTok    string // owner at the hub
@@ -48,6 +49,10 @@ func MustStartPair(t testing.TB) *env {
 func startPair(t testing.TB, hubArgs ...string) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
+	e.hubStore = e.hubDir
+	if len(hubArgs) == 2 && hubArgs[0] == "--store" {
+		e.hubStore = hubArgs[1]
+	}
 	// Webhook receivers in these tests listen on loopback, which egress
 	// refuses unless told otherwise.
 	e.hub = nodetest.Start(t, hubnode.Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,

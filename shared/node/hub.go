@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -295,15 +293,12 @@ type ScopeComparison struct {
 // directories (both may keep running: it starts no background work and
 // only reads) and digests the edge's scope in each (hub verify).
 func CompareScope(ctx context.Context, hubDir, edgeDir string) (*ScopeComparison, error) {
-	open := func(dir string) (*sqlite.DB, error) {
-		return sqlite.Open(ctx, filepath.Join(dir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
-	}
-	hub, err := open(hubDir)
+	hub, err := OpenStoreAt(ctx, hubDir)
 	if err != nil {
 		return nil, err
 	}
 	defer hub.Close()
-	edge, err := open(edgeDir)
+	edge, err := OpenStoreAt(ctx, edgeDir)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/sqlite"
@@ -93,7 +94,7 @@ type LoggedEvent = sqlite.LoggedEvent
 // The node that owns the store may keep running: this starts no
 // background work and only reads (as hub verify does).
 func ReadEventLog(ctx context.Context, dataDir string, after int64, limit int) (string, []LoggedEvent, error) {
-	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	db, err := OpenStoreAt(ctx, dataDir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -102,11 +103,22 @@ func ReadEventLog(ctx context.Context, dataDir string, after int64, limit int) (
 	return db.NodeID, es, err
 }
 
+// OpenStoreAt opens a node's store beside the node, quietly: at is the
+// node's data folder (its SQLite file, kassa.db) or, for a hub on
+// PostgreSQL, the store's postgres:// URL (what --store was given).
+func OpenStoreAt(ctx context.Context, at string) (*sqlite.DB, error) {
+	path := at
+	if !strings.Contains(at, "://") {
+		path = filepath.Join(at, "kassa.db")
+	}
+	return sqlite.Open(ctx, path, sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+}
+
 // ReadChanges opens the store in dataDir and returns the change records
 // of one row in write order, as its node wrote them (what an edge pushes);
 // like ReadEventLog it only reads, beside the running node.
 func ReadChanges(ctx context.Context, dataDir, entity, entityID string) ([]change.Change, error) {
-	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	db, err := OpenStoreAt(ctx, dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +131,7 @@ func ReadChanges(ctx context.Context, dataDir, entity, entityID string) ([]chang
 // and records n edges that can never link, for the browser test of the
 // ops page with many stores. It returns their node ids.
 func SeedEdges(ctx context.Context, dataDir, orgID, locationID string, n int) ([]string, error) {
-	db, err := sqlite.Open(ctx, filepath.Join(dataDir, "kassa.db"), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	db, err := OpenStoreAt(ctx, dataDir)
 	if err != nil {
 		return nil, err
 	}
