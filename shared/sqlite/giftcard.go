@@ -391,7 +391,8 @@ func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCar
 func putGiftCardHold(ctx context.Context, tx *Tx, from EdgeScope, cardID string, h *kassa.GiftCardHold) error {
 	res, err := tx.ExecContext(ctx, `INSERT INTO gift_card_holds (payment_id, org_id, gift_card_id, location_id, node_id, amount, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO UPDATE SET amount = excluded.amount, expires_at = excluded.expires_at
-		WHERE org_id = excluded.org_id AND location_id = excluded.location_id AND gift_card_id = excluded.gift_card_id`,
+		WHERE gift_card_holds.org_id = excluded.org_id AND gift_card_holds.location_id = excluded.location_id
+		AND gift_card_holds.gift_card_id = excluded.gift_card_id`,
 		h.PaymentID, from.OrgID, cardID, from.LocationID, from.NodeID, h.Amount, fmtTime(tx.Now), fmtTime(tx.Now.Add(kassa.GiftCardHoldTTL)))
 	if err != nil {
 		return err
