@@ -24,8 +24,12 @@ func Verify(ctx context.Context, args []string, out io.Writer) error {
 	fs.SetOutput(out)
 	hubDir := fs.String("data-dir", "data/hub", "the hub's data directory")
 	edgeDir := fs.String("edge-data-dir", "data/edge", "the edge's data directory")
+	store := fs.String("store", "", "the hub's store when not the SQLite file in --data-dir: a postgres:// URL, as the hub's --store")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *store != "" {
+		hubDir = store
 	}
 	c, err := node.CompareScope(ctx, *hubDir, *edgeDir)
 	if err != nil {

@@ -774,7 +774,7 @@ func (h *honestRun) converged() {
 	}()
 	wait.For(t, 30*time.Second, "hub verify clean and the hub and the edge equal on every order and payment", func() bool {
 		var out strings.Builder
-		verr := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out)
+		verr := hubnode.Verify(t.Context(), append([]string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, e.hubArgs...), &out)
 		ho, eo := listAll(t, e.hub, e.hubTok, "/api/v1/orders?location_id="+e.location), listAll(t, e.edge, e.edgeMgr, "/api/v1/orders")
 		hp, ep := listAll(t, e.hub, e.hubTok, "/api/v1/payments?location_id="+e.location), listAll(t, e.edge, e.edgeMgr, "/api/v1/payments")
 		hl, el := listAll(t, e.hub, e.hubTok, "/api/v1/laybys"), listAll(t, e.edge, e.edgeMgr, "/api/v1/laybys")
@@ -924,7 +924,7 @@ func TestAnOfflineCardSaleArrivesWhole(t *testing.T) {
 	}
 	wait.For(t, 30*time.Second, "hub verify clean", func() bool {
 		var out strings.Builder
-		return hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out) == nil
+		return hubnode.Verify(t.Context(), append([]string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, e.hubArgs...), &out) == nil
 	})
 	for _, c := range []struct{ event, id string }{{kassa.EventOrderCompleted, order}, {kassa.EventPaymentCaptured, payment}} {
 		got := r.WaitFor(30*time.Second, c.event, 1)

@@ -108,8 +108,8 @@ func TestOpsSeeEveryEdgeAcrossAHubRestart(t *testing.T) {
 
 	// The hub restarts: its status of the edge is what it was.
 	e.hub.Stop(t)
-	hub := nodetest.Start(t, hubnode.Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
-		"--leaf-port", "-1", "--webhook-allow-loopback")
+	hub := nodetest.Start(t, hubnode.Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
+		"--leaf-port", "-1", "--webhook-allow-loopback"}, e.hubArgs...)...)
 	after := e.edgeStatus(t, hub, hub.Login(t, "owner@demo.test", demo.Password), node)
 	for _, k := range []string{"version", "last_seen", "connected_since", "reported_at", "pending_up", "lag_p50", "lag_p99",
 		"verify_ok", "last_verified", "open_conflicts", "quarantined", "connected"} {

@@ -23,7 +23,8 @@ import (
 type env struct {
 	hub, edge *nodetest.Proc
 	hubDir    string
-	hubStore  string // the hub's store for reads beside it: hubDir, or the postgres:// DSN it runs on
+	hubStore  string   // the hub's store for reads beside it: hubDir, or the postgres:// DSN it runs on
+	hubArgs   []string // the hub's store arguments, for its restart and hub verify (none on SQLite)
 	edgeDir   string
 	proxy     *proxy
 	hubTok    string // owner at the hub
@@ -49,7 +50,7 @@ func MustStartPair(t testing.TB) *env {
 func startPair(t testing.TB, hubArgs ...string) *env {
 	t.Helper()
 	e := &env{hubDir: t.TempDir()}
-	e.hubStore = e.hubDir
+	e.hubStore, e.hubArgs = e.hubDir, hubArgs
 	if len(hubArgs) == 2 && hubArgs[0] == "--store" {
 		e.hubStore = hubArgs[1]
 	}
@@ -515,7 +516,7 @@ func TestVerifyCommandComparesHubAndEdgeStores(t *testing.T) {
 		return st["last_verified"] != nil && st["pending_up"] == float64(0)
 	})
 	var out strings.Builder
-	if err := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out); err != nil {
+	if err := hubnode.Verify(t.Context(), append([]string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, e.hubArgs...), &out); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "identical: ") || verifyLine(out.String(), "products") != "products hub 15 rows edge 15 rows identical" {
@@ -528,7 +529,7 @@ func TestVerifyCommandComparesHubAndEdgeStores(t *testing.T) {
 		t.Fatalf("create: %d", st)
 	}
 	out.Reset()
-	if err := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, &out); err != hubnode.ErrDiffer ||
+	if err := hubnode.Verify(t.Context(), append([]string{"--data-dir", e.hubDir, "--edge-data-dir", e.edgeDir}, e.hubArgs...), &out); err != hubnode.ErrDiffer ||
 		verifyLine(out.String(), "products") != "products hub 16 rows edge 15 rows DIFFERENT" {
 		t.Fatalf("verify after a hub-only change: %v\n%s", err, out.String())
 	}
