@@ -8,12 +8,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/prometheus/client_golang/prometheus"
@@ -142,15 +144,21 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	return node.Run(ctx, &f, log, stdout, func(ctx context.Context, n *node.Node) error {
 		token := "hub-" + randomToken()
+		name, err := hubName(n.NodeID(), f.Store, f.DataDir)
+		if err != nil {
+			return err
+		}
 		// The book of edges starts from what the hub saved before it
-		// stopped, and is saved until after the link stops.
+		// stopped, and is saved until after the link stops; hubs on one
+		// PostgreSQL each write theirs under their name.
+		n.Config.SaveEdgeReports = hub.EdgeBookSaver(name)
 		reports, err := n.EdgeReportJob(ctx, edges)
 		if err != nil {
 			return err
 		}
 		n.Jobs.Start(reports)
 		ns, err = natsnode.Start(natsnode.Config{
-			Name: "hub-" + n.NodeID(), Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
+			Name: name, Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
 			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token, Cluster: cluster, OnLeaf: edges.Attach,
 			LeafAuth: func(user, password string) *server.Permissions {
@@ -224,6 +232,31 @@ func seedDemo(ctx context.Context, n *node.Node, dataDir string, out io.Writer) 
 		return err
 	}
 	return os.WriteFile(filepath.Join(dataDir, DemoTokenFile), []byte(e.Token+"\n"), 0o600)
+}
+
+// hubInstanceFile holds, in a hub's data directory, what tells it from the
+// other hubs sharing its PostgreSQL store.
+const hubInstanceFile = "hub-instance"
+
+// hubName is the hub's NATS server name, which /sync/status, the ops page
+// and the edge book (edge_reports.hub_id) show: hub-<node id> on its own
+// SQLite store; on PostgreSQL every hub shares the store's node id, so the
+// name adds this data directory's instance id (made once, kept).
+func hubName(nodeID, store, dataDir string) (string, error) {
+	name := "hub-" + nodeID
+	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
+		return name, nil
+	}
+	path := filepath.Join(dataDir, hubInstanceFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		b = []byte(randomToken()[:8])
+		err = os.WriteFile(path, b, 0o600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("hub: instance id: %w", err)
+	}
+	return name + "-" + strings.TrimSpace(string(b)), nil
 }
 
 func randomToken() string {

@@ -39,7 +39,7 @@ func TestAFailingReceiverMovesTheWebhookMetrics(t *testing.T) {
 	tok := hub.Login(t, "owner@demo.test", demo.Password)
 	m := func(series string) float64 { return metricValue(metricsText(t, hub.URL), series) }
 	ok, failed := `kassa_webhook_deliveries_total{result="ok"}`, `kassa_webhook_deliveries_total{result="failed"}`
-	if m(ok) != 0 || m(failed) != 0 || m("kassa_webhook_dead_total") != 0 || m("kassa_webhook_queue") != 0 {
+	if m(ok) != 0 || m(failed) != 0 || m("kassa_webhook_dead_total") != 0 || m("kassa_webhook_queue") != 0 || m("kassa_webhook_oldest_seconds") != 0 {
 		t.Fatalf("webhook metrics of a new hub:\n%s", metricsText(t, hub.URL))
 	}
 	r := webhooktest.New(t)
@@ -60,9 +60,12 @@ func TestAFailingReceiverMovesTheWebhookMetrics(t *testing.T) {
 	r.SetStatus(200)
 	product("HELD-1")
 	wait.For(t, 20*time.Second, "the held delivery in the queue", func() bool { return m("kassa_webhook_queue") == 1 })
+	wait.For(t, 20*time.Second, "the held delivery to age", func() bool { return m("kassa_webhook_oldest_seconds") >= 1 })
 	r.Hang(nil) // the receiver closes what it still holds at the end
 	close(release)
-	wait.For(t, 20*time.Second, "the delivery through", func() bool { return m(ok) == 1 && m("kassa_webhook_queue") == 0 })
+	wait.For(t, 20*time.Second, "the delivery through", func() bool {
+		return m(ok) == 1 && m("kassa_webhook_queue") == 0 && m("kassa_webhook_oldest_seconds") == 0
+	})
 	if m(failed) != 2 || m("kassa_webhook_dead_total") != 1 {
 		t.Fatalf("a success moved the failure counts:\n%s", metricsText(t, hub.URL))
 	}

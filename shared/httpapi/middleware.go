@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/ratelimit"
 )
 
 const localRequestID = "request_id"
@@ -183,6 +184,18 @@ func scopeList(scopes []kassa.Scope) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// OrgLimiter is an org's request budget: the in-memory
+// *ratelimit.Limiter (an edge, a hub on SQLite) or the database's buckets
+// of hubs sharing one PostgreSQL (hubonly's), where SetLimit is a no-op
+// because the org's own limit is read from its tenants row.
+type OrgLimiter interface {
+	Take(key string) ratelimit.Result
+	Spend(key string, n int) ratelimit.Result
+	SetLimit(key string, perMinute, burst int)
+}
+
+var _ OrgLimiter = (*ratelimit.Limiter)(nil)
 
 // takeOrgToken spends one token of the org's bucket and sets the rate
 // limit headers, which every answer after authentication carries (errors

@@ -13,6 +13,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/pgtest"
 )
 
 // operatorToken is the test hub's --operator-token.
@@ -260,11 +261,28 @@ func TestOrgRateLimitPerOrgSurvivesRestart(t *testing.T) {
 	}
 	tn, _ = MustStartPartnerHub(t, tweak)
 	busy.Owner = tn.MustLogin(busy.OwnerEmail, testPassword)["accessToken"].(string)
-	headers(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "60", "3")
+	// On PostgreSQL the bucket is the database's, by its clock: it is not
+	// refilled by the test's clock and carries over the restart, so only
+	// the limit is the stored one's (docs/postgres.md).
+	limitOnly := func(r *resp, limit string) {
+		t.Helper()
+		if r.Header.Get("X-RateLimit-Limit") != limit {
+			t.Fatalf("%d: limit %q, want %s: %s", r.Status, r.Header.Get("X-RateLimit-Limit"), limit, r.Body)
+		}
+	}
+	if pgtest.OnPostgres() {
+		limitOnly(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "60")
+	} else {
+		headers(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "60", "3")
+	}
 	if r := tn.Do("DELETE", "/api/v1/partners/tenants/"+busy.ID+"/rate-limit", operatorToken, nil); r.Status != 204 {
 		t.Fatalf("delete limit: %d %s", r.Status, r.Body)
 	}
-	headers(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "600", "2")
+	if pgtest.OnPostgres() {
+		limitOnly(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "600")
+	} else {
+		headers(tn.Do("GET", "/api/v1/locations", busy.Owner, nil), "600", "2")
+	}
 	if r := tn.Do("GET", "/api/v1/partners/tenants/"+busy.ID, operatorToken, nil); r.Data()["rate_limit"] != nil {
 		t.Fatalf("removed limit still stored: %s", r.Body)
 	}

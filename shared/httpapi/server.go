@@ -51,6 +51,10 @@ type Config struct {
 	// OrgRates are the orgs' own rate limits, replacing RatePerMinute and
 	// RateBurst for those orgs (the hub loads them from its store).
 	OrgRates map[string]kassa.RateLimit
+	// OrgLimiter, when set, counts the orgs' requests instead of the
+	// in-memory buckets RatePerMinute builds: a hub on PostgreSQL hands the
+	// database's (hubonly), so an org's limit counts once across the hubs.
+	OrgLimiter OrgLimiter
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (clientip.go); none: the header is ignored.
 	TrustedProxies []netip.Prefix
@@ -185,7 +189,7 @@ type Server struct {
 	api      fiber.Router
 	routes   []*Route
 	metrics  *metrics
-	orgLimit *ratelimit.Limiter
+	orgLimit OrgLimiter
 	operator [sha256.Size]byte // hash of Config.OperatorToken
 	scraper  [sha256.Size]byte // hash of Config.MetricsToken
 	docOnce  sync.Once
@@ -222,7 +226,9 @@ func New(cfg Config, svc Services, log *slog.Logger) *Server {
 	if cfg.PublicURL != "" {
 		s.publicURL.Store(&cfg.PublicURL)
 	}
-	if cfg.RatePerMinute > 0 {
+	if cfg.OrgLimiter != nil {
+		s.orgLimit = cfg.OrgLimiter
+	} else if cfg.RatePerMinute > 0 {
 		s.orgLimit = ratelimit.New(cfg.RatePerMinute, max(cfg.RateBurst, 1), cfg.Now)
 		for org, r := range cfg.OrgRates {
 			s.orgLimit.SetLimit(org, r.PerMinute, r.Burst)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ticketBatch is how many orders' kitchen tickets one unit of work records.
@@ -110,13 +112,15 @@ func (n *Node) retainedSince(keep, def time.Duration) time.Time {
 
 // sweepJob runs sweep at start and then every period; it logs how many
 // rows of what it deleted, and its errors (the next round tries again).
+// Hubs sharing a database run each tick (the period's start) once across
+// them (Config.Once).
 func (n *Node) sweepJob(name string, every time.Duration, what string, sweep func(context.Context) (int64, error)) Job {
 	log := n.log
 	return Job{Name: name, Run: func(ctx context.Context) error {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			if k, err := sweep(ctx); err != nil && ctx.Err() == nil {
+			if k, err := n.tick(ctx, name, every, sweep); err != nil && ctx.Err() == nil {
 				log.Warn("sweeping "+what, "err", err)
 			} else if k > 0 {
 				log.Info("swept "+what, "rows", k)
@@ -128,4 +132,25 @@ func (n *Node) sweepJob(name string, every time.Duration, what string, sweep fun
 			}
 		}
 	}}
+}
+
+// tick runs job's tick of now (the start of its period): here, or once
+// across the hubs through Config.Once; kassa_job_ticks_total counts it.
+func (n *Node) tick(ctx context.Context, job string, every time.Duration, run func(context.Context) (int64, error)) (int64, error) {
+	if n.Config.Once == nil {
+		n.ticks.WithLabelValues(job, "here").Inc()
+		return run(ctx)
+	}
+	k, here, err := n.Config.Once(ctx, job, n.Config.Now().Truncate(every), run)
+	if err == nil {
+		n.ticks.WithLabelValues(job, map[bool]string{true: "here", false: "elsewhere"}[here]).Inc()
+	}
+	return k, err
+}
+
+// newTickCounter is kassa_job_ticks_total (docs/ops.md).
+func newTickCounter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kassa_job_ticks_total",
+		Help: "Ticks of the node's periodic jobs (sweeps, retention), by job and where they ran: here, or elsewhere (another hub on the same database ran it)."},
+		[]string{"job", "ran"})
 }

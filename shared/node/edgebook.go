@@ -269,12 +269,20 @@ func (n *Node) EdgeReportJob(ctx context.Context, b *EdgeBook) (Job, error) {
 				// The last word before the hub stops.
 				stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
-				return n.db.SaveEdgeReports(stop, b.dirtyReports())
+				return n.saveEdgeReports(stop, b.dirtyReports())
 			case <-t.C:
-				if err := n.db.SaveEdgeReports(ctx, b.dirtyReports()); err != nil {
+				if err := n.saveEdgeReports(ctx, b.dirtyReports()); err != nil {
 					return err
 				}
 			}
 		}
 	}}, nil
+}
+
+// saveEdgeReports writes rs through Config.SaveEdgeReports, or the store's.
+func (n *Node) saveEdgeReports(ctx context.Context, rs []sqlite.EdgeReport) error {
+	if n.Config.SaveEdgeReports != nil {
+		return n.Config.SaveEdgeReports(ctx, rs)
+	}
+	return n.db.SaveEdgeReports(ctx, rs)
 }

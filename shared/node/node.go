@@ -38,6 +38,16 @@ type Config struct {
 	// postgres:// URL on a hub (--store), opened through the backend the
 	// hub's binary registered (engine/pg). "": the SQLite file.
 	Store string
+	// Once runs one tick of a periodic job (a sweep, a retention) for the
+	// hubs sharing a database: on the hub that takes it first, the others
+	// skipping it (hubonly sets pg.Once's on PostgreSQL). It returns the
+	// job's count and whether it ran here. nil: every tick runs here.
+	// SaveEdgeReports writes the edge book's changed entries (nil: the
+	// store's edge_reports, this hub's word only). Hubs sharing a
+	// PostgreSQL write theirs with their name and when they heard the edge
+	// (hubonly.Hub.EdgeBookSaver), a newer word never replaced.
+	SaveEdgeReports func(ctx context.Context, rs []sqlite.EdgeReport) error
+	Once            func(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error)
 	// LoginPerMinute and LoginBurst throttle logins at the node, all
 	// addresses together; LoginIPPerMinute and LoginIPBurst per client
 	// address (0: the defaults).
@@ -93,6 +103,9 @@ type Node struct {
 	payments *sqlite.PaymentService
 	// laybys is Services.Laybys as the store's type: its expiry job.
 	laybys *sqlite.LaybyService
+	// ticks counts the periodic jobs' ticks, run here or by another hub
+	// (kassa_job_ticks_total{job, ran}).
+	ticks *prometheus.CounterVec
 }
 
 // storeName is what the store is opened from: Store, or else the SQLite
@@ -139,7 +152,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{Config: cfg, db: db, Bus: bus, Orgs: sqlite.NewOrgService(db), Jobs: NewJobs(log), log: log}
+	n := &Node{Config: cfg, db: db, Bus: bus, Orgs: sqlite.NewOrgService(db), Jobs: NewJobs(log), log: log, ticks: newTickCounter()}
 	auth := sqlite.NewAuthService(db, signer, sqlite.LoginLimits{PerMinute: cfg.LoginPerMinute, Burst: cfg.LoginBurst,
 		IPPerMinute: cfg.LoginIPPerMinute, IPBurst: cfg.LoginIPBurst})
 	auth.Rehash = cfg.Kind == kassa.NodeHub // users are written at the hub; an edge's are replicas
@@ -224,6 +237,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	}
 	n.HTTP = httpapi.New(n.Config.Config, n.Services, log)
 	n.HTTP.Registry().MustRegister(writerCollectors(db)...)
+	n.HTTP.Registry().MustRegister(n.ticks)
 	n.Jobs.Start(n.TicketJob())
 	n.Jobs.Start(n.ReceiptJob())
 	n.Jobs.Start(n.LaybyExpiryJob())

@@ -27,13 +27,37 @@ type AuthService struct {
 	// whole (global), and locked by account and address after failures
 	// (kassa.LockoutDelay). Password hashing itself is bounded by package
 	// password's slots.
-	ip, global *ratelimit.Limiter
-	lockout    *ratelimit.Lockout
+	ip      LoginThrottle
+	global  *ratelimit.Limiter
+	lockout LoginLockout
 
 	// Rehash stores a new hash, made with password.Params, when a user logs
 	// in with a hash made with other parameters. Only a node where users are
 	// written (the hub) should: an edge's users are the hub's replicas.
 	Rehash bool
+}
+
+// LoginThrottle takes one login attempt of a key: the in-memory
+// *ratelimit.Limiter, or the database's buckets on hubs sharing one
+// PostgreSQL (ShareThrottles).
+type LoginThrottle interface {
+	Take(key string) ratelimit.Result
+}
+
+// LoginLockout counts a key's failed logins: the in-memory
+// *ratelimit.Lockout, or the database's on hubs sharing one PostgreSQL.
+type LoginLockout interface {
+	Locked(key string) time.Duration
+	Fail(key string) time.Duration
+	Reset(key string)
+}
+
+// ShareThrottles replaces the per-address throttle and the lockout with
+// ones every hub on the database shares, so failures split across the hubs
+// count once. The node-wide throttle stays this process's: it bounds this
+// machine's password hashing. Called before the node serves.
+func (s *AuthService) ShareThrottles(ip LoginThrottle, lockout LoginLockout) {
+	s.ip, s.lockout = ip, lockout
 }
 
 // LoginLimits are the login throttles: attempts a minute and at once, from

@@ -307,6 +307,17 @@ func (s *WebhookStore) WebhookQueueLen(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// WebhookOldestWaiting returns when the oldest delivery still waiting to
+// be sent (pending or awaiting a retry) was made (zero: none waits).
+func (s *WebhookStore) WebhookOldestWaiting(ctx context.Context) (time.Time, error) {
+	var at sql.NullString
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT min(created_at) FROM webhook_deliveries WHERE status IN ('pending', 'awaiting_retry')`).Scan(&at)
+	if err != nil || !at.Valid {
+		return time.Time{}, err
+	}
+	return time.Parse(TimeFormat, at.String)
+}
+
 // WebhookEndpointsDue returns the active endpoints with deliveries due at
 // now, and the earliest time a later delivery becomes due (zero: none).
 func (s *WebhookStore) WebhookEndpointsDue(ctx context.Context, now time.Time) ([]string, time.Time, error) {

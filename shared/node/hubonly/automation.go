@@ -116,6 +116,17 @@ type automationEngine struct {
 	kick  chan struct{}
 	// SetCampaignStatus performs set_campaign_status.
 	SetCampaignStatus CampaignStatusFunc
+	// turn, on hubs sharing a PostgreSQL, lets one hub at a time run a
+	// pass (the event log from the saved position, the schedules), so two
+	// hubs never both run a rule for one event or tick (nil: always).
+	turn automationTurn
+}
+
+// automationTurn is whose turn it is to run the engine's pass: Take says
+// whether it is this hub's, and release ends the turn after the pass has
+// recorded its position.
+type automationTurn interface {
+	Take(ctx context.Context) (release func(), mine bool, err error)
 }
 
 func newAutomationEngine(store *sqlite.AutomationStore, svc *httpapi.Services, now func() time.Time, log *slog.Logger) *automationEngine {
@@ -147,14 +158,7 @@ func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
 			case <-e.kick:
 			case <-t.C:
 			}
-			more, err := e.readLog(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			next, err := e.runSchedules(ctx)
+			more, next, err := e.pass(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -170,6 +174,24 @@ func (e *automationEngine) job(bus *eventbus.Bus) node.Job {
 			t.Reset(wait)
 		}
 	}}
+}
+
+// pass reads one batch of the event log and runs the schedules due, when
+// it is this hub's turn (a hub whose turn it is not waits for its next
+// wake-up or poll: the holder reads the same log).
+func (e *automationEngine) pass(ctx context.Context) (more bool, next time.Time, err error) {
+	if e.turn != nil {
+		release, mine, err := e.turn.Take(ctx)
+		if err != nil || !mine {
+			return false, time.Time{}, err
+		}
+		defer release()
+	}
+	if more, err = e.readLog(ctx); err != nil {
+		return false, time.Time{}, err
+	}
+	next, err = e.runSchedules(ctx)
+	return more, next, err
 }
 
 // drained takes every event already waiting in c, which one read of the

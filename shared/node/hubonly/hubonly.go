@@ -12,6 +12,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"kassa.dev/shared/httpapi"
 	"kassa.dev/shared/hubapi"
 	"kassa.dev/shared/kassa"
@@ -32,6 +34,7 @@ type Hub struct {
 	oauth       *sqlite.OAuthService
 	webhooks    *webhookSender
 	automations *automationEngine
+	pool        *pgxpool.Pool // the hubs' shared PostgreSQL (nil on SQLite)
 }
 
 var _ node.Part = (*Hub)(nil)
@@ -52,12 +55,23 @@ func Of(cfg *node.Config) *Hub {
 // Open builds the webhook and automation services on the store.
 func (h *Hub) Open(ctx context.Context, n *node.Node, db *sqlite.DB) (*httpapi.Group, error) {
 	h.n, h.oauth = n, sqlite.NewOAuthService(db)
+	pool, err := sharePostgres(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	h.pool = pool
 	now, log := n.Config.Now, n.Log()
 	store := sqlite.NewWebhookStore(db)
 	h.webhooks = newWebhookSender(store, h.Webhooks, now, log)
+	if pool != nil {
+		h.webhooks.claims = pgClaims{pool: pool, lease: time.Duration(webhookBatch+1) * h.webhooks.cfg.Timeout}
+	}
 	n.Services.Webhooks = &webhookService{WebhookStore: store, sender: h.webhooks}
 	autos := sqlite.NewAutomationStore(db)
 	h.automations = newAutomationEngine(autos, &n.Services, now, log)
+	if pool != nil {
+		h.automations.turn = pgTurn{pool}
+	}
 	n.Services.Automations = &automationService{AutomationStore: autos, engine: h.automations}
 	h.automations.SetCampaignStatus = func(ctx context.Context, id, status string) error {
 		_, err := n.Services.Campaigns.UpdateCampaign(ctx, id, &kassa.CampaignUpdate{Status: kassa.Some(status)})
@@ -74,6 +88,10 @@ func (h *Hub) Start(n *node.Node) {
 	n.Jobs.Start(h.webhooks.job(n.Bus))
 	n.Jobs.Start(h.automations.job(n.Bus))
 	n.Jobs.Start(n.SweepJob("automation-retention", automationRetentionEvery, "old automation executions", h.ExpireAutomationExecutions))
+	n.HTTP.Registry().MustRegister(h.logLagCollector())
+	if h.pool != nil {
+		n.Jobs.Start(n.SweepJob("login-lockout-sweep", lockoutSweepEvery, "forgotten login lockouts", h.sweepLockouts))
+	}
 }
 
 // oauthSweepEvery is how often the hub deletes the authorization server's

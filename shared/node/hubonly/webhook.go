@@ -57,11 +57,31 @@ const webhookPoll = time.Second
 // webhookBatch is how many due deliveries a worker reads at once.
 const webhookBatch = 32
 
+// webhookClaims is how a sender takes an endpoint's due deliveries and
+// lets them go once their attempts are recorded: the store's read on
+// SQLite (one hub, one sender), the database's claim on PostgreSQL, where
+// every hub's sender reads one queue and each delivery is sent by one
+// (pgClaims).
+type webhookClaims interface {
+	Due(ctx context.Context, endpoint string, now time.Time, limit int) ([]sqlite.WebhookDelivery, error)
+	Release(ctx context.Context, ids []string) error
+}
+
+// storeClaims reads the store's due deliveries: nothing to release.
+type storeClaims struct{ store *sqlite.WebhookStore }
+
+func (c storeClaims) Due(ctx context.Context, endpoint string, now time.Time, limit int) ([]sqlite.WebhookDelivery, error) {
+	return c.store.WebhookDue(ctx, endpoint, now, limit)
+}
+
+func (storeClaims) Release(context.Context, []string) error { return nil }
+
 type webhookSender struct {
-	store *sqlite.WebhookStore
-	cfg   WebhookConfig
-	now   func() time.Time
-	log   *slog.Logger
+	store  *sqlite.WebhookStore
+	claims webhookClaims
+	cfg    WebhookConfig
+	now    func() time.Time
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	workers map[string]chan struct{} // endpoint id → its worker's wake-up
@@ -81,7 +101,7 @@ func newWebhookSender(store *sqlite.WebhookStore, cfg WebhookConfig, now func() 
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	return &webhookSender{store: store, cfg: cfg, now: now, log: log, workers: map[string]chan struct{}{}, kick: make(chan struct{}, 1),
+	return &webhookSender{store: store, claims: storeClaims{store}, cfg: cfg, now: now, log: log, workers: map[string]chan struct{}{}, kick: make(chan struct{}, 1),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kassa_webhook_deliveries_total",
 			Help: "Webhook delivery attempts by the hub's sender, by result (ok: a 2xx answer in time)."}, []string{"result"}),
 		dead: prometheus.NewCounter(prometheus.CounterOpts{Name: "kassa_webhook_dead_total",
@@ -102,7 +122,18 @@ func (s *webhookSender) collectors() []prometheus.Collector {
 		}
 		return float64(n)
 	})
-	return []prometheus.Collector{s.attempts, s.dead, queue}
+	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_webhook_oldest_seconds",
+		Help: "Age of the oldest webhook delivery still waiting to be sent (0: none waits)."}, func() float64 {
+		at, err := s.store.WebhookOldestWaiting(context.Background())
+		if err != nil {
+			return -1
+		}
+		if at.IsZero() {
+			return 0
+		}
+		return max(s.now().Sub(at).Seconds(), 0)
+	})
+	return []prometheus.Collector{s.attempts, s.dead, queue, oldest}
 }
 
 // wake makes the job look for due deliveries now.
@@ -185,7 +216,7 @@ func (s *webhookSender) work(ctx context.Context, endpoint string, wake chan str
 	}()
 	idle := 0
 	for ctx.Err() == nil {
-		ds, err := s.store.WebhookDue(ctx, endpoint, s.now(), webhookBatch)
+		ds, err := s.claims.Due(ctx, endpoint, s.now(), webhookBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("reading due webhook deliveries", slog.String("endpoint", endpoint), slog.Any("err", err))
@@ -230,6 +261,7 @@ func (s *webhookSender) send(ctx context.Context, ds []sqlite.WebhookDelivery) b
 			s.log.Error("recording webhook attempts", slog.String("delivery", ds[from].ID), slog.Any("err", err))
 			return false
 		}
+		s.release(ctx, ds[from:len(outs)])
 		from = len(outs)
 		return true
 	}
@@ -252,6 +284,18 @@ func (s *webhookSender) send(ctx context.Context, ds []sqlite.WebhookDelivery) b
 		}
 	}
 	return record() && ctx.Err() == nil
+}
+
+// release ends the claims on ds, whose attempts are recorded; a claim
+// left (the database did not answer) ends with its lease.
+func (s *webhookSender) release(ctx context.Context, ds []sqlite.WebhookDelivery) {
+	ids := make([]string, len(ds))
+	for i := range ds {
+		ids[i] = ds[i].ID
+	}
+	if err := s.claims.Release(context.WithoutCancel(ctx), ids); err != nil {
+		s.log.Warn("releasing webhook claims", slog.Int("deliveries", len(ids)), slog.Any("err", err))
+	}
 }
 
 // attempt makes one attempt of d and says how it went and what follows.
