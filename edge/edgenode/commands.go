@@ -11,4 +11,4 @@ const DefaultDataDir = "data/edge"
 // Commands are the edge binary's subcommands besides running the edge:
 // backup (of a running edge's store), restore (into a stopped edge's data
 // directory) and healthcheck. See docs/deploy.md.
-var Commands = node.Commands(DefaultDataDir, DefaultHTTPAddr, node.RestoreEdge)
+var Commands = node.Commands(DefaultDataDir, DefaultHTTPAddr, node.RestoreEdge, nil)

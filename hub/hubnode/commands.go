@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"kassa.dev/shared/node"
+	"kassa.dev/shared/node/hubonly"
 )
 
 // DefaultHTTPAddr is the hub's listen address when --http-addr is not given.
@@ -18,7 +19,7 @@ const DefaultDataDir = "data/hub"
 // store), restore (into a stopped hub's data directory) and healthcheck.
 // See docs/deploy.md.
 var Commands = func() map[string]node.Command {
-	cs := node.Commands(DefaultDataDir, DefaultHTTPAddr, node.RestoreHub)
+	cs := node.Commands(DefaultDataDir, DefaultHTTPAddr, node.RestoreHub, hubonly.StoreBackups)
 	cs["verify"] = func(ctx context.Context, args []string, _ func(string) string, out io.Writer) error {
 		return Verify(ctx, args, out)
 	}

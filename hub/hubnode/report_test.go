@@ -23,9 +23,8 @@ import (
 // reports-rebuild` refills them from the raw orders and refunds, and the
 // restarted hub's sales report by day is what it was before.
 func TestReportsRebuildRefillsTheRollupsFromTheRawRows(t *testing.T) {
-	pgtest.SkipOnPostgres(t, "it empties the rollups in the hub's SQLite file, and reports-rebuild takes --data-dir")
-	dir := t.TempDir()
-	p := nodetest.Start(t, Run, nil, "--demo", "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--leaf-port", "-1")
+	dir, store := t.TempDir(), pgtest.HubArgs(t)
+	p := nodetest.Start(t, Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--leaf-port", "-1"}, store...)...)
 	tok := p.Login(t, "owner@demo.test", demo.Password)
 	var locs, products struct{ Data []map[string]any }
 	p.Call(t, "GET", "/api/v1/locations", tok, nil, &locs)
@@ -62,7 +61,11 @@ func TestReportsRebuildRefillsTheRollupsFromTheRawRows(t *testing.T) {
 	}
 	p.Stop(t)
 
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "kassa.db"))
+	driver, at := "sqlite3", "file:"+filepath.Join(dir, "kassa.db")
+	if len(store) > 0 {
+		driver, at = "pgx", store[1]
+	}
+	db, err := sql.Open(driver, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +74,13 @@ func TestReportsRebuildRefillsTheRollupsFromTheRawRows(t *testing.T) {
 	}
 	db.Close()
 	var out bytes.Buffer
-	if err := Commands["reports-rebuild"](context.Background(), []string{"--data-dir", dir}, func(string) string { return "" }, &out); err != nil {
+	if err := Commands["reports-rebuild"](context.Background(), append([]string{"--data-dir", dir}, store...), func(string) string { return "" }, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "rebuilt the report rollups of 1 locations") {
 		t.Errorf("reports-rebuild says %q", out.String())
 	}
-	p = nodetest.Start(t, Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", dir, "--leaf-port", "-1")
+	p = nodetest.Start(t, Run, nil, append([]string{"--http-addr", "127.0.0.1:0", "--data-dir", dir, "--leaf-port", "-1"}, store...)...)
 	if after := report(p, p.Login(t, "owner@demo.test", demo.Password)); after != before {
 		t.Fatalf("the sales by day after the rebuild:\n%s\nbefore:\n%s", after, before)
 	}

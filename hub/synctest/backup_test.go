@@ -2,7 +2,9 @@ package synctest
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -102,7 +104,6 @@ func run(t *testing.T, cmd func() error) {
 // made after the backup (its own records, which the hub normally leaves
 // out of its pulls), and both stores agree again, with no sale lost.
 func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
-	skipOnPostgres(t, "hub backup and restore are the SQLite file's; pg_dump/pg_restore are not built (docs/postgres.md)")
 	e := MustStartPair(t)
 	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
 	b := e.startBurst(t, 4, product)
@@ -114,7 +115,7 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 		return edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, noEnv, &out)
 	})
 	run(t, func() error {
-		return hubnode.Commands["backup"](t.Context(), []string{"--data-dir", e.hubDir, "--out", hubBackup}, noEnv, &out)
+		return hubnode.Commands["backup"](t.Context(), append([]string{"--data-dir", e.hubDir, "--out", hubBackup}, e.hubArgs...), noEnv, &out)
 	})
 	atBackup := b.acked()
 	wait.For(t, 30*time.Second, "sales after the backups", func() bool { return b.acked() >= atBackup+20 })
@@ -126,13 +127,18 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 	if err := edgenode.Commands["backup"](t.Context(), []string{"--data-dir", e.edgeDir, "--out", edgeBackup}, noEnv, &out); !errors.Is(err, node.ErrExists) {
 		t.Fatalf("backup over an existing file: %v", err)
 	}
-	// The hub's backup is a sound store.
-	if err := node.CheckBackup(t.Context(), hubBackup); err != nil {
-		t.Fatal(err)
+	// The hub's backup is a sound store (on PostgreSQL, a pg_dump archive
+	// that loads into a new database).
+	if len(e.hubArgs) == 0 {
+		if err := node.CheckBackup(t.Context(), hubBackup); err != nil {
+			t.Fatal(err)
+		}
 	}
-	hubCopy := t.TempDir()
-	run(t, func() error { return node.RestoreHub(t.Context(), hubBackup, hubCopy, false) })
-	if _, es, err := node.ReadEventLog(t.Context(), hubCopy, 0, 10); err != nil || len(es) == 0 {
+	hubCopy, copyStore, copyArgs := e.newHubStore(t)
+	run(t, func() error {
+		return hubnode.Commands["restore"](t.Context(), append([]string{"--backup", hubBackup, "--data-dir", hubCopy}, copyArgs...), noEnv, &out)
+	})
+	if _, es, err := node.ReadEventLog(t.Context(), copyStore, 0, 10); err != nil || len(es) == 0 {
 		t.Fatalf("the hub's backup as a store: %v, %d events", err, len(es))
 	}
 
@@ -173,10 +179,22 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 		return st["last_verified"] != nil && st["pending_up"] == float64(0) && countOrders(t, e.hub, e.hubTok, e.location) == sold+1
 	})
 	out.Reset()
-	if err := hubnode.Verify(t.Context(), []string{"--data-dir", e.hubDir, "--edge-data-dir", restored}, &out); err != nil {
+	if err := hubnode.Verify(t.Context(), append([]string{"--data-dir", e.hubDir, "--edge-data-dir", restored}, e.hubArgs...), &out); err != nil {
 		t.Fatalf("verify after the restore: %v\n%s", err, out.String())
 	}
 	t.Logf("%d sales, %d of them after the backup; restored edge and hub identical", sold, sold-atBackup)
+}
+
+// newHubStore is where a restored hub goes: a new data folder and, on
+// PostgreSQL, a new database of the pair's server (the restore makes
+// it); the store to read it at and the hub's arguments for it.
+func (e *env) newHubStore(t *testing.T) (dir, store string, args []string) {
+	dir = t.TempDir()
+	if len(e.hubArgs) == 0 {
+		return dir, dir, nil
+	}
+	store = strings.Replace(e.hubStore, "/postgres?", "/restored_"+strconv.FormatInt(time.Now().UnixNano(), 36)+"?", 1)
+	return dir, store, []string{"--store", store}
 }
 
 // noEnv is an empty environment for the binaries' subcommands.
@@ -189,7 +207,6 @@ func noEnv(string) string { return "" }
 // restored hub writes reaches the edge though its log positions restart
 // below the edge's cursor.
 func TestARestoredHubGetsBackWhatEdgesSentSince(t *testing.T) {
-	skipOnPostgres(t, "hub backup and restore are the SQLite file's; pg_dump/pg_restore are not built (docs/postgres.md)")
 	e := MustStartPair(t)
 	product := e.products(t, e.edge, e.edgeTok)[0]["id"].(string)
 	for range 5 {
@@ -204,20 +221,32 @@ func TestARestoredHubGetsBackWhatEdgesSentSince(t *testing.T) {
 	backup := filepath.Join(t.TempDir(), "hub.db")
 	var out strings.Builder
 	run(t, func() error {
-		return hubnode.Commands["backup"](t.Context(), []string{"--data-dir", e.hubDir, "--out", backup}, noEnv, &out)
+		return hubnode.Commands["backup"](t.Context(), append([]string{"--data-dir", e.hubDir, "--out", backup}, e.hubArgs...), noEnv, &out)
 	})
+	// The backup holds every customer's data: the owner's alone; and it is
+	// not overwritten without --force.
+	if st, err := os.Stat(backup); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the hub's backup: %v, %v", st, err)
+	}
+	if err := hubnode.Commands["backup"](t.Context(), append([]string{"--data-dir", e.hubDir, "--out", backup}, e.hubArgs...), noEnv, &out); !errors.Is(err, node.ErrExists) {
+		t.Fatalf("a hub backup over an existing file: %v", err)
+	}
 	for range 5 {
 		e.sale(t, product)
 	}
 	wait.For(t, 30*time.Second, "the later sales at the hub", synced(10))
 	e.hub.Stop(t)
 
-	restored := t.TempDir()
+	// Refused over the store in use, then into a new one.
+	if err := hubnode.Commands["restore"](t.Context(), append([]string{"--data-dir", e.hubDir}, append(e.hubArgs, backup)...), noEnv, &out); !errors.Is(err, node.ErrExists) {
+		t.Fatalf("restore over the hub's store: %v", err)
+	}
+	restored, store, storeArgs := e.newHubStore(t)
 	run(t, func() error {
-		return hubnode.Commands["restore"](t.Context(), []string{"--backup", backup, "--data-dir", restored}, noEnv, &out)
+		return hubnode.Commands["restore"](t.Context(), append([]string{"--data-dir", restored}, append(storeArgs, backup)...), noEnv, &out)
 	})
-	e.hub = nodetest.Start(t, hubnode.Run, nil, "--http-addr", "127.0.0.1:0", "--data-dir", restored, "--leaf-port", "-1")
-	e.hubDir = restored
+	e.hub = nodetest.Start(t, hubnode.Run, nil, append([]string{"--http-addr", "127.0.0.1:0", "--data-dir", restored, "--leaf-port", "-1"}, storeArgs...)...)
+	e.hubDir, e.hubStore, e.hubArgs = restored, store, storeArgs
 	e.proxy.retarget(strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://"))
 	e.hubTok = e.hub.Login(t, "owner@demo.test", demo.Password)
 	wait.For(t, 30*time.Second, "the sales the restored hub lost, pushed again", synced(10))
@@ -233,7 +262,7 @@ func TestARestoredHubGetsBackWhatEdgesSentSince(t *testing.T) {
 		return st["last_verified"] != nil && st["pending_up"] == float64(0) && st["pending_down"] == float64(0)
 	})
 	out.Reset()
-	if err := hubnode.Verify(t.Context(), []string{"--data-dir", restored, "--edge-data-dir", e.edgeDir}, &out); err != nil {
+	if err := hubnode.Verify(t.Context(), append([]string{"--data-dir", restored, "--edge-data-dir", e.edgeDir}, storeArgs...), &out); err != nil {
 		t.Fatalf("verify after the hub's restore: %v\n%s", err, out.String())
 	}
 }

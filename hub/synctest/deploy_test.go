@@ -140,3 +140,66 @@ func TestComposeCheckSaysWhyItSkips(t *testing.T) {
 		t.Fatalf("compose-check without a runtime: %v\n%s", err, out)
 	}
 }
+
+// TestComposeClusterRunsThreeHubsOnOnePostgreSQLAndTwoEdges parses
+// deploy/compose.cluster.yaml: three hubs on the one PostgreSQL (sorting
+// text as C, archiving its WAL), each joined to the others' routes with
+// the secret from the environment, each leaf URL given to every edge, the
+// hubs' one certificate naming each of them (certs.sh), and two edges
+// enrolled at hub1 over TLS.
+func TestComposeClusterRunsThreeHubsOnOnePostgreSQLAndTwoEdges(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/compose.cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type service struct {
+		Environment map[string]string `yaml:"environment"`
+		Command     []string          `yaml:"command"`
+		DependsOn   map[string]struct {
+			Condition string `yaml:"condition"`
+		} `yaml:"depends_on"`
+	}
+	var c struct {
+		Services map[string]service `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatalf("compose.cluster.yaml: %v", err)
+	}
+	pg := c.Services["postgres"]
+	if !strings.Contains(pg.Environment["POSTGRES_INITDB_ARGS"], "--locale=C") || !strings.Contains(strings.Join(pg.Command, " "), "archive_mode=on") {
+		t.Errorf("the database does not sort as C or archives no WAL: %v %v", pg.Environment, pg.Command)
+	}
+	certs, err := os.ReadFile("../../deploy/docker/certs.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := c.Services["hub1"].Environment["KASSA_STORE"]
+	for _, name := range []string{"hub1", "hub2", "hub3"} {
+		env := c.Services[name].Environment
+		if !strings.HasPrefix(env["KASSA_STORE"], "postgres://") || !strings.Contains(env["KASSA_STORE"], "@postgres:5432/") || env["KASSA_STORE"] != store {
+			t.Errorf("%s is not on the one PostgreSQL: %q", name, env["KASSA_STORE"])
+		}
+		if c.Services[name].DependsOn["postgres"].Condition != "service_healthy" {
+			t.Errorf("%s starts before PostgreSQL is ready", name)
+		}
+		_, port, _ := strings.Cut(env["KASSA_CLUSTER_LISTEN"], ":")
+		if port == "" || !strings.Contains(","+env["KASSA_CLUSTER_ROUTES"]+",", ","+name+":"+port+",") {
+			t.Errorf("%s's route listener %q is not in the routes %q", name, env["KASSA_CLUSTER_LISTEN"], env["KASSA_CLUSTER_ROUTES"])
+		}
+		if !strings.HasPrefix(env["KASSA_CLUSTER_SECRET"], "${") {
+			t.Errorf("%s's route secret is written in the file, not taken from the environment", name)
+		}
+		if adv := env["KASSA_LEAF_ADVERTISE"]; adv != "nats-leaf://"+name+":7422" || !strings.Contains(env["KASSA_LEAF_URLS"], adv) {
+			t.Errorf("%s's leaf URL %q is not among those given to edges: %q", name, adv, env["KASSA_LEAF_URLS"])
+		}
+		if !strings.Contains(string(certs), "DNS:"+name) {
+			t.Errorf("the hubs' certificate does not name %s (certs.sh)", name)
+		}
+	}
+	for _, name := range []string{"edge1", "edge2"} {
+		env := c.Services[name].Environment
+		if env["KASSA_TLS_CA"] == "" || !strings.HasPrefix(env["KASSA_HUB_URL"], "https://hub1:") {
+			t.Errorf("%s does not enrol at hub1 over TLS: %v", name, env)
+		}
+	}
+}

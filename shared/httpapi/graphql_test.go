@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"kassa.dev/shared/pgtest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -455,6 +456,11 @@ func TestGraphQLTakesAPartnersOAuthToken(t *testing.T) {
 // 200 objects read beyond its own, as many REST pages would, and one per
 // mutation, of which it runs at most 50.
 func TestGraphQLSpendsTheOrgsRateByWhatItRead(t *testing.T) {
+	// The cost counted is the same on both backends; on PostgreSQL the
+	// bucket refills by the database's clock, which the test cannot stop
+	// (TestTwoHubsOnOnePostgreSQLCountAnOrgsRequestsAndFailedLoginsOnce
+	// covers the bucket there).
+	pgtest.SkipOnPostgres(t, "counts exact tokens with the node's clock standing still")
 	tn := MustStartNode(t, kassa.NodeHub, func(c *node.Config) { c.RatePerMinute, c.RateBurst = 600, 900 })
 	o := tn.MustOrg("Rate Org")
 	create := func(from, n int) *gqlResp {

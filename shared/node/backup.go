@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"kassa.dev/shared/envflag"
 	"kassa.dev/shared/sqlite"
@@ -83,13 +85,45 @@ func restoreFile(ctx context.Context, backup, dataDir string, force bool) error 
 	return sqlite.RestoreFile(ctx, backup, storeFile(dataDir), force)
 }
 
+// URLStores back up and restore a store named by a URL (a hub's --store
+// postgres://…, docs/postgres.md): the hub's binary gives them
+// (hubonly.StoreBackups); an edge has none, its store is always the file
+// in its data directory. Backup writes the store to out (ErrExists for an
+// existing out unless force); Restore loads a backup into the store's
+// database, made when missing (ErrExists for one that holds tables unless
+// force).
+type URLStores struct {
+	Backup  func(ctx context.Context, store, out string, force bool) error
+	Restore func(ctx context.Context, backup, store string, force bool) error
+}
+
+// storeFlag adds --store to fs where the binary has URL stores: the
+// store, when given, replaces the file in --data-dir.
+func storeFlag(fs *flag.FlagSet, urls *URLStores) *string {
+	if urls == nil {
+		return new(string)
+	}
+	return fs.String("store", "", "the hub's store when not the SQLite file in --data-dir: a postgres:// URL, as the hub's --store")
+}
+
+// shown is a store or data directory as a command prints it: a URL
+// without its password.
+func shown(at string) string {
+	if u, err := url.Parse(at); err == nil && strings.Contains(at, "://") {
+		return u.Redacted()
+	}
+	return at
+}
+
 // BackupCommand runs `backup`: usage `backup --data-dir D --out FILE
-// [--force]`; the flags may also come from KASSA_* variables, as the
-// node's own do (KASSA_DATA_DIR).
-func BackupCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
+// [--force]` (a hub also `--store postgres://…`); the flags may also come
+// from KASSA_* variables, as the node's own do (KASSA_DATA_DIR,
+// KASSA_STORE).
+func BackupCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer, urls *URLStores) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the node's data directory (the node may keep running)")
+	store := storeFlag(fs, urls)
 	file := fs.String("out", "", "the backup file to write")
 	force := fs.Bool("force", false, "overwrite an existing backup file")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
@@ -98,6 +132,13 @@ func BackupCommand(ctx context.Context, args []string, getenv func(string) strin
 	if *file == "" {
 		return errors.New("backup: --out is required")
 	}
+	if *store != "" {
+		if err := urls.Backup(ctx, *store, *file, *force); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "backup of %s written to %s (pg_dump custom format; pg_restore --list ok)\n", shown(*store), *file)
+		return nil
+	}
 	if err := Backup(ctx, *dir, *file, *force); err != nil {
 		return err
 	}
@@ -105,25 +146,53 @@ func BackupCommand(ctx context.Context, args []string, getenv func(string) strin
 	return nil
 }
 
+// restoreHubStore loads a backup into a hub's store named by a URL and
+// gives its log a new epoch, as RestoreHub does for the file.
+func restoreHubStore(ctx context.Context, urls *URLStores, backup, store string, force bool) error {
+	if err := urls.Restore(ctx, backup, store, force); err != nil {
+		return err
+	}
+	db, err := OpenStoreAt(ctx, store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.NewLogEpoch(ctx)
+	return err
+}
+
 // RestoreCommand runs `restore` with RestoreEdge or RestoreHub: usage
-// `restore --backup FILE --data-dir D [--force]`.
+// `restore --backup FILE --data-dir D [--force]` (the file may also be
+// the one argument); a hub's `restore --store postgres://… FILE` loads a
+// pg_dump backup into that database instead (URLStores).
 func RestoreCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer,
-	restore func(ctx context.Context, backup, dataDir string, force bool) error) error {
+	restore func(ctx context.Context, backup, dataDir string, force bool) error, urls *URLStores) error {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the data directory to restore into (the node must be stopped)")
+	store := storeFlag(fs, urls)
 	file := fs.String("backup", "", "the backup file to restore")
-	force := fs.Bool("force", false, "replace the store of a data directory that is not empty")
+	force := fs.Bool("force", false, "replace the store of a data directory (or a database) that is not empty")
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
+	}
+	if *file == "" && fs.NArg() == 1 {
+		*file = fs.Arg(0)
 	}
 	if *file == "" {
 		return errors.New("restore: --backup is required")
 	}
-	if err := restore(ctx, *file, *dir, *force); err != nil {
+	into := *dir
+	var err error
+	if *store != "" {
+		into, err = shown(*store), restoreHubStore(ctx, urls, *file, *store, *force)
+	} else {
+		err = restore(ctx, *file, *dir, *force)
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/deploy.md)\n", *file, *dir)
+	fmt.Fprintf(out, "restored %s into %s; start the node: it catches up with its peers (docs/deploy.md)\n", *file, into)
 	return nil
 }
 
@@ -134,20 +203,21 @@ type Command func(ctx context.Context, args []string, getenv func(string) string
 // node: backup (of a running node's store), restore (into a stopped
 // node's data directory, with restore), healthcheck and reports-rebuild
 // (of a stopped node's report rollups, report.go). dataDir and
-// httpAddr are the binary's defaults. See docs/deploy.md.
-func Commands(dataDir, httpAddr string, restore func(ctx context.Context, backup, dataDir string, force bool) error) map[string]Command {
+// httpAddr are the binary's defaults; urls, the hub's, adds --store to
+// backup, restore and reports-rebuild (nil on an edge). See docs/deploy.md.
+func Commands(dataDir, httpAddr string, restore func(ctx context.Context, backup, dataDir string, force bool) error, urls *URLStores) map[string]Command {
 	return map[string]Command{
 		"backup": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
-			return BackupCommand(ctx, args, getenv, dataDir, out)
+			return BackupCommand(ctx, args, getenv, dataDir, out, urls)
 		},
 		"restore": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
-			return RestoreCommand(ctx, args, getenv, dataDir, out, restore)
+			return RestoreCommand(ctx, args, getenv, dataDir, out, restore, urls)
 		},
 		"healthcheck": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 			return HealthCommand(ctx, args, getenv, httpAddr, out)
 		},
 		"reports-rebuild": func(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
-			return RebuildCommand(ctx, args, getenv, dataDir, out)
+			return RebuildCommand(ctx, args, getenv, dataDir, out, urls)
 		},
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"kassa.dev/shared/envflag"
-	"kassa.dev/shared/sqlite"
 )
 
 // The sales report's rollups (docs/reports.md, "Rollups"): kept by the
@@ -23,16 +21,20 @@ func (n *Node) RebuildRollups(ctx context.Context) (int, error) { return n.db.Re
 // RebuildRollups (the benchmark's "rollups off").
 func (n *Node) DropRollups(ctx context.Context) error { return n.db.DropRollups(ctx) }
 
-// RebuildCommand is `reports-rebuild [--data-dir D]`: it opens the store of
-// a stopped node and rebuilds its report rollups from the raw rows.
-func RebuildCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer) error {
+// RebuildCommand is `reports-rebuild [--data-dir D]` (a hub also
+// `--store postgres://…`): it opens the store of a stopped node and rebuilds its report rollups from the raw rows.
+func RebuildCommand(ctx context.Context, args []string, getenv func(string) string, defaultDir string, out io.Writer, urls *URLStores) error {
 	fs := flag.NewFlagSet("reports-rebuild", flag.ContinueOnError)
 	fs.SetOutput(out)
 	dir := fs.String("data-dir", defaultDir, "the data directory of the node (stopped)")
+	store := storeFlag(fs, urls)
 	if err := envflag.Parse(fs, args, "KASSA_", getenv); err != nil {
 		return err
 	}
-	db, err := sqlite.Open(ctx, storeFile(*dir), sqlite.Options{Log: slog.New(slog.DiscardHandler)})
+	if *store != "" {
+		dir = store
+	}
+	db, err := OpenStoreAt(ctx, *dir)
 	if err != nil {
 		return err
 	}
@@ -41,6 +43,6 @@ func RebuildCommand(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "rebuilt the report rollups of %d locations in %s from the raw rows\n", locs, *dir)
+	fmt.Fprintf(out, "rebuilt the report rollups of %d locations in %s from the raw rows\n", locs, shown(*dir))
 	return nil
 }
