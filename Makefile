@@ -57,6 +57,10 @@ openapi-client:
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
 
+## bench-ingest: the hub ingest bench alone (issue 25; docs/performance.md)
+bench-ingest:
+	KASSA_BENCH_ONLY=ingest $(GO) test -run '^$$' -bench BenchmarkIngest -benchtime 1x -timeout 10m ./hub/synctest/
+
 ## verify: does the demo edge hold exactly the hub's data in its scope? (make run must have run)
 verify: build
 	./bin/hub verify --data-dir data/hub --edge-data-dir data/edge

@@ -41,10 +41,13 @@ import (
 // then in the hub's log) and CPU µs per record of this process (the hubs
 // and the simulated edges' leaf servers) and of PostgreSQL (every one of
 // its processes, from /proc/<pid>/stat). KASSA_BENCH_EDGES (default 100)
-// and KASSA_BENCH_INGEST_SALES (sales per edge, default 20) change the
+// and KASSA_BENCH_INGEST_SALES (sales per edge, default 5) change the
 // run; KASSA_BENCH_ONLY=ingest runs it alone (make bench-ingest).
 func BenchmarkIngest(b *testing.B) {
-	edges, sales := benchKnob("KASSA_BENCH_EDGES", 100), benchKnob("KASSA_BENCH_INGEST_SALES", 20)
+	if only := os.Getenv("KASSA_BENCH_ONLY"); only != "" && only != "ingest" {
+		b.Skip("KASSA_BENCH_ONLY=" + only)
+	}
+	edges, sales := benchKnob("KASSA_BENCH_EDGES", 100), benchKnob("KASSA_BENCH_INGEST_SALES", 5)
 	for range b.N {
 		runs := []struct {
 			name  string
@@ -143,7 +146,24 @@ func ingestRun(b *testing.B, name string, nHubs int, store string, nEdges, sales
 	wg.Wait()
 	res.wall, res.hubCPU, res.postgresCPU = time.Since(start), processCPU()-cpu, postgresCPU(h.pgPID)-pgCPU
 	res.p50, res.p99 = pct(lat, .5), pct(lat, .99)
+	if n := originRecords(b, h, edges[0].id.Node); n != sales*len(template) {
+		b.Fatalf("%s: the hub's log holds %d records of the first edge, want %d", name, n, sales*len(template))
+	}
 	return res
+}
+
+// originRecords counts the records of origin node in the hub's log.
+func originRecords(b *testing.B, h ingestHubs, node string) int {
+	db, err := sql.Open(h.driver, h.dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM outbox WHERE origin = '` + node + `'`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // orderTemplate is the hub log's records of one order made at the hub (a
