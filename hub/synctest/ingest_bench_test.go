@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -57,7 +59,11 @@ func BenchmarkIngest(b *testing.B) {
 			store string
 		}{{"1 hub, SQLite", 1, "sqlite"}, {"1 hub, PostgreSQL", 1, "postgres"}, {"3 hubs, one PostgreSQL", 3, "postgres"}}
 		bin := filepath.Join(b.TempDir(), "hub")
-		if out, err := exec.Command("go", "build", "-o", bin, "kassa.dev/hub").CombinedOutput(); err != nil {
+		args := []string{"build", "-o", bin, "kassa.dev/hub"}
+		if os.Getenv("KASSA_PPROF_ADDR") != "" {
+			args = append(args[:1], append([]string{"-tags", "pprof"}, args[1:]...)...)
+		}
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			b.Fatalf("go build kassa.dev/hub: %v\n%s", err, out)
 		}
 		var rows []ingestResult
@@ -142,6 +148,7 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
+	go profileIngest(name)
 	start, cpu, hubCPU, pgCPU := time.Now(), processCPU(), procCPU(h.pids, 0), procCPU(nil, h.pgPID)
 	for i, e := range edges {
 		wg.Add(1)
@@ -161,6 +168,28 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 		b.Fatalf("%s: the hub's log holds %d records of the first edge, want %d", name, n, sales*len(template))
 	}
 	return res
+}
+
+// profileIngest saves a CPU profile of the first hub (the one that holds
+// KASSA_PPROF_ADDR; the hub binary is built with -tags pprof then) over
+// KASSA_BENCH_INGEST_PROFILE seconds (default 5) of the pushes, as
+// $TMPDIR/kassa-ingest-<run>.pprof.
+func profileIngest(run string) {
+	addr := os.Getenv("KASSA_PPROF_ADDR")
+	if addr == "" {
+		return
+	}
+	res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, benchKnob("KASSA_BENCH_INGEST_PROFILE", 5)))
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	path := filepath.Join(os.TempDir(), "kassa-ingest-"+strings.NewReplacer(" ", "-", ",", "").Replace(run)+".pprof")
+	if f, err := os.Create(path); err == nil {
+		io.Copy(f, res.Body)
+		f.Close()
+		fmt.Println("saved", path)
+	}
 }
 
 // originRecords counts the records of origin node in the hub's log.
