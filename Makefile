@@ -14,7 +14,7 @@ PGSYNC_RUN := ^(TestAHubOnPostgreSQLRoundTripsWithAnEdge|TestEveryEventComesFrom
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client compose-check
+.PHONY: build run test bench bench-ingest lint clean verify chromium openapi-lint openapi-client compose-check
 
 # VERSION stamps the binaries (kassa.Version); releases are git tags (README, Upgrades).
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
