@@ -14,7 +14,7 @@ PGSYNC_RUN := ^(TestAHubOnPostgreSQLRoundTripsWithAnEdge|TestEveryEventComesFrom
 # CGO is needed by mattn/go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: build run test bench lint clean verify chromium openapi-lint openapi-client compose-check
+.PHONY: build run test bench bench-ingest lint clean verify chromium openapi-lint openapi-client compose-check
 
 # VERSION stamps the binaries (kassa.Version); releases are git tags (README, Upgrades).
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -56,6 +56,10 @@ openapi-client:
 ## (-p 1: one package at a time, or two packages' benchmarks share the CPUs)
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 20m $(PKGS)
+
+## bench-ingest: the hub ingest bench alone (issue 25; docs/performance.md)
+bench-ingest:
+	KASSA_BENCH_ONLY=ingest $(GO) test -run '^$$' -bench BenchmarkIngest -benchtime 1x -timeout 10m ./hub/synctest/
 
 ## verify: does the demo edge hold exactly the hub's data in its scope? (make run must have run)
 verify: build
