@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +23,19 @@ type Hub struct {
 	subs  []*nats.Subscription
 	// leafURLs are the cluster's leaf URLs given with every pull.
 	leafURLs atomic.Pointer[[]string]
+	// busy bounds the requests handled at once; stopped closes at Stop.
+	busy     chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
+
+// MaxConcurrentRequests is how many edges' pushes, pulls and digests a hub
+// handles at once. NATS calls a subscription's handler for one message at
+// a time; handled in turn, every edge's push would wait for the commit of
+// the one before it, so the writer's group commit could never gather the
+// pushes of many edges into one transaction. Each edge has one request in
+// flight at a time, so its own records still arrive in order.
+const MaxConcurrentRequests = 64
 
 // SetLeafURLs sets the leaf URLs of every hub of the cluster, given to
 // edges with every pull so that they learn when the set changes.
@@ -30,9 +43,9 @@ func (h *Hub) SetLeafURLs(urls []string) { h.leafURLs.Store(&urls) }
 
 // StartHub subscribes the hub's handlers on nc.
 func StartHub(nc *nats.Conn, store HubStore, log *slog.Logger) (*Hub, error) {
-	h := &Hub{nc: nc, store: store, log: log}
+	h := &Hub{nc: nc, store: store, log: log, busy: make(chan struct{}, MaxConcurrentRequests), stopped: make(chan struct{})}
 	for subj, fn := range map[string]nats.MsgHandler{"kassa.up.>": h.up, "kassa.pull.>": h.pull, "kassa.digest.>": h.digest} {
-		s, err := nc.QueueSubscribe(subj, "hub", fn)
+		s, err := nc.QueueSubscribe(subj, "hub", h.concurrently(fn))
 		if err != nil {
 			h.Stop()
 			return nil, err
@@ -42,10 +55,37 @@ func StartHub(nc *nats.Conn, store HubStore, log *slog.Logger) (*Hub, error) {
 	return h, nc.Flush()
 }
 
-// Stop unsubscribes.
+// Stop unsubscribes and waits for the requests in hand (at most a few
+// seconds: a request still waiting for a slot is dropped, and its edge
+// asks again).
 func (h *Hub) Stop() {
 	for _, s := range h.subs {
 		s.Unsubscribe()
+	}
+	h.stopOnce.Do(func() { close(h.stopped) })
+	deadline := time.After(5 * time.Second)
+	for range cap(h.busy) {
+		select {
+		case h.busy <- struct{}{}:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// concurrently handles each message on its own goroutine, at most
+// MaxConcurrentRequests at once; when all are busy the subscription waits.
+func (h *Hub) concurrently(fn nats.MsgHandler) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		select {
+		case h.busy <- struct{}{}:
+		case <-h.stopped:
+			return
+		}
+		go func() {
+			defer func() { <-h.busy }()
+			fn(m)
+		}()
 	}
 }
 
