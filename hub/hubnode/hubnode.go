@@ -58,6 +58,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.StringVar(&f.Store, "store", "", "the hub's store: a postgres:// URL (the database must sort text as C: createdb --locale=C --template=template0); default: the SQLite file kassa.db in --data-dir")
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
+	leafCompression := fs.String("leaf-compression", "off", "compression of the edges' leaf links: off, s2_auto, s2_uncompressed, s2_fast, s2_better or s2_best; each compressed link holds about 2 MiB more (raise --memory-limit with the edges)")
 	leafAdvertise := fs.String("leaf-advertise", "", "leaf URL given to enrolling edges (default: nats-leaf://<leaf-host>:<leaf-port>)")
 	clusterFlags := bindCluster(fs)
 	fs.StringVar(&f.OperatorToken, "operator-token", "", "the operator's credential on the partner routes, as a bearer token (at least 32 characters; empty: off)")
@@ -160,7 +161,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ns, err = natsnode.Start(natsnode.Config{
 			Name: name, Host: f.NATSHost, Port: f.NATSPort, ListenToken: f.NATSToken, TLS: serverTLS,
 			StoreDir: filepath.Join(f.DataDir, "nats"), JetStream: true, Domain: "hub",
-			LeafHost: *leafHost, LeafPort: *leafPort, ClientToken: token, Cluster: cluster, OnLeaf: edges.Attach,
+			LeafHost: *leafHost, LeafPort: *leafPort, LeafCompression: *leafCompression, ClientToken: token, Cluster: cluster, OnLeaf: edges.Attach,
 			LeafAuth: func(user, password string) *server.Permissions {
 				id := n.LeafIdentity(context.Background(), user, password)
 				if id == nil {

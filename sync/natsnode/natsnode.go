@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,13 @@ type Config struct {
 
 	LeafHost string // hub: leaf-node listen host
 	LeafPort int    // hub: leaf-node listen port; 0 disables, -1 picks a free port
+	// LeafCompression (hub) is the leaf links' compression, one of
+	// LeafCompressionModes; "": off. The hub's choice decides for every
+	// link (an edge asks for s2_auto, NATS's default, and takes the hub's
+	// off). Each compressed link holds an s2 writer of about a megabyte,
+	// so a hub with a hundred edges spent most of its CPU collecting
+	// garbage under its memory limit (docs/performance.md, "Hub ingest").
+	LeafCompression string
 
 	// LeafRemotes (edge) are the nats-leaf URLs of the hub, with
 	// user:password: one leaf remote over all of them, so that when the
@@ -99,6 +108,11 @@ var outsidePermissions = &server.Permissions{
 	Subscribe: &server.SubjectPermission{Deny: []string{"$JS.>", "$JSC.>", "$KV.>", "$O.>", "$SYS.>", "$NRG.>", "$MQTT.>"}},
 }
 
+// LeafCompressionModes are the leaf links' compression modes a hub takes
+// (NATS's names).
+var LeafCompressionModes = []string{server.CompressionOff, server.CompressionS2Auto, server.CompressionS2Uncompressed,
+	server.CompressionS2Fast, server.CompressionS2Better, server.CompressionS2Best}
+
 // Server is a running embedded NATS server.
 type Server struct {
 	ns    *server.Server
@@ -145,6 +159,13 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		// Edges reach the hub at the URL they were enrolled with (which may
 		// go through a proxy); they must not learn other addresses.
 		opts.LeafNode.NoAdvertise = true
+		opts.LeafNode.Compression.Mode = server.CompressionOff
+		if cfg.LeafCompression != "" {
+			if !slices.Contains(LeafCompressionModes, cfg.LeafCompression) {
+				return nil, fmt.Errorf("natsnode: leaf compression %q: want one of %s", cfg.LeafCompression, strings.Join(LeafCompressionModes, ", "))
+			}
+			opts.LeafNode.Compression.Mode = cfg.LeafCompression
+		}
 		if cfg.TLS != nil {
 			opts.LeafNode.TLSConfig, opts.LeafNode.TLSTimeout = cfg.TLS, 5
 		}

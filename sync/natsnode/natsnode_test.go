@@ -138,3 +138,46 @@ func onlyEdge(perms *server.Permissions) func(user, password string) *server.Per
 		return nil
 	}
 }
+
+// TestLeafLinksAreUncompressedUnlessTheHubAsks: an edge asks for NATS's
+// default (s2_auto) and takes what the hub's leaf listener says; a hub
+// names a compression only when told, and refuses one NATS does not know.
+func TestLeafLinksAreUncompressedUnlessTheHubAsks(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	// An edge's s2_auto picks its level by the link's round trip: on
+	// loopback, s2 framing without compression.
+	for _, tc := range []struct{ hub, wantHub, wantEdge string }{
+		{"", server.CompressionOff, server.CompressionOff},
+		{server.CompressionS2Fast, server.CompressionS2Fast, server.CompressionS2Uncompressed},
+	} {
+		hub, err := Start(Config{Name: "hub", StoreDir: t.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1, LeafCompression: tc.hub,
+			ClientToken: "tok", LeafAuth: onlyEdge(&server.Permissions{})}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(hub.LeafURL())
+		u.User = url.UserPassword("edge", "secret")
+		edge, err := Start(Config{Name: "edge", StoreDir: t.TempDir(), LeafRemotes: []string{u.String()}}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait.For(t, 5*time.Second, "leaf link", edge.LeafConnected)
+		for name, side := range map[string]struct {
+			s    *Server
+			want string
+		}{"hub": {hub, tc.wantHub}, "edge": {edge, tc.wantEdge}} {
+			lz, err := side.s.ns.Leafz(nil)
+			if err != nil || len(lz.Leafs) != 1 {
+				t.Fatalf("%s: leafz %v %+v", name, err, lz)
+			}
+			if got := lz.Leafs[0].Compression; got != side.want {
+				t.Errorf("hub asking %q: the %s's side of the link compresses %q, want %q", tc.hub, name, got, side.want)
+			}
+		}
+		edge.Shutdown()
+		hub.Shutdown()
+	}
+	if _, err := Start(Config{Name: "hub", StoreDir: t.TempDir(), LeafHost: "127.0.0.1", LeafPort: -1, LeafCompression: "zip"}, log); err == nil {
+		t.Error("a hub started with leaf compression \"zip\"")
+	}
+}
