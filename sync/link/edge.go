@@ -166,12 +166,19 @@ func (e *Edge) send(ctx context.Context, subject string, b []byte, rep any) erro
 // rows it never got: so, one at a time.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
-		if full, err := e.pushRun(ctx); err == nil && full {
+		full, err := e.pushRun(ctx)
+		if err == nil && full {
 			continue
+		}
+		// While the link is down a new sale does not wake the push: each
+		// attempt reads and encodes a batch of the backlog for nothing.
+		committed := e.store.Committed()
+		if err != nil && !e.Status().Connected {
+			committed = nil
 		}
 		select {
 		case <-ctx.Done():
-		case <-e.store.Committed():
+		case <-committed:
 		case <-e.linkUp:
 		case <-time.After(retryEvery):
 		}
