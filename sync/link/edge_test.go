@@ -1,0 +1,78 @@
+package link
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"kassa.dev/sync/change"
+	"kassa.dev/sync/natsnode"
+	"kassa.dev/sync/wait"
+)
+
+// offlineStore is an edge's store with one unsent record that counts how
+// often the push reads its backlog.
+type offlineStore struct {
+	reads     atomic.Int64
+	committed chan struct{}
+}
+
+func (s *offlineStore) Unsent(context.Context, int64, int) ([]Entry, error) {
+	s.reads.Add(1)
+	return []Entry{{Seq: 1, Change: change.Change{ID: "c1", Entity: "orders", EntityID: "o1"}}}, nil
+}
+func (s *offlineStore) MarkSent(context.Context, int64) error                    { return nil }
+func (s *offlineStore) ApplyRemote(context.Context, []change.Change) error       { return nil }
+func (s *offlineStore) Cursor(context.Context) (int64, error)                    { return 0, nil }
+func (s *offlineStore) SetCursor(context.Context, int64) error                   { return nil }
+func (s *offlineStore) Resyncing(context.Context) (bool, error)                  { return false, nil }
+func (s *offlineStore) EndResync(context.Context) error                          { return nil }
+func (s *offlineStore) HubEpoch(context.Context) (string, error)                 { return "", nil }
+func (s *offlineStore) SetHubEpoch(context.Context, string, bool) error          { return nil }
+func (s *offlineStore) Digests(context.Context) (map[string]string, error)       { return nil, nil }
+func (s *offlineStore) Committed() <-chan struct{}                               { return s.committed }
+func (s *offlineStore) KeepRefusals(context.Context, []Refusal, int, bool) error { return nil }
+
+// TestAnOfflineEdgeDoesNotReadItsBacklogAfterEverySale: while the hub is
+// out of reach, the store's sales do not each make the push read and
+// encode a batch of the backlog; it tries again on its retry tick (and at
+// once when the link comes back).
+func TestAnOfflineEdgeDoesNotReadItsBacklogAfterEverySale(t *testing.T) {
+	me := Identity{Org: "orgA", Location: "loc1", Node: "node1"}
+	ns, err := natsnode.Start(natsnode.Config{Name: "edge", StoreDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Shutdown()
+	nc, err := ns.Connect("edge", "", nats.CustomInboxPrefix(me.InboxPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	store := &offlineStore{committed: make(chan struct{}, 1)}
+	e := NewEdge(me, nc, store, slog.New(slog.DiscardHandler), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wait.For(t, 5*time.Second, "the first push to fail", func() bool {
+		return store.reads.Load() > 0 && e.Status().LastError != ""
+	})
+	// Two hundred sales a millisecond or more apart, as a busy till's.
+	start, before := time.Now(), store.reads.Load()
+	for range 200 {
+		select {
+		case store.committed <- struct{}{}:
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	reads := store.reads.Load() - before
+	if ticks := int64(time.Since(start)/retryEvery) + 2; reads > ticks {
+		t.Errorf("the offline edge read its backlog %d times during 200 sales in %v (its retry tick allows %d)", reads, time.Since(start), ticks)
+	}
+}
