@@ -96,6 +96,10 @@ func (l *pgLimiter) SetLimit(string, int, int) {}
 func (l *pgLimiter) spend(key string, n int) ratelimit.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
+	if l.tenants {
+		t, r, err := pg.TakeOrg(ctx, l.pool, l.prefix+key, key, l.def, max(n, 1), n > 0)
+		return l.result(t, r, err)
+	}
 	r, err := l.rate(ctx, key)
 	var t pg.Taken
 	if err == nil && n == 0 {
@@ -103,6 +107,12 @@ func (l *pgLimiter) spend(key string, n int) ratelimit.Result {
 	} else if err == nil {
 		t, err = pg.Spend(ctx, l.pool, l.prefix+key, r, n)
 	}
+	return l.result(t, r, err)
+}
+
+// result is the outcome of a take at rate r, or a request let through when
+// the database did not answer.
+func (l *pgLimiter) result(t pg.Taken, r pg.Rate, err error) ratelimit.Result {
 	if err != nil {
 		l.log.Warn("the shared rate limit is unavailable; the request goes through", "bucket", l.prefix, "err", err)
 		return ratelimit.Result{Allowed: true, Limit: r.PerMinute, Remaining: r.Burst}

@@ -82,3 +82,35 @@ func (r Rate) taken(tokens float64, allowed bool) Taken {
 	}
 	return t
 }
+
+// TakeOrg is Take (cost 1) or Spend (always, cost n) on org's bucket at the
+// org's own rate — its tenants row's, else def — in one statement, one
+// round trip: the rate is read and the bucket taken together. It answers
+// the rate it used.
+func TakeOrg(ctx context.Context, q Querier, key, org string, def Rate, cost int, always bool) (Taken, Rate, error) {
+	var tokens float64
+	var allowed bool
+	var r Rate
+	err := q.QueryRow(ctx, `WITH r AS (SELECT coalesce(t.pm, $2::int) AS pm, coalesce(t.burst, $3::int) AS burst
+			FROM (SELECT 1) AS one LEFT JOIN (SELECT rate_per_minute AS pm, rate_burst AS burst FROM tenants
+				WHERE org_id = $6 AND rate_per_minute IS NOT NULL AND rate_burst IS NOT NULL) AS t ON true)
+		INSERT INTO rate_buckets AS b (key, tokens, at, allowed)
+		SELECT $1, r.burst::float8 - CASE WHEN $5 OR r.burst >= 1 THEN $4::float8 ELSE 0 END, statement_timestamp(), $5 OR r.burst >= 1 FROM r
+		ON CONFLICT (key) DO UPDATE SET
+			tokens = `+orgRefilled+` - CASE WHEN $5 OR `+orgRefilled+` >= 1 THEN $4::float8 ELSE 0 END,
+			allowed = $5 OR `+orgRefilled+` >= 1,
+			at = greatest(b.at, statement_timestamp())
+		RETURNING tokens, allowed, (SELECT pm FROM r), (SELECT burst FROM r)`,
+		key, def.PerMinute, def.Burst, float64(cost), always, org).Scan(&tokens, &allowed, &r.PerMinute, &r.Burst)
+	if err != nil {
+		return Taken{}, def, err
+	}
+	t := r.taken(tokens, allowed)
+	if always {
+		t.Allowed, t.RetryAfter = true, 0
+	}
+	return t, r, nil
+}
+
+// orgRefilled is refilled at the rate TakeOrg's r read.
+const orgRefilled = `least((SELECT burst FROM r)::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.at))::float8 * (SELECT pm FROM r)::float8 / 60)`
