@@ -152,7 +152,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// The book of edges starts from what the hub saved before it
 		// stopped, and is saved until after the link stops; hubs on one
 		// PostgreSQL each write theirs under their name.
-		n.Config.SaveEdgeReports = hub.EdgeBookSaver(name)
+		n.Config.SaveEdgeReports, n.Config.EdgesHeard = hub.EdgeBookSaver(name), hub.EdgesHeard()
 		reports, err := n.EdgeReportJob(ctx, edges)
 		if err != nil {
 			return err

@@ -238,6 +238,25 @@ func (b *EdgeBook) dirtyReports() []sqlite.EdgeReport {
 	return out
 }
 
+// heard takes in when another hub last heard each edge: a newer hearing
+// moves the edge's last seen (and starts a connected streak), so the edge
+// shows connected at every hub while any hears it. It does not make the
+// entry dirty: this hub writes only what it heard itself.
+func (b *EdgeBook) heard(seen map[string]time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for node, at := range seen {
+		e := b.entry(node)
+		if !at.After(e.seen) {
+			continue
+		}
+		if at.Sub(e.seen) >= ConnectedWithin {
+			e.since = ms(at)
+		}
+		e.seen = ms(at)
+	}
+}
+
 // load fills the book from saved reports (at start).
 func (b *EdgeBook) load(rs []sqlite.EdgeReport) {
 	b.mu.Lock()
@@ -274,9 +293,25 @@ func (n *Node) EdgeReportJob(ctx context.Context, b *EdgeBook) (Job, error) {
 				if err := n.saveEdgeReports(ctx, b.dirtyReports()); err != nil {
 					return err
 				}
+				if err := n.readEdgesHeard(ctx, b); err != nil {
+					return err
+				}
 			}
 		}
 	}}, nil
+}
+
+// readEdgesHeard takes in when the other hubs sharing the store last
+// heard each edge (Config.EdgesHeard).
+func (n *Node) readEdgesHeard(ctx context.Context, b *EdgeBook) error {
+	if n.Config.EdgesHeard == nil {
+		return nil
+	}
+	heard, err := n.Config.EdgesHeard(ctx)
+	if err == nil {
+		b.heard(heard)
+	}
+	return err
 }
 
 // saveEdgeReports writes rs through Config.SaveEdgeReports, or the store's.

@@ -42,12 +42,17 @@ type Config struct {
 	// hubs sharing a database: on the hub that takes it first, the others
 	// skipping it (hubonly sets pg.Once's on PostgreSQL). It returns the
 	// job's count and whether it ran here. nil: every tick runs here.
+	Once func(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error)
 	// SaveEdgeReports writes the edge book's changed entries (nil: the
 	// store's edge_reports, this hub's word only). Hubs sharing a
 	// PostgreSQL write theirs with their name and when they heard the edge
 	// (hubonly.Hub.EdgeBookSaver), a newer word never replaced.
 	SaveEdgeReports func(ctx context.Context, rs []sqlite.EdgeReport) error
-	Once            func(ctx context.Context, job string, tick time.Time, run func(context.Context) (int64, error)) (int64, bool, error)
+	// EdgesHeard reads, by node id, when any hub sharing the store last
+	// heard each edge (nil: this hub's own book is the whole word). The
+	// edge book takes a newer hearing in, so every hub of a cluster shows
+	// an edge connected while any of them hears it.
+	EdgesHeard func(ctx context.Context) (map[string]time.Time, error)
 	// LoginPerMinute and LoginBurst throttle logins at the node, all
 	// addresses together; LoginIPPerMinute and LoginIPBurst per client
 	// address (0: the defaults).

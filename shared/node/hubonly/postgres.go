@@ -243,6 +243,22 @@ func (h *Hub) EdgeBookSaver(hubID string) func(context.Context, []sqlite.EdgeRep
 	return edgeBook{pool: h.pool, hub: hubID}.save
 }
 
+// EdgesHeard is how a hub on PostgreSQL reads when any hub last heard
+// each edge (pg.EdgeHubs; node.Config.EdgesHeard). nil on SQLite.
+func (h *Hub) EdgesHeard() func(context.Context) (map[string]time.Time, error) {
+	if h.pool == nil {
+		return nil
+	}
+	return func(ctx context.Context) (map[string]time.Time, error) {
+		hubs, err := pg.EdgeHubs(ctx, h.pool)
+		out := make(map[string]time.Time, len(hubs))
+		for node, eh := range hubs {
+			out[node] = eh.SeenAt
+		}
+		return out, err
+	}
+}
+
 // edgeBook writes one hub's edge book entries to the shared table.
 type edgeBook struct {
 	pool *pgxpool.Pool
