@@ -64,7 +64,7 @@ func (h *Hub) Open(ctx context.Context, n *node.Node, db *sqlite.DB) (*httpapi.G
 	store := sqlite.NewWebhookStore(db)
 	h.webhooks = newWebhookSender(store, h.Webhooks, now, log)
 	if pool != nil {
-		h.webhooks.claims = pgClaims{pool: pool, lease: time.Duration(webhookBatch+1) * h.webhooks.cfg.Timeout}
+		h.webhooks.claims = pgClaims{pool: pool, batch: pgWebhookClaim, lease: time.Duration(pgWebhookClaim+1) * h.webhooks.cfg.Timeout}
 	}
 	n.Services.Webhooks = &webhookService{WebhookStore: store, sender: h.webhooks}
 	autos := sqlite.NewAutomationStore(db)

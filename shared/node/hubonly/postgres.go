@@ -178,15 +178,24 @@ func rowKey(key string) string {
 // pgClaims claims an endpoint's due deliveries in the database
 // (pg.ClaimDeliveries: FOR UPDATE SKIP LOCKED, a lease by the database's
 // clock), so hubs sharing one PostgreSQL send each delivery once. The
-// lease outlasts a batch sent to an endpoint that times out on every POST;
-// a hub that dies leaves its claims to end with it.
+// lease outlasts a claim's batch sent to an endpoint that times out on
+// every POST; a hub that dies leaves its claims to end with their lease.
 type pgClaims struct {
 	pool  *pgxpool.Pool
+	batch int // at most this many deliveries a claim
 	lease time.Duration
 }
 
+// pgWebhookClaim is how many deliveries a hub on PostgreSQL claims at
+// once: the lease covers them all, and a hub that dies holding a claim
+// delays those deliveries until the lease ends — with the default POST
+// timeout (10 s) 30 s, where a claim of webhookBatch would hold them for
+// five and a half minutes. The sender claims again at once after a full
+// claim, so a claim's round trip per two POSTs is all it costs.
+const pgWebhookClaim = 2
+
 func (c pgClaims) Due(ctx context.Context, endpoint string, now time.Time, limit int) ([]sqlite.WebhookDelivery, error) {
-	ds, err := pg.ClaimDeliveries(ctx, c.pool, endpoint, now, c.lease, limit)
+	ds, err := pg.ClaimDeliveries(ctx, c.pool, endpoint, now, c.lease, min(limit, c.batch))
 	out := make([]sqlite.WebhookDelivery, len(ds))
 	for i, d := range ds {
 		out[i] = sqlite.WebhookDelivery{ID: d.ID, EventID: d.EventID, Event: d.Event, Body: d.Body, Attempts: d.Attempts,
