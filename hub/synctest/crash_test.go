@@ -25,12 +25,15 @@ type process struct {
 	leaf chan string // a hub's leaf URL, once printed
 }
 
-func buildEdge(t *testing.T) string {
+func buildEdge(t *testing.T) string { return buildBinary(t, "kassa.dev/edge") }
+
+// buildBinary builds the command pkg into the test's temporary folder.
+func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "edge")
-	out, err := exec.Command("go", "build", "-o", bin, "kassa.dev/edge").CombinedOutput()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build edge: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
