@@ -2,6 +2,7 @@ package synctest
 
 import (
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -193,8 +194,12 @@ func (e *env) newHubStore(t *testing.T) (dir, store string, args []string) {
 	if len(e.hubArgs) == 0 {
 		return dir, dir, nil
 	}
-	store = strings.Replace(e.hubStore, "/postgres?", "/restored_"+strconv.FormatInt(time.Now().UnixNano(), 36)+"?", 1)
-	return dir, store, []string{"--store", store}
+	u, err := url.Parse(e.hubStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/restored_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	return dir, u.String(), []string{"--store", u.String()}
 }
 
 // noEnv is an empty environment for the binaries' subcommands.

@@ -36,14 +36,13 @@ type env struct {
 
 // MustStartPair starts a demo hub and an edge enrolled at its demo
 // location, the edge's leaf link running through a proxy the test can cut.
-// With KASSA_TEST_STORE=postgres the hub's store is a throwaway
-// PostgreSQL (the suite run on PostgreSQL: docs/postgres.md).
+// With KASSA_TEST_STORE=postgres the hub's store is the test's own
+// database on the package's one throwaway PostgreSQL (pgtest.HubArgs;
+// the suite run on PostgreSQL: docs/postgres.md): a server per test cost
+// an initdb and a start each.
 func MustStartPair(t testing.TB) *env {
 	t.Helper()
-	if os.Getenv("KASSA_TEST_STORE") == "postgres" {
-		return startPair(t, "--store", pgtest.Start(t).DSN)
-	}
-	return startPair(t)
+	return startPair(t, pgtest.HubArgs(t)...)
 }
 
 // skipOnPostgres skips a test, saying why, in the suite's run on
