@@ -164,10 +164,43 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	res.wall, res.edgeCPU = time.Since(start), processCPU()-cpu
 	res.hubCPU, res.postgresCPU = procCPU(h.pids, 0)-hubCPU, procCPU(nil, h.pgPID)-pgCPU
 	res.p50, res.p99 = pct(lat, .5), pct(lat, .99)
+	if os.Getenv(pgtest.StatementsEnv) != "" && h.pgPID != 0 {
+		printStatements(b, h.dsn, nEdges*sales)
+	}
 	if n := originRecords(b, h, edges[0].id.Node); n != sales*len(template) {
 		b.Fatalf("%s: the hub's log holds %d records of the first edge, want %d", name, n, sales*len(template))
 	}
 	return res
+}
+
+// printStatements prints what PostgreSQL ran most often, per push (the
+// run's statements since the server started: setup too, so the calls a
+// push makes stand out as those near a whole number per push).
+func printStatements(b *testing.B, dsn string, pushes int) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT calls, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+		FROM pg_stat_statements ORDER BY calls DESC LIMIT 40`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	fmt.Printf("\nPostgreSQL's statements, most called first (%d pushes):\n| calls/push | ms total | statement |\n|---|---|---|\n", pushes)
+	for rows.Next() {
+		var calls int
+		var ms float64
+		var q string
+		if err := rows.Scan(&calls, &ms, &q); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("| %.2f | %.0f | `%s` |\n", float64(calls)/float64(pushes), ms, strings.ReplaceAll(q, "|", "/"))
+	}
 }
 
 // profileIngest saves a CPU profile of the first hub (the one that holds

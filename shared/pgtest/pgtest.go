@@ -178,6 +178,11 @@ func command(name string, cred *syscall.Credential, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// StatementsEnv, when set, loads pg_stat_statements into every throwaway
+// server, for a bench that reports what the database ran
+// (BenchmarkIngest's KASSA_BENCH_PGSTAT, docs/performance.md).
+const StatementsEnv = "KASSA_BENCH_PGSTAT"
+
 // serve starts the postmaster on a free port and waits until it accepts a
 // connection. The settings trade durability for speed: a test's database
 // does not outlive it.
@@ -190,6 +195,9 @@ func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200")
+	if os.Getenv(StatementsEnv) != "" {
+		cmd.Args = append(cmd.Args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
+	}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, err

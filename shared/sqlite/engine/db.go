@@ -87,9 +87,12 @@ type DB struct {
 	committed  chan struct{}
 	stats      writerStats
 	refused    refusedCounts // pushed changes the trust boundary refused
-	UnderHub   atomic.Bool   // an enrolled edge: hub-only data is not written here
-	Hub        bool          // the hub: its events get no change records (Options.Hub)
-	WriterTID  atomic.Int64  // the write loop's OS thread, once raised
+	// tableColumns holds each table's columns once read (table → []string):
+	// the schema changes only in migrations, which run at Open.
+	tableColumns sync.Map
+	UnderHub     atomic.Bool  // an enrolled edge: hub-only data is not written here
+	Hub          bool         // the hub: its events get no change records (Options.Hub)
+	WriterTID    atomic.Int64 // the write loop's OS thread, once raised
 	// states are what nouns keep in memory beside their rows
 	// (noun.newState), made at Open: read only after it.
 	States   map[*Noun]any
