@@ -102,6 +102,8 @@ func TestTillSellsAndReloadsGiftCardsAndTheConsoleDisablesThemInChromium(t *test
 	console.Shot("console-gift-cards")
 	console.Do("disable it", chromedp.Click(row+" button"))
 	console.Poll("disabled", `document.getElementById('gift-msg').textContent.includes('is disabled')`)
+	// The message comes with the answer; the row with the list read after it.
+	console.Poll("the row disabled", `(document.querySelector('`+row+`') || {textContent: ''}).textContent.includes('Disabled')`)
 	if got := console.Text(row); !strings.Contains(got, "Disabled") {
 		t.Fatalf("the card's row says %q after Disable", got)
 	}
