@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -149,13 +150,18 @@ func withCredentials(leafs []string, user, password string) ([]string, error) {
 
 // NewLeafURLs keeps the cluster's leaf URLs a hub gave (with a pull) and
 // returns them with the edge's credentials when they differ from those
-// kept; nil when they are the same.
+// kept as a set; nil when they are the same. Order is not a change: each
+// hub lists its own URL first and any hub of the cluster may answer a
+// pull, so comparing lists made an edge replace its leaf remote (and
+// drop its live link) whenever the answering hub changed (docs/cluster.md,
+// 2026-11-29).
 func (n *Node) NewLeafURLs(ctx context.Context, urls []string) ([]string, error) {
 	kept, err := n.db.Meta(ctx, metaLeafURLs)
 	if err == nil && kept == "" { // enrolled before the hubs gave a list
 		kept, err = n.db.Meta(ctx, metaLeafURL)
 	}
-	if err != nil || kept == strings.Join(urls, "\n") {
+	urls = slices.Sorted(slices.Values(urls))
+	if err != nil || slices.Equal(slices.Sorted(slices.Values(strings.Fields(kept))), urls) {
 		return nil, err
 	}
 	password, err := n.db.Meta(ctx, metaPassword)
