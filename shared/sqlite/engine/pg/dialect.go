@@ -70,11 +70,12 @@ func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b 
 
 // LogInsertSQL writes a change record to the log in its safe order
 // (log.go, Append): the transaction's row of outbox_commits counts it,
-// and its ordinal in the transaction is that count less one. A unit
-// rolled back to its savepoint takes its count back with its rows.
+// and its ordinal in the transaction is that count less one; the row takes
+// the transaction's place in the log's order (cseq, migration 0011) anew.
+// A unit rolled back to its savepoint takes both back with its rows.
 func (Dialect) LogInsertSQL() string {
 	return `WITH c AS (INSERT INTO outbox_commits (n) VALUES (1)
-		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1 RETURNING n)
+		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1, cseq = EXCLUDED.cseq RETURNING n)
 	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 	SELECT c.n - 1, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz FROM c`
 }

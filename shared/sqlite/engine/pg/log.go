@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"kassa.dev/sync/change"
 	"kassa.dev/sync/hlc"
@@ -21,7 +20,7 @@ func Append(ctx context.Context, tx pgx.Tx, cs []change.Change) error {
 	}
 	var n int
 	err := tx.QueryRow(ctx, `INSERT INTO outbox_commits (n) VALUES ($1)
-		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + EXCLUDED.n RETURNING n`, len(cs)).Scan(&n)
+		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + EXCLUDED.n, cseq = EXCLUDED.cseq RETURNING n`, len(cs)).Scan(&n)
 	if err != nil {
 		return err
 	}
@@ -39,41 +38,21 @@ func Append(ctx context.Context, tx pgx.Tx, cs []change.Change) error {
 }
 
 // Position gives the log's next positions to the transactions that wrote
-// it and can no longer change what lies below them: those older (by xid)
-// than the oldest transaction still running. A transaction still running
-// has an xid at least that oldest one's, so it will be given positions
-// above every position given now: a reader's cursor never passes a row
-// that commits later. One hub at a time gives positions (an advisory
-// lock); a hub that finds it taken leaves it to the other. It returns how
-// many transactions it positioned.
-func Position(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback(ctx)
-	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockLogPos).Scan(&mine); err != nil || !mine {
-		return 0, err
-	}
-	// The statement's snapshot is taken after the lock: it sees every
-	// position the previous holder gave.
-	tag, err := tx.Exec(ctx, positionSQL)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), tx.Commit(ctx)
+// it, in the order of their last write to it (cseq, engine migration
+// 0011), and only up to a settled mark of that order: every transaction
+// that took a number at or below it has ended, so a transaction still
+// running will be given positions above every position given now and a
+// reader's cursor never passes a row that commits later. A record written
+// after reading another hub's commit comes after that commit's records
+// (transaction ids, taken when a transaction begins, did not give that).
+// One hub at a time gives positions (an advisory lock); a hub that finds it
+// taken leaves it to the other. It returns how many committed transactions
+// still wait for a position (-1: another hub held the lock).
+func Position(ctx context.Context, q Querier) (int64, error) {
+	var waiting int64
+	err := q.QueryRow(ctx, `SELECT kassa_position($1)`, lockLogPos).Scan(&waiting)
+	return waiting, err
 }
-
-// positionSQL gives positions to the committed transactions below the
-// oldest running one, after the last position given (Position; the
-// engine's writer runs the same UPDATE in kassa_after_commit, migration
-// 0009).
-const positionSQL = `WITH base AS (SELECT coalesce(max(last_pos), 0) AS b FROM outbox_commits),
-	ready AS (SELECT xid, n, sum(n) OVER (ORDER BY xid) AS upto FROM outbox_commits
-		WHERE last_pos IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot()))
-	UPDATE outbox_commits c SET first_pos = base.b + ready.upto - ready.n + 1, last_pos = base.b + ready.upto
-	FROM base, ready WHERE c.xid = ready.xid`
 
 // Unpositioned counts the transactions that wrote the log and have no
 // positions yet: those still running, and those waiting for an older one

@@ -125,14 +125,62 @@ func TestTheLogCursorNeverPassesARowThatCommitsLate(t *testing.T) {
 			if err := early.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
+			// The early transaction's rows were written before b1's
+			// (write) or after b1 committed (transaction id): the log
+			// keeps the order of the writes that could see each other.
+			want := map[string]string{"write": "[a1 a2 b1]", "transaction id": "[b1 a1 a2]"}[first]
 			got := pull(t, pool, &cursor)
-			if fmt.Sprint(got) != "[a1 a2 b1]" {
-				t.Fatalf("after both commits the edge pulled %v, want [a1 a2 b1] (every row once, in commit-safe order)", got)
+			if fmt.Sprint(got) != want {
+				t.Fatalf("after both commits the edge pulled %v, want %s (every row once, in commit-safe order)", got, want)
 			}
 			if more := pull(t, pool, &cursor); len(more) != 0 {
 				t.Fatalf("pulled again: %v", more)
 			}
 		})
+	}
+}
+
+// A hub's writer begins a transaction (taking its id), and a unit queued
+// while it runs joins it: an edge's next push, sent once another hub had
+// committed and acknowledged the push before it. That unit reads the order
+// the other hub inserted and writes its change. The order's insert must
+// come first in the log, though its transaction's id is the higher one: an
+// edge applying the change first has no order to change (the failover
+// test's edge stopped there: "change of a row that has not arrived").
+func TestTheLogKeepsAChangeAfterTheCommitItRead(t *testing.T) {
+	s := pgtest.Start(t)
+	ctx := context.Background()
+	pool := openLog(t, s)
+	if _, err := pool.Exec(ctx, `CREATE TABLE orders (id text PRIMARY KEY, status text)`); err != nil {
+		t.Fatal(err)
+	}
+	joined := begin(t, pool) // hub 2's writer: its batch began first
+	if _, err := joined.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, joined, "other") // another edge's push in the same batch
+	other := begin(t, pool)      // hub 3 admits the edge's push: the order
+	if _, err := other.Exec(ctx, `INSERT INTO orders VALUES ('o-1', 'open')`); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, other, "insert")
+	if err := other.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Acknowledged; the edge's next push joins hub 2's batch and reads the
+	// order it changes.
+	var status string
+	if err := joined.QueryRow(ctx, `UPDATE orders SET status = 'paid' WHERE id = 'o-1' RETURNING status`).Scan(&status); err != nil {
+		t.Fatalf("the joined unit does not see the order committed before it: %v", err)
+	}
+	appendTo(t, joined, "update")
+	if err := joined.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cursor int64
+	got := fmt.Sprint(pull(t, pool, &cursor))
+	if got != "[insert other update]" {
+		t.Fatalf("the edge pulled %s, want [insert other update]: the order's change after the order", got)
 	}
 }
 

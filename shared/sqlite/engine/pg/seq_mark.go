@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A table whose readers follow it by seq (an identity column: the event
@@ -40,23 +41,48 @@ var markers sync.Map // *sql.DB -> *marker
 type marker struct {
 	tables, seqs string // comma-separated, in one order
 	calls        atomic.Int64
+	retrying     atomic.Bool // a retry of the log's positions is under way
 }
 
-// afterCommit gives the log its positions and marks the followed tables
-// after a commit, in one call of kassa_after_commit (migration 0009);
-// now and then it drops the marks a settled higher one makes useless.
+// afterCommit marks the followed tables and gives the log its positions
+// after a commit, in one call of kassa_after_commit (migrations 0009,
+// 0011); now and then it drops the marks a settled higher one makes
+// useless. When the commit's records could not be positioned yet (a
+// transaction of another hub was running as it marked, or another hub
+// held the positions' lock), it tries again shortly, in the background:
+// no edge waits for the cluster's next commit to see them.
 func afterCommit(ctx context.Context, db *sql.DB) error {
 	m, err := markerOf(ctx, db)
 	if err != nil {
 		return err
 	}
-	if _, err := db.ExecContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs); err != nil {
+	var waiting int64
+	if err := db.QueryRowContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs).Scan(&waiting); err != nil {
 		return fmt.Errorf("pg: after commit: %w", err)
+	}
+	if waiting != 0 && m.retrying.CompareAndSwap(false, true) {
+		go m.positionAgain(db)
 	}
 	if m.calls.Add(1)%64 == 0 {
 		_, err = db.ExecContext(ctx, pruneMarksSQL)
 	}
 	return err
+}
+
+// positionAgain positions the log a few times at growing intervals until
+// nothing committed waits (a transaction running longer than that holds
+// the log back: kassa_log_lag_seconds shows it, and the next commit
+// positions it).
+func (m *marker) positionAgain(db *sql.DB) {
+	defer m.retrying.Store(false)
+	for wait := 5 * time.Millisecond; wait <= 640*time.Millisecond; wait *= 2 {
+		time.Sleep(wait)
+		var waiting int64
+		err := db.QueryRowContext(context.Background(), `SELECT kassa_position(?)`, lockLogPos).Scan(&waiting)
+		if err != nil || waiting == 0 {
+			return
+		}
+	}
 }
 
 // pruneMarksSQL drops the marks below a settled one of the same table: no
