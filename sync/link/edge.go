@@ -354,7 +354,13 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 			cs[i] = en.Change
 		}
 		if err := e.store.ApplyRemote(ctx, cs); err != nil {
+			// The status says so: what waits at the hub and why, not the
+			// figures of the last pull that went through.
 			e.log.Error("applying the hub's log failed", "err", err)
+			e.mu.Lock()
+			e.status.PendingDown = max(rep.Last-cursor, 0)
+			e.mu.Unlock()
+			e.setConnected(true, fmt.Errorf("applying the hub's log: %w", err))
 			return 0, err
 		}
 	}
