@@ -66,10 +66,20 @@ func (c *Cashier) within(d time.Duration, what string, actions ...chromedp.Actio
 	}
 }
 
-// Poll waits up to 30 s for js to be true.
+// Poll waits up to 30 s for js to be true. An expression that throws
+// (an element it reads is not on the page yet, or the page is re-drawing
+// it) counts as false and is tried again: chromedp's polling stops for
+// good at the first exception after its first try, and the wait then ran
+// out with the page showing what was asked (the till test's "a second
+// print", when the reprint's job was caught still printing).
 func (c *Cashier) Poll(what, js string) {
 	c.T.Helper()
-	c.within(30*time.Second, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(30*time.Second)))
+	c.within(30*time.Second, what, chromedp.Poll[chromedp.Void](SafeJS(js), chromedp.WithPollingTimeout(30*time.Second)))
+}
+
+// SafeJS is the boolean expression js, false where it throws.
+func SafeJS(js string) string {
+	return "(() => { try { return !!(" + js + "); } catch (e) { return false; } })()"
 }
 
 // Text is the text of the first element sel matches.
