@@ -52,8 +52,15 @@ type Dialect interface {
 	Greatest(a, b string) string
 	// LogInsertSQL appends one change record to the log in the unit's
 	// transaction; its parameters: id, org_id, location_id, entity,
-	// entity_id, op, fields, hlc, origin, actor, created_at.
+	// entity_id, op, fields, hlc, origin, actor, created_at — preceded,
+	// where LogCommitSQL is not "", by the record's ordinal in the
+	// transaction (0, 1, … across the batch's units).
 	LogInsertSQL() string
+	// LogCommitSQL runs once before the COMMIT of a writer transaction
+	// that wrote n change records to the log, its one parameter n (""
+	// for nothing): on PostgreSQL the transaction's row of outbox_commits,
+	// written once instead of once per record.
+	LogCommitSQL() string
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
 	// far each followed seq has settled (Settled).
@@ -115,6 +122,7 @@ func (sqliteDialect) LogInsertSQL() string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 }
+func (sqliteDialect) LogCommitSQL() string                       { return "" }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
 func (sqliteDialect) BeginSQL() string                           { return "" }
 func (sqliteDialect) Settled(string, string) string              { return "" }

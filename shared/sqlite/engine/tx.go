@@ -255,6 +255,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
 	}
+	db.logRows = 0
 	ok := 0
 	for i := 0; i < len(batch); i++ {
 		r := batch[i]
@@ -356,10 +357,12 @@ func (db *DB) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq) error 
 		return nil
 	}
 	tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
+	logRows := db.logRows
 	r.err = runUnit(r, tx)
 	r.changed = tx.changed
 	if r.err != nil {
 		db.stats.failed.Add(1)
+		db.logRows = logRows // its records are undone with it
 		_, err := db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 		if err == nil {
 			_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
@@ -392,7 +395,12 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 		return nil
 	}
 	began := time.Now()
-	err := sqltx.Commit()
+	err := db.logCommit(sqltx)
+	if err != nil {
+		sqltx.Rollback()
+	} else {
+		err = sqltx.Commit()
+	}
 	db.stats.commit.Add(int64(time.Since(began)))
 	if err == nil && db.Dialect != nil {
 		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer); perr != nil {
@@ -405,6 +413,17 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 		default:
 		}
 	}
+	return err
+}
+
+// logCommit runs the dialect's LogCommitSQL when the transaction wrote
+// the log: once a transaction, whatever its units wrote.
+func (db *DB) logCommit(sqltx *sql.Tx) error {
+	q := db.dialect().LogCommitSQL()
+	if q == "" || db.logRows == 0 {
+		return nil
+	}
+	_, err := sqltx.ExecContext(context.Background(), q, db.logRows)
 	return err
 }
 
@@ -770,9 +789,16 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 // recordEncoded is record with the fields already in JSON.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
 	tx.live(c.OrgID, c.Entity)
-	_, err := tx.ExecCached(ctx, tx.DB.dialect().LogInsertSQL(),
-		c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
-		NullString(c.Actor), FmtTime(tx.Now))
+	args := []any{c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
+		NullString(c.Actor), FmtTime(tx.Now)}
+	d := tx.DB.dialect()
+	if d.LogCommitSQL() != "" {
+		args = append([]any{tx.DB.logRows}, args...)
+	}
+	_, err := tx.ExecCached(ctx, d.LogInsertSQL(), args...)
+	if err == nil {
+		tx.DB.logRows++
+	}
 	return err
 }
 

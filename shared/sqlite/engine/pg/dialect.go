@@ -69,16 +69,21 @@ func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE
 func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
 
 // LogInsertSQL writes a change record to the log in its safe order
-// (log.go, Append): the transaction's row of outbox_commits counts it,
-// and its ordinal in the transaction is that count less one; the row takes
-// the transaction's place in the log's order (cseq, migration 0011) anew.
-// A unit rolled back to its savepoint takes both back with its rows.
+// (log.go, Append) at its ordinal in the transaction, which the engine's
+// writer counts across the batch's units (a unit rolled back to its
+// savepoint gives its ordinals back with its rows); LogCommitSQL then
+// writes the transaction's row of outbox_commits once, just before the
+// COMMIT: how many records it wrote, and its place in the log's order
+// (cseq, migration 0011) taken after its last write. Before 2026-11-28
+// each record upserted that row: two statements a push, the costliest
+// of the ingest bench's (docs/performance.md).
 func (Dialect) LogInsertSQL() string {
-	return `WITH c AS (INSERT INTO outbox_commits (n) VALUES (1)
-		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1, cseq = EXCLUDED.cseq RETURNING n)
-	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-	SELECT c.n - 1, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz FROM c`
+	return `INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz)`
 }
+
+// LogCommitSQL writes the transaction's row of outbox_commits (LogInsertSQL).
+func (Dialect) LogCommitSQL() string { return `INSERT INTO outbox_commits (n) VALUES (?)` }
 
 // AfterCommit positions the log's rows the commit wrote (Position), so
 // that the engine's readers of the outbox view see them, and marks how
