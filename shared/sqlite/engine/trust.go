@@ -167,6 +167,11 @@ type Admitter struct {
 	// (table NUL id → org): a row's org never changes and rows are never
 	// deleted, so a catch-up's thousand lines of one product ask once.
 	refOrgs map[string]string
+	// madeAt are the locations of the own-location rows this batch
+	// admitted as new (table NUL id → location_id): a sale's line names
+	// the order admitted just before it, whose org and location admission
+	// checked already (refOrgs has its org).
+	madeAt map[string]string
 }
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
@@ -215,9 +220,33 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 		}
 	}
 	if rule.Check != nil {
-		return rule.Check(ctx, ad, c, fields)
+		if err := rule.Check(ctx, ad, c, fields); err != nil {
+			return err
+		}
 	}
+	ad.made(c, r)
 	return nil
+}
+
+// made notes a new row admission let in: its org for refOrg and, at the
+// edge's own location, its location for parentAtEdge, so that a later
+// change of the batch naming it does not read them back.
+func (ad *Admitter) made(c *change.Change, r *Noun) {
+	// An event may be held back instead of written (holdEvent).
+	if !ad.absent || c.Op != change.OpInsert || r.OrgCol == "id" || r == EntEvent {
+		return
+	}
+	key := r.Table + "\x00" + c.EntityID
+	if ad.refOrgs == nil {
+		ad.refOrgs = map[string]string{}
+	}
+	ad.refOrgs[key] = c.OrgID
+	if r.Edge.Loc == OwnLocation {
+		if ad.madeAt == nil {
+			ad.madeAt = map[string]string{}
+		}
+		ad.madeAt[key] = ad.From.LocationID
+	}
 }
 
 // writable refuses an operation the noun's edge rule does not allow, or a
@@ -437,6 +466,9 @@ func (ad *Admitter) parentAtEdge(ctx context.Context, c *change.Change, r *Noun,
 			return Refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
 		}
 		return nil
+	}
+	if _, ok := ad.madeAt[col.Table+"\x00"+parent]; ok {
+		return nil // admitted in this batch at the edge's location, of its org
 	}
 	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
 	if err == nil && loc != mine {
