@@ -106,6 +106,11 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if err := a.preload(ctx, changes); err != nil {
 		return res, err
 	}
+	if a.Admitter != nil {
+		if err := a.Admitter.prefetch(ctx, changes); err != nil {
+			return res, err
+		}
+	}
 	for i := range changes {
 		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
