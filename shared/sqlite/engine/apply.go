@@ -119,6 +119,9 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if err := a.recordApplied(ctx); err != nil {
 		return res, err
 	}
+	if err := tx.flushLog(ctx); err != nil {
+		return res, err
+	}
 	if err := a.recompute(ctx); err != nil {
 		return res, err
 	}
@@ -281,7 +284,7 @@ func (a *Applier) applied(ctx context.Context, c *change.Change, fresh bool, opt
 		return nil
 	}
 	if opts.Log {
-		return tx.record(ctx, *c)
+		return tx.recordLater(*c) // written with the batch's others (flushLog)
 	}
 	return nil
 }

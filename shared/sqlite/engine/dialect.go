@@ -50,10 +50,11 @@ type Dialect interface {
 	Fold(expr string) string
 	// Greatest is the larger of two values.
 	Greatest(a, b string) string
-	// LogInsertSQL appends one change record to the log in the unit's
-	// transaction; its parameters: id, org_id, location_id, entity,
-	// entity_id, op, fields, hlc, origin, actor, created_at.
-	LogInsertSQL() string
+	// LogInsertSQL appends n change records to the log in the unit's
+	// transaction, in order; its parameters, for each record: id, org_id,
+	// location_id, entity, entity_id, op, fields, hlc, origin, actor,
+	// created_at.
+	LogInsertSQL(n int) string
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
 	// far each followed seq has settled (Settled).
@@ -111,9 +112,9 @@ func (sqliteDialect) JSONMerge(col, patch string) string {
 }
 func (sqliteDialect) Fold(expr string) string     { return "fold(" + expr + ")" }
 func (sqliteDialect) Greatest(a, b string) string { return "max(" + a + ", " + b + ")" }
-func (sqliteDialect) LogInsertSQL() string {
+func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
 func (sqliteDialect) BeginSQL() string                           { return "" }

@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"strings"
 
@@ -68,16 +69,25 @@ func (Dialect) JSONMerge(col, patch string) string { return col + " || (" + patc
 func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE "C.utf8")` }
 func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
 
-// LogInsertSQL writes a change record to the log in its safe order
-// (log.go, Append): the transaction's row of outbox_commits counts it,
-// and its ordinal in the transaction is that count less one; the row takes
-// the transaction's place in the log's order (cseq, migration 0011) anew.
-// A unit rolled back to its savepoint takes both back with its rows.
-func (Dialect) LogInsertSQL() string {
-	return `WITH c AS (INSERT INTO outbox_commits (n) VALUES (1)
-		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + 1, cseq = EXCLUDED.cseq RETURNING n)
+// LogInsertSQL writes n change records to the log in their safe order
+// (log.go, Append): the transaction's row of outbox_commits counts them,
+// and their ordinals in the transaction follow its count before them; the
+// row takes the transaction's place in the log's order (cseq, migration
+// 0011) anew. A unit rolled back to its savepoint takes both back with
+// its rows.
+func (Dialect) LogInsertSQL(n int) string {
+	var rows strings.Builder
+	for i := range n {
+		if i > 0 {
+			rows.WriteString(", ")
+		}
+		fmt.Fprintf(&rows, "(%d, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz)", i)
+	}
+	return fmt.Sprintf(`WITH c AS (INSERT INTO outbox_commits (n) VALUES (%d)
+		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + EXCLUDED.n, cseq = EXCLUDED.cseq RETURNING n)
 	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-	SELECT c.n - 1, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz FROM c`
+	SELECT c.n - %d + v.i, v.change_id, v.org_id, v.location_id, v.entity, v.entity_id, v.op, v.fields, v.hlc, v.origin, v.actor, v.created_at
+	FROM c, (VALUES %s) AS v(i, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)`, n, n, rows.String())
 }
 
 // AfterCommit positions the log's rows the commit wrote (Position), so
