@@ -106,12 +106,20 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if err := a.preload(ctx, changes); err != nil {
 		return res, err
 	}
+	if a.Admitter != nil {
+		if err := a.Admitter.prefetch(ctx, changes); err != nil {
+			return res, err
+		}
+	}
 	for i := range changes {
 		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
 		}
 	}
 	if err := a.recordApplied(ctx); err != nil {
+		return res, err
+	}
+	if err := tx.flushLog(ctx); err != nil {
 		return res, err
 	}
 	if err := a.recompute(ctx); err != nil {
@@ -276,7 +284,7 @@ func (a *Applier) applied(ctx context.Context, c *change.Change, fresh bool, opt
 		return nil
 	}
 	if opts.Log {
-		return tx.record(ctx, *c)
+		return tx.recordLater(*c) // written with the batch's others (flushLog)
 	}
 	return nil
 }

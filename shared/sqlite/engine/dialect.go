@@ -50,16 +50,17 @@ type Dialect interface {
 	Fold(expr string) string
 	// Greatest is the larger of two values.
 	Greatest(a, b string) string
-	// LogInsertSQL appends one change record to the log in the unit's
-	// transaction; its parameters: id, org_id, location_id, entity,
-	// entity_id, op, fields, hlc, origin, actor, created_at — preceded,
-	// where LogCommitSQL is not "", by the record's ordinal in the
-	// transaction (0, 1, … across the batch's units).
-	LogInsertSQL() string
+	// LogInsertSQL appends n change records to the log in the unit's
+	// transaction, in order; its parameters, for each record: id, org_id,
+	// location_id, entity, entity_id, op, fields, hlc, origin, actor,
+	// created_at — all preceded, where LogCommitSQL is not "", by the
+	// first record's ordinal in the transaction (the writer counts them
+	// across the batch's units).
+	LogInsertSQL(n int) string
 	// LogCommitSQL runs once before the COMMIT of a writer transaction
 	// that wrote n change records to the log, its one parameter n (""
 	// for nothing): on PostgreSQL the transaction's row of outbox_commits,
-	// written once instead of once per record.
+	// written once instead of once per log statement.
 	LogCommitSQL() string
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
@@ -118,9 +119,9 @@ func (sqliteDialect) JSONMerge(col, patch string) string {
 }
 func (sqliteDialect) Fold(expr string) string     { return "fold(" + expr + ")" }
 func (sqliteDialect) Greatest(a, b string) string { return "max(" + a + ", " + b + ")" }
-func (sqliteDialect) LogInsertSQL() string {
+func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
 func (sqliteDialect) LogCommitSQL() string                       { return "" }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }

@@ -167,12 +167,16 @@ type Admitter struct {
 	// (table NUL id → org): a row's org never changes and rows are never
 	// deleted, so a catch-up's thousand lines of one product ask once.
 	refOrgs map[string]string
-	// madeAt are the locations of the own-location rows this batch
-	// admitted as new (table NUL id → location_id): a sale's line names
-	// the order admitted just before it, whose org and location admission
-	// checked already (refOrgs has its org).
-	madeAt map[string]string
+	// rowsAt are the rows the batch's changes name, as they stood when the
+	// batch began (table NUL id → row; nil: not here), read in one query a
+	// noun (prefetch); asked marks the rows existing answered for since:
+	// a row the batch wrote is read again.
+	rowsAt map[string]*rowAt
+	asked  map[string]bool
 }
+
+// rowAt is a row's org and location columns (existing).
+type rowAt struct{ org, a, b string }
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
 // client of the org (client_credentials: no user) with its app's scopes.
@@ -220,33 +224,9 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 		}
 	}
 	if rule.Check != nil {
-		if err := rule.Check(ctx, ad, c, fields); err != nil {
-			return err
-		}
+		return rule.Check(ctx, ad, c, fields)
 	}
-	ad.made(c, r)
 	return nil
-}
-
-// made notes a new row admission let in: its org for refOrg and, at the
-// edge's own location, its location for parentAtEdge, so that a later
-// change of the batch naming it does not read them back.
-func (ad *Admitter) made(c *change.Change, r *Noun) {
-	// An event may be held back instead of written (holdEvent).
-	if !ad.absent || c.Op != change.OpInsert || r.OrgCol == "id" || r == EntEvent {
-		return
-	}
-	key := r.Table + "\x00" + c.EntityID
-	if ad.refOrgs == nil {
-		ad.refOrgs = map[string]string{}
-	}
-	ad.refOrgs[key] = c.OrgID
-	if r.Edge.Loc == OwnLocation {
-		if ad.madeAt == nil {
-			ad.madeAt = map[string]string{}
-		}
-		ad.madeAt[key] = ad.From.LocationID
-	}
 }
 
 // writable refuses an operation the noun's edge rule does not allow, or a
@@ -288,20 +268,19 @@ func (ad *Admitter) writable(ctx context.Context, c *change.Change, r *Noun, fie
 // an update of a row this node has not got is out of order, or refused
 // when the row was quarantined.
 func (ad *Admitter) existing(ctx context.Context, c *change.Change, r *Noun) (map[string]any, error) {
-	cols := "org_id"
-	if r.OrgCol == "id" {
-		cols = "id"
-	}
-	switch r.Edge.Loc {
-	case OwnLocation:
-		cols += ", location_id, ''"
-	case EitherEnd:
-		cols += ", " + r.Edge.Ends[0] + ", " + r.Edge.Ends[1]
-	default:
-		cols += ", '', ''"
-	}
 	var org, a, b string
-	err := ad.Tx.QueryRowContext(ctx, "SELECT "+cols+" FROM "+r.Table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
+	err := sql.ErrNoRows
+	key := r.Table + "\x00" + c.EntityID
+	if row, ok := ad.rowsAt[key]; ok && !ad.asked[key] {
+		if row != nil {
+			org, a, b, err = row.org, row.a, row.b, nil
+		}
+	} else {
+		err = ad.Tx.QueryRowContext(ctx, "SELECT "+existingCols(r)+" FROM "+r.Table+" WHERE id = ?", c.EntityID).Scan(&org, &a, &b)
+	}
+	if ad.asked != nil {
+		ad.asked[key] = true
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if c.Op != change.OpInsert {
 			if ad.quarantined(ctx, c.EntityID) {
@@ -321,6 +300,74 @@ func (ad *Admitter) existing(ctx context.Context, c *change.Change, r *Noun) (ma
 		return map[string]any{r.Edge.Ends[0]: a, r.Edge.Ends[1]: b}, nil
 	}
 	return map[string]any{"location_id": a}, nil
+}
+
+// existingCols are the row's org and two location columns, as existing
+// reads them.
+func existingCols(r *Noun) string {
+	cols := "org_id"
+	if r.OrgCol == "id" {
+		cols = "id"
+	}
+	switch r.Edge.Loc {
+	case OwnLocation:
+		return cols + ", location_id, ''"
+	case EitherEnd:
+		return cols + ", " + r.Edge.Ends[0] + ", " + r.Edge.Ends[1]
+	}
+	return cols + ", '', ''"
+}
+
+// prefetch reads, in one query a noun (chunks of 500 ids), the rows the
+// batch's changes name as they stand before it, for existing: a
+// catch-up's batch asked once per change, a round trip each on
+// PostgreSQL.
+func (ad *Admitter) prefetch(ctx context.Context, changes []change.Change) error {
+	ad.rowsAt, ad.asked = map[string]*rowAt{}, map[string]bool{}
+	ids := map[*Noun][]any{}
+	for i := range changes {
+		r, ok := NounOf(changes[i].Entity)
+		if !ok || r.Edge == nil {
+			continue
+		}
+		key := r.Table + "\x00" + changes[i].EntityID
+		if _, named := ad.rowsAt[key]; !named {
+			ad.rowsAt[key] = nil // not here, unless fetchRows finds it
+			ids[r] = append(ids[r], changes[i].EntityID)
+		}
+	}
+	for r, list := range ids {
+		if err := ad.fetchRows(ctx, r, list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchRows notes in rowsAt the rows of r among ids.
+func (ad *Admitter) fetchRows(ctx context.Context, r *Noun, ids []any) error {
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		rows, err := ad.Tx.Tx.QueryContext(ctx, "SELECT id, "+existingCols(r)+" FROM "+r.Table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			row := &rowAt{}
+			if err := rows.Scan(&id, &row.org, &row.a, &row.b); err != nil {
+				rows.Close()
+				return err
+			}
+			ad.rowsAt[r.Table+"\x00"+id] = row
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // actor replays authorization: the change's actor must be an active user
@@ -466,9 +513,6 @@ func (ad *Admitter) parentAtEdge(ctx context.Context, c *change.Change, r *Noun,
 			return Refuse(RefusedScope, "%s %s is another location's", c.Entity, c.EntityID)
 		}
 		return nil
-	}
-	if _, ok := ad.madeAt[col.Table+"\x00"+parent]; ok {
-		return nil // admitted in this batch at the edge's location, of its org
 	}
 	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
 	if err == nil && loc != mine {

@@ -40,6 +40,9 @@ type Tx struct {
 	// changes (apply): every node derives them itself, so they are logged
 	// here without a change record.
 	derived bool
+	// pendingLog are change records waiting to be written to the log
+	// together (recordLater), logCols values each.
+	pendingLog []any
 }
 
 // write runs fn as one atomic unit of work and returns once it is durable;
@@ -450,6 +453,9 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 	if err := r.fn(tx); err != nil {
 		return err
 	}
+	if err := tx.flushLog(r.ctx); err != nil {
+		return err
+	}
 	return tx.logEvents(r.ctx)
 }
 
@@ -786,20 +792,65 @@ func (tx *Tx) record(ctx context.Context, c change.Change) error {
 	return tx.recordEncoded(ctx, c, fields)
 }
 
-// recordEncoded is record with the fields already in JSON.
+// recordEncoded is record with the fields already in JSON. Records
+// waiting to be written together (recordLater) are written first: the log
+// keeps the unit's order.
 func (tx *Tx) recordEncoded(ctx context.Context, c change.Change, fields []byte) error {
+	tx.queueLog(c, fields)
+	return tx.flushLog(ctx)
+}
+
+// recordLater appends c to the log with the unit's next write to it, or
+// at the unit's end (flushLog), many records to a statement: an apply
+// wrote one statement per record it logged (a round trip each on
+// PostgreSQL, a third of a catch-up's statements).
+func (tx *Tx) recordLater(c change.Change) error {
+	fields, err := json.Marshal(c.Fields)
+	if err != nil {
+		return fmt.Errorf("sqlite: encode change fields: %w", err)
+	}
+	tx.queueLog(c, fields)
+	return nil
+}
+
+// logCols are the values of a change record in the log's insert
+// (Dialect.LogInsertSQL).
+const logCols = 11
+
+func (tx *Tx) queueLog(c change.Change, fields []byte) {
 	tx.live(c.OrgID, c.Entity)
-	args := []any{c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields), c.HLC.String(), c.Origin,
-		NullString(c.Actor), FmtTime(tx.Now)}
-	d := tx.DB.dialect()
+	tx.pendingLog = append(tx.pendingLog, c.ID, c.OrgID, NullString(c.LocationID), c.Entity, c.EntityID, string(c.Op), string(fields),
+		c.HLC.String(), c.Origin, NullString(c.Actor), FmtTime(tx.Now))
+}
+
+// flushLog writes the records waiting for the log, up to a hundred to a
+// statement (1,100 parameters, far below either backend's limit).
+func (tx *Tx) flushLog(ctx context.Context) error {
+	const perStmt = 100
+	for rows := tx.pendingLog; len(rows) > 0; {
+		chunk := rows[:min(len(rows), perStmt*logCols)]
+		rows = rows[len(chunk):]
+		if err := tx.logStatement(ctx, chunk); err != nil {
+			return err
+		}
+	}
+	tx.pendingLog = tx.pendingLog[:0]
+	return nil
+}
+
+// logStatement writes the records of chunk with one statement, the
+// first's ordinal in the transaction first where the writer numbers them
+// (Dialect.LogCommitSQL).
+func (tx *Tx) logStatement(ctx context.Context, chunk []any) error {
+	d, n := tx.DB.dialect(), len(chunk)/logCols
 	if d.LogCommitSQL() != "" {
-		args = append([]any{tx.DB.logRows}, args...)
+		chunk = append([]any{tx.DB.logRows}, chunk...)
 	}
-	_, err := tx.ExecCached(ctx, d.LogInsertSQL(), args...)
-	if err == nil {
-		tx.DB.logRows++
+	if _, err := tx.ExecCached(ctx, d.LogInsertSQL(n), chunk...); err != nil {
+		return err
 	}
-	return err
+	tx.DB.logRows += n
+	return nil
 }
 
 // appendFields renders a row write's columns (names sorted) as the

@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io/fs"
 	"strings"
 
@@ -68,18 +69,25 @@ func (Dialect) JSONMerge(col, patch string) string { return col + " || (" + patc
 func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE "C.utf8")` }
 func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
 
-// LogInsertSQL writes a change record to the log in its safe order
-// (log.go, Append) at its ordinal in the transaction, which the engine's
-// writer counts across the batch's units (a unit rolled back to its
-// savepoint gives its ordinals back with its rows); LogCommitSQL then
-// writes the transaction's row of outbox_commits once, just before the
-// COMMIT: how many records it wrote, and its place in the log's order
-// (cseq, migration 0011) taken after its last write. Before 2026-11-28
-// each record upserted that row: two statements a push, the costliest
-// of the ingest bench's (docs/performance.md).
-func (Dialect) LogInsertSQL() string {
+// LogInsertSQL writes n change records to the log in their safe order
+// (log.go, Append) at their ordinals in the transaction, from the first
+// parameter on: the engine's writer counts them across the batch's units
+// (a unit rolled back to its savepoint gives its ordinals back with its
+// rows); LogCommitSQL then writes the transaction's row of outbox_commits
+// once, just before the COMMIT: how many records it wrote, and its place
+// in the log's order (cseq, migration 0011) taken after its last write.
+// Until 2026-11-29 each log statement upserted that row (docs/performance.md).
+func (Dialect) LogInsertSQL(n int) string {
+	var rows strings.Builder
+	for i := range n {
+		if i > 0 {
+			rows.WriteString(", ")
+		}
+		fmt.Fprintf(&rows, "(%d, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz)", i)
+	}
 	return `INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz)`
+	SELECT b.base_ord + v.i, v.change_id, v.org_id, v.location_id, v.entity, v.entity_id, v.op, v.fields, v.hlc, v.origin, v.actor, v.created_at
+	FROM (SELECT (?)::integer AS base_ord) b, (VALUES ` + rows.String() + `) AS v(i, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)`
 }
 
 // LogCommitSQL writes the transaction's row of outbox_commits (LogInsertSQL).
