@@ -182,3 +182,32 @@ func TestTheGraphQLCatalogShowsVariantsBundlesAndTaxCategories(t *testing.T) {
 		})
 	}
 }
+
+// TestABundleEditedBetweenTwoSalesMovesItsNewComponents: the completion
+// reads the bundles' components from memory on SQLite (catalogCache); a
+// bundle edited after a sale moves its new components at the next one,
+// on the edge as on the hub.
+func TestABundleEditedBetweenTwoSalesMovesItsNewComponents(t *testing.T) {
+	for _, n := range catalogNodes {
+		t.Run(n.name, func(t *testing.T) {
+			f := ordFixtureOn(t, MustStartNode(t, n.kind, n.tweak))
+			mug, cup := f.product("Mug", "MUG", 900), f.product("Cup", "CUP", 500)
+			pack := f.create("/catalog/products", map[string]any{"name": "Pack", "sku": "PACK", "base_price": 1500,
+				"components": []any{map[string]any{"product_id": mug, "quantity": 1}}})
+			f.receive(f.locA, mug, 5)
+			f.receive(f.locA, cup, 5)
+			sell := func() {
+				t.Helper()
+				id := f.order(map[string]any{"location_id": f.locA, "line_items": []any{map[string]any{"product_id": pack, "quantity": 1}}})["id"].(string)
+				f.payCash(id, 1500)
+				f.complete(id)
+			}
+			sell()
+			f.must(f.do("PATCH", "/catalog/products/"+pack, "", map[string]any{"components": []any{map[string]any{"product_id": cup, "quantity": 2}}}), 200)
+			sell()
+			if got := []int64{f.onHand(f.locA, mug), f.onHand(f.locA, cup)}; got[0] != 4 || got[1] != 3 {
+				t.Fatalf("on hand mug, cup after a pack of a mug then a pack of two cups: %v, want [4 3]", got)
+			}
+		})
+	}
+}

@@ -13,7 +13,8 @@ import (
 // catalogCache is what pricing read of each org's catalog: products,
 // their variants, modifier groups, the price lists applying at a location
 // and the active markdowns, so that a sale does not query them again
-// (buildLines; docs/write-path.md). It follows the campaign cache's rule
+// (buildLines; docs/write-path.md); and the bundles' components the
+// completion takes out of stock (CompleteOrder). It follows the campaign cache's rule
 // (campaignCache): a caller takes the org's generation (view) before it
 // begins the snapshot it reads on, and a committed write of the org's
 // products, price lists, markdowns or modifier groups, local or synced,
@@ -36,7 +37,12 @@ type orgCatalog struct {
 	groups    map[string]*kassa.ModifierGroup
 	lists     map[string][]priceListRow   // by location
 	markdowns map[string][]kassa.Markdown // "": the org's active ones
+	bundles   map[string]bundleComponents // "": the org's bundles
 }
+
+// bundleComponents is an org's bundles' components by bundle id
+// (bundlesOf); shared when cached, never written after it is read.
+type bundleComponents = map[string][]kassa.BundleComponent
 
 // maxCatalogOrgs bounds the cache: past it, it starts again empty.
 const maxCatalogOrgs = 1000
@@ -72,7 +78,8 @@ func (c *catalogCache) current(orgID string, gen uint64) *orgCatalog {
 			c.orgs = map[string]*orgCatalog{}
 		}
 		o = &orgCatalog{gen: gen, products: map[string]*kassa.Product{}, variants: map[string][]string{},
-			groups: map[string]*kassa.ModifierGroup{}, lists: map[string][]priceListRow{}, markdowns: map[string][]kassa.Markdown{}}
+			groups: map[string]*kassa.ModifierGroup{}, lists: map[string][]priceListRow{}, markdowns: map[string][]kassa.Markdown{},
+			bundles: map[string]bundleComponents{}}
 		c.orgs[orgID] = o
 	}
 	return o
@@ -168,6 +175,13 @@ func (v catalogView) markdowns(ctx context.Context) ([]kassa.Markdown, error) {
 	ms, err := cachedRead(v, func(o *orgCatalog) map[string][]kassa.Markdown { return o.markdowns }, "",
 		func() ([]kassa.Markdown, error) { return activeMarkdowns(ctx, v.q, v.orgID) })
 	return slices.Clone(ms), err
+}
+
+// bundles are the org's bundles' components (bundlesOf), shared: the
+// caller only reads them.
+func (v catalogView) bundles(ctx context.Context) (bundleComponents, error) {
+	return cachedRead(v, func(o *orgCatalog) map[string]bundleComponents { return o.bundles }, "",
+		func() (bundleComponents, error) { return bundlesOf(ctx, v.q, v.orgID) })
 }
 
 // productState is what a store keeps in memory of its products: the

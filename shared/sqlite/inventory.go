@@ -547,8 +547,11 @@ func recomputeLevels(ctx context.Context, a *applier, levels map[string]string) 
 			return err
 		}
 		var after int64
+		// org_id || '': the sum searches the level's own movements
+		// (stock_movements_level), not all of the location's
+		// (stock_movements_created), which SQLite picks otherwise.
 		if err := tx.QueryRowContext(ctx, `UPDATE stock_levels SET on_hand = (SELECT coalesce(sum(delta), 0) FROM stock_movements
-			WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
+			WHERE org_id || '' = ?3 AND location_id = ?1 AND product_id = ?2) WHERE org_id = ?3 AND location_id = ?1 AND product_id = ?2 RETURNING on_hand`,
 			loc, product, orgID).Scan(&after); err != nil {
 			return err
 		}

@@ -788,12 +788,20 @@ func (s *OrderService) CompleteOrder(ctx context.Context, id string) (*kassa.Ord
 	defer ordersIn(s.db).locks.Lock(id)()
 	// Lines never change after creation, and payments only under the
 	// order's lock, held here: read them off the writer, then check the
-	// state that can change inside the unit of work.
+	// state that can change inside the unit of work. The bundles' components
+	// too (from memory on SQLite): a bundle edited meanwhile is as if the
+	// sale had completed a moment before it.
+	cat := catalogOf(s.db, a.OrgID) // before the read: see catalogCache
+	cat.q = s.db.Reader
 	read, err := loadOrder(ctx, s.db.Reader, a.OrgID, id, partLines|partPayments)
 	if err != nil {
 		return nil, err
 	}
-	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments, gifts: read.GiftCards}
+	of, err := cat.bundles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &orderCompletion{a: a, id: id, lines: read.LineItems, payments: read.Payments, gifts: read.GiftCards, bundles: of}
 	if err := s.db.Write(ctx, func(tx *Tx) error { return c.write(ctx, tx) }); err != nil {
 		return nil, err
 	}
@@ -809,6 +817,7 @@ type orderCompletion struct {
 	lines    []kassa.LineItem
 	payments []kassa.Payment
 	gifts    []kassa.GiftCardLine
+	bundles  bundleComponents
 	o        *kassa.Order
 }
 
@@ -827,7 +836,7 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	if err := kassa.Completable(o); err != nil {
 		return err
 	}
-	if err := sellLines(ctx, tx, a, o); err != nil {
+	if err := sellLines(ctx, tx, a, o, c.bundles); err != nil {
 		return err
 	}
 	var points int64
@@ -865,15 +874,12 @@ func (c *orderCompletion) write(ctx context.Context, tx *Tx) error {
 	return nil
 }
 
-// sellLines takes the order's lines out of its location's stock.
-func sellLines(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order) error {
+// sellLines takes the order's lines out of its location's stock (of:
+// the org's bundles' components).
+func sellLines(ctx context.Context, tx *Tx, a *kassa.Actor, o *kassa.Order, of bundleComponents) error {
 	actor := ""
 	if p := actorID(a); p != nil {
 		actor = *p
-	}
-	of, err := bundlesOf(ctx, tx, a.OrgID)
-	if err != nil {
-		return err
 	}
 	for i := range o.LineItems {
 		for _, part := range lineStockParts(&o.LineItems[i], o.LineItems[i].Quantity, of) {
