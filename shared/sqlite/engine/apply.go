@@ -70,8 +70,8 @@ func (db *DB) apply(ctx context.Context, changes []change.Change, opts ApplyOpts
 		res, err = db.ApplyTx(ctx, tx, changes, opts)
 		return err
 	})
-	if err == nil && opts.From == nil {
-		db.Merged(res.Touched) // an edge's pushed records: see Noun.Merged
+	if err == nil {
+		db.Merged(res.Touched)
 	}
 	return res.ApplyResult, err
 }

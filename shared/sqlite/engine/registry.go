@@ -68,10 +68,7 @@ type Noun struct {
 	// came back to it (a restored edge's own changes).
 	OwnBack func(ctx context.Context, tx *Tx, c *change.Change) error
 	// merged runs after an apply unit committed, with the noun's rows it
-	// touched (the kitchen tickets of the orders sync changed). It does
-	// not run for records an edge pushed to the hub (Ingest): what they
-	// derive there is the edge's work, done at the edge (its kitchen
-	// tickets; docs/kds.md, 2026-11-28).
+	// touched (the kitchen tickets of the orders sync changed).
 	Merged func(db *DB, rows map[string]string)
 	// written runs in the unit after each local write of a row (the
 	// campaigns' versions).
