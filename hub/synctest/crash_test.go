@@ -27,14 +27,37 @@ type process struct {
 
 func buildEdge(t *testing.T) string { return buildBinary(t, "kassa.dev/edge") }
 
-// buildBinary builds the command pkg into the test's temporary folder.
+// binaries are the commands buildBinary built in this run of the package,
+// in one folder (removed by TestMain), by package path.
+var binaries struct {
+	sync.Mutex
+	dir   string
+	built map[string]string
+}
+
+// buildBinary builds the command pkg once per run of the package (a build
+// links for seconds, and several tests run the same binary) and returns
+// its path; the tests only run it.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	binaries.Lock()
+	defer binaries.Unlock()
+	if bin, ok := binaries.built[pkg]; ok {
+		return bin
+	}
+	if binaries.dir == "" {
+		dir, err := os.MkdirTemp("", "synctest-bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binaries.dir, binaries.built = dir, map[string]string{}
+	}
+	bin := filepath.Join(binaries.dir, filepath.Base(pkg))
 	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
+	binaries.built[pkg] = bin
 	return bin
 }
 

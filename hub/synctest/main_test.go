@@ -8,5 +8,12 @@ import (
 )
 
 // TestMain stops the package's one throwaway PostgreSQL (pgtest.Main)
-// that MustStartPair's hubs share in the run on PostgreSQL.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// that MustStartPair's hubs share in the run on PostgreSQL, and removes
+// the binaries buildBinary built.
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	if binaries.dir != "" {
+		os.RemoveAll(binaries.dir)
+	}
+	os.Exit(code)
+}

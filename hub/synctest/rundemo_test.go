@@ -24,10 +24,8 @@ func TestTwoDemosRunSideBySide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds both binaries")
 	}
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", bin, "kassa.dev/hub", "kassa.dev/edge").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(buildBinary(t, "kassa.dev/hub")) // run-demo.sh's BIN_DIR: hub and edge
+	buildBinary(t, "kassa.dev/edge")
 	root := t.TempDir()
 	a := startDemo(t, bin, filepath.Join(root, "a"))
 	b := startDemo(t, bin, filepath.Join(root, "b"))
