@@ -83,10 +83,14 @@ type DB struct {
 	toPrepare  map[string]bool
 	bound      boundStmts        // stmts bound to the writer's open transaction; write loop only
 	rowQueries map[string]string // writeRow's statements by row shape; write loop only
-	writes     chan *writeReq    // units of work for writeLoop
-	committed  chan struct{}
-	stats      writerStats
-	refused    refusedCounts // pushed changes the trust boundary refused
+	// logRows counts the change records the writer's open transaction
+	// wrote to the log, where the engine numbers them (Dialect.LogCommitSQL);
+	// write loop only.
+	logRows   int
+	writes    chan *writeReq // units of work for writeLoop
+	committed chan struct{}
+	stats     writerStats
+	refused   refusedCounts // pushed changes the trust boundary refused
 	// tableColumns holds each table's columns once read (table → []string):
 	// the schema changes only in migrations, which run at Open.
 	tableColumns sync.Map

@@ -53,8 +53,15 @@ type Dialect interface {
 	// LogInsertSQL appends n change records to the log in the unit's
 	// transaction, in order; its parameters, for each record: id, org_id,
 	// location_id, entity, entity_id, op, fields, hlc, origin, actor,
-	// created_at.
+	// created_at — all preceded, where LogCommitSQL is not "", by the
+	// first record's ordinal in the transaction (the writer counts them
+	// across the batch's units).
 	LogInsertSQL(n int) string
+	// LogCommitSQL runs once before the COMMIT of a writer transaction
+	// that wrote n change records to the log, its one parameter n (""
+	// for nothing): on PostgreSQL the transaction's row of outbox_commits,
+	// written once instead of once per log statement.
+	LogCommitSQL() string
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
 	// far each followed seq has settled (Settled).
@@ -116,6 +123,7 @@ func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
+func (sqliteDialect) LogCommitSQL() string                       { return "" }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
 func (sqliteDialect) BeginSQL() string                           { return "" }
 func (sqliteDialect) Settled(string, string) string              { return "" }

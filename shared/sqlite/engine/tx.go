@@ -258,6 +258,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
 		return false
 	}
+	db.logRows = 0
 	ok := 0
 	for i := 0; i < len(batch); i++ {
 		r := batch[i]
@@ -359,10 +360,12 @@ func (db *DB) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq) error 
 		return nil
 	}
 	tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
+	logRows := db.logRows
 	r.err = runUnit(r, tx)
 	r.changed = tx.changed
 	if r.err != nil {
 		db.stats.failed.Add(1)
+		db.logRows = logRows // its records are undone with it
 		_, err := db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 		if err == nil {
 			_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
@@ -395,7 +398,12 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 		return nil
 	}
 	began := time.Now()
-	err := sqltx.Commit()
+	err := db.logCommit(sqltx)
+	if err != nil {
+		sqltx.Rollback()
+	} else {
+		err = sqltx.Commit()
+	}
 	db.stats.commit.Add(int64(time.Since(began)))
 	if err == nil && db.Dialect != nil {
 		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer); perr != nil {
@@ -408,6 +416,17 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 		default:
 		}
 	}
+	return err
+}
+
+// logCommit runs the dialect's LogCommitSQL when the transaction wrote
+// the log: once a transaction, whatever its units wrote.
+func (db *DB) logCommit(sqltx *sql.Tx) error {
+	q := db.dialect().LogCommitSQL()
+	if q == "" || db.logRows == 0 {
+		return nil
+	}
+	_, err := sqltx.ExecContext(context.Background(), q, db.logRows)
 	return err
 }
 
@@ -811,11 +830,26 @@ func (tx *Tx) flushLog(ctx context.Context) error {
 	for rows := tx.pendingLog; len(rows) > 0; {
 		chunk := rows[:min(len(rows), perStmt*logCols)]
 		rows = rows[len(chunk):]
-		if _, err := tx.ExecCached(ctx, tx.DB.dialect().LogInsertSQL(len(chunk)/logCols), chunk...); err != nil {
+		if err := tx.logStatement(ctx, chunk); err != nil {
 			return err
 		}
 	}
 	tx.pendingLog = tx.pendingLog[:0]
+	return nil
+}
+
+// logStatement writes the records of chunk with one statement, the
+// first's ordinal in the transaction first where the writer numbers them
+// (Dialect.LogCommitSQL).
+func (tx *Tx) logStatement(ctx context.Context, chunk []any) error {
+	d, n := tx.DB.dialect(), len(chunk)/logCols
+	if d.LogCommitSQL() != "" {
+		chunk = append([]any{tx.DB.logRows}, chunk...)
+	}
+	if _, err := tx.ExecCached(ctx, d.LogInsertSQL(n), chunk...); err != nil {
+		return err
+	}
+	tx.DB.logRows += n
 	return nil
 }
 

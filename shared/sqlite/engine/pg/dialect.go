@@ -70,11 +70,13 @@ func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE
 func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
 
 // LogInsertSQL writes n change records to the log in their safe order
-// (log.go, Append): the transaction's row of outbox_commits counts them,
-// and their ordinals in the transaction follow its count before them; the
-// row takes the transaction's place in the log's order (cseq, migration
-// 0011) anew. A unit rolled back to its savepoint takes both back with
-// its rows.
+// (log.go, Append) at their ordinals in the transaction, from the first
+// parameter on: the engine's writer counts them across the batch's units
+// (a unit rolled back to its savepoint gives its ordinals back with its
+// rows); LogCommitSQL then writes the transaction's row of outbox_commits
+// once, just before the COMMIT: how many records it wrote, and its place
+// in the log's order (cseq, migration 0011) taken after its last write.
+// Until 2026-11-29 each log statement upserted that row (docs/performance.md).
 func (Dialect) LogInsertSQL(n int) string {
 	var rows strings.Builder
 	for i := range n {
@@ -83,12 +85,13 @@ func (Dialect) LogInsertSQL(n int) string {
 		}
 		fmt.Fprintf(&rows, "(%d, ?, ?, ?, ?, ?, ?, (?)::jsonb, ?, ?, ?, (?)::timestamptz)", i)
 	}
-	return fmt.Sprintf(`WITH c AS (INSERT INTO outbox_commits (n) VALUES (%d)
-		ON CONFLICT (xid) DO UPDATE SET n = outbox_commits.n + EXCLUDED.n, cseq = EXCLUDED.cseq RETURNING n)
-	INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
-	SELECT c.n - %d + v.i, v.change_id, v.org_id, v.location_id, v.entity, v.entity_id, v.op, v.fields, v.hlc, v.origin, v.actor, v.created_at
-	FROM c, (VALUES %s) AS v(i, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)`, n, n, rows.String())
+	return `INSERT INTO outbox_log (ord, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
+	SELECT b.base_ord + v.i, v.change_id, v.org_id, v.location_id, v.entity, v.entity_id, v.op, v.fields, v.hlc, v.origin, v.actor, v.created_at
+	FROM (SELECT (?)::integer AS base_ord) b, (VALUES ` + rows.String() + `) AS v(i, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)`
 }
+
+// LogCommitSQL writes the transaction's row of outbox_commits (LogInsertSQL).
+func (Dialect) LogCommitSQL() string { return `INSERT INTO outbox_commits (n) VALUES (?)` }
 
 // AfterCommit positions the log's rows the commit wrote (Position), so
 // that the engine's readers of the outbox view see them, and marks how
