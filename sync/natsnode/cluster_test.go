@@ -2,6 +2,7 @@ package natsnode
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -65,6 +66,23 @@ func startHubCluster(t *testing.T, n int) *hubCluster {
 			}
 		}
 		return true
+	})
+	// Routes up is not yet interest across them: a hub's news published
+	// before the others' subscriptions crossed is heard by none (a loaded
+	// machine showed it). Each hub announces a probe until every other
+	// hub heard it.
+	wait.For(t, 10*time.Second, "every hub to hear the others' news", func() bool {
+		all := true
+		for i, s := range hc.hubs {
+			b, _ := json.Marshal(leafNews{User: "probe-" + s.Name(), Hub: s.Name()})
+			s.auth.cluster.publish(subjectLeaf, b)
+			for j := range hc.hubs {
+				if j != i && hc.heardAt(j, "probe-"+s.Name()) != s.Name() {
+					all = false
+				}
+			}
+		}
+		return all
 	})
 	return hc
 }
