@@ -60,13 +60,16 @@ func TestConsoleStaffWithTheHubLinkCut(t *testing.T) {
 	if got := c.Text("#staff-msg"); !strings.Contains(got, "Saved at this store: head office gets it when the link is back.") {
 		t.Fatalf("offline the console says %q", got)
 	}
-	c.Do("edit", chromedp.Click(act("edit")), chromedp.WaitVisible("#staff-name"))
+	c.Click("edit", act("edit"))
+	c.Do("the edit dialog", chromedp.WaitVisible("#staff-name"))
 	c.Retype("#staff-name", "Oona Outage")
 	c.Do("save", chromedp.Click("#staff-ok"))
 	done("Saved Oona Outage.")
-	c.Do("deactivate", chromedp.Click(act("deactivate")), chromedp.WaitVisible("#staff-ok"), chromedp.Click("#staff-ok"))
+	c.Click("deactivate", act("deactivate")) // the list is drawn again after the save
+	c.Do("confirm", chromedp.WaitVisible("#staff-ok"), chromedp.Click("#staff-ok"))
 	done("Oona Outage is deactivated")
-	c.Do("reactivate", chromedp.Click(act("reactivate")), chromedp.WaitVisible(act("deactivate")))
+	c.Click("reactivate", act("reactivate"))
+	c.Do("reactivated", chromedp.WaitVisible(act("deactivate")))
 	c.Do("scroll to the staff", chromedp.ScrollIntoView("#staff"))
 	c.Shot("console-staff-offline")
 	if got := c.Text(`#staff-rows tr[data-email="cashier@demo.test"]`); !strings.Contains(got, "Managed by an owner") {

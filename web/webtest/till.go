@@ -77,6 +77,27 @@ func (c *Cashier) Poll(what, js string) {
 	c.within(30*time.Second, what, chromedp.Poll[chromedp.Void](SafeJS(js), chromedp.WithPollingTimeout(30*time.Second)))
 }
 
+// Click clicks sel within 20 s. A node the page drew again between
+// chromedp finding it and clicking it ("Could not find node with given
+// id": a list re-rendered after a save) is looked up again and clicked, as
+// a person's tap lands on the button shown now.
+func (c *Cashier) Click(what, sel string) {
+	c.T.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(c.B.Ctx, time.Until(deadline))
+		_, err := chromedp.Run(ctx, chromedp.Click(sel))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node with given id") || time.Now().After(deadline) {
+			c.within(2*time.Second, what, chromedp.Click(sel)) // a last try: fails with what the page shows
+			return
+		}
+	}
+}
+
 // SafeJS is the boolean expression js, false where it throws.
 func SafeJS(js string) string {
 	return "(() => { try { return !!(" + js + "); } catch (e) { return false; } })()"
