@@ -846,11 +846,27 @@ func (tx *Tx) logStatement(ctx context.Context, chunk []any) error {
 	if d.LogCommitSQL() != "" {
 		chunk = append([]any{tx.DB.logRows}, chunk...)
 	}
-	if _, err := tx.ExecCached(ctx, d.LogInsertSQL(n), chunk...); err != nil {
+	if _, err := tx.ExecCached(ctx, tx.DB.logQuery(n), chunk...); err != nil {
 		return err
 	}
 	tx.DB.logRows += n
 	return nil
+}
+
+// logQuery is the dialect's LogInsertSQL for n records, built once and
+// kept with writeRow's statements: every sale's records pass here, and the
+// text was a constant before records were written many to a statement.
+// Only the write loop calls it.
+func (db *DB) logQuery(n int) string {
+	key := "log|" + strconv.Itoa(n)
+	if q, ok := db.rowQueries[key]; ok {
+		return q
+	}
+	q := db.dialect().LogInsertSQL(n)
+	if len(db.rowQueries) < maxCachedStmts {
+		db.rowQueries[key] = q
+	}
+	return q
 }
 
 // appendFields renders a row write's columns (names sorted) as the
