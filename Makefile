@@ -23,7 +23,7 @@ run: build
 	bash deploy/run-demo.sh
 
 ## test: every test of every module (installs chromium for the KDS browser test where missing),
-## after the OpenAPI lint and the compose check; then the black-box suites' hubs on PostgreSQL
+## after the OpenAPI lint and the compose check; beside it, the black-box suites' hubs on PostgreSQL
 ## The PostgreSQL line runs beside the SQLite one (the tests mostly wait on conditions: each
 ## line alone keeps under one core busy); its output follows the SQLite line's.
 test: chromium openapi-lint compose-check
