@@ -6,12 +6,14 @@
 -- that hub's acknowledgement) can commit under a LOWER id than the commit
 -- it read. Positioned by id, its records came first and an edge pulled an
 -- order's change before the order (the failover test saw it). So each
--- transaction takes a number from outbox_commit_seq every time it writes
--- the log (cseq, the last one kept): a record written after reading a
--- commit takes a number above every number that commit took. Positions go
--- in cseq order, and only up to a settled mark of the sequence
--- (seq_marks, tbl 'outbox_commits', as seq_mark.go marks the followed
--- tables): every transaction that took a number at or below it has ended.
+-- transaction takes a number from outbox_commit_seq after its last write to
+-- the log (cseq: the writer inserts its outbox_commits row just before the
+-- COMMIT, Dialect.LogCommitSQL; pg.Append, for tests, takes one at each
+-- call and keeps the last): a record written after reading a commit takes a
+-- number above that commit's. Positions go in cseq order, and only up to a
+-- settled mark of the sequence (seq_marks, tbl 'outbox_commits', as
+-- seq_mark.go marks the followed tables): every transaction that took a
+-- number at or below it has ended.
 CREATE SEQUENCE outbox_commit_seq;
 ALTER TABLE outbox_commits ADD COLUMN cseq bigint NOT NULL DEFAULT nextval('outbox_commit_seq');
 DROP INDEX outbox_commits_unpositioned;
