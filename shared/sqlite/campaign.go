@@ -1019,21 +1019,15 @@ func edgeCampaignPart(ctx context.Context, ad *admitter, orderID, orgID string) 
 	return campaignTotal(cp), err
 }
 
-// redeemAtHub writes an edge order's redemptions (redeem) with the
-// amounts the hub computes its campaigns gave the order (hubCampaigns; 0
-// for a campaign that gave it nothing here) and the order's total as the
-// hub recomputed it: the hub's analytics and usage limits count no
-// discount an edge's wire merely claims. An order that claims no campaign
-// is left alone, and so is one whose lines have not come yet: they arrive
-// later in the log, and the order is recomputed then (its rows take the
-// new amounts).
+// redeemAtHub writes the redemptions of an edge order that claims
+// campaigns and whose lines are in (redeem) with the amounts the hub
+// computes its campaigns gave the order (hubCampaigns; 0 for a campaign
+// that gave it nothing here) and the order's total as the hub recomputed
+// it: the hub's analytics and usage limits count no discount an edge's
+// wire merely claims. An order whose lines have not come yet is
+// recomputed when they arrive later in the log (its rows take the new
+// amounts then).
 func redeemAtHub(ctx context.Context, a *applier, orderID, orgID string) error {
-	var claims bool
-	err := a.Tx.QueryRowContext(ctx, `SELECT campaigns != '[]' AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
-		FROM orders WHERE id = ?1 AND org_id = ?2`, orderID, orgID).Scan(&claims)
-	if err != nil || !claims {
-		return err
-	}
 	cp, err := hubCampaigns(ctx, a.Admitter, orderID, orgID)
 	if err != nil {
 		return err

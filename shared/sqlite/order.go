@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -1164,30 +1163,6 @@ func trackOrder(a *applier, c *change.Change, f map[string]any) {
 	}
 }
 
-// recomputeOrders refreshes the derived columns of the orders a batch
-// touched (recomputeOrder), records the money invariants the merge broke
-// (checkMoney), refreshes the rollups of their business days
-// (refreshOrderDays), then the campaigns' usage limits the redemptions it
-// derived went past (checkVouchers).
-func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
-	for id, orgID := range orders {
-		before, err := orderMoney(ctx, a.Tx, id)
-		if err != nil {
-			return err
-		}
-		if err := recomputeOrder(ctx, a, id, orgID); err != nil {
-			return err
-		}
-		if err := checkMoney(ctx, a, orgID, id, before); err != nil {
-			return err
-		}
-	}
-	if err := refreshOrderDays(ctx, a.Tx, orders); err != nil {
-		return err
-	}
-	return checkVouchers(ctx, a)
-}
-
 // trackOrderOf: an entry of an order (a line, its history, a payment or a
 // refund) has its order's derived totals recomputed.
 func trackOrderOf(a *applier, c *change.Change, f map[string]any) {
@@ -1395,157 +1370,11 @@ func orderScopes(c *change.Change, f map[string]any) []kassa.Scope {
 	return saleWrite
 }
 
-// checkDiscount replays the discount permission on an order pushed by an
-// edge, once its lines are in: the manual discounts of the order together
-// stay within what its creator's role may give (kassa.CheckDiscount). The
-// campaigns' part is recomputed here (campaignPart) and does not count.
-func checkDiscount(ctx context.Context, ad *admitter, orderID, orgID string) error {
-	var subtotal, discount int64
-	var creator sql.NullString
-	var approvedBy sql.NullString
-	err := ad.Tx.QueryRowContext(ctx, `SELECT subtotal, discount_total, created_by, approved_by FROM orders
-		WHERE id = ?1 AND org_id = ?2 AND EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)`,
-		orderID, orgID).Scan(&subtotal, &discount, &creator, &approvedBy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // no lines yet: the totals are the wire's, recomputed once they come
-	}
-	if err != nil || discount == 0 {
-		return err
-	}
-	a := &kassa.Actor{OrgID: orgID}
-	var role string
-	err = ad.Tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ? AND org_id = ?`, creator.String, orgID).Scan(&role)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	a.UserID, a.Role = creator.String, kassa.Role(role)
-	if role == "" {
-		a.Role = kassa.RoleCashier // an order of nobody the hub knows: the strictest limit
-	}
-	settings, err := orgSettings(ctx, ad.Tx, orgID)
-	if err != nil {
-		return err
-	}
-	campaigns, err := edgeCampaignPart(ctx, ad, orderID, orgID)
-	if err != nil {
-		return err
-	}
-	approver, err := approverOf(ctx, ad.Tx, orgID, map[string]any{"approved_by": approvedBy.String})
-	if err != nil {
-		return err
-	}
-	if _, err := kassa.ApproveDiscount(a, approver, settings.DiscountLimits, subtotal, max(0, discount-campaigns)); err != nil {
-		return refuse(RefusedActor, "%v", err)
-	}
-	return nil
-}
-
 // The values an edge's order may carry.
 var (
 	orderStates   = []string{kassa.OrderOpen, kassa.OrderCompleted, kassa.OrderPartiallyRefunded, kassa.OrderRefunded, kassa.OrderCancelled}
 	kitchenStates = []string{kassa.KitchenNew, kassa.KitchenInProgress, kassa.KitchenReady, kassa.KitchenServed}
 )
-
-// recomputeOrder refreshes an order's derived columns from its entries:
-// payments' refunded amounts from the refunds that name them, the paid
-// and refunded totals, and — for changes an edge pushed — the order's
-// totals from its lines (an order's lines are fixed at creation, so this
-// changes nothing for an honest edge). Every statement is scoped to the
-// order's org. An edge's order that claims completion without being paid
-// in full is refused.
-func recomputeOrder(ctx context.Context, a *applier, id, orgID string) error {
-	tx := a.Tx
-	d := engine.D(tx)
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(`+d.JSONInt("p.value", "amount")+`), 0)
-			FROM refunds r, `+d.JSONElements("r.payments", "p")+` WHERE r.order_id = ?1 AND r.org_id = ?2 AND `+d.JSONText("p.value", "payment_id")+` = payments.id)
-		WHERE order_id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = ?2 AND status IN ('captured', 'partially_refunded', 'refunded')),
-			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = ?2) WHERE id = ?1 AND org_id = ?2`, id, orgID)
-	if err != nil {
-		return err
-	}
-	if a.Admitter == nil {
-		if !campaignsOf(a.State).campaigned[id] {
-			return nil
-		}
-		// An order from the hub's log: what its campaigns gave is the
-		// hub's word.
-		return redeem(ctx, a, id, orgID, nil)
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(`+d.JSONInt("m.value", "price_adjustment")+`) FROM `+d.JSONElements("l.modifiers", "m")+`), 0)) * quantity), 0)
-				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = ?2),
-			discount_total = (SELECT coalesce(sum(discount), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			tax_total = (SELECT coalesce(sum(tax), 0) FROM order_lines WHERE order_id = orders.id AND org_id = ?2),
-			gift_card_total = (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2),
-			total = coalesce((SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = ?2), 0)
-				+ (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = ?2)
-		WHERE id = ?1 AND org_id = ?2 AND (EXISTS (SELECT 1 FROM order_lines WHERE order_id = ?1 AND org_id = ?2)
-			OR EXISTS (SELECT 1 FROM gift_card_lines WHERE order_id = ?1 AND org_id = ?2))`, id, orgID)
-	if err != nil {
-		return err
-	}
-	var status string
-	var total, paid int64
-	if err := tx.QueryRowContext(ctx, `SELECT status, total, paid_total FROM orders WHERE id = ? AND org_id = ?`, id, orgID).Scan(&status, &total, &paid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // its row arrives later in the log
-		}
-		return err
-	}
-	if status != kassa.OrderOpen && status != kassa.OrderCancelled && paid < total {
-		return refuse(RefusedValue, "order %s is %s with %d of %d paid", id, status, paid, total)
-	}
-	if err := redeemAtHub(ctx, a, id, orgID); err != nil {
-		return err
-	}
-	return checkDiscount(ctx, a.Admitter, id, orgID)
-}
-
-// money is an order's totals, as the money invariants see them.
-type money struct {
-	found                 bool
-	location              string
-	total, paid, refunded int64
-}
-
-func orderMoney(ctx context.Context, tx *Tx, id string) (money, error) {
-	m := money{found: true}
-	err := tx.QueryRowContext(ctx, `SELECT location_id, total, paid_total, refunded_total FROM orders WHERE id = ?`, id).
-		Scan(&m.location, &m.total, &m.paid, &m.refunded)
-	if errors.Is(err, sql.ErrNoRows) {
-		return money{}, nil // its order row arrives later in the log
-	}
-	return m, err
-}
-
-// checkMoney records an overpaid or overrefunded conflict for each money
-// invariant (kassa.MoneyBreaches) the merge broke: payments or refunds
-// taken at two nodes at once, each within the order's total there. The
-// local side is the totals before the merge, the remote side after.
-func checkMoney(ctx context.Context, a *applier, orgID, id string, before money) error {
-	after, err := orderMoney(ctx, a.Tx, id)
-	if err != nil || !after.found {
-		return err
-	}
-	was := kassa.MoneyBreaches(before.total, before.paid, before.refunded)
-	for _, kind := range kassa.MoneyBreaches(after.total, after.paid, after.refunded) {
-		if before.found && slices.Contains(was, kind) {
-			continue // recorded when it first broke
-		}
-		side := func(m money) map[string]any {
-			return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
-		}
-		if err := a.Conflict(ctx, orgID, after.location, kind, "order", id, side(before), side(after)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // skipOrderNumber moves the order counter of an own order that came back
 // past its number.

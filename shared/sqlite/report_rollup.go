@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,35 +166,59 @@ func refreshOrderDays(ctx context.Context, tx *Tx, orders map[string]string) err
 	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
 		return err
 	}
-	type day struct{ org, loc, day string }
-	days := map[day]string{} // → an instant on it
-	for id, orgID := range orders {
-		rows, err := tx.QueryContext(ctx, `SELECT location_id, completed_at FROM orders WHERE id = ?1 AND completed_at IS NOT NULL
-			UNION SELECT location_id, created_at FROM refunds WHERE order_id = ?1`, id)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var loc, at string
-			if err := rows.Scan(&loc, &at); err != nil {
-				rows.Close()
+	days := map[salesDayOf]string{} // → an instant on it
+	clocks := map[string]kassa.DayClock{}
+	for org, ids := range idsByOrg(orders) {
+		for chunk := range slices.Chunk(ids, maxInList) {
+			if err := orderDays(ctx, tx, org, chunk, clocks, days); err != nil {
 				return err
 			}
-			clock, err := locationClock(ctx, tx, loc)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			days[day{orgID, loc, clock.Day(parseTime(at))}] = at
-		}
-		if err := rows.Close(); err != nil {
-			return err
 		}
 	}
 	for d, at := range days {
 		if err := refreshSalesDay(ctx, tx, d.org, d.loc, at); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// salesDayOf is a location's business day.
+type salesDayOf struct{ org, loc, day string }
+
+// orderDays notes in days the business days of the completions and
+// refunds of orders ids of org, each location's clock read once (clocks).
+func orderDays(ctx context.Context, tx *Tx, org string, ids []any, clocks map[string]kassa.DayClock, days map[salesDayOf]string) error {
+	in, args := inList(1, ids)
+	rows, err := tx.QueryContext(ctx, `SELECT location_id, completed_at FROM orders WHERE org_id = ?1 AND id IN (`+in+`) AND completed_at IS NOT NULL
+		UNION SELECT location_id, created_at FROM refunds WHERE org_id = ?1 AND order_id IN (`+in+`)`, append([]any{org}, args...)...)
+	if err != nil {
+		return err
+	}
+	var at [][2]string // location, instant
+	for rows.Next() {
+		var loc, when string
+		if err := rows.Scan(&loc, &when); err != nil {
+			rows.Close()
+			return err
+		}
+		at = append(at, [2]string{loc, when})
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, a := range at {
+		clock, ok := clocks[a[0]]
+		if !ok {
+			if clock, err = locationClock(ctx, tx, a[0]); err != nil {
+				return err
+			}
+			clocks[a[0]] = clock
+		}
+		days[salesDayOf{org, a[0], clock.Day(parseTime(a[1]))}] = a[1]
 	}
 	return nil
 }
