@@ -159,11 +159,13 @@ func (e *Edge) send(ctx context.Context, subject string, b []byte, rep any) erro
 	return json.Unmarshal(m.Data, rep)
 }
 
-// pushLoop sends the outbox in order, one batch at a time, and marks a
-// batch sent only when the hub replied that it committed it. (Two batches
-// in flight let the second land when the first failed — right after a
-// restart, before the leaf link was up — and the hub then saw updates of
-// rows it never got: so, one at a time.)
+// pushLoop sends the outbox in order and marks a batch sent only when
+// the hub replied that it committed it. While the hub applies one batch
+// the next is on its way (pushRun): a hub that chains an edge's pushes
+// applies it only after the one it follows committed there. (Two batches
+// in flight without that let the second land when the first failed —
+// right after a restart, before the leaf link was up — and the hub then
+// saw updates of rows it never got.)
 func (e *Edge) pushLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		full, err := e.pushRun(ctx)
@@ -192,6 +194,9 @@ type pushBatchOf struct {
 	err  error
 }
 
+// last is the outbox position of the batch's last record.
+func (b *pushBatchOf) last() int64 { return b.es[len(b.es)-1].Seq }
+
 // readPush reads the unsent records after seq, up to a batch, and
 // encodes them.
 func (e *Edge) readPush(ctx context.Context, after int64) pushBatchOf {
@@ -203,44 +208,136 @@ func (e *Edge) readPush(ctx context.Context, after int64) pushBatchOf {
 	return pushBatchOf{es: es, body: body, err: err}
 }
 
+// flight is a pushed batch whose reply is awaited.
+type flight struct {
+	b     pushBatchOf
+	reply chan flightReply
+}
+
+type flightReply struct {
+	rep PushReply
+	err error
+}
+
 // pushRun pushes the outbox's batches back to back while full ones
-// follow, and reports whether the last one sent was full. While the hub
-// admits one batch, the next is read and encoded, and once the hub
-// committed it the edge marks it sent while the next is on its way: still
-// one batch at the hub at a time, in order. It holds pushing throughout.
+// follow, and reports whether to go on at once (the last one sent was
+// full, or the hub asked for a batch again). The next batch is read and
+// encoded while the hub admits one; once a reply said the hub chains this
+// edge's pushes it is also sent at once, naming the batch it follows, so
+// the hub decodes it while it applies the one before. Batches are marked
+// sent in order, each once the hub committed it; a failure ends the run,
+// and the next starts from the first batch not marked. It holds pushing
+// throughout.
 func (e *Edge) pushRun(ctx context.Context) (bool, error) {
 	e.pushing.Lock()
 	defer e.pushing.Unlock()
 	marked := make(chan error, 1)
 	marked <- nil
 	defer func() { <-marked }() // the last mark is done before pushing is released
+	var flying []*flight        // oldest first
+	chains, full := false, false
 	next := e.readPush(ctx, 0)
 	for {
-		cur := next
-		e.mu.Lock()
-		e.status.PendingUp = len(cur.es)
-		e.mu.Unlock()
-		if cur.err != nil || len(cur.es) == 0 {
-			return false, cur.err
-		}
-		last := cur.es[len(cur.es)-1].Seq
-		var ahead chan pushBatchOf
-		if len(cur.es) == pushBatch {
-			ahead = make(chan pushBatchOf, 1)
-			go func() { ahead <- e.readPush(ctx, last) }()
-		}
-		err := e.push(ctx, cur)
-		if err == nil {
-			err = e.markSent(ctx, marked, last)
-		}
-		if ahead == nil || err != nil {
-			if ahead != nil {
-				<-ahead
+		for len(next.es) > 0 && (len(flying) == 0 || chains && len(flying) < 2) {
+			var after int64
+			if len(flying) > 0 {
+				after = flying[len(flying)-1].b.last()
 			}
-			return ahead != nil, err
+			f := e.sendPush(ctx, next, after)
+			flying, full = append(flying, f), len(next.es) == pushBatch
+			e.setPending(len(next.es))
+			if next = (pushBatchOf{}); full {
+				next = e.readPush(ctx, f.b.last())
+			}
 		}
-		next = <-ahead
+		if len(flying) == 0 {
+			e.setPending(0)
+			return false, next.err
+		}
+		f := flying[0]
+		flying = flying[1:]
+		r := <-f.reply
+		if err := e.pushed(ctx, r); err != nil || r.rep.Ahead {
+			return r.rep.Ahead, err
+		}
+		chains = r.rep.Chains
+		if err := e.markSent(ctx, marked, f.b.last()); err != nil {
+			return false, err
+		}
 	}
+}
+
+// setPending sets the status's count of records on their way up.
+func (e *Edge) setPending(n int) {
+	e.mu.Lock()
+	e.status.PendingUp = n
+	e.mu.Unlock()
+}
+
+// sendPush sends batch b — after the batch ending at after, when not 0 —
+// and returns its flight. It publishes before it returns, so batches go
+// out in the order they are sent; the reply is awaited in the background.
+func (e *Edge) sendPush(ctx context.Context, b pushBatchOf, after int64) *flight {
+	f := &flight{b: b, reply: make(chan flightReply, 1)}
+	body := b.body
+	if after > 0 {
+		body = append(fmt.Appendf(nil, `{"after":%d,`, after), body[1:]...)
+	}
+	inbox := e.nc.NewInbox()
+	sub, err := e.nc.SubscribeSync(inbox)
+	if err == nil {
+		err = e.nc.PublishRequest(e.id.UpSubject(), inbox, body)
+	}
+	if err != nil {
+		if sub != nil {
+			sub.Unsubscribe()
+		}
+		f.reply <- flightReply{err: err}
+		return f
+	}
+	go func() {
+		defer sub.Unsubscribe()
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		var r flightReply
+		m, err := sub.NextMsgWithContext(rctx)
+		if err == nil && len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+			err = nats.ErrNoResponders
+		}
+		if r.err = err; err == nil {
+			r.err = json.Unmarshal(m.Data, &r.rep)
+		}
+		f.reply <- r
+	}()
+	return f
+}
+
+// pushed takes in the hub's reply to a push: the link's state, and the
+// records the hub refused.
+func (e *Edge) pushed(ctx context.Context, r flightReply) error {
+	if r.err != nil {
+		e.setConnected(false, r.err)
+		return r.err
+	}
+	rep := r.rep
+	if rep.Error != "" {
+		err := fmt.Errorf("link: hub refused push: %s", rep.Error)
+		e.setConnected(true, err)
+		return err
+	}
+	if len(rep.Refused) > 0 {
+		e.log.Warn("the hub refused changes of this store", "node", e.id.Node, "refused", len(rep.Refused), "first", rep.Refused[0].Error)
+		if err := e.store.KeepRefusals(ctx, rep.Refused, 0, false); err != nil {
+			return err
+		}
+	}
+	if !rep.Ahead {
+		e.mu.Lock()
+		e.status.LastPush = e.now()
+		e.mu.Unlock()
+	}
+	e.setConnected(true, nil)
+	return nil
 }
 
 // markSent marks the records up to last sent, in the background, once
@@ -255,32 +352,8 @@ func (e *Edge) markSent(ctx context.Context, marked chan error, last int64) erro
 	return nil
 }
 
-// push sends one batch and waits for the hub's reply.
-func (e *Edge) push(ctx context.Context, b pushBatchOf) error {
-	var rep PushReply
-	if err := e.send(ctx, e.id.UpSubject(), b.body, &rep); err != nil {
-		e.setConnected(false, err)
-		return err
-	}
-	if rep.Error != "" {
-		err := fmt.Errorf("link: hub refused push: %s", rep.Error)
-		e.setConnected(true, err)
-		return err
-	}
-	if len(rep.Refused) > 0 {
-		e.log.Warn("the hub refused changes of this store", "node", e.id.Node, "refused", len(rep.Refused), "first", rep.Refused[0].Error)
-		if err := e.store.KeepRefusals(ctx, rep.Refused, 0, false); err != nil {
-			return err
-		}
-	}
-	e.mu.Lock()
-	e.status.LastPush = e.now()
-	e.mu.Unlock()
-	e.setConnected(true, nil)
-	return nil
-}
-
-// encodePush encodes the PushRequest of es (change.AppendJSON).
+// encodePush encodes the PushRequest of es (change.AppendJSON), with the
+// outbox position of its last record.
 func encodePush(es []Entry) ([]byte, error) {
 	b := make([]byte, 0, 512*len(es))
 	b = append(b, `{"changes":[`...)
@@ -293,7 +366,7 @@ func encodePush(es []Entry) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return fmt.Appendf(b, `],"format":%d}`, change.Format), nil
+	return fmt.Appendf(b, `],"format":%d,"last":%d}`, change.Format, es[len(es)-1].Seq), nil
 }
 
 func (e *Edge) pullLoop(ctx context.Context) {

@@ -27,14 +27,15 @@ type Hub struct {
 	busy     chan struct{}
 	stopped  chan struct{}
 	stopOnce sync.Once
+	turns    turns
 }
 
 // MaxConcurrentRequests is how many edges' pushes, pulls and digests a hub
 // handles at once. NATS calls a subscription's handler for one message at
 // a time; handled in turn, every edge's push would wait for the commit of
 // the one before it, so the writer's group commit could never gather the
-// pushes of many edges into one transaction. Each edge has one request in
-// flight at a time, so its own records still arrive in order.
+// pushes of many edges into one transaction. An edge's own pushes apply
+// one after another, in the order it sent them (turns).
 const MaxConcurrentRequests = 64
 
 // SetLeafURLs sets the leaf URLs of every hub of the cluster, given to
@@ -44,8 +45,8 @@ func (h *Hub) SetLeafURLs(urls []string) { h.leafURLs.Store(&urls) }
 // StartHub subscribes the hub's handlers on nc.
 func StartHub(nc *nats.Conn, store HubStore, log *slog.Logger) (*Hub, error) {
 	h := &Hub{nc: nc, store: store, log: log, busy: make(chan struct{}, MaxConcurrentRequests), stopped: make(chan struct{})}
-	for subj, fn := range map[string]nats.MsgHandler{"kassa.up.>": h.up, "kassa.pull.>": h.pull, "kassa.digest.>": h.digest} {
-		s, err := nc.QueueSubscribe(subj, "hub", h.concurrently(fn))
+	for subj, fn := range map[string]nats.MsgHandler{"kassa.up.>": h.inTurn, "kassa.pull.>": h.concurrently(h.pull), "kassa.digest.>": h.concurrently(h.digest)} {
+		s, err := nc.QueueSubscribe(subj, "hub", fn)
 		if err != nil {
 			h.Stop()
 			return nil, err
@@ -76,17 +77,96 @@ func (h *Hub) Stop() {
 // concurrently handles each message on its own goroutine, at most
 // MaxConcurrentRequests at once; when all are busy the subscription waits.
 func (h *Hub) concurrently(fn nats.MsgHandler) nats.MsgHandler {
-	return func(m *nats.Msg) {
-		select {
-		case h.busy <- struct{}{}:
-		case <-h.stopped:
-			return
-		}
-		go func() {
-			defer func() { <-h.busy }()
-			fn(m)
-		}()
+	return func(m *nats.Msg) { h.spawn(func() { fn(m) }) }
+}
+
+// spawn runs fn on its own goroutine once a slot is free, and reports
+// false when the hub stopped first.
+func (h *Hub) spawn(fn func()) bool {
+	select {
+	case h.busy <- struct{}{}:
+	case <-h.stopped:
+		return false
 	}
+	go func() {
+		defer func() { <-h.busy }()
+		fn()
+	}()
+	return true
+}
+
+// inTurn handles a push concurrently with other edges' and in its turn
+// among its own edge's: the turn is taken here, as NATS hands the
+// subscription its messages one at a time in the order the edge sent
+// them.
+func (h *Hub) inTurn(m *nats.Msg) {
+	t := h.turns.take(m.Subject)
+	if !h.spawn(func() { h.up(m, t) }) {
+		h.turns.end(t, 0)
+	}
+}
+
+// turns orders each edge's pushes at this hub. An edge sends its next
+// batch before the hub answered the one before (PushRequest.After); the
+// hub decodes it meanwhile and applies it only after that one committed
+// here.
+type turns struct {
+	mu   sync.Mutex
+	last map[string]int64 // an edge's up subject → the Last of its newest push committed here
+	tail map[string]*turn // an edge's up subject → its newest push taken in
+}
+
+// turn is one push's place in its edge's order.
+type turn struct {
+	key        string
+	prev, done chan struct{} // the push before it ends (nil: none); it ends
+}
+
+// take gives the edge's next push its turn.
+func (ts *turns) take(key string) *turn {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.tail == nil {
+		ts.tail, ts.last = map[string]*turn{}, map[string]int64{}
+	}
+	t := &turn{key: key, done: make(chan struct{})}
+	if prev := ts.tail[key]; prev != nil {
+		t.prev = prev.done
+	}
+	ts.tail[key] = t
+	return t
+}
+
+// wait waits until the push before t ended (or ctx ends).
+func (ts *turns) wait(ctx context.Context, t *turn) {
+	if t.prev == nil {
+		return
+	}
+	select {
+	case <-t.prev:
+	case <-ctx.Done():
+	}
+}
+
+// follows reports whether after is the Last of the edge's newest push
+// committed here.
+func (ts *turns) follows(t *turn, after int64) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.last[t.key] == after
+}
+
+// end ends push t; last (0: none) is the position it committed.
+func (ts *turns) end(t *turn, last int64) {
+	ts.mu.Lock()
+	if last > 0 {
+		ts.last[t.key] = last
+	}
+	if ts.tail[t.key] == t {
+		delete(ts.tail, t.key)
+	}
+	ts.mu.Unlock()
+	close(t.done)
 }
 
 func reply(m *nats.Msg, v any) {
@@ -103,7 +183,12 @@ func (h *Hub) identify(m *nats.Msg) (Identity, context.Context, context.CancelFu
 	return id, ctx, cancel, err
 }
 
-func (h *Hub) up(m *nats.Msg) {
+// up applies a push in its turn t. It is read while the edge's push
+// before it may still be applying, and applied once that one ended —
+// not at all when it names a batch it follows that did not commit here.
+func (h *Hub) up(m *nats.Msg, t *turn) {
+	var committed int64
+	defer func() { h.turns.end(t, committed) }()
 	id, ctx, cancel, err := h.identify(m)
 	defer cancel()
 	var req PushRequest
@@ -116,13 +201,21 @@ func (h *Hub) up(m *nats.Msg) {
 	if err == nil {
 		err = CheckScope(id, req.Changes)
 	}
-	var rep PushReply
+	h.turns.wait(ctx, t)
+	rep := PushReply{Chains: true}
+	if err == nil && req.After > 0 && !h.turns.follows(t, req.After) {
+		rep.Ahead = true
+		reply(m, rep)
+		return
+	}
 	if err == nil {
 		rep.Applied, rep.Duplicate, rep.Refused, err = h.store.Ingest(ctx, id, req.Changes)
 	}
 	if err != nil {
 		h.log.Warn("push refused", "node", id.Node, "err", err)
 		rep.Error = err.Error()
+	} else {
+		committed = req.Last
 	}
 	reply(m, rep)
 }

@@ -88,6 +88,12 @@ type PushRequest struct {
 	// Format is the edge's change-record format (change.Format); 0 from
 	// v0.5.0 edges, which send none. Pull and digest requests carry it too.
 	Format int `json:"format,omitempty"`
+	// Last is the edge's outbox position of the push's last record, and
+	// After that of the batch it follows when the edge sent it before the
+	// hub answered that one (0: none; both since v0.9.0): a hub that
+	// chains pushes applies it only once that batch committed there.
+	Last  int64 `json:"last,omitempty"`
+	After int64 `json:"after,omitempty"`
 }
 
 // PushReply says the hub committed the records (or why not). Refused
@@ -100,6 +106,13 @@ type PushReply struct {
 	Duplicate int       `json:"duplicate"`
 	Refused   []Refusal `json:"refused,omitempty"`
 	Error     string    `json:"error,omitempty"`
+	// Chains says the hub orders the edge's pushes (PushRequest.After):
+	// the edge may send its next batch before this reply. Ahead says the
+	// hub applied nothing because the batch the push follows had not
+	// committed there (it failed, or went to another hub): the edge sends
+	// again from its first batch not marked sent.
+	Chains bool `json:"chains,omitempty"`
+	Ahead  bool `json:"ahead,omitempty"`
 }
 
 // Refusal is one of an edge's records the hub refused, and why.
