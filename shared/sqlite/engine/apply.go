@@ -416,14 +416,10 @@ func (a *Applier) insertRow(ctx context.Context, r *Noun, fields map[string]any,
 		args = append(args, fields[n])
 	}
 	args = append(args, stamp.String(), origin)
-	cols := joinCols(names, "") + ", hlc, origin"
-	ph := Placeholders(len(names) + 2)
 	if r.Merge == mergeLWW {
-		cols += ", field_hlc"
-		ph += ", ?"
 		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
-	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.Table, cols, ph)
+	query := a.Tx.DB.insertQuery(r, names)
 	return a.uniquely(ctx, r, fields, func() error {
 		for i, n := range names {
 			args[i] = fields[n]
@@ -431,6 +427,27 @@ func (a *Applier) insertRow(ctx context.Context, r *Noun, fields map[string]any,
 		_, err := a.Tx.ExecCached(ctx, query, args...)
 		return err
 	})
+}
+
+// insertQuery returns the statement insertRow runs for a row of r with
+// the named columns (sorted), built once per shape (rowQuery). Only the
+// write loop calls it.
+func (db *DB) insertQuery(r *Noun, names []string) string {
+	key := "apply|" + r.Table + "|" + strings.Join(names, ",")
+	if q, ok := db.rowQueries[key]; ok {
+		return q
+	}
+	cols := joinCols(names, "") + ", hlc, origin"
+	ph := Placeholders(len(names) + 2)
+	if r.Merge == mergeLWW {
+		cols += ", field_hlc"
+		ph += ", ?"
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.Table, cols, ph)
+	if len(db.rowQueries) < maxCachedStmts {
+		db.rowQueries[key] = q
+	}
+	return q
 }
 
 // uniqueKey is a column unique among an org's rows that two nodes can

@@ -1000,14 +1000,20 @@ func (db *DB) rowQuery(e Entity, op change.Op, names []string) string {
 }
 
 func joinCols(names []string, suffix string) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += n + suffix
+	n := 0
+	for _, name := range names {
+		n += len(name) + len(suffix) + 2
 	}
-	return s
+	var b strings.Builder
+	b.Grow(n)
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(name)
+		b.WriteString(suffix)
+	}
+	return b.String()
 }
 
 // actorID is the actor a record names (kassa.Actor.Ref), or NULL.
