@@ -121,6 +121,9 @@ type hubStore struct {
 	epoch   string
 }
 
+// Prepare decodes what an edge's records carry before their push's turn.
+func (s *hubStore) Prepare(cs []change.Change) { s.db.Prepare(cs) }
+
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, []link.Refusal, error) {
 	s.edges.saw(from, -1)
 	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)

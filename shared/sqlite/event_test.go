@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -351,22 +352,30 @@ func TestTheHubAdmitsOnlyAnEdgesOwnEvents(t *testing.T) {
 		{"of the hub's own kind", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventCampaignLaunched }},
 		{"of a kind no store makes", RefusedEntity, func(c *change.Change) { c.Fields["type"] = kassa.EventAutomationTriggered }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := event(tc.mod)
-			_, q, err := hub.db.Ingest(context.Background(), from, wire(t, []LogEntry{{Change: c}}))
-			if err != nil || q != 1 {
-				t.Fatalf("ingest: %v, %d quarantined", err, q)
-			}
-			var reason string
-			if err := hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, c.ID).Scan(&reason); err != nil || reason != tc.reason {
-				t.Fatalf("reason %q (%v), want %s", reason, err, tc.reason)
-			}
-			var data string
-			hub.db.Reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
-			if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != okData {
-				t.Fatalf("a refused event is in the hub's log: %s", data)
-			}
-		})
+		// Each alone, and decoded ahead of its unit as the hub's link
+		// does while the edge's push before it applies (Prepare).
+		for _, ahead := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, decoded ahead %v", tc.name, ahead), func(t *testing.T) {
+				c := event(tc.mod)
+				cs := wire(t, []LogEntry{{Change: c}})
+				if ahead {
+					hub.db.Prepare(cs)
+				}
+				_, q, err := hub.db.Ingest(context.Background(), from, cs)
+				if err != nil || q != 1 {
+					t.Fatalf("ingest: %v, %d quarantined", err, q)
+				}
+				var reason string
+				if err := hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE id = ?`, c.ID).Scan(&reason); err != nil || reason != tc.reason {
+					t.Fatalf("reason %q (%v), want %s", reason, err, tc.reason)
+				}
+				var data string
+				hub.db.Reader.QueryRow(`SELECT data FROM events WHERE id = ?`, c.EntityID).Scan(&data)
+				if data != "" && c.EntityID != ok.EntityID || c.EntityID == ok.EntityID && data != okData {
+					t.Fatalf("a refused event is in the hub's log: %s", data)
+				}
+			})
+		}
 	}
 }
 

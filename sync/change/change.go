@@ -47,6 +47,10 @@ type Change struct {
 	// reader of a log that only forwards records (an edge's push) need not
 	// decode them into Fields and encode them again.
 	RawFields json.RawMessage `json:"-"`
+	// Decoded is what the receiving node derived from the record alone
+	// before applying it (a hub decodes an edge's event data while the
+	// edge's earlier push applies); never sent, nil until then.
+	Decoded any `json:"-"`
 }
 
 // MarshalJSON encodes c, with RawFields as its fields when they are set.

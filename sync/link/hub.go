@@ -201,6 +201,9 @@ func (h *Hub) up(m *nats.Msg, t *turn) {
 	if err == nil {
 		err = CheckScope(id, req.Changes)
 	}
+	if p, ok := h.store.(Preparer); ok && err == nil {
+		p.Prepare(req.Changes)
+	}
 	h.turns.wait(ctx, t)
 	rep := PushReply{Chains: true}
 	if err == nil && req.After > 0 && !h.turns.follows(t, req.After) {

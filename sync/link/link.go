@@ -243,6 +243,14 @@ type HubStore interface {
 	Known(ctx context.Context, id Identity) bool
 }
 
+// Preparer is a HubStore that does the work of a push that needs none of
+// the edge's earlier pushes (decoding what a record carries, checks of a
+// record alone) before the push's turn: while the edge's push before it
+// applies. What it finds it keeps in the records (change.Change.Decoded).
+type Preparer interface {
+	Prepare(cs []change.Change)
+}
+
 // ErrRefused is returned for records an edge may not send.
 var ErrRefused = errors.New("link: refused")
 

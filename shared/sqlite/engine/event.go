@@ -90,12 +90,38 @@ func checkEvent(ctx context.Context, ad *Admitter, c *change.Change, f map[strin
 	if len(data) > kassa.MaxEventData {
 		return Refuse(RefusedValue, "event data of %d bytes exceeds %d", len(data), kassa.MaxEventData)
 	}
-	var obj map[string]json.RawMessage // its members decoded when asked (eventData)
-	if err := json.Unmarshal([]byte(data), &obj); err != nil {
-		return Refuse(RefusedValue, "event data is not a JSON object")
+	obj, ok := c.Decoded.(eventData)
+	if !ok {
+		if obj, ok = decodeEventData(data); !ok {
+			return Refuse(RefusedValue, "event data is not a JSON object")
+		}
 	}
 	typ, _ := f["type"].(string)
-	return ad.eventSubject(ctx, typ, eventData(obj))
+	return ad.eventSubject(ctx, typ, obj)
+}
+
+// decodeEventData decodes an event's data, its members left encoded, and
+// reports whether it is a JSON object (or null).
+func decodeEventData(data string) (eventData, bool) {
+	var obj map[string]json.RawMessage // its members decoded when asked (eventData)
+	return obj, json.Unmarshal([]byte(data), &obj) == nil
+}
+
+// Prepare decodes the data of the events among changes an edge pushed
+// (change.Change.Decoded), ahead of their unit: admission (checkEvent)
+// then reads it from there. It needs no row and changes none.
+func (db *DB) Prepare(changes []change.Change) {
+	for i := range changes {
+		c := &changes[i]
+		if c.Entity != EntEvent.Name || c.Decoded != nil {
+			continue
+		}
+		if data, ok := c.Fields["data"].(string); ok && len(data) <= kassa.MaxEventData {
+			if obj, ok := decodeEventData(data); ok {
+				c.Decoded = obj
+			}
+		}
+	}
 }
 
 // eventData is an edge's event data with its members left encoded:
