@@ -487,8 +487,9 @@ func queueTickets(e *engine.DB, orders map[string]string) {
 func (db *DB) TicketsDue() <-chan struct{} { return ordersIn(db).tickets.wake }
 
 // RecordDueTickets brings the tickets of up to limit due orders up to date
-// in one unit of work (syncTicket) and returns how many it took off the
-// queue; fewer than limit means the queue is empty. On an error those
+// (as syncTicket would): planned together on a snapshot (planDue), written
+// together in one unit of work (writeDue). It returns how many it took off
+// the queue; fewer than limit means the queue is empty. On an error those
 // orders are dropped: a new one is found by the start-up sweep, a changed
 // one by its next change.
 func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {

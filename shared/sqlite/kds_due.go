@@ -305,6 +305,7 @@ func numberTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 	if len(locs) == 0 {
 		return nil
 	}
+	slices.Sort(locs) // counters taken in one order: concurrent units on PostgreSQL never wait on each other in a circle
 	days, err := businessDays(ctx, tx, locs)
 	if err != nil {
 		return err
