@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -92,121 +91,45 @@ func writeTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) (*kass
 }
 
 // writeTicketRow appends a built ticket to kds_events and queues the
-// wake-up. It gives the ticket its number (ticketNumber), and an update
+// wake-up. It gives the ticket its number (numberTickets), and an update
 // that voids it is ticket.voided.
 func writeTicketRow(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticket) error {
-	n, err := ticketNumber(ctx, tx, t)
-	if err != nil {
-		return err
-	}
-	return appendTicket(ctx, tx, orgID, typ, t, n)
+	return writeTickets(ctx, tx, []*ticketPlan{{org: orgID, order: t.ID, typ: typ, ticket: t}})
 }
 
 // writeNewTicket is writeTicketRow for the first ticket of an order the
 // unit creates: it has no number yet, and the caller knows its
 // location's time zone, so the unit reads neither.
 func writeNewTicket(ctx context.Context, tx *Tx, orgID string, t *kassa.Ticket, timezone string) error {
-	n, err := takeTicketNumber(ctx, tx, t, tx.Now.In(zone(timezone)).Format(time.DateOnly))
+	day := tx.Now.In(zone(timezone)).Format(time.DateOnly)
+	rows, err := takeTicketNumbers(ctx, tx, t.LocationID, day, []*kassa.Ticket{t}, nil)
 	if err != nil {
 		return err
 	}
-	return appendTicket(ctx, tx, orgID, kassa.TicketCreated, t, n)
-}
-
-// appendTicket writes the ticket, numbered n, to kds_events.
-func appendTicket(ctx context.Context, tx *Tx, orgID, typ string, t *kassa.Ticket, n int64) error {
-	t.TicketNumber = n
-	if t.Void && typ == kassa.TicketUpdated {
-		typ = kassa.TicketVoided
-	}
-	data, err := json.Marshal(t)
-	if err != nil {
+	if err := insertTicketNumbers(ctx, tx, rows); err != nil {
 		return err
 	}
-	stations, _ := json.Marshal(t.Stations)
-	var seq int64
-	err = tx.QueryRowContext(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`, orgID, t.LocationID, t.ID, typ, string(stations), string(data), fmtTime(tx.Now)).Scan(&seq)
-	if err != nil {
-		return fmt.Errorf("sqlite: kds event: %w", err)
-	}
-	tx.Wake(orgID, t.LocationID, kassa.EventKDSTicket, seq)
-	return nil
-}
-
-// ticketNumber returns the order's ticket number at this node; the
-// order's first ticket takes the next number of its location's business
-// day (migration 0026).
-func ticketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket) (int64, error) {
-	var n int64
-	err := tx.QueryRowContext(ctx, `SELECT number FROM kds_ticket_numbers WHERE order_id = ?`, t.ID).Scan(&n)
-	if !errors.Is(err, sql.ErrNoRows) {
-		return n, err
-	}
-	day, err := businessDay(ctx, tx, t.LocationID)
-	if err != nil {
-		return 0, err
-	}
-	return takeTicketNumber(ctx, tx, t, day)
-}
-
-// takeTicketNumber gives the order its ticket number: the next of its
-// location's business day.
-func takeTicketNumber(ctx context.Context, tx *Tx, t *kassa.Ticket, day string) (int64, error) {
-	var n int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO kds_ticket_counters (location_id, day, next) VALUES (?, ?, 2)
-		ON CONFLICT(location_id, day) DO UPDATE SET next = kds_ticket_counters.next + 1 RETURNING next - 1`, t.LocationID, day).Scan(&n)
-	if err != nil {
-		return 0, err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO kds_ticket_numbers (order_id, day, number) VALUES (?, ?, ?)`, t.ID, day, n)
-	return n, err
-}
-
-// businessDay is the location's calendar date now (tx's clock), in its
-// time zone.
-func businessDay(ctx context.Context, tx *Tx, locationID string) (string, error) {
-	var tz string
-	err := tx.QueryRowContext(ctx, `SELECT timezone FROM locations WHERE id = ?`, locationID).Scan(&tz)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", err
-	}
-	return tx.Now.In(zone(tz)).Format(time.DateOnly), nil
+	return appendTickets(ctx, tx, []*ticketPlan{{org: orgID, order: t.ID, typ: kassa.TicketCreated, ticket: t}})
 }
 
 // buildTicket turns an order with its lines into a ticket. A line's station
 // is its product's, else its category's, else kassa.StationDefault.
 func buildTicket(ctx context.Context, q querier, o *kassa.Order) (*kassa.Ticket, error) {
-	stationOf := map[string]string{}
-	if len(o.LineItems) > 0 {
-		args := []any{o.OrgID}
-		for _, l := range o.LineItems {
-			args = append(args, l.ProductID)
-		}
-		rows, err := q.QueryContext(ctx, `SELECT p.id, coalesce(p.station, c.station, '')
-			FROM products p LEFT JOIN categories c ON c.id = p.category_id AND c.org_id = p.org_id
-			WHERE p.org_id = ? AND p.id IN (`+placeholders(len(o.LineItems))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, st string
-			if err := rows.Scan(&id, &st); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			stationOf[id] = st
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	stations, err := productStations(ctx, q, []*kassa.Order{o})
+	if err != nil {
+		return nil, err
 	}
+	return ticketOf(o, stations), nil
+}
+
+// ticketOf turns an order with its lines into a ticket, its lines'
+// stations looked up in stations (productStations).
+func ticketOf(o *kassa.Order, stations map[string]string) *kassa.Ticket {
 	t := &kassa.Ticket{ID: o.ID, LocationID: o.LocationID, Number: o.Number, Channel: o.Channel, Status: o.Status,
 		KitchenStatus: o.KitchenStatus, Void: kassa.VoidTicket(o.Status, o.KitchenStatus), Notes: o.Notes, OrderedAt: o.OccurredAt, UpdatedAt: o.UpdatedAt,
 		Lines: make([]kassa.TicketLine, 0, len(o.LineItems)), Stations: []string{}}
 	for _, l := range o.LineItems {
-		st := stationOf[l.ProductID]
+		st := stations[o.OrgID+"/"+l.ProductID]
 		if st == "" {
 			st = kassa.StationDefault
 		}
@@ -221,7 +144,7 @@ func buildTicket(ctx context.Context, q querier, o *kassa.Order) (*kassa.Ticket,
 		}
 	}
 	slices.Sort(t.Stations)
-	return t, nil
+	return t
 }
 
 // TicketEvents returns the org's ticket events after f.After, oldest first,
@@ -475,53 +398,23 @@ func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
 // ticket.updated when notes, status or lines differ. A replay records
 // nothing.
 func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
-	p, err := planTicket(ctx, tx, orgID, orderID)
-	if err != nil || p == nil || p.typ == "" {
+	plans, err := planDue(ctx, tx, map[string]string{orderID: orgID})
+	if err != nil {
 		return err
 	}
-	return writeTicketRow(ctx, tx, orgID, p.typ, p.ticket)
+	return writeTickets(ctx, tx, plans)
 }
 
-// ticketPlan is what syncTicket found an order's ticket needs, and the
-// state it found it in: its order's stamp, its line count and its newest
-// ticket event (seq 0: none). typ "" needs no ticket event.
+// ticketPlan is what planDue found an order's ticket needs, and the state
+// it found it in: its order's stamp ("": the order or its lines not there
+// yet), its line count and its newest ticket event (seq 0: none). typ ""
+// needs no ticket event.
 type ticketPlan struct {
 	org, order string
 	typ        string
 	ticket     *kassa.Ticket
 	hlc        string
 	lines, seq int64
-}
-
-// planTicket compares an order with its newest ticket event, on q (the
-// unit, or a snapshot before it), and builds the ticket event it needs;
-// nil when the order or its lines have not arrived yet.
-func planTicket(ctx context.Context, q querier, orgID, orderID string) (*ticketPlan, error) {
-	o, err := loadOrder(ctx, q, orgID, orderID, partLines)
-	if errors.Is(err, sql.ErrNoRows) || kassa.ErrorKind(err) == kassa.ENotFound {
-		return nil, nil // its order row comes in a later batch
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(o.LineItems) == 0 {
-		return nil, nil // its lines come in a later batch
-	}
-	p := &ticketPlan{org: orgID, order: orderID, lines: int64(len(o.LineItems))}
-	if err := q.QueryRowContext(ctx, `SELECT hlc FROM orders WHERE id = ?`, orderID).Scan(&p.hlc); err != nil {
-		return nil, err
-	}
-	var data string
-	err = q.QueryRowContext(ctx, `SELECT seq, data FROM kds_events WHERE order_id = ? ORDER BY seq DESC LIMIT 1`, orderID).Scan(&p.seq, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		p.typ = kassa.TicketCreated
-	} else if err != nil {
-		return nil, err
-	} else if p.typ, err = ticketChange(data, o); err != nil || p.typ == "" {
-		return p, err
-	}
-	p.ticket, err = buildTicket(ctx, q, o)
-	return p, err
 }
 
 // ticketChange is the ticket event an order needs after its newest one
@@ -541,29 +434,6 @@ func ticketChange(data string, o *kassa.Order) (string, error) {
 		return kassa.TicketUpdated, nil
 	}
 	return "", nil
-}
-
-// still reports whether the order and its tickets are, in the unit, as
-// the plan found them: then its ticket event can be written as planned.
-func (p *ticketPlan) still(ctx context.Context, tx *Tx) (bool, error) {
-	var hlc string
-	var lines, seq int64
-	err := tx.QueryRowContext(ctx, `SELECT hlc, (SELECT count(*) FROM order_lines WHERE order_id = orders.id),
-		coalesce((SELECT max(seq) FROM kds_events WHERE order_id = orders.id), 0) FROM orders WHERE id = ?`, p.order).Scan(&hlc, &lines, &seq)
-	if err != nil {
-		return false, err
-	}
-	return hlc == p.hlc && lines == p.lines && seq == p.seq, nil
-}
-
-// writeBuiltTicket builds the ticket of an order already loaded with its
-// lines and appends it.
-func writeBuiltTicket(ctx context.Context, tx *Tx, orgID string, o *kassa.Order, typ string) error {
-	t, err := buildTicket(ctx, tx, o)
-	if err != nil {
-		return err
-	}
-	return writeTicketRow(ctx, tx, orgID, typ, t)
 }
 
 // maxDueTickets bounds the orders waiting for their kitchen tickets; past
@@ -617,8 +487,9 @@ func queueTickets(e *engine.DB, orders map[string]string) {
 func (db *DB) TicketsDue() <-chan struct{} { return ordersIn(db).tickets.wake }
 
 // RecordDueTickets brings the tickets of up to limit due orders up to date
-// in one unit of work (syncTicket) and returns how many it took off the
-// queue; fewer than limit means the queue is empty. On an error those
+// (as syncTicket would): planned together on a snapshot (planDue), written
+// together in one unit of work (writeDue). It returns how many it took off
+// the queue; fewer than limit means the queue is empty. On an error those
 // orders are dropped: a new one is found by the start-up sweep, a changed
 // one by its next change.
 func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
@@ -640,14 +511,7 @@ func (db *DB) RecordDueTickets(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return len(batch), err
 	}
-	return len(batch), db.Write(ctx, func(tx *Tx) error {
-		for _, p := range plans {
-			if err := p.write(ctx, tx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return len(batch), db.Write(ctx, func(tx *Tx) error { return writeDue(ctx, tx, plans) })
 }
 
 // planTickets plans the due orders' tickets on one snapshot, off the
@@ -658,37 +522,7 @@ func (db *DB) planTickets(ctx context.Context, batch map[string]string) ([]*tick
 		return nil, err
 	}
 	defer snap.Done()
-	plans := make([]*ticketPlan, 0, len(batch))
-	for id, org := range batch {
-		p, err := planTicket(ctx, snap, org, id)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			p = &ticketPlan{org: org, order: id} // not there yet: looked at again in the unit
-		}
-		plans = append(plans, p)
-	}
-	return plans, nil
-}
-
-// write writes the planned ticket event when the order and its tickets
-// are still as planned, and otherwise plans again in the unit.
-func (p *ticketPlan) write(ctx context.Context, tx *Tx) error {
-	if p.hlc == "" {
-		return syncTicket(ctx, tx, p.org, p.order)
-	}
-	ok, err := p.still(ctx, tx)
-	if err != nil || !ok {
-		if err == nil || errors.Is(err, sql.ErrNoRows) {
-			err = syncTicket(ctx, tx, p.org, p.order)
-		}
-		return err
-	}
-	if p.typ == "" {
-		return nil
-	}
-	return writeTicketRow(ctx, tx, p.org, p.typ, p.ticket)
+	return planDue(ctx, snap, batch)
 }
 
 // SweepTickets marks due the tickets of the orders of the last day that
