@@ -3,6 +3,7 @@ module kassa.dev/sync
 go 1.26.0
 
 require (
+	github.com/go-json-experiment/json v1.27.2
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nuid v1.0.1
