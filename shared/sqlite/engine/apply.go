@@ -161,6 +161,9 @@ func (a *Applier) step(ctx context.Context, c *change.Change, opts ApplyOpts, re
 	if err := a.applied(ctx, c, fresh, opts); err != nil {
 		return err
 	}
+	if a.Admitter != nil {
+		a.Admitter.Made()
+	}
 	a.done[c.ID] = true
 	if c.Entity == EntEvent.Name && !a.held[c.EntityID] {
 		a.logged[c.EntityID] = true
@@ -342,6 +345,7 @@ func (a *Applier) apply(ctx context.Context, c *change.Change) error {
 			return err
 		}
 		if held, err := a.holdEvent(ctx, c); held || err != nil {
+			a.Admitter.pending.key = "" // held: its row is not written
 			return err
 		}
 	}

@@ -173,6 +173,16 @@ type Admitter struct {
 	// a row the batch wrote is read again.
 	rowsAt map[string]*rowAt
 	asked  map[string]bool
+	// made are the rows this batch inserted (table NUL id → its org and
+	// location), noted once their change applied (Made): a sale's line
+	// names its order, made by the change before it, and its reference
+	// and parent checks read it here, not in two more round trips. A
+	// row's org and location never change (edges may not write them).
+	made    map[string]rowAt
+	pending struct {
+		key string
+		row rowAt
+	}
 }
 
 // rowAt is a row's org and location columns (existing).
@@ -209,6 +219,11 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 		return err
 	}
 	ad.absent = existing == nil
+	ad.pending.key = ""
+	if ad.absent {
+		loc, _ := fields["location_id"].(string)
+		ad.pending.key, ad.pending.row = r.Table+"\x00"+c.EntityID, rowAt{org: c.OrgID, a: loc}
+	}
 	if err := ad.writable(ctx, c, r, fields, existing); err != nil {
 		return err
 	}
@@ -514,7 +529,12 @@ func (ad *Admitter) parentAtEdge(ctx context.Context, c *change.Change, r *Noun,
 		}
 		return nil
 	}
-	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	err := sql.ErrNoRows
+	if row, ok := ad.made[col.Table+"\x00"+parent]; ok && row.org == c.OrgID {
+		loc, err = row.a, nil
+	} else if !ok {
+		err = ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	}
 	if err == nil && loc != mine {
 		return Refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(col.Table, "s"), parent)
 	}
@@ -585,11 +605,26 @@ func (ad *Admitter) reference(ctx context.Context, c *change.Change, rf Ref, v a
 	return nil
 }
 
+// Made notes the row of the change admitted last as this batch's own,
+// once its change applied (the row is then written).
+func (ad *Admitter) Made() {
+	if ad.pending.key == "" {
+		return
+	}
+	if ad.made == nil {
+		ad.made = map[string]rowAt{}
+	}
+	ad.made[ad.pending.key], ad.pending.key = ad.pending.row, ""
+}
+
 // refOrg is the org of the row id of table, read once per batch.
 func (ad *Admitter) refOrg(ctx context.Context, table, id string) (string, error) {
 	key := table + "\x00" + id
 	if org, ok := ad.refOrgs[key]; ok {
 		return org, nil
+	}
+	if row, ok := ad.made[key]; ok {
+		return row.org, nil
 	}
 	var org string
 	if err := ad.Tx.QueryRowContext(ctx, "SELECT org_id FROM "+table+" WHERE id = ?", id).Scan(&org); err != nil {
