@@ -198,19 +198,33 @@ func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
 			events = append(events, changes[i].EntityID)
 		}
 	}
-	if err := a.present(ctx, "applied_changes", ids, a.done); err != nil || !a.Tx.DB.Hub {
+	// An edge's push also asks, in the same statement, whether any held
+	// event waits at all (the marker row ""): none, the common case, and
+	// releaseEvents has nothing to look up.
+	also := ""
+	if a.Admitter != nil {
+		also = ` UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM held_event_waits)`
+	}
+	if err := a.present(ctx, "applied_changes", ids, a.done, also); err != nil {
 		return err
 	}
-	return a.present(ctx, "events", events, a.logged)
+	a.waits = a.done[""]
+	delete(a.done, "")
+	if !a.Tx.DB.Hub {
+		return nil
+	}
+	return a.present(ctx, "events", events, a.logged, "")
 }
 
 // present notes in set which of ids table holds, in chunks far below
-// SQLite's limit of bound parameters.
-func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool) error {
+// SQLite's limit of bound parameters; also is a query its first chunk
+// adds (UNION ALL: its rows are noted too).
+func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool, also string) error {
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), 500)]
 		ids = ids[len(chunk):]
-		rows, err := a.Tx.Tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
+		rows, err := a.Tx.Tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")"+also, chunk...)
+		also = ""
 		if err != nil {
 			return err
 		}
@@ -312,6 +326,9 @@ type Applier struct {
 	// quarantine says whether the quarantine held anything when the batch
 	// first asked (quarantineEmpty): 0 not asked, 1 empty, 2 not.
 	quarantine int8
+	// waits says whether any held event waited when the batch began
+	// (preload): releaseEvents looks up nothing when none did.
+	waits bool
 	// appliedRows are the applied_changes rows of the changes applied so
 	// far, appliedCols values each, written by recordApplied.
 	appliedRows []any
