@@ -201,30 +201,57 @@ func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
 	// An edge's push also asks, in the same statement, whether any held
 	// event waits at all (the marker row ""): none, the common case, and
 	// releaseEvents has nothing to look up.
-	also := ""
+	// At the hub it also asks whether the sending edge is enrolled and not
+	// revoked (the marker " edge"), in the push's own unit: a revocation
+	// committed before it refuses it (ErrUnknownEdge), with no read of
+	// its own.
+	also := []string{}
+	var args []any
 	if a.Admitter != nil {
-		also = ` UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM held_event_waits)`
+		also = append(also, ` UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM held_event_waits)`)
 	}
-	if err := a.present(ctx, "applied_changes", ids, a.done, also); err != nil {
+	edge := a.Admitter != nil && a.Admitter.From.Enrolment == EnrolmentChecked
+	if edge {
+		f := a.Admitter.From
+		also = append(also, ` UNION ALL SELECT ' edge' WHERE EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`)
+		args = append(args, f.NodeID, f.OrgID, f.LocationID)
+	}
+	if err := a.present(ctx, "applied_changes", ids, a.done, strings.Join(also, ""), args...); err != nil {
 		return err
 	}
 	a.waits = a.done[""]
+	if edge && !a.done[" edge"] {
+		return ErrUnknownEdge
+	}
 	delete(a.done, "")
+	delete(a.done, " edge")
 	if !a.Tx.DB.Hub {
 		return nil
 	}
 	return a.present(ctx, "events", events, a.logged, "")
 }
 
+// ErrUnknownEdge refuses a push of an edge that is not enrolled, or was
+// revoked: nothing of it is applied or quarantined.
+var ErrUnknownEdge = errors.New("link: unknown or revoked edge")
+
 // present notes in set which of ids table holds, in chunks far below
-// SQLite's limit of bound parameters; also is a query its first chunk
-// adds (UNION ALL: its rows are noted too).
-func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool, also string) error {
-	for len(ids) > 0 {
+// SQLite's limit of bound parameters; also (with its arguments alsoArgs)
+// is a query its first chunk adds (UNION ALL: its rows are noted too).
+func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool, also string, alsoArgs ...any) error {
+	for first := true; first || len(ids) > 0; first = false {
 		chunk := ids[:min(len(ids), 500)]
 		ids = ids[len(chunk):]
-		rows, err := a.Tx.Tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")"+also, chunk...)
-		also = ""
+		q, args := "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk
+		if len(chunk) == 0 {
+			q = "SELECT id FROM " + table + " WHERE false"
+		}
+		if first && also != "" {
+			q, args = q+also, append(slices.Clip(chunk), alsoArgs...)
+		} else if len(chunk) == 0 {
+			return nil
+		}
+		rows, err := a.Tx.Tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -736,8 +763,8 @@ func (db *DB) Ingest(ctx context.Context, from EdgeScope, changes []change.Chang
 
 func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, int, error) {
 	res, err := db.apply(ctx, changes, opts)
-	if err == nil {
-		return res, 0, nil
+	if err == nil || errors.Is(err, ErrUnknownEdge) {
+		return res, 0, err
 	}
 	var total ApplyResult
 	quarantined := 0

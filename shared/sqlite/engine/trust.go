@@ -47,7 +47,19 @@ import (
 // location and node.
 type EdgeScope struct {
 	OrgID, LocationID, NodeID string
+	// Enrolment says whether the push's unit checks that NodeID is
+	// enrolled at OrgID's LocationID and not revoked (the hub's link:
+	// it asks in the unit, no round trip of its own).
+	Enrolment Enrolment
 }
+
+// Enrolment is EdgeScope's enrolment check.
+type Enrolment int8
+
+const (
+	EnrolmentAssumed Enrolment = iota // the caller checked it
+	EnrolmentChecked                  // Ingest refuses an unknown or revoked edge (ErrUnknownEdge)
+)
 
 // Refusal codes, the label of kassa_sync_refused_total.
 const (
