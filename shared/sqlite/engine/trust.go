@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -345,56 +346,107 @@ func existingCols(r *Noun) string {
 	return cols + ", '', ''"
 }
 
-// prefetch reads, in one query a noun (chunks of 500 ids), the rows the
-// batch's changes name as they stand before it, for existing: a
-// catch-up's batch asked once per change, a round trip each on
-// PostgreSQL.
+// prefetch reads, in one statement for the batch (chunks of 500 ids),
+// the rows the batch's changes name as they stand before it, for
+// existing, and the orgs of the rows their single-id references name,
+// for refOrg: a push asked once per noun and reference, a round trip
+// each on PostgreSQL.
 func (ad *Admitter) prefetch(ctx context.Context, changes []change.Change) error {
 	ad.rowsAt, ad.asked = map[string]*rowAt{}, map[string]bool{}
-	ids := map[*Noun][]any{}
+	var parts []fetchPart
+	at := map[string]int{} // table (row or reference read) → its part
+	add := func(table, cols string, ref bool, id string) {
+		key := table + "\x00" + strconv.FormatBool(ref)
+		i, ok := at[key]
+		if !ok {
+			i, at[key] = len(parts), len(parts)
+			parts = append(parts, fetchPart{table: table, cols: cols, ref: ref})
+		}
+		parts[i].ids = append(parts[i].ids, id)
+	}
+	named := map[string]bool{}
 	for i := range changes {
-		r, ok := NounOf(changes[i].Entity)
+		c := &changes[i]
+		r, ok := NounOf(c.Entity)
 		if !ok || r.Edge == nil {
 			continue
 		}
-		key := r.Table + "\x00" + changes[i].EntityID
-		if _, named := ad.rowsAt[key]; !named {
-			ad.rowsAt[key] = nil // not here, unless fetchRows finds it
-			ids[r] = append(ids[r], changes[i].EntityID)
+		if key := r.Table + "\x00" + c.EntityID; !named[key] {
+			named[key], ad.rowsAt[key] = true, nil // not here, unless fetchRows finds it
+			add(r.Table, existingCols(r), false, c.EntityID)
+		}
+		for _, rf := range r.Edge.Refs {
+			id, _ := c.Fields[rf.Col].(string)
+			if key := rf.Table + "\x00" + id; !rf.List && rf.Key == "" && kassa.ValidID(id) && !named["ref\x00"+key] {
+				named["ref\x00"+key] = true
+				add(rf.Table, refCols, true, id)
+			}
 		}
 	}
-	for r, list := range ids {
-		if err := ad.fetchRows(ctx, r, list); err != nil {
+	return ad.fetchRows(ctx, parts)
+}
+
+// refCols are what prefetch reads of a referenced row: its org.
+const refCols = "org_id, '', ''"
+
+// fetchPart is one table's rows prefetch reads: cols of ids.
+type fetchPart struct {
+	table, cols string
+	ref         bool // a reference's org (refOrgs), not a named row (rowsAt)
+	ids         []string
+}
+
+// fetchRows reads parts, UNION ALL in statements of up to 500 ids, into
+// rowsAt and refOrgs.
+func (ad *Admitter) fetchRows(ctx context.Context, parts []fetchPart) error {
+	for len(parts) > 0 {
+		var q []string
+		var args []any
+		var segs []*fetchPart
+		for len(parts) > 0 && len(args) < 500 {
+			p := &parts[0]
+			n := min(len(p.ids), 500-len(args))
+			q = append(q, "SELECT "+strconv.Itoa(len(segs))+", id, "+p.cols+" FROM "+p.table+" WHERE id IN ("+Placeholders(n)+")")
+			for _, id := range p.ids[:n] {
+				args = append(args, id)
+			}
+			segs = append(segs, p)
+			if p.ids = p.ids[n:]; len(p.ids) == 0 {
+				parts = parts[1:]
+			}
+		}
+		if err := ad.noteRows(ctx, strings.Join(q, " UNION ALL "), args, segs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fetchRows notes in rowsAt the rows of r among ids.
-func (ad *Admitter) fetchRows(ctx context.Context, r *Noun, ids []any) error {
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), 500)]
-		ids = ids[len(chunk):]
-		rows, err := ad.Tx.Tx.QueryContext(ctx, "SELECT id, "+existingCols(r)+" FROM "+r.Table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			row := &rowAt{}
-			if err := rows.Scan(&id, &row.org, &row.a, &row.b); err != nil {
-				rows.Close()
-				return err
-			}
-			ad.rowsAt[r.Table+"\x00"+id] = row
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+// noteRows runs one of fetchRows' statements and notes what it found.
+func (ad *Admitter) noteRows(ctx context.Context, q string, args []any, segs []*fetchPart) error {
+	rows, err := ad.Tx.Tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer rows.Close()
+	for rows.Next() {
+		var seg int
+		var id string
+		row := &rowAt{}
+		if err := rows.Scan(&seg, &id, &row.org, &row.a, &row.b); err != nil {
+			return err
+		}
+		p := segs[seg]
+		if !p.ref {
+			ad.rowsAt[p.table+"\x00"+id] = row
+			continue
+		}
+		if ad.refOrgs == nil {
+			ad.refOrgs = map[string]string{}
+		}
+		ad.refOrgs[p.table+"\x00"+id] = row.org
+	}
+	return rows.Err()
 }
 
 // actor replays authorization: the change's actor must be an active user
