@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -125,8 +126,12 @@ type hubStore struct {
 func (s *hubStore) Prepare(cs []change.Change) { s.db.Prepare(cs) }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, []link.Refusal, error) {
+	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node,
+		Enrolment: sqlite.EnrolmentChecked}, cs)
+	if errors.Is(err, sqlite.ErrUnknownEdge) {
+		return 0, 0, nil, err
+	}
 	s.edges.saw(from, -1)
-	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node}, cs)
 	if err == nil {
 		now := time.Now()
 		lags := make([]float64, len(cs))

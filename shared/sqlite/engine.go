@@ -138,6 +138,8 @@ var (
 	retire                = engine.Retire
 	sameStored            = engine.SameStored
 	ErrOutOfOrder         = engine.ErrOutOfOrder
+	ErrUnknownEdge        = engine.ErrUnknownEdge
+	EnrolmentChecked      = engine.EnrolmentChecked
 	catalogWrite          = engine.CatalogWrite
 	inventoryWrite        = engine.InventoryWrite
 	kassaKind             = engine.KassaKind

@@ -291,3 +291,62 @@ func TestTheHubAdmitsAnOAuthClientAsActorByItsScopes(t *testing.T) {
 		t.Error("an edge wrote an OAuth app")
 	}
 }
+
+// TestAPushIsRefusedOnceItsEdgeIsRevoked: the hub's link asks whether a
+// pushing edge is enrolled in the push's own unit (EnrolmentChecked), not
+// beforehand. A sale of an edge enrolled at the location is admitted; once
+// an owner revoked the edge (or for an edge enrolled at another location)
+// its next push is refused and changes nothing: no row, no quarantine.
+func TestAPushIsRefusedOnceItsEdgeIsRevoked(t *testing.T) {
+	hub, edge := mustNode(t), mustNode(t)
+	w := seed(t, hub)
+	ship(t, hub, edge)
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: edge.db.NodeID, Enrolment: EnrolmentChecked}
+	if err := hub.db.Write(w.ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(w.ctx, `INSERT INTO sync_nodes (node_id, org_id, location_id, secret_hash, enrolled_at) VALUES (?, ?, ?, '-', ?)`,
+			from.NodeID, w.org, w.loc, fmtTime(tx.Now))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	push := func(scope EdgeScope) (*kassa.Order, error) {
+		before, err := edge.db.ChangesAfter(w.ctx, 0, 100000, LogFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := sell(t, edge, w, w.p1, 1)
+		all, err := edge.db.ChangesAfter(w.ctx, 0, 100000, LogFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, q, err := hub.db.Ingest(w.ctx, scope, wire(t, all[len(before):]))
+		if q != 0 {
+			t.Errorf("the push quarantined %d records", q)
+		}
+		return o, err
+	}
+	if o, err := push(from); err != nil {
+		t.Fatalf("the enrolled edge's sale: %v", err)
+	} else if _, err := hub.orders.FindOrderByID(w.ctx, o.ID); err != nil {
+		t.Fatalf("the enrolled edge's sale is not at the hub: %v", err)
+	}
+	elsewhere := from
+	elsewhere.LocationID = hub.db.NewID()
+	if _, err := push(elsewhere); !errors.Is(err, ErrUnknownEdge) {
+		t.Errorf("a push naming another location than the edge's enrolment: %v, want ErrUnknownEdge", err)
+	}
+	if err := NewEnrolmentService(hub.db, func() string { return "" }).RevokeNode(w.ctx, from.NodeID); err != nil {
+		t.Fatal(err)
+	}
+	o, err := push(from)
+	if !errors.Is(err, ErrUnknownEdge) {
+		t.Fatalf("the revoked edge's push: %v, want ErrUnknownEdge", err)
+	}
+	if _, err := hub.orders.FindOrderByID(w.ctx, o.ID); kassa.ErrorKind(err) != kassa.ENotFound {
+		t.Errorf("the revoked edge's sale reached the hub: %v", err)
+	}
+	l, err := hub.db.Conflicts(w.ctx, kassa.ConflictFilter{Page: kassa.Page{Limit: 200}})
+	if err != nil || len(l.Items) != 0 {
+		t.Errorf("the refused pushes left conflicts: %v %v", l.Items, err)
+	}
+}

@@ -176,11 +176,18 @@ func reply(m *nats.Msg, v any) {
 }
 
 func (h *Hub) identify(m *nats.Msg) (Identity, context.Context, context.CancelFunc, error) {
-	id, err := parseSubject(m.Subject)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	id, ctx, cancel, err := h.named(m)
 	if err == nil && !h.store.Known(ctx, id) {
 		err = errors.New("link: unknown or revoked edge")
 	}
+	return id, ctx, cancel, err
+}
+
+// named is the edge a message's subject names, unchecked: a push's
+// Ingest checks it in its own unit (Store.Ingest), a round trip fewer.
+func (h *Hub) named(m *nats.Msg) (Identity, context.Context, context.CancelFunc, error) {
+	id, err := parseSubject(m.Subject)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	return id, ctx, cancel, err
 }
 
@@ -190,7 +197,7 @@ func (h *Hub) identify(m *nats.Msg) (Identity, context.Context, context.CancelFu
 func (h *Hub) up(m *nats.Msg, t *turn) {
 	var committed int64
 	defer func() { h.turns.end(t, committed) }()
-	id, ctx, cancel, err := h.identify(m)
+	id, ctx, cancel, err := h.named(m) // Ingest refuses an unknown or revoked edge
 	defer cancel()
 	var req PushRequest
 	if err == nil {

@@ -223,6 +223,8 @@ type EdgeStore interface {
 // HubStore is what the hub's link needs of its store.
 type HubStore interface {
 	// Ingest applies an edge's records and appends them to the hub's log.
+	// It refuses, changing nothing, the records of an edge that is not
+	// Known, checked in the unit that applies them (the hub asks no more).
 	// Refused lists the records it refused.
 	Ingest(ctx context.Context, from Identity, cs []change.Change) (applied, duplicate int, refused []Refusal, err error)
 	// Refusals returns the edge's open refused records, newest first (at

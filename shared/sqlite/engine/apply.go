@@ -161,6 +161,9 @@ func (a *Applier) step(ctx context.Context, c *change.Change, opts ApplyOpts, re
 	if err := a.applied(ctx, c, fresh, opts); err != nil {
 		return err
 	}
+	if a.Admitter != nil {
+		a.Admitter.Made()
+	}
 	a.done[c.ID] = true
 	if c.Entity == EntEvent.Name && !a.held[c.EntityID] {
 		a.logged[c.EntityID] = true
@@ -195,19 +198,60 @@ func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
 			events = append(events, changes[i].EntityID)
 		}
 	}
-	if err := a.present(ctx, "applied_changes", ids, a.done); err != nil || !a.Tx.DB.Hub {
+	// An edge's push also asks, in the same statement, whether any held
+	// event waits at all (the marker row ""): none, the common case, and
+	// releaseEvents has nothing to look up.
+	// At the hub it also asks whether the sending edge is enrolled and not
+	// revoked (the marker " edge"), in the push's own unit: a revocation
+	// committed before it refuses it (ErrUnknownEdge), with no read of
+	// its own.
+	also := []string{}
+	var args []any
+	if a.Admitter != nil {
+		also = append(also, ` UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM held_event_waits)`)
+	}
+	edge := a.Admitter != nil && a.Admitter.From.Enrolment == EnrolmentChecked
+	if edge {
+		f := a.Admitter.From
+		also = append(also, ` UNION ALL SELECT ' edge' WHERE EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`)
+		args = append(args, f.NodeID, f.OrgID, f.LocationID)
+	}
+	if err := a.present(ctx, "applied_changes", ids, a.done, strings.Join(also, ""), args...); err != nil {
 		return err
 	}
-	return a.present(ctx, "events", events, a.logged)
+	a.waits = a.done[""]
+	if edge && !a.done[" edge"] {
+		return ErrUnknownEdge
+	}
+	delete(a.done, "")
+	delete(a.done, " edge")
+	if !a.Tx.DB.Hub {
+		return nil
+	}
+	return a.present(ctx, "events", events, a.logged, "")
 }
 
+// ErrUnknownEdge refuses a push of an edge that is not enrolled, or was
+// revoked: nothing of it is applied or quarantined.
+var ErrUnknownEdge = errors.New("link: unknown or revoked edge")
+
 // present notes in set which of ids table holds, in chunks far below
-// SQLite's limit of bound parameters.
-func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool) error {
-	for len(ids) > 0 {
+// SQLite's limit of bound parameters; also (with its arguments alsoArgs)
+// is a query its first chunk adds (UNION ALL: its rows are noted too).
+func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool, also string, alsoArgs ...any) error {
+	for first := true; first || len(ids) > 0; first = false {
 		chunk := ids[:min(len(ids), 500)]
 		ids = ids[len(chunk):]
-		rows, err := a.Tx.Tx.QueryContext(ctx, "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
+		q, args := "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk
+		if len(chunk) == 0 {
+			q = "SELECT id FROM " + table + " WHERE false"
+		}
+		if first && also != "" {
+			q, args = q+also, append(slices.Clip(chunk), alsoArgs...)
+		} else if len(chunk) == 0 {
+			return nil
+		}
+		rows, err := a.Tx.Tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -309,6 +353,9 @@ type Applier struct {
 	// quarantine says whether the quarantine held anything when the batch
 	// first asked (quarantineEmpty): 0 not asked, 1 empty, 2 not.
 	quarantine int8
+	// waits says whether any held event waited when the batch began
+	// (preload): releaseEvents looks up nothing when none did.
+	waits bool
 	// appliedRows are the applied_changes rows of the changes applied so
 	// far, appliedCols values each, written by recordApplied.
 	appliedRows []any
@@ -342,6 +389,7 @@ func (a *Applier) apply(ctx context.Context, c *change.Change) error {
 			return err
 		}
 		if held, err := a.holdEvent(ctx, c); held || err != nil {
+			a.Admitter.pending.key = "" // held: its row is not written
 			return err
 		}
 	}
@@ -715,8 +763,8 @@ func (db *DB) Ingest(ctx context.Context, from EdgeScope, changes []change.Chang
 
 func (db *DB) applyEach(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, int, error) {
 	res, err := db.apply(ctx, changes, opts)
-	if err == nil {
-		return res, 0, nil
+	if err == nil || errors.Is(err, ErrUnknownEdge) {
+		return res, 0, err
 	}
 	var total ApplyResult
 	quarantined := 0

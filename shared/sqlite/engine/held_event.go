@@ -57,6 +57,7 @@ func (a *Applier) holdEvent(ctx context.Context, c *change.Change) (bool, error)
 		a.held = map[string]bool{}
 	}
 	a.held[c.EntityID] = true
+	a.waits = true
 	a.Tx.DB.Log.Warn("event held: the hub refused a change of its subject", "event", c.EntityID, "subject", subject.ID, "waits", len(waits))
 	return true, nil
 }
@@ -103,6 +104,9 @@ func (a *Applier) quarantinedOf(ctx context.Context, orgID, id string) ([]string
 // changes of this batch that were admitted (a re-applied record leaves
 // the quarantine; a replay of a quarantined one is still in it).
 func (a *Applier) releaseEvents(ctx context.Context, changes []change.Change) error {
+	if !a.waits {
+		return nil // no event waited when the batch began (preload)
+	}
 	ids := make([]string, len(changes))
 	for i := range changes {
 		ids[i] = changes[i].ID

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -47,7 +48,19 @@ import (
 // location and node.
 type EdgeScope struct {
 	OrgID, LocationID, NodeID string
+	// Enrolment says whether the push's unit checks that NodeID is
+	// enrolled at OrgID's LocationID and not revoked (the hub's link:
+	// it asks in the unit, no round trip of its own).
+	Enrolment Enrolment
 }
+
+// Enrolment is EdgeScope's enrolment check.
+type Enrolment int8
+
+const (
+	EnrolmentAssumed Enrolment = iota // the caller checked it
+	EnrolmentChecked                  // Ingest refuses an unknown or revoked edge (ErrUnknownEdge)
+)
 
 // Refusal codes, the label of kassa_sync_refused_total.
 const (
@@ -173,6 +186,16 @@ type Admitter struct {
 	// a row the batch wrote is read again.
 	rowsAt map[string]*rowAt
 	asked  map[string]bool
+	// made are the rows this batch inserted (table NUL id → its org and
+	// location), noted once their change applied (Made): a sale's line
+	// names its order, made by the change before it, and its reference
+	// and parent checks read it here, not in two more round trips. A
+	// row's org and location never change (edges may not write them).
+	made    map[string]rowAt
+	pending struct {
+		key string
+		row rowAt
+	}
 }
 
 // rowAt is a row's org and location columns (existing).
@@ -209,6 +232,11 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 		return err
 	}
 	ad.absent = existing == nil
+	ad.pending.key = ""
+	if ad.absent {
+		loc, _ := fields["location_id"].(string)
+		ad.pending.key, ad.pending.row = r.Table+"\x00"+c.EntityID, rowAt{org: c.OrgID, a: loc}
+	}
 	if err := ad.writable(ctx, c, r, fields, existing); err != nil {
 		return err
 	}
@@ -318,56 +346,107 @@ func existingCols(r *Noun) string {
 	return cols + ", '', ''"
 }
 
-// prefetch reads, in one query a noun (chunks of 500 ids), the rows the
-// batch's changes name as they stand before it, for existing: a
-// catch-up's batch asked once per change, a round trip each on
-// PostgreSQL.
+// prefetch reads, in one statement for the batch (chunks of 500 ids),
+// the rows the batch's changes name as they stand before it, for
+// existing, and the orgs of the rows their single-id references name,
+// for refOrg: a push asked once per noun and reference, a round trip
+// each on PostgreSQL.
 func (ad *Admitter) prefetch(ctx context.Context, changes []change.Change) error {
 	ad.rowsAt, ad.asked = map[string]*rowAt{}, map[string]bool{}
-	ids := map[*Noun][]any{}
+	var parts []fetchPart
+	at := map[string]int{} // table (row or reference read) → its part
+	add := func(table, cols string, ref bool, id string) {
+		key := table + "\x00" + strconv.FormatBool(ref)
+		i, ok := at[key]
+		if !ok {
+			i, at[key] = len(parts), len(parts)
+			parts = append(parts, fetchPart{table: table, cols: cols, ref: ref})
+		}
+		parts[i].ids = append(parts[i].ids, id)
+	}
+	named := map[string]bool{}
 	for i := range changes {
-		r, ok := NounOf(changes[i].Entity)
+		c := &changes[i]
+		r, ok := NounOf(c.Entity)
 		if !ok || r.Edge == nil {
 			continue
 		}
-		key := r.Table + "\x00" + changes[i].EntityID
-		if _, named := ad.rowsAt[key]; !named {
-			ad.rowsAt[key] = nil // not here, unless fetchRows finds it
-			ids[r] = append(ids[r], changes[i].EntityID)
+		if key := r.Table + "\x00" + c.EntityID; !named[key] {
+			named[key], ad.rowsAt[key] = true, nil // not here, unless fetchRows finds it
+			add(r.Table, existingCols(r), false, c.EntityID)
+		}
+		for _, rf := range r.Edge.Refs {
+			id, _ := c.Fields[rf.Col].(string)
+			if key := rf.Table + "\x00" + id; !rf.List && rf.Key == "" && kassa.ValidID(id) && !named["ref\x00"+key] {
+				named["ref\x00"+key] = true
+				add(rf.Table, refCols, true, id)
+			}
 		}
 	}
-	for r, list := range ids {
-		if err := ad.fetchRows(ctx, r, list); err != nil {
+	return ad.fetchRows(ctx, parts)
+}
+
+// refCols are what prefetch reads of a referenced row: its org.
+const refCols = "org_id, '', ''"
+
+// fetchPart is one table's rows prefetch reads: cols of ids.
+type fetchPart struct {
+	table, cols string
+	ref         bool // a reference's org (refOrgs), not a named row (rowsAt)
+	ids         []string
+}
+
+// fetchRows reads parts, UNION ALL in statements of up to 500 ids, into
+// rowsAt and refOrgs.
+func (ad *Admitter) fetchRows(ctx context.Context, parts []fetchPart) error {
+	for len(parts) > 0 {
+		var q []string
+		var args []any
+		var segs []*fetchPart
+		for len(parts) > 0 && len(args) < 500 {
+			p := &parts[0]
+			n := min(len(p.ids), 500-len(args))
+			q = append(q, "SELECT "+strconv.Itoa(len(segs))+", id, "+p.cols+" FROM "+p.table+" WHERE id IN ("+Placeholders(n)+")")
+			for _, id := range p.ids[:n] {
+				args = append(args, id)
+			}
+			segs = append(segs, p)
+			if p.ids = p.ids[n:]; len(p.ids) == 0 {
+				parts = parts[1:]
+			}
+		}
+		if err := ad.noteRows(ctx, strings.Join(q, " UNION ALL "), args, segs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fetchRows notes in rowsAt the rows of r among ids.
-func (ad *Admitter) fetchRows(ctx context.Context, r *Noun, ids []any) error {
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), 500)]
-		ids = ids[len(chunk):]
-		rows, err := ad.Tx.Tx.QueryContext(ctx, "SELECT id, "+existingCols(r)+" FROM "+r.Table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			row := &rowAt{}
-			if err := rows.Scan(&id, &row.org, &row.a, &row.b); err != nil {
-				rows.Close()
-				return err
-			}
-			ad.rowsAt[r.Table+"\x00"+id] = row
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+// noteRows runs one of fetchRows' statements and notes what it found.
+func (ad *Admitter) noteRows(ctx context.Context, q string, args []any, segs []*fetchPart) error {
+	rows, err := ad.Tx.Tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer rows.Close()
+	for rows.Next() {
+		var seg int
+		var id string
+		row := &rowAt{}
+		if err := rows.Scan(&seg, &id, &row.org, &row.a, &row.b); err != nil {
+			return err
+		}
+		p := segs[seg]
+		if !p.ref {
+			ad.rowsAt[p.table+"\x00"+id] = row
+			continue
+		}
+		if ad.refOrgs == nil {
+			ad.refOrgs = map[string]string{}
+		}
+		ad.refOrgs[p.table+"\x00"+id] = row.org
+	}
+	return rows.Err()
 }
 
 // actor replays authorization: the change's actor must be an active user
@@ -514,7 +593,12 @@ func (ad *Admitter) parentAtEdge(ctx context.Context, c *change.Change, r *Noun,
 		}
 		return nil
 	}
-	err := ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	err := sql.ErrNoRows
+	if row, ok := ad.made[col.Table+"\x00"+parent]; ok && row.org == c.OrgID {
+		loc, err = row.a, nil
+	} else if !ok {
+		err = ad.Tx.QueryRowContext(ctx, `SELECT location_id FROM `+col.Table+` WHERE id = ? AND org_id = ?`, parent, c.OrgID).Scan(&loc)
+	}
 	if err == nil && loc != mine {
 		return Refuse(RefusedScope, "%s %s is another location's", strings.TrimSuffix(col.Table, "s"), parent)
 	}
@@ -585,11 +669,26 @@ func (ad *Admitter) reference(ctx context.Context, c *change.Change, rf Ref, v a
 	return nil
 }
 
+// Made notes the row of the change admitted last as this batch's own,
+// once its change applied (the row is then written).
+func (ad *Admitter) Made() {
+	if ad.pending.key == "" {
+		return
+	}
+	if ad.made == nil {
+		ad.made = map[string]rowAt{}
+	}
+	ad.made[ad.pending.key], ad.pending.key = ad.pending.row, ""
+}
+
 // refOrg is the org of the row id of table, read once per batch.
 func (ad *Admitter) refOrg(ctx context.Context, table, id string) (string, error) {
 	key := table + "\x00" + id
 	if org, ok := ad.refOrgs[key]; ok {
 		return org, nil
+	}
+	if row, ok := ad.made[key]; ok {
+		return row.org, nil
 	}
 	var org string
 	if err := ad.Tx.QueryRowContext(ctx, "SELECT org_id FROM "+table+" WHERE id = ?", id).Scan(&org); err != nil {
