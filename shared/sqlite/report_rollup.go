@@ -163,14 +163,13 @@ func rollupRefund(ctx context.Context, tx *Tx, orgID, id string) error {
 // the completions and refunds of orders (id → org) that sync brought:
 // each day once, however many of its orders the batch touched.
 func refreshOrderDays(ctx context.Context, tx *Tx, orders map[string]string) error {
-	if kept, err := rollupsKept(ctx, tx); err != nil || !kept {
-		return err
-	}
 	days := map[salesDayOf]string{} // → an instant on it
 	clocks := map[string]kassa.DayClock{}
 	for org, ids := range idsByOrg(orders) {
 		for chunk := range slices.Chunk(ids, maxInList) {
-			if err := orderDays(ctx, tx, org, chunk, clocks, days); err != nil {
+			if err := orderDays(ctx, tx, org, chunk, clocks, days); noRollups(err) {
+				return nil // a store that keeps none (rollupsKept)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -187,11 +186,15 @@ func refreshOrderDays(ctx context.Context, tx *Tx, orders map[string]string) err
 type salesDayOf struct{ org, loc, day string }
 
 // orderDays notes in days the business days of the completions and
-// refunds of orders ids of org, each location's clock read once (clocks).
+// refunds of orders ids of org, each location's clock read once (clocks),
+// while sales_days is kept (rollupsKept, asked in the same statement: on
+// PostgreSQL a round trip fewer for every push).
 func orderDays(ctx context.Context, tx *Tx, org string, ids []any, clocks map[string]kassa.DayClock, days map[salesDayOf]string) error {
 	in, args := inList(1, ids)
 	rows, err := tx.QueryContext(ctx, `SELECT location_id, completed_at FROM orders WHERE org_id = ?1 AND id IN (`+in+`) AND completed_at IS NOT NULL
-		UNION SELECT location_id, created_at FROM refunds WHERE org_id = ?1 AND order_id IN (`+in+`)`, append([]any{org}, args...)...)
+			AND EXISTS (SELECT 1 FROM report_rollups)
+		UNION SELECT location_id, created_at FROM refunds WHERE org_id = ?1 AND order_id IN (`+in+`) AND EXISTS (SELECT 1 FROM report_rollups)`,
+		append([]any{org}, args...)...)
 	if err != nil {
 		return err
 	}
