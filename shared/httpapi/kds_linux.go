@@ -14,6 +14,9 @@ const tcpUserTimeout = 0x12
 // stays unacknowledged for d: a KDS screen that vanished without closing
 // its connection (Wi-Fi gone) is found out by its next heartbeat.
 func setUserTimeout(c net.Conn, d time.Duration) {
+	if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = w.NetConn() // the server's tracked connection (silentConns)
+	}
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return

@@ -198,6 +198,7 @@ type Server struct {
 	ws       *wsConns
 	live     *liveFeeds
 	bodies   *budget
+	silent   silentConns
 	// publicURL is Config.PublicURL, or the listener's URL.
 	publicURL atomic.Pointer[string]
 }
@@ -331,7 +332,7 @@ func (s *Server) App() *fiber.App { return s.app }
 // SetListenURL), the OAuth metadata names http:// and ln's address.
 func (s *Server) Serve(ln net.Listener) error {
 	s.SetListenURL("http://" + ln.Addr().String())
-	return s.app.Listener(ln)
+	return s.app.Listener(s.silent.listener(ln))
 }
 
 // SetListenURL sets the URL the node is reached at when no public URL is
@@ -398,7 +399,25 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	s.ws.shutdown(wctx)
 	cancel()
-	return s.app.ShutdownWithContext(ctx)
+	return s.shutdownHTTP(ctx)
+}
+
+// shutdownHTTP stops the HTTP server, waiting for the requests in
+// flight, and meanwhile closes the connections that never sent one
+// (silentConns) — also those accepted just before the listener closed.
+func (s *Server) shutdownHTTP(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.app.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.silent.closeAll()
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 func (s *Server) healthz(c *fiber.Ctx) error {
