@@ -18,27 +18,30 @@ import (
 // order: a sync catch-up makes thousands of orders due at once, and on
 // PostgreSQL every statement is a round trip (docs/write-path.md). The plan
 // reads the batch's orders, their lines, their newest ticket events and
-// their products' stations in a few queries per dueChunk orders; the write
+// their products' stations in a few queries per maxInList orders; the write
 // checks the plans, numbers the new tickets per location and business day
 // and appends the events with a few statements per batch.
 
-// dueChunk bounds the ids of one IN list, and the rows of one multi-row
-// INSERT, well inside SQLite's and PostgreSQL's parameter limits.
-const dueChunk = 500
-
-// eachChunk calls fn with the IN list "(?, …)" and the arguments of each
-// chunk of ids, in order.
+// eachChunk calls fn with the IN list "(…)" and the arguments of each
+// chunk of ids (inList: maxInList at most, padded so that the writer keeps
+// each statement's few texts prepared), in order.
 func eachChunk(ids []string, fn func(in string, args []any) error) error {
-	for c := range slices.Chunk(ids, dueChunk) {
-		args := make([]any, len(c))
-		for i, id := range c {
-			args[i] = id
-		}
-		if err := fn("("+placeholders(len(c))+")", args); err != nil {
+	for c := range slices.Chunk(ids, maxInList) {
+		in, args := inList(0, anys(c))
+		if err := fn("("+in+")", args); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// anys is ids as query arguments.
+func anys(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // planDue compares the due orders (order id → org id) with their newest
@@ -48,7 +51,7 @@ func eachChunk(ids []string, fn func(in string, args []any) error) error {
 func planDue(ctx context.Context, q querier, batch map[string]string) ([]*ticketPlan, error) {
 	ids := slices.Sorted(maps.Keys(batch))
 	plans := make([]*ticketPlan, 0, len(ids))
-	for c := range slices.Chunk(ids, dueChunk) {
+	for c := range slices.Chunk(ids, maxInList) {
 		d := &dueOrders{org: batch}
 		if err := d.load(ctx, q, c); err != nil {
 			return nil, err
@@ -89,11 +92,8 @@ func (d *dueOrders) load(ctx context.Context, q querier, ids []string) error {
 		return err
 	}
 	defer done()
-	in := "(" + placeholders(len(ids)) + ")"
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
+	in, args := inList(0, anys(ids))
+	in = "(" + in + ")"
 	if err := d.loadOrders(ctx, q, in, args); err != nil {
 		return err
 	}
@@ -387,9 +387,9 @@ func takeTicketNumbers(ctx context.Context, tx *Tx, loc, day string, ts []*kassa
 }
 
 // insertTicketNumbers writes kds_ticket_numbers rows (order_id, day,
-// number), dueChunk rows a statement.
+// number), maxInList rows a statement.
 func insertTicketNumbers(ctx context.Context, tx *Tx, rows []any) error {
-	for c := range slices.Chunk(rows, 3*dueChunk) {
+	for c := range slices.Chunk(rows, 3*maxInList) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kds_ticket_numbers (order_id, day, number) VALUES `+
 			strings.Repeat(", (?, ?, ?)", len(c)/3)[2:], c...)
 		if err != nil {
@@ -399,7 +399,7 @@ func insertTicketNumbers(ctx context.Context, tx *Tx, rows []any) error {
 	return nil
 }
 
-// appendTickets writes the plans' numbered tickets to kds_events, dueChunk
+// appendTickets writes the plans' numbered tickets to kds_events, maxInList
 // rows a statement, and queues one wake-up per org and location with its
 // highest seq.
 func appendTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
@@ -408,7 +408,7 @@ func appendTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 		at[p.order] = p
 	}
 	high := map[[2]string]int64{} // org, location → highest seq
-	for c := range slices.Chunk(plans, dueChunk) {
+	for c := range slices.Chunk(plans, maxInList) {
 		args := make([]any, 0, 7*len(c))
 		for _, p := range c {
 			row, err := ticketRow(tx, p.org, p.typ, p.ticket)
