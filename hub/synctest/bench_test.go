@@ -1,6 +1,7 @@
 package synctest
 
 import (
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +19,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"kassa.dev/shared/pgtest"
 	"kassa.dev/sync/natsnode"
 	"kassa.dev/sync/wait"
 )
@@ -99,6 +102,7 @@ func BenchmarkSync(b *testing.B) {
 		wg.Wait()
 		lastID := last.Load().(string)
 		stopProfile := profileCatchUp(b)
+		resetStatements(b, e.hubStore)
 		start, cpu := time.Now(), processCPU()
 		e.proxy.restore()
 		wait.For(b, 5*time.Minute, "the backlog at the hub", func() bool {
@@ -107,6 +111,9 @@ func BenchmarkSync(b *testing.B) {
 		})
 		catchUp, catchUpCPU := time.Since(start), processCPU()-cpu
 		stopProfile()
+		if os.Getenv(pgtest.StatementsEnv) != "" && strings.HasPrefix(e.hubStore, "postgres") {
+			printStatements(b, e.hubStore, backlog*3/500) // per batch of 500 records
+		}
 
 		fmt.Printf("\nSync: loopback, %s, %d CPUs, %s\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 		fmt.Printf("| %-52s | %9s | %9s |\n", "run", "p50 ms", "p99 ms")
@@ -134,6 +141,33 @@ func profileCatchUp(b *testing.B) func() {
 		b.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// resetStatements forgets what PostgreSQL ran so far (KASSA_BENCH_PGSTAT,
+// a hub on PostgreSQL): the catch-up's statements are then its own.
+func resetStatements(b *testing.B, dsn string) {
+	if os.Getenv(pgtest.StatementsEnv) == "" || !strings.HasPrefix(dsn, "postgres") {
+		return
+	}
+	db := statementsDB(b, dsn)
+	defer db.Close()
+	if _, err := db.Exec(`SELECT pg_stat_statements_reset()`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// statementsDB opens the PostgreSQL at dsn with pg_stat_statements
+// created (KASSA_BENCH_PGSTAT loads it into the server).
+func statementsDB(b *testing.B, dsn string) *sql.DB {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		db.Close()
+		b.Fatal(err)
+	}
+	return db
 }
 
 // processCPU is the CPU time the process (edge and hub) used so far:

@@ -177,14 +177,8 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 // run's statements since the server started: setup too, so the calls a
 // push makes stand out as those near a whole number per push).
 func printStatements(b *testing.B, dsn string, pushes int) {
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := statementsDB(b, dsn)
 	defer db.Close()
-	if _, err := db.Exec(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
-		b.Fatal(err)
-	}
 	rows, err := db.Query(`SELECT calls, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 		FROM pg_stat_statements ORDER BY calls DESC LIMIT 40`)
 	if err != nil {

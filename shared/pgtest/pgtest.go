@@ -194,7 +194,8 @@ func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
 	cmd := command(filepath.Join(bin, "postgres"), cred, "-D", dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200")
+		"-c", "max_connections=200",
+		"-c", "autovacuum_naptime=1") // a hub's statistics follow a catch-up (docs/postgres.md, "Statistics during a catch-up")
 	if os.Getenv(StatementsEnv) != "" {
 		cmd.Args = append(cmd.Args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
 	}

@@ -1261,11 +1261,9 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 	if discount > gross {
 		return refuse(RefusedValue, "the discount %d exceeds the line's gross %d", discount, gross)
 	}
-	var rate int64
-	var inclusive bool
-	order, _ := f["order_id"].(string)
-	if err := ad.Tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive); err != nil {
-		return err // the reference check found the order
+	rate, inclusive, err := orderTax(ctx, ad, f)
+	if err != nil {
+		return err
 	}
 	// A line of a tax category carries its rate (the edge's catalog and
 	// settings when it sold it, docs/tax.md); the hub checks the arithmetic.
@@ -1281,6 +1279,21 @@ func checkOrderLine(ctx context.Context, ad *admitter, c *change.Change, f map[s
 		return refuse(RefusedValue, "tax %d and total %d do not follow from the line (tax %d, total %d)", tax, total, want.Tax, want.Total)
 	}
 	return checkLineMarkdown(ctx, ad, c, f)
+}
+
+// orderTax is the tax settings of a line's order, from the batch when the
+// batch made the order (a sale's order and lines arrive in one push).
+func orderTax(ctx context.Context, ad *admitter, f map[string]any) (rate int64, inclusive bool, err error) {
+	order, _ := f["order_id"].(string)
+	if _, _, v, ok := ad.MadeRow("orders", order, "tax_rate_bps", "tax_inclusive"); ok {
+		r, rok := v[0].(int64)
+		inc, iok := v[1].(int64)
+		if rok && iok {
+			return r, inc != 0, nil
+		}
+	}
+	err = ad.Tx.QueryRowContext(ctx, `SELECT tax_rate_bps, tax_inclusive FROM orders WHERE id = ?`, order).Scan(&rate, &inclusive)
+	return rate, inclusive, err // the reference check found the order
 }
 
 func checkHistory(_ context.Context, _ *admitter, _ *change.Change, f map[string]any) error {

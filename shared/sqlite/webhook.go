@@ -417,6 +417,38 @@ func init() {
 	})
 }
 
+// activeEndpoint is an active endpoint of an org and the events it
+// subscribes to.
+type activeEndpoint struct {
+	id     string
+	events []string
+}
+
+// activeEndpointsOf is the Tx.Memo key of an org's active endpoints: an
+// edge's push holds an event a sale, and an apply never writes endpoints.
+type activeEndpointsOf string
+
+// activeEndpoints reads an org's active endpoints in the unit.
+func activeEndpoints(ctx context.Context, tx *Tx, orgID string) ([]activeEndpoint, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, events FROM webhook_endpoints WHERE org_id = ? AND status = 'active'`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []activeEndpoint
+	for rows.Next() {
+		var ep activeEndpoint
+		var events string
+		if err := rows.Scan(&ep.id, &events); err != nil {
+			return nil, err
+		}
+		if json.Unmarshal([]byte(events), &ep.events) == nil {
+			out = append(out, ep)
+		}
+	}
+	return out, rows.Err()
+}
+
 // fanOutWebhooks queues one delivery of an event just appended to the
 // log for each active endpoint of its org that subscribes to its type,
 // in the same unit: no event without its deliveries. Only the hub sends
@@ -425,25 +457,18 @@ func fanOutWebhooks(ctx context.Context, tx *Tx, id, orgID, typ string, data []b
 	if !tx.DB.Hub {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, events FROM webhook_endpoints WHERE org_id = ? AND status = 'active'`, orgID)
+	v, err := tx.Memo(activeEndpointsOf(orgID), func() (any, error) { return activeEndpoints(ctx, tx, orgID) })
 	if err != nil {
 		return err
 	}
 	var targets []string
-	for rows.Next() {
-		var ep, events string
-		var subscribed []string
-		if err := rows.Scan(&ep, &events); err != nil {
-			rows.Close()
-			return err
-		}
-		if json.Unmarshal([]byte(events), &subscribed) == nil && kassa.WebhookSubscribes(subscribed, typ) {
-			targets = append(targets, ep)
+	for _, ep := range v.([]activeEndpoint) {
+		if kassa.WebhookSubscribes(ep.events, typ) {
+			targets = append(targets, ep.id)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(targets) == 0 {
-		return err
+	if len(targets) == 0 {
+		return nil
 	}
 	body := kassa.WebhookBody(typ, data)
 	for _, ep := range targets {

@@ -116,6 +116,9 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 			return res, err
 		}
 	}
+	if err := tx.flushLater(ctx); err != nil {
+		return res, err
+	}
 	if err := a.recordApplied(ctx); err != nil {
 		return res, err
 	}
@@ -468,6 +471,12 @@ func (a *Applier) insertRow(ctx context.Context, r *Noun, fields map[string]any,
 		args = append(args, rowStamps(fieldStamp(stamp, origin)))
 	}
 	query := a.Tx.DB.insertQuery(r, names)
+	if a.Admitter != nil && r.Unique == nil {
+		// An edge's push: written with the batch's other rows (a row
+		// already here is left, as ON CONFLICT DO NOTHING leaves it).
+		a.Tx.InsertLater(r.Table, query, args...)
+		return nil
+	}
 	return a.uniquely(ctx, r, fields, func() error {
 		for i, n := range names {
 			args[i] = fields[n]

@@ -198,8 +198,12 @@ type Admitter struct {
 	}
 }
 
-// rowAt is a row's org and location columns (existing).
-type rowAt struct{ org, a, b string }
+// rowAt is a row's org and location columns (existing); for a row the
+// batch made, also the fields its insert wrote (Made, MadeRow).
+type rowAt struct {
+	org, a, b string
+	fields    map[string]any
+}
 
 // batchUser is an actor as the hub's users table has it, or an OAuth
 // client of the org (client_credentials: no user) with its app's scopes.
@@ -233,9 +237,10 @@ func (ad *Admitter) admit(ctx context.Context, c *change.Change, r *Noun, fields
 	}
 	ad.absent = existing == nil
 	ad.pending.key = ""
+	ad.changedMade(r.Table + "\x00" + c.EntityID)
 	if ad.absent {
 		loc, _ := fields["location_id"].(string)
-		ad.pending.key, ad.pending.row = r.Table+"\x00"+c.EntityID, rowAt{org: c.OrgID, a: loc}
+		ad.pending.key, ad.pending.row = r.Table+"\x00"+c.EntityID, rowAt{org: c.OrgID, a: loc, fields: fields}
 	}
 	if err := ad.writable(ctx, c, r, fields, existing); err != nil {
 		return err
@@ -681,6 +686,36 @@ func (ad *Admitter) Made() {
 	ad.made[ad.pending.key], ad.pending.key = ad.pending.row, ""
 }
 
+// MadeRow returns the org and location of a row of table this batch
+// inserted, and its columns cols as the insert wrote them, when the batch
+// made it and its insert named every one of them: a later change's check
+// reads them here, not in a round trip of its own (nor before the batch's
+// inserts are written, Tx.InsertLater). A row's org and location never
+// change, and cols must be columns no change of the batch can have
+// changed since (columns edges never update).
+func (ad *Admitter) MadeRow(table, id string, cols ...string) (org, location string, vals []any, ok bool) {
+	row, ok := ad.made[table+"\x00"+id]
+	if !ok {
+		return "", "", nil, false
+	}
+	vals = make([]any, len(cols))
+	for i, col := range cols {
+		if vals[i], ok = row.fields[col]; !ok {
+			return "", "", nil, false
+		}
+	}
+	return row.org, row.a, vals, true
+}
+
+// changedMade forgets the fields of a row the batch made and now changes
+// again: MadeRow then reads it (its org and location stay).
+func (ad *Admitter) changedMade(key string) {
+	if row, ok := ad.made[key]; ok && row.fields != nil {
+		row.fields = nil
+		ad.made[key] = row
+	}
+}
+
 // refOrg is the org of the row id of table, read once per batch.
 func (ad *Admitter) refOrg(ctx context.Context, table, id string) (string, error) {
 	key := table + "\x00" + id
@@ -794,12 +829,7 @@ func (ad *Admitter) eventSubject(ctx context.Context, typ string, data eventData
 		q += " AND location_id = ?"
 		args = append(args, ad.From.LocationID)
 	}
-	vals := make([]any, 1+len(sub.Same))
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	err := ad.Tx.QueryRowContext(ctx, q, args...).Scan(ptrs...)
+	vals, err := ad.subjectRow(ctx, sub, id, q, args)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Refuse(RefusedReference, "%s event about %s %q, which the hub does not hold here", typ, strings.TrimSuffix(sub.Table, "s"), id)
 	}
@@ -817,6 +847,24 @@ func (ad *Admitter) eventSubject(ctx context.Context, typ string, data eventData
 	return nil
 }
 
+// subjectRow reads an event subject's row (q, args: its fixed columns
+// after a 1), from the batch when the batch made it (an order and the
+// event of its sale arrive in one push).
+func (ad *Admitter) subjectRow(ctx context.Context, sub EventSubject, id, q string, args []any) ([]any, error) {
+	if org, loc, same, ok := ad.MadeRow(sub.Table, id, sub.Same...); ok {
+		if org != ad.From.OrgID || sub.AtLocation && loc != ad.From.LocationID {
+			return nil, sql.ErrNoRows // as the query's WHERE finds it
+		}
+		return append([]any{int64(1)}, same...), nil
+	}
+	vals := make([]any, 1+len(sub.Same))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ad.Tx.QueryRowContext(ctx, q, args...).Scan(ptrs...)
+}
+
 // sameValue compares a value of decoded JSON with a column's: numbers by
 // value, null with NULL.
 func sameValue(j, col any) bool {
@@ -826,6 +874,9 @@ func sameValue(j, col any) bool {
 	case int64:
 		n, ok := j.(float64)
 		return ok && n == float64(c)
+	case float64: // a column as a batch's insert wrote it (MadeRow)
+		n, ok := j.(float64)
+		return ok && n == c
 	case []byte:
 		s, ok := j.(string)
 		return ok && s == string(c)

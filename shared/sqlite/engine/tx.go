@@ -43,6 +43,33 @@ type Tx struct {
 	// pendingLog are change records waiting to be written to the log
 	// together (recordLater), logCols values each.
 	pendingLog []any
+	// later are row inserts waiting to be written together (InsertLater).
+	later laterRows
+	// memo is what nouns' hooks read once for an apply's unit (Memo).
+	memo map[any]any
+}
+
+// Memo returns what load returns for key, loaded once per unit when the
+// unit applies other nodes' changes (ApplyTx): such a unit writes only
+// replicated nouns, so a hook may keep for the unit what it read of a
+// table no apply writes (an org's webhook endpoints, read for each event
+// of a push). In any other unit load runs every time.
+func (tx *Tx) Memo(key any, load func() (any, error)) (any, error) {
+	if !tx.derived {
+		return load()
+	}
+	if v, ok := tx.memo[key]; ok {
+		return v, nil
+	}
+	v, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if tx.memo == nil {
+		tx.memo = map[any]any{}
+	}
+	tx.memo[key] = v
+	return v, nil
 }
 
 // write runs fn as one atomic unit of work and returns once it is durable;
@@ -453,6 +480,9 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 	if err := r.fn(tx); err != nil {
 		return err
 	}
+	if err := tx.flushLater(r.ctx); err != nil {
+		return err
+	}
 	if err := tx.flushLog(r.ctx); err != nil {
 		return err
 	}
@@ -464,7 +494,15 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 // preparing each anew cost more than running it. A statement seen for the
 // first time runs unprepared and is prepared after its batch committed,
 // when the writer connection is free. Only the write loop calls it.
+// The unit's inserts waiting (InsertLater) are written first.
 func (tx *Tx) ExecCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := tx.flushLater(ctx); err != nil {
+		return nil, err
+	}
+	return tx.execCached(ctx, query, args...)
+}
+
+func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := tx.cached(query); st != nil {
 		return tx.bind(st).ExecContext(ctx, args...)
 	}
@@ -490,6 +528,9 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 
 // QueryContext runs a query of the unit as a cached prepared statement.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := tx.flushLater(ctx); err != nil {
+		return nil, err
+	}
 	if st := tx.cached(query); st != nil {
 		return tx.bind(st).QueryContext(ctx, args...)
 	}
@@ -497,7 +538,10 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 }
 
 // QueryRowContext runs a query of the unit as a cached prepared statement.
+// A failed write of the unit's inserts waiting fails the unit at its end
+// (and, on PostgreSQL, this query).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	tx.flushLater(ctx)
 	if st := tx.cached(query); st != nil {
 		return tx.bind(st).QueryRowContext(ctx, args...)
 	}
