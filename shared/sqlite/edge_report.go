@@ -122,11 +122,12 @@ func (db *DB) PendingDown(ctx context.Context, edges []EdgeCursor) (map[string]i
 	b, _ := json.Marshal(rs)
 	// Two index range scans per edge (outbox_scope): its location's
 	// entries and the org-wide ones after its cursor.
+	after := engine.D(db.Reader).LogAfter("o.seq", "e.cur")
 	rows, err := db.Reader.QueryContext(ctx, `WITH e AS MATERIALIZED (SELECT value->>'n' AS node, value->>'o' AS org, value->>'l' AS loc,
 			CAST(value->>'c' AS INTEGER) AS cur FROM `+engine.D(db.Reader).JSONElements("?", "j")+`)
 		SELECT e.node,
-			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND o.seq > e.cur AND o.origin != e.node) +
-			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id IS NULL AND o.seq > e.cur AND o.origin != e.node)
+			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id = e.loc AND `+after+` AND o.origin != e.node) +
+			(SELECT count(*) FROM outbox o WHERE o.org_id = e.org AND o.location_id IS NULL AND `+after+` AND o.origin != e.node)
 		FROM e`, string(b))
 	if err != nil {
 		return nil, err

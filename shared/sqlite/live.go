@@ -46,7 +46,7 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 	own, err := s.read(ctx, `SELECT o.seq, coalesce(o.location_id, ''), o.entity, o.entity_id, o.op, coalesce(m.product_id, l.product_id, '')
 		FROM outbox o LEFT JOIN stock_movements m ON o.entity = 'stock_movement' AND m.id = o.entity_id
 		LEFT JOIN stock_levels l ON o.entity = 'stock_level' AND l.id = o.entity_id
-		WHERE o.seq > ? AND o.org_id = ? AND o.entity IN `+liveIn+` ORDER BY o.seq LIMIT ?`, after.Own, a.OrgID, limit)
+		WHERE `+engine.D(s.db.Reader).LogAfter("o.seq", "?1")+` AND o.org_id = ? AND o.entity IN `+liveIn+` ORDER BY o.seq LIMIT ?`, after.Own, a.OrgID, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,12 @@ type Dialect interface {
 	// "" on SQLite, whose one writer commits seq in order. A cursor read
 	// within it never passes a row that commits late.
 	Settled(col, table string) string
+	// LogAfter is a reader's condition on the log's position, col (the
+	// outbox's seq, as the statement names it) > bound: on PostgreSQL,
+	// where seq is computed in the outbox view, it adds a bound on the
+	// commit's last position that its index serves, so a read costs what
+	// it returns, not the whole log (postgres.md, "Reading the log").
+	LogAfter(col, bound string) string
 	// LockRowSQL locks one row of table by its id for the rest of the
 	// unit ("" for nothing: SQLite's one writer serializes every unit);
 	// Tx.LockRow runs it.
@@ -127,6 +133,7 @@ func (sqliteDialect) LogCommitSQL() string                       { return "" }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
 func (sqliteDialect) BeginSQL() string                           { return "" }
 func (sqliteDialect) Settled(string, string) string              { return "" }
+func (sqliteDialect) LogAfter(col, bound string) string          { return col + " > " + bound }
 func (sqliteDialect) LockRowSQL(string) string                   { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`

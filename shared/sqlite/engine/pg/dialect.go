@@ -110,6 +110,15 @@ func (Dialect) Settled(col, table string) string {
 		"' AND xid_bound <= pg_snapshot_xmin(pg_current_snapshot()))"
 }
 
+// LogAfter bounds the commit's last position too (migration 0012's
+// last_pos): every record of a commit lies at or below its last
+// position, so the bound keeps every record above bound and lets the
+// outbox_commits.last_pos index pick the commits, where seq alone
+// (first_pos + ord) made each read a scan of the whole log.
+func (Dialect) LogAfter(col, bound string) string {
+	return col + " > " + bound + " AND " + strings.TrimSuffix(col, "seq") + "last_pos > " + bound
+}
+
 // LockRowSQL takes the row's lock until the transaction ends: a unit on
 // another hub (or another writer) that locks it waits for this one's
 // commit and then reads what it wrote.

@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -309,4 +310,71 @@ func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testi
 	if fmt.Sprint(hubs[0]) != fmt.Sprint(hubs[1]) {
 		t.Errorf("the two hubs pulled the log in different orders")
 	}
+}
+
+// TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor: the log's readers
+// (Dialect.LogAfter) read the records after their cursor through the
+// commits' last positions, not the whole log: seq is computed in the
+// outbox view, and a read by seq alone joined every record of the log to
+// its commit, each pull, at a hub that keeps the log for good.
+func TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor(t *testing.T) {
+	ctx := context.Background()
+	pool := openLog(t, pgtest.Start(t))
+	const commits, per = 3000, 10
+	for u := range commits {
+		var cs []change.Change
+		for k := range per {
+			cs = append(cs, record(fmt.Sprintf("u%d-%d", u, k)))
+		}
+		tx := begin(t, pool)
+		if err := pg.Append(ctx, tx, cs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for waiting := int64(1); waiting > 0; {
+		var err error
+		if waiting, err = pg.Position(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	err := pool.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) SELECT seq, org_id FROM outbox WHERE `+
+		pg.Dialect{}.LogAfter("seq", "$1")+` ORDER BY seq LIMIT 100`, commits*per-100).Scan(&plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
+		t.Fatalf("the plan: %v\n%s", err, plan)
+	}
+	if n := nodes[0].Plan.rowsOf("outbox_log"); n > 1000 {
+		t.Fatalf("reading the last 100 of %d records read %.0f of them:\n%s", commits*per, n, plan)
+	}
+}
+
+// planNode is a node of EXPLAIN (ANALYZE, FORMAT JSON).
+type planNode struct {
+	Relation string     `json:"Relation Name"`
+	Rows     float64    `json:"Actual Rows"`
+	Loops    float64    `json:"Actual Loops"`
+	Removed  float64    `json:"Rows Removed by Filter"`
+	Plans    []planNode `json:"Plans"`
+}
+
+// rowsOf is how many rows of table the plan's scans read.
+func (p planNode) rowsOf(table string) float64 {
+	n := 0.0
+	if p.Relation == table {
+		n = (p.Rows + p.Removed) * p.Loops
+	}
+	for _, c := range p.Plans {
+		n += c.rowsOf(table)
+	}
+	return n
 }
