@@ -110,7 +110,7 @@ func (Dialect) Settled(col, table string) string {
 		"' AND xid_bound <= pg_snapshot_xmin(pg_current_snapshot()))"
 }
 
-// LogAfter bounds the commit's last position too (migration 0012's
+// LogAfter bounds the commit's last position too (migration 0013's
 // last_pos): every record of a commit lies at or below its last
 // position, so the bound keeps every record above bound and lets the
 // outbox_commits.last_pos index pick the commits, where seq alone
