@@ -79,6 +79,11 @@ type Dialect interface {
 	// "" on SQLite, whose one writer commits seq in order. A cursor read
 	// within it never passes a row that commits late.
 	Settled(col, table string) string
+	// LogAfterSQL is the condition of a read of the outbox after a
+	// position, its first parameter: "seq > ?" on SQLite; on PostgreSQL
+	// also on the position's commit, which an index serves (the view's
+	// seq is an expression across a join).
+	LogAfterSQL() string
 	// LockRowSQL locks one row of table by its id for the rest of the
 	// unit ("" for nothing: SQLite's one writer serializes every unit);
 	// Tx.LockRow runs it.
@@ -126,11 +131,12 @@ func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
-func (sqliteDialect) LogCommitSQL() string                       { return "" }
+func (sqliteDialect) LogCommitSQL() string                              { return "" }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64) error { return nil }
-func (sqliteDialect) BeginSQL() string                           { return "" }
-func (sqliteDialect) Settled(string, string) string              { return "" }
-func (sqliteDialect) LockRowSQL(string) string                   { return "" }
+func (sqliteDialect) BeginSQL() string                                  { return "" }
+func (sqliteDialect) Settled(string, string) string                     { return "" }
+func (sqliteDialect) LogAfterSQL() string                               { return "seq > ?" }
+func (sqliteDialect) LockRowSQL(string) string                          { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

@@ -97,7 +97,7 @@ func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, f LogFilte
 // ChangesBetween is ChangesAfter for positions up to until (0: no bound).
 func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f LogFilter) ([]LogEntry, error) {
 	unsentOnly, scope, excludeOrigin := f.Unsent, f.Scope, f.ExcludeOrigin
-	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE seq > ?`
+	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE ` + db.dialect().LogAfterSQL()
 	args := []any{seq}
 	if until > 0 {
 		q += ` AND seq <= ?`
@@ -164,7 +164,7 @@ type LogHead struct {
 // LogHeadsAfter returns the positions, orgs and locations of up to limit
 // log entries after seq: what the hub needs to wake the right edges.
 func (db *DB) LogHeadsAfter(ctx context.Context, seq int64, limit int) ([]LogHead, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE `+db.dialect().LogAfterSQL()+` ORDER BY seq LIMIT ?`, seq, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -114,6 +114,11 @@ func (Dialect) Settled(col, table string) string {
 		"' AND xid_bound <= pg_snapshot_xmin(pg_current_snapshot()))"
 }
 
+// LogAfterSQL asks for the commits past the position too (pos_last,
+// migration 0013): the unique index of outbox_commits.last_pos finds
+// them, and the view's seq alone is an expression no index serves.
+func (Dialect) LogAfterSQL() string { return "seq > ?1 AND pos_last > ?1" }
+
 // LockRowSQL takes the row's lock until the transaction ends: a unit on
 // another hub (or another writer) that locks it waits for this one's
 // commit and then reads what it wrote.
