@@ -54,24 +54,45 @@ func BenchmarkIngest(b *testing.B) {
 	edges, sales := benchKnob("KASSA_BENCH_EDGES", 100), benchKnob("KASSA_BENCH_INGEST_SALES", 5)
 	for range b.N {
 		runs := []struct {
-			name  string
-			hubs  int
-			store string
-		}{{"1 hub, SQLite", 1, "sqlite"}, {"1 hub, PostgreSQL", 1, "postgres"}, {"3 hubs, one PostgreSQL", 3, "postgres"}}
-		bin := filepath.Join(b.TempDir(), "hub")
-		args := []string{"build", "-o", bin, "kassa.dev/hub"}
-		if os.Getenv("KASSA_PPROF_ADDR") != "" {
-			args = append(args[:1], append([]string{"-tags", "pprof"}, args[1:]...)...)
-		}
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			b.Fatalf("go build kassa.dev/hub: %v\n%s", err, out)
-		}
+			key, name string
+			hubs      int
+			store     string
+		}{{"sqlite", "1 hub, SQLite", 1, "sqlite"}, {"pg1", "1 hub, PostgreSQL", 1, "postgres"}, {"pg3", "3 hubs, one PostgreSQL", 3, "postgres"}}
+		bin := ingestBinary(b)
 		var rows []ingestResult
 		for _, r := range runs {
+			if !ingestRunWanted(r.key) {
+				continue
+			}
 			rows = append(rows, ingestRun(b, bin, r.name, r.hubs, r.store, edges, sales))
 		}
 		printIngest(edges, sales, rows)
 	}
+}
+
+// ingestBinary is the hub binary the runs start: KASSA_BENCH_HUB_BIN's, a
+// build made beforehand (to compare two builds in turns), or one built now
+// from this tree.
+func ingestBinary(b *testing.B) string {
+	if bin := os.Getenv("KASSA_BENCH_HUB_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(b.TempDir(), "hub")
+	args := []string{"build", "-o", bin, "kassa.dev/hub"}
+	if os.Getenv("KASSA_PPROF_ADDR") != "" {
+		args = append(args[:1], append([]string{"-tags", "pprof"}, args[1:]...)...)
+	}
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		b.Fatalf("go build kassa.dev/hub: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// ingestRunWanted reports whether KASSA_BENCH_INGEST_RUNS (a comma list of
+// sqlite, pg1, pg3; unset: all) names the run.
+func ingestRunWanted(key string) bool {
+	runs := os.Getenv("KASSA_BENCH_INGEST_RUNS")
+	return runs == "" || slices.Contains(strings.Split(runs, ","), key)
 }
 
 func benchKnob(name string, def int) int {

@@ -565,10 +565,15 @@ type campaignVersion struct {
 // did; other orgs' stay held. The campaigns it hands out share their
 // slices: read only, like the live campaigns of campaignCache.
 type histories struct {
-	mu    sync.Mutex
-	m     map[string]*campaignHistory
-	held  int          // versions held, at most maxHeldVersions
-	reads atomic.Int64 // histories read from the store (tests)
+	mu   sync.Mutex
+	m    map[string]*campaignHistory
+	held int // versions held, at most maxHeldVersions
+	// forgets counts forget's calls: a history read while one ran is
+	// not held (on PostgreSQL several write loops read and forget at
+	// once, and a read from before another loop's commit must not be
+	// held after that commit's forget).
+	forgets uint64
+	reads   atomic.Int64 // histories read from the store (tests)
 }
 
 // maxHeldVersions bounds the versions histories holds (some 2 KiB each
@@ -581,6 +586,7 @@ const maxHeldVersions = 8192
 // forget drops the histories of orgIDs.
 func (h *histories) forget(orgIDs ...string) {
 	h.mu.Lock()
+	h.forgets++
 	for _, id := range orgIDs {
 		if ch, ok := h.m[id]; ok {
 			delete(h.m, id)
@@ -593,7 +599,7 @@ func (h *histories) forget(orgIDs ...string) {
 // of returns orgID's history, read on q when not held.
 func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignHistory, error) {
 	h.mu.Lock()
-	ch := h.m[orgID]
+	ch, forgets := h.m[orgID], h.forgets
 	h.mu.Unlock()
 	if ch != nil {
 		return ch, nil
@@ -603,7 +609,7 @@ func (h *histories) of(ctx context.Context, q querier, orgID string) (*campaignH
 		return nil, err
 	}
 	h.reads.Add(1)
-	return h.hold(orgID, ch), nil
+	return h.hold(orgID, ch, forgets), nil
 }
 
 // readHistory reads org's campaigns from the store: their versions, and
@@ -668,14 +674,15 @@ func (ch *campaignHistory) readVersions(ctx context.Context, q querier, orgID st
 }
 
 // hold keeps org's history ch, dropping other orgs' to stay within
-// maxHeldVersions, and returns it (or the one another reader kept first).
-func (h *histories) hold(orgID string, ch *campaignHistory) *campaignHistory {
+// maxHeldVersions, and returns it; unless a forget ran since the read
+// began (forgets, then) or another reader kept one first.
+func (h *histories) hold(orgID string, ch *campaignHistory, forgets uint64) *campaignHistory {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
 		h.m = map[string]*campaignHistory{}
 	}
-	if _, had := h.m[orgID]; had {
+	if _, had := h.m[orgID]; had || h.forgets != forgets {
 		return ch
 	}
 	for id, other := range h.m { // in no particular order

@@ -348,8 +348,9 @@ func refundGiftCard(ctx context.Context, tx *Tx, p *kassa.Payment, amount int64)
 }
 
 // HoldGiftCard is the hub's authorization of a store's gift card payment
-// (docs/giftcards.md, "Authorization"): in one unit, so that the holds of
-// one card are serialized by the single writer, it finds the card by code
+// (docs/giftcards.md, "Authorization"): in one unit that takes the card's
+// row lock, so that the holds of one card are serialized (by SQLite's one
+// writer, or the lock on PostgreSQL's several), it finds the card by code
 // in the asking edge's org — never another's — and sets the amount aside
 // when the card's balance, less the holds outstanding, covers it. A repeat
 // of the same payment's request replaces its hold. Errors: EInvalid naming
@@ -360,7 +361,9 @@ func (db *DB) HoldGiftCard(ctx context.Context, from EdgeScope, h *kassa.GiftCar
 		return err
 	}
 	return db.Write(ctx, func(tx *Tx) error {
-		g, err := findGiftCardByCode(ctx, tx, from.OrgID, h.Code)
+		// Locked: two holds on one card, on two hubs or two writers of
+		// one, must not both count the balance the other is taking.
+		g, err := lockGiftCardByCode(ctx, tx, from.OrgID, h.Code)
 		if kassa.ErrorKind(err) == kassa.ENotFound {
 			return kassa.InvalidField("gift_card_code", "no gift card of the org has that code")
 		}

@@ -580,3 +580,23 @@ func TestMigration0050KeepsEachRowsPositionAsItsSeq(t *testing.T) {
 		t.Fatalf("the sweep before the 24th deleted %d (%v); want the 3 older executions, walked in seq order", n, err)
 	}
 }
+
+// TestNoCrossOrgTriggerBuildsItsCheckAtEachRow: after the migrations every
+// cross-org trigger calls a function of its own with the check written
+// out (pgmigrations 0007), none the generic kassa_same_org, which parsed
+// and planned its check at every row (EXECUTE format). A migration that
+// adds a trigger with kassa_same_org fails this until the trigger is
+// given its own function the same way.
+func TestNoCrossOrgTriggerBuildsItsCheckAtEachRow(t *testing.T) {
+	pool := migratedPostgres(t)
+	var generic, own int
+	err := pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE p.proname = 'kassa_same_org'),
+		count(*) FILTER (WHERE p.proname LIKE 'kassa_same_org_%')
+		FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid WHERE NOT g.tgisinternal`).Scan(&generic, &own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generic != 0 || own == 0 {
+		t.Fatalf("%d triggers call kassa_same_org, %d their own check; want 0 and some", generic, own)
+	}
+}

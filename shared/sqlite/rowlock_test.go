@@ -16,11 +16,17 @@ import (
 // one PostgreSQL"), each with the services of a node.
 func pgHubs(t *testing.T, n int) []*node {
 	t.Helper()
+	return pgHubsWith(t, n, Options{Hub: true})
+}
+
+// pgHubsWith is pgHubs with the stores opened with o.
+func pgHubsWith(t *testing.T, n int, o Options) []*node {
+	t.Helper()
 	pg.Register(PostgresMigrations)
 	dsn := pgtest.Start(t).DSN
 	var out []*node
 	for range n {
-		db, err := Open(context.Background(), dsn, Options{Hub: true})
+		db, err := Open(context.Background(), dsn, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +98,35 @@ func TestTwoHubsPayingTheLastAmountOfOneOrderOneIsRefused(t *testing.T) {
 		errs := atOnce(pay(a), pay(b))
 		oneWins(t, round, errs, pay(a)())
 		got, err := b.orders.FindOrderByID(w.ctx, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PaidTotal != o.Total {
+			t.Fatalf("round %d: order paid %d of %d", round, got.PaidTotal, o.Total)
+		}
+	}
+}
+
+// TestOneHubsWritersPayingTheLastAmountOfOneOrderOneIsRefused: one hub on
+// PostgreSQL runs units on several writer connections (Options.Writers),
+// each its own transaction: two payments of an order's whole amount made
+// at once on that hub may run side by side, and the order's row lock
+// serializes them as it does two hubs' (one taken, one refused, never
+// overpaid).
+func TestOneHubsWritersPayingTheLastAmountOfOneOrderOneIsRefused(t *testing.T) {
+	a := pgHubs(t, 1)[0]
+	w := seed(t, a)
+	for round := range 8 {
+		o, err := a.orders.CreateOrder(w.ctx, &kassa.OrderCreate{LocationID: w.loc, LineItems: []kassa.OrderLineInput{{ProductID: w.p1, Quantity: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pay := func() error {
+			_, err := a.payments.Initiate(w.ctx, &kassa.PaymentInitiate{OrderID: o.ID, Amount: o.Total, Method: kassa.PaymentCash})
+			return err
+		}
+		oneWins(t, round, atOnce(pay, pay), pay())
+		got, err := a.orders.FindOrderByID(w.ctx, o.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -487,11 +487,10 @@ func (a *Applier) insertRow(ctx context.Context, r *Noun, fields map[string]any,
 }
 
 // insertQuery returns the statement insertRow runs for a row of r with
-// the named columns (sorted), built once per shape (rowQuery). Only the
-// write loop calls it.
+// the named columns (sorted), built once per shape (rowQuery).
 func (db *DB) insertQuery(r *Noun, names []string) string {
 	key := "apply|" + r.Table + "|" + strings.Join(names, ",")
-	if q, ok := db.rowQueries[key]; ok {
+	if q, ok := db.rowQueries.load(key); ok {
 		return q
 	}
 	cols := joinCols(names, "") + ", hlc, origin"
@@ -501,9 +500,7 @@ func (db *DB) insertQuery(r *Noun, names []string) string {
 		ph += ", ?"
 	}
 	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT(id) DO NOTHING", r.Table, cols, ph)
-	if len(db.rowQueries) < maxCachedStmts {
-		db.rowQueries[key] = q
-	}
+	db.rowQueries.store(key, q)
 	return q
 }
 

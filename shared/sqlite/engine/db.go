@@ -5,9 +5,11 @@
 // (Noun, Register). It names no noun: each noun registers itself from its
 // own file in shared/sqlite (docs/store.md; TestTheEngineNamesNoNoun).
 //
-// A DB has one writer connection (every write is one IMMEDIATE transaction)
-// and a pool of read-only connections, in WAL mode with synchronous=FULL so
-// that a committed write survives a power cut. Migrations (Migrations) are
+// A DB on SQLite has one writer connection (every write is one IMMEDIATE
+// transaction) and a pool of read-only connections, in WAL mode with
+// synchronous=FULL so that a committed write survives a power cut; on
+// PostgreSQL, several write loops each with a connection of their own
+// (Options.Writers). Migrations (Migrations) are
 // applied at Open. Every write of a replicated row goes through Tx.Insert
 // or Tx.Update, which also write the row's change record to the outbox in
 // the same transaction.
@@ -78,19 +80,12 @@ type DB struct {
 
 	MaxSkew time.Duration // remote stamps beyond now+maxSkew are clamped
 
-	stmts      map[string]*sql.Stmt // prepared on the writer; write loop only
 	savepoints map[string]*sql.Stmt // SAVEPOINT, RELEASE, ROLLBACK TO, prepared once
-	toPrepare  map[string]bool
-	bound      boundStmts        // stmts bound to the writer's open transaction; write loop only
-	rowQueries map[string]string // writeRow's statements by row shape; write loop only
-	// logRows counts the change records the writer's open transaction
-	// wrote to the log, where the engine numbers them (Dialect.LogCommitSQL);
-	// write loop only.
-	logRows   int
-	writes    chan *writeReq // units of work for writeLoop
-	committed chan struct{}
-	stats     writerStats
-	refused   refusedCounts // pushed changes the trust boundary refused
+	rowQueries queryCache           // writeRow's and apply's statements by row shape
+	writes     chan *writeReq       // units of work for the write loops
+	committed  chan struct{}
+	stats      writerStats
+	refused    refusedCounts // pushed changes the trust boundary refused
 	// tableColumns holds each table's columns once read (table → []string):
 	// the schema changes only in migrations, which run at Open.
 	tableColumns sync.Map
@@ -99,7 +94,10 @@ type DB struct {
 	WriterTID    atomic.Int64 // the write loop's OS thread, once raised
 	// states are what nouns keep in memory beside their rows
 	// (noun.newState), made at Open: read only after it.
-	States   map[*Noun]any
+	States map[*Noun]any
+	// loops are the write loops running (writeLoop): one on SQLite,
+	// Options.Writers on a backend with several writer connections.
+	loops    sync.WaitGroup
 	loopDone chan struct{}
 	closeMu  sync.RWMutex
 	closed   bool
@@ -126,6 +124,11 @@ type Options struct {
 	// not replicated (edges do not receive events), so its events are
 	// written without change records.
 	Hub bool
+	// Writers is how many write loops, each with its own connection and
+	// group commit, run the units on a backend whose units may commit
+	// concurrently (PostgreSQL); 0: one per CPU the process may use, at
+	// least two. SQLite has one writer whatever this says.
+	Writers int
 }
 
 // Open opens (creating if needed) the store at path, applies migrations and
@@ -164,8 +167,15 @@ func (db *DB) start(ctx context.Context, o Options) (*DB, error) {
 			db.States[n] = n.NewState(db)
 		}
 	}
-	db.stmts, db.toPrepare, db.rowQueries = map[string]*sql.Stmt{}, map[string]bool{}, map[string]string{}
-	go db.writeLoop(o.WriterPriority)
+	n := 1
+	if db.Dialect != nil {
+		n = o.Writers
+	}
+	db.loops.Add(n)
+	for i := range n {
+		go db.newWriter().writeLoop(o.WriterPriority, i == 0)
+	}
+	go func() { db.loops.Wait(); close(db.loopDone) }()
 	if err := db.loadNode(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -189,6 +199,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Readers == 0 {
 		o.Readers = max(4, runtime.GOMAXPROCS(0))
+	}
+	if o.Writers <= 0 {
+		// Measured on two cores (docs/performance.md, session
+		// pgingest2): one writer's round trips left a core idle; two and
+		// four did alike for one hub, two better for three hubs.
+		o.Writers = max(2, runtime.GOMAXPROCS(0))
 	}
 	return o
 }

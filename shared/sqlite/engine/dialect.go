@@ -59,13 +59,16 @@ type Dialect interface {
 	LogInsertSQL(n int) string
 	// LogCommitSQL runs once before the COMMIT of a writer transaction
 	// that wrote n change records to the log, its one parameter n (""
-	// for nothing): on PostgreSQL the transaction's row of outbox_commits,
-	// written once instead of once per log statement.
+	// for nothing), and returns the transaction's place in the log's
+	// order: on PostgreSQL the transaction's row of outbox_commits,
+	// written once instead of once per log statement, and its cseq.
 	LogCommitSQL() string
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
-	// far each followed seq has settled (Settled).
-	AfterCommit(ctx context.Context, writer *sql.DB) error
+	// far each followed seq has settled (Settled); given the commit's
+	// place (LogCommitSQL's, 0 when it wrote no record), it returns once
+	// that commit's records are positioned, or after a bound.
+	AfterCommit(ctx context.Context, writer *sql.DB, place int64) error
 	// BeginSQL runs first in each writer transaction ("" for nothing): on
 	// PostgreSQL it gives the transaction its id before it takes any seq,
 	// which Settled's marks rely on.
@@ -129,12 +132,12 @@ func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
-func (sqliteDialect) LogCommitSQL() string                       { return "" }
-func (sqliteDialect) AfterCommit(context.Context, *sql.DB) error { return nil }
-func (sqliteDialect) BeginSQL() string                           { return "" }
-func (sqliteDialect) Settled(string, string) string              { return "" }
-func (sqliteDialect) LogAfter(col, bound string) string          { return col + " > " + bound }
-func (sqliteDialect) LockRowSQL(string) string                   { return "" }
+func (sqliteDialect) LogCommitSQL() string                              { return "" }
+func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64) error { return nil }
+func (sqliteDialect) BeginSQL() string                                  { return "" }
+func (sqliteDialect) Settled(string, string) string                     { return "" }
+func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
+func (sqliteDialect) LockRowSQL(string) string                          { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }
@@ -239,9 +242,10 @@ func anyDialect(err error, is func(Dialect, error) bool) bool {
 	return false
 }
 
-// openBackend opens a store on a registered backend: its migrations, one
-// writer connection (units keep their group commit, as savepoints, at
-// first) and a reader pool, both through the backend's driver.
+// openBackend opens a store on a registered backend: its migrations, a
+// writer pool whose connections each serve a write loop (Options.Writers;
+// each keeps its group commit, as savepoints) and a reader pool, both
+// through the backend's driver.
 func openBackend(ctx context.Context, b Backend, dsn string, o Options) (*DB, error) {
 	if err := b.Migrate(ctx, dsn); err != nil {
 		return nil, err
@@ -250,8 +254,10 @@ func openBackend(ctx context.Context, b Backend, dsn string, o Options) (*DB, er
 	if err != nil {
 		return nil, err
 	}
-	write.SetMaxOpenConns(1)
-	write.SetMaxIdleConns(1)
+	// A connection a write loop, and one for what runs beside them (the
+	// log's positioning after a commit, node_meta).
+	write.SetMaxOpenConns(o.Writers + 1)
+	write.SetMaxIdleConns(o.Writers + 1)
 	db := &DB{path: dsn, Writer: write, Now: o.Now, Bus: o.Bus, Live: o.Live, Log: o.Log, Dialect: b,
 		Clock: hlc.NewClock(o.Now, o.MaxSkew), NewID: newUUIDv7, MaxSkew: o.MaxSkew, Hub: o.Hub}
 	db.Reader = &readPool{DB: read, dialect: b}

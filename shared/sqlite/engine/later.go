@@ -104,13 +104,13 @@ func (tx *Tx) writeLater(ctx context.Context, s *laterShape) error {
 }
 
 // laterQuery is query (one row's VALUES (…)) for n rows, built once and
-// kept with the writer's other row statements. Only the write loop calls it.
+// kept with the writer's other row statements.
 func (db *DB) laterQuery(query string, n int) string {
 	if n == 1 {
 		return query
 	}
 	key := "later|" + strconv.Itoa(n) + "|" + query
-	if q, ok := db.rowQueries[key]; ok {
+	if q, ok := db.rowQueries.load(key); ok {
 		return q
 	}
 	at := strings.Index(query, " VALUES (") + len(" VALUES ")
@@ -126,9 +126,7 @@ func (db *DB) laterQuery(query string, n int) string {
 	}
 	b.WriteString(query[end:])
 	q := b.String()
-	if len(db.rowQueries) < maxCachedStmts {
-		db.rowQueries[key] = q
-	}
+	db.rowQueries.store(key, q)
 	return q
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 type Tx struct {
 	*sql.Tx
 	DB     *DB
+	w      *writer // the write loop running the unit
 	Now    time.Time
 	events []kassa.Event // business events: logged, then published
 	logged int           // how many of events are in the log already
@@ -160,9 +162,10 @@ const (
 	walCapPages    = 65536 // 256 MiB of 4 KiB pages
 )
 
-// WriterStats are the write loop's counters since Open: what ops watch to
-// see whether the single writer is the store's bottleneck (Busy close to
-// the wall time) and how well group commit packs units (Units / Batches).
+// WriterStats are the write loops' counters since Open: what ops watch to
+// see whether the writer is the store's bottleneck (Busy close to the wall
+// time, times the loops: one on SQLite, Options.Writers on PostgreSQL) and
+// how well group commit packs units (Units / Batches).
 type WriterStats struct {
 	Batches     int64         // transactions run (each commits or rolls back once)
 	Units       int64         // units of work run
@@ -190,17 +193,40 @@ func (db *DB) WriterStats() WriterStats {
 	}
 }
 
-// writeLoop owns the writer connection until db.writes is closed. Its
-// goroutine is labelled kassa=writer for CPU profiles (go tool pprof
-// -tagfocus kassa=writer shows the writer alone). With priority > 0, where
-// the OS allows it, it runs on an OS thread of its own raised by that many
-// nice levels: the SQLite work of every write runs there.
-func (db *DB) writeLoop(priority int) {
-	defer close(db.loopDone)
+// writer is what one write loop keeps to itself: on SQLite the one
+// loop's, on PostgreSQL each of Options.Writers loops', which take units
+// from the same queue and commit side by side (their row locks serialize
+// what must be, Tx.LockRow).
+type writer struct {
+	db        *DB
+	stmts     map[string]*sql.Stmt // prepared on the writer pool by this loop
+	toPrepare map[string]bool      // met by this loop's units, prepared after the batch
+	bound     boundStmts           // stmts bound to this loop's open transaction
+	// logRows counts the change records the loop's open transaction
+	// wrote to the log, where the engine numbers them (Dialect.LogCommitSQL).
+	logRows int
+	cseq    int64 // the committing transaction's place in the log's order (LogCommitSQL)
+}
+
+func (db *DB) newWriter() *writer {
+	return &writer{db: db, stmts: map[string]*sql.Stmt{}, toPrepare: map[string]bool{}}
+}
+
+// writeLoop runs units until db.writes is closed. Its goroutine is
+// labelled kassa=writer for CPU profiles (go tool pprof -tagfocus
+// kassa=writer shows the writers alone). With priority > 0, where the OS
+// allows it, it runs on an OS thread of its own raised by that many nice
+// levels: the SQLite work of every write runs there (first: the loop whose
+// thread WriterTID names).
+func (w *writer) writeLoop(priority int, first bool) {
+	db := w.db
+	defer db.loops.Done()
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "writer")))
 	if priority > 0 {
 		tid, err := raiseThread(priority)
-		db.WriterTID.Store(int64(tid))
+		if first {
+			db.WriterTID.Store(int64(tid))
+		}
 		if err != nil {
 			db.Log.Info("sqlite: the writer thread's priority is not raised; grant CAP_SYS_NICE or LimitNICE to raise it", "err", err)
 		} else {
@@ -235,11 +261,11 @@ func (db *DB) writeLoop(priority int) {
 		db.stats.units.Add(1)
 		batch := db.drain([]*writeReq{req})
 		began := time.Now()
-		if db.runBatch(batch) {
+		if w.runBatch(batch) {
 			uncheckpointed = true
 		}
 		db.stats.busy.Add(int64(time.Since(began)))
-		db.prepareSeen()
+		w.prepareSeen()
 	}
 }
 
@@ -278,24 +304,31 @@ func (db *DB) checkpoint() {
 
 // runBatch runs the batch, and the units queued while it runs (up to
 // maxBatch), in one transaction and reports whether it committed anything.
-func (db *DB) runBatch(batch []*writeReq) bool {
-	ctx := context.Background()
-	sqltx, err := db.begin(ctx)
-	if err != nil {
-		db.failBatch(batch, fmt.Errorf("sqlite: begin: %w", err))
-		return false
-	}
-	db.logRows = 0
-	ok := 0
+func (w *writer) runBatch(batch []*writeReq) bool {
+	ctx, db := context.Background(), w.db
+	var sqltx *sql.Tx
+	ok, inTx := 0, 0 // units that succeeded; units run in sqltx
 	for i := 0; i < len(batch); i++ {
 		r := batch[i]
-		if err := db.runInBatch(ctx, sqltx, r); err != nil { // the transaction is unusable: fail the batch
+		if sqltx == nil {
+			var err error
+			if sqltx, err = db.begin(ctx); err != nil {
+				failUnits(batch[i:], fmt.Errorf("sqlite: begin: %w", err))
+				break
+			}
+			w.logRows, inTx = 0, 0
+		}
+		bare := inTx == 0 && db.Dialect != nil
+		if err := w.runInBatch(ctx, sqltx, r, bare); err != nil { // the transaction is unusable: fail the batch
 			sqltx.Rollback()
 			db.failBatch(batch, fmt.Errorf("sqlite: rollback to savepoint: %w", err))
 			return false
 		}
-		if r.err == nil {
+		if inTx++; r.err == nil {
 			ok++
+		} else if bare {
+			sqltx.Rollback() // the unit alone: the next begins anew
+			sqltx = nil
 		}
 		if i == len(batch)-1 {
 			// Units queued while the batch ran share its commit: before,
@@ -303,7 +336,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 			batch = db.drain(batch)
 		}
 	}
-	commitErr := db.commitBatch(sqltx, ok)
+	commitErr := w.commitBatch(sqltx, ok)
 	var again []*writeReq
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
@@ -322,7 +355,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 	if len(again) > 0 {
 		// After the commit: the batch's row locks are released, so the
 		// unit does not meet the one it deadlocked with again.
-		return db.rerun(again) || (ok > 0 && commitErr == nil)
+		return w.rerun(again) || (ok > 0 && commitErr == nil)
 	}
 	return ok > 0 && commitErr == nil
 }
@@ -330,7 +363,7 @@ func (db *DB) runBatch(batch []*writeReq) bool {
 // rerun runs again, in a batch of their own, units the backend ended as
 // retryable (a deadlock between two hubs' units: each locked a row the
 // other wanted).
-func (db *DB) rerun(units []*writeReq) bool {
+func (w *writer) rerun(units []*writeReq) bool {
 	runs := 0
 	for _, r := range units {
 		r.err, r.changed, r.claim = nil, nil, nil
@@ -340,7 +373,7 @@ func (db *DB) rerun(units []*writeReq) bool {
 	// that won the deadlock takes the row the loser just let go before
 	// the loser's rerun takes it back (and deadlocks with it again).
 	time.Sleep(time.Duration(runs) * (2*time.Millisecond + rand.N(3*time.Millisecond)))
-	return db.runBatch(units)
+	return w.runBatch(units)
 }
 
 // LockRow locks the row id of table until the unit's transaction ends, on
@@ -379,32 +412,64 @@ func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
 // and its release; a unit that fails (r.err) is rolled back to its
 // savepoint. It returns an error only when that rollback failed: the
 // transaction is then unusable.
-func (db *DB) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq) error {
+//
+// A bare unit, the first of its transaction on PostgreSQL, runs without
+// a savepoint: the caller rolls the transaction back when it fails (two
+// round trips and a subtransaction fewer a transaction).
+func (w *writer) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq, bare bool) error {
 	if r.err = r.ctx.Err(); r.err != nil {
 		return nil
 	}
-	if _, r.err = db.savepoint(ctx, sqltx, "SAVEPOINT unit"); r.err != nil {
+	if bare {
+		return w.runBare(sqltx, r)
+	}
+	if _, r.err = w.savepoint(ctx, sqltx, "SAVEPOINT unit"); r.err != nil {
 		return nil
 	}
-	tx := &Tx{Tx: sqltx, DB: db, Now: db.Now().UTC().Truncate(time.Millisecond)}
-	logRows := db.logRows
-	r.err = runUnit(r, tx)
-	r.changed = tx.changed
+	db := w.db
+	logRows := w.logRows
+	r.err = w.runUnit(sqltx, r)
 	if r.err != nil {
-		db.stats.failed.Add(1)
-		db.logRows = logRows // its records are undone with it
-		_, err := db.savepoint(ctx, sqltx, "ROLLBACK TO unit")
+		w.logRows = logRows // its records are undone with it
+		_, err := w.savepoint(ctx, sqltx, "ROLLBACK TO unit")
 		if err == nil {
-			_, err = db.savepoint(ctx, sqltx, "RELEASE unit")
+			_, err = w.savepoint(ctx, sqltx, "RELEASE unit")
 		}
 		db.undone(r.changed) // its writes are undone
 		return err
 	}
-	if _, r.err = db.savepoint(ctx, sqltx, "RELEASE unit"); r.err != nil {
-		return nil
-	}
-	r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
+	_, r.err = w.savepoint(ctx, sqltx, "RELEASE unit")
 	return nil
+}
+
+// runBare runs r as the first unit of sqltx, without a savepoint; when it
+// fails its writes are undone with the transaction (runBatch).
+func (w *writer) runBare(sqltx *sql.Tx, r *writeReq) error {
+	if r.err = w.runUnit(sqltx, r); r.err != nil {
+		w.db.undone(r.changed)
+	}
+	return nil
+}
+
+// runUnit runs r in sqltx and counts it when it failed.
+func (w *writer) runUnit(sqltx *sql.Tx, r *writeReq) error {
+	db := w.db
+	tx := &Tx{Tx: sqltx, DB: db, w: w, Now: db.Now().UTC().Truncate(time.Millisecond)}
+	err := runUnit(r, tx)
+	r.changed = tx.changed
+	if err != nil {
+		db.stats.failed.Add(1)
+	} else {
+		r.events, r.wakes, r.liveOrgs = tx.events, tx.wakes, tx.liveOrgs
+	}
+	return err
+}
+
+// failUnits fails units that did not run.
+func failUnits(units []*writeReq, err error) {
+	for _, r := range units {
+		r.err = err
+	}
 }
 
 // failBatch fails every unit of a batch whose transaction did not commit
@@ -419,13 +484,15 @@ func (db *DB) failBatch(batch []*writeReq, err error) {
 // commitBatch commits the batch's transaction when ok units of it
 // succeeded (and rolls it back when none did), and wakes the watchers of
 // commits.
-func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
+func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
 	if ok == 0 {
-		sqltx.Rollback()
+		if sqltx != nil {
+			sqltx.Rollback()
+		}
 		return nil
 	}
-	began := time.Now()
-	err := db.logCommit(sqltx)
+	db, began := w.db, time.Now()
+	err := w.logCommit(sqltx)
 	if err != nil {
 		sqltx.Rollback()
 	} else {
@@ -433,7 +500,7 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 	}
 	db.stats.commit.Add(int64(time.Since(began)))
 	if err == nil && db.Dialect != nil {
-		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer); perr != nil {
+		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer, w.cseq); perr != nil {
 			db.Log.Warn("sqlite: after commit", "err", perr)
 		}
 	}
@@ -448,20 +515,20 @@ func (db *DB) commitBatch(sqltx *sql.Tx, ok int) error {
 
 // logCommit runs the dialect's LogCommitSQL when the transaction wrote
 // the log: once a transaction, whatever its units wrote.
-func (db *DB) logCommit(sqltx *sql.Tx) error {
-	q := db.dialect().LogCommitSQL()
-	if q == "" || db.logRows == 0 {
+func (w *writer) logCommit(sqltx *sql.Tx) error {
+	w.cseq = 0
+	q := w.db.dialect().LogCommitSQL()
+	if q == "" || w.logRows == 0 {
 		return nil
 	}
-	_, err := sqltx.ExecContext(context.Background(), q, db.logRows)
-	return err
+	return sqltx.QueryRowContext(context.Background(), q, w.logRows).Scan(&w.cseq)
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for
 // every unit, parsing them cost a quarter of the writer's time.
-func (db *DB) savepoint(ctx context.Context, tx *sql.Tx, stmt string) (sql.Result, error) {
-	if st := db.savepoints[stmt]; st != nil {
-		return db.bound.get(tx, st).ExecContext(ctx)
+func (w *writer) savepoint(ctx context.Context, tx *sql.Tx, stmt string) (sql.Result, error) {
+	if st := w.db.savepoints[stmt]; st != nil {
+		return w.bound.get(tx, st).ExecContext(ctx)
 	}
 	return tx.ExecContext(ctx, stmt)
 }
@@ -489,12 +556,12 @@ func runUnit(r *writeReq, tx *Tx) (err error) {
 	return tx.logEvents(r.ctx)
 }
 
-// execCached runs a statement prepared once on the writer connection: the
+// ExecCached runs a statement prepared once on the writer connection: the
 // row writes of the change capture repeat a few dozen statements, and
 // preparing each anew cost more than running it. A statement seen for the
 // first time runs unprepared and is prepared after its batch committed,
-// when the writer connection is free. Only the write loop calls it.
-// The unit's inserts waiting (InsertLater) are written first.
+// when the writer connection is free. Only a write loop calls it. The
+// unit's inserts waiting (InsertLater) are written first.
 func (tx *Tx) ExecCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := tx.flushLater(ctx); err != nil {
 		return nil, err
@@ -502,6 +569,7 @@ func (tx *Tx) ExecCached(ctx context.Context, query string, args ...any) (sql.Re
 	return tx.execCached(ctx, query, args...)
 }
 
+// execCached is ExecCached without the inserts waiting (flushLater's own).
 func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := tx.cached(query); st != nil {
 		return tx.bind(st).ExecContext(ctx, args...)
@@ -512,11 +580,12 @@ func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Re
 // cached returns the writer's prepared statement of query, or nil (and
 // notes it for preparing after the batch).
 func (tx *Tx) cached(query string) *sql.Stmt {
-	if st := tx.DB.stmts[query]; st != nil {
+	w := tx.w
+	if st := w.stmts[query]; st != nil {
 		return st
 	}
-	if len(tx.DB.stmts)+len(tx.DB.toPrepare) < maxCachedStmts {
-		tx.DB.toPrepare[query] = true
+	if len(w.stmts)+len(w.toPrepare) < maxCachedStmts {
+		w.toPrepare[query] = true
 	}
 	return nil
 }
@@ -559,7 +628,7 @@ type boundStmts struct {
 }
 
 // bind returns st bound to the unit's transaction.
-func (tx *Tx) bind(st *sql.Stmt) *sql.Stmt { return tx.DB.bound.get(tx.Tx, st) }
+func (tx *Tx) bind(st *sql.Stmt) *sql.Stmt { return tx.w.bound.get(tx.Tx, st) }
 
 // get returns st bound to tx, binding it at first use in tx. (Bound
 // without the unit's context: a statement bound under a context already
@@ -577,12 +646,12 @@ func (b *boundStmts) get(tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
 }
 
 // prepareSeen prepares the statements execCached met for the first time.
-func (db *DB) prepareSeen() {
-	for q := range db.toPrepare {
-		if st, err := db.Writer.Prepare(q); err == nil {
-			db.stmts[q] = st
+func (w *writer) prepareSeen() {
+	for q := range w.toPrepare {
+		if st, err := w.db.Writer.Prepare(q); err == nil {
+			w.stmts[q] = st
 		}
-		delete(db.toPrepare, q)
+		delete(w.toPrepare, q)
 	}
 }
 
@@ -888,29 +957,50 @@ func (tx *Tx) flushLog(ctx context.Context) error {
 func (tx *Tx) logStatement(ctx context.Context, chunk []any) error {
 	d, n := tx.DB.dialect(), len(chunk)/logCols
 	if d.LogCommitSQL() != "" {
-		chunk = append([]any{tx.DB.logRows}, chunk...)
+		chunk = append([]any{tx.w.logRows}, chunk...)
 	}
 	if _, err := tx.ExecCached(ctx, tx.DB.logQuery(n), chunk...); err != nil {
 		return err
 	}
-	tx.DB.logRows += n
+	tx.w.logRows += n
 	return nil
 }
 
 // logQuery is the dialect's LogInsertSQL for n records, built once and
 // kept with writeRow's statements: every sale's records pass here, and the
 // text was a constant before records were written many to a statement.
-// Only the write loop calls it.
 func (db *DB) logQuery(n int) string {
 	key := "log|" + strconv.Itoa(n)
-	if q, ok := db.rowQueries[key]; ok {
+	if q, ok := db.rowQueries.load(key); ok {
 		return q
 	}
 	q := db.dialect().LogInsertSQL(n)
-	if len(db.rowQueries) < maxCachedStmts {
-		db.rowQueries[key] = q
-	}
+	db.rowQueries.store(key, q)
 	return q
+}
+
+// queryCache holds statement texts built from a shape (a row's columns),
+// by key, up to maxCachedStmts: every write loop reads it.
+type queryCache struct {
+	m sync.Map // key → text
+	n atomic.Int32
+}
+
+func (c *queryCache) load(key string) (string, bool) {
+	q, ok := c.m.Load(key)
+	if !ok {
+		return "", false
+	}
+	return q.(string), true
+}
+
+func (c *queryCache) store(key, q string) {
+	if c.n.Load() >= maxCachedStmts {
+		return
+	}
+	if _, loaded := c.m.LoadOrStore(key, q); !loaded {
+		c.n.Add(1)
+	}
 }
 
 // appendFields renders a row write's columns (names sorted) as the
@@ -1015,11 +1105,10 @@ func FieldStamps(names []string, stamp string) string {
 
 // rowQuery returns the statement writeRow runs for a write of the named
 // columns (sorted) of a row of e: built once per shape and kept, as
-// building it for every row write cost more than a map lookup. Only the
-// write loop calls it.
+// building it for every row write cost more than a map lookup.
 func (db *DB) rowQuery(e Entity, op change.Op, names []string) string {
 	key := e.Table + "|" + string(op) + "|" + strings.Join(names, ",")
-	if q, ok := db.rowQueries[key]; ok {
+	if q, ok := db.rowQueries.load(key); ok {
 		return q
 	}
 	var q string
@@ -1037,9 +1126,7 @@ func (db *DB) rowQuery(e Entity, op change.Op, names []string) string {
 		}
 		q = fmt.Sprintf("UPDATE %s SET %s WHERE id = ? AND %s = ?", e.Table, set, e.OrgCol)
 	}
-	if len(db.rowQueries) < maxCachedStmts {
-		db.rowQueries[key] = q
-	}
+	db.rowQueries.store(key, q)
 	return q
 }
 

@@ -90,14 +90,18 @@ func (Dialect) LogInsertSQL(n int) string {
 	FROM (SELECT (?)::integer AS base_ord) b, (VALUES ` + rows.String() + `) AS v(i, change_id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)`
 }
 
-// LogCommitSQL writes the transaction's row of outbox_commits (LogInsertSQL).
-func (Dialect) LogCommitSQL() string { return `INSERT INTO outbox_commits (n) VALUES (?)` }
+// LogCommitSQL writes the transaction's row of outbox_commits (LogInsertSQL)
+// and returns its cseq.
+func (Dialect) LogCommitSQL() string {
+	return `INSERT INTO outbox_commits (n) VALUES (?) RETURNING cseq`
+}
 
 // AfterCommit positions the log's rows the commit wrote (Position), so
 // that the engine's readers of the outbox view see them, and marks how
-// far each followed seq has settled (seq_mark.go).
-func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB) error {
-	return afterCommit(ctx, writer)
+// far each followed seq has settled (seq_mark.go); it returns once the
+// commit of cseq (0: none) is positioned, or after waitPositioned.
+func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB, cseq int64) error {
+	return afterCommit(ctx, writer, cseq)
 }
 
 // BeginSQL gives the writer's transaction its id first: a transaction

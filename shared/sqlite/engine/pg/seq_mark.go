@@ -51,7 +51,7 @@ type marker struct {
 // transaction of another hub was running as it marked, or another hub
 // held the positions' lock), it tries again shortly, in the background:
 // no edge waits for the cluster's next commit to see them.
-func afterCommit(ctx context.Context, db *sql.DB) error {
+func afterCommit(ctx context.Context, db *sql.DB, cseq int64) error {
 	m, err := markerOf(ctx, db)
 	if err != nil {
 		return err
@@ -60,6 +60,9 @@ func afterCommit(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs).Scan(&waiting); err != nil {
 		return fmt.Errorf("pg: after commit: %w", err)
 	}
+	if waiting != 0 && cseq > 0 && positioned(ctx, db, cseq) {
+		waiting = 0
+	}
 	if waiting != 0 && m.retrying.CompareAndSwap(false, true) {
 		go m.positionAgain(db)
 	}
@@ -67,6 +70,29 @@ func afterCommit(ctx context.Context, db *sql.DB) error {
 		_, err = db.ExecContext(ctx, pruneMarksSQL)
 	}
 	return err
+}
+
+// waitPositioned bounds how long a commit waits for its records'
+// positions (positioned): the transactions running as it committed, the
+// other write loops' batches and other hubs', are milliseconds long; one
+// that runs longer holds the log back (positionAgain, then the next
+// commit, position it).
+const waitPositioned = 128 * time.Millisecond
+
+// positioned positions the log until the commit of cseq has its positions
+// (kassa_positioned, migration 0012), at growing intervals, for up to
+// waitPositioned, and reports whether it has: its caller, once answered,
+// may have an edge catch up with the log (a payment the hub routes to the
+// order's store) and must find the records there.
+func positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
+	for wait := 250 * time.Microsecond; wait < waitPositioned; wait *= 2 {
+		time.Sleep(wait)
+		var done bool
+		if err := db.QueryRowContext(ctx, `SELECT kassa_positioned(?, ?)`, lockLogPos, cseq).Scan(&done); err != nil || done {
+			return done
+		}
+	}
+	return false
 }
 
 // positionAgain positions the log a few times at growing intervals until
