@@ -657,8 +657,17 @@ func TestKDSSyncedOrdersAndHub(t *testing.T) {
 	if err := n.ApplyRemote(ctx, []change.Change{remote}); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if err := n.SyncTicket(ctx, f.org.ID, id); err != nil {
+	// At once, as the ticket job and an apply may (several write loops on
+	// PostgreSQL): the bump is still recorded once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() { errs <- n.SyncTicket(ctx, f.org.ID, id) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -53,6 +53,9 @@ func (db *DB) RecordTicket(ctx context.Context, orgID, orderID, typ string) erro
 // ticket.created for an order is skipped.
 func recordTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) error {
 	if typ == kassa.TicketCreated {
+		if err := tx.LockRow(ctx, "orders", orderID); err != nil { // as writeDue
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kds_events WHERE order_id = ? AND type = ?`, orderID, typ).Scan(&n); err != nil {
 			return err
@@ -398,6 +401,9 @@ func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
 // ticket.updated when notes, status or lines differ. A replay records
 // nothing.
 func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
+	if err := tx.LockRow(ctx, "orders", orderID); err != nil { // as writeDue
+		return err
+	}
 	plans, err := planDue(ctx, tx, map[string]string{orderID: orgID})
 	if err != nil {
 		return err

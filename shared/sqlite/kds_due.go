@@ -254,6 +254,9 @@ func stillAsPlanned(ctx context.Context, tx *Tx, plans []*ticketPlan) ([]*ticket
 // writeDue writes the planned ticket events in the unit: those still as
 // planned as they are, the others planned again in the unit.
 func writeDue(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
+	if err := lockTicketOrders(ctx, tx, plans); err != nil {
+		return err
+	}
 	fresh, stale, err := stillAsPlanned(ctx, tx, plans)
 	if err != nil {
 		return err
@@ -263,6 +266,18 @@ func writeDue(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 		return err
 	}
 	return writeTickets(ctx, tx, append(fresh, again...))
+}
+
+// lockTicketOrders takes the locks of the plans' orders (Tx.LockRows):
+// where writers commit side by side (PostgreSQL's write loops, several
+// hubs), two units that found the same order's ticket behind would both
+// append its event; the second now waits, then finds it written.
+func lockTicketOrders(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
+	ids := make([]string, len(plans))
+	for i, p := range plans {
+		ids[i] = p.order
+	}
+	return tx.LockRows(ctx, "orders", ids)
 }
 
 // writeTickets appends the plans' ticket events (those that need one) to

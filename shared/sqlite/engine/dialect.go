@@ -85,10 +85,10 @@ type Dialect interface {
 	// commit's last position that its index serves, so a read costs what
 	// it returns, not the whole log (postgres.md, "Reading the log").
 	LogAfter(col, bound string) string
-	// LockRowSQL locks one row of table by its id for the rest of the
-	// unit ("" for nothing: SQLite's one writer serializes every unit);
-	// Tx.LockRow runs it.
-	LockRowSQL(table string) string
+	// LockRowsSQL locks n rows of table by their ids (its n parameters)
+	// for the rest of the unit, in id order ("" for nothing: SQLite's one
+	// writer serializes every unit); Tx.LockRow and LockRows run it.
+	LockRowsSQL(table string, n int) string
 	// ColumnsSQL lists a table's column names in their order; its one
 	// parameter is the table's name.
 	ColumnsSQL() string
@@ -137,7 +137,7 @@ func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64) error { return
 func (sqliteDialect) BeginSQL() string                                  { return "" }
 func (sqliteDialect) Settled(string, string) string                     { return "" }
 func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
-func (sqliteDialect) LockRowSQL(string) string                          { return "" }
+func (sqliteDialect) LockRowsSQL(string, int) string                    { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

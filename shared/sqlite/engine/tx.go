@@ -377,19 +377,38 @@ func (w *writer) rerun(units []*writeReq) bool {
 }
 
 // LockRow locks the row id of table until the unit's transaction ends, on
-// a backend with several writers (Dialect.LockRowSQL): a unit that changes
+// a backend with several writers (Dialect.LockRowsSQL): a unit that changes
 // an order's money, a gift card's balance or a loyalty account's points
 // calls it first, so that a unit on another hub changing the same row
 // waits and then reads what this one wrote. SQLite's one writer already
 // runs one unit at a time: nothing to do there. A deadlock between two
 // units ends one of them, which the writer runs again (rerun).
 func (tx *Tx) LockRow(ctx context.Context, table, id string) error {
-	q := tx.DB.dialect().LockRowSQL(table)
-	if q == "" {
+	return tx.LockRows(ctx, table, []string{id})
+}
+
+// LockRows is LockRow for many rows, in id order, a statement for up to
+// 512 (the list padded to a power of two with its last id, so that a few
+// statement texts serve every count).
+func (tx *Tx) LockRows(ctx context.Context, table string, ids []string) error {
+	if len(ids) == 0 || tx.DB.dialect().LockRowsSQL(table, 1) == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, q, id)
-	return err
+	ids = slices.Sorted(slices.Values(ids))
+	for c := range slices.Chunk(ids, 512) {
+		n := 1
+		for n < len(c) {
+			n *= 2
+		}
+		args := make([]any, n)
+		for i := range args {
+			args[i] = c[min(i, len(c)-1)]
+		}
+		if _, err := tx.ExecContext(ctx, tx.DB.dialect().LockRowsSQL(table, n), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // begin opens the writer's transaction and runs the dialect's BeginSQL

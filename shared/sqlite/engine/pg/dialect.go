@@ -123,11 +123,12 @@ func (Dialect) LogAfter(col, bound string) string {
 	return col + " > " + bound + " AND " + strings.TrimSuffix(col, "seq") + "last_pos > " + bound
 }
 
-// LockRowSQL takes the row's lock until the transaction ends: a unit on
+// LockRowsSQL takes the rows' locks, in id order (two units locking
+// the same rows do not deadlock on each other), until the transaction ends: a unit on
 // another hub (or another writer) that locks it waits for this one's
 // commit and then reads what it wrote.
-func (Dialect) LockRowSQL(table string) string {
-	return `SELECT 1 FROM ` + table + ` WHERE id = ? FOR UPDATE`
+func (Dialect) LockRowsSQL(table string, n int) string {
+	return `SELECT 1 FROM ` + table + ` WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY id FOR UPDATE`
 }
 
 func (Dialect) ColumnsSQL() string {
