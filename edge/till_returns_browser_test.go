@@ -28,11 +28,11 @@ func TestTillReturnsAndExchangesInChromium(t *testing.T) {
 	cashier.SignIn(c.p.URL, "cashier@demo.test", demo.Password)
 	cashier.SetUp(front)
 	cashier.OpenDrawer(map[int64]int{5000: 2}, "")
-	cashier.Do("find Rae", chromedp.Click("#customer-btn"), chromedp.WaitVisible("#cust-q"), chromedp.SendKeys("#cust-q", "Rae"),
-		chromedp.WaitVisible("#cust-list button"), chromedp.Click("#cust-list button"))
+	cashier.FindCustomer("Rae")
 	cashier.Poll("Rae on the sale", `document.getElementById('customer').textContent.includes('Rae')`)
 	cashier.Do("two banana breads", chromedp.Click(webtest.Tile("BAK-BB")), chromedp.Click(webtest.Tile("BAK-BB")))
 	cashier.Poll("two of them", `document.querySelector('#lines li .qty') && document.querySelector('#lines li .qty').textContent === '2×'`)
+	cashier.Priced(1) // the pay button waits for the edge's price
 	number := cashier.PayQuickCash("", "")
 	cashier.NewSale()
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,8 +221,7 @@ func (c *Cashier) VoucherCustomerGiftCard(voucher, customer, gift, shot string) 
 	c.Do("the voucher", chromedp.Click("#voucher-btn"), chromedp.WaitVisible("#vouch-code"),
 		chromedp.SendKeys("#vouch-code", voucher), chromedp.Click("#vouch-ok"))
 	c.Poll("the offer priced", `document.getElementById('totals').querySelector('.offer') !== null`)
-	c.Do("find the customer", chromedp.Click("#customer-btn"), chromedp.WaitVisible("#cust-q"), chromedp.SendKeys("#cust-q", customer),
-		chromedp.WaitVisible("#cust-list button"), chromedp.Click("#cust-list button"))
+	c.FindCustomer(customer)
 	c.Poll("their points", `document.getElementById('customer').textContent.includes('points')`)
 	if shot != "" {
 		c.Shot(shot + "-sale")
@@ -236,6 +236,16 @@ func (c *Cashier) VoucherCustomerGiftCard(voucher, customer, gift, shot string) 
 	c.Poll("part paid", `document.querySelectorAll('#pay-done li').length === 1`)
 	c.Do("the rest by card", chromedp.Click(`[data-tender="card"]`), chromedp.Click("#take-card"))
 	return c.Receipt()
+}
+
+// FindCustomer looks a customer up by name on the sale and taps them.
+// Each keystroke's search draws the list again: it waits for the name,
+// then taps the first result as it is drawn now (Click).
+func (c *Cashier) FindCustomer(name string) {
+	c.T.Helper()
+	c.Do("look "+name+" up", chromedp.Click("#customer-btn"), chromedp.WaitVisible("#cust-q"), chromedp.SendKeys("#cust-q", name))
+	c.Poll(name+" found", `[...document.querySelectorAll('#cust-list button')].some(b => b.textContent.includes(`+strconv.Quote(name)+`))`)
+	c.Click(name, "#cust-list button")
 }
 
 // ReloadMidSale puts a flat white in the cart, reloads, pays (the page
