@@ -1,8 +1,10 @@
 // Package sqlite implements Kassa's services on SQLite.
 //
-// A DB has one writer connection (every write is one IMMEDIATE transaction)
-// and a pool of read-only connections, in WAL mode with synchronous=FULL so
-// that a committed write survives a power cut. Migrations are embedded and
+// A DB on SQLite has one writer connection (every write is one IMMEDIATE
+// transaction) and a pool of read-only connections, in WAL mode with
+// synchronous=FULL so that a committed write survives a power cut; a hub's
+// DB on PostgreSQL runs several write loops (engine.Options.Writers).
+// Migrations are embedded and
 // applied at Open. Every write of a replicated row goes through Tx.Insert or
 // Tx.Update, which also write the row's change record to the outbox in the
 // same transaction.

@@ -186,11 +186,13 @@ type Admitter struct {
 	// a row the batch wrote is read again.
 	rowsAt map[string]*rowAt
 	asked  map[string]bool
-	// made are the rows this batch inserted (table NUL id → its org and
-	// location), noted once their change applied (Made): a sale's line
-	// names its order, made by the change before it, and its reference
-	// and parent checks read it here, not in two more round trips. A
-	// row's org and location never change (edges may not write them).
+	// made are the rows this batch inserted (table NUL id → its org,
+	// location and the fields its insert wrote), noted once their change
+	// applied (Made): a sale's line names its order, made by the change
+	// before it, and its reference, parent and tax checks read it here
+	// (MadeRow), not in round trips of their own. A row's org and
+	// location never change (edges may not write them); its fields are
+	// forgotten once the batch changes it again (changedMade).
 	made    map[string]rowAt
 	pending struct {
 		key string
