@@ -859,22 +859,17 @@ func (s *OAuthService) Sweep(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-func init() { engine.ActorSources = append(engine.ActorSources, clientActor) }
+func init() {
+	engine.ActorSources = append(engine.ActorSources, engine.ActorSource{Table: "oauth_apps", Cols: "CAST(scopes AS TEXT), ''", Decode: clientActor})
+}
 
-// clientActor reads an actor that is no user as an OAuth client of the
-// org: a write made at the hub with a client_credentials token and routed
-// to the store (a money operation) comes back with the client id as its
-// actor. The app's registered scopes stand for the token's (a token never
-// holds more); a deleted app is no actor. Apps are written at the hub only.
-func clientActor(ctx context.Context, q querier, orgID, id string) (batchUser, error) {
-	var scopes string
-	err := q.QueryRowContext(ctx, `SELECT scopes FROM oauth_apps WHERE id = ? AND org_id = ?`, id, orgID).Scan(&scopes)
-	if errors.Is(err, sql.ErrNoRows) {
-		return batchUser{}, nil
-	}
-	if err != nil {
-		return batchUser{}, err
-	}
+// clientActor is an actor that is no user as an OAuth client of the org
+// (its app's scopes): a write made at the hub with a client_credentials
+// token and routed to the store (a money operation) comes back with the
+// client id as its actor. The app's registered scopes stand for the
+// token's (a token never holds more); a deleted app is no actor. Apps are
+// written at the hub only.
+func clientActor(scopes, _ string) (batchUser, error) {
 	u := batchUser{Found: true, Active: true, Client: true}
 	return u, decodeJSON(scopes, &u.Scopes)
 }

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/sqlite/engine"
@@ -56,18 +57,20 @@ func idsByOrg(rows map[string]string) map[string][]any {
 }
 
 // recomputeOrders refreshes the derived columns of the orders a batch
-// touched (recomputeChunk), refreshes the rollups of their business days
-// (refreshOrderDays), then records the campaigns' usage limits the
-// redemptions it derived went past (checkVouchers).
+// touched (recomputeChunk), refreshes the rollups of the business days of
+// those completed or refunded (refreshOrderDays), then records the
+// campaigns' usage limits the redemptions it derived went past
+// (checkVouchers).
 func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) error {
+	dated := map[string]string{}
 	for org, ids := range idsByOrg(orders) {
 		for chunk := range slices.Chunk(ids, maxInList) {
-			if err := recomputeChunk(ctx, a, org, chunk); err != nil {
+			if err := recomputeChunk(ctx, a, org, chunk, dated); err != nil {
 				return err
 			}
 		}
 	}
-	if err := refreshOrderDays(ctx, a.Tx, orders); err != nil {
+	if err := refreshOrderDays(ctx, a.Tx, dated); err != nil {
 		return err
 	}
 	return checkVouchers(ctx, a)
@@ -76,55 +79,112 @@ func recomputeOrders(ctx context.Context, a *applier, orders map[string]string) 
 // recomputeChunk refreshes the derived columns of orders ids of org:
 // payments' refunded amounts from the refunds that name them, the paid
 // and refunded totals, and — for changes an edge pushed — the rest
-// (recomputeAtHub); an order's campaigns from the hub's log get their
+// (checkPushed); an order's campaigns from the hub's log get their
 // redemptions. It records a conflict for each money invariant the merge
-// broke (checkMoney). Every statement is scoped to the org.
-func recomputeChunk(ctx context.Context, a *applier, org string, ids []any) error {
-	before, err := ordersMoney(ctx, a.Tx, org, ids)
+// broke (checkMoney), and notes in dated (id → org) the orders whose
+// business days a rollup must see again. Every statement is scoped to the
+// org. An honest edge's order needs nothing rewritten: one read compares
+// each figure with its recomputed value (readOrderFigures), and only
+// orders that differ are written (writeFigures).
+func recomputeChunk(ctx context.Context, a *applier, org string, ids []any, dated map[string]string) error {
+	scope := paidTotals
+	if a.Admitter != nil {
+		scope = everyTotal
+	}
+	before, err := readOrderFigures(ctx, a.Tx, org, ids, scope)
 	if err != nil {
 		return err
 	}
-	if err := recomputePaid(ctx, a.Tx, org, ids); err != nil {
+	if err := refundedAmounts(ctx, a.Tx, org, before); err != nil {
+		return err
+	}
+	after, err := writeFigures(ctx, a.Tx, org, before, scope)
+	if err != nil {
 		return err
 	}
 	if a.Admitter != nil {
-		err = recomputeAtHub(ctx, a, org, ids)
+		err = checkPushed(ctx, a, after)
 	} else {
 		err = redeemCampaigned(ctx, a, org, ids)
 	}
 	if err != nil {
 		return err
 	}
-	after, err := ordersMoney(ctx, a.Tx, org, ids)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := checkMoney(ctx, a, org, id.(string), before[id.(string)], after[id.(string)]); err != nil {
+	for _, o := range before {
+		if o.completed || o.refunds {
+			dated[o.id] = org
+		}
+		if err := checkMoney(ctx, a, org, o.id, o.money(), after[o.id].money()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// recomputePaid refreshes the payments' refunded amounts of orders ids,
-// then the orders' paid and refunded totals.
-func recomputePaid(ctx context.Context, tx *Tx, org string, ids []any) error {
-	d := engine.D(tx)
+// orderFigures is what the recompute reads of an order once, before it:
+// its figures and their recomputed values (want), what the hub's checks
+// of a pushed order look at, and which of its rows exist.
+type orderFigures struct {
+	id, org, location, status        string
+	figures, want                    figures
+	creator, approvedBy              sql.NullString
+	claims, lines, payments, refunds bool // it names campaigns; it has lines, payments, refunds
+	completed                        bool
+}
+
+// figures are an order's derived totals, in recomputedColumns' order.
+type figures struct{ paid, refunded, subtotal, discount, tax, giftCards, total int64 }
+
+// money is the order's totals, as the money invariants see them.
+func (o orderFigures) money() money {
+	return money{found: o.id != "", location: o.location, total: o.figures.total, paid: o.figures.paid, refunded: o.figures.refunded}
+}
+
+// readOrderFigures reads orders ids of org with their figures
+// recomputed (recomputedFigures), by id; an order not there (its row
+// arrives later in the log) is absent. At scope paidTotals it reads only
+// what an edge's recompute needs: an edge's store may be of an older
+// release.
+func readOrderFigures(ctx context.Context, tx *Tx, org string, ids []any, scope totalsScope) (map[string]orderFigures, error) {
 	in, args := inList(1, ids)
-	args = append([]any{org}, args...)
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = (SELECT coalesce(sum(`+d.JSONInt("p.value", "amount")+`), 0)
-			FROM refunds r, `+d.JSONElements("r.payments", "p")+` WHERE r.order_id = payments.order_id AND r.org_id = payments.org_id
-			AND `+d.JSONText("p.value", "payment_id")+` = payments.id)
-		WHERE org_id = ?1 AND order_id IN (`+in+`)`, args...)
+	rows, err := tx.QueryContext(ctx, recomputedFigures(engine.D(tx), scope, in), append([]any{org}, args...)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE orders SET
-			paid_total = (SELECT coalesce(sum(amount), 0) FROM payments WHERE order_id = orders.id AND org_id = orders.org_id
-				AND status IN ('captured', 'partially_refunded', 'refunded')),
-			refunded_total = (SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = orders.id AND org_id = orders.org_id)
-		WHERE org_id = ?1 AND id IN (`+in+`)`, args...)
+	defer rows.Close()
+	out := make(map[string]orderFigures, len(ids))
+	for rows.Next() {
+		o := orderFigures{org: org}
+		f, w := &o.figures, &o.want
+		if err := rows.Scan(&o.id, &o.location, &o.status, &o.completed, &o.payments, &o.refunds, &o.creator, &o.approvedBy, &o.claims, &o.lines,
+			&f.paid, &f.refunded, &f.subtotal, &f.discount, &f.tax, &f.giftCards, &f.total,
+			&w.paid, &w.refunded, &w.subtotal, &w.discount, &w.tax, &w.giftCards, &w.total); err != nil {
+			return nil, err
+		}
+		out[o.id] = o
+	}
+	return out, rows.Err()
+}
+
+// refundedAmounts refreshes the refunded amounts of the payments of the
+// orders in states that have payments, writing only those that differ.
+func refundedAmounts(ctx context.Context, tx *Tx, org string, states map[string]orderFigures) error {
+	var ids []any
+	for _, id := range slices.Sorted(maps.Keys(states)) {
+		if states[id].payments {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	d := engine.D(tx)
+	refunded := `(SELECT coalesce(sum(` + d.JSONInt("p.value", "amount") + `), 0)
+			FROM refunds r, ` + d.JSONElements("r.payments", "p") + ` WHERE r.order_id = payments.order_id AND r.org_id = payments.org_id
+			AND ` + d.JSONText("p.value", "payment_id") + ` = payments.id)`
+	in, args := inList(1, ids)
+	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = `+refunded+`
+		WHERE org_id = ?1 AND order_id IN (`+in+`) AND refunded_amount <> `+refunded, append([]any{org}, args...)...)
 	return err
 }
 
@@ -143,29 +203,23 @@ func redeemCampaigned(ctx context.Context, a *applier, org string, ids []any) er
 	return nil
 }
 
-// recomputeAtHub recomputes the totals of orders an edge pushed from
-// their lines (an order's lines are fixed at creation, so this changes
-// nothing for an honest edge), refuses one that claims completion without
-// being paid in full, and for one whose lines are in writes the
-// redemptions the hub computes (redeemAtHub) and replays the discount
-// permission (checkDiscount).
-func recomputeAtHub(ctx context.Context, a *applier, org string, ids []any) error {
-	if err := recomputeTotals(ctx, a.Tx, org, ids); err != nil {
-		return err
-	}
-	orders, err := pushedOrders(ctx, a.Tx, org, ids)
-	if err != nil {
-		return err
-	}
-	for _, o := range orders {
-		if o.status != kassa.OrderOpen && o.status != kassa.OrderCancelled && o.paid < o.total {
-			return refuse(RefusedValue, "order %s is %s with %d of %d paid", o.id, o.status, o.paid, o.total)
+// checkPushed checks the orders an edge pushed once their totals are
+// recomputed from their lines (an order's lines are fixed at creation, so
+// the recompute changes nothing for an honest edge): it refuses one that
+// claims completion without being paid in full, and for one whose lines
+// are in writes the redemptions the hub computes (redeemAtHub) and replays
+// the discount permission (checkDiscount).
+func checkPushed(ctx context.Context, a *applier, orders map[string]orderFigures) error {
+	for _, id := range slices.Sorted(maps.Keys(orders)) {
+		o := orders[id]
+		if o.status != kassa.OrderOpen && o.status != kassa.OrderCancelled && o.figures.paid < o.figures.total {
+			return refuse(RefusedValue, "order %s is %s with %d of %d paid", o.id, o.status, o.figures.paid, o.figures.total)
 		}
 		if !o.lines {
 			continue // its lines come later in the log: recomputed then
 		}
 		if o.claims {
-			if err := redeemAtHub(ctx, a, o.id, org); err != nil {
+			if err := redeemAtHub(ctx, a, o.id, o.org); err != nil {
 				return err
 			}
 		}
@@ -176,61 +230,94 @@ func recomputeAtHub(ctx context.Context, a *applier, org string, ids []any) erro
 	return nil
 }
 
-// recomputeTotals sets the totals of orders ids that have lines from
-// those lines.
-func recomputeTotals(ctx context.Context, tx *Tx, org string, ids []any) error {
-	d := engine.D(tx)
-	in, args := inList(1, ids)
-	_, err := tx.ExecContext(ctx, `UPDATE orders SET
-			subtotal = (SELECT coalesce(sum((unit_price + coalesce((SELECT sum(`+d.JSONInt("m.value", "price_adjustment")+`) FROM `+d.JSONElements("l.modifiers", "m")+`), 0)) * quantity), 0)
-				FROM order_lines l WHERE l.order_id = orders.id AND l.org_id = orders.org_id),
-			discount_total = (SELECT coalesce(sum(discount), 0) FROM order_lines WHERE order_id = orders.id AND org_id = orders.org_id),
-			tax_total = (SELECT coalesce(sum(tax), 0) FROM order_lines WHERE order_id = orders.id AND org_id = orders.org_id),
-			gift_card_total = (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = orders.org_id),
-			total = coalesce((SELECT sum(total) FROM order_lines WHERE order_id = orders.id AND org_id = orders.org_id), 0)
-				+ (SELECT coalesce(sum(amount), 0) FROM gift_card_lines WHERE order_id = orders.id AND org_id = orders.org_id)
-		WHERE org_id = ?1 AND id IN (`+in+`) AND (EXISTS (SELECT 1 FROM order_lines WHERE order_id = orders.id AND org_id = orders.org_id)
-			OR EXISTS (SELECT 1 FROM gift_card_lines WHERE order_id = orders.id AND org_id = orders.org_id))`, append([]any{org}, args...)...)
-	return err
-}
-
-// pushedOrder is what the hub's checks of an order an edge pushed read of
-// it once its totals are recomputed.
-type pushedOrder struct {
-	id, org, status     string
-	total, paid         int64
-	subtotal, discount  int64
-	creator, approvedBy sql.NullString
-	claims, lines       bool // it names campaigns; its lines are in
-}
-
-// pushedOrders reads orders ids of org, in id order.
-func pushedOrders(ctx context.Context, tx *Tx, org string, ids []any) ([]pushedOrder, error) {
-	in, args := inList(1, ids)
-	rows, err := tx.QueryContext(ctx, `SELECT id, status, total, paid_total, subtotal, discount_total, created_by, approved_by,
-			coalesce(campaigns, '[]') != '[]', EXISTS (SELECT 1 FROM order_lines WHERE order_id = orders.id AND org_id = orders.org_id)
-		FROM orders WHERE org_id = ?1 AND id IN (`+in+`) ORDER BY id`, append([]any{org}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []pushedOrder
-	for rows.Next() {
-		o := pushedOrder{org: org}
-		if err := rows.Scan(&o.id, &o.status, &o.total, &o.paid, &o.subtotal, &o.discount, &o.creator, &o.approvedBy, &o.claims, &o.lines); err != nil {
-			return nil, err
+// writeFigures writes the recomputed figures of the orders of before
+// whose figures differ, in one statement a chunk (the recompute's own
+// join, recomputedFigures, limited to them), and returns the orders of
+// before with their figures after.
+func writeFigures(ctx context.Context, tx *Tx, org string, before map[string]orderFigures, scope totalsScope) (map[string]orderFigures, error) {
+	after := maps.Clone(before)
+	var differ []any
+	for _, id := range slices.Sorted(maps.Keys(before)) {
+		if o := before[id]; o.figures != o.want {
+			differ = append(differ, id)
+			o.figures = o.want
+			after[id] = o
 		}
-		out = append(out, o)
 	}
-	return out, rows.Err()
+	if len(differ) == 0 {
+		return after, nil
+	}
+	in, args := inList(1, differ)
+	var set []string
+	for _, c := range recomputedColumns(scope) {
+		set = append(set, c+" = c.want_"+c)
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE orders SET `+strings.Join(set, ", ")+` FROM (`+recomputedFigures(engine.D(tx), scope, in)+`) AS c
+		WHERE orders.org_id = ?1 AND orders.id = c.id`, append([]any{org}, args...)...)
+	return after, err
+}
+
+// totalsScope is which of an order's figures the recompute sets.
+type totalsScope int
+
+const (
+	paidTotals totalsScope = iota // the paid and refunded totals: what an edge recomputes
+	everyTotal                    // and those from the lines: what the hub recomputes of a push
+)
+
+// recomputedColumns are the figures the recompute sets at scope, in the
+// order of figures.
+func recomputedColumns(scope totalsScope) []string {
+	cols := []string{"paid_total", "refunded_total"}
+	if scope == everyTotal {
+		cols = append(cols, "subtotal", "discount_total", "tax_total", "gift_card_total", "total")
+	}
+	return cols
+}
+
+// recomputedFigures selects orders in (placeholders after ?1, the org)
+// with what the recompute reads of each: id, location, status, whether it
+// is completed and has payments and refunds, the hub's columns
+// (creator, approver, whether it names campaigns and has lines), its
+// figures, then each figure recomputed (want_<column>): the paid and
+// refunded totals from its payments and refunds and, at scope everyTotal,
+// the others from its lines — kept as they are for an order whose lines
+// have not arrived. Each table the figures sum is read once for the
+// chunk, grouped by order. A figure not at scope reads the same on both
+// sides (0, or the total as it is).
+func recomputedFigures(d engine.Dialect, scope totalsScope, in string) string {
+	where := ` WHERE org_id = ?1 AND order_id IN (` + in + `) GROUP BY order_id`
+	q := `SELECT o.id AS id, o.location_id, o.status, o.completed_at IS NOT NULL, p.order_id IS NOT NULL, r.order_id IS NOT NULL, `
+	from := ` FROM orders o
+		LEFT JOIN (SELECT order_id, sum(CASE WHEN status IN ('captured', 'partially_refunded', 'refunded') THEN amount ELSE 0 END) AS paid
+			FROM payments` + where + `) p ON p.order_id = o.id
+		LEFT JOIN (SELECT order_id, sum(amount) AS refunded FROM refunds` + where + `) r ON r.order_id = o.id`
+	if scope == paidTotals {
+		return q + `NULL, NULL, 0, 0, o.paid_total, o.refunded_total, 0, 0, 0, 0, o.total,
+			coalesce(p.paid, 0) AS want_paid_total, coalesce(r.refunded, 0) AS want_refunded_total, 0, 0, 0, 0, o.total` + from + ` WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
+	}
+	lined := `(l.order_id IS NULL AND g.order_id IS NULL)`
+	figure := func(col, expr string) string {
+		return `, CASE WHEN ` + lined + ` THEN o.` + col + ` ELSE ` + expr + ` END AS want_` + col
+	}
+	return q + `o.created_by, o.approved_by, coalesce(o.campaigns, '[]') != '[]', l.order_id IS NOT NULL,
+			o.paid_total, o.refunded_total, o.subtotal, o.discount_total, o.tax_total, o.gift_card_total, o.total,
+			coalesce(p.paid, 0) AS want_paid_total, coalesce(r.refunded, 0) AS want_refunded_total` +
+		figure("subtotal", "coalesce(l.subtotal, 0)") + figure("discount_total", "coalesce(l.discount, 0)") +
+		figure("tax_total", "coalesce(l.tax, 0)") + figure("gift_card_total", "coalesce(g.amount, 0)") +
+		figure("total", "coalesce(l.total, 0) + coalesce(g.amount, 0)") + from + `
+		LEFT JOIN (SELECT order_id, sum((unit_price + coalesce((SELECT sum(` + d.JSONInt("m.value", "price_adjustment") + `) FROM ` + d.JSONElements("modifiers", "m") + `), 0)) * quantity) AS subtotal,
+			sum(discount) AS discount, sum(tax) AS tax, sum(total) AS total FROM order_lines` + where + `) l ON l.order_id = o.id
+		LEFT JOIN (SELECT order_id, sum(amount) AS amount FROM gift_card_lines` + where + `) g ON g.order_id = o.id
+		WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
 }
 
 // checkDiscount replays the discount permission on an order pushed by an
 // edge, once its lines are in: the manual discounts of the order together
 // stay within what its creator's role may give (kassa.CheckDiscount). The
 // campaigns' part is recomputed here (campaignPart) and does not count.
-func checkDiscount(ctx context.Context, ad *admitter, o pushedOrder) error {
-	if o.discount == 0 {
+func checkDiscount(ctx context.Context, ad *admitter, o orderFigures) error {
+	if o.figures.discount == 0 {
 		return nil
 	}
 	a := &kassa.Actor{OrgID: o.org}
@@ -255,7 +342,7 @@ func checkDiscount(ctx context.Context, ad *admitter, o pushedOrder) error {
 	if err != nil {
 		return err
 	}
-	if _, err := kassa.ApproveDiscount(a, approver, settings.DiscountLimits, o.subtotal, max(0, o.discount-campaigns)); err != nil {
+	if _, err := kassa.ApproveDiscount(a, approver, settings.DiscountLimits, o.figures.subtotal, max(0, o.figures.discount-campaigns)); err != nil {
 		return refuse(RefusedActor, "%v", err)
 	}
 	return nil
@@ -266,28 +353,6 @@ type money struct {
 	found                 bool
 	location              string
 	total, paid, refunded int64
-}
-
-// ordersMoney reads the totals of orders ids of org; an order not there
-// (its row arrives later in the log) is absent.
-func ordersMoney(ctx context.Context, tx *Tx, org string, ids []any) (map[string]money, error) {
-	in, args := inList(1, ids)
-	rows, err := tx.QueryContext(ctx, `SELECT id, location_id, total, paid_total, refunded_total FROM orders WHERE org_id = ?1 AND id IN (`+in+`)`,
-		append([]any{org}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[string]money, len(ids))
-	for rows.Next() {
-		var id string
-		m := money{found: true}
-		if err := rows.Scan(&id, &m.location, &m.total, &m.paid, &m.refunded); err != nil {
-			return nil, err
-		}
-		out[id] = m
-	}
-	return out, rows.Err()
 }
 
 // checkMoney records an overpaid or overrefunded conflict for each money

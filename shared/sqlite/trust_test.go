@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kassa.dev/shared/kassa"
+	"kassa.dev/shared/password"
 	"kassa.dev/sync/change"
 )
 
@@ -348,5 +349,64 @@ func TestAPushIsRefusedOnceItsEdgeIsRevoked(t *testing.T) {
 	l, err := hub.db.Conflicts(w.ctx, kassa.ConflictFilter{Page: kassa.Page{Limit: 200}})
 	if err != nil || len(l.Items) != 0 {
 		t.Errorf("the refused pushes left conflicts: %v %v", l.Items, err)
+	}
+}
+
+// TestAPushReadsItsActorsAsItsEarlierChangesLeftThem: a push's first read
+// fetches its actors with the rows it names, but a user the push writes
+// is read again for that user's later changes in it: a cashier the push
+// deactivates cannot open an order in the same push, and one the push
+// hires can.
+func TestAPushReadsItsActorsAsItsEarlierChangesLeftThem(t *testing.T) {
+	hub := mustNode(t)
+	w := seed(t, hub)
+	owner := kassa.ActorFrom(w.ctx).UserID
+	cashier, err := NewUserService(hub.db).CreateUser(w.ctx, &kassa.UserCreate{Email: "till@sync.test", Role: kassa.RoleCashier,
+		Password: "longenough", LocationIDs: []string{w.loc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := EdgeScope{OrgID: w.org, LocationID: w.loc, NodeID: hub.db.NewID()}
+	now := hub.db.Now()
+	stamp := func(entity, id string, op change.Op, actor string, fields map[string]any) change.Change {
+		return change.Change{ID: hub.db.NewID(), OrgID: w.org, LocationID: w.loc, Entity: entity, EntityID: id, Op: op,
+			Fields: fields, HLC: hub.db.Clock.Now(), Origin: from.NodeID, Actor: actor}
+	}
+	orders := 0
+	order := func(actor string) change.Change {
+		orders++
+		return stamp("order", hub.db.NewID(), change.OpInsert, actor, map[string]any{"location_id": w.loc, "number": fmt.Sprintf("P-%d", orders),
+			"status": "open", "channel": "pos", "currency": "AUD", "subtotal": 0, "discount_total": 0, "tax_total": 0, "total": 0,
+			"tax_inclusive": true, "tax_rate_bps": 0, "occurred_at": now, "created_at": now, "updated_at": now})
+	}
+	ingest := func(cs ...change.Change) int {
+		t.Helper()
+		_, q, err := hub.db.Ingest(context.Background(), from, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	opened := order(cashier.ID)
+	if q := ingest(opened); q != 0 {
+		t.Fatalf("the cashier's order was quarantined (%d): the actor is not found", q)
+	}
+	off := stamp("user", cashier.ID, change.OpUpdate, owner, map[string]any{"is_active": false, "updated_at": now})
+	if q := ingest(off, order(cashier.ID)); q != 1 {
+		t.Errorf("deactivated and then selling in one push: %d quarantined, want the order", q)
+	}
+	var reason string
+	if err := hub.db.Reader.QueryRow(`SELECT reason FROM sync_quarantine WHERE org_id = ? ORDER BY created_at DESC LIMIT 1`, w.org).Scan(&reason); err != nil || reason != RefusedActor {
+		t.Errorf("the deactivated cashier's order: reason %q (%v), want %s", reason, err, RefusedActor)
+	}
+	hash, err := password.Hash("longenough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hired := hub.db.NewID()
+	hire := stamp("user", hired, change.OpInsert, owner, map[string]any{"email": "hired@sync.test", "name": "Hired", "role": "cashier",
+		"password_hash": hash, "location_ids": `["` + w.loc + `"]`, "is_active": true, "created_at": now, "updated_at": now})
+	if q := ingest(hire, order(hired)); q != 0 {
+		t.Errorf("hired and then selling in one push: %d quarantined, want none", q)
 	}
 }

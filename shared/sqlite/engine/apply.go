@@ -106,11 +106,6 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	if err := a.preload(ctx, changes); err != nil {
 		return res, err
 	}
-	if a.Admitter != nil {
-		if err := a.Admitter.prefetch(ctx, changes); err != nil {
-			return res, err
-		}
-	}
 	for i := range changes {
 		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
 			return res, err
@@ -187,92 +182,49 @@ func (a *Applier) seen(ctx context.Context, c *change.Change, opts ApplyOpts) (b
 	return a.done[c.ID], nil
 }
 
-// preload reads, in one query each for the whole batch, which of its
+// preload reads, in one statement for the batch (fetchRows), which of its
 // changes this node applied before (applied_changes) and, at the hub,
-// which of its events the log holds already: a catch-up's batch of 500
-// asked once per change. step keeps both sets current as the batch
-// applies (a change or event twice in one batch).
+// which of its events the log holds already, with the admitter's
+// prefetch: a catch-up's batch of 500 asked once per change, and a push
+// paid a round trip for each of these on PostgreSQL. step keeps both sets
+// current as the batch applies (a change or event twice in one batch).
 func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
-	a.done, a.logged = make(map[string]bool, len(changes)), map[string]bool{}
-	var ids, events []any
+	a.done, a.logged, a.markers = make(map[string]bool, len(changes)), map[string]bool{}, map[string]bool{}
+	done, logged := fetchPart{table: "applied_changes", cols: presence, kind: partDone}, fetchPart{table: "events", cols: presence, kind: partLogged}
 	for i := range changes {
-		ids = append(ids, changes[i].ID)
-		if changes[i].Entity == EntEvent.Name {
-			events = append(events, changes[i].EntityID)
+		done.ids = append(done.ids, changes[i].ID)
+		if changes[i].Entity == EntEvent.Name && a.Tx.DB.Hub {
+			logged.ids = append(logged.ids, changes[i].EntityID)
 		}
 	}
-	// An edge's push also asks, in the same statement, whether any held
-	// event waits at all (the marker row ""): none, the common case, and
-	// releaseEvents has nothing to look up.
-	// At the hub it also asks whether the sending edge is enrolled and not
-	// revoked (the marker " edge"), in the push's own unit: a revocation
-	// committed before it refuses it (ErrUnknownEdge), with no read of
-	// its own.
-	also := []string{}
-	var args []any
+	parts := []fetchPart{done, logged}
 	if a.Admitter != nil {
-		also = append(also, ` UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM held_event_waits)`)
+		parts = append(parts, a.Admitter.prefetch(changes)...)
+		// An edge's push also asks whether any held event waits at all:
+		// none, the common case, and releaseEvents looks up nothing.
+		parts = append(parts, marker("waits", `EXISTS (SELECT 1 FROM held_event_waits)`))
 	}
+	// At the hub it also asks whether the sending edge is enrolled and not
+	// revoked, in the push's own unit: a revocation committed before it
+	// refuses it (ErrUnknownEdge), with no read of its own.
 	edge := a.Admitter != nil && a.Admitter.From.Enrolment == EnrolmentChecked
-	if edge {
-		f := a.Admitter.From
-		also = append(also, ` UNION ALL SELECT ' edge' WHERE EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`)
-		args = append(args, f.NodeID, f.OrgID, f.LocationID)
+	if f := a.Admitter; edge {
+		parts = append(parts, marker("edge", `EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`,
+			f.From.NodeID, f.From.OrgID, f.From.LocationID))
 	}
-	if err := a.present(ctx, "applied_changes", ids, a.done, strings.Join(also, ""), args...); err != nil {
+	if err := a.fetchRows(ctx, parts); err != nil {
 		return err
 	}
-	a.waits = a.done[""]
-	if edge && !a.done[" edge"] {
+	a.waits = a.markers["waits"]
+	if edge && !a.markers["edge"] {
 		return ErrUnknownEdge
 	}
-	delete(a.done, "")
-	delete(a.done, " edge")
-	if !a.Tx.DB.Hub {
-		return nil
-	}
-	return a.present(ctx, "events", events, a.logged, "")
+	return nil
 }
 
 // ErrUnknownEdge refuses a push of an edge that is not enrolled, or was
 // revoked: nothing of it is applied or quarantined.
 var ErrUnknownEdge = errors.New("link: unknown or revoked edge")
-
-// present notes in set which of ids table holds, in chunks far below
-// SQLite's limit of bound parameters; also (with its arguments alsoArgs)
-// is a query its first chunk adds (UNION ALL: its rows are noted too).
-func (a *Applier) present(ctx context.Context, table string, ids []any, set map[string]bool, also string, alsoArgs ...any) error {
-	for first := true; first || len(ids) > 0; first = false {
-		chunk := ids[:min(len(ids), 500)]
-		ids = ids[len(chunk):]
-		q, args := "SELECT id FROM "+table+" WHERE id IN ("+Placeholders(len(chunk))+")", chunk
-		if len(chunk) == 0 {
-			q = "SELECT id FROM " + table + " WHERE false"
-		}
-		if first && also != "" {
-			q, args = q+also, append(slices.Clip(chunk), alsoArgs...)
-		} else if len(chunk) == 0 {
-			return nil
-		}
-		rows, err := a.Tx.Tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			set[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // appliedCols are the columns of an applied_changes row, as
 // Applier.appliedRows holds them.
@@ -359,6 +311,8 @@ type Applier struct {
 	// waits says whether any held event waited when the batch began
 	// (preload): releaseEvents looks up nothing when none did.
 	waits bool
+	// markers are the conditions the first read found to hold (fetchPart).
+	markers map[string]bool
 	// appliedRows are the applied_changes rows of the changes applied so
 	// far, appliedCols values each, written by recordApplied.
 	appliedRows []any

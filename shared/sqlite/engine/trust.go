@@ -186,6 +186,9 @@ type Admitter struct {
 	// a row the batch wrote is read again.
 	rowsAt map[string]*rowAt
 	asked  map[string]bool
+	// actors are the rows of the batch's actors in the ActorSources
+	// (table NUL id → org and the source's columns), as the batch began.
+	actors map[string]*rowAt
 	// made are the rows this batch inserted (table NUL id → its org,
 	// location and the fields its insert wrote), noted once their change
 	// applied (Made): a sale's line names its order, made by the change
@@ -353,21 +356,20 @@ func existingCols(r *Noun) string {
 	return cols + ", '', ''"
 }
 
-// prefetch reads, in one statement for the batch (chunks of 500 ids),
+// prefetch is the admitter's part of the batch's first read (fetchRows):
 // the rows the batch's changes name as they stand before it, for
-// existing, and the orgs of the rows their single-id references name,
-// for refOrg: a push asked once per noun and reference, a round trip
-// each on PostgreSQL.
-func (ad *Admitter) prefetch(ctx context.Context, changes []change.Change) error {
-	ad.rowsAt, ad.asked = map[string]*rowAt{}, map[string]bool{}
+// existing, the orgs of the rows their single-id references name, for
+// refOrg, and their actors in each of the ActorSources, for actor.
+func (ad *Admitter) prefetch(changes []change.Change) []fetchPart {
+	ad.rowsAt, ad.asked, ad.actors = map[string]*rowAt{}, map[string]bool{}, map[string]*rowAt{}
 	var parts []fetchPart
-	at := map[string]int{} // table (row or reference read) → its part
-	add := func(table, cols string, ref bool, id string) {
-		key := table + "\x00" + strconv.FormatBool(ref)
+	at := map[string]int{} // table and kind → its part
+	add := func(table, cols string, kind partKind, id string) {
+		key := table + "\x00" + strconv.Itoa(int(kind))
 		i, ok := at[key]
 		if !ok {
 			i, at[key] = len(parts), len(parts)
-			parts = append(parts, fetchPart{table: table, cols: cols, ref: ref})
+			parts = append(parts, fetchPart{table: table, cols: cols, kind: kind})
 		}
 		parts[i].ids = append(parts[i].ids, id)
 	}
@@ -380,81 +382,27 @@ func (ad *Admitter) prefetch(ctx context.Context, changes []change.Change) error
 		}
 		if key := r.Table + "\x00" + c.EntityID; !named[key] {
 			named[key], ad.rowsAt[key] = true, nil // not here, unless fetchRows finds it
-			add(r.Table, existingCols(r), false, c.EntityID)
+			add(r.Table, existingCols(r), partRow, c.EntityID)
 		}
 		for _, rf := range r.Edge.Refs {
 			id, _ := c.Fields[rf.Col].(string)
 			if key := rf.Table + "\x00" + id; !rf.List && rf.Key == "" && kassa.ValidID(id) && !named["ref\x00"+key] {
 				named["ref\x00"+key] = true
-				add(rf.Table, refCols, true, id)
+				add(rf.Table, refCols, partRef, id)
+			}
+		}
+		if c.Actor != "" && !named["actor\x00"+c.Actor] {
+			named["actor\x00"+c.Actor] = true
+			for _, src := range ActorSources {
+				add(src.Table, "org_id, "+src.Cols, partActor, c.Actor)
 			}
 		}
 	}
-	return ad.fetchRows(ctx, parts)
+	return parts
 }
 
 // refCols are what prefetch reads of a referenced row: its org.
 const refCols = "org_id, '', ''"
-
-// fetchPart is one table's rows prefetch reads: cols of ids.
-type fetchPart struct {
-	table, cols string
-	ref         bool // a reference's org (refOrgs), not a named row (rowsAt)
-	ids         []string
-}
-
-// fetchRows reads parts, UNION ALL in statements of up to 500 ids, into
-// rowsAt and refOrgs.
-func (ad *Admitter) fetchRows(ctx context.Context, parts []fetchPart) error {
-	for len(parts) > 0 {
-		var q []string
-		var args []any
-		var segs []*fetchPart
-		for len(parts) > 0 && len(args) < 500 {
-			p := &parts[0]
-			n := min(len(p.ids), 500-len(args))
-			q = append(q, "SELECT "+strconv.Itoa(len(segs))+", id, "+p.cols+" FROM "+p.table+" WHERE id IN ("+Placeholders(n)+")")
-			for _, id := range p.ids[:n] {
-				args = append(args, id)
-			}
-			segs = append(segs, p)
-			if p.ids = p.ids[n:]; len(p.ids) == 0 {
-				parts = parts[1:]
-			}
-		}
-		if err := ad.noteRows(ctx, strings.Join(q, " UNION ALL "), args, segs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// noteRows runs one of fetchRows' statements and notes what it found.
-func (ad *Admitter) noteRows(ctx context.Context, q string, args []any, segs []*fetchPart) error {
-	rows, err := ad.Tx.Tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seg int
-		var id string
-		row := &rowAt{}
-		if err := rows.Scan(&seg, &id, &row.org, &row.a, &row.b); err != nil {
-			return err
-		}
-		p := segs[seg]
-		if !p.ref {
-			ad.rowsAt[p.table+"\x00"+id] = row
-			continue
-		}
-		if ad.refOrgs == nil {
-			ad.refOrgs = map[string]string{}
-		}
-		ad.refOrgs[p.table+"\x00"+id] = row.org
-	}
-	return rows.Err()
-}
 
 // actor replays authorization: the change's actor must be an active user
 // of the org whose role grants one of the rule's scopes. A change without
@@ -515,18 +463,39 @@ func (ad *Admitter) actor(ctx context.Context, c *change.Change, rule EdgeRule, 
 	return Refuse(RefusedActor, "a %s may not write %s", role, c.Entity)
 }
 
-// actorSources read a change's actor as the hub knows it, tried in
-// order until one finds it: the org's users (user.go), then its OAuth
-// clients (oauth.go). Each is registered from an init function.
-var ActorSources []func(ctx context.Context, q Querier, orgID, id string) (BatchUser, error)
+// ActorSource is a table of the org's actors by id: Cols are two of its
+// columns as text, Decode makes the actor of them.
+type ActorSource struct {
+	Table, Cols string
+	Decode      func(a, b string) (BatchUser, error)
+}
 
-// findActor reads c's actor from the actor sources; not found is a
-// batchUser without found.
+// ActorSources are where a change's actor is, as the hub knows it, tried
+// in order until one has it: the org's users (user.go), then its OAuth
+// clients (oauth.go). Each is registered from an init function.
+var ActorSources []ActorSource
+
+// findActor is c's actor: as the batch's first read found it, or read
+// now when that read cannot answer (the batch wrote the actor's row, or
+// none had it: a user the batch makes). Not found is a BatchUser without
+// Found.
 func (ad *Admitter) findActor(ctx context.Context, c *change.Change) (BatchUser, error) {
-	for _, find := range ActorSources {
-		if u, err := find(ctx, ad.Tx, c.OrgID, c.Actor); err != nil || u.Found {
-			return u, err
+	for _, src := range ActorSources {
+		key := src.Table + "\x00" + c.Actor
+		if row := ad.actors[key]; row != nil && row.org == c.OrgID && !ad.asked[key] {
+			return src.Decode(row.a, row.b)
 		}
+	}
+	for _, src := range ActorSources {
+		var a, b string
+		err := ad.Tx.QueryRowContext(ctx, "SELECT "+src.Cols+" FROM "+src.Table+" WHERE id = ? AND org_id = ?", c.Actor, c.OrgID).Scan(&a, &b)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return BatchUser{}, err
+		}
+		return src.Decode(a, b)
 	}
 	return BatchUser{}, nil
 }
