@@ -394,6 +394,10 @@
 
   function show(ev) {
     if (ev) ev.preventDefault();
+    // A Show right after a sign-in, before the observer saw the section
+    // come into sight, starts afresh now: the observer's reset would
+    // otherwise drop this report when it ran.
+    watch();
     var r = state.report, gen = ++state.gen, group = $('report-group').value;
     if (!r.now && !$('report-from').value) preset('week');
     var q = query();
