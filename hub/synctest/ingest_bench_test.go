@@ -194,14 +194,19 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	return res
 }
 
-// printStatements prints what PostgreSQL ran most often, per push (the
+// printStatements prints what PostgreSQL ran most often (or, with
+// KASSA_BENCH_PGSTAT=time, longest), per push (the
 // run's statements since the server started: setup too, so the calls a
 // push makes stand out as those near a whole number per push).
 func printStatements(b *testing.B, dsn string, pushes int) {
 	db := statementsDB(b, dsn)
 	defer db.Close()
+	order := "calls" // KASSA_BENCH_PGSTAT=time: the statements that took longest first
+	if os.Getenv(pgtest.StatementsEnv) == "time" {
+		order = "total_exec_time"
+	}
 	rows, err := db.Query(`SELECT calls, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
-		FROM pg_stat_statements ORDER BY calls DESC LIMIT 40`)
+		FROM pg_stat_statements ORDER BY ` + order + ` DESC LIMIT 40`)
 	if err != nil {
 		b.Fatal(err)
 	}

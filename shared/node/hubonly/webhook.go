@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -161,11 +162,13 @@ func (s *webhookSender) job(bus *eventbus.Bus) node.Job {
 				if !ok {
 					return nil
 				}
-				ids, err := s.store.ActiveWebhookEndpoints(ctx, e.OrgID)
-				if err != nil {
-					return err
+				for _, org := range burstOrgs(e, sub.C) {
+					ids, err := s.store.ActiveWebhookEndpoints(ctx, org)
+					if err != nil {
+						return err
+					}
+					s.poke(ctx, &wg, ids)
 				}
-				s.poke(ctx, &wg, ids)
 				continue
 			case <-s.kick:
 			case <-t.C:
@@ -182,6 +185,27 @@ func (s *webhookSender) job(bus *eventbus.Bus) node.Job {
 			t.Reset(wait)
 		}
 	}}
+}
+
+// burstOrgs are the orgs of event first and of the events queued behind
+// it: a commit publishes its events together (a catch-up's batch, one
+// per order), and each org's endpoints are read once for them, not once
+// an event.
+func burstOrgs(first kassa.Event, queued <-chan kassa.Event) []string {
+	orgs := []string{first.OrgID}
+	for {
+		select {
+		case e, ok := <-queued:
+			if !ok {
+				return orgs
+			}
+			if !slices.Contains(orgs, e.OrgID) {
+				orgs = append(orgs, e.OrgID)
+			}
+		default:
+			return orgs
+		}
+	}
 }
 
 // poke wakes the workers of endpoints, starting those not running.
