@@ -53,7 +53,7 @@ func (db *DB) RecordTicket(ctx context.Context, orgID, orderID, typ string) erro
 // ticket.created for an order is skipped.
 func recordTicket(ctx context.Context, tx *Tx, orgID, orderID, typ string) error {
 	if typ == kassa.TicketCreated {
-		if err := tx.LockRow(ctx, "orders", orderID); err != nil { // as writeDue
+		if err := tx.LockKeys(ctx, ticketLock, []string{orderID}); err != nil { // as writeDue
 			return err
 		}
 		var n int
@@ -401,7 +401,7 @@ func (db *DB) SyncTicket(ctx context.Context, orgID, orderID string) error {
 // ticket.updated when notes, status or lines differ. A replay records
 // nothing.
 func syncTicket(ctx context.Context, tx *Tx, orgID, orderID string) error {
-	if err := tx.LockRow(ctx, "orders", orderID); err != nil { // as writeDue
+	if err := tx.LockKeys(ctx, ticketLock, []string{orderID}); err != nil { // as writeDue
 		return err
 	}
 	plans, err := planDue(ctx, tx, map[string]string{orderID: orgID})

@@ -268,17 +268,22 @@ func writeDue(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 	return writeTickets(ctx, tx, append(fresh, again...))
 }
 
-// lockTicketOrders takes the locks of the plans' orders (Tx.LockRows):
-// where writers commit side by side (PostgreSQL's write loops, several
-// hubs), two units that found the same order's ticket behind would both
-// append its event; the second now waits, then finds it written.
+// lockTicketOrders takes the ticket locks of the plans' orders
+// (Tx.LockKeys, ticketLock): where writers commit side by side
+// (PostgreSQL's write loops, several hubs), two units that found the same
+// order's ticket behind would both append its event; the second now
+// waits, then finds it written. Keys, not the orders' rows: an apply
+// completing one of those orders does not wait for the kitchen.
 func lockTicketOrders(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 	ids := make([]string, len(plans))
 	for i, p := range plans {
 		ids[i] = p.order
 	}
-	return tx.LockRows(ctx, "orders", ids)
+	return tx.LockKeys(ctx, ticketLock, ids)
 }
+
+// ticketLock is the scope of an order's ticket lock (Tx.LockKeys).
+const ticketLock = "kds ticket"
 
 // writeTickets appends the plans' ticket events (those that need one) to
 // kds_events, oldest order first: a ticket keeps its number, and an

@@ -89,6 +89,10 @@ type Dialect interface {
 	// for the rest of the unit, in id order ("" for nothing: SQLite's one
 	// writer serializes every unit); Tx.LockRow and LockRows run it.
 	LockRowsSQL(table string, n int) string
+	// LockKeysSQL takes n keys' locks (its n bigint parameters, in their
+	// order) for the rest of the unit, locking no row ("" for nothing, as
+	// LockRowsSQL); Tx.LockKeys runs it.
+	LockKeysSQL(n int) string
 	// ColumnsSQL lists a table's column names in their order; its one
 	// parameter is the table's name.
 	ColumnsSQL() string
@@ -138,6 +142,7 @@ func (sqliteDialect) BeginSQL() string                                  { return
 func (sqliteDialect) Settled(string, string) string                     { return "" }
 func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
 func (sqliteDialect) LockRowsSQL(string, int) string                    { return "" }
+func (sqliteDialect) LockKeysSQL(int) string                            { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

@@ -131,6 +131,13 @@ func (Dialect) LockRowsSQL(table string, n int) string {
 	return `SELECT 1 FROM ` + table + ` WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY id FOR UPDATE`
 }
 
+// LockKeysSQL takes transaction-scoped advisory locks on the keys, in the
+// order of the array (a function scan of unnest returns its elements in
+// order): memory only, no row written, nothing else waits on them.
+func (Dialect) LockKeysSQL(n int) string {
+	return `SELECT count(pg_advisory_xact_lock(k)) FROM unnest(ARRAY[` + strings.TrimSuffix(strings.Repeat("?::bigint, ", n), ", ") + `]) AS k`
+}
+
 func (Dialect) ColumnsSQL() string {
 	return `SELECT column_name::text FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`

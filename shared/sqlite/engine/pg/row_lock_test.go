@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"sync"
+	"time"
 	"testing"
 
 	"kassa.dev/shared/sqlite/engine"
@@ -54,5 +55,66 @@ func TestAUnitEndedByADeadlockRunsAgain(t *testing.T) {
 	}
 	if runs < 3 {
 		t.Fatalf("the units ran %d times: the deadlock ended none of them", runs)
+	}
+}
+
+// TestAKeyLockHoldsUnitsOfTheKeyAndNoOtherWriter: on two hubs of one
+// PostgreSQL, a unit holding keys (Tx.LockKeys) makes another unit that
+// locks one of them wait for its commit — which it then reads — while a
+// unit that updates the row of that id without the key goes on at once.
+func TestAKeyLockHoldsUnitsOfTheKeyAndNoOtherWriter(t *testing.T) {
+	hubs := openHubs(t, 2)
+	ctx := context.Background()
+	if err := hubs[0].Exec(ctx, `CREATE TABLE keyed (id text PRIMARY KEY, n integer NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubs[0].Exec(ctx, `INSERT INTO keyed (id, n) VALUES ('x', 0), ('y', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- hubs[0].Write(ctx, func(tx *engine.Tx) error {
+			if err := tx.LockKeys(ctx, "test", []string{"y", "x", "x"}); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE keyed SET n = n + 1 WHERE id = 'x'`); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	// Another writer updates y's row with no key: it does not wait.
+	if err := hubs[1].Exec(ctx, `UPDATE keyed SET n = n + 10 WHERE id = 'y'`); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan int, 1)
+	go func() {
+		var n int
+		err := hubs[1].Write(ctx, func(tx *engine.Tx) error {
+			if err := tx.LockKeys(ctx, "test", []string{"x"}); err != nil {
+				return err
+			}
+			return tx.QueryRowContext(ctx, `SELECT n FROM keyed WHERE id = 'x'`).Scan(&n)
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- n
+	}()
+	select {
+	case n := <-second:
+		t.Fatalf("a unit locking a held key went on (read %d)", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := <-second; n != 1 {
+		t.Errorf("the waiting unit read %d, want 1: the holder's commit", n)
 	}
 }
