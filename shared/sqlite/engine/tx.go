@@ -397,15 +397,8 @@ func (tx *Tx) LockRows(ctx context.Context, table string, ids []string) error {
 	}
 	ids = slices.Sorted(slices.Values(ids))
 	for c := range slices.Chunk(ids, 512) {
-		n := 1
-		for n < len(c) {
-			n *= 2
-		}
-		args := make([]any, n)
-		for i := range args {
-			args[i] = c[min(i, len(c)-1)]
-		}
-		if _, err := tx.ExecContext(ctx, tx.DB.dialect().LockRowsSQL(table, n), args...); err != nil {
+		args := padded(c)
+		if _, err := tx.ExecContext(ctx, tx.DB.dialect().LockRowsSQL(table, len(args)), args...); err != nil {
 			return err
 		}
 	}
@@ -432,19 +425,26 @@ func (tx *Tx) LockKeys(ctx context.Context, scope string, ids []string) error {
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	for c := range slices.Chunk(keys, 512) {
-		n := 1
-		for n < len(c) {
-			n *= 2
-		}
-		args := make([]any, n)
-		for i := range args {
-			args[i] = c[min(i, len(c)-1)] // a key twice in a row: taken once more by its holder
-		}
-		if _, err := tx.ExecContext(ctx, tx.DB.dialect().LockKeysSQL(n), args...); err != nil {
+		args := padded(c) // a key twice in a row: taken once more by its holder
+		if _, err := tx.ExecContext(ctx, tx.DB.dialect().LockKeysSQL(len(args)), args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// padded is c as statement arguments, padded with its last element to
+// the next power of two: a few statement texts serve every count.
+func padded[T any](c []T) []any {
+	n := 1
+	for n < len(c) {
+		n *= 2
+	}
+	args := make([]any, n)
+	for i := range args {
+		args[i] = c[min(i, len(c)-1)]
+	}
+	return args
 }
 
 // begin opens the writer's transaction and runs the dialect's BeginSQL
