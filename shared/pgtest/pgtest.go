@@ -197,7 +197,8 @@ func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		"-c", "max_connections=200",
 		"-c", "autovacuum_naptime=1") // a hub's statistics follow a catch-up (docs/postgres.md, "Statistics during a catch-up")
 	if os.Getenv(StatementsEnv) != "" {
-		cmd.Args = append(cmd.Args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
+		cmd.Args = append(cmd.Args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all",
+			"-c", "pg_stat_statements.track_planning=on")
 	}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
