@@ -92,12 +92,16 @@ func savepointName(q, verb string) string {
 }
 
 // before readies the queue for q, a statement run now: a ROLLBACK TO
-// drops what its savepoint undoes and clears the failure; any other
-// statement meets the kept statements' failure.
+// drops what its savepoint undoes, a ROLLBACK all, and either clears the
+// failure; any other statement meets the kept statements' failure.
 func (c *conn) before(q string) error {
 	if name := savepointName(q, "ROLLBACK TO"); name != "" {
 		c.queue = c.queue[:keptTo(c.queue, name)]
 		c.failed = nil
+		return nil
+	}
+	if strings.EqualFold(strings.TrimSpace(q), "ROLLBACK") {
+		c.queue, c.failed = nil, nil
 		return nil
 	}
 	return c.failed
