@@ -240,11 +240,11 @@ func (a *Applier) recordApplied(ctx context.Context) error {
 		rows = rows[len(chunk):]
 		query := `INSERT INTO applied_changes (id, origin, applied_at, org_id, location_id, entity, entity_id, op) VALUES ` +
 			strings.Repeat(", ("+Placeholders(appliedCols)+")", len(chunk)/appliedCols)[2:]
-		exec := a.Tx.ExecCached // a full chunk's statement is one; a shorter one's varies with the batch: not cached
+		exec := a.Tx.ExecLater // a full chunk's statement is one; a shorter one's varies with the batch: not cached
 		if len(chunk) < perStmt*appliedCols {
-			exec = a.Tx.Tx.ExecContext
+			exec = a.Tx.execLaterOnce
 		}
-		if _, err := exec(ctx, query, chunk...); err != nil {
+		if err := exec(ctx, query, chunk...); err != nil {
 			return err
 		}
 	}

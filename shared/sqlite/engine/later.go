@@ -95,7 +95,7 @@ func (tx *Tx) writeLater(ctx context.Context, s *laterShape) error {
 		for n*s.width > len(rows) {
 			n /= 2
 		}
-		if _, err := tx.execCached(ctx, tx.DB.laterQuery(s.query, n), rows[:n*s.width]...); err != nil {
+		if err := tx.execLater(ctx, tx.DB.laterQuery(s.query, n), rows[:n*s.width]...); err != nil {
 			return err
 		}
 		rows = rows[n*s.width:]

@@ -48,6 +48,8 @@ type Tx struct {
 	pendingLog []any
 	// later are row inserts waiting to be written together (InsertLater).
 	later laterRows
+	// pending: a statement of the unit may wait in the driver (ExecLater).
+	pending bool
 	// memo is what nouns' hooks read once for an apply's unit (Memo).
 	memo map[any]any
 }
@@ -455,7 +457,8 @@ func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
 		return nil, err
 	}
 	if q := db.dialect().BeginSQL(); q != "" {
-		if _, err := sqltx.ExecContext(ctx, q); err != nil {
+		// Its result is not read: it goes with the first unit's first statement.
+		if _, err := sqltx.ExecContext(Later(ctx), q); err != nil {
 			sqltx.Rollback()
 			return nil, err
 		}
@@ -478,39 +481,58 @@ func (w *writer) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq, bar
 	if bare {
 		return w.runBare(sqltx, r)
 	}
-	if _, r.err = w.savepoint(ctx, sqltx, "SAVEPOINT unit"); r.err != nil {
+	if _, r.err = w.savepoint(Later(ctx), sqltx, "SAVEPOINT unit"); r.err != nil {
 		return nil
 	}
-	db := w.db
 	logRows := w.logRows
-	r.err = w.runUnit(sqltx, r)
-	if r.err != nil {
-		w.logRows = logRows // its records are undone with it
-		_, err := w.savepoint(ctx, sqltx, "ROLLBACK TO unit")
-		if err == nil {
-			_, err = w.savepoint(ctx, sqltx, "RELEASE unit")
+	if r.err = w.runUnit(sqltx, r, endReleased); r.err == nil {
+		// The release sends the unit's statements waiting (ExecLater):
+		// their failure is the unit's, rolled back as its own. When none
+		// waits it waits itself, for the next unit's first statement or
+		// the commit (it cannot fail in a sound transaction).
+		if _, r.err = w.savepoint(laterIfIdle(ctx), sqltx, "RELEASE unit"); r.err == nil {
+			return nil
 		}
-		db.undone(r.changed) // its writes are undone
-		return err
+		w.db.stats.failed.Add(1)
 	}
-	_, r.err = w.savepoint(ctx, sqltx, "RELEASE unit")
-	return nil
+	w.logRows = logRows // its records are undone with it
+	_, err := w.savepoint(ctx, sqltx, "ROLLBACK TO unit")
+	if err == nil {
+		_, err = w.savepoint(ctx, sqltx, "RELEASE unit")
+	}
+	w.db.undone(r.changed) // its writes are undone
+	return err
 }
 
 // runBare runs r as the first unit of sqltx, without a savepoint; when it
 // fails its writes are undone with the transaction (runBatch).
 func (w *writer) runBare(sqltx *sql.Tx, r *writeReq) error {
-	if r.err = w.runUnit(sqltx, r); r.err != nil {
+	if r.err = w.runUnit(sqltx, r, endFlushed); r.err != nil {
 		w.db.undone(r.changed)
 	}
 	return nil
 }
 
+// unitEnd is how a unit's statements waiting in the driver (ExecLater)
+// are sent before it counts as succeeded.
+type unitEnd int
+
+const (
+	endReleased unitEnd = iota // by its RELEASE (runInBatch)
+	endFlushed                 // by FlushLater: a bare unit has no RELEASE
+)
+
 // runUnit runs r in sqltx and counts it when it failed.
-func (w *writer) runUnit(sqltx *sql.Tx, r *writeReq) error {
+func (w *writer) runUnit(sqltx *sql.Tx, r *writeReq, end unitEnd) error {
 	db := w.db
 	tx := &Tx{Tx: sqltx, DB: db, w: w, Now: db.Now().UTC().Truncate(time.Millisecond)}
 	err := runUnit(r, tx)
+	switch {
+	case err != nil:
+		err = tx.keptFailure(r.ctx, err)
+	case end == endFlushed:
+		err = tx.FlushLater(r.ctx)
+	}
 	r.changed = tx.changed
 	if err != nil {
 		db.stats.failed.Add(1)
@@ -759,7 +781,7 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 			return fmt.Errorf("sqlite: encode event %s: %w", e.Type, err)
 		}
 		if tx.derived || tx.DB.Hub {
-			_, err = tx.ExecCached(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
+			err = tx.ExecLater(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.OrgID, NullString(e.LocationID), e.Type, string(data),
 				FmtTime(e.OccurredAt), FmtTime(tx.Now), FmtTime(tx.Now), tx.DB.Clock.Now().String(), tx.DB.NodeID)
 		} else {
@@ -769,7 +791,7 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 			return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 		}
 		if d := kassa.CauseDepth(ctx); d > 0 {
-			if _, err := tx.ExecCached(ctx, `INSERT INTO event_causes (event_id, depth) VALUES (?, ?)`, e.ID, d); err != nil {
+			if err := tx.ExecLater(ctx, `INSERT INTO event_causes (event_id, depth) VALUES (?, ?)`, e.ID, d); err != nil {
 				return fmt.Errorf("sqlite: log event %s: %w", e.Type, err)
 			}
 		}
@@ -786,7 +808,7 @@ func (tx *Tx) logEvents(ctx context.Context) error {
 // once, not twice. The record is otherwise the one InsertAt would write.
 func (tx *Tx) logEdgeEvent(ctx context.Context, e *kassa.Event, data []byte) error {
 	stamp := tx.DB.Clock.Now()
-	if _, err := tx.ExecCached(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
+	if err := tx.ExecLater(ctx, `INSERT INTO events (id, org_id, location_id, type, data, occurred_at, created_at, updated_at, hlc, origin)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.OrgID, NullString(e.LocationID), e.Type, string(data),
 		FmtTime(e.OccurredAt), FmtTime(tx.Now), FmtTime(tx.Now), stamp.String(), tx.DB.NodeID); err != nil {
 		return err
@@ -1014,7 +1036,7 @@ func (tx *Tx) logStatement(ctx context.Context, chunk []any) error {
 	if d.LogCommitSQL() != "" {
 		chunk = append([]any{tx.w.logRows}, chunk...)
 	}
-	if _, err := tx.ExecCached(ctx, tx.DB.logQuery(n), chunk...); err != nil {
+	if err := tx.ExecLater(ctx, tx.DB.logQuery(n), chunk...); err != nil {
 		return err
 	}
 	tx.w.logRows += n

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // DriverName is pgx's database/sql driver (pgx/v5/stdlib) with the
@@ -53,37 +55,108 @@ func (rebindDriver) Open(dsn string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{c.(*stdlib.Conn)}, nil
+	return &conn{Conn: c.(*stdlib.Conn)}, nil
 }
 
-// conn is a pgx connection whose statements are rebound.
-type conn struct{ *stdlib.Conn }
+// conn is a pgx connection whose statements are rebound, and which keeps
+// statements for later (pipe.go). database/sql runs one call at a time
+// on a connection: nothing here is shared.
+type conn struct {
+	*stdlib.Conn
+	queue []queued // statements kept for later, in order
+	// failed is a kept statement's error, the answer to every statement
+	// until the transaction or its savepoint is rolled back (before).
+	failed error
+}
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), q)
 }
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	st, err := c.Conn.PrepareContext(ctx, rebindCached(q))
+	q = rebindCached(q)
+	roundTrips.Add(1)
+	st, err := c.Conn.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return &stmt{st.(*stdlib.Stmt)}, nil
+	return &stmt{Stmt: st.(*stdlib.Stmt), c: c, query: q}, nil
 }
 
 func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, rebindCached(q), args)
+	return c.exec(ctx, rebindCached(q), args, len(args) > 0)
 }
 
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return buffered(c.Conn.QueryContext(ctx, rebindCached(q), args))
+	return c.query(ctx, rebindCached(q), args, len(args) > 0)
 }
 
-// stmt is a prepared statement whose results are buffered (buffered).
-type stmt struct{ *stdlib.Stmt }
+// exec runs q, keeps it for later, or only sends what is kept, as ctx
+// asks (engine.Piped). One statement (single: a prepared one, or one
+// with parameters) goes in the batch of what is kept; a text without
+// parameters may be several (a migration): what is kept goes first.
+func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, single bool) (driver.Result, error) {
+	switch engine.Piped(ctx) {
+	case engine.PipeLater:
+		if c.failed != nil {
+			return nil, c.failed
+		}
+		c.keep(q, args)
+		return laterResult{}, nil
+	case engine.PipeFlush:
+		if c.failed != nil {
+			return nil, c.failed
+		}
+		return driver.RowsAffected(0), c.flush(ctx)
+	case engine.PipeFailed:
+		return driver.RowsAffected(0), c.failed
+	case engine.PipeLaterIfIdle:
+		if len(c.queue) == 0 && c.failed == nil && c.Conn.Conn().PgConn().TxStatus() == 'T' {
+			c.keep(q, args)
+			return laterResult{}, nil
+		}
+	}
+	if err := c.ready(ctx, q, single); err != nil {
+		return nil, err
+	}
+	if len(c.queue) == 0 {
+		roundTrips.Add(1)
+		return c.Conn.ExecContext(ctx, q, args)
+	}
+	tag, _, err := c.send(ctx, &queued{query: q, args: values(args)}, resultTag)
+	if err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
+}
+
+// query runs q, in one round trip with what is kept for later (exec).
+func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, single bool) (driver.Rows, error) {
+	if err := c.ready(ctx, q, single); err != nil {
+		return nil, err
+	}
+	if len(c.queue) == 0 {
+		roundTrips.Add(1)
+		return buffered(c.Conn.QueryContext(ctx, q, args))
+	}
+	_, rows, err := c.send(ctx, &queued{query: q, args: values(args)}, resultRows)
+	return rows, err
+}
+
+// stmt is a prepared statement whose results are buffered (buffered), run
+// with what its connection kept for later (conn.exec).
+type stmt struct {
+	*stdlib.Stmt
+	c     *conn
+	query string // its text, rebound: pgx's name of the statement
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.exec(ctx, s.query, args, true)
+}
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return buffered(s.Stmt.QueryContext(ctx, args))
+	return s.c.query(ctx, s.query, args, true)
 }
 
 // buffered reads a result whole before the caller sees it. The engine's

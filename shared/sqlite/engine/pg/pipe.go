@@ -1,0 +1,355 @@
+package pg
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// The driver's queue of statements kept for later (engine.Later): a
+// statement whose result nobody reads is kept on its connection and sent
+// with the connection's next statement of another kind, in one round
+// trip (a pgx batch: one pipeline, one Sync). The first error among the
+// kept statements is the error of the statement that sent them, as
+// PostgreSQL gave it (*pgconn.PgError: the engine's kinds and its reruns
+// read it), and of every statement after it until the transaction or its
+// savepoint is rolled back (the transaction is aborted: PostgreSQL would
+// answer "current transaction is aborted" and lose the cause).
+//
+// What sends the queue: any statement run now (Exec, Query, a prepared
+// statement's), a flush (engine.PipeFlush), COMMIT. What drops it:
+// ROLLBACK drops it all, ROLLBACK TO name what was kept after the kept
+// SAVEPOINT name (all, when that SAVEPOINT was sent): a unit rolled back
+// never sends its kept writes. BEGIN of a default transaction is kept
+// too: it goes with the transaction's first statement, and a transaction
+// rolled back before any is never begun on the server.
+
+// queued is a statement kept for later.
+type queued struct {
+	query string
+	args  []any
+	// savepoint is the name a SAVEPOINT statement sets ("" otherwise).
+	savepoint string
+}
+
+// beginQuery opens a kept transaction.
+const beginQuery = "begin"
+
+// roundTrips counts the requests the driver's connections sent and
+// waited for (a statement, a batch, a commit): tests read it.
+var roundTrips atomic.Int64
+
+// laterResult is the result of a statement kept for later: its rows
+// affected are not known.
+type laterResult struct{}
+
+var errKept = errors.New("pg: the statement was kept for later: its result is not known")
+
+func (laterResult) LastInsertId() (int64, error) { return 0, errKept }
+func (laterResult) RowsAffected() (int64, error) { return 0, errKept }
+
+// keep queues q with args.
+func (c *conn) keep(q string, args []driver.NamedValue) {
+	c.queue = append(c.queue, queued{query: q, args: values(args), savepoint: savepointName(q, "SAVEPOINT")})
+}
+
+// values are args as pgx takes them; bytes are copied (the caller may
+// reuse its buffer once the statement "ran").
+func values(args []driver.NamedValue) []any {
+	vs := make([]any, len(args))
+	for i, a := range args {
+		if b, ok := a.Value.([]byte); ok {
+			vs[i] = bytes.Clone(b)
+		} else {
+			vs[i] = a.Value
+		}
+	}
+	return vs
+}
+
+// savepointName is the savepoint a statement beginning with verb names
+// ("SAVEPOINT x", "ROLLBACK TO [SAVEPOINT] x"), or "".
+func savepointName(q, verb string) string {
+	if len(q) <= len(verb) || !strings.EqualFold(q[:len(verb)], verb) || q[len(verb)] != ' ' {
+		return ""
+	}
+	f := strings.Fields(q[len(verb):])
+	if len(f) == 2 && strings.EqualFold(f[0], "SAVEPOINT") {
+		return f[1]
+	}
+	if len(f) == 1 {
+		return f[0]
+	}
+	return ""
+}
+
+// before readies the queue for q, a statement run now: a ROLLBACK TO
+// drops what its savepoint undoes, a ROLLBACK all, and either clears the
+// failure; any other statement meets the kept statements' failure.
+func (c *conn) before(q string) error {
+	if name := savepointName(q, "ROLLBACK TO"); name != "" {
+		c.queue = c.queue[:keptTo(c.queue, name)]
+		c.failed = nil
+		return nil
+	}
+	if strings.EqualFold(strings.TrimSpace(q), "ROLLBACK") {
+		c.queue, c.failed = nil, nil
+		return nil
+	}
+	return c.failed
+}
+
+// ready readies the queue for q, run now (before); a q that may be
+// several statements (not single) cannot join a batch: the queue is sent
+// ahead of it alone.
+func (c *conn) ready(ctx context.Context, q string, single bool) error {
+	if err := c.before(q); err != nil {
+		return err
+	}
+	if single {
+		return nil
+	}
+	return c.flush(ctx)
+}
+
+// keptTo is the length of queue that ROLLBACK TO name keeps: up to and
+// with the kept SAVEPOINT name, or nothing.
+func keptTo(queue []queued, name string) int {
+	for i := len(queue) - 1; i >= 0; i-- {
+		if queue[i].savepoint == name {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// flush sends the queue alone.
+func (c *conn) flush(ctx context.Context) error {
+	if len(c.queue) == 0 {
+		return nil
+	}
+	_, _, err := c.send(ctx, nil, resultNone)
+	return err
+}
+
+// resultOf is what send reads of its last statement.
+type resultOf int
+
+const (
+	resultNone resultOf = iota // no last statement
+	resultTag                  // its command tag (Exec)
+	resultRows                 // its rows (Query)
+)
+
+// send sends the queue and last in one batch and reads their results;
+// the queue is empty after it, whatever happened.
+func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.queue)+1)}
+	for _, s := range c.queue {
+		b.Queue(s.query, s.args...)
+	}
+	kept := len(c.queue)
+	c.queue = nil
+	if last != nil {
+		b.Queue(last.query, last.args...)
+	}
+	roundTrips.Add(1)
+	br := c.Conn.Conn().SendBatch(ctx, b)
+	for range kept {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			c.failed = err
+			return pgconn.CommandTag{}, nil, err
+		}
+	}
+	var tag pgconn.CommandTag
+	var rows driver.Rows
+	var err error
+	switch want {
+	case resultTag:
+		tag, err = br.Exec()
+	case resultRows:
+		var r pgx.Rows
+		if r, err = br.Query(); err == nil {
+			rows, err = readRows(c.Conn.Conn().TypeMap(), r)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, rows, err
+}
+
+// readRows reads r whole, each value as pgx's database/sql driver gives
+// it (stdlib.Rows.Next), into a rowsBuf.
+func readRows(m *pgtype.Map, r pgx.Rows) (driver.Rows, error) {
+	defer r.Close()
+	fds := r.FieldDescriptions()
+	b := &rowsBuf{cols: make([]string, len(fds))}
+	for i, fd := range fds {
+		b.cols[i] = fd.Name
+	}
+	for r.Next() {
+		row := make([]driver.Value, len(fds))
+		for i, src := range r.RawValues() {
+			if src == nil {
+				continue
+			}
+			v, err := valueOf(m, fds[i], src)
+			if err != nil {
+				return nil, fmt.Errorf("convert field %d failed: %w", i, err)
+			}
+			row[i] = v
+		}
+		b.rows = append(b.rows, row)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// valueOf is a column's value as stdlib.Rows gives it (initValueFuncs):
+// integers as int64, floats as float64, times as time.Time, json and
+// bytes as []byte (copied: src is pgx's buffer), anything else as text.
+func valueOf(m *pgtype.Map, fd pgconn.FieldDescription, src []byte) (driver.Value, error) {
+	oid, f := fd.DataTypeOID, fd.Format
+	switch oid {
+	case pgtype.BoolOID:
+		var d bool
+		err := m.Scan(oid, f, src, &d)
+		return d, err
+	case pgtype.ByteaOID, pgtype.JSONOID, pgtype.JSONBOID, pgtype.XMLOID:
+		var d []byte
+		err := m.Scan(oid, f, src, &d)
+		return bytes.Clone(d), err
+	case pgtype.CIDOID, pgtype.OIDOID, pgtype.XIDOID:
+		return valued[pgtype.Uint32](m, fd, src)
+	case pgtype.DateOID:
+		return valued[pgtype.Date](m, fd, src)
+	case pgtype.TimestampOID:
+		return valued[pgtype.Timestamp](m, fd, src)
+	case pgtype.TimestamptzOID:
+		return valued[pgtype.Timestamptz](m, fd, src)
+	case pgtype.Float4OID, pgtype.Float8OID:
+		var d float64
+		err := m.Scan(oid, f, src, &d)
+		return d, err
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
+		var d int64
+		err := m.Scan(oid, f, src, &d)
+		return d, err
+	}
+	var d string
+	err := m.Scan(oid, f, src, &d)
+	return d, err
+}
+
+// valued scans src into a T and gives its driver.Value.
+func valued[T any, P interface {
+	*T
+	driver.Valuer
+}](m *pgtype.Map, fd pgconn.FieldDescription, src []byte) (driver.Value, error) {
+	var d T
+	if err := m.Scan(fd.DataTypeOID, fd.Format, src, P(&d)); err != nil {
+		return nil, err
+	}
+	return P(&d).Value()
+}
+
+// BeginTx keeps the BEGIN of a default transaction for later (the
+// transaction's first statement sends it); other options begin now.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.Conn.Conn().IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	c.failed = nil
+	if opts != (driver.TxOptions{}) {
+		if err := c.flush(ctx); err != nil {
+			return nil, err
+		}
+		roundTrips.Add(1)
+		inner, err := c.Conn.BeginTx(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &pipeTx{ctx: ctx, c: c, inner: inner}, nil
+	}
+	c.queue = append(c.queue, queued{query: beginQuery})
+	return &pipeTx{ctx: ctx, c: c}, nil
+}
+
+// pipeTx is a transaction of a conn: its commit sends what is kept with
+// the COMMIT, its rollback drops what is kept.
+type pipeTx struct {
+	ctx   context.Context
+	c     *conn
+	inner driver.Tx // a transaction begun now (options), or nil
+}
+
+func (t *pipeTx) Commit() error {
+	c := t.c
+	defer func() { c.queue, c.failed = nil, nil }()
+	if c.failed != nil {
+		t.rollback()
+		return c.failed
+	}
+	if t.inner != nil {
+		if err := c.flush(t.ctx); err != nil {
+			t.rollback()
+			return err
+		}
+		roundTrips.Add(1)
+		return t.inner.Commit()
+	}
+	if len(c.queue) == 1 && c.queue[0].query == beginQuery {
+		return nil // begun on no server: nothing ran
+	}
+	tag, _, err := c.send(t.ctx, &queued{query: "commit"}, resultTag)
+	if err != nil {
+		if c.Conn.Conn().PgConn().TxStatus() != 'I' {
+			t.rollback() // a kept statement failed: the COMMIT never ran
+		}
+		return err
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+func (t *pipeTx) Rollback() error {
+	c := t.c
+	unsent := t.inner == nil && len(c.queue) > 0 && c.queue[0].query == beginQuery
+	c.queue, c.failed = nil, nil
+	if unsent {
+		return nil // never begun on the server
+	}
+	return t.rollback()
+}
+
+// rollback ends the transaction on the server.
+func (t *pipeTx) rollback() error {
+	t.c.queue = nil
+	roundTrips.Add(1)
+	if t.inner != nil {
+		return t.inner.Rollback()
+	}
+	_, err := t.c.Conn.Conn().Exec(t.ctx, "rollback")
+	return err
+}
+
+// ResetSession forgets what a connection kept, before database/sql
+// lends it again (a transaction's end has dropped or sent it already).
+func (c *conn) ResetSession(ctx context.Context) error {
+	c.queue, c.failed = nil, nil
+	return c.Conn.ResetSession(ctx)
+}

@@ -1,0 +1,271 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"kassa.dev/shared/pgtest"
+	"kassa.dev/shared/sqlite"
+	"kassa.dev/shared/sqlite/engine"
+	"kassa.dev/shared/sqlite/engine/pg"
+)
+
+// pipeHub is a hub on a throwaway PostgreSQL, with one write loop (so
+// that units queued together share its batch) and a table of keys.
+func pipeHub(t *testing.T) *sqlite.DB {
+	t.Helper()
+	pg.Register(sqlite.PostgresMigrations)
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, pgtest.Start(t).DSN, sqlite.Options{Hub: true, Writers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, q := range []string{`CREATE TABLE piped (k text PRIMARY KEY, n bigint)`, `CREATE SEQUENCE piped_sent`} {
+		if err := db.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+func countPiped(t *testing.T, db *sqlite.DB, where string) int {
+	t.Helper()
+	var n int
+	if err := db.Reader.QueryRow(`SELECT count(*) FROM piped WHERE ` + where).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestAStatementRunLaterIsSeenByTheUnitsNextRead: the rows a unit writes
+// with ExecLater are there for its next read, in the first unit of a
+// transaction and in the ones after it.
+func TestAStatementRunLaterIsSeenByTheUnitsNextRead(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	unit := func(key string) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error {
+			for i := range 3 {
+				if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, ?)`, fmt.Sprintf("%s-%d", key, i), i); err != nil {
+					return err
+				}
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM piped WHERE k LIKE ?`, key+"-%").Scan(&n); err != nil {
+				return err
+			}
+			if n != 3 {
+				return fmt.Errorf("the unit read %d of the 3 rows it wrote later", n)
+			}
+			return nil
+		}
+	}
+	errs := inOneBatch(t, db, unit("a"), unit("b"), unit("c"))
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("unit %d: %v", i, err)
+		}
+	}
+	if n := countPiped(t, db, `true`); n != 9 {
+		t.Fatalf("%d rows committed, want 9", n)
+	}
+}
+
+// inOneBatch runs the units in one batch of the writer: the first holds
+// the writer until the others are queued. It returns each one's error.
+func inOneBatch(t *testing.T, db *sqlite.DB, units ...func(tx *engine.Tx) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	started, hold := make(chan struct{}), make(chan struct{})
+	errs := make([]chan error, len(units))
+	for i := range errs {
+		errs[i] = make(chan error, 1)
+	}
+	go func() {
+		errs[0] <- db.Write(ctx, func(tx *engine.Tx) error { close(started); <-hold; return units[0](tx) })
+	}()
+	<-started
+	for i := 1; i < len(units); i++ {
+		go func() { errs[i] <- db.Write(ctx, units[i]) }()
+	}
+	for deadline := time.Now().Add(10 * time.Second); db.WriterStats().Queued < len(units)-1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(hold)
+			t.Fatalf("%d units queued, want %d", db.WriterStats().Queued, len(units)-1)
+		}
+	}
+	close(hold)
+	out := make([]error, len(units))
+	for i := range units {
+		out[i] = <-errs[i]
+	}
+	return out
+}
+
+// TestAStatementRunLaterThatFailsFailsItsUnitAlone: a unit's insert run
+// later that takes a key already taken fails that unit, with
+// PostgreSQL's unique violation (the engine's kinds read it), whether it
+// is the first unit of its transaction (no savepoint) or a later one,
+// and whatever the unit made of the error of its next statement; the
+// other units of the batch commit.
+func TestAStatementRunLaterThatFailsFailsItsUnitAlone(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	if err := db.Exec(ctx, `INSERT INTO piped (k, n) VALUES ('taken', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(keys ...string) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error {
+			for _, k := range keys {
+				if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, 1)`, k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	// A unit that reads after the failed insert and words the read's
+	// error its own way still returns the insert's.
+	insertAndRead := func(keys ...string) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error {
+			if err := insert(keys...)(tx); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM piped`).Scan(&n); err != nil {
+				return fmt.Errorf("counting: %v", err)
+			}
+			return nil
+		}
+	}
+	for _, failing := range []int{0, 1, 2, 3, 4, 5} {
+		units := []func(tx *engine.Tx) error{insert("a0"), insert("a1"), insert("a2")}
+		units[failing%3] = insert(fmt.Sprintf("f%d", failing), "taken")
+		if failing >= 3 {
+			units[failing%3] = insertAndRead(fmt.Sprintf("f%d", failing), "taken")
+		}
+		failing %= 3
+		errs := inOneBatch(t, db, units...)
+		for i, err := range errs {
+			switch {
+			case i == failing && !pg.IsUniqueViolation(err):
+				t.Fatalf("unit %d (failing) returned %v, want a unique violation", i, err)
+			case i != failing && err != nil:
+				t.Fatalf("unit %d (failing: %d) returned %v", i, failing, err)
+			}
+		}
+		if n := countPiped(t, db, `k LIKE 'a%'`); n != 2 {
+			t.Fatalf("failing %d: %d of the other units' rows committed, want 2", failing, n)
+		}
+		if n := countPiped(t, db, `k LIKE 'f%'`); n != 0 {
+			t.Fatalf("failing %d: the failed unit's other row committed", failing)
+		}
+		if err := db.Exec(ctx, `DELETE FROM piped WHERE k <> 'taken'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTheStatementsOfAUnitRolledBackAreNeverSent: a unit that fails
+// before anything sent its statements run later has them dropped: the
+// sequence they would call is never called (a sequence is not rolled
+// back), whether the unit was the first of its transaction or not.
+func TestTheStatementsOfAUnitRolledBackAreNeverSent(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	refused := errors.New("refused")
+	failing := func(tx *engine.Tx) error {
+		if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES ('never', nextval('piped_sent'))`); err != nil {
+			return err
+		}
+		return refused
+	}
+	ok := func(tx *engine.Tx) error {
+		return tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES ('ok', 0)`)
+	}
+	errs := inOneBatch(t, db, failing, ok, failing)
+	if !errors.Is(errs[0], refused) || errs[1] != nil || !errors.Is(errs[2], refused) {
+		t.Fatalf("the units returned %v", errs)
+	}
+	var called bool
+	if err := db.Reader.QueryRow(`SELECT is_called FROM piped_sent`).Scan(&called); err != nil {
+		t.Fatal(err)
+	}
+	if called || countPiped(t, db, `k = 'never'`) != 0 {
+		t.Fatalf("a rolled-back unit's statement run later reached the database")
+	}
+	if countPiped(t, db, `k = 'ok'`) != 1 {
+		t.Fatalf("the unit between them did not commit")
+	}
+}
+
+// TestStatementsRunLaterShareARoundTrip: a unit of eight inserts and a
+// read costs the writer a round trip for them all when the inserts run
+// later, nine when each runs now.
+func TestStatementsRunLaterShareARoundTrip(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	run := 0
+	unit := func(exec func(tx *engine.Tx, q string, args ...any) error) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error {
+			run++
+			for i := range 8 {
+				if err := exec(tx, `INSERT INTO piped (k, n) VALUES (?, ?)`, fmt.Sprintf("%d-%d", run, i), i); err != nil {
+					return err
+				}
+			}
+			var n int
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM piped`).Scan(&n)
+		}
+	}
+	later := unit(func(tx *engine.Tx, q string, args ...any) error { return tx.ExecLater(ctx, q, args...) })
+	now := unit(func(tx *engine.Tx, q string, args ...any) error {
+		_, err := tx.ExecContext(ctx, q, args...)
+		return err
+	})
+	trips := func(fn func(tx *engine.Tx) error) int64 {
+		least := int64(1 << 40)
+		for range 5 { // the least of a few: the hub's own loops may run a statement meanwhile
+			before := pg.RoundTrips()
+			if err := db.Write(ctx, fn); err != nil {
+				t.Fatal(err)
+			}
+			least = min(least, pg.RoundTrips()-before)
+		}
+		return least
+	}
+	trips(later) // its statements prepared
+	trips(now)
+	l, n := trips(later), trips(now)
+	t.Logf("round trips a unit (with its transaction): %d run later, %d run now", l, n)
+	if n-l < 8 {
+		t.Fatalf("round trips a unit: %d run later, %d run now: want 8 fewer", l, n)
+	}
+}
+
+// TestAUnitThatIgnoresAFailedStatementFailsAlone: a unit that goes on
+// after a statement of it failed (the transaction is aborted) does not
+// count as succeeded (its release, which runs later only in a sound
+// transaction, fails it); the units around it commit.
+func TestAUnitThatIgnoresAFailedStatementFailsAlone(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	ok := func(k string) func(tx *engine.Tx) error {
+		return func(tx *engine.Tx) error { return tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, 0)`, k) }
+	}
+	ignoring := func(tx *engine.Tx) error {
+		tx.ExecContext(ctx, `INSERT INTO piped (k, n) VALUES ('x', 'not a number')`)
+		return nil
+	}
+	errs := inOneBatch(t, db, ok("a"), ignoring, ok("b"))
+	if errs[0] != nil || errs[1] == nil || errs[2] != nil {
+		t.Fatalf("the units returned %v", errs)
+	}
+	if n := countPiped(t, db, `true`); n != 2 {
+		t.Fatalf("%d rows committed, want the 2 of the sound units", n)
+	}
+}
