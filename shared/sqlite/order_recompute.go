@@ -183,9 +183,8 @@ func refundedAmounts(ctx context.Context, tx *Tx, org string, states map[string]
 			FROM refunds r, ` + d.JSONElements("r.payments", "p") + ` WHERE r.order_id = payments.order_id AND r.org_id = payments.org_id
 			AND ` + d.JSONText("p.value", "payment_id") + ` = payments.id)`
 	in, args := inList(1, ids)
-	_, err := tx.ExecContext(ctx, `UPDATE payments SET refunded_amount = `+refunded+`
+	return tx.ExecLater(ctx, `UPDATE payments SET refunded_amount = `+refunded+`
 		WHERE org_id = ?1 AND order_id IN (`+in+`) AND refunded_amount <> `+refunded, append([]any{org}, args...)...)
-	return err
 }
 
 // redeemCampaigned writes the redemptions of the orders from the hub's
@@ -252,7 +251,7 @@ func writeFigures(ctx context.Context, tx *Tx, org string, before map[string]ord
 	for _, c := range recomputedColumns(scope) {
 		set = append(set, c+" = c.want_"+c)
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE orders SET `+strings.Join(set, ", ")+` FROM (`+recomputedFigures(engine.D(tx), scope, in)+`) AS c
+	err := tx.ExecLater(ctx, `UPDATE orders SET `+strings.Join(set, ", ")+` FROM (`+recomputedFigures(engine.D(tx), scope, in)+`) AS c
 		WHERE orders.org_id = ?1 AND orders.id = c.id`, append([]any{org}, args...)...)
 	return after, err
 }
