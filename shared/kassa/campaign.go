@@ -228,8 +228,11 @@ func validateSchedule(v *Validation, s CampaignSchedule) {
 
 // minuteOfDay parses "HH:MM".
 func minuteOfDay(s string) (int, bool) {
+	if len(s) != 5 { // "" (all day) without time.Parse's error, on every sale
+		return 0, false
+	}
 	t, err := time.Parse("15:04", s)
-	if err != nil || len(s) != 5 {
+	if err != nil {
 		return 0, false
 	}
 	return t.Hour()*60 + t.Minute(), true

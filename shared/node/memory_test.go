@@ -27,10 +27,10 @@ func TestDefaultMemoryLimitIsAQuarterBetweenTheKindsBounds(t *testing.T) {
 		total int64
 		want  int64
 	}{
-		{kassa.NodeEdge, 24 << 30, 64 << 20}, // ceiling
-		{kassa.NodeEdge, 224 << 20, 56 << 20},
+		{kassa.NodeEdge, 24 << 30, 56 << 20}, // ceiling
+		{kassa.NodeEdge, 208 << 20, 52 << 20},
 		{kassa.NodeEdge, 128 << 20, 48 << 20}, // floor
-		{kassa.NodeEdge, 0, 64 << 20},         // unknown: the ceiling
+		{kassa.NodeEdge, 0, 56 << 20},         // unknown: the ceiling
 		{kassa.NodeHub, 24 << 30, 80 << 20},   // ceiling (was 1 GiB: issue 21)
 		{kassa.NodeHub, 288 << 20, 72 << 20},
 		{kassa.NodeHub, 128 << 20, 64 << 20},

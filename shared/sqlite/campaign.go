@@ -745,25 +745,28 @@ func orderCampaigns(ctx context.Context, q querier, live []kassa.Campaign, orgID
 		code = kassa.NormalizeVoucher(*voucher)
 	}
 	found, usedUp := code == "", false
-	var kept []kassa.Campaign
+	// kept is live itself while every campaign so far applies (the usual
+	// sale: no copy of the campaigns per sale), a copy from the first
+	// that does not; PriceCampaigns only reads them.
+	kept, copied := live, false
 	for i := range live {
 		c := &live[i]
-		if !kassa.Applies(c, at, tz, loc.ID) {
-			continue
-		}
-		isCode := c.VoucherCode != nil && *c.VoucherCode == code
+		ok := kassa.Applies(c, at, tz, loc.ID)
+		isCode := ok && c.VoucherCode != nil && *c.VoucherCode == code
 		found = found || isCode
-		if limits {
-			ok, err := withinLimits(ctx, q, orgID, c, customerID)
-			if err != nil {
+		if ok && limits {
+			var err error
+			if ok, err = withinLimits(ctx, q, orgID, c, customerID); err != nil {
 				return kassa.CampaignPrice{}, err
 			}
-			if !ok {
-				usedUp = usedUp || isCode
-				continue
-			}
+			usedUp = usedUp || (!ok && isCode)
 		}
-		kept = append(kept, *c)
+		switch {
+		case !ok && !copied:
+			kept, copied = append(make([]kassa.Campaign, 0, len(live)), live[:i]...), true
+		case ok && copied:
+			kept = append(kept, *c)
+		}
 	}
 	switch {
 	case !found:

@@ -51,6 +51,9 @@ func init() {
 		if _, err := c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walCapPages), nil); err != nil {
 			return err
 		}
+		if err := boundHeap(c); err != nil {
+			return err
+		}
 		return c.RegisterFunc("fold", strings.ToLower, true)
 	}})
 }
@@ -240,16 +243,26 @@ func (db *DB) prepare(ctx context.Context, o Options) error {
 	if _, err := db.Writer.ExecContext(ctx, indexes); err != nil {
 		return fmt.Errorf("sqlite: node indexes: %w", err)
 	}
+	rdb, err := openReaders(db.path)
+	if err != nil {
+		return err
+	}
+	db.Reader = &readPool{DB: rdb}
+	return db.preparePools(ctx, o)
+}
+
+// openReaders opens the store's pool of read-only connections.
+func openReaders(path string) (*sql.DB, error) {
 	rq := url.Values{}
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_foreign_keys", "1")
-	rdb, err := sql.Open(DriverName, "file:"+db.path+"?"+rq.Encode())
+	rq.Set("_cache_size", readerCacheKiB) // a reader's cache serves one read (readerCacheKiB)
+	rdb, err := sql.Open(DriverName, "file:"+path+"?"+rq.Encode())
 	if err != nil {
-		return fmt.Errorf("sqlite: open readers %s: %w", db.path, err)
+		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
 	}
-	db.Reader = &readPool{DB: rdb}
-	return db.preparePools(ctx, o)
+	return rdb, nil
 }
 
 // preparePools sizes the reader pool and prepares the writer's
