@@ -142,9 +142,9 @@ func (o orderFigures) money() money {
 
 // readOrderFigures reads orders ids of org with their figures
 // recomputed (recomputedFigures), by id; an order not there (its row
-// arrives later in the log) is absent. At scope paidTotals it reads only
-// what an edge's recompute needs: an edge's store may be of an older
-// release.
+// arrives later in the log) is absent. The figures from the lines are
+// recomputed only at scope everyTotal and for an order whose lines (or
+// gift card lines) are in: one whose lines come later keeps its own.
 func readOrderFigures(ctx context.Context, tx *Tx, org string, ids []any, scope totalsScope) (map[string]orderFigures, error) {
 	in, args := inList(1, ids)
 	rows, err := tx.QueryContext(ctx, recomputedFigures(engine.D(tx), scope, in), append([]any{org}, args...)...)
@@ -156,10 +156,14 @@ func readOrderFigures(ctx context.Context, tx *Tx, org string, ids []any, scope 
 	for rows.Next() {
 		o := orderFigures{org: org}
 		f, w := &o.figures, &o.want
-		if err := rows.Scan(&o.id, &o.location, &o.status, &o.completed, &o.payments, &o.refunds, &o.creator, &o.approvedBy, &o.claims, &o.lines,
+		var gifts bool
+		if err := rows.Scan(&o.id, &o.location, &o.status, &o.completed, &o.payments, &o.refunds, &o.creator, &o.approvedBy, &o.claims, &o.lines, &gifts,
 			&f.paid, &f.refunded, &f.subtotal, &f.discount, &f.tax, &f.giftCards, &f.total,
 			&w.paid, &w.refunded, &w.subtotal, &w.discount, &w.tax, &w.giftCards, &w.total); err != nil {
 			return nil, err
+		}
+		if scope == paidTotals || !o.lines && !gifts {
+			w.subtotal, w.discount, w.tax, w.giftCards, w.total = f.subtotal, f.discount, f.tax, f.giftCards, f.total
 		}
 		out[o.id] = o
 	}
@@ -167,7 +171,8 @@ func readOrderFigures(ctx context.Context, tx *Tx, org string, ids []any, scope 
 }
 
 // refundedAmounts refreshes the refunded amounts of the payments of the
-// orders in states that have payments, writing only those that differ.
+// orders in states that have payments, writing only those that differ;
+// the payments are found by their order's index (recomputedFigures).
 func refundedAmounts(ctx context.Context, tx *Tx, org string, states map[string]orderFigures) error {
 	var ids []any
 	for _, id := range slices.Sorted(maps.Keys(states)) {
@@ -180,12 +185,18 @@ func refundedAmounts(ctx context.Context, tx *Tx, org string, states map[string]
 	}
 	d := engine.D(tx)
 	refunded := `(SELECT coalesce(sum(` + d.JSONInt("p.value", "amount") + `), 0)
-			FROM refunds r, ` + d.JSONElements("r.payments", "p") + ` WHERE r.order_id = payments.order_id AND r.org_id = payments.org_id
+			FROM refunds r, ` + d.JSONElements("r.payments", "p") + ` WHERE r.order_id = payments.order_id AND ` + notIndexed("r.org_id") + ` = payments.org_id
 			AND ` + d.JSONText("p.value", "payment_id") + ` = payments.id)`
 	in, args := inList(1, ids)
 	return tx.ExecLater(ctx, `UPDATE payments SET refunded_amount = `+refunded+`
-		WHERE org_id = ?1 AND order_id IN (`+in+`) AND refunded_amount <> `+refunded, append([]any{org}, args...)...)
+		WHERE org_id = ?1 AND id IN (SELECT id FROM payments WHERE order_id IN (`+in+`)) AND refunded_amount <> `+refunded, append([]any{org}, args...)...)
 }
+
+// notIndexed is col in an expression no index serves: the org check of a
+// row found by its order. SQLite, which keeps no statistics here, takes
+// an org's index over the order's when a WHERE names both, and reads
+// every row of the org (each push, once the org had many).
+func notIndexed(col string) string { return col + " || ''" }
 
 // redeemCampaigned writes the redemptions of the orders from the hub's
 // log that the batch inserted with campaigns: what they gave is the
@@ -230,9 +241,9 @@ func checkPushed(ctx context.Context, a *applier, orders map[string]orderFigures
 }
 
 // writeFigures writes the recomputed figures of the orders of before
-// whose figures differ, in one statement a chunk (the recompute's own
-// join, recomputedFigures, limited to them), and returns the orders of
-// before with their figures after.
+// whose figures differ (rare: a forged total, payments merged from two
+// nodes; on PostgreSQL the writes go with the next statement), and
+// returns the orders of before with their figures after.
 func writeFigures(ctx context.Context, tx *Tx, org string, before map[string]orderFigures, scope totalsScope) (map[string]orderFigures, error) {
 	after := maps.Clone(before)
 	var differ []any
@@ -246,14 +257,19 @@ func writeFigures(ctx context.Context, tx *Tx, org string, before map[string]ord
 	if len(differ) == 0 {
 		return after, nil
 	}
-	in, args := inList(1, differ)
-	var set []string
-	for _, c := range recomputedColumns(scope) {
-		set = append(set, c+" = c.want_"+c)
+	cols := recomputedColumns(scope)
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		set[i] = c + " = ?"
 	}
-	err := tx.ExecLater(ctx, `UPDATE orders SET `+strings.Join(set, ", ")+` FROM (`+recomputedFigures(engine.D(tx), scope, in)+`) AS c
-		WHERE orders.org_id = ?1 AND orders.id = c.id`, append([]any{org}, args...)...)
-	return after, err
+	for _, id := range differ {
+		w := after[id.(string)].figures
+		vals := []any{w.paid, w.refunded, w.subtotal, w.discount, w.tax, w.giftCards, w.total}[:len(cols)]
+		if err := tx.ExecLater(ctx, `UPDATE orders SET `+strings.Join(set, ", ")+` WHERE org_id = ? AND id = ?`, append(vals, org, id)...); err != nil {
+			return nil, err
+		}
+	}
+	return after, nil
 }
 
 // totalsScope is which of an order's figures the recompute sets.
@@ -276,39 +292,33 @@ func recomputedColumns(scope totalsScope) []string {
 
 // recomputedFigures selects orders in (placeholders after ?1, the org)
 // with what the recompute reads of each: id, location, status, whether it
-// is completed and has payments and refunds, the hub's columns
-// (creator, approver, whether it names campaigns and has lines), its
-// figures, then each figure recomputed (want_<column>): the paid and
-// refunded totals from its payments and refunds and, at scope everyTotal,
-// the others from its lines — kept as they are for an order whose lines
-// have not arrived. Each table the figures sum is read once for the
-// chunk, grouped by order. A figure not at scope reads the same on both
-// sides (0, or the total as it is).
+// is completed and has payments, refunds, lines and gift card lines, the
+// hub's columns (creator, approver, whether it names campaigns), its
+// figures, then each figure summed again from its payments, refunds and,
+// at scope everyTotal, lines (readOrderFigures keeps an order's own where
+// its lines have not arrived). Each sum is a lookup by the order's index:
+// the org is checked on each row, not used to find it (notIndexed).
 func recomputedFigures(d engine.Dialect, scope totalsScope, in string) string {
-	where := ` WHERE org_id = ?1 AND order_id IN (` + in + `) GROUP BY order_id`
-	q := `SELECT o.id AS id, o.location_id, o.status, o.completed_at IS NOT NULL, p.order_id IS NOT NULL, r.order_id IS NOT NULL, `
-	from := ` FROM orders o
-		LEFT JOIN (SELECT order_id, sum(CASE WHEN status IN ('captured', 'partially_refunded', 'refunded') THEN amount ELSE 0 END) AS paid
-			FROM payments` + where + `) p ON p.order_id = o.id
-		LEFT JOIN (SELECT order_id, sum(amount) AS refunded FROM refunds` + where + `) r ON r.order_id = o.id`
+	of := func(table string) string {
+		return ` FROM ` + table + ` WHERE order_id = o.id AND ` + notIndexed("org_id") + ` = o.org_id`
+	}
+	some := func(table string) string { return `EXISTS (SELECT 1` + of(table) + `)` }
+	sum := func(expr, table string) string { return `(SELECT coalesce(sum(` + expr + `), 0)` + of(table) + `)` }
+	q := `SELECT o.id, o.location_id, o.status, o.completed_at IS NOT NULL, ` + some("payments") + `, ` + some("refunds") + `, `
+	paid := `(SELECT coalesce(sum(amount), 0)` + of("payments") + ` AND status IN ('captured', 'partially_refunded', 'refunded'))`
 	if scope == paidTotals {
-		return q + `NULL, NULL, 0, 0, o.paid_total, o.refunded_total, 0, 0, 0, 0, o.total,
-			coalesce(p.paid, 0) AS want_paid_total, coalesce(r.refunded, 0) AS want_refunded_total, 0, 0, 0, 0, o.total` + from + ` WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
+		return q + `NULL, NULL, 0, 0, 0, o.paid_total, o.refunded_total, 0, 0, 0, 0, o.total,
+			` + paid + `, ` + sum("amount", "refunds") + `, 0, 0, 0, 0, o.total
+		FROM orders o WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
 	}
-	lined := `(l.order_id IS NULL AND g.order_id IS NULL)`
-	figure := func(col, expr string) string {
-		return `, CASE WHEN ` + lined + ` THEN o.` + col + ` ELSE ` + expr + ` END AS want_` + col
-	}
-	return q + `o.created_by, o.approved_by, coalesce(o.campaigns, '[]') != '[]', l.order_id IS NOT NULL,
+	lines := func(expr string) string { return sum(expr, "order_lines") }
+	gift := sum("amount", "gift_card_lines")
+	return q + `o.created_by, o.approved_by, coalesce(o.campaigns, '[]') != '[]', ` + some("order_lines") + `, ` + some("gift_card_lines") + `,
 			o.paid_total, o.refunded_total, o.subtotal, o.discount_total, o.tax_total, o.gift_card_total, o.total,
-			coalesce(p.paid, 0) AS want_paid_total, coalesce(r.refunded, 0) AS want_refunded_total` +
-		figure("subtotal", "coalesce(l.subtotal, 0)") + figure("discount_total", "coalesce(l.discount, 0)") +
-		figure("tax_total", "coalesce(l.tax, 0)") + figure("gift_card_total", "coalesce(g.amount, 0)") +
-		figure("total", "coalesce(l.total, 0) + coalesce(g.amount, 0)") + from + `
-		LEFT JOIN (SELECT order_id, sum((unit_price + coalesce((SELECT sum(` + d.JSONInt("m.value", "price_adjustment") + `) FROM ` + d.JSONElements("modifiers", "m") + `), 0)) * quantity) AS subtotal,
-			sum(discount) AS discount, sum(tax) AS tax, sum(total) AS total FROM order_lines` + where + `) l ON l.order_id = o.id
-		LEFT JOIN (SELECT order_id, sum(amount) AS amount FROM gift_card_lines` + where + `) g ON g.order_id = o.id
-		WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
+			` + paid + `, ` + sum("amount", "refunds") + `,
+			` + lines(`(unit_price + coalesce((SELECT sum(`+d.JSONInt("m.value", "price_adjustment")+`) FROM `+d.JSONElements("modifiers", "m")+`), 0)) * quantity`) + `,
+			` + lines("discount") + `, ` + lines("tax") + `, ` + gift + `, ` + lines("total") + ` + ` + gift + `
+		FROM orders o WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
 }
 
 // checkDiscount replays the discount permission on an order pushed by an

@@ -3,8 +3,8 @@ package pg_test
 import (
 	"context"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"kassa.dev/shared/sqlite/engine"
 )
