@@ -85,6 +85,9 @@ type Dialect interface {
 	// commit's last position that its index serves, so a read costs what
 	// it returns, not the whole log (postgres.md, "Reading the log").
 	LogAfter(col, bound string) string
+	// LastSeqSQL reads the log's newest position (0 when empty): every
+	// edge's pull asks it first.
+	LastSeqSQL() string
 	// LockRowsSQL locks n rows of table by their ids (its n parameters)
 	// for the rest of the unit, in id order ("" for nothing: SQLite's one
 	// writer serializes every unit); Tx.LockRow and LockRows run it.
@@ -141,6 +144,7 @@ func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64) error { return
 func (sqliteDialect) BeginSQL() string                                  { return "" }
 func (sqliteDialect) Settled(string, string) string                     { return "" }
 func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
+func (sqliteDialect) LastSeqSQL() string                                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
 func (sqliteDialect) LockRowsSQL(string, int) string                    { return "" }
 func (sqliteDialect) LockKeysSQL(int) string                            { return "" }
 func (sqliteDialect) ColumnsSQL() string {

@@ -151,7 +151,7 @@ func (db *DB) MarkSent(ctx context.Context, seq int64) error {
 // LastSeq is the newest outbox position (0 when empty).
 func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.Reader.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&n)
+	err := db.Reader.QueryRowContext(ctx, db.dialect().LastSeqSQL()).Scan(&n)
 	return n, err
 }
 

@@ -131,6 +131,12 @@ func (Dialect) LockRowsSQL(table string, n int) string {
 	return `SELECT 1 FROM ` + table + ` WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY id FOR UPDATE`
 }
 
+// LastSeqSQL reads the last position given to a commit: the outbox
+// view's newest seq (first_pos + ord of its last record is last_pos),
+// which the view could only find by reading every record (its seq is
+// computed); the unique index on last_pos answers at once.
+func (Dialect) LastSeqSQL() string { return `SELECT coalesce(max(last_pos), 0) FROM outbox_commits` }
+
 // LockKeysSQL takes transaction-scoped advisory locks on the keys, in the
 // order of the array (a function scan of unnest returns its elements in
 // order): memory only, no row written, nothing else waits on them.

@@ -316,7 +316,8 @@ func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testi
 // (Dialect.LogAfter) read the records after their cursor through the
 // commits' last positions, not the whole log: seq is computed in the
 // outbox view, and a read by seq alone joined every record of the log to
-// its commit, each pull, at a hub that keeps the log for good.
+// its commit, each pull, at a hub that keeps the log for good. So does
+// the newest position each pull asks first (Dialect.LastSeqSQL).
 func TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor(t *testing.T) {
 	ctx := context.Background()
 	pool := openLog(t, pgtest.Start(t))
@@ -355,6 +356,26 @@ func TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor(t *testing.T) {
 	}
 	if n := nodes[0].Plan.rowsOf("outbox_log"); n > 1000 {
 		t.Fatalf("reading the last 100 of %d records read %.0f of them:\n%s", commits*per, n, plan)
+	}
+
+	// The newest position, which every pull asks first: the view's, read
+	// from one index entry.
+	var last, viewLast int64
+	if err := pool.QueryRow(ctx, pg.Dialect{}.LastSeqSQL()).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT max(seq) FROM outbox`).Scan(&viewLast); err != nil || last != viewLast || last != commits*per {
+		t.Fatalf("the newest position: %d, the view's %d (%v), want %d", last, viewLast, err, commits*per)
+	}
+	if err := pool.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+pg.Dialect{}.LastSeqSQL()).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	nodes = nil
+	if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
+		t.Fatalf("the plan: %v\n%s", err, plan)
+	}
+	if n := nodes[0].Plan.rowsOf("outbox_commits") + nodes[0].Plan.rowsOf("outbox_log"); n > 10 {
+		t.Fatalf("the newest of %d positions read %.0f rows:\n%s", commits*per, n, plan)
 	}
 }
 
