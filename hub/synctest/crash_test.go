@@ -2,6 +2,8 @@ package synctest
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,8 +73,10 @@ var (
 func startProcess(tb testing.TB, bin string, args ...string) *process {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
+	tail := &tailBuffer{max: 16 << 10} // what the process said, shown when it does not serve
+	cmd.Stderr = tail
 	if os.Getenv("KASSA_TEST_LOG") == "1" {
-		cmd.Stderr = os.Stderr
+		cmd.Stderr = io.MultiWriter(os.Stderr, tail)
 	}
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -84,6 +88,7 @@ func startProcess(tb testing.TB, bin string, args ...string) *process {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			fmt.Fprintln(tail, sc.Text())
 			if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
 			}
@@ -95,9 +100,32 @@ func startProcess(tb testing.TB, bin string, args ...string) *process {
 	select {
 	case p.URL = <-urls:
 	case <-time.After(60 * time.Second):
-		tb.Fatalf("%s did not serve within 60s", bin)
+		tb.Fatalf("%s did not serve within 60s; its last output:\n%s", bin, tail)
 	}
 	return p
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 // TestKillDashNineLosesNoCommittedSale runs the edge as a process, makes
