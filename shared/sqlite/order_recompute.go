@@ -110,7 +110,11 @@ func recomputeChunk(ctx context.Context, a *applier, org string, ids []any, date
 	if err != nil {
 		return err
 	}
-	for _, o := range before {
+	for _, id := range ids {
+		o, ok := before[id.(string)]
+		if !ok {
+			continue // its row arrives later in the log
+		}
 		if o.completed || o.refunds {
 			dated[o.id] = org
 		}
@@ -164,6 +168,8 @@ func readOrderFigures(ctx context.Context, tx *Tx, org string, ids []any, scope 
 		}
 		if scope == paidTotals || !o.lines && !gifts {
 			w.subtotal, w.discount, w.tax, w.giftCards, w.total = f.subtotal, f.discount, f.tax, f.giftCards, f.total
+		} else {
+			w.total += w.giftCards // the lines' total, and what the gift card lines add
 		}
 		out[o.id] = o
 	}
@@ -295,8 +301,9 @@ func recomputedColumns(scope totalsScope) []string {
 // is completed and has payments, refunds, lines and gift card lines, the
 // hub's columns (creator, approver, whether it names campaigns), its
 // figures, then each figure summed again from its payments, refunds and,
-// at scope everyTotal, lines (readOrderFigures keeps an order's own where
-// its lines have not arrived). Each sum is a lookup by the order's index:
+// at scope everyTotal, lines (the total: its lines' alone; readOrderFigures
+// adds the gift card lines, and keeps an order's own figures where its
+// lines have not arrived). Each sum is a lookup by the order's index:
 // the org is checked on each row, not used to find it (notIndexed).
 func recomputedFigures(d engine.Dialect, scope totalsScope, in string) string {
 	of := func(table string) string {
@@ -312,12 +319,11 @@ func recomputedFigures(d engine.Dialect, scope totalsScope, in string) string {
 		FROM orders o WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
 	}
 	lines := func(expr string) string { return sum(expr, "order_lines") }
-	gift := sum("amount", "gift_card_lines")
 	return q + `o.created_by, o.approved_by, coalesce(o.campaigns, '[]') != '[]', ` + some("order_lines") + `, ` + some("gift_card_lines") + `,
 			o.paid_total, o.refunded_total, o.subtotal, o.discount_total, o.tax_total, o.gift_card_total, o.total,
 			` + paid + `, ` + sum("amount", "refunds") + `,
 			` + lines(`(unit_price + coalesce((SELECT sum(`+d.JSONInt("m.value", "price_adjustment")+`) FROM `+d.JSONElements("modifiers", "m")+`), 0)) * quantity`) + `,
-			` + lines("discount") + `, ` + lines("tax") + `, ` + gift + `, ` + lines("total") + ` + ` + gift + `
+			` + lines("discount") + `, ` + lines("tax") + `, ` + sum("amount", "gift_card_lines") + `, ` + lines("total") + `
 		FROM orders o WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
 }
 

@@ -423,8 +423,9 @@ func (ad *Admitter) actor(ctx context.Context, c *change.Change, rule EdgeRule, 
 		}
 		return Refuse(RefusedActor, "%s %s without an actor", c.Op, c.Entity)
 	}
-	// Users are written at the hub only, so a batch cannot change them:
-	// each actor is read once per batch.
+	// Each actor is read once per batch (findActor: from the first read);
+	// a user the batch writes is forgotten (the user noun's check) and
+	// read again.
 	u, ok := ad.Users[c.Actor]
 	if !ok {
 		var err error
