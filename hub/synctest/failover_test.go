@@ -49,6 +49,11 @@ func startClusterHubs(t *testing.T, n int, env map[string]string, args ...string
 	t.Setenv(hubnode.ClusterSecretEnv, "a-cluster-secret-0123456789abcdef-xyz")
 	bin := buildBinary(t, "kassa.dev/hub")
 	dsn := pgtest.Start(t).DSN
+	defer func() { // a hub that does not start fails the test here, before the others stop
+		if t.Failed() {
+			t.Log(pgState(dsn))
+		}
+	}()
 	leaf, route, urls, routes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i := range n {
 		leaf[i], route[i] = freePort(t), freePort(t)
@@ -70,6 +75,7 @@ func startClusterHubs(t *testing.T, n int, env map[string]string, args ...string
 		hubs[i].Call(t, "GET", "/api/v1/sync/status", tok, nil, &st)
 		hubs[i].name = "hub-" + st.Data["node_id"].(string) + "-" + strings.TrimSpace(string(instance))
 	}
+	logPGStateOnFailure(t, dsn)
 	return hubs, dsn
 }
 

@@ -67,6 +67,7 @@ func startPair(t testing.TB, hubArgs ...string) *env {
 	// refuses unless told otherwise.
 	e.hub = nodetest.Start(t, hubnode.Run, nil, append([]string{"--demo", "--http-addr", "127.0.0.1:0", "--data-dir", e.hubDir,
 		"--leaf-port", "-1", "--webhook-allow-loopback"}, hubArgs...)...)
+	logPGStateOnFailure(t, e.hubStore)
 	leaf := strings.TrimPrefix(field(e.hub.Output(), "leaf "), "nats-leaf://")
 	e.proxy = startProxy(t, leaf)
 	token, err := os.ReadFile(filepath.Join(e.hubDir, hubnode.DemoTokenFile))

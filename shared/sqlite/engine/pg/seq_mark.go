@@ -95,13 +95,17 @@ func positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
 	return false
 }
 
-// positionAgain positions the log a few times at growing intervals until
-// nothing committed waits (a transaction running longer than that holds
-// the log back: kassa_log_lag_seconds shows it, and the next commit
-// positions it).
+// positionAgain positions the log at growing intervals, up to
+// positionEvery, until nothing committed waits. A transaction running long
+// (a migration, a stuck client, a writer descheduled on a loaded machine)
+// holds the log back only while it runs: once it ends, the commits that
+// waited behind it are positioned within positionEvery, with no later
+// commit needed. Until session 19 it gave up after 1.3 s, and a hub with
+// nothing more to commit left its last records unpullable (status.md,
+// "Flakes seen"). It ends with an error: the pool closed.
 func (m *marker) positionAgain(db *sql.DB) {
 	defer m.retrying.Store(false)
-	for wait := 5 * time.Millisecond; wait <= 640*time.Millisecond; wait *= 2 {
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, positionEvery) {
 		time.Sleep(wait)
 		var waiting int64
 		err := db.QueryRowContext(context.Background(), `SELECT kassa_position(?)`, lockLogPos).Scan(&waiting)
@@ -110,6 +114,11 @@ func (m *marker) positionAgain(db *sql.DB) {
 		}
 	}
 }
+
+// positionEvery is how often a hub positions the log while a commit waits
+// for a long transaction to end (positionAgain): a position call is a
+// fraction of a millisecond.
+const positionEvery = time.Second
 
 // pruneMarksSQL drops the marks below a settled one of the same table: no
 // statement from now on reads them, and one already running still sees
