@@ -304,8 +304,12 @@ func recomputedColumns(scope totalsScope) []string {
 // at scope everyTotal, lines (the total: its lines' alone; readOrderFigures
 // adds the gift card lines, and keeps an order's own figures where its
 // lines have not arrived). Each sum is a lookup by the order's index:
-// the org is checked on each row, not used to find it (notIndexed).
+// the org is checked on each row, not used to find it (notIndexed). Where
+// the dialect joins a subquery per row, joinedFigures reads the same.
 func recomputedFigures(d engine.Dialect, scope totalsScope, in string) string {
+	if _, ok := d.PerRow("", ""); ok {
+		return joinedFigures(d, scope, in)
+	}
 	of := func(table string) string {
 		return ` FROM ` + table + ` WHERE order_id = o.id AND ` + notIndexed("org_id") + ` = o.org_id`
 	}
@@ -393,4 +397,29 @@ func checkMoney(ctx context.Context, a *applier, orgID, id string, before, after
 // moneySide is one side of a money conflict.
 func moneySide(m money) map[string]any {
 	return map[string]any{"total": m.total, "paid_total": m.paid, "refunded_total": m.refunded}
+}
+
+// joinedFigures is recomputedFigures where the dialect joins a subquery
+// per row (PostgreSQL): each of the order's payments, refunds, lines and
+// gift card lines is read once for all its sums, not once a sum.
+func joinedFigures(d engine.Dialect, scope totalsScope, in string) string {
+	per := func(alias, sums, table string) string {
+		join, _ := d.PerRow(`SELECT count(*) > 0 AS some, `+sums+` FROM `+table+` WHERE order_id = o.id AND org_id = o.org_id`, alias)
+		return join
+	}
+	q := `SELECT o.id, o.location_id, o.status, o.completed_at IS NOT NULL, p.some, r.some, `
+	from := ` FROM orders o` + per("p", `coalesce(sum(amount) FILTER (WHERE status IN ('captured', 'partially_refunded', 'refunded')), 0) AS paid`, "payments") +
+		per("r", `coalesce(sum(amount), 0) AS amount`, "refunds")
+	where := ` WHERE o.org_id = ?1 AND o.id IN (` + in + `)`
+	if scope == paidTotals {
+		return q + `NULL, NULL, 0, 0, 0, o.paid_total, o.refunded_total, 0, 0, 0, 0, o.total,
+			p.paid, r.amount, 0, 0, 0, 0, o.total` + from + where
+	}
+	modifiers := `coalesce((SELECT sum(` + d.JSONInt("m.value", "price_adjustment") + `) FROM ` + d.JSONElements("modifiers", "m") + `), 0)`
+	return q + `o.created_by, o.approved_by, coalesce(o.campaigns, '[]') != '[]', l.some, g.some,
+			o.paid_total, o.refunded_total, o.subtotal, o.discount_total, o.tax_total, o.gift_card_total, o.total,
+			p.paid, r.amount, l.subtotal, l.discount, l.tax, g.amount, l.total` + from +
+		per("l", `coalesce(sum((unit_price + `+modifiers+`) * quantity), 0) AS subtotal,
+			coalesce(sum(discount), 0) AS discount, coalesce(sum(tax), 0) AS tax, coalesce(sum(total), 0) AS total`, "order_lines") +
+		per("g", `coalesce(sum(amount), 0) AS amount`, "gift_card_lines") + where
 }

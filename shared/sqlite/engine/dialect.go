@@ -50,6 +50,13 @@ type Dialect interface {
 	Fold(expr string) string
 	// Greatest is the larger of two values.
 	Greatest(a, b string) string
+	// PerRow is a FROM item that runs the query sub once for each row
+	// before it (sub may name that row's columns) as alias, and true;
+	// false where the backend has none (SQLite: its caller writes a
+	// scalar subquery per value, which SQLite runs well). PostgreSQL runs
+	// one subquery of several aggregates for what a scalar subquery each
+	// would look up again and again.
+	PerRow(sub, alias string) (string, bool)
 	// LogInsertSQL appends n change records to the log in the unit's
 	// transaction, in order; its parameters, for each record: id, org_id,
 	// location_id, entity, entity_id, op, fields, hlc, origin, actor,
@@ -133,8 +140,9 @@ func (sqliteDialect) JSON(expr string) string { return "json(" + expr + ")" }
 func (sqliteDialect) JSONMerge(col, patch string) string {
 	return "json_patch(" + col + ", " + patch + ")"
 }
-func (sqliteDialect) Fold(expr string) string     { return "fold(" + expr + ")" }
-func (sqliteDialect) Greatest(a, b string) string { return "max(" + a + ", " + b + ")" }
+func (sqliteDialect) Fold(expr string) string              { return "fold(" + expr + ")" }
+func (sqliteDialect) Greatest(a, b string) string          { return "max(" + a + ", " + b + ")" }
+func (sqliteDialect) PerRow(string, string) (string, bool) { return "", false }
 func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]

@@ -69,6 +69,11 @@ func (Dialect) JSONMerge(col, patch string) string { return col + " || (" + patc
 func (Dialect) Fold(expr string) string     { return "lower(" + expr + ` COLLATE "C.utf8")` }
 func (Dialect) Greatest(a, b string) string { return "greatest(" + a + ", " + b + ")" }
 
+// PerRow is a LATERAL join: sub runs once for each row before it.
+func (Dialect) PerRow(sub, alias string) (string, bool) {
+	return " CROSS JOIN LATERAL (" + sub + ") " + alias, true
+}
+
 // LogInsertSQL writes n change records to the log in their safe order
 // (log.go, Append) at their ordinals in the transaction, from the first
 // parameter on: the engine's writer counts them across the batch's units
