@@ -84,8 +84,9 @@ func startProcess(tb testing.TB, bin string, args ...string) *process {
 	}
 	p := &process{cmd: cmd, leaf: make(chan string, 1)}
 	tb.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	urls := make(chan string, 1)
+	urls, ended := make(chan string, 1), make(chan struct{})
 	go func() {
+		defer close(ended)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			fmt.Fprintln(tail, sc.Text())
@@ -99,6 +100,13 @@ func startProcess(tb testing.TB, bin string, args ...string) *process {
 	}()
 	select {
 	case p.URL = <-urls:
+	case <-ended: // its output closed: it exited (a port it was given was taken, a bad flag)
+		select {
+		case p.URL = <-urls: // it served, then stopped: its test says what it makes of that
+			return p
+		default:
+		}
+		tb.Fatalf("%s ended before it served: %v; its last output:\n%s", bin, cmd.Wait(), tail)
 	case <-time.After(60 * time.Second):
 		tb.Fatalf("%s did not serve within 60s; its last output:\n%s", bin, tail)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"kassa.dev/hub/hubnode"
 	"kassa.dev/shared/node"
 	"kassa.dev/shared/node/nodetest"
+	"kassa.dev/sync/freeport"
 	"kassa.dev/sync/wait"
 )
 
@@ -438,12 +438,11 @@ func (r *rehearsal) caClient() *http.Client {
 // freePort is a loopback TCP port free a moment ago.
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(p)
 }
 
 func randomHex(t *testing.T, n int) string {

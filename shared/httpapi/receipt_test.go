@@ -18,6 +18,7 @@ import (
 
 	"kassa.dev/shared/kassa"
 	"kassa.dev/shared/node"
+	"kassa.dev/sync/freeport"
 	"kassa.dev/sync/wait"
 )
 
@@ -122,12 +123,10 @@ func decodeEscPos(t *testing.T, b []byte) escPrint {
 // freePort returns a loopback port nothing listens on (for now).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	return port
 }
 

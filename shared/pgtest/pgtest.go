@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -26,6 +25,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"kassa.dev/sync/freeport"
 )
 
 // Server is one running throwaway PostgreSQL.
@@ -187,7 +188,7 @@ const StatementsEnv = "KASSA_BENCH_PGSTAT"
 // connection. The settings trade durability for speed: a test's database
 // does not outlive it.
 func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
-	port, err := freePort()
+	port, err := freeport.Pick()
 	if err != nil {
 		return nil, err
 	}
@@ -232,15 +233,6 @@ func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		return nil, fmt.Errorf("%w\n%s", err, log)
 	}
 	return s, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // ready waits, up to d, for the server to accept a connection, and fails
