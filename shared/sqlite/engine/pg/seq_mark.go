@@ -22,18 +22,28 @@ import (
 //   - every writer transaction has its id before it takes a seq
 //     (Dialect.BeginSQL);
 //   - after a commit, the writer reads each followed sequence's last value
-//     (upto), then, in a later statement, the next transaction id not yet
-//     given (xid_bound), and writes (upto, xid_bound) to seq_marks
-//     (kassa_after_commit, one call with the log's positions). Any row at or
-//     below upto was written by a transaction whose id is below xid_bound;
+//     (upto), then, in a later statement, takes a transaction id of its
+//     own (xid_bound: ids are given in order, so every transaction that
+//     took a seq at or below upto has a lower one), and writes (upto,
+//     xid_bound) to seq_marks (kassa_after_commit, one call with the log's
+//     positions; migration 0014). Any row at or below upto was written by a
+//     transaction whose id is below xid_bound. Until 2026-11-29 the bound was
+//     pg_snapshot_xmax, one past the latest completed id: a transaction that
+//     began after it, still running with a seq, was not below it, and a
+//     reader passed its row (TestAFollowedSeqIsNeverPassedByALaterTransactionsRow);
 //   - a reader's statement takes the highest upto whose xid_bound is at or
 //     below its snapshot's oldest running transaction: every transaction
 //     below xid_bound has ended, so every row at or below upto that will ever
-//     commit is visible to that statement.
+//     commit is visible to that statement;
+//   - a table whose sequence did not move past a mark already there gets no
+//     new mark: that mark was committed before, so its bound is below the
+//     new one's, and a reader that could take the new mark takes it, as high
+//     or higher. (Most commits at a hub move one or two of the followed
+//     tables: the others' marks were most of the rows written and pruned.)
 //
-// Nothing waits on anything: the price is a mark per commit (in the call
-// that positions the log), and a row is followed once the transactions older than its
-// commit's mark have ended.
+// Nothing waits on anything: the price is a mark per commit and moved
+// table (in the call that positions the log), and a row is followed once
+// the transactions older than its commit's mark have ended.
 
 // markers are the followed tables, per writer pool.
 var markers sync.Map // *sql.DB -> *marker

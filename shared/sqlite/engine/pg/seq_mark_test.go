@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -86,53 +87,78 @@ var followedTables = []followed{
 // seq order, each once.
 func TestAFollowedSeqIsNeverPassedByARowThatCommitsLate(t *testing.T) {
 	hubs := openHubs(t, 2)
-	a, b := hubs[0], hubs[1]
-	ctx := context.Background()
 	for _, f := range followedTables {
-		t.Run(f.table, func(t *testing.T) {
-			write := func(db *sqlite.DB, id string) error {
-				return db.Write(ctx, func(tx *engine.Tx) error { return f.write(ctx, tx, id) })
+		t.Run(f.table, func(t *testing.T) { checkLateRow(t, hubs[0], hubs[1], f, lateBeginsFirst) })
+	}
+}
+
+// begins is which of checkLateRow's two transactions begins first (takes
+// the lower transaction id).
+type begins int
+
+const (
+	lateBeginsFirst  begins = iota // the unit that holds its seq and commits late
+	earlyBeginsFirst               // the unit that takes the next seq and commits first
+)
+
+// checkLateRow: a unit on hub a writes f.table-late and holds its
+// transaction; a unit on hub b writes f.table-early after it and commits
+// first. b's reader reads nothing past the gap while a's unit runs, then
+// each row once, in seq order.
+func checkLateRow(t *testing.T, a, b *sqlite.DB, f followed, first begins) {
+	ctx := context.Background()
+	if err := b.Write(ctx, func(tx *engine.Tx) error { return f.write(ctx, tx, f.table+"-first") }); err != nil {
+		t.Fatal(err)
+	}
+	seen, cursor := readUntil(t, b, f, 0, 1)
+	began, wrote, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // a failure below still lets a's unit end, and the hub close
+	go func() {
+		<-began
+		done <- a.Write(ctx, func(tx *engine.Tx) error {
+			if err := f.write(ctx, tx, f.table+"-late"); err != nil {
+				return err
 			}
-			if err := write(b, f.table+"-first"); err != nil {
-				t.Fatal(err)
-			}
-			seen, cursor := readUntil(t, b, f, 0, 1)
-			wrote, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-			go func() {
-				done <- a.Write(ctx, func(tx *engine.Tx) error {
-					if err := f.write(ctx, tx, f.table+"-late"); err != nil {
-						return err
-					}
-					close(wrote)
-					<-release
-					return nil
-				})
-			}()
-			var once sync.Once
-			unblock := func() { once.Do(func() { close(release) }) }
-			defer unblock() // a failure below still lets A's unit end, and the hub close
-			<-wrote
-			if err := write(b, f.table+"-early"); err != nil {
-				t.Fatal(err)
-			}
-			ids, next, err := f.read(ctx, b, cursor)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ids) > 0 {
-				t.Fatalf("while %s-late's unit still ran, the reader passed its seq: read %v (cursor %d -> %d)", f.table, ids, cursor, next)
-			}
-			unblock()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			more, _ := readUntil(t, b, f, cursor, 2)
-			seen = append(seen, more...)
-			want := []string{f.table + "-first", f.table + "-late", f.table + "-early"}
-			if !slices.Equal(seen, want) {
-				t.Fatalf("the reader read %v, want each row once in seq order %v", seen, want)
-			}
+			close(wrote)
+			<-release
+			return nil
 		})
+	}()
+	if first == lateBeginsFirst {
+		close(began)
+		<-wrote
+	}
+	err := b.Write(ctx, func(tx *engine.Tx) error {
+		if first == earlyBeginsFirst {
+			var one int // a read: the transaction's id is taken now (BeginSQL goes with it)
+			if err := tx.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+				return err
+			}
+			close(began)
+			<-wrote
+		}
+		return f.write(ctx, tx, f.table+"-early")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, next, err := f.read(ctx, b, cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) > 0 {
+		t.Fatalf("while %s-late's unit still ran, the reader passed its seq: read %v (cursor %d -> %d)", f.table, ids, cursor, next)
+	}
+	unblock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	more, _ := readUntil(t, b, f, cursor, 2)
+	seen = append(seen, more...)
+	if want := []string{f.table + "-first", f.table + "-late", f.table + "-early"}; !slices.Equal(seen, want) {
+		t.Fatalf("the reader read %v, want each row once in seq order %v", seen, want)
 	}
 }
 
@@ -158,4 +184,39 @@ func readUntil(t *testing.T, db *sqlite.DB, f followed, cursor int64, n int) ([]
 		t.Fatalf("%s: read %v, want %d rows", f.table, got, n)
 	}
 	return got, cursor
+}
+
+// TestAFollowedSeqIsNeverPassedByALaterTransactionsRow: as above, but the
+// unit that commits first began first (a lower transaction id) and takes
+// its seq after the other's: a mark whose bound is one past the latest
+// completed transaction (pg_snapshot_xmax) counted the later one, still
+// running with its seq, as ended once it was the oldest running, and the
+// reader passed its row (2026-11-29, session 19: the bound is now the
+// marking transaction's own id, taken after the sequences were read).
+func TestAFollowedSeqIsNeverPassedByALaterTransactionsRow(t *testing.T) {
+	hubs := openHubs(t, 2)
+	for _, f := range followedTables {
+		t.Run(f.table, func(t *testing.T) { checkLateRow(t, hubs[0], hubs[1], f, earlyBeginsFirst) })
+	}
+}
+
+// TestATableWhoseSeqDidNotMoveGetsNoNewMark: commits that write events
+// only mark events; the kitchen's feed, whose sequence did not move, gets
+// no mark from them (migration 0014: a mark already there as high answers
+// every reader the same).
+func TestATableWhoseSeqDidNotMoveGetsNoNewMark(t *testing.T) {
+	db := openHubs(t, 1)[0]
+	ctx := context.Background()
+	for i := range 10 {
+		if err := db.Write(ctx, func(tx *engine.Tx) error { return followedTables[0].write(ctx, tx, fmt.Sprint("ev-", i)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events, kds int
+	if err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE tbl = 'events'), count(*) FILTER (WHERE tbl = 'kds_events') FROM seq_marks`).Scan(&events, &kds); err != nil {
+		t.Fatal(err)
+	}
+	if events == 0 || kds > 1 {
+		t.Fatalf("after 10 commits writing events: %d marks of events, %d of kds_events; want some, and at most one", events, kds)
+	}
 }
