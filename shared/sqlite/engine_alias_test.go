@@ -13,4 +13,5 @@ var (
 	migrationNumber  = engine.MigrationNumber
 	canonical        = engine.Canonical
 	appendFields     = engine.AppendFields
+	marshalFields    = engine.MarshalFields
 )

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -55,5 +56,37 @@ func TestAppendFieldsIsWhatTheAPIShows(t *testing.T) {
 	}
 	if string(got) != string(wantJSON) {
 		t.Fatalf("text differs from encoding/json\n got %s\nwant %s", got, wantJSON)
+	}
+}
+
+// TestMarshalFieldsIsEncodingJSON pins the log's encoder of a record's
+// fields to json.Marshal byte for byte: the fields as a pushed record
+// decodes them (numbers as float64, nested lists and objects), and the
+// values a service's record carries.
+func TestMarshalFieldsIsEncodingJSON(t *testing.T) {
+	var pushed map[string]any
+	if err := json.Unmarshal([]byte(`{"id":"0195f3a2","total":1250,"tax":-12.5,"rate":0.0000001,"big":1e21,
+		"tiny":-1.5e-7,"zero":0,"neg_zero":-0,"max":1.7976931348623157e308,"half":0.5,"third":0.3333333333333333,
+		"name":"Café \"Zur Post\" <&> \u2028 tab\t","ctl":"a\u0001b","bad":"\udc00","empty":"","none":null,"yes":true,"no":false,
+		"lines":[{"qty":2,"price":3.5}],"meta":{"b":1,"a":[null,"x"]},"<key>":"k","é":"accent"}`), &pushed); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 29, 9, 30, 15, 123_000_000, time.UTC)
+	made := map[string]any{"quantity": 3, "amount": int64(-1250), "at": at, "tags": []string{"a"}, "ptr": &at, "nilptr": (*time.Time)(nil)}
+	for _, fields := range []map[string]any{pushed, made, {}, nil} {
+		want, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalFields(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("fields\n got %s\nwant %s", got, want)
+		}
+	}
+	if _, err := marshalFields(map[string]any{"x": math.Inf(1)}); err == nil {
+		t.Fatal("an infinite number was encoded")
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,6 +221,7 @@ func openWriter(path string) (*sql.DB, error) {
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
+	q.Set("_stmt_cache_size", strconv.Itoa(writerStmtCache))
 	write, err := sql.Open(DriverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -229,6 +231,15 @@ func openWriter(path string) (*sql.DB, error) {
 	write.SetConnMaxLifetime(0)
 	return write, nil
 }
+
+// writerStmtCache is how many statements run by text (not prepared
+// through the engine's caches: a push's first read, whose text is built
+// from the push's shape; the applied changes' rows) the writer's
+// connection keeps prepared, least recently used out first (the
+// driver's _stmt_cache_size). Preparing them again at every push was a
+// tenth of a SQLite hub's CPU under the ingest (docs/performance.md,
+// session 19); a statement kept holds a few KiB of SQLite's memory.
+const writerStmtCache = 32
 
 // prepare migrates the store, makes the node's indexes, opens the reader
 // pool and prepares the writer's savepoints.
