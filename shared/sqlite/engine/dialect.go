@@ -155,19 +155,19 @@ func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
-func (sqliteDialect) LogCommitSQL() string                              { return "" }
+func (sqliteDialect) LogCommitSQL() string { return "" }
 func (sqliteDialect) AfterCommitSQL(context.Context, *sql.DB) (string, []any, error) {
 	return "", nil, nil
 }
 func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64, AfterCommitAnswer) error {
 	return nil
 }
-func (sqliteDialect) BeginSQL() string                                  { return "" }
-func (sqliteDialect) Settled(string, string) string                     { return "" }
-func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
-func (sqliteDialect) LastSeqSQL() string                                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
-func (sqliteDialect) LockRowsSQL(string, int) string                    { return "" }
-func (sqliteDialect) LockKeysSQL(int) string                            { return "" }
+func (sqliteDialect) BeginSQL() string                  { return "" }
+func (sqliteDialect) Settled(string, string) string     { return "" }
+func (sqliteDialect) LogAfter(col, bound string) string { return col + " > " + bound }
+func (sqliteDialect) LastSeqSQL() string                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
+func (sqliteDialect) LockRowsSQL(string, int) string    { return "" }
+func (sqliteDialect) LockKeysSQL(int) string            { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }
