@@ -170,7 +170,7 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	var lat []time.Duration
 	var wg sync.WaitGroup
 	go profileIngest(name)
-	start, cpu, hubCPU, pgCPU := time.Now(), processCPU(), procCPU(h.pids, 0), procCPU(nil, h.pgPID)
+	start, cpu, hubCPU, pgCPU := time.Now(), processCPU(), pgtest.ProcCPU(h.pids, 0), pgtest.ProcCPU(nil, h.pgPID)
 	for i, e := range edges {
 		wg.Add(1)
 		go func() {
@@ -183,7 +183,7 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	}
 	wg.Wait()
 	res.wall, res.edgeCPU = time.Since(start), processCPU()-cpu
-	res.hubCPU, res.postgresCPU = procCPU(h.pids, 0)-hubCPU, procCPU(nil, h.pgPID)-pgCPU
+	res.hubCPU, res.postgresCPU = pgtest.ProcCPU(h.pids, 0)-hubCPU, pgtest.ProcCPU(nil, h.pgPID)-pgCPU
 	res.p50, res.p99 = pct(lat, .5), pct(lat, .99)
 	if os.Getenv(pgtest.StatementsEnv) != "" && h.pgPID != 0 {
 		printStatements(b, h.dsn, nEdges*sales)
@@ -405,37 +405,6 @@ func (e *simEdge) pushAll(b *testing.B, pushes [][]byte) (lat []time.Duration, r
 		}
 	}
 	return
-}
-
-// procCPU is the CPU time the processes pids and the children of parent
-// (PostgreSQL's postmaster and its backends; none for 0) used so far,
-// from /proc/<pid>/stat.
-func procCPU(pids []int, parent int) time.Duration {
-	ents, _ := os.ReadDir("/proc")
-	var ticks int64
-	for _, d := range ents {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after the command's closing parenthesis: state,
-		// ppid (4th of the stat), …, utime (14th), stime (15th).
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); !slices.Contains(pids, p) && (parent == 0 || (p != parent && ppid != parent)) {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + s
-	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
 func printIngest(edges, sales int, rows []ingestResult) {

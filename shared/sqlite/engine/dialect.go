@@ -70,12 +70,20 @@ type Dialect interface {
 	// order: on PostgreSQL the transaction's row of outbox_commits,
 	// written once instead of once per log statement, and its cseq.
 	LogCommitSQL() string
+	// AfterCommitSQL is a statement the writer sends right after the
+	// COMMIT of each transaction that wrote, on its connection and in the
+	// COMMIT's round trip, as a statement of its own ("" for none), and
+	// its arguments; it answers one integer (AfterCommitAnswer), which
+	// AfterCommit reads.
+	AfterCommitSQL(ctx context.Context, writer *sql.DB) (string, []any, error)
 	// AfterCommit runs on the writer after each commit that wrote: on
 	// PostgreSQL it gives the log's new rows their positions and marks how
-	// far each followed seq has settled (Settled); given the commit's
-	// place (LogCommitSQL's, 0 when it wrote no record), it returns once
-	// that commit's records are positioned, or after a bound.
-	AfterCommit(ctx context.Context, writer *sql.DB, place int64) error
+	// far each followed seq has settled (Settled), or finishes what
+	// AfterCommitSQL's statement did (sent, its answer; not sent or
+	// failed: it does it all itself); given the commit's place
+	// (LogCommitSQL's, 0 when it wrote no record), it returns once that
+	// commit's records are positioned, or after a bound.
+	AfterCommit(ctx context.Context, writer *sql.DB, place int64, sent AfterCommitAnswer) error
 	// BeginSQL runs first in each writer transaction ("" for nothing): on
 	// PostgreSQL it gives the transaction its id before it takes any seq,
 	// which Settled's marks rely on.
@@ -147,14 +155,19 @@ func (sqliteDialect) LogInsertSQL(n int) string {
 	return `INSERT INTO outbox (id, org_id, location_id, entity, entity_id, op, fields, hlc, origin, actor, created_at)
 		VALUES ` + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n)[2:]
 }
-func (sqliteDialect) LogCommitSQL() string                              { return "" }
-func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64) error { return nil }
-func (sqliteDialect) BeginSQL() string                                  { return "" }
-func (sqliteDialect) Settled(string, string) string                     { return "" }
-func (sqliteDialect) LogAfter(col, bound string) string                 { return col + " > " + bound }
-func (sqliteDialect) LastSeqSQL() string                                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
-func (sqliteDialect) LockRowsSQL(string, int) string                    { return "" }
-func (sqliteDialect) LockKeysSQL(int) string                            { return "" }
+func (sqliteDialect) LogCommitSQL() string { return "" }
+func (sqliteDialect) AfterCommitSQL(context.Context, *sql.DB) (string, []any, error) {
+	return "", nil, nil
+}
+func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64, AfterCommitAnswer) error {
+	return nil
+}
+func (sqliteDialect) BeginSQL() string                  { return "" }
+func (sqliteDialect) Settled(string, string) string     { return "" }
+func (sqliteDialect) LogAfter(col, bound string) string { return col + " > " + bound }
+func (sqliteDialect) LastSeqSQL() string                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
+func (sqliteDialect) LockRowsSQL(string, int) string    { return "" }
+func (sqliteDialect) LockKeysSQL(int) string            { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

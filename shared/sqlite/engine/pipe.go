@@ -32,7 +32,36 @@ const (
 	// PipeFailed sends nothing and answers the error of a kept statement
 	// that failed, if one did: the statement is a stand-in.
 	PipeFailed
+	// PipeAfterCommit keeps the statement to send right after the
+	// transaction's COMMIT, in the COMMIT's round trip, as a statement of
+	// its own (not in the transaction); it runs only when the COMMIT
+	// succeeded, and its answer goes to the context's AfterCommitAnswer.
+	PipeAfterCommit
 )
+
+// AfterCommitAnswer is what a statement sent after a COMMIT
+// (PipeAfterCommit) answered: its one integer, or its error. Sent is
+// false when it was not sent (the COMMIT failed, or the driver sends
+// nothing after a COMMIT: SQLite's); its error never is the COMMIT's.
+type AfterCommitAnswer struct {
+	Sent  bool
+	Value int64
+	Err   error
+}
+
+type answerKey struct{}
+
+// AfterCommit marks ctx's statement PipeAfterCommit, its answer to a.
+func AfterCommit(ctx context.Context, a *AfterCommitAnswer) context.Context {
+	return context.WithValue(context.WithValue(ctx, pipeKey{}, PipeAfterCommit), answerKey{}, a)
+}
+
+// AfterCommitOf is where ctx's statement sent after a COMMIT answers (nil
+// when it is not one).
+func AfterCommitOf(ctx context.Context) *AfterCommitAnswer {
+	a, _ := ctx.Value(answerKey{}).(*AfterCommitAnswer)
+	return a
+}
 
 type pipeKey struct{}
 

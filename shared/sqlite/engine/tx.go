@@ -570,7 +570,11 @@ func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
 		return nil
 	}
 	db, began := w.db, time.Now()
+	var after AfterCommitAnswer
 	err := w.logCommit(sqltx)
+	if err == nil {
+		err = w.keepAfterCommit(sqltx, &after)
+	}
 	if err != nil {
 		sqltx.Rollback()
 	} else {
@@ -578,7 +582,7 @@ func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
 	}
 	db.stats.commit.Add(int64(time.Since(began)))
 	if err == nil && db.Dialect != nil {
-		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer, w.cseq); perr != nil {
+		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer, w.cseq, after); perr != nil {
 			db.Log.Warn("sqlite: after commit", "err", perr)
 		}
 	}
@@ -588,6 +592,24 @@ func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
 		default:
 		}
 	}
+	return err
+}
+
+// keepAfterCommit has the driver send the dialect's AfterCommitSQL right
+// after the COMMIT, in its round trip: on PostgreSQL that statement ran on
+// another pooled connection once the COMMIT had answered, a round trip
+// and a wake-up on both sides more a transaction. A statement the dialect
+// cannot give now is not sent: AfterCommit then does its work itself.
+func (w *writer) keepAfterCommit(sqltx *sql.Tx, after *AfterCommitAnswer) error {
+	db, ctx := w.db, context.Background()
+	if db.Dialect == nil {
+		return nil
+	}
+	q, args, err := db.Dialect.AfterCommitSQL(ctx, db.Writer)
+	if err != nil || q == "" {
+		return nil
+	}
+	_, err = sqltx.ExecContext(AfterCommit(ctx, after), q, args...)
 	return err
 }
 

@@ -101,12 +101,19 @@ func (Dialect) LogCommitSQL() string {
 	return `INSERT INTO outbox_commits (n) VALUES (?) RETURNING cseq`
 }
 
+// AfterCommitSQL is kassa_after_commit (seq_mark.go), sent with the
+// writer's COMMIT.
+func (Dialect) AfterCommitSQL(ctx context.Context, writer *sql.DB) (string, []any, error) {
+	return afterCommitSQL(ctx, writer)
+}
+
 // AfterCommit positions the log's rows the commit wrote (Position), so
 // that the engine's readers of the outbox view see them, and marks how
-// far each followed seq has settled (seq_mark.go); it returns once the
-// commit of cseq (0: none) is positioned, or after waitPositioned.
-func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB, cseq int64) error {
-	return afterCommit(ctx, writer, cseq)
+// far each followed seq has settled (seq_mark.go), unless the statement
+// sent with the COMMIT did; it returns once the commit of cseq (0: none)
+// is positioned, or after waitPositioned.
+func (Dialect) AfterCommit(ctx context.Context, writer *sql.DB, cseq int64, sent engine.AfterCommitAnswer) error {
+	return afterCommit(ctx, writer, cseq, sent)
 }
 
 // BeginSQL gives the writer's transaction its id first: a transaction

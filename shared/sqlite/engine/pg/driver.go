@@ -67,6 +67,10 @@ type conn struct {
 	// failed is a kept statement's error, the answer to every statement
 	// until the transaction or its savepoint is rolled back (before).
 	failed error
+	// after is the statement to send after the transaction's COMMIT
+	// (engine.PipeAfterCommit), answering to answer.
+	after  *queued
+	answer *engine.AfterCommitAnswer
 }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {
@@ -110,6 +114,12 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, sin
 		return driver.RowsAffected(0), c.flush(ctx)
 	case engine.PipeFailed:
 		return driver.RowsAffected(0), c.failed
+	case engine.PipeAfterCommit:
+		if c.failed != nil {
+			return nil, c.failed
+		}
+		c.after, c.answer = &queued{query: q, args: values(args)}, engine.AfterCommitOf(ctx)
+		return laterResult{}, nil
 	case engine.PipeLaterIfIdle:
 		if len(c.queue) == 0 && c.failed == nil && c.Conn.Conn().PgConn().TxStatus() == 'T' {
 			c.keep(q, args)

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // The driver's queue of statements kept for later (engine.Later): a
@@ -25,7 +27,10 @@ import (
 // answer "current transaction is aborted" and lose the cause).
 //
 // What sends the queue: any statement run now (Exec, Query, a prepared
-// statement's), a flush (engine.PipeFlush), COMMIT. What drops it:
+// statement's), a flush (engine.PipeFlush), COMMIT. A statement kept to
+// run after the COMMIT (engine.PipeAfterCommit: one a transaction, the
+// writer's kassa_after_commit) goes last in the COMMIT's batch, outside
+// the transaction, and runs only when the COMMIT succeeded. What drops it:
 // ROLLBACK drops it all, ROLLBACK TO name what was kept after the kept
 // SAVEPOINT name (all, when that SAVEPOINT was sent): a unit rolled back
 // never sends its kept writes. BEGIN of a default transaction is kept
@@ -101,7 +106,7 @@ func (c *conn) before(q string) error {
 		return nil
 	}
 	if strings.EqualFold(strings.TrimSpace(q), "ROLLBACK") {
-		c.queue, c.failed = nil, nil
+		c.forget()
 		return nil
 	}
 	return c.failed
@@ -152,27 +157,12 @@ const (
 // send sends the queue and last in one batch and reads their results;
 // the queue is empty after it, whatever happened.
 func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.queue)+1)}
-	for _, s := range c.queue {
-		b.Queue(s.query, s.args...)
-	}
-	kept := len(c.queue)
-	c.queue = nil
-	if last != nil {
-		b.Queue(last.query, last.args...)
-	}
-	roundTrips.Add(1)
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	for range kept {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			c.failed = err
-			return pgconn.CommandTag{}, nil, err
-		}
+	br, err := c.sendQueue(ctx, last)
+	if err != nil {
+		return pgconn.CommandTag{}, nil, err
 	}
 	var tag pgconn.CommandTag
 	var rows driver.Rows
-	var err error
 	switch want {
 	case resultTag:
 		tag, err = br.Exec()
@@ -186,6 +176,64 @@ func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.Co
 		err = cerr
 	}
 	return tag, rows, err
+}
+
+// sendQueue sends the queue and then the statements tail in one batch
+// and reads the queue's results: the first error among them fails the
+// batch (c.failed), closed; otherwise the caller reads tail's results.
+func (c *conn) sendQueue(ctx context.Context, tail ...*queued) (pgx.BatchResults, error) {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.queue)+len(tail))}
+	for _, s := range c.queue {
+		b.Queue(s.query, s.args...)
+	}
+	kept := len(c.queue)
+	c.queue = nil
+	for _, s := range tail {
+		if s != nil {
+			b.Queue(s.query, s.args...)
+		}
+	}
+	roundTrips.Add(1)
+	br := c.Conn.Conn().SendBatch(ctx, b)
+	for range kept {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			c.failed = err
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// sendCommit sends the queue, the COMMIT and, when one was kept, the
+// statement to run after it (c.after) in one batch. PostgreSQL runs that
+// statement only when the COMMIT succeeded (an error skips the rest of
+// the pipeline to its Sync), outside the transaction, in an implicit
+// one of its own; its answer, or its error, goes to c.answer, never to
+// the COMMIT's result.
+func (c *conn) sendCommit(ctx context.Context) (pgconn.CommandTag, error) {
+	after, answer := c.after, c.answer
+	c.after, c.answer = nil, nil
+	br, err := c.sendQueue(ctx, &queued{query: "commit"}, after)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if err != nil || after == nil {
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return tag, err
+	}
+	var v int64
+	aerr := br.QueryRow().Scan(&v)
+	if cerr := br.Close(); aerr == nil {
+		aerr = cerr
+	}
+	if answer != nil {
+		*answer = engine.AfterCommitAnswer{Sent: true, Value: v, Err: aerr}
+	}
+	return tag, nil
 }
 
 // readRows reads r whole, each value as pgx's database/sql driver gives
@@ -297,7 +345,7 @@ type pipeTx struct {
 
 func (t *pipeTx) Commit() error {
 	c := t.c
-	defer func() { c.queue, c.failed = nil, nil }()
+	defer c.forget()
 	if c.failed != nil {
 		t.rollback()
 		return c.failed
@@ -313,7 +361,7 @@ func (t *pipeTx) Commit() error {
 	if len(c.queue) == 1 && c.queue[0].query == beginQuery {
 		return nil // begun on no server: nothing ran
 	}
-	tag, _, err := c.send(t.ctx, &queued{query: "commit"}, resultTag)
+	tag, err := c.sendCommit(t.ctx)
 	if err != nil {
 		if c.Conn.Conn().PgConn().TxStatus() != 'I' {
 			t.rollback() // a kept statement failed: the COMMIT never ran
@@ -329,7 +377,7 @@ func (t *pipeTx) Commit() error {
 func (t *pipeTx) Rollback() error {
 	c := t.c
 	unsent := t.inner == nil && len(c.queue) > 0 && c.queue[0].query == beginQuery
-	c.queue, c.failed = nil, nil
+	c.forget()
 	if unsent {
 		return nil // never begun on the server
 	}
@@ -350,6 +398,12 @@ func (t *pipeTx) rollback() error {
 // ResetSession forgets what a connection kept, before database/sql
 // lends it again (a transaction's end has dropped or sent it already).
 func (c *conn) ResetSession(ctx context.Context) error {
-	c.queue, c.failed = nil, nil
+	c.forget()
 	return c.Conn.ResetSession(ctx)
+}
+
+// forget drops what the connection kept, and the statement to send
+// after a COMMIT (which is then not sent: its answer says so).
+func (c *conn) forget() {
+	c.queue, c.failed, c.after, c.answer = nil, nil, nil, nil
 }

@@ -2,10 +2,13 @@ package pg_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"kassa.dev/shared/pgtest"
 	"kassa.dev/shared/sqlite"
@@ -267,5 +270,68 @@ func TestAUnitThatIgnoresAFailedStatementFailsAlone(t *testing.T) {
 	}
 	if n := countPiped(t, db, `true`); n != 2 {
 		t.Fatalf("%d rows committed, want the 2 of the sound units", n)
+	}
+}
+
+// TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded: a
+// statement kept to run after the COMMIT (engine.AfterCommit, the writer's
+// kassa_after_commit) costs no round trip of its own, runs outside the
+// transaction (an id of its own, above the transaction's), answers its
+// value; a COMMIT that fails never runs it and answers its own error; a
+// statement after it that fails leaves the commit committed.
+func TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open(pg.DriverName, pgtest.Start(t).DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{`CREATE TABLE d (k int, CONSTRAINT d_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)`, `CREATE SEQUENCE after_ran`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(after string, keys ...int) (int64, engine.AfterCommitAnswer, int64, error) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if _, err := tx.ExecContext(engine.Later(ctx), `INSERT INTO d (k) VALUES (?)`, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var xid int64
+		if err := tx.QueryRowContext(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&xid); err != nil {
+			t.Fatal(err)
+		}
+		var a engine.AfterCommitAnswer
+		if _, err := tx.ExecContext(engine.AfterCommit(ctx, &a), after); err != nil {
+			t.Fatal(err)
+		}
+		before := pg.RoundTrips()
+		err = tx.Commit()
+		return xid, a, pg.RoundTrips() - before, err
+	}
+	xid, a, trips, err := commit(`SELECT pg_current_xact_id()::text::bigint + 0*nextval('after_ran')`, 1)
+	if err != nil || !a.Sent || a.Err != nil || a.Value <= xid || trips != 1 {
+		t.Fatalf("commit: %v, after it: %+v (the transaction's id %d), %d round trips; want it run after, in one", err, a, xid, trips)
+	}
+	_, a, _, err = commit(`SELECT nextval('after_ran')`, 2, 2)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" || a.Sent {
+		t.Fatalf("a COMMIT failing its deferred check: %v, after it: %+v; want the unique violation, and nothing after", err, a)
+	}
+	_, a, _, err = commit(`SELECT 1/0`, 3)
+	if err != nil || !a.Sent || a.Err == nil {
+		t.Fatalf("a statement failing after the commit: commit %v, after it %+v; want the commit's nil and its error", err, a)
+	}
+	var rows, ran int64
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM d), (SELECT last_value FROM after_ran)`).Scan(&rows, &ran); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 || ran != 1 {
+		t.Fatalf("%d rows committed, the after statement ran %d times; want 2 (keys 1 and 3), and once", rows, ran)
 	}
 }

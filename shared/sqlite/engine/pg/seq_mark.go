@@ -3,11 +3,14 @@ package pg
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"kassa.dev/shared/sqlite/engine"
 )
 
 // A table whose readers follow it by seq (an identity column: the event
@@ -54,21 +57,45 @@ type marker struct {
 	retrying     atomic.Bool // a retry of the log's positions is under way
 }
 
-// afterCommit marks the followed tables and gives the log its positions
-// after a commit, in one call of kassa_after_commit (migrations 0009,
-// 0011); now and then it drops the marks a settled higher one makes
-// useless. When the commit's records could not be positioned yet (a
-// transaction of another hub was running as it marked, or another hub
-// held the positions' lock), it tries again shortly, in the background:
-// no edge waits for the cluster's next commit to see them.
-func afterCommit(ctx context.Context, db *sql.DB, cseq int64) error {
+// afterCommitQuery marks the followed tables and gives the log its
+// positions after a commit, in one call (migrations 0009, 0011, 0014,
+// 0015). Since 2026-11-29 the writer sends it with its COMMIT, on the
+// transaction's connection and in the same round trip (afterCommitSQL):
+// after the COMMIT, before the pipeline's Sync, it runs in an implicit
+// transaction of its own, which is what it needs (it reads the sequences'
+// last values after the commit, then takes an id of its own: the marks'
+// bound). The COMMIT failing, PostgreSQL skips it to the Sync: it never
+// runs after a commit that did not happen, and its error, if it fails,
+// is never the COMMIT's (the driver's pipeTx.Commit).
+const afterCommitQuery = `SELECT kassa_after_commit(?, ?, ?)`
+
+// afterCommitSQL is afterCommitQuery with the writer pool's followed tables.
+func afterCommitSQL(ctx context.Context, db *sql.DB) (string, []any, error) {
+	m, err := markerOf(ctx, db)
+	if err != nil {
+		return "", nil, err
+	}
+	return afterCommitQuery, []any{lockLogPos, m.tables, m.seqs}, nil
+}
+
+// afterCommit finishes a commit's after-commit call (afterCommitQuery),
+// or runs it on the pool when it was not sent with the COMMIT or failed;
+// now and then it drops the marks a settled higher one makes useless.
+// When the commit's records could not be positioned yet (a transaction of
+// another hub was running as it marked, or another hub held the
+// positions' lock), it waits for them a moment (positioned), then tries
+// again in the background: no edge waits for the cluster's next commit
+// to see them.
+func afterCommit(ctx context.Context, db *sql.DB, cseq int64, sent engine.AfterCommitAnswer) error {
 	m, err := markerOf(ctx, db)
 	if err != nil {
 		return err
 	}
-	var waiting int64
-	if err := db.QueryRowContext(ctx, `SELECT kassa_after_commit(?, ?, ?)`, lockLogPos, m.tables, m.seqs).Scan(&waiting); err != nil {
-		return fmt.Errorf("pg: after commit: %w", err)
+	waiting := sent.Value
+	if !sent.Sent || sent.Err != nil {
+		if err := db.QueryRowContext(ctx, afterCommitQuery, lockLogPos, m.tables, m.seqs).Scan(&waiting); err != nil {
+			return fmt.Errorf("pg: after commit: %w", errors.Join(sent.Err, err))
+		}
 	}
 	if waiting != 0 && cseq > 0 && positioned(ctx, db, cseq) {
 		waiting = 0

@@ -220,3 +220,42 @@ func TestATableWhoseSeqDidNotMoveGetsNoNewMark(t *testing.T) {
 		t.Fatalf("after 10 commits writing events: %d marks of events, %d of kds_events; want some, and at most one", events, kds)
 	}
 }
+
+// TestTheLogsMarkIsWrittenOnlyWhenItsSequenceMoved: positioning the log
+// again and again (a commit's wait for its positions, the retries) writes
+// no mark of the commit sequence while it stays where a mark already is;
+// once it moved, the next call marks it (migration 0015).
+func TestTheLogsMarkIsWrittenOnlyWhenItsSequenceMoved(t *testing.T) {
+	db := openHubs(t, 1)[0]
+	ctx := context.Background()
+	marks := func() (n, upto int64) {
+		t.Helper()
+		if err := db.Reader.QueryRowContext(ctx, `SELECT count(*), coalesce(max(upto), -1) FROM seq_marks WHERE tbl = 'outbox_commits'`).Scan(&n, &upto); err != nil {
+			t.Fatal(err)
+		}
+		return n, upto
+	}
+	position := func(times int) {
+		t.Helper()
+		for range times {
+			var waiting int64
+			if err := db.Writer.QueryRowContext(ctx, `SELECT kassa_position(0)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	position(1)
+	n0, _ := marks()
+	position(20)
+	if n, _ := marks(); n != n0 || n0 == 0 {
+		t.Fatalf("20 positionings with the sequence still: %d marks of it, then %d; want one, then no more", n0, n)
+	}
+	var cseq int64
+	if err := db.Writer.QueryRowContext(ctx, `SELECT nextval('outbox_commit_seq')`).Scan(&cseq); err != nil {
+		t.Fatal(err)
+	}
+	position(3)
+	if n, upto := marks(); n != n0+1 || upto != cseq {
+		t.Fatalf("the sequence moved to %d: %d marks (%d before), the highest %d; want one more, at it", cseq, n, n0, upto)
+	}
+}
