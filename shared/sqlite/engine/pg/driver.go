@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"kassa.dev/shared/sqlite/engine"
@@ -67,6 +68,10 @@ type conn struct {
 	// failed is a kept statement's error, the answer to every statement
 	// until the transaction or its savepoint is rolled back (before).
 	failed error
+	// descs are the statements this connection prepared for its own
+	// pipeline (piped.go), by text.
+	descs  map[string]*pgconn.StatementDescription
+	params []byte // the parameters of the statement being sent, encoded
 }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {

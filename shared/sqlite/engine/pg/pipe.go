@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 
@@ -17,7 +16,7 @@ import (
 // The driver's queue of statements kept for later (engine.Later): a
 // statement whose result nobody reads is kept on its connection and sent
 // with the connection's next statement of another kind, in one round
-// trip (a pgx batch: one pipeline, one Sync). The first error among the
+// trip (one pipeline, one Sync: piped.go). The first error among the
 // kept statements is the error of the statement that sent them, as
 // PostgreSQL gave it (*pgconn.PgError: the engine's kinds and its reruns
 // read it), and of every statement after it until the transaction or its
@@ -148,74 +147,6 @@ const (
 	resultTag                  // its command tag (Exec)
 	resultRows                 // its rows (Query)
 )
-
-// send sends the queue and last in one batch and reads their results;
-// the queue is empty after it, whatever happened.
-func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.queue)+1)}
-	for _, s := range c.queue {
-		b.Queue(s.query, s.args...)
-	}
-	kept := len(c.queue)
-	c.queue = nil
-	if last != nil {
-		b.Queue(last.query, last.args...)
-	}
-	roundTrips.Add(1)
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	for range kept {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			c.failed = err
-			return pgconn.CommandTag{}, nil, err
-		}
-	}
-	var tag pgconn.CommandTag
-	var rows driver.Rows
-	var err error
-	switch want {
-	case resultTag:
-		tag, err = br.Exec()
-	case resultRows:
-		var r pgx.Rows
-		if r, err = br.Query(); err == nil {
-			rows, err = readRows(c.Conn.Conn().TypeMap(), r)
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tag, rows, err
-}
-
-// readRows reads r whole, each value as pgx's database/sql driver gives
-// it (stdlib.Rows.Next), into a rowsBuf.
-func readRows(m *pgtype.Map, r pgx.Rows) (driver.Rows, error) {
-	defer r.Close()
-	fds := r.FieldDescriptions()
-	b := &rowsBuf{cols: make([]string, len(fds))}
-	for i, fd := range fds {
-		b.cols[i] = fd.Name
-	}
-	for r.Next() {
-		row := make([]driver.Value, len(fds))
-		for i, src := range r.RawValues() {
-			if src == nil {
-				continue
-			}
-			v, err := valueOf(m, fds[i], src)
-			if err != nil {
-				return nil, fmt.Errorf("convert field %d failed: %w", i, err)
-			}
-			row[i] = v
-		}
-		b.rows = append(b.rows, row)
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
 
 // valueOf is a column's value as stdlib.Rows gives it (initValueFuncs):
 // integers as int64, floats as float64, times as time.Time, json and

@@ -1,0 +1,207 @@
+package pg
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// A batch of kept statements (pipe.go) is sent through pgconn's pipeline,
+// each statement prepared on the connection the first time (as a pgx
+// batch does), its parameters encoded into a buffer the connection keeps
+// (conn.params). A pgx batch encodes them into a buffer it shrinks back to
+// 256 bytes at each statement, so a push's batch (about 0.8 MB of
+// parameters) allocated its bytes about five times over
+// (docs/write-path.md, "The catch-up on PostgreSQL (session 19, helper
+// pgcatchup)"). The encoding is pgx's own (pgtype.Map.Encode, in the
+// format pgx would choose); so are the values read (valueOf).
+
+// pipedSends counts the batches sent through the pipeline: tests read it.
+var pipedSends atomic.Int64
+
+// preparedStmt is a statement of a batch with its description.
+type preparedStmt struct {
+	queued
+	sd *pgconn.StatementDescription
+}
+
+// prepared is the queue and last with their descriptions, each
+// prepared on this connection the first time it is sent (by its text: pgx
+// names it by the text's digest), as a pgx batch prepares its new
+// statements before it sends them. A statement that fails to prepare
+// fails the batch with PostgreSQL's error, as in a pgx batch.
+func (c *conn) prepared(ctx context.Context, last *queued) ([]preparedStmt, error) {
+	out := make([]preparedStmt, 0, len(c.queue)+1)
+	add := func(q *queued) error {
+		sd, ok := c.descs[q.query]
+		if !ok {
+			var err error
+			if sd, err = c.Conn.Conn().Prepare(ctx, q.query, q.query); err != nil {
+				return err
+			}
+			if c.descs == nil {
+				c.descs = map[string]*pgconn.StatementDescription{}
+			}
+			c.descs[q.query] = sd
+		}
+		if len(sd.ParamOIDs) != len(q.args) {
+			return fmt.Errorf("pg: %d arguments for the %d parameters of %q", len(q.args), len(sd.ParamOIDs), q.query)
+		}
+		out = append(out, preparedStmt{queued: *q, sd: sd})
+		return nil
+	}
+	for i := range c.queue {
+		if err := add(&c.queue[i]); err != nil {
+			return nil, err
+		}
+	}
+	if last != nil {
+		return out, add(last)
+	}
+	return out, nil
+}
+
+// send sends the queue and last in one pipeline and reads their
+// results as send does; the queue is empty after it.
+func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
+	kept := len(c.queue)
+	stmts, err := c.prepared(ctx, last)
+	c.queue = nil
+	if err != nil {
+		if kept > 0 {
+			c.failed = err
+		}
+		return pgconn.CommandTag{}, nil, err
+	}
+	roundTrips.Add(1)
+	pipedSends.Add(1)
+	m := c.Conn.Conn().TypeMap()
+	p := c.Conn.Conn().PgConn().StartPipeline(ctx)
+	for i := range stmts {
+		if err := c.sendOne(m, p, &stmts[i]); err != nil {
+			p.Close()
+			if i < kept {
+				c.failed = err
+			}
+			return pgconn.CommandTag{}, nil, err
+		}
+	}
+	if err := p.Sync(); err != nil {
+		p.Close()
+		return pgconn.CommandTag{}, nil, err
+	}
+	tag, rows, err := c.readPiped(m, p, kept, want)
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	return tag, rows, err
+}
+
+// sendOne queues s on p, its parameters encoded into c.params (reused:
+// the Bind message copies them).
+func (c *conn) sendOne(m *pgtype.Map, p *pgconn.Pipeline, s *preparedStmt) error {
+	c.params = c.params[:0]
+	vals := make([][]byte, len(s.args))
+	formats := make([]int16, len(s.args))
+	for i, arg := range s.args {
+		if arg == nil {
+			continue
+		}
+		oid := s.sd.ParamOIDs[i]
+		format := m.FormatCodeForOID(oid)
+		if _, ok := arg.(string); ok {
+			format = pgtype.TextFormatCode
+		}
+		pos := len(c.params)
+		buf, err := m.Encode(oid, format, arg, c.params)
+		if err != nil {
+			format = 1 - format // the other format, as pgx tries it
+			if buf, err = m.Encode(oid, format, arg, c.params); err != nil {
+				return fmt.Errorf("failed to encode args[%d]: %w", i, err)
+			}
+		}
+		formats[i] = format
+		if buf == nil {
+			continue // encoded as NULL
+		}
+		c.params = buf
+		vals[i] = buf[pos:len(buf):len(buf)]
+	}
+	results := make([]int16, len(s.sd.Fields))
+	for i, f := range s.sd.Fields {
+		results[i] = m.FormatCodeForOID(f.DataTypeOID)
+	}
+	p.SendQueryStatement(s.sd, vals, formats, results)
+	return nil
+}
+
+// readPiped reads the results of a pipeline of kept statements and, as
+// want says, a last one; the first kept statement's error is the answer
+// and the connection's failure (conn.failed).
+func (c *conn) readPiped(m *pgtype.Map, p *pgconn.Pipeline, kept int, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
+	n := kept
+	if want != resultNone {
+		n++
+	}
+	var tag pgconn.CommandTag
+	var rows driver.Rows
+	for i := range n {
+		res, err := p.GetResults()
+		if err == nil && res == nil {
+			err = errors.New("pg: the pipeline ended early")
+		}
+		rr, ok := res.(*pgconn.ResultReader)
+		if err == nil && !ok {
+			err = fmt.Errorf("pg: expected a result, got %T", res)
+		}
+		if err == nil && i == kept && want == resultRows {
+			rows, err = readResult(m, rr)
+		} else if err == nil {
+			tag, err = rr.Close()
+		}
+		if err != nil {
+			if i < kept {
+				c.failed = err
+			}
+			return pgconn.CommandTag{}, nil, err
+		}
+	}
+	if _, err := p.GetResults(); err != nil {
+		return pgconn.CommandTag{}, nil, err
+	}
+	return tag, rows, nil
+}
+
+// readResult reads rr whole, each value as pgx's database/sql driver
+// gives it (valueOf), into a rowsBuf.
+func readResult(m *pgtype.Map, rr *pgconn.ResultReader) (driver.Rows, error) {
+	fds := rr.FieldDescriptions()
+	b := &rowsBuf{cols: make([]string, len(fds))}
+	for i, fd := range fds {
+		b.cols[i] = fd.Name
+	}
+	for rr.NextRow() {
+		row := make([]driver.Value, len(fds))
+		for i, src := range rr.Values() {
+			if src == nil {
+				continue
+			}
+			v, err := valueOf(m, fds[i], src)
+			if err != nil {
+				rr.Close()
+				return nil, fmt.Errorf("convert field %d failed: %w", i, err)
+			}
+			row[i] = v
+		}
+		b.rows = append(b.rows, row)
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
