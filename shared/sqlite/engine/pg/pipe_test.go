@@ -369,3 +369,40 @@ func deref(n *int64) any {
 	}
 	return *n
 }
+
+// TestAConnectionLetsGoOfItsPreparedStatementsPastTheBound: a writer
+// connection that sent more distinct texts through its pipeline than it
+// keeps prepared deallocates them and goes on: each text still writes.
+func TestAConnectionLetsGoOfItsPreparedStatementsPastTheBound(t *testing.T) {
+	pg.SetMaxPrepared(t, 4)
+	db := pipeHub(t)
+	ctx := context.Background()
+	for i := range 12 {
+		err := db.Write(ctx, func(tx *engine.Tx) error {
+			q := fmt.Sprintf(`INSERT INTO piped (k, n) VALUES (?, %d)`, i) // a text of its own
+			if err := tx.ExecLater(ctx, q, fmt.Sprint("b", i)); err != nil {
+				return err
+			}
+			var n int
+			return tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) + %d FROM piped`, i)).Scan(&n)
+		})
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if n := countPiped(t, db, `k LIKE 'b%'`); n != 12 {
+		t.Fatalf("%d rows, want 12", n)
+	}
+	var prepared int
+	if err := db.Write(ctx, func(tx *engine.Tx) error {
+		if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, 0)`, "last"); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'kassa\_pipe\_%'`).Scan(&prepared)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if prepared > 4 {
+		t.Fatalf("the connection keeps %d statements prepared for its pipeline, want at most 4", prepared)
+	}
+}

@@ -2,7 +2,9 @@ package pg
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -31,17 +33,21 @@ type preparedStmt struct {
 }
 
 // prepared is the queue and last with their descriptions, each
-// prepared on this connection the first time it is sent (by its text: pgx
-// names it by the text's digest), as a pgx batch prepares its new
-// statements before it sends them. A statement that fails to prepare
+// prepared on this connection the first time it is sent (pipeName), as a
+// pgx batch prepares its new statements before it sends them. A statement that fails to prepare
 // fails the batch with PostgreSQL's error, as in a pgx batch.
 func (c *conn) prepared(ctx context.Context, last *queued) ([]preparedStmt, error) {
+	if len(c.descs)+len(c.queue)+1 > maxPrepared {
+		if err := c.forgetPrepared(ctx); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]preparedStmt, 0, len(c.queue)+1)
 	add := func(q *queued) error {
 		sd, ok := c.descs[q.query]
 		if !ok {
 			var err error
-			if sd, err = c.Conn.Conn().Prepare(ctx, q.query, q.query); err != nil {
+			if sd, err = c.Conn.Conn().Prepare(ctx, pipeName(q.query), q.query); err != nil {
 				return err
 			}
 			if c.descs == nil {
@@ -64,6 +70,31 @@ func (c *conn) prepared(ctx context.Context, last *queued) ([]preparedStmt, erro
 		return out, add(last)
 	}
 	return out, nil
+}
+
+// pipeName is the name the pipeline prepares q under: a name of its own,
+// not pgx's (its cache's, or a database/sql statement's, which their
+// owners deallocate).
+func pipeName(q string) string {
+	h := sha256.Sum256([]byte(q))
+	return "kassa_pipe_" + hex.EncodeToString(h[:20])
+}
+
+// maxPrepared bounds the statements a connection keeps prepared for its
+// pipeline: texts built from filters vary, and each prepared one holds
+// memory here and in its backend. Past it, they are all let go.
+var maxPrepared = 1024
+
+// forgetPrepared deallocates the statements the connection prepared for
+// its pipeline (a Close message each, which a failed transaction takes).
+func (c *conn) forgetPrepared(ctx context.Context) error {
+	for q := range c.descs {
+		if err := c.Conn.Conn().Deallocate(ctx, pipeName(q)); err != nil {
+			return err
+		}
+		delete(c.descs, q)
+	}
+	return nil
 }
 
 // send sends the queue and last in one pipeline and reads their
