@@ -32,10 +32,11 @@ type preparedStmt struct {
 	sd *pgconn.StatementDescription
 }
 
-// prepared is the queue and last with their descriptions, each
-// prepared on this connection the first time it is sent (pipeName), as a
-// pgx batch prepares its new statements before it sends them. A statement that fails to prepare
-// fails the batch with PostgreSQL's error, as in a pgx batch.
+// prepared is the queue and last with their descriptions, each prepared
+// on this connection the first time it is sent (pipeName), as a pgx batch
+// prepares its new statements before it sends them. A statement that
+// fails to prepare fails the batch with PostgreSQL's error, as in a pgx
+// batch.
 func (c *conn) prepared(ctx context.Context, last *queued) ([]preparedStmt, error) {
 	if len(c.descs)+len(c.queue)+1 > maxPrepared {
 		if err := c.forgetPrepared(ctx); err != nil {
@@ -97,8 +98,10 @@ func (c *conn) forgetPrepared(ctx context.Context) error {
 	return nil
 }
 
-// send sends the queue and last in one pipeline and reads their
-// results as send does; the queue is empty after it.
+// send sends the queue and last in one pipeline (one round trip, one
+// Sync) and reads their results: last's (want), or the first kept
+// statement's error, which is also the connection's failure (conn.failed).
+// The queue is empty after it, whatever happened.
 func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
 	kept := len(c.queue)
 	stmts, err := c.prepared(ctx, last)
