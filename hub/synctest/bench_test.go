@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,13 +104,17 @@ func BenchmarkSync(b *testing.B) {
 		lastID := last.Load().(string)
 		stopProfile := profileCatchUp(b)
 		resetStatements(b, e.hubStore)
-		start, cpu := time.Now(), processCPU()
+		pm := postmasterOf(b, e.hubStore) // 0: a hub on SQLite
+		start, cpu, pgCPU := time.Now(), processCPU(), procCPU(nil, pm)
 		e.proxy.restore()
 		wait.For(b, 5*time.Minute, "the backlog at the hub", func() bool {
 			return e.hub.TryCall("GET", "/api/v1/orders/"+lastID, e.hubTok, nil, nil) == 200 &&
 				e.status(b, e.edge, e.edgeMgr)["pending_up"] == float64(0)
 		})
 		catchUp, catchUpCPU := time.Since(start), processCPU()-cpu
+		if pm != 0 {
+			pgCPU = procCPU(nil, pm) - pgCPU
+		}
 		stopProfile()
 		if os.Getenv(pgtest.StatementsEnv) != "" && strings.HasPrefix(e.hubStore, "postgres") {
 			printStatements(b, e.hubStore, backlog*3/500) // per batch of 500 records
@@ -122,7 +127,36 @@ func BenchmarkSync(b *testing.B) {
 		fmt.Printf("| %-52s | %9.2f | %9.2f |\n", "Kassa: order created at the edge → readable at hub", pct(vis, .5), pct(vis, .99))
 		fmt.Printf("Visibility p99 target <= 100 ms.\n")
 		printCatchUp(backlog, catchUp, catchUpCPU, rawWall, rawCPU, campaigns)
+		if pm != 0 {
+			fmt.Printf("PostgreSQL's server CPU in the catch-up: %.2f s, %.1f µs a record (load %s)\n\n", pgCPU.Seconds(),
+				float64(pgCPU.Microseconds())/float64(backlog*3), loadAvg())
+		}
 	}
+}
+
+// postmasterOf is the pid of the PostgreSQL server at dsn (the parent of
+// a backend of it), 0 for a store that is not one: BenchmarkSync adds its
+// CPU (procCPU) to the catch-up's figures.
+func postmasterOf(b *testing.B, dsn string) int {
+	if !strings.HasPrefix(dsn, "postgres") {
+		return 0
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var backend int
+	if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", backend))
+	if err != nil {
+		return 0 // a server on another machine
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // profileCatchUp writes a CPU profile of the catch-up alone to the file

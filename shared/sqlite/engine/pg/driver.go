@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"kassa.dev/shared/sqlite/engine"
@@ -71,6 +72,10 @@ type conn struct {
 	// (engine.PipeAfterCommit), answering to answer.
 	after  *queued
 	answer *engine.AfterCommitAnswer
+	// descs are the statements this connection prepared for its own
+	// pipeline (piped.go), by text.
+	descs  map[string]*pgconn.StatementDescription
+	params []byte // the parameters of the statement being sent, encoded
 }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {

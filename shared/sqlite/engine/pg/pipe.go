@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 
@@ -19,7 +18,7 @@ import (
 // The driver's queue of statements kept for later (engine.Later): a
 // statement whose result nobody reads is kept on its connection and sent
 // with the connection's next statement of another kind, in one round
-// trip (a pgx batch: one pipeline, one Sync). The first error among the
+// trip (one pipeline, one Sync: piped.go). The first error among the
 // kept statements is the error of the statement that sent them, as
 // PostgreSQL gave it (*pgconn.PgError: the engine's kinds and its reruns
 // read it), and of every statement after it until the transaction or its
@@ -154,59 +153,8 @@ const (
 	resultRows                 // its rows (Query)
 )
 
-// send sends the queue and last in one batch and reads their results;
-// the queue is empty after it, whatever happened.
-func (c *conn) send(ctx context.Context, last *queued, want resultOf) (pgconn.CommandTag, driver.Rows, error) {
-	br, err := c.sendQueue(ctx, last)
-	if err != nil {
-		return pgconn.CommandTag{}, nil, err
-	}
-	var tag pgconn.CommandTag
-	var rows driver.Rows
-	switch want {
-	case resultTag:
-		tag, err = br.Exec()
-	case resultRows:
-		var r pgx.Rows
-		if r, err = br.Query(); err == nil {
-			rows, err = readRows(c.Conn.Conn().TypeMap(), r)
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tag, rows, err
-}
-
-// sendQueue sends the queue and then the statements tail in one batch
-// and reads the queue's results: the first error among them fails the
-// batch (c.failed), closed; otherwise the caller reads tail's results.
-func (c *conn) sendQueue(ctx context.Context, tail ...*queued) (pgx.BatchResults, error) {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(c.queue)+len(tail))}
-	for _, s := range c.queue {
-		b.Queue(s.query, s.args...)
-	}
-	kept := len(c.queue)
-	c.queue = nil
-	for _, s := range tail {
-		if s != nil {
-			b.Queue(s.query, s.args...)
-		}
-	}
-	roundTrips.Add(1)
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	for range kept {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			c.failed = err
-			return nil, err
-		}
-	}
-	return br, nil
-}
-
 // sendCommit sends the queue, the COMMIT and, when one was kept, the
-// statement to run after it (c.after) in one batch. PostgreSQL runs that
+// statement to run after it (c.after) in one pipeline. PostgreSQL runs that
 // statement only when the COMMIT succeeded (an error skips the rest of
 // the pipeline to its Sync), outside the transaction, in an implicit
 // one of its own; its answer, or its error, goes to c.answer, never to
@@ -214,55 +162,28 @@ func (c *conn) sendQueue(ctx context.Context, tail ...*queued) (pgx.BatchResults
 func (c *conn) sendCommit(ctx context.Context) (pgconn.CommandTag, error) {
 	after, answer := c.after, c.answer
 	c.after, c.answer = nil, nil
-	br, err := c.sendQueue(ctx, &queued{query: "commit"}, after)
+	commit := &queued{query: "commit"}
+	if after == nil {
+		tag, _, err := c.send(ctx, commit, resultTag)
+		return tag, err
+	}
+	p, m, kept, err := c.start(ctx, commit, after)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	tag, err := br.Exec()
-	if err != nil || after == nil {
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
+	defer p.Close()
+	tag, _, err := c.readPiped(m, p, kept, resultTag)
+	if err != nil {
 		return tag, err
 	}
-	var v int64
-	aerr := br.QueryRow().Scan(&v)
-	if cerr := br.Close(); aerr == nil {
-		aerr = cerr
+	v, aerr := readInt(m, p)
+	if aerr == nil {
+		_, aerr = p.GetResults() // the Sync
 	}
 	if answer != nil {
 		*answer = engine.AfterCommitAnswer{Sent: true, Value: v, Err: aerr}
 	}
 	return tag, nil
-}
-
-// readRows reads r whole, each value as pgx's database/sql driver gives
-// it (stdlib.Rows.Next), into a rowsBuf.
-func readRows(m *pgtype.Map, r pgx.Rows) (driver.Rows, error) {
-	defer r.Close()
-	fds := r.FieldDescriptions()
-	b := &rowsBuf{cols: make([]string, len(fds))}
-	for i, fd := range fds {
-		b.cols[i] = fd.Name
-	}
-	for r.Next() {
-		row := make([]driver.Value, len(fds))
-		for i, src := range r.RawValues() {
-			if src == nil {
-				continue
-			}
-			v, err := valueOf(m, fds[i], src)
-			if err != nil {
-				return nil, fmt.Errorf("convert field %d failed: %w", i, err)
-			}
-			row[i] = v
-		}
-		b.rows = append(b.rows, row)
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	return b, nil
 }
 
 // valueOf is a column's value as stdlib.Rows gives it (initValueFuncs):

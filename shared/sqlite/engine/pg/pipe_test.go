@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -333,5 +334,141 @@ func TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded(t *testing
 	}
 	if rows != 2 || ran != 1 {
 		t.Fatalf("%d rows committed, the after statement ran %d times; want 2 (keys 1 and 3), and once", rows, ran)
+	}
+}
+
+// TestAKeptBatchWritesAndReadsAsPgxDoes: a batch of kept statements
+// goes through the connection's own pipeline (piped.go), the first time
+// its statements are sent and after, and what it writes and reads is what
+// pgx wrote and read: text, integers, NULL, booleans as 1/0, times; a kept
+// insert that fails answers with PostgreSQL's error in the next
+// statement's place.
+func TestAKeptBatchWritesAndReadsAsPgxDoes(t *testing.T) {
+	db := pipeHub(t)
+	ctx := context.Background()
+	if err := db.Exec(ctx, `ALTER TABLE piped ADD COLUMN at timestamptz, ADD COLUMN flag bigint`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 29, 12, 0, 0, 123456000, time.UTC)
+	before := pg.PipedSends()
+	for round := range 3 {
+		err := db.Write(ctx, func(tx *engine.Tx) error {
+			for i, n := range []any{int64(round), nil} {
+				if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n, at, flag) VALUES (?, ?, ?, ?)`, fmt.Sprintf("r%d-%d", round, i), n, at, i == 0); err != nil {
+					return err
+				}
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT k, n, at, flag FROM piped WHERE k LIKE ? ORDER BY k`, fmt.Sprintf("r%d-%%", round))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var k string
+				var n, flag *int64
+				var when time.Time
+				if err := rows.Scan(&k, &n, &when, &flag); err != nil {
+					return err
+				}
+				got = append(got, fmt.Sprintf("%s %v %v %d", k, deref(n), when.UTC().Equal(at), *flag))
+			}
+			want := fmt.Sprintf("[r%d-0 %d true 1 r%d-1 <nil> true 0]", round, round, round)
+			if fmt.Sprint(got) != want {
+				return fmt.Errorf("round %d read %v, want %s", round, got, want)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pg.PipedSends() == before {
+		t.Fatal("no batch went through the connection's own pipeline")
+	}
+	before = pg.PipedSends()
+	err := db.Write(ctx, func(tx *engine.Tx) error {
+		if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n, at, flag) VALUES (?, ?, ?, ?)`, "r0-0", 1, at, true); err != nil {
+			return err
+		}
+		_, err := tx.QueryContext(ctx, `SELECT k, n, at, flag FROM piped WHERE k LIKE ? ORDER BY k`, "r0-%")
+		return err
+	})
+	if !pg.IsUniqueViolation(err) {
+		t.Fatalf("a kept insert of a taken key: %v, want a unique violation", err)
+	}
+	if pg.PipedSends() == before {
+		t.Fatal("the failing batch did not go through the connection's own pipeline")
+	}
+	if n := countPiped(t, db, `true`); n != 6 {
+		t.Fatalf("%d rows, want the 6 of the three rounds", n)
+	}
+	// A kept statement that does not prepare, in a transaction begun on
+	// the server: its own error, not "current transaction is aborted";
+	// the connection serves the next unit.
+	err = db.Write(ctx, func(tx *engine.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM piped`).Scan(&n); err != nil {
+			return err
+		}
+		if err := tx.ExecLater(ctx, `INSERT INTO no_such_table (k) VALUES (?)`, "x"); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM piped`).Scan(&n)
+	})
+	if err == nil || !strings.Contains(err.Error(), "no_such_table") {
+		t.Fatalf("a kept statement that does not prepare: %v, want its own error", err)
+	}
+	if err := db.Write(ctx, func(tx *engine.Tx) error {
+		return tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, ?)`, "after", 1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countPiped(t, db, `k = 'after'`); n != 1 {
+		t.Fatalf("the unit after the failed one wrote %d rows, want 1", n)
+	}
+}
+
+func deref(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+// TestAConnectionLetsGoOfItsPreparedStatementsPastTheBound: a writer
+// connection that sent more distinct texts through its pipeline than it
+// keeps prepared deallocates them and goes on: each text still writes.
+func TestAConnectionLetsGoOfItsPreparedStatementsPastTheBound(t *testing.T) {
+	pg.SetMaxPrepared(t, 4)
+	db := pipeHub(t)
+	ctx := context.Background()
+	for i := range 12 {
+		err := db.Write(ctx, func(tx *engine.Tx) error {
+			q := fmt.Sprintf(`INSERT INTO piped (k, n) VALUES (?, %d)`, i) // a text of its own
+			if err := tx.ExecLater(ctx, q, fmt.Sprint("b", i)); err != nil {
+				return err
+			}
+			var n int
+			return tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) + %d FROM piped`, i)).Scan(&n)
+		})
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if n := countPiped(t, db, `k LIKE 'b%'`); n != 12 {
+		t.Fatalf("%d rows, want 12", n)
+	}
+	var prepared int
+	if err := db.Write(ctx, func(tx *engine.Tx) error {
+		if err := tx.ExecLater(ctx, `INSERT INTO piped (k, n) VALUES (?, 0)`, "last"); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'kassa\_pipe\_%'`).Scan(&prepared)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if prepared > 4 {
+		t.Fatalf("the connection keeps %d statements prepared for its pipeline, want at most 4", prepared)
 	}
 }
