@@ -105,7 +105,7 @@ func BenchmarkSync(b *testing.B) {
 		stopProfile := profileCatchUp(b)
 		resetStatements(b, e.hubStore)
 		pm := postmasterOf(b, e.hubStore) // 0: a hub on SQLite
-		start, cpu, pgCPU := time.Now(), processCPU(), procCPU(nil, pm)
+		start, cpu, pgCPU := time.Now(), processCPU(), pgtest.ProcCPU(nil, pm)
 		e.proxy.restore()
 		wait.For(b, 5*time.Minute, "the backlog at the hub", func() bool {
 			return e.hub.TryCall("GET", "/api/v1/orders/"+lastID, e.hubTok, nil, nil) == 200 &&
@@ -113,7 +113,7 @@ func BenchmarkSync(b *testing.B) {
 		})
 		catchUp, catchUpCPU := time.Since(start), processCPU()-cpu
 		if pm != 0 {
-			pgCPU = procCPU(nil, pm) - pgCPU
+			pgCPU = pgtest.ProcCPU(nil, pm) - pgCPU
 		}
 		stopProfile()
 		if os.Getenv(pgtest.StatementsEnv) != "" && strings.HasPrefix(e.hubStore, "postgres") {
