@@ -136,7 +136,7 @@ func BenchmarkSync(b *testing.B) {
 
 // postmasterOf is the pid of the PostgreSQL server at dsn (the parent of
 // a backend of it), 0 for a store that is not one: BenchmarkSync adds its
-// CPU (procCPU) to the catch-up's figures.
+// CPU (pgtest.ProcCPU) to the catch-up's figures.
 func postmasterOf(b *testing.B, dsn string) int {
 	if !strings.HasPrefix(dsn, "postgres") {
 		return 0

@@ -1103,7 +1103,7 @@ func (c *queryCache) store(key, q string) {
 	}
 }
 
-// appendFields renders a row write's columns (names sorted) as the
+// AppendFields renders a row write's columns (names sorted) as the
 // change record carries them: the values the API shows (times in RFC
 // 3339, lists as lists), as json.Marshal of the map would, without its
 // reflection and key sorting: this runs for every row write.
@@ -1115,31 +1115,9 @@ func AppendFields(b []byte, names []string, cols map[string]any) ([]byte, error)
 		}
 		b = appendJSONString(b, n)
 		b = append(b, ':')
-		switch x := cols[n].(type) {
-		case nil:
-			b = append(b, "null"...)
-		case string:
-			b = appendJSONString(b, x)
-		case int64:
-			b = strconv.AppendInt(b, x, 10)
-		case int:
-			b = strconv.AppendInt(b, int64(x), 10)
-		case bool:
-			b = strconv.AppendBool(b, x)
-		case time.Time:
-			b = appendJSONString(b, FmtTime(x))
-		case *time.Time:
-			if x == nil {
-				b = append(b, "null"...)
-			} else {
-				b = appendJSONString(b, FmtTime(*x))
-			}
-		default:
-			v, err := json.Marshal(x)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite: encode change field %s: %w", n, err)
-			}
-			b = append(b, v...)
+		var err error
+		if b, err = appendColumn(b, cols[n]); err != nil {
+			return nil, fmt.Errorf("sqlite: encode change field %s: %w", n, err)
 		}
 	}
 	return append(b, '}'), nil
@@ -1174,6 +1152,21 @@ func MarshalFields(fields map[string]any) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendColumn appends a row write's column value: times in RFC 3339 as
+// the API shows them (FmtTime), anything else as json.Marshal writes it.
+func appendColumn(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return appendJSONString(b, FmtTime(x)), nil
+	case *time.Time:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		return appendJSONString(b, FmtTime(*x)), nil
+	}
+	return appendFieldValue(b, v)
 }
 
 // appendFieldValue appends v as json.Marshal writes it.
