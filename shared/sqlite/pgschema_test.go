@@ -600,3 +600,34 @@ func TestNoCrossOrgTriggerBuildsItsCheckAtEachRow(t *testing.T) {
 		t.Fatalf("%d triggers call kassa_same_org, %d their own check; want 0 and some", generic, own)
 	}
 }
+
+// TestEachCrossOrgTriggerRunsOnlyForAReference: after the migrations every
+// cross-org trigger has WHEN (NEW.col IS NOT NULL), so a row without the
+// reference calls no plpgsql, and its function's check is the lookup alone
+// (pgmigrations 0008), not `NEW.col IS NOT NULL AND EXISTS (...)`, whose
+// custom plan folds to false for a NULL and which PostgreSQL therefore
+// planned again at every row. A migration that adds a cross-org trigger
+// written as 0007's fails this until it is written as 0008's.
+func TestEachCrossOrgTriggerRunsOnlyForAReference(t *testing.T) {
+	pool := migratedPostgres(t)
+	rows, err := pool.Query(context.Background(), `SELECT g.tgname, pg_get_triggerdef(g.oid), p.prosrc
+		FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid WHERE NOT g.tgisinternal AND p.proname LIKE 'kassa\_same\_org\_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name, def, src string
+		if err := rows.Scan(&name, &def, &src); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !regexp.MustCompile(`WHEN \(\(new\.\w+ IS NOT NULL\)\)`).MatchString(def) || strings.Contains(src, "IS NOT NULL AND EXISTS") {
+			t.Errorf("cross-org trigger %s: %s, its check %q; want WHEN (NEW.col IS NOT NULL) and the lookup alone", name, def, src)
+		}
+	}
+	if rows.Err() != nil || n == 0 {
+		t.Fatalf("%d cross-org triggers (%v); want some", n, rows.Err())
+	}
+}
