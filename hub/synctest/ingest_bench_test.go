@@ -205,21 +205,21 @@ func printStatements(b *testing.B, dsn string, pushes int) {
 	if os.Getenv(pgtest.StatementsEnv) == "time" {
 		order = "total_exec_time"
 	}
-	rows, err := db.Query(`SELECT calls, total_exec_time, total_plan_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+	rows, err := db.Query(`SELECT calls, plans, total_exec_time, total_plan_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 		FROM pg_stat_statements ORDER BY ` + order + ` DESC LIMIT 40`)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rows.Close()
-	fmt.Printf("\nPostgreSQL's statements, most called first (%d pushes):\n| calls/push | ms run | ms planned | statement |\n|---|---|---|---|\n", pushes)
+	fmt.Printf("\nPostgreSQL's statements, most called first (%d pushes):\n| calls/push | plans/call | ms run | ms planned | statement |\n|---|---|---|---|---|\n", pushes)
 	for rows.Next() {
-		var calls int
+		var calls, plans int
 		var ms, planned float64
 		var q string
-		if err := rows.Scan(&calls, &ms, &planned, &q); err != nil {
+		if err := rows.Scan(&calls, &plans, &ms, &planned, &q); err != nil {
 			b.Fatal(err)
 		}
-		fmt.Printf("| %.2f | %.0f | %.0f | `%s` |\n", float64(calls)/float64(pushes), ms, planned, strings.ReplaceAll(q, "|", "/"))
+		fmt.Printf("| %.2f | %.2f | %.0f | %.0f | `%s` |\n", float64(calls)/float64(pushes), float64(plans)/float64(max(calls, 1)), ms, planned, strings.ReplaceAll(q, "|", "/"))
 	}
 }
 

@@ -43,10 +43,11 @@ func (s *LiveService) LiveChanges(ctx context.Context, after kassa.LivePosition,
 	}
 	// A stock movement's product is read from its row (the change record
 	// of an applied one is not kept).
+	d := engine.D(s.db.Reader)
 	own, err := s.read(ctx, `SELECT o.seq, coalesce(o.location_id, ''), o.entity, o.entity_id, o.op, coalesce(m.product_id, l.product_id, '')
-		FROM outbox o LEFT JOIN stock_movements m ON o.entity = 'stock_movement' AND m.id = o.entity_id
+		FROM `+d.LogFrom("o")+` LEFT JOIN stock_movements m ON o.entity = 'stock_movement' AND m.id = o.entity_id
 		LEFT JOIN stock_levels l ON o.entity = 'stock_level' AND l.id = o.entity_id
-		WHERE `+engine.D(s.db.Reader).LogAfter("o.seq", "?1")+` AND o.org_id = ? AND o.entity IN `+liveIn+` ORDER BY o.seq LIMIT ?`, after.Own, a.OrgID, limit)
+		WHERE `+d.LogAfter("o.seq", "?1")+` AND o.org_id = ? AND o.entity IN `+liveIn+` ORDER BY `+d.LogOrder("o.seq")+` LIMIT ?`, after.Own, a.OrgID, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,13 @@ type Dialect interface {
 	// commit's last position that its index serves, so a read costs what
 	// it returns, not the whole log (postgres.md, "Reading the log").
 	LogAfter(col, bound string) string
+	// LogFrom is the FROM item a cursor read of the log (LogAfter) reads,
+	// named alias ("" for outbox), and LogOrder its order by col (the
+	// seq, as the statement names it): on PostgreSQL the commits after the
+	// cursor by their last position's index, each one's rows by its key,
+	// so a read costs what it returns whatever plan the database caches.
+	LogFrom(alias string) string
+	LogOrder(col string) string
 	// LastSeqSQL reads the log's newest position (0 when empty): every
 	// edge's pull asks it first.
 	LastSeqSQL() string
@@ -165,9 +172,13 @@ func (sqliteDialect) AfterCommit(context.Context, *sql.DB, int64, AfterCommitAns
 func (sqliteDialect) BeginSQL() string                  { return "" }
 func (sqliteDialect) Settled(string, string) string     { return "" }
 func (sqliteDialect) LogAfter(col, bound string) string { return col + " > " + bound }
-func (sqliteDialect) LastSeqSQL() string                { return `SELECT coalesce(max(seq), 0) FROM outbox` }
-func (sqliteDialect) LockRowsSQL(string, int) string    { return "" }
-func (sqliteDialect) LockKeysSQL(int) string            { return "" }
+func (sqliteDialect) LogFrom(alias string) string {
+	return strings.TrimSuffix("outbox "+alias, " ")
+}
+func (sqliteDialect) LogOrder(col string) string     { return col }
+func (sqliteDialect) LastSeqSQL() string             { return `SELECT coalesce(max(seq), 0) FROM outbox` }
+func (sqliteDialect) LockRowsSQL(string, int) string { return "" }
+func (sqliteDialect) LockKeysSQL(int) string         { return "" }
 func (sqliteDialect) ColumnsSQL() string {
 	return `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 }

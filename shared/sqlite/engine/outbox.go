@@ -97,7 +97,7 @@ func (db *DB) ChangesAfter(ctx context.Context, seq int64, limit int, f LogFilte
 // ChangesBetween is ChangesAfter for positions up to until (0: no bound).
 func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f LogFilter) ([]LogEntry, error) {
 	unsentOnly, scope, excludeOrigin := f.Unsent, f.Scope, f.ExcludeOrigin
-	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM outbox WHERE ` + db.dialect().LogAfter("seq", "?1")
+	q := `SELECT seq, id, org_id, coalesce(location_id, ''), entity, entity_id, op, ` + outboxFields(db.dialect()) + `, hlc, origin, coalesce(actor, '') FROM ` + db.dialect().LogFrom("") + ` WHERE ` + db.dialect().LogAfter("seq", "?1")
 	args := []any{seq}
 	if until > 0 {
 		q += ` AND seq <= ?`
@@ -118,7 +118,7 @@ func (db *DB) ChangesBetween(ctx context.Context, seq, until int64, limit int, f
 		q += ` AND origin != ?`
 		args = append(args, excludeOrigin)
 	}
-	rows, err := db.Reader.QueryContext(ctx, q+` ORDER BY seq LIMIT ?`, append(args, limit)...)
+	rows, err := db.Reader.QueryContext(ctx, q+` ORDER BY `+db.dialect().LogOrder("seq")+` LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +164,9 @@ type LogHead struct {
 // LogHeadsAfter returns the positions, orgs and locations of up to limit
 // log entries after seq: what the hub needs to wake the right edges.
 func (db *DB) LogHeadsAfter(ctx context.Context, seq int64, limit int) ([]LogHead, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM outbox WHERE `+db.dialect().LogAfter("seq", "?1")+
-		` ORDER BY seq LIMIT ?`, seq, limit)
+	d := db.dialect()
+	rows, err := db.Reader.QueryContext(ctx, `SELECT seq, org_id, coalesce(location_id, '') FROM `+d.LogFrom("")+` WHERE `+d.LogAfter("seq", "?1")+
+		` ORDER BY `+d.LogOrder("seq")+` LIMIT ?`, seq, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func (db *DB) SyncNodes(ctx context.Context, orgID string) ([]SyncNode, error) {
 // from excludeOrigin: what an edge has yet to pull.
 func (db *DB) LogCount(ctx context.Context, seq int64, scope Scope, excludeOrigin string) (int64, error) {
 	var n int64
-	err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE `+db.dialect().LogAfter("seq", "?1")+` AND org_id = ?
+	err := db.Reader.QueryRowContext(ctx, `SELECT count(*) FROM `+db.dialect().LogFrom("")+` WHERE `+db.dialect().LogAfter("seq", "?1")+` AND org_id = ?
 		AND (location_id IS NULL OR location_id = ?) AND origin != ?`, seq, scope.OrgID, scope.LocationID, excludeOrigin).Scan(&n)
 	return n, err
 }

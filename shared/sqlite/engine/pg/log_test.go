@@ -357,6 +357,7 @@ func TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor(t *testing.T) {
 	if n := nodes[0].Plan.rowsOf("outbox_log"); n > 1000 {
 		t.Fatalf("reading the last 100 of %d records read %.0f of them:\n%s", commits*per, n, plan)
 	}
+	readsOnlyTheTail(t, pool, commits*per)
 
 	// The newest position, which every pull asks first: the view's, read
 	// from one index entry.
@@ -376,6 +377,44 @@ func TestAReadOfTheLogReadsOnlyWhatFollowsTheCursor(t *testing.T) {
 	}
 	if n := nodes[0].Plan.rowsOf("outbox_commits") + nodes[0].Plan.rowsOf("outbox_log"); n > 10 {
 		t.Fatalf("the newest of %d positions read %.0f rows:\n%s", commits*per, n, plan)
+	}
+}
+
+// readsOnlyTheTail: the engine's cursor reads of the log (Dialect.LogFrom,
+// LogAfter, LogOrder) read what they return under either plan PostgreSQL
+// may cache, the generic one (which guesses a third of the commits follow
+// any cursor: through the view it joined the whole log by hash) and a
+// custom one, after a cursor near the end (1,000 records) and at the
+// start (a LIMIT of 500 of n).
+func readsOnlyTheTail(t *testing.T, pool *pgxpool.Pool, n int) {
+	ctx := context.Background()
+	d := pg.Dialect{}
+	q := `SELECT seq, org_id FROM ` + d.LogFrom("") + ` WHERE ` + d.LogAfter("seq", "$1") + ` ORDER BY ` + d.LogOrder("seq") + ` LIMIT $2`
+	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		if _, err := c.Exec(ctx, `SET plan_cache_mode = `+mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, `PREPARE tail_`+mode+`(bigint, bigint) AS `+q); err != nil {
+			t.Fatal(err)
+		}
+		for _, cur := range []struct{ after, limit, most int }{{n - 1000, 1000, 1100}, {0, 500, 600}} {
+			var plan string
+			if err := c.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE tail_%s(%d, %d)`, mode, cur.after, cur.limit)).Scan(&plan); err != nil {
+				t.Fatal(err)
+			}
+			var nodes []struct{ Plan planNode }
+			if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
+				t.Fatalf("the plan: %v\n%s", err, plan)
+			}
+			if got := nodes[0].Plan.rowsOf("outbox_log"); got > float64(cur.most) {
+				t.Fatalf("%s: reading %d records after %d of %d read %.0f of them:\n%s", mode, cur.limit, cur.after, n, got, plan)
+			}
+		}
 	}
 }
 
