@@ -76,6 +76,14 @@ type conn struct {
 	// pipeline (piped.go), by text.
 	descs  map[string]*pgconn.StatementDescription
 	params []byte // the parameters of the statement being sent, encoded
+	// wbuf is the buffer its pipeline's messages are written into
+	// (piped.go), kept from batch to batch.
+	wbuf sendBuf
+	// vals and formats are the statement being sent's parameters and
+	// their formats (reused); results its columns' formats, by statement.
+	vals    [][]byte
+	formats []int16
+	results map[*pgconn.StatementDescription][]int16
 }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {
