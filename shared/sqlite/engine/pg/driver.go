@@ -76,6 +76,16 @@ type conn struct {
 	// pipeline (piped.go), by text.
 	descs  map[string]*pgconn.StatementDescription
 	params []byte // the parameters of the statement being sent, encoded
+	// wbuf is the buffer its pipeline's messages are written into
+	// (piped.go), kept from batch to batch.
+	wbuf sendBuf
+	// vals and formats are the statement being sent's parameters and
+	// their formats (reused); results its columns' formats, by statement.
+	// pipeTx is set in a default transaction (BeginTx), until its end.
+	pipeTx  bool
+	vals    [][]byte
+	formats []int16
+	results map[*pgconn.StatementDescription][]int16
 }
 
 func (c *conn) Prepare(q string) (driver.Stmt, error) {
@@ -134,7 +144,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, sin
 	if err := c.ready(ctx, q, single); err != nil {
 		return nil, err
 	}
-	if len(c.queue) == 0 {
+	if !c.piping(single) {
 		roundTrips.Add(1)
 		return c.Conn.ExecContext(ctx, q, args)
 	}
@@ -150,12 +160,25 @@ func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, si
 	if err := c.ready(ctx, q, single); err != nil {
 		return nil, err
 	}
-	if len(c.queue) == 0 {
+	if !c.piping(single) {
 		roundTrips.Add(1)
 		return buffered(c.Conn.QueryContext(ctx, q, args))
 	}
 	_, rows, err := c.send(ctx, &queued{query: q, args: values(args)}, resultRows)
 	return rows, err
+}
+
+// piping reports whether a statement run now goes through the
+// connection's pipeline (piped.go): with what is kept, or alone when it is
+// one statement of a default transaction (the writer's). pgx's own path
+// (stdlib) encodes each statement's parameters into a buffer it shrinks
+// back to 256 bytes, and its frontend's write buffer to 1 KiB, at every
+// statement: the kitchen's ticket inserts (a query run alone: RETURNING)
+// allocated a tenth of a PostgreSQL hub's bytes there under the ingest.
+// Other connections (the readers, read-only transactions) keep pgx's
+// path and its statement cache.
+func (c *conn) piping(single bool) bool {
+	return len(c.queue) > 0 || single && c.pipeTx
 }
 
 // stmt is a prepared statement whose results are buffered (buffered), run

@@ -253,6 +253,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return &pipeTx{ctx: ctx, c: c, inner: inner}, nil
 	}
 	c.queue = append(c.queue, queued{query: beginQuery})
+	c.pipeTx = true
 	return &pipeTx{ctx: ctx, c: c}, nil
 }
 
@@ -327,4 +328,5 @@ func (c *conn) ResetSession(ctx context.Context) error {
 // after a COMMIT (which is then not sent: its answer says so).
 func (c *conn) forget() {
 	c.queue, c.failed, c.after, c.answer = nil, nil, nil, nil
+	c.pipeTx = false
 }

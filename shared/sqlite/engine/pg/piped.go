@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -95,6 +96,7 @@ func (c *conn) forgetPrepared(ctx context.Context) error {
 		if err := c.Conn.Conn().Deallocate(ctx, pipeName(q)); err != nil {
 			return err
 		}
+		delete(c.results, c.descs[q])
 		delete(c.descs, q)
 	}
 	return nil
@@ -144,8 +146,11 @@ func (c *conn) start(ctx context.Context, tail ...*queued) (*pgconn.Pipeline, *p
 	pipedSends.Add(1)
 	m := c.Conn.Conn().TypeMap()
 	p := c.Conn.Conn().PgConn().StartPipeline(ctx)
+	fe := c.Conn.Conn().PgConn().Frontend()
+	fe.Send(&c.wbuf) // the frontend writes into the connection's buffer
 	for i := range stmts {
 		if err := c.sendOne(m, p, &stmts[i]); err != nil {
+			c.wbuf.handedOver()
 			p.Close()
 			if i < kept {
 				c.failed = err
@@ -153,12 +158,64 @@ func (c *conn) start(ctx context.Context, tail ...*queued) (*pgconn.Pipeline, *p
 			return nil, nil, 0, err
 		}
 	}
-	if err := p.Sync(); err != nil {
+	p.SendPipelineSync()
+	fe.Send(c.wbuf.takeBack()) // and gives it back as it grew, before it drops it
+	if err := p.Flush(); err != nil {
 		p.Close()
 		return nil, nil, 0, err
 	}
 	return p, m, kept, nil
 }
+
+// sendBuf is the buffer a connection's pipeline is written into. pgx's
+// frontend (pgproto3.Frontend) writes its messages into a buffer it lets
+// go after each write when it grew over 1 KiB, so each batch grew a new
+// one from 1 KiB by doubling: 0.3 GB of a catch-up's 3.4 GB allocated, its
+// bytes copied at each growth. sendBuf is a message the frontend is sent
+// as any (Frontend.Send): encoded at a batch's start it makes the
+// connection's buffer the frontend's (what the frontend held moved into
+// it), and at the batch's end (takeBack) it takes back the frontend's
+// buffer as it grew, which the frontend then writes and drops; nothing
+// else holds it once the write returned. A buffer over maxSendBuf is
+// not kept.
+type sendBuf struct {
+	b []byte
+}
+
+// maxSendBuf bounds the write buffer a connection keeps between batches
+// (a catch-up's push of 500 records writes about 1 MB).
+const maxSendBuf = 2 << 20
+
+// Encode hands the connection's buffer to the frontend, with what the
+// frontend had written (dst) moved into it.
+func (s *sendBuf) Encode(dst []byte) ([]byte, error) {
+	b := append(s.b[:0], dst...)
+	s.b = nil // the frontend's now, until takeBack
+	return b, nil
+}
+
+// handedOver forgets a buffer handed to the frontend and not taken back.
+func (s *sendBuf) handedOver() { s.b = nil }
+
+// takeBack is the message that takes back the frontend's buffer (dst).
+func (s *sendBuf) takeBack() *bufTaker { return (*bufTaker)(s) }
+
+func (s *sendBuf) Decode([]byte) error { return errors.New("pg: sendBuf is not decoded") }
+func (s *sendBuf) Frontend()           {}
+
+// bufTaker is a sendBuf taking back the frontend's buffer: it encodes
+// nothing.
+type bufTaker sendBuf
+
+func (t *bufTaker) Encode(dst []byte) ([]byte, error) {
+	if cap(dst) <= maxSendBuf {
+		t.b = dst[:0]
+	}
+	return dst, nil
+}
+
+func (t *bufTaker) Decode([]byte) error { return errors.New("pg: bufTaker is not decoded") }
+func (t *bufTaker) Frontend()           {}
 
 // nextResult is the next statement's result of p.
 func nextResult(p *pgconn.Pipeline) (*pgconn.ResultReader, error) {
@@ -198,9 +255,12 @@ func readInt(m *pgtype.Map, p *pgconn.Pipeline) (int64, error) {
 // the Bind message copies them).
 func (c *conn) sendOne(m *pgtype.Map, p *pgconn.Pipeline, s *preparedStmt) error {
 	c.params = c.params[:0]
-	vals := make([][]byte, len(s.args))
-	formats := make([]int16, len(s.args))
+	// The Bind message copies vals and formats as it is sent: reused.
+	vals := slices.Grow(c.vals[:0], len(s.args))[:len(s.args)]
+	formats := slices.Grow(c.formats[:0], len(s.args))[:len(s.args)]
+	c.vals, c.formats = vals, formats
 	for i, arg := range s.args {
+		vals[i], formats[i] = nil, 0
 		if arg == nil {
 			continue
 		}
@@ -224,12 +284,25 @@ func (c *conn) sendOne(m *pgtype.Map, p *pgconn.Pipeline, s *preparedStmt) error
 		c.params = buf
 		vals[i] = buf[pos:len(buf):len(buf)]
 	}
-	results := make([]int16, len(s.sd.Fields))
-	for i, f := range s.sd.Fields {
-		results[i] = m.FormatCodeForOID(f.DataTypeOID)
-	}
-	p.SendQueryStatement(s.sd, vals, formats, results)
+	p.SendQueryStatement(s.sd, vals, formats, c.resultFormats(m, s.sd))
 	return nil
+}
+
+// resultFormats are the formats sd's columns are read in, the same at
+// each run (the pipeline keeps them to read its result: never changed).
+func (c *conn) resultFormats(m *pgtype.Map, sd *pgconn.StatementDescription) []int16 {
+	if r, ok := c.results[sd]; ok {
+		return r
+	}
+	r := make([]int16, len(sd.Fields))
+	for i, f := range sd.Fields {
+		r[i] = m.FormatCodeForOID(f.DataTypeOID)
+	}
+	if c.results == nil {
+		c.results = map[*pgconn.StatementDescription][]int16{}
+	}
+	c.results[sd] = r
+	return r
 }
 
 // readPiped reads the results of a pipeline of kept statements and, as
