@@ -28,7 +28,9 @@ import (
 // collected with emit are appended to the event log at the end of the unit
 // (logEvents) and published on the bus once the transaction committed.
 type Tx struct {
-	*sql.Tx
+	// Tx runs the unit's statements: the batch's transaction (a *sql.Tx,
+	// or on PostgreSQL a directTx).
+	Tx stmtRunner
 	DB     *DB
 	w      *writer // the write loop running the unit
 	Now    time.Time
@@ -210,6 +212,10 @@ type writer struct {
 	// wrote to the log, where the engine numbers them (Dialect.LogCommitSQL).
 	logRows int
 	cseq    int64 // the committing transaction's place in the log's order (LogCommitSQL)
+	// notDirect: the backend's driver connection is not a DirectConn
+	// (beginTx): the loop's transactions are database/sql's.
+	notDirect bool
+	direct    directTx // the loop's transaction on its driver connection, reused
 }
 
 func (db *DB) newWriter() *writer {
@@ -310,13 +316,13 @@ func (db *DB) checkpoint() {
 // maxBatch), in one transaction and reports whether it committed anything.
 func (w *writer) runBatch(batch []*writeReq) bool {
 	ctx, db := context.Background(), w.db
-	var sqltx *sql.Tx
+	var sqltx batchTx
 	ok, inTx := 0, 0 // units that succeeded; units run in sqltx
 	for i := 0; i < len(batch); i++ {
 		r := batch[i]
 		if sqltx == nil {
 			var err error
-			if sqltx, err = db.begin(ctx); err != nil {
+			if sqltx, err = w.begin(ctx); err != nil {
 				failUnits(batch[i:], fmt.Errorf("sqlite: begin: %w", err))
 				break
 			}
@@ -450,19 +456,40 @@ func padded[T any](c []T) []any {
 	return args
 }
 
-// begin opens the writer's transaction and runs the dialect's BeginSQL
+// begin opens the loop's transaction and runs the dialect's BeginSQL
 // in it.
-func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
-	sqltx, err := db.Writer.BeginTx(ctx, nil)
+func (w *writer) begin(ctx context.Context) (batchTx, error) {
+	sqltx, err := w.beginTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if q := db.dialect().BeginSQL(); q != "" {
+	if q := w.db.dialect().BeginSQL(); q != "" {
 		// Its result is not read: it goes with the first unit's first statement.
 		if _, err := sqltx.ExecContext(Later(ctx), q); err != nil {
 			sqltx.Rollback()
 			return nil, err
 		}
+	}
+	return sqltx, nil
+}
+
+// beginTx begins the transaction on the loop's driver connection itself
+// where the backend's driver allows it (directTx), else through
+// database/sql.
+func (w *writer) beginTx(ctx context.Context) (batchTx, error) {
+	if w.db.Dialect != nil && !w.notDirect {
+		direct, err := w.beginDirect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if direct {
+			return &w.direct, nil
+		}
+		w.notDirect = true
+	}
+	sqltx, err := w.db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
 	}
 	return sqltx, nil
 }
@@ -475,7 +502,7 @@ func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
 // A bare unit, the first of its transaction on PostgreSQL, runs without
 // a savepoint: the caller rolls the transaction back when it fails (two
 // round trips and a subtransaction fewer a transaction).
-func (w *writer) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq, bare bool) error {
+func (w *writer) runInBatch(ctx context.Context, sqltx batchTx, r *writeReq, bare bool) error {
 	if r.err = r.ctx.Err(); r.err != nil {
 		return nil
 	}
@@ -507,7 +534,7 @@ func (w *writer) runInBatch(ctx context.Context, sqltx *sql.Tx, r *writeReq, bar
 
 // runBare runs r as the first unit of sqltx, without a savepoint; when it
 // fails its writes are undone with the transaction (runBatch).
-func (w *writer) runBare(sqltx *sql.Tx, r *writeReq) error {
+func (w *writer) runBare(sqltx batchTx, r *writeReq) error {
 	if r.err = w.runUnit(sqltx, r, endFlushed); r.err != nil {
 		w.db.undone(r.changed)
 	}
@@ -524,7 +551,7 @@ const (
 )
 
 // runUnit runs r in sqltx and counts it when it failed.
-func (w *writer) runUnit(sqltx *sql.Tx, r *writeReq, end unitEnd) error {
+func (w *writer) runUnit(sqltx batchTx, r *writeReq, end unitEnd) error {
 	db := w.db
 	tx := &Tx{Tx: sqltx, DB: db, w: w, Now: db.Now().UTC().Truncate(time.Millisecond)}
 	err := runUnit(r, tx)
@@ -562,7 +589,7 @@ func (db *DB) failBatch(batch []*writeReq, err error) {
 // commitBatch commits the batch's transaction when ok units of it
 // succeeded (and rolls it back when none did), and wakes the watchers of
 // commits.
-func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
+func (w *writer) commitBatch(sqltx batchTx, ok int) error {
 	if ok == 0 {
 		if sqltx != nil {
 			sqltx.Rollback()
@@ -600,7 +627,7 @@ func (w *writer) commitBatch(sqltx *sql.Tx, ok int) error {
 // another pooled connection once the COMMIT had answered, a round trip
 // and a wake-up on both sides more a transaction. A statement the dialect
 // cannot give now is not sent: AfterCommit then does its work itself.
-func (w *writer) keepAfterCommit(sqltx *sql.Tx, after *AfterCommitAnswer) error {
+func (w *writer) keepAfterCommit(sqltx batchTx, after *AfterCommitAnswer) error {
 	db, ctx := w.db, context.Background()
 	if db.Dialect == nil {
 		return nil
@@ -615,7 +642,7 @@ func (w *writer) keepAfterCommit(sqltx *sql.Tx, after *AfterCommitAnswer) error 
 
 // logCommit runs the dialect's LogCommitSQL when the transaction wrote
 // the log: once a transaction, whatever its units wrote.
-func (w *writer) logCommit(sqltx *sql.Tx) error {
+func (w *writer) logCommit(sqltx batchTx) error {
 	w.cseq = 0
 	q := w.db.dialect().LogCommitSQL()
 	if q == "" || w.logRows == 0 {
@@ -625,10 +652,13 @@ func (w *writer) logCommit(sqltx *sql.Tx) error {
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for
-// every unit, parsing them cost a quarter of the writer's time.
-func (w *writer) savepoint(ctx context.Context, tx *sql.Tx, stmt string) (sql.Result, error) {
+// every unit, parsing them cost a quarter of the writer's time. (A
+// directTx runs it by its text: the driver prepares what it sends.)
+func (w *writer) savepoint(ctx context.Context, tx batchTx, stmt string) (sql.Result, error) {
 	if st := w.db.savepoints[stmt]; st != nil {
-		return w.bound.get(tx, st).ExecContext(ctx)
+		if sqltx, ok := tx.(*sql.Tx); ok {
+			return w.bound.get(sqltx, st).ExecContext(ctx)
+		}
 	}
 	return tx.ExecContext(ctx, stmt)
 }
@@ -681,6 +711,9 @@ func (tx *Tx) execCached(ctx context.Context, query string, args ...any) (sql.Re
 // notes it for preparing after the batch).
 func (tx *Tx) cached(query string) *sql.Stmt {
 	w := tx.w
+	if _, direct := tx.Tx.(*directTx); direct {
+		return nil // the driver prepares what it sends itself
+	}
 	if st := w.stmts[query]; st != nil {
 		return st
 	}
@@ -728,7 +761,7 @@ type boundStmts struct {
 }
 
 // bind returns st bound to the unit's transaction.
-func (tx *Tx) bind(st *sql.Stmt) *sql.Stmt { return tx.w.bound.get(tx.Tx, st) }
+func (tx *Tx) bind(st *sql.Stmt) *sql.Stmt { return tx.w.bound.get(tx.Tx.(*sql.Tx), st) }
 
 // get returns st bound to tx, binding it at first use in tx. (Bound
 // without the unit's context: a statement bound under a context already

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +26,8 @@ import (
 const DriverName = "kassa_pgx"
 
 func init() { sql.Register(DriverName, rebindDriver{}) }
+
+var _ engine.DirectConn = (*conn)(nil)
 
 // maxRebound bounds the cache of rewritten texts: queries built from
 // filters vary; past the bound they are rewritten on every run.
@@ -103,18 +106,36 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 }
 
 func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.exec(ctx, rebindCached(q), args, len(args) > 0)
+	return c.exec(ctx, rebindCached(q), args, c.single(q, args))
 }
 
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.query(ctx, rebindCached(q), args, len(args) > 0)
+	return c.query(ctx, rebindCached(q), args, c.single(q, args))
 }
+
+// single reports whether q is one statement: one with parameters, or in
+// a default transaction (the writer's) one without a semicolon. Such a
+// statement goes in the batch of what is kept (piping), prepared there:
+// before the writer's statements ran by text (engine.DirectConn), its
+// units' ones without parameters were prepared by database/sql.
+func (c *conn) single(q string, args []driver.NamedValue) bool {
+	return len(args) > 0 || c.pipeTx && !strings.Contains(q, ";")
+}
+
+// DirectWriter marks the connection as an engine.DirectConn: the write
+// loops run their batches' statements on it without database/sql. Its
+// statements answer a context's error without sending anything (exec):
+// a write loop's context has no Done channel for pgx to watch.
+func (c *conn) DirectWriter() {}
 
 // exec runs q, keeps it for later, or only sends what is kept, as ctx
 // asks (engine.Piped). One statement (single: a prepared one, or one
 // with parameters) goes in the batch of what is kept; a text without
 // parameters may be several (a migration): what is kept goes first.
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, single bool) (driver.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	switch engine.Piped(ctx) {
 	case engine.PipeLater:
 		if c.failed != nil {
@@ -157,6 +178,9 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, sin
 
 // query runs q, in one round trip with what is kept for later (exec).
 func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, single bool) (driver.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := c.ready(ctx, q, single); err != nil {
 		return nil, err
 	}

@@ -113,12 +113,14 @@ func (c *conn) before(q string) error {
 
 // ready readies the queue for q, run now (before); a q that may be
 // several statements (not single) cannot join a batch: the queue is sent
-// ahead of it alone.
+// ahead of it alone. So it is ahead of a statement the connection has yet
+// to prepare: one that fails to (its text is wrong) fails alone, after
+// the kept statements ran (a unit's SAVEPOINT among them).
 func (c *conn) ready(ctx context.Context, q string, single bool) error {
 	if err := c.before(q); err != nil {
 		return err
 	}
-	if single {
+	if single && c.descs[q] != nil {
 		return nil
 	}
 	return c.flush(ctx)
