@@ -71,20 +71,24 @@ func (w *writer) beginDirect(ctx context.Context) (bool, error) {
 	}
 	t := &w.direct
 	t.conn, t.dc, t.dtx = conn, nil, nil
-	err = conn.Raw(func(c any) error {
-		dc, ok := c.(DirectConn)
-		if !ok {
-			return nil
-		}
-		dtx, err := dc.BeginTx(context.Background(), driver.TxOptions{})
-		t.dc, t.dtx = dc, dtx
-		return err
-	})
-	if err != nil || t.dtx == nil {
+	if err = conn.Raw(t.begin); err != nil || t.dtx == nil {
 		t.end()
 		return false, err
 	}
 	return true, nil
+}
+
+// begin begins the transaction on the lent driver connection c (through
+// sql.Conn.Raw), when it is a DirectConn; the sql.Conn stays lent to the
+// loop until end, so nothing else uses c meanwhile.
+func (t *directTx) begin(c any) error {
+	dc, ok := c.(DirectConn)
+	if !ok {
+		return nil
+	}
+	dtx, err := dc.BeginTx(context.Background(), driver.TxOptions{})
+	t.dc, t.dtx = dc, dtx
+	return err
 }
 
 func (t *directTx) Commit() error {

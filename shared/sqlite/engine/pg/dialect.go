@@ -5,9 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"kassa.dev/shared/sqlite/engine"
 )
@@ -207,10 +211,26 @@ func Register(nouns ...fs.FS) {
 	engine.RegisterBackend("postgresql", b)
 }
 
+// WriterLockTimeout bounds how long a write loop's statement waits for a
+// lock (PostgreSQL's lock_timeout on the writer pool's connections). A
+// write loop's statements see no cancellable context (engine/direct.go):
+// without it a row lock held by a transaction that never ends (a session
+// left open by hand, another hub's hung unit) would hold the loop, and
+// every unit queued behind it, for as long; with it the waiting unit
+// fails alone, as its push's 30-second deadline failed it before, and its
+// edge pushes it again.
+var WriterLockTimeout = 30 * time.Second
+
 // OpenDB opens two database/sql pools on dsn through DriverName: the
-// engine's writer and its readers.
+// engine's writer (its connections wait at most WriterLockTimeout for a
+// lock) and its readers.
 func (Backend) OpenDB(_ context.Context, dsn string) (writer, reader *sql.DB, err error) {
-	if writer, err = sql.Open(DriverName, dsn); err != nil {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(WriterLockTimeout.Milliseconds(), 10)
+	if writer, err = sql.Open(DriverName, stdlib.RegisterConnConfig(cfg)); err != nil {
 		return nil, nil, err
 	}
 	if reader, err = sql.Open(DriverName, dsn); err != nil {

@@ -2,11 +2,13 @@ package pg_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"kassa.dev/shared/sqlite/engine"
+	"kassa.dev/shared/sqlite/engine/pg"
 )
 
 // TestAUnitEndedByADeadlockRunsAgain: on two hubs of one PostgreSQL, two
@@ -116,5 +118,55 @@ func TestAKeyLockHoldsUnitsOfTheKeyAndNoOtherWriter(t *testing.T) {
 	}
 	if n := <-second; n != 1 {
 		t.Errorf("the waiting unit read %d, want 1: the holder's commit", n)
+	}
+}
+
+// TestAUnitWaitsForARowLockAtMostTheWritersBound: a write loop's
+// statements see no cancellable context (engine/direct.go), so the bound
+// on a lock wait is the writer's own (pg.WriterLockTimeout): a unit that
+// wants a row another hub's transaction holds and does not let go fails
+// alone once the bound passed, and the same hub's next unit commits.
+func TestAUnitWaitsForARowLockAtMostTheWritersBound(t *testing.T) {
+	old := pg.WriterLockTimeout
+	pg.WriterLockTimeout = 300 * time.Millisecond
+	hubs := openHubs(t, 2)
+	pg.WriterLockTimeout = old // read when the pools opened
+	ctx := context.Background()
+	if err := hubs[0].Exec(ctx, `CREATE TABLE held (id text PRIMARY KEY, n integer NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubs[0].Exec(ctx, `INSERT INTO held (id, n) VALUES ('x', 0), ('y', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	locked, release, holder := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		holder <- hubs[0].Write(ctx, func(tx *engine.Tx) error {
+			if err := tx.LockRow(ctx, "held", "x"); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	began := time.Now()
+	err := hubs[1].Write(ctx, func(tx *engine.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE held SET n = n + 1 WHERE id = 'x'`)
+		return err
+	})
+	waited := time.Since(began)
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "lock timeout") {
+		t.Fatalf("a unit waiting for a held row: err = %v after %v, want PostgreSQL's lock timeout", err, waited)
+	}
+	if err := <-holder; err != nil {
+		t.Fatal(err)
+	}
+	if err := hubs[1].Write(ctx, func(tx *engine.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE held SET n = n + 1 WHERE id = 'y'`)
+		return err
+	}); err != nil {
+		t.Fatalf("the hub's next unit: %v", err)
 	}
 }
