@@ -146,6 +146,7 @@ func startIngestHubs(b *testing.B, bin string, n int, store string) ingestHubs {
 // ingestRun starts the hubs, enrols and links the edges, then has every
 // edge push its sales at once and measures.
 func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, sales int) ingestResult {
+	trips := countTrips(b, store)
 	h := startIngestHubs(b, bin, nHubs, store)
 	defer func() {
 		for _, stop := range h.stop {
@@ -170,6 +171,10 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	var lat []time.Duration
 	var wg sync.WaitGroup
 	go profileIngest(name)
+	if trips != nil {
+		trips.pids = h.pids
+		trips.before = trips.snapshot(b)
+	}
 	start, cpu, hubCPU, pgCPU := time.Now(), processCPU(), pgtest.ProcCPU(h.pids, 0), pgtest.ProcCPU(nil, h.pgPID)
 	for i, e := range edges {
 		wg.Add(1)
@@ -185,6 +190,9 @@ func ingestRun(b *testing.B, bin, name string, nHubs int, store string, nEdges, 
 	res.wall, res.edgeCPU = time.Since(start), processCPU()-cpu
 	res.hubCPU, res.postgresCPU = pgtest.ProcCPU(h.pids, 0)-hubCPU, pgtest.ProcCPU(nil, h.pgPID)-pgCPU
 	res.p50, res.p99 = pct(lat, .5), pct(lat, .99)
+	if trips != nil {
+		trips.print(b, nEdges*sales)
+	}
 	if os.Getenv(pgtest.StatementsEnv) != "" && h.pgPID != 0 {
 		printStatements(b, h.dsn, nEdges*sales)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -112,6 +113,13 @@ func entries(log []sqlite.LogEntry, err error) ([]link.Entry, error) {
 	return out, err
 }
 
+// pushLabel and pullLabel label the contexts of an edge's push and pull
+// (runtime/pprof), as the node's jobs are labelled (Jobs.Start).
+var (
+	pushLabel = pprof.Labels("kassa", "push")
+	pullLabel = pprof.Labels("kassa", "pull")
+)
+
 // hubStore adapts the hub's store to the link.
 type hubStore struct {
 	db    *sqlite.DB
@@ -126,6 +134,7 @@ type hubStore struct {
 func (s *hubStore) Prepare(cs []change.Change) { s.db.Prepare(cs) }
 
 func (s *hubStore) Ingest(ctx context.Context, from link.Identity, cs []change.Change) (int, int, []link.Refusal, error) {
+	ctx = pprof.WithLabels(ctx, pushLabel) // the statements' round trips are counted as the push's (pg.TripsEnv)
 	res, _, err := s.db.Ingest(ctx, sqlite.EdgeScope{OrgID: from.Org, LocationID: from.Location, NodeID: from.Node,
 		Enrolment: sqlite.EnrolmentChecked}, cs)
 	if errors.Is(err, sqlite.ErrUnknownEdge) {
@@ -162,6 +171,7 @@ func linkRefusals(rs []sqlite.Refused) []link.Refusal {
 }
 
 func (s *hubStore) Log(ctx context.Context, to link.Identity, req link.PullRequest) ([]link.Entry, int64, int64, error) {
+	ctx = pprof.WithLabels(ctx, pullLabel)
 	after, limit := req.After, req.Limit
 	s.edges.saw(to, after)
 	s.edges.report(to.Node, &req)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -63,7 +64,9 @@ func (r *Jobs) Start(j Job) {
 	if r.stopped {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// Labelled by its name for CPU profiles (go tool pprof -tagfocus
+	// kassa=job:<name>) and the driver's count of round trips (pg.TripsEnv).
+	ctx, cancel := context.WithCancel(pprof.WithLabels(context.Background(), pprof.Labels("kassa", "job:"+j.Name)))
 	e := &jobEntry{name: j.Name, cancel: cancel, done: make(chan struct{})}
 	r.entries = append(r.entries, e)
 	go r.supervise(ctx, j, e.done)
@@ -104,6 +107,7 @@ func (r *Jobs) Stop() {
 // supervise runs j until ctx is done, restarting it after a failure.
 func (r *Jobs) supervise(ctx context.Context, j Job, done chan struct{}) {
 	defer close(done)
+	pprof.SetGoroutineLabels(ctx)
 	first, most := r.Backoff, r.MaxBackoff
 	if first <= 0 {
 		first = time.Second

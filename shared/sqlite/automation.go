@@ -263,6 +263,14 @@ func (s *AutomationStore) NoEventRules(ctx context.Context) (bool, error) {
 	return none, err
 }
 
+// ReaderPositionIdle is ReaderPosition and NoEventRules in one statement:
+// the engine asks both at every pass, a round trip each on PostgreSQL.
+func (s *AutomationStore) ReaderPositionIdle(ctx context.Context, name string) (seq int64, idle bool, err error) {
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM log_readers WHERE name = ?), 0),
+		NOT EXISTS (SELECT 1 FROM automation_rules WHERE is_active = 1 AND event_type != '')`, name).Scan(&seq, &idle)
+	return seq, idle, err
+}
+
 // RuleByID returns a rule of org (active or not). Errors: ENotFound.
 func (s *AutomationStore) RuleByID(ctx context.Context, orgID, id string) (*kassa.AutomationRule, error) {
 	return findRule(ctx, s.db.Reader, orgID, id)

@@ -109,9 +109,7 @@ func writeNewTicket(ctx context.Context, tx *Tx, orgID string, t *kassa.Ticket, 
 	if err != nil {
 		return err
 	}
-	if err := insertTicketNumbers(ctx, tx, rows); err != nil {
-		return err
-	}
+	insertTicketNumbers(tx, rows)
 	return appendTickets(ctx, tx, []*ticketPlan{{org: orgID, order: t.ID, typ: kassa.TicketCreated, ticket: t}})
 }
 

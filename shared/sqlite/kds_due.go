@@ -336,7 +336,8 @@ func numberTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 			return err
 		}
 	}
-	return insertTicketNumbers(ctx, tx, rows)
+	insertTicketNumbers(tx, rows)
+	return nil
 }
 
 // ticketNumbers reads the numbers the plans' orders already have.
@@ -407,39 +408,38 @@ func takeTicketNumbers(ctx context.Context, tx *Tx, loc, day string, ts []*kassa
 }
 
 // insertTicketNumbers writes kds_ticket_numbers rows (order_id, day,
-// number), maxInList rows a statement.
-func insertTicketNumbers(ctx context.Context, tx *Tx, rows []any) error {
-	for c := range slices.Chunk(rows, 3*maxInList) {
-		_, err := tx.ExecContext(ctx, `INSERT INTO kds_ticket_numbers (order_id, day, number) VALUES `+
-			strings.Repeat(", (?, ?, ?)", len(c)/3)[2:], c...)
-		if err != nil {
-			return fmt.Errorf("sqlite: kds ticket numbers: %w", err)
-		}
+// number) with the unit's next statement (Tx.InsertLater: a few statement
+// texts, in chunks of a power of two rows, and no round trip of their own
+// on PostgreSQL).
+func insertTicketNumbers(tx *Tx, rows []any) {
+	for r := range slices.Chunk(rows, 3) {
+		tx.InsertLater("kds_ticket_numbers", `INSERT INTO kds_ticket_numbers (order_id, day, number) VALUES (?, ?, ?)`, r...)
 	}
-	return nil
 }
 
-// appendTickets writes the plans' numbered tickets to kds_events, maxInList
-// rows a statement, and queues one wake-up per org and location with its
-// highest seq.
+// appendTickets writes the plans' numbered tickets to kds_events with the
+// unit's next statement (Tx.InsertLater), which reads the seq each order's
+// new event took, and queues one wake-up per org and location with its
+// highest. The inserts returned their seqs before: a statement text for
+// every count of tickets, which the writer prepared anew at almost every
+// run of the kitchen job (two round trips more on PostgreSQL, and its
+// kept statements filled with texts never met again).
 func appendTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
-	at := map[string]*ticketPlan{}
-	for _, p := range plans {
-		at[p.order] = p
-	}
-	high := map[[2]string]int64{} // org, location → highest seq
-	for c := range slices.Chunk(plans, maxInList) {
-		args := make([]any, 0, 7*len(c))
-		for _, p := range c {
-			row, err := ticketRow(tx, p.org, p.typ, p.ticket)
-			if err != nil {
-				return err
-			}
-			args = append(args, row...)
-		}
-		if err := insertTicketEvents(ctx, tx, len(c), args, at, high); err != nil {
+	ids := make([]string, len(plans))
+	for i, p := range plans {
+		row, err := ticketRow(tx, p.org, p.typ, p.ticket)
+		if err != nil {
 			return err
 		}
+		tx.InsertLater("kds_events", `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`, row...)
+		ids[i] = p.order
+	}
+	high := map[[2]string]int64{} // org, location → highest seq
+	err := eachChunk(ids, func(in string, args []any) error {
+		return highestTickets(ctx, tx, in, args, high)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: kds events: %w", err)
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(high), func(x, y [2]string) int {
 		return cmp.Or(strings.Compare(x[0], y[0]), strings.Compare(x[1], y[1]))
@@ -449,24 +449,22 @@ func appendTickets(ctx context.Context, tx *Tx, plans []*ticketPlan) error {
 	return nil
 }
 
-// insertTicketEvents inserts n kds_events rows and notes each one's seq as
-// its org's and location's highest when it is (RETURNING's row order is
-// not guaranteed: rows are matched by order_id).
-func insertTicketEvents(ctx context.Context, tx *Tx, n int, args []any, at map[string]*ticketPlan, high map[[2]string]int64) error {
-	rows, err := tx.QueryContext(ctx, `INSERT INTO kds_events (org_id, location_id, order_id, type, stations, data, created_at) VALUES `+
-		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", n)[2:]+` RETURNING seq, order_id`, args...)
+// highestTickets notes the highest seq of the ticket events of the orders
+// in (a chunk) by org and location: each order's newest event is the one
+// the unit wrote (the orders' ticket locks are the unit's).
+func highestTickets(ctx context.Context, tx *Tx, in string, args []any, high map[[2]string]int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT org_id, location_id, max(seq) FROM kds_events WHERE order_id IN `+in+`
+		GROUP BY org_id, location_id`, args...)
 	if err != nil {
-		return fmt.Errorf("sqlite: kds events: %w", err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var k [2]string
 		var seq int64
-		var id string
-		if err := rows.Scan(&seq, &id); err != nil {
+		if err := rows.Scan(&k[0], &k[1], &seq); err != nil {
 			return err
 		}
-		p := at[id]
-		k := [2]string{p.org, p.ticket.LocationID}
 		high[k] = max(high[k], seq)
 	}
 	return rows.Err()

@@ -219,11 +219,7 @@ func drained(c <-chan kassa.Event) bool {
 // again after reading them: an event logged after a rule was made is
 // always read by a batch that sees the rule.
 func (e *automationEngine) readLog(ctx context.Context) (more bool, err error) {
-	pos, err := e.store.ReaderPosition(ctx, automationReader)
-	if err != nil {
-		return false, err
-	}
-	idle, err := e.store.NoEventRules(ctx)
+	pos, idle, err := e.store.ReaderPositionIdle(ctx, automationReader)
 	if err != nil {
 		return false, err
 	}

@@ -315,7 +315,7 @@ func (db *DB) checkpoint() {
 // runBatch runs the batch, and the units queued while it runs (up to
 // maxBatch), in one transaction and reports whether it committed anything.
 func (w *writer) runBatch(batch []*writeReq) bool {
-	ctx, db := context.Background(), w.db
+	ctx, db := writerCtx, w.db
 	var sqltx batchTx
 	ok, inTx := 0, 0 // units that succeeded; units run in sqltx
 	for i := 0; i < len(batch); i++ {
@@ -648,7 +648,7 @@ func (w *writer) logCommit(sqltx batchTx) error {
 	if q == "" || w.logRows == 0 {
 		return nil
 	}
-	return sqltx.QueryRowContext(context.Background(), q, w.logRows).Scan(&w.cseq)
+	return sqltx.QueryRowContext(writerCtx, q, w.logRows).Scan(&w.cseq)
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for

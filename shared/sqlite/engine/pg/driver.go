@@ -59,7 +59,9 @@ func (rebindDriver) Open(dsn string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c.(*stdlib.Conn)}, nil
+	cn := &conn{Conn: c.(*stdlib.Conn)}
+	cn.countTrip(nil, "open", "", 0)
+	return cn, nil
 }
 
 // conn is a pgx connection whose statements are rebound, and which keeps
@@ -97,7 +99,7 @@ func (c *conn) Prepare(q string) (driver.Stmt, error) {
 
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	q = rebindCached(q)
-	roundTrips.Add(1)
+	c.trip(ctx, "prepare-sql", q, 1)
 	st, err := c.Conn.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, sin
 		return nil, err
 	}
 	if !c.piping(single) {
-		roundTrips.Add(1)
+		c.trip(ctx, "lone", q, 1)
 		return c.Conn.ExecContext(ctx, q, args)
 	}
 	tag, _, err := c.send(ctx, &queued{query: q, args: values(args)}, resultTag)
@@ -185,7 +187,7 @@ func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, si
 		return nil, err
 	}
 	if !c.piping(single) {
-		roundTrips.Add(1)
+		c.trip(ctx, "lone", q, 1)
 		return buffered(c.Conn.QueryContext(ctx, q, args))
 	}
 	_, rows, err := c.send(ctx, &queued{query: q, args: values(args)}, resultRows)

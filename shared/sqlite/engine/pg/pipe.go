@@ -247,7 +247,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		if err := c.flush(ctx); err != nil {
 			return nil, err
 		}
-		roundTrips.Add(1)
+		c.trip(ctx, "begin", "begin", 1)
 		inner, err := c.Conn.BeginTx(ctx, opts)
 		if err != nil {
 			return nil, err
@@ -279,7 +279,7 @@ func (t *pipeTx) Commit() error {
 			t.rollback()
 			return err
 		}
-		roundTrips.Add(1)
+		c.trip(t.ctx, "commit", "commit", 1)
 		return t.inner.Commit()
 	}
 	if len(c.queue) == 1 && c.queue[0].query == beginQuery {
@@ -311,7 +311,7 @@ func (t *pipeTx) Rollback() error {
 // rollback ends the transaction on the server.
 func (t *pipeTx) rollback() error {
 	t.c.queue = nil
-	roundTrips.Add(1)
+	t.c.trip(t.ctx, "rollback", "rollback", 1)
 	if t.inner != nil {
 		return t.inner.Rollback()
 	}

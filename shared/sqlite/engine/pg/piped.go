@@ -49,6 +49,7 @@ func (c *conn) prepared(ctx context.Context, tail ...*queued) ([]preparedStmt, e
 		sd, ok := c.descs[q.query]
 		if !ok {
 			var err error
+			c.countTrip(ctx, "prepare", q.query, 1)
 			if sd, err = c.Conn.Conn().Prepare(ctx, pipeName(q.query), q.query); err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ func (c *conn) start(ctx context.Context, tail ...*queued) (*pgconn.Pipeline, *p
 		}
 		return nil, nil, 0, err
 	}
-	roundTrips.Add(1)
+	c.trip(ctx, pipeHow(stmts), lastQuery(stmts), len(stmts))
 	pipedSends.Add(1)
 	m := c.Conn.Conn().TypeMap()
 	p := c.Conn.Conn().PgConn().StartPipeline(ctx)
