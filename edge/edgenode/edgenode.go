@@ -115,6 +115,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 60, 300, 3600}})
 		e := link.NewEdge(*id, nc, n.EdgeLinkStore(*id, lag), log, nil)
 		e.Version = kassa.Version
+		e.LeafUp = ns.LeafConnected
 		if *leafOverride == "" {
 			e.LeafURLs = followLeafURLs(n, ns, cfg.LeafTLS, log)
 		}

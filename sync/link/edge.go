@@ -26,6 +26,11 @@ const (
 	// (no responders), and the push waits for the link (linkUp), so the
 	// backlog starts moving within this of the leaf link's return.
 	probeEvery = 100 * time.Millisecond
+	// With LeafUp set, the pull loop also looks at the leaf link every
+	// leafPoll while the link is down (a look at the edge's own server),
+	// and probes every leafPoll for leafSettle once it came back.
+	leafPoll   = 5 * time.Millisecond
+	leafSettle = time.Second
 )
 
 // Status is an edge's view of its link.
@@ -56,6 +61,11 @@ type Edge struct {
 	// LeafURLs, if set, is given the cluster's leaf URLs a pull's reply
 	// carries (docs/cluster.md); set it before Run.
 	LeafURLs func(ctx context.Context, urls []string)
+	// LeafUp, if set, reports whether the edge's NATS server has its leaf
+	// link to the hub (natsnode.Server.LeafConnected): while the link is
+	// down the pull loop probes as soon as it comes back (awaitLeaf).
+	// Set it before Run.
+	LeafUp func() bool
 
 	id    Identity
 	nc    *nats.Conn
@@ -71,6 +81,7 @@ type Edge struct {
 	pushing    sync.Mutex
 	refused    int           // refusals the hub last listed (under mu)
 	refusedKey string        // that list, as kept (under mu; "" before the first)
+	leafSince  time.Time     // when LeafUp was first seen true while down (the pull loop's)
 	wake       chan struct{} // a notify arrived: pull now
 	linkUp     chan struct{} // the link came back: push now
 	verify     chan struct{} // the link came back: verify
@@ -375,6 +386,11 @@ func (e *Edge) pullLoop(ctx context.Context) {
 		if err == nil && n == pullBatch {
 			continue
 		}
+		if !e.Status().Connected && e.LeafUp != nil {
+			e.awaitLeaf(ctx)
+			continue
+		}
+		e.leafSince = time.Time{} // the next outage's return settles anew
 		wait := retryEvery
 		if !e.Status().Connected {
 			wait = probeEvery
@@ -383,6 +399,39 @@ func (e *Edge) pullLoop(ctx context.Context) {
 		case <-ctx.Done():
 		case <-e.wake:
 		case <-time.After(wait):
+		}
+	}
+}
+
+// awaitLeaf waits, while the link is down, for the pull loop's next
+// probe: probeEvery, or at once when the leaf link comes back (LeafUp),
+// and then every leafPoll for up to leafSettle, until the hub's
+// subscriptions have reached this edge's server and a probe is answered.
+// The backlog's push starts on that answer (linkUp), so a probe every
+// probeEvery alone left it waiting up to that long after the link.
+func (e *Edge) awaitLeaf(ctx context.Context) {
+	up := e.LeafUp()
+	if !up {
+		e.leafSince = time.Time{}
+	} else if e.leafSince.IsZero() {
+		e.leafSince = e.now()
+	}
+	settling := up && e.now().Sub(e.leafSince) < leafSettle
+	tick := time.NewTicker(leafPoll)
+	defer tick.Stop()
+	deadline := time.After(probeEvery)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wake:
+			return
+		case <-deadline:
+			return
+		case <-tick.C:
+			if settling || !up && e.LeafUp() {
+				return
+			}
 		}
 	}
 }

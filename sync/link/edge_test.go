@@ -126,3 +126,50 @@ func TestAnEdgeThatCannotApplyTheHubsLogSaysSo(t *testing.T) {
 		t.Fatalf("status %+v: want 5 records waiting and the apply's error", st)
 	}
 }
+
+// probingStore is an offline store that counts the pull loop's probes
+// (each reads the cursor first).
+type probingStore struct {
+	offlineStore
+	probes atomic.Int64
+}
+
+func (s *probingStore) Cursor(context.Context) (int64, error) { s.probes.Add(1); return 0, nil }
+
+// TestAnEdgeProbesTheHubAsSoonAsItsLeafLinkIsBack: while the link is down
+// the pull loop probes every probeEvery; with LeafUp it also looks at the
+// leaf link, and when that comes back it probes at once — the backlog's
+// push waits for that probe's answer — not at its next tick.
+func TestAnEdgeProbesTheHubAsSoonAsItsLeafLinkIsBack(t *testing.T) {
+	me := Identity{Org: "orgA", Location: "loc1", Node: "node1"}
+	ns, nc := startEdgeNATS(t, me)
+	store := &probingStore{offlineStore: offlineStore{committed: make(chan struct{}, 1)}}
+	var leaf atomic.Bool
+	e := NewEdge(me, nc, store, slog.New(slog.DiscardHandler), nil)
+	e.LeafUp = leaf.Load
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wait.For(t, 5*time.Second, "a probe to fail", func() bool { return store.probes.Load() > 0 && e.Status().LastError != "" })
+	// The link comes back right after a probe, so that the next tick is
+	// probeEvery away: the hub answers, and the leaf link says so.
+	probes := store.probes.Load()
+	wait.For(t, 5*time.Second, "the next probe", func() bool { return store.probes.Load() > probes })
+	back := time.Now()
+	hub, err := ns.Connect("hub", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	rep, _ := json.Marshal(PullReply{})
+	if _, err := hub.Subscribe(me.PullSubject(), func(m *nats.Msg) { m.Respond(rep) }); err != nil {
+		t.Fatal(err)
+	}
+	hub.Flush()
+	leaf.Store(true)
+	wait.For(t, 5*time.Second, "a pull answered", func() bool { return !e.Status().LastPull.IsZero() })
+	if took := time.Since(back); took > probeEvery/2 {
+		t.Errorf("a pull was answered %v after the leaf link came back: want a probe at once, not at the next of every %v", took, probeEvery)
+	}
+}
