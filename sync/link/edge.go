@@ -82,6 +82,7 @@ type Edge struct {
 	refused    int           // refusals the hub last listed (under mu)
 	refusedKey string        // that list, as kept (under mu; "" before the first)
 	leafSince  time.Time     // when LeafUp was first seen true while down (the pull loop's)
+	probe      time.Duration // probeEvery (a test sets it longer than it runs)
 	wake       chan struct{} // a notify arrived: pull now
 	linkUp     chan struct{} // the link came back: push now
 	verify     chan struct{} // the link came back: verify
@@ -94,7 +95,7 @@ func NewEdge(id Identity, nc *nats.Conn, store EdgeStore, log *slog.Logger, now 
 	if now == nil {
 		now = time.Now
 	}
-	return &Edge{id: id, nc: nc, store: store, log: log, now: now,
+	return &Edge{id: id, nc: nc, store: store, log: log, now: now, probe: probeEvery,
 		wake: make(chan struct{}, 1), verify: make(chan struct{}, 1), linkUp: make(chan struct{}, 1), status: Status{Since: now()}}
 }
 
@@ -393,7 +394,7 @@ func (e *Edge) pullLoop(ctx context.Context) {
 		e.leafSince = time.Time{} // the next outage's return settles anew
 		wait := retryEvery
 		if !e.Status().Connected {
-			wait = probeEvery
+			wait = e.probe
 		}
 		select {
 		case <-ctx.Done():
@@ -419,7 +420,7 @@ func (e *Edge) awaitLeaf(ctx context.Context) {
 	settling := up && e.now().Sub(e.leafSince) < leafSettle
 	tick := time.NewTicker(leafPoll)
 	defer tick.Stop()
-	deadline := time.After(probeEvery)
+	deadline := time.After(e.probe)
 	for {
 		select {
 		case <-ctx.Done():

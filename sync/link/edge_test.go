@@ -139,24 +139,21 @@ func (s *probingStore) Cursor(context.Context) (int64, error) { s.probes.Add(1);
 // TestAnEdgeProbesTheHubAsSoonAsItsLeafLinkIsBack: while the link is down
 // the pull loop probes every probeEvery; with LeafUp it also looks at the
 // leaf link, and when that comes back it probes at once — the backlog's
-// push waits for that probe's answer — not at its next tick.
+// push waits for that probe's answer — not at its next tick. The tick is
+// set longer than the test runs, so only the leaf link's return can
+// bring the answered pull.
 func TestAnEdgeProbesTheHubAsSoonAsItsLeafLinkIsBack(t *testing.T) {
 	me := Identity{Org: "orgA", Location: "loc1", Node: "node1"}
 	ns, nc := startEdgeNATS(t, me)
 	store := &probingStore{offlineStore: offlineStore{committed: make(chan struct{}, 1)}}
 	var leaf atomic.Bool
 	e := NewEdge(me, nc, store, slog.New(slog.DiscardHandler), nil)
-	e.LeafUp = leaf.Load
+	e.LeafUp, e.probe = leaf.Load, time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	wait.For(t, 5*time.Second, "a probe to fail", func() bool { return store.probes.Load() > 0 && e.Status().LastError != "" })
-	// The link comes back right after a probe, so that the next tick is
-	// probeEvery away: the hub answers, and the leaf link says so.
-	probes := store.probes.Load()
-	wait.For(t, 5*time.Second, "the next probe", func() bool { return store.probes.Load() > probes })
-	back := time.Now()
 	hub, err := ns.Connect("hub", "")
 	if err != nil {
 		t.Fatal(err)
@@ -168,8 +165,7 @@ func TestAnEdgeProbesTheHubAsSoonAsItsLeafLinkIsBack(t *testing.T) {
 	}
 	hub.Flush()
 	leaf.Store(true)
-	wait.For(t, 5*time.Second, "a pull answered", func() bool { return !e.Status().LastPull.IsZero() })
-	if took := time.Since(back); took > probeEvery/2 {
-		t.Errorf("a pull was answered %v after the leaf link came back: want a probe at once, not at the next of every %v", took, probeEvery)
-	}
+	wait.For(t, 10*time.Second, "a pull answered once the leaf link is back (the next tick is an hour away)", func() bool {
+		return !e.Status().LastPull.IsZero()
+	})
 }
