@@ -68,7 +68,9 @@ type Dialect interface {
 	// that wrote n change records to the log, its one parameter n (""
 	// for nothing), and returns the transaction's place in the log's
 	// order: on PostgreSQL the transaction's row of outbox_commits,
-	// written once instead of once per log statement, and its cseq.
+	// written once instead of once per log statement, and its cseq. The
+	// writer sends it last before the COMMIT, in the COMMIT's round trip
+	// (PipeBeforeCommit).
 	LogCommitSQL() string
 	// AfterCommitSQL is a statement the writer sends right after the
 	// COMMIT of each transaction that wrote, on its connection and in the

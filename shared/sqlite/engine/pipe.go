@@ -37,7 +37,35 @@ const (
 	// its own (not in the transaction); it runs only when the COMMIT
 	// succeeded, and its answer goes to the context's AfterCommitAnswer.
 	PipeAfterCommit
+	// PipeBeforeCommit keeps the statement to send last before the
+	// transaction's COMMIT, in the transaction and in the COMMIT's round
+	// trip; its one integer answers to the context's BeforeCommitAnswer
+	// once the COMMIT succeeded, and its error is the COMMIT's (the
+	// transaction does not commit).
+	PipeBeforeCommit
 )
+
+// BeforeCommitAnswer is what a statement sent last before a COMMIT
+// (PipeBeforeCommit) answered: its one integer, set when the COMMIT
+// succeeded. Kept is set when the driver kept the statement: a driver
+// that keeps none ran it at once, its answer unread.
+type BeforeCommitAnswer struct {
+	Kept  bool
+	Value int64
+}
+
+type beforeKey struct{}
+
+// BeforeCommit marks ctx's statement PipeBeforeCommit, its answer to a.
+func BeforeCommit(ctx context.Context, a *BeforeCommitAnswer) context.Context {
+	return answering(ctx, PipeBeforeCommit, beforeKey{}, a)
+}
+
+// BeforeCommitOf is where ctx's statement sent before a COMMIT answers
+// (nil when it is not one).
+func BeforeCommitOf(ctx context.Context) *BeforeCommitAnswer {
+	return answerIn[BeforeCommitAnswer](ctx, beforeKey{})
+}
 
 // AfterCommitAnswer is what a statement sent after a COMMIT
 // (PipeAfterCommit) answered: its one integer, or its error. Sent is
@@ -53,13 +81,23 @@ type answerKey struct{}
 
 // AfterCommit marks ctx's statement PipeAfterCommit, its answer to a.
 func AfterCommit(ctx context.Context, a *AfterCommitAnswer) context.Context {
-	return context.WithValue(context.WithValue(ctx, pipeKey{}, PipeAfterCommit), answerKey{}, a)
+	return answering(ctx, PipeAfterCommit, answerKey{}, a)
 }
 
 // AfterCommitOf is where ctx's statement sent after a COMMIT answers (nil
 // when it is not one).
 func AfterCommitOf(ctx context.Context) *AfterCommitAnswer {
-	a, _ := ctx.Value(answerKey{}).(*AfterCommitAnswer)
+	return answerIn[AfterCommitAnswer](ctx, answerKey{})
+}
+
+// answering marks ctx's statement p, its answer to a (under key).
+func answering(ctx context.Context, p Pipe, key, a any) context.Context {
+	return context.WithValue(context.WithValue(ctx, pipeKey{}, p), key, a)
+}
+
+// answerIn is where ctx's statement answers (under key), or nil.
+func answerIn[T any](ctx context.Context, key any) *T {
+	a, _ := ctx.Value(key).(*T)
 	return a
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -30,7 +31,7 @@ import (
 type Tx struct {
 	// Tx runs the unit's statements: the batch's transaction (a *sql.Tx,
 	// or on PostgreSQL a directTx).
-	Tx stmtRunner
+	Tx     stmtRunner
 	DB     *DB
 	w      *writer // the write loop running the unit
 	Now    time.Time
@@ -211,7 +212,6 @@ type writer struct {
 	// logRows counts the change records the loop's open transaction
 	// wrote to the log, where the engine numbers them (Dialect.LogCommitSQL).
 	logRows int
-	cseq    int64 // the committing transaction's place in the log's order (LogCommitSQL)
 	// notDirect: the backend's driver connection is not a DirectConn
 	// (beginTx): the loop's transactions are database/sql's.
 	notDirect bool
@@ -597,8 +597,9 @@ func (w *writer) commitBatch(sqltx batchTx, ok int) error {
 		return nil
 	}
 	db, began := w.db, time.Now()
+	var place BeforeCommitAnswer
 	var after AfterCommitAnswer
-	err := w.logCommit(sqltx)
+	err := w.logCommit(sqltx, &place)
 	if err == nil {
 		err = w.keepAfterCommit(sqltx, &after)
 	}
@@ -609,7 +610,7 @@ func (w *writer) commitBatch(sqltx batchTx, ok int) error {
 	}
 	db.stats.commit.Add(int64(time.Since(began)))
 	if err == nil && db.Dialect != nil {
-		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer, w.cseq, after); perr != nil {
+		if perr := db.Dialect.AfterCommit(context.Background(), db.Writer, place.Value, after); perr != nil {
 			db.Log.Warn("sqlite: after commit", "err", perr)
 		}
 	}
@@ -640,15 +641,28 @@ func (w *writer) keepAfterCommit(sqltx batchTx, after *AfterCommitAnswer) error 
 	return err
 }
 
-// logCommit runs the dialect's LogCommitSQL when the transaction wrote
-// the log: once a transaction, whatever its units wrote.
-func (w *writer) logCommit(sqltx batchTx) error {
-	w.cseq = 0
+// errPlaceUnread: the driver ran the commit's LogCommitSQL at once instead
+// of keeping it for the COMMIT's round trip (PipeBeforeCommit).
+var errPlaceUnread = errors.New("sqlite: the driver did not keep the commit's log statement: its place is unread")
+
+// logCommit has the driver send the dialect's LogCommitSQL last before
+// the COMMIT, in the COMMIT's round trip, when the transaction wrote the
+// log: once a transaction, whatever its units wrote. Its answer, the
+// commit's place in the log's order, comes with the COMMIT's (place).
+// Until 2026-11-29 it was read before the COMMIT, a round trip of its own
+// (docs/performance.md, "The commit's round trips").
+func (w *writer) logCommit(sqltx batchTx, place *BeforeCommitAnswer) error {
 	q := w.db.dialect().LogCommitSQL()
 	if q == "" || w.logRows == 0 {
 		return nil
 	}
-	return sqltx.QueryRowContext(writerCtx, q, w.logRows).Scan(&w.cseq)
+	if _, err := sqltx.ExecContext(BeforeCommit(writerCtx, place), q, w.logRows); err != nil {
+		return err
+	}
+	if !place.Kept {
+		return errPlaceUnread
+	}
+	return nil
 }
 
 // savepoint runs a savepoint statement, prepared once: run unprepared for

@@ -77,6 +77,10 @@ type conn struct {
 	// (engine.PipeAfterCommit), answering to answer.
 	after  *queued
 	answer *engine.AfterCommitAnswer
+	// last is the statement to send last before the COMMIT
+	// (engine.PipeBeforeCommit), answering to placed.
+	last   *queued
+	placed *engine.BeforeCommitAnswer
 	// descs are the statements this connection prepared for its own
 	// pipeline (piped.go), by text.
 	descs  map[string]*pgconn.StatementDescription
@@ -158,6 +162,8 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, sin
 		}
 		c.after, c.answer = &queued{query: q, args: values(args)}, engine.AfterCommitOf(ctx)
 		return laterResult{}, nil
+	case engine.PipeBeforeCommit:
+		return c.keepBeforeCommit(ctx, q, args)
 	case engine.PipeLaterIfIdle:
 		if len(c.queue) == 0 && c.failed == nil && c.Conn.Conn().PgConn().TxStatus() == 'T' {
 			c.keep(q, args)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -206,12 +207,26 @@ func pullOnce(ctx context.Context, pool *pgxpool.Pool, cursor *int64) ([]string,
 	return ids, nil
 }
 
+// idFirst is whether writeUnits' transactions take their id first, as
+// the engine's writer does (Dialect.BeginSQL), before their cseq.
+type idFirst bool
+
+const (
+	idWhenWriting idFirst = false // at the log's insert, after its cseq
+	idAtBegin     idFirst = true
+)
+
 // writeUnits commits units of two records each, and rolls back every fifth.
-func writeUnits(ctx context.Context, pool *pgxpool.Pool, w, units int) error {
+func writeUnits(ctx context.Context, pool *pgxpool.Pool, w, units int, id idFirst) error {
 	for u := range units {
 		tx, err := pool.Begin(ctx)
 		if err != nil {
 			return err
+		}
+		if id == idAtBegin {
+			if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+				return err
+			}
 		}
 		id := fmt.Sprintf("w%d-u%d", w, u)
 		if err := pg.Append(ctx, tx, []change.Change{record(id + "-1"), record(id + "-2")}); err != nil {
@@ -226,6 +241,22 @@ func writeUnits(ctx context.Context, pool *pgxpool.Pool, w, units int) error {
 		}
 	}
 	return nil
+}
+
+// startWriters runs writeUnits on writers goroutines, their errors to
+// errs; the channel it returns is closed once they are all done.
+func startWriters(ctx context.Context, pool *pgxpool.Pool, writers, units int, id idFirst, errs chan<- error) <-chan struct{} {
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			if err := writeUnits(ctx, pool, w, units, id); err != nil {
+				errs <- err
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
 }
 
 // follow is one hub's edge pulling until the writers are done and the
@@ -266,17 +297,8 @@ func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testi
 	pool := openLog(t, s)
 	ctx := context.Background()
 	const writers, units = 8, 25
-	var wg sync.WaitGroup
 	errs := make(chan error, writers+2)
-	for w := range writers {
-		wg.Go(func() {
-			if err := writeUnits(ctx, pool, w, units); err != nil {
-				errs <- err
-			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	done := startWriters(ctx, pool, writers, units, idWhenWriting, errs)
 	var hubs [2][]string
 	var pulling sync.WaitGroup
 	for h := range hubs {
@@ -309,6 +331,51 @@ func TestTheLogCursorGetsEveryCommittedRecordOnceUnderConcurrentWriters(t *testi
 	}
 	if fmt.Sprint(hubs[0]) != fmt.Sprint(hubs[1]) {
 		t.Errorf("the two hubs pulled the log in different orders")
+	}
+}
+
+// TestEveryCommitAtOrBelowTheAnsweredSeqIsPositioned: under concurrent
+// writers (some rolling back) that take their transaction ids before their
+// commit seqs, as the engine's writer does (a transaction that takes its
+// id after its seq may end after a mark above its seq settled: it is then
+// positioned later, above, and the answer does not cover it), what kassa_position_upto answers (migration
+// 0016: the highest commit seq positioned, which tells a hub's write loops
+// whether their commits are) never has a committed transaction at or below
+// it without its positions, and it reaches the last commit once the
+// writers are done.
+func TestEveryCommitAtOrBelowTheAnsweredSeqIsPositioned(t *testing.T) {
+	s := pgtest.Start(t)
+	pool := openLog(t, s)
+	ctx := context.Background()
+	errs := make(chan error, 6)
+	done := startWriters(ctx, pool, 6, 25, idAtBegin, errs)
+	deadline := time.Now().Add(30 * time.Second)
+	for ended := false; ; {
+		select {
+		case <-done:
+			ended = true
+		default:
+		}
+		var upto, behind, last int64
+		if err := pool.QueryRow(ctx, `SELECT kassa_position_upto(0)`).Scan(&upto); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE cseq <= $1 AND last_pos IS NULL), coalesce(max(cseq), 0) FROM outbox_commits`, upto).Scan(&behind, &last); err != nil {
+			t.Fatal(err)
+		}
+		if behind != 0 {
+			t.Fatalf("answered %d positioned; %d committed transactions at or below it have no positions", upto, behind)
+		}
+		if ended && upto == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the writers done, the answer %d has not reached the last commit %d", upto, last)
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
 

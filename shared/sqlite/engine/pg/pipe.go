@@ -155,27 +155,51 @@ const (
 	resultRows                 // its rows (Query)
 )
 
-// sendCommit sends the queue, the COMMIT and, when one was kept, the
-// statement to run after it (c.after) in one pipeline. PostgreSQL runs that
-// statement only when the COMMIT succeeded (an error skips the rest of
-// the pipeline to its Sync), outside the transaction, in an implicit
-// one of its own; its answer, or its error, goes to c.answer, never to
-// the COMMIT's result.
+// keepBeforeCommit keeps q to send last before the transaction's COMMIT
+// (engine.PipeBeforeCommit): the writer's row of outbox_commits, whose
+// cseq it reads with the COMMIT's answer instead of in a round trip of
+// its own.
+func (c *conn) keepBeforeCommit(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	if c.failed != nil {
+		return nil, c.failed
+	}
+	c.last, c.placed = &queued{query: q, args: values(args)}, engine.BeforeCommitOf(ctx)
+	if c.placed != nil {
+		c.placed.Kept = true
+	}
+	return laterResult{}, nil
+}
+
+// sendCommit sends the queue, the statement kept to run last before the
+// COMMIT (c.last), the COMMIT and the statement kept to run after it
+// (c.after) in one pipeline. c.last runs in the transaction: its error
+// is the COMMIT's (PostgreSQL skips the rest of the pipeline to its Sync),
+// its answer goes to c.placed once the COMMIT succeeded. PostgreSQL runs
+// c.after only when the COMMIT succeeded, outside the transaction, in an
+// implicit one of its own; its answer, or its error, goes to c.answer,
+// never to the COMMIT's result.
 func (c *conn) sendCommit(ctx context.Context) (pgconn.CommandTag, error) {
-	after, answer := c.after, c.answer
-	c.after, c.answer = nil, nil
+	before, placed, after, answer := c.last, c.placed, c.after, c.answer
+	c.last, c.placed, c.after, c.answer = nil, nil, nil, nil
 	commit := &queued{query: "commit"}
-	if after == nil {
+	if before == nil && after == nil {
 		tag, _, err := c.send(ctx, commit, resultTag)
 		return tag, err
 	}
-	p, m, kept, err := c.start(ctx, commit, after)
+	p, m, kept, err := c.start(ctx, commitTail(before, commit, after)...)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	defer p.Close()
-	tag, _, err := c.readPiped(m, p, kept, resultTag)
+	place, tag, err := c.readCommit(m, p, kept, before)
 	if err != nil {
+		return tag, err
+	}
+	if placed != nil {
+		placed.Value = place
+	}
+	if after == nil {
+		_, err = p.GetResults() // the Sync
 		return tag, err
 	}
 	v, aerr := readInt(m, p)
@@ -186,6 +210,40 @@ func (c *conn) sendCommit(ctx context.Context) (pgconn.CommandTag, error) {
 		*answer = engine.AfterCommitAnswer{Sent: true, Value: v, Err: aerr}
 	}
 	return tag, nil
+}
+
+// commitTail is what a COMMIT's pipeline sends after the queue.
+func commitTail(before, commit, after *queued) []*queued {
+	tail := make([]*queued, 0, 3)
+	if before != nil {
+		tail = append(tail, before)
+	}
+	tail = append(tail, commit)
+	if after != nil {
+		tail = append(tail, after)
+	}
+	return tail
+}
+
+// readCommit reads a COMMIT's pipeline up to the COMMIT's answer: the
+// kept statements', the one kept before the COMMIT (before, when there
+// is one: its one integer, place), the COMMIT's tag.
+func (c *conn) readCommit(m *pgtype.Map, p *pgconn.Pipeline, kept int, before *queued) (place int64, tag pgconn.CommandTag, err error) {
+	if before == nil {
+		tag, _, err = c.readPiped(m, p, kept, resultTag)
+		return 0, tag, err
+	}
+	if _, _, err = c.readPiped(m, p, kept, resultNone); err != nil {
+		return 0, tag, err
+	}
+	if place, err = readInt(m, p); err != nil {
+		return 0, tag, err
+	}
+	rr, err := nextResult(p)
+	if err == nil {
+		tag, err = rr.Close()
+	}
+	return place, tag, err
 }
 
 // valueOf is a column's value as stdlib.Rows gives it (initValueFuncs):
@@ -282,7 +340,7 @@ func (t *pipeTx) Commit() error {
 		c.trip(t.ctx, "commit", "commit", 1)
 		return t.inner.Commit()
 	}
-	if len(c.queue) == 1 && c.queue[0].query == beginQuery {
+	if len(c.queue) == 1 && c.queue[0].query == beginQuery && c.last == nil {
 		return nil // begun on no server: nothing ran
 	}
 	tag, err := c.sendCommit(t.ctx)
@@ -330,5 +388,6 @@ func (c *conn) ResetSession(ctx context.Context) error {
 // after a COMMIT (which is then not sent: its answer says so).
 func (c *conn) forget() {
 	c.queue, c.failed, c.after, c.answer = nil, nil, nil, nil
+	c.last, c.placed = nil, nil
 	c.pipeTx = false
 }

@@ -274,6 +274,24 @@ func TestAUnitThatIgnoresAFailedStatementFailsAlone(t *testing.T) {
 	}
 }
 
+// oneConnDB is a pool of one connection of the driver on a throwaway
+// PostgreSQL, with what ddl creates.
+func oneConnDB(t *testing.T, ddl ...string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(pg.DriverName, pgtest.Start(t).DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	for _, q := range ddl {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
 // TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded: a
 // statement kept to run after the COMMIT (engine.AfterCommit, the writer's
 // kassa_after_commit) costs no round trip of its own, runs outside the
@@ -282,17 +300,7 @@ func TestAUnitThatIgnoresAFailedStatementFailsAlone(t *testing.T) {
 // statement after it that fails leaves the commit committed.
 func TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded(t *testing.T) {
 	ctx := context.Background()
-	db, err := sql.Open(pg.DriverName, pgtest.Start(t).DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
-	for _, q := range []string{`CREATE TABLE d (k int, CONSTRAINT d_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)`, `CREATE SEQUENCE after_ran`} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := oneConnDB(t, `CREATE TABLE d (k int, CONSTRAINT d_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)`, `CREATE SEQUENCE after_ran`)
 	commit := func(after string, keys ...int) (int64, engine.AfterCommitAnswer, int64, error) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -334,6 +342,58 @@ func TestTheStatementAfterACommitGoesWithItAndRunsOnlyWhenItSucceeded(t *testing
 	}
 	if rows != 2 || ran != 1 {
 		t.Fatalf("%d rows committed, the after statement ran %d times; want 2 (keys 1 and 3), and once", rows, ran)
+	}
+}
+
+// TestTheStatementBeforeACommitGoesWithItAndItsFailureIsTheCommits: a
+// statement kept to run last before the COMMIT (engine.BeforeCommit, the
+// writer's row of outbox_commits) costs no round trip of its own, runs in
+// the transaction (its id is the transaction's), and answers its value
+// with the COMMIT, beside the statement after it; when it fails the
+// transaction does not commit, the COMMIT answers its error, and nothing
+// runs after it.
+func TestTheStatementBeforeACommitGoesWithItAndItsFailureIsTheCommits(t *testing.T) {
+	ctx := context.Background()
+	db := oneConnDB(t, `CREATE TABLE d (k int PRIMARY KEY)`)
+	commit := func(last string, k int) (int64, engine.BeforeCommitAnswer, engine.AfterCommitAnswer, int64, error) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xid int64
+		if err := tx.QueryRowContext(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&xid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(engine.Later(ctx), `INSERT INTO d (k) VALUES (?)`, k); err != nil {
+			t.Fatal(err)
+		}
+		var b engine.BeforeCommitAnswer
+		var a engine.AfterCommitAnswer
+		if _, err := tx.ExecContext(engine.BeforeCommit(ctx, &b), last, k); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(engine.AfterCommit(ctx, &a), `SELECT count(*) FROM d`); err != nil {
+			t.Fatal(err)
+		}
+		before := pg.RoundTrips()
+		err = tx.Commit()
+		return xid, b, a, pg.RoundTrips() - before, err
+	}
+	xid, b, a, trips, err := commit(`SELECT pg_current_xact_id()::text::bigint + 0*?::int`, 1)
+	if err != nil || !b.Kept || b.Value != xid || !a.Sent || a.Value != 1 || trips != 1 {
+		t.Fatalf("commit: %v, before it %+v (the transaction's id %d), after it %+v, %d round trips; want it run in the transaction, in one", err, b, xid, a, trips)
+	}
+	_, b, a, _, err = commit(`SELECT 1/(?::int - 2)`, 2)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "22012" || a.Sent || b.Value != 0 {
+		t.Fatalf("a statement failing before the COMMIT: %v, before it %+v, after it %+v; want its division by zero, and nothing after", err, b, a)
+	}
+	var rows int64
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM d`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 {
+		t.Fatalf("%d rows committed; want 1 (key 2's transaction failed)", rows)
 	}
 }
 

@@ -55,19 +55,54 @@ type marker struct {
 	tables, seqs string // comma-separated, in one order
 	calls        atomic.Int64
 	retrying     atomic.Bool // a retry of the log's positions is under way
+	// upto is the highest commit seq the pool's calls found positioned
+	// (migration 0016), and wake is closed when it grows (then replaced).
+	mu   sync.Mutex
+	upto int64
+	wake chan struct{}
+}
+
+// saw records that the log is positioned up to upto (a call's answer),
+// waking the write loops waiting for their commits' positions.
+func (m *marker) saw(upto int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if upto > m.upto {
+		m.upto = upto
+		if m.wake != nil {
+			close(m.wake)
+			m.wake = nil
+		}
+	}
+}
+
+// reached reports whether the commit of cseq is positioned, by the
+// answers seen so far, and, when it is not, a channel closed when one
+// says more.
+func (m *marker) reached(cseq int64) (bool, <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cseq <= m.upto {
+		return true, nil
+	}
+	if m.wake == nil {
+		m.wake = make(chan struct{})
+	}
+	return false, m.wake
 }
 
 // afterCommitQuery marks the followed tables and gives the log its
 // positions after a commit, in one call (migrations 0009, 0011, 0014,
-// 0015). Since 2026-11-29 the writer sends it with its COMMIT, on the
-// transaction's connection and in the same round trip (afterCommitSQL):
-// after the COMMIT, before the pipeline's Sync, it runs in an implicit
-// transaction of its own, which is what it needs (it reads the sequences'
-// last values after the commit, then takes an id of its own: the marks'
-// bound). The COMMIT failing, PostgreSQL skips it to the Sync: it never
-// runs after a commit that did not happen, and its error, if it fails,
-// is never the COMMIT's (the driver's pipeTx.Commit).
-const afterCommitQuery = `SELECT kassa_after_commit(?, ?, ?)`
+// 0015), and answers the highest commit seq positioned (0016). Since
+// 2026-11-29 the writer sends it with its COMMIT, on the transaction's
+// connection and in the same round trip (afterCommitSQL): after the
+// COMMIT, before the pipeline's Sync, it runs in an implicit transaction
+// of its own, which is what it needs (it reads the sequences' last values
+// after the commit, then takes an id of its own: the marks' bound). The
+// COMMIT failing, PostgreSQL skips it to the Sync: it never runs after a
+// commit that did not happen, and its error, if it fails, is never the
+// COMMIT's (the driver's pipeTx.Commit).
+const afterCommitQuery = `SELECT kassa_after_commit_upto(?, ?, ?)`
 
 // afterCommitSQL is afterCommitQuery with the writer pool's followed tables.
 func afterCommitSQL(ctx context.Context, db *sql.DB) (string, []any, error) {
@@ -81,26 +116,24 @@ func afterCommitSQL(ctx context.Context, db *sql.DB) (string, []any, error) {
 // afterCommit finishes a commit's after-commit call (afterCommitQuery),
 // or runs it on the pool when it was not sent with the COMMIT or failed;
 // now and then it drops the marks a settled higher one makes useless.
-// When the commit's records could not be positioned yet (a transaction of
-// another hub was running as it marked, or another hub held the
-// positions' lock), it waits for them a moment (positioned), then tries
-// again in the background: no edge waits for the cluster's next commit
-// to see them.
+// When the commit's records (cseq; 0: it wrote none) are not positioned
+// yet (a transaction of another write loop or hub was running as it
+// marked, or another hub held the positions' lock), it waits for them a
+// moment (positioned), then tries again in the background: no edge waits
+// for the cluster's next commit to see them.
 func afterCommit(ctx context.Context, db *sql.DB, cseq int64, sent engine.AfterCommitAnswer) error {
 	m, err := markerOf(ctx, db)
 	if err != nil {
 		return err
 	}
-	waiting := sent.Value
+	upto := sent.Value
 	if !sent.Sent || sent.Err != nil {
-		if err := db.QueryRowContext(ctx, afterCommitQuery, lockLogPos, m.tables, m.seqs).Scan(&waiting); err != nil {
+		if err := db.QueryRowContext(ctx, afterCommitQuery, lockLogPos, m.tables, m.seqs).Scan(&upto); err != nil {
 			return fmt.Errorf("pg: after commit: %w", errors.Join(sent.Err, err))
 		}
 	}
-	if waiting != 0 && cseq > 0 && positioned(ctx, db, cseq) {
-		waiting = 0
-	}
-	if waiting != 0 && m.retrying.CompareAndSwap(false, true) {
+	m.saw(upto)
+	if cseq > 0 && !m.positioned(ctx, db, cseq) && m.retrying.CompareAndSwap(false, true) {
 		go m.positionAgain(db)
 	}
 	if m.calls.Add(1)%64 == 0 {
@@ -116,20 +149,50 @@ func afterCommit(ctx context.Context, db *sql.DB, cseq int64, sent engine.AfterC
 // commit, position it).
 const waitPositioned = 128 * time.Millisecond
 
-// positioned positions the log until the commit of cseq has its positions
-// (kassa_positioned, migration 0012), at growing intervals, for up to
+// firstPoll is how long a commit waiting for its positions waits for
+// another call's answer (another write loop's after-commit call, whose
+// commit ends the transaction it waits for) before it positions the log
+// itself.
+const firstPoll = time.Millisecond
+
+// positioned waits until the commit of cseq has its positions, for up to
 // waitPositioned, and reports whether it has: its caller, once answered,
 // may have an edge catch up with the log (a payment the hub routes to the
-// order's store) and must find the records there.
-func positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
-	for wait := 250 * time.Microsecond; wait < waitPositioned; wait *= 2 {
-		time.Sleep(wait)
-		var done bool
-		if err := db.QueryRowContext(ctx, `SELECT kassa_positioned(?, ?)`, lockLogPos, cseq).Scan(&done); err != nil || done {
+// order's store) and must find the records there. Any call's answer tells
+// (marker.saw: the loop's own after-commit call's, another loop's, a
+// poll's); when none does for a while, it positions the log itself
+// (kassa_position_upto, migration 0016), at growing intervals. Until
+// 2026-11-29 it polled kassa_positioned from 250 µs on, 2.2-2.5 times a
+// commit at the ingest.
+func (m *marker) positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
+	deadline, wait := time.Now().Add(waitPositioned), firstPoll
+	for {
+		done, wake := m.reached(cseq)
+		if done || !time.Now().Before(deadline) {
 			return done
 		}
+		if await(wake, wait) {
+			continue // another call answered: what it found
+		}
+		var upto int64
+		if err := db.QueryRowContext(ctx, `SELECT kassa_position_upto(?)`, lockLogPos).Scan(&upto); err != nil {
+			return false
+		}
+		m.saw(upto)
+		wait *= 2
 	}
-	return false
+}
+
+// await waits for wake to close, for up to d, and reports whether it did.
+func await(wake <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-wake:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // positionAgain positions the log at growing intervals, up to
