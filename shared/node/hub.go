@@ -84,8 +84,9 @@ func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
+	const batch = 5000
 	heads := func(ctx context.Context, after int64) ([]link.Head, error) {
-		hs, err := n.db.LogHeadsAfter(ctx, after, 5000)
+		hs, err := n.db.LogHeadsAfter(ctx, after, batch)
 		out := make([]link.Head, len(hs))
 		for i, h := range hs {
 			out[i] = link.Head{Seq: h.Seq, Org: h.OrgID, Location: h.LocationID}
@@ -93,7 +94,7 @@ func (n *Node) EdgeWatchJob(ctx context.Context, h *link.Hub) (Job, error) {
 		return out, err
 	}
 	return Job{Name: "edge-watch", Run: func(ctx context.Context) error {
-		h.Watch(ctx, n.db.Committed(), start, heads)
+		h.Watch(ctx, n.db.Committed(), start, batch, heads)
 		return nil
 	}}, nil
 }

@@ -317,9 +317,12 @@ type Head struct {
 }
 
 // Watch calls Notify for every log entry written after the hub started,
-// waking on committed; newEntries returns the log after a position. It
-// returns when ctx is done.
-func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64, newEntries func(ctx context.Context, after int64) ([]Head, error)) {
+// waking on committed; newEntries returns up to batch entries of the log
+// after a position, fewer only at its end (then the watch waits for the
+// next commit: a read more would find nothing but what a commit since
+// announces anyway — a round trip a wake-up at the ingest, session 20).
+// It returns when ctx is done.
+func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64, batch int, newEntries func(ctx context.Context, after int64) ([]Head, error)) {
 	last := start
 	for {
 		select {
@@ -328,11 +331,12 @@ func (h *Hub) Watch(ctx context.Context, committed <-chan struct{}, start int64,
 		case <-committed:
 		case <-time.After(time.Second):
 		}
-		for {
+		for more := true; more; {
 			es, err := newEntries(ctx, last)
 			if err != nil || len(es) == 0 {
 				break
 			}
+			more = len(es) >= batch
 			seen := map[[2]string]bool{}
 			for _, e := range es {
 				k := [2]string{e.Org, e.Location}
