@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -255,19 +253,22 @@ func (s *AutomationStore) RulesOn(ctx context.Context, orgID, typ string) ([]kas
 	return s.rules(ctx, ruleCols+` WHERE org_id = ? AND event_type = ? AND is_active = 1 ORDER BY id`, orgID, typ)
 }
 
+// noEventRules holds when no org has an active rule triggered by events.
+const noEventRules = `NOT EXISTS (SELECT 1 FROM automation_rules WHERE is_active = 1 AND event_type != '')`
+
 // NoEventRules reports whether no org has an active rule triggered by
 // events (the engine then passes over the log's events in bigger steps).
 func (s *AutomationStore) NoEventRules(ctx context.Context) (bool, error) {
 	var none bool
-	err := s.db.Reader.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM automation_rules WHERE is_active = 1 AND event_type != '')`).Scan(&none)
+	err := s.db.Reader.QueryRowContext(ctx, `SELECT `+noEventRules).Scan(&none)
 	return none, err
 }
 
-// ReaderPositionIdle is ReaderPosition and NoEventRules in one statement:
-// the engine asks both at every pass, a round trip each on PostgreSQL.
+// ReaderPositionIdle returns a log reader's saved position (0: from the
+// start) and NoEventRules, in one statement: the engine asks both at
+// every pass, a round trip each on PostgreSQL.
 func (s *AutomationStore) ReaderPositionIdle(ctx context.Context, name string) (seq int64, idle bool, err error) {
-	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM log_readers WHERE name = ?), 0),
-		NOT EXISTS (SELECT 1 FROM automation_rules WHERE is_active = 1 AND event_type != '')`, name).Scan(&seq, &idle)
+	err = s.db.Reader.QueryRowContext(ctx, `SELECT coalesce((SELECT seq FROM log_readers WHERE name = ?), 0), `+noEventRules, name).Scan(&seq, &idle)
 	return seq, idle, err
 }
 
@@ -329,16 +330,6 @@ func (s *AutomationStore) ScheduledRules(ctx context.Context) ([]ScheduledRule, 
 type scannerFunc func(dest ...any) error
 
 func (f scannerFunc) Scan(dest ...any) error { return f(dest...) }
-
-// ReaderPosition returns a log reader's saved position (0: from the start).
-func (s *AutomationStore) ReaderPosition(ctx context.Context, name string) (int64, error) {
-	var seq int64
-	err := s.db.Reader.QueryRowContext(ctx, `SELECT seq FROM log_readers WHERE name = ?`, name).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return seq, err
-}
 
 // Rewind puts the log reader name back to just before the event eventID
 // and deletes the executions of that event and of the events after it:
