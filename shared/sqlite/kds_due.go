@@ -222,8 +222,11 @@ func stillAsPlanned(ctx context.Context, tx *Tx, plans []*ticketPlan) ([]*ticket
 		}
 	}
 	err := eachChunk(slices.Sorted(maps.Keys(planned)), func(in string, args []any) error {
+		// GROUP BY: without it PostgreSQL may read max(seq) as the
+		// first row of a backward scan of the whole table's seq, which
+		// its estimates favour while the table is young.
 		rows, err := tx.QueryContext(ctx, `SELECT id, hlc, (SELECT count(*) FROM order_lines WHERE order_id = orders.id),
-			coalesce((SELECT max(seq) FROM kds_events WHERE order_id = orders.id), 0) FROM orders WHERE id IN `+in, args...)
+			coalesce((SELECT max(seq) FROM kds_events WHERE order_id = orders.id GROUP BY order_id), 0) FROM orders WHERE id IN `+in, args...)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -221,6 +222,17 @@ func Register(nouns ...fs.FS) {
 // edge pushes it again.
 var WriterLockTimeout = 30 * time.Second
 
+// writerPlans are the planner's settings on the writer pool's connections
+// (docs/postgres.md, "Plans made on young tables"). A write loop's
+// statements find rows by key, and PostgreSQL keeps a prepared
+// statement's generic plan until an ANALYZE of its tables: a plan made
+// while a table held a few pages (a new hub, an org's first catch-up)
+// scanned it whole at every call as it grew, long before autovacuum
+// looked at it. With seq scans disabled the planner scans a table whole
+// only where no index serves; JIT, which the disabled path's cost would
+// start for one-row statements, is off.
+var writerPlans = map[string]string{"enable_seqscan": "off", "jit": "off"}
+
 // OpenDB opens two database/sql pools on dsn through DriverName: the
 // engine's writer (its connections wait at most WriterLockTimeout for a
 // lock) and its readers.
@@ -230,6 +242,7 @@ func (Backend) OpenDB(_ context.Context, dsn string) (writer, reader *sql.DB, er
 		return nil, nil, err
 	}
 	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(WriterLockTimeout.Milliseconds(), 10)
+	maps.Copy(cfg.RuntimeParams, writerPlans)
 	if writer, err = sql.Open(DriverName, stdlib.RegisterConnConfig(cfg)); err != nil {
 		return nil, nil, err
 	}
