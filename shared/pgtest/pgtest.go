@@ -184,6 +184,14 @@ func command(name string, cred *syscall.Credential, args ...string) *exec.Cmd {
 // (BenchmarkIngest's KASSA_BENCH_PGSTAT, docs/performance.md).
 const StatementsEnv = "KASSA_BENCH_PGSTAT"
 
+// ArgsEnv names more settings for the throwaway server, space-separated
+// name=value pairs (each passed as -c), for a look inside a run: e.g.
+// "shared_preload_libraries=auto_explain auto_explain.log_min_duration=0
+// auto_explain.sample_rate=0.01 auto_explain.log_analyze=on
+// logging_collector=on log_directory=/tmp/pglog" logs sampled plans where
+// they outlive the server's temporary folder (docs/postgres.md).
+const ArgsEnv = "KASSA_PG_ARGS"
+
 // serve starts the postmaster on a free port and waits until it accepts a
 // connection. The settings trade durability for speed: a test's database
 // does not outlive it.
@@ -197,6 +205,9 @@ func serve(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200",
 		"-c", "autovacuum_naptime=1") // a hub's statistics follow a catch-up (docs/postgres.md, "Statistics during a catch-up")
+	for _, a := range strings.Fields(os.Getenv(ArgsEnv)) {
+		cmd.Args = append(cmd.Args, "-c", a)
+	}
 	if os.Getenv(StatementsEnv) != "" {
 		cmd.Args = append(cmd.Args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all",
 			"-c", "pg_stat_statements.track_planning=on")
