@@ -8,15 +8,18 @@
 -- so parsed and planned at every call. Now:
 --
 --   - one statement reads every sequence, the followed tables' and the
---     log's commit sequence (outbox_commit_seq), before the call takes an
---     id; the next writes every mark (the followed tables' and the log's
---     own, 0014 and 0015's skip: none where a visible mark of the table is
---     as high), its bound the call's own id (0014, 0016). Until now the
---     log's sequence was read after the followed tables' marks were
---     written, so after the call had taken its id when one was written: a
---     writer that began after that id and took its cseq before the read
---     was at or below the log's mark and not below its bound, the case
---     0016 fixed for the bound itself;
+--     log's commit sequence (outbox_commit_seq), and writes every mark
+--     (the followed tables' and the log's own, 0014 and 0015's skip: none
+--     where a visible mark of the table is as high), its bound the call's
+--     own id (0014, 0016), taken by the first mark's row. The sequences
+--     are read by an aggregate (array_agg) whose array the rows are made
+--     from: every sequence is read before the first row exists, so before
+--     the id is taken, whatever the plan. Until now the log's sequence
+--     was read after the followed tables' marks were written, so after
+--     the call had taken its id when one was written: a writer that began
+--     after that id and took its cseq before the read was at or below the
+--     log's mark and not below its bound, the case 0016 fixed for the
+--     bound itself;
 --   - the positions' UPDATE returns the commit seqs it positioned, and the
 --     same statement reads the highest positioned one before it (the
 --     commit of the highest last_pos): the answer (0016) is the highest of
@@ -42,14 +45,13 @@ CREATE OR REPLACE FUNCTION kassa_after_commit_upto(lock_key bigint, tbls text, s
 LANGUAGE plpgsql AS $$
 DECLARE
   ts text[] := string_to_array(tbls, ',') || 'outbox_commits'::text;
-  uptos bigint[];
   answer bigint;
 BEGIN
-  SELECT array_agg(coalesce(pg_sequence_last_value(s), 0) ORDER BY i) INTO uptos
-    FROM unnest(array(SELECT x::regclass FROM unnest(string_to_array(seqs, ',')) AS x) || 'outbox_commit_seq'::regclass)
-      WITH ORDINALITY AS q(s, i);
+  WITH r AS (SELECT array_agg(coalesce(pg_sequence_last_value(s), 0) ORDER BY i) AS uptos
+      FROM unnest(array(SELECT x::regclass FROM unnest(string_to_array(seqs, ',')) AS x) || 'outbox_commit_seq'::regclass)
+        WITH ORDINALITY AS q(s, i))
   INSERT INTO seq_marks (tbl, upto, xid_bound)
-    SELECT t, u, pg_current_xact_id() FROM unnest(ts, uptos) AS x(t, u)
+    SELECT x.t, x.u, pg_current_xact_id() FROM r, unnest(ts, r.uptos) AS x(t, u)
     WHERE NOT EXISTS (SELECT 1 FROM seq_marks m WHERE m.tbl = x.t AND m.upto >= x.u);
   IF NOT pg_try_advisory_xact_lock(lock_key) THEN
     RETURN kassa_positioned_upto();
