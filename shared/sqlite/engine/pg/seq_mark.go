@@ -25,15 +25,17 @@ import (
 //   - every writer transaction has its id before it takes a seq
 //     (Dialect.BeginSQL);
 //   - after a commit, the writer reads each followed sequence's last value
-//     (upto), then, in a later statement, takes a transaction id of its
-//     own (xid_bound: ids are given in order, so every transaction that
-//     took a seq at or below upto has a lower one), and writes (upto,
-//     xid_bound) to seq_marks (kassa_after_commit, one call with the log's
-//     positions; migration 0014). Any row at or below upto was written by a
-//     transaction whose id is below xid_bound. Until 2026-11-29 the bound was
-//     pg_snapshot_xmax, one past the latest completed id: a transaction that
-//     began after it, still running with a seq, was not below it, and a
-//     reader passed its row (TestAFollowedSeqIsNeverPassedByALaterTransactionsRow);
+//     (upto), then takes a transaction id of its own (xid_bound: ids are
+//     given in order, so every transaction that took a seq at or below
+//     upto has a lower one), and writes (upto, xid_bound) to seq_marks
+//     (kassa_after_commit_upto, one call with the log's positions;
+//     migrations 0014, 0017: the marks' rows are made from an aggregate of
+//     the reads, so every read precedes the id). Any row at or below upto
+//     was written by a transaction whose id is below xid_bound. Until
+//     2026-11-29 the bound was pg_snapshot_xmax, one past the latest
+//     completed id: a transaction that began after it, still running with
+//     a seq, was not below it, and a reader passed its row
+//     (TestAFollowedSeqIsNeverPassedByALaterTransactionsRow);
 //   - a reader's statement takes the highest upto whose xid_bound is at or
 //     below its snapshot's oldest running transaction: every transaction
 //     below xid_bound has ended, so every row at or below upto that will ever
@@ -93,7 +95,9 @@ func (m *marker) reached(cseq int64) (bool, <-chan struct{}) {
 
 // afterCommitQuery marks the followed tables and gives the log its
 // positions after a commit, in one call (migrations 0009, 0011, 0014,
-// 0015), and answers the highest commit seq positioned (0016). Since
+// 0015), and answers the highest commit seq positioned (0016); since
+// migration 0017 one plpgsql function of two statements whose plans are
+// kept. Since
 // 2026-11-29 the writer sends it with its COMMIT, on the transaction's
 // connection and in the same round trip (afterCommitSQL): after the
 // COMMIT, before the pipeline's Sync, it runs in an implicit transaction
