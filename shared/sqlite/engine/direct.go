@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -146,21 +147,23 @@ func (t *directTx) QueryRowContext(ctx context.Context, query string, args ...an
 }
 
 // named is args as the driver takes them, checked as database/sql checks
-// them (the driver's NamedValueChecker, else the default conversion).
+// them (the driver's NamedValueChecker, else the default conversion). Each
+// is checked in place in the reused slice: a local NamedValue handed to
+// the checker (an interface) escaped, an allocation for every argument.
 func (t *directTx) named(args []any) ([]driver.NamedValue, error) {
-	nv := t.nv[:0]
+	nv := slices.Grow(t.nv[:0], len(args))[:len(args)]
+	t.nv = nv
 	for i, a := range args {
-		v := driver.NamedValue{Ordinal: i + 1, Value: a}
-		err := t.dc.CheckNamedValue(&v)
+		v := &nv[i]
+		*v = driver.NamedValue{Ordinal: i + 1, Value: a}
+		err := t.dc.CheckNamedValue(v)
 		if err == driver.ErrSkip {
 			v.Value, err = driver.DefaultParameterConverter.ConvertValue(a)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sql: converting argument $%d type: %w", i+1, err)
 		}
-		nv = append(nv, v)
 	}
-	t.nv = nv
 	return nv, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -250,6 +251,9 @@ func (c *conn) readCommit(m *pgtype.Map, p *pgconn.Pipeline, kept int, before *q
 // integers as int64, floats as float64, times as time.Time, json and
 // bytes as []byte (copied: src is pgx's buffer), anything else as text.
 func valueOf(m *pgtype.Map, fd pgconn.FieldDescription, src []byte) (driver.Value, error) {
+	if v, ok := plainValue(fd, src); ok {
+		return v, nil
+	}
 	oid, f := fd.DataTypeOID, fd.Format
 	switch oid {
 	case pgtype.BoolOID:
@@ -281,6 +285,42 @@ func valueOf(m *pgtype.Map, fd pgconn.FieldDescription, src []byte) (driver.Valu
 	err := m.Scan(oid, f, src, &d)
 	return d, err
 }
+
+// plainValue is valueOf's answer, without pgx's scan plan, for the
+// values a writer's reads are made of: integers in binary, text (its
+// bytes in either format) and booleans in binary, decoded as pgx's
+// default codecs decode them (TestPlainValuesAreAsPgxScansThem). Looking
+// up the plan for each value (pgtype.Map.Scan) was two thirds of the
+// reads' decoding, ~2-3 % of a PostgreSQL hub's CPU at the ingest
+// (docs/performance.md, "The hub's CPU a record (session 21, helper
+// hubgo2)"). ok is false for anything else, or a length pgx would refuse.
+func plainValue(fd pgconn.FieldDescription, src []byte) (v driver.Value, ok bool) {
+	bin := fd.Format == pgtype.BinaryFormatCode
+	switch fd.DataTypeOID {
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.NameOID, pgtype.BPCharOID:
+		return string(src), true
+	case pgtype.Int8OID:
+		if bin && len(src) == 8 {
+			return int64(be.Uint64(src)), true
+		}
+	case pgtype.Int4OID:
+		if bin && len(src) == 4 {
+			return int64(int32(be.Uint32(src))), true
+		}
+	case pgtype.Int2OID:
+		if bin && len(src) == 2 {
+			return int64(int16(be.Uint16(src))), true
+		}
+	case pgtype.BoolOID:
+		if bin && len(src) == 1 {
+			return src[0] == 1, true
+		}
+	}
+	return nil, false
+}
+
+// be is PostgreSQL's binary byte order.
+var be = binary.BigEndian
 
 // valued scans src into a T and gives its driver.Value.
 func valued[T any, P interface {
