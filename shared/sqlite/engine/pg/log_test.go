@@ -505,3 +505,58 @@ func (p planNode) rowsOf(table string) float64 {
 	}
 	return n
 }
+
+// TestAPollForACommitPositionsTheLogOnlyWhenItCan: a write loop's poll for
+// its commit's positions (kassa_position_upto with the commit's seq,
+// migration 0018) answers at once, marking and positioning nothing, while
+// no settled mark covers the commit (an older transaction runs), and
+// positions it once one does.
+func TestAPollForACommitPositionsTheLogOnlyWhenItCan(t *testing.T) {
+	ctx := context.Background()
+	pool := openLog(t, pgtest.Start(t))
+	older := begin(t, pool)
+	if _, err := older.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	tx := begin(t, pool)
+	if err := pg.Append(ctx, tx, []change.Change{record("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cseq, upto, marks, after int64
+	if err := pool.QueryRow(ctx, `SELECT kassa_after_commit_upto(0, '', ''), (SELECT max(cseq) FROM outbox_commits)`).Scan(&upto, &cseq); err != nil {
+		t.Fatal(err)
+	}
+	poll := func() int64 {
+		t.Helper()
+		var upto int64
+		if err := pool.QueryRow(ctx, `SELECT kassa_position_upto(0, $1)`, cseq).Scan(&upto); err != nil {
+			t.Fatal(err)
+		}
+		return upto
+	}
+	countMarks := func() (n int64) {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM seq_marks`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	marks = countMarks()
+	if upto >= cseq || poll() >= cseq {
+		t.Fatalf("commit %d positioned while an older transaction runs", cseq)
+	}
+	if after = countMarks(); after != marks {
+		t.Errorf("a poll that could position nothing wrote %d marks", after-marks)
+	}
+	if err := older.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if upto = poll(); upto < cseq {
+		t.Fatalf("the older transaction ended, a poll answered %d, below commit %d", upto, cseq)
+	}
+	if upto = poll(); upto < cseq {
+		t.Fatalf("a second poll answered %d, below the positioned commit %d", upto, cseq)
+	}
+}

@@ -167,7 +167,9 @@ const firstPoll = time.Millisecond
 // poll's); when none does for a while, it positions the log itself
 // (kassa_position_upto, migration 0016), at growing intervals. Until
 // 2026-11-29 it polled kassa_positioned from 250 µs on, 2.2-2.5 times a
-// commit at the ingest.
+// commit at the ingest. Since migration 0018 the poll names its commit and
+// positions the log only when the commit is not positioned yet: with
+// several hubs most polls found it positioned by another hub's call.
 func (m *marker) positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
 	deadline, wait := time.Now().Add(waitPositioned), firstPoll
 	for {
@@ -179,7 +181,7 @@ func (m *marker) positioned(ctx context.Context, db *sql.DB, cseq int64) bool {
 			continue // another call answered: what it found
 		}
 		var upto int64
-		if err := db.QueryRowContext(ctx, `SELECT kassa_position_upto(?)`, lockLogPos).Scan(&upto); err != nil {
+		if err := db.QueryRowContext(ctx, `SELECT kassa_position_upto(?, ?)`, lockLogPos, cseq).Scan(&upto); err != nil {
 			return false
 		}
 		m.saw(upto)
