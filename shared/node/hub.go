@@ -231,6 +231,8 @@ func (s *hubStore) Digests(ctx context.Context, of link.Identity, format int) (m
 	return s.db.DigestsAt(ctx, of.Org, of.Location, schema)
 }
 
+func (s *hubStore) LogWaiting(ctx context.Context) (bool, error) { return s.db.LogWaiting(ctx) }
+
 func (s *hubStore) Epoch(ctx context.Context) (string, error) {
 	s.epochMu.Lock()
 	defer s.epochMu.Unlock()

@@ -493,7 +493,7 @@ func (e *Edge) PullOnce(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	if own && cursor >= rep.Last {
+	if own && cursor >= rep.Last && !rep.Waiting {
 		if err := e.store.EndResync(ctx); err != nil {
 			return 0, err
 		}

@@ -260,6 +260,9 @@ func (h *Hub) pull(m *nats.Msg) {
 	if err == nil {
 		rep.Epoch, err = h.store.Epoch(ctx)
 	}
+	if err == nil && req.Own {
+		rep.Waiting, err = h.store.LogWaiting(ctx)
+	}
 	if urls := h.leafURLs.Load(); err == nil && urls != nil {
 		rep.LeafURLs = *urls
 	}

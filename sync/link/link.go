@@ -173,7 +173,14 @@ type PullReply struct {
 	// ignores them) are the leaf URLs of every hub of the cluster: an
 	// edge keeps them and fails over among them (docs/cluster.md).
 	LeafURLs []string `json:"leaf_urls,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Waiting (after v0.8.0; an older hub never sends it), answered to a
+	// pull of an edge restored from a backup (PullRequest.Own): the hub
+	// holds committed records its log does not serve yet (on PostgreSQL,
+	// commits waiting for their positions behind an older transaction).
+	// Such an edge keeps asking for its own records until none waits:
+	// they may be the sales it lost.
+	Waiting bool   `json:"waiting,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // DigestRequest carries an edge's digest of each replicated table in its scope.
@@ -241,6 +248,9 @@ type HubStore interface {
 	Digests(ctx context.Context, of Identity, format int) (map[string]string, error)
 	// Epoch names the hub's log (PullReply.Epoch).
 	Epoch(ctx context.Context) (string, error)
+	// LogWaiting reports whether committed records wait for their log
+	// positions (PullReply.Waiting).
+	LogWaiting(ctx context.Context) (bool, error)
 	// Known reports whether an edge is enrolled and not revoked.
 	Known(ctx context.Context, id Identity) bool
 }

@@ -109,6 +109,10 @@ type Dialect interface {
 	// so a read costs what it returns whatever plan the database caches.
 	LogFrom(alias string) string
 	LogOrder(col string) string
+	// LogWaitingSQL answers whether committed records still wait for
+	// their log positions ("" where a record has its position when it
+	// commits: SQLite).
+	LogWaitingSQL() string
 	// LastSeqSQL reads the log's newest position (0 when empty): every
 	// edge's pull asks it first.
 	LastSeqSQL() string
@@ -178,6 +182,7 @@ func (sqliteDialect) LogFrom(alias string) string {
 	return strings.TrimSuffix("outbox "+alias, " ")
 }
 func (sqliteDialect) LogOrder(col string) string     { return col }
+func (sqliteDialect) LogWaitingSQL() string          { return "" }
 func (sqliteDialect) LastSeqSQL() string             { return `SELECT coalesce(max(seq), 0) FROM outbox` }
 func (sqliteDialect) LockRowsSQL(string, int) string { return "" }
 func (sqliteDialect) LockKeysSQL(int) string         { return "" }

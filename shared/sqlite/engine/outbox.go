@@ -148,6 +148,19 @@ func (db *DB) MarkSent(ctx context.Context, seq int64) error {
 	return db.Exec(ctx, `UPDATE outbox SET sent_at = ? WHERE seq <= ? AND sent_at IS NULL`, FmtTime(db.Now()), seq)
 }
 
+// LogWaiting reports whether committed records still wait for their log
+// positions (on PostgreSQL, commits held back by an older transaction):
+// a read of the log does not see them yet.
+func (db *DB) LogWaiting(ctx context.Context) (bool, error) {
+	q := db.dialect().LogWaitingSQL()
+	if q == "" {
+		return false, nil
+	}
+	var waiting bool
+	err := db.Reader.QueryRowContext(ctx, q).Scan(&waiting)
+	return waiting, err
+}
+
 // LastSeq is the newest outbox position (0 when empty).
 func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 	var n int64

@@ -172,6 +172,11 @@ func (Dialect) LockRowsSQL(table string, n int) string {
 	return `SELECT 1 FROM ` + table + ` WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY id FOR UPDATE`
 }
 
+// LogWaitingSQL: a commit without positions waits for them (seq_mark.go).
+func (Dialect) LogWaitingSQL() string {
+	return `SELECT EXISTS (SELECT 1 FROM outbox_commits WHERE last_pos IS NULL)`
+}
+
 // LastSeqSQL reads the last position given to a commit: the outbox
 // view's newest seq (first_pos + ord of its last record is last_pos),
 // which the view could only find by reading every record (its seq is
