@@ -153,23 +153,12 @@ func TestAnEdgeRestoredFromABackupGetsBackWhatItSoldSince(t *testing.T) {
 	if err := edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", e.edgeDir}, noEnv, &out); !errors.Is(err, node.ErrExists) {
 		t.Fatalf("restore into a non-empty data directory: %v", err)
 	}
-	restored := t.TempDir()
-	run(t, func() error {
-		return edgenode.Commands["restore"](t.Context(), []string{"--backup", edgeBackup, "--data-dir", restored}, noEnv, &out)
-	})
-	args := append([]string(nil), e.edgeArgs...)
-	for i := range args {
-		if args[i] == e.edgeDir {
-			args[i] = restored
-		}
-	}
-	e.edge, e.edgeDir = nodetest.Start(t, edgenode.Run, nil, args...), restored
-	e.edgeTok = e.edge.Login(t, "cashier@demo.test", demo.Password)
-	e.edgeMgr = e.edge.Login(t, "manager@demo.test", demo.Password)
-	// It fails now and then on the PostgreSQL line in whole runs, never
-	// alone, with the hub's log wholly positioned (status.md, "Flakes
-	// seen"): the restored edge's orders and sync status as it failed say
-	// whether it pulled and what it holds.
+	restored := e.restoreEdge(t, edgeBackup)
+	// It failed now and then on the PostgreSQL line in whole runs
+	// (status.md, "Flakes seen": the restored edge ended its resync while
+	// the hub's last commits waited for their positions): the restored
+	// edge's orders and sync status as it failed say whether it pulled
+	// and what it holds.
 	var held int
 	var st map[string]any
 	defer func() {
@@ -236,18 +225,7 @@ func TestARestoredEdgeResyncsWhileTheHubsLogWaits(t *testing.T) {
 	}
 	wait.For(t, 30*time.Second, "the sales after the backup at the hub", synced(before+5))
 	e.edge.Stop(t)
-	restored := t.TempDir()
-	run(t, func() error {
-		return edgenode.Commands["restore"](t.Context(), []string{"--backup", backup, "--data-dir", restored}, noEnv, &out)
-	})
-	args := append([]string(nil), e.edgeArgs...)
-	for i := range args {
-		if args[i] == e.edgeDir {
-			args[i] = restored
-		}
-	}
-	e.edge, e.edgeDir = nodetest.Start(t, edgenode.Run, nil, args...), restored
-	e.edgeMgr = e.edge.Login(t, "manager@demo.test", demo.Password)
+	e.restoreEdge(t, backup)
 	wait.For(t, 30*time.Second, "the restored edge to pull while the sales wait", func() bool {
 		st := e.status(t, e.edge, e.edgeMgr)
 		return st["connected"] == true && st["pending_down"] == float64(0)
@@ -261,6 +239,27 @@ func TestARestoredEdgeResyncsWhileTheHubsLogWaits(t *testing.T) {
 	wait.For(t, 30*time.Second, "the restored edge to get the sales it made after its backup", func() bool {
 		return countOrders(t, e.edge, e.edgeMgr, e.location) == before+5
 	})
+}
+
+// restoreEdge restores the (stopped) edge from backup into a new data
+// folder, starts it there, logs its cashier and manager in, and returns
+// the folder.
+func (e *env) restoreEdge(t *testing.T, backup string) string {
+	restored := t.TempDir()
+	var out strings.Builder
+	run(t, func() error {
+		return edgenode.Commands["restore"](t.Context(), []string{"--backup", backup, "--data-dir", restored}, noEnv, &out)
+	})
+	args := append([]string(nil), e.edgeArgs...)
+	for i := range args {
+		if args[i] == e.edgeDir {
+			args[i] = restored
+		}
+	}
+	e.edge, e.edgeDir = nodetest.Start(t, edgenode.Run, nil, args...), restored
+	e.edgeTok = e.edge.Login(t, "cashier@demo.test", demo.Password)
+	e.edgeMgr = e.edge.Login(t, "manager@demo.test", demo.Password)
+	return restored
 }
 
 // newHubStore is where a restored hub goes: a new data folder and, on
