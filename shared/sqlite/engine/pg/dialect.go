@@ -5,14 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
-	"maps"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"kassa.dev/shared/sqlite/engine"
 )
@@ -242,13 +241,10 @@ var writerPlans = map[string]string{"enable_seqscan": "off", "jit": "off"}
 // engine's writer (its connections wait at most WriterLockTimeout for a
 // lock) and its readers.
 func (Backend) OpenDB(_ context.Context, dsn string) (writer, reader *sql.DB, err error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
+	if _, err := pgx.ParseConfig(dsn); err != nil {
 		return nil, nil, err
 	}
-	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(WriterLockTimeout.Milliseconds(), 10)
-	maps.Copy(cfg.RuntimeParams, writerPlans)
-	if writer, err = sql.Open(DriverName, stdlib.RegisterConnConfig(cfg)); err != nil {
+	if writer, err = sql.Open(DriverName, writerDSN(dsn)); err != nil {
 		return nil, nil, err
 	}
 	if reader, err = sql.Open(DriverName, dsn); err != nil {
@@ -256,6 +252,24 @@ func (Backend) OpenDB(_ context.Context, dsn string) (writer, reader *sql.DB, er
 		return nil, nil, err
 	}
 	return writer, reader, nil
+}
+
+// writerDSN is dsn (a postgres:// URL: Register's schemes) with the writer
+// pool's settings as parameters, which pgx passes to the server as run-time
+// parameters. (Until session 21 a pgx config registered with the stdlib
+// driver carried them: one registration a store opened, never dropped.)
+func writerDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	q := u.Query()
+	q.Set("lock_timeout", strconv.FormatInt(WriterLockTimeout.Milliseconds(), 10))
+	for k, v := range writerPlans {
+		q.Set(k, v)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Migrate applies the backend's migrations and the nouns'.
