@@ -231,7 +231,9 @@ func (s *hubStore) Digests(ctx context.Context, of link.Identity, format int) (m
 	return s.db.DigestsAt(ctx, of.Org, of.Location, schema)
 }
 
-func (s *hubStore) LogWaiting(ctx context.Context) (bool, error) { return s.db.LogWaiting(ctx) }
+func (s *hubStore) LogWaiting(ctx context.Context, of link.Identity) (bool, error) {
+	return s.db.LogWaiting(ctx, of.Node)
+}
 
 func (s *hubStore) Epoch(ctx context.Context) (string, error) {
 	s.epochMu.Lock()

@@ -261,7 +261,7 @@ func (h *Hub) pull(m *nats.Msg) {
 		rep.Epoch, err = h.store.Epoch(ctx)
 	}
 	if err == nil && req.Own {
-		rep.Waiting, err = h.store.LogWaiting(ctx)
+		rep.Waiting, err = h.store.LogWaiting(ctx, id)
 	}
 	if urls := h.leafURLs.Load(); err == nil && urls != nil {
 		rep.LeafURLs = *urls

@@ -175,10 +175,10 @@ type PullReply struct {
 	LeafURLs []string `json:"leaf_urls,omitempty"`
 	// Waiting (after v0.8.0; an older hub never sends it), answered to a
 	// pull of an edge restored from a backup (PullRequest.Own): the hub
-	// holds committed records its log does not serve yet (on PostgreSQL,
-	// commits waiting for their positions behind an older transaction).
-	// Such an edge keeps asking for its own records until none waits:
-	// they may be the sales it lost.
+	// holds committed records of that edge its log does not serve yet (on
+	// PostgreSQL, commits waiting for their positions behind an older
+	// transaction). Such an edge keeps asking for its own records until
+	// none waits: they may be the sales it lost.
 	Waiting bool   `json:"waiting,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
@@ -248,9 +248,9 @@ type HubStore interface {
 	Digests(ctx context.Context, of Identity, format int) (map[string]string, error)
 	// Epoch names the hub's log (PullReply.Epoch).
 	Epoch(ctx context.Context) (string, error)
-	// LogWaiting reports whether committed records wait for their log
-	// positions (PullReply.Waiting).
-	LogWaiting(ctx context.Context) (bool, error)
+	// LogWaiting reports whether committed records an edge pushed wait
+	// for their log positions (PullReply.Waiting).
+	LogWaiting(ctx context.Context, of Identity) (bool, error)
 	// Known reports whether an edge is enrolled and not revoked.
 	Known(ctx context.Context, id Identity) bool
 }

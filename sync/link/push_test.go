@@ -99,9 +99,9 @@ func (h *gatedHub) Log(context.Context, Identity, PullRequest) ([]Entry, int64, 
 func (h *gatedHub) Digests(context.Context, Identity, int) (map[string]string, error) {
 	return nil, nil
 }
-func (h *gatedHub) Epoch(context.Context) (string, error)    { return "e1", nil }
-func (h *gatedHub) LogWaiting(context.Context) (bool, error) { return false, nil }
-func (h *gatedHub) Known(context.Context, Identity) bool     { return true }
+func (h *gatedHub) Epoch(context.Context) (string, error)              { return "e1", nil }
+func (h *gatedHub) LogWaiting(context.Context, Identity) (bool, error) { return false, nil }
+func (h *gatedHub) Known(context.Context, Identity) bool               { return true }
 
 // runPushes starts a hub on store over a leaf link and an edge with
 // three batches in its outbox, and returns the edge's store and a count

@@ -109,9 +109,9 @@ type Dialect interface {
 	// so a read costs what it returns whatever plan the database caches.
 	LogFrom(alias string) string
 	LogOrder(col string) string
-	// LogWaitingSQL answers whether committed records still wait for
-	// their log positions ("" where a record has its position when it
-	// commits: SQLite).
+	// LogWaitingSQL answers whether committed records of one origin (its
+	// one parameter) still wait for their log positions ("" where a record
+	// has its position when it commits: SQLite).
 	LogWaitingSQL() string
 	// LastSeqSQL reads the log's newest position (0 when empty): every
 	// edge's pull asks it first.

@@ -148,16 +148,16 @@ func (db *DB) MarkSent(ctx context.Context, seq int64) error {
 	return db.Exec(ctx, `UPDATE outbox SET sent_at = ? WHERE seq <= ? AND sent_at IS NULL`, FmtTime(db.Now()), seq)
 }
 
-// LogWaiting reports whether committed records still wait for their log
-// positions (on PostgreSQL, commits held back by an older transaction):
-// a read of the log does not see them yet.
-func (db *DB) LogWaiting(ctx context.Context) (bool, error) {
+// LogWaiting reports whether committed records of origin still wait for
+// their log positions (on PostgreSQL, commits held back by an older
+// transaction): a read of the log does not see them yet.
+func (db *DB) LogWaiting(ctx context.Context, origin string) (bool, error) {
 	q := db.dialect().LogWaitingSQL()
 	if q == "" {
 		return false, nil
 	}
 	var waiting bool
-	err := db.Reader.QueryRowContext(ctx, q).Scan(&waiting)
+	err := db.Reader.QueryRowContext(ctx, q, origin).Scan(&waiting)
 	return waiting, err
 }
 

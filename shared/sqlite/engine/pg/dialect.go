@@ -171,9 +171,12 @@ func (Dialect) LockRowsSQL(table string, n int) string {
 	return `SELECT 1 FROM ` + table + ` WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY id FOR UPDATE`
 }
 
-// LogWaitingSQL: a commit without positions waits for them (seq_mark.go).
+// LogWaitingSQL: a commit without positions waits for them (seq_mark.go);
+// the few that wait (outbox_commits_unpositioned) are looked into for the
+// origin's records.
 func (Dialect) LogWaitingSQL() string {
-	return `SELECT EXISTS (SELECT 1 FROM outbox_commits WHERE last_pos IS NULL)`
+	return `SELECT EXISTS (SELECT 1 FROM outbox_commits c JOIN outbox_log o ON o.xid = c.xid
+		WHERE c.last_pos IS NULL AND o.origin = ?)`
 }
 
 // LastSeqSQL reads the last position given to a commit: the outbox
