@@ -936,6 +936,10 @@ func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[str
 	if err != nil {
 		return err
 	}
+	if len(wrote) > 0 {
+		// The org's usage limits are checked once for the batch (checkVouchers).
+		a.SharesWith(entOrder, orderID, "campaigns\x00"+orgID)
+	}
 	for _, c := range wrote {
 		campaignsOf(a.State).redeemed[[3]string{orgID, c, customer.V}]++
 	}
