@@ -196,7 +196,7 @@ type WriterStats struct {
 // writerStats are WriterStats' counters, updated by the write loop only.
 type writerStats struct {
 	batches, units, failed, busy, commit, checkpoints, joined atomic.Int64
-	raised                                            atomic.Bool
+	raised                                                    atomic.Bool
 }
 
 // WriterStats returns the write loop's counters.
