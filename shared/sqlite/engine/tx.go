@@ -190,6 +190,7 @@ type WriterStats struct {
 	Checkpoints int64         // checkpoints run in lulls
 	Joined      int64         // units run joined with others of their kind (join.go)
 	Queued      int           // units waiting for the writer now
+	Loops       int           // write loops: one on SQLite, Options.Writers on PostgreSQL
 	Raised      bool          // the writer's thread runs at a raised priority
 }
 
@@ -205,7 +206,7 @@ func (db *DB) WriterStats() WriterStats {
 	return WriterStats{
 		Batches: s.batches.Load(), Units: s.units.Load(), Failed: s.failed.Load(),
 		Busy: time.Duration(s.busy.Load()), Commit: time.Duration(s.commit.Load()),
-		Checkpoints: s.checkpoints.Load(), Joined: s.joined.Load(), Queued: len(db.writes), Raised: s.raised.Load(),
+		Checkpoints: s.checkpoints.Load(), Joined: s.joined.Load(), Queued: len(db.writes), Loops: db.nLoops, Raised: s.raised.Load(),
 	}
 }
 
