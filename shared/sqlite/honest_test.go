@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -180,18 +179,7 @@ func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
 func (ew *edgeWorld) ingest(t *testing.T, after int64) ([]change.Change, int64, int) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, LogFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := make([]change.Change, len(log))
-	for i, e := range log {
-		b, _ := json.Marshal(e.Change)
-		if err := json.Unmarshal(b, &cs[i]); err != nil {
-			t.Fatal(err)
-		}
-		after = e.Seq
-	}
+	cs, after := changesAfter(t, ew.edge.db, after)
 	from := EdgeScope{OrgID: ew.org, LocationID: ew.loc, NodeID: ew.edge.db.NodeID}
 	_, q, err := ew.hub.db.Ingest(ctx, from, cs)
 	if err != nil {

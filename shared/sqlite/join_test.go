@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"sync"
 	"testing"
@@ -35,7 +34,7 @@ func TestPushesQueuedTogetherLeaveTheHubAsPushesInTurnWould(t *testing.T) {
 			}
 			ew.tills(t)
 			ew.laybys(t)
-			cs := ew.records(t)
+			cs, _ := changesAfter(t, ew.edge.db, 0)
 			edge := EdgeScope{OrgID: ew.org, LocationID: ew.loc, NodeID: ew.edge.db.NodeID}
 			depot := EdgeScope{OrgID: ew.org, LocationID: ew.loc2, NodeID: ew.hub.db.NewID()}
 			var pushes []queuedPush
@@ -76,24 +75,6 @@ func TestPushesQueuedTogetherLeaveTheHubAsPushesInTurnWould(t *testing.T) {
 			ew.hubHoldsWhatTheEdgeHas(t)
 		})
 	}
-}
-
-// records are the records the edge made, through JSON as the link
-// carries them.
-func (ew *edgeWorld) records(t *testing.T) []change.Change {
-	t.Helper()
-	log, err := ew.edge.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := make([]change.Change, len(log))
-	for i, e := range log {
-		b, _ := json.Marshal(e.Change)
-		if err := json.Unmarshal(b, &cs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cs
 }
 
 // badColumn is a push of c again, as a new record with a field no table
