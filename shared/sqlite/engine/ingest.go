@@ -25,7 +25,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"kassa.dev/sync/change"
@@ -45,8 +44,9 @@ type pushPart struct {
 	opts    ApplyOpts
 	res     applied
 	// owned are the ids of its changes and of the rows they name; texts
-	// every text they carry (index).
-	owned, texts []string
+	// every text they carry; keys the rows its records touch and the keys
+	// they share (Applier.Shares), as the nouns' track hooks say (index).
+	owned, texts, keys []string
 }
 
 // alone applies the push in its own unit.
@@ -55,8 +55,12 @@ func (p *pushPart) alone(tx *Tx) (err error) {
 	return err
 }
 
-// index notes what the push owns and names, for fitPushes.
+// index notes what the push owns, names and touches, for fitPushes. The
+// track hooks are run here on a scratch applier: they touch rows by the
+// changes' fields alone, so a push that would meet another at a row does
+// not join it (and fail the unit once both applied).
 func (p *pushPart) index() {
+	scratch := &Applier{touched: map[*Noun]map[string]string{}, State: map[*Noun]any{}, owners: map[string]int{}}
 	for i := range p.changes {
 		c := &p.changes[i]
 		p.owned = append(p.owned, c.ID, c.EntityID)
@@ -64,20 +68,27 @@ func (p *pushPart) index() {
 		for _, v := range c.Fields {
 			p.texts = appendTexts(p.texts, v)
 		}
+		if r, ok := NounOf(c.Entity); ok && r.Track != nil {
+			fields := make(map[string]any, len(c.Fields))
+			for k, v := range c.Fields {
+				fields[k] = ColumnValue(v)
+			}
+			r.Track(scratch, c, fields)
+		}
+	}
+	for key := range scratch.owners {
+		p.keys = append(p.keys, key)
 	}
 }
 
-// appendTexts appends the texts v holds, and those of the JSON a text
-// holds (a refund's payments, an order's campaigns).
+// appendTexts appends the texts v holds, and the strings quoted in a
+// text of JSON (a refund's payments, an order's campaigns).
 func appendTexts(texts []string, v any) []string {
 	switch v := v.(type) {
 	case string:
 		texts = append(texts, v)
 		if len(v) > 2 && (v[0] == '[' || v[0] == '{') {
-			var inner any
-			if json.Unmarshal([]byte(v), &inner) == nil {
-				texts = appendTexts(texts, inner)
-			}
+			texts = appendQuoted(texts, v)
 		}
 	case []any:
 		for _, e := range v {
@@ -91,10 +102,29 @@ func appendTexts(texts []string, v any) []string {
 	return texts
 }
 
+// appendQuoted appends the strings quoted in the JSON text s (keys and
+// values alike: slices of s, unescaped only where they hold no escape).
+func appendQuoted(texts []string, s string) []string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		texts, i = append(texts, s[i+1:min(j, len(s))]), j
+	}
+	return texts
+}
+
 // fitPushes is how many of parts, from the first, name nothing another
-// owns.
+// owns and touch no row another touches.
 func fitPushes(parts []any) int {
-	owner, named := map[string]int{}, map[string]bool{}
+	owner, named, keys := map[string]int{}, map[string]bool{}, map[string]bool{}
 	for k, part := range parts {
 		p := part.(*pushPart)
 		for _, id := range p.owned {
@@ -107,11 +137,19 @@ func fitPushes(parts []any) int {
 				return k
 			}
 		}
+		for _, key := range p.keys {
+			if keys[key] {
+				return k
+			}
+		}
 		for _, id := range p.owned {
 			owner[id] = k
 		}
 		for _, t := range p.texts {
 			named[t] = true
+		}
+		for _, key := range p.keys {
+			keys[key] = true
 		}
 	}
 	return len(parts)
@@ -148,9 +186,9 @@ func (db *DB) applyJoined(ctx context.Context, tx *Tx, ps []*pushPart) error {
 		if err := a.steps(ctx, p.changes, p.opts, &p.res.ApplyResult); err != nil {
 			return err
 		}
-	}
-	if a.shared {
-		return errShared
+		if a.shared {
+			return errShared
+		}
 	}
 	a.Admitter, a.segment = ads[0], -1 // a row touched from here on is no push's alone
 	if err := a.finish(ctx, all, ps[0].opts, &ps[0].res); err != nil {
