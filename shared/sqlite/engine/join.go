@@ -14,7 +14,7 @@ package engine
 import "context"
 
 // maxJoin bounds how many units run joined.
-const maxJoin = 16
+const maxJoin = 32
 
 // joinKind is a kind of unit that may run joined with others of its kind.
 type joinKind struct {
