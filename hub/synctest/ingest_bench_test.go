@@ -45,13 +45,13 @@ import (
 // binary, built by the bench, one process each), of PostgreSQL (the
 // postmaster and its backends) — both from /proc/<pid>/stat — and of this
 // process (the simulated edges). KASSA_BENCH_EDGES (default 100)
-// and KASSA_BENCH_INGEST_SALES (sales per edge, default 5) change the
+// and KASSA_BENCH_INGEST_SALES (sales per edge, default 20) change the
 // run; KASSA_BENCH_ONLY=ingest runs it alone (make bench-ingest).
 func BenchmarkIngest(b *testing.B) {
 	if only := os.Getenv("KASSA_BENCH_ONLY"); only != "" && only != "ingest" {
 		b.Skip("KASSA_BENCH_ONLY=" + only)
 	}
-	edges, sales := benchKnob("KASSA_BENCH_EDGES", 100), benchKnob("KASSA_BENCH_INGEST_SALES", 5)
+	edges, sales := benchKnob("KASSA_BENCH_EDGES", 100), benchKnob("KASSA_BENCH_INGEST_SALES", 20)
 	for range b.N {
 		runs := []struct {
 			key, name string

@@ -266,6 +266,7 @@ func writerCollectors(db *sqlite.DB) []prometheus.Collector {
 		counter("kassa_store_write_batches_total", "Write transactions run (group commits).", func(s sqlite.WriterStats) float64 { return float64(s.Batches) }),
 		counter("kassa_store_write_units_total", "Units of work run by the writer.", func(s sqlite.WriterStats) float64 { return float64(s.Units) }),
 		counter("kassa_store_write_units_failed_total", "Units of work that failed and rolled back alone.", func(s sqlite.WriterStats) float64 { return float64(s.Failed) }),
+		counter("kassa_store_write_units_joined_total", "Units of work run joined with others of their kind (a hub's pushes of several edges as one unit).", func(s sqlite.WriterStats) float64 { return float64(s.Joined) }),
 		counter("kassa_store_writer_busy_seconds_total", "Time the writer spent running batches, commits included.", func(s sqlite.WriterStats) float64 { return s.Busy.Seconds() }),
 		counter("kassa_store_commit_seconds_total", "Time the writer spent committing (WAL write and fsync).", func(s sqlite.WriterStats) float64 { return s.Commit.Seconds() }),
 		counter("kassa_store_checkpoints_total", "WAL checkpoints run in the writer's lulls.", func(s sqlite.WriterStats) float64 { return float64(s.Checkpoints) }),

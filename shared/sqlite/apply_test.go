@@ -40,23 +40,31 @@ func wrapNode(t *testing.T, db *DB) *node {
 // ship applies every change from has not seen yet to to.
 func ship(t *testing.T, from, to *node) ApplyResult {
 	t.Helper()
-	log, err := from.db.ChangesAfter(context.Background(), 0, 1_000_000, LogFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := make([]change.Change, len(log))
-	for i, e := range log {
-		// Through JSON, as the wire carries them.
-		b, _ := json.Marshal(e.Change)
-		if err := json.Unmarshal(b, &cs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cs, _ := changesAfter(t, from.db, 0)
 	res, err := to.db.Apply(context.Background(), cs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// changesAfter are db's change records after its log's seq after, through
+// JSON as the wire carries them, and the seq of the last.
+func changesAfter(t *testing.T, db *DB, after int64) ([]change.Change, int64) {
+	t.Helper()
+	log, err := db.ChangesAfter(context.Background(), after, 1_000_000, LogFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := make([]change.Change, len(log))
+	for i, e := range log {
+		b, _ := json.Marshal(e.Change)
+		if err := json.Unmarshal(b, &cs[i]); err != nil {
+			t.Fatal(err)
+		}
+		after = e.Seq
+	}
+	return cs, after
 }
 
 // sync ships both ways until neither side learns anything.

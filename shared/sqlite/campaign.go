@@ -907,6 +907,10 @@ func writeRedemptions(ctx context.Context, tx *Tx, o *kassa.Order) error {
 	return err
 }
 
+// campaignsKey is what the redemptions of an org's orders share in a
+// unit of joined pushes (engine/ingest.go): its campaigns' usage limits.
+func campaignsKey(orgID string) string { return "campaigns\x00" + orgID }
+
 // redeem writes the redemptions of an order this batch applied or
 // changed, from its campaigns, and notes each new one for checkVouchers.
 // With gave (the hub's amounts, redeemAtHub) each row's amount is its
@@ -935,6 +939,10 @@ func redeem(ctx context.Context, a *applier, orderID, orgID string, gave map[str
 	wrote, err := insertRedemptions(ctx, a.Tx, r, applied, true)
 	if err != nil {
 		return err
+	}
+	if len(wrote) > 0 {
+		// The org's usage limits are checked once for the batch (checkVouchers).
+		a.SharesWith(entOrder, orderID, campaignsKey(orgID))
 	}
 	for _, c := range wrote {
 		campaignsOf(a.State).redeemed[[3]string{orgID, c, customer.V}]++

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -109,12 +108,17 @@ type edgeWorld struct {
 
 func mustEdgeWorld(t *testing.T) *edgeWorld {
 	t.Helper()
-	ctx := context.Background()
-	hubDB, err := Open(ctx, filepath.Join(t.TempDir(), "hub.db"), Options{Hub: true})
+	hubDB, err := Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), Options{Hub: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := wrapNode(t, hubDB)
+	return mustEdgeWorldAt(t, wrapNode(t, hubDB))
+}
+
+// mustEdgeWorldAt is mustEdgeWorld with its hub on hub's store.
+func mustEdgeWorldAt(t *testing.T, hub *node) *edgeWorld {
+	t.Helper()
+	ctx := context.Background()
 	ew := &edgeWorld{hub: hub, world: seed(t, hub)}
 	loc2, err := NewLocationService(hub.db).CreateLocation(ew.ctx, &kassa.LocationCreate{Name: "Depot", Timezone: "UTC"})
 	if err != nil {
@@ -175,18 +179,7 @@ func (ew *edgeWorld) push(t *testing.T, after int64) ([]change.Change, int64) {
 func (ew *edgeWorld) ingest(t *testing.T, after int64) ([]change.Change, int64, int) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := ew.edge.db.ChangesAfter(ctx, after, 1_000_000, LogFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := make([]change.Change, len(log))
-	for i, e := range log {
-		b, _ := json.Marshal(e.Change)
-		if err := json.Unmarshal(b, &cs[i]); err != nil {
-			t.Fatal(err)
-		}
-		after = e.Seq
-	}
+	cs, after := changesAfter(t, ew.edge.db, after)
 	from := EdgeScope{OrgID: ew.org, LocationID: ew.loc, NodeID: ew.edge.db.NodeID}
 	_, q, err := ew.hub.db.Ingest(ctx, from, cs)
 	if err != nil {
@@ -440,8 +433,13 @@ func TestEveryRecordAnHonestEdgeWritesIsAdmitted(t *testing.T) {
 	if len(missed) > 0 {
 		t.Errorf("no operation of the edge's till changed %v: add one to tills", missed)
 	}
-	// The hub holds every order and payment as the edge does, and every
-	// receipt the edge's tills numbered.
+	ew.hubHoldsWhatTheEdgeHas(t)
+}
+
+// hubHoldsWhatTheEdgeHas checks that the hub holds every order and
+// payment as the edge does, and every receipt the edge's tills numbered.
+func (ew *edgeWorld) hubHoldsWhatTheEdgeHas(t *testing.T) {
+	t.Helper()
 	if n := len(dumpRows(t, ew.edge.db, "SELECT id FROM receipts WHERE org_id = ?", ew.org)); n < 2 {
 		t.Errorf("the edge's tills numbered %d receipts, want a sale's and a refund's at least", n)
 	}

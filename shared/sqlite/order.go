@@ -1158,8 +1158,13 @@ func ordersIn(db *DB) *orderState { return db.States[entOrder].(*orderState) }
 // campaigns gets its redemptions derived.
 func trackOrder(a *applier, c *change.Change, f map[string]any) {
 	a.Touch(entOrder, c.EntityID, c.OrgID)
-	if cs := fieldText(f, "campaigns"); c.Op == change.OpInsert && cs != "" && cs != "[]" {
-		campaignsOf(a.State).campaigned[c.EntityID] = true
+	if cs := fieldText(f, "campaigns"); cs != "" && cs != "[]" {
+		// Its redemptions count toward its org's usage limits, checked
+		// once for the batch (redeem, checkVouchers).
+		a.Shares(campaignsKey(c.OrgID))
+		if c.Op == change.OpInsert {
+			campaignsOf(a.State).campaigned[c.EntityID] = true
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"kassa.dev/shared/kassa"
@@ -64,16 +65,18 @@ type ApplyOpts struct {
 }
 
 func (db *DB) apply(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, error) {
-	var res applied
-	err := db.Write(ctx, func(tx *Tx) error {
-		var err error
-		res, err = db.ApplyTx(ctx, tx, changes, opts)
-		return err
-	})
-	if err == nil {
-		db.Merged(res.Touched)
+	p := &pushPart{ctx: ctx, db: db, changes: changes, opts: opts}
+	var err error
+	if opts.From != nil && opts.own == nil {
+		p.index() // here, not on the write loop
+		err = db.writeJoinable(ctx, p.alone, joinPushes, p)
+	} else {
+		err = db.Write(ctx, p.alone)
 	}
-	return res.ApplyResult, err
+	if err == nil {
+		db.Merged(p.res.Touched)
+	}
+	return p.res.ApplyResult, err
 }
 
 // applied is what applyTx did: the result and the rows it touched.
@@ -100,37 +103,55 @@ func (db *DB) ApplyTx(ctx context.Context, tx *Tx, changes []change.Change, opts
 	var res applied
 	tx.derived = true // events a merge raises are this node's own finding
 	a := &Applier{Tx: tx, touched: map[*Noun]map[string]string{}, State: map[*Noun]any{}}
+	var ads []*Admitter
 	if opts.From != nil {
 		a.Admitter = &Admitter{Tx: tx, From: *opts.From, State: a.State}
+		ads = []*Admitter{a.Admitter}
 	}
-	if err := a.preload(ctx, changes); err != nil {
+	if err := a.preload(ctx, changes, ads); err != nil {
 		return res, err
 	}
+	if err := a.steps(ctx, changes, opts, &res.ApplyResult); err != nil {
+		return res, err
+	}
+	return res, a.finish(ctx, changes, opts, &res)
+}
+
+// steps applies changes in turn (step).
+func (a *Applier) steps(ctx context.Context, changes []change.Change, opts ApplyOpts, res *ApplyResult) error {
 	for i := range changes {
-		if err := a.step(ctx, &changes[i], opts, &res.ApplyResult); err != nil {
-			return res, err
+		if err := a.step(ctx, &changes[i], opts, res); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// finish does what follows the batch's steps: its rows, applied changes
+// and log records written, its touched rows recomputed, the held events it
+// releases; res gets the rows it touched and the conflicts it recorded.
+func (a *Applier) finish(ctx context.Context, changes []change.Change, opts ApplyOpts, res *applied) error {
+	tx := a.Tx
 	if err := tx.flushLater(ctx); err != nil {
-		return res, err
+		return err
 	}
 	if err := a.recordApplied(ctx); err != nil {
-		return res, err
+		return err
 	}
 	if err := tx.flushLog(ctx); err != nil {
-		return res, err
+		return err
 	}
 	if err := a.recompute(ctx); err != nil {
-		return res, err
+		return err
 	}
 	if opts.From != nil {
 		if err := a.releaseEvents(ctx, changes); err != nil {
-			return res, err
+			return err
 		}
 	}
 	res.Touched = a.touched
 	res.Conflicts = a.conflicts
-	return res, nil
+	return nil
 }
 
 // step applies one change of the batch, unless it was applied before or
@@ -188,7 +209,7 @@ func (a *Applier) seen(ctx context.Context, c *change.Change, opts ApplyOpts) (b
 // prefetch: a catch-up's batch of 500 asked once per change, and a push
 // paid a round trip for each of these on PostgreSQL. step keeps both sets
 // current as the batch applies (a change or event twice in one batch).
-func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
+func (a *Applier) preload(ctx context.Context, changes []change.Change, ads []*Admitter) error {
 	a.done, a.logged, a.markers = make(map[string]bool, len(changes)), map[string]bool{}, map[string]bool{}
 	done, logged := fetchPart{table: "applied_changes", cols: presence, kind: partDone}, fetchPart{table: "events", cols: presence, kind: partLogged}
 	for i := range changes {
@@ -198,26 +219,30 @@ func (a *Applier) preload(ctx context.Context, changes []change.Change) error {
 		}
 	}
 	parts := []fetchPart{done, logged}
-	if a.Admitter != nil {
+	if len(ads) > 0 {
 		parts = append(parts, a.Admitter.prefetch(changes)...)
 		// An edge's push also asks whether any held event waits at all:
 		// none, the common case, and releaseEvents looks up nothing.
 		parts = append(parts, marker("waits", `EXISTS (SELECT 1 FROM held_event_waits)`))
 	}
-	// At the hub it also asks whether the sending edge is enrolled and not
-	// revoked, in the push's own unit: a revocation committed before it
-	// refuses it (ErrUnknownEdge), with no read of its own.
-	edge := a.Admitter != nil && a.Admitter.From.Enrolment == EnrolmentChecked
-	if f := a.Admitter; edge {
-		parts = append(parts, marker("edge", `EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`,
-			f.From.NodeID, f.From.OrgID, f.From.LocationID))
+	// At the hub it also asks whether each sending edge is enrolled and
+	// not revoked, in the push's own unit: a revocation committed before
+	// it refuses it (ErrUnknownEdge), with no read of its own.
+	for k, ad := range ads {
+		if f := ad.From; f.Enrolment == EnrolmentChecked {
+			parts = append(parts, marker("edge"+strconv.Itoa(k), `EXISTS (SELECT 1 FROM sync_nodes WHERE node_id = ? AND org_id = ? AND location_id = ? AND revoked_at IS NULL)`,
+				f.NodeID, f.OrgID, f.LocationID))
+		}
 	}
 	if err := a.fetchRows(ctx, parts); err != nil {
 		return err
 	}
 	a.waits = a.markers["waits"]
-	if edge && !a.markers["edge"] {
-		return ErrUnknownEdge
+	for k, ad := range ads {
+		if ad.From.Enrolment == EnrolmentChecked && !a.markers["edge"+strconv.Itoa(k)] {
+			return ErrUnknownEdge
+		}
+		ad.shareRows(a.Admitter)
 	}
 	return nil
 }
@@ -316,6 +341,12 @@ type Applier struct {
 	// appliedRows are the applied_changes rows of the changes applied so
 	// far, appliedCols values each, written by recordApplied.
 	appliedRows []any
+	// owners, in a unit of joined pushes (ingest.go), are the push that
+	// touched or shared each key (Shares); segment the push being applied
+	// (-1 once all were); shared that two pushes met at one key.
+	owners  map[string]int
+	segment int
+	shared  bool
 }
 
 // olderRules, set by tests only, refuses what an older release's
@@ -652,6 +683,7 @@ func (a *Applier) Conflict(ctx context.Context, orgID, locationID, kind, entity,
 
 // touch notes a row of n whose derived columns the batch affects.
 func (a *Applier) Touch(n *Noun, key, orgID string) {
+	a.Shares(n.Name + "\x00" + key)
 	rows := a.touched[n]
 	if rows == nil {
 		rows = map[string]string{}

@@ -102,6 +102,7 @@ type DB struct {
 	// loops are the write loops running (writeLoop): one on SQLite,
 	// Options.Writers on a backend with several writer connections.
 	loops    sync.WaitGroup
+	nLoops   int // how many (WriterStats.Loops)
 	loopDone chan struct{}
 	closeMu  sync.RWMutex
 	closed   bool
@@ -176,6 +177,7 @@ func (db *DB) start(ctx context.Context, o Options) (*DB, error) {
 		n = o.Writers
 	}
 	db.loops.Add(n)
+	db.nLoops = n
 	for i := range n {
 		go db.newWriter().writeLoop(o.WriterPriority, i == 0)
 	}

@@ -68,10 +68,15 @@ func (a *Applier) fetchRows(ctx context.Context, parts []fetchPart) error {
 				continue
 			}
 			n := min(len(p.ids), 500-len(args))
-			q = append(q, "SELECT "+strconv.Itoa(len(segs))+", id, "+p.cols+" FROM "+p.table+" WHERE id IN ("+Placeholders(n)+")")
-			for _, id := range p.ids[:n] {
-				args = append(args, id)
+			// Padded to a power of two (a repeated id finds its row
+			// once): the statement then has a few texts whatever the
+			// pushes a unit joins, each prepared once.
+			ids := padded(p.ids[:n])
+			if len(ids) > 500-len(args) {
+				ids = ids[:n]
 			}
+			q = append(q, "SELECT "+strconv.Itoa(len(segs))+", id, "+p.cols+" FROM "+p.table+" WHERE id IN ("+Placeholders(len(ids))+")")
+			args = append(args, ids...)
 			segs = append(segs, p)
 			if n < len(p.ids) {
 				more := *p

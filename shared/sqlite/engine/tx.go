@@ -92,7 +92,12 @@ func (tx *Tx) Memo(key any, load func() (any, error)) (any, error) {
 // shares one fsync between many writes; alone, a unit is its own
 // transaction, as before. No caller hears "done" before the COMMIT returned.
 func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return db.write(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// write queues req, waits for its commit and publishes what it emitted.
+func (db *DB) write(req *writeReq) error {
+	ctx := req.ctx
 	db.closeMu.RLock()
 	if db.closed {
 		db.closeMu.RUnlock()
@@ -147,6 +152,9 @@ type writeReq struct {
 	// runs counts the unit's runs: a unit the backend ended to be run
 	// again (Dialect.IsRetryable: a deadlock) runs up to maxRuns times.
 	runs int
+	// join, when set, lets the unit run joined with the units of its
+	// kind queued beside it (join.go); cleared once it ran.
+	join *joinReq
 }
 
 // maxRuns bounds the runs of a unit the backend keeps ending as retryable.
@@ -180,14 +188,16 @@ type WriterStats struct {
 	Busy        time.Duration // time spent running batches, commits included
 	Commit      time.Duration // time spent committing (the WAL write and fsync)
 	Checkpoints int64         // checkpoints run in lulls
+	Joined      int64         // units run joined with others of their kind (join.go)
 	Queued      int           // units waiting for the writer now
+	Loops       int           // write loops: one on SQLite, Options.Writers on PostgreSQL
 	Raised      bool          // the writer's thread runs at a raised priority
 }
 
 // writerStats are WriterStats' counters, updated by the write loop only.
 type writerStats struct {
-	batches, units, failed, busy, commit, checkpoints atomic.Int64
-	raised                                            atomic.Bool
+	batches, units, failed, busy, commit, checkpoints, joined atomic.Int64
+	raised                                                    atomic.Bool
 }
 
 // WriterStats returns the write loop's counters.
@@ -196,7 +206,7 @@ func (db *DB) WriterStats() WriterStats {
 	return WriterStats{
 		Batches: s.batches.Load(), Units: s.units.Load(), Failed: s.failed.Load(),
 		Busy: time.Duration(s.busy.Load()), Commit: time.Duration(s.commit.Load()),
-		Checkpoints: s.checkpoints.Load(), Queued: len(db.writes), Raised: s.raised.Load(),
+		Checkpoints: s.checkpoints.Load(), Joined: s.joined.Load(), Queued: len(db.writes), Loops: db.nLoops, Raised: s.raised.Load(),
 	}
 }
 
@@ -328,15 +338,22 @@ func (w *writer) runBatch(batch []*writeReq) bool {
 			}
 			w.logRows, inTx = 0, 0
 		}
-		bare := inTx == 0 && db.Dialect != nil
-		if err := w.runInBatch(ctx, sqltx, r, bare); err != nil { // the transaction is unusable: fail the batch
+		n, err := w.runJoined(ctx, sqltx, batch[i:]) // n units ran joined (join.go)
+		bare := n == 0 && inTx == 0 && db.Dialect != nil
+		if err == nil && n == 0 {
+			err = w.runInBatch(ctx, sqltx, r, bare)
+		}
+		if err != nil { // the transaction is unusable: fail the batch
 			sqltx.Rollback()
 			db.failBatch(batch, fmt.Errorf("sqlite: rollback to savepoint: %w", err))
 			return false
 		}
-		if inTx++; r.err == nil {
+		switch inTx++; {
+		case n > 0:
+			ok, i = ok+n, i+n-1
+		case r.err == nil:
 			ok++
-		} else if bare {
+		case bare:
 			sqltx.Rollback() // the unit alone: the next begins anew
 			sqltx = nil
 		}
@@ -347,6 +364,14 @@ func (w *writer) runBatch(batch []*writeReq) bool {
 		}
 	}
 	commitErr := w.commitBatch(sqltx, ok)
+	return w.settle(batch, ok, commitErr)
+}
+
+// settle answers the units of a batch once its transaction committed
+// (commitErr nil) or not, and runs again those the backend ended as
+// retryable; it reports whether anything committed.
+func (w *writer) settle(batch []*writeReq, ok int, commitErr error) bool {
+	db := w.db
 	var again []*writeReq
 	for _, r := range batch {
 		db.settled(r.changed, r.err == nil && commitErr == nil)
