@@ -13,8 +13,9 @@ package engine
 
 import "context"
 
-// maxJoin bounds how many units run joined.
-const maxJoin = 32
+// maxJoin bounds how many units run joined: on PostgreSQL a batch holds
+// no more (maxBatchLoops).
+const maxJoin = 16
 
 // joinKind is a kind of unit that may run joined with others of its kind.
 type joinKind struct {
