@@ -67,7 +67,7 @@ type ApplyOpts struct {
 func (db *DB) apply(ctx context.Context, changes []change.Change, opts ApplyOpts) (ApplyResult, error) {
 	p := &pushPart{ctx: ctx, db: db, changes: changes, opts: opts}
 	var err error
-	if opts.From != nil && opts.own == nil {
+	if opts.From != nil && opts.own == nil && len(changes) <= maxJoinedPush {
 		p.index() // here, not on the write loop
 		err = db.writeJoinable(ctx, p.alone, joinPushes, p)
 	} else {

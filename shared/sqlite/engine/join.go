@@ -17,6 +17,12 @@ import "context"
 // no more (maxBatchLoops).
 const maxJoin = 16
 
+// maxJoinedPush bounds the records of a push that may run joined: a
+// catch-up's pushes of hundreds run alone (their index would cost CPU for
+// nothing: an edge's pushes in flight touch its stock alike, and a small
+// push joined with one would wait for it).
+const maxJoinedPush = 64
+
 // joinKind is a kind of unit that may run joined with others of its kind.
 type joinKind struct {
 	// fit is how many of parts, from the first, may run as one unit; under
