@@ -56,6 +56,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	f.Bind(fs, node.Defaults{HTTPAddr: DefaultHTTPAddr, DataDir: DefaultDataDir, RatePerMinute: 600, RateBurst: 900,
 		WriterPriority: -1})
 	fs.StringVar(&f.Store, "store", "", "the hub's store: a postgres:// URL (the database must sort text as C: createdb --locale=C --template=template0); default: the SQLite file kassa.db in --data-dir")
+	fs.IntVar(&f.Writers, "writers", 0, "write loops on a PostgreSQL store, each with its own connection (0: one per CPU, at least two); several hubs on one PostgreSQL: about its cores divided by the hubs, at least one (docs/postgres.md)")
 	leafHost := fs.String("leaf-host", "127.0.0.1", "listen host of the NATS leaf-node port that edges connect to")
 	leafPort := fs.Int("leaf-port", 7422, "NATS leaf-node port (-1: any free port)")
 	leafCompression := fs.String("leaf-compression", "off", "compression of the edges' leaf links: off, s2_auto, s2_uncompressed, s2_fast, s2_better or s2_best; each compressed link holds about 2 MiB more (raise --memory-limit with the edges)")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func TestHubPublicURLFromTheEnvironment(t *testing.T) {
 // token does not start.
 func TestHubMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 	const token = "scraper-token-0123456789"
-	p := startHub(t, map[string]string{"KASSA_METRICS_TOKEN": token}, "--http-addr", "127.0.0.1:0",
+	p := startHub(t, map[string]string{"KASSA_METRICS_TOKEN": token, "KASSA_WRITERS": "3"}, "--http-addr", "127.0.0.1:0",
 		"--data-dir", t.TempDir(), "--leaf-port", "-1", "--metrics-addr", "127.0.0.1:0")
 	m := regexp.MustCompile(`metrics at (http://[0-9.:]+/metrics)`).FindStringSubmatch(p.Output())
 	if m == nil {
@@ -124,8 +125,31 @@ func TestHubMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 	if st, body := scrape(token); st != 200 || !strings.Contains(body, "kassa_sync_edges_connected") {
 		t.Fatalf("scrape: %d", st)
 	}
+	if _, body := scrape(token); !strings.Contains(body, "kassa_store_write_loops "+wantLoops(3)) {
+		t.Errorf("the hub runs --writers 3 write loops, want %s on this store:\n%s", wantLoops(3), grepLines(body, "kassa_store_write"))
+	}
 	err := Run(t.Context(), []string{"--metrics-token", "short", "--data-dir", t.TempDir()}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--metrics-token") {
 		t.Fatalf("a hub with a short --metrics-token: %v", err)
 	}
+}
+
+// wantLoops is how many write loops a hub given --writers n runs on the
+// test's store: n on PostgreSQL, one on SQLite whatever it is given.
+func wantLoops(n int) string {
+	if pgtest.OnPostgres() {
+		return strconv.Itoa(n)
+	}
+	return "1"
+}
+
+// grepLines are the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

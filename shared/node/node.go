@@ -82,6 +82,9 @@ type Config struct {
 	// WriterPriority raises the store's writer thread (sqlite.Options);
 	// 0: the default, negative: not raised.
 	WriterPriority int
+	// Writers is how many write loops a hub on PostgreSQL runs
+	// (sqlite.Options.Writers; --writers); 0: the default.
+	Writers int
 	// CampaignVersionRetention is how long the hub keeps campaigns' past
 	// versions (0: DefaultCampaignVersionRetention).
 	CampaignVersionRetention time.Duration
@@ -139,7 +142,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Node, error) {
 	bus := eventbus.New()
 	live := eventbus.New() // wake-ups of the live feeds (GET /api/v1/ws)
 	db, err := sqlite.Open(ctx, cfg.storeName(), sqlite.Options{Now: cfg.Now, Bus: bus, Live: live, Log: log, WriterPriority: cfg.WriterPriority,
-		Hub: cfg.Kind == kassa.NodeHub})
+		Writers: cfg.Writers, Hub: cfg.Kind == kassa.NodeHub})
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +275,8 @@ func writerCollectors(db *sqlite.DB) []prometheus.Collector {
 		counter("kassa_store_checkpoints_total", "WAL checkpoints run in the writer's lulls.", func(s sqlite.WriterStats) float64 { return float64(s.Checkpoints) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_write_queue", Help: "Units of work waiting for the writer."},
 			func() float64 { return float64(db.WriterStats().Queued) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_write_loops", Help: "Write loops: one on SQLite, --writers on a hub's PostgreSQL."},
+			func() float64 { return float64(db.WriterStats().Loops) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kassa_store_writer_priority_raised", Help: "1 when the writer's thread runs at a raised priority (--writer-priority)."},
 			func() float64 {
 				if db.WriterStats().Raised {

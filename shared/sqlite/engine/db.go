@@ -209,7 +209,9 @@ func (o Options) withDefaults() Options {
 	if o.Writers <= 0 {
 		// Measured on two cores (docs/performance.md, session
 		// pgingest2): one writer's round trips left a core idle; two and
-		// four did alike for one hub, two better for three hubs.
+		// four did alike for one hub, two better for three hubs. With
+		// joined pushes (session 22) one a hub does better for three hubs
+		// on that PostgreSQL: the hub's --writers says so.
 		o.Writers = max(2, runtime.GOMAXPROCS(0))
 	}
 	return o
