@@ -683,7 +683,9 @@ func (a *Applier) Conflict(ctx context.Context, orgID, locationID, kind, entity,
 
 // touch notes a row of n whose derived columns the batch affects.
 func (a *Applier) Touch(n *Noun, key, orgID string) {
-	a.Shares(n.Name + "\x00" + key)
+	if a.owners != nil { // a unit of joined pushes: no key built for every other apply
+		a.Shares(n.Name + "\x00" + key)
+	}
 	rows := a.touched[n]
 	if rows == nil {
 		rows = map[string]string{}

@@ -124,16 +124,16 @@ func appendQuoted(texts []string, s string) []string {
 // fitPushes is how many of parts, from the first, name nothing another
 // owns and touch no row another touches.
 func fitPushes(parts []any) int {
-	owner, named, keys := map[string]int{}, map[string]bool{}, map[string]bool{}
+	owned, named, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for k, part := range parts {
 		p := part.(*pushPart)
 		for _, id := range p.owned {
-			if o, ok := owner[id]; ok && o != k || named[id] {
+			if owned[id] || named[id] {
 				return k
 			}
 		}
 		for _, t := range p.texts {
-			if o, ok := owner[t]; ok && o != k {
+			if owned[t] {
 				return k
 			}
 		}
@@ -143,7 +143,7 @@ func fitPushes(parts []any) int {
 			}
 		}
 		for _, id := range p.owned {
-			owner[id] = k
+			owned[id] = true
 		}
 		for _, t := range p.texts {
 			named[t] = true

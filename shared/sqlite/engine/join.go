@@ -49,13 +49,13 @@ func (db *DB) writeJoinable(ctx context.Context, fn func(tx *Tx) error, kind *jo
 // the first runs alone). A joined unit that failed is rolled back to its
 // savepoint and its units run alone; err is the transaction's failure.
 func (w *writer) runJoined(ctx context.Context, sqltx batchTx, batch []*writeReq) (int, error) {
-	units := joinable(batch)
+	units, parts := joinable(batch)
 	if len(units) < 2 {
 		return 0, nil
 	}
-	kind, parts := units[0].join.kind, make([]any, len(units))
-	for i, r := range units {
-		parts[i], r.join = r.join.part, nil // one try: alone if it fails
+	kind := units[0].join.kind
+	for _, r := range units {
+		r.join = nil // one try: alone if it fails
 	}
 	g := &writeReq{ctx: units[0].ctx, fn: func(tx *Tx) error { return kind.run(tx, parts) }}
 	if err := w.runInBatch(ctx, sqltx, g, false); err != nil || g.err != nil {
@@ -68,23 +68,25 @@ func (w *writer) runJoined(ctx context.Context, sqltx batchTx, batch []*writeReq
 	return len(units), nil
 }
 
-// joinable is the units that lead batch and may run joined: of the first's
-// kind, their callers still waiting, as many as the kind fits.
-func joinable(batch []*writeReq) []*writeReq {
+// joinable is the units that lead batch and may run joined, and their
+// parts: of the first's kind, their callers still waiting, as many as the
+// kind fits.
+func joinable(batch []*writeReq) ([]*writeReq, []any) {
 	first := batch[0].join
 	if first == nil {
-		return nil
+		return nil, nil
 	}
 	n := 1
 	for n < len(batch) && n < maxJoin && batch[n].join != nil && batch[n].join.kind == first.kind && batch[n].ctx.Err() == nil {
 		n++
 	}
 	if n < 2 || batch[0].ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
 	parts := make([]any, n)
 	for i, r := range batch[:n] {
 		parts[i] = r.join.part
 	}
-	return batch[:first.kind.fit(parts)]
+	n = first.kind.fit(parts)
+	return batch[:n], parts[:n]
 }
